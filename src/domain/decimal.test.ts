@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { DecimalGrid, formatScaled, parseDecimal } from './decimal.ts';
+import { VenueError } from './errors.ts';
+
+describe('DecimalGrid', () => {
+  const tick = new DecimalGrid('0.5');
+  const optionTick = new DecimalGrid('0.0001');
+
+  test('parses exact multiples of the step into step counts', () => {
+    assert.equal(tick.parse('100000.5', 'price'), 200001);
+    assert.equal(optionTick.parse('0.0525', 'price'), 525);
+    assert.equal(optionTick.parse('0.05250000', 'price'), 525);
+  });
+
+  test('prints step counts back as the shortest exact decimal', () => {
+    assert.equal(tick.format(200001), '100000.5');
+    assert.equal(tick.format(200000), '100000');
+    assert.equal(optionTick.format(525), '0.0525');
+    assert.equal(optionTick.format(-5), '-0.0005');
+  });
+
+  test('rejects off-grid values, too many decimals and junk, naming the field', () => {
+    const expectError = (text: string, name: string) =>
+      assert.throws(
+        () => tick.parse(text, 'price'),
+        (error: unknown) =>
+          error instanceof VenueError && error.errorName === name && error.data?.field === 'price',
+      );
+    expectError('100000.25', 'precision_exceeded');
+    expectError('100000.3', 'off_grid');
+    expectError('1e5', 'invalid_params');
+    expectError(' 1', 'invalid_params');
+    expectError('', 'invalid_params');
+    expectError('99999999999999999999', 'invalid_params');
+  });
+
+  test('property: format then parse is the identity on the grid', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('0.5', '0.0001', '10', '0.001', '2.5'), fc.integer(), (step, steps) => {
+        const grid = new DecimalGrid(step);
+        assert.equal(grid.parse(grid.format(steps), 'x'), steps);
+      }),
+    );
+  });
+
+  test('property: parseDecimal and formatScaled round-trip any decimal string', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }),
+        fc.integer({ min: 0, max: 18 }),
+        (units, scale) => {
+          const text = formatScaled(units, scale);
+          const parsed = parseDecimal(text, 'x');
+          assert.equal(formatScaled(parsed.units, parsed.scale), text);
+        },
+      ),
+    );
+  });
+});
