@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { VenueError } from '../domain/errors.ts';
+import { VirtualClock } from './clock.ts';
+import { type AppendOnlyJournal, type JournalEntry, Sequencer } from './sequencer.ts';
+
+/** A journal whose appends become durable only when the test says so. */
+class ManualJournal implements AppendOnlyJournal<string> {
+  readonly pending: Array<{ entry: JournalEntry<string>; resolve: () => void; reject: (e: Error) => void }> =
+    [];
+  append(entry: JournalEntry<string>): Promise<void> {
+    return new Promise((resolve, reject) => this.pending.push({ entry, resolve, reject }));
+  }
+}
+
+test('stamps increasing seq and non-decreasing ts, and acknowledges only after durability', async () => {
+  const clock = new VirtualClock(1_000);
+  const journal = new ManualJournal();
+  const applied: string[] = [];
+  const sequencer = new Sequencer<string, string>(
+    (command, stamp) => {
+      applied.push(`${command}@${stamp.seq}:${stamp.ts}`);
+      return `done ${command}`;
+    },
+    journal,
+    clock,
+  );
+  const published: string[] = [];
+  sequencer.onCommitted((entry, result) => published.push(`${entry.seq} ${result}`));
+
+  let acknowledged = false;
+  const first = sequencer.submit('a').then((result) => {
+    acknowledged = true;
+    return result;
+  });
+  clock.advance(5);
+  const second = sequencer.submit('b');
+  assert.deepEqual(applied, ['a@1:1000', 'b@2:1005']);
+  await Promise.resolve();
+  assert.equal(acknowledged, false, 'not acknowledged before the journal is durable');
+  assert.deepEqual(published, []);
+
+  journal.pending[0]!.resolve();
+  journal.pending[1]!.resolve();
+  assert.equal(await first, 'done a');
+  assert.equal(await second, 'done b');
+  assert.deepEqual(published, ['1 done a', '2 done b']);
+  await sequencer.drain();
+});
+
+test('a journal failure is fatal: later submits are refused', async () => {
+  const journal = new ManualJournal();
+  const sequencer = new Sequencer<string, string>((c) => c, journal, new VirtualClock(0));
+  const first = sequencer.submit('a');
+  journal.pending[0]!.reject(new Error('disk full'));
+  await assert.rejects(
+    first,
+    (error: unknown) => error instanceof VenueError && error.errorName === 'unavailable',
+  );
+  await assert.rejects(sequencer.submit('b'), VenueError);
+  assert.equal(sequencer.failed?.message, 'disk full');
+});
+
+test('time in stamps never goes backwards even when the clock does', async () => {
+  let wall = 2_000;
+  const clock = { now: () => wall, schedule: () => () => {} };
+  const stamps: number[] = [];
+  const journal = { append: () => Promise.resolve() };
+  const sequencer = new Sequencer<string, void>((_c, stamp) => void stamps.push(stamp.ts), journal, clock, {
+    seq: 10,
+    ts: 1_500,
+  });
+  await sequencer.submit('x');
+  wall = 1_000;
+  await sequencer.submit('y');
+  assert.deepEqual(stamps, [2_000, 2_000]);
+  assert.equal(sequencer.sequence, 12);
+});

@@ -1,0 +1,111 @@
+/**
+ * The sequencer: the single writer in front of the deterministic core.
+ *
+ * For every command it (1) stamps a strictly increasing `seq` and a non-decreasing `ts`,
+ * (2) applies it to the core synchronously, (3) appends it to the journal, and (4) resolves the
+ * caller's promise and publishes the result only once the journal says the entry is durable.
+ *
+ * Invariants:
+ * - Nothing is acknowledged or published before it is durable ("acknowledge after durability").
+ *   Applying before durability is safe because the core is deterministic: a crash loses only
+ *   unacknowledged commands, and replay rebuilds exactly the acknowledged state.
+ * - Results are published in `seq` order (the journal resolves appends in order).
+ * - A journal failure is fatal: the sequencer refuses everything afterwards, because in-memory
+ *   state would otherwise drift from what a restart rebuilds. The process should exit.
+ * - Time never goes backwards in stamps, even if the wall clock does.
+ */
+import { VenueError } from '../domain/errors.ts';
+import type { Clock } from './clock.ts';
+
+export interface Stamp {
+  readonly seq: number;
+  readonly ts: number;
+}
+
+export interface JournalEntry<C> extends Stamp {
+  readonly command: C;
+}
+
+/** What the sequencer needs of a journal: an append that resolves once durable. */
+export interface AppendOnlyJournal<C> {
+  append(entry: JournalEntry<C>): Promise<void>;
+}
+
+export type CommittedListener<C, R> = (entry: JournalEntry<C>, result: R) => void;
+
+export class Sequencer<C, R> {
+  private lastSeq: number;
+  private lastTs: number;
+  private failure: Error | null = null;
+  private readonly listeners: Array<CommittedListener<C, R>> = [];
+  private inFlight = 0;
+  private drainWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly apply: (command: C, stamp: Stamp) => R,
+    private readonly journal: AppendOnlyJournal<C>,
+    private readonly clock: Clock,
+    start: Stamp = { seq: 0, ts: 0 },
+  ) {
+    this.lastSeq = start.seq;
+    this.lastTs = start.ts;
+  }
+
+  get sequence(): number {
+    return this.lastSeq;
+  }
+
+  /** Listens to every committed command with its result, in sequence order. */
+  onCommitted(listener: CommittedListener<C, R>): void {
+    this.listeners.push(listener);
+  }
+
+  /** Stamps, applies and journals one command; resolves with its result once durable. */
+  submit(command: C): Promise<R> {
+    if (this.failure !== null) {
+      return Promise.reject(new VenueError('unavailable', 'the journal failed; the service is stopping'));
+    }
+    const stamp: Stamp = { seq: this.lastSeq + 1, ts: Math.max(this.lastTs, this.clock.now()) };
+    const result = this.apply(command, stamp);
+    this.lastSeq = stamp.seq;
+    this.lastTs = stamp.ts;
+    const entry: JournalEntry<C> = { seq: stamp.seq, ts: stamp.ts, command };
+    this.inFlight++;
+    return this.journal.append(entry).then(
+      () => {
+        this.settle();
+        for (const listener of this.listeners) listener(entry, result);
+        return result;
+      },
+      (error: unknown) => {
+        this.settle();
+        this.failure = error instanceof Error ? error : new Error(String(error));
+        throw new VenueError('unavailable', 'the journal failed; the service is stopping');
+      },
+    );
+  }
+
+  /** The time the next command would be stamped with (never earlier than the last stamp). */
+  now(): number {
+    return Math.max(this.lastTs, this.clock.now());
+  }
+
+  get failed(): Error | null {
+    return this.failure;
+  }
+
+  /** Resolves when every submitted command has been journaled (or failed). */
+  drain(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  private settle(): void {
+    this.inFlight--;
+    if (this.inFlight === 0) {
+      const waiters = this.drainWaiters;
+      this.drainWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+}
