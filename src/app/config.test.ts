@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { ConfigError, DEFAULT_CONFIG, loadConfig } from './config.ts';
+
+describe('config', () => {
+  test('defaults are pinned', () => {
+    assert.deepEqual(loadConfig({ env: {} }), {
+      port: 8080,
+      host: '0.0.0.0',
+      dataDir: './data',
+      databaseUrl: null,
+      secretEncryptionKey: null,
+      logLevel: 'info',
+      simulator: true,
+      http: { bodyLimitBytes: 262_144, wsMaxMessageBytes: 65_536, shutdownGraceMs: 5_000 },
+      auth: { clockSkewMs: 15_000 },
+      rateLimits: {
+        enabled: true,
+        matching: { perSecond: 200, burst: 500 },
+        nonMatching: { perSecond: 50, burst: 200 },
+      },
+    });
+  });
+
+  test('the result is deeply frozen and the defaults are untouched', () => {
+    const config = loadConfig({ env: { PORT: '9000' } });
+    assert.ok(Object.isFrozen(config.rateLimits.matching));
+    assert.throws(() => {
+      (config as { port: number }).port = 1;
+    });
+    assert.equal(DEFAULT_CONFIG.port, 8080);
+  });
+
+  test('env vars override, with types parsed', () => {
+    const config = loadConfig({
+      env: { PORT: '9001', SIMULATOR: 'off', DATABASE_URL: 'postgres://x', RATE_MATCHING_BURST: '7' },
+    });
+    assert.equal(config.port, 9001);
+    assert.equal(config.simulator, false);
+    assert.equal(config.databaseUrl, 'postgres://x');
+    assert.equal(config.rateLimits.matching.burst, 7);
+  });
+
+  test('bad env values are rejected with the variable named', () => {
+    assert.throws(() => loadConfig({ env: { PORT: 'eighty' } }), /PORT/);
+    assert.throws(() => loadConfig({ env: { PORT: '70000' } }), /port/);
+    assert.throws(() => loadConfig({ env: { LOG_LEVEL: 'loud' } }), ConfigError);
+    assert.throws(() => loadConfig({ env: { SIMULATOR: 'maybe' } }), /SIMULATOR/);
+  });
+
+  test('a JSON file is merged; unknown keys are rejected; env wins over the file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'config-'));
+    const good = join(dir, 'good.json');
+    writeFileSync(good, JSON.stringify({ port: 7000, rateLimits: { nonMatching: { burst: 3 } } }));
+    const fromFile = loadConfig({ env: { CONFIG_FILE: good } });
+    assert.equal(fromFile.port, 7000);
+    assert.equal(fromFile.rateLimits.nonMatching.burst, 3);
+    assert.equal(fromFile.rateLimits.nonMatching.perSecond, 50);
+    assert.equal(loadConfig({ env: { CONFIG_FILE: good, PORT: '7001' } }).port, 7001);
+
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ http: { bodyLimit: 5 } }));
+    assert.throws(() => loadConfig({ env: {}, file: bad }), /unknown config key 'http.bodyLimit'/);
+    writeFileSync(bad, JSON.stringify({ port: '80' }));
+    assert.throws(() => loadConfig({ env: {}, file: bad }), /\/port/);
+  });
+});

@@ -1,0 +1,202 @@
+/**
+ * The service configuration: one typed, validated, deep-frozen object built once at start-up.
+ *
+ * Invariants:
+ * - Every setting has a default in `DEFAULT_CONFIG` that serves on one machine; a test pins them.
+ * - Sources, later wins: defaults < JSON config file (`CONFIG_FILE` or an explicit path) < env vars.
+ * - Unknown keys (in the file) and ill-typed values (anywhere) are rejected with the path named;
+ *   nothing deep in the code reads `process.env`: constructors receive slices of this object.
+ */
+import { readFileSync } from 'node:fs';
+import { type Static, Type } from '@sinclair/typebox';
+import { Ajv } from 'ajv';
+
+const RateBucket = Type.Object(
+  {
+    /** Sustained requests per second (credits refill at this rate). */
+    perSecond: Type.Number({ exclusiveMinimum: 0 }),
+    /** Bucket capacity in requests (the burst). */
+    burst: Type.Integer({ minimum: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    port: Type.Integer({ minimum: 0, maximum: 65535 }),
+    host: Type.String({ minLength: 1 }),
+    dataDir: Type.String({ minLength: 1 }),
+    /** PostgreSQL read store; null keeps everything in SQLite under `dataDir`. */
+    databaseUrl: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    /** 32-byte key (64 hex chars or base64) encrypting API secrets; null: a key file under dataDir. */
+    secretEncryptionKey: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    logLevel: Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+    ),
+    simulator: Type.Boolean(),
+    http: Type.Object(
+      {
+        bodyLimitBytes: Type.Integer({ minimum: 1024 }),
+        wsMaxMessageBytes: Type.Integer({ minimum: 1024 }),
+        shutdownGraceMs: Type.Integer({ minimum: 0 }),
+      },
+      { additionalProperties: false },
+    ),
+    auth: Type.Object(
+      {
+        /** SEMANTICS: a timestamp more than 15 s from server time is refused. */
+        clockSkewMs: Type.Integer({ minimum: 1000 }),
+      },
+      { additionalProperties: false },
+    ),
+    rateLimits: Type.Object(
+      {
+        enabled: Type.Boolean(),
+        /** Methods that reach the matching engine (buy, sell, edit, cancel*). */
+        matching: RateBucket,
+        /** Every other method. */
+        nonMatching: RateBucket,
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Static<typeof ConfigSchema>;
+
+export const DEFAULT_CONFIG: Config = {
+  port: 8080,
+  host: '0.0.0.0',
+  dataDir: './data',
+  databaseUrl: null,
+  secretEncryptionKey: null,
+  logLevel: 'info',
+  simulator: true,
+  http: { bodyLimitBytes: 262_144, wsMaxMessageBytes: 65_536, shutdownGraceMs: 5_000 },
+  auth: { clockSkewMs: 15_000 },
+  rateLimits: {
+    enabled: true,
+    matching: { perSecond: 200, burst: 500 },
+    nonMatching: { perSecond: 50, burst: 200 },
+  },
+};
+
+type EnvParser = (raw: string, name: string) => unknown;
+const asString: EnvParser = (raw) => raw;
+const asInteger: EnvParser = (raw, name) => {
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got '${raw}'`);
+  return Number(raw);
+};
+const asNumber: EnvParser = (raw, name) => {
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value)) throw new ConfigError(`${name} must be a number`);
+  return value;
+};
+const asBoolean: EnvParser = (raw, name) => {
+  const text = raw.trim().toLowerCase();
+  if (['1', 'true', 'on', 'yes'].includes(text)) return true;
+  if (['0', 'false', 'off', 'no'].includes(text)) return false;
+  throw new ConfigError(`${name} must be on/off, got '${raw}'`);
+};
+const asNullableString: EnvParser = (raw) => (raw === '' ? null : raw);
+
+/** Environment variable → config path and parser. */
+const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser]> = [
+  ['PORT', ['port'], asInteger],
+  ['HOST', ['host'], asString],
+  ['DATA_DIR', ['dataDir'], asString],
+  ['DATABASE_URL', ['databaseUrl'], asNullableString],
+  ['SECRET_ENCRYPTION_KEY', ['secretEncryptionKey'], asNullableString],
+  ['LOG_LEVEL', ['logLevel'], asString],
+  ['SIMULATOR', ['simulator'], asBoolean],
+  ['BODY_LIMIT_BYTES', ['http', 'bodyLimitBytes'], asInteger],
+  ['WS_MAX_MESSAGE_BYTES', ['http', 'wsMaxMessageBytes'], asInteger],
+  ['SHUTDOWN_GRACE_MS', ['http', 'shutdownGraceMs'], asInteger],
+  ['RATE_LIMITS', ['rateLimits', 'enabled'], asBoolean],
+  ['RATE_MATCHING_PER_SEC', ['rateLimits', 'matching', 'perSecond'], asNumber],
+  ['RATE_MATCHING_BURST', ['rateLimits', 'matching', 'burst'], asInteger],
+  ['RATE_NON_MATCHING_PER_SEC', ['rateLimits', 'nonMatching', 'perSecond'], asNumber],
+  ['RATE_NON_MATCHING_BURST', ['rateLimits', 'nonMatching', 'burst'], asInteger],
+];
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const validate = new Ajv({ allErrors: true, strict: false }).compile(ConfigSchema);
+
+export interface LoadConfigOptions {
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** JSON file path; defaults to env CONFIG_FILE; absent means no file. */
+  readonly file?: string;
+  /** Programmatic overrides (tests), applied last. */
+  readonly overrides?: DeepPartial<Config>;
+}
+
+export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+
+/** Builds the configuration from defaults, the optional file and the environment. */
+export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
+  const env = options.env ?? process.env;
+  let merged: Record<string, unknown> = structuredClone(DEFAULT_CONFIG) as unknown as Record<string, unknown>;
+  const file = options.file ?? env.CONFIG_FILE;
+  if (file) merged = mergeDeep(merged, readConfigFile(file), file);
+  for (const [name, path, parse] of ENV_BINDINGS) {
+    const raw = env[name];
+    if (raw !== undefined) setPath(merged, path, parse(raw, name));
+  }
+  if (options.overrides)
+    merged = mergeDeep(merged, options.overrides as Record<string, unknown>, 'overrides');
+  if (!validate(merged)) {
+    const problems = (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  return deepFreeze(merged as unknown as Config);
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`cannot read config file ${path}: ${(error as Error).message}`);
+  }
+  if (!isPlainObject(parsed)) throw new ConfigError(`config file ${path} must hold a JSON object`);
+  return parsed;
+}
+
+/** Merges `source` into `target`, refusing keys the target (the schema's shape) does not have. */
+function mergeDeep(
+  target: Record<string, unknown>,
+  source: Record<string, unknown>,
+  origin: string,
+  prefix = '',
+): Record<string, unknown> {
+  for (const [key, value] of Object.entries(source)) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    if (!Object.hasOwn(target, key)) throw new ConfigError(`unknown config key '${path}' in ${origin}`);
+    const current = target[key];
+    if (isPlainObject(current) && isPlainObject(value)) mergeDeep(current, value, origin, path);
+    else target[key] = value;
+  }
+  return target;
+}
+
+function setPath(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) node = node[key] as Record<string, unknown>;
+  node[path[path.length - 1]!] = value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
