@@ -1,0 +1,264 @@
+/**
+ * Commands: everything the deterministic core accepts, in domain units (see ./types.ts).
+ *
+ * Invariants:
+ * - Every command carries the sequencer's stamp as fields: `seq` (strictly increasing per
+ *   shard, assigned when journaled) and `ts` (ms since epoch, non-decreasing). The core reads no
+ *   clock: `ts` is "now" for validUntil, good_til_day expiry, createdAt/lastUpdatedAt and trades.
+ * - Commands are plain JSON-serialisable data (the journal stores them as they are), so replaying
+ *   the journal into a fresh core gives the same events and the same `stateHash()`.
+ * - Queries (get_order_state, get_open_orders, get_positions, get_account_summary, order book,
+ *   ticker) are NOT commands: they are read methods on the engine and are not journaled.
+ * - Additive evolution only: new optional fields and new variants; existing fields keep meaning.
+ */
+import type { InstrumentSpec } from '../domain/instrument.ts';
+import type {
+  AdvancedKind,
+  LinkedOrderType,
+  OrderType,
+  SelfTradeMode,
+  Side,
+  TimeInForce,
+  TriggerFillCondition,
+  TriggerKind,
+} from './types.ts';
+
+/** The sequencer's stamp, present on every command. */
+export interface CommandStamp {
+  readonly seq: number;
+  readonly ts: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accounts
+
+export interface CreateAccount extends CommandStamp {
+  readonly type: 'create_account';
+  readonly accountId: number;
+  readonly userId?: number;
+  /** Default `cancel_maker`. */
+  readonly selfTradeMode?: SelfTradeMode;
+  /** Overrides the engine's default per-account open-order limit. */
+  readonly maxOpenOrders?: number;
+}
+
+export interface SetAccountSettings extends CommandStamp {
+  readonly type: 'set_account_settings';
+  readonly accountId: number;
+  readonly selfTradeMode?: SelfTradeMode;
+  readonly maxOpenOrders?: number;
+}
+
+export interface Deposit extends CommandStamp {
+  readonly type: 'deposit';
+  readonly accountId: number;
+  readonly currency: string;
+  /** Minor units (positive integer). */
+  readonly amount: number;
+}
+
+export interface Withdraw extends CommandStamp {
+  readonly type: 'withdraw';
+  readonly accountId: number;
+  readonly currency: string;
+  /** Minor units (positive integer); refused with not_enough_funds beyond available funds. */
+  readonly amount: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Market data and instrument lifecycle
+
+export interface ListInstrument extends CommandStamp {
+  readonly type: 'list_instrument';
+  readonly spec: InstrumentSpec;
+}
+
+export interface IndexPriceUpdate {
+  readonly currency: string;
+  /** USD per coin, a plain number (display, fee for linear options, margin). */
+  readonly price: number;
+}
+
+export interface MarkPriceUpdate {
+  readonly instrumentName: string;
+  /** Integer ticks of the instrument (the market rounds to the finest tick). */
+  readonly markPrice: number;
+}
+
+/** Latest index/mark prices; the engine keeps them as its price source (bands, trades, margin). */
+export interface UpdatePrices extends CommandStamp {
+  readonly type: 'update_prices';
+  readonly indexPrices?: readonly IndexPriceUpdate[];
+  readonly markPrices?: readonly MarkPriceUpdate[];
+}
+
+/**
+ * Expiry: open orders cancelled (cancelReason `settlement`), positions closed at the settlement
+ * price with PnL booked, then the instrument is expired (new orders: instrument_expired).
+ */
+export interface SettleInstrument extends CommandStamp {
+  readonly type: 'settle_instrument';
+  readonly instrumentName: string;
+  /** Integer ticks. */
+  readonly settlementPrice: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Orders
+
+export interface OtocoOrderConfig {
+  readonly side: Side;
+  readonly amount?: number;
+  readonly orderType?: OrderType;
+  readonly label?: string;
+  readonly price?: number | null;
+  readonly reduceOnly?: boolean;
+  readonly timeInForce?: TimeInForce;
+  readonly postOnly?: boolean;
+  readonly rejectPostOnly?: boolean;
+  readonly triggerPrice?: number | null;
+  readonly triggerOffset?: number | null;
+  readonly trigger?: TriggerKind | null;
+}
+
+export interface PlaceOrder extends CommandStamp {
+  readonly type: 'place_order';
+  readonly accountId: number;
+  readonly instrumentName: string;
+  readonly side: Side;
+  readonly orderType: OrderType;
+  /** Lots, positive. */
+  readonly amount: number;
+  /** Ticks; null for market orders. */
+  readonly price: number | null;
+  readonly timeInForce: TimeInForce;
+  readonly postOnly: boolean;
+  readonly rejectPostOnly: boolean;
+  readonly reduceOnly: boolean;
+  /** '' when none; at most 64 characters. */
+  readonly label: string;
+  /** ms; refused with `timed_out` when `ts > validUntil`. */
+  readonly validUntil: number | null;
+  readonly source: { readonly api: boolean; readonly web?: boolean; readonly mobile?: boolean };
+  /** Free owner tag, e.g. the portfolio id of an algorithm's child order. */
+  readonly owner?: string | null;
+  /** Rests without showing in public book depth (TWAP `hidden`). */
+  readonly hidden?: boolean;
+  // Reserved for later issues (accepted by the contract; the engine may refuse until built).
+  readonly displayAmount?: number | null;
+  readonly mmp?: boolean;
+  readonly trigger?: TriggerKind | null;
+  readonly triggerPrice?: number | null;
+  readonly triggerOffset?: number | null;
+  readonly advanced?: AdvancedKind | null;
+  readonly linkedOrderType?: LinkedOrderType | null;
+  readonly triggerFillCondition?: TriggerFillCondition | null;
+  readonly otocoConfig?: readonly OtocoOrderConfig[] | null;
+  readonly isLiquidation?: boolean;
+}
+
+/** Omitted fields keep their value; priority is lost on a price change or a size increase. */
+export interface EditOrder extends CommandStamp {
+  readonly type: 'edit_order';
+  readonly accountId: number;
+  readonly orderId: string;
+  /** New total amount in lots (including what is already filled). */
+  readonly amount?: number;
+  readonly price?: number | null;
+  readonly postOnly?: boolean;
+  readonly rejectPostOnly?: boolean;
+  readonly reduceOnly?: boolean;
+  readonly validUntil?: number | null;
+  readonly triggerPrice?: number | null;
+  readonly triggerOffset?: number | null;
+  readonly advanced?: AdvancedKind | null;
+  readonly mmp?: boolean;
+  readonly displayAmount?: number | null;
+  /** Set by the pricing engine for advanced orders (Order `autoReplaced`). */
+  readonly autoReplaced?: boolean;
+}
+
+export interface CancelOrder extends CommandStamp {
+  readonly type: 'cancel_order';
+  readonly accountId: number;
+  readonly orderId: string;
+}
+
+/**
+ * Cancels the account's open orders that match every given filter (none = all):
+ * cancel_all, cancel_all_by_instrument, cancel_all_by_currency, by label, by owner (portfolio).
+ */
+export interface CancelAll extends CommandStamp {
+  readonly type: 'cancel_all';
+  readonly accountId: number;
+  readonly instrumentName?: string | null;
+  readonly currency?: string | null;
+  /** InstrumentKind; 'any' or null = all kinds. */
+  readonly kind?: string | null;
+  readonly label?: string | null;
+  readonly owner?: string | null;
+  /** Default `user_request`; algorithms and the gateway may pass e.g. `cancel_on_disconnect`. */
+  readonly cancelReason?: 'user_request' | 'cancel_on_disconnect' | 'risk_mitigation' | 'mmp_trigger';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Block trades (RFQ desk)
+
+export interface BlockTradeLeg {
+  readonly instrumentName: string;
+  /** Direction of the taker on this leg; the maker takes the other side. */
+  readonly side: Side;
+  /** Lots, positive. */
+  readonly amount: number;
+  /** Ticks. */
+  readonly price: number;
+}
+
+/**
+ * An atomic multi-leg trade between two accounts at given prices: every leg is validated first
+ * (instrument open, amounts on grid, funds), then one trade per leg is booked. Never partial.
+ */
+export interface BlockTrade extends CommandStamp {
+  readonly type: 'block_trade';
+  readonly takerAccountId: number;
+  readonly makerAccountId: number;
+  readonly legs: readonly BlockTradeLeg[];
+  /** Assigned by the engine when absent. */
+  readonly blockTradeId?: string | null;
+  readonly blockRfqId?: string | null;
+  readonly blockRfqQuoteId?: string | null;
+  readonly takerLabel?: string;
+  readonly makerLabel?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Time
+
+/** Advances time only (good_til_day expiry and anything else due at `ts`). */
+export interface Timer extends CommandStamp {
+  readonly type: 'timer';
+}
+
+export type CoreCommand =
+  | CreateAccount
+  | SetAccountSettings
+  | Deposit
+  | Withdraw
+  | ListInstrument
+  | UpdatePrices
+  | SettleInstrument
+  | PlaceOrder
+  | EditOrder
+  | CancelOrder
+  | CancelAll
+  | BlockTrade
+  | Timer;
+
+export type CoreCommandType = CoreCommand['type'];
+
+/** A command before the sequencer stamps it (what the gateway and algorithms build). */
+export type UnstampedCommand = CoreCommand extends infer C
+  ? C extends CoreCommand
+    ? Omit<C, 'seq' | 'ts'>
+    : never
+  : never;

@@ -1,0 +1,90 @@
+/**
+ * Vocabulary shared by the core's commands, events and the engine.
+ *
+ * Units (everything inside the core is an integer unless stated):
+ * - price: count of the instrument's finest tick (`Instrument.priceGrid`), "ticks".
+ * - amount: count of the instrument's lot (`Instrument.amountGrid`, the min trade amount), "lots".
+ *   Amounts are in the spec's `quantity` units (USD for inverse futures/perpetuals, base coin
+ *   for options, linear products and spot); `contracts` are converted at the edge.
+ * - money: count of a currency's minor unit (`currencyDecimals`), "minor units", e.g. satoshi.
+ * - time: ms since epoch, taken from the command stamp, never from a clock.
+ * - index prices are plain numbers (USD per coin, display/margin/fee input only); mark prices
+ *   are integer ticks of the instrument.
+ */
+
+export type Side = 'buy' | 'sell';
+
+/** Every order type of spec 4.3; trigger types are accepted by the contract, finished later. */
+export type OrderType =
+  | 'limit'
+  | 'market'
+  | 'stop_limit'
+  | 'stop_market'
+  | 'take_limit'
+  | 'take_market'
+  | 'market_limit'
+  | 'trailing_stop';
+
+export type TimeInForce = 'good_til_cancelled' | 'good_til_day' | 'fill_or_kill' | 'immediate_or_cancel';
+
+/** Spec section 3. `untriggered` is reserved for trigger orders. */
+export type OrderState = 'open' | 'filled' | 'rejected' | 'cancelled' | 'untriggered';
+
+/**
+ * Why an order left the book. Deribit's values plus the ones this engine produces itself:
+ * `immediate_or_cancel` (IOC/market remainder, unfillable FOK), `good_til_day` (session end),
+ * `self_trade_prevention` (a resting order cancelled by STP, or a taker remainder in reject mode),
+ * `reduce_only` (a reduce-only order left with nothing to reduce), `settlement` (expiry).
+ */
+export type CancelReason =
+  | 'user_request'
+  | 'immediate_or_cancel'
+  | 'good_til_day'
+  | 'self_trade_prevention'
+  | 'reduce_only'
+  | 'settlement'
+  | 'edit_post_only_reject'
+  | 'mmp_trigger'
+  | 'oco_other_closed'
+  | 'oto_primary_closed'
+  | 'cancel_on_disconnect'
+  | 'risk_mitigation'
+  | 'autoliquidation'
+  | 'position_locked';
+
+/** Self-trade prevention: cancel the resting order (default) or refuse the incoming one. */
+export type SelfTradeMode = 'cancel_maker' | 'reject_taker';
+
+export type Liquidity = 'M' | 'T';
+
+/** 0 plus tick, 1 zero-plus tick, 2 minus tick, 3 zero-minus tick (spec 2.7). */
+export type TickDirection = 0 | 1 | 2 | 3;
+
+export type TriggerKind = 'index_price' | 'mark_price' | 'last_price';
+export type AdvancedKind = 'usd' | 'implv';
+export type LinkedOrderType = 'one_triggers_other' | 'one_cancels_other' | 'one_triggers_one_cancels_other';
+export type TriggerFillCondition = 'first_hit' | 'complete_fill' | 'incremental';
+
+/** Where a request came from (Order `api`, `web`, `mobile`). */
+export interface OrderSource {
+  readonly api: boolean;
+  readonly web?: boolean;
+  readonly mobile?: boolean;
+}
+
+/** Minor-unit decimals per currency; anything not listed uses 8. */
+const CURRENCY_DECIMALS: Readonly<Record<string, number>> = {
+  BTC: 8,
+  ETH: 8,
+  SOL: 8,
+  USDC: 6,
+  USDT: 6,
+  EURR: 6,
+  USD: 6,
+};
+
+export function currencyDecimals(currency: string): number {
+  return CURRENCY_DECIMALS[currency] ?? 8;
+}
+
+export const LABEL_MAX_LENGTH = 64;
