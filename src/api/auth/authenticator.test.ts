@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { VenueError } from '../../domain/errors.ts';
+import { Authenticator, type HttpRequestParts } from './authenticator.ts';
+import { SecretBox } from './secret-box.ts';
+import { signHttp, signWs } from './signature.ts';
+import { SqliteKeyStore } from './sqlite-key-store.ts';
+
+function setup() {
+  const store = new SqliteKeyStore(':memory:', SecretBox.fromText('22'.repeat(32)));
+  const user = store.createUser('u', 0);
+  store.createAccount(user.id, 'a', 0);
+  const key = store.createApiKey({ userId: user.id, roles: ['trade'] }, 0);
+  let now = 1_700_000_000_000;
+  const clock = {
+    now: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
+  const auth = new Authenticator(store, clock.now, { clockSkewMs: 15_000 });
+  const request = (overrides: Partial<HttpRequestParts> & { ts?: number } = {}): HttpRequestParts => {
+    const ts = String(overrides.ts ?? now);
+    const nonce = overrides.nonce ?? 'n-1';
+    const body = overrides.body ?? '{"rid":1,"method":"public/test","params":{}}';
+    return {
+      authorization: `Bearer ${key.record.apiKey}`,
+      timestamp: ts,
+      nonce,
+      signature: signHttp(key.apiSecret, ts, nonce, 'POST', '/api/public/test', body),
+      method: 'POST',
+      pathWithQuery: '/api/public/test',
+      body,
+      ...overrides,
+    };
+  };
+  return { auth, key, clock, request };
+}
+
+function errorName(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof VenueError) return error.errorName;
+    throw error;
+  }
+  return 'none';
+}
+
+test('a correctly signed request authenticates to the key owner', () => {
+  const { auth, key, request } = setup();
+  const outcome = auth.authenticateHttp(request());
+  assert.equal(outcome.kind, 'fresh');
+  if (outcome.kind === 'fresh') assert.equal(outcome.principal.userId, key.record.userId);
+});
+
+test('method, path and body are covered by the signature', () => {
+  const { auth, request } = setup();
+  assert.equal(
+    errorName(() => auth.authenticateHttp({ ...request(), body: '{}' })),
+    'invalid_credentials',
+  );
+  assert.equal(
+    errorName(() => auth.authenticateHttp({ ...request(), pathWithQuery: '/api/x' })),
+    'invalid_credentials',
+  );
+  assert.equal(
+    errorName(() => auth.authenticateHttp({ ...request(), method: 'GET' })),
+    'invalid_credentials',
+  );
+  assert.equal(
+    errorName(() => auth.authenticateHttp({ ...request(), authorization: undefined })),
+    'authorization_required',
+  );
+  assert.equal(
+    errorName(() => auth.authenticateHttp({ ...request(), authorization: 'Bearer nope' })),
+    'invalid_credentials',
+  );
+});
+
+test('timestamps beyond 15 s are refused with the server time', () => {
+  const { auth, clock, request } = setup();
+  const now = clock.now();
+  try {
+    auth.authenticateHttp(request({ ts: now - 15_001 }));
+    assert.fail('expected clock_skew');
+  } catch (error) {
+    assert.ok(error instanceof VenueError);
+    assert.equal(error.errorName, 'clock_skew');
+    assert.equal(error.data?.serverTime, now);
+  }
+  assert.equal(auth.authenticateHttp(request({ ts: now + 15_000 })).kind, 'fresh');
+});
+
+test('a reused nonce is refused unless the request is byte-identical, which replays the answer', async () => {
+  const { auth, request, clock } = setup();
+  const first = auth.authenticateHttp(request());
+  assert.equal(first.kind, 'fresh');
+  const retry = auth.authenticateHttp(request());
+  assert.equal(retry.kind, 'replay');
+  if (first.kind === 'fresh') first.settle({ status: 200, body: 'original' });
+  if (retry.kind === 'replay') assert.deepEqual(await retry.answer, { status: 200, body: 'original' });
+  assert.equal(
+    errorName(() => auth.authenticateHttp(request({ body: '{"other":1}' }))),
+    'nonce_reused',
+  );
+  // Once the first timestamp has left the window, the nonce is forgotten (and the old ts refused).
+  clock.advance(20_000);
+  assert.equal(auth.authenticateHttp(request()).kind, 'fresh');
+  assert.ok(auth.rememberedNonces <= 2);
+});
+
+test('websocket auth signs ts\\nnonce\\nGET\\n/ws\\n and never accepts a nonce twice', () => {
+  const { auth, key, clock } = setup();
+  const ts = clock.now();
+  const params = {
+    apiKey: key.record.apiKey,
+    timestamp: ts,
+    nonce: 'w1',
+    signature: signWs(key.apiSecret, String(ts), 'w1'),
+  };
+  assert.equal(auth.authenticateWs(params).userId, key.record.userId);
+  assert.equal(
+    errorName(() => auth.authenticateWs(params)),
+    'nonce_reused',
+  );
+  assert.equal(
+    errorName(() => auth.authenticateWs({ ...params, nonce: 'w2' })),
+    'invalid_credentials',
+  );
+});

@@ -1,0 +1,227 @@
+/**
+ * Verifies signed requests (SEMANTICS.md, Authentication) and resolves them to a principal.
+ *
+ * Invariants:
+ * - A timestamp more than `clockSkewMs` from server time is refused with `clock_skew`, carrying
+ *   `serverTime`; a bad or unknown key or signature is `invalid_credentials`.
+ * - A nonce is remembered per key until its timestamp leaves the window. Seen again with a
+ *   byte-identical request (same method, path, body, timestamp and signature) the ORIGINAL answer
+ *   is returned (waiting for it if still in flight) and nothing runs twice; with any other
+ *   request it is `nonce_reused`.
+ * - WebSocket `public/auth` binds a session, so a reused nonce there is always refused.
+ * - Principals are cached for `cacheTtlMs` so a key created by the CLI in another process is
+ *   seen at once (misses always re-read) and a disabled key stops within the TTL.
+ */
+import { createHash } from 'node:crypto';
+import { VenueError } from '../../domain/errors.ts';
+import type { KeyStore, RateLimitOverride, Role } from './key-store.ts';
+import { signaturePayload, signaturesMatch, signHttp, signWs } from './signature.ts';
+
+export interface Principal {
+  readonly apiKey: string;
+  readonly userId: number;
+  readonly accountIds: ReadonlySet<number>;
+  readonly defaultAccountId: number;
+  readonly roles: ReadonlySet<Role>;
+  readonly deskName: string | null;
+  readonly rateLimits: RateLimitOverride | null;
+}
+
+/** A finished HTTP answer, kept for byte-identical retries. */
+export interface StoredAnswer {
+  readonly status: number;
+  readonly body: string;
+}
+
+export interface HttpRequestParts {
+  readonly authorization: string | undefined;
+  readonly timestamp: string | undefined;
+  readonly nonce: string | undefined;
+  readonly signature: string | undefined;
+  readonly method: string;
+  readonly pathWithQuery: string;
+  readonly body: string;
+}
+
+export type HttpAuthOutcome =
+  | { readonly kind: 'fresh'; readonly principal: Principal; readonly settle: (answer: StoredAnswer) => void }
+  | { readonly kind: 'replay'; readonly answer: Promise<StoredAnswer> };
+
+export interface WsAuthParams {
+  readonly apiKey: string;
+  readonly timestamp: string | number;
+  readonly nonce: string;
+  readonly signature: string;
+}
+
+interface CachedKey {
+  readonly principal: Principal;
+  readonly secret: string;
+  readonly loadedAt: number;
+}
+
+interface NonceEntry {
+  readonly fingerprint: string;
+  readonly expiresAt: number;
+  readonly answer: Promise<StoredAnswer>;
+}
+
+export interface AuthenticatorOptions {
+  readonly clockSkewMs: number;
+  readonly cacheTtlMs?: number;
+}
+
+export class Authenticator {
+  private readonly keys = new Map<string, CachedKey>();
+  private readonly nonces = new Map<string, NonceEntry>();
+  private readonly expiryQueue: Array<{ readonly id: string; readonly expiresAt: number }> = [];
+  private expiryHead = 0;
+  private readonly cacheTtlMs: number;
+
+  constructor(
+    private readonly store: KeyStore,
+    private readonly now: () => number,
+    private readonly options: AuthenticatorOptions,
+  ) {
+    this.cacheTtlMs = options.cacheTtlMs ?? 30_000;
+  }
+
+  authenticateHttp(request: HttpRequestParts): HttpAuthOutcome {
+    const apiKey = bearerKey(request.authorization);
+    const { timestamp, nonce, signature } = request;
+    if (!timestamp) throw missingHeader('Service-API-Timestamp');
+    if (!nonce) throw missingHeader('Service-API-Nonce');
+    if (!signature) throw missingHeader('Service-API-Signature');
+    const now = this.now();
+    const ts = this.checkTimestamp(timestamp, now, 'Service-API-Timestamp');
+    const key = this.lookup(apiKey, now);
+    const expected = signHttp(
+      key.secret,
+      timestamp,
+      nonce,
+      request.method,
+      request.pathWithQuery,
+      request.body,
+    );
+    if (!signaturesMatch(signature, expected)) {
+      throw new VenueError('invalid_credentials', 'signature does not match', {
+        field: 'Service-API-Signature',
+      });
+    }
+    this.prune(now);
+    const id = `${apiKey}\u0000${nonce}`;
+    const fingerprint = createHash('sha256')
+      .update(signaturePayload(timestamp, nonce, request.method, request.pathWithQuery, request.body))
+      .update('\u0000')
+      .update(signature)
+      .digest('base64');
+    const seen = this.nonces.get(id);
+    if (seen !== undefined) {
+      if (seen.fingerprint === fingerprint) return { kind: 'replay', answer: seen.answer };
+      throw new VenueError('nonce_reused', undefined, { field: 'Service-API-Nonce' });
+    }
+    let settle: (answer: StoredAnswer) => void = () => {};
+    const answer = new Promise<StoredAnswer>((resolve) => {
+      settle = resolve;
+    });
+    this.remember(id, { fingerprint, expiresAt: ts + this.options.clockSkewMs + 1, answer });
+    return { kind: 'fresh', principal: key.principal, settle };
+  }
+
+  /** `public/auth` on the WebSocket: signature over ts\nnonce\nGET\n/ws\n. */
+  authenticateWs(params: WsAuthParams): Principal {
+    const timestamp = String(params.timestamp);
+    const now = this.now();
+    const ts = this.checkTimestamp(timestamp, now, 'timestamp');
+    const key = this.lookup(params.apiKey, now);
+    if (!signaturesMatch(params.signature, signWs(key.secret, timestamp, params.nonce))) {
+      throw new VenueError('invalid_credentials', 'signature does not match', { field: 'signature' });
+    }
+    this.prune(now);
+    const id = `${params.apiKey}\u0000${params.nonce}`;
+    if (this.nonces.has(id)) throw new VenueError('nonce_reused', undefined, { field: 'nonce' });
+    this.remember(id, { fingerprint: '', expiresAt: ts + this.options.clockSkewMs + 1, answer: NEVER });
+    return key.principal;
+  }
+
+  /** Forgets cached principals (after the CLI or bootstrap changed keys in this process). */
+  invalidate(apiKey?: string): void {
+    if (apiKey === undefined) this.keys.clear();
+    else this.keys.delete(apiKey);
+  }
+
+  get rememberedNonces(): number {
+    return this.nonces.size;
+  }
+
+  private checkTimestamp(text: string, now: number, field: string): number {
+    const ts = /^\d{1,16}$/.test(text) ? Number(text) : Number.NaN;
+    if (!Number.isSafeInteger(ts)) {
+      throw new VenueError('invalid_credentials', `${field} must be epoch milliseconds`, { field });
+    }
+    if (Math.abs(ts - now) > this.options.clockSkewMs) {
+      throw new VenueError('clock_skew', undefined, {
+        field,
+        serverTime: now,
+        maxSkewMs: this.options.clockSkewMs,
+      });
+    }
+    return ts;
+  }
+
+  private lookup(apiKey: string, now: number): CachedKey {
+    const cached = this.keys.get(apiKey);
+    if (cached !== undefined && now - cached.loadedAt < this.cacheTtlMs) return cached;
+    const found = this.store.findKey(apiKey);
+    if (found === undefined || found.record.disabled) {
+      this.keys.delete(apiKey);
+      throw new VenueError('invalid_credentials', 'unknown or disabled API key', { field: 'apiKey' });
+    }
+    const record = found.record;
+    const principal: Principal = {
+      apiKey,
+      userId: record.userId,
+      accountIds: new Set(this.store.accountsOf(record.userId).map((account) => account.id)),
+      defaultAccountId: record.defaultAccountId,
+      roles: new Set(record.roles),
+      deskName: record.deskName,
+      rateLimits: record.rateLimits,
+    };
+    const entry: CachedKey = { principal, secret: found.apiSecret, loadedAt: now };
+    this.keys.set(apiKey, entry);
+    return entry;
+  }
+
+  private remember(id: string, entry: NonceEntry): void {
+    this.nonces.set(id, entry);
+    this.expiryQueue.push({ id, expiresAt: entry.expiresAt });
+  }
+
+  private prune(now: number): void {
+    const queue = this.expiryQueue;
+    while (this.expiryHead < queue.length && queue[this.expiryHead]!.expiresAt < now) {
+      const { id, expiresAt } = queue[this.expiryHead++]!;
+      if (this.nonces.get(id)?.expiresAt === expiresAt) this.nonces.delete(id);
+    }
+    if (this.expiryHead > 4096 && this.expiryHead * 2 > queue.length) {
+      queue.splice(0, this.expiryHead);
+      this.expiryHead = 0;
+    }
+  }
+}
+
+const NEVER: Promise<StoredAnswer> = new Promise(() => {});
+
+function bearerKey(header: string | undefined): string {
+  const match = header === undefined ? null : /^Bearer\s+(\S+)$/i.exec(header.trim());
+  if (match === null) {
+    throw new VenueError('authorization_required', 'Authorization: Bearer <API_KEY> is required', {
+      field: 'Authorization',
+    });
+  }
+  return match[1]!;
+}
+
+function missingHeader(name: string): VenueError {
+  return new VenueError('authorization_required', `${name} header is required`, { field: name });
+}

@@ -1,0 +1,96 @@
+/**
+ * Users, their accounts and their API keys.
+ *
+ * Invariants:
+ * - A key belongs to exactly one user and acts on that user's accounts only; its default
+ *   account (the one envelope methods act on) is one of them.
+ * - A maker key carries a desk name; desk names are unique among keys.
+ * - Secrets leave the store only through `findKey`/`createApiKey`; at rest they are sealed by
+ *   the `SecretBox` (AES-256-GCM).
+ * - Account ids are allocated here; the engine learns of them through CreateAccount commands.
+ */
+import { randomBytes } from 'node:crypto';
+
+export type Role = 'trade' | 'taker' | 'maker';
+export const ROLES: readonly Role[] = ['trade', 'taker', 'maker'];
+
+export interface RateLimitOverride {
+  readonly matching?: { readonly perSecond: number; readonly burst: number };
+  readonly nonMatching?: { readonly perSecond: number; readonly burst: number };
+}
+
+export interface UserRecord {
+  readonly id: number;
+  readonly name: string;
+  readonly createdAt: number;
+}
+
+export interface AccountRecord {
+  readonly id: number;
+  readonly userId: number;
+  readonly label: string;
+  readonly createdAt: number;
+}
+
+export interface ApiKeyRecord {
+  readonly apiKey: string;
+  readonly userId: number;
+  readonly roles: readonly Role[];
+  readonly deskName: string | null;
+  readonly defaultAccountId: number;
+  readonly rateLimits: RateLimitOverride | null;
+  readonly createdAt: number;
+  readonly disabled: boolean;
+}
+
+export interface NewApiKey {
+  readonly userId: number;
+  readonly roles: readonly Role[];
+  readonly deskName?: string | null;
+  /** Defaults to the user's first account. */
+  readonly defaultAccountId?: number;
+  readonly rateLimits?: RateLimitOverride | null;
+}
+
+export interface KeyWithSecret {
+  readonly record: ApiKeyRecord;
+  readonly apiSecret: string;
+}
+
+export interface KeyStore {
+  isEmpty(): boolean;
+  createUser(name: string, now: number): UserRecord;
+  createAccount(userId: number, label: string, now: number): AccountRecord;
+  createApiKey(input: NewApiKey, now: number): KeyWithSecret;
+  findKey(apiKey: string): KeyWithSecret | undefined;
+  disableKey(apiKey: string): boolean;
+  getUser(userId: number): UserRecord | undefined;
+  listUsers(): UserRecord[];
+  accountsOf(userId: number): AccountRecord[];
+  getAccount(accountId: number): AccountRecord | undefined;
+  listKeys(userId?: number): ApiKeyRecord[];
+  close(): void;
+}
+
+export function newApiKeyId(): string {
+  return `k_${randomBytes(10).toString('hex')}`;
+}
+
+export function newApiSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** Checks a new key's shape against its owner; throws an Error naming the problem. */
+export function checkNewKey(input: NewApiKey, accounts: readonly AccountRecord[]): number {
+  if (input.roles.length === 0) throw new Error('a key needs at least one role');
+  for (const role of input.roles) if (!ROLES.includes(role)) throw new Error(`unknown role '${role}'`);
+  const isMaker = input.roles.includes('maker');
+  if (isMaker && !input.deskName) throw new Error('a maker key needs a desk name');
+  if (!isMaker && input.deskName) throw new Error('only maker keys carry a desk name');
+  if (accounts.length === 0) throw new Error(`user ${input.userId} has no account`);
+  const defaultAccountId = input.defaultAccountId ?? accounts[0]!.id;
+  if (!accounts.some((account) => account.id === defaultAccountId)) {
+    throw new Error(`account ${defaultAccountId} does not belong to user ${input.userId}`);
+  }
+  return defaultAccountId;
+}
