@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { black76Price } from './black76.ts';
+import { createSurface, DEFAULT_SURFACES, defaultSurface } from './vol-surface.ts';
+
+describe('SSVI volatility surface', () => {
+  test('reproduces the ATM term structure at its nodes', () => {
+    const surface = defaultSurface('BTC');
+    for (const point of DEFAULT_SURFACES.BTC!.term) {
+      const vol = surface.volatility(60_000, 60_000, point.timeToExpiry);
+      assert.ok(Math.abs(vol - point.atmVol) < 1e-12, `${vol} vs ${point.atmVol}`);
+    }
+  });
+
+  test('interpolates linearly in total variance between nodes', () => {
+    const surface = createSurface({
+      term: [
+        { timeToExpiry: 0.1, atmVol: 0.5 },
+        { timeToExpiry: 0.3, atmVol: 0.7 },
+      ],
+      rho: 0,
+      eta: 1,
+      gamma: 0.5,
+    });
+    const expected = (0.5 * 0.5 * 0.1 + 0.7 * 0.7 * 0.3) / 2;
+    assert.ok(Math.abs(surface.atmTotalVariance(0.2) - expected) < 1e-15);
+  });
+
+  test('refuses arbitrageable parameters', () => {
+    assert.throws(() =>
+      createSurface({ term: [{ timeToExpiry: 1, atmVol: 0.5 }], rho: -0.5, eta: 1.5, gamma: 0.4 }),
+    );
+    assert.throws(() =>
+      createSurface({ term: [{ timeToExpiry: 1, atmVol: 0.5 }], rho: 0, eta: 1, gamma: 0.7 }),
+    );
+    assert.throws(() => createSurface({ term: [], rho: 0, eta: 1, gamma: 0.4 }));
+  });
+
+  test('negative rho: puts (low strikes) carry higher vol than calls', () => {
+    const surface = defaultSurface('BTC');
+    assert.ok(surface.volatility(50_000, 60_000, 0.25) > surface.volatility(70_000, 60_000, 0.25));
+  });
+
+  test('no static arbitrage: call prices decrease and are convex in strike, increase in expiry', () => {
+    for (const seed of [0, 1, 2, 3]) {
+      for (const currency of ['BTC', 'ETH']) {
+        const surface = defaultSurface(currency, seed);
+        fc.assert(
+          fc.property(
+            fc.double({ min: 1 / 365, max: 2, noNaN: true }),
+            fc.double({ min: -1.2, max: 1.2, noNaN: true }),
+            (timeToExpiry, k) => {
+              const forward = 100;
+              const call = (strike: number, t: number): number =>
+                black76Price({
+                  optionType: 'call',
+                  forward,
+                  strike,
+                  timeToExpiry: t,
+                  volatility: surface.volatility(strike, forward, t),
+                });
+              const strike = forward * Math.exp(k);
+              const h = strike * 1e-3;
+              const [low, mid, high] = [
+                call(strike - h, timeToExpiry),
+                call(strike, timeToExpiry),
+                call(strike + h, timeToExpiry),
+              ];
+              assert.ok(low >= mid - 1e-12 && mid >= high - 1e-12, 'decreasing in strike');
+              assert.ok(low + high - 2 * mid >= -1e-10, 'convex in strike');
+              assert.ok(call(strike, timeToExpiry * 1.05) >= mid - 1e-12, 'increasing in expiry');
+            },
+          ),
+          { numRuns: 150 },
+        );
+      }
+    }
+  });
+
+  test('seeded surfaces are deterministic and differ by seed', () => {
+    assert.equal(
+      defaultSurface('ETH', 7).volatility(3000, 3100, 0.1),
+      defaultSurface('ETH', 7).volatility(3000, 3100, 0.1),
+    );
+    assert.notEqual(
+      defaultSurface('ETH', 7).volatility(3000, 3100, 0.1),
+      defaultSurface('ETH', 8).volatility(3000, 3100, 0.1),
+    );
+  });
+});
