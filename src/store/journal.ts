@@ -1,0 +1,122 @@
+/**
+ * The durable command journal and snapshot store: the interfaces every backend implements.
+ *
+ * Invariants:
+ * - `append` resolves only once the entry is durable (committed and fsynced by the backend);
+ *   appends resolve in the order they were made. Entries must arrive with strictly consecutive
+ *   `seq` (lastSeq + 1, + 2, ...); anything else is a programming error and poisons the journal.
+ * - Appends made close together are committed together (group commit): one transaction and one
+ *   fsync per batch; a batch is bounded in entries and bytes, and starts at the next turn of the
+ *   event loop, so an append waits at most one batch commit behind the one in flight.
+ * - After any write failure the journal refuses every later append (the in-memory state of the
+ *   writer can no longer be trusted to match what a restart rebuilds).
+ * - Reads return exactly the durable entries in `seq` order. A record whose checksum fails is
+ *   dropped when it is the LAST record (a torn write from a crash, never acknowledged) and is a
+ *   hard `JournalCorruptError` anywhere else.
+ * - Every stored record carries a format version; readers accept every version ever written.
+ * - Commands are opaque JSON-serialisable values to the journal.
+ */
+
+export interface JournalEntry<C = unknown> {
+  readonly seq: number;
+  readonly ts: number;
+  readonly command: C;
+}
+
+/** The live state hash at `seq` (after applying the entry with that `seq`). */
+export interface HashCheckpoint {
+  readonly seq: number;
+  readonly stateHash: string;
+}
+
+export interface Journal<C = unknown> {
+  /** Resolves once the entry is durable. Rejects (and keeps rejecting) after a write failure. */
+  append(entry: JournalEntry<C>): Promise<void>;
+  /**
+   * Records the live state hash at `seq`; written with the next batch (not awaited by callers,
+   * best effort: a crash may lose it, never the entries). Recovery compares against it.
+   */
+  recordCheckpoint(checkpoint: HashCheckpoint): void;
+  /** Durable entries with seq ≥ fromSeq, in batches, in order. */
+  readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]>;
+  /** Durable entries with seq ≥ fromSeq, one by one (convenience over readBatches). */
+  readFrom(fromSeq: number): AsyncIterable<JournalEntry<C>>;
+  /** The seq and ts of the last durable entry, or {seq: 0, ts: 0} when empty. */
+  last(): Promise<{ readonly seq: number; readonly ts: number }>;
+  lastSeq(): Promise<number>;
+  /** Hash checkpoints with fromSeq ≤ seq ≤ toSeq, ascending. */
+  checkpoints(fromSeq: number, toSeq: number): Promise<readonly HashCheckpoint[]>;
+  /** Resolves once everything appended so far is durable (or failed). */
+  flush(): Promise<void>;
+  /** What opening found: a torn tail dropped, and so on. */
+  readonly openReport: OpenReport;
+  /** Flushes, then releases the backend. Further appends reject. */
+  close(): Promise<void>;
+}
+
+export interface OpenReport {
+  /** Records dropped at the tail because their checksum failed (a torn last write). */
+  readonly droppedTailRecords: number;
+  /** Entries contained in the dropped records (as far as their header says). */
+  readonly droppedTailEntries: number;
+}
+
+export interface Snapshot<S = unknown> {
+  /** The seq of the last entry applied to `state`. */
+  readonly seq: number;
+  /** The ts of that entry (the restored sequencer must never stamp earlier). */
+  readonly ts: number;
+  /** The live `stateHash()` at `seq`. */
+  readonly stateHash: string;
+  /** The core's `snapshot()` value: JSON-serialisable. */
+  readonly state: S;
+}
+
+export interface SnapshotInfo {
+  readonly seq: number;
+  readonly ts: number;
+  readonly stateHash: string;
+  /** Stored size in bytes. */
+  readonly bytes: number;
+}
+
+export interface SnapshotStore<S = unknown> {
+  /** Durable once resolved. Callers must only save a seq that is already durable in the journal. */
+  saveSnapshot(snapshot: Snapshot<S>): Promise<SnapshotInfo>;
+  /**
+   * The newest snapshot whose checksum verifies and whose seq ≤ maxSeq (default: any);
+   * corrupt ones are skipped (recovery then replays more). Null when none.
+   */
+  latestSnapshot(maxSeq?: number): Promise<Snapshot<S> | null>;
+  listSnapshots(): Promise<readonly SnapshotInfo[]>;
+  close(): Promise<void>;
+}
+
+/** Group-commit bounds. */
+export interface BatchLimits {
+  /** Most entries in one transaction. */
+  readonly maxEntries: number;
+  /** Most encoded payload bytes in one transaction (a single larger entry still goes alone). */
+  readonly maxBytes: number;
+}
+
+export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxEntries: 8192, maxBytes: 8 * 1024 * 1024 };
+
+/** A record before the tail failed its checksum, or seqs are not consecutive: never replay it. */
+export class JournalCorruptError extends Error {
+  constructor(
+    message: string,
+    readonly atSeq: number,
+  ) {
+    super(message);
+    this.name = 'JournalCorruptError';
+  }
+}
+
+/** The journal refused an append: wrong seq, closed, or poisoned by an earlier failure. */
+export class JournalWriteError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'JournalWriteError';
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * The stored record formats of the journal and the snapshot store, shared by every backend.
+ *
+ * A journal record ("frame") holds the consecutive entries of one group commit:
+ *   firstSeq, count, version, payload (bytes), checksum.
+ * Format version 1 (current): payload = UTF-8 JSON array of `[ts, command]` pairs; the entry at
+ * index i has seq = firstSeq + i.
+ * The checksum is CRC-32 over a header text `v<version>:<firstSeq>:<count>:` followed by the
+ * payload, stored as a signed 32-bit integer (both SQLite and PostgreSQL `integer` hold it).
+ * A snapshot record uses the same scheme with header `s<version>:<seq>:<stateHash>:` and payload
+ * = UTF-8 JSON of the state.
+ *
+ * Invariants:
+ * - Decoders dispatch on the version and accept every version ever written; writers always use
+ *   the current one. A new format gets a new version number and its decoder here; old decoders
+ *   are never removed.
+ * - A record that fails its checksum is never decoded.
+ */
+import { crc32 } from 'node:zlib';
+import type { JournalEntry } from './journal.ts';
+
+export const JOURNAL_FORMAT_VERSION = 1;
+export const SNAPSHOT_FORMAT_VERSION = 1;
+
+export interface StoredFrame {
+  readonly firstSeq: number;
+  readonly count: number;
+  readonly version: number;
+  readonly payload: Uint8Array;
+  readonly checksum: number;
+}
+
+export interface StoredSnapshot {
+  readonly seq: number;
+  readonly ts: number;
+  readonly stateHash: string;
+  readonly version: number;
+  readonly payload: Uint8Array;
+  readonly checksum: number;
+}
+
+function checksumOf(header: string, payload: Uint8Array): number {
+  return crc32(payload, crc32(header)) | 0;
+}
+
+function frameHeader(version: number, firstSeq: number, count: number): string {
+  return `v${version}:${firstSeq}:${count}:`;
+}
+
+/** One entry's part of a v1 payload, encoded when appended (so the batch only concatenates). */
+export function encodeEntryV1(entry: JournalEntry<unknown>): string {
+  const command = JSON.stringify(entry.command);
+  if (command === undefined) throw new TypeError(`command at seq ${entry.seq} is not JSON-serialisable`);
+  return `[${entry.ts},${command}]`;
+}
+
+/** Builds a current-version frame from consecutive entries already encoded by encodeEntryV1. */
+export function buildFrame(firstSeq: number, encodedEntries: readonly string[]): StoredFrame {
+  const payload = Buffer.from(`[${encodedEntries.join(',')}]`, 'utf8');
+  const version = JOURNAL_FORMAT_VERSION;
+  const count = encodedEntries.length;
+  return {
+    firstSeq,
+    count,
+    version,
+    payload,
+    checksum: checksumOf(frameHeader(version, firstSeq, count), payload),
+  };
+}
+
+export function frameChecksumValid(frame: StoredFrame): boolean {
+  return (
+    checksumOf(frameHeader(frame.version, frame.firstSeq, frame.count), frame.payload) === frame.checksum
+  );
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Decodes a frame whose checksum was verified. Throws on an unknown version or bad shape. */
+export function decodeFrame<C>(frame: StoredFrame): JournalEntry<C>[] {
+  switch (frame.version) {
+    case 1:
+      return decodeFrameV1<C>(frame);
+    default:
+      throw new Error(`journal record at seq ${frame.firstSeq} has unknown format version ${frame.version}`);
+  }
+}
+
+function decodeFrameV1<C>(frame: StoredFrame): JournalEntry<C>[] {
+  const pairs: unknown = JSON.parse(utf8.decode(frame.payload));
+  if (!Array.isArray(pairs) || pairs.length !== frame.count) {
+    throw new Error(`journal record at seq ${frame.firstSeq} does not hold ${frame.count} entries`);
+  }
+  const entries = new Array<JournalEntry<C>>(pairs.length);
+  for (let i = 0; i < pairs.length; i++) {
+    const pair = pairs[i] as [number, C];
+    entries[i] = { seq: frame.firstSeq + i, ts: pair[0], command: pair[1] };
+  }
+  return entries;
+}
+
+function snapshotHeader(version: number, seq: number, stateHash: string): string {
+  return `s${version}:${seq}:${stateHash}:`;
+}
+
+export function encodeSnapshot(seq: number, ts: number, stateHash: string, state: unknown): StoredSnapshot {
+  const json = JSON.stringify(state);
+  if (json === undefined) throw new TypeError(`snapshot state at seq ${seq} is not JSON-serialisable`);
+  const payload = Buffer.from(json, 'utf8');
+  const version = SNAPSHOT_FORMAT_VERSION;
+  return {
+    seq,
+    ts,
+    stateHash,
+    version,
+    payload,
+    checksum: checksumOf(snapshotHeader(version, seq, stateHash), payload),
+  };
+}
+
+export function snapshotChecksumValid(snapshot: StoredSnapshot): boolean {
+  return (
+    checksumOf(snapshotHeader(snapshot.version, snapshot.seq, snapshot.stateHash), snapshot.payload) ===
+    snapshot.checksum
+  );
+}
+
+export function decodeSnapshotState<S>(snapshot: StoredSnapshot): S {
+  switch (snapshot.version) {
+    case 1:
+      return JSON.parse(utf8.decode(snapshot.payload)) as S;
+    default:
+      throw new Error(`snapshot at seq ${snapshot.seq} has unknown format version ${snapshot.version}`);
+  }
+}

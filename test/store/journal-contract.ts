@@ -1,0 +1,302 @@
+/**
+ * The journal + snapshot-store contract: every backend runs these same tests through a harness
+ * that opens its stores on a fresh, empty database and can touch stored rows directly (to
+ * simulate torn writes, corruption and records written by older versions).
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { crc32 } from 'node:zlib';
+import fc from 'fast-check';
+import {
+  type BatchLimits,
+  type Journal,
+  JournalCorruptError,
+  type JournalEntry,
+  type SnapshotStore,
+} from '../../src/store/journal.ts';
+
+export interface RawFrame {
+  readonly firstSeq: number;
+  readonly count: number;
+  readonly version: number;
+  readonly payload: Buffer;
+  readonly checksum: number;
+}
+
+export interface StoreHarness {
+  openJournal(limits?: BatchLimits): Promise<Journal<TestCommand>>;
+  openSnapshots(keep?: number): Promise<SnapshotStore<unknown>>;
+  /** Inserts a stored journal record as raw bytes (an older writer, or a forged one). */
+  insertRawFrame(frame: RawFrame): Promise<void>;
+  /** Flips payload bytes of the record starting at firstSeq without fixing its checksum. */
+  corruptFrame(firstSeq: number): Promise<void>;
+  corruptSnapshot(seq: number): Promise<void>;
+  frameCount(): Promise<number>;
+  dispose(): Promise<void>;
+}
+
+export type TestCommand = { readonly type: string; readonly n?: number; readonly [k: string]: unknown };
+
+function entry(seq: number, command: TestCommand = { type: 'noop', n: seq }): JournalEntry<TestCommand> {
+  return { seq, ts: 1_700_000_000_000 + seq, command };
+}
+
+async function collect<C>(iterable: AsyncIterable<JournalEntry<C>>): Promise<JournalEntry<C>[]> {
+  const out: JournalEntry<C>[] = [];
+  for await (const e of iterable) out.push(e);
+  return out;
+}
+
+async function appendRange(journal: Journal<TestCommand>, from: number, to: number): Promise<void> {
+  const pending: Promise<void>[] = [];
+  for (let seq = from; seq <= to; seq++) pending.push(journal.append(entry(seq)));
+  await Promise.all(pending);
+}
+
+/** A v1 record as an old writer would have stored it (header text + payload under CRC-32). */
+export function rawV1Frame(firstSeq: number, pairsJson: string, count: number): RawFrame {
+  const payload = Buffer.from(pairsJson, 'utf8');
+  const checksum = crc32(payload, crc32(`v1:${firstSeq}:${count}:`)) | 0;
+  return { firstSeq, count, version: 1, payload, checksum };
+}
+
+export function journalContract(backend: string, makeHarness: () => Promise<StoreHarness>): void {
+  async function withHarness(run: (h: StoreHarness) => Promise<void>): Promise<void> {
+    const harness = await makeHarness();
+    try {
+      await run(harness);
+    } finally {
+      await harness.dispose();
+    }
+  }
+
+  describe(`journal contract: ${backend}`, () => {
+    test('an empty journal has nothing to read and last seq 0', () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal();
+        assert.equal(await journal.lastSeq(), 0);
+        assert.deepEqual(await journal.last(), { seq: 0, ts: 0 });
+        assert.deepEqual(await collect(journal.readFrom(1)), []);
+        assert.deepEqual(journal.openReport, { droppedTailRecords: 0, droppedTailEntries: 0 });
+        await journal.close();
+      }));
+
+    test('appends in one tick share one record; all read back in order after reopening', () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal();
+        await appendRange(journal, 1, 500);
+        assert.equal(await journal.lastSeq(), 500);
+        assert.equal(await h.frameCount(), 1);
+        await journal.close();
+        const reopened = await h.openJournal();
+        assert.deepEqual(await reopened.last(), { seq: 500, ts: 1_700_000_000_500 });
+        const read = await collect(reopened.readFrom(1));
+        assert.equal(read.length, 500);
+        assert.deepEqual(read[41], entry(42));
+        assert.deepEqual(
+          read.map((e) => e.seq),
+          Array.from({ length: 500 }, (_, i) => i + 1),
+        );
+        await appendRange(reopened, 501, 510);
+        assert.equal((await collect(reopened.readFrom(505))).length, 6);
+        await reopened.close();
+      }));
+
+    test('an append resolves only after the batch holding it is durable, in seq order', () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal();
+        const order: number[] = [];
+        const pending = [1, 2, 3].map((seq) => journal.append(entry(seq)).then(() => order.push(seq)));
+        assert.deepEqual(order, []);
+        await Promise.all(pending);
+        assert.deepEqual(order, [1, 2, 3]);
+        await journal.close();
+      }));
+
+    test('batches respect the entry bound; reads start inside a record', () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal({ maxEntries: 10, maxBytes: 1 << 20 });
+        await appendRange(journal, 1, 25);
+        assert.equal(await h.frameCount(), 3);
+        const read = await collect(journal.readFrom(14));
+        assert.deepEqual(
+          read.map((e) => e.seq),
+          Array.from({ length: 12 }, (_, i) => i + 14),
+        );
+        let batches = 0;
+        for await (const batch of journal.readBatches(1)) batches += batch.length > 0 ? 1 : 0;
+        assert.ok(batches >= 1);
+        await journal.close();
+      }));
+
+    test('an out-of-order append is refused and poisons the journal', () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal();
+        await journal.append(entry(1));
+        await assert.rejects(journal.append(entry(3)), /expected seq 2/);
+        await assert.rejects(journal.append(entry(2)));
+        await journal.close();
+        const reopened = await h.openJournal();
+        assert.equal(await reopened.lastSeq(), 1);
+        await reopened.close();
+      }));
+
+    test('appending after close is refused', () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal();
+        await journal.close();
+        await assert.rejects(journal.append(entry(1)));
+      }));
+
+    test('a torn last record is dropped on open, never replayed, and its seqs are reused', () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal();
+        await appendRange(journal, 1, 5);
+        await appendRange(journal, 6, 8);
+        await journal.close();
+        await h.corruptFrame(6);
+        const reopened = await h.openJournal();
+        assert.deepEqual(reopened.openReport, { droppedTailRecords: 1, droppedTailEntries: 3 });
+        assert.equal(await reopened.lastSeq(), 5);
+        assert.deepEqual(
+          (await collect(reopened.readFrom(1))).map((e) => e.seq),
+          [1, 2, 3, 4, 5],
+        );
+        await reopened.append(entry(6, { type: 'after_crash' }));
+        const read = await collect(reopened.readFrom(6));
+        assert.deepEqual(read, [entry(6, { type: 'after_crash' })]);
+        await reopened.close();
+      }));
+
+    test('a corrupt record before the tail is a hard error when read', () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal();
+        await appendRange(journal, 1, 5);
+        await appendRange(journal, 6, 8);
+        await journal.close();
+        await h.corruptFrame(1);
+        const reopened = await h.openJournal();
+        assert.equal(reopened.openReport.droppedTailRecords, 0);
+        await assert.rejects(collect(reopened.readFrom(1)), JournalCorruptError);
+        await reopened.close();
+      }));
+
+    test('a gap between records is a hard error when read', () =>
+      withHarness(async (h) => {
+        await h.insertRawFrame(rawV1Frame(1, '[[10,{"type":"a"}]]', 1));
+        await h.insertRawFrame(rawV1Frame(3, '[[30,{"type":"c"}]]', 1));
+        const journal = await h.openJournal();
+        await assert.rejects(collect(journal.readFrom(1)), /gap/);
+        await journal.close();
+      }));
+
+    test('a version 1 record written as raw bytes by an older writer is read', () =>
+      withHarness(async (h) => {
+        await h.insertRawFrame(
+          rawV1Frame(
+            1,
+            '[[1700000000001,{"type":"place_order","price":42}],[1700000000002,{"type":"x"}]]',
+            2,
+          ),
+        );
+        const journal = await h.openJournal();
+        assert.deepEqual(await journal.last(), { seq: 2, ts: 1_700_000_000_002 });
+        assert.deepEqual(await collect(journal.readFrom(1)), [
+          { seq: 1, ts: 1_700_000_000_001, command: { type: 'place_order', price: 42 } },
+          { seq: 2, ts: 1_700_000_000_002, command: { type: 'x' } },
+        ]);
+        await journal.append(entry(3));
+        assert.equal((await collect(journal.readFrom(1))).length, 3);
+        await journal.close();
+      }));
+
+    test('a record of an unknown format version is refused, not guessed at', () =>
+      withHarness(async (h) => {
+        await h.insertRawFrame(rawV1Frame(1, '[[1,{"type":"a"}]]', 1));
+        await h.insertRawFrame(rawV1Frame(3, '[[3,{"type":"c"}]]', 1));
+        const payload = Buffer.from('[[2,{"type":"b"}]]');
+        await h.insertRawFrame({
+          firstSeq: 2,
+          count: 1,
+          version: 99,
+          payload,
+          checksum: crc32(payload, crc32('v99:2:1:')) | 0,
+        });
+        const journal = await h.openJournal();
+        await assert.rejects(collect(journal.readFrom(1)), /unknown format version 99/);
+        await journal.close();
+      }));
+
+    test('hash checkpoints are stored with the batches and read by range', () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal();
+        const appended = appendRange(journal, 1, 10);
+        journal.recordCheckpoint({ seq: 5, stateHash: 'h5' });
+        journal.recordCheckpoint({ seq: 10, stateHash: 'h10' });
+        await appended;
+        await journal.flush();
+        assert.deepEqual(await journal.checkpoints(1, 10), [
+          { seq: 5, stateHash: 'h5' },
+          { seq: 10, stateHash: 'h10' },
+        ]);
+        assert.deepEqual(await journal.checkpoints(6, 9), []);
+        await journal.close();
+      }));
+
+    test('any JSON-serialisable commands round-trip exactly (property)', () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal({ maxEntries: 7, maxBytes: 4096 });
+        let next = 1;
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })), {
+              minLength: 1,
+              maxLength: 20,
+            }),
+            async (payloads) => {
+              const first = next;
+              const entries = payloads.map((p) => entry(next++, { type: 't', ...p }));
+              await Promise.all(entries.map((e) => journal.append(e)));
+              const read = await collect(journal.readFrom(first));
+              // JSON has no -0: compare through JSON.
+              assert.deepEqual(JSON.parse(JSON.stringify(read)), JSON.parse(JSON.stringify(entries)));
+            },
+          ),
+          { numRuns: 25 },
+        );
+        await journal.close();
+      }));
+
+    test('snapshots: latest wins, older pruned beyond keep, corrupt ones skipped, maxSeq honoured', () =>
+      withHarness(async (h) => {
+        const store = await h.openSnapshots(2);
+        assert.equal(await store.latestSnapshot(), null);
+        await store.saveSnapshot({ seq: 10, ts: 100, stateHash: 'a', state: { books: [1, 2] } });
+        await store.saveSnapshot({ seq: 20, ts: 200, stateHash: 'b', state: { books: [3] } });
+        const info = await store.saveSnapshot({ seq: 30, ts: 300, stateHash: 'c', state: { books: [] } });
+        assert.equal(info.seq, 30);
+        assert.ok(info.bytes > 0);
+        assert.deepEqual(
+          (await store.listSnapshots()).map((s) => s.seq),
+          [30, 20],
+        );
+        assert.deepEqual(await store.latestSnapshot(), {
+          seq: 30,
+          ts: 300,
+          stateHash: 'c',
+          state: { books: [] },
+        });
+        assert.equal((await store.latestSnapshot(25))?.seq, 20);
+        await store.close();
+        await h.corruptSnapshot(30);
+        const reopened = await h.openSnapshots(2);
+        assert.deepEqual(await reopened.latestSnapshot(), {
+          seq: 20,
+          ts: 200,
+          stateHash: 'b',
+          state: { books: [3] },
+        });
+        await reopened.close();
+      }));
+  });
+}

@@ -1,0 +1,66 @@
+/** The journal contract on the SQLite backend (a fresh temp directory per test). */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
+import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
+import { journalContract, type StoreHarness, type TestCommand } from './journal-contract.ts';
+
+function flipFirstByte(path: string, sql: string, key: number): void {
+  const db = new Database(path);
+  const row = db.prepare(sql.replace('$COLS', 'payload')).get(key) as { payload: Buffer };
+  const payload = Buffer.from(row.payload);
+  payload[0] = payload[0]! ^ 0xff;
+  db.prepare(sql.replace('SELECT $COLS FROM', 'UPDATE').replace(/ WHERE/, ' SET payload = ? WHERE')).run(
+    payload,
+    key,
+  );
+  db.close();
+}
+
+journalContract('sqlite', async (): Promise<StoreHarness> => {
+  const dir = mkdtempSync(join(tmpdir(), 'journal-test-'));
+  const journalPath = join(dir, 'journal.sqlite');
+  const snapshotPath = join(dir, 'snapshots.sqlite');
+  const open: Array<{ close(): Promise<void> }> = [];
+  return {
+    async openJournal(limits) {
+      const journal = SqliteJournal.open<TestCommand>(
+        limits ? { path: journalPath, limits } : { path: journalPath },
+      );
+      open.push(journal);
+      return journal;
+    },
+    async openSnapshots(keep) {
+      const store = new SqliteSnapshotStore({ path: snapshotPath, keep: keep ?? 3 });
+      open.push(store);
+      return store;
+    },
+    async insertRawFrame(frame) {
+      // Opening through the journal creates the schema exactly as a real writer did.
+      await (await this.openJournal()).close();
+      const db = new Database(journalPath);
+      db.prepare(
+        'INSERT INTO journal (first_seq, count, version, payload, checksum) VALUES (?, ?, ?, ?, ?)',
+      ).run(frame.firstSeq, frame.count, frame.version, frame.payload, frame.checksum);
+      db.close();
+    },
+    async corruptFrame(firstSeq) {
+      flipFirstByte(journalPath, 'SELECT $COLS FROM journal WHERE first_seq = ?', firstSeq);
+    },
+    async corruptSnapshot(seq) {
+      flipFirstByte(snapshotPath, 'SELECT $COLS FROM snapshots WHERE seq = ?', seq);
+    },
+    async frameCount() {
+      const db = new Database(journalPath);
+      const row = db.prepare('SELECT COUNT(*) AS n FROM journal').get() as { n: number };
+      db.close();
+      return row.n;
+    },
+    async dispose() {
+      for (const store of open) await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
