@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { parseIndexCsv, ReplayIndex, SimulatedIndex } from './index-source.ts';
+import { IndexHistory } from './settlement.ts';
+
+const T0 = Date.UTC(2026, 10, 22, 8);
+
+describe('SimulatedIndex', () => {
+  const config = {
+    currency: 'BTC',
+    initialPrice: 60_000,
+    startTime: T0,
+    volatility: 0.6,
+    jumpIntensity: 50,
+    jumpStdev: 0.03,
+    seed: 9,
+  };
+
+  test('the path depends on seed and time, not on how often it is polled', () => {
+    const coarse = new SimulatedIndex(config);
+    const fine = new SimulatedIndex(config);
+    for (let t = T0; t <= T0 + 3_600_000; t += 250) fine.priceAt(t);
+    assert.equal(coarse.priceAt(T0 + 3_600_000), fine.priceAt(T0 + 3_600_000));
+    assert.notEqual(
+      new SimulatedIndex({ ...config, seed: 10 }).priceAt(T0 + 3_600_000),
+      coarse.priceAt(T0 + 3_600_000),
+    );
+  });
+
+  test('resumes exactly from a snapshot', () => {
+    const a = new SimulatedIndex(config);
+    a.priceAt(T0 + 60_000);
+    const b = new SimulatedIndex(config, a.snapshot());
+    assert.equal(a.priceAt(T0 + 600_000), b.priceAt(T0 + 600_000));
+  });
+
+  test('realised volatility is near the configured diffusion', () => {
+    const index = new SimulatedIndex({ ...config, jumpIntensity: 0, volatility: 0.5 });
+    let previous = index.priceAt(T0);
+    let squares = 0;
+    const steps = 20_000;
+    for (let i = 1; i <= steps; i++) {
+      const price = index.priceAt(T0 + i * 60_000);
+      squares += Math.log(price / previous) ** 2;
+      previous = price;
+    }
+    const annualised = Math.sqrt((squares / steps) * 365 * 24 * 60);
+    assert.ok(Math.abs(annualised - 0.5) < 0.03, String(annualised));
+  });
+});
+
+describe('CSV replay', () => {
+  test('parses ms and ISO timestamps with a header and replays piecewise-constant', () => {
+    const parsed = parseIndexCsv('timestamp,price\n1000,100.5\n# comment\n\n2026-11-22T08:00:00Z,101\n');
+    assert.ok(parsed.ok);
+    const replay = new ReplayIndex('BTC', parsed.rows);
+    assert.equal(replay.priceAt(0), 100.5);
+    assert.equal(replay.priceAt(5000), 100.5);
+    assert.equal(replay.priceAt(T0), 101);
+    assert.equal(replay.priceAt(T0 + 1e9), 101);
+  });
+
+  test('loops when asked', () => {
+    const parsed = parseIndexCsv('0,1\n10,2\n20,3');
+    assert.ok(parsed.ok);
+    const replay = new ReplayIndex('BTC', parsed.rows, true);
+    assert.equal(replay.priceAt(25), 1);
+    assert.equal(replay.priceAt(35), 2);
+  });
+
+  test('clear errors with line numbers', () => {
+    assert.deepEqual(parseIndexCsv('1000,100\n900,101'), {
+      ok: false,
+      line: 2,
+      message: 'timestamp 900 does not increase',
+    });
+    const badPrice = parseIndexCsv('1000,-5');
+    assert.ok(!badPrice.ok && badPrice.line === 1 && badPrice.message.includes('invalid price'));
+    const badTime = parseIndexCsv('1000,5\nyesterday,6');
+    assert.ok(!badTime.ok && badTime.line === 2 && badTime.message.includes('invalid timestamp'));
+    const fields = parseIndexCsv('1000,5,6');
+    assert.ok(!fields.ok && fields.message.includes('2 fields'));
+    assert.ok(!parseIndexCsv('timestamp,price\n').ok);
+  });
+});
+
+describe('settlement index', () => {
+  test('TWAP over the last 30 minutes weights each price by how long it held', () => {
+    const history = new IndexHistory();
+    const expiry = T0;
+    history.record('BTC', expiry - 40 * 60_000, 100);
+    history.record('BTC', expiry - 15 * 60_000, 130);
+    history.record('BTC', expiry - 5 * 60_000, 160);
+    // 15 min at 100, 10 min at 130, 5 min at 160.
+    const expected = (15 * 100 + 10 * 130 + 5 * 160) / 30;
+    assert.ok(Math.abs(history.settlementIndex('BTC', expiry)! - expected) < 1e-9);
+    assert.equal(history.settlementIndex('ETH', expiry), null);
+  });
+});

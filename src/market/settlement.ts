@@ -1,0 +1,83 @@
+/**
+ * Index history and the settlement price of an expiry.
+ *
+ * Settlement index (Deribit convention): the time-weighted average of the index over the 30
+ * minutes before expiry (08:00 UTC). The index is piecewise constant between recorded
+ * samples, so the TWAP over [from, to] weights each sample by how long it held inside the
+ * window. With no sample inside or before the window the latest known price is used.
+ *
+ * `IndexHistory` keeps samples for `retentionMs` (default 2 h) per currency; recording is
+ * idempotent for equal timestamps (the later price wins).
+ */
+
+export const SETTLEMENT_WINDOW_MS = 30 * 60 * 1000;
+
+interface Sample {
+  readonly time: number;
+  readonly price: number;
+}
+
+export class IndexHistory {
+  private readonly samples = new Map<string, Sample[]>();
+
+  constructor(private readonly retentionMs = 2 * 60 * 60 * 1000) {}
+
+  record(currency: string, time: number, price: number): void {
+    let list = this.samples.get(currency);
+    if (list === undefined) {
+      list = [];
+      this.samples.set(currency, list);
+    }
+    const last = list[list.length - 1];
+    if (last !== undefined && last.time === time) list[list.length - 1] = { time, price };
+    else if (last === undefined || time > last.time) list.push({ time, price });
+    // Keep one sample older than the retention horizon: it is the price at the horizon.
+    let drop = 0;
+    while (drop + 1 < list.length && list[drop + 1]!.time <= time - this.retentionMs) drop++;
+    if (drop > 0) list.splice(0, drop);
+  }
+
+  latest(currency: string): number | null {
+    const list = this.samples.get(currency);
+    return list && list.length > 0 ? list[list.length - 1]!.price : null;
+  }
+
+  /** Time-weighted average over [from, to]; null when nothing was ever recorded. */
+  twap(currency: string, from: number, to: number): number | null {
+    const list = this.samples.get(currency);
+    if (list === undefined || list.length === 0) return null;
+    if (to <= from) return priceAtTime(list, to);
+    let weighted = 0;
+    let covered = 0;
+    for (let i = 0; i < list.length; i++) {
+      const start = Math.max(list[i]!.time, from);
+      const end = Math.min(list[i + 1]?.time ?? to, to);
+      if (end > start) {
+        weighted += list[i]!.price * (end - start);
+        covered += end - start;
+      }
+    }
+    // Before the first sample inside the window the first sample's price is assumed.
+    const firstTime = list[0]!.time;
+    if (firstTime > from) {
+      const gap = Math.min(firstTime, to) - from;
+      weighted += list[0]!.price * gap;
+      covered += gap;
+    }
+    return covered > 0 ? weighted / covered : priceAtTime(list, to);
+  }
+
+  /** The settlement index for an expiry: TWAP over the last 30 minutes. */
+  settlementIndex(currency: string, expiration: number): number | null {
+    return this.twap(currency, expiration - SETTLEMENT_WINDOW_MS, expiration);
+  }
+}
+
+function priceAtTime(list: readonly Sample[], time: number): number {
+  let price = list[0]!.price;
+  for (const sample of list) {
+    if (sample.time > time) break;
+    price = sample.price;
+  }
+  return price;
+}
