@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import type { BatchLimits } from '../../src/store/journal.ts';
 import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
 import { journalContract, type StoreHarness, type TestCommand } from './journal-contract.ts';
@@ -24,14 +25,15 @@ journalContract('sqlite', async (): Promise<StoreHarness> => {
   const journalPath = join(dir, 'journal.sqlite');
   const snapshotPath = join(dir, 'snapshots.sqlite');
   const open: Array<{ close(): Promise<void> }> = [];
+  const openJournal = async (limits?: BatchLimits) => {
+    const journal = SqliteJournal.open<TestCommand>(
+      limits ? { path: journalPath, limits } : { path: journalPath },
+    );
+    open.push(journal);
+    return journal;
+  };
   return {
-    async openJournal(limits) {
-      const journal = SqliteJournal.open<TestCommand>(
-        limits ? { path: journalPath, limits } : { path: journalPath },
-      );
-      open.push(journal);
-      return journal;
-    },
+    openJournal,
     async openSnapshots(keep) {
       const store = new SqliteSnapshotStore({ path: snapshotPath, keep: keep ?? 3 });
       open.push(store);
@@ -39,7 +41,7 @@ journalContract('sqlite', async (): Promise<StoreHarness> => {
     },
     async insertRawFrame(frame) {
       // Opening through the journal creates the schema exactly as a real writer did.
-      await (await this.openJournal()).close();
+      await (await openJournal()).close();
       const db = new Database(journalPath);
       db.prepare(
         'INSERT INTO journal (first_seq, count, version, payload, checksum) VALUES (?, ?, ?, ?, ?)',

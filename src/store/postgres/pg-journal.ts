@@ -1,0 +1,220 @@
+/**
+ * The PostgreSQL journal (`pg`), selected by DATABASE_URL.
+ *
+ * Durability: every group-commit batch is ONE statement in autocommit, so it is atomic and, with
+ * the server defaults `fsync=on` and `synchronous_commit=on`, durable (WAL flushed) when the
+ * server answers. The journal refuses to open when the server has synchronous_commit off.
+ *
+ * Invariants (beyond ./journal.ts):
+ * - One dedicated connection writes, so batches commit in order; reads use other connections.
+ * - While a batch is in flight, appends accumulate for the next one (pipelined group commit).
+ * - Seqs and timestamps are BIGINT, read back as float8 (exact below 2^53).
+ */
+import pg from 'pg';
+import { GroupCommitter } from '../group-commit.ts';
+import {
+  type BatchLimits,
+  DEFAULT_BATCH_LIMITS,
+  type HashCheckpoint,
+  type Journal,
+  type JournalEntry,
+  type OpenReport,
+} from '../journal.ts';
+import { readVerifiedFrames } from '../read-frames.ts';
+import { frameChecksumValid, type StoredFrame } from '../record-format.ts';
+
+export const PG_JOURNAL_SCHEMA = `
+CREATE TABLE IF NOT EXISTS journal (
+  first_seq BIGINT PRIMARY KEY,
+  count INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  payload BYTEA NOT NULL,
+  checksum INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS hash_checkpoints (
+  seq BIGINT PRIMARY KEY,
+  state_hash TEXT NOT NULL
+);
+`;
+
+const FRAME_COLUMNS = 'first_seq::float8 AS first_seq, count, version, payload, checksum';
+
+interface FrameRow {
+  first_seq: number;
+  count: number;
+  version: number;
+  payload: Buffer;
+  checksum: number;
+}
+
+function toFrame(row: FrameRow): StoredFrame {
+  return {
+    firstSeq: row.first_seq,
+    count: row.count,
+    version: row.version,
+    payload: row.payload,
+    checksum: row.checksum,
+  };
+}
+
+export interface PgJournalOptions {
+  readonly connectionString: string;
+  readonly limits?: BatchLimits;
+  readonly readPageFrames?: number;
+}
+
+export class PgJournal<C = unknown> implements Journal<C> {
+  private closed = false;
+
+  static async open<C = unknown>(options: PgJournalOptions): Promise<PgJournal<C>> {
+    const pool = new pg.Pool({ connectionString: options.connectionString, max: 4 });
+    // An idle connection dropped by the server must not crash the process; the next query fails.
+    pool.on('error', () => undefined);
+    const writer = await pool.connect();
+    writer.on('error', () => undefined); // the next write then fails and poisons the journal
+    try {
+      const sync = await writer.query('SHOW synchronous_commit');
+      if ((sync.rows[0] as { synchronous_commit: string }).synchronous_commit === 'off') {
+        throw new Error('synchronous_commit is off: acknowledged appends would not be durable');
+      }
+      await writer.query(PG_JOURNAL_SCHEMA);
+      const openReport = await dropTornTail(writer);
+      const last = await lastDurable<C>(writer);
+      return new PgJournal<C>(pool, writer, openReport, last, options);
+    } catch (error) {
+      writer.release();
+      await pool.end();
+      throw error;
+    }
+  }
+
+  private readonly committer: GroupCommitter;
+  private readonly pageFrames: number;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly writer: pg.PoolClient,
+    readonly openReport: OpenReport,
+    last: { seq: number; ts: number },
+    options: PgJournalOptions,
+  ) {
+    this.pageFrames = options.readPageFrames ?? 64;
+    this.committer = new GroupCommitter(
+      { write: (frame, checkpoints) => this.writeBatch(frame, checkpoints) },
+      options.limits ?? DEFAULT_BATCH_LIMITS,
+      last,
+    );
+  }
+
+  private async writeBatch(frame: StoredFrame | null, checkpoints: readonly HashCheckpoint[]): Promise<void> {
+    const frameInsert =
+      'INSERT INTO journal (first_seq, count, version, payload, checksum) VALUES ($1, $2, $3, $4, $5)';
+    const frameParams =
+      frame === null ? [] : [frame.firstSeq, frame.count, frame.version, frame.payload, frame.checksum];
+    if (checkpoints.length === 0) {
+      if (frame !== null) await this.writer.query(frameInsert, frameParams);
+      return;
+    }
+    const n = frameParams.length;
+    const checkpointInsert = `INSERT INTO hash_checkpoints (seq, state_hash)
+      SELECT * FROM unnest($${n + 1}::bigint[], $${n + 2}::text[])
+      ON CONFLICT (seq) DO UPDATE SET state_hash = EXCLUDED.state_hash`;
+    const sql = frame === null ? checkpointInsert : `WITH f AS (${frameInsert}) ${checkpointInsert}`;
+    await this.writer.query(sql, [
+      ...frameParams,
+      checkpoints.map((c) => c.seq),
+      checkpoints.map((c) => c.stateHash),
+    ]);
+  }
+
+  append(entry: JournalEntry<C>): Promise<void> {
+    return this.committer.append(entry);
+  }
+
+  recordCheckpoint(checkpoint: HashCheckpoint): void {
+    this.committer.recordCheckpoint(checkpoint);
+  }
+
+  async *readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]> {
+    const start = await this.pool.query(
+      'SELECT COALESCE(MAX(first_seq), 0)::float8 AS s FROM journal WHERE first_seq <= $1',
+      [Math.max(fromSeq, 0)],
+    );
+    let cursor = (start.rows[0] as { s: number }).s;
+    let expected: number | null = null;
+    const wanted = Math.max(fromSeq, 1);
+    for (;;) {
+      const page = await this.pool.query(
+        `SELECT ${FRAME_COLUMNS} FROM journal WHERE first_seq >= $1 ORDER BY first_seq LIMIT $2`,
+        [cursor, this.pageFrames],
+      );
+      const rows = page.rows as FrameRow[];
+      if (rows.length === 0) return;
+      for (const row of rows) {
+        const entries = readVerifiedFrames<C>([toFrame(row)], wanted, expected);
+        expected = row.first_seq + row.count;
+        if (entries.length > 0) yield entries;
+      }
+      cursor = rows[rows.length - 1]!.first_seq + 1;
+    }
+  }
+
+  async *readFrom(fromSeq: number): AsyncIterable<JournalEntry<C>> {
+    for await (const batch of this.readBatches(fromSeq)) yield* batch;
+  }
+
+  async last(): Promise<{ readonly seq: number; readonly ts: number }> {
+    return this.committer.lastDurable;
+  }
+
+  async lastSeq(): Promise<number> {
+    return this.committer.lastDurable.seq;
+  }
+
+  async checkpoints(fromSeq: number, toSeq: number): Promise<readonly HashCheckpoint[]> {
+    const result = await this.pool.query(
+      'SELECT seq::float8 AS seq, state_hash FROM hash_checkpoints WHERE seq >= $1 AND seq <= $2 ORDER BY seq',
+      [fromSeq, toSeq],
+    );
+    return (result.rows as Array<{ seq: number; state_hash: string }>).map((r) => ({
+      seq: r.seq,
+      stateHash: r.state_hash,
+    }));
+  }
+
+  flush(): Promise<void> {
+    return this.committer.flush();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.committer.close();
+    this.writer.release();
+    await this.pool.end();
+  }
+}
+
+async function lastFrame(client: pg.PoolClient): Promise<FrameRow | undefined> {
+  const result = await client.query(`SELECT ${FRAME_COLUMNS} FROM journal ORDER BY first_seq DESC LIMIT 1`);
+  return result.rows[0] as FrameRow | undefined;
+}
+
+async function dropTornTail(client: pg.PoolClient): Promise<OpenReport> {
+  const row = await lastFrame(client);
+  if (row === undefined || frameChecksumValid(toFrame(row)))
+    return { droppedTailRecords: 0, droppedTailEntries: 0 };
+  await client.query('BEGIN');
+  await client.query('DELETE FROM journal WHERE first_seq = $1', [row.first_seq]);
+  await client.query('DELETE FROM hash_checkpoints WHERE seq >= $1', [row.first_seq]);
+  await client.query('COMMIT');
+  return { droppedTailRecords: 1, droppedTailEntries: row.count };
+}
+
+async function lastDurable<C>(client: pg.PoolClient): Promise<{ seq: number; ts: number }> {
+  const row = await lastFrame(client);
+  if (row === undefined) return { seq: 0, ts: 0 };
+  const entries = readVerifiedFrames<C>([toFrame(row)], row.first_seq, null);
+  const last = entries[entries.length - 1]!;
+  return { seq: last.seq, ts: last.ts };
+}

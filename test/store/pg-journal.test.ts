@@ -1,0 +1,81 @@
+/**
+ * The journal contract on the PostgreSQL backend, against a real throwaway server
+ * (test/support/postgres.ts); a fresh database per test. Skips, saying why, when PostgreSQL is
+ * not installed (run scripts/ensure-system-deps.sh first).
+ */
+import { after, test } from 'node:test';
+import pg from 'pg';
+import type { BatchLimits } from '../../src/store/journal.ts';
+import { PgJournal } from '../../src/store/postgres/pg-journal.ts';
+import { PgSnapshotStore } from '../../src/store/postgres/pg-snapshots.ts';
+import { startPostgres } from '../support/postgres.ts';
+import { journalContract, type StoreHarness, type TestCommand } from './journal-contract.ts';
+
+const server = await startPostgres();
+after(() => server?.stop());
+
+async function withClient<T>(url: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+const FLIP_FIRST_BYTE = 'set_byte(payload, 0, get_byte(payload, 0) # 255)';
+
+if (server === null) {
+  test('PostgreSQL journal contract', {
+    skip: 'PostgreSQL is not installed (run scripts/ensure-system-deps.sh)',
+  });
+} else {
+  let databases = 0;
+  journalContract('postgres', async (): Promise<StoreHarness> => {
+    const url = await server.createDatabase(`journal_${process.pid}_${++databases}`);
+    const open: Array<{ close(): Promise<void> }> = [];
+    const openJournal = async (limits?: BatchLimits) => {
+      const journal = await PgJournal.open<TestCommand>(
+        limits ? { connectionString: url, limits } : { connectionString: url },
+      );
+      open.push(journal);
+      return journal;
+    };
+    return {
+      openJournal,
+      async openSnapshots(keep) {
+        const store = await PgSnapshotStore.open({ connectionString: url, keep: keep ?? 3 });
+        open.push(store);
+        return store;
+      },
+      async insertRawFrame(frame) {
+        await (await openJournal()).close();
+        await withClient(url, (c) =>
+          c.query(
+            'INSERT INTO journal (first_seq, count, version, payload, checksum) VALUES ($1, $2, $3, $4, $5)',
+            [frame.firstSeq, frame.count, frame.version, frame.payload, frame.checksum],
+          ),
+        );
+      },
+      async corruptFrame(firstSeq) {
+        await withClient(url, (c) =>
+          c.query(`UPDATE journal SET payload = ${FLIP_FIRST_BYTE} WHERE first_seq = $1`, [firstSeq]),
+        );
+      },
+      async corruptSnapshot(seq) {
+        await withClient(url, (c) =>
+          c.query(`UPDATE snapshots SET payload = ${FLIP_FIRST_BYTE} WHERE seq = $1`, [seq]),
+        );
+      },
+      async frameCount() {
+        return withClient(url, async (c) =>
+          Number((await c.query('SELECT COUNT(*) AS n FROM journal')).rows[0].n),
+        );
+      },
+      async dispose() {
+        for (const store of open) await store.close();
+      },
+    };
+  });
+}
