@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Instrument, parseInstrumentName } from '../domain/instrument.ts';
+import { buildCatalogue, rollCatalogue } from './catalogue.ts';
+import { comboLegs, comboName, createCombo, parseComboName } from './combos.ts';
+import { lastFridayOfMonth, listedExpiries } from './expiries.ts';
+import { strikeGrid } from './strikes.ts';
+
+// Sunday 22 Nov 2026, 06:00 UTC.
+const NOW = Date.UTC(2026, 10, 22, 6);
+const INDEX = { BTC: 65_000, ETH: 3_200 };
+
+describe('expiry calendar', () => {
+  test('dailies, Friday weeklies, last-Friday monthlies and quarterlies at 08:00 UTC', () => {
+    const expiries = listedExpiries(NOW);
+    const byPeriod = (period: string) =>
+      expiries.filter((e) => e.period === period).map((e) => new Date(e.expiration).toISOString());
+    assert.deepEqual(byPeriod('day'), [
+      '2026-11-22T08:00:00.000Z',
+      '2026-11-23T08:00:00.000Z',
+      '2026-11-24T08:00:00.000Z',
+    ]);
+    assert.deepEqual(byPeriod('week'), ['2026-12-04T08:00:00.000Z', '2026-12-11T08:00:00.000Z']);
+    assert.deepEqual(byPeriod('month'), ['2026-11-27T08:00:00.000Z', '2027-01-29T08:00:00.000Z']);
+    assert.deepEqual(byPeriod('quarter'), [
+      '2026-12-25T08:00:00.000Z',
+      '2027-03-26T08:00:00.000Z',
+      '2027-06-25T08:00:00.000Z',
+    ]);
+    assert.equal(lastFridayOfMonth(2026, 11), Date.UTC(2026, 11, 25, 8));
+  });
+
+  test('at 08:00 on an expiry day that expiry is gone and the next one is due', () => {
+    const atExpiry = Date.UTC(2026, 10, 22, 8);
+    const expiries = listedExpiries(atExpiry).map((e) => e.expiration);
+    assert.ok(!expiries.includes(atExpiry));
+    assert.ok(expiries.includes(Date.UTC(2026, 10, 25, 8)));
+  });
+});
+
+describe('strike grids', () => {
+  test('nice steps, finer for short expiries, centred on the index', () => {
+    const daily = strikeGrid(65_000, 1 / 365, 0.55);
+    const quarterly = strikeGrid(65_000, 0.25, 0.55);
+    assert.ok(daily.includes(65_000) && quarterly.includes(65_000));
+    assert.ok(daily[1]! - daily[0]! < quarterly[1]! - quarterly[0]!);
+    assert.ok(daily.every((strike) => strike % 500 === 0));
+  });
+});
+
+describe('catalogue', () => {
+  const specs = buildCatalogue(NOW, INDEX);
+  const byName = new Map(specs.map((spec) => [spec.name, spec]));
+
+  test('deterministic given now and index levels', () => {
+    assert.deepEqual(buildCatalogue(NOW, INDEX), specs);
+  });
+
+  test('lists every product family with Deribit grids', () => {
+    const perpetual = byName.get('BTC-PERPETUAL')!;
+    assert.equal(perpetual.tickSize, '0.5');
+    assert.equal(perpetual.minTradeAmount, '10');
+    assert.equal(perpetual.contractSize, '10');
+    assert.equal(byName.get('ETH-PERPETUAL')!.tickSize, '0.05');
+    assert.equal(byName.get('ETH-PERPETUAL')!.minTradeAmount, '1');
+    for (const name of [
+      'BTC_USDC-PERPETUAL',
+      'ETH_USDC-PERPETUAL',
+      'BTC_USDC',
+      'ETH_USDC',
+      'BTC_USDT',
+      'ETH_USDT',
+      'BTC-25DEC26',
+    ]) {
+      assert.ok(byName.has(name), name);
+    }
+    const option = byName.get('BTC-25DEC26-65000-C')!;
+    assert.equal(option.tickSize, '0.0001');
+    assert.deepEqual(option.tickSizeSteps, [{ abovePrice: '0.005', tickSize: '0.0005' }]);
+    assert.equal(option.minTradeAmount, '0.1');
+    assert.equal(byName.get('ETH-25DEC26-3200-P')!.minTradeAmount, '1');
+    assert.equal(byName.get('BTC_USDC-25DEC26-65000-P')!.quoteCurrency, 'USDC');
+  });
+
+  test('every name parses back and every spec builds an Instrument', () => {
+    specs.forEach((spec, i) => {
+      const parsed = parseInstrumentName(spec.name);
+      assert.ok(parsed !== null, spec.name);
+      assert.equal(parsed.expiration, spec.expiration, spec.name);
+      assert.equal(parsed.strike, spec.strike, spec.name);
+      new Instrument(i + 1, spec);
+    });
+  });
+
+  test('roll: expiring instruments settle, the next expiry and new strikes are listed', () => {
+    const atExpiry = Date.UTC(2026, 10, 22, 8);
+    const plan = rollCatalogue(atExpiry, specs, INDEX);
+    assert.ok(plan.expire.length > 0);
+    assert.ok(plan.expire.every((spec) => spec.expiration === atExpiry));
+    assert.ok(plan.expire.some((spec) => spec.name === 'BTC-22NOV26'));
+    assert.ok(plan.list.some((spec) => spec.name === 'BTC-25NOV26'));
+    assert.ok(plan.list.every((spec) => spec.createdAt === atExpiry));
+    const idle = rollCatalogue(NOW, specs, INDEX);
+    assert.deepEqual(idle, { list: [], expire: [] });
+  });
+});
+
+describe('combos', () => {
+  const specs = buildCatalogue(NOW, INDEX);
+  const lookup = (name: string) => specs.find((spec) => spec.name === name);
+  const expiration = Date.UTC(2026, 11, 25, 8);
+
+  test('Deribit-style ids round-trip through the parser', () => {
+    for (const name of [
+      'BTC-CS-25DEC26-65000_70000',
+      'BTC-PS-25DEC26-65000_60000',
+      'BTC-STRD-25DEC26-65000',
+      'BTC-FS-25DEC26_PERP',
+      'BTC-FS-26MAR27_25DEC26',
+      'ETH_USDC-CS-25DEC26-3200_3400',
+    ]) {
+      const request = parseComboName(name);
+      assert.ok(request !== null, name);
+      assert.equal(comboName(request), name);
+    }
+    assert.equal(parseComboName('BTC-XX-25DEC26-1'), null);
+    assert.equal(parseComboName('BTC-CS-25DEC26-65000_65000'), null);
+  });
+
+  test('legs and ratios', () => {
+    assert.deepEqual(comboLegs(parseComboName('BTC-FS-25DEC26_PERP')!), [
+      { instrumentName: 'BTC-25DEC26', ratio: 1 },
+      { instrumentName: 'BTC-PERPETUAL', ratio: -1 },
+    ]);
+    assert.deepEqual(
+      comboLegs({ kind: 'straddle', currency: 'BTC', linear: false, expiration, strike: 65_000 }),
+      [
+        { instrumentName: 'BTC-25DEC26-65000-C', ratio: 1 },
+        { instrumentName: 'BTC-25DEC26-65000-P', ratio: 1 },
+      ],
+    );
+  });
+
+  test('created from listed legs only', () => {
+    const spread = createCombo(parseComboName('BTC-CS-25DEC26-65000_70000')!, lookup, NOW);
+    assert.ok(spread.ok);
+    assert.equal(spread.spec.kind, 'option_combo');
+    assert.equal(spread.spec.expiration, expiration);
+    const future = createCombo(parseComboName('BTC-FS-25DEC26_PERP')!, lookup, NOW);
+    assert.ok(future.ok && future.spec.kind === 'future_combo' && future.spec.tickSize === '2.5');
+    const missing = createCombo(parseComboName('BTC-CS-25DEC26-65001_70000')!, lookup, NOW);
+    assert.ok(!missing.ok && missing.message.includes('not listed'));
+  });
+});
