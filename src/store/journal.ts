@@ -81,7 +81,11 @@ export interface SnapshotInfo {
 }
 
 export interface SnapshotStore<S = unknown> {
-  /** Durable once resolved. Callers must only save a seq that is already durable in the journal. */
+  /**
+   * Durable once resolved. Encodes `state` synchronously before its first await, so the caller
+   * may let the core run on right after the call. A snapshot may be ahead of the durable journal
+   * (taken before its last commands were fsynced); recovery ignores such a snapshot.
+   */
   saveSnapshot(snapshot: Snapshot<S>): Promise<SnapshotInfo>;
   /**
    * The newest snapshot whose checksum verifies and whose seq ≤ maxSeq (default: any);

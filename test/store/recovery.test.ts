@@ -1,0 +1,267 @@
+/** Recovery (snapshot + replay + hash checks) and the snapshot policy, on the SQLite backend. */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import type { Journal, JournalEntry, SnapshotStore } from '../../src/store/journal.ts';
+import { RecoveryMismatchError, recover } from '../../src/store/recovery.ts';
+import { Snapshotter } from '../../src/store/snapshotter.ts';
+import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
+import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
+
+type Cmd = { readonly type: 'add'; readonly n: number };
+
+/** A tiny deterministic core: order-sensitive accumulator. */
+class ToyCore {
+  seq = 0;
+  acc = 17;
+  static from(state: unknown | null): ToyCore {
+    const core = new ToyCore();
+    if (state !== null) Object.assign(core, state as { seq: number; acc: number });
+    return core;
+  }
+  apply(entry: JournalEntry<Cmd>): void {
+    this.seq = entry.seq;
+    this.acc = (this.acc * 31 + entry.command.n) % 1_000_000_007;
+  }
+  stateHash(): string {
+    return `${this.seq}:${this.acc}`;
+  }
+  snapshot(): unknown {
+    return { seq: this.seq, acc: this.acc };
+  }
+}
+
+interface Fixture {
+  dir: string;
+  journal: Journal<Cmd>;
+  snapshots: SnapshotStore;
+  reopen(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+async function fixture(): Promise<Fixture> {
+  const dir = mkdtempSync(join(tmpdir(), 'recovery-test-'));
+  const open = () => ({
+    journal: SqliteJournal.open<Cmd>({ path: join(dir, 'journal.sqlite') }),
+    snapshots: new SqliteSnapshotStore({ path: join(dir, 'snapshots.sqlite') }),
+  });
+  const f: Fixture = {
+    dir,
+    ...open(),
+    async reopen() {
+      await f.journal.close();
+      await f.snapshots.close();
+      Object.assign(f, open());
+    },
+    async dispose() {
+      await f.journal.close();
+      await f.snapshots.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return f;
+}
+
+/** Drives `count` commands through a live core + journal, like the sequencer does. */
+async function runLive(f: Fixture, core: ToyCore, from: number, count: number, snapshotter?: Snapshotter) {
+  const pending: Promise<void>[] = [];
+  for (let seq = from; seq < from + count; seq++) {
+    const entry = { seq, ts: 1000 + seq, command: { type: 'add' as const, n: (seq * 7919) % 1013 } };
+    core.apply(entry);
+    pending.push(f.journal.append(entry).then(() => snapshotter?.onCommitted(entry.ts)));
+  }
+  await Promise.all(pending);
+}
+
+test('replays the whole journal when there is no snapshot and rebuilds the live hash', async () => {
+  const f = await fixture();
+  try {
+    const live = new ToyCore();
+    await runLive(f, live, 1, 300);
+    await f.reopen();
+    const { core, report } = await recover({
+      journal: f.journal,
+      snapshots: f.snapshots,
+      createCore: ToyCore.from,
+    });
+    assert.equal(core.stateHash(), live.stateHash());
+    assert.equal(report.snapshotSeq, null);
+    assert.equal(report.replayed, 300);
+    assert.equal(report.lastSeq, 300);
+    assert.equal(report.lastTs, 1300);
+    assert.equal(report.ok, true);
+  } finally {
+    await f.dispose();
+  }
+});
+
+test('starts from the snapshot, replays only after it, and verifies checkpoints', async () => {
+  const f = await fixture();
+  try {
+    const live = new ToyCore();
+    const snapshotter = new Snapshotter(
+      { everyCommands: 100, everyMs: 0, checkpointEveryCommands: 30 },
+      {
+        journal: f.journal,
+        snapshots: f.snapshots,
+        capture: () => ({
+          seq: live.seq,
+          ts: 1000 + live.seq,
+          stateHash: live.stateHash(),
+          state: live.snapshot(),
+        }),
+        currentHash: () => ({ seq: live.seq, stateHash: live.stateHash() }),
+      },
+    );
+    for (let i = 0; i < 5; i++) await runLive(f, live, i * 50 + 1, 50, snapshotter);
+    await snapshotter.idle();
+    await f.journal.flush();
+    const saved = await f.snapshots.listSnapshots();
+    assert.deepEqual(
+      saved.map((s) => s.seq),
+      [200, 100],
+    );
+    await f.reopen();
+    const { core, report } = await recover({
+      journal: f.journal,
+      snapshots: f.snapshots,
+      createCore: ToyCore.from,
+    });
+    assert.equal(report.snapshotSeq, 200);
+    assert.equal(report.replayedFrom, 201);
+    assert.equal(report.replayed, 50);
+    // Checkpoints carry the APPLIED seq when a commit is seen: here the end of each run of 50.
+    assert.deepEqual(
+      (await f.journal.checkpoints(201, 250)).map((c) => c.seq),
+      [250],
+    );
+    assert.equal(report.checkpointsVerified, 1);
+    assert.equal(report.ok, true);
+    assert.equal(core.stateHash(), live.stateHash());
+  } finally {
+    await f.dispose();
+  }
+});
+
+test('a snapshot ahead of the durable journal is ignored (its last commands were never acknowledged)', async () => {
+  const f = await fixture();
+  try {
+    const live = new ToyCore();
+    await runLive(f, live, 1, 40);
+    await f.snapshots.saveSnapshot({
+      seq: 40,
+      ts: 1040,
+      stateHash: live.stateHash(),
+      state: live.snapshot(),
+    });
+    const ahead = ToyCore.from(live.snapshot());
+    ahead.apply({ seq: 41, ts: 1041, command: { type: 'add', n: 5 } });
+    await f.snapshots.saveSnapshot({
+      seq: 41,
+      ts: 1041,
+      stateHash: ahead.stateHash(),
+      state: ahead.snapshot(),
+    });
+    await f.reopen();
+    const { core, report } = await recover({
+      journal: f.journal,
+      snapshots: f.snapshots,
+      createCore: ToyCore.from,
+    });
+    assert.equal(report.snapshotSeq, 40);
+    assert.equal(report.replayed, 0);
+    assert.equal(core.stateHash(), live.stateHash());
+  } finally {
+    await f.dispose();
+  }
+});
+
+test('a hash mismatch is reported, and thrown in strict mode', async () => {
+  const f = await fixture();
+  try {
+    const live = new ToyCore();
+    await runLive(f, live, 1, 20);
+    f.journal.recordCheckpoint({ seq: 10, stateHash: 'not-the-hash' });
+    await f.journal.flush();
+    await f.reopen();
+    const { report } = await recover({
+      journal: f.journal,
+      snapshots: f.snapshots,
+      createCore: ToyCore.from,
+    });
+    assert.equal(report.ok, false);
+    assert.deepEqual(
+      report.mismatches.map((m) => [m.seq, m.where, m.expected]),
+      [[10, 'checkpoint', 'not-the-hash']],
+    );
+    await assert.rejects(
+      recover({ journal: f.journal, snapshots: f.snapshots, createCore: ToyCore.from, strict: true }),
+      RecoveryMismatchError,
+    );
+  } finally {
+    await f.dispose();
+  }
+});
+
+test('a torn last record is dropped and reported; recovery rebuilds the state before it', async () => {
+  const f = await fixture();
+  try {
+    const live = new ToyCore();
+    await runLive(f, live, 1, 10);
+    const before = live.stateHash();
+    await runLive(f, live, 11, 5);
+    await f.journal.close();
+    const db = new Database(join(f.dir, 'journal.sqlite'));
+    db.prepare(
+      'UPDATE journal SET payload = substr(payload, 1, length(payload) - 3) WHERE first_seq = 11',
+    ).run();
+    db.close();
+    await f.reopen();
+    const { core, report } = await recover({
+      journal: f.journal,
+      snapshots: f.snapshots,
+      createCore: ToyCore.from,
+    });
+    assert.equal(report.droppedTailRecords, 1);
+    assert.equal(report.droppedTailEntries, 5);
+    assert.equal(report.lastSeq, 10);
+    assert.equal(core.stateHash(), before);
+  } finally {
+    await f.dispose();
+  }
+});
+
+test('snapshot policy: by command count and by command time, one at a time', async () => {
+  const saved: number[] = [];
+  const checkpoints: number[] = [];
+  let seq = 0;
+  const snapshots = {
+    saveSnapshot: async (s: { seq: number }) => {
+      saved.push(s.seq);
+      return { seq: s.seq, ts: 0, stateHash: '', bytes: 1 };
+    },
+  } as unknown as SnapshotStore;
+  const snapshotter = new Snapshotter(
+    { everyCommands: 10, everyMs: 1000, checkpointEveryCommands: 4 },
+    {
+      journal: { recordCheckpoint: (c) => checkpoints.push(c.seq) },
+      snapshots,
+      capture: () => ({ seq, ts: 0, stateHash: '', state: null }),
+      currentHash: () => ({ seq, stateHash: '' }),
+    },
+  );
+  for (seq = 1; seq <= 25; seq++) {
+    snapshotter.onCommitted(seq);
+    await snapshotter.idle();
+  }
+  assert.deepEqual(saved, [10, 20]);
+  assert.deepEqual(checkpoints, [4, 8, 12, 16, 20, 24]);
+  // Time: 1000 ms of command time since the last snapshot (taken at ts 20) triggers one.
+  seq = 26;
+  snapshotter.onCommitted(1020);
+  await snapshotter.idle();
+  assert.deepEqual(saved, [10, 20, 26]);
+});
