@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Instrument } from '../domain/instrument.ts';
+import { black76Price, yearsBetween } from './black76.ts';
+import { buildCatalogue } from './catalogue.ts';
+import { comboLegs, createCombo, parseComboName } from './combos.ts';
+import { volatilityFromQuotePrice } from './conversions.ts';
+import { defaultMarketModel, priceMarket } from './market-state.ts';
+import { priceUpdateCommand, settlementCommand, settlementValue, toTicks } from './price-updates.ts';
+import { tickerFigures } from './ticker.ts';
+
+const NOW = Date.UTC(2026, 10, 22, 6);
+const INDEX = { BTC: 65_000, ETH: 3_200 };
+const EXPIRY = Date.UTC(2026, 11, 25, 8);
+const specs = buildCatalogue(NOW, INDEX);
+const lookup = (name: string) => specs.find((spec) => spec.name === name);
+const spread = createCombo(parseComboName('BTC-FS-25DEC26_PERP')!, lookup, NOW);
+assert.ok(spread.ok);
+const allSpecs = [...specs, spread.spec];
+const model = defaultMarketModel();
+const state = priceMarket(NOW, INDEX, allSpecs, model);
+
+describe('MarketState', () => {
+  test('forwards carry the basis; perpetual and spot sit at or near the index', () => {
+    const t = yearsBetween(NOW, EXPIRY);
+    assert.ok(Math.abs(state.forward('BTC', EXPIRY) - 65_000 * Math.exp(0.05 * t)) < 1e-9);
+    assert.equal(state.mark('BTC-25DEC26')!.markPrice, state.forward('BTC', EXPIRY));
+    assert.equal(state.mark('BTC-PERPETUAL')!.markPrice, 65_000 * 1.0001);
+    assert.equal(state.mark('BTC_USDT')!.markPrice, 65_000);
+  });
+
+  test('inverse option mark = Black-76 USD / forward; linear = USD; IV recovers the surface', () => {
+    const forward = state.forward('BTC', EXPIRY);
+    const volatility = state.volatility('BTC', 70_000, EXPIRY);
+    const usd = black76Price({
+      optionType: 'call',
+      forward,
+      strike: 70_000,
+      timeToExpiry: yearsBetween(NOW, EXPIRY),
+      volatility,
+    });
+    const inverse = state.mark('BTC-25DEC26-70000-C')!;
+    assert.ok(Math.abs(inverse.markPrice - usd / forward) < 1e-15);
+    assert.ok(Math.abs(state.mark('BTC_USDC-25DEC26-70000-C')!.markPrice - usd) < 1e-9);
+    const iv = volatilityFromQuotePrice(
+      {
+        optionType: 'call',
+        marginKind: 'inverse',
+        strike: 70_000,
+        forward,
+        index: 65_000,
+        timeToExpiry: inverse.timeToExpiry!,
+      },
+      inverse.markPrice,
+    );
+    assert.ok(iv.ok && Math.abs(iv.volatility - volatility) < 1e-10);
+  });
+
+  test('combo marks are the ratio-weighted leg marks', () => {
+    const mark = state.mark('BTC-FS-25DEC26_PERP')!;
+    const legs = comboLegs(parseComboName('BTC-FS-25DEC26_PERP')!);
+    const expected = legs.reduce(
+      (sum, leg) => sum + leg.ratio * state.mark(leg.instrumentName)!.markPrice,
+      0,
+    );
+    assert.ok(Math.abs(mark.markPrice - expected) < 1e-9);
+  });
+
+  test('expired or unknown instruments have no mark', () => {
+    const later = priceMarket(Date.UTC(2026, 10, 22, 8), INDEX, allSpecs, model);
+    assert.equal(later.mark('BTC-22NOV26'), undefined);
+    assert.equal(state.mark('BTC-NOPE'), undefined);
+  });
+});
+
+describe('price updates and settlement', () => {
+  test('update_prices carries each index once and marks in ticks', () => {
+    const instruments = allSpecs.slice(0, 50).map((spec, i) => new Instrument(i + 1, spec));
+    const command = priceUpdateCommand(state, instruments);
+    assert.equal(command.type, 'update_prices');
+    if (command.type !== 'update_prices') return;
+    assert.equal(new Set(command.indexPrices!.map((p) => p.currency)).size, command.indexPrices!.length);
+    for (const update of command.markPrices!)
+      assert.ok(Number.isSafeInteger(update.markPrice) && update.markPrice >= 0);
+  });
+
+  test('settlement values: futures at the index, options at intrinsic in their currency', () => {
+    const future = lookup('BTC-25DEC26')!;
+    assert.equal(settlementValue(future, 66_000), 66_000);
+    assert.equal(settlementValue(lookup('BTC-25DEC26-60000-C')!, 66_000), 6_000 / 66_000);
+    assert.equal(settlementValue(lookup('BTC_USDC-25DEC26-70000-P')!, 66_000), 4_000);
+    assert.equal(settlementValue(lookup('BTC-25DEC26-70000-C')!, 66_000), 0);
+    assert.equal(settlementValue(lookup('BTC-PERPETUAL')!, 66_000), null);
+    assert.equal(settlementValue(spread.spec, 66_000, lookup), 0);
+    const instrument = new Instrument(1, future);
+    assert.deepEqual(settlementCommand(instrument, 66_001.3), {
+      type: 'settle_instrument',
+      instrumentName: 'BTC-25DEC26',
+      settlementPrice: toTicks(instrument, 66_001.3),
+    });
+  });
+});
+
+describe('ticker figures', () => {
+  test('options: mark/bid/ask IV in percent and display greeks', () => {
+    const instrument = new Instrument(7, lookup('BTC-25DEC26-70000-C')!);
+    const mark = state.mark(instrument.name)!;
+    const bid = toTicks(instrument, mark.markPrice * 0.95);
+    const ask = toTicks(instrument, mark.markPrice * 1.05);
+    const figures = tickerFigures(instrument, state, { bestBid: bid, bestAsk: ask })!;
+    assert.ok(Math.abs(figures.markIv! - mark.markIv! * 100) < 1e-12);
+    assert.ok(figures.bidIv! < figures.markIv! && figures.markIv! < figures.askIv!);
+    assert.equal(figures.indexPrice, 65_000);
+    assert.ok(figures.greeks!.delta > 0 && figures.greeks!.delta < 1);
+    assert.ok(Math.abs(figures.greeks!.vega - mark.greeks!.vega / 100) < 1e-12);
+    assert.ok(figures.greeks!.theta < 0);
+  });
+
+  test('futures: no IV or greeks; empty book sides are null', () => {
+    const instrument = new Instrument(8, lookup('BTC-PERPETUAL')!);
+    const figures = tickerFigures(instrument, state, { bestBid: null, bestAsk: 130_004 })!;
+    assert.equal(figures.greeks, null);
+    assert.equal(figures.bestBidPrice, null);
+    assert.equal(figures.bestAskPrice, 65_002);
+  });
+});

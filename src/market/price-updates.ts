@@ -1,0 +1,104 @@
+/**
+ * Glue from the market model to the core's integer world: mark prices in ticks for the
+ * `update_prices` command and settlement prices for `settle_instrument`.
+ *
+ * Marks round to the instrument's finest tick (the core's contract), never below 0.
+ *
+ * Settlement value at expiry against the settlement index S (settlement.ts, 30-min TWAP):
+ * dated futures S (USD); inverse options max(±(S − K), 0) / S in coin; linear options
+ * max(±(S − K), 0) in USDC. Rounding that value to the finest tick loses up to half a tick
+ * (0.00005 BTC on an inverse option) — a limit of the integer-tick `settle_instrument`
+ * contract, reported to the engine owner.
+ */
+import type { UnstampedCommand } from '../core/commands.ts';
+import type { Instrument, InstrumentSpec } from '../domain/instrument.ts';
+import type { MarketState } from './market-state.ts';
+
+/** A price (quote currency) in the instrument's finest ticks, rounded to nearest, ≥ 0. */
+export function toTicks(instrument: Instrument, price: number): number {
+  const tick = Number(instrument.spec.tickSize);
+  return Math.max(0, Math.round(price / tick));
+}
+
+/** Ticks of the instrument as a plain number in its quote currency. */
+export function fromTicks(instrument: Instrument, ticks: number): number {
+  return Number(instrument.formatPrice(ticks));
+}
+
+/** One `update_prices` command with every index and every listed instrument's mark. */
+export function priceUpdateCommand(state: MarketState, instruments: Iterable<Instrument>): UnstampedCommand {
+  const indexPrices: { currency: string; price: number }[] = [];
+  const seen = new Set<string>();
+  const markPrices: { instrumentName: string; markPrice: number }[] = [];
+  for (const instrument of instruments) {
+    const currency = instrument.spec.baseCurrency;
+    if (!seen.has(currency) && state.hasIndex(currency)) {
+      seen.add(currency);
+      indexPrices.push({ currency, price: state.index(currency) });
+    }
+    const mark = state.mark(instrument.name);
+    if (mark !== undefined)
+      markPrices.push({ instrumentName: instrument.name, markPrice: toTicks(instrument, mark.markPrice) });
+  }
+  return { type: 'update_prices', indexPrices, markPrices };
+}
+
+/**
+ * Exact settlement value in the quote currency (combos: Σ ratio · leg value, legs found with
+ * `lookup`); null for instruments that do not expire (perpetuals, spot).
+ */
+export function settlementValue(
+  spec: InstrumentSpec,
+  settlementIndex: number,
+  lookup: (name: string) => InstrumentSpec | undefined = () => undefined,
+): number | null {
+  switch (spec.kind) {
+    case 'future':
+      return spec.expiration === null ? null : settlementIndex;
+    case 'option': {
+      const strike = Number(spec.strike);
+      const intrinsic =
+        spec.optionType === 'put'
+          ? Math.max(strike - settlementIndex, 0)
+          : Math.max(settlementIndex - strike, 0);
+      return spec.marginKind === 'inverse' ? intrinsic / settlementIndex : intrinsic;
+    }
+    case 'future_combo':
+    case 'option_combo': {
+      if (spec.expiration === null) return null;
+      let total = 0;
+      for (const leg of spec.legs ?? []) {
+        const legSpec = lookup(leg.instrumentName);
+        // A perpetual leg of a future spread is valued at the settlement index.
+        const value =
+          legSpec === undefined
+            ? null
+            : (settlementValue(legSpec, settlementIndex, lookup) ?? settlementIndex);
+        if (value === null) return null;
+        total += leg.ratio * value;
+      }
+      return total;
+    }
+    case 'spot':
+      return null;
+    default: {
+      const _exhaustive: never = spec.kind;
+      return _exhaustive;
+    }
+  }
+}
+
+/** The `settle_instrument` command for an expiring instrument; null when it has no own settlement. */
+export function settlementCommand(
+  instrument: Instrument,
+  settlementIndex: number,
+  lookup?: (name: string) => InstrumentSpec | undefined,
+): UnstampedCommand | null {
+  const value = settlementValue(instrument.spec, settlementIndex, lookup);
+  if (value === null) return null;
+  const tick = Number(instrument.spec.tickSize);
+  // Combos may settle negative (future spreads); single instruments never do.
+  const settlementPrice =
+    instrument.spec.legs === null ? toTicks(instrument, value) : Math.round(value / tick);
+  return { type: 'settle_instrument', instrumentName: instrument.name, settlementPrice };
+}
