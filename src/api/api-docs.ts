@@ -1,0 +1,178 @@
+/**
+ * OpenAPI 3.1 and AsyncAPI 2.6 documents generated from the method and channel registries (the
+ * same TypeBox schemas that validate requests). Served at `/docs/openapi.json` and
+ * `/docs/asyncapi.json`; `npm run docs:api` writes them under `docs/api/`.
+ */
+import type { TSchema } from '@sinclair/typebox';
+import { ERROR_CATALOGUE } from '../domain/errors.ts';
+import type { ChannelRegistry } from './channels.ts';
+import type { FlatRouteDefinition } from './http-routes.ts';
+import type { MethodRegistry } from './registry.ts';
+
+/** JSON schema without TypeBox's symbol keys and `$id`s (inlined documents). */
+function plain(schema: TSchema): unknown {
+  return JSON.parse(JSON.stringify(schema, (key, value) => (key === '$id' ? undefined : value)));
+}
+
+const ErrorObject = {
+  type: 'object',
+  required: ['code', 'message'],
+  properties: {
+    code: { type: 'integer', enum: Object.values(ERROR_CATALOGUE).map((entry) => entry.code) },
+    message: { type: 'string' },
+    data: { type: 'object', description: 'field: the input at fault, when there is one' },
+  },
+};
+
+const SECURITY_HEADERS = ['Service-API-Timestamp', 'Service-API-Nonce', 'Service-API-Signature'];
+
+export function buildOpenApi(
+  methods: MethodRegistry,
+  flatRoutes: readonly FlatRouteDefinition[],
+  version: string,
+): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  for (const method of methods.list()) {
+    if (method.transports && !method.transports.includes('http')) continue;
+    paths[`/api/${method.name}`] = {
+      post: {
+        operationId: method.name.replace(/\//g, '_'),
+        summary: method.summary,
+        tags: [method.name.split('/').slice(0, -1).join('/')],
+        ...(method.access === 'private' ? { security: [{ apiKey: [] }] } : {}),
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['rid', 'method', 'params'],
+                properties: {
+                  rid: { type: 'integer' },
+                  method: { const: method.name },
+                  params: plain(method.params),
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          '200': {
+            description:
+              '{rid, result} on success; {rid, error} when the service refuses a well-formed envelope',
+            content: {
+              'application/json': {
+                schema: {
+                  oneOf: [
+                    {
+                      type: 'object',
+                      required: ['rid', 'result'],
+                      properties: { rid: { type: 'integer' }, result: plain(method.result) },
+                    },
+                    {
+                      type: 'object',
+                      required: ['rid', 'error'],
+                      properties: { rid: { type: 'integer' }, error: ErrorObject },
+                    },
+                  ],
+                },
+              },
+            },
+          },
+          '400': { description: 'not JSON / not an envelope' },
+          '401': { description: 'authentication failed' },
+          '403': { description: 'the key lacks the role' },
+          '413': { description: 'body too large' },
+          '429': { description: 'rate limited' },
+        },
+      },
+    };
+  }
+  for (const route of flatRoutes) {
+    const operation: Record<string, unknown> = {
+      summary: route.summary,
+      security: [{ apiKey: [] }],
+      responses: {
+        '200': {
+          description: '{succ, code, message, value}',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                properties: {
+                  succ: { type: 'boolean' },
+                  code: { type: 'integer' },
+                  message: { type: 'string' },
+                  value: {},
+                },
+              },
+            },
+          },
+        },
+      },
+    };
+    if (route.body)
+      operation.requestBody = {
+        required: true,
+        content: { 'application/json': { schema: plain(route.body) } },
+      };
+    if (route.query) operation.parameters = queryParameters(route.query);
+    paths[route.url] = { ...((paths[route.url] as object) ?? {}), [route.method.toLowerCase()]: operation };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Trading and Block RFQ Service',
+      version,
+      description:
+        'Envelope methods over HTTP (POST /api/<method>) and WebSocket (/ws). Signed requests carry ' +
+        `Authorization: Bearer <API_KEY> and ${SECURITY_HEADERS.join(', ')}; the signature is ` +
+        'base64(HMAC-SHA256(secret, ts\\nnonce\\nMETHOD\\npathWithQuery\\nbody)).',
+    },
+    components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
+    paths,
+  };
+}
+
+function queryParameters(schema: TSchema): unknown[] {
+  const properties =
+    (schema as { properties?: Record<string, unknown>; required?: string[] }).properties ?? {};
+  const required = new Set((schema as { required?: string[] }).required ?? []);
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    schema: JSON.parse(JSON.stringify(property)),
+  }));
+}
+
+export function buildAsyncApi(
+  methods: MethodRegistry,
+  channels: ChannelRegistry,
+  version: string,
+): Record<string, unknown> {
+  const channelDocs: Record<string, unknown> = {};
+  for (const family of channels.list()) {
+    channelDocs[family.pattern] = {
+      description: `${family.summary} (${family.access}). Push: {method:"subscription", params:{channel, seq, snapshot?, data}}.`,
+      subscribe: { message: { payload: plain(family.payload) } },
+    };
+  }
+  const requests = methods.list().map((method) => ({
+    name: method.name,
+    summary: method.summary,
+    access: method.access,
+    payload: plain(method.params),
+    result: plain(method.result),
+  }));
+  return {
+    asyncapi: '2.6.0',
+    info: { title: 'Trading and Block RFQ Service WebSocket', version },
+    servers: {
+      local: { url: 'localhost:{port}/ws', protocol: 'ws', variables: { port: { default: '8080' } } },
+    },
+    channels: channelDocs,
+    'x-requests': requests,
+  };
+}

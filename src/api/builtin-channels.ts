@@ -1,0 +1,157 @@
+/**
+ * The gateway's own channel families: `user.orders.{kind}.{currency}`,
+ * `user.trades.{kind}.{currency}` (the key's default account), `book.{instrument}` and
+ * `ticker.{instrument}` (public). Kind: future, option, spot, future_combo, option_combo, combo,
+ * any; currency: a symbol or any. Book and ticker pushes are full snapshots, at most one per
+ * instrument per committed command.
+ */
+import { Type } from '@sinclair/typebox';
+import type { OrderView, TradeView } from '../core/events.ts';
+import { VenueError } from '../domain/errors.ts';
+import type { Instrument } from '../domain/instrument.ts';
+import type { Principal } from './auth/authenticator.ts';
+import { type ChannelFamily, type ChannelRegistry, topicFor } from './channels.ts';
+import type { ReadPort } from './ports.ts';
+import { OrderBookSchema, OrderSchema, TickerSchema, TradeSchema } from './schemas/objects.ts';
+import { orderBookToWire, tickerToWire } from './wire/market.ts';
+import { orderToWire, partiesOf, tradeToWire } from './wire/orders.ts';
+
+const KINDS = new Set(['future', 'option', 'spot', 'future_combo', 'option_combo', 'combo', 'any']);
+const BOOK_DEPTH = 20;
+
+function kindsOf(instrument: Instrument): string[] {
+  const kinds = [instrument.kind, 'any'];
+  if (instrument.kind.endsWith('_combo')) kinds.push('combo');
+  return kinds;
+}
+
+function requirePrincipal(principal: Principal | null, name: string): Principal {
+  if (principal === null) {
+    throw new VenueError('authorization_required', `${name} needs an authenticated connection`, {
+      field: 'channels',
+    });
+  }
+  return principal;
+}
+
+function userChannel(
+  prefix: 'user.orders' | 'user.trades',
+  reads: ReadPort,
+  summary: string,
+  payload: ReturnType<typeof Type.Array> | typeof OrderSchema,
+): ChannelFamily {
+  const pattern = new RegExp(`^${prefix.replace('.', '\\.')}\\.([a-z_]+)\\.([A-Za-z0-9]+)$`);
+  return {
+    pattern: `${prefix}.{kind}.{currency}`,
+    summary,
+    access: 'private',
+    payload,
+    resolve(name, principal) {
+      const match = pattern.exec(name);
+      if (match === null || !KINDS.has(match[1]!)) return null;
+      const owner = requirePrincipal(principal, name);
+      const kind = match[1]!;
+      const currency = match[2]!.toUpperCase() === 'ANY' ? 'any' : match[2]!.toUpperCase();
+      const canonical = `${prefix}.${kind}.${currency}`;
+      const accountId = owner.defaultAccountId;
+      if (prefix === 'user.trades') return { topics: [topicFor(canonical, accountId)] };
+      return {
+        topics: [topicFor(canonical, accountId)],
+        snapshot: () =>
+          reads.openOrders(accountId, currency === 'any' ? {} : { currency }).flatMap((order) => {
+            const instrument = reads.instrument(order.instrumentName);
+            return instrument && kindsOf(instrument).includes(kind) ? [orderToWire(order, instrument)] : [];
+          }),
+      };
+    },
+    produce(batch, emit) {
+      for (const event of batch.events) {
+        if (prefix === 'user.orders' && event.type === 'order') emitOrder(event.order);
+        if (prefix === 'user.trades' && event.type === 'trade') emitTrade(event.trade);
+      }
+      function names(instrument: Instrument): string[] {
+        const out: string[] = [];
+        for (const kind of kindsOf(instrument)) {
+          out.push(`${prefix}.${kind}.${instrument.currency}`, `${prefix}.${kind}.any`);
+        }
+        return out;
+      }
+      function emitOrder(order: OrderView): void {
+        const instrument = reads.instrument(order.instrumentName);
+        if (instrument === undefined) return;
+        let wire: unknown;
+        const data = () => {
+          wire ??= orderToWire(order, instrument);
+          return wire;
+        };
+        for (const name of names(instrument)) emit(name, order.accountId, data);
+      }
+      function emitTrade(trade: TradeView): void {
+        const instrument = reads.instrument(trade.instrumentName);
+        if (instrument === undefined) return;
+        for (const party of [trade.taker, trade.maker]) {
+          if (partiesOf(trade, party.accountId)[0] !== party) continue;
+          const data = () =>
+            partiesOf(trade, party.accountId).map((own) => tradeToWire(trade, own, instrument));
+          for (const name of names(instrument)) emit(name, party.accountId, data);
+        }
+      }
+    },
+  };
+}
+
+function instrumentChannel(
+  prefix: 'book' | 'ticker',
+  reads: ReadPort,
+  summary: string,
+  payload: typeof OrderBookSchema | typeof TickerSchema,
+): ChannelFamily {
+  const render = (instrument: Instrument): unknown => {
+    if (prefix === 'book') {
+      const book = reads.orderBook(instrument.name, BOOK_DEPTH);
+      return book && orderBookToWire(book, instrument);
+    }
+    const ticker = reads.ticker(instrument.name);
+    return ticker && tickerToWire(ticker, instrument);
+  };
+  return {
+    pattern: `${prefix}.{instrument}`,
+    summary,
+    access: 'public',
+    payload,
+    resolve(name) {
+      if (!name.startsWith(`${prefix}.`)) return null;
+      const instrumentName = name.slice(prefix.length + 1);
+      const instrument = reads.instrument(instrumentName);
+      if (instrument === undefined) {
+        throw new VenueError('invalid_instrument', `unknown instrument in ${name}`, { field: 'channels' });
+      }
+      return { topics: [topicFor(name, null)], snapshot: () => render(instrument) };
+    },
+    produce(batch, emit) {
+      const touched = new Set<string>();
+      for (const event of batch.events) {
+        if (event.type === 'order') touched.add(event.order.instrumentName);
+        else if (event.type === 'trade') touched.add(event.trade.instrumentName);
+        else if (event.type === 'instrument') touched.add(event.instrumentName);
+      }
+      for (const instrumentName of touched) {
+        const instrument = reads.instrument(instrumentName);
+        if (instrument !== undefined) emit(`${prefix}.${instrumentName}`, null, () => render(instrument));
+      }
+    },
+  };
+}
+
+export function registerBuiltinChannels(channels: ChannelRegistry, reads: ReadPort): void {
+  channels.register(
+    userChannel('user.orders', reads, "Changes of the key's orders (snapshot: open orders).", OrderSchema),
+  );
+  channels.register(
+    userChannel('user.trades', reads, "The key's trades, as arrays.", Type.Array(TradeSchema)),
+  );
+  channels.register(
+    instrumentChannel('book', reads, 'Order book snapshots of one instrument.', OrderBookSchema),
+  );
+  channels.register(instrumentChannel('ticker', reads, 'Ticker of one instrument.', TickerSchema));
+}

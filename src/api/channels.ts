@@ -1,0 +1,150 @@
+/**
+ * Push channels: a registry of channel families and a fan-out that routes committed events to
+ * subscribed WebSocket sessions. Other parts (portfolios, RFQ) add families the same way.
+ *
+ * Invariants:
+ * - A family resolves a concrete channel name for a caller into routing topics (e.g. the
+ *   caller's account) and an optional snapshot; it refuses what the caller may not see.
+ * - Producers run once per committed batch, in sequence order, and build a payload only when
+ *   someone is subscribed to the topic (`emit` takes a thunk).
+ * - Every push carries `seq`, counting 1, 2, 3… per (connection, channel); the snapshot, when the
+ *   family has one, is seq 1 with `snapshot: true`. A gap in seq means a lost push.
+ */
+import type { TSchema } from '@sinclair/typebox';
+import type { Principal } from './auth/authenticator.ts';
+import type { CommittedBatch } from './ports.ts';
+
+/** A routing key: a channel name, scoped to an account for private channels. */
+export type Topic = string;
+
+export function topicFor(channel: string, accountId: number | null): Topic {
+  return accountId === null ? channel : `${accountId}|${channel}`;
+}
+
+export interface ResolvedChannel {
+  readonly topics: readonly Topic[];
+  /** The first push, taken at subscription time (e.g. open orders, the book). */
+  readonly snapshot?: () => unknown;
+}
+
+export type Emit = (channel: string, accountId: number | null, data: () => unknown) => void;
+
+export interface ChannelFamily {
+  /** Documentation form, e.g. `user.orders.{kind}.{currency}`. */
+  readonly pattern: string;
+  readonly summary: string;
+  readonly access: 'public' | 'private';
+  /** Payload schema for the AsyncAPI document. */
+  readonly payload: TSchema;
+  /** null when `name` is not of this family; throws a VenueError when refused. */
+  resolve(name: string, principal: Principal | null): ResolvedChannel | null;
+  /** Turns one committed batch into pushes. */
+  produce(batch: CommittedBatch, emit: Emit): void;
+}
+
+export interface Subscriber {
+  push(channel: string, seq: number, data: unknown, snapshot: boolean): void;
+}
+
+interface Subscription {
+  readonly subscriber: Subscriber;
+  readonly channel: string;
+  seq: number;
+}
+
+export class ChannelRegistry {
+  private readonly families: ChannelFamily[] = [];
+
+  register(family: ChannelFamily): void {
+    if (this.families.some((existing) => existing.pattern === family.pattern)) {
+      throw new Error(`channel ${family.pattern} is already registered`);
+    }
+    this.families.push(family);
+  }
+
+  list(): readonly ChannelFamily[] {
+    return this.families;
+  }
+
+  resolve(
+    name: string,
+    principal: Principal | null,
+  ): { family: ChannelFamily; resolved: ResolvedChannel } | null {
+    for (const family of this.families) {
+      const resolved = family.resolve(name, principal);
+      if (resolved !== null) return { family, resolved };
+    }
+    return null;
+  }
+}
+
+export class Fanout {
+  private readonly byTopic = new Map<Topic, Set<Subscription>>();
+  private readonly bySubscriber = new Map<
+    Subscriber,
+    Map<string, { sub: Subscription; topics: readonly Topic[] }>
+  >();
+
+  constructor(private readonly channels: ChannelRegistry) {}
+
+  /** Adds a subscription; pushes the snapshot first. Returns false if already subscribed. */
+  subscribe(subscriber: Subscriber, channel: string, resolved: ResolvedChannel): boolean {
+    let own = this.bySubscriber.get(subscriber);
+    if (own === undefined) {
+      own = new Map();
+      this.bySubscriber.set(subscriber, own);
+    }
+    if (own.has(channel)) return false;
+    const sub: Subscription = { subscriber, channel, seq: 0 };
+    own.set(channel, { sub, topics: resolved.topics });
+    for (const topic of resolved.topics) {
+      let set = this.byTopic.get(topic);
+      if (set === undefined) {
+        set = new Set();
+        this.byTopic.set(topic, set);
+      }
+      set.add(sub);
+    }
+    if (resolved.snapshot) subscriber.push(channel, ++sub.seq, resolved.snapshot(), true);
+    return true;
+  }
+
+  unsubscribe(subscriber: Subscriber, channel: string): boolean {
+    const own = this.bySubscriber.get(subscriber);
+    const entry = own?.get(channel);
+    if (own === undefined || entry === undefined) return false;
+    own.delete(channel);
+    for (const topic of entry.topics) {
+      const set = this.byTopic.get(topic);
+      set?.delete(entry.sub);
+      if (set?.size === 0) this.byTopic.delete(topic);
+    }
+    return true;
+  }
+
+  unsubscribeAll(subscriber: Subscriber): void {
+    for (const channel of [...(this.bySubscriber.get(subscriber)?.keys() ?? [])])
+      this.unsubscribe(subscriber, channel);
+    this.bySubscriber.delete(subscriber);
+  }
+
+  channelsOf(subscriber: Subscriber): string[] {
+    return [...(this.bySubscriber.get(subscriber)?.keys() ?? [])];
+  }
+
+  /** Routes one committed batch through every family's producer. */
+  publish(batch: CommittedBatch): void {
+    if (this.byTopic.size === 0) return;
+    const emit: Emit = (channel, accountId, data) => {
+      const subs = this.byTopic.get(topicFor(channel, accountId));
+      if (subs === undefined) return;
+      const payload = data();
+      for (const sub of subs) sub.subscriber.push(sub.channel, ++sub.seq, payload, false);
+    };
+    for (const family of this.channels.list()) family.produce(batch, emit);
+  }
+
+  get topicCount(): number {
+    return this.byTopic.size;
+  }
+}

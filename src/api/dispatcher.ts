@@ -1,0 +1,121 @@
+/**
+ * Runs one envelope `{rid, method, params}` for either transport: method lookup, transport and
+ * access checks, rate limit, params validation, handler, error mapping.
+ *
+ * Invariants:
+ * - The answer is `{rid, result}` or `{rid, error}`, never both; handler exceptions of any kind
+ *   become catalogue errors (unexpected ones `internal_error`, logged), never a crash or a 5xx.
+ * - Checks run in this order, so a caller learns the cheapest truth first: method exists, allowed
+ *   on this transport, authenticated, role, rate limit, params.
+ */
+import { VenueError } from '../domain/errors.ts';
+import type { Principal } from './auth/authenticator.ts';
+import type { RateLimiter } from './rate-limit.ts';
+import type { CallContext, MethodRegistry, SessionHandle, Transport } from './registry.ts';
+import { mapError, type WireError } from './wire-errors.ts';
+
+export interface Envelope {
+  readonly rid: number;
+  readonly method: string;
+  readonly params: Record<string, unknown>;
+}
+
+export type EnvelopeAnswer =
+  | { readonly rid: number | null; readonly result: unknown }
+  | { readonly rid: number | null; readonly error: WireError };
+
+export interface DispatchOutcome {
+  readonly httpStatus: number;
+  readonly answer: EnvelopeAnswer;
+}
+
+export interface DispatchContext {
+  readonly principal: Principal | null;
+  readonly transport: Transport;
+  readonly session: SessionHandle | null;
+  /** Rate-limit identity when there is no principal (connection or remote address). */
+  readonly anonymousKey: string;
+}
+
+const ENVELOPE_KEYS = new Set(['rid', 'method', 'params', 'jsonrpc']);
+
+/** Checks the envelope's shape; anything else is `bad_request` (HTTP 400). */
+export function parseEnvelope(body: unknown): Envelope {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new VenueError('bad_request', 'the body must be an envelope {rid, method, params}');
+  }
+  const record = body as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (!ENVELOPE_KEYS.has(key))
+      throw new VenueError('bad_request', `${key} is not an envelope field`, { field: key });
+  }
+  const { rid, method, params } = record;
+  if (typeof rid !== 'number' || !Number.isSafeInteger(rid)) {
+    throw new VenueError('bad_request', 'rid must be an integer', { field: 'rid' });
+  }
+  if (typeof method !== 'string' || method.length === 0 || method.length > 128) {
+    throw new VenueError('bad_request', 'method must be a method name', { field: 'method' });
+  }
+  if (params !== undefined && params !== null && (typeof params !== 'object' || Array.isArray(params))) {
+    throw new VenueError('bad_request', 'params must be an object', { field: 'params' });
+  }
+  return { rid, method, params: (params ?? {}) as Record<string, unknown> };
+}
+
+/** The rid of a body that failed to be an envelope, when one can be read. */
+export function salvageRid(body: unknown): number | null {
+  if (typeof body === 'object' && body !== null && 'rid' in body) {
+    const rid = (body as { rid: unknown }).rid;
+    if (typeof rid === 'number' && Number.isSafeInteger(rid)) return rid;
+  }
+  return null;
+}
+
+export class Dispatcher {
+  constructor(
+    private readonly registry: MethodRegistry,
+    private readonly limiter: RateLimiter,
+    private readonly now: () => number,
+    private readonly onUnexpected: (error: unknown, method: string) => void,
+  ) {}
+
+  async dispatch(envelope: Envelope, context: DispatchContext): Promise<DispatchOutcome> {
+    try {
+      const result = await this.run(envelope, context);
+      return { httpStatus: 200, answer: { rid: envelope.rid, result } };
+    } catch (error) {
+      const mapped = mapError(error, (unexpected) => this.onUnexpected(unexpected, envelope.method));
+      return { httpStatus: mapped.httpStatus, answer: { rid: envelope.rid, error: mapped.error } };
+    }
+  }
+
+  private async run(envelope: Envelope, context: DispatchContext): Promise<unknown> {
+    const method = this.registry.get(envelope.method);
+    if (method === undefined || (method.transports && !method.transports.includes(context.transport))) {
+      throw new VenueError('method_not_found', `unknown method ${envelope.method}`, { field: 'method' });
+    }
+    const principal = context.session?.principal ?? context.principal;
+    if (method.access === 'private') {
+      if (principal === null) throw new VenueError('authorization_required', undefined, { field: 'method' });
+      if (method.roles && !method.roles.some((role) => principal.roles.has(role))) {
+        throw new VenueError('forbidden', `${envelope.method} needs role ${method.roles.join(' or ')}`, {
+          field: 'method',
+          roles: [...method.roles],
+        });
+      }
+    }
+    this.limiter.take(
+      principal?.apiKey ?? context.anonymousKey,
+      method.matching ?? false,
+      principal?.rateLimits,
+    );
+    method.validate(envelope.params);
+    const call: CallContext = {
+      principal,
+      transport: context.transport,
+      session: context.session,
+      receivedAt: this.now(),
+    };
+    return await method.handler(envelope.params as never, call);
+  }
+}

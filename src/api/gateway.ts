@@ -1,0 +1,141 @@
+/**
+ * The gateway: one Fastify server (HTTP) with a `ws` upgrade handler (WebSocket at `/ws`) on one
+ * port, over the command/read/event ports. Composition: `createGateway(deps)`, then other parts
+ * register methods (`gateway.methods`), channels (`gateway.channels`) and flat signed routes
+ * (`gateway.registerFlatRoute`) before `listen()`; `close()` shuts down gracefully.
+ *
+ * Shutdown order: stop accepting (Fastify close stops the listener and drains in-flight HTTP
+ * requests), close WebSockets with 1001 (cancel-on-disconnect still runs), then return; the
+ * caller then drains the sequencer and closes storage.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Clock } from '../app/clock.ts';
+import type { Config } from '../app/config.ts';
+import { ERROR_CATALOGUE } from '../domain/errors.ts';
+import { buildAsyncApi, buildOpenApi } from './api-docs.ts';
+import { Authenticator } from './auth/authenticator.ts';
+import type { KeyStore } from './auth/key-store.ts';
+import { registerBuiltinChannels } from './builtin-channels.ts';
+import { ChannelRegistry, Fanout } from './channels.ts';
+import { Dispatcher } from './dispatcher.ts';
+import {
+  type FlatRouteDefinition,
+  type HttpRouteDeps,
+  installErrorHandlers,
+  installRawJsonParser,
+  registerEnvelopeRoute,
+  registerFlatRoute,
+} from './http-routes.ts';
+import { API_VERSION, registerPublicMethods } from './methods/public.ts';
+import { registerSessionMethods } from './methods/session.ts';
+import { registerTradingMethods } from './methods/trading.ts';
+import type { CommandPort, EventPort, ReadPort } from './ports.ts';
+import { RateLimiter } from './rate-limit.ts';
+import { MethodRegistry } from './registry.ts';
+import { WsGateway } from './ws-gateway.ts';
+
+export type GatewayConfig = Pick<Config, 'port' | 'host' | 'logLevel' | 'http' | 'auth' | 'rateLimits'>;
+
+export interface GatewayDeps {
+  readonly config: GatewayConfig;
+  readonly commands: CommandPort;
+  readonly reads: ReadPort;
+  readonly events: EventPort;
+  readonly keyStore: KeyStore;
+  readonly clock: Clock;
+}
+
+export interface Gateway {
+  readonly methods: MethodRegistry;
+  readonly channels: ChannelRegistry;
+  readonly authenticator: Authenticator;
+  readonly fastify: FastifyInstance;
+  registerFlatRoute<Body, Query>(route: FlatRouteDefinition<Body, Query>): void;
+  openApi(): Record<string, unknown>;
+  asyncApi(): Record<string, unknown>;
+  /** Starts listening; resolves with the bound address (port 0 picks a free port). */
+  listen(): Promise<{ host: string; port: number }>;
+  close(): Promise<void>;
+}
+
+export function createGateway(deps: GatewayDeps): Gateway {
+  const { config, commands, reads, events, keyStore, clock } = deps;
+  const now = () => commands.now();
+  const fastify = Fastify({
+    logger: { level: config.logLevel },
+    bodyLimit: config.http.bodyLimitBytes,
+    forceCloseConnections: 'idle',
+  });
+  const onUnexpected = (error: unknown, method?: string) =>
+    fastify.log.error({ err: error, method }, 'unexpected error answered as internal_error');
+
+  const methods = new MethodRegistry();
+  const channels = new ChannelRegistry();
+  const fanout = new Fanout(channels);
+  const authenticator = new Authenticator(keyStore, now, { clockSkewMs: config.auth.clockSkewMs });
+  const limiter = new RateLimiter(config.rateLimits, () => clock.now());
+  const dispatcher = new Dispatcher(methods, limiter, now, onUnexpected);
+  const routeDeps: HttpRouteDeps = { dispatcher, authenticator, limiter, onUnexpected };
+  const flatRoutes: FlatRouteDefinition[] = [];
+
+  registerPublicMethods(methods, { commands, reads });
+  registerTradingMethods(methods, { commands, reads });
+  registerSessionMethods(methods, authenticator);
+  registerBuiltinChannels(channels, reads);
+
+  installRawJsonParser(fastify, config.http.bodyLimitBytes);
+  installErrorHandlers(fastify, onUnexpected);
+  registerEnvelopeRoute(fastify, routeDeps);
+
+  const openApi = () => buildOpenApi(methods, flatRoutes, API_VERSION);
+  const asyncApi = () => buildAsyncApi(methods, channels, API_VERSION);
+  fastify.get('/docs/openapi.json', async () => openApi());
+  fastify.get('/docs/asyncapi.json', async () => asyncApi());
+  fastify.get('/docs', async (_request, reply) =>
+    reply
+      .type('text/html')
+      .send(
+        '<!doctype html><title>API docs</title><h1>Trading and Block RFQ Service</h1>' +
+          '<ul><li><a href="/docs/openapi.json">OpenAPI 3.1</a></li><li><a href="/docs/asyncapi.json">AsyncAPI</a></li>' +
+          '<li><a href="/docs/errors.json">Error catalogue</a></li></ul>',
+      ),
+  );
+  fastify.get('/docs/errors.json', async () => ERROR_CATALOGUE);
+  fastify.get('/health', async () => ({ status: 'ok', time: now() }));
+
+  const ws = new WsGateway(
+    { dispatcher, channels, fanout, commands, clock, onUnexpected },
+    { maxMessageBytes: config.http.wsMaxMessageBytes },
+  );
+  fastify.server.on('upgrade', (request, socket, head) => ws.handleUpgrade(request, socket, head));
+  const stopEvents = events.onCommitted((batch) => {
+    try {
+      fanout.publish(batch);
+    } catch (error) {
+      onUnexpected(error, 'fanout');
+    }
+  });
+
+  return {
+    methods,
+    channels,
+    authenticator,
+    fastify,
+    registerFlatRoute: (route) => {
+      flatRoutes.push(route as FlatRouteDefinition);
+      registerFlatRoute(fastify, routeDeps, route as FlatRouteDefinition);
+    },
+    openApi,
+    asyncApi,
+    async listen() {
+      await fastify.listen({ port: config.port, host: config.host });
+      const address = fastify.server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : config.port;
+      return { host: config.host, port };
+    },
+    async close() {
+      stopEvents();
+      await Promise.all([fastify.close(), ws.close(config.http.shutdownGraceMs)]);
+    },
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * HTTP transport: `POST /api/<method>` envelopes and the flat signed routes other parts register
+ * (e.g. `/tt/core-broker/openapi/portfolios/*`), on one Fastify instance.
+ *
+ * Invariants:
+ * - Bodies are read raw (the signature covers the exact bytes) and parsed here; a body over the
+ *   limit is 413 `request_too_large`, a body that is not JSON 400 `parse_error`, not an envelope
+ *   400 `bad_request`, failed authentication 401, rate limiting 429; refusals of a well-formed
+ *   envelope travel with 200. No path answers 5xx.
+ * - `public/*` envelope methods need no signature (a signature, when sent, is still checked);
+ *   everything else must be signed. A byte-identical signed retry gets the stored answer.
+ */
+
+import type { TSchema } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ERROR_CATALOGUE, VenueError } from '../domain/errors.ts';
+import type { Authenticator, HttpAuthOutcome, Principal } from './auth/authenticator.ts';
+import { HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP } from './auth/signature.ts';
+import { type Dispatcher, parseEnvelope, salvageRid } from './dispatcher.ts';
+import type { RateLimiter } from './rate-limit.ts';
+import { compileValidator } from './validation.ts';
+import { mapError } from './wire-errors.ts';
+
+type Headers = FastifyRequest['headers'];
+
+function header(headers: Headers, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function authParts(request: FastifyRequest, body: string) {
+  return {
+    authorization: header(request.headers, 'authorization'),
+    timestamp: header(request.headers, HEADER_TIMESTAMP),
+    nonce: header(request.headers, HEADER_NONCE),
+    signature: header(request.headers, HEADER_SIGNATURE),
+    method: request.method,
+    pathWithQuery: request.url,
+    body,
+  };
+}
+
+function send(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(body);
+}
+
+/** Answers a failure outside the dispatcher (auth, parsing) as an error envelope. */
+function sendError(
+  reply: FastifyReply,
+  error: unknown,
+  rid: number | null,
+  onUnexpected: (e: unknown) => void,
+) {
+  const mapped = mapError(error, onUnexpected);
+  return send(reply, mapped.httpStatus, JSON.stringify({ rid, error: mapped.error }));
+}
+
+export interface HttpRouteDeps {
+  readonly dispatcher: Dispatcher;
+  readonly authenticator: Authenticator;
+  readonly limiter: RateLimiter;
+  readonly onUnexpected: (error: unknown) => void;
+}
+
+export function installRawJsonParser(app: FastifyInstance, bodyLimit: number): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
+}
+
+export function installErrorHandlers(app: FastifyInstance, onUnexpected: (error: unknown) => void): void {
+  app.setErrorHandler((error: { code?: string; statusCode?: number }, _request, reply) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      return sendError(reply, new VenueError('request_too_large'), null, onUnexpected);
+    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+      const mapped = ERROR_CATALOGUE.bad_request;
+      return send(
+        reply,
+        400,
+        JSON.stringify({ rid: null, error: { code: mapped.code, message: mapped.message } }),
+      );
+    }
+    return sendError(reply, error, null, onUnexpected);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const definition = ERROR_CATALOGUE.method_not_found;
+    return send(
+      reply,
+      404,
+      JSON.stringify({
+        rid: null,
+        error: { code: definition.code, message: `no route ${request.method} ${request.url}` },
+      }),
+    );
+  });
+}
+
+export function registerEnvelopeRoute(app: FastifyInstance, deps: HttpRouteDeps): void {
+  const { dispatcher, authenticator, onUnexpected } = deps;
+  app.post('/api/*', async (request, reply) => {
+    const raw = typeof request.body === 'string' ? request.body : '';
+    const pathMethod = (request.params as { '*': string })['*'];
+    let auth: HttpAuthOutcome | null = null;
+    const signed =
+      request.headers.authorization !== undefined || request.headers[HEADER_SIGNATURE] !== undefined;
+    try {
+      if (signed || !pathMethod.startsWith('public/'))
+        auth = authenticator.authenticateHttp(authParts(request, raw));
+    } catch (error) {
+      return sendError(reply, error, null, onUnexpected);
+    }
+    if (auth?.kind === 'replay') {
+      const stored = await auth.answer;
+      return send(reply, stored.status, stored.body);
+    }
+    let status: number;
+    let body: string;
+    let parsed: unknown;
+    try {
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        throw new VenueError('parse_error', 'the body is not JSON');
+      }
+      const envelope = parseEnvelope(parsed);
+      if (envelope.method !== pathMethod) {
+        throw new VenueError('bad_request', 'method differs from the path', { field: 'method' });
+      }
+      const outcome = await dispatcher.dispatch(envelope, {
+        principal: auth?.principal ?? null,
+        transport: 'http',
+        session: null,
+        anonymousKey: `ip:${request.ip}`,
+      });
+      status = outcome.httpStatus;
+      body = JSON.stringify(outcome.answer);
+    } catch (error) {
+      const mapped = mapError(error, onUnexpected);
+      status = mapped.httpStatus;
+      body = JSON.stringify({ rid: salvageRid(parsed), error: mapped.error });
+    }
+    auth?.settle({ status, body });
+    return send(reply, status, body);
+  });
+}
+
+/** A flat signed route (portfolio style): `{succ, code, message, value}` answers. */
+export interface FlatRouteDefinition<Body = unknown, Query = unknown> {
+  readonly method: 'GET' | 'POST';
+  readonly url: string;
+  readonly summary: string;
+  readonly body?: TSchema;
+  readonly query?: TSchema;
+  readonly matching?: boolean;
+  readonly handler: (input: { body: Body; query: Query; principal: Principal }) => Promise<unknown> | unknown;
+}
+
+export function flatAnswer(value: unknown): string {
+  return JSON.stringify({ succ: true, code: 0, message: '', value });
+}
+
+export function registerFlatRoute(
+  app: FastifyInstance,
+  deps: HttpRouteDeps,
+  route: FlatRouteDefinition,
+): void {
+  const validateBody = route.body ? compileValidator(route.body, 'body') : null;
+  const validateQuery = route.query ? compileValidator(route.query, 'query') : null;
+  const { authenticator, limiter, onUnexpected } = deps;
+  app.route({
+    method: route.method,
+    url: route.url,
+    handler: async (request, reply) => {
+      const raw = typeof request.body === 'string' ? request.body : '';
+      let auth: HttpAuthOutcome;
+      try {
+        auth = authenticator.authenticateHttp(authParts(request, raw));
+      } catch (error) {
+        const mapped = mapError(error, onUnexpected);
+        return send(reply, mapped.httpStatus, flatFailure(mapped.error));
+      }
+      if (auth.kind === 'replay') {
+        const stored = await auth.answer;
+        return send(reply, stored.status, stored.body);
+      }
+      let status = 200;
+      let body: string;
+      try {
+        limiter.take(auth.principal.apiKey, route.matching ?? false, auth.principal.rateLimits);
+        let parsed: unknown = {};
+        if (route.method === 'POST') {
+          try {
+            parsed = JSON.parse(raw);
+          } catch {
+            throw new VenueError('parse_error', 'the body is not JSON');
+          }
+        }
+        validateBody?.(parsed);
+        const query = { ...(request.query as Record<string, unknown>) };
+        validateQuery?.(query);
+        body = flatAnswer(await route.handler({ body: parsed, query, principal: auth.principal }));
+      } catch (error) {
+        const mapped = mapError(error, onUnexpected);
+        status = mapped.httpStatus;
+        body = flatFailure(mapped.error);
+      }
+      auth.settle({ status, body });
+      return send(reply, status, body);
+    },
+  });
+}
+
+function flatFailure(error: { code: number; message: string; data?: unknown }): string {
+  return JSON.stringify({
+    succ: false,
+    code: error.code,
+    message: error.message,
+    value: null,
+    data: error.data ?? null,
+  });
+}

@@ -1,0 +1,56 @@
+/** Helpers shared by method handlers: the caller's account, owned orders, core results. */
+import type { UnstampedCommand } from '../../core/commands.ts';
+import type { CommandSuccess, OrderView } from '../../core/events.ts';
+import { VenueError } from '../../domain/errors.ts';
+import type { Instrument } from '../../domain/instrument.ts';
+import type { Principal } from '../auth/authenticator.ts';
+import type { CommandPort, ReadPort } from '../ports.ts';
+import type { CallContext } from '../registry.ts';
+
+export interface MethodDeps {
+  readonly commands: CommandPort;
+  readonly reads: ReadPort;
+}
+
+export function principalOf(context: CallContext): Principal {
+  if (context.principal === null) throw new VenueError('authorization_required');
+  return context.principal;
+}
+
+/** Envelope methods act on the key's default account (SEMANTICS.md, Authentication). */
+export function accountOf(context: CallContext): number {
+  return principalOf(context).defaultAccountId;
+}
+
+export function instrumentOf(reads: ReadPort, name: string, field = 'instrumentName'): Instrument {
+  const instrument = reads.instrument(name);
+  if (instrument === undefined) {
+    throw new VenueError('invalid_instrument', `unknown instrument ${name}`, { field, instrumentName: name });
+  }
+  return instrument;
+}
+
+/** An order of one of the caller's user's accounts; others are indistinguishable from missing. */
+export function ownedOrder(reads: ReadPort, context: CallContext, orderId: string): OrderView {
+  const order = reads.order(orderId);
+  if (order === undefined || !principalOf(context).accountIds.has(order.accountId)) {
+    throw new VenueError('order_not_found', undefined, { field: 'orderId', orderId });
+  }
+  return order;
+}
+
+export async function submitOrThrow(
+  commands: CommandPort,
+  command: UnstampedCommand,
+): Promise<CommandSuccess> {
+  const result = await commands.submit(command);
+  if (!result.ok) throw new VenueError(result.error.name, result.error.message, result.error.data);
+  return result;
+}
+
+/** Normalises a kind filter: 'any' and absent mean every kind; 'combo' means both combo kinds. */
+export function kindMatches(kind: string | null | undefined, instrumentKind: string): boolean {
+  if (kind == null || kind === 'any') return true;
+  if (kind === 'combo') return instrumentKind === 'future_combo' || instrumentKind === 'option_combo';
+  return kind === instrumentKind;
+}

@@ -1,0 +1,85 @@
+/** Public methods: time, test, instruments, order book, ticker. No key needed. */
+import { Type } from '@sinclair/typebox';
+import { VenueError } from '../../domain/errors.ts';
+import type { MethodRegistry } from '../registry.ts';
+import { InstrumentsParams, OrderBookParams, TestParams, TickerParams } from '../schemas/methods.ts';
+import { InstrumentSchema, OrderBookSchema, TickerSchema } from '../schemas/objects.ts';
+import { instrumentToWire, orderBookToWire, tickerToWire } from '../wire/market.ts';
+import { instrumentOf, kindMatches, type MethodDeps } from './context.ts';
+
+export const API_VERSION = '1.0.0';
+
+export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps): void {
+  const { commands, reads } = deps;
+
+  registry.register({
+    name: 'public/time',
+    summary: 'Server time in ms since epoch (validUntil and signatures are checked against it).',
+    access: 'public',
+    params: Type.Object({}, { additionalProperties: false }),
+    result: Type.Integer(),
+    handler: () => commands.now(),
+  });
+
+  registry.register({
+    name: 'public/test',
+    summary:
+      'Answers {version}; expectedResult "exception" forces an error. Also answers a heartbeat test_request.',
+    access: 'public',
+    params: TestParams,
+    result: Type.Object({ version: Type.String() }),
+    handler: (params) => {
+      if (params.expectedResult === 'exception') {
+        throw new VenueError('error', 'the test exception you asked for', { field: 'expectedResult' });
+      }
+      return { version: API_VERSION };
+    },
+  });
+
+  registry.register({
+    name: 'public/get_instruments',
+    summary: 'Instruments of a currency (or any), optionally of one kind; expired=true lists expired ones.',
+    access: 'public',
+    params: InstrumentsParams,
+    result: Type.Array(InstrumentSchema),
+    handler: (params) => {
+      const currency = params.currency.toUpperCase();
+      const expired = params.expired ?? false;
+      return reads
+        .instruments(expired)
+        .filter((instrument) => currency === 'ANY' || instrument.currency === currency)
+        .filter((instrument) => kindMatches(params.kind, instrument.kind))
+        .map((instrument) => instrumentToWire(instrument, !expired));
+    },
+  });
+
+  registry.register({
+    name: 'public/get_order_book',
+    summary: 'Aggregated price levels of one instrument (default depth 20).',
+    access: 'public',
+    params: OrderBookParams,
+    result: OrderBookSchema,
+    handler: (params) => {
+      const instrument = instrumentOf(reads, params.instrumentName);
+      const book = reads.orderBook(instrument.name, params.depth ?? 20);
+      if (book === undefined)
+        throw new VenueError('invalid_instrument', undefined, { field: 'instrumentName' });
+      return orderBookToWire(book, instrument);
+    },
+  });
+
+  registry.register({
+    name: 'public/ticker',
+    summary: 'Best bid/ask, last, mark and index prices of one instrument.',
+    access: 'public',
+    params: TickerParams,
+    result: TickerSchema,
+    handler: (params) => {
+      const instrument = instrumentOf(reads, params.instrumentName);
+      const ticker = reads.ticker(instrument.name);
+      if (ticker === undefined)
+        throw new VenueError('invalid_instrument', undefined, { field: 'instrumentName' });
+      return tickerToWire(ticker, instrument);
+    },
+  });
+}

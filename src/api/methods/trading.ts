@@ -1,0 +1,316 @@
+/**
+ * Single-order and account methods (spec 4.2–4.5 and SEMANTICS.md, Orders): buy, sell, edit,
+ * cancel, cancel_all*, order state, open orders, order history, user trades, positions and the
+ * account summary. Writes go through the command port; reads through the read port.
+ */
+import { Type } from '@sinclair/typebox';
+import type { OrderView } from '../../core/events.ts';
+import type { Side } from '../../core/types.ts';
+import { VenueError } from '../../domain/errors.ts';
+import type { MethodRegistry } from '../registry.ts';
+import {
+  AccountSummaryParams,
+  CancelByCurrencyParams,
+  CancelByInstrumentParams,
+  EditOrderParams,
+  EmptyParams,
+  OpenOrdersByCurrencyParams,
+  OpenOrdersByInstrumentParams,
+  OpenOrdersParams,
+  OrderHistoryParams,
+  OrderIdParams,
+  PlaceOrderParams,
+  PositionsParams,
+  UserTradesParams,
+} from '../schemas/methods.ts';
+import {
+  AccountSummarySchema,
+  OrderSchema,
+  OrderWithTradesSchema,
+  PositionSchema,
+  TradeSchema,
+} from '../schemas/objects.ts';
+import { accountSummaryToWire, positionToWire } from '../wire/market.ts';
+import { orderToWire, tradesToWire } from '../wire/orders.ts';
+import {
+  accountOf,
+  instrumentOf,
+  kindMatches,
+  type MethodDeps,
+  ownedOrder,
+  principalOf,
+  submitOrThrow,
+} from './context.ts';
+import { pageOrderHistory, pageUserTrades } from './history.ts';
+import { toEditOrder, toPlaceOrder } from './order-params.ts';
+
+const OPEN_TYPE_FILTERS: Record<string, (orderType: string) => boolean> = {
+  all: () => true,
+  limit: (t) => t === 'limit',
+  trigger_all: (t) => t.startsWith('stop_') || t.startsWith('take_') || t === 'trailing_stop',
+  stop_all: (t) => t.startsWith('stop_'),
+  stop_limit: (t) => t === 'stop_limit',
+  stop_market: (t) => t === 'stop_market',
+  take_all: (t) => t.startsWith('take_'),
+  take_limit: (t) => t === 'take_limit',
+  take_market: (t) => t === 'take_market',
+  trailing_all: (t) => t === 'trailing_stop',
+  trailing_stop: (t) => t === 'trailing_stop',
+};
+
+export function registerTradingMethods(registry: MethodRegistry, deps: MethodDeps): void {
+  const { commands, reads } = deps;
+  const wireOrder = (order: OrderView) => orderToWire(order, instrumentOf(reads, order.instrumentName));
+  const wireOrders = (orders: readonly OrderView[]) =>
+    orders.flatMap((order) => {
+      const instrument = reads.instrument(order.instrumentName);
+      return instrument ? [orderToWire(order, instrument)] : [];
+    });
+
+  for (const side of ['buy', 'sell'] as const satisfies readonly Side[]) {
+    registry.register({
+      name: `private/${side}`,
+      summary: `Places a ${side} order (spec 4.3).`,
+      access: 'private',
+      roles: ['trade'],
+      matching: true,
+      params: PlaceOrderParams,
+      result: OrderWithTradesSchema,
+      handler: async (params, context) => {
+        const accountId = accountOf(context);
+        const instrument = instrumentOf(reads, params.instrumentName);
+        const result = await submitOrThrow(commands, toPlaceOrder(params, side, accountId, instrument));
+        return {
+          order: orderToWire(result.order!, instrument),
+          trades: tradesToWire(result.trades ?? [], accountId, (name) => reads.instrument(name)),
+        };
+      },
+    });
+  }
+
+  registry.register({
+    name: 'private/edit',
+    summary: 'Edits an open order (spec 4.4).',
+    access: 'private',
+    roles: ['trade'],
+    matching: true,
+    params: EditOrderParams,
+    result: OrderWithTradesSchema,
+    handler: async (params, context) => {
+      const order = ownedOrder(reads, context, params.orderId);
+      const instrument = instrumentOf(reads, order.instrumentName);
+      const result = await submitOrThrow(commands, toEditOrder(params, order.accountId, instrument));
+      return {
+        order: orderToWire(result.order!, instrument),
+        trades: tradesToWire(result.trades ?? [], order.accountId, (name) => reads.instrument(name)),
+      };
+    },
+  });
+
+  registry.register({
+    name: 'private/cancel',
+    summary: 'Cancels an open order; returns it with cancelReason user_request.',
+    access: 'private',
+    roles: ['trade'],
+    matching: true,
+    params: OrderIdParams,
+    result: OrderSchema,
+    handler: async (params, context) => {
+      const order = ownedOrder(reads, context, params.orderId);
+      const result = await submitOrThrow(commands, {
+        type: 'cancel_order',
+        accountId: order.accountId,
+        orderId: order.orderId,
+      });
+      return wireOrder(result.order!);
+    },
+  });
+
+  const cancelAll = async (
+    accountId: number,
+    filter: { instrumentName?: string; currency?: string; kind?: string | null },
+  ): Promise<number> => {
+    const result = await submitOrThrow(commands, {
+      type: 'cancel_all',
+      accountId,
+      instrumentName: filter.instrumentName ?? null,
+      currency: filter.currency ?? null,
+      kind: filter.kind ?? null,
+      cancelReason: 'user_request',
+    });
+    return result.orders?.length ?? 0;
+  };
+  const CountResult = Type.Integer({ description: 'number of orders cancelled' });
+
+  registry.register({
+    name: 'private/cancel_all',
+    summary: "Cancels every open order of the key's account; returns the count.",
+    access: 'private',
+    roles: ['trade'],
+    matching: true,
+    params: EmptyParams,
+    result: CountResult,
+    handler: (_params, context) => cancelAll(accountOf(context), {}),
+  });
+  registry.register({
+    name: 'private/cancel_all_by_instrument',
+    summary: 'Cancels every open order on one instrument; returns the count.',
+    access: 'private',
+    roles: ['trade'],
+    matching: true,
+    params: CancelByInstrumentParams,
+    result: CountResult,
+    handler: (params, context) => {
+      instrumentOf(reads, params.instrumentName);
+      return cancelAll(accountOf(context), { instrumentName: params.instrumentName });
+    },
+  });
+  registry.register({
+    name: 'private/cancel_all_by_currency',
+    summary: 'Cancels every open order in a currency (and kind); returns the count.',
+    access: 'private',
+    roles: ['trade'],
+    matching: true,
+    params: CancelByCurrencyParams,
+    result: CountResult,
+    handler: (params, context) =>
+      cancelAll(accountOf(context), { currency: params.currency.toUpperCase(), kind: params.kind ?? null }),
+  });
+
+  registry.register({
+    name: 'private/get_order_state',
+    summary: 'One order by id (spec 4.5).',
+    access: 'private',
+    params: OrderIdParams,
+    result: OrderSchema,
+    handler: (params, context) => wireOrder(ownedOrder(reads, context, params.orderId)),
+  });
+
+  const openOrders = (
+    accountId: number,
+    filter: { instrumentName?: string; currency?: string; kind?: string | null; type?: string | null },
+  ) => {
+    const typeFilter = OPEN_TYPE_FILTERS[filter.type ?? 'all']!;
+    const orders = reads
+      .openOrders(accountId, {
+        ...(filter.instrumentName ? { instrumentName: filter.instrumentName } : {}),
+        ...(filter.currency ? { currency: filter.currency } : {}),
+      })
+      .filter((order) => {
+        const instrument = reads.instrument(order.instrumentName);
+        return (
+          instrument !== undefined && kindMatches(filter.kind, instrument.kind) && typeFilter(order.orderType)
+        );
+      });
+    return wireOrders(orders);
+  };
+
+  registry.register({
+    name: 'private/get_open_orders',
+    summary: "Open orders of the key's account.",
+    access: 'private',
+    params: OpenOrdersParams,
+    result: Type.Array(OrderSchema),
+    handler: (params, context) => openOrders(accountOf(context), { kind: params.kind, type: params.type }),
+  });
+  registry.register({
+    name: 'private/get_open_orders_by_currency',
+    summary: 'Open orders in one currency.',
+    access: 'private',
+    params: OpenOrdersByCurrencyParams,
+    result: Type.Array(OrderSchema),
+    handler: (params, context) =>
+      openOrders(accountOf(context), {
+        currency: params.currency.toUpperCase(),
+        kind: params.kind,
+        type: params.type,
+      }),
+  });
+  registry.register({
+    name: 'private/get_open_orders_by_instrument',
+    summary: 'Open orders on one instrument.',
+    access: 'private',
+    params: OpenOrdersByInstrumentParams,
+    result: Type.Array(OrderSchema),
+    handler: (params, context) =>
+      openOrders(accountOf(context), { instrumentName: params.instrumentName, type: params.type }),
+  });
+
+  registry.register({
+    name: 'private/get_order_history_by_currency',
+    summary: 'Order history (spec 4.2); withContinuation gives {orders, continuation}.',
+    access: 'private',
+    params: OrderHistoryParams,
+    result: Type.Union([
+      Type.Array(OrderSchema),
+      Type.Object({
+        orders: Type.Array(OrderSchema),
+        continuation: Type.Union([Type.String(), Type.Null()]),
+      }),
+    ]),
+    handler: (params, context) => {
+      const accountId = accountOf(context);
+      const all = reads
+        .orderHistory(accountId, { currency: params.currency.toUpperCase() })
+        .filter((order) => {
+          const instrument = reads.instrument(order.instrumentName);
+          return instrument !== undefined && kindMatches(params.kind, instrument.kind);
+        });
+      const page = pageOrderHistory(all, params, commands.now());
+      const orders = wireOrders(page.orders);
+      return params.withContinuation ? { orders, continuation: page.continuation } : orders;
+    },
+  });
+
+  registry.register({
+    name: 'private/get_user_trades_by_currency',
+    summary: "The account's trades in one currency: {trades, hasMore}.",
+    access: 'private',
+    params: UserTradesParams,
+    result: Type.Object({ trades: Type.Array(TradeSchema), hasMore: Type.Boolean() }),
+    handler: (params, context) => {
+      const accountId = accountOf(context);
+      const all = reads.userTrades(accountId, { currency: params.currency.toUpperCase() }).filter((trade) => {
+        const instrument = reads.instrument(trade.instrumentName);
+        return instrument !== undefined && kindMatches(params.kind, instrument.kind);
+      });
+      const page = pageUserTrades(all, params, commands.now());
+      return {
+        trades: tradesToWire(page.trades, accountId, (name) => reads.instrument(name)),
+        hasMore: page.hasMore,
+      };
+    },
+  });
+
+  registry.register({
+    name: 'private/get_positions',
+    summary: "Open positions of the key's account.",
+    access: 'private',
+    params: PositionsParams,
+    result: Type.Array(PositionSchema),
+    handler: (params, context) => {
+      const filter = params.currency ? { currency: params.currency.toUpperCase() } : {};
+      return reads.positions(accountOf(context), filter).flatMap((position) => {
+        const instrument = reads.instrument(position.instrumentName);
+        if (instrument === undefined || !kindMatches(params.kind, instrument.kind)) return [];
+        return [positionToWire(position, instrument)];
+      });
+    },
+  });
+
+  registry.register({
+    name: 'private/get_account_summary',
+    summary: "Balance, equity and margins of the key's account in one currency.",
+    access: 'private',
+    params: AccountSummaryParams,
+    result: AccountSummarySchema,
+    handler: (params, context) => {
+      const principal = principalOf(context);
+      const summary = reads.accountSummary(principal.defaultAccountId, params.currency.toUpperCase());
+      if (summary === undefined) {
+        throw new VenueError('invalid_params', `unknown currency ${params.currency}`, { field: 'currency' });
+      }
+      return accountSummaryToWire(summary);
+    },
+  });
+}

@@ -1,0 +1,104 @@
+/**
+ * The gateway's ports: the only ways it reaches the rest of the service. The lead's composition
+ * root (`src/app/main.ts`) implements them over the sequencer and the engine; tests use fakes.
+ *
+ * Invariants:
+ * - Writes go through `CommandPort.submit` only: the sequencer stamps, applies, journals and
+ *   resolves after durability. The gateway never touches the engine.
+ * - Reads (`ReadPort`) are synchronous views of the current state in domain units (ticks, lots,
+ *   minor units); the gateway formats them for the wire.
+ * - `EventPort` delivers every committed command's events, in sequence order, after durability.
+ */
+import type { UnstampedCommand } from '../core/commands.ts';
+import type { CommandResult, CoreEvent, OrderView, PositionView, TradeView } from '../core/events.ts';
+import type { Instrument } from '../domain/instrument.ts';
+
+export interface CommandPort {
+  submit(command: UnstampedCommand): Promise<CommandResult>;
+  /** Server time in ms, as the next command would be stamped (public/time, validUntil). */
+  now(): number;
+}
+
+export interface OrderFilter {
+  readonly instrumentName?: string;
+  readonly currency?: string;
+  /** An InstrumentKind, or 'any'/undefined for all kinds. */
+  readonly kind?: string;
+}
+
+/** Money of one account in one currency, minor units (`currencyDecimals`). */
+export interface AccountSummaryView {
+  readonly accountId: number;
+  readonly currency: string;
+  readonly balance: number;
+  readonly equity: number;
+  readonly availableFunds: number;
+  readonly initialMargin: number;
+  readonly maintenanceMargin: number;
+}
+
+/** A price level: [price ticks, amount lots]. */
+export type BookLevel = readonly [number, number];
+
+export interface OrderBookView {
+  readonly instrumentName: string;
+  readonly timestamp: number;
+  /** Best first. */
+  readonly bids: readonly BookLevel[];
+  readonly asks: readonly BookLevel[];
+}
+
+export interface TickerView {
+  readonly instrumentName: string;
+  readonly timestamp: number;
+  readonly state: 'open' | 'expired';
+  readonly bestBidPrice: number | null;
+  readonly bestBidAmount: number;
+  readonly bestAskPrice: number | null;
+  readonly bestAskAmount: number;
+  readonly lastPrice: number | null;
+  /** Ticks. */
+  readonly markPrice: number | null;
+  /** USD per coin (a plain number). */
+  readonly indexPrice: number | null;
+  /** Implied volatilities in percent, options only, when a pricing model is wired. */
+  readonly markIv?: number | null;
+  readonly bidIv?: number | null;
+  readonly askIv?: number | null;
+  readonly underlyingPrice?: number | null;
+  /** Lots. */
+  readonly openInterest?: number;
+  /** 24h stats: lots traded, high/low ticks. */
+  readonly volume24h?: number;
+  readonly high24h?: number | null;
+  readonly low24h?: number | null;
+}
+
+export interface ReadPort {
+  instrument(name: string): Instrument | undefined;
+  /** Active instruments, or recently expired ones when `expired`. */
+  instruments(expired: boolean): readonly Instrument[];
+  order(orderId: string): OrderView | undefined;
+  openOrders(accountId: number, filter: OrderFilter): readonly OrderView[];
+  /** Every order of the account in the filter (open and closed), newest first. */
+  orderHistory(accountId: number, filter: OrderFilter): readonly OrderView[];
+  /** The account's trades in the filter, newest first. */
+  userTrades(accountId: number, filter: OrderFilter): readonly TradeView[];
+  positions(accountId: number, filter: OrderFilter): readonly PositionView[];
+  accountSummary(accountId: number, currency: string): AccountSummaryView | undefined;
+  orderBook(instrumentName: string, depth: number): OrderBookView | undefined;
+  ticker(instrumentName: string): TickerView | undefined;
+  /** Currencies with at least one instrument (for `any` expansions and validation). */
+  currencies(): readonly string[];
+}
+
+export interface CommittedBatch {
+  readonly seq: number;
+  readonly ts: number;
+  readonly events: readonly CoreEvent[];
+}
+
+export interface EventPort {
+  /** Called for every committed command, in sequence order; returns an unsubscribe function. */
+  onCommitted(listener: (batch: CommittedBatch) => void): () => void;
+}

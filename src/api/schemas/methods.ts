@@ -1,0 +1,197 @@
+/**
+ * Params schemas of the gateway's own envelope methods (spec 4.2–4.5 plus the usable-API
+ * additions of SEMANTICS.md, Orders). Unknown fields are refused; optional params may be null.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { DecimalString, Opt, Strict } from '../validation.ts';
+
+const literals = <const T extends string>(values: readonly T[]) =>
+  Type.Union(values.map((value) => Type.Literal(value)));
+
+export const ORDER_TYPES = [
+  'limit',
+  'stop_limit',
+  'take_limit',
+  'market',
+  'stop_market',
+  'take_market',
+  'market_limit',
+  'trailing_stop',
+] as const;
+export const TIME_IN_FORCE = [
+  'good_til_cancelled',
+  'good_til_day',
+  'fill_or_kill',
+  'immediate_or_cancel',
+] as const;
+export const KINDS = ['future', 'option', 'spot', 'future_combo', 'option_combo', 'combo', 'any'] as const;
+export const OPEN_ORDER_TYPES = [
+  'all',
+  'limit',
+  'trigger_all',
+  'stop_all',
+  'stop_limit',
+  'stop_market',
+  'take_all',
+  'take_limit',
+  'take_market',
+  'trailing_all',
+  'trailing_stop',
+] as const;
+
+const InstrumentName = Type.String({ minLength: 1, maxLength: 64 });
+const Currency = Type.String({ minLength: 1, maxLength: 16, pattern: '^[A-Za-z0-9]+$' });
+const Label = Type.String({ maxLength: 64 });
+const OrderId = Type.String({ minLength: 1, maxLength: 64 });
+const Timestamp = Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000 });
+const Trigger = literals(['index_price', 'mark_price', 'last_price']);
+
+const OtocoEntry = Type.Object(
+  {
+    side: literals(['buy', 'sell']),
+    quantity: Opt(DecimalString()),
+    type: Opt(literals(ORDER_TYPES)),
+    label: Opt(Label),
+    price: Opt(DecimalString()),
+    reduceOnly: Opt(Type.Boolean()),
+    timeInforce: Opt(literals(TIME_IN_FORCE)),
+    timeInForce: Opt(literals(TIME_IN_FORCE)),
+    postOnly: Opt(Type.Boolean()),
+    rejectPostOnly: Opt(Type.Boolean()),
+    triggerPrice: Opt(DecimalString()),
+    triggerOffset: Opt(DecimalString()),
+    trigger: Opt(Trigger),
+  },
+  Strict,
+);
+
+export const PlaceOrderParams = Type.Object(
+  {
+    instrumentName: InstrumentName,
+    quantity: Opt(DecimalString('requested size (spec 2.6 units)')),
+    contracts: Opt(DecimalString('size in contracts; must match quantity when both are given')),
+    type: Opt(literals(ORDER_TYPES)),
+    label: Opt(Label),
+    price: Opt(DecimalString()),
+    timeInforce: Opt(literals(TIME_IN_FORCE)),
+    timeInForce: Opt(literals(TIME_IN_FORCE)),
+    displayAmount: Opt(DecimalString()),
+    postOnly: Opt(Type.Boolean()),
+    rejectPostOnly: Opt(Type.Boolean()),
+    reduceOnly: Opt(Type.Boolean()),
+    triggerPrice: Opt(DecimalString()),
+    triggerOffset: Opt(DecimalString()),
+    trigger: Opt(Trigger),
+    advanced: Opt(literals(['usd', 'implv'])),
+    mmp: Opt(Type.Boolean()),
+    validUntil: Opt(Timestamp),
+    linkedOrderType: Opt(
+      literals(['one_triggers_other', 'one_cancels_other', 'one_triggers_one_cancels_other']),
+    ),
+    triggerFillCondition: Opt(literals(['first_hit', 'complete_fill', 'incremental'])),
+    otocoConfig: Opt(Type.Array(OtocoEntry, { maxItems: 10 })),
+  },
+  Strict,
+);
+export type PlaceOrderParams = Static<typeof PlaceOrderParams>;
+
+export const EditOrderParams = Type.Object(
+  {
+    orderId: OrderId,
+    quantity: Opt(DecimalString()),
+    contracts: Opt(DecimalString()),
+    price: Opt(DecimalString()),
+    postOnly: Opt(Type.Boolean()),
+    rejectPostOnly: Opt(Type.Boolean()),
+    reduceOnly: Opt(Type.Boolean()),
+    triggerPrice: Opt(DecimalString()),
+    triggerOffset: Opt(DecimalString()),
+    advanced: Opt(literals(['usd', 'implv'])),
+    mmp: Opt(Type.Boolean()),
+    validUntil: Opt(Timestamp),
+    displayAmount: Opt(Type.Union([DecimalString(), Type.Number({ minimum: 0 })])),
+  },
+  Strict,
+);
+export type EditOrderParams = Static<typeof EditOrderParams>;
+
+export const OrderIdParams = Type.Object({ orderId: OrderId }, Strict);
+export const EmptyParams = Type.Object({}, Strict);
+
+export const CancelByInstrumentParams = Type.Object({ instrumentName: InstrumentName }, Strict);
+export const CancelByCurrencyParams = Type.Object({ currency: Currency, kind: Opt(literals(KINDS)) }, Strict);
+
+export const OpenOrdersParams = Type.Object(
+  { kind: Opt(literals(KINDS)), type: Opt(literals(OPEN_ORDER_TYPES)) },
+  Strict,
+);
+export const OpenOrdersByCurrencyParams = Type.Object(
+  { currency: Currency, kind: Opt(literals(KINDS)), type: Opt(literals(OPEN_ORDER_TYPES)) },
+  Strict,
+);
+export const OpenOrdersByInstrumentParams = Type.Object(
+  { instrumentName: InstrumentName, type: Opt(literals(OPEN_ORDER_TYPES)) },
+  Strict,
+);
+
+export const OrderHistoryParams = Type.Object(
+  {
+    currency: Currency,
+    kind: Opt(literals(KINDS)),
+    count: Opt(Type.Integer({ minimum: 1, maximum: 1000 })),
+    offset: Opt(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+    includeOld: Opt(Type.Boolean()),
+    includeUnfilled: Opt(Type.Boolean()),
+    withContinuation: Opt(Type.Boolean()),
+    continuation: Opt(Type.String({ maxLength: 128 })),
+    historical: Opt(Type.Boolean()),
+  },
+  Strict,
+);
+export type OrderHistoryParams = Static<typeof OrderHistoryParams>;
+
+export const UserTradesParams = Type.Object(
+  {
+    currency: Currency,
+    kind: Opt(literals(KINDS)),
+    count: Opt(Type.Integer({ minimum: 1, maximum: 1000 })),
+    startTimestamp: Opt(Timestamp),
+    endTimestamp: Opt(Timestamp),
+    sorting: Opt(literals(['asc', 'desc', 'default'])),
+    historical: Opt(Type.Boolean()),
+  },
+  Strict,
+);
+export type UserTradesParams = Static<typeof UserTradesParams>;
+
+export const PositionsParams = Type.Object({ currency: Opt(Currency), kind: Opt(literals(KINDS)) }, Strict);
+export const AccountSummaryParams = Type.Object({ currency: Currency }, Strict);
+
+export const InstrumentsParams = Type.Object(
+  { currency: Currency, kind: Opt(literals(KINDS)), expired: Opt(Type.Boolean()) },
+  Strict,
+);
+export const OrderBookParams = Type.Object(
+  { instrumentName: InstrumentName, depth: Opt(Type.Integer({ minimum: 1, maximum: 1000 })) },
+  Strict,
+);
+export const TickerParams = Type.Object({ instrumentName: InstrumentName }, Strict);
+export const TestParams = Type.Object({ expectedResult: Opt(Type.Literal('exception')) }, Strict);
+
+export const AuthParams = Type.Object(
+  {
+    apiKey: Type.String({ minLength: 1, maxLength: 128 }),
+    timestamp: Type.Union([Timestamp, Type.String({ pattern: '^\\d{1,16}$' })]),
+    nonce: Type.String({ minLength: 1, maxLength: 128 }),
+    signature: Type.String({ minLength: 1, maxLength: 256 }),
+  },
+  Strict,
+);
+export const HeartbeatParams = Type.Object(
+  { interval: Type.Integer({ minimum: 10, maximum: 3600 }) },
+  Strict,
+);
+export const ChannelsParams = Type.Object(
+  { channels: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 100 }) },
+  Strict,
+);

@@ -1,0 +1,199 @@
+/**
+ * Wire objects (results and pushes) as TypeBox schemas: spec 2.6 Order, 2.7 Trade, and the
+ * position, account summary, order book, ticker and instrument objects. They document the
+ * results (OpenAPI/AsyncAPI) and type the sdk; the mapping in `../wire/` produces them.
+ * Decimals are strings; times are ms since epoch.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+
+const S = Type.String();
+const B = Type.Boolean();
+const I = Type.Integer();
+const Os = Type.Optional(S);
+const Ob = Type.Optional(B);
+
+export const OrderSchema = Type.Object(
+  {
+    orderId: S,
+    instrumentName: S,
+    side: Type.Union([Type.Literal('buy'), Type.Literal('sell')]),
+    orderType: S,
+    originalOrderType: Os,
+    orderState: Type.Union(
+      ['open', 'filled', 'rejected', 'cancelled', 'untriggered'].map((v) => Type.Literal(v)),
+    ),
+    price: Type.String({ description: 'decimal, or market_price for open trigger market orders' }),
+    quantity: S,
+    contracts: Os,
+    filledQuantity: S,
+    averagePrice: S,
+    timeInforce: S,
+    timeInForce: Type.Optional(
+      Type.String({ description: 'same as timeInforce (the spelling of the examples)' }),
+    ),
+    createdAt: I,
+    lastUpdatedAt: I,
+    cancelReason: Os,
+    label: S,
+    api: B,
+    web: Ob,
+    mobile: Ob,
+    postOnly: B,
+    rejectPostOnly: Ob,
+    reduceOnly: Ob,
+    replaced: B,
+    autoReplaced: Ob,
+    mmp: B,
+    mmpCancelled: Ob,
+    advanced: Os,
+    displayAmount: Os,
+    refreshAmount: Os,
+    trigger: Os,
+    triggerPrice: Os,
+    triggerOffset: Os,
+    triggerReferencePrice: Os,
+    triggered: Ob,
+    triggerOrderId: Os,
+    triggerFillCondition: Os,
+    otoOrderIds: Type.Optional(Type.Array(S)),
+    primaryOrderId: Os,
+    ocoRef: Os,
+    blockTrade: Ob,
+    isLiquidation: Ob,
+    riskReducing: B,
+  },
+  { $id: 'Order' },
+);
+export type WireOrder = Static<typeof OrderSchema>;
+
+export const TradeSchema = Type.Object(
+  {
+    tradeId: S,
+    tradeSeq: I,
+    tickDirection: I,
+    timestamp: I,
+    instrumentName: S,
+    orderId: S,
+    orderType: S,
+    state: S,
+    side: S,
+    price: S,
+    quantity: S,
+    contracts: Os,
+    liquidity: Type.Union([Type.Literal('M'), Type.Literal('T')]),
+    fee: S,
+    feeCurrency: S,
+    indexPrice: Type.Union([S, Type.Null()]),
+    markPrice: Type.Union([S, Type.Null()]),
+    profitLoss: S,
+    label: Os,
+    api: B,
+    postOnly: B,
+    mmp: B,
+    reduceOnly: B,
+    riskReducing: B,
+    advanced: Os,
+    blockTradeId: Os,
+    blockRfqId: Os,
+    blockRfqQuoteId: Os,
+    matchingId: Type.Null(),
+  },
+  { $id: 'Trade' },
+);
+export type WireTrade = Static<typeof TradeSchema>;
+
+export const OrderWithTradesSchema = Type.Object({ order: OrderSchema, trades: Type.Array(TradeSchema) });
+
+export const PositionSchema = Type.Object(
+  {
+    instrumentName: S,
+    kind: S,
+    direction: Type.Union([Type.Literal('buy'), Type.Literal('sell'), Type.Literal('zero')]),
+    size: Type.String({ description: 'signed quantity: positive long, negative short' }),
+    averagePrice: S,
+    realizedProfitLoss: S,
+    settlementCurrency: S,
+  },
+  { $id: 'Position' },
+);
+
+export const AccountSummarySchema = Type.Object(
+  {
+    accountId: I,
+    currency: S,
+    balance: S,
+    equity: S,
+    availableFunds: S,
+    initialMargin: S,
+    maintenanceMargin: S,
+  },
+  { $id: 'AccountSummary' },
+);
+
+const Level = Type.Tuple([S, S], { description: '[price, quantity]' });
+const NullableDecimal = Type.Union([S, Type.Null()]);
+
+export const OrderBookSchema = Type.Object(
+  {
+    instrumentName: S,
+    timestamp: I,
+    bids: Type.Array(Level),
+    asks: Type.Array(Level),
+    bestBidPrice: NullableDecimal,
+    bestAskPrice: NullableDecimal,
+  },
+  { $id: 'OrderBook' },
+);
+
+export const TickerSchema = Type.Object(
+  {
+    instrumentName: S,
+    timestamp: I,
+    state: S,
+    bestBidPrice: NullableDecimal,
+    bestBidAmount: S,
+    bestAskPrice: NullableDecimal,
+    bestAskAmount: S,
+    lastPrice: NullableDecimal,
+    markPrice: NullableDecimal,
+    indexPrice: NullableDecimal,
+    markIv: Type.Optional(NullableDecimal),
+    bidIv: Type.Optional(NullableDecimal),
+    askIv: Type.Optional(NullableDecimal),
+    underlyingPrice: Type.Optional(NullableDecimal),
+    openInterest: Os,
+    stats: Type.Optional(
+      Type.Object(
+        { volume: S, high: NullableDecimal, low: NullableDecimal },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { $id: 'Ticker' },
+);
+
+export const InstrumentSchema = Type.Object(
+  {
+    instrumentName: S,
+    kind: S,
+    baseCurrency: S,
+    quoteCurrency: S,
+    counterCurrency: S,
+    settlementCurrency: S,
+    marginKind: S,
+    settlementPeriod: Type.Union([S, Type.Null()]),
+    optionType: Type.Union([S, Type.Null()]),
+    strike: Type.Union([S, Type.Null()]),
+    expiration: Type.Union([I, Type.Null()]),
+    tickSize: S,
+    tickSizeSteps: Type.Array(Type.Object({ abovePrice: S, tickSize: S })),
+    minTradeAmount: S,
+    contractSize: S,
+    makerCommission: S,
+    takerCommission: S,
+    blockTradeMinTradeAmount: S,
+    createdAt: I,
+    isActive: B,
+  },
+  { $id: 'Instrument' },
+);

@@ -1,0 +1,62 @@
+/**
+ * Schema validation for every method and body: TypeBox schemas compiled once by Ajv. The schema
+ * is the single source of validation, TypeScript types (`Static`), the generated OpenAPI /
+ * AsyncAPI documents and the sdk's types.
+ *
+ * Invariants: no coercion, unknown properties are refused, the first error names its field
+ * (`data.field`, dotted path such as `otocoConfig.0.side`).
+ */
+import { type TSchema, Type } from '@sinclair/typebox';
+import { Ajv, type ErrorObject } from 'ajv';
+import { VenueError } from '../domain/errors.ts';
+
+const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false, useDefaults: false });
+
+export type Validator = (value: unknown) => void;
+
+/** Compiles a schema into a function that throws a VenueError naming the field at fault. */
+export function compileValidator(schema: TSchema, root = 'params'): Validator {
+  const check = ajv.compile(schema);
+  return (value) => {
+    if (!check(value)) throw toVenueError(check.errors?.[0], root);
+  };
+}
+
+function toVenueError(error: ErrorObject | undefined, root: string): VenueError {
+  if (error === undefined) return new VenueError('invalid_params');
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  switch (error.keyword) {
+    case 'required': {
+      const field = [...path, String(error.params.missingProperty)].join('.');
+      return new VenueError('missing_params', `${field} is required`, { field });
+    }
+    case 'additionalProperties': {
+      const field = [...path, String(error.params.additionalProperty)].join('.');
+      return new VenueError('invalid_params', `${field} is not a known field`, { field });
+    }
+    default: {
+      const field = path.length > 0 ? path.join('.') : root;
+      return new VenueError('invalid_params', `${field} ${error.message ?? 'is invalid'}`, { field });
+    }
+  }
+}
+
+// Schema helpers shared by the method schemas.
+
+/** An optional param that may also be sent as null (spec 4: null and omitted are equivalent). */
+export function Opt<T extends TSchema>(schema: T) {
+  return Type.Optional(Type.Union([schema, Type.Null()]));
+}
+
+/** A decimal carried as a string on the wire. */
+export const DecimalString = (description?: string) =>
+  Type.String({
+    pattern: '^-?\\d{1,20}(\\.\\d{1,20})?$',
+    maxLength: 42,
+    ...(description ? { description } : {}),
+  });
+
+export const Strict = { additionalProperties: false } as const;

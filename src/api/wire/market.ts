@@ -1,0 +1,136 @@
+/** Domain → wire for positions, account summaries, order books, tickers and instruments. */
+import type { PositionView } from '../../core/events.ts';
+import type { Instrument } from '../../domain/instrument.ts';
+import type { AccountSummaryView, OrderBookView, TickerView } from '../ports.ts';
+import { formatMoney } from './orders.ts';
+
+export function positionToWire(position: PositionView, instrument: Instrument) {
+  const size = position.size;
+  const magnitude = instrument.formatQuantity(Math.abs(size));
+  const averageTicks = position.averagePrice;
+  return {
+    instrumentName: position.instrumentName,
+    kind: instrument.kind,
+    direction: size > 0 ? ('buy' as const) : size < 0 ? ('sell' as const) : ('zero' as const),
+    size: size < 0 ? `-${magnitude}` : magnitude,
+    averagePrice: formatFractionalTicks(averageTicks, instrument),
+    realizedProfitLoss: formatMoney(position.realisedPnl, position.settlementCurrency),
+    settlementCurrency: position.settlementCurrency,
+  };
+}
+
+/** A display-only fractional tick count as a decimal string (rounded to 8 extra places). */
+export function formatFractionalTicks(ticks: number, instrument: Instrument): string {
+  if (ticks === 0) return '0';
+  const scaled = Math.round(ticks * 1e8);
+  const whole = BigInt(scaled) * instrument.priceGrid.stepUnits;
+  const negative = whole < 0n;
+  const digits = (negative ? -whole : whole).toString().padStart(instrument.priceGrid.scale + 9, '0');
+  const cut = digits.length - (instrument.priceGrid.scale + 8);
+  const fraction = digits.slice(cut).replace(/0+$/, '');
+  return `${negative ? '-' : ''}${digits.slice(0, cut)}${fraction ? `.${fraction}` : ''}`;
+}
+
+export function accountSummaryToWire(summary: AccountSummaryView) {
+  const money = (value: number) => formatMoney(value, summary.currency);
+  return {
+    accountId: summary.accountId,
+    currency: summary.currency,
+    balance: money(summary.balance),
+    equity: money(summary.equity),
+    availableFunds: money(summary.availableFunds),
+    initialMargin: money(summary.initialMargin),
+    maintenanceMargin: money(summary.maintenanceMargin),
+  };
+}
+
+export function orderBookToWire(book: OrderBookView, instrument: Instrument) {
+  const level = ([price, amount]: readonly [number, number]): [string, string] => [
+    instrument.formatPrice(price),
+    instrument.formatQuantity(amount),
+  ];
+  const bestBid = book.bids[0];
+  const bestAsk = book.asks[0];
+  return {
+    instrumentName: book.instrumentName,
+    timestamp: book.timestamp,
+    bids: book.bids.map(level),
+    asks: book.asks.map(level),
+    bestBidPrice: bestBid ? instrument.formatPrice(bestBid[0]) : null,
+    bestAskPrice: bestAsk ? instrument.formatPrice(bestAsk[0]) : null,
+  };
+}
+
+export function tickerToWire(ticker: TickerView, instrument: Instrument) {
+  const price = (ticks: number | null | undefined) =>
+    ticks === null || ticks === undefined ? null : instrument.formatPrice(ticks);
+  const plain = (value: number | null | undefined) =>
+    value === null || value === undefined ? null : String(value);
+  const wire: Record<string, unknown> = {
+    instrumentName: ticker.instrumentName,
+    timestamp: ticker.timestamp,
+    state: ticker.state,
+    bestBidPrice: price(ticker.bestBidPrice),
+    bestBidAmount: instrument.formatQuantity(ticker.bestBidAmount),
+    bestAskPrice: price(ticker.bestAskPrice),
+    bestAskAmount: instrument.formatQuantity(ticker.bestAskAmount),
+    lastPrice: price(ticker.lastPrice),
+    markPrice: price(ticker.markPrice),
+    indexPrice: plain(ticker.indexPrice),
+  };
+  if (instrument.isOption) {
+    wire.markIv = plain(ticker.markIv);
+    wire.bidIv = plain(ticker.bidIv);
+    wire.askIv = plain(ticker.askIv);
+    wire.underlyingPrice = plain(ticker.underlyingPrice);
+  }
+  if (ticker.openInterest !== undefined) wire.openInterest = instrument.formatQuantity(ticker.openInterest);
+  if (ticker.volume24h !== undefined) {
+    wire.stats = {
+      volume: instrument.formatQuantity(ticker.volume24h),
+      high: price(ticker.high24h),
+      low: price(ticker.low24h),
+    };
+  }
+  return wire as {
+    instrumentName: string;
+    timestamp: number;
+    state: string;
+    bestBidPrice: string | null;
+    bestBidAmount: string;
+    bestAskPrice: string | null;
+    bestAskAmount: string;
+    lastPrice: string | null;
+    markPrice: string | null;
+    indexPrice: string | null;
+  };
+}
+
+export function instrumentToWire(instrument: Instrument, isActive: boolean) {
+  const spec = instrument.spec;
+  return {
+    instrumentName: spec.name,
+    kind: spec.kind,
+    baseCurrency: spec.baseCurrency,
+    quoteCurrency: spec.quoteCurrency,
+    counterCurrency: spec.counterCurrency,
+    settlementCurrency: spec.settlementCurrency,
+    marginKind: spec.marginKind,
+    settlementPeriod: spec.settlementPeriod,
+    optionType: spec.optionType,
+    strike: spec.strike,
+    expiration: spec.expiration,
+    tickSize: spec.tickSize,
+    tickSizeSteps: spec.tickSizeSteps.map((step) => ({
+      abovePrice: step.abovePrice,
+      tickSize: step.tickSize,
+    })),
+    minTradeAmount: spec.minTradeAmount,
+    contractSize: spec.contractSize,
+    makerCommission: spec.makerCommission,
+    takerCommission: spec.takerCommission,
+    blockTradeMinTradeAmount: spec.blockTradeMinTradeAmount,
+    createdAt: spec.createdAt,
+    isActive,
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * Domain → wire for orders and trades (spec 2.6, 2.7): decimal strings from ticks/lots/minor
+ * units, camelCase names, lowercase states; optional fields appear only when they apply.
+ */
+import type { OrderView, TradeParty, TradeView } from '../../core/events.ts';
+import { currencyDecimals } from '../../core/types.ts';
+import { formatScaled } from '../../domain/decimal.ts';
+import type { Instrument } from '../../domain/instrument.ts';
+import type { WireOrder, WireTrade } from '../schemas/objects.ts';
+
+export type InstrumentLookup = (name: string) => Instrument | undefined;
+
+/** A fractional tick count (an average) as an exact-enough decimal string (8 extra places). */
+export function formatAveragePrice(instrument: Instrument, notionalTicks: number, lots: number): string {
+  if (lots === 0) return '0';
+  const grid = instrument.priceGrid;
+  const extra = 8;
+  const units = (BigInt(notionalTicks) * grid.stepUnits * 10n ** BigInt(extra)) / BigInt(lots);
+  return formatScaled(units, grid.scale + extra);
+}
+
+export function formatMoney(minorUnits: number, currency: string): string {
+  return formatScaled(minorUnits, currencyDecimals(currency));
+}
+
+export function orderToWire(order: OrderView, instrument: Instrument): WireOrder {
+  const wire: WireOrder = {
+    orderId: order.orderId,
+    instrumentName: order.instrumentName,
+    side: order.side,
+    orderType: order.orderType,
+    orderState: order.orderState,
+    price: order.price === null ? 'market_price' : instrument.formatPrice(order.price),
+    quantity: instrument.formatQuantity(order.amount),
+    contracts: instrument.formatContracts(order.amount),
+    filledQuantity: instrument.formatQuantity(order.filledAmount),
+    averagePrice: formatAveragePrice(instrument, order.filledNotional, order.filledAmount),
+    timeInforce: order.timeInForce,
+    timeInForce: order.timeInForce,
+    createdAt: order.createdAt,
+    lastUpdatedAt: order.lastUpdatedAt,
+    label: order.label,
+    api: order.api,
+    web: order.web,
+    mobile: order.mobile,
+    postOnly: order.postOnly,
+    reduceOnly: order.reduceOnly,
+    replaced: order.replaced,
+    mmp: order.mmp,
+    riskReducing: order.riskReducing,
+  };
+  if (order.originalOrderType !== null) wire.originalOrderType = order.originalOrderType;
+  if (order.cancelReason !== null) wire.cancelReason = order.cancelReason;
+  if (order.postOnly) wire.rejectPostOnly = order.rejectPostOnly;
+  if (instrument.isOption) wire.autoReplaced = order.autoReplaced;
+  if (order.mmpCancelled) wire.mmpCancelled = true;
+  if (order.advanced !== null) wire.advanced = order.advanced;
+  if (order.displayAmount !== null) wire.displayAmount = instrument.formatQuantity(order.displayAmount);
+  if (order.refreshAmount !== null) wire.refreshAmount = instrument.formatQuantity(order.refreshAmount);
+  if (order.trigger !== null) wire.trigger = order.trigger;
+  if (order.triggerPrice !== null) wire.triggerPrice = instrument.formatPrice(order.triggerPrice);
+  if (order.triggerOffset !== null) wire.triggerOffset = instrument.formatPrice(order.triggerOffset);
+  if (order.triggerReferencePrice !== null) {
+    wire.triggerReferencePrice = instrument.formatPrice(order.triggerReferencePrice);
+  }
+  if (order.triggered !== null) wire.triggered = order.triggered;
+  if (order.triggerOrderId !== null) wire.triggerOrderId = order.triggerOrderId;
+  if (order.triggerFillCondition !== null) wire.triggerFillCondition = order.triggerFillCondition;
+  if (order.otoOrderIds !== null) wire.otoOrderIds = [...order.otoOrderIds];
+  if (order.primaryOrderId !== null) wire.primaryOrderId = order.primaryOrderId;
+  if (order.ocoRef !== null) wire.ocoRef = order.ocoRef;
+  if (order.blockTrade) wire.blockTrade = true;
+  if (order.isLiquidation) wire.isLiquidation = true;
+  return wire;
+}
+
+/** The sides of `trade` that belong to `accountId` (one, or two for a self-trade). */
+export function partiesOf(trade: TradeView, accountId: number): TradeParty[] {
+  return [trade.taker, trade.maker].filter((party) => party.accountId === accountId);
+}
+
+export function tradeToWire(trade: TradeView, party: TradeParty, instrument: Instrument): WireTrade {
+  const wire: WireTrade = {
+    tradeId: trade.tradeId,
+    tradeSeq: trade.tradeSeq,
+    tickDirection: trade.tickDirection,
+    timestamp: trade.timestamp,
+    instrumentName: trade.instrumentName,
+    orderId: party.orderId,
+    orderType: party.orderType,
+    state: party.state,
+    side: party.side,
+    price: instrument.formatPrice(trade.price),
+    quantity: instrument.formatQuantity(trade.amount),
+    contracts: instrument.formatContracts(trade.amount),
+    liquidity: party.liquidity,
+    fee: formatMoney(party.fee, party.feeCurrency),
+    feeCurrency: party.feeCurrency,
+    indexPrice: trade.indexPrice === null ? null : String(trade.indexPrice),
+    markPrice: trade.markPrice === null ? null : instrument.formatPrice(trade.markPrice),
+    profitLoss: formatMoney(party.profitLoss, instrument.spec.settlementCurrency),
+    api: party.api,
+    postOnly: party.postOnly,
+    mmp: party.mmp,
+    reduceOnly: party.reduceOnly,
+    riskReducing: party.riskReducing,
+    matchingId: null,
+  };
+  if (party.label !== '') wire.label = party.label;
+  if (party.advanced !== null) wire.advanced = party.advanced;
+  if (trade.blockTradeId !== null) wire.blockTradeId = trade.blockTradeId;
+  if (trade.blockRfqId !== null) wire.blockRfqId = trade.blockRfqId;
+  if (trade.blockRfqQuoteId !== null) wire.blockRfqQuoteId = trade.blockRfqQuoteId;
+  return wire;
+}
+
+/** The account's view of a list of trades, one entry per own side. */
+export function tradesToWire(
+  trades: readonly TradeView[],
+  accountId: number,
+  lookup: InstrumentLookup,
+): WireTrade[] {
+  const wire: WireTrade[] = [];
+  for (const trade of trades) {
+    const instrument = lookup(trade.instrumentName);
+    if (instrument === undefined) continue;
+    for (const party of partiesOf(trade, accountId)) wire.push(tradeToWire(trade, party, instrument));
+  }
+  return wire;
+}

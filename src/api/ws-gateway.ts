@@ -1,0 +1,232 @@
+/**
+ * WebSocket transport at `/ws`: the same envelopes as HTTP, plus session state — the principal
+ * set by `public/auth`, subscriptions, heartbeats and cancel-on-disconnect.
+ *
+ * Invariants:
+ * - Until `public/auth` succeeds only `public/*` methods are answered (private ones get
+ *   `authorization_required`).
+ * - Frames over `wsMaxMessageBytes` close the connection (1009); a frame that is not JSON or not
+ *   an envelope gets an error answer with `rid: null` (or the salvaged rid) and the session lives on.
+ * - Heartbeat: every `interval` s the server sends `{method:"heartbeat", params:{type:"test_request"}}`;
+ *   when a whole interval passes with no message from the client, the connection is closed.
+ * - Cancel-on-disconnect: when enabled, closing the connection cancels every open order of the
+ *   key's default account (cancelReason `cancel_on_disconnect`).
+ * - A client that stops reading (more than `maxBufferedBytes` queued) is disconnected rather than
+ *   allowed to grow server memory.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { Clock } from '../app/clock.ts';
+import { VenueError } from '../domain/errors.ts';
+import type { Principal } from './auth/authenticator.ts';
+import type { ChannelRegistry, Fanout, Subscriber } from './channels.ts';
+import { type Dispatcher, parseEnvelope, salvageRid } from './dispatcher.ts';
+import type { CommandPort } from './ports.ts';
+import type { SessionHandle } from './registry.ts';
+import { mapError } from './wire-errors.ts';
+
+export interface WsGatewayOptions {
+  readonly maxMessageBytes: number;
+  readonly maxBufferedBytes?: number;
+}
+
+export interface WsGatewayDeps {
+  readonly dispatcher: Dispatcher;
+  readonly channels: ChannelRegistry;
+  readonly fanout: Fanout;
+  readonly commands: CommandPort;
+  readonly clock: Clock;
+  readonly onUnexpected: (error: unknown) => void;
+}
+
+class Session implements SessionHandle, Subscriber {
+  principal: Principal | null = null;
+  cancelOnDisconnect = false;
+  private heartbeatCancel: (() => void) | null = null;
+  private heartbeatMs = 0;
+  private heardSinceTestRequest = true;
+  private closed = false;
+
+  constructor(
+    readonly id: number,
+    private readonly socket: WebSocket,
+    private readonly deps: WsGatewayDeps,
+    private readonly maxBufferedBytes: number,
+  ) {}
+
+  authenticate(principal: Principal): void {
+    if (this.principal !== null && this.principal.apiKey !== principal.apiKey) {
+      this.deps.fanout.unsubscribeAll(this);
+    }
+    this.principal = principal;
+  }
+
+  setCancelOnDisconnect(enabled: boolean): void {
+    this.cancelOnDisconnect = enabled;
+  }
+
+  setHeartbeat(intervalSec: number | null): void {
+    this.heartbeatCancel?.();
+    this.heartbeatCancel = null;
+    if (intervalSec === null) return;
+    this.heartbeatMs = intervalSec * 1000;
+    this.heardSinceTestRequest = true;
+    this.scheduleHeartbeat();
+  }
+
+  private scheduleHeartbeat(): void {
+    this.heartbeatCancel = this.deps.clock.schedule(this.deps.clock.now() + this.heartbeatMs, () => {
+      if (this.closed) return;
+      if (!this.heardSinceTestRequest) {
+        this.socket.close(1000, 'heartbeat test_request not answered');
+        return;
+      }
+      this.heardSinceTestRequest = false;
+      this.send({ method: 'heartbeat', params: { type: 'test_request' } });
+      this.scheduleHeartbeat();
+    });
+  }
+
+  async subscribe(names: readonly string[]): Promise<string[]> {
+    const subscribed: string[] = [];
+    for (const name of names) {
+      const found = this.deps.channels.resolve(name, this.principal);
+      if (found === null)
+        throw new VenueError('invalid_params', `unknown channel ${name}`, {
+          field: 'channels',
+          channel: name,
+        });
+      if (found.family.access === 'private' && this.principal === null) {
+        throw new VenueError('authorization_required', `${name} needs public/auth first`, {
+          field: 'channels',
+        });
+      }
+      this.deps.fanout.subscribe(this, name, found.resolved);
+      subscribed.push(name);
+    }
+    return subscribed;
+  }
+
+  unsubscribe(names: readonly string[]): string[] {
+    return names.filter((name) => this.deps.fanout.unsubscribe(this, name));
+  }
+
+  unsubscribeAll(): void {
+    this.deps.fanout.unsubscribeAll(this);
+  }
+
+  push(channel: string, seq: number, data: unknown, snapshot: boolean): void {
+    const params = snapshot ? { channel, seq, snapshot: true, data } : { channel, seq, data };
+    this.send({ method: 'subscription', params });
+  }
+
+  send(message: unknown): void {
+    if (this.closed) return;
+    if (this.socket.bufferedAmount > this.maxBufferedBytes) {
+      this.socket.terminate();
+      return;
+    }
+    this.socket.send(JSON.stringify(message));
+  }
+
+  async receive(raw: string): Promise<void> {
+    this.heardSinceTestRequest = true;
+    let parsed: unknown;
+    try {
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        throw new VenueError('parse_error', 'the message is not JSON');
+      }
+      const envelope = parseEnvelope(parsed);
+      const outcome = await this.deps.dispatcher.dispatch(envelope, {
+        principal: this.principal,
+        transport: 'ws',
+        session: this,
+        anonymousKey: `ws:${this.id}`,
+      });
+      this.send(outcome.answer);
+    } catch (error) {
+      const mapped = mapError(error, this.deps.onUnexpected);
+      this.send({ rid: salvageRid(parsed), error: mapped.error });
+    }
+  }
+
+  onClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.heartbeatCancel?.();
+    this.deps.fanout.unsubscribeAll(this);
+    if (this.cancelOnDisconnect && this.principal !== null) {
+      this.deps.commands
+        .submit({
+          type: 'cancel_all',
+          accountId: this.principal.defaultAccountId,
+          cancelReason: 'cancel_on_disconnect',
+        })
+        .catch(this.deps.onUnexpected);
+    }
+  }
+}
+
+export class WsGateway {
+  private readonly server: WebSocketServer;
+  private readonly sessions = new Set<Session>();
+  private nextId = 1;
+
+  constructor(
+    private readonly deps: WsGatewayDeps,
+    private readonly options: WsGatewayOptions,
+  ) {
+    this.server = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes });
+  }
+
+  /** Handles an HTTP upgrade; only `/ws` is accepted. */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const path = (request.url ?? '').split('?')[0];
+    if (path !== '/ws') {
+      socket.destroy();
+      return;
+    }
+    this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws));
+  }
+
+  private accept(socket: WebSocket): void {
+    const session = new Session(
+      this.nextId++,
+      socket,
+      this.deps,
+      this.options.maxBufferedBytes ?? 8 * 1024 * 1024,
+    );
+    this.sessions.add(session);
+    socket.on('message', (data, isBinary) => {
+      if (isBinary) {
+        session.send({
+          rid: null,
+          error: mapError(new VenueError('bad_request', 'binary frames are not supported')).error,
+        });
+        return;
+      }
+      void session.receive(data.toString());
+    });
+    socket.on('close', () => {
+      this.sessions.delete(session);
+      session.onClose();
+    });
+    socket.on('error', () => socket.terminate());
+  }
+
+  get connectionCount(): number {
+    return this.sessions.size;
+  }
+
+  /** Closes every connection (1001 going away) and waits until they are gone or `graceMs` passes. */
+  async close(graceMs: number): Promise<void> {
+    for (const client of this.server.clients) client.close(1001, 'server shutting down');
+    const deadline = Date.now() + graceMs;
+    while (this.server.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const client of this.server.clients) client.terminate();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
