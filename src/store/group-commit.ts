@@ -4,6 +4,8 @@
  *
  * Invariants:
  * - Entries must come with consecutive seqs; the first wrong one poisons the committer.
+ * - Entries are encoded when their batch is written: commands must not be mutated after append
+ *   (they are immutable by contract); one that cannot be encoded fails its batch.
  * - A batch starts on the next turn of the event loop (setImmediate) after the first append that
  *   found the writer idle, or right after the previous batch finished: while a batch is being
  *   written, later appends wait and go together in the next one.
@@ -11,7 +13,7 @@
  * - A writer failure rejects that batch and everything queued or appended later.
  */
 import { type BatchLimits, type HashCheckpoint, type JournalEntry, JournalWriteError } from './journal.ts';
-import { buildFrame, encodeEntryV1, type StoredFrame } from './record-format.ts';
+import { buildFrame, type StoredFrame } from './record-format.ts';
 
 export interface BatchWriter {
   /** Durably writes the frame and checkpoints in one transaction. */
@@ -19,9 +21,7 @@ export interface BatchWriter {
 }
 
 interface Pending {
-  readonly seq: number;
-  readonly ts: number;
-  readonly encoded: string;
+  readonly entry: JournalEntry<unknown>;
   readonly resolve: () => void;
   readonly reject: (error: Error) => void;
 }
@@ -60,16 +60,9 @@ export class GroupCommitter {
       );
       return Promise.reject(this.failure);
     }
-    let encoded: string;
-    try {
-      encoded = encodeEntryV1(entry);
-    } catch (error) {
-      this.poison(new JournalWriteError(`cannot encode entry ${entry.seq}`, { cause: error }));
-      return Promise.reject(this.failure);
-    }
     this.nextSeq++;
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ seq: entry.seq, ts: entry.ts, encoded, resolve, reject });
+      this.queue.push({ entry, resolve, reject });
       this.schedule();
     });
   }
@@ -110,14 +103,8 @@ export class GroupCommitter {
       const batch = this.takeBatch();
       const checkpoints = this.queuedCheckpoints;
       this.queuedCheckpoints = [];
-      const frame =
-        batch.length === 0
-          ? null
-          : buildFrame(
-              batch[0]!.seq,
-              batch.map((p) => p.encoded),
-            );
       try {
+        const frame = batch.length === 0 ? null : buildFrame(batch.map((p) => p.entry));
         const written = this.writer.write(frame, checkpoints);
         if (written !== undefined) await written;
       } catch (error) {
@@ -127,7 +114,7 @@ export class GroupCommitter {
         break;
       }
       if (batch.length > 0) {
-        const last = batch[batch.length - 1]!;
+        const last = batch[batch.length - 1]!.entry;
         this.durable = { seq: last.seq, ts: last.ts };
       }
       for (const pending of batch) pending.resolve();
@@ -139,21 +126,12 @@ export class GroupCommitter {
   }
 
   private takeBatch(): Pending[] {
-    let bytes = 0;
-    let n = 0;
-    const max = Math.min(this.queue.length, this.limits.maxEntries);
-    while (n < max) {
-      const size = this.queue[n]!.encoded.length;
-      if (n > 0 && bytes + size > this.limits.maxBytes) break;
-      bytes += size;
-      n++;
-    }
-    if (n === this.queue.length) {
+    if (this.queue.length <= this.limits.maxEntries) {
       const all = this.queue;
       this.queue = [];
       return all;
     }
-    return this.queue.splice(0, n);
+    return this.queue.splice(0, this.limits.maxEntries);
   }
 
   private poison(failure: Error): void {

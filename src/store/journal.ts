@@ -98,13 +98,11 @@ export interface SnapshotStore<S = unknown> {
 
 /** Group-commit bounds. */
 export interface BatchLimits {
-  /** Most entries in one transaction. */
+  /** Most entries in one transaction (and one stored record). */
   readonly maxEntries: number;
-  /** Most encoded payload bytes in one transaction (a single larger entry still goes alone). */
-  readonly maxBytes: number;
 }
 
-export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxEntries: 8192, maxBytes: 8 * 1024 * 1024 };
+export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxEntries: 4096 };
 
 /** A record before the tail failed its checksum, or seqs are not consecutive: never replay it. */
 export class JournalCorruptError extends Error {

@@ -3,8 +3,11 @@
  *
  * A journal record ("frame") holds the consecutive entries of one group commit:
  *   firstSeq, count, version, payload (bytes), checksum.
- * Format version 1 (current): payload = UTF-8 JSON array of `[ts, command]` pairs; the entry at
- * index i has seq = firstSeq + i.
+ * Format version 1: payload = UTF-8 JSON array of `[ts, command]` pairs; the entry at index i has
+ * seq = firstSeq + i.
+ * Format version 2 (current): payload = ./binary-codec.ts batch of the values
+ * `ts0, command0, ts1, command1, ...` (same seq rule); about half the bytes of v1 and several
+ * times faster to decode.
  * The checksum is CRC-32 over a header text `v<version>:<firstSeq>:<count>:` followed by the
  * payload, stored as a signed 32-bit integer (both SQLite and PostgreSQL `integer` hold it).
  * A snapshot record uses the same scheme with header `s<version>:<seq>:<stateHash>:` and payload
@@ -17,9 +20,10 @@
  * - A record that fails its checksum is never decoded.
  */
 import { crc32 } from 'node:zlib';
+import { decodeBatch, encodeBatch } from './binary-codec.ts';
 import type { JournalEntry } from './journal.ts';
 
-export const JOURNAL_FORMAT_VERSION = 1;
+export const JOURNAL_FORMAT_VERSION = 2;
 export const SNAPSHOT_FORMAT_VERSION = 1;
 
 export interface StoredFrame {
@@ -47,24 +51,38 @@ function frameHeader(version: number, firstSeq: number, count: number): string {
   return `v${version}:${firstSeq}:${count}:`;
 }
 
-/** One entry's part of a v1 payload, encoded when appended (so the batch only concatenates). */
-export function encodeEntryV1(entry: JournalEntry<unknown>): string {
-  const command = JSON.stringify(entry.command);
-  if (command === undefined) throw new TypeError(`command at seq ${entry.seq} is not JSON-serialisable`);
-  return `[${entry.ts},${command}]`;
-}
-
-/** Builds a current-version frame from consecutive entries already encoded by encodeEntryV1. */
-export function buildFrame(firstSeq: number, encodedEntries: readonly string[]): StoredFrame {
-  const payload = Buffer.from(`[${encodedEntries.join(',')}]`, 'utf8');
+/** Builds a current-version frame from consecutive entries. */
+export function buildFrame(entries: readonly JournalEntry<unknown>[]): StoredFrame {
+  const values = new Array<unknown>(entries.length * 2);
+  for (let i = 0; i < entries.length; i++) {
+    values[2 * i] = entries[i]!.ts;
+    values[2 * i + 1] = entries[i]!.command;
+  }
+  const payload = encodeBatch(values);
   const version = JOURNAL_FORMAT_VERSION;
-  const count = encodedEntries.length;
+  const firstSeq = entries[0]!.seq;
+  const count = entries.length;
   return {
     firstSeq,
     count,
     version,
     payload,
     checksum: checksumOf(frameHeader(version, firstSeq, count), payload),
+  };
+}
+
+/** Builds a version 1 frame (what older writers stored); kept for tests and tools. */
+export function buildFrameV1(entries: readonly JournalEntry<unknown>[]): StoredFrame {
+  const parts = entries.map((e) => `[${e.ts},${JSON.stringify(e.command)}]`);
+  const payload = Buffer.from(`[${parts.join(',')}]`, 'utf8');
+  const firstSeq = entries[0]!.seq;
+  const count = entries.length;
+  return {
+    firstSeq,
+    count,
+    version: 1,
+    payload,
+    checksum: checksumOf(frameHeader(1, firstSeq, count), payload),
   };
 }
 
@@ -81,6 +99,8 @@ export function decodeFrame<C>(frame: StoredFrame): JournalEntry<C>[] {
   switch (frame.version) {
     case 1:
       return decodeFrameV1<C>(frame);
+    case 2:
+      return decodeFrameV2<C>(frame);
     default:
       throw new Error(`journal record at seq ${frame.firstSeq} has unknown format version ${frame.version}`);
   }
@@ -95,6 +115,23 @@ function decodeFrameV1<C>(frame: StoredFrame): JournalEntry<C>[] {
   for (let i = 0; i < pairs.length; i++) {
     const pair = pairs[i] as [number, C];
     entries[i] = { seq: frame.firstSeq + i, ts: pair[0], command: pair[1] };
+  }
+  return entries;
+}
+
+function decodeFrameV2<C>(frame: StoredFrame): JournalEntry<C>[] {
+  const payload = frame.payload;
+  const values = decodeBatch(
+    Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength),
+  );
+  if (values.length !== frame.count * 2) {
+    throw new Error(`journal record at seq ${frame.firstSeq} does not hold ${frame.count} entries`);
+  }
+  const entries = new Array<JournalEntry<C>>(frame.count);
+  for (let i = 0; i < frame.count; i++) {
+    const ts = values[2 * i];
+    if (typeof ts !== 'number') throw new Error(`journal record at seq ${frame.firstSeq} has a bad ts`);
+    entries[i] = { seq: frame.firstSeq + i, ts, command: values[2 * i + 1] as C };
   }
   return entries;
 }

@@ -115,7 +115,7 @@ export function journalContract(backend: string, makeHarness: () => Promise<Stor
 
     test('batches respect the entry bound; reads start inside a record', () =>
       withHarness(async (h) => {
-        const journal = await h.openJournal({ maxEntries: 10, maxBytes: 1 << 20 });
+        const journal = await h.openJournal({ maxEntries: 10 });
         await appendRange(journal, 1, 25);
         assert.equal(await h.frameCount(), 3);
         const read = await collect(journal.readFrom(14));
@@ -245,7 +245,7 @@ export function journalContract(backend: string, makeHarness: () => Promise<Stor
 
     test('any JSON-serialisable commands round-trip exactly (property)', () =>
       withHarness(async (h) => {
-        const journal = await h.openJournal({ maxEntries: 7, maxBytes: 4096 });
+        const journal = await h.openJournal({ maxEntries: 7 });
         let next = 1;
         await fc.assert(
           fc.asyncProperty(

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { decodeBatch, encodeBatch } from './binary-codec.ts';
+
+const viaJson = (values: unknown[]) => JSON.parse(JSON.stringify(values)) as unknown[];
+
+test('decoding gives exactly what a JSON round trip gives (property)', () => {
+  fc.assert(
+    fc.property(fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 12 }), (values) => {
+      assert.deepEqual(decodeBatch(encodeBatch(values)), viaJson(values));
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('JSON edge cases: -0, non-finite, omitted properties, toJSON, big and fractional numbers', () => {
+  const values: unknown[] = [
+    {
+      a: -0,
+      b: Number.NaN,
+      c: Number.POSITIVE_INFINITY,
+      d: undefined,
+      e: () => 1,
+      f: [undefined, Symbol('x')],
+    },
+    { when: new Date(0), nested: { toJSON: () => 'custom' } },
+    [2 ** 31, -(2 ** 31), 2 ** 31 - 1, -(2 ** 31) - 1, Number.MAX_SAFE_INTEGER, 0.1, -1.5e-300],
+    'lone \ud800 surrogate and emoji 😀',
+    { ['__proto__']: 1, constructor: 2 },
+    JSON.parse('{"__proto__": {"x": 1}}'),
+    null,
+    true,
+    false,
+  ];
+  assert.deepEqual(decodeBatch(encodeBatch(values)), viaJson(values));
+  const decoded = decodeBatch(encodeBatch([JSON.parse('{"__proto__": {"x": 1}}')]))[0] as object;
+  assert.equal(Object.getPrototypeOf(decoded), Object.prototype);
+  assert.deepEqual(Object.keys(decoded), ['__proto__']);
+});
+
+test('repeated strings and shapes are stored once', () => {
+  const command = { type: 'place_order', instrumentName: 'BTC-27DEC24-60000-C', side: 'buy', amount: 5 };
+  const copies = Array.from({ length: 100 }, () => command);
+  const hundred = encodeBatch(copies).length;
+  const json = JSON.stringify(copies).length;
+  assert.ok(hundred * 4 < json, `${hundred} bytes for 100 copies vs ${json} as JSON`);
+});
+
+test('values JSON cannot hold are refused', () => {
+  assert.throws(() => encodeBatch([10n]), /BigInt/);
+  assert.throws(() => encodeBatch([undefined]), /not JSON-serialisable/);
+});
+
+test('truncated or altered bytes never decode silently into different values', () => {
+  const values = [{ type: 'x', n: 1, s: 'abc' }, [1, 2, 3], 'tail'];
+  const encoded = encodeBatch(values);
+  for (let cut = 0; cut < encoded.length; cut++) {
+    assert.throws(() => decodeBatch(encoded.subarray(0, cut)));
+  }
+});

@@ -1,0 +1,294 @@
+/**
+ * A compact binary encoding of a batch of JSON values (journal record format version 2).
+ *
+ * Layout: varint stringTableBytes, UTF-8 JSON array of the batch's distinct strings; varint
+ * shapeTableBytes, UTF-8 JSON array of object shapes (each an array of keys); varint count; then
+ * `count` values. A value is a tag byte and its data:
+ *   0 null · 1 false · 2 true · 3 int32 (4 bytes LE) · 4 float64 (8 bytes LE)
+ *   5 string (varint index into the string table) · 6 object (varint shape index, then one value
+ *   per key) · 7 array (varint length, then the values)
+ *
+ * Invariants:
+ * - decode(encode(x)) deep-equals JSON.parse(JSON.stringify(x)) for every JSON-serialisable x:
+ *   -0 becomes 0, non-finite numbers null, undefined/function/symbol properties are omitted and
+ *   become null in arrays, `toJSON` is honoured (the value is encoded as its toJSON result).
+ * - Strings are interned per batch, so repeated instrument names, sides and types cost one
+ *   varint each; keys are stored once per distinct object shape.
+ * - Objects are rebuilt by a constructor compiled per shape (cached), which is what makes
+ *   decoding several times faster than JSON.parse for command-like objects.
+ */
+
+const TAG_NULL = 0;
+const TAG_FALSE = 1;
+const TAG_TRUE = 2;
+const TAG_INT32 = 3;
+const TAG_FLOAT64 = 4;
+const TAG_STRING = 5;
+const TAG_OBJECT = 6;
+const TAG_ARRAY = 7;
+
+class Writer {
+  buf = Buffer.allocUnsafe(64 * 1024);
+  pos = 0;
+  ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+  byte(b: number): void {
+    this.ensure(1);
+    this.buf[this.pos++] = b;
+  }
+  varint(n: number): void {
+    this.ensure(10);
+    while (n >= 0x80) {
+      this.buf[this.pos++] = (n & 0x7f) | 0x80;
+      n = Math.floor(n / 128);
+    }
+    this.buf[this.pos++] = n;
+  }
+  bytes(b: Uint8Array): void {
+    this.ensure(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
+}
+
+interface Tables {
+  readonly strings: Map<string, number>;
+  readonly shapes: Map<string, number>;
+  readonly shapeKeys: string[][];
+}
+
+function intern(map: Map<string, number>, s: string): number {
+  let i = map.get(s);
+  if (i === undefined) {
+    i = map.size;
+    map.set(s, i);
+  }
+  return i;
+}
+
+function isOmitted(v: unknown): boolean {
+  return v === undefined || typeof v === 'function' || typeof v === 'symbol';
+}
+
+function encodeValue(w: Writer, t: Tables, value: unknown, key: string): void {
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as { toJSON?: unknown }).toJSON === 'function'
+  ) {
+    value = (value as { toJSON(k: string): unknown }).toJSON(key);
+  }
+  switch (typeof value) {
+    case 'number':
+      if (!Number.isFinite(value)) w.byte(TAG_NULL);
+      else if (Number.isInteger(value) && value >= -0x80000000 && value <= 0x7fffffff) {
+        w.ensure(5);
+        w.buf[w.pos++] = TAG_INT32;
+        w.buf.writeInt32LE(value | 0, w.pos); // | 0 turns -0 into 0
+        w.pos += 4;
+      } else {
+        w.ensure(9);
+        w.buf[w.pos++] = TAG_FLOAT64;
+        w.buf.writeDoubleLE(value, w.pos);
+        w.pos += 8;
+      }
+      return;
+    case 'string':
+      w.byte(TAG_STRING);
+      w.varint(intern(t.strings, value));
+      return;
+    case 'boolean':
+      w.byte(value ? TAG_TRUE : TAG_FALSE);
+      return;
+    case 'bigint':
+      throw new TypeError('a BigInt is not JSON-serialisable');
+    case 'object': {
+      if (value === null) {
+        w.byte(TAG_NULL);
+        return;
+      }
+      if (Array.isArray(value)) {
+        w.byte(TAG_ARRAY);
+        w.varint(value.length);
+        for (let i = 0; i < value.length; i++) {
+          const item: unknown = value[i];
+          if (isOmitted(item)) w.byte(TAG_NULL);
+          else encodeValue(w, t, item, String(i));
+        }
+        return;
+      }
+      const record = value as Record<string, unknown>;
+      const keys: string[] = [];
+      for (const k of Object.keys(record)) if (!isOmitted(record[k])) keys.push(k);
+      const signature = JSON.stringify(keys);
+      let shape = t.shapes.get(signature);
+      if (shape === undefined) {
+        shape = t.shapeKeys.length;
+        t.shapes.set(signature, shape);
+        t.shapeKeys.push(keys);
+      }
+      w.byte(TAG_OBJECT);
+      w.varint(shape);
+      for (const k of keys) encodeValue(w, t, record[k], k);
+      return;
+    }
+    default:
+      // undefined, function, symbol at the top level: JSON.stringify gives undefined.
+      throw new TypeError('value is not JSON-serialisable');
+  }
+}
+
+/** Encodes JSON values into one buffer (see the layout above). */
+export function encodeBatch(values: readonly unknown[]): Buffer {
+  const t: Tables = { strings: new Map(), shapes: new Map(), shapeKeys: [] };
+  const body = new Writer();
+  for (const v of values) encodeValue(body, t, v, '');
+  const strings = Buffer.from(JSON.stringify([...t.strings.keys()]), 'utf8');
+  const shapes = Buffer.from(JSON.stringify(t.shapeKeys), 'utf8');
+  const out = new Writer();
+  out.ensure(body.pos + strings.length + shapes.length + 32);
+  out.varint(strings.length);
+  out.bytes(strings);
+  out.varint(shapes.length);
+  out.bytes(shapes);
+  out.varint(values.length);
+  out.bytes(body.buf.subarray(0, body.pos));
+  return Buffer.from(out.buf.subarray(0, out.pos));
+}
+
+type Builder = (values: unknown[]) => Record<string, unknown>;
+const builderCache = new Map<string, Builder>();
+const BUILDER_CACHE_LIMIT = 10_000;
+
+function genericBuilder(keys: readonly string[]): Builder {
+  return (values) => {
+    const o: Record<string, unknown> = {};
+    for (let i = 0; i < keys.length; i++) {
+      Object.defineProperty(o, keys[i]!, {
+        value: values[i],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return o;
+  };
+}
+
+function builderFor(keys: readonly string[]): Builder {
+  const signature = JSON.stringify(keys);
+  let builder = builderCache.get(signature);
+  if (builder !== undefined) return builder;
+  if (keys.includes('__proto__') || new Set(keys).size !== keys.length) {
+    builder = genericBuilder(keys);
+  } else {
+    // Keys are embedded as JSON string literals, never as code.
+    const fields = keys.map((k, i) => `${JSON.stringify(k)}: v[${i}]`).join(', ');
+    builder = new Function('v', `return { ${fields} };`) as Builder;
+  }
+  if (builderCache.size >= BUILDER_CACHE_LIMIT) builderCache.clear();
+  builderCache.set(signature, builder);
+  return builder;
+}
+
+class Reader {
+  pos = 0;
+  constructor(readonly buf: Buffer) {}
+  varint(): number {
+    let result = 0;
+    let scale = 1;
+    for (;;) {
+      if (this.pos >= this.buf.length) throw new RangeError('truncated varint');
+      const b = this.buf[this.pos++]!;
+      result += (b & 0x7f) * scale;
+      if (b < 0x80) return result;
+      scale *= 128;
+    }
+  }
+}
+
+interface DecodeTables {
+  readonly strings: readonly string[];
+  readonly shapes: readonly (readonly string[])[];
+  readonly builders: Builder[];
+}
+
+function decodeValue(r: Reader, t: DecodeTables): unknown {
+  const buf = r.buf;
+  if (r.pos >= buf.length) throw new RangeError('truncated value');
+  const tag = buf[r.pos++];
+  switch (tag) {
+    case TAG_NULL:
+      return null;
+    case TAG_FALSE:
+      return false;
+    case TAG_TRUE:
+      return true;
+    case TAG_INT32: {
+      const v = buf.readInt32LE(r.pos);
+      r.pos += 4;
+      return v;
+    }
+    case TAG_FLOAT64: {
+      const v = buf.readDoubleLE(r.pos);
+      r.pos += 8;
+      return v;
+    }
+    case TAG_STRING: {
+      const s = t.strings[r.varint()];
+      if (s === undefined) throw new RangeError('string index out of range');
+      return s;
+    }
+    case TAG_OBJECT: {
+      const shape = r.varint();
+      const keys = t.shapes[shape];
+      if (keys === undefined) throw new RangeError('shape index out of range');
+      const values = new Array<unknown>(keys.length);
+      for (let i = 0; i < keys.length; i++) values[i] = decodeValue(r, t);
+      let builder = t.builders[shape];
+      if (builder === undefined) {
+        builder = builderFor(keys);
+        t.builders[shape] = builder;
+      }
+      return builder(values);
+    }
+    case TAG_ARRAY: {
+      const n = r.varint();
+      if (n > buf.length - r.pos) throw new RangeError('array length out of range');
+      const out = new Array<unknown>(n);
+      for (let i = 0; i < n; i++) out[i] = decodeValue(r, t);
+      return out;
+    }
+    default:
+      throw new RangeError(`unknown value tag ${tag}`);
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function readJson(r: Reader): unknown {
+  const n = r.varint();
+  if (r.pos + n > r.buf.length) throw new RangeError('truncated table');
+  const value: unknown = JSON.parse(utf8.decode(r.buf.subarray(r.pos, r.pos + n)));
+  r.pos += n;
+  return value;
+}
+
+/** Decodes a buffer made by encodeBatch; throws on any malformation. */
+export function decodeBatch(buf: Buffer): unknown[] {
+  const r = new Reader(buf);
+  const strings = readJson(r);
+  const shapes = readJson(r);
+  if (!Array.isArray(strings) || !Array.isArray(shapes)) throw new RangeError('bad tables');
+  const t: DecodeTables = { strings: strings as string[], shapes: shapes as string[][], builders: [] };
+  const count = r.varint();
+  if (count > buf.length) throw new RangeError('count out of range');
+  const out = new Array<unknown>(count);
+  for (let i = 0; i < count; i++) out[i] = decodeValue(r, t);
+  if (r.pos !== buf.length) throw new RangeError('trailing bytes');
+  return out;
+}
