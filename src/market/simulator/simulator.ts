@@ -1,0 +1,273 @@
+/**
+ * The liquidity simulator: liquidity providers and takers whose orders are ordinary core
+ * commands (the same path as users' orders; the caller stamps and submits them).
+ *
+ * `step(now, market, view)` returns the commands due at `now`:
+ * 1. Makers: for each listed instrument of a maker's currencies/products, the wanted ladder
+ *    (quoting.ts). Quotes are identified by label `lp|<instrument>|b|s|<level>`, so the maker
+ *    keeps no order ids: a missing quote is placed, a quote off its wanted price by more than
+ *    the tolerance (or mostly filled) is edited, a quote no longer wanted is cancelled. The index
+ *    moving moves the marks, which moves the wanted prices: that is the refresh.
+ * 2. Hedging: an `options` maker whose net coin delta in a currency passes the threshold sends
+ *    an immediate-or-cancel order on the inverse perpetual at the best opposite price.
+ * 3. Takers: a Poisson number of IOC orders (rate × elapsed time) on random instruments,
+ *    crossing the spread at the best opposite price, so trades print and the tape moves.
+ *
+ * Deterministic: same config, same sequence of (now, market, view) ⇒ same commands. State is
+ * the RNG and the last step time (`snapshot`/`restore`). Instruments are visited in the view's
+ * order, orders and positions looked up by name, so iteration order never depends on hashing.
+ */
+import type { UnstampedCommand } from '../../core/commands.ts';
+import { currencyDecimals, type Side } from '../../core/types.ts';
+import type { Instrument } from '../../domain/instrument.ts';
+import type { MarketState } from '../market-state.ts';
+import { SeededRandom } from '../random.ts';
+import type { MakerAccount, SimulatorConfig } from './config.ts';
+import { quoteLadder } from './quoting.ts';
+import type { SimulatorOrder, SimulatorView } from './view.ts';
+
+export const QUOTE_LABEL_PREFIX = 'lp|';
+const MAX_TAKER_GAP_MS = 60_000;
+const SOURCE = { api: true } as const;
+
+export interface SimulatorSnapshot {
+  readonly random: readonly number[];
+  readonly lastStep: number | null;
+}
+
+function quoteLabel(instrumentName: string, side: Side, level: number): string {
+  return `${QUOTE_LABEL_PREFIX}${instrumentName}|${side === 'buy' ? 'b' : 's'}|${level}`;
+}
+
+function quotesProducts(maker: MakerAccount, instrument: Instrument): boolean {
+  if (!maker.currencies.includes(instrument.spec.baseCurrency)) return false;
+  const isOptionLike = instrument.spec.kind === 'option' || instrument.spec.kind === 'option_combo';
+  switch (maker.products) {
+    case 'all':
+      return true;
+    case 'options':
+      return isOptionLike;
+    case 'delta_one':
+      return !isOptionLike;
+    default: {
+      const _exhaustive: never = maker.products;
+      return _exhaustive;
+    }
+  }
+}
+
+function limitOrder(
+  accountId: number,
+  instrumentName: string,
+  side: Side,
+  price: number,
+  amount: number,
+  label: string,
+  timeInForce: 'good_til_cancelled' | 'immediate_or_cancel',
+): UnstampedCommand {
+  return {
+    type: 'place_order',
+    accountId,
+    instrumentName,
+    side,
+    orderType: 'limit',
+    amount,
+    price,
+    timeInForce,
+    postOnly: false,
+    rejectPostOnly: false,
+    reduceOnly: false,
+    label,
+    validUntil: null,
+    source: SOURCE,
+  };
+}
+
+export class LiquiditySimulator {
+  private random: SeededRandom;
+  private lastStep: number | null = null;
+
+  constructor(readonly config: SimulatorConfig) {
+    this.random = SeededRandom.fromSeed(config.seed);
+  }
+
+  snapshot(): SimulatorSnapshot {
+    return { random: this.random.state(), lastStep: this.lastStep };
+  }
+
+  restore(snapshot: SimulatorSnapshot): void {
+    this.random = SeededRandom.fromState(snapshot.random);
+    this.lastStep = snapshot.lastStep;
+  }
+
+  /** Accounts and funding for the makers and the taker (submit once, before the first step). */
+  setupCommands(): UnstampedCommand[] {
+    if (!this.config.enabled) return [];
+    const accounts = this.config.makers.map((maker) => maker.accountId);
+    if (this.config.takerAccountId !== null) accounts.push(this.config.takerAccountId);
+    const commands: UnstampedCommand[] = [];
+    for (const accountId of accounts) {
+      commands.push({ type: 'create_account', accountId, maxOpenOrders: this.config.maxOpenOrders });
+      for (const [currency, units] of Object.entries(this.config.funding)) {
+        commands.push({
+          type: 'deposit',
+          accountId,
+          currency,
+          amount: Math.round(units * 10 ** currencyDecimals(currency)),
+        });
+      }
+    }
+    return commands;
+  }
+
+  step(now: number, market: MarketState, view: SimulatorView): UnstampedCommand[] {
+    if (!this.config.enabled) return [];
+    const commands: UnstampedCommand[] = [];
+    const instruments = [...view.instruments()];
+    const atmVol = new Map<string, number>();
+    const assetVolatility = (currency: string): number => {
+      let vol = atmVol.get(currency);
+      if (vol === undefined) {
+        const model = market.model.currencies[currency];
+        const index = market.hasIndex(currency) ? market.index(currency) : 1;
+        vol = model ? model.surface.volatility(index, index, 30 / 365) : this.config.referenceVolatility;
+        atmVol.set(currency, vol);
+      }
+      return vol;
+    };
+    for (const maker of this.config.makers) {
+      this.quoteMaker(maker, instruments, market, view, assetVolatility, commands);
+      if (maker.products === 'options') this.hedgeMaker(maker, instruments, market, view, commands);
+    }
+    this.takers(now, instruments, view, commands);
+    this.lastStep = now;
+    return commands;
+  }
+
+  private quoteMaker(
+    maker: MakerAccount,
+    instruments: readonly Instrument[],
+    market: MarketState,
+    view: SimulatorView,
+    assetVolatility: (currency: string) => number,
+    commands: UnstampedCommand[],
+  ): void {
+    const resting = new Map<string, SimulatorOrder>();
+    for (const order of view.openOrders(maker.accountId)) {
+      if (order.label.startsWith(QUOTE_LABEL_PREFIX)) resting.set(order.label, order);
+    }
+    const positions = new Map<string, number>();
+    for (const position of view.positions(maker.accountId))
+      positions.set(position.instrumentName, position.size);
+    for (const instrument of instruments) {
+      if (!quotesProducts(maker, instrument)) continue;
+      const mark = market.mark(instrument.name);
+      if (mark === undefined) continue;
+      const volatility = mark.markIv ?? assetVolatility(instrument.spec.baseCurrency);
+      const ladder = quoteLadder(
+        instrument,
+        mark,
+        volatility,
+        positions.get(instrument.name) ?? 0,
+        this.config,
+      );
+      for (const quote of ladder.quotes) {
+        const label = quoteLabel(instrument.name, quote.side, quote.level);
+        const existing = resting.get(label);
+        if (existing === undefined) {
+          commands.push(
+            limitOrder(
+              maker.accountId,
+              instrument.name,
+              quote.side,
+              quote.price,
+              quote.amount,
+              label,
+              'good_til_cancelled',
+            ),
+          );
+          continue;
+        }
+        resting.delete(label);
+        const remaining = existing.amount - existing.filledAmount;
+        const moved = Math.abs(existing.price - quote.price) > ladder.toleranceTicks;
+        if (moved || remaining * 2 < quote.amount) {
+          commands.push({
+            type: 'edit_order',
+            accountId: maker.accountId,
+            orderId: existing.orderId,
+            price: quote.price,
+            amount: existing.filledAmount + quote.amount,
+          });
+        }
+      }
+    }
+    for (const order of resting.values()) {
+      commands.push({ type: 'cancel_order', accountId: maker.accountId, orderId: order.orderId });
+    }
+  }
+
+  /** Net delta in coins per currency from the maker's positions. */
+  private hedgeMaker(
+    maker: MakerAccount,
+    instruments: readonly Instrument[],
+    market: MarketState,
+    view: SimulatorView,
+    commands: UnstampedCommand[],
+  ): void {
+    const byName = new Map(instruments.map((instrument) => [instrument.name, instrument]));
+    const delta = new Map<string, number>();
+    for (const position of view.positions(maker.accountId)) {
+      const instrument = byName.get(position.instrumentName);
+      const mark = market.mark(position.instrumentName);
+      if (instrument === undefined || mark === undefined || position.size === 0) continue;
+      const spec = instrument.spec;
+      const lot = Number(spec.minTradeAmount);
+      let coins = 0;
+      if (spec.kind === 'option') coins = position.size * lot * (mark.greeks?.delta ?? 0);
+      else if (spec.kind === 'future' && spec.marginKind === 'inverse')
+        coins = (position.size * lot) / mark.markPrice;
+      else if (spec.kind === 'future' || spec.kind === 'spot') coins = position.size * lot;
+      delta.set(spec.baseCurrency, (delta.get(spec.baseCurrency) ?? 0) + coins);
+    }
+    for (const currency of maker.currencies) {
+      const net = delta.get(currency) ?? 0;
+      const threshold = this.config.hedgeThreshold[currency] ?? Number.POSITIVE_INFINITY;
+      if (Math.abs(net) <= threshold) continue;
+      const perpetual = byName.get(`${currency}-PERPETUAL`);
+      if (perpetual === undefined || !market.hasIndex(currency)) continue;
+      const side: Side = net > 0 ? 'sell' : 'buy';
+      const best = view.bestPrices(perpetual.name);
+      const price = side === 'buy' ? best.bestAsk : best.bestBid;
+      const lotUsd = Number(perpetual.spec.minTradeAmount);
+      const lots = Math.round((Math.abs(net) * market.index(currency)) / lotUsd);
+      if (price === null || lots <= 0) continue;
+      commands.push(
+        limitOrder(maker.accountId, perpetual.name, side, price, lots, 'lp-hedge', 'immediate_or_cancel'),
+      );
+    }
+  }
+
+  private takers(
+    now: number,
+    instruments: readonly Instrument[],
+    view: SimulatorView,
+    commands: UnstampedCommand[],
+  ): void {
+    const accountId = this.config.takerAccountId;
+    if (accountId === null || instruments.length === 0 || this.lastStep === null) return;
+    const elapsed = Math.min(Math.max(now - this.lastStep, 0), MAX_TAKER_GAP_MS);
+    const count = this.random.poisson((this.config.takerOrdersPerMinute * elapsed) / 60_000);
+    for (let i = 0; i < count; i++) {
+      const instrument = instruments[this.random.int(instruments.length)]!;
+      const side: Side = this.random.next() < 0.5 ? 'buy' : 'sell';
+      const lots = 1 + this.random.int(Math.max(1, this.config.takerMaxSizeMultiple));
+      const best = view.bestPrices(instrument.name);
+      const price = side === 'buy' ? best.bestAsk : best.bestBid;
+      if (price === null) continue;
+      commands.push(
+        limitOrder(accountId, instrument.name, side, price, lots, 'sim-taker', 'immediate_or_cancel'),
+      );
+    }
+  }
+}

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Instrument } from '../../src/domain/instrument.ts';
+import { buildCatalogue } from '../../src/market/catalogue.ts';
+import { defaultMarketModel, priceMarket } from '../../src/market/market-state.ts';
+import { simulatorConfig } from '../../src/market/simulator/config.ts';
+import { LiquiditySimulator } from '../../src/market/simulator/simulator.ts';
+import { FakeVenue } from './fake-venue.ts';
+
+const NOW = Date.UTC(2026, 10, 22, 6);
+const INDEX = { BTC: 65_000, ETH: 3_200 };
+const specs = buildCatalogue(NOW, INDEX);
+const instruments = specs.map((spec, i) => new Instrument(i + 1, spec));
+const model = defaultMarketModel();
+
+function setup(overrides = {}) {
+  const simulator = new LiquiditySimulator(simulatorConfig(overrides));
+  const venue = new FakeVenue(instruments);
+  return { simulator, venue };
+}
+
+describe('liquidity simulator', () => {
+  test('every listed instrument has a two-sided book after the first step, on valid ticks', () => {
+    const { simulator, venue } = setup();
+    const commands = simulator.step(NOW, priceMarket(NOW, INDEX, specs, model), venue);
+    venue.apply(commands);
+    for (const instrument of instruments) {
+      const { bestBid, bestAsk } = venue.bestPrices(instrument.name);
+      assert.ok(bestBid !== null && bestAsk !== null, `${instrument.name} is not two-sided`);
+      assert.ok(bestBid < bestAsk, `${instrument.name} is crossed`);
+      assert.ok(instrument.isOnTick(bestBid) && instrument.isOnTick(bestAsk), `${instrument.name} off tick`);
+    }
+    for (const order of venue.orders.values()) {
+      const instrument = instruments.find((x) => x.name === order.instrumentName)!;
+      assert.ok(instrument.isOnTick(order.price) && order.price > 0);
+    }
+  });
+
+  test('quotes stay near the mark (inside a 50% option band or 10 ticks; 5% for futures)', () => {
+    const { simulator, venue } = setup();
+    const market = priceMarket(NOW, INDEX, specs, model);
+    venue.apply(simulator.step(NOW, market, venue));
+    for (const instrument of instruments) {
+      const mark = market.mark(instrument.name)!.markPrice / Number(instrument.spec.tickSize);
+      const { bestBid, bestAsk } = venue.bestPrices(instrument.name);
+      const band = instrument.isOption ? Math.max(10, mark * 0.5) : mark * 0.05;
+      assert.ok(Math.abs(bestBid! - mark) <= band && Math.abs(bestAsk! - mark) <= band, instrument.name);
+    }
+  });
+
+  test('quiet market: no churn; index move: quotes are refreshed by edits', () => {
+    const { simulator, venue } = setup({ takerAccountId: null });
+    venue.apply(simulator.step(NOW, priceMarket(NOW, INDEX, specs, model), venue));
+    assert.deepEqual(simulator.step(NOW + 1000, priceMarket(NOW + 1000, INDEX, specs, model), venue), []);
+    const moved = { BTC: 65_000 * 1.01, ETH: 3_200 };
+    const commands = simulator.step(NOW + 2000, priceMarket(NOW + 2000, moved, specs, model), venue);
+    assert.ok(commands.length > 0);
+    // Mostly edits; a level can appear or collapse at the 1-tick floor of cheap options.
+    const edits = commands.filter((command) => command.type === 'edit_order').length;
+    assert.ok(edits > commands.length * 0.95, `${edits} edits of ${commands.length}`);
+    venue.apply(commands);
+    assert.deepEqual(venue.refused, []);
+    const perpetual = venue.bestPrices('BTC-PERPETUAL');
+    assert.ok(perpetual.bestBid! * 0.5 > 65_000 * 1.0095);
+  });
+
+  test('deterministic given the seed; takers trade at about the configured rate', () => {
+    const run = (seed: number) => {
+      const { simulator, venue } = setup({ seed, takerOrdersPerMinute: 120 });
+      const all: unknown[] = [];
+      for (let i = 0; i <= 60; i++) {
+        const now = NOW + i * 1000;
+        const level = { BTC: 65_000 * (1 + 0.001 * Math.sin(i)), ETH: 3_200 };
+        const commands = simulator.step(now, priceMarket(now, level, specs, model), venue);
+        venue.apply(commands);
+        all.push(commands);
+      }
+      return { all, trades: venue.trades };
+    };
+    const a = run(5);
+    assert.deepEqual(run(5).all, a.all);
+    assert.notDeepEqual(run(6).all, a.all);
+    assert.ok(a.trades > 60 && a.trades < 400, `trades ${a.trades}`);
+  });
+
+  test('inventory shifts quotes against the position', () => {
+    const market = priceMarket(NOW, INDEX, specs, model);
+    const flat = setup({ takerAccountId: null });
+    flat.venue.apply(flat.simulator.step(NOW, market, flat.venue));
+    const long = setup({ takerAccountId: null });
+    long.venue.setPosition(900_001, 'BTC-25DEC26-65000-C', 200);
+    long.venue.apply(long.simulator.step(NOW, market, long.venue));
+    const a = flat.venue.bestPrices('BTC-25DEC26-65000-C');
+    const b = long.venue.bestPrices('BTC-25DEC26-65000-C');
+    assert.ok(b.bestBid! < a.bestBid! && b.bestAsk! < a.bestAsk!);
+  });
+
+  test('an options maker hedges its delta on the perpetual', () => {
+    const { simulator, venue } = setup({ takerAccountId: null });
+    const market = priceMarket(NOW, INDEX, specs, model);
+    venue.apply(simulator.step(NOW, market, venue));
+    venue.setPosition(900_001, 'BTC-25DEC26-65000-C', 500); // 50 BTC of calls, delta ≈ 27 BTC
+    const commands = simulator.step(NOW + 1000, market, venue);
+    const hedge = commands.find((command) => command.type === 'place_order' && command.label === 'lp-hedge');
+    assert.ok(hedge !== undefined && hedge.type === 'place_order');
+    assert.equal(hedge.instrumentName, 'BTC-PERPETUAL');
+    assert.equal(hedge.side, 'sell');
+    assert.equal(hedge.timeInForce, 'immediate_or_cancel');
+  });
+
+  test('switched off: no accounts, no commands', () => {
+    const { simulator, venue } = setup({ enabled: false });
+    assert.deepEqual(simulator.setupCommands(), []);
+    assert.deepEqual(simulator.step(NOW, priceMarket(NOW, INDEX, specs, model), venue), []);
+  });
+
+  test('set-up creates and funds every simulated account', () => {
+    const { simulator } = setup();
+    const commands = simulator.setupCommands();
+    const created = commands.filter((command) => command.type === 'create_account').map((c) => c.accountId);
+    assert.deepEqual(created, [900_001, 900_002, 900_003, 900_010]);
+    assert.ok(commands.some((command) => command.type === 'deposit' && command.currency === 'BTC'));
+  });
+
+  test('snapshot/restore resumes the same sequence', () => {
+    const { simulator, venue } = setup();
+    const market = priceMarket(NOW, INDEX, specs, model);
+    venue.apply(simulator.step(NOW, market, venue));
+    const copy = new LiquiditySimulator(simulator.config);
+    copy.restore(simulator.snapshot());
+    assert.deepEqual(copy.step(NOW + 30_000, market, venue), simulator.step(NOW + 30_000, market, venue));
+  });
+});
