@@ -1,0 +1,122 @@
+/**
+ * Typed HTTP client: `POST /api/<method>` envelopes and the flat signed routes, signed as
+ * SEMANTICS.md says (ts\nnonce\nMETHOD\npathWithQuery\nbody, HMAC-SHA256, base64). Uses the
+ * platform `fetch` (keep-alive by default in Node).
+ */
+import { randomUUID } from 'node:crypto';
+import { signHttp } from '../src/api/auth/signature.ts';
+import { ApiError } from './errors.ts';
+import type { ParamsOf, ResultOf, WireErrorBody } from './types.ts';
+
+export interface Credentials {
+  readonly apiKey: string;
+  readonly apiSecret: string;
+}
+
+export interface HttpClientOptions {
+  readonly baseUrl: string;
+  readonly credentials?: Credentials;
+  /** Clock for signatures (tests); defaults to Date.now. */
+  readonly now?: () => number;
+}
+
+export interface RawAnswer {
+  readonly status: number;
+  readonly body: unknown;
+  readonly text: string;
+}
+
+export interface SignedRequest {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly body: string;
+  readonly headers: Record<string, string>;
+}
+
+export class HttpClient {
+  private rid = 1;
+  private readonly now: () => number;
+
+  constructor(private readonly options: HttpClientOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Builds a signed request (exposed so tests can replay or tamper with it). */
+  sign(
+    method: 'GET' | 'POST',
+    path: string,
+    body: string,
+    nonce: string = randomUUID(),
+    ts = this.now(),
+  ): SignedRequest {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    const credentials = this.options.credentials;
+    if (credentials) {
+      const timestamp = String(ts);
+      headers.authorization = `Bearer ${credentials.apiKey}`;
+      headers['service-api-timestamp'] = timestamp;
+      headers['service-api-nonce'] = nonce;
+      headers['service-api-signature'] = signHttp(
+        credentials.apiSecret,
+        timestamp,
+        nonce,
+        method,
+        path,
+        body,
+      );
+    }
+    return { method, path, body, headers };
+  }
+
+  async send(request: SignedRequest): Promise<RawAnswer> {
+    const response = await fetch(`${this.options.baseUrl}${request.path}`, {
+      method: request.method,
+      headers: request.headers,
+      ...(request.method === 'POST' ? { body: request.body } : {}),
+    });
+    const text = await response.text();
+    let body: unknown = null;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = text;
+    }
+    return { status: response.status, body, text };
+  }
+
+  /** Calls an envelope method; resolves with `result` or throws `ApiError`. */
+  async call<M extends string>(method: M, params: ParamsOf<M> = {} as ParamsOf<M>): Promise<ResultOf<M>> {
+    const rid = this.rid++;
+    const answer = await this.send(
+      this.sign('POST', `/api/${method}`, JSON.stringify({ rid, method, params })),
+    );
+    const body = answer.body as { rid: number; result?: unknown; error?: WireErrorBody };
+    if (body && typeof body === 'object' && body.error) throw new ApiError(body.error, answer.status);
+    if (!body || typeof body !== 'object' || !('result' in body)) {
+      throw new ApiError(
+        { code: -1, message: `unexpected answer: ${answer.text.slice(0, 200)}` },
+        answer.status,
+      );
+    }
+    return body.result as ResultOf<M>;
+  }
+
+  /** A flat signed route (portfolio style); resolves with `value` or throws `ApiError`. */
+  async flat<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const answer = await this.send(this.sign(method, path, body === undefined ? '' : JSON.stringify(body)));
+    const parsed = answer.body as {
+      succ: boolean;
+      code: number;
+      message: string;
+      value: T;
+      data?: Record<string, unknown>;
+    };
+    if (!parsed?.succ) {
+      throw new ApiError(
+        { code: parsed?.code ?? -1, message: parsed?.message ?? answer.text, data: parsed?.data },
+        answer.status,
+      );
+    }
+    return parsed.value;
+  }
+}

@@ -1,0 +1,7 @@
+/** The typed client of the Trading and Block RFQ Service. */
+export { signHttp, signWs } from '../src/api/auth/signature.ts';
+export { ApiError } from './errors.ts';
+export { type Credentials, HttpClient, type HttpClientOptions } from './http-client.ts';
+export type * from './types.ts';
+export { METHOD_NAMES } from './types.ts';
+export { WsClient, type WsClientOptions } from './ws-client.ts';

@@ -1,0 +1,124 @@
+/**
+ * Method and push types of the API, derived from the server's TypeBox schemas (the single
+ * source): `Methods[name]` gives `params` and `result`. `methods-parity.test.ts` fails when a
+ * server method is missing here.
+ */
+import type { Static, TSchema } from '@sinclair/typebox';
+import type * as P from '../src/api/schemas/methods.ts';
+import type * as O from '../src/api/schemas/objects.ts';
+
+type Call<Params extends TSchema, Result> = { params: Static<Params>; result: Result };
+type Empty = typeof P.EmptyParams;
+
+export type Order = Static<typeof O.OrderSchema>;
+export type Trade = Static<typeof O.TradeSchema>;
+export type Position = Static<typeof O.PositionSchema>;
+export type AccountSummary = Static<typeof O.AccountSummarySchema>;
+export type OrderBook = Static<typeof O.OrderBookSchema>;
+export type Ticker = Static<typeof O.TickerSchema>;
+export type InstrumentInfo = Static<typeof O.InstrumentSchema>;
+export type OrderWithTrades = { order: Order; trades: Trade[] };
+
+export interface AuthResult {
+  userId: number;
+  accountIds: number[];
+  defaultAccountId: number;
+  roles: string[];
+  deskName: string | null;
+}
+
+export interface Methods {
+  'public/time': Call<Empty, number>;
+  'public/test': Call<typeof P.TestParams, { version: string }>;
+  'public/get_instruments': Call<typeof P.InstrumentsParams, InstrumentInfo[]>;
+  'public/get_order_book': Call<typeof P.OrderBookParams, OrderBook>;
+  'public/ticker': Call<typeof P.TickerParams, Ticker>;
+  'public/auth': Call<typeof P.AuthParams, AuthResult>;
+  'public/set_heartbeat': Call<typeof P.HeartbeatParams, 'ok'>;
+  'public/disable_heartbeat': Call<Empty, 'ok'>;
+  'public/subscribe': Call<typeof P.ChannelsParams, string[]>;
+  'public/unsubscribe': Call<typeof P.ChannelsParams, string[]>;
+  'public/unsubscribe_all': Call<Empty, 'ok'>;
+  'private/buy': Call<typeof P.PlaceOrderParams, OrderWithTrades>;
+  'private/sell': Call<typeof P.PlaceOrderParams, OrderWithTrades>;
+  'private/edit': Call<typeof P.EditOrderParams, OrderWithTrades>;
+  'private/cancel': Call<typeof P.OrderIdParams, Order>;
+  'private/cancel_all': Call<Empty, number>;
+  'private/cancel_all_by_instrument': Call<typeof P.CancelByInstrumentParams, number>;
+  'private/cancel_all_by_currency': Call<typeof P.CancelByCurrencyParams, number>;
+  'private/get_order_state': Call<typeof P.OrderIdParams, Order>;
+  'private/get_open_orders': Call<typeof P.OpenOrdersParams, Order[]>;
+  'private/get_open_orders_by_currency': Call<typeof P.OpenOrdersByCurrencyParams, Order[]>;
+  'private/get_open_orders_by_instrument': Call<typeof P.OpenOrdersByInstrumentParams, Order[]>;
+  'private/get_order_history_by_currency': Call<
+    typeof P.OrderHistoryParams,
+    Order[] | { orders: Order[]; continuation: string | null }
+  >;
+  'private/get_user_trades_by_currency': Call<
+    typeof P.UserTradesParams,
+    { trades: Trade[]; hasMore: boolean }
+  >;
+  'private/get_positions': Call<typeof P.PositionsParams, Position[]>;
+  'private/get_account_summary': Call<typeof P.AccountSummaryParams, AccountSummary>;
+  'private/enable_cancel_on_disconnect': Call<Empty, 'ok'>;
+  'private/disable_cancel_on_disconnect': Call<Empty, 'ok'>;
+  'private/get_cancel_on_disconnect': Call<Empty, { enabled: boolean }>;
+  'private/subscribe': Call<typeof P.ChannelsParams, string[]>;
+  'private/unsubscribe': Call<typeof P.ChannelsParams, string[]>;
+  'private/unsubscribe_all': Call<Empty, 'ok'>;
+}
+
+export type MethodName = keyof Methods;
+export type ParamsOf<M extends string> = M extends MethodName
+  ? Methods[M]['params']
+  : Record<string, unknown>;
+export type ResultOf<M extends string> = M extends MethodName ? Methods[M]['result'] : unknown;
+
+/** The names above, at runtime (the parity test compares them with the server's registry). */
+export const METHOD_NAMES: readonly MethodName[] = [
+  'public/time',
+  'public/test',
+  'public/get_instruments',
+  'public/get_order_book',
+  'public/ticker',
+  'public/auth',
+  'public/set_heartbeat',
+  'public/disable_heartbeat',
+  'public/subscribe',
+  'public/unsubscribe',
+  'public/unsubscribe_all',
+  'private/buy',
+  'private/sell',
+  'private/edit',
+  'private/cancel',
+  'private/cancel_all',
+  'private/cancel_all_by_instrument',
+  'private/cancel_all_by_currency',
+  'private/get_order_state',
+  'private/get_open_orders',
+  'private/get_open_orders_by_currency',
+  'private/get_open_orders_by_instrument',
+  'private/get_order_history_by_currency',
+  'private/get_user_trades_by_currency',
+  'private/get_positions',
+  'private/get_account_summary',
+  'private/enable_cancel_on_disconnect',
+  'private/disable_cancel_on_disconnect',
+  'private/get_cancel_on_disconnect',
+  'private/subscribe',
+  'private/unsubscribe',
+  'private/unsubscribe_all',
+];
+
+export interface WireErrorBody {
+  code: number;
+  message: string;
+  data?: Record<string, unknown>;
+}
+
+export interface SubscriptionPush<T = unknown> {
+  channel: string;
+  seq: number;
+  snapshot?: true;
+  data: T;
+}

@@ -1,0 +1,207 @@
+/**
+ * Typed WebSocket client: envelopes over `/ws`, pushes by channel, automatic answers to
+ * heartbeat test_requests, and reconnection with re-authentication and resubscription.
+ *
+ * Invariants:
+ * - Calls in flight when the connection drops are rejected (the caller decides whether to retry;
+ *   the server may or may not have executed them).
+ * - After a reconnect the client re-sends `public/auth` (fresh nonce) and re-subscribes every
+ *   channel it held, before resolving `reconnected`. Per-channel `seq` restarts with the snapshot.
+ */
+import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
+import { signWs } from '../src/api/auth/signature.ts';
+import { ApiError } from './errors.ts';
+import type { Credentials } from './http-client.ts';
+import type { AuthResult, ParamsOf, ResultOf, SubscriptionPush, WireErrorBody } from './types.ts';
+
+export interface WsClientOptions {
+  /** e.g. ws://127.0.0.1:8080/ws */
+  readonly url: string;
+  readonly credentials?: Credentials;
+  readonly reconnect?: boolean;
+  readonly reconnectDelayMs?: number;
+  readonly now?: () => number;
+}
+
+type PushListener = (push: SubscriptionPush) => void;
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+export class WsClient {
+  private socket: WebSocket | null = null;
+  private rid = 1;
+  private readonly pending = new Map<number, Pending>();
+  private readonly listeners = new Map<string, Set<PushListener>>();
+  private readonly anyListeners = new Set<PushListener>();
+  private readonly subscribed = new Set<string>();
+  private closedByUser = false;
+  private authenticated = false;
+  /** Resolves on each successful (re)connection, after re-auth and resubscribe. */
+  onReconnected: (() => void) | null = null;
+  readonly heartbeatsAnswered = { count: 0 };
+
+  constructor(private readonly options: WsClientOptions) {}
+
+  async connect(): Promise<void> {
+    this.closedByUser = false;
+    await this.open();
+  }
+
+  private open(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(this.options.url);
+      this.socket = socket;
+      socket.on('open', () => resolve());
+      socket.on('error', (error) => reject(error));
+      socket.on('message', (data) => this.onMessage(data.toString()));
+      socket.on('close', () => this.onClose(socket));
+    });
+  }
+
+  private onMessage(text: string): void {
+    let message: {
+      rid?: number | null;
+      result?: unknown;
+      error?: WireErrorBody;
+      method?: string;
+      params?: { type?: string } & Partial<SubscriptionPush>;
+    };
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (message.method === 'subscription' && message.params) {
+      const push = message.params as SubscriptionPush;
+      for (const listener of this.listeners.get(push.channel) ?? []) listener(push);
+      for (const listener of this.anyListeners) listener(push);
+      return;
+    }
+    if (message.method === 'heartbeat') {
+      if (message.params?.type === 'test_request') {
+        this.heartbeatsAnswered.count++;
+        void this.call('public/test', {}).catch(() => {});
+      }
+      return;
+    }
+    if (typeof message.rid !== 'number') return;
+    const pending = this.pending.get(message.rid);
+    if (pending === undefined) return;
+    this.pending.delete(message.rid);
+    if (message.error) pending.reject(new ApiError(message.error, null));
+    else pending.resolve(message.result);
+  }
+
+  private onClose(socket: WebSocket): void {
+    if (this.socket !== socket) return;
+    for (const pending of this.pending.values()) pending.reject(new Error('connection closed'));
+    this.pending.clear();
+    this.socket = null;
+    if (this.closedByUser || this.options.reconnect === false) return;
+    void this.reconnectLoop();
+  }
+
+  private async reconnectLoop(): Promise<void> {
+    const delay = this.options.reconnectDelayMs ?? 200;
+    for (let attempt = 0; !this.closedByUser; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay * 2 ** attempt, 5_000)));
+      if (this.closedByUser) return;
+      try {
+        await this.open();
+        if (this.authenticated) await this.auth();
+        const channels = [...this.subscribed];
+        if (channels.length > 0) {
+          await this.call(this.authenticated ? 'private/subscribe' : 'public/subscribe', { channels });
+        }
+        this.onReconnected?.();
+        return;
+      } catch {
+        this.socket?.terminate();
+      }
+    }
+  }
+
+  call<M extends string>(method: M, params: ParamsOf<M> = {} as ParamsOf<M>): Promise<ResultOf<M>> {
+    const socket = this.socket;
+    if (socket === null || socket.readyState !== WebSocket.OPEN)
+      return Promise.reject(new Error('not connected'));
+    const rid = this.rid++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(rid, { resolve: resolve as (value: unknown) => void, reject });
+      socket.send(JSON.stringify({ rid, method, params }));
+    });
+  }
+
+  /** Sends a raw text frame (tests). */
+  sendRaw(text: string): void {
+    this.socket?.send(text);
+  }
+
+  async auth(): Promise<AuthResult> {
+    const credentials = this.options.credentials;
+    if (!credentials) throw new Error('no credentials');
+    const timestamp = (this.options.now ?? Date.now)();
+    const nonce = randomUUID();
+    const result = await this.call('public/auth', {
+      apiKey: credentials.apiKey,
+      timestamp,
+      nonce,
+      signature: signWs(credentials.apiSecret, String(timestamp), nonce),
+    });
+    this.authenticated = true;
+    return result;
+  }
+
+  async subscribe(channels: string[], listener?: PushListener): Promise<string[]> {
+    if (listener) for (const channel of channels) this.on(channel, listener);
+    const result = await this.call(this.authenticated ? 'private/subscribe' : 'public/subscribe', {
+      channels,
+    });
+    for (const channel of result) this.subscribed.add(channel);
+    return result;
+  }
+
+  async unsubscribe(channels: string[]): Promise<string[]> {
+    const result = await this.call(this.authenticated ? 'private/unsubscribe' : 'public/unsubscribe', {
+      channels,
+    });
+    for (const channel of channels) this.subscribed.delete(channel);
+    return result;
+  }
+
+  on(channel: string, listener: PushListener): void {
+    let set = this.listeners.get(channel);
+    if (set === undefined) {
+      set = new Set();
+      this.listeners.set(channel, set);
+    }
+    set.add(listener);
+  }
+
+  onAnyPush(listener: PushListener): void {
+    this.anyListeners.add(listener);
+  }
+
+  /** Drops the connection without ending the client (tests reconnection). */
+  dropConnection(): void {
+    this.socket?.terminate();
+  }
+
+  get connected(): boolean {
+    return this.socket?.readyState === WebSocket.OPEN;
+  }
+
+  async close(): Promise<void> {
+    this.closedByUser = true;
+    const socket = this.socket;
+    if (socket === null) return;
+    await new Promise<void>((resolve) => {
+      socket.once('close', () => resolve());
+      socket.close();
+    });
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * Demo bootstrap and account provisioning.
+ *
+ * On first start (an empty key store) `bootstrapDemo` creates: a taker, two makers (desks MAKER1,
+ * MAKER2) and one user with two accounts; opens and funds every account in the engine through
+ * the command port (CreateAccount, Deposit); and writes `DATA_DIR/credentials.json` (mode 0600)
+ * as an array of `{apiKey, apiSecret, userId, accountIds, roles, deskName}`. Later starts do
+ * nothing and return null.
+ */
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { currencyDecimals } from '../core/types.ts';
+import { parseDecimal, toSafeInteger, toScale } from '../domain/decimal.ts';
+import { VenueError } from '../domain/errors.ts';
+import type { KeyStore, Role } from './auth/key-store.ts';
+import type { CommandPort } from './ports.ts';
+
+export interface DemoCredential {
+  readonly apiKey: string;
+  readonly apiSecret: string;
+  readonly userId: number;
+  readonly accountIds: number[];
+  readonly roles: Role[];
+  readonly deskName: string | null;
+}
+
+/** Test funds per new demo account, as decimal strings. */
+export const DEMO_DEPOSITS: Readonly<Record<string, string>> = {
+  BTC: '100',
+  ETH: '1000',
+  USDC: '10000000',
+  USDT: '10000000',
+};
+
+interface DemoUser {
+  readonly name: string;
+  readonly accounts: number;
+  readonly roles: Role[];
+  readonly deskName: string | null;
+}
+
+const DEMO_USERS: readonly DemoUser[] = [
+  { name: 'taker', accounts: 1, roles: ['trade', 'taker'], deskName: null },
+  { name: 'maker1', accounts: 1, roles: ['trade', 'maker'], deskName: 'MAKER1' },
+  { name: 'maker2', accounts: 1, roles: ['trade', 'maker'], deskName: 'MAKER2' },
+  { name: 'multi', accounts: 2, roles: ['trade', 'taker'], deskName: null },
+];
+
+/** Minor units of a decimal amount of `currency`. */
+export function toMinorUnits(amount: string, currency: string, field = 'amount'): number {
+  const value = toScale(parseDecimal(amount, field), currencyDecimals(currency), field);
+  if (value <= 0n) throw new VenueError('invalid_amount', `${field} must be positive`, { field });
+  return toSafeInteger(value, field);
+}
+
+async function mustSucceed(
+  commands: CommandPort,
+  command: Parameters<CommandPort['submit']>[0],
+): Promise<void> {
+  const result = await commands.submit(command);
+  if (!result.ok) throw new Error(`${command.type} refused: ${result.error.name} ${result.error.message}`);
+}
+
+/** Opens an account in the engine and deposits test funds into it. */
+export async function provisionAccount(
+  commands: CommandPort,
+  accountId: number,
+  userId: number,
+  deposits: Readonly<Record<string, string>> = DEMO_DEPOSITS,
+): Promise<void> {
+  await mustSucceed(commands, { type: 'create_account', accountId, userId });
+  for (const [currency, amount] of Object.entries(deposits)) {
+    await mustSucceed(commands, {
+      type: 'deposit',
+      accountId,
+      currency,
+      amount: toMinorUnits(amount, currency),
+    });
+  }
+}
+
+export interface BootstrapOptions {
+  readonly keyStore: KeyStore;
+  readonly commands: CommandPort;
+  readonly dataDir: string;
+  readonly deposits?: Readonly<Record<string, string>>;
+}
+
+export async function bootstrapDemo(options: BootstrapOptions): Promise<DemoCredential[] | null> {
+  const { keyStore, commands, dataDir } = options;
+  if (!keyStore.isEmpty()) return null;
+  const now = commands.now();
+  const credentials: DemoCredential[] = [];
+  for (const spec of DEMO_USERS) {
+    const user = keyStore.createUser(spec.name, now);
+    const accountIds: number[] = [];
+    for (let i = 0; i < spec.accounts; i++) {
+      const account = keyStore.createAccount(user.id, `${spec.name}-${i + 1}`, now);
+      await provisionAccount(commands, account.id, user.id, options.deposits);
+      accountIds.push(account.id);
+    }
+    const key = keyStore.createApiKey({ userId: user.id, roles: spec.roles, deskName: spec.deskName }, now);
+    credentials.push({
+      apiKey: key.record.apiKey,
+      apiSecret: key.apiSecret,
+      userId: user.id,
+      accountIds,
+      roles: spec.roles,
+      deskName: spec.deskName,
+    });
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const path = join(dataDir, 'credentials.json');
+  writeFileSync(path, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return credentials;
+}

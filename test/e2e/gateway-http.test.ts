@@ -1,0 +1,323 @@
+/** The gateway over HTTP, through the sdk, against a real server on a free port (fake venue). */
+import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { ApiError } from '../../sdk/errors.ts';
+import { METHOD_NAMES } from '../../sdk/types.ts';
+import { FakeVenue } from '../support/fake-venue.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+
+const OPTION = 'BTC-PERPETUAL';
+
+async function rejects(promise: Promise<unknown>, code: number, field?: string, httpStatus?: number) {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(error instanceof ApiError, String(error));
+    assert.equal(error.code, code, `${error.code} ${error.message}`);
+    if (field !== undefined) assert.equal(error.data?.field, field);
+    if (httpStatus !== undefined) assert.equal(error.httpStatus, httpStatus);
+    return true;
+  });
+}
+
+describe('gateway over HTTP', () => {
+  let harness: Harness;
+  let venue: FakeVenue;
+  before(async () => {
+    venue = new FakeVenue();
+    harness = await startHarness({
+      venue,
+      config: { rateLimits: { nonMatching: { perSecond: 1000, burst: 1000 } } },
+    });
+  });
+  after(() => harness.close());
+
+  test('demo bootstrap: credentials.json (0600) with a taker, MAKER1, MAKER2 and a two-account user', () => {
+    const path = join(harness.dataDir, 'credentials.json');
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    const creds = harness.credentials;
+    assert.ok(creds.some((c) => c.roles.includes('taker')));
+    assert.deepEqual(
+      creds.filter((c) => c.roles.includes('maker')).map((c) => c.deskName),
+      ['MAKER1', 'MAKER2'],
+    );
+    assert.ok(creds.some((c) => c.accountIds.length === 2));
+    assert.equal(venue.submitted.filter((c) => c.type === 'create_account').length, 5);
+  });
+
+  test('public methods need no signature', async () => {
+    const client = harness.http();
+    assert.equal(await client.call('public/time', {}), venue.now());
+    assert.deepEqual(await client.call('public/test', {}), { version: '1.0.0' });
+    const instruments = await client.call('public/get_instruments', { currency: 'BTC', kind: 'future' });
+    assert.ok(instruments.some((i) => i.instrumentName === OPTION));
+    await rejects(client.call('public/test', { expectedResult: 'exception' }), 10001);
+  });
+
+  test('buy → open order with spec 2.6 fields; get_order_state, edit, cancel', async () => {
+    const client = harness.http();
+    const { order, trades } = await client.call('private/buy', {
+      instrumentName: OPTION,
+      quantity: '100',
+      price: '50000',
+      label: 'mine',
+      timeInForce: 'good_til_cancelled',
+    });
+    assert.deepEqual(trades, []);
+    assert.equal(order.orderState, 'open');
+    assert.equal(order.quantity, '100');
+    assert.equal(order.filledQuantity, '0');
+    assert.equal(order.price, '50000');
+    assert.equal(order.timeInforce, 'good_til_cancelled');
+    assert.equal(order.api, true);
+    assert.equal(order.replaced, false);
+    assert.deepEqual(await client.call('private/get_order_state', { orderId: order.orderId }), order);
+    const edited = await client.call('private/edit', {
+      orderId: order.orderId,
+      quantity: '200',
+      price: '50500',
+    });
+    assert.equal(edited.order.replaced, true);
+    assert.equal(edited.order.quantity, '200');
+    const cancelled = await client.call('private/cancel', { orderId: order.orderId });
+    assert.equal(cancelled.orderState, 'cancelled');
+    assert.equal(cancelled.cancelReason, 'user_request');
+  });
+
+  test('a key cannot see or touch another user’s orders', async () => {
+    const { order } = await harness
+      .http(0)
+      .call('private/sell', { instrumentName: OPTION, quantity: '10', price: '70000' });
+    await rejects(
+      harness.http(1).call('private/get_order_state', { orderId: order.orderId }),
+      10004,
+      'orderId',
+    );
+    await rejects(harness.http(1).call('private/cancel', { orderId: order.orderId }), 10004, 'orderId');
+  });
+
+  test('params rules: unknown field, wrong type, quantity vs contracts, timeInForce spellings, grids', async () => {
+    const client = harness.http();
+    await rejects(
+      client.call('private/buy', {
+        instrumentName: OPTION,
+        quantity: '10',
+        price: '1',
+        colour: 'red',
+      } as never),
+      -32602,
+      'colour',
+      200,
+    );
+    await rejects(
+      client.call('private/buy', { instrumentName: OPTION, quantity: 10, price: '1' } as never),
+      -32602,
+      'quantity',
+    );
+    await rejects(client.call('private/buy', { instrumentName: OPTION, price: '50000' }), -32000, 'quantity');
+    await rejects(
+      client.call('private/buy', { instrumentName: OPTION, quantity: '10', contracts: '2', price: '50000' }),
+      -32602,
+      'contracts',
+    );
+    const both = await client.call('private/buy', {
+      instrumentName: OPTION,
+      quantity: '20',
+      contracts: '2',
+      price: '50000',
+    });
+    assert.equal(both.order.contracts, '2');
+    await rejects(
+      client.call('private/buy', {
+        instrumentName: OPTION,
+        quantity: '10',
+        price: '50000',
+        timeInforce: 'fill_or_kill',
+        timeInForce: 'good_til_day',
+      }),
+      -32602,
+      'timeInForce',
+    );
+    const lower = await client.call('private/buy', {
+      instrumentName: OPTION,
+      quantity: '10',
+      price: '50000',
+      timeInforce: 'good_til_day',
+    });
+    assert.equal(lower.order.timeInforce, 'good_til_day');
+    await rejects(
+      client.call('private/buy', { instrumentName: OPTION, quantity: '10', price: '50000.3' }),
+      10043,
+      'price',
+    );
+    await rejects(
+      client.call('private/buy', { instrumentName: 'NOPE-PERPETUAL', quantity: '10', price: '1' }),
+      10020,
+      'instrumentName',
+    );
+    await rejects(
+      client.call('private/buy', {
+        instrumentName: OPTION,
+        quantity: '10',
+        price: '50000',
+        label: 'x'.repeat(65),
+      }),
+      -32602,
+      'label',
+    );
+    await rejects(
+      client.call('private/get_order_history_by_currency', { currency: 'BTC', count: 1001 }),
+      -32602,
+      'count',
+    );
+  });
+
+  test('validUntil in the past → timed_out', async () => {
+    await rejects(
+      harness
+        .http()
+        .call('private/sell', {
+          instrumentName: OPTION,
+          quantity: '10',
+          price: '70000',
+          validUntil: venue.now() - 1,
+        }),
+      13888,
+    );
+  });
+
+  test('order history with continuation and account summary', async () => {
+    const client = harness.http(2);
+    for (let i = 0; i < 3; i++)
+      await client.call('private/buy', { instrumentName: OPTION, quantity: '10', price: '40000' });
+    const first = await client.call('private/get_order_history_by_currency', {
+      currency: 'BTC',
+      count: 2,
+      withContinuation: true,
+    });
+    assert.ok(!Array.isArray(first));
+    assert.equal(first.orders.length, 2);
+    assert.ok(first.continuation);
+    const second = await client.call('private/get_order_history_by_currency', {
+      currency: 'BTC',
+      count: 2,
+      withContinuation: true,
+      continuation: first.continuation,
+    });
+    assert.ok(!Array.isArray(second));
+    assert.equal(second.orders.length, 1);
+    assert.equal(second.continuation, null);
+    const summary = await client.call('private/get_account_summary', { currency: 'BTC' });
+    assert.equal(summary.balance, '100');
+    assert.equal(await client.call('private/cancel_all_by_currency', { currency: 'BTC' }), 3);
+  });
+
+  test('authentication: statuses, skew with server time, tampering, replay and nonce reuse', async () => {
+    const client = harness.http();
+    const body = JSON.stringify({ rid: 7, method: 'private/get_open_orders', params: {} });
+    // No signature on a private method: 401.
+    const unsigned = await fetch(`${harness.baseUrl}/api/private/get_open_orders`, { method: 'POST', body });
+    assert.equal(unsigned.status, 401);
+    // Skew: 401 with serverTime.
+    const skewed = await client.send(
+      client.sign('POST', '/api/private/get_open_orders', body, 'n-skew', venue.now() - 20_000),
+    );
+    assert.equal(skewed.status, 401);
+    assert.equal(
+      (skewed.body as { error: { data: { serverTime: number } } }).error.data.serverTime,
+      venue.now(),
+    );
+    // Tampered body: 401.
+    const signed = client.sign('POST', '/api/private/get_open_orders', body, 'n-tamper');
+    const tampered = await client.send({ ...signed, body: body.replace('7', '8') });
+    assert.equal(tampered.status, 401);
+    // A byte-identical retry returns the original answer and does not execute twice.
+    const placeBody = JSON.stringify({
+      rid: 9,
+      method: 'private/buy',
+      params: { instrumentName: OPTION, quantity: '10', price: '30000' },
+    });
+    const request = client.sign('POST', '/api/private/buy', placeBody, 'n-retry');
+    const before = venue.submitted.length;
+    const first = await client.send(request);
+    const retry = await client.send(request);
+    assert.equal(first.status, 200);
+    assert.equal(retry.text, first.text);
+    assert.equal(venue.submitted.length, before + 1);
+    // The same nonce on a different request: refused.
+    const reused = await client.send(client.sign('POST', '/api/private/get_open_orders', body, 'n-retry'));
+    assert.equal(reused.status, 401);
+    assert.equal((reused.body as { error: { code: number } }).error.code, 13012);
+  });
+
+  test('transport errors: not JSON 400, not an envelope 400, method mismatch, unknown method, body limit 413', async () => {
+    const post = (path: string, body: string) => fetch(`${harness.baseUrl}${path}`, { method: 'POST', body });
+    const notJson = await post('/api/public/time', '{');
+    assert.equal(notJson.status, 400);
+    assert.equal(((await notJson.json()) as { error: { code: number } }).error.code, -32700);
+    assert.equal((await post('/api/public/time', '[1]')).status, 400);
+    assert.equal(
+      (await post('/api/public/time', JSON.stringify({ rid: 'x', method: 'public/time' }))).status,
+      400,
+    );
+    assert.equal(
+      (await post('/api/public/time', JSON.stringify({ rid: 1, method: 'public/test', params: {} }))).status,
+      400,
+    );
+    const unknown = await post(
+      '/api/public/nope',
+      JSON.stringify({ rid: 1, method: 'public/nope', params: {} }),
+    );
+    assert.equal(unknown.status, 200);
+    assert.deepEqual(((await unknown.json()) as { rid: number; error: { code: number } }).error.code, -32601);
+    const big = await post(
+      '/api/public/time',
+      JSON.stringify({ rid: 1, method: 'public/time', params: { x: 'y'.repeat(300_000) } }),
+    );
+    assert.equal(big.status, 413);
+  });
+
+  test('docs: OpenAPI 3.1 lists every HTTP method; AsyncAPI lists the channels', async () => {
+    const openapi = (await (await fetch(`${harness.baseUrl}/docs/openapi.json`)).json()) as {
+      openapi: string;
+      paths: Record<string, unknown>;
+    };
+    assert.equal(openapi.openapi, '3.1.0');
+    for (const method of harness.gateway.methods.list()) {
+      if (!method.transports || method.transports.includes('http'))
+        assert.ok(openapi.paths[`/api/${method.name}`], method.name);
+    }
+    const asyncapi = (await (await fetch(`${harness.baseUrl}/docs/asyncapi.json`)).json()) as {
+      channels: Record<string, unknown>;
+    };
+    assert.ok(asyncapi.channels['user.orders.{kind}.{currency}']);
+  });
+
+  test('the sdk knows every method the server registers', () => {
+    assert.deepEqual(
+      [...METHOD_NAMES].sort(),
+      harness.gateway.methods
+        .list()
+        .map((m) => m.name)
+        .sort(),
+    );
+  });
+});
+
+describe('rate limits', () => {
+  test('matching methods over the bucket get 429 with too_many_requests', async () => {
+    const harness = await startHarness({
+      config: { rateLimits: { matching: { perSecond: 0.001, burst: 2 } } },
+    });
+    try {
+      const client = harness.http();
+      await client.call('private/cancel_all', {});
+      await client.call('private/cancel_all', {});
+      await rejects(client.call('private/cancel_all', {}), 10028, undefined, 429);
+      // Non-matching methods draw from their own bucket.
+      await client.call('private/get_open_orders', {});
+    } finally {
+      await harness.close();
+    }
+  });
+});

@@ -1,0 +1,91 @@
+/**
+ * Starts a real gateway on a free port over given ports (the fake venue by default), with an
+ * in-memory key store and the demo bootstrap, and hands out sdk clients for the demo keys.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HttpClient } from '../../sdk/http-client.ts';
+import { WsClient } from '../../sdk/ws-client.ts';
+import { SecretBox } from '../../src/api/auth/secret-box.ts';
+import { SqliteKeyStore } from '../../src/api/auth/sqlite-key-store.ts';
+import { bootstrapDemo, type DemoCredential } from '../../src/api/bootstrap.ts';
+import { createGateway, type Gateway } from '../../src/api/gateway.ts';
+import type { CommandPort, EventPort, ReadPort } from '../../src/api/ports.ts';
+import { SystemClock } from '../../src/app/clock.ts';
+import type { DeepPartial } from '../../src/app/config.ts';
+import { type Config, loadConfig } from '../../src/app/config.ts';
+import { FakeVenue } from './fake-venue.ts';
+
+export interface Harness {
+  readonly gateway: Gateway;
+  readonly baseUrl: string;
+  readonly wsUrl: string;
+  readonly credentials: DemoCredential[];
+  readonly dataDir: string;
+  http(index?: number, now?: () => number): HttpClient;
+  ws(index?: number): WsClient;
+  close(): Promise<void>;
+}
+
+export async function startHarness(
+  options: { venue?: CommandPort & ReadPort & EventPort; config?: DeepPartial<Config> } = {},
+): Promise<Harness> {
+  const venue = options.venue ?? new FakeVenue();
+  const dataDir = mkdtempSync(join(tmpdir(), 'gateway-'));
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      port: 0,
+      host: '127.0.0.1',
+      logLevel: 'silent',
+      dataDir,
+      ...options.config,
+    } as DeepPartial<Config>,
+  });
+  const keyStore = new SqliteKeyStore(':memory:', SecretBox.fromText('33'.repeat(32)));
+  const credentials = (await bootstrapDemo({ keyStore, commands: venue, dataDir }))!;
+  const gateway = createGateway({
+    config,
+    commands: venue,
+    reads: venue,
+    events: venue,
+    keyStore,
+    clock: new SystemClock(),
+  });
+  const { port } = await gateway.listen();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const wsUrl = `ws://127.0.0.1:${port}/ws`;
+  const clients: WsClient[] = [];
+  return {
+    gateway,
+    baseUrl,
+    wsUrl,
+    credentials,
+    dataDir,
+    http(index = 0, now = () => venue.now()) {
+      const credential = credentials[index]!;
+      return new HttpClient({
+        baseUrl,
+        credentials: { apiKey: credential.apiKey, apiSecret: credential.apiSecret },
+        now,
+      });
+    },
+    ws(index = 0) {
+      const credential = credentials[index]!;
+      const client = new WsClient({
+        url: wsUrl,
+        credentials: { apiKey: credential.apiKey, apiSecret: credential.apiSecret },
+        now: () => venue.now(),
+        reconnectDelayMs: 50,
+      });
+      clients.push(client);
+      return client;
+    },
+    async close() {
+      await Promise.all(clients.map((client) => client.close()));
+      await gateway.close();
+      keyStore.close();
+    },
+  };
+}
