@@ -174,14 +174,12 @@ describe('gateway over HTTP', () => {
 
   test('validUntil in the past → timed_out', async () => {
     await rejects(
-      harness
-        .http()
-        .call('private/sell', {
-          instrumentName: OPTION,
-          quantity: '10',
-          price: '70000',
-          validUntil: venue.now() - 1,
-        }),
+      harness.http().call('private/sell', {
+        instrumentName: OPTION,
+        quantity: '10',
+        price: '70000',
+        validUntil: venue.now() - 1,
+      }),
       13888,
     );
   });
