@@ -16,6 +16,9 @@ interface RestingOrder extends SimulatorOrder {
 export class FakeVenue implements SimulatorView {
   private nextId = 1;
   readonly orders = new Map<string, RestingOrder>();
+  /** Order ids per instrument and per account, so reads stay cheap for the benchmark. */
+  private readonly byInstrument = new Map<string, Set<string>>();
+  private readonly byAccount = new Map<number, Set<string>>();
   readonly positions_ = new Map<number, Map<string, number>>();
   trades = 0;
   refused: string[] = [];
@@ -27,7 +30,35 @@ export class FakeVenue implements SimulatorView {
   }
 
   openOrders(accountId: number): Iterable<SimulatorOrder> {
-    return [...this.orders.values()].filter((order) => order.accountId === accountId);
+    return [...(this.byAccount.get(accountId) ?? [])].map((id) => this.orders.get(id)!);
+  }
+
+  private instrumentOrders(instrumentName: string): RestingOrder[] {
+    return [...(this.byInstrument.get(instrumentName) ?? [])].map((id) => this.orders.get(id)!);
+  }
+
+  private index(order: RestingOrder): void {
+    this.orders.set(order.orderId, order);
+    for (const [map, key] of [
+      [this.byInstrument, order.instrumentName],
+      [this.byAccount, order.accountId],
+    ] as const) {
+      let set = (map as Map<string | number, Set<string>>).get(key);
+      if (set === undefined) {
+        set = new Set();
+        (map as Map<string | number, Set<string>>).set(key, set);
+      }
+      set.add(order.orderId);
+    }
+  }
+
+  private remove(orderId: string): boolean {
+    const order = this.orders.get(orderId);
+    if (order === undefined) return false;
+    this.orders.delete(orderId);
+    this.byInstrument.get(order.instrumentName)?.delete(orderId);
+    this.byAccount.get(order.accountId)?.delete(orderId);
+    return true;
   }
 
   positions(accountId: number): Iterable<SimulatorPosition> {
@@ -40,8 +71,7 @@ export class FakeVenue implements SimulatorView {
   bestPrices(instrumentName: string): { bestBid: number | null; bestAsk: number | null } {
     let bestBid: number | null = null;
     let bestAsk: number | null = null;
-    for (const order of this.orders.values()) {
-      if (order.instrumentName !== instrumentName) continue;
+    for (const order of this.instrumentOrders(instrumentName)) {
       if (order.side === 'buy' && (bestBid === null || order.price > bestBid)) bestBid = order.price;
       if (order.side === 'sell' && (bestAsk === null || order.price < bestAsk)) bestAsk = order.price;
     }
@@ -72,7 +102,7 @@ export class FakeVenue implements SimulatorView {
             break;
           }
           const orderId = `O${this.nextId++}`;
-          this.orders.set(orderId, {
+          this.index({
             orderId,
             accountId: command.accountId,
             instrumentName: command.instrumentName,
@@ -100,7 +130,7 @@ export class FakeVenue implements SimulatorView {
           break;
         }
         case 'cancel_order':
-          if (!this.orders.delete(command.orderId)) this.refused.push(`cancel ${command.orderId}`);
+          if (!this.remove(command.orderId)) this.refused.push(`cancel ${command.orderId}`);
           break;
         default:
           break;
@@ -132,7 +162,7 @@ export class FakeVenue implements SimulatorView {
       this.addPosition(accountId, instrumentName, sign * fill);
       this.addPosition(order.accountId, instrumentName, -sign * fill);
       const filled = order.filledAmount + fill;
-      if (filled === order.amount) this.orders.delete(order.orderId);
+      if (filled === order.amount) this.remove(order.orderId);
       else this.orders.set(order.orderId, { ...order, filledAmount: filled });
     }
   }
