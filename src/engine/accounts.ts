@@ -1,0 +1,127 @@
+/**
+ * Accounts: balances per currency, positions per instrument, settings.
+ *
+ * Invariants:
+ * - balances are integer minor units; they change only by deposits, withdrawals, trade cash
+ *   flows (futures realised PnL, option premium, spot delivery), fees and settlement.
+ * - `Ledger.reserved` = Σ `Order.reserved` of the account's open orders in that currency.
+ * - Position: `size` signed lots, `openCost` signed cost basis of the open size (same sign as
+ *   size, 0 when flat), `realisedPnl` cumulative. `openBuys`/`openSells` are the remaining lots
+ *   of the account's open orders on the instrument (for the reducing-order margin exemption).
+ */
+import type { PositionView } from '../core/events.ts';
+import type { SelfTradeMode } from '../core/types.ts';
+import type { Economics } from './economics.ts';
+import type { Order } from './order.ts';
+
+export class Ledger {
+  balance = 0;
+  reserved = 0;
+  /** Cached position valuation (see risk.ts); valid while `cachedEpoch` = engine price epoch. */
+  cachedEpoch = -1;
+  cachedPositionValue = 0;
+  cachedPositionMargin = 0;
+  constructor(readonly currency: string) {}
+}
+
+export class Position {
+  size = 0;
+  openCost = 0;
+  realisedPnl = 0;
+  openBuys = 0;
+  openSells = 0;
+  /** Lots of open reduce-only orders per side (jointly capped at the position). */
+  reduceOnlyBuys = 0;
+  reduceOnlySells = 0;
+
+  constructor(
+    readonly accountId: number,
+    readonly instrumentId: number,
+    readonly economics: Economics,
+  ) {}
+
+  toView(): PositionView {
+    return {
+      accountId: this.accountId,
+      instrumentName: this.economics.instrument.name,
+      size: this.size,
+      openCost: this.openCost,
+      averagePrice: this.economics.averagePrice(this.openCost, this.size),
+      realisedPnl: this.realisedPnl,
+      settlementCurrency: this.economics.settlementCurrency,
+    };
+  }
+}
+
+export class Account {
+  readonly ledgers = new Map<string, Ledger>();
+  readonly positions = new Map<number, Position>();
+  /** Open resting orders, in arrival order. */
+  readonly openOrders = new Set<Order>();
+  openOrderCount = 0;
+
+  constructor(
+    readonly id: number,
+    readonly userId: number | null,
+    public selfTradeMode: SelfTradeMode,
+    public maxOpenOrders: number,
+  ) {}
+
+  ledger(currency: string): Ledger {
+    let ledger = this.ledgers.get(currency);
+    if (ledger === undefined) {
+      ledger = new Ledger(currency);
+      this.ledgers.set(currency, ledger);
+    }
+    return ledger;
+  }
+}
+
+/**
+ * Applies a fill of `lots` at `price` with direction `sign` (+1 buy, −1 sell) to a position.
+ * Returns the realised PnL of the closed part (settlement minor units). Spot has no positions.
+ */
+export function applyFill(position: Position, sign: 1 | -1, lots: number, price: number): number {
+  const economics = position.economics;
+  const size = position.size;
+  if (size === 0 || size > 0 === sign > 0) {
+    position.size = size + sign * lots;
+    position.openCost += sign * economics.value(lots, price);
+    return 0;
+  }
+  const held = Math.abs(size);
+  const closed = Math.min(lots, held);
+  const sigma = size > 0 ? 1 : -1;
+  const removedCost = closed === held ? position.openCost : exactShare(position.openCost, closed, held);
+  const exitValue = economics.value(closed, price);
+  const pnl = economics.direction * (sigma * exitValue - removedCost);
+  position.openCost -= removedCost;
+  position.size = size + sign * lots;
+  const opened = lots - closed;
+  if (opened > 0) position.openCost = sign * economics.value(opened, price);
+  position.realisedPnl += pnl;
+  return pnl;
+}
+
+/** round(cost × part / whole), halves away from zero, exact (BigInt beyond 2^53). */
+function exactShare(cost: number, part: number, whole: number): number {
+  const product = cost * part;
+  if (Math.abs(product) <= Number.MAX_SAFE_INTEGER) {
+    const negative = product < 0;
+    const magnitude = negative ? -product : product;
+    let quotient = Math.floor(magnitude / whole);
+    let remainder = magnitude - quotient * whole;
+    if (remainder < 0) {
+      quotient -= 1;
+      remainder += whole;
+    }
+    if (remainder * 2 >= whole) quotient += 1;
+    return negative ? -quotient : quotient;
+  }
+  const big = BigInt(cost) * BigInt(part);
+  const negative = big < 0n;
+  const magnitude = negative ? -big : big;
+  let quotient = magnitude / BigInt(whole);
+  if ((magnitude % BigInt(whole)) * 2n >= BigInt(whole)) quotient += 1n;
+  return Number(negative ? -quotient : quotient);
+}

@@ -1,0 +1,173 @@
+/**
+ * One instrument's order book: two ladders of price levels with strict price-time priority.
+ *
+ * Layout: per side, a sorted Float64Array of the prices that have a level, with the BEST price
+ * at the END (bids ascending, asks descending), so the best level is read, added and removed at
+ * the end in O(1) and a new level near the touch moves only a few entries. A Map finds the level
+ * of a price. Orders sit in their level's intrusive list, so adding at the tail and removing any
+ * order are O(1); a level is dropped as soon as it is empty (no empty levels are kept).
+ *
+ * Invariants (checked by `validate`, used by tests):
+ * - every level in a ladder is non-empty and its price is unique in that ladder;
+ * - at rest the book is never crossed: best bid < best ask.
+ */
+import type { Side } from '../core/types.ts';
+import type { Order } from './order.ts';
+import { PriceLevel } from './price-level.ts';
+
+export class Ladder {
+  private prices = new Float64Array(64);
+  private size = 0;
+  private readonly levels = new Map<number, PriceLevel>();
+  private readonly spare: PriceLevel[] = [];
+
+  /** `better(a, b)` is true when price a has priority over b on this side. */
+  constructor(readonly side: Side) {}
+
+  get levelCount(): number {
+    return this.size;
+  }
+
+  best(): PriceLevel | null {
+    return this.size === 0 ? null : this.levels.get(this.prices[this.size - 1]!)!;
+  }
+
+  level(price: number): PriceLevel | undefined {
+    return this.levels.get(price);
+  }
+
+  /** Levels from best to worst (allocates; for queries and snapshots). */
+  levelsBestFirst(limit = Number.POSITIVE_INFINITY): PriceLevel[] {
+    const out: PriceLevel[] = [];
+    for (let i = this.size - 1; i >= 0 && out.length < limit; i--)
+      out.push(this.levels.get(this.prices[i]!)!);
+    return out;
+  }
+
+  add(order: Order): void {
+    let level = this.levels.get(order.price);
+    if (level === undefined) {
+      level = this.spare.pop() ?? new PriceLevel(order.price);
+      level.price = order.price;
+      this.levels.set(order.price, level);
+      this.insertPrice(order.price);
+    }
+    level.append(order);
+  }
+
+  remove(order: Order): void {
+    const level = order.level!;
+    level.remove(order);
+    if (level.count === 0) this.dropLevel(level);
+  }
+
+  /** Drops an emptied level (the caller has unlinked all its orders). */
+  dropLevel(level: PriceLevel): void {
+    this.levels.delete(level.price);
+    this.removePrice(level.price);
+    level.head = null;
+    level.tail = null;
+    level.total = 0;
+    level.visible = 0;
+    level.count = 0;
+    if (this.spare.length < 1024) this.spare.push(level);
+  }
+
+  private insertPrice(price: number): void {
+    if (this.size === this.prices.length) {
+      const grown = new Float64Array(this.prices.length * 2);
+      grown.set(this.prices);
+      this.prices = grown;
+    }
+    // Index of the first entry that `price` beats; scan from the best end is fastest near the touch.
+    const bids = this.side === 'buy';
+    let i = this.size;
+    const prices = this.prices;
+    if (this.size > 32) {
+      let lo = 0;
+      let hi = this.size;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (bids ? prices[mid]! < price : prices[mid]! > price) lo = mid + 1;
+        else hi = mid;
+      }
+      i = lo;
+    } else {
+      while (i > 0 && (bids ? prices[i - 1]! > price : prices[i - 1]! < price)) i--;
+    }
+    prices.copyWithin(i + 1, i, this.size);
+    prices[i] = price;
+    this.size++;
+  }
+
+  private removePrice(price: number): void {
+    const prices = this.prices;
+    const last = this.size - 1;
+    if (prices[last] === price) {
+      this.size = last;
+      return;
+    }
+    const bids = this.side === 'buy';
+    let lo = 0;
+    let hi = this.size;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (bids ? prices[mid]! < price : prices[mid]! > price) lo = mid + 1;
+      else hi = mid;
+    }
+    prices.copyWithin(lo, lo + 1, this.size);
+    this.size = last;
+  }
+
+  /** Structural check for tests: sorted, unique, non-empty levels with correct totals. */
+  validate(): void {
+    let prior: number | null = null;
+    for (let i = 0; i < this.size; i++) {
+      const price = this.prices[i]!;
+      if (prior !== null && (this.side === 'buy' ? price <= prior : price >= prior)) {
+        throw new Error(`${this.side} ladder out of order at ${price}`);
+      }
+      prior = price;
+      const level = this.levels.get(price);
+      if (level === undefined || level.count === 0) throw new Error(`empty or missing level ${price}`);
+      let count = 0;
+      let total = 0;
+      for (let o = level.head; o !== null; o = o.next) {
+        count++;
+        total += o.amount - o.filled;
+        if (o.price !== price || o.level !== level) throw new Error(`order ${o.id} in wrong level`);
+      }
+      if (count !== level.count || total !== level.total) throw new Error(`level ${price} totals drifted`);
+    }
+    if (this.levels.size !== this.size) throw new Error('level map and ladder disagree');
+  }
+}
+
+export class OrderBook {
+  readonly bids = new Ladder('buy');
+  readonly asks = new Ladder('sell');
+
+  ladder(side: Side): Ladder {
+    return side === 'buy' ? this.bids : this.asks;
+  }
+
+  opposite(side: Side): Ladder {
+    return side === 'buy' ? this.asks : this.bids;
+  }
+
+  bestBid(): number | null {
+    return this.bids.best()?.price ?? null;
+  }
+
+  bestAsk(): number | null {
+    return this.asks.best()?.price ?? null;
+  }
+
+  validate(): void {
+    this.bids.validate();
+    this.asks.validate();
+    const bid = this.bestBid();
+    const ask = this.bestAsk();
+    if (bid !== null && ask !== null && bid >= ask) throw new Error(`book crossed: ${bid} >= ${ask}`);
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * Instrument economics: the value of `lots` at `price` in settlement-currency minor units, fees,
+ * and realised PnL, all in exact integer arithmetic.
+ *
+ * Value of a fill (settlement minor units, never negative):
+ * - quote currency == settlement currency (linear futures/perpetuals, inverse and linear options,
+ *   spot): value = quantity × price, i.e. lots × ticks × F with F a reduced rational.
+ * - inverse futures/perpetuals (quantity in USD, settled in coin): value = quantity / price,
+ *   i.e. lots × F / ticks.
+ * Rounding: to the nearest minor unit, halves away from zero (exact: integer numerator and
+ * denominator, BigInt fallback beyond 2^53). Fees round up (a fee never undercharges; a rebate
+ * never overpays).
+ *
+ * Realised PnL on closing part of a position (dir = +1 "value grows with price", -1 inverse
+ * futures whose coin value falls as the price rises; σ = sign of the position):
+ *   pnl = dir × (σ × exitValue − removedCost)
+ * where removedCost = round(openCost × closedLots / |size|), openCost the signed cost basis.
+ */
+
+import { currencyDecimals } from '../core/types.ts';
+import { parseDecimal } from '../domain/decimal.ts';
+import type { Instrument } from '../domain/instrument.ts';
+
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+
+/** numerator / denominator rounded to the nearest integer, halves away from zero. */
+export function divRound(numerator: number, denominator: number): number {
+  if (Math.abs(numerator) <= MAX_SAFE && denominator <= MAX_SAFE) {
+    const negative = numerator < 0;
+    const magnitude = negative ? -numerator : numerator;
+    let quotient = Math.floor(magnitude / denominator);
+    let remainder = magnitude - quotient * denominator;
+    if (remainder < 0) {
+      // float division rounded up to the next integer near 2^53
+      quotient -= 1;
+      remainder += denominator;
+    }
+    const rounded = remainder * 2 >= denominator ? quotient + 1 : quotient;
+    return negative ? -rounded : rounded;
+  }
+  return bigDivRound(BigInt(numerator), BigInt(denominator));
+}
+
+function bigDivRound(numerator: bigint, denominator: bigint): number {
+  const negative = numerator < 0n;
+  const magnitude = negative ? -numerator : numerator;
+  let quotient = magnitude / denominator;
+  if ((magnitude % denominator) * 2n >= denominator) quotient += 1n;
+  return Number(negative ? -quotient : quotient);
+}
+
+/** a × b / c, rounded to nearest (halves away from zero), exact for safe-integer inputs. */
+export function mulDivRound(a: number, b: number, c: number): number {
+  const product = a * b;
+  if (Math.abs(product) <= MAX_SAFE) return divRound(product, c);
+  return bigDivRound(BigInt(a) * BigInt(b), BigInt(c));
+}
+
+/** a × b / c for non-negative inputs, rounded up or down. */
+function mulDiv(a: number, b: number, c: number, roundUp: boolean): number {
+  const product = a * b;
+  if (product <= MAX_SAFE) {
+    let quotient = Math.floor(product / c);
+    if (quotient * c > product) quotient -= 1;
+    return roundUp && quotient * c < product ? quotient + 1 : quotient;
+  }
+  const big = BigInt(a) * BigInt(b);
+  const quotient = big / BigInt(c);
+  return Number(roundUp && big % BigInt(c) > 0n ? quotient + 1n : quotient);
+}
+
+interface Rational {
+  readonly numerator: number;
+  readonly denominator: number;
+}
+
+function reduce(numerator: bigint, denominator: bigint): Rational {
+  const gcd = (a: bigint, b: bigint): bigint => (b === 0n ? a : gcd(b, a % b));
+  const divisor = gcd(numerator, denominator);
+  const n = numerator / divisor;
+  const d = denominator / divisor;
+  if (n > BigInt(MAX_SAFE) || d > BigInt(MAX_SAFE)) throw new Error('instrument grid factor out of range');
+  return { numerator: Number(n), denominator: Number(d) };
+}
+
+/** A fee rate as parts per 10^9 (rates are decimal strings such as "0.0003" or "-0.0001"). */
+function ratePpb(rate: string): number {
+  const parsed = parseDecimal(rate, 'commission');
+  if (parsed.scale > 9) throw new Error(`commission ${rate} has more than 9 decimals`);
+  return Number(parsed.units * 10n ** BigInt(9 - parsed.scale));
+}
+
+const PPB = 1_000_000_000;
+
+/** Per-instrument money maths, built once when the instrument is listed. */
+export class Economics {
+  readonly settlementCurrency: string;
+  /** +1 when value grows with price, -1 for inverse futures. */
+  readonly direction: 1 | -1;
+  readonly isOption: boolean;
+  readonly isSpot: boolean;
+  readonly isInverseFuture: boolean;
+  readonly baseCurrency: string;
+  readonly makerRatePpb: number;
+  readonly takerRatePpb: number;
+  private readonly factor: Rational;
+  /** lots → base-coin minor units (spot delivery, option underlying notional). */
+  private readonly baseFactor: Rational;
+
+  constructor(readonly instrument: Instrument) {
+    const spec = instrument.spec;
+    this.isOption = spec.kind === 'option';
+    this.isSpot = spec.kind === 'spot';
+    this.isInverseFuture = spec.quoteCurrency !== spec.settlementCurrency && !this.isSpot;
+    this.settlementCurrency = this.isSpot ? spec.quoteCurrency : spec.settlementCurrency;
+    this.baseCurrency = spec.baseCurrency;
+    this.direction = this.isInverseFuture ? -1 : 1;
+    this.makerRatePpb = ratePpb(spec.makerCommission);
+    this.takerRatePpb = ratePpb(spec.takerCommission);
+    const lot = instrument.amountGrid;
+    const tick = instrument.priceGrid;
+    const money = 10n ** BigInt(currencyDecimals(this.settlementCurrency));
+    if (this.isInverseFuture) {
+      // (lots·lotUnits/10^aS) / (ticks·tickUnits/10^pS) · 10^d
+      this.factor = reduce(
+        lot.stepUnits * 10n ** BigInt(tick.scale) * money,
+        tick.stepUnits * 10n ** BigInt(lot.scale),
+      );
+    } else {
+      this.factor = reduce(lot.stepUnits * tick.stepUnits * money, 10n ** BigInt(lot.scale + tick.scale));
+    }
+    this.baseFactor = reduce(
+      lot.stepUnits * 10n ** BigInt(currencyDecimals(spec.baseCurrency)),
+      10n ** BigInt(lot.scale),
+    );
+  }
+
+  /** Value of `lots` at `price` ticks in settlement minor units (≥ 0 for price > 0). */
+  value(lots: number, price: number): number {
+    const f = this.factor;
+    if (this.isInverseFuture) {
+      if (price <= 0) return 0;
+      return mulDivRound(lots, f.numerator, price * f.denominator);
+    }
+    const product = lots * price;
+    if (Math.abs(product) <= MAX_SAFE) return mulDivRound(product, f.numerator, f.denominator);
+    return bigDivRound(BigInt(lots) * BigInt(price) * BigInt(f.numerator), BigInt(f.denominator));
+  }
+
+  /** `lots` as base-coin minor units (spot delivery, inverse option underlying notional). */
+  baseAmount(lots: number): number {
+    return mulDivRound(lots, this.baseFactor.numerator, this.baseFactor.denominator);
+  }
+
+  /**
+   * Fee in settlement minor units (negative = rebate), rounded up.
+   * Options: rate × underlying notional, capped at 12.5% of the premium (Deribit's model);
+   * the underlying notional is the coin amount for coin-settled options, amount × index for
+   * stablecoin-settled ones (premium-based when no index is known).
+   * Everything else: rate × traded value.
+   */
+  fee(lots: number, price: number, liquidity: 'M' | 'T', indexPrice: number | null): number {
+    const rate = liquidity === 'M' ? this.makerRatePpb : this.takerRatePpb;
+    if (rate === 0) return 0;
+    const rebate = rate < 0;
+    const magnitudeRate = rebate ? -rate : rate;
+    const premium = this.value(lots, price);
+    let magnitude: number;
+    if (!this.isOption) {
+      magnitude = mulDiv(premium, magnitudeRate, PPB, !rebate);
+    } else {
+      const underlying = this.underlyingNotional(lots, indexPrice) ?? premium;
+      const byUnderlying = mulDiv(underlying, magnitudeRate, PPB, !rebate);
+      const cap = mulDiv(premium, 125, 1000, !rebate);
+      magnitude = Math.min(byUnderlying, cap);
+    }
+    return rebate ? -magnitude : magnitude;
+  }
+
+  /** Underlying notional of an option amount in settlement minor units, or null if unknown. */
+  underlyingNotional(lots: number, indexPrice: number | null): number | null {
+    const base = this.baseAmount(lots);
+    if (this.settlementCurrency === this.baseCurrency) return base;
+    if (indexPrice === null) return null;
+    const scale = 10 ** (currencyDecimals(this.settlementCurrency) - currencyDecimals(this.baseCurrency));
+    return Math.ceil(base * indexPrice * scale);
+  }
+
+  /** Display average price in ticks for a signed cost basis over `lots` (0 when flat). */
+  averagePrice(openCost: number, lots: number): number {
+    if (lots === 0) return 0;
+    const f = this.factor;
+    const cost = Math.abs(openCost);
+    if (this.isInverseFuture) return cost === 0 ? 0 : (Math.abs(lots) * f.numerator) / (cost * f.denominator);
+    return (cost * f.denominator) / (Math.abs(lots) * f.numerator);
+  }
+}

@@ -1,0 +1,326 @@
+/**
+ * Matching: an incoming order against the opposite ladder, fills, and resting-order bookkeeping.
+ *
+ * Invariants:
+ * - Strict price-time priority: the best level first, oldest order first within a level.
+ * - A taker never trades beyond its limit; the trade price is always the maker's price.
+ * - Self-trade prevention: `cancel_maker` cancels the taker's own resting order and goes on;
+ *   `reject_taker` stops matching (the caller cancels the rest or refuses the order).
+ * - A fill moves exactly `lots` from both orders' remaining into filled, updates both
+ *   positions (or spot balances), books fees and cash, and emits: maker order, trade,
+ *   positions, balances. The taker's order event is emitted once by the caller at the end.
+ * - A resting order is counted in its level totals, its account's open set, its position's
+ *   openBuys/openSells (and reduce-only counters) and its ledger's reserve, and leaves all of
+ *   them together (`unrest`).
+ */
+import type { CoreEvent, TradeParty, TradeView } from '../core/events.ts';
+import type { CancelReason, TickDirection } from '../core/types.ts';
+import { type Account, applyFill } from './accounts.ts';
+import {
+  FLAG_API,
+  FLAG_MMP,
+  FLAG_POST_ONLY,
+  FLAG_REDUCE_ONLY,
+  FLAG_RISK_REDUCING,
+  type Order,
+} from './order.ts';
+import { transition } from './order-state.ts';
+import type { InstrumentState, VenueState } from './state.ts';
+
+/** Adds an open order with remaining > 0 to its book and to every per-account total. */
+export function rest(state: VenueState, instrument: InstrumentState, account: Account, order: Order): void {
+  instrument.book.ladder(order.side).add(order);
+  account.openOrders.add(order);
+  account.openOrderCount++;
+  const position = instrument.position(account);
+  const remaining = order.amount - order.filled;
+  if (order.side === 'buy') position.openBuys += remaining;
+  else position.openSells += remaining;
+  if ((order.flags & FLAG_REDUCE_ONLY) !== 0) {
+    if (order.side === 'buy') position.reduceOnlyBuys += remaining;
+    else position.reduceOnlySells += remaining;
+  }
+  if (order.reserved !== 0) account.ledger(order.reserveCurrency).reserved += order.reserved;
+  if (order.expiresAt !== 0) state.expiries.push(order);
+}
+
+/** Removes a resting order from its book and every per-account total (state unchanged). */
+export function unrest(state: VenueState, instrument: InstrumentState, order: Order): void {
+  const account = state.accounts.get(order.accountId)!;
+  instrument.book.ladder(order.side).remove(order);
+  account.openOrders.delete(order);
+  account.openOrderCount--;
+  const position = instrument.position(account);
+  const remaining = order.amount - order.filled;
+  if (order.side === 'buy') position.openBuys -= remaining;
+  else position.openSells -= remaining;
+  if ((order.flags & FLAG_REDUCE_ONLY) !== 0) {
+    if (order.side === 'buy') position.reduceOnlyBuys -= remaining;
+    else position.reduceOnlySells -= remaining;
+  }
+  if (order.reserved !== 0) {
+    account.ledger(order.reserveCurrency).reserved -= order.reserved;
+    order.reserved = 0;
+  }
+}
+
+/** Cancels an open resting order: out of the book, state cancelled, event emitted. */
+export function cancelResting(
+  state: VenueState,
+  instrument: InstrumentState,
+  order: Order,
+  reason: CancelReason,
+): void {
+  unrest(state, instrument, order);
+  closeOrder(state, order, 'cancel', reason);
+  state.events.push({ type: 'order', order: order.toView() });
+}
+
+/** Moves an order (not in a book) to its final state and keeps it among the recent closed. */
+export function closeOrder(
+  state: VenueState,
+  order: Order,
+  event: 'cancel' | 'fill_complete' | 'reject',
+  reason: CancelReason | null,
+): void {
+  order.state = transition(order.state, event);
+  order.cancelReason = reason;
+  order.lastUpdatedAt = state.now;
+  state.retire(order);
+}
+
+/** Lots a reduce-only order may still trade against its account's current position. */
+export function reducibleLots(position: { size: number }, side: 'buy' | 'sell'): number {
+  return side === 'buy' ? Math.max(0, -position.size) : Math.max(0, position.size);
+}
+
+/**
+ * Matches `taker` (not resting) against the book up to `limit` (ticks; ±Infinity for market).
+ * Returns true when stopped by self-trade prevention in reject mode.
+ */
+export function match(
+  state: VenueState,
+  instrument: InstrumentState,
+  taker: Order,
+  takerAccount: Account,
+  limit: number,
+  trades: TradeView[],
+): boolean {
+  const buying = taker.side === 'buy';
+  const ladder = instrument.book.opposite(taker.side);
+  const cancelMaker = takerAccount.selfTradeMode === 'cancel_maker';
+  while (taker.amount > taker.filled) {
+    const level = ladder.best();
+    if (level === null || (buying ? level.price > limit : level.price < limit)) return false;
+    let maker = level.head;
+    while (maker !== null && taker.amount > taker.filled) {
+      const next = maker.next;
+      const lastInLevel = next === null;
+      if (maker.accountId === taker.accountId) {
+        if (!cancelMaker) return true;
+        cancelResting(state, instrument, maker, 'self_trade_prevention');
+      } else {
+        let lots = Math.min(taker.amount - taker.filled, maker.amount - maker.filled);
+        if ((maker.flags & FLAG_REDUCE_ONLY) !== 0) {
+          const makerAccount = state.accounts.get(maker.accountId)!;
+          lots = Math.min(lots, reducibleLots(instrument.position(makerAccount), maker.side));
+          if (lots === 0) {
+            cancelResting(state, instrument, maker, 'reduce_only');
+            if (lastInLevel) break;
+            maker = next;
+            continue;
+          }
+        }
+        fill(state, instrument, taker, takerAccount, maker, level.price, lots, trades);
+      }
+      if (lastInLevel) break;
+      maker = next;
+    }
+  }
+  return false;
+}
+
+function tickDirection(instrument: InstrumentState, price: number): TickDirection {
+  const last = instrument.lastPrice;
+  let direction: TickDirection;
+  if (last === null || price > last) direction = 0;
+  else if (price < last) direction = 2;
+  else direction = instrument.lastDirection === 0 || instrument.lastDirection === 1 ? 1 : 3;
+  instrument.lastPrice = price;
+  instrument.lastDirection = direction;
+  return direction;
+}
+
+/** One trade between a taker and a resting maker at the maker's price. */
+function fill(
+  state: VenueState,
+  instrument: InstrumentState,
+  taker: Order,
+  takerAccount: Account,
+  maker: Order,
+  price: number,
+  lots: number,
+  trades: TradeView[],
+): void {
+  const makerAccount = state.accounts.get(maker.accountId)!;
+  const level = maker.level!;
+  const makerRemainingBefore = maker.amount - maker.filled;
+  // Maker bookkeeping: level totals, open lots, reserve released pro rata.
+  level.reduce(maker, lots);
+  const makerPosition = instrument.position(makerAccount);
+  if (maker.side === 'buy') makerPosition.openBuys -= lots;
+  else makerPosition.openSells -= lots;
+  if ((maker.flags & FLAG_REDUCE_ONLY) !== 0) {
+    if (maker.side === 'buy') makerPosition.reduceOnlyBuys -= lots;
+    else makerPosition.reduceOnlySells -= lots;
+  }
+  if (maker.reserved !== 0) {
+    const released =
+      lots === makerRemainingBefore
+        ? maker.reserved
+        : Math.floor((maker.reserved * lots) / makerRemainingBefore);
+    maker.reserved -= released;
+    makerAccount.ledger(maker.reserveCurrency).reserved -= released;
+  }
+  maker.filled += lots;
+  maker.filledNotional += lots * price;
+  maker.lastUpdatedAt = state.now;
+  taker.filled += lots;
+  taker.filledNotional += lots * price;
+  taker.lastUpdatedAt = state.now;
+  if (maker.filled === maker.amount) {
+    unrest(state, instrument, maker);
+    closeOrder(state, maker, 'fill_complete', null);
+  } else {
+    maker.state = transition(maker.state, 'fill_partial');
+  }
+  if (taker.filled === taker.amount) taker.state = transition(taker.state, 'fill_complete');
+  else taker.state = transition(taker.state, 'fill_partial');
+
+  const trade = settleTrade(state, instrument, taker, takerAccount, maker, makerAccount, price, lots, null);
+  trades.push(trade);
+}
+
+/**
+ * Books one trade's money and positions for both sides, emits maker order, trade, positions
+ * and balances, and returns the trade. Shared with block trades.
+ */
+export function settleTrade(
+  state: VenueState,
+  instrument: InstrumentState,
+  taker: Order,
+  takerAccount: Account,
+  maker: Order,
+  makerAccount: Account,
+  price: number,
+  lots: number,
+  block: { blockTradeId: string; blockRfqId: string | null; blockRfqQuoteId: string | null } | null,
+): TradeView {
+  const economics = instrument.economics;
+  const index = state.indexPrice(economics.baseCurrency);
+  const takerFee = economics.fee(lots, price, 'T', index);
+  const makerFee = economics.fee(lots, price, 'M', index);
+  const takerSign: 1 | -1 = taker.side === 'buy' ? 1 : -1;
+  const events = state.events;
+  const balancesFrom = events.length;
+  const takerPnl = bookSide(state, instrument, takerAccount, takerSign, lots, price, takerFee);
+  const makerPnl = bookSide(state, instrument, makerAccount, takerSign === 1 ? -1 : 1, lots, price, makerFee);
+  const trade: TradeView = {
+    tradeId: state.nextTradeId(instrument.instrument.currency),
+    tradeSeq: ++instrument.tradeSeq,
+    instrumentName: instrument.instrument.name,
+    currency: instrument.instrument.currency,
+    timestamp: state.now,
+    price,
+    amount: lots,
+    tickDirection: tickDirection(instrument, price),
+    indexPrice: index,
+    markPrice: instrument.markPrice,
+    taker: party(taker, 'T', takerFee, economics.settlementCurrency, takerPnl),
+    maker: party(maker, 'M', makerFee, economics.settlementCurrency, makerPnl),
+    blockTradeId: block?.blockTradeId ?? null,
+    blockRfqId: block?.blockRfqId ?? null,
+    blockRfqQuoteId: block?.blockRfqQuoteId ?? null,
+  };
+  const recent = instrument.recentTrades;
+  recent.push(trade);
+  if (recent.length > state.config.recentTradesPerInstrument * 2) {
+    recent.splice(0, recent.length - state.config.recentTradesPerInstrument);
+  }
+  // Order: maker order, trade, positions, then the balance events bookSide already appended.
+  const head: CoreEvent[] = [];
+  if (block === null) head.push({ type: 'order', order: maker.toView() });
+  head.push({ type: 'trade', trade });
+  if (!economics.isSpot) {
+    head.push({ type: 'position', position: instrument.position(takerAccount).toView() });
+    head.push({ type: 'position', position: instrument.position(makerAccount).toView() });
+  }
+  events.splice(balancesFrom, 0, ...head);
+  return trade;
+}
+
+/** Position, cash and fee of one side of a trade; emits its balance events; returns PnL. */
+function bookSide(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  sign: 1 | -1,
+  lots: number,
+  price: number,
+  fee: number,
+): number {
+  const economics = instrument.economics;
+  const currency = economics.settlementCurrency;
+  const ledger = account.ledger(currency);
+  ledger.cachedEpoch = -1;
+  let pnl = 0;
+  let cash: number;
+  if (economics.isSpot) {
+    cash = -sign * economics.value(lots, price);
+    const base = account.ledger(economics.baseCurrency);
+    const delivered = sign * economics.baseAmount(lots);
+    base.balance += delivered;
+    base.cachedEpoch = -1;
+    state.events.push(balanceEvent(account.id, base.currency, base.balance, delivered));
+  } else {
+    pnl = applyFill(instrument.position(account), sign, lots, price);
+    cash = economics.isOption ? -sign * economics.value(lots, price) : pnl;
+  }
+  const change = cash - fee;
+  ledger.balance += change;
+  state.events.push(balanceEvent(account.id, currency, ledger.balance, change));
+  return pnl;
+}
+
+function balanceEvent(accountId: number, currency: string, balance: number, change: number) {
+  return { type: 'balance' as const, accountId, currency, balance, change, reason: 'trade' as const };
+}
+
+function party(
+  order: Order,
+  liquidity: 'M' | 'T',
+  fee: number,
+  feeCurrency: string,
+  pnl: number,
+): TradeParty {
+  const flags = order.flags;
+  return {
+    accountId: order.accountId,
+    orderId: order.id,
+    orderType: order.orderType,
+    side: order.side,
+    liquidity,
+    state: order.state,
+    fee,
+    feeCurrency,
+    profitLoss: pnl,
+    label: order.label,
+    owner: order.owner,
+    api: (flags & FLAG_API) !== 0,
+    postOnly: (flags & FLAG_POST_ONLY) !== 0,
+    mmp: (flags & FLAG_MMP) !== 0,
+    reduceOnly: (flags & FLAG_REDUCE_ONLY) !== 0,
+    riskReducing: (flags & FLAG_RISK_REDUCING) !== 0,
+    advanced: order.extras?.advanced ?? null,
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * The engine's mutable order record, and its immutable view for events.
+ *
+ * Invariants:
+ * - 0 ≤ filled ≤ amount; remaining = amount − filled; a resting order has remaining > 0.
+ * - `prev`/`next`/`level` are the intrusive links of the price level the order rests in; all
+ *   null when the order is not in a book. Removing an order is O(1).
+ * - Boolean attributes live in one bit field (`flags`) and rarely used attributes in `extras`,
+ *   to keep a resting order small.
+ */
+import type { OrderView } from '../core/events.ts';
+import type {
+  AdvancedKind,
+  CancelReason,
+  OrderState,
+  OrderType,
+  Side,
+  TimeInForce,
+  TriggerFillCondition,
+  TriggerKind,
+} from '../core/types.ts';
+import type { PriceLevel } from './price-level.ts';
+
+export const FLAG_POST_ONLY = 1;
+export const FLAG_REJECT_POST_ONLY = 2;
+export const FLAG_REDUCE_ONLY = 4;
+export const FLAG_REPLACED = 8;
+export const FLAG_AUTO_REPLACED = 16;
+export const FLAG_MMP = 32;
+export const FLAG_MMP_CANCELLED = 64;
+export const FLAG_HIDDEN = 128;
+export const FLAG_API = 256;
+export const FLAG_WEB = 512;
+export const FLAG_MOBILE = 1024;
+export const FLAG_BLOCK_TRADE = 2048;
+export const FLAG_LIQUIDATION = 4096;
+export const FLAG_RISK_REDUCING = 8192;
+
+/** Attributes most orders do not have. */
+export interface OrderExtras {
+  originalOrderType: OrderType | null;
+  displayAmount: number | null;
+  refreshAmount: number | null;
+  advanced: AdvancedKind | null;
+  trigger: TriggerKind | null;
+  triggerPrice: number | null;
+  triggerOffset: number | null;
+  triggerReferencePrice: number | null;
+  triggered: boolean | null;
+  triggerOrderId: string | null;
+  triggerFillCondition: TriggerFillCondition | null;
+  otoOrderIds: string[] | null;
+  primaryOrderId: string | null;
+  ocoRef: string | null;
+}
+
+export class Order {
+  prev: Order | null = null;
+  next: Order | null = null;
+  level: PriceLevel | null = null;
+  filled = 0;
+  /** Σ lots × price ticks of fills. */
+  filledNotional = 0;
+  state: OrderState = 'open';
+  cancelReason: CancelReason | null = null;
+  lastUpdatedAt: number;
+  /** Margin reserved for the open remainder, minor units of `reserveCurrency`. */
+  reserved = 0;
+  reserveCurrency = '';
+  /** Good-til-day expiry (ms) or 0. */
+  expiresAt = 0;
+  extras: OrderExtras | null = null;
+
+  constructor(
+    readonly id: string,
+    /** Engine-wide arrival number: deterministic tie-break and snapshot order. */
+    readonly number: number,
+    readonly accountId: number,
+    readonly instrumentId: number,
+    readonly instrumentName: string,
+    readonly currency: string,
+    readonly side: Side,
+    readonly orderType: OrderType,
+    public price: number,
+    public amount: number,
+    readonly timeInForce: TimeInForce,
+    readonly createdAt: number,
+    public label: string,
+    readonly owner: string | null,
+    public flags: number,
+  ) {
+    this.lastUpdatedAt = createdAt;
+  }
+
+  get remaining(): number {
+    return this.amount - this.filled;
+  }
+
+  has(flag: number): boolean {
+    return (this.flags & flag) !== 0;
+  }
+
+  set(flag: number, on: boolean): void {
+    this.flags = on ? this.flags | flag : this.flags & ~flag;
+  }
+
+  toView(): OrderView {
+    const x = this.extras;
+    const f = this.flags;
+    return {
+      orderId: this.id,
+      accountId: this.accountId,
+      instrumentName: this.instrumentName,
+      currency: this.currency,
+      side: this.side,
+      orderType: this.orderType,
+      originalOrderType: x?.originalOrderType ?? null,
+      orderState: this.state,
+      price: this.orderType === 'market' ? null : this.price,
+      amount: this.amount,
+      filledAmount: this.filled,
+      filledNotional: this.filledNotional,
+      averagePrice: this.filled === 0 ? 0 : this.filledNotional / this.filled,
+      timeInForce: this.timeInForce,
+      createdAt: this.createdAt,
+      lastUpdatedAt: this.lastUpdatedAt,
+      cancelReason: this.cancelReason,
+      label: this.label,
+      owner: this.owner,
+      api: (f & FLAG_API) !== 0,
+      web: (f & FLAG_WEB) !== 0,
+      mobile: (f & FLAG_MOBILE) !== 0,
+      postOnly: (f & FLAG_POST_ONLY) !== 0,
+      rejectPostOnly: (f & FLAG_REJECT_POST_ONLY) !== 0,
+      reduceOnly: (f & FLAG_REDUCE_ONLY) !== 0,
+      replaced: (f & FLAG_REPLACED) !== 0,
+      autoReplaced: (f & FLAG_AUTO_REPLACED) !== 0,
+      mmp: (f & FLAG_MMP) !== 0,
+      mmpCancelled: (f & FLAG_MMP_CANCELLED) !== 0,
+      hidden: (f & FLAG_HIDDEN) !== 0,
+      displayAmount: x?.displayAmount ?? null,
+      refreshAmount: x?.refreshAmount ?? null,
+      advanced: x?.advanced ?? null,
+      trigger: x?.trigger ?? null,
+      triggerPrice: x?.triggerPrice ?? null,
+      triggerOffset: x?.triggerOffset ?? null,
+      triggerReferencePrice: x?.triggerReferencePrice ?? null,
+      triggered: x?.triggered ?? null,
+      triggerOrderId: x?.triggerOrderId ?? null,
+      triggerFillCondition: x?.triggerFillCondition ?? null,
+      otoOrderIds: x?.otoOrderIds ? [...x.otoOrderIds] : null,
+      primaryOrderId: x?.primaryOrderId ?? null,
+      ocoRef: x?.ocoRef ?? null,
+      blockTrade: (f & FLAG_BLOCK_TRADE) !== 0,
+      isLiquidation: (f & FLAG_LIQUIDATION) !== 0,
+      riskReducing: (f & FLAG_RISK_REDUCING) !== 0,
+    };
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The engine's whole mutable state, shared by the modules that operate on it (trading,
+ * matching, lifecycle, queries, snapshot). Only the engine writes it, one command at a time.
+ *
+ * Invariants:
+ * - `orders` holds every open order and the most recent `config.recentClosedOrders` closed ones
+ *   (`closedOrder` queue, oldest first).
+ * - An open order that rests is in exactly one book level and in its account's `openOrders`.
+ * - `events` is the current command's event list (a fresh array per command).
+ */
+import type { CoreError, CoreEvent, TradeView } from '../core/events.ts';
+import type { Instrument } from '../domain/instrument.ts';
+import { type Account, Position } from './accounts.ts';
+import { OrderBook } from './book.ts';
+import type { EngineConfig } from './config.ts';
+import type { Economics } from './economics.ts';
+import type { Order } from './order.ts';
+import { isClosedState } from './order-state.ts';
+
+export class InstrumentState {
+  readonly book = new OrderBook();
+  status: 'open' | 'expired' = 'open';
+  tradeSeq = 0;
+  lastPrice: number | null = null;
+  lastDirection: 0 | 1 | 2 | 3 = 0;
+  markPrice: number | null = null;
+  settlementPrice: number | null = null;
+  /** Positions on this instrument by account (for settlement and netting checks). */
+  readonly positions = new Map<number, Position>();
+  readonly recentTrades: TradeView[] = [];
+
+  constructor(
+    readonly instrument: Instrument,
+    readonly economics: Economics,
+  ) {}
+
+  get id(): number {
+    return this.instrument.id;
+  }
+
+  position(account: Account): Position {
+    let position = account.positions.get(this.id);
+    if (position === undefined) {
+      position = new Position(account.id, this.id, this.economics);
+      account.positions.set(this.id, position);
+      this.positions.set(account.id, position);
+    }
+    return position;
+  }
+}
+
+/** GTD expiry queue: a binary min-heap on (expiresAt, order number). */
+export class ExpiryQueue {
+  private readonly heap: Order[] = [];
+
+  get size(): number {
+    return this.heap.length;
+  }
+
+  nextAt(): number {
+    return this.heap.length === 0 ? Number.POSITIVE_INFINITY : this.heap[0]!.expiresAt;
+  }
+
+  push(order: Order): void {
+    const heap = this.heap;
+    heap.push(order);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(heap[i]!, heap[parent]!)) break;
+      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      i = parent;
+    }
+  }
+
+  pop(): Order | undefined {
+    const heap = this.heap;
+    const top = heap[0];
+    const last = heap.pop();
+    if (heap.length > 0 && last !== undefined) {
+      heap[0] = last;
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        const right = left + 1;
+        let smallest = i;
+        if (left < heap.length && before(heap[left]!, heap[smallest]!)) smallest = left;
+        if (right < heap.length && before(heap[right]!, heap[smallest]!)) smallest = right;
+        if (smallest === i) break;
+        [heap[i], heap[smallest]] = [heap[smallest]!, heap[i]!];
+        i = smallest;
+      }
+    }
+    return top;
+  }
+}
+
+function before(a: Order, b: Order): boolean {
+  return a.expiresAt < b.expiresAt || (a.expiresAt === b.expiresAt && a.number < b.number);
+}
+
+export class VenueState {
+  readonly instruments = new Map<string, InstrumentState>();
+  readonly instrumentList: InstrumentState[] = [];
+  readonly accounts = new Map<number, Account>();
+  readonly orders = new Map<string, Order>();
+  readonly closedOrders: Order[] = [];
+  closedHead = 0;
+  readonly indexPrices = new Map<string, number>();
+  readonly tradeCounters = new Map<string, number>();
+  readonly expiries = new ExpiryQueue();
+  orderNumber = 0;
+  blockTradeNumber = 0;
+  /** Bumped on every price update: cached account valuations older than this are stale. */
+  priceEpoch = 0;
+  now = 0;
+  events: CoreEvent[] = [];
+
+  constructor(readonly config: EngineConfig) {}
+
+  nextTradeId(currency: string): string {
+    const n = (this.tradeCounters.get(currency) ?? 0) + 1;
+    this.tradeCounters.set(currency, n);
+    return `${currency}-T${n}`;
+  }
+
+  /** Records an order as closed and drops the oldest closed orders beyond the cap. */
+  retire(order: Order): void {
+    if (!isClosedState(order.state)) throw new Error(`retiring open order ${order.id}`);
+    this.closedOrders.push(order);
+    while (this.closedOrders.length - this.closedHead > this.config.recentClosedOrders) {
+      const oldest = this.closedOrders[this.closedHead++]!;
+      this.orders.delete(oldest.id);
+    }
+    if (this.closedHead > 4096 && this.closedHead * 2 > this.closedOrders.length) {
+      this.closedOrders.splice(0, this.closedHead);
+      this.closedHead = 0;
+    }
+  }
+
+  indexPrice(currency: string): number | null {
+    return this.indexPrices.get(currency) ?? null;
+  }
+}
+
+/** A refusal result's error, built with the field at fault. */
+export function refusal(name: CoreError['name'], message: string, data: CoreError['data'] = {}): CoreError {
+  return { name, message, data };
+}

@@ -1,0 +1,153 @@
+/**
+ * Test and benchmark helpers: instrument specs and a command builder with an automatic stamp.
+ * Not used by production code.
+ */
+import type { CoreCommand, PlaceOrder, UnstampedCommand } from '../core/commands.ts';
+import type { CommandResult } from '../core/events.ts';
+import type { InstrumentSpec } from '../domain/instrument.ts';
+import type { EngineConfig } from './config.ts';
+import { Venue } from './venue.ts';
+
+export const T0 = Date.UTC(2026, 0, 5, 12);
+
+/** Inverse BTC perpetual: quantity in USD (lot 10), tick 0.5 USD, settled in BTC. */
+export function perpetualSpec(overrides: Partial<InstrumentSpec> = {}): InstrumentSpec {
+  return {
+    name: 'BTC-PERPETUAL',
+    kind: 'future',
+    baseCurrency: 'BTC',
+    quoteCurrency: 'USD',
+    counterCurrency: 'USD',
+    settlementCurrency: 'BTC',
+    marginKind: 'inverse',
+    settlementPeriod: 'perpetual',
+    optionType: null,
+    strike: null,
+    expiration: null,
+    tickSize: '0.5',
+    tickSizeSteps: [],
+    minTradeAmount: '10',
+    contractSize: '10',
+    makerCommission: '0',
+    takerCommission: '0.0005',
+    blockTradeMinTradeAmount: '200000',
+    createdAt: 0,
+    legs: null,
+    ...overrides,
+  };
+}
+
+/** Linear USDC perpetual: quantity in BTC (lot 0.001), tick 0.5 USDC. */
+export function linearPerpetualSpec(overrides: Partial<InstrumentSpec> = {}): InstrumentSpec {
+  return perpetualSpec({
+    name: 'BTC_USDC-PERPETUAL',
+    quoteCurrency: 'USDC',
+    counterCurrency: 'BTC',
+    settlementCurrency: 'USDC',
+    marginKind: 'linear',
+    minTradeAmount: '0.001',
+    contractSize: '0.001',
+    makerCommission: '-0.0001',
+    takerCommission: '0.0005',
+    ...overrides,
+  });
+}
+
+/** Inverse BTC call option: quantity in BTC (lot 0.1), price in BTC (tick 0.0001 / 0.0005). */
+export function optionSpec(overrides: Partial<InstrumentSpec> = {}): InstrumentSpec {
+  return perpetualSpec({
+    name: 'BTC-27DEC26-70000-C',
+    kind: 'option',
+    quoteCurrency: 'BTC',
+    counterCurrency: 'USD',
+    settlementPeriod: 'month',
+    optionType: 'call',
+    strike: '70000',
+    expiration: Date.UTC(2026, 11, 27, 8),
+    tickSize: '0.0001',
+    tickSizeSteps: [{ abovePrice: '0.005', tickSize: '0.0005' }],
+    minTradeAmount: '0.1',
+    contractSize: '1',
+    makerCommission: '0.0003',
+    takerCommission: '0.0003',
+    ...overrides,
+  });
+}
+
+/** BTC_USDC spot: quantity in BTC (lot 0.0001), tick 1 USDC. */
+export function spotSpec(overrides: Partial<InstrumentSpec> = {}): InstrumentSpec {
+  return perpetualSpec({
+    name: 'BTC_USDC',
+    kind: 'spot',
+    quoteCurrency: 'USDC',
+    counterCurrency: 'BTC',
+    settlementCurrency: 'USDC',
+    marginKind: 'linear',
+    settlementPeriod: null,
+    tickSize: '1',
+    minTradeAmount: '0.0001',
+    contractSize: '0.0001',
+    makerCommission: '0',
+    takerCommission: '0.001',
+    ...overrides,
+  });
+}
+
+/** A venue driven by unstamped commands: seq counts up, ts is the current virtual time. */
+export class Harness {
+  readonly venue: Venue;
+  seq = 0;
+  ts = T0;
+
+  constructor(config: Partial<EngineConfig> = {}) {
+    this.venue = Venue.create(config);
+  }
+
+  run(command: UnstampedCommand): CommandResult {
+    return this.venue.execute({ ...command, seq: ++this.seq, ts: this.ts } as CoreCommand);
+  }
+
+  /** Runs and asserts success. */
+  ok(command: UnstampedCommand): Extract<CommandResult, { ok: true }> {
+    const result = this.run(command);
+    if (!result.ok) throw new Error(`expected success, got ${result.error.name}: ${result.error.message}`);
+    return result;
+  }
+
+  account(accountId: number, deposits: Record<string, number> = { BTC: 100_000_000_000 }): void {
+    this.ok({ type: 'create_account', accountId });
+    for (const [currency, amount] of Object.entries(deposits)) {
+      this.ok({ type: 'deposit', accountId, currency, amount });
+    }
+  }
+
+  list(spec: InstrumentSpec): void {
+    this.ok({ type: 'list_instrument', spec });
+  }
+
+  order(
+    accountId: number,
+    side: 'buy' | 'sell',
+    amount: number,
+    price: number | null,
+    more: Partial<Omit<PlaceOrder, 'type' | 'seq' | 'ts'>> = {},
+  ): CommandResult {
+    return this.run({
+      type: 'place_order',
+      accountId,
+      instrumentName: 'BTC-PERPETUAL',
+      side,
+      orderType: price === null ? 'market' : 'limit',
+      amount,
+      price,
+      timeInForce: 'good_til_cancelled',
+      postOnly: false,
+      rejectPostOnly: false,
+      reduceOnly: false,
+      label: '',
+      validUntil: null,
+      source: { api: true },
+      ...more,
+    });
+  }
+}

@@ -1,0 +1,603 @@
+/**
+ * Order entry: place, edit, cancel, cancel-all. Validation happens first and refuses without
+ * changing anything; then matching; then the remainder rests or is cancelled.
+ *
+ * Rules (see the engine's README section in the final report / docs/decisions.md):
+ * - validUntil: refused with `timed_out` when the command's ts > validUntil.
+ * - postOnly only with good_til_cancelled limit orders; a crossing post-only order is repriced
+ *   one tick inside the spread (buy: best ask − tick, sell: best bid + tick), or refused with
+ *   `post_only_reject` when rejectPostOnly.
+ * - reduceOnly: the amount is clipped to what the position (less other open reduce-only orders
+ *   on that side) allows; nothing to reduce → `reduce_only_violation`.
+ * - IOC and market remainders are cancelled (`immediate_or_cancel`); an FOK that cannot fill in
+ *   full is cancelled without trading (same reason).
+ * - Edit: priority kept on a pure size decrease (or no change); a price change or a size
+ *   increase takes the order out and re-enters it as new (it may trade, then rests at the tail).
+ */
+import type { CancelAll, CancelOrder, EditOrder, PlaceOrder } from '../core/commands.ts';
+import type { CommandResult, CoreError, OrderView, TradeView } from '../core/events.ts';
+import { LABEL_MAX_LENGTH, type Side } from '../core/types.ts';
+import type { Account } from './accounts.ts';
+import { cancelResting, closeOrder, match, reducibleLots, rest, unrest } from './matching.ts';
+import {
+  FLAG_API,
+  FLAG_AUTO_REPLACED,
+  FLAG_HIDDEN,
+  FLAG_LIQUIDATION,
+  FLAG_MMP,
+  FLAG_MOBILE,
+  FLAG_POST_ONLY,
+  FLAG_REDUCE_ONLY,
+  FLAG_REJECT_POST_ONLY,
+  FLAG_REPLACED,
+  FLAG_WEB,
+  Order,
+} from './order.ts';
+import { availableFunds, orderReserve, priceBand } from './risk.ts';
+import { type InstrumentState, refusal, type VenueState } from './state.ts';
+
+const DAY_MS = 86_400_000;
+const SESSION_OFFSET_MS = 8 * 3_600_000;
+
+/** End of the trading session containing `ts`: the next 08:00 UTC strictly after it. */
+export function sessionEnd(ts: number): number {
+  return (Math.floor((ts - SESSION_OFFSET_MS) / DAY_MS) + 1) * DAY_MS + SESSION_OFFSET_MS;
+}
+
+function fail(
+  state: VenueState,
+  commandType: 'place_order' | 'edit_order' | 'cancel_order' | 'cancel_all',
+  accountId: number,
+  error: CoreError,
+): CommandResult {
+  state.events.push({ type: 'rejection', commandType, accountId, error });
+  return { ok: false, error, events: state.events };
+}
+
+function lookup(
+  state: VenueState,
+  accountId: number,
+  instrumentName: string,
+): { account: Account; instrument: InstrumentState } | CoreError {
+  const account = state.accounts.get(accountId);
+  if (account === undefined)
+    return refusal('account_not_found', `account ${accountId} not found`, { field: 'accountId' });
+  const instrument = state.instruments.get(instrumentName);
+  if (instrument === undefined) {
+    return refusal('invalid_instrument', `instrument ${instrumentName} not found`, {
+      field: 'instrumentName',
+    });
+  }
+  if (instrument.status !== 'open') {
+    return refusal('instrument_expired', `instrument ${instrumentName} has expired`, {
+      field: 'instrumentName',
+    });
+  }
+  return { account, instrument };
+}
+
+function checkPrice(
+  state: VenueState,
+  instrument: InstrumentState,
+  side: Side,
+  price: number,
+): CoreError | null {
+  if (!Number.isSafeInteger(price))
+    return refusal('invalid_price', 'price must be an integer tick count', { field: 'price' });
+  if (
+    price <= 0 &&
+    instrument.instrument.kind !== 'future_combo' &&
+    instrument.instrument.kind !== 'option_combo'
+  ) {
+    return refusal('invalid_price', 'price must be positive', { field: 'price' });
+  }
+  if (!instrument.instrument.isOnTick(price)) {
+    return refusal('off_grid', 'price is not on the tick grid at that level', {
+      field: 'price',
+      tickSize: instrument.instrument.tickAt(price),
+    });
+  }
+  const band = priceBand(state, instrument);
+  if (band !== null) {
+    if (side === 'buy' && price > band.max) {
+      return refusal('price_too_high', `price is above the band maximum ${band.max}`, {
+        field: 'price',
+        maxPrice: band.max,
+      });
+    }
+    if (side === 'sell' && price < band.min) {
+      return refusal('price_too_low', `price is below the band minimum ${band.min}`, {
+        field: 'price',
+        minPrice: band.min,
+      });
+    }
+  }
+  return null;
+}
+
+/** Post-only repricing: the price just inside the spread, or an error; null = unchanged. */
+function postOnlyPrice(
+  instrument: InstrumentState,
+  side: Side,
+  price: number,
+  reject: boolean,
+): number | CoreError {
+  const book = instrument.book;
+  const tool = instrument.instrument;
+  if (side === 'buy') {
+    const ask = book.bestAsk();
+    if (ask === null || price < ask) return price;
+    if (reject)
+      return refusal('post_only_reject', 'post-only order would take liquidity', { field: 'price' });
+    let repriced = ask - tool.tickAt(ask);
+    while (!tool.isOnTick(repriced)) repriced--;
+    if (repriced <= 0)
+      return refusal('post_only_price_modification_not_possible', 'no price below the ask', {
+        field: 'price',
+      });
+    return repriced;
+  }
+  const bid = book.bestBid();
+  if (bid === null || price > bid) return price;
+  if (reject) return refusal('post_only_reject', 'post-only order would take liquidity', { field: 'price' });
+  let repriced = bid + tool.tickAt(bid);
+  while (!tool.isOnTick(repriced)) repriced++;
+  return repriced;
+}
+
+/** Lots available to a fill-or-kill taker up to `limit`, stopping once `needed` is reached. */
+function fillableLots(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  side: Side,
+  limit: number,
+  needed: number,
+): number | 'overlap' {
+  const buying = side === 'buy';
+  let total = 0;
+  for (const level of instrument.book.opposite(side).levelsBestFirst()) {
+    if (buying ? level.price > limit : level.price < limit) break;
+    for (let o = level.head; o !== null; o = o.next) {
+      if (o.accountId === account.id) {
+        if (account.selfTradeMode === 'reject_taker') return 'overlap';
+        continue;
+      }
+      let lots = o.amount - o.filled;
+      if ((o.flags & FLAG_REDUCE_ONLY) !== 0) {
+        lots = Math.min(lots, reducibleLots(instrument.position(state.accounts.get(o.accountId)!), o.side));
+      }
+      total += lots;
+      if (total >= needed) return total;
+    }
+  }
+  return total;
+}
+
+function unsupported(command: PlaceOrder): CoreError | null {
+  const field =
+    command.displayAmount != null
+      ? 'displayAmount'
+      : command.trigger != null || command.triggerPrice != null || command.triggerOffset != null
+        ? 'trigger'
+        : command.advanced != null
+          ? 'advanced'
+          : command.linkedOrderType != null || command.otocoConfig != null
+            ? 'linkedOrderType'
+            : command.orderType !== 'limit' && command.orderType !== 'market'
+              ? 'type'
+              : null;
+  return field === null ? null : refusal('invalid_arguments', `${field} is not supported yet`, { field });
+}
+
+export function placeOrder(state: VenueState, command: PlaceOrder): CommandResult {
+  const found = lookup(state, command.accountId, command.instrumentName);
+  if ('name' in found) return fail(state, 'place_order', command.accountId, found);
+  const { account, instrument } = found;
+  const error = validatePlace(state, command, account, instrument);
+  if (typeof error === 'object' && error !== null && 'name' in error)
+    return fail(state, 'place_order', account.id, error);
+  const { amount, price } = error as { amount: number; price: number };
+  const market = command.orderType === 'market';
+  const rests =
+    !market && (command.timeInForce === 'good_til_cancelled' || command.timeInForce === 'good_til_day');
+  const band = market ? priceBand(state, instrument) : null;
+  const limit = !market
+    ? price
+    : command.side === 'buy'
+      ? (band?.max ?? Number.POSITIVE_INFINITY)
+      : (band?.min ?? Number.NEGATIVE_INFINITY);
+  const checkPriceTicks = Number.isFinite(limit)
+    ? limit
+    : ((command.side === 'buy' ? instrument.book.bestAsk() : instrument.book.bestBid()) ?? 0);
+  const reserve = orderReserve(state, instrument, account, command.side, amount, checkPriceTicks);
+  if (reserve.amount > 0) {
+    const available = availableFunds(state, account, reserve.currency);
+    if (reserve.amount > available) {
+      return fail(
+        state,
+        'place_order',
+        account.id,
+        refusal(
+          'not_enough_funds',
+          `order needs ${reserve.amount} ${reserve.currency} minor units, ${available} available`,
+          {
+            field: 'amount',
+            required: reserve.amount,
+            available,
+            currency: reserve.currency,
+          },
+        ),
+      );
+    }
+  }
+  let killed = false;
+  if (command.timeInForce === 'fill_or_kill') {
+    const fillable = fillableLots(state, instrument, account, command.side, limit, amount);
+    if (fillable === 'overlap') {
+      return fail(
+        state,
+        'place_order',
+        account.id,
+        refusal('order_overlap', 'order would trade against an order of the same account', {
+          field: 'price',
+        }),
+      );
+    }
+    killed = fillable < amount;
+  }
+  const source = command.source;
+  const flags =
+    (command.postOnly ? FLAG_POST_ONLY : 0) |
+    (command.rejectPostOnly ? FLAG_REJECT_POST_ONLY : 0) |
+    (command.reduceOnly ? FLAG_REDUCE_ONLY : 0) |
+    (command.mmp ? FLAG_MMP : 0) |
+    (command.hidden ? FLAG_HIDDEN : 0) |
+    (source.api ? FLAG_API : 0) |
+    (source.web ? FLAG_WEB : 0) |
+    (source.mobile ? FLAG_MOBILE : 0) |
+    (command.isLiquidation ? FLAG_LIQUIDATION : 0);
+  const number = ++state.orderNumber;
+  const order = new Order(
+    `${instrument.instrument.currency}-${number}`,
+    number,
+    account.id,
+    instrument.id,
+    instrument.instrument.name,
+    instrument.instrument.currency,
+    command.side,
+    command.orderType,
+    market ? 0 : price,
+    amount,
+    command.timeInForce,
+    state.now,
+    command.label,
+    command.owner ?? null,
+    flags,
+  );
+  state.orders.set(order.id, order);
+  const trades: TradeView[] = [];
+  if (killed) {
+    closeOrder(state, order, 'cancel', 'immediate_or_cancel');
+  } else {
+    const stopped = match(state, instrument, order, account, limit, trades);
+    if (stopped && order.filled === 0) {
+      // Self-trade in reject mode before any fill: refuse, as if the order never existed.
+      state.orders.delete(order.id);
+      state.orderNumber--;
+      return fail(
+        state,
+        'place_order',
+        account.id,
+        refusal('order_overlap', 'order would trade against an order of the same account', {
+          field: 'price',
+        }),
+      );
+    }
+    finishTaker(state, instrument, account, order, rests, stopped);
+  }
+  state.events.push({ type: 'order', order: order.toView() });
+  return { ok: true, events: state.events, order: order.toView(), trades };
+}
+
+/** After matching: rest the remainder, or cancel it (IOC/market/FOK, or STP in reject mode). */
+function finishTaker(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  order: Order,
+  rests: boolean,
+  stoppedBySelfTrade: boolean,
+): void {
+  if (order.state === 'filled') {
+    state.retire(order);
+    return;
+  }
+  if (stoppedBySelfTrade) closeOrder(state, order, 'cancel', 'self_trade_prevention');
+  else if (!rests) closeOrder(state, order, 'cancel', 'immediate_or_cancel');
+  else {
+    const reserve = orderReserve(
+      state,
+      instrument,
+      account,
+      order.side,
+      order.amount - order.filled,
+      order.price,
+    );
+    order.reserved = reserve.amount;
+    order.reserveCurrency = reserve.currency;
+    order.expiresAt = order.timeInForce === 'good_til_day' ? sessionEnd(order.createdAt) : 0;
+    rest(state, instrument, account, order);
+  }
+}
+
+function validatePlace(
+  state: VenueState,
+  command: PlaceOrder,
+  account: Account,
+  instrument: InstrumentState,
+): CoreError | { amount: number; price: number } {
+  if (command.validUntil !== null && command.validUntil !== undefined && state.now > command.validUntil) {
+    return refusal('timed_out', 'request reached the matching engine after validUntil', {
+      field: 'validUntil',
+      validUntil: command.validUntil,
+      now: state.now,
+    });
+  }
+  if (command.label.length > LABEL_MAX_LENGTH)
+    return refusal('invalid_params', `label is longer than ${LABEL_MAX_LENGTH} characters`, {
+      field: 'label',
+    });
+  if (!Number.isSafeInteger(command.amount) || command.amount <= 0)
+    return refusal('invalid_amount', 'amount must be a positive number of lots', { field: 'amount' });
+  const notSupported = unsupported(command);
+  if (notSupported !== null) return notSupported;
+  const market = command.orderType === 'market';
+  if (command.rejectPostOnly && !command.postOnly)
+    return refusal('invalid_arguments', 'rejectPostOnly needs postOnly', { field: 'rejectPostOnly' });
+  if (command.postOnly && (market || command.timeInForce !== 'good_til_cancelled')) {
+    return refusal('post_only_not_allowed', 'postOnly needs a good_til_cancelled limit order', {
+      field: 'postOnly',
+    });
+  }
+  if (market && command.timeInForce === 'good_til_day') {
+    return refusal('invalid_arguments', 'market orders cannot rest', { field: 'timeInForce' });
+  }
+  let price = 0;
+  if (!market) {
+    if (command.price === null)
+      return refusal('invalid_price', 'a limit order needs a price', { field: 'price' });
+    const priceError = checkPrice(state, instrument, command.side, command.price);
+    if (priceError !== null) return priceError;
+    price = command.price;
+    if (command.postOnly) {
+      const repriced = postOnlyPrice(instrument, command.side, price, command.rejectPostOnly);
+      if (typeof repriced !== 'number') return repriced;
+      price = repriced;
+    }
+  }
+  let amount = command.amount;
+  if (command.reduceOnly) {
+    if (instrument.economics.isSpot)
+      return refusal('invalid_arguments', 'reduceOnly is not available for spot', { field: 'reduceOnly' });
+    const position = instrument.position(account);
+    const pending = command.side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells;
+    const reducible = reducibleLots(position, command.side) - pending;
+    if (reducible <= 0)
+      return refusal('reduce_only_violation', 'reduce-only order would increase the position', {
+        field: 'reduceOnly',
+      });
+    if (amount > reducible) amount = reducible;
+  }
+  const rests =
+    !market && (command.timeInForce === 'good_til_cancelled' || command.timeInForce === 'good_til_day');
+  if (rests && account.openOrderCount >= account.maxOpenOrders) {
+    return refusal('max_open_orders', `at most ${account.maxOpenOrders} open orders`, {
+      field: 'accountId',
+      limit: account.maxOpenOrders,
+    });
+  }
+  return { amount, price };
+}
+
+function ownOpenOrder(state: VenueState, accountId: number, orderId: string): Order | CoreError {
+  const order = state.orders.get(orderId);
+  if (order === undefined || order.accountId !== accountId) {
+    return refusal('order_not_found', `order ${orderId} not found`, { field: 'orderId' });
+  }
+  if (order.state !== 'open')
+    return refusal('not_open_order', `order ${orderId} is ${order.state}`, {
+      field: 'orderId',
+      orderState: order.state,
+    });
+  return order;
+}
+
+export function cancelOrder(state: VenueState, command: CancelOrder): CommandResult {
+  const order = ownOpenOrder(state, command.accountId, command.orderId);
+  if (!(order instanceof Order)) return fail(state, 'cancel_order', command.accountId, order);
+  cancelResting(state, state.instrumentList[order.instrumentId]!, order, 'user_request');
+  return { ok: true, events: state.events, order: order.toView() };
+}
+
+export function cancelAll(state: VenueState, command: CancelAll): CommandResult {
+  const account = state.accounts.get(command.accountId);
+  if (account === undefined) {
+    return fail(
+      state,
+      'cancel_all',
+      command.accountId,
+      refusal('account_not_found', `account ${command.accountId} not found`, { field: 'accountId' }),
+    );
+  }
+  const kind = command.kind === 'any' || command.kind === 'combo' ? null : (command.kind ?? null);
+  const matches = [...account.openOrders].filter((order) => {
+    const instrument = state.instrumentList[order.instrumentId]!.instrument;
+    if (command.instrumentName != null && instrument.name !== command.instrumentName) return false;
+    if (command.currency != null && order.currency !== command.currency) return false;
+    if (kind !== null && instrument.kind !== kind) return false;
+    if (command.kind === 'combo' && instrument.kind !== 'future_combo' && instrument.kind !== 'option_combo')
+      return false;
+    if (command.label != null && order.label !== command.label) return false;
+    if (command.owner != null && order.owner !== command.owner) return false;
+    return true;
+  });
+  matches.sort((a, b) => a.number - b.number);
+  const cancelled: OrderView[] = [];
+  for (const order of matches) {
+    cancelResting(
+      state,
+      state.instrumentList[order.instrumentId]!,
+      order,
+      command.cancelReason ?? 'user_request',
+    );
+    cancelled.push(order.toView());
+  }
+  return { ok: true, events: state.events, orders: cancelled };
+}
+
+export function editOrder(state: VenueState, command: EditOrder): CommandResult {
+  const order = ownOpenOrder(state, command.accountId, command.orderId);
+  if (!(order instanceof Order)) return fail(state, 'edit_order', command.accountId, order);
+  const refuse = (error: CoreError) => fail(state, 'edit_order', command.accountId, error);
+  const instrument = state.instrumentList[order.instrumentId]!;
+  const account = state.accounts.get(order.accountId)!;
+  if (command.validUntil != null && state.now > command.validUntil) {
+    return refuse(
+      refusal('timed_out', 'request reached the matching engine after validUntil', { field: 'validUntil' }),
+    );
+  }
+  for (const field of ['displayAmount', 'triggerPrice', 'triggerOffset', 'advanced'] as const) {
+    if (command[field] != null)
+      return refuse(refusal('invalid_arguments', `${field} is not supported yet`, { field }));
+  }
+  const amount = command.amount ?? order.amount;
+  if (!Number.isSafeInteger(amount) || amount <= order.filled) {
+    return refuse(
+      refusal('invalid_amount', 'amount must exceed the filled amount', {
+        field: 'amount',
+        filledAmount: order.filled,
+      }),
+    );
+  }
+  let price = command.price ?? order.price;
+  const priceError = checkPrice(state, instrument, order.side, price);
+  if (priceError !== null) return refuse(priceError);
+  const postOnly = command.postOnly ?? order.has(FLAG_POST_ONLY);
+  const rejectPostOnly = command.rejectPostOnly ?? order.has(FLAG_REJECT_POST_ONLY);
+  if (postOnly && order.timeInForce !== 'good_til_cancelled') {
+    return refuse(
+      refusal('post_only_not_allowed', 'postOnly needs a good_til_cancelled order', { field: 'postOnly' }),
+    );
+  }
+  // Out of the book while the edit is evaluated, so the order does not see itself.
+  unrest(state, instrument, order);
+  const restore = () => {
+    const reserve = orderReserve(
+      state,
+      instrument,
+      account,
+      order.side,
+      order.amount - order.filled,
+      order.price,
+    );
+    order.reserved = reserve.amount;
+    order.reserveCurrency = reserve.currency;
+    reinsert(state, instrument, account, order);
+  };
+  if (postOnly) {
+    const repriced = postOnlyPrice(instrument, order.side, price, rejectPostOnly);
+    if (typeof repriced !== 'number') {
+      if (repriced.name === 'post_only_reject') {
+        closeOrder(state, order, 'cancel', 'edit_post_only_reject');
+        order.set(FLAG_REPLACED, true);
+        state.events.push({ type: 'order', order: order.toView() });
+        return { ok: true, events: state.events, order: order.toView(), trades: [] };
+      }
+      restore();
+      return refuse(repriced);
+    }
+    price = repriced;
+  }
+  let newAmount = amount;
+  const reduceOnly = command.reduceOnly ?? order.has(FLAG_REDUCE_ONLY);
+  if (reduceOnly) {
+    const position = instrument.position(account);
+    const pending = order.side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells;
+    const reducible = reducibleLots(position, order.side) - pending;
+    if (reducible <= 0) {
+      restore();
+      return refuse(
+        refusal('reduce_only_violation', 'reduce-only order would increase the position', {
+          field: 'reduceOnly',
+        }),
+      );
+    }
+    newAmount = Math.min(newAmount, order.filled + reducible);
+  }
+  const reserve = orderReserve(state, instrument, account, order.side, newAmount - order.filled, price);
+  if (reserve.amount > 0) {
+    const available = availableFunds(state, account, reserve.currency);
+    if (reserve.amount > available) {
+      restore();
+      return refuse(
+        refusal('not_enough_funds', 'not enough funds for the edited order', {
+          field: 'amount',
+          required: reserve.amount,
+          available,
+        }),
+      );
+    }
+  }
+  const keepsPriority = price === order.price && newAmount <= order.amount;
+  order.flags =
+    (order.flags & ~(FLAG_POST_ONLY | FLAG_REJECT_POST_ONLY | FLAG_REDUCE_ONLY | FLAG_MMP)) |
+    (postOnly ? FLAG_POST_ONLY : 0) |
+    (postOnly && rejectPostOnly ? FLAG_REJECT_POST_ONLY : 0) |
+    (reduceOnly ? FLAG_REDUCE_ONLY : 0) |
+    ((command.mmp ?? order.has(FLAG_MMP)) ? FLAG_MMP : 0) |
+    FLAG_REPLACED;
+  order.set(FLAG_AUTO_REPLACED, command.autoReplaced === true);
+  order.amount = newAmount;
+  order.price = price;
+  order.lastUpdatedAt = state.now;
+  const trades: TradeView[] = [];
+  if (keepsPriority) {
+    order.reserved = reserve.amount;
+    order.reserveCurrency = reserve.currency;
+    reinsert(state, instrument, account, order);
+  } else {
+    const stopped = match(state, instrument, order, account, price, trades);
+    finishTaker(state, instrument, account, order, true, stopped);
+  }
+  state.events.push({ type: 'order', order: order.toView() });
+  return { ok: true, events: state.events, order: order.toView(), trades };
+}
+
+/**
+ * Puts an order taken out by an edit back where its arrival number places it in its level
+ * (priority kept). Levels are FIFO by arrival, so this walks back from the tail.
+ */
+function reinsert(state: VenueState, instrument: InstrumentState, account: Account, order: Order): void {
+  const before = order.expiresAt;
+  order.expiresAt = 0; // already queued for expiry; do not queue twice
+  rest(state, instrument, account, order);
+  order.expiresAt = before;
+  const level = order.level!;
+  let cursor = order.prev;
+  while (cursor !== null && cursor.number > order.number) cursor = cursor.prev;
+  if (cursor === order.prev) return;
+  // unlink from tail, link after `cursor` (or at head)
+  level.remove(order);
+  level.count++;
+  const remaining = order.amount - order.filled;
+  level.total += remaining;
+  if (!order.has(FLAG_HIDDEN)) level.visible += remaining;
+  order.level = level;
+  order.prev = cursor;
+  order.next = cursor === null ? level.head : cursor.next;
+  if (order.next !== null) order.next.prev = order;
+  else level.tail = order;
+  if (cursor === null) level.head = order;
+  else cursor.next = order;
+}

@@ -1,0 +1,325 @@
+/**
+ * The engine: one deterministic state machine per shard. `execute(command)` applies one
+ * stamped command and returns its result with the events it caused; read methods answer
+ * queries without changing anything.
+ *
+ * Invariants:
+ * - Pure: no I/O, no clock, no randomness. Time is `command.ts` (never moves backwards: an
+ *   older ts is treated as the current time). Same commands ⇒ same events and `stateHash()`.
+ * - Before every command, good-til-day orders whose session ended at ts are cancelled.
+ * - Refusals are results (`ok: false`), never exceptions; an exception means a bug.
+ */
+import { createHash } from 'node:crypto';
+import type { CoreCommand } from '../core/commands.ts';
+import type { CommandResult, OrderView, PositionView, TradeView } from '../core/events.ts';
+import type { Instrument, InstrumentKind } from '../domain/instrument.ts';
+import { type EngineConfig, engineConfig } from './config.ts';
+import {
+  blockTrade,
+  createAccount,
+  expireDue,
+  listInstrument,
+  moveFunds,
+  setAccountSettings,
+  settleInstrument,
+  updatePrices,
+} from './lifecycle.ts';
+import type { Order } from './order.ts';
+import { type FundsView, funds, type PriceBand, priceBand } from './risk.ts';
+import { restoreState, takeSnapshot, type VenueSnapshot } from './snapshot.ts';
+import { type InstrumentState, VenueState } from './state.ts';
+import { cancelAll, cancelOrder, editOrder, placeOrder } from './trading.ts';
+
+export interface OpenOrderFilter {
+  readonly accountId: number;
+  readonly instrumentName?: string | null;
+  readonly currency?: string | null;
+  /** InstrumentKind, 'combo' or 'any'. */
+  readonly kind?: string | null;
+  readonly label?: string | null;
+  readonly owner?: string | null;
+}
+
+export interface BookLevelView {
+  /** Ticks. */
+  readonly price: number;
+  /** Visible lots (hidden orders excluded). */
+  readonly amount: number;
+  readonly orders: number;
+}
+
+export interface BookView {
+  readonly instrumentName: string;
+  readonly bids: readonly BookLevelView[];
+  readonly asks: readonly BookLevelView[];
+  readonly bestBid: number | null;
+  readonly bestAsk: number | null;
+}
+
+export interface InstrumentInfo {
+  readonly instrument: Instrument;
+  readonly status: 'open' | 'expired';
+  readonly markPrice: number | null;
+  readonly indexPrice: number | null;
+  readonly lastPrice: number | null;
+  readonly tradeSeq: number;
+  readonly settlementPrice: number | null;
+  /** Allowed order prices when a mark is known (ticker min/max price). */
+  readonly priceBand: PriceBand | null;
+}
+
+export interface AccountSummary extends FundsView {
+  readonly accountId: number;
+  readonly currency: string;
+}
+
+export interface AccountInfo {
+  readonly accountId: number;
+  readonly userId: number | null;
+  readonly selfTradeMode: 'cancel_maker' | 'reject_taker';
+  readonly maxOpenOrders: number;
+  readonly openOrderCount: number;
+  readonly currencies: readonly string[];
+}
+
+export class Venue {
+  private constructor(private readonly state: VenueState) {}
+
+  static create(config: Partial<EngineConfig> = {}): Venue {
+    return new Venue(new VenueState(engineConfig(config)));
+  }
+
+  static restore(snapshot: VenueSnapshot): Venue {
+    return new Venue(restoreState(snapshot));
+  }
+
+  get config(): EngineConfig {
+    return this.state.config;
+  }
+
+  /** Time of the last command (ms). */
+  get now(): number {
+    return this.state.now;
+  }
+
+  execute(command: CoreCommand): CommandResult {
+    const state = this.state;
+    state.events = [];
+    if (command.ts > state.now) state.now = command.ts;
+    if (state.expiries.nextAt() <= state.now) expireDue(state);
+    switch (command.type) {
+      case 'place_order':
+        return placeOrder(state, command);
+      case 'cancel_order':
+        return cancelOrder(state, command);
+      case 'edit_order':
+        return editOrder(state, command);
+      case 'cancel_all':
+        return cancelAll(state, command);
+      case 'update_prices':
+        return updatePrices(state, command);
+      case 'create_account':
+        return createAccount(state, command);
+      case 'set_account_settings':
+        return setAccountSettings(state, command);
+      case 'deposit':
+      case 'withdraw':
+        return moveFunds(state, command);
+      case 'list_instrument':
+        return listInstrument(state, command);
+      case 'settle_instrument':
+        return settleInstrument(state, command);
+      case 'block_trade':
+        return blockTrade(state, command);
+      case 'timer':
+        return { ok: true, events: state.events };
+      default: {
+        const _exhaustive: never = command;
+        throw new Error(`unknown command ${JSON.stringify(_exhaustive)}`);
+      }
+    }
+  }
+
+  // ---- queries ------------------------------------------------------------------------------
+
+  /** An open order or a recently closed one (the last `recentClosedOrders`). */
+  getOrder(orderId: string): OrderView | null {
+    return this.state.orders.get(orderId)?.toView() ?? null;
+  }
+
+  openOrders(filter: OpenOrderFilter): OrderView[] {
+    const account = this.state.accounts.get(filter.accountId);
+    if (account === undefined) return [];
+    const out: Order[] = [];
+    for (const order of account.openOrders) {
+      const instrument = this.state.instrumentList[order.instrumentId]!.instrument;
+      if (filter.instrumentName != null && order.instrumentName !== filter.instrumentName) continue;
+      if (filter.currency != null && order.currency !== filter.currency) continue;
+      if (filter.kind != null && filter.kind !== 'any' && !kindMatches(instrument.kind, filter.kind))
+        continue;
+      if (filter.label != null && order.label !== filter.label) continue;
+      if (filter.owner != null && order.owner !== filter.owner) continue;
+      out.push(order);
+    }
+    return out.sort((a, b) => a.number - b.number).map((o) => o.toView());
+  }
+
+  position(accountId: number, instrumentName: string): PositionView | null {
+    const instrument = this.state.instruments.get(instrumentName);
+    if (instrument === undefined) return null;
+    return instrument.positions.get(accountId)?.toView() ?? null;
+  }
+
+  /** Non-flat positions of an account, optionally for one base currency and kind. */
+  positions(accountId: number, currency?: string | null, kind?: string | null): PositionView[] {
+    const account = this.state.accounts.get(accountId);
+    if (account === undefined) return [];
+    const out: PositionView[] = [];
+    for (const position of account.positions.values()) {
+      const instrument = position.economics.instrument;
+      if (position.size === 0) continue;
+      if (currency != null && instrument.currency !== currency) continue;
+      if (kind != null && kind !== 'any' && !kindMatches(instrument.kind, kind)) continue;
+      out.push(position.toView());
+    }
+    return out;
+  }
+
+  accountSummary(accountId: number, currency: string): AccountSummary | null {
+    const account = this.state.accounts.get(accountId);
+    if (account === undefined) return null;
+    return { accountId, currency, ...funds(this.state, account, currency) };
+  }
+
+  account(accountId: number): AccountInfo | null {
+    const account = this.state.accounts.get(accountId);
+    if (account === undefined) return null;
+    return {
+      accountId,
+      userId: account.userId,
+      selfTradeMode: account.selfTradeMode,
+      maxOpenOrders: account.maxOpenOrders,
+      openOrderCount: account.openOrderCount,
+      currencies: [...account.ledgers.keys()],
+    };
+  }
+
+  /** Visible depth: up to `depth` levels per side, best first (hidden-only levels skipped). */
+  book(instrumentName: string, depth = 20): BookView | null {
+    const instrument = this.state.instruments.get(instrumentName);
+    if (instrument === undefined) return null;
+    const side = (
+      levels: ReturnType<InstrumentState['book']['bids']['levelsBestFirst']>,
+    ): BookLevelView[] => {
+      const out: BookLevelView[] = [];
+      for (const level of levels) {
+        if (out.length >= depth) break;
+        if (level.visible > 0) out.push({ price: level.price, amount: level.visible, orders: level.count });
+      }
+      return out;
+    };
+    const bids = side(instrument.book.bids.levelsBestFirst());
+    const asks = side(instrument.book.asks.levelsBestFirst());
+    return { instrumentName, bids, asks, bestBid: bids[0]?.price ?? null, bestAsk: asks[0]?.price ?? null };
+  }
+
+  /** Most recent trades of an instrument, newest last. */
+  recentTrades(instrumentName: string, count = 20): TradeView[] {
+    const instrument = this.state.instruments.get(instrumentName);
+    return instrument === undefined ? [] : instrument.recentTrades.slice(-count);
+  }
+
+  instrument(name: string): InstrumentInfo | null {
+    const instrument = this.state.instruments.get(name);
+    return instrument === undefined ? null : this.info(instrument);
+  }
+
+  instruments(): InstrumentInfo[] {
+    return this.state.instrumentList.map((i) => this.info(i));
+  }
+
+  indexPrice(currency: string): number | null {
+    return this.state.indexPrice(currency);
+  }
+
+  private info(instrument: InstrumentState): InstrumentInfo {
+    return {
+      instrument: instrument.instrument,
+      status: instrument.status,
+      markPrice: instrument.markPrice,
+      indexPrice: this.state.indexPrice(instrument.instrument.currency),
+      lastPrice: instrument.lastPrice,
+      tradeSeq: instrument.tradeSeq,
+      settlementPrice: instrument.settlementPrice,
+      priceBand: priceBand(this.state, instrument),
+    };
+  }
+
+  // ---- persistence and checks ---------------------------------------------------------------
+
+  snapshot(): VenueSnapshot {
+    return takeSnapshot(this.state);
+  }
+
+  /** SHA-256 over the canonical snapshot: equal for equal books, orders, accounts, counters. */
+  stateHash(): string {
+    return createHash('sha256').update(JSON.stringify(this.snapshot())).digest('hex');
+  }
+
+  /** Checks internal consistency (books, totals, reserves); throws on the first breach. For tests. */
+  validate(): void {
+    const state = this.state;
+    for (const instrument of state.instrumentList) instrument.book.validate();
+    for (const account of state.accounts.values()) {
+      const reserved = new Map<string, number>();
+      const open = new Map<number, { buys: number; sells: number }>();
+      for (const order of account.openOrders) {
+        if (order.state !== 'open' || order.level === null)
+          throw new Error(`order ${order.id} listed open but not resting`);
+        reserved.set(order.reserveCurrency, (reserved.get(order.reserveCurrency) ?? 0) + order.reserved);
+        const lots = open.get(order.instrumentId) ?? { buys: 0, sells: 0 };
+        if (order.side === 'buy') lots.buys += order.amount - order.filled;
+        else lots.sells += order.amount - order.filled;
+        open.set(order.instrumentId, lots);
+      }
+      if (account.openOrders.size !== account.openOrderCount)
+        throw new Error(`account ${account.id} open count drifted`);
+      for (const ledger of account.ledgers.values()) {
+        if (ledger.reserved !== (reserved.get(ledger.currency) ?? 0))
+          throw new Error(`account ${account.id} ${ledger.currency} reserve drifted`);
+      }
+      for (const position of account.positions.values()) {
+        const lots = open.get(position.instrumentId) ?? { buys: 0, sells: 0 };
+        if (position.openBuys !== lots.buys || position.openSells !== lots.sells)
+          throw new Error(`account ${account.id} open lots drifted`);
+        if (position.size === 0 && position.openCost !== 0)
+          throw new Error(`account ${account.id} flat position with cost`);
+      }
+    }
+  }
+}
+
+function kindMatches(kind: InstrumentKind, filter: string): boolean {
+  if (filter === 'combo') return kind === 'future_combo' || kind === 'option_combo';
+  return kind === filter;
+}
+
+/** A trade as one participant sees it (spec 2.7): the party for `accountId`, or null. */
+export function tradeForParty(trade: TradeView, accountId: number, liquidity?: 'M' | 'T') {
+  const party =
+    liquidity === 'M'
+      ? trade.maker
+      : liquidity === 'T'
+        ? trade.taker
+        : trade.taker.accountId === accountId
+          ? trade.taker
+          : trade.maker.accountId === accountId
+            ? trade.maker
+            : null;
+  if (party === null) return null;
+  const { taker: _taker, maker: _maker, ...common } = trade;
+  return { ...common, ...party };
+}
+
+export type { EngineConfig } from './config.ts';
+export type { VenueSnapshot } from './snapshot.ts';
