@@ -12,7 +12,7 @@ import { SqliteKeyStore } from '../../src/api/auth/sqlite-key-store.ts';
 import { bootstrapDemo, type DemoCredential } from '../../src/api/bootstrap.ts';
 import { createGateway, type Gateway } from '../../src/api/gateway.ts';
 import type { CommandPort, EventPort, ReadPort } from '../../src/api/ports.ts';
-import { SystemClock } from '../../src/app/clock.ts';
+import { type Clock, SystemClock } from '../../src/app/clock.ts';
 import type { DeepPartial } from '../../src/app/config.ts';
 import { type Config, loadConfig } from '../../src/app/config.ts';
 import { FakeVenue } from './fake-venue.ts';
@@ -29,7 +29,7 @@ export interface Harness {
 }
 
 export async function startHarness(
-  options: { venue?: CommandPort & ReadPort & EventPort; config?: DeepPartial<Config> } = {},
+  options: { venue?: CommandPort & ReadPort & EventPort; config?: DeepPartial<Config>; clock?: Clock } = {},
 ): Promise<Harness> {
   const venue = options.venue ?? new FakeVenue();
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-'));
@@ -51,7 +51,7 @@ export async function startHarness(
     reads: venue,
     events: venue,
     keyStore,
-    clock: new SystemClock(),
+    clock: options.clock ?? new SystemClock(),
   });
   const { port } = await gateway.listen();
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -1,0 +1,187 @@
+/** The gateway over WebSocket, through the sdk, against a real server (fake venue). */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import WebSocket from 'ws';
+import { ApiError } from '../../sdk/errors.ts';
+import type { SubscriptionPush } from '../../sdk/types.ts';
+import { VirtualClock } from '../../src/app/clock.ts';
+import { FakeVenue } from '../support/fake-venue.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+
+const PERP = 'BTC-PERPETUAL';
+
+function until(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const check = () => {
+      if (predicate()) return resolve();
+      if (Date.now() - started > timeoutMs) return reject(new Error('condition not met in time'));
+      setImmediate(check);
+    };
+    check();
+  });
+}
+
+describe('gateway over WebSocket', () => {
+  let harness: Harness;
+  let venue: FakeVenue;
+  let clock: VirtualClock;
+  before(async () => {
+    venue = new FakeVenue();
+    clock = new VirtualClock(venue.now());
+    harness = await startHarness({ venue, clock });
+  });
+  after(() => harness.close());
+
+  test('only public methods before public/auth; private ones after', async () => {
+    const client = harness.ws(0);
+    await client.connect();
+    assert.equal(await client.call('public/time', {}), venue.now());
+    await assert.rejects(
+      client.call('private/get_open_orders', {}),
+      (e) => e instanceof ApiError && e.code === 10000,
+    );
+    const auth = await client.auth();
+    assert.equal(auth.userId, harness.credentials[0]!.userId);
+    assert.deepEqual(await client.call('private/get_open_orders', {}), []);
+    await client.close();
+  });
+
+  test('bad frames get error answers and the session lives on', async () => {
+    const client = harness.ws(0);
+    await client.connect();
+    const raw = new Promise<unknown>((resolve) => {
+      const socket = new WebSocket(harness.wsUrl);
+      socket.on('open', () => socket.send('not json'));
+      socket.on('message', (data) => {
+        resolve(JSON.parse(data.toString()));
+        socket.close();
+      });
+    });
+    assert.deepEqual(((await raw) as { error: { code: number } }).error.code, -32700);
+    await assert.rejects(
+      client.call('public/nope' as never, {}),
+      (e) => e instanceof ApiError && e.code === -32601,
+    );
+    assert.equal(typeof (await client.call('public/time', {})), 'number');
+    await client.close();
+  });
+
+  test('user.orders: snapshot first, then every change, with per-channel seq', async () => {
+    const client = harness.ws(1);
+    await client.connect();
+    await client.auth();
+    const http = harness.http(1);
+    const resting = await http.call('private/buy', { instrumentName: PERP, quantity: '10', price: '40000' });
+    const pushes: SubscriptionPush[] = [];
+    const channel = 'user.orders.future.BTC';
+    assert.deepEqual(await client.subscribe([channel], (push) => pushes.push(push)), [channel]);
+    await until(() => pushes.length === 1);
+    assert.equal(pushes[0]!.seq, 1);
+    assert.equal(pushes[0]!.snapshot, true);
+    assert.deepEqual(
+      (pushes[0]!.data as Array<{ orderId: string }>).map((o) => o.orderId),
+      [resting.order.orderId],
+    );
+    await http.call('private/cancel', { orderId: resting.order.orderId });
+    await http.call('private/buy', { instrumentName: PERP, quantity: '10', price: '41000' });
+    await until(() => pushes.length === 3);
+    assert.deepEqual(
+      pushes.map((p) => p.seq),
+      [1, 2, 3],
+    );
+    assert.equal((pushes[1]!.data as { orderState: string }).orderState, 'cancelled');
+    // Another user's orders never arrive on this channel.
+    await harness.http(0).call('private/buy', { instrumentName: PERP, quantity: '10', price: '39000' });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(pushes.length, 3);
+    assert.deepEqual(await client.unsubscribe([channel]), [channel]);
+    await client.close();
+  });
+
+  test('book and ticker channels are public and push on changes', async () => {
+    const client = harness.ws(0);
+    await client.connect();
+    const books: SubscriptionPush[] = [];
+    await client.subscribe([`book.${PERP}`, `ticker.${PERP}`], (push) => books.push(push));
+    await until(() => books.length === 2);
+    await harness.http(2).call('private/sell', { instrumentName: PERP, quantity: '10', price: '90000' });
+    await until(() => books.length === 4);
+    const book = books.find((p) => p.channel === `book.${PERP}` && !p.snapshot)!.data as { asks: string[][] };
+    assert.ok(book.asks.some(([price]) => price === '90000'));
+    await assert.rejects(
+      client.subscribe(['user.orders.any.any']),
+      (e) => e instanceof ApiError && e.code === 10000,
+    );
+    await assert.rejects(
+      client.subscribe(['nope.channel']),
+      (e) => e instanceof ApiError && e.code === -32602,
+    );
+    await client.close();
+  });
+
+  test('cancel-on-disconnect cancels the account’s open orders when the socket closes', async () => {
+    const client = harness.ws(3);
+    await client.connect();
+    await client.auth();
+    await client.call('private/buy', { instrumentName: PERP, quantity: '10', price: '30000' });
+    assert.equal(await client.call('private/enable_cancel_on_disconnect', {}), 'ok');
+    assert.deepEqual(await client.call('private/get_cancel_on_disconnect', {}), { enabled: true });
+    await client.close();
+    await until(() =>
+      venue.submitted.some((c) => c.type === 'cancel_all' && c.cancelReason === 'cancel_on_disconnect'),
+    );
+    const http = harness.http(3);
+    assert.deepEqual(await http.call('private/get_open_orders', {}), []);
+  });
+
+  test('heartbeats: test_requests every interval; the sdk answers; silence closes the connection', async () => {
+    const client = harness.ws(0);
+    await client.connect();
+    await client.call('public/set_heartbeat', { interval: 10 });
+    clock.advance(10_000);
+    await until(() => client.heartbeatsAnswered.count === 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    clock.advance(10_000);
+    await until(() => client.heartbeatsAnswered.count === 2);
+    await client.close();
+
+    const silent = new WebSocket(harness.wsUrl);
+    const closed = new Promise<void>((resolve) => silent.on('close', () => resolve()));
+    await new Promise((resolve) => silent.on('open', resolve));
+    silent.send(JSON.stringify({ rid: 1, method: 'public/set_heartbeat', params: { interval: 10 } }));
+    await new Promise((resolve) => silent.once('message', resolve));
+    clock.advance(10_000);
+    clock.advance(10_000);
+    await closed;
+  });
+
+  test('reconnect: the sdk re-authenticates and resubscribes', async () => {
+    const client = harness.ws(2);
+    await client.connect();
+    await client.auth();
+    const pushes: SubscriptionPush[] = [];
+    await client.subscribe(['user.orders.any.any'], (push) => pushes.push(push));
+    await until(() => pushes.length === 1);
+    const reconnected = new Promise<void>((resolve) => {
+      client.onReconnected = resolve;
+    });
+    client.dropConnection();
+    await reconnected;
+    await until(() => pushes.length === 2);
+    assert.equal(pushes[1]!.seq, 1);
+    assert.equal(pushes[1]!.snapshot, true);
+    await harness.http(2).call('private/buy', { instrumentName: PERP, quantity: '10', price: '30000' });
+    await until(() => pushes.length === 3);
+    assert.equal(pushes[2]!.seq, 2);
+    await client.close();
+  });
+
+  test('frames over the size limit close the connection', async () => {
+    const socket = new WebSocket(harness.wsUrl);
+    await new Promise((resolve) => socket.on('open', resolve));
+    const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
+    socket.send('x'.repeat(70_000));
+    assert.equal(await closed, 1009);
+  });
+});
