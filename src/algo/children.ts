@@ -1,0 +1,161 @@
+/**
+ * Child order I/O of the algorithm layer: place, amend and cancel a leg's child order through the
+ * engine, stamped with the outer command's stamp, and absorb every order event the engine returns
+ * at once (delta-based, so seeing the same events again in `react` changes nothing).
+ *
+ * Child orders are ordinary venue orders: `owner` = the portfolio id, label `portfolio:<id>`,
+ * source api. Limit children are good-til-cancelled (COMMON legs keep their own time in force);
+ * market children are immediate-or-cancel.
+ */
+import type { CommandStamp } from '../core/commands.ts';
+import type { CommandResult, CoreEvent } from '../core/events.ts';
+import type { EnginePort } from '../core/submachine.ts';
+import type { TimeInForce } from '../core/types.ts';
+import { absorbOrderView, type ChildState, type PortfolioState } from './portfolio-state.ts';
+import type { PortfolioEvent } from './types.ts';
+
+/** What the machine lends to the child-order helpers for one command. */
+export interface ChildContext {
+  readonly stamp: CommandStamp;
+  readonly engine: EnginePort;
+  readonly out: PortfolioEvent[];
+  /** orderId → (portfolio, child), kept by the machine. */
+  registerChild(portfolio: PortfolioState, child: ChildState): void;
+  /** Routes engine events to the portfolios they concern (delta-based accounting). */
+  absorb(events: readonly CoreEvent[]): void;
+  event(portfolio: PortfolioState, messageType: PortfolioEvent['messageType'], extra?: Partial<PortfolioEvent>): void;
+}
+
+export function ownerTag(portfolioId: number): string {
+  return String(portfolioId);
+}
+
+export type ChildOutcome = { readonly ok: true } | { readonly ok: false; readonly message: string };
+
+function failure(result: CommandResult): ChildOutcome {
+  return result.ok ? { ok: true } : { ok: false, message: `${result.error.name}: ${result.error.message}` };
+}
+
+export function placeChild(
+  context: ChildContext,
+  portfolio: PortfolioState,
+  legIndex: number,
+  amount: number,
+  price: number | null,
+): ChildOutcome {
+  const leg = portfolio.spec.legs[legIndex]!;
+  const market = price === null;
+  const timeInForce: TimeInForce = market
+    ? 'immediate_or_cancel'
+    : portfolio.spec.portfolioType === 'COMMON' && leg.timeInForce !== null
+      ? leg.timeInForce
+      : 'good_til_cancelled';
+  const result = context.engine.execute({
+    type: 'place_order',
+    seq: context.stamp.seq,
+    ts: context.stamp.ts,
+    accountId: portfolio.spec.accountId,
+    instrumentName: leg.instrumentName,
+    side: leg.side,
+    orderType: market ? 'market' : 'limit',
+    amount,
+    price,
+    timeInForce,
+    postOnly: !market && leg.postOnly && timeInForce === 'good_til_cancelled',
+    rejectPostOnly: false,
+    reduceOnly: leg.reduceOnly,
+    label: `portfolio:${portfolio.id}`,
+    validUntil: null,
+    source: { api: true },
+    owner: ownerTag(portfolio.id),
+    hidden: !market && leg.hidden,
+  });
+  if (!result.ok || result.order === undefined) return failure(result);
+  const view = result.order;
+  const child: ChildState = {
+    orderId: view.orderId,
+    leg: legIndex,
+    part: Math.max(0, portfolio.part),
+    market,
+    placedAt: context.stamp.ts,
+    amount: view.amount,
+    filled: 0,
+    notional: 0,
+    price: view.price,
+    open: true,
+  };
+  portfolio.children.push(child);
+  context.registerChild(portfolio, child);
+  if (!market) portfolio.legs[legIndex]!.working = view.orderId;
+  context.event(portfolio, 'ORDER_PLACED', {
+    legIndex,
+    orderId: view.orderId,
+    instrumentName: leg.instrumentName,
+    amount,
+    price,
+  });
+  context.absorb(result.events);
+  // The result's order view is the order after the command, even if no event named it.
+  absorbOrderView(portfolio, child, view);
+  return { ok: true };
+}
+
+/** Re-prices and/or re-sizes a resting child; `amount` is its new open (unfilled) lots. */
+export function amendChild(
+  context: ChildContext,
+  portfolio: PortfolioState,
+  child: ChildState,
+  openAmount: number,
+  price: number,
+): ChildOutcome {
+  const result = context.engine.execute({
+    type: 'edit_order',
+    seq: context.stamp.seq,
+    ts: context.stamp.ts,
+    accountId: portfolio.spec.accountId,
+    orderId: child.orderId,
+    amount: child.filled + openAmount,
+    price,
+  });
+  if (!result.ok) return failure(result);
+  context.absorb(result.events);
+  if (result.order !== undefined) absorbOrderView(portfolio, child, result.order);
+  return { ok: true };
+}
+
+export function cancelChild(context: ChildContext, portfolio: PortfolioState, child: ChildState): ChildOutcome {
+  if (!child.open) return { ok: true };
+  const result = context.engine.execute({
+    type: 'cancel_order',
+    seq: context.stamp.seq,
+    ts: context.stamp.ts,
+    accountId: portfolio.spec.accountId,
+    orderId: child.orderId,
+  });
+  context.absorb(result.events);
+  if (result.ok && result.order !== undefined) absorbOrderView(portfolio, child, result.order);
+  // A child the engine no longer knows as open is gone either way.
+  child.open = false;
+  const leg = portfolio.legs[child.leg]!;
+  if (leg.working === child.orderId) leg.working = null;
+  return { ok: true };
+}
+
+/** Cancels every open child of the portfolio (one engine cancel_all by owner). */
+export function cancelAllChildren(context: ChildContext, portfolio: PortfolioState): void {
+  if (!portfolio.children.some((child) => child.open)) return;
+  const result = context.engine.execute({
+    type: 'cancel_all',
+    seq: context.stamp.seq,
+    ts: context.stamp.ts,
+    accountId: portfolio.spec.accountId,
+    owner: ownerTag(portfolio.id),
+  });
+  context.absorb(result.events);
+  for (const child of portfolio.children) {
+    if (!child.open) continue;
+    child.open = false;
+    const leg = portfolio.legs[child.leg]!;
+    if (leg.working === child.orderId) leg.working = null;
+  }
+}

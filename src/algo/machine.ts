@@ -1,0 +1,304 @@
+/**
+ * The portfolio algorithm layer as a sub-machine of the deterministic core (src/core/submachine.ts).
+ *
+ * Commands: `submit_portfolio` (a validated PortfolioSpec), `cancel_portfolio`,
+ * `cancel_all_portfolios`. Child orders are placed, amended and cancelled synchronously through the
+ * engine inside the journaled command that decided them, with its stamp; the engine's order
+ * events are absorbed delta-based (children.ts), whether they arrive in a result or in `react`.
+ *
+ * Invariants:
+ * - Portfolio ids come from a counter in the state (1, 2, 3…); mirrors take the next ids.
+ * - The state is plain JSON (`snapshot`), and `restore(snapshot)` rebuilds the orderId index, so
+ *   a restored layer and a replayed one take identical decisions: no child order is duplicated.
+ * - Only an active portfolio (PENDING, WORKING) places orders; a terminal one has none open.
+ */
+import { createHash } from 'node:crypto';
+import type { CommandStamp } from '../core/commands.ts';
+import type { CoreEvent } from '../core/events.ts';
+import type { EnginePort, SubMachine, SubResult } from '../core/submachine.ts';
+import type { ChildContext } from './children.ts';
+import { cancelPortfolio } from './lifecycle.ts';
+import type { AlgoMarketView } from './market-view.ts';
+import { absorbOrderView, type ChildState, newPortfolio, type PortfolioState } from './portfolio-state.ts';
+import { isActive } from './status.ts';
+import { evaluate, onTime, type StepContext, startPortfolio, wakeAt } from './steps.ts';
+import {
+  ALGO_COMMAND_TYPES,
+  type AlgoCommand,
+  type AlgoValue,
+  type CancelAllPortfolios,
+  type CancelPortfolio,
+  type PortfolioEvent,
+  type SubmitPortfolio,
+} from './types.ts';
+
+/** A TWAP start more than this far in the past is refused (the gateway's clock tolerance). */
+export const START_TOLERANCE_MS = 15_000;
+
+interface AlgoSnapshot {
+  readonly version: 1;
+  readonly nextPortfolioId: number;
+  readonly portfolios: readonly PortfolioState[];
+}
+
+type Refusal = Extract<SubResult<AlgoValue, PortfolioEvent>, { ok: false }>;
+
+function refuse(name: string, message: string, field: string, events: PortfolioEvent[]): Refusal {
+  return { ok: false, error: { name, message, data: { field } }, events };
+}
+
+export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, PortfolioEvent> {
+  readonly commandTypes = ALGO_COMMAND_TYPES;
+  private nextPortfolioId = 1;
+  private readonly portfolios = new Map<number, PortfolioState>();
+  private readonly childIndex = new Map<string, { portfolio: PortfolioState; child: ChildState }>();
+  /** Portfolios that are PENDING or WORKING (the only ones time can move). */
+  private readonly active = new Set<PortfolioState>();
+
+  constructor(private readonly market: AlgoMarketView) {}
+
+  // ------------------------------------------------------------------------------------------
+  // Reads (not journaled)
+
+  portfolio(portfolioId: number): PortfolioState | undefined {
+    return this.portfolios.get(portfolioId);
+  }
+
+  portfoliosOf(accountId: number): PortfolioState[] {
+    return [...this.portfolios.values()].filter((p) => p.spec.accountId === accountId);
+  }
+
+  /** The portfolio that owns a child order, if any. */
+  portfolioOfOrder(orderId: string): PortfolioState | undefined {
+    return this.childIndex.get(orderId)?.portfolio;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // SubMachine
+
+  execute(command: AlgoCommand, engine: EnginePort): SubResult<AlgoValue, PortfolioEvent> {
+    const out: PortfolioEvent[] = [];
+    const context = this.context(command, engine, out);
+    switch (command.type) {
+      case 'submit_portfolio':
+        return this.submit(command, context, out);
+      case 'cancel_portfolio':
+        return this.cancelOne(command, context, out);
+      case 'cancel_all_portfolios':
+        return this.cancelAll(command, context, out);
+      default: {
+        const _exhaustive: never = command;
+        return refuse('invalid_arguments', `unknown command ${(_exhaustive as { type: string }).type}`, 'type', out);
+      }
+    }
+  }
+
+  react(engineEvents: readonly CoreEvent[], stamp: CommandStamp, engine: EnginePort): readonly PortfolioEvent[] {
+    const out: PortfolioEvent[] = [];
+    const context = this.context(stamp, engine, out);
+    const touched = this.absorb(engineEvents, context);
+    for (const portfolio of touched) {
+      if (portfolio.status === 'WORKING') evaluate(context, portfolio);
+      this.track(portfolio);
+    }
+    return out;
+  }
+
+  advance(stamp: CommandStamp, engine: EnginePort): readonly PortfolioEvent[] {
+    const out: PortfolioEvent[] = [];
+    const context = this.context(stamp, engine, out);
+    const due = [...this.active].filter((p) => {
+      const at = wakeAt(p);
+      return at !== null && at <= stamp.ts;
+    });
+    due.sort((a, b) => a.id - b.id);
+    for (const portfolio of due) {
+      onTime(context, portfolio);
+      this.track(portfolio);
+    }
+    return out;
+  }
+
+  nextWakeup(): number | null {
+    let next: number | null = null;
+    for (const portfolio of this.active) {
+      const at = wakeAt(portfolio);
+      if (at !== null && (next === null || at < next)) next = at;
+    }
+    return next;
+  }
+
+  snapshot(): AlgoSnapshot {
+    const portfolios = [...this.portfolios.values()].sort((a, b) => a.id - b.id);
+    return structuredClone({ version: 1, nextPortfolioId: this.nextPortfolioId, portfolios });
+  }
+
+  restore(snapshot: unknown): void {
+    const data = structuredClone(snapshot) as AlgoSnapshot;
+    if (data.version !== 1) throw new Error(`unsupported algo snapshot version ${String(data.version)}`);
+    this.nextPortfolioId = data.nextPortfolioId;
+    this.portfolios.clear();
+    this.childIndex.clear();
+    this.active.clear();
+    for (const portfolio of data.portfolios) {
+      this.portfolios.set(portfolio.id, portfolio);
+      for (const child of portfolio.children) this.childIndex.set(child.orderId, { portfolio, child });
+      this.track(portfolio);
+    }
+  }
+
+  stateHash(): string {
+    return createHash('sha256').update(JSON.stringify(this.snapshot())).digest('hex');
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  private context(stamp: CommandStamp, engine: EnginePort, out: PortfolioEvent[]): StepContext {
+    const machine = this;
+    const context: StepContext = {
+      stamp: { seq: stamp.seq, ts: stamp.ts },
+      engine,
+      out,
+      market: this.market,
+      registerChild(portfolio, child) {
+        machine.childIndex.set(child.orderId, { portfolio, child });
+      },
+      absorb(events) {
+        machine.absorb(events, context);
+      },
+      event(portfolio, messageType, extra = {}) {
+        out.push({
+          type: 'portfolio',
+          messageType,
+          portfolioId: portfolio.id,
+          accountId: portfolio.spec.accountId,
+          portfolioType: portfolio.spec.portfolioType,
+          status: portfolio.status,
+          timestamp: stamp.ts,
+          ...extra,
+        });
+      },
+    };
+    return context;
+  }
+
+  /** Records child fills and closes; returns the portfolios that changed. */
+  private absorb(events: readonly CoreEvent[], context: ChildContext): Set<PortfolioState> {
+    const touched = new Set<PortfolioState>();
+    for (const event of events) {
+      if (event.type !== 'order' || event.order.owner === null) continue;
+      const entry = this.childIndex.get(event.order.orderId);
+      if (entry === undefined) continue;
+      const { portfolio, child } = entry;
+      const notionalBefore = child.notional;
+      const wasOpen = child.open;
+      const filled = absorbOrderView(portfolio, child, event.order);
+      if (filled > 0) {
+        portfolio.updatedAt = context.stamp.ts;
+        context.event(portfolio, 'ORDER_FILLED', {
+          legIndex: child.leg,
+          orderId: child.orderId,
+          instrumentName: event.order.instrumentName,
+          amount: filled,
+          price: (child.notional - notionalBefore) / filled,
+        });
+      }
+      if (filled > 0 || wasOpen !== child.open) touched.add(portfolio);
+    }
+    return touched;
+  }
+
+  private track(portfolio: PortfolioState): void {
+    if (isActive(portfolio.status)) this.active.add(portfolio);
+    else this.active.delete(portfolio);
+  }
+
+  private submit(command: SubmitPortfolio, context: StepContext, out: PortfolioEvent[]) {
+    const spec = command.portfolio;
+    for (const [i, leg] of spec.legs.entries()) {
+      if (this.market.instrument(leg.instrumentName) === undefined) {
+        return refuse('invalid_instrument', `instrument ${leg.instrumentName} not found`, `legs[${i}].instrument`, out);
+      }
+    }
+    let startAt = command.ts;
+    const start = spec.twap?.startTimestamp ?? null;
+    if (start !== null) {
+      if (start < command.ts - START_TOLERANCE_MS) {
+        return refuse(
+          'invalid_portfolio',
+          `twapTrade.startTimestamp ${start} is more than ${START_TOLERANCE_MS} ms in the past`,
+          'twapTrade.startTimestamp',
+          out,
+        );
+      }
+      startAt = Math.max(start, command.ts);
+    }
+    const original = this.create(spec, command.ts, startAt, null, context);
+    for (const accountId of spec.mirrorAccountIds) {
+      const mirror = this.create({ ...spec, accountId, mirrorAccountIds: [] }, command.ts, startAt, original.id, context);
+      original.mirrorIds.push(mirror.id);
+    }
+    for (const portfolio of [original, ...original.mirrorIds.map((id) => this.portfolios.get(id)!)]) {
+      if (portfolio.startAt <= command.ts) startPortfolio(context, portfolio);
+      this.track(portfolio);
+    }
+    return {
+      ok: true as const,
+      value: { kind: 'submitted' as const, portfolioId: original.id, mirrorPortfolioIds: [...original.mirrorIds] },
+      events: out,
+    };
+  }
+
+  private create(
+    spec: SubmitPortfolio['portfolio'],
+    now: number,
+    startAt: number,
+    linkedTo: number | null,
+    context: StepContext,
+  ): PortfolioState {
+    const portfolio = newPortfolio(this.nextPortfolioId++, spec, now, startAt, linkedTo);
+    this.portfolios.set(portfolio.id, portfolio);
+    context.event(portfolio, 'PORTFOLIO_SUBMITTED', linkedTo === null ? {} : { linkedTo });
+    return portfolio;
+  }
+
+  private cancelOne(command: CancelPortfolio, context: StepContext, out: PortfolioEvent[]) {
+    const portfolio = this.portfolios.get(command.portfolioId);
+    if (portfolio === undefined || (command.accountId !== null && portfolio.spec.accountId !== command.accountId)) {
+      return refuse('portfolio_not_found', `portfolio ${command.portfolioId} not found`, 'portfolioId', out);
+    }
+    if (!isActive(portfolio.status)) {
+      return refuse(
+        'portfolio_not_active',
+        `portfolio ${command.portfolioId} is ${portfolio.status}`,
+        'portfolioId',
+        out,
+      );
+    }
+    const cancelled = [portfolio.id];
+    cancelPortfolio(context, portfolio);
+    this.track(portfolio);
+    for (const mirrorId of portfolio.mirrorIds) {
+      const mirror = this.portfolios.get(mirrorId);
+      if (mirror !== undefined && cancelPortfolio(context, mirror)) cancelled.push(mirror.id);
+      if (mirror !== undefined) this.track(mirror);
+    }
+    return { ok: true as const, value: { kind: 'cancelled' as const, portfolioIds: cancelled }, events: out };
+  }
+
+  private cancelAll(command: CancelAllPortfolios, context: StepContext, out: PortfolioEvent[]) {
+    const cancelled: number[] = [];
+    const targets = [...this.active]
+      .filter(
+        (p) =>
+          p.spec.accountId === command.accountId &&
+          (command.portfolioType === null || p.spec.portfolioType === command.portfolioType),
+      )
+      .sort((a, b) => a.id - b.id);
+    for (const portfolio of targets) {
+      if (cancelPortfolio(context, portfolio)) cancelled.push(portfolio.id);
+      this.track(portfolio);
+    }
+    return { ok: true as const, value: { kind: 'cancelled' as const, portfolioIds: cancelled }, events: out };
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * The read interface the algorithm layer needs from the rest of the core: instruments, the top
+ * of the book, mark and index, and the option model (forward, expiry, vol surface) for IV
+ * conversions and MODEL prices. The composite core implements it over the engine's state and
+ * the market model (`engineMarketView` in ./engine-market-view.ts); tests may fake it.
+ *
+ * Invariant: every answer is a function of journaled state at `now`, so replay sees the same
+ * prices and places the same child orders.
+ */
+import type { Instrument } from '../domain/instrument.ts';
+import type { OptionPricingContext } from '../market/conversions.ts';
+
+export interface AlgoMarketView {
+  instrument(name: string): Instrument | undefined;
+  /** Best bid / ask in ticks, null when that side is empty. */
+  bestBid(instrumentName: string): number | null;
+  bestAsk(instrumentName: string): number | null;
+  /** Mark price in ticks, null before the first mark. */
+  markPrice(instrumentName: string): number | null;
+  /** USD per coin, null before the first index. */
+  indexPrice(currency: string): number | null;
+  /** Black-76 inputs of an option at `now` (forward, time to expiry); null for other kinds. */
+  optionContext(instrumentName: string, now: number): OptionPricingContext | null;
+  /** Theoretical price from the vol surface in the quote currency (a float), null when unknown. */
+  modelPrice(instrumentName: string, now: number): number | null;
+}

@@ -1,0 +1,65 @@
+/**
+ * What each algorithm wants, as pure arithmetic on lots (SEMANTICS, Portfolios). The machine
+ * turns these numbers into child orders; nothing here touches the engine.
+ *
+ * - TWAP: N = ceil(duration / frequency) slices at start + k·frequency; slice k works
+ *   floor(remaining / (N − k)) lots of each leg (shortfalls roll forward into later slices).
+ * - BALANCE: tranche k of a leg ends at the cumulative target floor(amount·(k+1)/parts) (the last
+ *   part's target is the whole amount). With a priority leg P, another leg i may fill at most
+ *   floor(amount_i · filled_P / amount_P); without one, at most one tranche beyond the slowest
+ *   leg's filled fraction. Hedge legs follow the slowest non-hedge leg's filled fraction.
+ * Every allowance is capped by the part's cumulative target (hedges only by their amount).
+ */
+
+export function twapSliceCount(durationMs: number, frequencyMs: number): number {
+  return Math.max(1, Math.ceil(durationMs / frequencyMs));
+}
+
+/** Index of the latest slice due at `now` (-1 before the start), capped at the last slice. */
+export function twapSliceAt(startAt: number, frequencyMs: number, sliceCount: number, now: number): number {
+  if (now < startAt) return -1;
+  return Math.min(sliceCount - 1, Math.floor((now - startAt) / frequencyMs));
+}
+
+/** Lots of slice k: the remaining amount spread over the slices left, rounded down to the lot. */
+export function twapSliceAmount(remainingLots: number, sliceCount: number, sliceIndex: number): number {
+  const slicesLeft = sliceCount - sliceIndex;
+  if (remainingLots <= 0 || slicesLeft <= 0) return 0;
+  return Math.floor(remainingLots / slicesLeft);
+}
+
+/** Cumulative lots of a leg due by the end of part k (0-based). */
+export function balanceCumulativeTarget(amount: number, parts: number, part: number): number {
+  if (part >= parts - 1) return amount;
+  return Math.floor((amount * (part + 1)) / parts);
+}
+
+/** Lots of one tranche (rounded up so "one tranche ahead" never blocks a whole leg). */
+export function balanceTranche(amount: number, parts: number): number {
+  return Math.ceil(amount / parts);
+}
+
+export interface BalanceLegInput {
+  readonly amount: number;
+  readonly filled: number;
+  readonly hedge: boolean;
+  readonly priority: boolean;
+}
+
+/** Cumulative lots each leg may have filled now (its working order covers allowed − filled). */
+export function balanceAllowances(legs: readonly BalanceLegInput[], parts: number, part: number): number[] {
+  const anyMain = legs.some((leg) => !leg.hedge);
+  const isMain = (leg: BalanceLegInput) => !anyMain || !leg.hedge;
+  const priority = legs.find((leg) => leg.priority && isMain(leg));
+  let slowest = 1;
+  for (const leg of legs) if (isMain(leg)) slowest = Math.min(slowest, leg.filled / leg.amount);
+  return legs.map((leg) => {
+    if (!isMain(leg)) return Math.min(leg.amount, Math.floor(leg.amount * slowest));
+    const target = balanceCumulativeTarget(leg.amount, parts, part);
+    if (priority === undefined) {
+      return Math.min(target, Math.floor(leg.amount * slowest) + balanceTranche(leg.amount, parts));
+    }
+    if (leg === priority) return target;
+    return Math.min(target, Math.floor((leg.amount * priority.filled) / priority.amount));
+  });
+}

@@ -1,0 +1,150 @@
+/**
+ * The mutable record of one portfolio inside the algorithm layer, and fill accounting.
+ *
+ * Invariants:
+ * - Everything here is plain JSON data (the layer's snapshot is these records as they are).
+ * - A leg's `filled`/`notional` is the sum over its child orders; a child's fill is absorbed by
+ *   delta against what was recorded, so seeing the same order event twice changes nothing.
+ * - `legs[i].working` names the one resting child of leg i, or null; closed children stay in
+ *   `children` for `info` and audit.
+ */
+import type { OrderView } from '../core/events.ts';
+import type { EndReason, PortfolioSpec, PortfolioStatus } from './types.ts';
+
+export interface ChildState {
+  readonly orderId: string;
+  readonly leg: number;
+  /** Part (BALANCE) or slice (TWAP) the child was placed in; 0 for COMMON and ICEBERG. */
+  readonly part: number;
+  readonly market: boolean;
+  readonly placedAt: number;
+  /** Total lots of the order (after edits). */
+  amount: number;
+  filled: number;
+  /** Σ lots × ticks of its fills. */
+  notional: number;
+  price: number | null;
+  open: boolean;
+}
+
+export interface LegState {
+  filled: number;
+  notional: number;
+  /** Ticks (may be fractional: a mid). */
+  arrivalPrice: number | null;
+  working: string | null;
+  /** TWAP: lots of the current slice not yet placed (waiting for a price). */
+  slicePending: number;
+  /** Guard against re-sending a market order that found nothing within one command. */
+  lastMarketSeq: number;
+  lastMarketFilled: boolean;
+}
+
+export interface PartState {
+  readonly index: number;
+  readonly startedAt: number;
+  endedAt: number | null;
+  /** BALANCE: cumulative lots per leg due by the end of the part; TWAP: the slice's lots per leg. */
+  readonly targets: number[];
+  /** Lots filled per leg when the part ended. */
+  filledAtEnd: number[] | null;
+}
+
+export interface PortfolioState {
+  readonly id: number;
+  /** The original's id for a mirror (`sendToDummyAccountIds`), else null. */
+  readonly linkedTo: number | null;
+  readonly spec: PortfolioSpec;
+  status: PortfolioStatus;
+  endReason: EndReason | null;
+  endMessage: string | null;
+  readonly submittedAt: number;
+  /** When work starts (TWAP startTimestamp, else the submit time). */
+  readonly startAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+  updatedAt: number;
+  readonly legs: LegState[];
+  readonly children: ChildState[];
+  /** Current part / slice, -1 before the start. */
+  part: number;
+  readonly parts: PartState[];
+  nextSliceAt: number | null;
+  endAt: number | null;
+  partDeadline: number | null;
+  totalDeadline: number | null;
+  nextRepriceAt: number | null;
+  retryAt: number | null;
+  /** Mirrors created for this portfolio. */
+  readonly mirrorIds: number[];
+}
+
+export function newPortfolio(
+  id: number,
+  spec: PortfolioSpec,
+  submittedAt: number,
+  startAt: number,
+  linkedTo: number | null,
+): PortfolioState {
+  return {
+    id,
+    linkedTo,
+    spec,
+    status: 'PENDING',
+    endReason: null,
+    endMessage: null,
+    submittedAt,
+    startAt,
+    startedAt: null,
+    endedAt: null,
+    updatedAt: submittedAt,
+    legs: spec.legs.map(() => ({
+      filled: 0,
+      notional: 0,
+      arrivalPrice: null,
+      working: null,
+      slicePending: 0,
+      lastMarketSeq: -1,
+      lastMarketFilled: false,
+    })),
+    children: [],
+    part: -1,
+    parts: [],
+    nextSliceAt: null,
+    endAt: null,
+    partDeadline: null,
+    totalDeadline: null,
+    nextRepriceAt: null,
+    retryAt: null,
+    mirrorIds: [],
+  };
+}
+
+/** Lots of leg i still to fill. */
+export function remaining(portfolio: PortfolioState, leg: number): number {
+  return portfolio.spec.legs[leg]!.amount - portfolio.legs[leg]!.filled;
+}
+
+export function fullyFilled(portfolio: PortfolioState): boolean {
+  return portfolio.legs.every((_, i) => remaining(portfolio, i) <= 0);
+}
+
+/** Lots newly filled by this view of a child, after recording it (0 when nothing new). */
+export function absorbOrderView(portfolio: PortfolioState, child: ChildState, view: OrderView): number {
+  const delta = view.filledAmount - child.filled;
+  if (delta > 0) {
+    const leg = portfolio.legs[child.leg]!;
+    leg.filled += delta;
+    leg.notional += view.filledNotional - child.notional;
+    child.filled = view.filledAmount;
+    child.notional = view.filledNotional;
+  }
+  child.amount = view.amount;
+  child.price = view.price;
+  if (view.orderState !== 'open' && view.orderState !== 'untriggered') {
+    child.open = false;
+    const leg = portfolio.legs[child.leg]!;
+    if (leg.working === child.orderId) leg.working = null;
+  }
+  return Math.max(0, delta);
+}

@@ -1,0 +1,152 @@
+/**
+ * Price resolution of one leg at one instant (SEMANTICS, Portfolios):
+ * - LIMIT: `price` converted from `priceIn` (USD, USDT, USDC, the base coin, IV through Black-76
+ *   with the current forward and expiry) into the instrument's quote currency;
+ * - MARKET: a market order (the engine bounds it by its price band);
+ * - DYNAMIC: the reference named by the strategy (MID, MARK, MODEL, BID, ASK) plus the offset in
+ *   `priceIn` units (IV: volatility points on the reference's implied vol), bounded by `price` as
+ *   the worst acceptable price when one is given.
+ *
+ * Rounding (the only float → integer step): a buy rounds down and a sell rounds up to the tick
+ * that applies at that level, so a converted price is never worse for the client than asked.
+ * Missing market data is a result (`unavailable`), never a guess: the caller waits for data.
+ */
+import type { Side } from '../core/types.ts';
+import type { Instrument } from '../domain/instrument.ts';
+import { convertPriceIn, impliedVolPercent } from '../market/conversions.ts';
+import type { AlgoMarketView } from './market-view.ts';
+import type { LegPricing } from './types.ts';
+
+export type ResolvedPrice =
+  | { readonly kind: 'limit'; readonly price: number }
+  | { readonly kind: 'market' }
+  | { readonly kind: 'unavailable'; readonly reason: string };
+
+/** Rounds a quote-currency price to ticks, in the client's favour for `side`; at least 1 tick. */
+export function roundToTicks(instrument: Instrument, side: Side, quotePrice: number): number {
+  const tick = Number(instrument.spec.tickSize);
+  const raw = quotePrice / tick;
+  // Absorb float noise (0.1/0.0001 = 999.9999999) before the directed rounding.
+  const nearest = Math.round(raw);
+  const exact = Math.abs(raw - nearest) < 1e-7 ? nearest : raw;
+  let ticks = side === 'buy' ? Math.floor(exact) : Math.ceil(exact);
+  const step = instrument.tickAt(ticks);
+  if (step > 1) ticks = side === 'buy' ? Math.floor(ticks / step) * step : Math.ceil(ticks / step) * step;
+  return Math.max(ticks, 1);
+}
+
+function quoteOf(instrument: Instrument, ticks: number): number {
+  return ticks * Number(instrument.spec.tickSize);
+}
+
+/** `value` in `priceIn` units → quote currency float; null when the market cannot convert it. */
+export function convertToQuote(
+  view: AlgoMarketView,
+  instrument: Instrument,
+  priceIn: string | null,
+  value: number,
+  now: number,
+): number | null {
+  if (priceIn === null || priceIn.toUpperCase() === instrument.spec.quoteCurrency) return value;
+  const index = view.indexPrice(instrument.spec.baseCurrency);
+  const option = view.optionContext(instrument.name, now);
+  const converted = convertPriceIn(
+    { baseCurrency: instrument.spec.baseCurrency, quoteCurrency: instrument.spec.quoteCurrency, option },
+    index ?? Number.NaN,
+    priceIn,
+    value,
+  );
+  if (!converted.ok || !Number.isFinite(converted.quotePrice)) return null;
+  return converted.quotePrice;
+}
+
+/** The dynamic reference in ticks (may be fractional for MID), or null when the data is missing. */
+export function referenceTicks(
+  view: AlgoMarketView,
+  instrument: Instrument,
+  strategy: NonNullable<LegPricing['dynamicStrategy']>,
+  now: number,
+): number | null {
+  const name = instrument.name;
+  switch (strategy) {
+    case 'MID': {
+      const bid = view.bestBid(name);
+      const ask = view.bestAsk(name);
+      if (bid !== null && ask !== null) return (bid + ask) / 2;
+      return view.markPrice(name);
+    }
+    case 'MARK':
+      return view.markPrice(name);
+    case 'MODEL': {
+      const model = view.modelPrice(name, now);
+      return model === null ? view.markPrice(name) : model / Number(instrument.spec.tickSize);
+    }
+    case 'BID':
+      return view.bestBid(name) ?? view.markPrice(name);
+    case 'ASK':
+      return view.bestAsk(name) ?? view.markPrice(name);
+    default: {
+      const _exhaustive: never = strategy;
+      return _exhaustive;
+    }
+  }
+}
+
+export function resolvePrice(
+  view: AlgoMarketView,
+  instrument: Instrument,
+  side: Side,
+  pricing: LegPricing,
+  now: number,
+): ResolvedPrice {
+  switch (pricing.priceType) {
+    case 'MARKET':
+      return { kind: 'market' };
+    case 'LIMIT': {
+      if (pricing.price === null) return { kind: 'unavailable', reason: 'no price' };
+      const quote = convertToQuote(view, instrument, pricing.priceIn, pricing.price, now);
+      if (quote === null) return { kind: 'unavailable', reason: `cannot convert ${pricing.priceIn}` };
+      return { kind: 'limit', price: roundToTicks(instrument, side, quote) };
+    }
+    case 'DYNAMIC': {
+      const strategy = pricing.dynamicStrategy ?? 'MARK';
+      const reference = referenceTicks(view, instrument, strategy, now);
+      if (reference === null) return { kind: 'unavailable', reason: `no ${strategy} reference` };
+      let quote = quoteOf(instrument, reference);
+      if (pricing.dynamicOffset !== 0) {
+        const shifted = applyOffset(view, instrument, pricing, quote, now);
+        if (shifted === null) return { kind: 'unavailable', reason: 'cannot apply the offset' };
+        quote = shifted;
+      }
+      if (pricing.price !== null) {
+        const worst = convertToQuote(view, instrument, pricing.priceIn, pricing.price, now);
+        if (worst === null) return { kind: 'unavailable', reason: `cannot convert ${pricing.priceIn}` };
+        quote = side === 'buy' ? Math.min(quote, worst) : Math.max(quote, worst);
+      }
+      return { kind: 'limit', price: roundToTicks(instrument, side, quote) };
+    }
+    default: {
+      const _exhaustive: never = pricing.priceType;
+      return _exhaustive;
+    }
+  }
+}
+
+function applyOffset(
+  view: AlgoMarketView,
+  instrument: Instrument,
+  pricing: LegPricing,
+  referenceQuote: number,
+  now: number,
+): number | null {
+  if (pricing.priceIn !== null && pricing.priceIn.toUpperCase() === 'IV') {
+    const context = view.optionContext(instrument.name, now);
+    if (context === null) return null;
+    const iv = impliedVolPercent(context, referenceQuote);
+    if (!iv.ok) return null;
+    return convertToQuote(view, instrument, 'IV', iv.volatility + pricing.dynamicOffset, now);
+  }
+  // Every non-IV conversion is linear, so the offset converts on its own.
+  const offset = convertToQuote(view, instrument, pricing.priceIn, pricing.dynamicOffset, now);
+  return offset === null ? null : referenceQuote + offset;
+}

@@ -1,0 +1,330 @@
+/**
+ * The algorithms' steps: start, time-driven steps (TWAP slices, BALANCE part deadlines and the
+ * total cap, repricing ticks) and `evaluate`, which brings every leg's child order in line with
+ * what the algorithm wants now. `evaluate` is idempotent: with nothing changed it does nothing,
+ * so it may run after every command.
+ *
+ * Per type, the open lots a leg wants (its "desired open"):
+ * - TWAP: the current slice's lots until placed; a resting child keeps its size (repriced only).
+ * - BALANCE: allowance (planner.ts) − filled; hedge legs with market orders.
+ * - ICEBERG: one visible child of displayQuantity, then refreshQuantity (or display) until done.
+ * - COMMON: one child per leg with the whole amount, placed once.
+ * LIMIT prices are converted when a child is placed and then kept; DYNAMIC prices are
+ * re-evaluated on every repricing tick and the child is amended when the price moved a tick.
+ */
+import { amendChild, type ChildContext, placeChild } from './children.ts';
+import { applyTrigger, failPortfolio, finish } from './lifecycle.ts';
+import type { AlgoMarketView } from './market-view.ts';
+import {
+  balanceAllowances,
+  balanceCumulativeTarget,
+  twapSliceAmount,
+  twapSliceAt,
+  twapSliceCount,
+} from './planner.ts';
+import { cancelAllChildren, cancelChild } from './children.ts';
+import { fullyFilled, type PortfolioState, remaining } from './portfolio-state.ts';
+import { type ResolvedPrice, resolvePrice } from './pricing.ts';
+
+export interface StepContext extends ChildContext {
+  readonly market: AlgoMarketView;
+}
+
+/** Reprice interval of a BALANCE DYNAMIC leg without `dynamicMs`. */
+export const DEFAULT_BALANCE_DYNAMIC_MS = 1000;
+/** How soon a leg waiting for market data (no price to place at) looks again. */
+export const PRICE_RETRY_MS = 1000;
+
+function repriceInterval(portfolio: PortfolioState): number | null {
+  let interval: number | null = null;
+  for (const leg of portfolio.spec.legs) {
+    if (leg.pricing.priceType !== 'DYNAMIC') continue;
+    const ms = leg.pricing.dynamicMs ?? DEFAULT_BALANCE_DYNAMIC_MS;
+    interval = interval === null ? ms : Math.min(interval, ms);
+  }
+  return interval;
+}
+
+/** The next time this portfolio needs a step, or null. */
+export function wakeAt(portfolio: PortfolioState): number | null {
+  if (portfolio.status === 'PENDING') return portfolio.startAt;
+  if (portfolio.status !== 'WORKING') return null;
+  let at: number | null = null;
+  for (const t of [
+    portfolio.nextSliceAt,
+    portfolio.endAt,
+    portfolio.partDeadline,
+    portfolio.totalDeadline,
+    portfolio.nextRepriceAt,
+    portfolio.retryAt,
+  ]) {
+    if (t !== null && (at === null || t < at)) at = t;
+  }
+  return at;
+}
+
+function arrivalTicks(market: AlgoMarketView, instrumentName: string): number | null {
+  const bid = market.bestBid(instrumentName);
+  const ask = market.bestAsk(instrumentName);
+  if (bid !== null && ask !== null) return (bid + ask) / 2;
+  return market.markPrice(instrumentName);
+}
+
+export function startPortfolio(context: StepContext, portfolio: PortfolioState): void {
+  const now = context.stamp.ts;
+  portfolio.spec.legs.forEach((leg, i) => {
+    portfolio.legs[i]!.arrivalPrice = arrivalTicks(context.market, leg.instrumentName);
+  });
+  portfolio.startedAt = now;
+  applyTrigger(context, portfolio, 'start');
+  const interval = repriceInterval(portfolio);
+  if (interval !== null) portfolio.nextRepriceAt = now + interval;
+  const spec = portfolio.spec;
+  if (spec.twap !== null) {
+    portfolio.endAt = portfolio.startAt + spec.twap.durationMs;
+    beginSlice(context, portfolio, twapSliceAt(portfolio.startAt, spec.twap.frequencyMs, sliceCount(portfolio), now));
+  } else if (spec.balance !== null) {
+    if (spec.balance.totalLimitMs > 0) portfolio.totalDeadline = now + spec.balance.totalLimitMs;
+    beginPart(context, portfolio, 0);
+  }
+  evaluate(context, portfolio);
+}
+
+/** Everything due at or before the stamp, then `evaluate`. */
+export function onTime(context: StepContext, portfolio: PortfolioState): void {
+  const now = context.stamp.ts;
+  if (portfolio.status === 'PENDING') {
+    if (portfolio.startAt <= now) startPortfolio(context, portfolio);
+    return;
+  }
+  if (portfolio.status !== 'WORKING') return;
+  const spec = portfolio.spec;
+  if (spec.twap !== null) {
+    if (portfolio.endAt !== null && portfolio.endAt <= now) return finish(context, portfolio, 'duration_elapsed');
+    if (portfolio.nextSliceAt !== null && portfolio.nextSliceAt <= now) {
+      beginSlice(context, portfolio, twapSliceAt(portfolio.startAt, spec.twap.frequencyMs, sliceCount(portfolio), now));
+    }
+  }
+  if (spec.balance !== null) {
+    if (portfolio.totalDeadline !== null && portfolio.totalDeadline <= now) return endAction(context, portfolio, 'total_limit');
+    if (portfolio.partDeadline !== null && portfolio.partDeadline <= now) {
+      if (portfolio.part >= spec.balance.parts - 1) return endAction(context, portfolio, 'parts_elapsed');
+      beginPart(context, portfolio, portfolio.part + 1);
+    }
+  }
+  if (portfolio.nextRepriceAt !== null && portfolio.nextRepriceAt <= now) {
+    portfolio.nextRepriceAt = now + (repriceInterval(portfolio) ?? DEFAULT_BALANCE_DYNAMIC_MS);
+  }
+  if (portfolio.retryAt !== null && portfolio.retryAt <= now) portfolio.retryAt = null;
+  evaluate(context, portfolio);
+}
+
+function sliceCount(portfolio: PortfolioState): number {
+  const twap = portfolio.spec.twap!;
+  return twapSliceCount(twap.durationMs, twap.frequencyMs);
+}
+
+function closeCurrentPart(portfolio: PortfolioState, now: number): void {
+  const current = portfolio.parts[portfolio.parts.length - 1];
+  if (current !== undefined && current.endedAt === null) {
+    current.endedAt = now;
+    current.filledAtEnd = portfolio.legs.map((leg) => leg.filled);
+  }
+}
+
+/** TWAP slice k: the previous slice's unfilled rest is cancelled and rolled into this one. */
+function beginSlice(context: StepContext, portfolio: PortfolioState, slice: number): void {
+  const now = context.stamp.ts;
+  const count = sliceCount(portfolio);
+  for (const child of portfolio.children) if (child.open) cancelChild(context, portfolio, child);
+  closeCurrentPart(portfolio, now);
+  portfolio.part = slice;
+  const targets = portfolio.legs.map((leg, i) => {
+    leg.slicePending = twapSliceAmount(remaining(portfolio, i), count, slice);
+    return leg.slicePending;
+  });
+  portfolio.parts.push({ index: slice, startedAt: now, endedAt: null, targets, filledAtEnd: null });
+  portfolio.nextSliceAt = slice + 1 < count ? portfolio.startAt + (slice + 1) * portfolio.spec.twap!.frequencyMs : null;
+  context.event(portfolio, 'PART_STARTED', { part: slice });
+}
+
+function beginPart(context: StepContext, portfolio: PortfolioState, part: number): void {
+  const now = context.stamp.ts;
+  const balance = portfolio.spec.balance!;
+  closeCurrentPart(portfolio, now);
+  portfolio.part = part;
+  const targets = portfolio.spec.legs.map((leg) => balanceCumulativeTarget(leg.amount, balance.parts, part));
+  portfolio.parts.push({ index: part, startedAt: now, endedAt: null, targets, filledAtEnd: null });
+  portfolio.partDeadline = now + balance.eachLimitMs;
+  context.event(portfolio, 'PART_STARTED', { part });
+}
+
+/** BALANCE end: cancel what remains (1) or fill it with market orders (2), then end. */
+function endAction(context: StepContext, portfolio: PortfolioState, reason: 'total_limit' | 'parts_elapsed'): void {
+  cancelAllChildren(context, portfolio);
+  if (portfolio.spec.balance!.totalEndAction === 'FILL_BY_MARKET') {
+    for (let i = 0; i < portfolio.legs.length; i++) {
+      const rest = remaining(portfolio, i);
+      if (rest <= 0) continue;
+      const outcome = placeChild(context, portfolio, i, rest, null);
+      if (!outcome.ok) return failPortfolio(context, portfolio, outcome.message);
+    }
+  }
+  finish(context, portfolio, reason);
+}
+
+function totalFilled(portfolio: PortfolioState): number {
+  let sum = 0;
+  for (const leg of portfolio.legs) sum += leg.filled;
+  return sum;
+}
+
+/** Brings every leg's child in line with the algorithm; ends the portfolio when it is done. */
+export function evaluate(context: StepContext, portfolio: PortfolioState): void {
+  for (let round = 0; round < 4 && portfolio.status === 'WORKING'; round++) {
+    const before = totalFilled(portfolio);
+    if (fullyFilled(portfolio)) return finish(context, portfolio, 'filled');
+    const balance = portfolio.spec.balance;
+    if (balance !== null && portfolio.part < balance.parts - 1 && partReached(portfolio)) {
+      beginPart(context, portfolio, portfolio.part + 1);
+    }
+    if (!reconcileLegs(context, portfolio)) return;
+    if (fullyFilled(portfolio)) return finish(context, portfolio, 'filled');
+    if (portfolio.spec.portfolioType === 'COMMON' && commonExhausted(portfolio)) {
+      return finish(context, portfolio, 'orders_closed');
+    }
+    if (totalFilled(portfolio) === before) return;
+  }
+}
+
+function partReached(portfolio: PortfolioState): boolean {
+  const part = portfolio.parts[portfolio.parts.length - 1];
+  return part !== undefined && portfolio.legs.every((leg, i) => leg.filled >= part.targets[i]!);
+}
+
+function commonExhausted(portfolio: PortfolioState): boolean {
+  return portfolio.legs.every(
+    (_, i) => portfolio.children.some((child) => child.leg === i) && !portfolio.children.some((c) => c.leg === i && c.open),
+  );
+}
+
+/** Desired open lots per leg, by algorithm. */
+function desiredOpen(portfolio: PortfolioState): number[] {
+  const spec = portfolio.spec;
+  const openOf = (i: number): number | null => {
+    const id = portfolio.legs[i]!.working;
+    const child = id === null ? undefined : portfolio.children.find((c) => c.orderId === id && c.open);
+    return child === undefined ? null : child.amount - child.filled;
+  };
+  switch (spec.portfolioType) {
+    case 'TWAP':
+      return portfolio.legs.map((leg, i) => openOf(i) ?? Math.min(leg.slicePending, remaining(portfolio, i)));
+    case 'BALANCE': {
+      const allowed = balanceAllowances(
+        spec.legs.map((leg, i) => ({
+          amount: leg.amount,
+          filled: portfolio.legs[i]!.filled,
+          hedge: leg.hedge,
+          priority: leg.priority,
+        })),
+        spec.balance!.parts,
+        portfolio.part,
+      );
+      return allowed.map((lots, i) => Math.max(0, lots - portfolio.legs[i]!.filled));
+    }
+    case 'ICEBERG': {
+      const iceberg = spec.iceberg!;
+      const first = portfolio.children.length === 0;
+      const slice = first ? iceberg.displayAmount : (iceberg.refreshAmount ?? iceberg.displayAmount);
+      return [openOf(0) ?? Math.min(slice, remaining(portfolio, 0))];
+    }
+    case 'COMMON':
+      return portfolio.legs.map((_, i) =>
+        portfolio.children.some((child) => child.leg === i) ? (openOf(i) ?? 0) : remaining(portfolio, i),
+      );
+    default: {
+      const _exhaustive: never = spec.portfolioType;
+      return _exhaustive;
+    }
+  }
+}
+
+/** Hedge legs of a BALANCE go first to market; main legs in order, the priority leg first. */
+function legOrder(portfolio: PortfolioState): number[] {
+  const legs = portfolio.spec.legs.map((_, i) => i);
+  return legs.sort((a, b) => rank(portfolio, a) - rank(portfolio, b));
+}
+
+function rank(portfolio: PortfolioState, i: number): number {
+  const leg = portfolio.spec.legs[i]!;
+  return leg.priority ? 0 : leg.hedge ? 2 : 1;
+}
+
+function usesMarketForHedge(portfolio: PortfolioState, i: number): boolean {
+  const spec = portfolio.spec;
+  return spec.portfolioType === 'BALANCE' && spec.legs[i]!.hedge && spec.legs.some((leg) => !leg.hedge);
+}
+
+/** False when the portfolio failed (a child refused). */
+function reconcileLegs(context: StepContext, portfolio: PortfolioState): boolean {
+  for (const i of legOrder(portfolio)) {
+    const want = desiredOpen(portfolio)[i]!;
+    if (!reconcileLeg(context, portfolio, i, want)) return false;
+    if (portfolio.status !== 'WORKING') return false;
+  }
+  return true;
+}
+
+function priceFor(context: StepContext, portfolio: PortfolioState, i: number): ResolvedPrice {
+  if (usesMarketForHedge(portfolio, i)) return { kind: 'market' };
+  const leg = portfolio.spec.legs[i]!;
+  const instrument = context.market.instrument(leg.instrumentName);
+  if (instrument === undefined) return { kind: 'unavailable', reason: 'instrument gone' };
+  return resolvePrice(context.market, instrument, leg.side, leg.pricing, context.stamp.ts);
+}
+
+function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number, want: number): boolean {
+  const legState = portfolio.legs[i]!;
+  const leg = portfolio.spec.legs[i]!;
+  const child =
+    legState.working === null ? undefined : portfolio.children.find((c) => c.orderId === legState.working && c.open);
+  if (want <= 0) {
+    if (child !== undefined) cancelChild(context, portfolio, child);
+    return true;
+  }
+  const price = child !== undefined && leg.pricing.priceType === 'LIMIT' ? { kind: 'limit' as const, price: child.price! } : priceFor(context, portfolio, i);
+  if (price.kind === 'unavailable') {
+    if (child === undefined) portfolio.retryAt ??= context.stamp.ts + PRICE_RETRY_MS;
+    return true;
+  }
+  if (price.kind === 'market') {
+    if (child !== undefined) cancelChild(context, portfolio, child);
+    if (legState.lastMarketSeq === context.stamp.seq && !legState.lastMarketFilled) return true;
+    const filledBefore = legState.filled;
+    const outcome = placeChild(context, portfolio, i, want, null);
+    if (!outcome.ok) {
+      failPortfolio(context, portfolio, outcome.message);
+      return false;
+    }
+    legState.lastMarketSeq = context.stamp.seq;
+    legState.lastMarketFilled = legState.filled > filledBefore;
+    legState.slicePending = 0;
+    return true;
+  }
+  if (child === undefined) {
+    const outcome = placeChild(context, portfolio, i, want, price.price);
+    if (!outcome.ok) {
+      failPortfolio(context, portfolio, outcome.message);
+      return false;
+    }
+    legState.slicePending = 0;
+    return true;
+  }
+  if (child.price === price.price && child.amount - child.filled === want) return true;
+  const outcome = amendChild(context, portfolio, child, want, price.price);
+  if (!outcome.ok) {
+    failPortfolio(context, portfolio, outcome.message);
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,67 @@
+/**
+ * `AlgoMarketView` over the engine (`Venue` queries: book, mark, index, instruments) and the
+ * market model (forward and vol surface, src/market/market-state.ts) for IV conversions and MODEL
+ * prices. Everything comes from journaled state (the engine's index/mark prices, the seeded
+ * model), so replay sees the same numbers.
+ */
+import type { Instrument } from '../domain/instrument.ts';
+import type { Venue } from '../engine/venue.ts';
+import type { OptionPricingContext } from '../market/conversions.ts';
+import { defaultMarketModel, type MarketModel, type MarketState, priceMarket } from '../market/market-state.ts';
+import type { AlgoMarketView } from './market-view.ts';
+
+/** The engine queries the view needs (Venue satisfies this structurally). */
+export type VenueReads = Pick<Venue, 'book' | 'instrument' | 'indexPrice'>;
+
+export function venueMarketView(venue: VenueReads, model: MarketModel = defaultMarketModel()): AlgoMarketView {
+  // One priced market per (instrument, time): the model is pure, so caching by key is safe.
+  let cachedAt = Number.NaN;
+  const cache = new Map<string, MarketState>();
+  const priced = (instrument: Instrument, now: number): MarketState | null => {
+    const currency = instrument.spec.baseCurrency;
+    const index = venue.indexPrice(currency);
+    if (index === null || model.currencies[currency] === undefined) return null;
+    if (cachedAt !== now) {
+      cache.clear();
+      cachedAt = now;
+    }
+    const key = `${instrument.name}|${index}`;
+    let state = cache.get(key);
+    if (state === undefined) {
+      state = priceMarket(now, { [currency]: index }, [instrument.spec], model);
+      cache.set(key, state);
+    }
+    return state;
+  };
+  return {
+    instrument: (name) => {
+      const info = venue.instrument(name);
+      return info === null || info.status !== 'open' ? undefined : info.instrument;
+    },
+    bestBid: (name) => venue.book(name, 1)?.bestBid ?? null,
+    bestAsk: (name) => venue.book(name, 1)?.bestAsk ?? null,
+    markPrice: (name) => venue.instrument(name)?.markPrice ?? null,
+    indexPrice: (currency) => venue.indexPrice(currency),
+    optionContext: (name, now): OptionPricingContext | null => {
+      const info = venue.instrument(name);
+      if (info === null || !info.instrument.isOption) return null;
+      const spec = info.instrument.spec;
+      const state = priced(info.instrument, now);
+      const mark = state?.mark(name);
+      if (state === undefined || state === null || mark === undefined || mark.timeToExpiry === null) return null;
+      return {
+        optionType: spec.optionType ?? 'call',
+        marginKind: spec.marginKind,
+        strike: Number(spec.strike),
+        forward: mark.underlyingPrice,
+        index: state.index(spec.baseCurrency),
+        timeToExpiry: mark.timeToExpiry,
+      };
+    },
+    modelPrice: (name, now) => {
+      const info = venue.instrument(name);
+      if (info === null) return null;
+      return priced(info.instrument, now)?.mark(name)?.markPrice ?? null;
+    },
+  };
+}

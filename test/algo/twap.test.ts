@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { AlgoHarness, leg, OPTION, PERP, PERP_60K, portfolio, T0 } from './harness.ts';
+
+const twap = (overrides: Partial<Parameters<typeof portfolio>[0]> = {}) =>
+  portfolio({ portfolioType: 'TWAP', twap: { startTimestamp: null, durationMs: 10_000, frequencyMs: 2_000 }, ...overrides });
+
+describe('TWAP', () => {
+  test('N = ceil(duration/frequency) slices at start + k·frequency, each remaining/slices-left', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 1000, PERP_60K);
+    const id = h.submit(twap({ legs: [leg({ amount: 100 })], twap: { startTimestamp: null, durationMs: 9_000, frequencyMs: 2_000 } }));
+    h.runUntil(T0 + 20_000);
+    const p = h.machine.portfolio(id)!;
+    assert.deepEqual(
+      p.parts.map((part) => [part.startedAt - T0, part.targets[0]]),
+      [
+        [0, 20],
+        [2000, 20],
+        [4000, 20],
+        [6000, 20],
+        [8000, 20],
+      ],
+    );
+    assert.equal(p.status, 'COMPLETED');
+    assert.equal(p.legs[0]!.filled, 100);
+    assert.equal(p.endReason, 'filled');
+  });
+
+  test('unfilled rest is cancelled at the next slice and rolled forward; shortfall rounds down', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 7, PERP_60K);
+    const id = h.submit(twap({ legs: [leg({ amount: 100 })] }));
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.legs[0]!.filled, 7);
+    const first = p.children[0]!;
+    assert.equal(first.amount, 20);
+    assert.equal(first.open, true);
+    h.runUntil(T0 + 2_000);
+    assert.equal(first.open, false, 'slice 0 rest cancelled');
+    assert.equal(h.venue.getOrder(first.orderId)!.orderState, 'cancelled');
+    // 93 left over 4 slices → 23 (rounded down); shortfall rolls forward.
+    assert.equal(p.parts[1]!.targets[0], 23);
+    assert.equal(p.children[1]!.amount, 23);
+    assert.equal(h.openChildren(id).length, 1, 'one working child per leg');
+  });
+
+  test('ends EXPIRED with the rest cancelled when not filled by the end', () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(twap({ legs: [leg({ amount: 100 })] }));
+    h.runUntil(T0 + 10_000);
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.status, 'EXPIRED');
+    assert.equal(p.endReason, 'duration_elapsed');
+    assert.equal(p.endedAt, T0 + 10_000);
+    assert.equal(h.openChildren(id).length, 0);
+    assert.deepEqual(h.messages(id).slice(0, 3), ['PORTFOLIO_SUBMITTED', 'PORTFOLIO_WORKING', 'PART_STARTED']);
+    assert.equal(h.messages(id).at(-1), 'PORTFOLIO_EXPIRED');
+  });
+
+  test('legs advance together: every leg slices at the same instants', () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(
+      twap({
+        legs: [
+          leg({ amount: 50 }),
+          leg({ instrumentName: OPTION, instrumentType: 'OPTION', amount: 10, pricing: { ...leg().pricing, price: 0.05, priceIn: 'BTC' } }),
+        ],
+      }),
+    );
+    h.runUntil(T0 + 4_000);
+    const placedAt = (legIndex: number) => h.childOrders(id).filter((c) => c.leg === legIndex).map((c) => c.placedAt - T0);
+    assert.deepEqual(placedAt(0), [0, 2000, 4000]);
+    assert.deepEqual(placedAt(1), [0, 2000, 4000]);
+  });
+
+  test('a future startTimestamp waits in PENDING; a past one beyond tolerance is refused', () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(twap({ twap: { startTimestamp: T0 + 5_000, durationMs: 4_000, frequencyMs: 2_000 } }));
+    assert.equal(h.machine.portfolio(id)!.status, 'PENDING');
+    assert.equal(h.machine.nextWakeup(), T0 + 5_000);
+    assert.equal(h.childOrders(id).length, 0);
+    h.runUntil(T0 + 5_000);
+    assert.equal(h.machine.portfolio(id)!.status, 'WORKING');
+    assert.equal(h.childOrders(id)[0]!.placedAt, T0 + 5_000);
+
+    const refused = h.algo({
+      type: 'submit_portfolio',
+      portfolio: twap({ twap: { startTimestamp: h.ts - 15_001, durationMs: 4_000, frequencyMs: 2_000 } }),
+    } as never);
+    assert.equal(refused.ok, false);
+    assert.equal(!refused.ok && refused.error.data.field, 'twapTrade.startTimestamp');
+    const tolerated = h.submit(twap({ twap: { startTimestamp: h.ts - 10_000, durationMs: 4_000, frequencyMs: 2_000 } }));
+    assert.equal(h.machine.portfolio(tolerated)!.status, 'WORKING');
+  });
+
+  test('hidden legs rest without showing in public depth', () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(twap({ legs: [leg({ amount: 100, hidden: true, pricing: { ...leg().pricing, price: 59_000 } })] }));
+    const child = h.venue.getOrder(h.childOrders(id)[0]!.orderId)!;
+    assert.equal(child.hidden, true);
+    assert.equal(child.owner, String(id));
+    assert.equal(h.venue.book(PERP)!.bestBid, null);
+  });
+
+  test('DYNAMIC legs are repriced every dynamicMs when the reference moves a tick, within the worst price', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('buy', 10, PERP_60K - 20);
+    const dynamic = {
+      priceType: 'DYNAMIC' as const,
+      price: 60_005,
+      priceIn: 'USD',
+      dynamicStrategy: 'BID' as const,
+      dynamicOffset: 1,
+      dynamicMs: 100,
+    };
+    const id = h.submit(twap({ legs: [leg({ amount: 100, pricing: dynamic })] }));
+    const child = h.childOrders(id)[0]!;
+    assert.equal(child.price, PERP_60K - 18, 'bid + 1 USD');
+    h.ts += 50;
+    h.maker('buy', 10, PERP_60K - 10);
+    assert.equal(child.price, PERP_60K - 18, 'not before dynamicMs');
+    h.runUntil(T0 + 100);
+    assert.equal(child.price, PERP_60K - 8);
+    assert.equal(h.venue.getOrder(child.orderId)!.price, PERP_60K - 8);
+    h.maker('buy', 10, PERP_60K + 20);
+    h.runUntil(T0 + 200);
+    assert.equal(child.price, PERP_60K + 10, 'capped at the worst acceptable price 60,005');
+  });
+
+  test('MARKET slices take liquidity as market orders', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 1000, PERP_60K + 2);
+    const id = h.submit(twap({ legs: [leg({ amount: 40, pricing: { ...leg().pricing, priceType: 'MARKET', price: null, priceIn: null } })] }));
+    assert.equal(h.machine.portfolio(id)!.legs[0]!.filled, 8);
+    assert.equal(h.childOrders(id)[0]!.market, true);
+    h.runUntil(T0 + 10_000);
+    assert.equal(h.machine.portfolio(id)!.status, 'COMPLETED');
+  });
+});
