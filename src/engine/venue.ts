@@ -102,6 +102,12 @@ export class Venue {
     return this.state.now;
   }
 
+  /** When the engine next has something due (a good_til_day expiry), or null. */
+  nextWakeup(): number | null {
+    const at = this.state.expiries.nextAt();
+    return Number.isFinite(at) ? at : null;
+  }
+
   execute(command: CoreCommand): CommandResult {
     const state = this.state;
     state.events = [];

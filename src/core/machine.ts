@@ -1,0 +1,181 @@
+/**
+ * The core state machine: the engine plus its sub-machines (Block RFQ desk, portfolio
+ * algorithms), executed as one deterministic unit per journaled command.
+ *
+ * Order of work for one command (see ./submachine.ts for the contract):
+ * 1. every sub-machine `advance`s to `ts` (timers due at or before it);
+ * 2. the command goes to the engine or to the one sub-machine that handles its type;
+ * 3. every sub-machine `react`s to the engine events produced so far; reactions may drive the
+ *    engine again, whose new events are offered once more, until no new engine events appear
+ *    (bounded: a runaway reaction loop is a programming error and throws).
+ *
+ * Invariants:
+ * - Only the outer command is journaled; inner engine commands carry the outer `seq`/`ts`.
+ * - The returned `engineEvents` hold every engine event of the command in the order they
+ *   happened, so projections and push channels see child orders, block trades and expiries too.
+ * - `stateHash()` covers the engine and every sub-machine, in registration order.
+ */
+import { createHash } from 'node:crypto';
+import type { Venue, VenueSnapshot } from '../engine/venue.ts';
+import type { CommandStamp, CoreCommand } from './commands.ts';
+import type { CommandResult, CoreEvent } from './events.ts';
+import type { EnginePort, SubCommand, SubMachine, SubResult } from './submachine.ts';
+
+const ENGINE_COMMAND_TYPES: ReadonlySet<string> = new Set<CoreCommand['type']>([
+  'create_account',
+  'set_account_settings',
+  'deposit',
+  'withdraw',
+  'list_instrument',
+  'update_prices',
+  'settle_instrument',
+  'place_order',
+  'edit_order',
+  'cancel_order',
+  'cancel_all',
+  'block_trade',
+  'timer',
+]);
+
+/** Most reaction rounds for one command before we call it a loop. */
+const MAX_REACTION_ROUNDS = 64;
+
+// biome-ignore lint/suspicious/noExplicitAny: sub-machines are heterogeneous; each checks its own types.
+export type AnySubMachine = SubMachine<any, unknown, unknown>;
+
+export type MachineCommand = CoreCommand | SubCommand;
+
+export interface MachineResult {
+  /** The engine's result for engine commands; the sub-machine's for the others. */
+  readonly result: CommandResult | SubResult<unknown, unknown>;
+  /** Which part handled the command: 'engine' or the sub-machine's name. */
+  readonly handledBy: string;
+  /** Every engine event of this command, in order. */
+  readonly engineEvents: readonly CoreEvent[];
+  /** Sub-machine events by sub-machine name, in order. */
+  readonly subEvents: ReadonlyMap<string, readonly unknown[]>;
+}
+
+export interface MachineSnapshot {
+  readonly venue: VenueSnapshot;
+  readonly subs: Readonly<Record<string, unknown>>;
+}
+
+export function isEngineCommand(command: MachineCommand): command is CoreCommand {
+  return ENGINE_COMMAND_TYPES.has(command.type);
+}
+
+/** An engine port that records every event the engine emits while a command runs. */
+class RecordingEnginePort implements EnginePort {
+  events: CoreEvent[] = [];
+
+  constructor(private readonly venue: Venue) {}
+
+  execute(command: CoreCommand): CommandResult {
+    const result = this.venue.execute(command);
+    for (const event of result.events) this.events.push(event);
+    return result;
+  }
+}
+
+export class CoreMachine {
+  private readonly byType = new Map<string, string>();
+  private readonly port: RecordingEnginePort;
+
+  constructor(
+    readonly venue: Venue,
+    private readonly subs: ReadonlyMap<string, AnySubMachine>,
+  ) {
+    this.port = new RecordingEnginePort(venue);
+    for (const [name, sub] of subs) {
+      for (const type of sub.commandTypes) {
+        if (ENGINE_COMMAND_TYPES.has(type) || this.byType.has(type)) {
+          throw new Error(`command type ${type} of ${name} is already handled`);
+        }
+        this.byType.set(type, name);
+      }
+    }
+  }
+
+  sub<T extends AnySubMachine>(name: string): T {
+    const sub = this.subs.get(name);
+    if (sub === undefined) throw new Error(`no sub-machine ${name}`);
+    return sub as T;
+  }
+
+  /** True when some part of the core handles this command type. */
+  handles(type: string): boolean {
+    return ENGINE_COMMAND_TYPES.has(type) || this.byType.has(type);
+  }
+
+  execute(command: MachineCommand): MachineResult {
+    const stamp: CommandStamp = { seq: command.seq, ts: command.ts };
+    const port = this.port;
+    port.events = [];
+    const subEvents = new Map<string, unknown[]>();
+    const emit = (name: string, events: readonly unknown[]) => {
+      if (events.length === 0) return;
+      const list = subEvents.get(name);
+      if (list === undefined) subEvents.set(name, [...events]);
+      else list.push(...events);
+    };
+
+    for (const [name, sub] of this.subs) emit(name, sub.advance(stamp, port));
+
+    let result: CommandResult | SubResult<unknown, unknown>;
+    let handledBy: string;
+    if (isEngineCommand(command)) {
+      result = port.execute(command);
+      handledBy = 'engine';
+    } else {
+      const name = this.byType.get(command.type);
+      if (name === undefined) throw new Error(`no part of the core handles command type ${command.type}`);
+      const subResult = this.subs.get(name)!.execute(command, port);
+      emit(name, subResult.events);
+      result = subResult;
+      handledBy = name;
+    }
+
+    this.react(stamp, emit);
+    return { result, handledBy, engineEvents: port.events, subEvents };
+  }
+
+  /** The earliest time any part of the core wants a `timer` command, or null. */
+  nextWakeup(): number | null {
+    let next: number | null = this.venue.nextWakeup();
+    for (const sub of this.subs.values()) {
+      const at = sub.nextWakeup();
+      if (at !== null && (next === null || at < next)) next = at;
+    }
+    return next;
+  }
+
+  snapshot(): MachineSnapshot {
+    const subs: Record<string, unknown> = {};
+    for (const [name, sub] of this.subs) subs[name] = sub.snapshot();
+    return { venue: this.venue.snapshot(), subs };
+  }
+
+  /** Restores every sub-machine from `snapshot.subs`; the venue is restored by its factory. */
+  restoreSubs(snapshot: MachineSnapshot): void {
+    for (const [name, sub] of this.subs) {
+      if (name in snapshot.subs) sub.restore(snapshot.subs[name]);
+    }
+  }
+
+  stateHash(): string {
+    const hash = createHash('sha256').update(this.venue.stateHash());
+    for (const [name, sub] of this.subs) hash.update(`\n${name}:${sub.stateHash()}`);
+    return hash.digest('hex');
+  }
+
+  private react(stamp: CommandStamp, emit: (name: string, events: readonly unknown[]) => void): void {
+    let offered = 0;
+    for (let round = 0; offered < this.port.events.length; round++) {
+      if (round >= MAX_REACTION_ROUNDS) throw new Error(`reactions did not settle within ${round} rounds`);
+      const fresh = this.port.events.slice(offered);
+      offered = this.port.events.length;
+      for (const [name, sub] of this.subs) emit(name, sub.react(fresh, stamp, this.port));
+    }
+  }
+}
