@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { UnstampedCommand } from '../core/commands.ts';
+import { defaultMarketDriverConfig, MarketDriver } from './driver.ts';
+import { parseIndexCsv, ReplayIndex } from './index-source.ts';
+
+const START = Date.UTC(2026, 10, 22, 7, 0);
+const EXPIRY = Date.UTC(2026, 10, 22, 8);
+
+function byType(commands: readonly UnstampedCommand[], type: UnstampedCommand['type']) {
+  return commands.filter((command) => command.type === type);
+}
+
+describe('MarketDriver', () => {
+  test('start lists the catalogue, funds the simulator and prices everything', () => {
+    const driver = new MarketDriver(defaultMarketDriverConfig(START));
+    const commands = driver.start(START);
+    assert.equal(byType(commands, 'list_instrument').length, driver.instruments().length);
+    assert.ok(byType(commands, 'create_account').length >= 3);
+    const prices = byType(commands, 'update_prices')[0];
+    assert.ok(prices?.type === 'update_prices' && prices.markPrices!.length === driver.instruments().length);
+  });
+
+  test('at 08:00 expiring instruments settle at the 30-min TWAP and the next expiry lists', () => {
+    const rows =
+      'timestamp,price\n' + `${START},60000\n${EXPIRY - 20 * 60_000},61000\n${EXPIRY - 10 * 60_000},62000\n`;
+    const parsed = parseIndexCsv(rows);
+    assert.ok(parsed.ok);
+    const config = defaultMarketDriverConfig(START);
+    const driver = new MarketDriver({
+      ...config,
+      sources: [new ReplayIndex('BTC', parsed.rows), config.sources[1]!],
+    });
+    driver.start(START);
+    let settled: UnstampedCommand[] = [];
+    let listed: UnstampedCommand[] = [];
+    for (let now = START + 60_000; now <= EXPIRY; now += 60_000) {
+      const commands = driver.tick(now);
+      settled = settled.concat(byType(commands, 'settle_instrument'));
+      listed = listed.concat(byType(commands, 'list_instrument'));
+    }
+    // TWAP over 07:30–08:00: 10 min at 60000, 10 at 61000, 10 at 62000.
+    const future = settled.find(
+      (command) => command.type === 'settle_instrument' && command.instrumentName === 'BTC-22NOV26',
+    );
+    assert.ok(future?.type === 'settle_instrument');
+    assert.equal(future.settlementPrice, 61_000 / 2.5);
+    const call = settled.find(
+      (command) => command.type === 'settle_instrument' && command.instrumentName === 'BTC-22NOV26-60500-C',
+    );
+    assert.ok(call?.type === 'settle_instrument');
+    assert.equal(call.settlementPrice, Math.round(500 / 61_000 / 0.0001));
+    assert.ok(
+      listed.some((command) => command.type === 'list_instrument' && command.spec.name === 'BTC-25NOV26'),
+    );
+    assert.ok(driver.expiredSpecs().some((spec) => spec.name === 'BTC-22NOV26'));
+    assert.ok(!driver.instruments().some((instrument) => instrument.name === 'BTC-22NOV26'));
+  });
+
+  test('combos list on demand once', () => {
+    const driver = new MarketDriver(defaultMarketDriverConfig(START));
+    driver.start(START);
+    const first = driver.combo('BTC-FS-25DEC26_PERP', START);
+    assert.ok(first.ok && first.command?.type === 'list_instrument');
+    const again = driver.combo('BTC-FS-25DEC26_PERP', START);
+    assert.ok(again.ok && again.command === null);
+    assert.ok(!driver.combo('BTC-XX-1', START).ok);
+    const tick = driver.tick(START + 1000);
+    const prices = byType(tick, 'update_prices')[0];
+    assert.ok(
+      prices?.type === 'update_prices' &&
+        prices.markPrices!.some((m) => m.instrumentName === 'BTC-FS-25DEC26_PERP'),
+    );
+  });
+
+  test('deterministic for a seed', () => {
+    const run = () => {
+      const driver = new MarketDriver(defaultMarketDriverConfig(START, 4));
+      const out = [driver.start(START)];
+      for (let i = 1; i <= 5; i++) out.push(driver.tick(START + i * 1000));
+      return out;
+    };
+    assert.deepEqual(run(), run());
+  });
+});

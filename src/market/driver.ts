@@ -1,0 +1,148 @@
+/**
+ * The market driver: the one object the composition root ticks. It owns the index sources,
+ * the index history, the listed catalogue and the liquidity simulator, and turns time into
+ * ordinary core commands for the sequencer to stamp and journal:
+ *
+ *   start(now): list_instrument for the catalogue, the simulator's accounts and funding, and
+ *               the first update_prices;
+ *   tick(now, view?):
+ *     1. sample every index (recorded for the settlement TWAP);
+ *     2. roll: settle_instrument for every listed instrument whose expiry is ≤ now, at the
+ *        settlement index (30-min TWAP before expiry), then list_instrument for what is due;
+ *     3. update_prices (all indices, every listed mark in ticks);
+ *     4. the simulator's commands (when a view of the venue is given and it is enabled).
+ *
+ * Deterministic for a given config and sequence of `now`s (sources are seeded or replayed).
+ * It keeps no venue state beyond what it listed; the engine stays the source of truth.
+ */
+import type { UnstampedCommand } from '../core/commands.ts';
+import { Instrument, type InstrumentSpec } from '../domain/instrument.ts';
+import { buildCatalogue, type CatalogueConfig, DEFAULT_CATALOGUE, rollCatalogue } from './catalogue.ts';
+import { createCombo, parseComboName } from './combos.ts';
+import { defaultSimulatedIndex, type IndexSource } from './index-source.ts';
+import { defaultMarketModel, type MarketModel, type MarketState, priceMarket } from './market-state.ts';
+import { priceUpdateCommand, settlementCommand } from './price-updates.ts';
+import { IndexHistory } from './settlement.ts';
+import { DEFAULT_SIMULATOR_CONFIG, type SimulatorConfig } from './simulator/config.ts';
+import { LiquiditySimulator } from './simulator/simulator.ts';
+import type { SimulatorView } from './simulator/view.ts';
+
+export interface MarketDriverConfig {
+  readonly sources: readonly IndexSource[];
+  readonly model: MarketModel;
+  readonly catalogue: CatalogueConfig;
+  readonly simulator: SimulatorConfig;
+}
+
+/** Simulated BTC and ETH indices, default surfaces, catalogue and simulator, from one seed. */
+export function defaultMarketDriverConfig(startTime: number, seed = 1): MarketDriverConfig {
+  const currencies = DEFAULT_CATALOGUE.currencies;
+  return {
+    sources: currencies.map((currency) => defaultSimulatedIndex(currency, startTime, seed)),
+    model: defaultMarketModel(0, currencies),
+    catalogue: DEFAULT_CATALOGUE,
+    simulator: { ...DEFAULT_SIMULATOR_CONFIG, seed },
+  };
+}
+
+export type ComboListing =
+  | { readonly ok: true; readonly spec: InstrumentSpec; readonly command: UnstampedCommand | null }
+  | { readonly ok: false; readonly message: string };
+
+export class MarketDriver {
+  private readonly listed = new Map<string, Instrument>();
+  private readonly expired: InstrumentSpec[] = [];
+  private readonly history = new IndexHistory();
+  private readonly simulator: LiquiditySimulator;
+  private state: MarketState | null = null;
+
+  constructor(readonly config: MarketDriverConfig) {
+    this.simulator = new LiquiditySimulator(config.simulator);
+  }
+
+  /** Commands that bring an empty venue to a listed, priced market. */
+  start(now: number): UnstampedCommand[] {
+    const levels = this.sample(now);
+    const commands: UnstampedCommand[] = [];
+    for (const spec of buildCatalogue(now, levels, this.config.catalogue)) commands.push(this.list(spec));
+    commands.push(...this.simulator.setupCommands());
+    this.state = priceMarket(now, levels, this.specs(), this.config.model);
+    commands.push(priceUpdateCommand(this.state, this.listed.values()));
+    return commands;
+  }
+
+  tick(now: number, view?: SimulatorView): UnstampedCommand[] {
+    const levels = this.sample(now);
+    const commands: UnstampedCommand[] = [];
+    const plan = rollCatalogue(now, this.specs(), levels, this.config.catalogue);
+    const lookup = (name: string) => this.listed.get(name)?.spec;
+    for (const spec of plan.expire) {
+      const instrument = this.listed.get(spec.name)!;
+      const settlementIndex =
+        this.history.settlementIndex(spec.baseCurrency, spec.expiration!) ?? levels[spec.baseCurrency]!;
+      const command = settlementCommand(instrument, settlementIndex, lookup);
+      if (command !== null) commands.push(command);
+    }
+    for (const spec of plan.expire) {
+      this.listed.delete(spec.name);
+      this.expired.push(spec);
+    }
+    for (const spec of plan.list) commands.push(this.list(spec));
+    this.state = priceMarket(now, levels, this.specs(), this.config.model);
+    commands.push(priceUpdateCommand(this.state, this.listed.values()));
+    if (view !== undefined) commands.push(...this.simulator.step(now, this.state, view));
+    return commands;
+  }
+
+  /** The latest market (after `start` or the last `tick`). */
+  market(): MarketState {
+    if (this.state === null) throw new Error('the market driver has not started');
+    return this.state;
+  }
+
+  /** Listed (unexpired) instruments, sorted by name. */
+  instruments(): Instrument[] {
+    return [...this.listed.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  expiredSpecs(): readonly InstrumentSpec[] {
+    return this.expired;
+  }
+
+  /**
+   * A combo by its Deribit-style id: the listed spec, or a new spec and its list_instrument
+   * command (the combo is listed from now on and priced at the next tick).
+   */
+  combo(name: string, now: number): ComboListing {
+    const existing = this.listed.get(name);
+    if (existing !== undefined) return { ok: true, spec: existing.spec, command: null };
+    const request = parseComboName(name);
+    if (request === null) return { ok: false, message: `${name} is not a combo id` };
+    const created = createCombo(request, (leg) => this.listed.get(leg)?.spec, now);
+    if (!created.ok) return created;
+    return { ok: true, spec: created.spec, command: this.list(created.spec) };
+  }
+
+  simulatorSnapshot() {
+    return this.simulator.snapshot();
+  }
+
+  private specs(): InstrumentSpec[] {
+    return [...this.listed.values()].map((instrument) => instrument.spec);
+  }
+
+  private list(spec: InstrumentSpec): UnstampedCommand {
+    this.listed.set(spec.name, new Instrument(0, spec));
+    return { type: 'list_instrument', spec };
+  }
+
+  private sample(now: number): Record<string, number> {
+    const levels: Record<string, number> = {};
+    for (const source of this.config.sources) {
+      const price = source.priceAt(now);
+      levels[source.currency] = price;
+      this.history.record(source.currency, now, price);
+    }
+    return levels;
+  }
+}
