@@ -22,8 +22,7 @@ describe('MarketDriver', () => {
   });
 
   test('at 08:00 expiring instruments settle at the 30-min TWAP and the next expiry lists', () => {
-    const rows =
-      'timestamp,price\n' + `${START},60000\n${EXPIRY - 20 * 60_000},61000\n${EXPIRY - 10 * 60_000},62000\n`;
+    const rows = `timestamp,price\n${START},60000\n${EXPIRY - 20 * 60_000},61000\n${EXPIRY - 10 * 60_000},62000\n`;
     const parsed = parseIndexCsv(rows);
     assert.ok(parsed.ok);
     const config = defaultMarketDriverConfig(START);
