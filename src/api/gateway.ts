@@ -29,7 +29,7 @@ import {
 import { API_VERSION, registerPublicMethods } from './methods/public.ts';
 import { registerSessionMethods } from './methods/session.ts';
 import { registerTradingMethods } from './methods/trading.ts';
-import type { CommandPort, EventPort, ReadPort } from './ports.ts';
+import type { CommandPort, EventPort, HistoryPort, ReadPort } from './ports.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { MethodRegistry } from './registry.ts';
 import { WsGateway } from './ws-gateway.ts';
@@ -40,6 +40,7 @@ export interface GatewayDeps {
   readonly config: GatewayConfig;
   readonly commands: CommandPort;
   readonly reads: ReadPort;
+  readonly history: HistoryPort;
   readonly events: EventPort;
   readonly keyStore: KeyStore;
   readonly clock: Clock;
@@ -59,7 +60,7 @@ export interface Gateway {
 }
 
 export function createGateway(deps: GatewayDeps): Gateway {
-  const { config, commands, reads, events, keyStore, clock } = deps;
+  const { config, commands, reads, history, events, keyStore, clock } = deps;
   const now = () => commands.now();
   const fastify = Fastify({
     logger: { level: config.logLevel },
@@ -78,8 +79,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const routeDeps: HttpRouteDeps = { dispatcher, authenticator, limiter, onUnexpected };
   const flatRoutes: FlatRouteDefinition[] = [];
 
-  registerPublicMethods(methods, { commands, reads });
-  registerTradingMethods(methods, { commands, reads });
+  registerPublicMethods(methods, { commands, reads, history });
+  registerTradingMethods(methods, { commands, reads, history });
   registerSessionMethods(methods, authenticator);
   registerBuiltinChannels(channels, reads);
 

@@ -10,8 +10,16 @@
  * - `EventPort` delivers every committed command's events, in sequence order, after durability.
  */
 import type { UnstampedCommand } from '../core/commands.ts';
-import type { CommandResult, CoreEvent, OrderView, PositionView, TradeView } from '../core/events.ts';
+import type { CommandResult, CoreEvent, OrderView, PositionView } from '../core/events.ts';
 import type { Instrument } from '../domain/instrument.ts';
+import type {
+  OrderHistoryPage,
+  OrderHistoryQuery,
+  UserTradesPage,
+  UserTradesQuery,
+} from '../store/read/history-queries.ts';
+
+export type { OrderHistoryPage, OrderHistoryQuery, UserTradesPage, UserTradesQuery };
 
 export interface CommandPort {
   submit(command: UnstampedCommand): Promise<CommandResult>;
@@ -81,9 +89,6 @@ export interface ReadPort {
   order(orderId: string): OrderView | undefined;
   openOrders(accountId: number, filter: OrderFilter): readonly OrderView[];
   /** Every order of the account in the filter (open and closed), newest first. */
-  orderHistory(accountId: number, filter: OrderFilter): readonly OrderView[];
-  /** The account's trades in the filter, newest first. */
-  userTrades(accountId: number, filter: OrderFilter): readonly TradeView[];
   positions(accountId: number, filter: OrderFilter): readonly PositionView[];
   accountSummary(accountId: number, currency: string): AccountSummaryView | undefined;
   orderBook(instrumentName: string, depth: number): OrderBookView | undefined;
@@ -92,10 +97,23 @@ export interface ReadPort {
   currencies(): readonly string[];
 }
 
+/**
+ * History (order history, user trades) from the read store: windows, includeOld/includeUnfilled,
+ * paging and continuation tokens are the store's (src/store/read/history-queries.ts). A
+ * `RangeError` means a bad count or continuation token and is answered as invalid_params.
+ */
+export interface HistoryPort {
+  orderHistory(query: OrderHistoryQuery): Promise<OrderHistoryPage>;
+  userTrades(query: UserTradesQuery): Promise<UserTradesPage>;
+}
+
 export interface CommittedBatch {
   readonly seq: number;
   readonly ts: number;
+  /** Every engine event of the command (child orders, block trades and expiries included). */
   readonly events: readonly CoreEvent[];
+  /** Sub-machine events by sub-machine name (RFQ desk, algorithms), for their channel families. */
+  readonly subEvents?: ReadonlyMap<string, readonly unknown[]>;
 }
 
 export interface EventPort {

@@ -188,26 +188,28 @@ describe('gateway over HTTP', () => {
     const client = harness.http(2);
     for (let i = 0; i < 3; i++)
       await client.call('private/buy', { instrumentName: OPTION, quantity: '10', price: '40000' });
-    const first = await client.call('private/get_order_history_by_currency', {
-      currency: 'BTC',
-      count: 2,
-      withContinuation: true,
-    });
+    assert.equal(await client.call('private/cancel_all_by_currency', { currency: 'BTC' }), 3);
+    const query = { currency: 'BTC', count: 2, withContinuation: true, includeUnfilled: true };
+    const first = await client.call('private/get_order_history_by_currency', query);
     assert.ok(!Array.isArray(first));
     assert.equal(first.orders.length, 2);
     assert.ok(first.continuation);
     const second = await client.call('private/get_order_history_by_currency', {
-      currency: 'BTC',
-      count: 2,
-      withContinuation: true,
+      ...query,
       continuation: first.continuation,
     });
     assert.ok(!Array.isArray(second));
     assert.equal(second.orders.length, 1);
     assert.equal(second.continuation, null);
+    // Unfilled cancelled orders are history only with includeUnfilled; without withContinuation it is a list.
+    assert.deepEqual(await client.call('private/get_order_history_by_currency', { currency: 'BTC' }), []);
+    await rejects(
+      client.call('private/get_order_history_by_currency', { currency: 'BTC', continuation: 'garbage' }),
+      -32602,
+      'continuation',
+    );
     const summary = await client.call('private/get_account_summary', { currency: 'BTC' });
     assert.equal(summary.balance, '100');
-    assert.equal(await client.call('private/cancel_all_by_currency', { currency: 'BTC' }), 3);
   });
 
   test('authentication: statuses, skew with server time, tampering, replay and nonce reuse', async () => {

@@ -60,7 +60,7 @@ describe('gateway over WebSocket', () => {
     });
     assert.deepEqual(((await raw) as { error: { code: number } }).error.code, -32700);
     await assert.rejects(
-      client.call('public/nope' as never, {}),
+      (client.call as (m: string, p: object) => Promise<unknown>)('public/nope', {}),
       (e) => e instanceof ApiError && e.code === -32601,
     );
     assert.equal(typeof (await client.call('public/time', {})), 'number');

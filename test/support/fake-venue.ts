@@ -4,6 +4,7 @@
  * the core's result shape. Records every submitted command.
  */
 
+import { MemoryHistory } from '../../src/api/memory-history.ts';
 import type { CommandPort, CommittedBatch, EventPort, ReadPort } from '../../src/api/ports.ts';
 import type { UnstampedCommand } from '../../src/core/commands.ts';
 import type { CommandResult, CoreEvent, OrderView } from '../../src/core/events.ts';
@@ -12,6 +13,7 @@ import { buildCatalogue } from '../../src/market/catalogue.ts';
 
 export class FakeVenue implements CommandPort, ReadPort, EventPort {
   readonly submitted: UnstampedCommand[] = [];
+  readonly history = new MemoryHistory((name) => this.instrumentsByName.get(name)?.kind);
   private readonly instrumentsByName = new Map<string, Instrument>();
   private readonly orders = new Map<string, OrderView>();
   private readonly balances = new Map<string, number>();
@@ -36,6 +38,7 @@ export class FakeVenue implements CommandPort, ReadPort, EventPort {
     const result = this.apply(command);
     const batch: CommittedBatch = { seq: ++this.seq, ts: this.time, events: result.events };
     await Promise.resolve();
+    this.history.record(batch);
     for (const listener of this.listeners) listener(batch);
     return result;
   }
@@ -201,16 +204,6 @@ export class FakeVenue implements CommandPort, ReadPort, EventPort {
         (!filter.instrumentName || order.instrumentName === filter.instrumentName) &&
         (!filter.currency || order.currency === filter.currency),
     );
-  }
-  orderHistory(accountId: number, filter: { currency?: string }): readonly OrderView[] {
-    return [...this.orders.values()]
-      .filter(
-        (order) => order.accountId === accountId && (!filter.currency || order.currency === filter.currency),
-      )
-      .reverse();
-  }
-  userTrades(): readonly never[] {
-    return [];
   }
   positions(): readonly never[] {
     return [];

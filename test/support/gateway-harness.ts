@@ -11,7 +11,7 @@ import { SecretBox } from '../../src/api/auth/secret-box.ts';
 import { SqliteKeyStore } from '../../src/api/auth/sqlite-key-store.ts';
 import { bootstrapDemo, type DemoCredential } from '../../src/api/bootstrap.ts';
 import { createGateway, type Gateway } from '../../src/api/gateway.ts';
-import type { CommandPort, EventPort, ReadPort } from '../../src/api/ports.ts';
+import type { CommandPort, EventPort, HistoryPort, ReadPort } from '../../src/api/ports.ts';
 import { type Clock, SystemClock } from '../../src/app/clock.ts';
 import type { DeepPartial } from '../../src/app/config.ts';
 import { type Config, loadConfig } from '../../src/app/config.ts';
@@ -29,7 +29,11 @@ export interface Harness {
 }
 
 export async function startHarness(
-  options: { venue?: CommandPort & ReadPort & EventPort; config?: DeepPartial<Config>; clock?: Clock } = {},
+  options: {
+    venue?: CommandPort & ReadPort & EventPort & { history: HistoryPort };
+    config?: DeepPartial<Config>;
+    clock?: Clock;
+  } = {},
 ): Promise<Harness> {
   const venue = options.venue ?? new FakeVenue();
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-'));
@@ -49,6 +53,7 @@ export async function startHarness(
     config,
     commands: venue,
     reads: venue,
+    history: venue.history,
     events: venue,
     keyStore,
     clock: options.clock ?? new SystemClock(),

@@ -4,12 +4,13 @@ import type { CommandSuccess, OrderView } from '../../core/events.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { Principal } from '../auth/authenticator.ts';
-import type { CommandPort, ReadPort } from '../ports.ts';
+import type { CommandPort, HistoryPort, ReadPort } from '../ports.ts';
 import type { CallContext } from '../registry.ts';
 
 export interface MethodDeps {
   readonly commands: CommandPort;
   readonly reads: ReadPort;
+  readonly history: HistoryPort;
 }
 
 export function principalOf(context: CallContext): Principal {

@@ -31,7 +31,7 @@ import {
   TradeSchema,
 } from '../schemas/objects.ts';
 import { accountSummaryToWire, positionToWire } from '../wire/market.ts';
-import { orderToWire, tradesToWire } from '../wire/orders.ts';
+import { orderToWire, tradesToWire, tradeToWire } from '../wire/orders.ts';
 import {
   accountOf,
   instrumentOf,
@@ -41,7 +41,6 @@ import {
   principalOf,
   submitOrThrow,
 } from './context.ts';
-import { pageOrderHistory, pageUserTrades } from './history.ts';
 import { toEditOrder, toPlaceOrder } from './order-params.ts';
 
 const OPEN_TYPE_FILTERS: Record<string, (orderType: string) => boolean> = {
@@ -58,8 +57,21 @@ const OPEN_TYPE_FILTERS: Record<string, (orderType: string) => boolean> = {
   trailing_stop: (t) => t === 'trailing_stop',
 };
 
+/** The read store signals a bad count or continuation token with a RangeError. */
+async function historyQuery<T>(query: () => Promise<T>): Promise<T> {
+  try {
+    return await query();
+  } catch (error) {
+    if (error instanceof RangeError) {
+      const field = /count/.test(error.message) ? 'count' : 'continuation';
+      throw new VenueError('invalid_params', error.message, { field });
+    }
+    throw error;
+  }
+}
+
 export function registerTradingMethods(registry: MethodRegistry, deps: MethodDeps): void {
-  const { commands, reads } = deps;
+  const { commands, reads, history } = deps;
   const wireOrder = (order: OrderView) => orderToWire(order, instrumentOf(reads, order.instrumentName));
   const wireOrders = (orders: readonly OrderView[]) =>
     orders.flatMap((order) => {
@@ -248,15 +260,21 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
         continuation: Type.Union([Type.String(), Type.Null()]),
       }),
     ]),
-    handler: (params, context) => {
-      const accountId = accountOf(context);
-      const all = reads
-        .orderHistory(accountId, { currency: params.currency.toUpperCase() })
-        .filter((order) => {
-          const instrument = reads.instrument(order.instrumentName);
-          return instrument !== undefined && kindMatches(params.kind, instrument.kind);
-        });
-      const page = pageOrderHistory(all, params, commands.now());
+    handler: async (params, context) => {
+      const page = await historyQuery(() =>
+        history.orderHistory({
+          accountId: accountOf(context),
+          currency: params.currency.toUpperCase(),
+          ...(params.kind != null ? { kind: params.kind } : {}),
+          ...(params.count != null ? { count: params.count } : {}),
+          ...(params.offset != null ? { offset: params.offset } : {}),
+          includeOld: params.includeOld ?? false,
+          includeUnfilled: params.includeUnfilled ?? false,
+          historical: params.historical ?? false,
+          continuation: params.continuation ?? null,
+          now: commands.now(),
+        }),
+      );
       const orders = wireOrders(page.orders);
       return params.withContinuation ? { orders, continuation: page.continuation } : orders;
     },
@@ -264,21 +282,37 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
 
   registry.register({
     name: 'private/get_user_trades_by_currency',
-    summary: "The account's trades in one currency: {trades, hasMore}.",
+    summary: "The account's trades in one currency: {trades, hasMore, continuation}.",
     access: 'private',
     params: UserTradesParams,
-    result: Type.Object({ trades: Type.Array(TradeSchema), hasMore: Type.Boolean() }),
-    handler: (params, context) => {
+    result: Type.Object({
+      trades: Type.Array(TradeSchema),
+      hasMore: Type.Boolean(),
+      continuation: Type.Union([Type.String(), Type.Null()]),
+    }),
+    handler: async (params, context) => {
       const accountId = accountOf(context);
-      const all = reads.userTrades(accountId, { currency: params.currency.toUpperCase() }).filter((trade) => {
+      const page = await historyQuery(() =>
+        history.userTrades({
+          accountId,
+          currency: params.currency.toUpperCase(),
+          ...(params.kind != null ? { kind: params.kind } : {}),
+          ...(params.startTimestamp != null ? { startTimestamp: params.startTimestamp } : {}),
+          ...(params.endTimestamp != null ? { endTimestamp: params.endTimestamp } : {}),
+          ...(params.count != null ? { count: params.count } : {}),
+          ...(params.sorting != null ? { sorting: params.sorting } : {}),
+          historical: params.historical ?? false,
+          includeOld: params.includeOld ?? false,
+          continuation: params.continuation ?? null,
+          now: commands.now(),
+        }),
+      );
+      const trades = page.trades.flatMap(({ trade, liquidity }) => {
         const instrument = reads.instrument(trade.instrumentName);
-        return instrument !== undefined && kindMatches(params.kind, instrument.kind);
+        const party = liquidity === 'T' ? trade.taker : trade.maker;
+        return instrument ? [tradeToWire(trade, party, instrument)] : [];
       });
-      const page = pageUserTrades(all, params, commands.now());
-      return {
-        trades: tradesToWire(page.trades, accountId, (name) => reads.instrument(name)),
-        hasMore: page.hasMore,
-      };
+      return { trades, hasMore: page.hasMore, continuation: page.continuation };
     },
   });
 

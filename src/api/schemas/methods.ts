@@ -159,6 +159,8 @@ export const UserTradesParams = Type.Object(
     endTimestamp: Opt(Timestamp),
     sorting: Opt(literals(['asc', 'desc', 'default'])),
     historical: Opt(Type.Boolean()),
+    includeOld: Opt(Type.Boolean()),
+    continuation: Opt(Type.String({ maxLength: 128 })),
   },
   Strict,
 );

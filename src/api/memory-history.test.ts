@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import type { OrderView } from '../core/events.ts';
+import { MemoryHistory } from './memory-history.ts';
+
+const NOW = 1_800_000_000_000;
+
+function order(
+  id: string,
+  lastUpdatedAt: number,
+  orderState: OrderView['orderState'],
+  filledAmount: number,
+): OrderView {
+  return {
+    orderId: id,
+    accountId: 1,
+    currency: 'BTC',
+    instrumentName: 'BTC-PERPETUAL',
+    lastUpdatedAt,
+    orderState,
+    filledAmount,
+  } as unknown as OrderView;
+}
+
+function historyOf(orders: OrderView[]): MemoryHistory {
+  const history = new MemoryHistory(() => 'future');
+  history.record({ seq: 1, ts: NOW, events: orders.map((o) => ({ type: 'order' as const, order: o })) });
+  return history;
+}
+
+test('windows: recent, includeUnfilled, historical, includeOld', async () => {
+  const history = historyOf([
+    order('a', NOW - 1000, 'open', 0),
+    order('b', NOW - 2000, 'cancelled', 0),
+    order('c', NOW - 3000, 'filled', 5),
+    order('d', NOW - 31 * 60_000, 'filled', 5),
+    order('e', NOW - 3 * 24 * 3600_000, 'filled', 5),
+  ]);
+  const ids = async (q: object) =>
+    (await history.orderHistory({ accountId: 1, currency: 'BTC', now: NOW, ...q })).orders.map(
+      (o) => o.orderId,
+    );
+  assert.deepEqual(await ids({}), ['c']);
+  assert.deepEqual(await ids({ includeUnfilled: true }), ['b', 'c']);
+  assert.deepEqual(
+    await ids({ historical: true }),
+    ['b', 'c', 'd'].filter((id) => id !== 'b'),
+  );
+  assert.deepEqual(await ids({ historical: true, includeOld: true }), ['c', 'd', 'e']);
+  await assert.rejects(
+    history.orderHistory({ accountId: 1, currency: 'BTC', now: NOW, continuation: 'bad' }),
+    RangeError,
+  );
+});
+
+test('continuation pages through every order exactly once', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 60 }),
+      fc.integer({ min: 1, max: 7 }),
+      async (ages, n) => {
+        const history = historyOf(
+          ages.map((age, i) => order(`o${String(i).padStart(3, '0')}`, NOW - age, 'filled', 1)),
+        );
+        const seen: string[] = [];
+        let continuation: string | null = null;
+        for (let guard = 0; guard < 100; guard++) {
+          const page = await history.orderHistory({
+            accountId: 1,
+            currency: 'BTC',
+            count: n,
+            continuation,
+            now: NOW,
+          });
+          seen.push(...page.orders.map((o) => o.orderId));
+          continuation = page.continuation;
+          if (continuation === null) break;
+        }
+        assert.equal(new Set(seen).size, ages.length);
+        assert.equal(seen.length, ages.length);
+      },
+    ),
+  );
+});

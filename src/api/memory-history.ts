@@ -1,0 +1,144 @@
+/**
+ * An in-memory HistoryPort fed by committed batches: for tests, demos without a read store, and
+ * as an executable statement of the history semantics the read store implements
+ * (src/store/read/history-queries.ts):
+ * - An order is history when it has fills, or when it is closed without fills and
+ *   `includeUnfilled` is set. Open orders without fills are not history.
+ * - Recent (historical=false): updated within 30 min (orders) / 24 h (trades). Historical:
+ *   at least 1 s old; older than 2 days only with includeOld.
+ * - Newest first by (last change, id); the continuation token `<time>:<id>` names the last record
+ *   returned and is null when nothing follows. A bad token or count is a RangeError.
+ */
+import type { OrderView, TradeView } from '../core/events.ts';
+import type {
+  CommittedBatch,
+  HistoryPort,
+  OrderHistoryPage,
+  OrderHistoryQuery,
+  UserTradesPage,
+  UserTradesQuery,
+} from './ports.ts';
+
+const RECENT_ORDERS_MS = 30 * 60_000;
+const RECENT_TRADES_MS = 24 * 3_600_000;
+const OLD_AFTER_MS = 2 * 24 * 3_600_000;
+const INDEXING_DELAY_MS = 1_000;
+
+type KindOf = (instrumentName: string) => string | undefined;
+
+function kindMatches(filter: string | undefined, kind: string | undefined): boolean {
+  if (filter === undefined || filter === 'any') return true;
+  if (filter === 'combo') return kind === 'future_combo' || kind === 'option_combo';
+  return filter === kind;
+}
+
+function inWindow(
+  at: number,
+  now: number,
+  recentMs: number,
+  historical: boolean,
+  includeOld: boolean,
+): boolean {
+  if (!historical) return at >= now - recentMs;
+  return at <= now - INDEXING_DELAY_MS && (includeOld || at >= now - OLD_AFTER_MS);
+}
+
+function parseToken(token: string | null | undefined): { at: number; id: string } | null {
+  if (token == null || token === '') return null;
+  const colon = token.indexOf(':');
+  const at = Number(token.slice(0, colon));
+  if (colon <= 0 || !Number.isSafeInteger(at)) throw new RangeError('invalid continuation token');
+  return { at, id: token.slice(colon + 1) };
+}
+
+function count(value: number | undefined, fallback: number): number {
+  const n = value ?? fallback;
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new RangeError('count out of range');
+  return n;
+}
+
+/** Newest first by (at, id); keeps those strictly after the token. */
+function page<T>(items: T[], key: (item: T) => { at: number; id: string }, token: string | null | undefined) {
+  items.sort((a, b) => {
+    const ka = key(a);
+    const kb = key(b);
+    return kb.at - ka.at || (ka.id < kb.id ? 1 : ka.id > kb.id ? -1 : 0);
+  });
+  const after = parseToken(token);
+  if (after === null) return items;
+  return items.filter((item) => {
+    const k = key(item);
+    return k.at < after.at || (k.at === after.at && k.id < after.id);
+  });
+}
+
+export class MemoryHistory implements HistoryPort {
+  private readonly orders = new Map<string, OrderView>();
+  private readonly trades: TradeView[] = [];
+
+  constructor(private readonly kindOf: KindOf) {}
+
+  record(batch: CommittedBatch): void {
+    for (const event of batch.events) {
+      if (event.type === 'order') this.orders.set(event.order.orderId, event.order);
+      else if (event.type === 'trade') this.trades.push(event.trade);
+    }
+  }
+
+  async orderHistory(q: OrderHistoryQuery): Promise<OrderHistoryPage> {
+    const n = count(q.count, 20);
+    const offset = q.offset ?? 0;
+    const candidates = [...this.orders.values()].filter((order) => {
+      if (order.accountId !== q.accountId || order.currency !== q.currency) return false;
+      if (!kindMatches(q.kind, this.kindOf(order.instrumentName))) return false;
+      const open = order.orderState === 'open' || order.orderState === 'untriggered';
+      if (order.filledAmount === 0 && (open || !q.includeUnfilled)) return false;
+      return inWindow(
+        order.lastUpdatedAt,
+        q.now,
+        RECENT_ORDERS_MS,
+        q.historical ?? false,
+        q.includeOld ?? false,
+      );
+    });
+    const sorted = page(candidates, (o) => ({ at: o.lastUpdatedAt, id: o.orderId }), q.continuation);
+    const orders = sorted.slice(offset, offset + n);
+    const last = orders[orders.length - 1];
+    const more = sorted.length > offset + n;
+    return { orders, continuation: more && last ? `${last.lastUpdatedAt}:${last.orderId}` : null };
+  }
+
+  async userTrades(q: UserTradesQuery): Promise<UserTradesPage> {
+    const n = count(q.count, 10);
+    const own = this.trades.flatMap((trade) => {
+      const sides: Array<{ trade: TradeView; liquidity: 'M' | 'T' }> = [];
+      if (trade.taker.accountId === q.accountId) sides.push({ trade, liquidity: 'T' });
+      if (trade.maker.accountId === q.accountId) sides.push({ trade, liquidity: 'M' });
+      return sides.filter(({ trade: t }) => {
+        if (q.currency !== undefined && t.currency !== q.currency) return false;
+        if (q.instrumentName !== undefined && t.instrumentName !== q.instrumentName) return false;
+        if (!kindMatches(q.kind, this.kindOf(t.instrumentName))) return false;
+        if (q.startTimestamp !== undefined && t.timestamp < q.startTimestamp) return false;
+        if (q.endTimestamp !== undefined && t.timestamp > q.endTimestamp) return false;
+        return inWindow(t.timestamp, q.now, RECENT_TRADES_MS, q.historical ?? false, q.includeOld ?? false);
+      });
+    });
+    const sorted = page(
+      own,
+      ({ trade, liquidity }) => ({ at: trade.timestamp, id: `${trade.tradeId}${liquidity}` }),
+      q.continuation,
+    );
+    if (q.sorting === 'asc') sorted.reverse();
+    const trades = sorted.slice(0, n);
+    const last = trades[trades.length - 1];
+    const more = sorted.length > n;
+    return {
+      trades,
+      hasMore: more,
+      continuation:
+        more && last && q.sorting !== 'asc'
+          ? `${last.trade.timestamp}:${last.trade.tradeId}${last.liquidity}`
+          : null,
+    };
+  }
+}
