@@ -1,0 +1,599 @@
+/**
+ * The Block RFQ desk: a sub-machine of the deterministic core (see ../core/submachine.ts).
+ *
+ * Lifecycle (decisions in the module docs of ./types.ts and the final report):
+ * - RFQ: `created` → `open` at createdAt + grace → `filled` (whole quantity traded) or
+ *   `traded` (part traded) on accept; `cancelled` by the taker; `expired` at createdAt +
+ *   lifetime; `closed` when a leg or hedge instrument expires. `failed` is reserved.
+ * - Quote: `open` → `filled` (traded in an accept), `cancelled` (maker, or the RFQ closed:
+ *   statusReason says why), `expired` (its expiresAt).
+ * - An accept closes the RFQ; quotes still open then are cancelled (`rfq_closed`).
+ * - A GTC accept that cannot fill now leaves a trigger (one per side, a new one replaces it)
+ *   re-checked whenever a quote on the RFQ is created or edited.
+ *
+ * Invariants: pure (time from stamps, ids from counters); every change emits an event with a
+ * copy of the changed record; refusals are results.
+ */
+import type { CommandStamp } from '../core/commands.ts';
+import type { CoreEvent } from '../core/events.ts';
+import type { EnginePort, SubMachine, SubResult } from '../core/submachine.ts';
+import { LABEL_MAX_LENGTH } from '../core/types.ts';
+import { ERROR_CATALOGUE } from '../domain/errors.ts';
+import { executeAccept } from './execution.ts';
+import { planFills, rankQuotes } from './matching.ts';
+import { crossesOwnQuote, validateTerms } from './quote-terms.ts';
+import { type DeskSnapshot, DeskState, hashText } from './state.ts';
+import { deriveStructure, type Refusal, type RfqMarket } from './structure.ts';
+import {
+  type AcceptRfq,
+  type CancelAllQuotes,
+  type CancelQuote,
+  type CancelRfq,
+  type CreateQuote,
+  type CreateRfq,
+  DEFAULT_RFQ_CONFIG,
+  type EditQuote,
+  type QuoteRecord,
+  RFQ_COMMAND_TYPES,
+  type RfqAllocation,
+  type RfqCommand,
+  type RfqDeskConfig,
+  type RfqEvent,
+  type RfqRecord,
+  type RfqTradeRecord,
+  type RfqTrigger,
+  type RfqValue,
+} from './types.ts';
+
+type Result = SubResult<RfqValue, RfqEvent>;
+
+const clone = <T>(value: T): T => structuredClone(value);
+
+export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
+  readonly commandTypes = RFQ_COMMAND_TYPES;
+  private state = new DeskState();
+  private events: RfqEvent[] = [];
+  /** RFQs changed by the current step: one `rfq_changed` each, after the quote events. */
+  private readonly dirty = new Set<string>();
+  private tradedEvents: RfqEvent[] = [];
+
+  constructor(
+    private readonly market: RfqMarket,
+    readonly config: RfqDeskConfig = DEFAULT_RFQ_CONFIG,
+  ) {}
+
+  // -------------------------------------------------------------------------------------------
+  // SubMachine
+
+  execute(command: RfqCommand, engine: EnginePort): Result {
+    switch (command.type) {
+      case 'rfq_create':
+        return this.createRfq(command);
+      case 'rfq_cancel':
+        return this.cancelRfq(command);
+      case 'rfq_quote_create':
+        return this.createQuote(command, engine);
+      case 'rfq_quote_edit':
+        return this.editQuote(command, engine);
+      case 'rfq_quote_cancel':
+        return this.cancelQuote(command);
+      case 'rfq_quote_cancel_all':
+        return this.cancelAllQuotes(command);
+      case 'rfq_accept':
+        return this.accept(command, engine);
+      default: {
+        const _exhaustive: never = command;
+        return _exhaustive;
+      }
+    }
+  }
+
+  react(engineEvents: readonly CoreEvent[], stamp: CommandStamp, _engine: EnginePort): readonly RfqEvent[] {
+    for (const event of engineEvents) {
+      if (event.type !== 'instrument' || event.state !== 'expired') continue;
+      for (const id of [...this.state.active]) {
+        const rfq = this.state.rfqs.get(id)!;
+        const uses =
+          rfq.legs.some((leg) => leg.instrumentName === event.instrumentName) ||
+          rfq.hedge?.instrumentName === event.instrumentName;
+        if (uses) this.closeRfq(rfq, 'closed', 'instrument_expired', stamp.ts, 'rfq_closed');
+      }
+    }
+    return this.flush();
+  }
+
+  advance(stamp: CommandStamp, _engine: EnginePort): readonly RfqEvent[] {
+    const now = stamp.ts;
+    for (const id of [...this.state.active]) {
+      const rfq = this.state.rfqs.get(id)!;
+      for (const quote of this.state.quotesOf(id)) {
+        if (quote.status === 'open' && quote.expiresAt !== null && quote.expiresAt <= now) {
+          quote.status = 'expired';
+          quote.statusReason = 'expired';
+          quote.lastUpdatedAt = quote.expiresAt;
+          this.quoteChanged(quote, rfq);
+        }
+      }
+      if (now >= rfq.expiresAt) {
+        this.closeRfq(rfq, 'expired', 'expired', rfq.expiresAt, 'rfq_expired');
+      } else if (rfq.status === 'created' && now >= rfq.openAt) {
+        rfq.status = 'open';
+        rfq.lastUpdatedAt = rfq.openAt;
+        this.rfqChanged(rfq);
+      }
+    }
+    this.state.prune(now - this.config.retentionMs);
+    return this.flush();
+  }
+
+  nextWakeup(): number | null {
+    let next = Number.POSITIVE_INFINITY;
+    for (const id of this.state.active) {
+      const rfq = this.state.rfqs.get(id)!;
+      next = Math.min(next, rfq.status === 'created' ? rfq.openAt : rfq.expiresAt);
+      for (const quote of this.state.quotesOf(id)) {
+        if (quote.status === 'open' && quote.expiresAt !== null) next = Math.min(next, quote.expiresAt);
+      }
+    }
+    return next === Number.POSITIVE_INFINITY ? null : next;
+  }
+
+  snapshot(): DeskSnapshot {
+    return this.state.snapshot();
+  }
+
+  restore(snapshot: unknown): void {
+    this.state = DeskState.restore(snapshot as DeskSnapshot);
+  }
+
+  stateHash(): string {
+    return hashText(JSON.stringify(this.state.snapshot()));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Queries (not journaled): copies of the records
+
+  /** The RFQ by the taker's id, if it belongs to one of `accountIds`. */
+  takerRfq(accountIds: ReadonlySet<number>, blockRfqId: string): RfqRecord | undefined {
+    const rfq = this.state.rfqs.get(blockRfqId);
+    return rfq !== undefined && accountIds.has(rfq.takerAccountId) ? clone(rfq) : undefined;
+  }
+
+  /** The RFQ by a desk's own maker-side id. */
+  makerRfq(desk: string, makerRfqId: string): RfqRecord | undefined {
+    const entry = this.state.makerIds.get(makerRfqId);
+    if (entry === undefined || entry.desk !== desk) return undefined;
+    const rfq = this.state.rfqs.get(entry.rfqId);
+    return rfq === undefined ? undefined : clone(rfq);
+  }
+
+  takerRfqs(accountIds: ReadonlySet<number>): RfqRecord[] {
+    return [...this.state.rfqs.values()].filter((rfq) => accountIds.has(rfq.takerAccountId)).map(clone);
+  }
+
+  makerRfqs(desk: string): RfqRecord[] {
+    return [...this.state.rfqs.values()]
+      .filter((rfq) => rfq.makerRecords.some((r) => r.desk === desk))
+      .map(clone);
+  }
+
+  quotesOfRfq(blockRfqId: string): QuoteRecord[] {
+    return this.state.quotesOf(blockRfqId).map(clone);
+  }
+
+  quote(quoteId: string): QuoteRecord | undefined {
+    const quote = this.state.quotes.get(quoteId);
+    return quote === undefined ? undefined : clone(quote);
+  }
+
+  quotesOfDesk(desk: string): QuoteRecord[] {
+    return [...this.state.quotes.values()].filter((quote) => quote.desk === desk).map(clone);
+  }
+
+  /** Traded RFQs, oldest first. */
+  trades(): readonly RfqTradeRecord[] {
+    return this.state.trades;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Commands
+
+  private createRfq(command: CreateRfq): Result {
+    if (command.label.length > LABEL_MAX_LENGTH) {
+      return this.refuse('invalid_arguments', `label is longer than ${LABEL_MAX_LENGTH}`, { field: 'label' });
+    }
+    const derived = deriveStructure(command.legs, command.hedge, this.market, this.config.maxLegs);
+    if (!derived.ok) return this.refuseWith(derived.error);
+    const structure = derived.structure;
+    const allocations: RfqAllocation[] = [];
+    let allocated = 0;
+    for (const [index, allocation] of command.tradeAllocations.entries()) {
+      const field = `tradeAllocations[${index}]`;
+      if (!Number.isSafeInteger(allocation.amount) || allocation.amount <= 0) {
+        return this.refuse('invalid_amount', 'allocation amount must be positive', {
+          field: `${field}.amount`,
+        });
+      }
+      const hasUser = allocation.userId != null;
+      const hasClient = allocation.clientInfo != null;
+      if (hasUser === hasClient) {
+        return this.refuse('invalid_arguments', 'an allocation names either userId or clientInfo', { field });
+      }
+      allocated += allocation.amount;
+      allocations.push({
+        amount: allocation.amount,
+        userId: allocation.userId ?? null,
+        clientInfo:
+          allocation.clientInfo == null
+            ? null
+            : {
+                clientId: allocation.clientInfo.clientId,
+                clientLinkId: allocation.clientInfo.clientLinkId,
+                name: allocation.clientInfo.name ?? null,
+              },
+      });
+    }
+    if (allocated > structure.quantity) {
+      return this.refuse('invalid_amount', 'trade allocations exceed the RFQ quantity', {
+        field: 'tradeAllocations',
+      });
+    }
+    const state = this.state;
+    const id = String(++state.rfqCounter);
+    const desks = [...new Set(command.targetDesks)].sort();
+    const rfq: RfqRecord = {
+      blockRfqId: id,
+      number: state.rfqCounter,
+      takerAccountId: command.accountId,
+      takerUserId: command.userId,
+      takerAlias: command.takerAlias,
+      makers: [...command.makers],
+      makerRecords: desks.map((desk) => ({ desk, blockRfqId: String(++state.rfqCounter) })),
+      disclosed: command.disclosed,
+      label: command.label,
+      currency: structure.currency,
+      quoteCurrency: structure.quoteCurrency,
+      legs: structure.legs,
+      hedge: structure.hedge,
+      comboId: structure.comboId,
+      quantity: structure.quantity,
+      quantityStep: structure.quantityStep,
+      minTradeAmount: 1,
+      priceScale: structure.priceScale,
+      legTickUnits: structure.legTickUnits,
+      tradeAllocations: allocations,
+      createdAt: command.ts,
+      openAt: command.ts + this.config.gracePeriodMs,
+      expiresAt: command.ts + this.config.lifetimeMs,
+      status: 'created',
+      closedReason: null,
+      lastUpdatedAt: command.ts,
+      filledQuantity: 0,
+      triggers: [],
+    };
+    state.addRfq(rfq);
+    this.rfqChanged(rfq);
+    return this.ok({ kind: 'rfq', rfq: clone(rfq), quotes: [] });
+  }
+
+  private cancelRfq(command: CancelRfq): Result {
+    const rfq = this.state.rfqs.get(command.blockRfqId);
+    if (rfq === undefined || rfq.takerAccountId !== command.accountId)
+      return this.rfqNotFound(command.blockRfqId);
+    if (!this.state.active.has(rfq.blockRfqId)) {
+      return this.refuse('rfq_not_open', `RFQ is ${rfq.status}`, { field: 'blockRfqId', status: rfq.status });
+    }
+    this.closeRfq(rfq, 'cancelled', 'user_request', command.ts, 'rfq_cancelled');
+    return this.ok({ kind: 'rfq', rfq: clone(rfq), quotes: this.quotesOfRfq(rfq.blockRfqId) });
+  }
+
+  private createQuote(command: CreateQuote, engine: EnginePort): Result {
+    const entry = this.state.makerIds.get(command.blockRfqId);
+    if (entry === undefined || entry.desk !== command.desk) return this.rfqNotFound(command.blockRfqId);
+    const rfq = this.state.rfqs.get(entry.rfqId)!;
+    if (!this.state.active.has(rfq.blockRfqId)) {
+      return this.refuse('rfq_not_open', `RFQ is ${rfq.status}`, { field: 'blockRfqId', status: rfq.status });
+    }
+    if (command.accountId === rfq.takerAccountId) {
+      return this.refuse('invalid_arguments', 'a maker cannot quote its own RFQ', { field: 'blockRfqId' });
+    }
+    const terms = validateTerms(rfq, command, command.ts);
+    if (!terms.ok) return this.refuseWith(terms.error);
+    const quotes = this.state.quotesOf(rfq.blockRfqId);
+    const own = quotes.filter((quote) => quote.desk === command.desk && quote.status === 'open').length;
+    if (own >= this.config.maxQuotesPerMakerPerRfq) {
+      return this.refuse('too_many_quotes_per_block_rfq', undefined, {
+        field: 'blockRfqId',
+        max: this.config.maxQuotesPerMakerPerRfq,
+      });
+    }
+    if (crossesOwnQuote(quotes, command.desk, command.side, terms.price, null)) {
+      return this.refuse('quote_crossed', undefined, { field: 'price' });
+    }
+    const state = this.state;
+    const quote: QuoteRecord = {
+      quoteId: String(++state.quoteCounter),
+      number: state.quoteCounter,
+      rfqId: rfq.blockRfqId,
+      makerRfqId: command.blockRfqId,
+      desk: command.desk,
+      accountId: command.accountId,
+      side: command.side,
+      quantity: command.quantity,
+      filledQuantity: 0,
+      price: terms.price,
+      legs: terms.legs,
+      hedgePrice: command.hedgePrice,
+      executionInstruction: command.executionInstruction,
+      expiresAt: command.expiresAt,
+      label: command.label,
+      status: 'open',
+      statusReason: null,
+      replaced: false,
+      createdAt: command.ts,
+      lastUpdatedAt: command.ts,
+      priority: ++state.priorityCounter,
+    };
+    state.addQuote(quote);
+    this.quoteChanged(quote, rfq);
+    this.fireTriggers(rfq, command, engine);
+    return this.ok({ kind: 'quote', quote: clone(quote) });
+  }
+
+  private editQuote(command: EditQuote, engine: EnginePort): Result {
+    const quote = this.state.quotes.get(command.quoteId);
+    if (quote === undefined || quote.desk !== command.desk) return this.quoteNotFound(command.quoteId);
+    if (quote.status !== 'open') {
+      return this.refuse('quote_not_open', `quote is ${quote.status}`, {
+        field: 'quoteId',
+        status: quote.status,
+      });
+    }
+    const rfq = this.state.rfqs.get(quote.rfqId)!;
+    const terms = validateTerms(rfq, command, command.ts);
+    if (!terms.ok) return this.refuseWith(terms.error);
+    if (
+      crossesOwnQuote(
+        this.state.quotesOf(rfq.blockRfqId),
+        command.desk,
+        command.side,
+        terms.price,
+        quote.quoteId,
+      )
+    ) {
+      return this.refuse('quote_crossed', undefined, { field: 'price' });
+    }
+    quote.side = command.side;
+    quote.quantity = command.quantity;
+    quote.price = terms.price;
+    quote.legs = terms.legs;
+    quote.hedgePrice = command.hedgePrice;
+    quote.executionInstruction = command.executionInstruction;
+    quote.expiresAt = command.expiresAt;
+    quote.label = command.label;
+    quote.replaced = true;
+    quote.lastUpdatedAt = command.ts;
+    quote.priority = ++this.state.priorityCounter;
+    this.quoteChanged(quote, rfq);
+    this.fireTriggers(rfq, command, engine);
+    return this.ok({ kind: 'quote', quote: clone(quote) });
+  }
+
+  private cancelQuote(command: CancelQuote): Result {
+    const quote = this.state.quotes.get(command.quoteId);
+    if (quote === undefined || quote.desk !== command.desk) return this.quoteNotFound(command.quoteId);
+    if (quote.status !== 'open') {
+      return this.refuse('quote_not_open', `quote is ${quote.status}`, {
+        field: 'quoteId',
+        status: quote.status,
+      });
+    }
+    this.endQuote(quote, 'cancelled', 'user_request', command.ts);
+    return this.ok({ kind: 'quote', quote: clone(quote) });
+  }
+
+  private cancelAllQuotes(command: CancelAllQuotes): Result {
+    let rfqId: string | null = null;
+    if (command.blockRfqId !== null) {
+      const entry = this.state.makerIds.get(command.blockRfqId);
+      if (entry === undefined || entry.desk !== command.desk) return this.rfqNotFound(command.blockRfqId);
+      rfqId = entry.rfqId;
+    }
+    const cancelled: QuoteRecord[] = [];
+    for (const quote of this.state.quotes.values()) {
+      if (quote.desk !== command.desk || quote.status !== 'open') continue;
+      if (rfqId !== null && quote.rfqId !== rfqId) continue;
+      this.endQuote(quote, 'cancelled', 'user_request', command.ts);
+      cancelled.push(clone(quote));
+    }
+    return this.ok({ kind: 'count', count: cancelled.length, quotes: cancelled });
+  }
+
+  private accept(command: AcceptRfq, engine: EnginePort): Result {
+    const rfq = this.state.rfqs.get(command.blockRfqId);
+    if (rfq === undefined || rfq.takerAccountId !== command.accountId)
+      return this.rfqNotFound(command.blockRfqId);
+    if (rfq.status !== 'open') {
+      const message = rfq.status === 'created' ? 'RFQ is in its grace period' : `RFQ is ${rfq.status}`;
+      return this.refuse('rfq_not_open', message, { field: 'blockRfqId', status: rfq.status });
+    }
+    const quantity = command.quantity ?? rfq.quantity;
+    if (!Number.isSafeInteger(quantity) || quantity <= 0 || quantity > rfq.quantity) {
+      return this.refuse('invalid_amount', 'quantity must be positive and at most the RFQ quantity', {
+        field: 'quantity',
+      });
+    }
+    if (quantity < rfq.minTradeAmount) return this.refuse('qty_too_low', undefined, { field: 'quantity' });
+    const trade = this.tryTrade(rfq, command.side, command.price, quantity, command, engine);
+    if (trade.kind === 'traded')
+      return this.ok({ kind: 'accept', rfq: clone(rfq), trade: trade.trade, trigger: null });
+    if (trade.kind === 'refused') return this.refuseWith(trade.refusal);
+    if (command.timeInForce === 'fill_or_kill') {
+      return this.refuse('not_fully_filled', undefined, { field: 'price', available: trade.available });
+    }
+    const trigger: RfqTrigger = { side: command.side, price: command.price, quantity, createdAt: command.ts };
+    rfq.triggers = [...rfq.triggers.filter((t) => t.side !== command.side), trigger];
+    rfq.lastUpdatedAt = command.ts;
+    this.rfqChanged(rfq);
+    return this.ok({ kind: 'accept', rfq: clone(rfq), trade: null, trigger: { ...trigger } });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Trading
+
+  private tryTrade(
+    rfq: RfqRecord,
+    side: RfqTrigger['side'],
+    limit: number,
+    quantity: number,
+    stamp: CommandStamp,
+    engine: EnginePort,
+  ):
+    | { kind: 'traded'; trade: RfqTradeRecord }
+    | { kind: 'refused'; refusal: Refusal }
+    | { kind: 'unfilled'; available: number } {
+    const quotes = this.state.quotesOf(rfq.blockRfqId);
+    const plan = planFills(rankQuotes(quotes, side, limit, stamp.ts), quantity);
+    if (plan.covered < quantity) return { kind: 'unfilled', available: plan.covered };
+    const outcome = executeAccept(rfq, quotes, side, limit, quantity, stamp, engine);
+    for (const quote of outcome.touched) if (quote.status !== 'filled') this.quoteChanged(quote, rfq);
+    if (outcome.traded === 0) {
+      if (outcome.takerRefusal !== null) return { kind: 'refused', refusal: outcome.takerRefusal };
+      return { kind: 'unfilled', available: 0 };
+    }
+    rfq.filledQuantity += outcome.traded;
+    const trade: RfqTradeRecord = {
+      blockRfqId: rfq.blockRfqId,
+      number: rfq.number,
+      timestamp: stamp.ts,
+      currency: rfq.currency,
+      takerAccountId: rfq.takerAccountId,
+      side,
+      quantity: outcome.traded,
+      quantityStep: rfq.quantityStep,
+      priceScale: rfq.priceScale,
+      comboId: rfq.comboId,
+      legs: rfq.legs,
+      hedge: rfq.hedge,
+      markPrice: this.strategyMark(rfq),
+      fills: outcome.fills,
+    };
+    insertTrade(this.state.trades, trade);
+    for (const quote of outcome.touched) if (quote.status === 'filled') this.quoteChanged(quote, rfq);
+    const full = rfq.filledQuantity === rfq.quantity;
+    this.closeRfq(rfq, full ? 'filled' : 'traded', full ? 'filled' : 'traded', stamp.ts, 'rfq_closed');
+    this.tradedEvents.push({ type: 'rfq_traded', trade: clone(trade) });
+    return { kind: 'traded', trade: clone(trade) };
+  }
+
+  /** Re-checks the RFQ's GTC triggers after a quote change; the first that fills trades. */
+  private fireTriggers(rfq: RfqRecord, stamp: CommandStamp, engine: EnginePort): void {
+    for (const trigger of [...rfq.triggers]) {
+      if (rfq.status !== 'open') return;
+      const result = this.tryTrade(rfq, trigger.side, trigger.price, trigger.quantity, stamp, engine);
+      if (result.kind === 'refused') {
+        rfq.triggers = rfq.triggers.filter((t) => t !== trigger);
+        rfq.lastUpdatedAt = stamp.ts;
+        this.rfqChanged(rfq);
+      }
+    }
+  }
+
+  private strategyMark(rfq: RfqRecord): number | null {
+    let total = 0;
+    for (const [index, leg] of rfq.legs.entries()) {
+      const mark = this.market.markPrice(leg.instrumentName);
+      if (mark === null) return null;
+      total += (leg.side === 'buy' ? 1 : -1) * leg.ratio * mark * rfq.legTickUnits[index]!;
+    }
+    return total;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // State changes and events
+
+  private closeRfq(
+    rfq: RfqRecord,
+    status: RfqRecord['status'],
+    reason: string,
+    ts: number,
+    quoteReason: string,
+  ): void {
+    rfq.status = status;
+    rfq.closedReason = reason;
+    rfq.lastUpdatedAt = ts;
+    rfq.triggers = [];
+    this.state.active.delete(rfq.blockRfqId);
+    for (const quote of this.state.quotesOf(rfq.blockRfqId)) {
+      if (quote.status === 'open') this.endQuote(quote, 'cancelled', quoteReason, ts);
+    }
+    this.rfqChanged(rfq);
+  }
+
+  private endQuote(quote: QuoteRecord, status: QuoteRecord['status'], reason: string, ts: number): void {
+    quote.status = status;
+    quote.statusReason = reason;
+    quote.lastUpdatedAt = ts;
+    this.quoteChanged(quote, this.state.rfqs.get(quote.rfqId)!);
+  }
+
+  private rfqChanged(rfq: RfqRecord): void {
+    this.dirty.add(rfq.blockRfqId);
+  }
+
+  private quoteChanged(quote: QuoteRecord, rfq: RfqRecord): void {
+    this.events.push({ type: 'rfq_quote_changed', quote: clone(quote), currency: rfq.currency });
+    this.dirty.add(rfq.blockRfqId);
+  }
+
+  /** The step's events: quote changes, then each changed RFQ once, then trades. */
+  private flush(): RfqEvent[] {
+    const events = this.events;
+    for (const id of this.dirty) {
+      const rfq = this.state.rfqs.get(id);
+      if (rfq !== undefined)
+        events.push({ type: 'rfq_changed', rfq: clone(rfq), quotes: this.quotesOfRfq(id) });
+    }
+    events.push(...this.tradedEvents);
+    this.dirty.clear();
+    this.tradedEvents = [];
+    this.events = [];
+    return events;
+  }
+
+  private ok(value: RfqValue): Result {
+    return { ok: true, value, events: this.flush() };
+  }
+
+  private refuse(name: Refusal['name'], message: string | undefined, data: Record<string, unknown>): Result {
+    return {
+      ok: false,
+      error: { name, message: message ?? ERROR_CATALOGUE[name].message, data },
+      events: this.flush(),
+    };
+  }
+
+  private refuseWith(refusal: Refusal): Result {
+    return {
+      ok: false,
+      error: { name: refusal.name, message: refusal.message, data: refusal.data },
+      events: this.flush(),
+    };
+  }
+
+  private rfqNotFound(blockRfqId: string): Result {
+    return this.refuse('not_found', `no RFQ ${blockRfqId}`, { field: 'blockRfqId', blockRfqId });
+  }
+
+  private quoteNotFound(quoteId: string): Result {
+    return this.refuse('not_found', `no quote ${quoteId}`, { field: 'quoteId', quoteId });
+  }
+}
+
+/** Keeps trades ordered by (timestamp, RFQ number) with stamps non-decreasing. */
+function insertTrade(trades: RfqTradeRecord[], trade: RfqTradeRecord): void {
+  let at = trades.length;
+  while (at > 0 && trades[at - 1]!.timestamp === trade.timestamp && trades[at - 1]!.number > trade.number)
+    at--;
+  trades.splice(at, 0, trade);
+}

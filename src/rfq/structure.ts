@@ -1,0 +1,283 @@
+/**
+ * An RFQ's structure from the taker's legs: integer ratios by gcd normalisation, the RFQ
+ * quantity grid, strategy price units and the combo id when the legs form a known combo.
+ *
+ * Invariants:
+ * - Ratios are the leg quantities divided by their greatest common divisor, so they are
+ *   positive integers (well within "at most 2 decimals") and leg_i = ratio_i × RFQ quantity.
+ * - One RFQ lot (`quantityStep`) is the smallest structure size for which every leg amount is
+ *   a whole number of its instrument's lots; the RFQ quantity is a whole number of them.
+ * - Strategy prices are counted in 10^-priceScale of the legs' common quote currency, where
+ *   priceScale is the finest decimal place among the legs' ticks: every leg price converts
+ *   exactly (`legTickUnits`).
+ */
+import type { Side } from '../core/types.ts';
+import { formatScaled } from '../domain/decimal.ts';
+import type { ErrorName } from '../domain/errors.ts';
+import type { Instrument } from '../domain/instrument.ts';
+import { comboName } from '../market/combos.ts';
+import type { HedgeInput, RfqHedge, RfqLeg, RfqLegInput } from './types.ts';
+
+/** What the desk reads from the engine (queries, not journaled; deterministic at a command). */
+export interface RfqMarket {
+  /** A listed instrument (active or expired), or undefined. */
+  instrument(name: string): Instrument | undefined;
+  /** Listed and not expired. */
+  isActive(name: string): boolean;
+  /** Ticks, or null when no mark was published. */
+  markPrice(name: string): number | null;
+}
+
+export interface Refusal {
+  readonly name: ErrorName;
+  readonly message: string;
+  readonly data: Record<string, unknown>;
+}
+
+export interface Structure {
+  readonly currency: string;
+  readonly quoteCurrency: string;
+  readonly legs: readonly RfqLeg[];
+  readonly hedge: RfqHedge | null;
+  readonly quantity: number;
+  readonly quantityStep: string;
+  /** The step as a scaled integer, for parsing at the edge. */
+  readonly stepUnits: bigint;
+  readonly stepScale: number;
+  readonly priceScale: number;
+  readonly legTickUnits: readonly number[];
+  readonly comboId: string | null;
+}
+
+export type StructureResult =
+  | { readonly ok: true; readonly structure: Structure }
+  | { readonly ok: false; readonly error: Refusal };
+
+function refuse(name: ErrorName, message: string, data: Record<string, unknown> = {}): StructureResult {
+  return { ok: false, error: { name, message, data } };
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  let x = a < 0n ? -a : a;
+  let y = b < 0n ? -b : b;
+  while (y !== 0n) [x, y] = [y, x % y];
+  return x;
+}
+
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+function unitsAt(instrumentSteps: bigint, scale: number, target: number): bigint {
+  return instrumentSteps * 10n ** BigInt(target - scale);
+}
+
+export function deriveStructure(
+  legsIn: readonly RfqLegInput[],
+  hedgeIn: HedgeInput | null,
+  market: RfqMarket,
+  maxLegs: number,
+): StructureResult {
+  if (legsIn.length === 0)
+    return refuse('invalid_arguments', 'an RFQ needs at least one leg', { field: 'legs' });
+  if (legsIn.length > maxLegs) {
+    return refuse('invalid_arguments', `an RFQ has at most ${maxLegs} legs`, { field: 'legs', maxLegs });
+  }
+  const instruments: Instrument[] = [];
+  const seen = new Set<string>();
+  for (const [index, leg] of legsIn.entries()) {
+    const field = `legs[${index}].instrumentName`;
+    const instrument = market.instrument(leg.instrumentName);
+    if (instrument === undefined) {
+      return refuse('invalid_instrument', `unknown instrument ${leg.instrumentName}`, { field });
+    }
+    if (!market.isActive(leg.instrumentName)) {
+      return refuse('instrument_expired', `${leg.instrumentName} has expired`, { field });
+    }
+    if (instrument.kind === 'future_combo' || instrument.kind === 'option_combo') {
+      return refuse('invalid_instrument', 'RFQ legs are single instruments, not combos', { field });
+    }
+    if (seen.has(leg.instrumentName)) {
+      return refuse('invalid_arguments', `${leg.instrumentName} appears in two legs`, { field });
+    }
+    if (!Number.isSafeInteger(leg.amount) || leg.amount <= 0) {
+      return refuse('invalid_amount', 'leg quantity must be positive', { field: `legs[${index}].quantity` });
+    }
+    seen.add(leg.instrumentName);
+    instruments.push(instrument);
+  }
+  const first = instruments[0]!;
+  for (const [index, instrument] of instruments.entries()) {
+    if (
+      instrument.spec.baseCurrency !== first.spec.baseCurrency ||
+      instrument.spec.quoteCurrency !== first.spec.quoteCurrency
+    ) {
+      return refuse('invalid_arguments', 'all legs must share the base and quote currency', {
+        field: `legs[${index}].instrumentName`,
+      });
+    }
+  }
+
+  // Quantities at a common decimal scale, ratios by gcd.
+  const amountScale = Math.max(...instruments.map((i) => i.amountGrid.scale));
+  const lotUnits = instruments.map((i) => unitsAt(i.amountGrid.stepUnits, i.amountGrid.scale, amountScale));
+  const quantities = legsIn.map((leg, index) => BigInt(leg.amount) * lotUnits[index]!);
+  const common = quantities.reduce((acc, q) => gcd(acc, q), 0n);
+  const ratios = quantities.map((q) => q / common);
+  if (ratios.some((r) => r > 1_000_000n)) {
+    return refuse('invalid_arguments', 'leg ratios are too far apart', { field: 'legs' });
+  }
+  // Smallest structure step putting every leg on its lot grid.
+  let step = 1n;
+  for (const [index, ratio] of ratios.entries()) {
+    const lot = lotUnits[index]!;
+    const need = lot / gcd(lot, ratio);
+    step = (step * need) / gcd(step, need);
+  }
+  const quantity = common / step;
+  if (quantity > SAFE || common % step !== 0n) {
+    return refuse('invalid_amount', 'RFQ quantity is out of range', { field: 'legs' });
+  }
+  const legs: RfqLeg[] = legsIn.map((leg, index) => ({
+    instrumentName: leg.instrumentName,
+    side: leg.side,
+    ratio: Number(ratios[index]!),
+    lotsPerUnit: Number((step * ratios[index]!) / lotUnits[index]!),
+  }));
+
+  const priceScale = Math.max(...instruments.map((i) => i.priceGrid.scale));
+  const legTickUnits = instruments.map((i) =>
+    Number(unitsAt(i.priceGrid.stepUnits, i.priceGrid.scale, priceScale)),
+  );
+
+  let hedge: RfqHedge | null = null;
+  if (hedgeIn !== null) {
+    const instrument = market.instrument(hedgeIn.instrumentName);
+    if (instrument === undefined) {
+      return refuse('invalid_instrument', `unknown instrument ${hedgeIn.instrumentName}`, {
+        field: 'hedge.instrumentName',
+      });
+    }
+    if (!market.isActive(hedgeIn.instrumentName)) {
+      return refuse('instrument_expired', `${hedgeIn.instrumentName} has expired`, {
+        field: 'hedge.instrumentName',
+      });
+    }
+    if (instrument.kind !== 'future' || instrument.spec.baseCurrency !== first.spec.baseCurrency) {
+      return refuse('invalid_arguments', 'the hedge leg is a future or perpetual of the same currency', {
+        field: 'hedge.instrumentName',
+      });
+    }
+    if (seen.has(hedgeIn.instrumentName)) {
+      return refuse('invalid_arguments', 'the hedge instrument is also a leg', {
+        field: 'hedge.instrumentName',
+      });
+    }
+    if (!Number.isSafeInteger(hedgeIn.amount) || hedgeIn.amount <= 0) {
+      return refuse('invalid_amount', 'hedge quantity must be positive', { field: 'hedge.quantity' });
+    }
+    hedge = {
+      instrumentName: hedgeIn.instrumentName,
+      side: hedgeIn.side,
+      amount: hedgeIn.amount,
+      price: hedgeIn.price,
+    };
+  }
+
+  return {
+    ok: true,
+    structure: {
+      currency: first.spec.baseCurrency,
+      quoteCurrency: first.spec.quoteCurrency,
+      legs,
+      hedge,
+      quantity: Number(quantity),
+      quantityStep: formatScaled(step, amountScale),
+      stepUnits: step,
+      stepScale: amountScale,
+      priceScale,
+      legTickUnits,
+      comboId: comboIdOf(legs, instruments),
+    },
+  };
+}
+
+/**
+ * The combo id when the legs are a call/put spread, straddle or future spread at 1:1 (named
+ * after the market's combo naming, the bought leg first; a structure that sells a straddle
+ * or a spread whose bought leg is the perpetual carries the id of its mirror combo).
+ */
+export function comboIdOf(legs: readonly RfqLeg[], instruments: readonly Instrument[]): string | null {
+  if (legs.length !== 2 || legs[0]!.ratio !== legs[1]!.ratio) return null;
+  const [a, b] = instruments as [Instrument, Instrument];
+  const [legA, legB] = legs as [RfqLeg, RfqLeg];
+  const currency = a.spec.baseCurrency;
+  const linear = a.spec.marginKind === 'linear';
+  if (a.kind === 'option' && b.kind === 'option') {
+    if (a.spec.expiration !== b.spec.expiration || a.spec.expiration === null) return null;
+    if (a.spec.marginKind !== b.spec.marginKind) return null;
+    const strikeA = Number(a.spec.strike);
+    const strikeB = Number(b.spec.strike);
+    if (a.spec.optionType === b.spec.optionType && legA.side !== legB.side && strikeA !== strikeB) {
+      const [long, short] = legA.side === 'buy' ? [strikeA, strikeB] : [strikeB, strikeA];
+      const kind = a.spec.optionType === 'call' ? 'call_spread' : 'put_spread';
+      return comboName({
+        kind,
+        currency,
+        linear,
+        expiration: a.spec.expiration,
+        longStrike: long,
+        shortStrike: short,
+      });
+    }
+    if (a.spec.optionType !== b.spec.optionType && legA.side === legB.side && strikeA === strikeB) {
+      return comboName({
+        kind: 'straddle',
+        currency,
+        linear,
+        expiration: a.spec.expiration,
+        strike: strikeA,
+      });
+    }
+    return null;
+  }
+  if (
+    a.kind === 'future' &&
+    b.kind === 'future' &&
+    legA.side !== legB.side &&
+    a.spec.marginKind === 'inverse'
+  ) {
+    if (b.spec.marginKind !== 'inverse') return null;
+    const [long, short] = legA.side === 'buy' ? [a, b] : [b, a];
+    const dated = long.spec.expiration !== null ? [long, short] : [short, long];
+    const [first, second] = dated as [Instrument, Instrument];
+    if (first.spec.expiration === null) return null;
+    return comboName({
+      kind: 'future_spread',
+      currency,
+      longExpiration: first.spec.expiration,
+      shortExpiration: second.spec.expiration,
+    });
+  }
+  return null;
+}
+
+/** +1 when the leg is bought with the structure, −1 when sold. */
+export function legSign(side: Side): 1 | -1 {
+  return side === 'buy' ? 1 : -1;
+}
+
+export function flip(side: Side): Side {
+  return side === 'buy' ? 'sell' : 'buy';
+}
+
+/** The strategy price (strategy units) of per-leg prices (ticks). */
+export function strategyPrice(
+  legs: readonly RfqLeg[],
+  legTickUnits: readonly number[],
+  prices: readonly number[],
+): number {
+  let total = 0;
+  for (const [index, leg] of legs.entries()) {
+    total += legSign(leg.side) * leg.ratio * prices[index]! * legTickUnits[index]!;
+  }
+  return total;
+}

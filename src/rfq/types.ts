@@ -1,0 +1,377 @@
+/**
+ * The Block RFQ desk's contract: its journaled commands, its views and its events, in domain
+ * units.
+ *
+ * Units:
+ * - RFQ quantity ("rfq lots"): a count of the RFQ's `quantityStep` (a decimal, the smallest
+ *   structure size for which every leg amount lands on its instrument's lot grid). Leg i trades
+ *   `rfqLots × lotsPerUnit[i]` lots of its instrument.
+ * - Strategy price ("strategy units"): a count of 10^-priceScale in the legs' common quote
+ *   currency: Σ ±ratio_i × legPrice_i (+ for legs bought with the structure, − for legs sold).
+ * - Leg and hedge prices: ticks of their instrument; hedge amount: lots of its instrument.
+ *
+ * Invariants: commands are plain JSON with the sequencer's stamp; views are fresh snapshots.
+ */
+import type { CommandStamp } from '../core/commands.ts';
+import type { Side } from '../core/types.ts';
+
+export type ExecutionInstruction = 'all_or_none' | 'any_part_of';
+export type AcceptTimeInForce = 'fill_or_kill' | 'good_til_cancelled';
+
+export type RfqStatus =
+  | 'created'
+  | 'open'
+  | 'filled'
+  | 'traded'
+  | 'cancelled'
+  | 'expired'
+  | 'closed'
+  | 'failed';
+export type QuoteStatus = 'open' | 'filled' | 'cancelled' | 'expired';
+
+export interface TradeAllocationInput {
+  /** RFQ lots. */
+  readonly amount: number;
+  readonly userId?: number | null;
+  readonly clientInfo?: {
+    readonly clientId: number;
+    readonly clientLinkId: number;
+    readonly name?: number | null;
+  } | null;
+}
+
+export interface RfqLegInput {
+  readonly instrumentName: string;
+  /** Direction of the leg when the structure is bought. */
+  readonly side: Side;
+  /** Lots of the instrument. */
+  readonly amount: number;
+}
+
+export interface HedgeInput {
+  readonly instrumentName: string;
+  readonly side: Side;
+  /** Lots. */
+  readonly amount: number;
+  /** Ticks. */
+  readonly price: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+
+export interface CreateRfq extends CommandStamp {
+  readonly type: 'rfq_create';
+  readonly accountId: number;
+  readonly userId: number;
+  /** The taker's desk name (shown to makers when disclosed), or null. */
+  readonly takerAlias: string | null;
+  /** Desk names as the taker sent them (empty = every maker desk). */
+  readonly makers: readonly string[];
+  /** The maker desks that get a maker-side record, resolved at the edge. */
+  readonly targetDesks: readonly string[];
+  readonly disclosed: boolean;
+  readonly label: string;
+  readonly legs: readonly RfqLegInput[];
+  readonly hedge: HedgeInput | null;
+  readonly tradeAllocations: readonly TradeAllocationInput[];
+}
+
+export interface CancelRfq extends CommandStamp {
+  readonly type: 'rfq_cancel';
+  readonly accountId: number;
+  /** The taker's id. */
+  readonly blockRfqId: string;
+}
+
+export interface QuoteLegInput {
+  readonly instrumentName: string;
+  readonly side: Side;
+  /** Integer ratio as on the RFQ. */
+  readonly ratio: number;
+  /** Ticks. */
+  readonly price: number;
+}
+
+export interface QuoteTerms {
+  readonly side: Side;
+  /** RFQ lots. */
+  readonly quantity: number;
+  /** Strategy units; when given it must equal the price implied by the legs. */
+  readonly price: number | null;
+  readonly legs: readonly QuoteLegInput[];
+  /** Hedge price in ticks of the RFQ's hedge instrument (null: the RFQ's hedge price). */
+  readonly hedgePrice: number | null;
+  readonly executionInstruction: ExecutionInstruction;
+  readonly expiresAt: number | null;
+  readonly label: string;
+}
+
+export interface CreateQuote extends CommandStamp, QuoteTerms {
+  readonly type: 'rfq_quote_create';
+  readonly accountId: number;
+  readonly desk: string;
+  /** The maker-side id. */
+  readonly blockRfqId: string;
+}
+
+export interface EditQuote extends CommandStamp, QuoteTerms {
+  readonly type: 'rfq_quote_edit';
+  readonly accountId: number;
+  readonly desk: string;
+  readonly quoteId: string;
+}
+
+export interface CancelQuote extends CommandStamp {
+  readonly type: 'rfq_quote_cancel';
+  readonly accountId: number;
+  readonly desk: string;
+  readonly quoteId: string;
+}
+
+export interface CancelAllQuotes extends CommandStamp {
+  readonly type: 'rfq_quote_cancel_all';
+  readonly accountId: number;
+  readonly desk: string;
+  /** Maker-side id; null = every RFQ. */
+  readonly blockRfqId: string | null;
+}
+
+export interface AcceptRfq extends CommandStamp {
+  readonly type: 'rfq_accept';
+  readonly accountId: number;
+  readonly blockRfqId: string;
+  /** The taker's direction on the structure. */
+  readonly side: Side;
+  /** Worst acceptable strategy price (strategy units). */
+  readonly price: number;
+  /** RFQ lots; null = the whole RFQ. */
+  readonly quantity: number | null;
+  readonly timeInForce: AcceptTimeInForce;
+}
+
+export type RfqCommand =
+  | CreateRfq
+  | CancelRfq
+  | CreateQuote
+  | EditQuote
+  | CancelQuote
+  | CancelAllQuotes
+  | AcceptRfq;
+export type RfqCommandType = RfqCommand['type'];
+
+export const RFQ_COMMAND_TYPES: ReadonlySet<string> = new Set<RfqCommandType>([
+  'rfq_create',
+  'rfq_cancel',
+  'rfq_quote_create',
+  'rfq_quote_edit',
+  'rfq_quote_cancel',
+  'rfq_quote_cancel_all',
+  'rfq_accept',
+]);
+
+// ---------------------------------------------------------------------------------------------
+// State records (also the views: they are copied out, never shared)
+
+export interface RfqLeg {
+  readonly instrumentName: string;
+  readonly side: Side;
+  /** Positive integer. */
+  readonly ratio: number;
+  /** Instrument lots per RFQ lot (ratio × quantityStep / lot size). */
+  readonly lotsPerUnit: number;
+}
+
+export interface RfqHedge {
+  readonly instrumentName: string;
+  readonly side: Side;
+  readonly amount: number;
+  readonly price: number;
+}
+
+export interface RfqAllocation {
+  readonly amount: number;
+  readonly userId: number | null;
+  readonly clientInfo: {
+    readonly clientId: number;
+    readonly clientLinkId: number;
+    readonly name: number | null;
+  } | null;
+}
+
+export interface RfqTrigger {
+  readonly side: Side;
+  readonly price: number;
+  readonly quantity: number;
+  readonly createdAt: number;
+}
+
+export interface MakerRecord {
+  readonly desk: string;
+  readonly blockRfqId: string;
+}
+
+export interface RfqRecord {
+  readonly blockRfqId: string;
+  readonly number: number;
+  readonly takerAccountId: number;
+  readonly takerUserId: number;
+  readonly takerAlias: string | null;
+  readonly makers: readonly string[];
+  readonly makerRecords: readonly MakerRecord[];
+  readonly disclosed: boolean;
+  readonly label: string;
+  readonly currency: string;
+  readonly quoteCurrency: string;
+  readonly legs: readonly RfqLeg[];
+  readonly hedge: RfqHedge | null;
+  readonly comboId: string | null;
+  /** RFQ lots. */
+  readonly quantity: number;
+  /** Decimal text of one RFQ lot. */
+  readonly quantityStep: string;
+  /** RFQ lots. */
+  readonly minTradeAmount: number;
+  /** Decimal places of strategy units. */
+  readonly priceScale: number;
+  /** Per leg: strategy units per tick of the leg's instrument. */
+  readonly legTickUnits: readonly number[];
+  readonly tradeAllocations: readonly RfqAllocation[];
+  readonly createdAt: number;
+  readonly openAt: number;
+  readonly expiresAt: number;
+  status: RfqStatus;
+  closedReason: string | null;
+  lastUpdatedAt: number;
+  filledQuantity: number;
+  triggers: RfqTrigger[];
+}
+
+export interface QuoteLeg {
+  readonly instrumentName: string;
+  readonly side: Side;
+  readonly ratio: number;
+  readonly price: number;
+}
+
+export interface QuoteRecord {
+  readonly quoteId: string;
+  readonly number: number;
+  /** The taker's RFQ id (internal key). */
+  readonly rfqId: string;
+  /** The quoting desk's own id of the RFQ (what the maker sees). */
+  readonly makerRfqId: string;
+  readonly desk: string;
+  readonly accountId: number;
+  side: Side;
+  quantity: number;
+  filledQuantity: number;
+  /** Strategy units. */
+  price: number;
+  legs: QuoteLeg[];
+  /** Ticks, null without a hedge. */
+  hedgePrice: number | null;
+  executionInstruction: ExecutionInstruction;
+  expiresAt: number | null;
+  label: string;
+  status: QuoteStatus;
+  statusReason: string | null;
+  replaced: boolean;
+  readonly createdAt: number;
+  lastUpdatedAt: number;
+  /** Time priority: lower is earlier; renewed on every edit. */
+  priority: number;
+}
+
+/** One maker's fill of an accept: one engine block trade. */
+export interface RfqFill {
+  readonly quoteId: string;
+  readonly desk: string;
+  readonly makerAccountId: number;
+  readonly blockTradeId: string;
+  /** RFQ lots. */
+  readonly quantity: number;
+  /** Strategy units. */
+  readonly price: number;
+  readonly hedgeAmount: number;
+  readonly legPrices: readonly number[];
+  readonly hedgePrice: number | null;
+  readonly tradeIds: readonly string[];
+}
+
+/** A traded RFQ as listed by get_trades. */
+export interface RfqTradeRecord {
+  readonly blockRfqId: string;
+  readonly number: number;
+  readonly timestamp: number;
+  readonly currency: string;
+  readonly takerAccountId: number;
+  /** The taker's direction. */
+  readonly side: Side;
+  readonly quantity: number;
+  readonly quantityStep: string;
+  readonly priceScale: number;
+  readonly comboId: string | null;
+  readonly legs: readonly RfqLeg[];
+  readonly hedge: RfqHedge | null;
+  /** Strategy mark at trade time (strategy units) or null when a leg had no mark. */
+  readonly markPrice: number | null;
+  readonly fills: readonly RfqFill[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events and results
+
+export interface RfqChangedEvent {
+  readonly type: 'rfq_changed';
+  readonly rfq: RfqRecord;
+  readonly quotes: readonly QuoteRecord[];
+}
+export interface QuoteChangedEvent {
+  readonly type: 'rfq_quote_changed';
+  readonly quote: QuoteRecord;
+  readonly currency: string;
+}
+export interface RfqTradedEvent {
+  readonly type: 'rfq_traded';
+  readonly trade: RfqTradeRecord;
+}
+
+export type RfqEvent = RfqChangedEvent | QuoteChangedEvent | RfqTradedEvent;
+
+export type RfqValue =
+  | { readonly kind: 'rfq'; readonly rfq: RfqRecord; readonly quotes: readonly QuoteRecord[] }
+  | { readonly kind: 'quote'; readonly quote: QuoteRecord }
+  | { readonly kind: 'count'; readonly count: number; readonly quotes: readonly QuoteRecord[] }
+  | {
+      readonly kind: 'accept';
+      readonly rfq: RfqRecord;
+      readonly trade: RfqTradeRecord | null;
+      readonly trigger: RfqTrigger | null;
+    };
+
+export interface RfqDeskConfig {
+  /** ms after creation before the RFQ is open (taker cannot see quotes or trade). */
+  readonly gracePeriodMs: number;
+  /** ms after creation when an untraded RFQ expires. */
+  readonly lifetimeMs: number;
+  readonly maxLegs: number;
+  readonly maxQuotesPerMakerPerRfq: number;
+  /** How long closed RFQs, quotes and trades stay listed. */
+  readonly retentionMs: number;
+}
+
+export const DEFAULT_RFQ_CONFIG: RfqDeskConfig = {
+  gracePeriodMs: 5_000,
+  lifetimeMs: 300_000,
+  maxLegs: 20,
+  maxQuotesPerMakerPerRfq: 10,
+  retentionMs: 7 * 24 * 3_600_000,
+};
+
+/** An RFQ command before the sequencer stamps it (what the gateway builds). */
+export type UnstampedRfqCommand = RfqCommand extends infer C
+  ? C extends RfqCommand
+    ? Omit<C, 'seq' | 'ts'>
+    : never
+  : never;
