@@ -1,0 +1,160 @@
+/**
+ * Projections of the engine's events into the `orders`, `trades` and `positions` read tables.
+ *
+ * Invariants:
+ * - `orders`: one row per order, its latest view (the last `order` event wins).
+ * - `trades`: one row per trade and side (`role` T or M), so a user's trades are found by
+ *   account without looking at the other side; `seq` is the committing command's seq.
+ * - `positions`: one row per (account, instrument), the latest view; flat positions stay.
+ * - Full views are stored as JSON text next to the indexed columns.
+ */
+import type { CoreEvent, OrderView, PositionView, TradeView } from '../../core/events.ts';
+import { parseInstrumentName } from '../../domain/instrument.ts';
+import type { CommittedEvents, Projection, RowSink, TableSpec } from './projection.ts';
+
+/** The instrument kind used by history `kind` filters; null when unknown. */
+export type KindOf = (instrumentName: string) => string | null;
+
+export const defaultKindOf: KindOf = (name) => parseInstrumentName(name)?.kind ?? null;
+
+export const ORDERS_TABLE: TableSpec = {
+  name: 'orders',
+  columns: [
+    { name: 'order_id', type: 'text', required: true },
+    { name: 'account_id', type: 'int', required: true },
+    { name: 'currency', type: 'text', required: true },
+    { name: 'kind', type: 'text' },
+    { name: 'instrument_name', type: 'text', required: true },
+    { name: 'order_state', type: 'text', required: true },
+    { name: 'filled_amount', type: 'int', required: true },
+    { name: 'created_at', type: 'int', required: true },
+    { name: 'last_updated_at', type: 'int', required: true },
+    { name: 'updated_seq', type: 'int', required: true },
+    { name: 'view', type: 'text', required: true },
+  ],
+  primaryKey: ['order_id'],
+  indexes: [['account_id', 'currency', 'updated_seq DESC'], ['last_updated_at']],
+};
+
+export const TRADES_TABLE: TableSpec = {
+  name: 'trades',
+  columns: [
+    { name: 'trade_id', type: 'text', required: true },
+    { name: 'role', type: 'text', required: true },
+    { name: 'account_id', type: 'int', required: true },
+    { name: 'order_id', type: 'text', required: true },
+    { name: 'currency', type: 'text', required: true },
+    { name: 'kind', type: 'text' },
+    { name: 'instrument_name', type: 'text', required: true },
+    { name: 'timestamp', type: 'int', required: true },
+    { name: 'trade_seq', type: 'int', required: true },
+    { name: 'seq', type: 'int', required: true },
+    { name: 'block_rfq_id', type: 'text' },
+    { name: 'view', type: 'text', required: true },
+  ],
+  primaryKey: ['trade_id', 'role'],
+  indexes: [
+    ['account_id', 'currency', 'seq DESC'],
+    ['account_id', 'instrument_name', 'seq DESC'],
+    ['order_id'],
+    ['timestamp'],
+  ],
+};
+
+export const POSITIONS_TABLE: TableSpec = {
+  name: 'positions',
+  columns: [
+    { name: 'account_id', type: 'int', required: true },
+    { name: 'instrument_name', type: 'text', required: true },
+    { name: 'currency', type: 'text' },
+    { name: 'kind', type: 'text' },
+    { name: 'size', type: 'int', required: true },
+    { name: 'updated_seq', type: 'int', required: true },
+    { name: 'view', type: 'text', required: true },
+  ],
+  primaryKey: ['account_id', 'instrument_name'],
+};
+
+function projectOrder(order: OrderView, seq: number, kindOf: KindOf, out: RowSink): void {
+  out.upsert('orders', {
+    order_id: order.orderId,
+    account_id: order.accountId,
+    currency: order.currency,
+    kind: kindOf(order.instrumentName),
+    instrument_name: order.instrumentName,
+    order_state: order.orderState,
+    filled_amount: order.filledAmount,
+    created_at: order.createdAt,
+    last_updated_at: order.lastUpdatedAt,
+    updated_seq: seq,
+    view: JSON.stringify(order),
+  });
+}
+
+function projectTrade(trade: TradeView, seq: number, kindOf: KindOf, out: RowSink): void {
+  const view = JSON.stringify(trade);
+  const kind = kindOf(trade.instrumentName);
+  for (const [role, party] of [
+    ['T', trade.taker],
+    ['M', trade.maker],
+  ] as const) {
+    out.upsert('trades', {
+      trade_id: trade.tradeId,
+      role,
+      account_id: party.accountId,
+      order_id: party.orderId,
+      currency: trade.currency,
+      kind,
+      instrument_name: trade.instrumentName,
+      timestamp: trade.timestamp,
+      trade_seq: trade.tradeSeq,
+      seq,
+      block_rfq_id: trade.blockRfqId,
+      view,
+    });
+  }
+}
+
+function projectPosition(position: PositionView, seq: number, kindOf: KindOf, out: RowSink): void {
+  out.upsert('positions', {
+    account_id: position.accountId,
+    instrument_name: position.instrumentName,
+    currency: parseInstrumentName(position.instrumentName)?.baseCurrency ?? null,
+    kind: kindOf(position.instrumentName),
+    size: position.size,
+    updated_seq: seq,
+    view: JSON.stringify(position),
+  });
+}
+
+/** Orders, trades and positions from the engine's CoreEvents. */
+export function coreProjection(kindOf: KindOf = defaultKindOf): Projection<CoreEvent> {
+  return {
+    name: 'core',
+    tables: [ORDERS_TABLE, TRADES_TABLE, POSITIONS_TABLE],
+    project(committed: CommittedEvents<CoreEvent>, out: RowSink): void {
+      for (const event of committed.events) {
+        switch (event.type) {
+          case 'order':
+            projectOrder(event.order, committed.seq, kindOf, out);
+            break;
+          case 'trade':
+            projectTrade(event.trade, committed.seq, kindOf, out);
+            break;
+          case 'position':
+            projectPosition(event.position, committed.seq, kindOf, out);
+            break;
+          case 'balance':
+          case 'account':
+          case 'instrument':
+          case 'rejection':
+            break;
+          default: {
+            const _exhaustive: never = event;
+            void _exhaustive;
+          }
+        }
+      }
+    },
+  };
+}

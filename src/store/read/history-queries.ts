@@ -1,0 +1,241 @@
+/**
+ * History queries over the read tables (never the journal): order history by currency and user
+ * trades, with recent/historical windows, `includeOld`, `includeUnfilled`, count/offset and
+ * continuation tokens.
+ *
+ * Semantics (see docs/decisions.md):
+ * - An order is in history when it has fills, or when it is closed (filled/cancelled/rejected)
+ *   with no fills and `includeUnfilled` is set. Open orders without fills are not history.
+ * - `historical: false` → records updated within the recent window (orders 30 min, trades 24 h).
+ *   `historical: true` → records older than the indexing delay; records older than 2 days only
+ *   with `includeOld`.
+ * - Newest first by the seq of the last change (then id); a continuation token `<seq>:<id>` names
+ *   the last record returned and is null when nothing follows.
+ */
+import type { OrderView, TradeView } from '../../core/events.ts';
+import type { RowValue } from './projection.ts';
+import type { ReadDb } from './read-db.ts';
+
+export interface HistoryWindows {
+  /** Orders: the recent window (default 30 min). */
+  readonly recentOrdersMs: number;
+  /** Trades: the recent window (default 24 h). */
+  readonly recentTradesMs: number;
+  /** Older than this needs includeOld (default 2 days). */
+  readonly oldAfterMs: number;
+  /** Historical queries see records at least this old (default 1 s). */
+  readonly indexingDelayMs: number;
+}
+
+export const DEFAULT_HISTORY_WINDOWS: HistoryWindows = {
+  recentOrdersMs: 30 * 60_000,
+  recentTradesMs: 24 * 3_600_000,
+  oldAfterMs: 2 * 24 * 3_600_000,
+  indexingDelayMs: 1_000,
+};
+
+export const MAX_HISTORY_COUNT = 1000;
+
+export interface OrderHistoryQuery {
+  readonly accountId: number;
+  readonly currency: string;
+  /** `any` or undefined: every kind. */
+  readonly kind?: string;
+  /** Default 20, at most 1000. */
+  readonly count?: number;
+  readonly offset?: number;
+  readonly includeOld?: boolean;
+  readonly includeUnfilled?: boolean;
+  readonly historical?: boolean;
+  readonly continuation?: string | null;
+  /** The current time (the sequencer's clock), ms. */
+  readonly now: number;
+}
+
+export interface OrderHistoryPage {
+  readonly orders: OrderView[];
+  readonly continuation: string | null;
+}
+
+export interface UserTradesQuery {
+  readonly accountId: number;
+  readonly currency?: string;
+  readonly instrumentName?: string;
+  readonly kind?: string;
+  readonly startTimestamp?: number;
+  readonly endTimestamp?: number;
+  /** Default 10, at most 1000. */
+  readonly count?: number;
+  /** `asc` oldest first; `desc`/`default` newest first. */
+  readonly sorting?: 'asc' | 'desc' | 'default';
+  readonly historical?: boolean;
+  readonly includeOld?: boolean;
+  readonly continuation?: string | null;
+  readonly now: number;
+}
+
+export interface UserTrade {
+  readonly trade: TradeView;
+  /** Which side of the trade the account was on. */
+  readonly liquidity: 'M' | 'T';
+}
+
+export interface UserTradesPage {
+  readonly trades: UserTrade[];
+  readonly hasMore: boolean;
+  readonly continuation: string | null;
+}
+
+function parseToken(token: string | null | undefined): { seq: number; id: string } | null {
+  if (token === null || token === undefined || token === '') return null;
+  const colon = token.indexOf(':');
+  const seq = Number(token.slice(0, colon));
+  if (colon <= 0 || !Number.isSafeInteger(seq)) throw new RangeError('invalid continuation token');
+  return { seq, id: token.slice(colon + 1) };
+}
+
+function clampCount(count: number | undefined, fallback: number): number {
+  const n = count ?? fallback;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_HISTORY_COUNT) throw new RangeError('count out of range');
+  return n;
+}
+
+function timeWindow(
+  column: string,
+  historical: boolean,
+  includeOld: boolean,
+  recentMs: number,
+  windows: HistoryWindows,
+  now: number,
+  where: string[],
+  params: RowValue[],
+): void {
+  if (!historical) {
+    where.push(`${column} >= ?`);
+    params.push(now - recentMs);
+    return;
+  }
+  where.push(`${column} <= ?`);
+  params.push(now - windows.indexingDelayMs);
+  if (!includeOld) {
+    where.push(`${column} >= ?`);
+    params.push(now - windows.oldAfterMs);
+  }
+}
+
+export async function queryOrderHistory(
+  db: ReadDb,
+  windows: HistoryWindows,
+  q: OrderHistoryQuery,
+): Promise<OrderHistoryPage> {
+  const count = clampCount(q.count, 20);
+  const offset = q.offset ?? 0;
+  if (!Number.isInteger(offset) || offset < 0) throw new RangeError('offset out of range');
+  const where = ['account_id = ?', 'currency = ?'];
+  const params: RowValue[] = [q.accountId, q.currency];
+  if (q.kind !== undefined && q.kind !== 'any') {
+    if (q.kind === 'combo') where.push("kind IN ('future_combo', 'option_combo')");
+    else {
+      where.push('kind = ?');
+      params.push(q.kind);
+    }
+  }
+  where.push(
+    q.includeUnfilled === true
+      ? "(filled_amount > 0 OR order_state IN ('filled', 'cancelled', 'rejected'))"
+      : 'filled_amount > 0',
+  );
+  timeWindow(
+    'last_updated_at',
+    q.historical === true,
+    q.includeOld === true,
+    windows.recentOrdersMs,
+    windows,
+    q.now,
+    where,
+    params,
+  );
+  const token = parseToken(q.continuation);
+  if (token !== null) {
+    where.push('(updated_seq < ? OR (updated_seq = ? AND order_id < ?))');
+    params.push(token.seq, token.seq, token.id);
+  }
+  params.push(count + 1, offset);
+  const rows = await db.query<{ view: string; updated_seq: number; order_id: string }>(
+    `SELECT view, updated_seq, order_id FROM orders WHERE ${where.join(' AND ')}
+     ORDER BY updated_seq DESC, order_id DESC LIMIT ? OFFSET ?`,
+    params,
+  );
+  const page = rows.slice(0, count);
+  const last = page[page.length - 1];
+  return {
+    orders: page.map((r) => JSON.parse(r.view) as OrderView),
+    continuation: rows.length > count && last !== undefined ? `${last.updated_seq}:${last.order_id}` : null,
+  };
+}
+
+export async function queryUserTrades(
+  db: ReadDb,
+  windows: HistoryWindows,
+  q: UserTradesQuery,
+): Promise<UserTradesPage> {
+  const count = clampCount(q.count, 10);
+  const ascending = q.sorting === 'asc';
+  const where = ['account_id = ?'];
+  const params: RowValue[] = [q.accountId];
+  if (q.currency !== undefined) {
+    where.push('currency = ?');
+    params.push(q.currency);
+  }
+  if (q.instrumentName !== undefined) {
+    where.push('instrument_name = ?');
+    params.push(q.instrumentName);
+  }
+  if (q.kind !== undefined && q.kind !== 'any') {
+    if (q.kind === 'combo') where.push("kind IN ('future_combo', 'option_combo')");
+    else {
+      where.push('kind = ?');
+      params.push(q.kind);
+    }
+  }
+  if (q.startTimestamp !== undefined) {
+    where.push('timestamp >= ?');
+    params.push(q.startTimestamp);
+  }
+  if (q.endTimestamp !== undefined) {
+    where.push('timestamp <= ?');
+    params.push(q.endTimestamp);
+  }
+  timeWindow(
+    'timestamp',
+    q.historical === true,
+    q.includeOld === true,
+    windows.recentTradesMs,
+    windows,
+    q.now,
+    where,
+    params,
+  );
+  const token = parseToken(q.continuation);
+  if (token !== null) {
+    where.push(
+      ascending ? '(seq > ? OR (seq = ? AND trade_id > ?))' : '(seq < ? OR (seq = ? AND trade_id < ?))',
+    );
+    params.push(token.seq, token.seq, token.id);
+  }
+  params.push(count + 1);
+  const order = ascending ? 'ASC' : 'DESC';
+  const rows = await db.query<{ view: string; role: 'M' | 'T'; seq: number; trade_id: string }>(
+    `SELECT view, role, seq, trade_id FROM trades WHERE ${where.join(' AND ')}
+     ORDER BY seq ${order}, trade_id ${order}, role ${order} LIMIT ?`,
+    params,
+  );
+  const page = rows.slice(0, count);
+  const last = page[page.length - 1];
+  const hasMore = rows.length > count;
+  return {
+    trades: page.map((r) => ({ trade: JSON.parse(r.view) as TradeView, liquidity: r.role })),
+    hasMore,
+    continuation: hasMore && last !== undefined ? `${last.seq}:${last.trade_id}` : null,
+  };
+}

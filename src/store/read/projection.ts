@@ -1,0 +1,94 @@
+/**
+ * Projections: pure functions from committed events to row changes in read tables.
+ *
+ * A projection declares its tables (dialect-neutral column types) and, for each committed
+ * command's events, emits upserts/deletes into a RowSink. The read store collects the changes of
+ * many commands, keeps the last change per primary key, and writes them in one transaction
+ * together with the last applied seq, on SQLite or PostgreSQL alike.
+ *
+ * Invariants:
+ * - Projections are deterministic and do no I/O: the same events give the same rows, so a
+ *   projection can always be rebuilt by replaying the journal.
+ * - A row change is keyed by the table's primary key; within a batch the last change wins.
+ * - Other modules (portfolios, RFQs) add tables by registering their own Projection; table names
+ *   must be unique across projections.
+ */
+
+export type ColumnType = 'int' | 'text' | 'real';
+
+export interface ColumnSpec {
+  readonly name: string;
+  readonly type: ColumnType;
+  /** NOT NULL (default false). */
+  readonly required?: boolean;
+}
+
+export interface TableSpec {
+  readonly name: string;
+  readonly columns: readonly ColumnSpec[];
+  readonly primaryKey: readonly string[];
+  /** Secondary indexes, each a list of columns (append ` DESC` to a column name for descending). */
+  readonly indexes?: readonly (readonly string[])[];
+}
+
+export type RowValue = number | string | null;
+export type Row = Readonly<Record<string, RowValue>>;
+
+export interface RowSink {
+  upsert(table: string, row: Row): void;
+  delete(table: string, key: Row): void;
+}
+
+export interface CommittedEvents<E = unknown> {
+  readonly seq: number;
+  readonly ts: number;
+  readonly events: readonly E[];
+}
+
+export interface Projection<E = unknown> {
+  readonly name: string;
+  readonly tables: readonly TableSpec[];
+  project(committed: CommittedEvents<E>, out: RowSink): void;
+}
+
+export type RowChange =
+  | { readonly op: 'upsert'; readonly table: string; readonly row: Row }
+  | { readonly op: 'delete'; readonly table: string; readonly key: Row };
+
+/** Collects row changes, last change per (table, primary key) wins, in first-seen key order. */
+export class RowBatch implements RowSink {
+  private readonly changes = new Map<string, RowChange>();
+
+  constructor(private readonly tables: ReadonlyMap<string, TableSpec>) {}
+
+  private keyOf(table: string, row: Row): string {
+    const spec = this.tables.get(table);
+    if (spec === undefined) throw new Error(`no projection declares table ${table}`);
+    let key = table;
+    for (const column of spec.primaryKey) {
+      const value = row[column];
+      if (value === undefined || value === null)
+        throw new Error(`row of ${table} lacks key column ${column}`);
+      key += `\u0000${value}`;
+    }
+    return key;
+  }
+
+  upsert(table: string, row: Row): void {
+    this.changes.set(this.keyOf(table, row), { op: 'upsert', table, row });
+  }
+
+  delete(table: string, key: Row): void {
+    this.changes.set(this.keyOf(table, key), { op: 'delete', table, key });
+  }
+
+  get size(): number {
+    return this.changes.size;
+  }
+
+  drain(): RowChange[] {
+    const all = [...this.changes.values()];
+    this.changes.clear();
+    return all;
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * The read database behind the read store: SQLite (embedded) or PostgreSQL, one interface.
+ *
+ * Invariants:
+ * - `commit` applies a batch of row changes and the new last applied seq in ONE transaction, so
+ *   after a crash the projections and the recorded seq agree (the store re-feeds from there).
+ * - Queries use `?` placeholders on both backends; integers come back as JS numbers.
+ * - Durability is relaxed on purpose (SQLite synchronous=NORMAL): the read store is derived
+ *   data, rebuilt from the journal after whatever it lost.
+ */
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import type { RowValue } from './projection.ts';
+import { type Dialect, type Statement, toPostgresPlaceholders } from './sql.ts';
+
+export interface ReadDb {
+  readonly dialect: Dialect;
+  /** Most bound parameters in one statement. */
+  readonly maxParams: number;
+  init(ddl: readonly string[]): Promise<void>;
+  commit(statements: readonly Statement[], lastSeq: number): Promise<void>;
+  lastAppliedSeq(): Promise<number>;
+  query<T>(sql: string, params: readonly RowValue[]): Promise<T[]>;
+  /** Runs one statement outside a batch; returns the number of rows changed. */
+  execute(sql: string, params: readonly RowValue[]): Promise<number>;
+  close(): Promise<void>;
+}
+
+const META_DDL = 'CREATE TABLE IF NOT EXISTS read_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL)';
+const SET_SEQ =
+  "INSERT INTO read_meta (key, value) VALUES ('last_applied_seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+const GET_SEQ = "SELECT value FROM read_meta WHERE key = 'last_applied_seq'";
+
+export class SqliteReadDb implements ReadDb {
+  readonly dialect = 'sqlite' as const;
+  readonly maxParams = 30_000;
+  private readonly db: Database.Database;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(path: string) {
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(META_DDL);
+  }
+
+  private prepared(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      if (this.statements.size > 500) this.statements.clear();
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  async init(ddl: readonly string[]): Promise<void> {
+    this.db.transaction(() => {
+      for (const sql of ddl) this.db.exec(sql);
+    })();
+  }
+
+  async commit(statements: readonly Statement[], lastSeq: number): Promise<void> {
+    this.db.transaction(() => {
+      for (const s of statements) this.prepared(s.sql).run(...s.params);
+      this.prepared(SET_SEQ).run(lastSeq);
+    })();
+  }
+
+  async lastAppliedSeq(): Promise<number> {
+    const row = this.prepared(GET_SEQ).get() as { value: number } | undefined;
+    return row?.value ?? 0;
+  }
+
+  async query<T>(sql: string, params: readonly RowValue[]): Promise<T[]> {
+    return this.prepared(sql).all(...params) as T[];
+  }
+
+  async execute(sql: string, params: readonly RowValue[]): Promise<number> {
+    return this.prepared(sql).run(...params).changes;
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
+
+const INT8_OID = 20;
+
+export class PgReadDb implements ReadDb {
+  readonly dialect = 'postgres' as const;
+  readonly maxParams = 60_000;
+  private closed = false;
+
+  static async open(connectionString: string): Promise<PgReadDb> {
+    const pool = new pg.Pool({
+      connectionString,
+      max: 4,
+      types: {
+        getTypeParser: ((oid: number, format?: string) =>
+          oid === INT8_OID
+            ? (value: string) => Number(value)
+            : pg.types.getTypeParser(oid, (format ?? 'text') as 'text')) as typeof pg.types.getTypeParser,
+      },
+    });
+    pool.on('error', () => undefined);
+    await pool.query(META_DDL);
+    return new PgReadDb(pool);
+  }
+
+  private constructor(private readonly pool: pg.Pool) {}
+
+  async init(ddl: readonly string[]): Promise<void> {
+    for (const sql of ddl) await this.pool.query(sql);
+  }
+
+  async commit(statements: readonly Statement[], lastSeq: number): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      for (const s of statements) await client.query(toPostgresPlaceholders(s.sql), s.params);
+      await client.query(toPostgresPlaceholders(SET_SEQ), [lastSeq]);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async lastAppliedSeq(): Promise<number> {
+    const rows = await this.query<{ value: number }>(GET_SEQ, []);
+    return rows[0]?.value ?? 0;
+  }
+
+  async query<T>(sql: string, params: readonly RowValue[]): Promise<T[]> {
+    const result = await this.pool.query(toPostgresPlaceholders(sql), params as RowValue[]);
+    return result.rows as T[];
+  }
+
+  async execute(sql: string, params: readonly RowValue[]): Promise<number> {
+    const result = await this.pool.query(toPostgresPlaceholders(sql), params as RowValue[]);
+    return result.rowCount ?? 0;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}

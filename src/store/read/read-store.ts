@@ -1,0 +1,216 @@
+/**
+ * The read store: projections fed from committed events, written asynchronously in batches to
+ * SQLite or PostgreSQL, queried for history without touching the journal.
+ *
+ * Invariants:
+ * - Fed in seq order from the sequencer's committed listener (after durability), never on the
+ *   acknowledgement path: `push` only projects into memory; writing happens on a later turn.
+ * - Each write is one transaction holding the row changes AND the last applied seq, so after a
+ *   crash the store knows exactly where to resume: `push` ignores seqs ≤ lastAppliedSeq, and
+ *   recovery must replay from a snapshot no newer than lastAppliedSeq (pass it as
+ *   `maxSnapshotSeq`) to re-feed what was lost.
+ * - A write failure is kept and reported by `flush()`/`failure`; later pushes are dropped
+ *   (queries still work on what was written). The service should restart to re-feed.
+ */
+import type { CoreEvent, OrderView, PositionView } from '../../core/events.ts';
+import { coreProjection, type KindOf } from './core-projections.ts';
+import {
+  DEFAULT_HISTORY_WINDOWS,
+  type HistoryWindows,
+  type OrderHistoryPage,
+  type OrderHistoryQuery,
+  queryOrderHistory,
+  queryUserTrades,
+  type UserTradesPage,
+  type UserTradesQuery,
+} from './history-queries.ts';
+import type { CommittedEvents, Projection, RowValue, TableSpec } from './projection.ts';
+import { RowBatch } from './projection.ts';
+import type { ReadDb } from './read-db.ts';
+import { changeStatements, createTableSql } from './sql.ts';
+
+export interface RetentionSettings {
+  /** Closed orders last updated longer ago than this are deleted by prune (null: keep forever). */
+  readonly closedOrdersMs: number | null;
+  /** Trades older than this are deleted by prune (null: keep forever). */
+  readonly tradesMs: number | null;
+}
+
+export const DEFAULT_RETENTION: RetentionSettings = { closedOrdersMs: null, tradesMs: null };
+
+export interface ReadStoreOptions {
+  readonly db: ReadDb;
+  /** More projections (portfolios, RFQs...) next to the core orders/trades/positions. */
+  readonly projections?: readonly Projection[];
+  readonly kindOf?: KindOf;
+  readonly windows?: HistoryWindows;
+  readonly retention?: RetentionSettings;
+  /** Most commands projected into one write (default 10 000). */
+  readonly maxBatchCommands?: number;
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface PruneReport {
+  readonly orders: number;
+  readonly trades: number;
+}
+
+export class ReadStore {
+  static async open(options: ReadStoreOptions): Promise<ReadStore> {
+    const projections: Projection[] = [
+      coreProjection(options.kindOf) as Projection,
+      ...(options.projections ?? []),
+    ];
+    const tables = new Map<string, TableSpec>();
+    for (const projection of projections) {
+      for (const table of projection.tables) {
+        if (tables.has(table.name)) throw new Error(`read table ${table.name} declared twice`);
+        tables.set(table.name, table);
+      }
+    }
+    const ddl = [...tables.values()].flatMap((t) => createTableSql(t, options.db.dialect));
+    await options.db.init(ddl);
+    const lastApplied = await options.db.lastAppliedSeq();
+    return new ReadStore(options, projections, tables, lastApplied);
+  }
+
+  private readonly batch: RowBatch;
+  private pendingSeq: number;
+  private pendingCommands = 0;
+  private writing: Promise<void> | null = null;
+  private scheduled = false;
+  private error: unknown = null;
+  private readonly windows: HistoryWindows;
+  private readonly retention: RetentionSettings;
+  private readonly maxBatchCommands: number;
+
+  private constructor(
+    private readonly options: ReadStoreOptions,
+    private readonly projections: readonly Projection[],
+    private readonly tables: ReadonlyMap<string, TableSpec>,
+    private applied: number,
+  ) {
+    this.batch = new RowBatch(tables);
+    this.pendingSeq = applied;
+    this.windows = options.windows ?? DEFAULT_HISTORY_WINDOWS;
+    this.retention = options.retention ?? DEFAULT_RETENTION;
+    this.maxBatchCommands = options.maxBatchCommands ?? 10_000;
+  }
+
+  /** The last seq whose projections are written (as of open, then of each write). */
+  get lastAppliedSeq(): number {
+    return this.applied;
+  }
+
+  get failure(): unknown {
+    return this.error;
+  }
+
+  /** Projects one committed command's events; seqs already applied are ignored. */
+  push(committed: CommittedEvents<CoreEvent | unknown>): void {
+    if (this.error !== null || committed.seq <= this.pendingSeq) return;
+    for (const projection of this.projections) projection.project(committed, this.batch);
+    this.pendingSeq = committed.seq;
+    this.pendingCommands++;
+    if (this.pendingCommands >= this.maxBatchCommands && this.writing === null) {
+      void this.write();
+    } else {
+      this.schedule();
+    }
+  }
+
+  /** Resolves once everything pushed so far is written; rejects if a write failed. */
+  async flush(): Promise<void> {
+    while (this.writing !== null || this.pendingCommands > 0) {
+      if (this.writing !== null) await this.writing;
+      else await this.write();
+      if (this.error !== null) break;
+    }
+    if (this.error !== null) throw this.error;
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.writing === null && this.pendingCommands > 0) void this.write();
+    });
+  }
+
+  private write(): Promise<void> {
+    const changes = this.batch.drain();
+    const seq = this.pendingSeq;
+    this.pendingCommands = 0;
+    const statements = changeStatements(changes, this.tables, this.options.db.maxParams);
+    const writing = this.options.db.commit(statements, seq).then(
+      () => {
+        this.applied = seq;
+        this.writing = null;
+        if (this.pendingCommands > 0) this.schedule();
+      },
+      (error: unknown) => {
+        this.error = error;
+        this.writing = null;
+        this.options.onError?.(error);
+      },
+    );
+    this.writing = writing;
+    return writing;
+  }
+
+  orderHistory(query: OrderHistoryQuery): Promise<OrderHistoryPage> {
+    return queryOrderHistory(this.options.db, this.windows, query);
+  }
+
+  userTrades(query: UserTradesQuery): Promise<UserTradesPage> {
+    return queryUserTrades(this.options.db, this.windows, query);
+  }
+
+  /** The latest view of any order ever projected (open or closed). */
+  async order(orderId: string): Promise<OrderView | null> {
+    const rows = await this.options.db.query<{ view: string }>('SELECT view FROM orders WHERE order_id = ?', [
+      orderId,
+    ]);
+    return rows[0] === undefined ? null : (JSON.parse(rows[0].view) as OrderView);
+  }
+
+  async positions(accountId: number, currency?: string): Promise<PositionView[]> {
+    const params: RowValue[] = [accountId];
+    let sql = 'SELECT view FROM positions WHERE account_id = ?';
+    if (currency !== undefined) {
+      sql += ' AND currency = ?';
+      params.push(currency);
+    }
+    const rows = await this.options.db.query<{ view: string }>(`${sql} ORDER BY instrument_name`, params);
+    return rows.map((r) => JSON.parse(r.view) as PositionView);
+  }
+
+  /** For other projections' queries (`?` placeholders on both backends). */
+  query<T>(sql: string, params: readonly RowValue[]): Promise<T[]> {
+    return this.options.db.query<T>(sql, params);
+  }
+
+  /** Deletes history beyond the retention settings (never open orders). */
+  async prune(now: number): Promise<PruneReport> {
+    let orders = 0;
+    let trades = 0;
+    if (this.retention.closedOrdersMs !== null) {
+      orders = await this.options.db.execute(
+        "DELETE FROM orders WHERE last_updated_at < ? AND order_state IN ('filled', 'cancelled', 'rejected')",
+        [now - this.retention.closedOrdersMs],
+      );
+    }
+    if (this.retention.tradesMs !== null) {
+      trades = await this.options.db.execute('DELETE FROM trades WHERE timestamp < ?', [
+        now - this.retention.tradesMs,
+      ]);
+    }
+    return { orders, trades };
+  }
+
+  async close(): Promise<void> {
+    await this.flush().catch(() => undefined);
+    await this.options.db.close();
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * The small SQL surface shared by the SQLite and PostgreSQL read databases: DDL from TableSpec,
+ * multi-row upserts, and `?` placeholders (rewritten to `$n` for PostgreSQL).
+ *
+ * Invariants:
+ * - Identifiers come from TableSpecs written in code, never from requests; they are still
+ *   checked against a strict pattern.
+ * - Values are always bound parameters.
+ */
+import type { ColumnType, Row, RowChange, RowValue, TableSpec } from './projection.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+
+export function ident(name: string): string {
+  if (!IDENTIFIER.test(name)) throw new Error(`bad SQL identifier ${name}`);
+  return name;
+}
+
+function columnType(type: ColumnType, dialect: Dialect): string {
+  switch (type) {
+    case 'int':
+      return dialect === 'postgres' ? 'BIGINT' : 'INTEGER';
+    case 'text':
+      return 'TEXT';
+    case 'real':
+      return dialect === 'postgres' ? 'DOUBLE PRECISION' : 'REAL';
+    default: {
+      const _exhaustive: never = type;
+      return _exhaustive;
+    }
+  }
+}
+
+export function createTableSql(spec: TableSpec, dialect: Dialect): string[] {
+  const columns = spec.columns.map(
+    (c) => `${ident(c.name)} ${columnType(c.type, dialect)}${c.required === true ? ' NOT NULL' : ''}`,
+  );
+  const statements = [
+    `CREATE TABLE IF NOT EXISTS ${ident(spec.name)} (${columns.join(', ')}, PRIMARY KEY (${spec.primaryKey
+      .map(ident)
+      .join(', ')}))`,
+  ];
+  for (const index of spec.indexes ?? []) {
+    const parts = index.map((c) => {
+      const [name = '', order] = c.split(' ');
+      return order === 'DESC' ? `${ident(name)} DESC` : ident(name);
+    });
+    const indexName = `${spec.name}_${index.map((c) => c.split(' ')[0]).join('_')}_idx`;
+    statements.push(
+      `CREATE INDEX IF NOT EXISTS ${ident(indexName)} ON ${ident(spec.name)} (${parts.join(', ')})`,
+    );
+  }
+  return statements;
+}
+
+/** Rewrites `?` placeholders to `$1, $2, ...` (no `?` may appear inside literals). */
+export function toPostgresPlaceholders(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+export interface Statement {
+  readonly sql: string;
+  readonly params: RowValue[];
+}
+
+/** Groups changes into multi-row upserts and single deletes, preserving per-key order. */
+export function changeStatements(
+  changes: readonly RowChange[],
+  tables: ReadonlyMap<string, TableSpec>,
+  maxParams: number,
+): Statement[] {
+  const statements: Statement[] = [];
+  // Changes have distinct keys (RowBatch), so their relative order does not matter.
+  const upserts = new Map<string, Row[]>();
+  for (const change of changes) {
+    if (change.op === 'delete') {
+      const spec = tables.get(change.table)!;
+      statements.push({
+        sql: `DELETE FROM ${ident(spec.name)} WHERE ${spec.primaryKey.map((c) => `${ident(c)} = ?`).join(' AND ')}`,
+        params: spec.primaryKey.map((c) => change.key[c] ?? null),
+      });
+    } else {
+      let rows = upserts.get(change.table);
+      if (rows === undefined) {
+        rows = [];
+        upserts.set(change.table, rows);
+      }
+      rows.push(change.row);
+    }
+  }
+  for (const [table, rows] of upserts) {
+    const spec = tables.get(table)!;
+    const columns = spec.columns.map((c) => c.name);
+    const perStatement = Math.max(1, Math.floor(maxParams / columns.length));
+    const placeholders = `(${columns.map(() => '?').join(', ')})`;
+    const updates = columns
+      .filter((c) => !spec.primaryKey.includes(c))
+      .map((c) => `${ident(c)} = excluded.${ident(c)}`)
+      .join(', ');
+    for (let i = 0; i < rows.length; i += perStatement) {
+      const chunk = rows.slice(i, i + perStatement);
+      const params: RowValue[] = [];
+      for (const row of chunk) for (const c of columns) params.push(row[c] ?? null);
+      statements.push({
+        sql:
+          `INSERT INTO ${ident(spec.name)} (${columns.map(ident).join(', ')}) VALUES ${chunk.map(() => placeholders).join(', ')} ` +
+          `ON CONFLICT (${spec.primaryKey.map(ident).join(', ')}) DO ${updates === '' ? 'NOTHING' : `UPDATE SET ${updates}`}`,
+        params,
+      });
+    }
+  }
+  return statements;
+}

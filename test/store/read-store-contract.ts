@@ -1,0 +1,418 @@
+/**
+ * The read-store contract, run on SQLite and PostgreSQL: projections from CoreEvents, history
+ * windows, filters, pagination, re-feed after restart, retention, and extra projections.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { CoreEvent, OrderView, TradeView } from '../../src/core/events.ts';
+import type { Projection } from '../../src/store/read/projection.ts';
+import type { ReadDb } from '../../src/store/read/read-db.ts';
+import { ReadStore } from '../../src/store/read/read-store.ts';
+
+const MIN = 60_000;
+const DAY = 24 * 60 * MIN;
+const NOW = 1_800_000_000_000;
+
+export function orderView(overrides: Partial<OrderView> & { orderId: string }): OrderView {
+  return {
+    accountId: 1,
+    instrumentName: 'BTC-27DEC24-60000-C',
+    currency: 'BTC',
+    side: 'buy',
+    orderType: 'limit',
+    originalOrderType: null,
+    orderState: 'open',
+    price: 100,
+    amount: 10,
+    filledAmount: 0,
+    filledNotional: 0,
+    averagePrice: 0,
+    timeInForce: 'good_til_cancelled',
+    createdAt: NOW - MIN,
+    lastUpdatedAt: NOW - MIN,
+    cancelReason: null,
+    label: '',
+    owner: null,
+    api: true,
+    web: false,
+    mobile: false,
+    postOnly: false,
+    rejectPostOnly: false,
+    reduceOnly: false,
+    replaced: false,
+    autoReplaced: false,
+    mmp: false,
+    mmpCancelled: false,
+    hidden: false,
+    displayAmount: null,
+    refreshAmount: null,
+    advanced: null,
+    trigger: null,
+    triggerPrice: null,
+    triggerOffset: null,
+    triggerReferencePrice: null,
+    triggered: null,
+    triggerOrderId: null,
+    triggerFillCondition: null,
+    otoOrderIds: null,
+    primaryOrderId: null,
+    ocoRef: null,
+    blockTrade: false,
+    isLiquidation: false,
+    riskReducing: false,
+    ...overrides,
+  };
+}
+
+function party(accountId: number, orderId: string, liquidity: 'M' | 'T') {
+  return {
+    accountId,
+    orderId,
+    orderType: 'limit' as const,
+    side: liquidity === 'T' ? ('buy' as const) : ('sell' as const),
+    liquidity,
+    state: 'filled' as const,
+    fee: 1,
+    feeCurrency: 'BTC',
+    profitLoss: 0,
+    label: '',
+    owner: null,
+    api: true,
+    postOnly: false,
+    mmp: false,
+    reduceOnly: false,
+    riskReducing: false,
+    advanced: null,
+  };
+}
+
+export function tradeView(tradeId: string, timestamp: number, taker: number, maker: number): TradeView {
+  return {
+    tradeId,
+    tradeSeq: Number(tradeId.split('-')[1] ?? 1),
+    instrumentName: 'BTC-27DEC24-60000-C',
+    currency: 'BTC',
+    timestamp,
+    price: 100,
+    amount: 1,
+    tickDirection: 0,
+    indexPrice: null,
+    markPrice: null,
+    taker: party(taker, `T${tradeId}`, 'T'),
+    maker: party(maker, `M${tradeId}`, 'M'),
+    blockTradeId: null,
+    blockRfqId: null,
+    blockRfqQuoteId: null,
+  };
+}
+
+const order = (o: OrderView): CoreEvent => ({ type: 'order', order: o });
+
+/** A fresh, empty database per call; `open` may be called again to reopen the same one. */
+export type NewDatabase = () => Promise<{ open(): Promise<ReadDb> }>;
+
+export function readStoreContract(backend: string, newDatabase: NewDatabase): void {
+  const makeDb = async () => (await newDatabase()).open();
+  async function withStore(run: (store: ReadStore, reopen: () => Promise<ReadStore>) => Promise<void>) {
+    const database = await newDatabase();
+    let store = await ReadStore.open({ db: await database.open() });
+    try {
+      await run(store, async () => {
+        await store.close();
+        store = await ReadStore.open({ db: await database.open() });
+        return store;
+      });
+    } finally {
+      await store.close();
+    }
+  }
+
+  describe(`read store contract: ${backend}`, () => {
+    test('order history: recent window, fills vs unfilled, latest view wins, newest first', () =>
+      withStore(async (store) => {
+        store.push({
+          seq: 1,
+          ts: NOW - 40 * MIN,
+          events: [
+            order(
+              orderView({
+                orderId: 'old-filled',
+                filledAmount: 10,
+                orderState: 'filled',
+                lastUpdatedAt: NOW - 40 * MIN,
+              }),
+            ),
+          ],
+        });
+        store.push({
+          seq: 2,
+          ts: NOW - 5 * MIN,
+          events: [order(orderView({ orderId: 'a', lastUpdatedAt: NOW - 5 * MIN }))],
+        });
+        store.push({
+          seq: 3,
+          ts: NOW - 4 * MIN,
+          events: [order(orderView({ orderId: 'a', filledAmount: 4, lastUpdatedAt: NOW - 4 * MIN }))],
+        });
+        store.push({
+          seq: 4,
+          ts: NOW - 3 * MIN,
+          events: [order(orderView({ orderId: 'b', orderState: 'cancelled', lastUpdatedAt: NOW - 3 * MIN }))],
+        });
+        store.push({
+          seq: 5,
+          ts: NOW - 2 * MIN,
+          events: [order(orderView({ orderId: 'open-unfilled', lastUpdatedAt: NOW - 2 * MIN }))],
+        });
+        store.push({
+          seq: 6,
+          ts: NOW - 1 * MIN,
+          events: [
+            order(
+              orderView({
+                orderId: 'eth',
+                currency: 'ETH',
+                instrumentName: 'ETH-PERPETUAL',
+                filledAmount: 1,
+              }),
+            ),
+          ],
+        });
+        await store.flush();
+        assert.equal(store.lastAppliedSeq, 6);
+        const ids = async (q: object) =>
+          (await store.orderHistory({ accountId: 1, currency: 'BTC', now: NOW, ...q })).orders.map(
+            (o) => o.orderId,
+          );
+        assert.deepEqual(await ids({}), ['a']);
+        assert.deepEqual(await ids({ includeUnfilled: true }), ['b', 'a']);
+        // Historical: everything past the indexing delay (recent included), so 'a' and 'old-filled'.
+        assert.deepEqual(await ids({ historical: true }), ['a', 'old-filled']);
+        assert.deepEqual(await ids({ historical: true, now: NOW - 4 * MIN + 500 }), ['old-filled']);
+        assert.deepEqual(await ids({ kind: 'future' }), []);
+        assert.deepEqual(await ids({ kind: 'option' }), ['a']);
+        const a = (await store.orderHistory({ accountId: 1, currency: 'BTC', now: NOW })).orders[0]!;
+        assert.equal(a.filledAmount, 4);
+        assert.deepEqual(await ids({ accountId: 2 }), []);
+        assert.equal((await store.order('open-unfilled'))?.orderState, 'open');
+      }));
+
+    test('order history: includeOld reaches past 2 days in historical mode', () =>
+      withStore(async (store) => {
+        store.push({
+          seq: 1,
+          ts: 0,
+          events: [order(orderView({ orderId: 'ancient', filledAmount: 1, lastUpdatedAt: NOW - 3 * DAY }))],
+        });
+        store.push({
+          seq: 2,
+          ts: 0,
+          events: [order(orderView({ orderId: 'yesterday', filledAmount: 1, lastUpdatedAt: NOW - DAY }))],
+        });
+        await store.flush();
+        const ids = async (q: object) =>
+          (
+            await store.orderHistory({ accountId: 1, currency: 'BTC', now: NOW, historical: true, ...q })
+          ).orders.map((o) => o.orderId);
+        assert.deepEqual(await ids({}), ['yesterday']);
+        assert.deepEqual(await ids({ includeOld: true }), ['yesterday', 'ancient']);
+      }));
+
+    test('order history: count, offset and continuation walk every order exactly once', () =>
+      withStore(async (store) => {
+        for (let i = 1; i <= 25; i++) {
+          store.push({
+            seq: i,
+            ts: NOW - MIN,
+            events: [order(orderView({ orderId: `o${String(i).padStart(2, '0')}`, filledAmount: 1 }))],
+          });
+        }
+        await store.flush();
+        const base = { accountId: 1, currency: 'BTC', now: NOW };
+        const first = await store.orderHistory({ ...base, count: 10 });
+        assert.equal(first.orders[0]?.orderId, 'o25');
+        const seen = first.orders.map((o) => o.orderId);
+        let token = first.continuation;
+        while (token !== null) {
+          const page = await store.orderHistory({ ...base, count: 10, continuation: token });
+          seen.push(...page.orders.map((o) => o.orderId));
+          token = page.continuation;
+        }
+        assert.equal(seen.length, 25);
+        assert.equal(new Set(seen).size, 25);
+        const offset = await store.orderHistory({ ...base, count: 5, offset: 20 });
+        assert.deepEqual(
+          offset.orders.map((o) => o.orderId),
+          ['o05', 'o04', 'o03', 'o02', 'o01'],
+        );
+        assert.equal(offset.continuation, null);
+        await assert.rejects(store.orderHistory({ ...base, count: 1001 }), RangeError);
+      }));
+
+    test('user trades: one row per side, recent 24 h vs historical, sorting and continuation', () =>
+      withStore(async (store) => {
+        store.push({
+          seq: 1,
+          ts: 0,
+          events: [{ type: 'trade', trade: tradeView('BTC-1', NOW - 2 * DAY + MIN, 1, 2) }],
+        });
+        store.push({
+          seq: 2,
+          ts: 0,
+          events: [{ type: 'trade', trade: tradeView('BTC-2', NOW - MIN, 2, 1) }],
+        });
+        store.push({
+          seq: 3,
+          ts: 0,
+          events: [{ type: 'trade', trade: tradeView('BTC-3', NOW - MIN, 1, 3) }],
+        });
+        await store.flush();
+        const recent = await store.userTrades({ accountId: 1, now: NOW });
+        assert.deepEqual(
+          recent.trades.map((t) => [t.trade.tradeId, t.liquidity]),
+          [
+            ['BTC-3', 'T'],
+            ['BTC-2', 'M'],
+          ],
+        );
+        assert.equal(recent.hasMore, false);
+        const historical = await store.userTrades({ accountId: 1, now: NOW, historical: true });
+        assert.deepEqual(
+          historical.trades.map((t) => t.trade.tradeId),
+          ['BTC-3', 'BTC-2', 'BTC-1'],
+        );
+        const page1 = await store.userTrades({
+          accountId: 1,
+          now: NOW,
+          historical: true,
+          sorting: 'asc',
+          count: 2,
+        });
+        assert.deepEqual(
+          page1.trades.map((t) => t.trade.tradeId),
+          ['BTC-1', 'BTC-2'],
+        );
+        assert.equal(page1.hasMore, true);
+        const page2 = await store.userTrades({
+          accountId: 1,
+          now: NOW,
+          historical: true,
+          sorting: 'asc',
+          count: 2,
+          continuation: page1.continuation,
+        });
+        assert.deepEqual(
+          page2.trades.map((t) => t.trade.tradeId),
+          ['BTC-3'],
+        );
+        assert.equal((await store.userTrades({ accountId: 3, now: NOW })).trades[0]?.liquidity, 'M');
+      }));
+
+    test('positions are the latest view per account and instrument', () =>
+      withStore(async (store) => {
+        const position = (size: number) => ({
+          type: 'position' as const,
+          position: {
+            accountId: 1,
+            instrumentName: 'BTC-PERPETUAL',
+            size,
+            openCost: 0,
+            averagePrice: 0,
+            realisedPnl: 0,
+            settlementCurrency: 'BTC',
+          },
+        });
+        store.push({ seq: 1, ts: 0, events: [position(5)] });
+        store.push({ seq: 2, ts: 0, events: [position(-3)] });
+        await store.flush();
+        assert.deepEqual(
+          (await store.positions(1, 'BTC')).map((p) => p.size),
+          [-3],
+        );
+        assert.deepEqual(await store.positions(1, 'ETH'), []);
+      }));
+
+    test('after a restart already applied seqs are ignored and new ones applied', () =>
+      withStore(async (store, reopen) => {
+        store.push({ seq: 1, ts: 0, events: [order(orderView({ orderId: 'x', filledAmount: 1 }))] });
+        await store.flush();
+        const again = await reopen();
+        assert.equal(again.lastAppliedSeq, 1);
+        again.push({ seq: 1, ts: 0, events: [order(orderView({ orderId: 'x', filledAmount: 9 }))] });
+        again.push({ seq: 2, ts: 0, events: [order(orderView({ orderId: 'y', filledAmount: 2 }))] });
+        await again.flush();
+        assert.equal((await again.order('x'))?.filledAmount, 1);
+        assert.equal((await again.order('y'))?.filledAmount, 2);
+        assert.equal(again.lastAppliedSeq, 2);
+      }));
+
+    test('retention prunes closed orders and old trades, never open orders', async () => {
+      const db = await makeDb();
+      const store = await ReadStore.open({ db, retention: { closedOrdersMs: DAY, tradesMs: DAY } });
+      try {
+        store.push({
+          seq: 1,
+          ts: 0,
+          events: [order(orderView({ orderId: 'old-open', lastUpdatedAt: NOW - 5 * DAY }))],
+        });
+        store.push({
+          seq: 2,
+          ts: 0,
+          events: [
+            order(
+              orderView({
+                orderId: 'old-done',
+                orderState: 'filled',
+                filledAmount: 10,
+                lastUpdatedAt: NOW - 5 * DAY,
+              }),
+            ),
+          ],
+        });
+        store.push({
+          seq: 3,
+          ts: 0,
+          events: [{ type: 'trade', trade: tradeView('BTC-9', NOW - 5 * DAY, 1, 2) }],
+        });
+        store.push({ seq: 4, ts: 0, events: [{ type: 'trade', trade: tradeView('BTC-10', NOW, 1, 2) }] });
+        await store.flush();
+        assert.deepEqual(await store.prune(NOW), { orders: 1, trades: 2 });
+        assert.notEqual(await store.order('old-open'), null);
+        assert.equal(await store.order('old-done'), null);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('other modules add their own projections and query them', async () => {
+      const rfqTrades: Projection = {
+        name: 'rfq',
+        tables: [
+          {
+            name: 'test_rfq_trades',
+            columns: [
+              { name: 'id', type: 'text', required: true },
+              { name: 'ts', type: 'int', required: true },
+            ],
+            primaryKey: ['id'],
+          },
+        ],
+        project(committed, out) {
+          for (const e of committed.events as Array<{ type: string; id?: string }>) {
+            if (e.type === 'rfq_trade') out.upsert('test_rfq_trades', { id: e.id!, ts: committed.ts });
+          }
+        },
+      };
+      const store = await ReadStore.open({ db: await makeDb(), projections: [rfqTrades] });
+      try {
+        store.push({ seq: 1, ts: 42, events: [{ type: 'rfq_trade', id: 'r1' }] });
+        await store.flush();
+        assert.deepEqual(await store.query('SELECT id, ts FROM test_rfq_trades WHERE ts >= ?', [40]), [
+          { id: 'r1', ts: 42 },
+        ]);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+}
