@@ -70,6 +70,11 @@ describe('MarketDriver', () => {
       prices?.type === 'update_prices' &&
         prices.markPrices!.some((m) => m.instrumentName === 'BTC-FS-25DEC26_PERP'),
     );
+    // Unchanged marks are not sent again.
+    const next = byType(driver.tick(START + 1000), 'update_prices')[0];
+    assert.ok(
+      next?.type === 'update_prices' && next.markPrices!.length === 0 && next.indexPrices!.length === 2,
+    );
   });
 
   test('deterministic for a seed', () => {

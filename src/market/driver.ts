@@ -9,7 +9,7 @@
  *     1. sample every index (recorded for the settlement TWAP);
  *     2. roll: settle_instrument for every listed instrument whose expiry is ≤ now, at the
  *        settlement index (30-min TWAP before expiry), then list_instrument for what is due;
- *     3. update_prices (all indices, every listed mark in ticks);
+ *     3. update_prices (all indices; the marks, in ticks, that changed since last sent);
  *     4. the simulator's commands (when a view of the venue is given and it is enabled).
  *
  * Deterministic for a given config and sequence of `now`s (sources are seeded or replayed).
@@ -53,6 +53,8 @@ export class MarketDriver {
   private readonly listed = new Map<string, Instrument>();
   private readonly expired: InstrumentSpec[] = [];
   private readonly history = new IndexHistory();
+  /** Mark ticks last sent per instrument: update_prices carries only changes. */
+  private readonly sentMarks = new Map<string, number>();
   private readonly simulator: LiquiditySimulator;
   private state: MarketState | null = null;
 
@@ -67,7 +69,7 @@ export class MarketDriver {
     for (const spec of buildCatalogue(now, levels, this.config.catalogue)) commands.push(this.list(spec));
     commands.push(...this.simulator.setupCommands());
     this.state = priceMarket(now, levels, this.specs(), this.config.model);
-    commands.push(priceUpdateCommand(this.state, this.listed.values()));
+    commands.push(priceUpdateCommand(this.state, this.listed.values(), this.sentMarks));
     return commands;
   }
 
@@ -85,11 +87,12 @@ export class MarketDriver {
     }
     for (const spec of plan.expire) {
       this.listed.delete(spec.name);
+      this.sentMarks.delete(spec.name);
       this.expired.push(spec);
     }
     for (const spec of plan.list) commands.push(this.list(spec));
     this.state = priceMarket(now, levels, this.specs(), this.config.model);
-    commands.push(priceUpdateCommand(this.state, this.listed.values()));
+    commands.push(priceUpdateCommand(this.state, this.listed.values(), this.sentMarks));
     if (view !== undefined) commands.push(...this.simulator.step(now, this.state, view));
     return commands;
   }

@@ -25,8 +25,16 @@ export function fromTicks(instrument: Instrument, ticks: number): number {
   return Number(instrument.formatPrice(ticks));
 }
 
-/** One `update_prices` command with every index and every listed instrument's mark. */
-export function priceUpdateCommand(state: MarketState, instruments: Iterable<Instrument>): UnstampedCommand {
+/**
+ * One `update_prices` command with every index and every listed instrument's mark. With
+ * `lastSent` (instrument name → ticks, updated in place) only marks whose ticks changed are
+ * included, which keeps the journal small when the market is quiet.
+ */
+export function priceUpdateCommand(
+  state: MarketState,
+  instruments: Iterable<Instrument>,
+  lastSent?: Map<string, number>,
+): UnstampedCommand {
   const indexPrices: { currency: string; price: number }[] = [];
   const seen = new Set<string>();
   const markPrices: { instrumentName: string; markPrice: number }[] = [];
@@ -37,8 +45,13 @@ export function priceUpdateCommand(state: MarketState, instruments: Iterable<Ins
       indexPrices.push({ currency, price: state.index(currency) });
     }
     const mark = state.mark(instrument.name);
-    if (mark !== undefined)
-      markPrices.push({ instrumentName: instrument.name, markPrice: toTicks(instrument, mark.markPrice) });
+    if (mark === undefined) continue;
+    const markPrice = toTicks(instrument, mark.markPrice);
+    if (lastSent !== undefined) {
+      if (lastSent.get(instrument.name) === markPrice) continue;
+      lastSent.set(instrument.name, markPrice);
+    }
+    markPrices.push({ instrumentName: instrument.name, markPrice });
   }
   return { type: 'update_prices', indexPrices, markPrices };
 }
