@@ -23,7 +23,11 @@ export interface ChildContext {
   registerChild(portfolio: PortfolioState, child: ChildState): void;
   /** Routes engine events to the portfolios they concern (delta-based accounting). */
   absorb(events: readonly CoreEvent[]): void;
-  event(portfolio: PortfolioState, messageType: PortfolioEvent['messageType'], extra?: Partial<PortfolioEvent>): void;
+  event(
+    portfolio: PortfolioState,
+    messageType: PortfolioEvent['messageType'],
+    extra?: Partial<PortfolioEvent>,
+  ): void;
 }
 
 export function ownerTag(portfolioId: number): string {
@@ -123,7 +127,11 @@ export function amendChild(
   return { ok: true };
 }
 
-export function cancelChild(context: ChildContext, portfolio: PortfolioState, child: ChildState): ChildOutcome {
+export function cancelChild(
+  context: ChildContext,
+  portfolio: PortfolioState,
+  child: ChildState,
+): ChildOutcome {
   if (!child.open) return { ok: true };
   const result = context.engine.execute({
     type: 'cancel_order',

@@ -18,7 +18,11 @@ const MESSAGE_OF: Partial<Record<PortfolioStatus, TradeNewsType>> = {
 };
 
 /** Applies a trigger; false (and no change) when the table does not allow it. */
-export function applyTrigger(context: ChildContext, portfolio: PortfolioState, trigger: StatusTrigger): boolean {
+export function applyTrigger(
+  context: ChildContext,
+  portfolio: PortfolioState,
+  trigger: StatusTrigger,
+): boolean {
   const next = transition(portfolio.status, trigger);
   if (next === null) return false;
   portfolio.status = next;

@@ -88,12 +88,21 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
         return this.cancelAll(command, context, out);
       default: {
         const _exhaustive: never = command;
-        return refuse('invalid_arguments', `unknown command ${(_exhaustive as { type: string }).type}`, 'type', out);
+        return refuse(
+          'invalid_arguments',
+          `unknown command ${(_exhaustive as { type: string }).type}`,
+          'type',
+          out,
+        );
       }
     }
   }
 
-  react(engineEvents: readonly CoreEvent[], stamp: CommandStamp, engine: EnginePort): readonly PortfolioEvent[] {
+  react(
+    engineEvents: readonly CoreEvent[],
+    stamp: CommandStamp,
+    engine: EnginePort,
+  ): readonly PortfolioEvent[] {
     const out: PortfolioEvent[] = [];
     const context = this.context(stamp, engine, out);
     const touched = this.absorb(engineEvents, context);
@@ -217,7 +226,12 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     const spec = command.portfolio;
     for (const [i, leg] of spec.legs.entries()) {
       if (this.market.instrument(leg.instrumentName) === undefined) {
-        return refuse('invalid_instrument', `instrument ${leg.instrumentName} not found`, `legs[${i}].instrument`, out);
+        return refuse(
+          'invalid_instrument',
+          `instrument ${leg.instrumentName} not found`,
+          `legs[${i}].instrument`,
+          out,
+        );
       }
     }
     let startAt = command.ts;
@@ -235,7 +249,13 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     }
     const original = this.create(spec, command.ts, startAt, null, context);
     for (const accountId of spec.mirrorAccountIds) {
-      const mirror = this.create({ ...spec, accountId, mirrorAccountIds: [] }, command.ts, startAt, original.id, context);
+      const mirror = this.create(
+        { ...spec, accountId, mirrorAccountIds: [] },
+        command.ts,
+        startAt,
+        original.id,
+        context,
+      );
       original.mirrorIds.push(mirror.id);
     }
     for (const portfolio of [original, ...original.mirrorIds.map((id) => this.portfolios.get(id)!)]) {
@@ -244,7 +264,11 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     }
     return {
       ok: true as const,
-      value: { kind: 'submitted' as const, portfolioId: original.id, mirrorPortfolioIds: [...original.mirrorIds] },
+      value: {
+        kind: 'submitted' as const,
+        portfolioId: original.id,
+        mirrorPortfolioIds: [...original.mirrorIds],
+      },
       events: out,
     };
   }
@@ -264,7 +288,10 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
 
   private cancelOne(command: CancelPortfolio, context: StepContext, out: PortfolioEvent[]) {
     const portfolio = this.portfolios.get(command.portfolioId);
-    if (portfolio === undefined || (command.accountId !== null && portfolio.spec.accountId !== command.accountId)) {
+    if (
+      portfolio === undefined ||
+      (command.accountId !== null && portfolio.spec.accountId !== command.accountId)
+    ) {
       return refuse('portfolio_not_found', `portfolio ${command.portfolioId} not found`, 'portfolioId', out);
     }
     if (!isActive(portfolio.status)) {

@@ -10,11 +10,23 @@
 import type { Instrument } from '../domain/instrument.ts';
 import type { OptionPricingContext } from '../market/conversions.ts';
 
+/** One of the portfolio's own resting orders, left out of the references it prices against. */
+export interface OwnOrder {
+  readonly side: 'buy' | 'sell';
+  /** Ticks. */
+  readonly price: number;
+  /** Visible open lots. */
+  readonly amount: number;
+}
+
 export interface AlgoMarketView {
   instrument(name: string): Instrument | undefined;
-  /** Best bid / ask in ticks, null when that side is empty. */
-  bestBid(instrumentName: string): number | null;
-  bestAsk(instrumentName: string): number | null;
+  /**
+   * Best bid / ask in ticks, null when that side is empty. `own` orders are left out, so a
+   * child order never becomes its own reference (a DYNAMIC bid would otherwise walk upwards).
+   */
+  bestBid(instrumentName: string, own?: OwnOrder | null): number | null;
+  bestAsk(instrumentName: string, own?: OwnOrder | null): number | null;
   /** Mark price in ticks, null before the first mark. */
   markPrice(instrumentName: string): number | null;
   /** USD per coin, null before the first index. */

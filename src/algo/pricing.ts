@@ -14,7 +14,7 @@
 import type { Side } from '../core/types.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { convertPriceIn, impliedVolPercent } from '../market/conversions.ts';
-import type { AlgoMarketView } from './market-view.ts';
+import type { AlgoMarketView, OwnOrder } from './market-view.ts';
 import type { LegPricing } from './types.ts';
 
 export type ResolvedPrice =
@@ -66,12 +66,13 @@ export function referenceTicks(
   instrument: Instrument,
   strategy: NonNullable<LegPricing['dynamicStrategy']>,
   now: number,
+  own: OwnOrder | null = null,
 ): number | null {
   const name = instrument.name;
   switch (strategy) {
     case 'MID': {
-      const bid = view.bestBid(name);
-      const ask = view.bestAsk(name);
+      const bid = view.bestBid(name, own);
+      const ask = view.bestAsk(name, own);
       if (bid !== null && ask !== null) return (bid + ask) / 2;
       return view.markPrice(name);
     }
@@ -82,9 +83,9 @@ export function referenceTicks(
       return model === null ? view.markPrice(name) : model / Number(instrument.spec.tickSize);
     }
     case 'BID':
-      return view.bestBid(name) ?? view.markPrice(name);
+      return view.bestBid(name, own) ?? view.markPrice(name);
     case 'ASK':
-      return view.bestAsk(name) ?? view.markPrice(name);
+      return view.bestAsk(name, own) ?? view.markPrice(name);
     default: {
       const _exhaustive: never = strategy;
       return _exhaustive;
@@ -98,6 +99,7 @@ export function resolvePrice(
   side: Side,
   pricing: LegPricing,
   now: number,
+  own: OwnOrder | null = null,
 ): ResolvedPrice {
   switch (pricing.priceType) {
     case 'MARKET':
@@ -110,7 +112,7 @@ export function resolvePrice(
     }
     case 'DYNAMIC': {
       const strategy = pricing.dynamicStrategy ?? 'MARK';
-      const reference = referenceTicks(view, instrument, strategy, now);
+      const reference = referenceTicks(view, instrument, strategy, now, own);
       if (reference === null) return { kind: 'unavailable', reason: `no ${strategy} reference` };
       let quote = quoteOf(instrument, reference);
       if (pricing.dynamicOffset !== 0) {

@@ -12,7 +12,7 @@
  * LIMIT prices are converted when a child is placed and then kept; DYNAMIC prices are
  * re-evaluated on every repricing tick and the child is amended when the price moved a tick.
  */
-import { amendChild, type ChildContext, placeChild } from './children.ts';
+import { amendChild, type ChildContext, cancelAllChildren, cancelChild, placeChild } from './children.ts';
 import { applyTrigger, failPortfolio, finish } from './lifecycle.ts';
 import type { AlgoMarketView } from './market-view.ts';
 import {
@@ -22,8 +22,7 @@ import {
   twapSliceAt,
   twapSliceCount,
 } from './planner.ts';
-import { cancelAllChildren, cancelChild } from './children.ts';
-import { fullyFilled, type PortfolioState, remaining } from './portfolio-state.ts';
+import { type ChildState, fullyFilled, type PortfolioState, remaining } from './portfolio-state.ts';
 import { type ResolvedPrice, resolvePrice } from './pricing.ts';
 
 export interface StepContext extends ChildContext {
@@ -82,7 +81,11 @@ export function startPortfolio(context: StepContext, portfolio: PortfolioState):
   const spec = portfolio.spec;
   if (spec.twap !== null) {
     portfolio.endAt = portfolio.startAt + spec.twap.durationMs;
-    beginSlice(context, portfolio, twapSliceAt(portfolio.startAt, spec.twap.frequencyMs, sliceCount(portfolio), now));
+    beginSlice(
+      context,
+      portfolio,
+      twapSliceAt(portfolio.startAt, spec.twap.frequencyMs, sliceCount(portfolio), now),
+    );
   } else if (spec.balance !== null) {
     if (spec.balance.totalLimitMs > 0) portfolio.totalDeadline = now + spec.balance.totalLimitMs;
     beginPart(context, portfolio, 0);
@@ -100,15 +103,28 @@ export function onTime(context: StepContext, portfolio: PortfolioState): void {
   if (portfolio.status !== 'WORKING') return;
   const spec = portfolio.spec;
   if (spec.twap !== null) {
-    if (portfolio.endAt !== null && portfolio.endAt <= now) return finish(context, portfolio, 'duration_elapsed');
+    if (portfolio.endAt !== null && portfolio.endAt <= now) {
+      finish(context, portfolio, 'duration_elapsed');
+      return;
+    }
     if (portfolio.nextSliceAt !== null && portfolio.nextSliceAt <= now) {
-      beginSlice(context, portfolio, twapSliceAt(portfolio.startAt, spec.twap.frequencyMs, sliceCount(portfolio), now));
+      beginSlice(
+        context,
+        portfolio,
+        twapSliceAt(portfolio.startAt, spec.twap.frequencyMs, sliceCount(portfolio), now),
+      );
     }
   }
   if (spec.balance !== null) {
-    if (portfolio.totalDeadline !== null && portfolio.totalDeadline <= now) return endAction(context, portfolio, 'total_limit');
+    if (portfolio.totalDeadline !== null && portfolio.totalDeadline <= now) {
+      endAction(context, portfolio, 'total_limit');
+      return;
+    }
     if (portfolio.partDeadline !== null && portfolio.partDeadline <= now) {
-      if (portfolio.part >= spec.balance.parts - 1) return endAction(context, portfolio, 'parts_elapsed');
+      if (portfolio.part >= spec.balance.parts - 1) {
+        endAction(context, portfolio, 'parts_elapsed');
+        return;
+      }
       beginPart(context, portfolio, portfolio.part + 1);
     }
   }
@@ -144,7 +160,8 @@ function beginSlice(context: StepContext, portfolio: PortfolioState, slice: numb
     return leg.slicePending;
   });
   portfolio.parts.push({ index: slice, startedAt: now, endedAt: null, targets, filledAtEnd: null });
-  portfolio.nextSliceAt = slice + 1 < count ? portfolio.startAt + (slice + 1) * portfolio.spec.twap!.frequencyMs : null;
+  portfolio.nextSliceAt =
+    slice + 1 < count ? portfolio.startAt + (slice + 1) * portfolio.spec.twap!.frequencyMs : null;
   context.event(portfolio, 'PART_STARTED', { part: slice });
 }
 
@@ -160,14 +177,21 @@ function beginPart(context: StepContext, portfolio: PortfolioState, part: number
 }
 
 /** BALANCE end: cancel what remains (1) or fill it with market orders (2), then end. */
-function endAction(context: StepContext, portfolio: PortfolioState, reason: 'total_limit' | 'parts_elapsed'): void {
+function endAction(
+  context: StepContext,
+  portfolio: PortfolioState,
+  reason: 'total_limit' | 'parts_elapsed',
+): void {
   cancelAllChildren(context, portfolio);
   if (portfolio.spec.balance!.totalEndAction === 'FILL_BY_MARKET') {
     for (let i = 0; i < portfolio.legs.length; i++) {
       const rest = remaining(portfolio, i);
       if (rest <= 0) continue;
       const outcome = placeChild(context, portfolio, i, rest, null);
-      if (!outcome.ok) return failPortfolio(context, portfolio, outcome.message);
+      if (!outcome.ok) {
+        failPortfolio(context, portfolio, outcome.message);
+        return;
+      }
     }
   }
   finish(context, portfolio, reason);
@@ -183,15 +207,22 @@ function totalFilled(portfolio: PortfolioState): number {
 export function evaluate(context: StepContext, portfolio: PortfolioState): void {
   for (let round = 0; round < 4 && portfolio.status === 'WORKING'; round++) {
     const before = totalFilled(portfolio);
-    if (fullyFilled(portfolio)) return finish(context, portfolio, 'filled');
+    if (fullyFilled(portfolio)) {
+      finish(context, portfolio, 'filled');
+      return;
+    }
     const balance = portfolio.spec.balance;
     if (balance !== null && portfolio.part < balance.parts - 1 && partReached(portfolio)) {
       beginPart(context, portfolio, portfolio.part + 1);
     }
     if (!reconcileLegs(context, portfolio)) return;
-    if (fullyFilled(portfolio)) return finish(context, portfolio, 'filled');
+    if (fullyFilled(portfolio)) {
+      finish(context, portfolio, 'filled');
+      return;
+    }
     if (portfolio.spec.portfolioType === 'COMMON' && commonExhausted(portfolio)) {
-      return finish(context, portfolio, 'orders_closed');
+      finish(context, portfolio, 'orders_closed');
+      return;
     }
     if (totalFilled(portfolio) === before) return;
   }
@@ -204,7 +235,9 @@ function partReached(portfolio: PortfolioState): boolean {
 
 function commonExhausted(portfolio: PortfolioState): boolean {
   return portfolio.legs.every(
-    (_, i) => portfolio.children.some((child) => child.leg === i) && !portfolio.children.some((c) => c.leg === i && c.open),
+    (_, i) =>
+      portfolio.children.some((child) => child.leg === i) &&
+      !portfolio.children.some((c) => c.leg === i && c.open),
   );
 }
 
@@ -275,24 +308,38 @@ function reconcileLegs(context: StepContext, portfolio: PortfolioState): boolean
   return true;
 }
 
-function priceFor(context: StepContext, portfolio: PortfolioState, i: number): ResolvedPrice {
+function priceFor(
+  context: StepContext,
+  portfolio: PortfolioState,
+  i: number,
+  child: ChildState | undefined,
+): ResolvedPrice {
   if (usesMarketForHedge(portfolio, i)) return { kind: 'market' };
   const leg = portfolio.spec.legs[i]!;
   const instrument = context.market.instrument(leg.instrumentName);
   if (instrument === undefined) return { kind: 'unavailable', reason: 'instrument gone' };
-  return resolvePrice(context.market, instrument, leg.side, leg.pricing, context.stamp.ts);
+  const own =
+    child === undefined || child.price === null || leg.hidden
+      ? null
+      : { side: leg.side, price: child.price, amount: child.amount - child.filled };
+  return resolvePrice(context.market, instrument, leg.side, leg.pricing, context.stamp.ts, own);
 }
 
 function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number, want: number): boolean {
   const legState = portfolio.legs[i]!;
   const leg = portfolio.spec.legs[i]!;
   const child =
-    legState.working === null ? undefined : portfolio.children.find((c) => c.orderId === legState.working && c.open);
+    legState.working === null
+      ? undefined
+      : portfolio.children.find((c) => c.orderId === legState.working && c.open);
   if (want <= 0) {
     if (child !== undefined) cancelChild(context, portfolio, child);
     return true;
   }
-  const price = child !== undefined && leg.pricing.priceType === 'LIMIT' ? { kind: 'limit' as const, price: child.price! } : priceFor(context, portfolio, i);
+  const price =
+    child !== undefined && leg.pricing.priceType === 'LIMIT'
+      ? { kind: 'limit' as const, price: child.price! }
+      : priceFor(context, portfolio, i, child);
   if (price.kind === 'unavailable') {
     if (child === undefined) portfolio.retryAt ??= context.stamp.ts + PRICE_RETRY_MS;
     return true;

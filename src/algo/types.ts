@@ -128,13 +128,24 @@ export const ALGO_COMMAND_TYPES: ReadonlySet<string> = new Set([
 ]);
 
 export type AlgoValue =
-  | { readonly kind: 'submitted'; readonly portfolioId: number; readonly mirrorPortfolioIds: readonly number[] }
+  | {
+      readonly kind: 'submitted';
+      readonly portfolioId: number;
+      readonly mirrorPortfolioIds: readonly number[];
+    }
   | { readonly kind: 'cancelled'; readonly portfolioIds: readonly number[] };
 
 // ---------------------------------------------------------------------------------------------
 // Status and events
 
-export type PortfolioStatus = 'PENDING' | 'WORKING' | 'CANCELLING' | 'COMPLETED' | 'CANCELLED' | 'EXPIRED' | 'FAILED';
+export type PortfolioStatus =
+  | 'PENDING'
+  | 'WORKING'
+  | 'CANCELLING'
+  | 'COMPLETED'
+  | 'CANCELLED'
+  | 'EXPIRED'
+  | 'FAILED';
 
 export type TradeNewsType =
   | 'PORTFOLIO_SUBMITTED'

@@ -7,13 +7,33 @@
 import type { Instrument } from '../domain/instrument.ts';
 import type { Venue } from '../engine/venue.ts';
 import type { OptionPricingContext } from '../market/conversions.ts';
-import { defaultMarketModel, type MarketModel, type MarketState, priceMarket } from '../market/market-state.ts';
-import type { AlgoMarketView } from './market-view.ts';
+import {
+  defaultMarketModel,
+  type MarketModel,
+  type MarketState,
+  priceMarket,
+} from '../market/market-state.ts';
+import type { AlgoMarketView, OwnOrder } from './market-view.ts';
+
+/** Best visible price of one side with `own` taken out of its level. */
+function best(venue: VenueReads, name: string, side: 'buy' | 'sell', own: OwnOrder | null): number | null {
+  const book = venue.book(name, own === null ? 1 : 2);
+  if (book === null) return null;
+  const levels = side === 'buy' ? book.bids : book.asks;
+  for (const level of levels) {
+    const mine = own !== null && own.side === side && own.price === level.price ? own.amount : 0;
+    if (level.amount - mine > 0) return level.price;
+  }
+  return null;
+}
 
 /** The engine queries the view needs (Venue satisfies this structurally). */
 export type VenueReads = Pick<Venue, 'book' | 'instrument' | 'indexPrice'>;
 
-export function venueMarketView(venue: VenueReads, model: MarketModel = defaultMarketModel()): AlgoMarketView {
+export function venueMarketView(
+  venue: VenueReads,
+  model: MarketModel = defaultMarketModel(),
+): AlgoMarketView {
   // One priced market per (instrument, time): the model is pure, so caching by key is safe.
   let cachedAt = Number.NaN;
   const cache = new Map<string, MarketState>();
@@ -38,8 +58,8 @@ export function venueMarketView(venue: VenueReads, model: MarketModel = defaultM
       const info = venue.instrument(name);
       return info === null || info.status !== 'open' ? undefined : info.instrument;
     },
-    bestBid: (name) => venue.book(name, 1)?.bestBid ?? null,
-    bestAsk: (name) => venue.book(name, 1)?.bestAsk ?? null,
+    bestBid: (name, own) => best(venue, name, 'buy', own ?? null),
+    bestAsk: (name, own) => best(venue, name, 'sell', own ?? null),
     markPrice: (name) => venue.instrument(name)?.markPrice ?? null,
     indexPrice: (currency) => venue.indexPrice(currency),
     optionContext: (name, now): OptionPricingContext | null => {
@@ -48,7 +68,8 @@ export function venueMarketView(venue: VenueReads, model: MarketModel = defaultM
       const spec = info.instrument.spec;
       const state = priced(info.instrument, now);
       const mark = state?.mark(name);
-      if (state === undefined || state === null || mark === undefined || mark.timeToExpiry === null) return null;
+      if (state === undefined || state === null || mark === undefined || mark.timeToExpiry === null)
+        return null;
       return {
         optionType: spec.optionType ?? 'call',
         marginKind: spec.marginKind,

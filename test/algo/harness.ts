@@ -5,12 +5,13 @@
  * command produced (repeated while reacting produced more). Every command is journaled here so
  * a test can replay them into a fresh pair.
  */
-import type { CommandStamp, CoreCommand, UnstampedCommand } from '../../src/core/commands.ts';
-import type { CommandResult, CoreEvent } from '../../src/core/events.ts';
-import type { EnginePort } from '../../src/core/submachine.ts';
+
 import { PortfolioMachine } from '../../src/algo/machine.ts';
 import type { AlgoCommand, LegSpec, PortfolioEvent, PortfolioSpec } from '../../src/algo/types.ts';
 import { venueMarketView } from '../../src/algo/venue-market-view.ts';
+import type { CommandStamp, CoreCommand, UnstampedCommand } from '../../src/core/commands.ts';
+import type { CommandResult, CoreEvent } from '../../src/core/events.ts';
+import type { EnginePort } from '../../src/core/submachine.ts';
 import type { InstrumentSpec } from '../../src/domain/instrument.ts';
 import { optionSpec, perpetualSpec, T0 } from '../../src/engine/testkit.ts';
 import { Venue } from '../../src/engine/venue.ts';
@@ -21,10 +22,13 @@ export const TRADER = 2;
 export const MIRROR = 3;
 export const PERP = 'BTC-PERPETUAL';
 export const OPTION = 'BTC-27DEC26-70000-C';
+export const PUT = 'BTC-27DEC26-70000-P';
 /** 60,000 USD in the perpetual's 0.5 ticks. */
 export const PERP_60K = 120_000;
 
-type Journaled = { readonly kind: 'core'; readonly command: CoreCommand } | { readonly kind: 'algo'; readonly command: AlgoCommand };
+type Journaled =
+  | { readonly kind: 'core'; readonly command: CoreCommand }
+  | { readonly kind: 'algo'; readonly command: AlgoCommand };
 
 export class AlgoHarness {
   venue: Venue;
@@ -46,6 +50,7 @@ export class AlgoHarness {
     const h = new AlgoHarness();
     h.core({ type: 'list_instrument', spec: perpetualSpec() });
     h.core({ type: 'list_instrument', spec: optionSpec() as InstrumentSpec });
+    h.core({ type: 'list_instrument', spec: optionSpec({ name: PUT, optionType: 'put' }) });
     for (const accountId of [MAKER, TRADER, MIRROR]) {
       h.core({ type: 'create_account', accountId });
       h.core({ type: 'deposit', accountId, currency: 'BTC', amount: 100_000_000_000 });
@@ -56,6 +61,7 @@ export class AlgoHarness {
       markPrices: [
         { instrumentName: PERP, markPrice: PERP_60K },
         { instrumentName: OPTION, markPrice: 500 },
+        { instrumentName: PUT, markPrice: 1000 },
       ],
     });
     return h;
@@ -64,7 +70,8 @@ export class AlgoHarness {
   private port(collected: CoreEvent[]): EnginePort {
     return {
       execute: (command: CoreCommand): CommandResult => {
-        if (command.type === 'place_order') this.placed.push(`${command.seq}:${command.instrumentName}:${command.amount}`);
+        if (command.type === 'place_order')
+          this.placed.push(`${command.seq}:${command.instrumentName}:${command.amount}`);
         const result = this.venue.execute(command);
         collected.push(...result.events);
         return result;
@@ -151,7 +158,10 @@ export class AlgoHarness {
   }
 
   openChildren(portfolioId: number) {
-    return this.venue.openOrders({ accountId: this.machine.portfolio(portfolioId)!.spec.accountId, owner: String(portfolioId) });
+    return this.venue.openOrders({
+      accountId: this.machine.portfolio(portfolioId)!.spec.accountId,
+      owner: String(portfolioId),
+    });
   }
 
   messages(portfolioId: number): string[] {

@@ -3,13 +3,22 @@ import { describe, test } from 'node:test';
 import { AlgoHarness, leg, OPTION, PERP, PERP_60K, portfolio, T0 } from './harness.ts';
 
 const twap = (overrides: Partial<Parameters<typeof portfolio>[0]> = {}) =>
-  portfolio({ portfolioType: 'TWAP', twap: { startTimestamp: null, durationMs: 10_000, frequencyMs: 2_000 }, ...overrides });
+  portfolio({
+    portfolioType: 'TWAP',
+    twap: { startTimestamp: null, durationMs: 10_000, frequencyMs: 2_000 },
+    ...overrides,
+  });
 
 describe('TWAP', () => {
   test('N = ceil(duration/frequency) slices at start + k·frequency, each remaining/slices-left', () => {
     const h = AlgoHarness.withMarket();
     h.maker('sell', 1000, PERP_60K);
-    const id = h.submit(twap({ legs: [leg({ amount: 100 })], twap: { startTimestamp: null, durationMs: 9_000, frequencyMs: 2_000 } }));
+    const id = h.submit(
+      twap({
+        legs: [leg({ amount: 100 })],
+        twap: { startTimestamp: null, durationMs: 9_000, frequencyMs: 2_000 },
+      }),
+    );
     h.runUntil(T0 + 20_000);
     const p = h.machine.portfolio(id)!;
     assert.deepEqual(
@@ -54,7 +63,11 @@ describe('TWAP', () => {
     assert.equal(p.endReason, 'duration_elapsed');
     assert.equal(p.endedAt, T0 + 10_000);
     assert.equal(h.openChildren(id).length, 0);
-    assert.deepEqual(h.messages(id).slice(0, 3), ['PORTFOLIO_SUBMITTED', 'PORTFOLIO_WORKING', 'PART_STARTED']);
+    assert.deepEqual(h.messages(id).slice(0, 3), [
+      'PORTFOLIO_SUBMITTED',
+      'PORTFOLIO_WORKING',
+      'PART_STARTED',
+    ]);
     assert.equal(h.messages(id).at(-1), 'PORTFOLIO_EXPIRED');
   });
 
@@ -64,19 +77,30 @@ describe('TWAP', () => {
       twap({
         legs: [
           leg({ amount: 50 }),
-          leg({ instrumentName: OPTION, instrumentType: 'OPTION', amount: 10, pricing: { ...leg().pricing, price: 0.05, priceIn: 'BTC' } }),
+          leg({
+            instrumentName: OPTION,
+            instrumentType: 'OPTION',
+            amount: 10,
+            pricing: { ...leg().pricing, price: 0.05, priceIn: 'BTC' },
+          }),
         ],
       }),
     );
     h.runUntil(T0 + 4_000);
-    const placedAt = (legIndex: number) => h.childOrders(id).filter((c) => c.leg === legIndex).map((c) => c.placedAt - T0);
+    const placedAt = (legIndex: number) =>
+      h
+        .childOrders(id)
+        .filter((c) => c.leg === legIndex)
+        .map((c) => c.placedAt - T0);
     assert.deepEqual(placedAt(0), [0, 2000, 4000]);
     assert.deepEqual(placedAt(1), [0, 2000, 4000]);
   });
 
   test('a future startTimestamp waits in PENDING; a past one beyond tolerance is refused', () => {
     const h = AlgoHarness.withMarket();
-    const id = h.submit(twap({ twap: { startTimestamp: T0 + 5_000, durationMs: 4_000, frequencyMs: 2_000 } }));
+    const id = h.submit(
+      twap({ twap: { startTimestamp: T0 + 5_000, durationMs: 4_000, frequencyMs: 2_000 } }),
+    );
     assert.equal(h.machine.portfolio(id)!.status, 'PENDING');
     assert.equal(h.machine.nextWakeup(), T0 + 5_000);
     assert.equal(h.childOrders(id).length, 0);
@@ -90,13 +114,17 @@ describe('TWAP', () => {
     } as never);
     assert.equal(refused.ok, false);
     assert.equal(!refused.ok && refused.error.data.field, 'twapTrade.startTimestamp');
-    const tolerated = h.submit(twap({ twap: { startTimestamp: h.ts - 10_000, durationMs: 4_000, frequencyMs: 2_000 } }));
+    const tolerated = h.submit(
+      twap({ twap: { startTimestamp: h.ts - 10_000, durationMs: 4_000, frequencyMs: 2_000 } }),
+    );
     assert.equal(h.machine.portfolio(tolerated)!.status, 'WORKING');
   });
 
   test('hidden legs rest without showing in public depth', () => {
     const h = AlgoHarness.withMarket();
-    const id = h.submit(twap({ legs: [leg({ amount: 100, hidden: true, pricing: { ...leg().pricing, price: 59_000 } })] }));
+    const id = h.submit(
+      twap({ legs: [leg({ amount: 100, hidden: true, pricing: { ...leg().pricing, price: 59_000 } })] }),
+    );
     const child = h.venue.getOrder(h.childOrders(id)[0]!.orderId)!;
     assert.equal(child.hidden, true);
     assert.equal(child.owner, String(id));
@@ -131,7 +159,13 @@ describe('TWAP', () => {
   test('MARKET slices take liquidity as market orders', () => {
     const h = AlgoHarness.withMarket();
     h.maker('sell', 1000, PERP_60K + 2);
-    const id = h.submit(twap({ legs: [leg({ amount: 40, pricing: { ...leg().pricing, priceType: 'MARKET', price: null, priceIn: null } })] }));
+    const id = h.submit(
+      twap({
+        legs: [
+          leg({ amount: 40, pricing: { ...leg().pricing, priceType: 'MARKET', price: null, priceIn: null } }),
+        ],
+      }),
+    );
     assert.equal(h.machine.portfolio(id)!.legs[0]!.filled, 8);
     assert.equal(h.childOrders(id)[0]!.market, true);
     h.runUntil(T0 + 10_000);

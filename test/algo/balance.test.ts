@@ -1,0 +1,150 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { BalanceSpec, LegSpec } from '../../src/algo/types.ts';
+import { AlgoHarness, leg, OPTION, PERP, PERP_60K, PUT, portfolio, T0 } from './harness.ts';
+
+const callLeg = (overrides: Partial<LegSpec> = {}) =>
+  leg({
+    instrumentName: OPTION,
+    instrumentType: 'OPTION',
+    amount: 30,
+    pricing: { ...leg().pricing, price: 0.05, priceIn: 'BTC' },
+    ...overrides,
+  });
+const putLeg = (overrides: Partial<LegSpec> = {}) =>
+  leg({
+    instrumentName: PUT,
+    instrumentType: 'OPTION',
+    amount: 60,
+    pricing: { ...leg().pricing, price: 0.1, priceIn: 'BTC' },
+    ...overrides,
+  });
+const balanceSpec = (overrides: Partial<BalanceSpec> = {}): BalanceSpec => ({
+  parts: 3,
+  eachLimitMs: 10_000,
+  totalLimitMs: 0,
+  totalEndAction: 'CANCEL_REMAINING',
+  ...overrides,
+});
+const balance = (legs: LegSpec[], overrides: Partial<BalanceSpec> = {}) =>
+  portfolio({ portfolioType: 'BALANCE', legs, balance: balanceSpec(overrides) });
+
+describe('BALANCE', () => {
+  test('the priority leg paces the others by ratio of its filled fraction', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 5, 500, OPTION);
+    h.maker('sell', 1000, 1000, PUT);
+    const id = h.submit(balance([callLeg({ priority: true }), putLeg()]));
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.legs[0]!.filled, 5, 'priority leg works tranche 1 (10 lots), 5 available');
+    assert.equal(p.legs[1]!.filled, 10, 'the put follows: 60 × 5/30');
+    h.ts += 1000;
+    h.maker('sell', 5, 500, OPTION);
+    assert.equal(p.legs[0]!.filled, 10);
+    assert.equal(p.legs[1]!.filled, 20);
+    assert.equal(p.part, 1, 'every leg reached tranche 1 → part 2 starts at once');
+    assert.equal(p.parts[1]!.startedAt, T0 + 1000);
+    assert.deepEqual(p.parts[1]!.targets, [20, 40]);
+    assert.ok(h.messages(id).filter((m) => m === 'PART_STARTED').length === 2);
+  });
+
+  test('without a priority leg no leg runs more than one tranche ahead of the slowest', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 1000, 1000, PUT);
+    const id = h.submit(balance([callLeg(), putLeg()]));
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.legs[1]!.filled, 20, 'the put fills its first tranche');
+    assert.equal(p.legs[0]!.filled, 0);
+    h.runUntil(T0 + 10_000);
+    assert.equal(p.part, 1, 'part deadline moved to part 2; the rest rolls');
+    assert.equal(p.legs[1]!.filled, 20, 'still one tranche ahead at most');
+    assert.equal(h.openChildren(id).filter((o) => o.instrumentName === PUT).length, 0);
+    h.maker('sell', 10, 500, OPTION);
+    assert.equal(p.legs[0]!.filled, 10);
+    assert.equal(p.legs[1]!.filled, 40, 'slowest at 1/3 → put may reach 20 + 20');
+  });
+
+  test('hedge legs follow the non-hedge filled fraction with marketable orders', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('buy', 1000, PERP_60K - 2);
+    h.maker('sell', 10, 500, OPTION);
+    const id = h.submit(
+      balance([
+        callLeg(),
+        leg({ side: 'sell', amount: 90, hedge: true, pricing: { ...leg().pricing, price: 70_000 } }),
+      ]),
+    );
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.legs[0]!.filled, 10);
+    assert.equal(p.legs[1]!.filled, 30, '90 × 10/30 by market order');
+    const hedgeChildren = p.children.filter((c) => c.leg === 1);
+    assert.ok(hedgeChildren.every((c) => c.market));
+  });
+
+  test('end action 1 cancels the remainder when the last part ends: EXPIRED', () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(balance([callLeg(), putLeg()]));
+    h.runUntil(T0 + 29_999);
+    assert.equal(h.machine.portfolio(id)!.status, 'WORKING');
+    assert.equal(h.machine.portfolio(id)!.part, 2);
+    h.runUntil(T0 + 30_000);
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.status, 'EXPIRED');
+    assert.equal(p.endReason, 'parts_elapsed');
+    assert.equal(h.openChildren(id).length, 0);
+  });
+
+  test('end action 2 fills the remainder with market orders: COMPLETED', () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(
+      balance([callLeg(), putLeg()], { totalEndAction: 'FILL_BY_MARKET', totalLimitMs: 5_000 }),
+    );
+    h.runUntil(T0 + 4_000);
+    h.maker('sell', 100, 600, OPTION);
+    h.maker('sell', 100, 1100, PUT);
+    assert.equal(h.machine.portfolio(id)!.legs[0]!.filled, 0, 'limit 0.05 does not reach 0.06');
+    h.runUntil(T0 + 5_000);
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.status, 'COMPLETED');
+    assert.equal(p.endedAt, T0 + 5_000, 'totalLimitMs cut the parts short');
+    assert.deepEqual(
+      p.legs.map((l) => l.filled),
+      [30, 60],
+    );
+    assert.ok(p.children.some((c) => c.market && c.leg === 0));
+  });
+
+  test('totalLimitMs 0 disables the cap; with a cap the end reason is total_limit', () => {
+    const h = AlgoHarness.withMarket();
+    const capped = h.submit(balance([callLeg()], { totalLimitMs: 12_000 }));
+    const uncapped = h.submit(balance([callLeg()], { totalLimitMs: 0 }));
+    h.runUntil(T0 + 12_000);
+    assert.equal(h.machine.portfolio(capped)!.status, 'EXPIRED');
+    assert.equal(h.machine.portfolio(capped)!.endReason, 'total_limit');
+    assert.equal(h.machine.portfolio(uncapped)!.status, 'WORKING');
+  });
+
+  test('DYNAMIC MID repricing amends the working child', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('buy', 1, PERP_60K - 100);
+    h.maker('sell', 1, PERP_60K + 100);
+    const dynamic = {
+      priceType: 'DYNAMIC' as const,
+      price: null,
+      priceIn: 'USD',
+      dynamicStrategy: 'MID' as const,
+      dynamicOffset: 0,
+      dynamicMs: 500,
+    };
+    const id = h.submit(balance([leg({ amount: 30, pricing: dynamic })]));
+    const child = h.childOrders(id)[0]!;
+    assert.equal(child.price, PERP_60K);
+    h.maker('buy', 1, PERP_60K - 50);
+    h.runUntil(T0 + 500);
+    assert.equal(child.price, PERP_60K + 25);
+    assert.equal(h.venue.getOrder(child.orderId)!.replaced, true);
+    assert.equal(h.childOrders(id).length, 1, 'amended, not replaced by a new child');
+    assert.equal(h.venue.book(PERP)!.bestBid, PERP_60K + 25);
+    void PERP;
+  });
+});

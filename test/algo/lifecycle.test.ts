@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { PortfolioMachine } from '../../src/algo/machine.ts';
+import { transition } from '../../src/algo/status.ts';
+import { venueMarketView } from '../../src/algo/venue-market-view.ts';
+import { Venue } from '../../src/engine/venue.ts';
+import { AlgoHarness, leg, MIRROR, OPTION, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
+
+const twap = () =>
+  portfolio({
+    portfolioType: 'TWAP',
+    legs: [leg({ amount: 100 })],
+    twap: { startTimestamp: null, durationMs: 10_000, frequencyMs: 1_000 },
+  });
+
+describe('portfolio lifecycle', () => {
+  test('status table: only the listed transitions exist', () => {
+    assert.equal(transition('PENDING', 'start'), 'WORKING');
+    assert.equal(transition('WORKING', 'cancel'), 'CANCELLING');
+    assert.equal(transition('CANCELLING', 'children_gone'), 'CANCELLED');
+    assert.equal(transition('WORKING', 'children_gone'), null);
+    assert.equal(transition('COMPLETED', 'cancel'), null);
+    assert.equal(transition('PENDING', 'complete'), null);
+  });
+
+  test('cancel: CANCELLING at once, every child cancelled, then CANCELLED', () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(
+      portfolio({
+        legs: [leg({ amount: 30, pricing: { ...leg().pricing, price: 59_000 } }), leg({ amount: 20 })],
+      }),
+    );
+    assert.equal(h.openChildren(id).length, 2);
+    const result = h.algo({ type: 'cancel_portfolio', portfolioId: id, accountId: TRADER } as never);
+    assert.equal(result.ok, true);
+    assert.equal(h.openChildren(id).length, 0);
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.status, 'CANCELLED');
+    assert.equal(p.endReason, 'user_cancel');
+    const messages = h.messages(id);
+    assert.deepEqual(messages.slice(-2), ['PORTFOLIO_CANCELLING', 'PORTFOLIO_CANCELLED']);
+    const again = h.algo({ type: 'cancel_portfolio', portfolioId: id, accountId: null } as never);
+    assert.equal(!again.ok && again.error.name, 'portfolio_not_active');
+    const other = h.algo({ type: 'cancel_portfolio', portfolioId: id, accountId: 99 } as never);
+    assert.equal(!other.ok && other.error.name, 'portfolio_not_found');
+  });
+
+  test('cancel-all cancels the account’s active portfolios of a type', () => {
+    const h = AlgoHarness.withMarket();
+    const a = h.submit(twap());
+    const b = h.submit(twap());
+    const c = h.submit(portfolio({ legs: [leg({ pricing: { ...leg().pricing, price: 59_000 } })] }));
+    const result = h.algo({
+      type: 'cancel_all_portfolios',
+      accountId: TRADER,
+      portfolioType: 'TWAP',
+    } as never);
+    assert.deepEqual(result.ok && result.value, { kind: 'cancelled', portfolioIds: [a, b] });
+    assert.equal(h.machine.portfolio(c)!.status, 'WORKING');
+  });
+
+  test('COMMON: one order per leg at once; COMPLETED when all fill', () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(
+      portfolio({
+        legs: [
+          leg({ amount: 10, timeInForce: 'good_til_cancelled' }),
+          leg({
+            instrumentName: OPTION,
+            instrumentType: 'OPTION',
+            amount: 5,
+            pricing: { ...leg().pricing, price: 3000, priceIn: 'USD' },
+          }),
+        ],
+      }),
+    );
+    const children = h.childOrders(id);
+    assert.equal(children.length, 2);
+    assert.equal(children[1]!.price, 500, '3,000 USD at index 60,000 = 0.05 BTC = 500 ticks');
+    h.maker('sell', 10, PERP_60K);
+    h.maker('sell', 5, 500, OPTION);
+    assert.equal(h.machine.portfolio(id)!.status, 'COMPLETED');
+    assert.equal(h.childOrders(id).length, 2, 'never re-placed');
+  });
+
+  test('COMMON: IOC legs that close unfilled end the portfolio EXPIRED', () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(portfolio({ legs: [leg({ amount: 10, timeInForce: 'immediate_or_cancel' })] }));
+    assert.equal(h.machine.portfolio(id)!.status, 'EXPIRED');
+    assert.equal(h.machine.portfolio(id)!.endReason, 'orders_closed');
+  });
+
+  test('ICEBERG: one visible slice of displayQuantity, refilled with refreshQuantity', () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(
+      portfolio({
+        portfolioType: 'ICEBERG',
+        legs: [leg({ amount: 50 })],
+        iceberg: { displayAmount: 20, refreshAmount: 10 },
+      }),
+    );
+    assert.equal(h.openChildren(id)[0]!.amount, 20);
+    h.maker('sell', 20, PERP_60K);
+    assert.equal(h.openChildren(id)[0]!.amount, 10);
+    h.maker('sell', 25, PERP_60K);
+    assert.equal(
+      h.machine.portfolio(id)!.legs[0]!.filled,
+      45,
+      'refills take the resting rest, slice by slice',
+    );
+    assert.deepEqual(
+      h.childOrders(id).map((c) => c.amount),
+      [20, 10, 10, 10],
+    );
+    const last = h.openChildren(id)[0]!;
+    assert.equal(last.amount - last.filledAmount, 5, 'the last slice rests with what remains');
+    h.maker('sell', 5, PERP_60K);
+    assert.equal(h.machine.portfolio(id)!.status, 'COMPLETED');
+  });
+
+  test('a refused child fails the portfolio and cancels what it placed', () => {
+    const h = AlgoHarness.withMarket();
+    h.core({ type: 'create_account', accountId: 9 });
+    const id = h.submit(portfolio({ accountId: 9, legs: [leg({ amount: 100_000_000 })] }));
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.status, 'FAILED');
+    assert.equal(p.endReason, 'child_rejected');
+    assert.match(p.endMessage ?? '', /not_enough_funds/);
+  });
+
+  test('sendToDummyAccountIds mirrors the portfolio into each account with its own linked id', () => {
+    const h = AlgoHarness.withMarket();
+    const result = h.algo({
+      type: 'submit_portfolio',
+      portfolio: { ...twap(), mirrorAccountIds: [MIRROR] },
+    } as never);
+    assert.ok(result.ok && result.value.kind === 'submitted');
+    const { portfolioId, mirrorPortfolioIds } = result.value as unknown as {
+      portfolioId: number;
+      mirrorPortfolioIds: number[];
+    };
+    assert.equal(mirrorPortfolioIds.length, 1);
+    const mirror = h.machine.portfolio(mirrorPortfolioIds[0]!)!;
+    assert.equal(mirror.linkedTo, portfolioId);
+    assert.equal(mirror.spec.accountId, MIRROR);
+    assert.equal(h.openChildren(mirror.id).length, 1);
+    h.algo({ type: 'cancel_portfolio', portfolioId, accountId: null } as never);
+    assert.equal(mirror.status, 'CANCELLED', 'cancelling the original cancels its mirrors');
+  });
+
+  test('restart mid-portfolio: snapshot/restore and journal replay reach the same state, no duplicate child', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 30, PERP_60K);
+    h.submit(twap());
+    h.submit(
+      portfolio({
+        portfolioType: 'BALANCE',
+        legs: [
+          leg({ amount: 60, priority: true }),
+          leg({
+            instrumentName: OPTION,
+            instrumentType: 'OPTION',
+            amount: 30,
+            pricing: { ...leg().pricing, price: 0.05, priceIn: 'BTC' },
+          }),
+        ],
+        balance: { parts: 3, eachLimitMs: 3_000, totalLimitMs: 0, totalEndAction: 'FILL_BY_MARKET' },
+      }),
+    );
+    h.runUntil(T0 + 3_500);
+    h.maker('sell', 40, PERP_60K);
+
+    // Restart from a snapshot of both the engine and the algorithm layer.
+    const venue = Venue.restore(h.venue.snapshot());
+    const machine = new PortfolioMachine(venueMarketView(venue));
+    machine.restore(h.machine.snapshot());
+    assert.equal(machine.stateHash(), h.machine.stateHash());
+    const restored = new AlgoHarness(venue, machine);
+    restored.seq = h.seq;
+    restored.ts = h.ts;
+
+    // Replay of the whole journal into a fresh pair.
+    const replayed = new AlgoHarness();
+    for (const entry of h.journal) {
+      replayed.seq = entry.command.seq - 1;
+      replayed.ts = entry.command.ts;
+      if (entry.kind === 'core') replayed.core(entry.command);
+      else replayed.algo(entry.command);
+    }
+    assert.equal(replayed.machine.stateHash(), h.machine.stateHash());
+    assert.equal(replayed.venue.stateHash(), h.venue.stateHash());
+
+    const placedBefore = h.placed.length;
+    for (const copy of [h, restored, replayed]) {
+      copy.maker('sell', 25, PERP_60K);
+      copy.runUntil(T0 + 12_000);
+    }
+    assert.equal(restored.machine.stateHash(), h.machine.stateHash());
+    assert.equal(replayed.machine.stateHash(), h.machine.stateHash());
+    assert.deepEqual(
+      restored.placed,
+      h.placed.slice(placedBefore),
+      'the restored layer places exactly what the original did',
+    );
+    assert.equal(h.machine.portfolioOfOrder(h.machine.portfolio(1)!.children[0]!.orderId)?.id, 1);
+    const allChildren = [1, 2].flatMap((id) => h.machine.portfolio(id)!.children.map((c) => c.orderId));
+    assert.equal(new Set(allChildren).size, allChildren.length);
+  });
+});
