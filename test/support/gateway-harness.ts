@@ -17,6 +17,12 @@ import type { DeepPartial } from '../../src/app/config.ts';
 import { type Config, loadConfig } from '../../src/app/config.ts';
 import { FakeVenue } from './fake-venue.ts';
 
+/** The four ports the gateway runs on. */
+export interface VenuePorts extends CommandPort, EventPort {
+  readonly reads?: ReadPort;
+  readonly history: HistoryPort;
+}
+
 export interface Harness {
   readonly gateway: Gateway;
   readonly baseUrl: string;
@@ -29,13 +35,9 @@ export interface Harness {
 }
 
 export async function startHarness(
-  options: {
-    venue?: CommandPort & ReadPort & EventPort & { history: HistoryPort };
-    config?: DeepPartial<Config>;
-    clock?: Clock;
-  } = {},
+  options: { venue?: VenuePorts; config?: DeepPartial<Config>; clock?: Clock } = {},
 ): Promise<Harness> {
-  const venue = options.venue ?? new FakeVenue();
+  const venue: VenuePorts = options.venue ?? new FakeVenue();
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-'));
   const config = loadConfig({
     env: {},
@@ -52,7 +54,7 @@ export async function startHarness(
   const gateway = createGateway({
     config,
     commands: venue,
-    reads: venue,
+    reads: venue.reads ?? (venue as unknown as ReadPort),
     history: venue.history,
     events: venue,
     keyStore,

@@ -1,0 +1,121 @@
+/**
+ * The ReadPort over the engine's query methods, typed structurally (`VenueQueries`) so the
+ * gateway never imports the engine: the composition root passes the engine's `Venue`, which
+ * satisfies this interface as it is.
+ *
+ * Mapping notes: initialMargin = position margin + order margin, maintenanceMargin = position
+ * margin; the ticker's IVs and underlying come from `tickerExtras` when the market is wired.
+ */
+import type { OrderView, PositionView } from '../core/events.ts';
+import type { Instrument } from '../domain/instrument.ts';
+import type { AccountSummaryView, OrderBookView, OrderFilter, ReadPort, TickerView } from './ports.ts';
+
+export interface VenueQueries {
+  readonly now: number;
+  getOrder(orderId: string): OrderView | null;
+  openOrders(filter: {
+    accountId: number;
+    instrumentName?: string | null;
+    currency?: string | null;
+    kind?: string | null;
+  }): OrderView[];
+  positions(accountId: number, currency?: string | null, kind?: string | null): PositionView[];
+  accountSummary(
+    accountId: number,
+    currency: string,
+  ): {
+    readonly balance: number;
+    readonly equity: number;
+    readonly positionMargin: number;
+    readonly orderMargin: number;
+    readonly availableFunds: number;
+  } | null;
+  book(
+    instrumentName: string,
+    depth?: number,
+  ): {
+    readonly bids: readonly { readonly price: number; readonly amount: number }[];
+    readonly asks: readonly { readonly price: number; readonly amount: number }[];
+  } | null;
+  instrument(name: string): VenueInstrumentInfo | null;
+  instruments(): VenueInstrumentInfo[];
+}
+
+export interface VenueInstrumentInfo {
+  readonly instrument: Instrument;
+  readonly status: 'open' | 'expired';
+  readonly markPrice: number | null;
+  readonly indexPrice: number | null;
+  readonly lastPrice: number | null;
+}
+
+export interface VenueReadPortOptions {
+  /** IVs, underlying, open interest, 24h stats from the market layer, when wired. */
+  readonly tickerExtras?: (instrumentName: string) => Partial<TickerView> | undefined;
+}
+
+export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortOptions = {}): ReadPort {
+  const info = (name: string) => venue.instrument(name) ?? undefined;
+  return {
+    instrument: (name) => info(name)?.instrument,
+    instruments: (expired) =>
+      venue
+        .instruments()
+        .filter((entry) => (entry.status === 'expired') === expired)
+        .map((entry) => entry.instrument),
+    order: (orderId) => venue.getOrder(orderId) ?? undefined,
+    openOrders: (accountId, filter: OrderFilter) =>
+      venue.openOrders({
+        accountId,
+        instrumentName: filter.instrumentName ?? null,
+        currency: filter.currency ?? null,
+        kind: filter.kind ?? null,
+      }),
+    positions: (accountId, filter) =>
+      venue.positions(accountId, filter.currency ?? null, filter.kind ?? null),
+    accountSummary: (accountId, currency): AccountSummaryView | undefined => {
+      const funds = venue.accountSummary(accountId, currency);
+      if (funds === null) return undefined;
+      return {
+        accountId,
+        currency,
+        balance: funds.balance,
+        equity: funds.equity,
+        availableFunds: funds.availableFunds,
+        initialMargin: funds.positionMargin + funds.orderMargin,
+        maintenanceMargin: funds.positionMargin,
+      };
+    },
+    orderBook: (instrumentName, depth): OrderBookView | undefined => {
+      const book = venue.book(instrumentName, depth);
+      if (book === null) return undefined;
+      return {
+        instrumentName,
+        timestamp: venue.now,
+        bids: book.bids.map((level) => [level.price, level.amount] as const),
+        asks: book.asks.map((level) => [level.price, level.amount] as const),
+      };
+    },
+    ticker: (instrumentName): TickerView | undefined => {
+      const entry = info(instrumentName);
+      const book = venue.book(instrumentName, 1);
+      if (entry === undefined || book === null) return undefined;
+      const bid = book.bids[0];
+      const ask = book.asks[0];
+      return {
+        instrumentName,
+        timestamp: venue.now,
+        state: entry.status,
+        bestBidPrice: bid?.price ?? null,
+        bestBidAmount: bid?.amount ?? 0,
+        bestAskPrice: ask?.price ?? null,
+        bestAskAmount: ask?.amount ?? 0,
+        lastPrice: entry.lastPrice,
+        markPrice: entry.markPrice,
+        indexPrice: entry.indexPrice,
+        ...options.tickerExtras?.(instrumentName),
+      };
+    },
+    currencies: () => [...new Set(venue.instruments().map((entry) => entry.instrument.currency))].sort(),
+  };
+}

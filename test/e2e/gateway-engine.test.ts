@@ -1,0 +1,116 @@
+/** The gateway over the real engine and sequencer, through the sdk (HTTP + WS). */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ApiError } from '../../sdk/errors.ts';
+import type { SubscriptionPush } from '../../sdk/types.ts';
+import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+
+const PERP = 'BTC-PERPETUAL';
+const TAKER = 0;
+const MAKER1 = 1;
+
+function until(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const check = () => {
+      if (predicate()) return resolve();
+      if (Date.now() - started > timeoutMs) return reject(new Error('condition not met in time'));
+      setImmediate(check);
+    };
+    check();
+  });
+}
+
+describe('gateway over the real engine', () => {
+  let harness: Harness;
+  let engine: EngineVenue;
+  before(async () => {
+    engine = await startEngineVenue();
+    harness = await startHarness({ venue: engine });
+  });
+  after(() => harness.close());
+
+  test('a maker rests, a taker crosses: trades, positions, pushes, history', async () => {
+    const ws = harness.ws(TAKER);
+    await ws.connect();
+    await ws.auth();
+    const pushes: SubscriptionPush[] = [];
+    await ws.subscribe(['user.trades.future.BTC', 'user.orders.any.any'], (push) => pushes.push(push));
+
+    const maker = harness.http(MAKER1);
+    const taker = harness.http(TAKER);
+    const resting = await maker.call('private/sell', {
+      instrumentName: PERP,
+      quantity: '1000',
+      price: '60500',
+      postOnly: true,
+      label: 'ask',
+    });
+    assert.equal(resting.order.orderState, 'open');
+    assert.equal(resting.order.rejectPostOnly, false);
+
+    const taken = await taker.call('private/buy', {
+      instrumentName: PERP,
+      contracts: '40',
+      price: '60500',
+      timeInforce: 'immediate_or_cancel',
+    });
+    assert.equal(taken.order.orderState, 'filled');
+    assert.equal(taken.order.filledQuantity, '400');
+    assert.equal(taken.order.averagePrice, '60500');
+    assert.equal(taken.trades.length, 1);
+    const trade = taken.trades[0]!;
+    assert.equal(trade.liquidity, 'T');
+    assert.equal(trade.side, 'buy');
+    assert.equal(trade.price, '60500');
+    assert.equal(trade.quantity, '400');
+    assert.equal(trade.orderId, taken.order.orderId);
+    assert.equal(trade.matchingId, null);
+
+    const makerOrder = await maker.call('private/get_order_state', { orderId: resting.order.orderId });
+    assert.equal(makerOrder.filledQuantity, '400');
+    assert.equal(makerOrder.orderState, 'open');
+
+    const positions = await taker.call('private/get_positions', { currency: 'BTC' });
+    assert.deepEqual(
+      positions.map((p) => [p.instrumentName, p.direction, p.size]),
+      [[PERP, 'buy', '400']],
+    );
+    const trades = await taker.call('private/get_user_trades_by_currency', { currency: 'BTC' });
+    assert.equal(trades.trades[0]?.tradeId, trade.tradeId);
+    const history = await taker.call('private/get_order_history_by_currency', { currency: 'BTC' });
+    assert.ok(Array.isArray(history) && history.some((o) => o.orderId === taken.order.orderId));
+
+    await until(() => pushes.some((p) => p.channel === 'user.trades.future.BTC'));
+    const tradePush = pushes.find((p) => p.channel === 'user.trades.future.BTC')!;
+    assert.equal((tradePush.data as Array<{ tradeId: string }>)[0]!.tradeId, trade.tradeId);
+    assert.ok(pushes.some((p) => p.channel === 'user.orders.any.any' && !p.snapshot));
+
+    const book = await taker.call('public/get_order_book', { instrumentName: PERP });
+    assert.deepEqual(book.asks[0], ['60500', '600']);
+    const ticker = await taker.call('public/ticker', { instrumentName: PERP });
+    assert.equal(ticker.lastPrice, '60500');
+    assert.equal(ticker.bestAskPrice, '60500');
+    await ws.close();
+  });
+
+  test('engine refusals travel as catalogue errors naming the field', async () => {
+    const taker = harness.http(TAKER);
+    await assert.rejects(
+      taker.call('private/buy', {
+        instrumentName: PERP,
+        quantity: '10',
+        price: '60000',
+        validUntil: engine.now() - 1,
+      }),
+      (error) => error instanceof ApiError && error.code === 13888,
+    );
+    await assert.rejects(
+      taker.call('private/cancel', { orderId: 'nope' }),
+      (error) => error instanceof ApiError && error.code === 10004 && error.data?.field === 'orderId',
+    );
+    const summary = await taker.call('private/get_account_summary', { currency: 'BTC' });
+    assert.ok(Number(summary.balance) > 0);
+  });
+});
