@@ -10,8 +10,9 @@
  * times faster to decode.
  * The checksum is CRC-32 over a header text `v<version>:<firstSeq>:<count>:` followed by the
  * payload, stored as a signed 32-bit integer (both SQLite and PostgreSQL `integer` hold it).
- * A snapshot record uses the same scheme with header `s<version>:<seq>:<stateHash>:` and payload
- * = UTF-8 JSON of the state.
+ * A snapshot record uses the same scheme with header `s<version>:<seq>:<stateHash>:`; its payload
+ * is UTF-8 JSON of the state (version 1) or a one-value ./binary-codec.ts batch (version 2,
+ * current: smaller and faster for states made of many same-shaped objects).
  *
  * Invariants:
  * - Decoders dispatch on the version and accept every version ever written; writers always use
@@ -24,7 +25,7 @@ import { decodeBatch, encodeBatch } from './binary-codec.ts';
 import type { JournalEntry } from './journal.ts';
 
 export const JOURNAL_FORMAT_VERSION = 2;
-export const SNAPSHOT_FORMAT_VERSION = 1;
+export const SNAPSHOT_FORMAT_VERSION = 2;
 
 export interface StoredFrame {
   readonly firstSeq: number;
@@ -119,11 +120,13 @@ function decodeFrameV1<C>(frame: StoredFrame): JournalEntry<C>[] {
   return entries;
 }
 
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 function decodeFrameV2<C>(frame: StoredFrame): JournalEntry<C>[] {
   const payload = frame.payload;
-  const values = decodeBatch(
-    Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength),
-  );
+  const values = decodeBatch(asBuffer(payload));
   if (values.length !== frame.count * 2) {
     throw new Error(`journal record at seq ${frame.firstSeq} does not hold ${frame.count} entries`);
   }
@@ -141,9 +144,12 @@ function snapshotHeader(version: number, seq: number, stateHash: string): string
 }
 
 export function encodeSnapshot(seq: number, ts: number, stateHash: string, state: unknown): StoredSnapshot {
-  const json = JSON.stringify(state);
-  if (json === undefined) throw new TypeError(`snapshot state at seq ${seq} is not JSON-serialisable`);
-  const payload = Buffer.from(json, 'utf8');
+  let payload: Buffer;
+  try {
+    payload = encodeBatch([state]);
+  } catch (error) {
+    throw new TypeError(`snapshot state at seq ${seq} is not JSON-serialisable: ${(error as Error).message}`);
+  }
   const version = SNAPSHOT_FORMAT_VERSION;
   return {
     seq,
@@ -152,6 +158,19 @@ export function encodeSnapshot(seq: number, ts: number, stateHash: string, state
     version,
     payload,
     checksum: checksumOf(snapshotHeader(version, seq, stateHash), payload),
+  };
+}
+
+/** A version 1 (JSON) snapshot record, as older writers stored it; kept for tests and tools. */
+export function encodeSnapshotV1(seq: number, ts: number, stateHash: string, state: unknown): StoredSnapshot {
+  const payload = Buffer.from(JSON.stringify(state), 'utf8');
+  return {
+    seq,
+    ts,
+    stateHash,
+    version: 1,
+    payload,
+    checksum: checksumOf(snapshotHeader(1, seq, stateHash), payload),
   };
 }
 
@@ -166,6 +185,8 @@ export function decodeSnapshotState<S>(snapshot: StoredSnapshot): S {
   switch (snapshot.version) {
     case 1:
       return JSON.parse(utf8.decode(snapshot.payload)) as S;
+    case 2:
+      return decodeBatch(asBuffer(snapshot.payload))[0] as S;
     default:
       throw new Error(`snapshot at seq ${snapshot.seq} has unknown format version ${snapshot.version}`);
   }

@@ -25,6 +25,11 @@ export interface RecoveryOptions<C, K extends RecoverableCore<C>> {
   readonly snapshots: SnapshotStore;
   /** A fresh core; restored from `state` when a snapshot is used (null: empty core). */
   readonly createCore: (state: unknown | null) => K;
+  /**
+   * Use no snapshot newer than this (e.g. the read store's lastAppliedSeq, so the replay re-feeds
+   * the projections everything they missed).
+   */
+  readonly maxSnapshotSeq?: number;
   /** Throw RecoveryMismatchError on any hash mismatch instead of only reporting it. */
   readonly strict?: boolean;
   /** Called per replayed batch (e.g. to feed projections or report progress). */
@@ -74,7 +79,9 @@ export async function recover<C, K extends RecoverableCore<C>>(
   const mismatches: HashMismatch[] = [];
 
   const restoreStart = performance.now();
-  const snapshot = await options.snapshots.latestSnapshot(last.seq);
+  const snapshot = await options.snapshots.latestSnapshot(
+    Math.min(last.seq, options.maxSnapshotSeq ?? last.seq),
+  );
   const core = options.createCore(snapshot === null ? null : snapshot.state);
   let snapshotBytes: number | null = null;
   if (snapshot !== null) {

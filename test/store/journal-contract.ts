@@ -14,6 +14,7 @@ import {
   type JournalEntry,
   type SnapshotStore,
 } from '../../src/store/journal.ts';
+import { encodeSnapshotV1, type StoredSnapshot } from '../../src/store/record-format.ts';
 
 export interface RawFrame {
   readonly firstSeq: number;
@@ -31,6 +32,8 @@ export interface StoreHarness {
   /** Flips payload bytes of the record starting at firstSeq without fixing its checksum. */
   corruptFrame(firstSeq: number): Promise<void>;
   corruptSnapshot(seq: number): Promise<void>;
+  /** Inserts a stored snapshot record as raw bytes (e.g. a version 1 snapshot of an older writer). */
+  insertRawSnapshot(snapshot: StoredSnapshot): Promise<void>;
   frameCount(): Promise<number>;
   dispose(): Promise<void>;
 }
@@ -297,6 +300,22 @@ export function journalContract(backend: string, makeHarness: () => Promise<Stor
           state: { books: [3] },
         });
         await reopened.close();
+      }));
+
+    test('a version 1 (JSON) snapshot written by an older writer is read', () =>
+      withHarness(async (h) => {
+        const store = await h.openSnapshots(3);
+        await h.insertRawSnapshot(encodeSnapshotV1(7, 70, 'h7', { legacy: [1, 'two', null] }));
+        assert.deepEqual(await store.latestSnapshot(), {
+          seq: 7,
+          ts: 70,
+          stateHash: 'h7',
+          state: { legacy: [1, 'two', null] },
+        });
+        await store.saveSnapshot({ seq: 8, ts: 80, stateHash: 'h8', state: { current: true } });
+        assert.deepEqual((await store.latestSnapshot())?.state, { current: true });
+        assert.deepEqual((await store.latestSnapshot(7))?.state, { legacy: [1, 'two', null] });
+        await store.close();
       }));
   });
 }

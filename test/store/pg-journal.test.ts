@@ -68,6 +68,21 @@ if (server === null) {
           c.query(`UPDATE snapshots SET payload = ${FLIP_FIRST_BYTE} WHERE seq = $1`, [seq]),
         );
       },
+      async insertRawSnapshot(snapshot) {
+        await withClient(url, (c) =>
+          c.query(
+            'INSERT INTO snapshots (seq, ts, state_hash, version, payload, checksum) VALUES ($1, $2, $3, $4, $5, $6)',
+            [
+              snapshot.seq,
+              snapshot.ts,
+              snapshot.stateHash,
+              snapshot.version,
+              snapshot.payload,
+              snapshot.checksum,
+            ],
+          ),
+        );
+      },
       async frameCount() {
         return withClient(url, async (c) =>
           Number((await c.query('SELECT COUNT(*) AS n FROM journal')).rows[0].n),

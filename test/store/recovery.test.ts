@@ -141,6 +141,16 @@ test('starts from the snapshot, replays only after it, and verifies checkpoints'
     assert.equal(report.checkpointsVerified, 1);
     assert.equal(report.ok, true);
     assert.equal(core.stateHash(), live.stateHash());
+    // A lagging read store (applied up to 150) makes recovery start from the older snapshot.
+    const lagging = await recover({
+      journal: f.journal,
+      snapshots: f.snapshots,
+      createCore: ToyCore.from,
+      maxSnapshotSeq: 150,
+    });
+    assert.equal(lagging.report.snapshotSeq, 100);
+    assert.equal(lagging.report.replayed, 150);
+    assert.equal(lagging.core.stateHash(), live.stateHash());
   } finally {
     await f.dispose();
   }

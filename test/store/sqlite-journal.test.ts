@@ -54,6 +54,20 @@ journalContract('sqlite', async (): Promise<StoreHarness> => {
     async corruptSnapshot(seq) {
       flipFirstByte(snapshotPath, 'SELECT $COLS FROM snapshots WHERE seq = ?', seq);
     },
+    async insertRawSnapshot(snapshot) {
+      const db = new Database(snapshotPath);
+      db.prepare(
+        'INSERT INTO snapshots (seq, ts, state_hash, version, payload, checksum) VALUES (?, ?, ?, ?, ?, ?)',
+      ).run(
+        snapshot.seq,
+        snapshot.ts,
+        snapshot.stateHash,
+        snapshot.version,
+        snapshot.payload,
+        snapshot.checksum,
+      );
+      db.close();
+    },
     async frameCount() {
       const db = new Database(journalPath);
       const row = db.prepare('SELECT COUNT(*) AS n FROM journal').get() as { n: number };

@@ -23,6 +23,7 @@ CREATE TABLE IF NOT EXISTS snapshots (
   payload BYTEA NOT NULL,
   checksum INTEGER NOT NULL
 );
+ALTER TABLE snapshots ALTER COLUMN payload SET STORAGE EXTERNAL;
 `;
 
 interface SnapshotRow {
