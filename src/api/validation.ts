@@ -52,11 +52,13 @@ export function Opt<T extends TSchema>(schema: T) {
 }
 
 /** A decimal carried as a string on the wire. */
-export const DecimalString = (description?: string) =>
-  Type.String({
+export const DecimalString = (options?: string | { readonly description?: string }) => {
+  const description = typeof options === 'string' ? options : options?.description;
+  return Type.String({
     pattern: '^-?\\d{1,20}(\\.\\d{1,20})?$',
     maxLength: 42,
     ...(description ? { description } : {}),
   });
+};
 
 export const Strict = { additionalProperties: false } as const;
