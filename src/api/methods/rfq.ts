@@ -1,0 +1,604 @@
+/**
+ * Block RFQ methods (`block/rfqs/*`) and push channels (`block_rfq.taker.{currency}`,
+ * `block_rfq.maker.{currency}`, currency a symbol or `any`).
+ *
+ * Roles come from the key: create_rfq, cancel_rfq and accept need `taker`; quoting needs
+ * `maker` and a desk name; get_rfqs answers by role; get_trades and get_instruments need any
+ * authenticated key. Handlers parse decimals against the RFQ's own grids (read from the desk)
+ * and submit domain-unit commands; the desk re-validates everything when the command applies.
+ * An RFQ or quote of someone else is indistinguishable from a missing one (`not_found`).
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import type { SubResult } from '../../core/submachine.ts';
+import type { Side } from '../../core/types.ts';
+import { DecimalGrid } from '../../domain/decimal.ts';
+import { VenueError } from '../../domain/errors.ts';
+import type { RfqDesk } from '../../rfq/desk.ts';
+import { deriveStructure, type RfqMarket } from '../../rfq/structure.ts';
+import { pageTrades, TRADES_DEFAULT_COUNT } from '../../rfq/trades.ts';
+import {
+  DEFAULT_RFQ_CONFIG,
+  type QuoteLegInput,
+  type QuoteRecord,
+  type RfqEvent,
+  type RfqRecord,
+  type RfqValue,
+  type UnstampedRfqCommand,
+} from '../../rfq/types.ts';
+import type { Principal } from '../auth/authenticator.ts';
+import { type ChannelRegistry, topicFor } from '../channels.ts';
+import type { ReadPort } from '../ports.ts';
+import type { CallContext, MethodRegistry } from '../registry.ts';
+import {
+  AcceptParams,
+  AcceptResultSchema,
+  CancelAllQuotesParams,
+  CreateQuoteParams,
+  CreateRfqParams,
+  EditQuoteParams,
+  GetQuotesParams,
+  GetRfqInstrumentsParams,
+  GetRfqsParams,
+  GetTradesParams,
+  PageOf,
+  QuoteIdParams,
+  QuoteSchema,
+  RfqIdParams,
+  RfqInstrumentSchema,
+  RfqSchema,
+  RfqTradeSchema,
+} from '../schemas/rfq.ts';
+import {
+  formatRfqQuantity,
+  formatStrategyPrice,
+  parseRfqQuantity,
+  parseStrategyPrice,
+  quoteToWire,
+  rfqInstrumentToWire,
+  rfqToWire,
+  rfqTradeToWire,
+} from '../wire/rfq.ts';
+import { instrumentOf, principalOf } from './context.ts';
+
+/** The sub-machine name the composite core registers the desk under. */
+export const RFQ_SUBMACHINE = 'rfq';
+
+export type RfqDeskQueries = Pick<
+  RfqDesk,
+  'takerRfq' | 'makerRfq' | 'takerRfqs' | 'makerRfqs' | 'quotesOfRfq' | 'quote' | 'quotesOfDesk' | 'trades'
+>;
+
+export interface RfqMethodDeps {
+  /** Stamps, applies and journals a desk command (CoreService.submitMachine). */
+  submit(command: UnstampedRfqCommand): Promise<SubResult<RfqValue, RfqEvent>>;
+  readonly desk: RfqDeskQueries;
+  readonly reads: ReadPort;
+  /** Desk names of every maker key (an RFQ without `makers` goes to all of them). */
+  makerDesks(): readonly string[];
+  now(): number;
+}
+
+async function submitOrThrow(deps: RfqMethodDeps, command: UnstampedRfqCommand): Promise<RfqValue> {
+  const result = await deps.submit(command);
+  if (!result.ok) throw new VenueError(result.error.name as never, result.error.message, result.error.data);
+  return result.value;
+}
+
+function deskOf(context: CallContext): { principal: Principal; desk: string } {
+  const principal = principalOf(context);
+  if (principal.deskName === null)
+    throw new VenueError('permission_denied', 'quoting needs a maker key with a desk name');
+  return { principal, desk: principal.deskName };
+}
+
+function ownRfq(deps: RfqMethodDeps, context: CallContext, blockRfqId: string): RfqRecord {
+  const rfq = deps.desk.takerRfq(principalOf(context).accountIds, blockRfqId);
+  if (rfq === undefined)
+    throw new VenueError('not_found', `no RFQ ${blockRfqId}`, { field: 'blockRfqId', blockRfqId });
+  return rfq;
+}
+
+function makerRfq(deps: RfqMethodDeps, desk: string, blockRfqId: string): RfqRecord {
+  const rfq = deps.desk.makerRfq(desk, blockRfqId);
+  if (rfq === undefined)
+    throw new VenueError('not_found', `no RFQ ${blockRfqId}`, { field: 'blockRfqId', blockRfqId });
+  return rfq;
+}
+
+function marketOfReads(reads: ReadPort, now: number): RfqMarket {
+  return {
+    instrument: (name) => reads.instrument(name),
+    isActive: (name) => {
+      const instrument = reads.instrument(name);
+      return (
+        instrument !== undefined && (instrument.spec.expiration === null || instrument.spec.expiration > now)
+      );
+    },
+    markPrice: () => null,
+  };
+}
+
+function parseRatio(text: string, field: string): number {
+  const ratio = Number(text);
+  if (!/^\d+(\.\d{1,2})?$/.test(text) || !Number.isInteger(ratio) || ratio <= 0) {
+    throw new VenueError('invalid_arguments', `${field} must be the RFQ's integer ratio`, { field });
+  }
+  return ratio;
+}
+
+type QuoteParams = Pick<
+  Static<typeof CreateQuoteParams>,
+  'label' | 'executionInstruction' | 'legs' | 'hedge' | 'quantity' | 'side' | 'price' | 'expiresAt'
+>;
+
+function quoteTerms(deps: RfqMethodDeps, rfq: RfqRecord, params: QuoteParams) {
+  const legs: QuoteLegInput[] = params.legs.map((leg, index) => ({
+    instrumentName: leg.instrumentName,
+    side: leg.side,
+    ratio: parseRatio(leg.ratio, `legs[${index}].ratio`),
+    price: instrumentOf(deps.reads, leg.instrumentName, `legs[${index}].instrumentName`).parsePrice(
+      leg.price,
+      `legs[${index}].price`,
+    ),
+  }));
+  let hedgePrice: number | null = null;
+  if (params.hedge != null) {
+    if (rfq.hedge === null || params.hedge.instrumentName !== rfq.hedge.instrumentName) {
+      throw new VenueError('invalid_arguments', "the hedge must be the RFQ's hedge instrument", {
+        field: 'hedge.instrumentName',
+      });
+    }
+    hedgePrice = instrumentOf(deps.reads, rfq.hedge.instrumentName, 'hedge.instrumentName').parsePrice(
+      params.hedge.price,
+      'hedge.price',
+    );
+  }
+  return {
+    side: params.side as Side,
+    quantity: parseRfqQuantity(rfq, params.quantity),
+    price: params.price == null ? null : parseStrategyPrice(rfq, params.price),
+    legs,
+    hedgePrice,
+    executionInstruction: params.executionInstruction,
+    expiresAt: params.expiresAt ?? null,
+    label: params.label ?? '',
+  };
+}
+
+export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps): void {
+  const { reads, desk } = deps;
+  const lookup = (name: string) => reads.instrument(name);
+  const quoteWire = (quote: QuoteRecord) => {
+    const rfq = desk.makerRfq(quote.desk, quote.makerRfqId);
+    if (rfq === undefined) throw new VenueError('not_found', undefined, { field: 'quoteId' });
+    return quoteToWire(quote, rfq, lookup);
+  };
+
+  registry.register({
+    name: 'block/rfqs/create_rfq',
+    summary: 'Creates a Block RFQ (takers). Ratios come from the leg quantities; status starts as created.',
+    access: 'private',
+    roles: ['taker'],
+    params: CreateRfqParams,
+    result: RfqSchema,
+    handler: async (params, context) => {
+      const principal = principalOf(context);
+      const legs = params.legs.map((leg, index) => ({
+        instrumentName: leg.instrumentName,
+        side: leg.side as Side,
+        amount: instrumentOf(reads, leg.instrumentName, `legs[${index}].instrumentName`).parseQuantity(
+          leg.quantity,
+          `legs[${index}].quantity`,
+        ),
+      }));
+      let hedge = null;
+      if (params.hedge != null) {
+        const instrument = instrumentOf(reads, params.hedge.instrumentName, 'hedge.instrumentName');
+        hedge = {
+          instrumentName: instrument.name,
+          side: params.hedge.side as Side,
+          amount: instrument.parseQuantity(params.hedge.quantity, 'hedge.quantity'),
+          price: instrument.parsePrice(params.hedge.price, 'hedge.price'),
+        };
+      }
+      const structure = deriveStructure(
+        legs,
+        hedge,
+        marketOfReads(reads, deps.now()),
+        DEFAULT_RFQ_CONFIG.maxLegs,
+      );
+      if (!structure.ok)
+        throw new VenueError(structure.error.name, structure.error.message, structure.error.data);
+      const grid = new DecimalGrid(structure.structure.quantityStep);
+      const tradeAllocations = (params.tradeAllocations ?? []).map((a, index) => ({
+        amount: grid.parse(a.amount, `tradeAllocations[${index}].amount`),
+        userId: a.userId ?? null,
+        clientInfo: a.clientInfo ?? null,
+      }));
+      const known = new Set(deps.makerDesks());
+      const makers = params.makers ?? [];
+      for (const [index, name] of makers.entries()) {
+        if (!known.has(name)) {
+          throw new VenueError('invalid_arguments', `unknown maker desk ${name}`, {
+            field: `makers[${index}]`,
+          });
+        }
+      }
+      const value = await submitOrThrow(deps, {
+        type: 'rfq_create',
+        accountId: principal.defaultAccountId,
+        userId: principal.userId,
+        takerAlias: principal.deskName ?? `user${principal.userId}`,
+        makers,
+        targetDesks: makers.length > 0 ? makers : [...known],
+        disclosed: params.disclosed ?? true,
+        label: params.label ?? '',
+        legs,
+        hedge,
+        tradeAllocations,
+      });
+      if (value.kind !== 'rfq') throw new VenueError('internal_error');
+      return rfqToWire(value.rfq, value.quotes, { role: 'taker' }, lookup);
+    },
+  });
+
+  registry.register({
+    name: 'block/rfqs/cancel_rfq',
+    summary: 'Cancels an open RFQ (takers); its open quotes are cancelled with it.',
+    access: 'private',
+    roles: ['taker'],
+    params: RfqIdParams,
+    result: RfqSchema,
+    handler: async (params, context) => {
+      const rfq = ownRfq(deps, context, params.blockRfqId);
+      const value = await submitOrThrow(deps, {
+        type: 'rfq_cancel',
+        accountId: rfq.takerAccountId,
+        blockRfqId: rfq.blockRfqId,
+      });
+      if (value.kind !== 'rfq') throw new VenueError('internal_error');
+      return rfqToWire(value.rfq, value.quotes, { role: 'taker' }, lookup);
+    },
+  });
+
+  registry.register({
+    name: 'block/rfqs/accept',
+    summary:
+      'Trades the RFQ against crossing quotes at the given worst strategy price: fill_or_kill (default) or good_til_cancelled (a trigger).',
+    access: 'private',
+    roles: ['taker'],
+    matching: true,
+    params: AcceptParams,
+    result: AcceptResultSchema,
+    handler: async (params, context) => {
+      const rfq = ownRfq(deps, context, params.blockRfqId);
+      if (params.legs != null) {
+        const same =
+          params.legs.length === rfq.legs.length &&
+          rfq.legs.every((leg) =>
+            params.legs!.some(
+              (p) =>
+                p.instrumentName === leg.instrumentName &&
+                p.side === leg.side &&
+                p.ratio === String(leg.ratio),
+            ),
+          );
+        if (!same) throw new VenueError('invalid_arguments', 'legs do not match the RFQ', { field: 'legs' });
+      }
+      const value = await submitOrThrow(deps, {
+        type: 'rfq_accept',
+        accountId: rfq.takerAccountId,
+        blockRfqId: rfq.blockRfqId,
+        side: params.side as Side,
+        price: parseStrategyPrice(rfq, params.price),
+        quantity: params.quantity == null ? null : parseRfqQuantity(rfq, params.quantity),
+        timeInForce: params.timeInForce ?? 'fill_or_kill',
+      });
+      if (value.kind !== 'accept') throw new VenueError('internal_error');
+      const after = value.rfq;
+      return {
+        rfq: rfqToWire(after, desk.quotesOfRfq(after.blockRfqId), { role: 'taker' }, lookup),
+        blockTrades: (value.trade?.fills ?? []).map((fill) => ({
+          blockTradeId: fill.blockTradeId,
+          quoteId: fill.quoteId,
+          quantity: formatRfqQuantity(after, fill.quantity),
+          price: formatStrategyPrice(after, fill.price),
+          ...(after.hedge !== null
+            ? {
+                hedgeQuantity: instrumentOf(reads, after.hedge.instrumentName).formatQuantity(
+                  fill.hedgeAmount,
+                ),
+              }
+            : {}),
+          timestamp: value.trade!.timestamp,
+          tradeIds: [...fill.tradeIds],
+        })),
+        trigger:
+          value.trigger === null
+            ? null
+            : {
+                side: value.trigger.side,
+                price: formatStrategyPrice(after, value.trigger.price),
+                quantity: formatRfqQuantity(after, value.trigger.quantity),
+              },
+      };
+    },
+  });
+
+  registry.register({
+    name: 'block/rfqs/get_rfqs',
+    summary: 'RFQs of the caller, newest first: takers see theirs, makers their own maker-side records.',
+    access: 'private',
+    roles: ['taker', 'maker'],
+    params: GetRfqsParams,
+    result: PageOf(RfqSchema),
+    handler: (params, context) => {
+      const principal = principalOf(context);
+      const rows: { number: number; wire: ReturnType<typeof rfqToWire> }[] = [];
+      const wantTaker = principal.roles.has('taker') && params.role !== 'maker';
+      const wantMaker =
+        principal.roles.has('maker') && principal.deskName !== null && params.role !== 'taker';
+      const currency = params.currency?.toUpperCase() ?? 'ANY';
+      const keep = (rfq: RfqRecord) =>
+        (params.status == null || rfq.status === params.status) &&
+        (currency === 'ANY' || rfq.currency === currency);
+      if (wantTaker) {
+        for (const rfq of desk.takerRfqs(principal.accountIds)) {
+          if (!keep(rfq) || (params.blockRfqId != null && rfq.blockRfqId !== params.blockRfqId)) continue;
+          rows.push({
+            number: rfq.number,
+            wire: rfqToWire(rfq, desk.quotesOfRfq(rfq.blockRfqId), { role: 'taker' }, lookup),
+          });
+        }
+      }
+      if (wantMaker) {
+        const deskName = principal.deskName!;
+        for (const rfq of desk.makerRfqs(deskName)) {
+          const own = rfq.makerRecords.find((r) => r.desk === deskName)!;
+          if (!keep(rfq) || (params.blockRfqId != null && own.blockRfqId !== params.blockRfqId)) continue;
+          rows.push({
+            number: Number(own.blockRfqId),
+            wire: rfqToWire(rfq, desk.quotesOfRfq(rfq.blockRfqId), { role: 'maker', desk: deskName }, lookup),
+          });
+        }
+      }
+      rows.sort((a, b) => b.number - a.number);
+      const before = params.continuation == null ? Number.POSITIVE_INFINITY : Number(params.continuation);
+      const page = rows.filter((row) => row.number < before);
+      const count = params.count ?? TRADES_DEFAULT_COUNT;
+      const results = page.slice(0, count);
+      return {
+        results: results.map((row) => row.wire),
+        continuation: page.length > count ? String(results.at(-1)!.number) : null,
+      };
+    },
+  });
+
+  registry.register({
+    name: 'block/rfqs/create_quote',
+    summary:
+      "Quotes an RFQ (makers) by the desk's own blockRfqId; legs must match the RFQ's and price the strategy.",
+    access: 'private',
+    roles: ['maker'],
+    matching: true,
+    params: CreateQuoteParams,
+    result: QuoteSchema,
+    handler: async (params, context) => {
+      const { principal, desk: deskName } = deskOf(context);
+      const rfq = makerRfq(deps, deskName, params.blockRfqId);
+      const value = await submitOrThrow(deps, {
+        type: 'rfq_quote_create',
+        accountId: principal.defaultAccountId,
+        desk: deskName,
+        blockRfqId: params.blockRfqId,
+        ...quoteTerms(deps, rfq, params),
+      });
+      if (value.kind !== 'quote') throw new VenueError('internal_error');
+      return quoteWire(value.quote);
+    },
+  });
+
+  registry.register({
+    name: 'block/rfqs/edit_quote',
+    summary:
+      'Replaces the terms of an open quote (makers); the quote is marked replaced and loses time priority.',
+    access: 'private',
+    roles: ['maker'],
+    matching: true,
+    params: EditQuoteParams,
+    result: QuoteSchema,
+    handler: async (params, context) => {
+      const { principal, desk: deskName } = deskOf(context);
+      const quote = desk.quote(params.quoteId);
+      if (quote === undefined || quote.desk !== deskName) {
+        throw new VenueError('not_found', `no quote ${params.quoteId}`, { field: 'quoteId' });
+      }
+      const rfq = makerRfq(deps, deskName, quote.makerRfqId);
+      const value = await submitOrThrow(deps, {
+        type: 'rfq_quote_edit',
+        accountId: principal.defaultAccountId,
+        desk: deskName,
+        quoteId: params.quoteId,
+        ...quoteTerms(deps, rfq, params),
+      });
+      if (value.kind !== 'quote') throw new VenueError('internal_error');
+      return quoteWire(value.quote);
+    },
+  });
+
+  registry.register({
+    name: 'block/rfqs/cancel_quote',
+    summary: 'Cancels one open quote (makers).',
+    access: 'private',
+    roles: ['maker'],
+    matching: true,
+    params: QuoteIdParams,
+    result: QuoteSchema,
+    handler: async (params, context) => {
+      const { principal, desk: deskName } = deskOf(context);
+      const value = await submitOrThrow(deps, {
+        type: 'rfq_quote_cancel',
+        accountId: principal.defaultAccountId,
+        desk: deskName,
+        quoteId: params.quoteId,
+      });
+      if (value.kind !== 'quote') throw new VenueError('internal_error');
+      return quoteWire(value.quote);
+    },
+  });
+
+  registry.register({
+    name: 'block/rfqs/cancel_all_quotes',
+    summary: "Cancels the desk's open quotes, on one RFQ or all; answers the count.",
+    access: 'private',
+    roles: ['maker'],
+    matching: true,
+    params: CancelAllQuotesParams,
+    result: Type.Object({ count: Type.Integer() }),
+    handler: async (params, context) => {
+      const { principal, desk: deskName } = deskOf(context);
+      const value = await submitOrThrow(deps, {
+        type: 'rfq_quote_cancel_all',
+        accountId: principal.defaultAccountId,
+        desk: deskName,
+        blockRfqId: params.blockRfqId ?? null,
+      });
+      if (value.kind !== 'count') throw new VenueError('internal_error');
+      return { count: value.count };
+    },
+  });
+
+  registry.register({
+    name: 'block/rfqs/get_quotes',
+    summary: "The desk's open quotes (or one quote by id in any status), filtered by RFQ and label.",
+    access: 'private',
+    roles: ['maker'],
+    params: GetQuotesParams,
+    result: Type.Array(QuoteSchema),
+    handler: (params, context) => {
+      const { desk: deskName } = deskOf(context);
+      return desk
+        .quotesOfDesk(deskName)
+        .filter((q) => (params.quoteId != null ? q.quoteId === params.quoteId : q.status === 'open'))
+        .filter((q) => params.blockRfqId == null || q.makerRfqId === params.blockRfqId)
+        .filter((q) => params.label == null || q.label === params.label)
+        .map(quoteWire);
+    },
+  });
+
+  registry.register({
+    name: 'block/rfqs/get_trades',
+    summary: 'Traded RFQs of the past 7 days, newest first; continuation is <timestamp>:<blockRfqId>.',
+    access: 'private',
+    params: GetTradesParams,
+    result: PageOf(RfqTradeSchema),
+    handler: (params) => {
+      const page = pageTrades(desk.trades(), {
+        currency: params.currency,
+        now: deps.now(),
+        continuation: params.continuation ?? null,
+        count: params.count ?? TRADES_DEFAULT_COUNT,
+      });
+      return { continuation: page.continuation, results: page.results.map((t) => rfqTradeToWire(t, lookup)) };
+    },
+  });
+
+  registry.register({
+    name: 'block/rfqs/get_instruments',
+    summary: 'Instruments usable in RFQs (single instruments; combos are formed by the legs).',
+    access: 'private',
+    params: GetRfqInstrumentsParams,
+    result: Type.Object({ results: Type.Array(RfqInstrumentSchema) }),
+    handler: (params) => {
+      const currency = params.currency.toUpperCase();
+      const results = reads
+        .instruments(params.expired ?? false)
+        .filter(
+          (i) => currency === 'ANY' || i.spec.baseCurrency === currency || i.spec.quoteCurrency === currency,
+        )
+        .filter((i) => (params.kind == null ? !i.kind.endsWith('_combo') : i.kind === params.kind))
+        .map(rfqInstrumentToWire);
+      return { results };
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Push channels
+
+const TAKER_PATTERN = /^block_rfq\.taker\.([A-Za-z0-9]+)$/;
+const MAKER_PATTERN = /^block_rfq\.maker\.([A-Za-z0-9]+)$/;
+
+function currencyPart(text: string): string {
+  return text.toUpperCase() === 'ANY' ? 'any' : text.toUpperCase();
+}
+
+/** Maker topics are keyed by desk (a string topic), taker topics by account. */
+function makerChannelKey(desk: string, channel: string): string {
+  return `desk:${desk}|${channel}`;
+}
+
+function rfqEventsOf(subEvents: ReadonlyMap<string, readonly unknown[]> | undefined): RfqEvent[] {
+  return (subEvents?.get(RFQ_SUBMACHINE) ?? []) as RfqEvent[];
+}
+
+export function registerRfqChannels(channels: ChannelRegistry, reads: ReadPort): void {
+  const lookup = (name: string) => reads.instrument(name);
+  channels.register({
+    pattern: 'block_rfq.taker.{currency}',
+    summary: "The taker's RFQs on every change (status, quotes as bids/asks once open).",
+    access: 'private',
+    payload: RfqSchema,
+    resolve(name, principal) {
+      const match = TAKER_PATTERN.exec(name);
+      if (match === null) return null;
+      if (principal === null || !principal.roles.has('taker')) {
+        throw new VenueError('permission_denied', `${name} needs a taker key`, { field: 'channels' });
+      }
+      return { topics: [topicFor(`block_rfq.taker.${currencyPart(match[1]!)}`, principal.defaultAccountId)] };
+    },
+    produce(batch, emit) {
+      for (const event of rfqEventsOf(batch.subEvents)) {
+        if (event.type !== 'rfq_changed') continue;
+        const rfq = event.rfq;
+        let wire: unknown;
+        const data = () => {
+          wire ??= rfqToWire(rfq, event.quotes, { role: 'taker' }, lookup);
+          return wire;
+        };
+        emit(`block_rfq.taker.${rfq.currency}`, rfq.takerAccountId, data);
+        emit('block_rfq.taker.any', rfq.takerAccountId, data);
+      }
+    },
+  });
+  channels.register({
+    pattern: 'block_rfq.maker.{currency}',
+    summary:
+      "RFQs directed to the maker's desk (its own blockRfqId) with the desk's own quotes, on every change.",
+    access: 'private',
+    payload: RfqSchema,
+    resolve(name, principal) {
+      const match = MAKER_PATTERN.exec(name);
+      if (match === null) return null;
+      if (principal === null || !principal.roles.has('maker') || principal.deskName === null) {
+        throw new VenueError('permission_denied', `${name} needs a maker key`, { field: 'channels' });
+      }
+      return { topics: [makerChannelKey(principal.deskName, `block_rfq.maker.${currencyPart(match[1]!)}`)] };
+    },
+    produce(batch, emit) {
+      for (const event of rfqEventsOf(batch.subEvents)) {
+        if (event.type !== 'rfq_changed') continue;
+        const rfq = event.rfq;
+        for (const record of rfq.makerRecords) {
+          let wire: unknown;
+          const data = () => {
+            wire ??= rfqToWire(rfq, event.quotes, { role: 'maker', desk: record.desk }, lookup);
+            return wire;
+          };
+          emit(makerChannelKey(record.desk, `block_rfq.maker.${rfq.currency}`), null, data);
+          emit(makerChannelKey(record.desk, 'block_rfq.maker.any'), null, data);
+        }
+      }
+    },
+  });
+}

@@ -1,0 +1,206 @@
+/**
+ * Domain → wire for Block RFQ objects (spec 2.8, 2.9, 2.10, 4.9), and the reverse parsing of
+ * RFQ-relative decimals (RFQ quantities, strategy prices).
+ *
+ * Views:
+ * - taker: the taker's id, `makers` as sent, label, allocations, and once `open` the live
+ *   quotes as `bids`/`asks` (maker desk names only when disclosed, else `ANONYMOUS`).
+ * - maker: the desk's own maker-side id, `makers` empty, the taker alias when disclosed, and
+ *   the desk's own quotes; never the label, allocations or other makers' quotes.
+ */
+import { DecimalGrid, formatScaled, parseDecimal, toSafeInteger, toScale } from '../../domain/decimal.ts';
+import { VenueError } from '../../domain/errors.ts';
+import type { Instrument } from '../../domain/instrument.ts';
+import type { QuoteRecord, RfqHedge, RfqRecord, RfqTradeRecord } from '../../rfq/types.ts';
+import type { WireQuote, WireRfq, WireRfqInstrument, WireRfqTrade } from '../schemas/rfq.ts';
+
+export type InstrumentLookup = (name: string) => Instrument | undefined;
+
+export type RfqViewer = { readonly role: 'taker' } | { readonly role: 'maker'; readonly desk: string };
+
+const grids = new Map<string, DecimalGrid>();
+function gridOf(step: string): DecimalGrid {
+  let grid = grids.get(step);
+  if (grid === undefined) {
+    grid = new DecimalGrid(step);
+    grids.set(step, grid);
+  }
+  return grid;
+}
+
+export function formatRfqQuantity(rfq: { quantityStep: string }, lots: number): string {
+  return gridOf(rfq.quantityStep).format(lots);
+}
+
+export function parseRfqQuantity(rfq: { quantityStep: string }, text: string, field = 'quantity'): number {
+  const lots = gridOf(rfq.quantityStep).parse(text, field);
+  if (lots <= 0) throw new VenueError('invalid_amount', `${field} must be positive`, { field });
+  return lots;
+}
+
+export function formatStrategyPrice(rfq: { priceScale: number }, units: number): string {
+  return formatScaled(units, rfq.priceScale);
+}
+
+export function parseStrategyPrice(rfq: { priceScale: number }, text: string, field = 'price'): number {
+  return toSafeInteger(toScale(parseDecimal(text, field), rfq.priceScale, field), field);
+}
+
+function must(lookup: InstrumentLookup, name: string): Instrument {
+  const instrument = lookup(name);
+  if (instrument === undefined) throw new VenueError('internal_error', `instrument ${name} vanished`);
+  return instrument;
+}
+
+function hedgeToWire(lookup: InstrumentLookup, hedge: RfqHedge, amount: number, price: number) {
+  const instrument = must(lookup, hedge.instrumentName);
+  return {
+    instrumentName: hedge.instrumentName,
+    quantity: instrument.formatQuantity(amount),
+    side: hedge.side,
+    price: instrument.formatPrice(price),
+  };
+}
+
+/** The hedge share of `quantity` RFQ lots (floored to whole hedge lots). */
+function hedgeShare(rfq: RfqRecord, quantity: number): number {
+  return rfq.hedge === null ? 0 : Math.floor((rfq.hedge.amount * quantity) / rfq.quantity);
+}
+
+export function quoteToWire(quote: QuoteRecord, rfq: RfqRecord, lookup: InstrumentLookup): WireQuote {
+  const wire: WireQuote = {
+    quoteId: quote.quoteId,
+    blockRfqId: quote.makerRfqId,
+    label: quote.label,
+    quantity: formatRfqQuantity(rfq, quote.quantity),
+    price: formatStrategyPrice(rfq, quote.price),
+    side: quote.side,
+    executionInstruction: quote.executionInstruction,
+    filledQuantity: formatRfqQuantity(rfq, quote.filledQuantity),
+    legs: quote.legs.map((leg) => ({
+      instrumentName: leg.instrumentName,
+      ratio: String(leg.ratio),
+      side: leg.side,
+      price: must(lookup, leg.instrumentName).formatPrice(leg.price),
+    })),
+    status: quote.status,
+    statusReason: quote.statusReason,
+    replaced: quote.replaced,
+    createdAt: quote.createdAt,
+    lastUpdatedAt: quote.lastUpdatedAt,
+    expiresAt: quote.expiresAt,
+  };
+  if (rfq.hedge !== null) {
+    wire.hedge = hedgeToWire(
+      lookup,
+      rfq.hedge,
+      hedgeShare(rfq, quote.quantity),
+      quote.hedgePrice ?? rfq.hedge.price,
+    );
+  }
+  return wire;
+}
+
+function bookSide(rfq: RfqRecord, quotes: readonly QuoteRecord[], side: 'buy' | 'sell') {
+  const live = quotes.filter((q) => q.status === 'open' && q.side === side);
+  live.sort((a, b) => (side === 'buy' ? b.price - a.price : a.price - b.price) || a.priority - b.priority);
+  return live.map((q) => ({
+    price: formatStrategyPrice(rfq, q.price),
+    quantity: formatRfqQuantity(rfq, q.quantity - q.filledQuantity),
+    executionInstruction: q.executionInstruction,
+    makers: [rfq.disclosed ? q.desk : 'ANONYMOUS'],
+    expiresAt: q.expiresAt,
+    lastUpdatedAt: q.lastUpdatedAt,
+  }));
+}
+
+export function rfqToWire(
+  rfq: RfqRecord,
+  quotes: readonly QuoteRecord[],
+  viewer: RfqViewer,
+  lookup: InstrumentLookup,
+): WireRfq {
+  const closed = rfq.status !== 'created' && rfq.status !== 'open';
+  const makerId =
+    viewer.role === 'maker' ? rfq.makerRecords.find((r) => r.desk === viewer.desk)?.blockRfqId : undefined;
+  const wire: WireRfq = {
+    blockRfqId: viewer.role === 'taker' ? rfq.blockRfqId : (makerId ?? ''),
+    quantity: formatRfqQuantity(rfq, rfq.quantity),
+    comboId: rfq.comboId,
+    createdAt: rfq.createdAt,
+    expiresAt: rfq.expiresAt,
+    makers: viewer.role === 'taker' ? [...rfq.makers] : [],
+    role: viewer.role,
+    legs: rfq.legs.map((leg) => ({
+      instrumentName: leg.instrumentName,
+      ratio: String(leg.ratio),
+      side: leg.side,
+    })),
+    disclosed: rfq.disclosed,
+    status: rfq.status,
+    closedReason: rfq.closedReason,
+    minTradeAmount: formatRfqQuantity(rfq, rfq.minTradeAmount),
+  };
+  if (rfq.hedge !== null) wire.hedge = hedgeToWire(lookup, rfq.hedge, rfq.hedge.amount, rfq.hedge.price);
+  if (viewer.role === 'taker') {
+    wire.label = rfq.label;
+    if (closed) wire.includedInTakerRating = true;
+    wire.tradeAllocations = rfq.tradeAllocations.map((a) => ({
+      amount: formatRfqQuantity(rfq, a.amount),
+      ...(a.userId !== null ? { userId: a.userId } : {}),
+      ...(a.clientInfo !== null ? { clientInfo: { ...a.clientInfo } } : {}),
+    }));
+    if (rfq.status !== 'created') {
+      wire.bids = bookSide(rfq, quotes, 'buy');
+      wire.asks = bookSide(rfq, quotes, 'sell');
+    }
+  } else {
+    wire.taker = rfq.disclosed ? rfq.takerAlias : null;
+    wire.quotes = quotes.filter((q) => q.desk === viewer.desk).map((q) => quoteToWire(q, rfq, lookup));
+  }
+  return wire;
+}
+
+export function rfqTradeToWire(trade: RfqTradeRecord, lookup: InstrumentLookup): WireRfqTrade {
+  const first = trade.fills[0]!;
+  const wire: WireRfqTrade = {
+    blockRfqId: trade.blockRfqId,
+    quantity: formatRfqQuantity(trade, trade.quantity),
+    side: trade.side,
+    legs: trade.legs.map((leg, index) => ({
+      instrumentName: leg.instrumentName,
+      side: leg.side,
+      price: must(lookup, leg.instrumentName).formatPrice(first.legPrices[index]!),
+      ratio: String(leg.ratio),
+    })),
+    markPrice: trade.markPrice === null ? null : formatStrategyPrice(trade, trade.markPrice),
+    timestamp: trade.timestamp,
+    trades: trade.fills.map((fill) => ({
+      quantity: formatRfqQuantity(trade, fill.quantity),
+      side: trade.side,
+      price: formatStrategyPrice(trade, fill.price),
+      ...(trade.hedge !== null
+        ? { hedgeQuantity: must(lookup, trade.hedge.instrumentName).formatQuantity(fill.hedgeAmount) }
+        : {}),
+    })),
+  };
+  if (trade.comboId !== null) wire.comboId = trade.comboId;
+  if (trade.hedge !== null) {
+    const total = trade.fills.reduce((sum, fill) => sum + fill.hedgeAmount, 0);
+    wire.hedge = hedgeToWire(lookup, trade.hedge, total, first.hedgePrice ?? trade.hedge.price);
+  }
+  return wire;
+}
+
+export function rfqInstrumentToWire(instrument: Instrument): WireRfqInstrument {
+  const spec = instrument.spec;
+  return {
+    instrumentName: spec.name,
+    baseCurrency: spec.baseCurrency,
+    kind: spec.kind,
+    marginKind: spec.marginKind === 'inverse' ? 'reversed' : 'linear',
+    optionKind: spec.optionType,
+    strike: spec.strike,
+    expiration: spec.expiration,
+  };
+}
