@@ -1,0 +1,101 @@
+/**
+ * Drives the market at the edge: lists the catalogue and prices at start, then every tick turns
+ * time into ordinary commands (index/mark updates, expiries, the liquidity simulator's orders)
+ * submitted through the same sequencer as users' commands.
+ *
+ * Refusals of market commands are expected and harmless (e.g. re-listing an instrument that a
+ * recovered venue already has, or a simulator order that lost a race) and are only counted.
+ */
+import type { UnstampedCommand } from '../core/commands.ts';
+import type { Venue } from '../engine/venue.ts';
+import type { MarketDriver } from '../market/driver.ts';
+import type { SimulatorView } from '../market/simulator/view.ts';
+import type { Clock } from './clock.ts';
+import type { CoreService } from './core-service.ts';
+
+export interface MarketLoopOptions {
+  readonly driver: MarketDriver;
+  readonly core: CoreService;
+  readonly clock: Clock;
+  readonly tickMs: number;
+  /** Whether the liquidity simulator trades (prices and expiries run regardless). */
+  readonly simulator: boolean;
+  readonly onError: (error: unknown) => void;
+}
+
+export class MarketLoop {
+  private cancelNext: (() => void) | null = null;
+  private stopped = false;
+  private running: Promise<void> = Promise.resolve();
+  refused = 0;
+  submitted = 0;
+
+  constructor(private readonly options: MarketLoopOptions) {}
+
+  /** Lists and prices the market; resolves once those commands are durable. */
+  async start(): Promise<void> {
+    await this.submitAll(this.options.driver.start(this.options.core.now()));
+    this.scheduleNext();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.cancelNext?.();
+    await this.running;
+  }
+
+  /** One market step at the current time (also used by tests with a virtual clock). */
+  async tick(): Promise<void> {
+    const { driver, core, simulator } = this.options;
+    const view = simulator ? venueSimulatorView(core.machine.venue) : undefined;
+    await this.submitAll(driver.tick(core.now(), view));
+  }
+
+  private scheduleNext(): void {
+    if (this.stopped) return;
+    const { clock, tickMs, onError } = this.options;
+    this.cancelNext = clock.schedule(clock.now() + tickMs, () => {
+      this.running = this.tick()
+        .catch(onError)
+        .finally(() => this.scheduleNext());
+    });
+  }
+
+  private async submitAll(commands: readonly UnstampedCommand[]): Promise<void> {
+    const results = await Promise.all(commands.map((command) => this.options.core.submit(command)));
+    this.submitted += results.length;
+    for (const result of results) if (!result.ok) this.refused++;
+  }
+}
+
+/** The simulator's read interface over the engine's queries. */
+export function venueSimulatorView(venue: Venue): SimulatorView {
+  return {
+    instruments: () =>
+      venue
+        .instruments()
+        .filter((info) => info.status === 'open')
+        .map((info) => info.instrument),
+    openOrders: (accountId) =>
+      venue
+        .openOrders({ accountId })
+        .filter((order) => order.price !== null)
+        .map((order) => ({
+          orderId: order.orderId,
+          instrumentName: order.instrumentName,
+          side: order.side,
+          price: order.price as number,
+          amount: order.amount,
+          filledAmount: order.filledAmount,
+          label: order.label,
+        })),
+    positions: (accountId) =>
+      venue
+        .positions(accountId)
+        .map((position) => ({ instrumentName: position.instrumentName, size: position.size })),
+    bestPrices: (instrumentName) => {
+      const book = venue.book(instrumentName, 1);
+      return { bestBid: book?.bestBid ?? null, bestAsk: book?.bestAsk ?? null };
+    },
+  };
+}

@@ -1,0 +1,178 @@
+/**
+ * The composition root: opens storage, recovers the core (snapshot + journal replay, state hash
+ * checked), and wires the sequencer, read store, snapshots, gateway, market and demo bootstrap.
+ *
+ * Start order: storage → recovery (read store re-fed from the replay) → core service → gateway
+ * methods and routes → market listing and prices → demo credentials (first start) → listen.
+ * Stop order (graceful): stop the market and timers → close the gateway (stop accepting, drain
+ * requests, close sockets) → drain the sequencer → snapshot → flush and close storage.
+ */
+import { join } from 'node:path';
+import pino, { type Logger } from 'pino';
+import { SecretBox } from '../api/auth/secret-box.ts';
+import { SqliteKeyStore } from '../api/auth/sqlite-key-store.ts';
+import { bootstrapDemo, type DemoCredential } from '../api/bootstrap.ts';
+import { createGateway, type Gateway } from '../api/gateway.ts';
+import type { MachineCommand, MachineSnapshot } from '../core/machine.ts';
+import { defaultMarketDriverConfig, MarketDriver } from '../market/driver.ts';
+import type { JournalEntry } from '../store/journal.ts';
+import { ReadStore } from '../store/read/read-store.ts';
+import { type RecoveryReport, recover } from '../store/recovery.ts';
+import { DEFAULT_SNAPSHOT_POLICY, type SnapshotPolicy, Snapshotter } from '../store/snapshotter.ts';
+import { type Clock, SystemClock } from './clock.ts';
+import type { Config } from './config.ts';
+import { createCoreMachine } from './core-factory.ts';
+import { CoreService } from './core-service.ts';
+import { MarketLoop } from './market-loop.ts';
+import { boundedSnapshots, openStorage } from './storage.ts';
+
+export interface ServiceOptions {
+  readonly config: Readonly<Config>;
+  readonly clock?: Clock;
+  /** Market seed (index paths, surfaces, simulator). */
+  readonly seed?: number;
+  /** Market step interval, ms. */
+  readonly marketTickMs?: number;
+  readonly snapshotPolicy?: SnapshotPolicy;
+  readonly logger?: Logger;
+}
+
+export interface RunningService {
+  readonly core: CoreService;
+  readonly gateway: Gateway;
+  readonly market: MarketLoop;
+  readonly recovery: RecoveryReport;
+  /** Demo credentials written on this (first) start, else null. */
+  readonly demoCredentials: DemoCredential[] | null;
+  readonly address: { readonly host: string; readonly port: number };
+  close(): Promise<void>;
+}
+
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const { config } = options;
+  const clock = options.clock ?? new SystemClock();
+  const log = options.logger ?? pino({ level: config.logLevel });
+  const storage = await openStorage(config.dataDir, config.databaseUrl);
+  const readStore = await ReadStore.open({
+    db: storage.readDb,
+    onError: (error) => log.error({ err: error }, 'read store'),
+  });
+
+  const { core: recovered, report } = await recover<MachineCommand, RecoveredCore>({
+    journal: storage.journal,
+    snapshots: boundedSnapshots(storage.snapshots, () => readStore.lastAppliedSeq),
+    createCore: (state) => new RecoveredCore(state as MachineSnapshot | null, readStore),
+    strict: true,
+  });
+  log.info(
+    {
+      snapshotSeq: report.snapshotSeq,
+      replayed: report.replayed,
+      lastSeq: report.lastSeq,
+      droppedTailRecords: report.droppedTailRecords,
+      checkpointsVerified: report.checkpointsVerified,
+      stateHash: report.finalStateHash,
+      replayMs: Math.round(report.replayMs),
+    },
+    'recovered',
+  );
+
+  let driver: MarketDriver | null = null;
+  const core = new CoreService({
+    machine: recovered.machine,
+    journal: storage.journal,
+    clock,
+    start: { seq: report.lastSeq, ts: report.lastTs },
+    market: () => driver?.market() ?? null,
+    onError: (error) => log.error({ err: error }, 'core service'),
+  });
+  const snapshotter = new Snapshotter(options.snapshotPolicy ?? DEFAULT_SNAPSHOT_POLICY, {
+    journal: storage.journal,
+    snapshots: storage.snapshots,
+    capture: () => ({
+      seq: core.sequence,
+      ts: core.machine.venue.now,
+      stateHash: core.machine.stateHash(),
+      state: core.machine.snapshot(),
+    }),
+    currentHash: () => ({ seq: core.sequence, stateHash: core.machine.stateHash() }),
+    onSaved: (info, ms) =>
+      log.info({ seq: info.seq, bytes: info.bytes, ms: Math.round(ms) }, 'snapshot saved'),
+    onError: (error) => log.error({ err: error }, 'snapshot failed'),
+  });
+  core.onCommitted((batch) => {
+    readStore.push({ seq: batch.seq, ts: batch.ts, events: batch.events });
+    snapshotter.onCommitted(batch.ts);
+  });
+
+  const keyStore = new SqliteKeyStore(
+    join(config.dataDir, 'keys.db'),
+    SecretBox.load(config.secretEncryptionKey, config.dataDir),
+  );
+  const gateway = createGateway({
+    config,
+    commands: core,
+    reads: core,
+    history: readStore,
+    events: core,
+    keyStore,
+    clock,
+  });
+
+  driver = new MarketDriver(defaultMarketDriverConfig(core.now(), options.seed ?? 1));
+  const market = new MarketLoop({
+    driver,
+    core,
+    clock,
+    tickMs: options.marketTickMs ?? 1_000,
+    simulator: config.simulator,
+    onError: (error) => log.error({ err: error }, 'market step'),
+  });
+  await market.start();
+  const demoCredentials = await bootstrapDemo({ keyStore, commands: core, dataDir: config.dataDir });
+  if (demoCredentials !== null) {
+    log.info({ path: join(config.dataDir, 'credentials.json') }, 'demo credentials written');
+  }
+  const address = await gateway.listen();
+  log.info({ ...address, storage: storage.kind, simulator: config.simulator }, 'listening');
+
+  let closing: Promise<void> | null = null;
+  const close = () => {
+    closing ??= (async () => {
+      await market.stop();
+      core.stop();
+      await gateway.close();
+      await core.drain();
+      await snapshotter.idle();
+      if (core.sequence > 0) await snapshotter.snapshotNow(core.machine.venue.now);
+      await readStore.flush().catch((error: unknown) => log.error({ err: error }, 'read store flush'));
+      await storage.journal.close();
+      await storage.snapshots.close();
+      await readStore.close();
+      keyStore.close();
+    })();
+    return closing;
+  };
+  return { core, gateway, market, recovery: report, demoCredentials, address, close };
+}
+
+/** The machine during recovery: replays journaled commands and re-feeds the read store. */
+class RecoveredCore {
+  readonly machine;
+
+  constructor(
+    snapshot: MachineSnapshot | null,
+    private readonly readStore: ReadStore,
+  ) {
+    this.machine = createCoreMachine(snapshot);
+  }
+
+  apply(entry: JournalEntry<MachineCommand>): void {
+    const result = this.machine.execute({ ...entry.command, seq: entry.seq, ts: entry.ts } as MachineCommand);
+    this.readStore.push({ seq: entry.seq, ts: entry.ts, events: result.engineEvents });
+  }
+
+  stateHash(): string {
+    return this.machine.stateHash();
+  }
+}
