@@ -1,0 +1,419 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { VenueError } from '../../domain/errors.ts';
+import { Instrument, type InstrumentSpec } from '../../domain/instrument.ts';
+import { optionSpec, perpetualSpec } from '../../engine/testkit.ts';
+import { type PortfolioValidationContext, validatePortfolioBody } from './validate.ts';
+
+const NOW = Date.UTC(2026, 0, 5, 12);
+const specs: InstrumentSpec[] = [
+  perpetualSpec(),
+  optionSpec(),
+  perpetualSpec({ name: 'ETH-PERPETUAL', baseCurrency: 'ETH' }),
+  perpetualSpec({ name: 'BTC-27DEC26', settlementPeriod: 'month', expiration: Date.UTC(2026, 11, 27, 8) }),
+];
+const instruments = new Map(specs.map((spec, i) => [spec.name, new Instrument(i, spec)]));
+const context: PortfolioValidationContext = {
+  accountIds: new Set([7, 8, 9]),
+  instrument: (name) => instruments.get(name),
+  now: NOW,
+};
+
+const perpLeg = (overrides: Record<string, unknown> = {}) => ({
+  instrument: 'BTC-PERPETUAL',
+  instrumentType: 'PERPETUAL',
+  side: 1,
+  quantity: '100',
+  priceOptions: { priceType: 'LIMIT', price: '60000', priceIn: 'USD' },
+  ...overrides,
+});
+const optionLeg = (overrides: Record<string, unknown> = {}) => ({
+  instrument: 'BTC-27DEC26-70000-C',
+  instrumentType: 'OPTION',
+  side: 2,
+  quantity: 1.5,
+  priceOptions: { priceType: 'LIMIT', price: '55', priceIn: 'IV' },
+  ...overrides,
+});
+const balanceBody = (overrides: Record<string, unknown> = {}) => ({
+  accountId: 7,
+  portfolioType: 'BALANCE',
+  balanceTrade: { parts: 3, eachLimitMs: 15_000, totalLimitMs: 0, totalEndAction: 2 },
+  legs: [optionLeg()],
+  ...overrides,
+});
+const twapBody = (overrides: Record<string, unknown> = {}) => ({
+  accountId: 7,
+  portfolioType: 'TWAP',
+  twapTrade: { durationSec: 60, frequencySec: 10 },
+  legs: [perpLeg({ priceOptions: { priceType: 'LIMIT', price: 60000, priceIn: 'USD' } })],
+  ...overrides,
+});
+
+function refusal(body: unknown): { name: string; field: unknown; message: string } {
+  try {
+    validatePortfolioBody(body, context);
+  } catch (error) {
+    assert.ok(error instanceof VenueError, String(error));
+    return { name: error.errorName, field: error.data?.field, message: error.message };
+  }
+  assert.fail('expected a refusal');
+}
+
+function expectRefusal(body: unknown, name: string, field: string): void {
+  const got = refusal(body);
+  assert.equal(got.field, field, got.message);
+  assert.equal(got.name, name, got.message);
+  assert.ok(
+    got.message.includes(field.split('.')[0]!.replace(/\[.*$/, '')),
+    `message names the field: ${got.message}`,
+  );
+}
+
+describe('portfolio body validation', () => {
+  test('a valid BALANCE body becomes a spec in lots with resolved flags', () => {
+    const spec = validatePortfolioBody(
+      balanceBody({ legs: [optionLeg({ priority: true }), perpLeg()] }),
+      context,
+    );
+    assert.equal(spec.portfolioType, 'BALANCE');
+    assert.equal(spec.legs[0]!.amount, 15);
+    assert.equal(spec.legs[0]!.side, 'sell');
+    assert.equal(spec.legs[1]!.hedge, true, 'non-option leg of a mixed portfolio becomes a hedge');
+    assert.deepEqual(spec.balance, {
+      parts: 3,
+      eachLimitMs: 15_000,
+      totalLimitMs: 0,
+      totalEndAction: 'FILL_BY_MARKET',
+    });
+  });
+  test('a valid TWAP body derives forCcy and keeps the start', () => {
+    const spec = validatePortfolioBody(
+      twapBody({ twapTrade: { startTimestamp: NOW + 1000, durationSec: 60, frequencySec: 10 } }),
+      context,
+    );
+    assert.equal(spec.legs[0]!.forCcy, 'BTC');
+    assert.deepEqual(spec.twap, { startTimestamp: NOW + 1000, durationMs: 60_000, frequencyMs: 10_000 });
+  });
+  test('at least one leg', () => expectRefusal(balanceBody({ legs: [] }), 'invalid_portfolio', 'legs'));
+  test('legs is required', () => expectRefusal(balanceBody({ legs: undefined }), 'value_required', 'legs'));
+  test('customizedNote at most 100 characters', () => {
+    assert.ok(validatePortfolioBody(balanceBody({ customizedNote: 'x'.repeat(100) }), context));
+    expectRefusal(balanceBody({ customizedNote: 'x'.repeat(101) }), 'invalid_params', 'customizedNote');
+  });
+  test('balanceTrade required for BALANCE', () =>
+    expectRefusal(balanceBody({ balanceTrade: null }), 'invalid_portfolio', 'balanceTrade'));
+  test('twapTrade required for TWAP', () =>
+    expectRefusal(twapBody({ twapTrade: undefined }), 'invalid_portfolio', 'twapTrade'));
+  test('icebergTrade required for ICEBERG', () =>
+    expectRefusal(
+      { accountId: 7, portfolioType: 'ICEBERG', legs: [perpLeg()] },
+      'invalid_portfolio',
+      'icebergTrade',
+    ));
+  test('balanceTrade fields are required and in range', () => {
+    expectRefusal(
+      balanceBody({ balanceTrade: { parts: 3, eachLimitMs: 1000, totalEndAction: 1 } }),
+      'value_required',
+      'balanceTrade.totalLimitMs',
+    );
+    expectRefusal(
+      balanceBody({ balanceTrade: { parts: 0, eachLimitMs: 1000, totalLimitMs: 0, totalEndAction: 1 } }),
+      'invalid_params',
+      'balanceTrade.parts',
+    );
+    expectRefusal(
+      balanceBody({ balanceTrade: { parts: 2, eachLimitMs: 1000, totalLimitMs: 0, totalEndAction: 3 } }),
+      'invalid_params',
+      'balanceTrade.totalEndAction',
+    );
+  });
+  test('at most one priority leg', () =>
+    expectRefusal(
+      balanceBody({ legs: [optionLeg({ priority: true }), optionLeg({ priority: true })] }),
+      'invalid_portfolio',
+      'legs[1].priority',
+    ));
+  test('a priority leg cannot be a hedge leg', () =>
+    expectRefusal(
+      balanceBody({ legs: [optionLeg({ priority: true, hedge: true })] }),
+      'invalid_portfolio',
+      'legs[0].priority',
+    ));
+  test('in mixed option + linear portfolios the non-option legs are hedges (so cannot be priority)', () =>
+    expectRefusal(
+      balanceBody({ legs: [optionLeg(), perpLeg({ priority: true })] }),
+      'invalid_portfolio',
+      'legs[1].priority',
+    ));
+  test('priority is for BALANCE only', () =>
+    expectRefusal(
+      twapBody({ legs: [perpLeg({ priority: true, priceOptions: { priceType: 'MARKET' } })] }),
+      'invalid_portfolio',
+      'legs[0].priority',
+    ));
+  test('TWAP legs share one forCcy, derived from the instrument when not sent', () => {
+    expectRefusal(
+      twapBody({
+        legs: [
+          perpLeg({ priceOptions: { priceType: 'MARKET' } }),
+          perpLeg({ instrument: 'ETH-PERPETUAL', priceOptions: { priceType: 'MARKET' } }),
+        ],
+      }),
+      'invalid_portfolio',
+      'legs[1].forCcy',
+    );
+    expectRefusal(
+      twapBody({
+        legs: [
+          perpLeg({ priceOptions: { priceType: 'MARKET' } }),
+          perpLeg({ forCcy: 'ETH', priceOptions: { priceType: 'MARKET' } }),
+        ],
+      }),
+      'invalid_portfolio',
+      'legs[1].forCcy',
+    );
+  });
+  test('Balance price is a string; a number is refused', () =>
+    expectRefusal(
+      balanceBody({ legs: [optionLeg({ priceOptions: { priceType: 'LIMIT', price: 55, priceIn: 'IV' } })] }),
+      'invalid_params',
+      'legs[0].priceOptions.price',
+    ));
+  test('TWAP price is a number; a string is refused', () =>
+    expectRefusal(
+      twapBody({ legs: [perpLeg({ priceOptions: { priceType: 'LIMIT', price: '60000', priceIn: 'USD' } })] }),
+      'invalid_params',
+      'legs[0].priceOptions.price',
+    ));
+  test('Balance price and priceIn are required for LIMIT and DYNAMIC', () => {
+    expectRefusal(
+      balanceBody({ legs: [optionLeg({ priceOptions: { priceType: 'LIMIT', priceIn: 'IV' } })] }),
+      'value_required',
+      'legs[0].priceOptions.price',
+    );
+    expectRefusal(
+      balanceBody({ legs: [optionLeg({ priceOptions: { priceType: 'LIMIT', price: '0.05' } })] }),
+      'value_required',
+      'legs[0].priceOptions.priceIn',
+    );
+  });
+  test('TWAP price and priceIn are required for LIMIT and DYNAMIC', () => {
+    expectRefusal(
+      twapBody({
+        legs: [
+          perpLeg({
+            priceOptions: {
+              priceType: 'DYNAMIC',
+              dynamicPriceStrategy: 'MID',
+              dynamicMs: 100,
+              priceIn: 'USD',
+            },
+          }),
+        ],
+      }),
+      'value_required',
+      'legs[0].priceOptions.price',
+    );
+    expectRefusal(
+      twapBody({ legs: [perpLeg({ priceOptions: { priceType: 'LIMIT', price: 60000 } })] }),
+      'value_required',
+      'legs[0].priceOptions.priceIn',
+    );
+  });
+  test('MARKET legs may send price, priceIn and dynamic fields as null', () => {
+    const spec = validatePortfolioBody(
+      balanceBody({
+        legs: [
+          optionLeg({
+            priceOptions: {
+              priceType: 'MARKET',
+              price: null,
+              priceIn: null,
+              dynamicPriceStrategy: null,
+              dynamicMs: null,
+            },
+          }),
+        ],
+      }),
+      context,
+    );
+    assert.equal(spec.legs[0]!.pricing.priceType, 'MARKET');
+  });
+  test('dynamicPriceStrategy required for DYNAMIC', () =>
+    expectRefusal(
+      balanceBody({
+        legs: [optionLeg({ priceOptions: { priceType: 'DYNAMIC', price: '60', priceIn: 'IV' } })],
+      }),
+      'value_required',
+      'legs[0].priceOptions.dynamicPriceStrategy',
+    ));
+  test('dynamicMs required for TWAP when a strategy is given (optional for Balance)', () => {
+    expectRefusal(
+      twapBody({
+        legs: [
+          perpLeg({
+            priceOptions: { priceType: 'DYNAMIC', price: 61000, priceIn: 'USD', dynamicPriceStrategy: 'MID' },
+          }),
+        ],
+      }),
+      'value_required',
+      'legs[0].priceOptions.dynamicMs',
+    );
+    assert.ok(
+      validatePortfolioBody(
+        balanceBody({
+          legs: [
+            optionLeg({
+              priceOptions: {
+                priceType: 'DYNAMIC',
+                price: '60',
+                priceIn: 'IV',
+                dynamicPriceStrategy: 'MARK',
+              },
+            }),
+          ],
+        }),
+        context,
+      ),
+    );
+  });
+  test('dynamicPriceStrategy must be MID, MARK, MODEL, BID or ASK', () =>
+    expectRefusal(
+      balanceBody({
+        legs: [
+          optionLeg({
+            priceOptions: { priceType: 'DYNAMIC', price: '60', priceIn: 'IV', dynamicPriceStrategy: 'LAST' },
+          }),
+        ],
+      }),
+      'invalid_params',
+      'legs[0].priceOptions.dynamicPriceStrategy',
+    ));
+  test('priceIn values: USD, USDT, USDC, the coin, IV', () => {
+    for (const unit of ['USD', 'USDT', 'USDC', 'BTC', 'IV']) {
+      assert.ok(
+        validatePortfolioBody(
+          balanceBody({
+            legs: [optionLeg({ priceOptions: { priceType: 'LIMIT', price: '50', priceIn: unit } })],
+          }),
+          context,
+        ),
+      );
+    }
+    expectRefusal(
+      balanceBody({
+        legs: [optionLeg({ priceOptions: { priceType: 'LIMIT', price: '50', priceIn: 'EUR' } })],
+      }),
+      'invalid_params',
+      'legs[0].priceOptions.priceIn',
+    );
+  });
+  test('priceIn IV is for options only', () =>
+    expectRefusal(
+      balanceBody({ legs: [perpLeg({ priceOptions: { priceType: 'LIMIT', price: '50', priceIn: 'IV' } })] }),
+      'invalid_params',
+      'legs[0].priceOptions.priceIn',
+    ));
+  test('priceType enum', () =>
+    expectRefusal(
+      balanceBody({ legs: [optionLeg({ priceOptions: { priceType: 'STOP' } })] }),
+      'invalid_params',
+      'legs[0].priceOptions.priceType',
+    ));
+  test('side enum', () =>
+    expectRefusal(balanceBody({ legs: [optionLeg({ side: 3 })] }), 'invalid_params', 'legs[0].side'));
+  test('timeInForce enum', () =>
+    expectRefusal(
+      balanceBody({ legs: [optionLeg({ timeInForce: 5 })] }),
+      'invalid_params',
+      'legs[0].timeInForce',
+    ));
+  test('tradeMode enum', () =>
+    expectRefusal(
+      balanceBody({ legs: [optionLeg({ tradeMode: 0 })] }),
+      'invalid_params',
+      'legs[0].tradeMode',
+    ));
+  test('positionSide enum', () =>
+    expectRefusal(
+      balanceBody({ legs: [optionLeg({ positionSide: 'LONG' })] }),
+      'invalid_params',
+      'legs[0].positionSide',
+    ));
+  test('instrumentType enum', () =>
+    expectRefusal(
+      balanceBody({ legs: [optionLeg({ instrumentType: 'FUTURE' })] }),
+      'invalid_params',
+      'legs[0].instrumentType',
+    ));
+  test('portfolioType enum', () =>
+    expectRefusal(balanceBody({ portfolioType: 'VWAP' }), 'invalid_params', 'portfolioType'));
+  test('accountId must belong to the key’s user', () =>
+    expectRefusal(balanceBody({ accountId: 1 }), 'account_not_owned', 'accountId'));
+  test('sendToDummyAccountIds must belong to the key’s user', () => {
+    assert.deepEqual(
+      validatePortfolioBody(balanceBody({ sendToDummyAccountIds: [8, 9] }), context).mirrorAccountIds,
+      [8, 9],
+    );
+    expectRefusal(
+      balanceBody({ sendToDummyAccountIds: [8, 2] }),
+      'account_not_owned',
+      'sendToDummyAccountIds[1]',
+    );
+  });
+  test('instruments must exist', () =>
+    expectRefusal(
+      balanceBody({ legs: [optionLeg({ instrument: 'BTC-1JAN20-1-C' })] }),
+      'invalid_instrument',
+      'legs[0].instrument',
+    ));
+  test('instruments must match instrumentType', () => {
+    expectRefusal(
+      balanceBody({ legs: [perpLeg({ instrumentType: 'DELIVERY_FUTURES' })] }),
+      'invalid_instrument',
+      'legs[0].instrumentType',
+    );
+    assert.ok(
+      validatePortfolioBody(
+        balanceBody({ legs: [perpLeg({ instrument: 'BTC-27DEC26', instrumentType: 'DELIVERY_FUTURES' })] }),
+        context,
+      ),
+    );
+  });
+  test('quantity on the lot grid', () => {
+    expectRefusal(balanceBody({ legs: [perpLeg({ quantity: '15' })] }), 'off_grid', 'legs[0].quantity');
+    expectRefusal(
+      balanceBody({ legs: [optionLeg({ quantity: '0.15' })] }),
+      'precision_exceeded',
+      'legs[0].quantity',
+    );
+    expectRefusal(
+      balanceBody({ legs: [optionLeg({ quantity: '-1' })] }),
+      'invalid_amount',
+      'legs[0].quantity',
+    );
+  });
+  test('a TWAP start in the past beyond the clock tolerance is refused', () =>
+    expectRefusal(
+      twapBody({ twapTrade: { startTimestamp: NOW - 20_000, durationSec: 60, frequencySec: 10 } }),
+      'invalid_portfolio',
+      'twapTrade.startTimestamp',
+    ));
+  test('ICEBERG has exactly one leg and a display quantity on the grid', () => {
+    const iceberg = {
+      accountId: 7,
+      portfolioType: 'ICEBERG',
+      icebergTrade: { displayQuantity: '20' },
+      legs: [perpLeg()],
+    };
+    assert.equal(validatePortfolioBody(iceberg, context).iceberg?.displayAmount, 2);
+    expectRefusal({ ...iceberg, legs: [perpLeg(), perpLeg()] }, 'invalid_portfolio', 'legs');
+    expectRefusal(
+      { ...iceberg, icebergTrade: { displayQuantity: '15' } },
+      'off_grid',
+      'icebergTrade.displayQuantity',
+    );
+  });
+  test('the body must be an object', () => expectRefusal([], 'invalid_params', 'body'));
+});

@@ -1,0 +1,440 @@
+/**
+ * Validation of the flat portfolio body (spec 2.1–2.5, 4.1, 8; issue 6 "Validation") into the
+ * core's `PortfolioSpec` (lots, resolved hedge flags, derived forCcy).
+ *
+ * Every failure is a `VenueError` whose message and `data.field` name the field at fault
+ * (dotted path, e.g. `legs[1].priceOptions.priceIn`):
+ * - missing required value → `value_required`; wrong type, out-of-range or unknown enum →
+ *   `invalid_params`; a rule across fields (priority, hedge, forCcy, missing trade block) →
+ *   `invalid_portfolio`; unknown instrument or a type mismatch → `invalid_instrument`; an account
+ *   that is not the key's user's → `account_not_owned`; quantities off the lot grid keep the
+ *   grid's own error (`off_grid`, `invalid_amount`) with the leg's field.
+ * Numbers arrive as JSON numbers (longs, TWAP prices) or decimal strings (Balance prices);
+ * quantities may be either. Null and omitted optional fields are the same.
+ */
+import { START_TOLERANCE_MS } from '../../algo/machine.ts';
+import type {
+  BalanceSpec,
+  DynamicStrategy,
+  IcebergSpec,
+  InstrumentTypeName,
+  LegPricing,
+  LegSpec,
+  PortfolioSpec,
+  PortfolioType,
+  PositionSide,
+  PriceSnapshotEntry,
+  PriceType,
+  TradeMode,
+  TwapSpec,
+} from '../../algo/types.ts';
+import type { Side, TimeInForce } from '../../core/types.ts';
+import { type ErrorName, VenueError } from '../../domain/errors.ts';
+import type { Instrument } from '../../domain/instrument.ts';
+
+export const CUSTOMIZED_NOTE_MAX = 100;
+
+export interface PortfolioValidationContext {
+  /** Accounts of the key's user. */
+  readonly accountIds: ReadonlySet<number>;
+  instrument(name: string): Instrument | undefined;
+  /** Server time, for the TWAP start check. */
+  readonly now: number;
+}
+
+type Json = Record<string, unknown>;
+
+function fail(name: ErrorName, field: string, message: string): never {
+  throw new VenueError(name, message, { field });
+}
+
+function isMissing(value: unknown): value is null | undefined {
+  return value === null || value === undefined;
+}
+
+function object(value: unknown, field: string): Json {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail('invalid_params', field, `${field} must be an object`);
+  }
+  return value as Json;
+}
+
+function requireValue(value: unknown, field: string): unknown {
+  if (isMissing(value)) fail('value_required', field, `${field} is required`);
+  return value;
+}
+
+/** A long: a JSON integer (or an integer string, as large ids travel). */
+function long(value: unknown, field: string, min = Number.MIN_SAFE_INTEGER): number {
+  const n = typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n))
+    fail('invalid_params', field, `${field} must be an integer`);
+  if (n < min) fail('invalid_params', field, `${field} must be at least ${min}`);
+  return n;
+}
+
+function optionalLong(value: unknown, field: string, min?: number): number | null {
+  return isMissing(value) ? null : long(value, field, min);
+}
+
+function bool(value: unknown, field: string): boolean {
+  if (isMissing(value)) return false;
+  if (typeof value !== 'boolean') fail('invalid_params', field, `${field} must be a boolean`);
+  return value;
+}
+
+function string(value: unknown, field: string): string {
+  if (typeof value !== 'string') fail('invalid_params', field, `${field} must be a string`);
+  return value;
+}
+
+function oneOf<T extends string | number>(value: unknown, field: string, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T))
+    fail('invalid_params', field, `${field} must be one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+const DECIMAL = /^-?\d{1,20}(\.\d{1,20})?$/;
+
+/** A decimal as number or string; returns its canonical text. */
+function decimalText(value: unknown, field: string, as: 'number' | 'string' | 'either'): string {
+  if (typeof value === 'number' && as !== 'string' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'string' && as !== 'number' && DECIMAL.test(value)) return value;
+  const kind =
+    as === 'either' ? 'a decimal (number or string)' : as === 'string' ? 'a decimal string' : 'a number';
+  return fail('invalid_params', field, `${field} must be ${kind}`);
+}
+
+function lots(instrument: Instrument, value: unknown, field: string): number {
+  const text = decimalText(requireValue(value, field), field, 'either');
+  try {
+    return instrument.parseQuantity(text, field);
+  } catch (error) {
+    if (error instanceof VenueError)
+      throw new VenueError(error.errorName, error.message, { ...error.data, field });
+    throw error;
+  }
+}
+
+const PORTFOLIO_TYPES: readonly PortfolioType[] = ['BALANCE', 'TWAP', 'COMMON', 'ICEBERG'];
+const INSTRUMENT_TYPES: readonly InstrumentTypeName[] = ['OPTION', 'PERPETUAL', 'DELIVERY_FUTURES', 'SPOT'];
+const PRICE_TYPES: readonly PriceType[] = ['LIMIT', 'MARKET', 'DYNAMIC'];
+const STRATEGIES: readonly DynamicStrategy[] = ['MID', 'MARK', 'MODEL', 'BID', 'ASK'];
+const SIDES: Readonly<Record<number, Side>> = { 1: 'buy', 2: 'sell' };
+const TIME_IN_FORCE: Readonly<Record<number, TimeInForce>> = {
+  1: 'good_til_cancelled',
+  2: 'immediate_or_cancel',
+  3: 'fill_or_kill',
+  4: 'good_til_day',
+};
+const TRADE_MODES: Readonly<Record<number, TradeMode>> = { 1: 'CASH', 2: 'CROSS', 3: 'ISOLATED' };
+const POSITION_SIDES: Readonly<Record<number, PositionSide>> = { 1: 'LONG', 2: 'SHORT', 3: 'NET' };
+
+function enumCode<T>(value: unknown, field: string, table: Readonly<Record<number, T>>): T | null {
+  if (isMissing(value)) return null;
+  const codes = Object.keys(table).map(Number);
+  return table[oneOf(value, field, codes)]!;
+}
+
+function instrumentTypeOf(instrument: Instrument): InstrumentTypeName | null {
+  switch (instrument.kind) {
+    case 'option':
+      return 'OPTION';
+    case 'future':
+      return instrument.spec.settlementPeriod === 'perpetual' ? 'PERPETUAL' : 'DELIVERY_FUTURES';
+    case 'spot':
+      return 'SPOT';
+    default:
+      return null;
+  }
+}
+
+/** priceIn units a leg may use: USD-likes, the base coin, the quote currency, IV (options). */
+function allowedPriceIn(instrument: Instrument): string[] {
+  const units = new Set(['USD', 'USDT', 'USDC', instrument.spec.baseCurrency, instrument.spec.quoteCurrency]);
+  if (instrument.isOption) units.add('IV');
+  return [...units];
+}
+
+function pricing(raw: unknown, field: string, type: PortfolioType, instrument: Instrument): LegPricing {
+  const options = object(requireValue(raw, field), field);
+  const priceType = oneOf(
+    requireValue(options.priceType, `${field}.priceType`),
+    `${field}.priceType`,
+    PRICE_TYPES,
+  );
+  const market = priceType === 'MARKET';
+  const priceField = `${field}.price`;
+  const priceInField = `${field}.priceIn`;
+  let price: number | null = null;
+  if (!isMissing(options.price)) {
+    const as = type === 'BALANCE' ? 'string' : type === 'TWAP' ? 'number' : 'either';
+    price = Number(decimalText(options.price, priceField, as));
+  } else if (!market && (type === 'BALANCE' || type === 'TWAP' || priceType === 'LIMIT')) {
+    fail('value_required', priceField, `${priceField} is required for ${priceType} ${type} legs`);
+  }
+  let priceIn: string | null = null;
+  if (!isMissing(options.priceIn)) {
+    priceIn = string(options.priceIn, priceInField).toUpperCase();
+    const allowed = allowedPriceIn(instrument);
+    if (priceIn === 'IV' && !instrument.isOption)
+      fail('invalid_params', priceInField, `${priceInField} IV is for options only`);
+    if (!allowed.includes(priceIn))
+      fail('invalid_params', priceInField, `${priceInField} must be one of ${allowed.join(', ')}`);
+  } else if (!market && (type === 'BALANCE' || type === 'TWAP')) {
+    fail('value_required', priceInField, `${priceInField} is required for ${priceType} ${type} legs`);
+  }
+  if (price !== null && priceIn !== 'IV' && price <= 0)
+    fail('invalid_params', priceField, `${priceField} must be positive`);
+  if (priceIn === 'IV' && price !== null && (price <= 0 || price > 1000)) {
+    fail('invalid_params', priceField, `${priceField} in IV must be a volatility in percent (0, 1000]`);
+  }
+  const strategyField = `${field}.dynamicPriceStrategy`;
+  let dynamicStrategy: DynamicStrategy | null = null;
+  if (!isMissing(options.dynamicPriceStrategy)) {
+    dynamicStrategy = oneOf(options.dynamicPriceStrategy, strategyField, STRATEGIES);
+  } else if (priceType === 'DYNAMIC') {
+    fail('value_required', strategyField, `${strategyField} is required when priceType is DYNAMIC`);
+  }
+  const offsetField = `${field}.dynamicPriceOffset`;
+  const dynamicOffset = isMissing(options.dynamicPriceOffset)
+    ? 0
+    : Number(decimalText(options.dynamicPriceOffset, offsetField, 'either'));
+  const msField = `${field}.dynamicMs`;
+  const dynamicMs = optionalLong(options.dynamicMs, msField, 1);
+  if (type === 'TWAP' && dynamicStrategy !== null && dynamicMs === null) {
+    fail('value_required', msField, `${msField} is required for TWAP legs with a dynamicPriceStrategy`);
+  }
+  return {
+    priceType,
+    price,
+    priceIn,
+    dynamicStrategy: priceType === 'DYNAMIC' ? dynamicStrategy : null,
+    dynamicOffset: priceType === 'DYNAMIC' ? dynamicOffset : 0,
+    dynamicMs: priceType === 'DYNAMIC' ? dynamicMs : null,
+  };
+}
+
+function snapshot(raw: unknown, field: string): PriceSnapshotEntry[] {
+  if (isMissing(raw)) return [];
+  if (!Array.isArray(raw)) fail('invalid_params', field, `${field} must be an array`);
+  return raw.map((entry, i) => {
+    const f = `${field}[${i}]`;
+    const item = object(entry, f);
+    const num = (key: string) => {
+      const value = item[key];
+      if (typeof value !== 'number' || !Number.isFinite(value))
+        fail('invalid_params', `${f}.${key}`, `${f}.${key} must be a number`);
+      return value;
+    };
+    return {
+      placePriceIn: string(item.placePriceIn ?? '', `${f}.placePriceIn`),
+      placePrice: num('placePrice'),
+      price: num('price'),
+      priceIn: string(item.priceIn ?? '', `${f}.priceIn`),
+    };
+  });
+}
+
+function leg(raw: unknown, i: number, type: PortfolioType, context: PortfolioValidationContext) {
+  const field = `legs[${i}]`;
+  const body = object(raw, field);
+  const name = string(requireValue(body.instrument, `${field}.instrument`), `${field}.instrument`);
+  const declared = oneOf(
+    requireValue(body.instrumentType, `${field}.instrumentType`),
+    `${field}.instrumentType`,
+    INSTRUMENT_TYPES,
+  );
+  const instrument = context.instrument(name);
+  if (instrument === undefined)
+    fail('invalid_instrument', `${field}.instrument`, `${field}.instrument ${name} does not exist`);
+  const actual = instrumentTypeOf(instrument);
+  if (actual !== declared) {
+    fail(
+      'invalid_instrument',
+      `${field}.instrumentType`,
+      `${field}.instrumentType ${declared} does not match ${name} (${actual ?? instrument.kind})`,
+    );
+  }
+  const side = SIDES[oneOf(requireValue(body.side, `${field}.side`), `${field}.side`, [1, 2])]!;
+  const priority = bool(body.priority, `${field}.priority`);
+  if (priority && type !== 'BALANCE')
+    fail('invalid_portfolio', `${field}.priority`, `${field}.priority is for BALANCE portfolios only`);
+  const forCcy = isMissing(body.forCcy)
+    ? instrument.spec.baseCurrency
+    : string(body.forCcy, `${field}.forCcy`).toUpperCase();
+  return {
+    instrument,
+    spec: {
+      instrumentName: name,
+      instrumentType: declared,
+      side,
+      amount: lots(instrument, body.quantity, `${field}.quantity`),
+      pricing: pricing(body.priceOptions, `${field}.priceOptions`, type, instrument),
+      timeInForce: enumCode(body.timeInForce, `${field}.timeInForce`, TIME_IN_FORCE),
+      postOnly: bool(body.postOnly, `${field}.postOnly`),
+      reduceOnly: bool(body.reduceOnly, `${field}.reduceOnly`),
+      hidden: bool(body.hidden, `${field}.hidden`),
+      tradeMode: enumCode(body.tradeMode, `${field}.tradeMode`, TRADE_MODES),
+      positionSide: enumCode(body.positionSide, `${field}.positionSide`, POSITION_SIDES),
+      hedge: bool(body.hedge, `${field}.hedge`),
+      priority,
+      forCcy,
+      priceSnapshot: snapshot(body.priceSnapshot, `${field}.priceSnapshot`),
+    } satisfies LegSpec,
+  };
+}
+
+function balanceBlock(raw: unknown): BalanceSpec {
+  const body = object(raw, 'balanceTrade');
+  const need = (key: string) => requireValue(body[key], `balanceTrade.${key}`);
+  return {
+    parts: long(need('parts'), 'balanceTrade.parts', 1),
+    eachLimitMs: long(need('eachLimitMs'), 'balanceTrade.eachLimitMs', 1),
+    totalLimitMs: long(need('totalLimitMs'), 'balanceTrade.totalLimitMs', 0),
+    totalEndAction:
+      oneOf(need('totalEndAction'), 'balanceTrade.totalEndAction', [1, 2]) === 1
+        ? 'CANCEL_REMAINING'
+        : 'FILL_BY_MARKET',
+  };
+}
+
+function twapBlock(raw: unknown, now: number): TwapSpec {
+  const body = object(raw, 'twapTrade');
+  const startTimestamp = optionalLong(body.startTimestamp, 'twapTrade.startTimestamp', 0);
+  if (startTimestamp !== null && startTimestamp < now - START_TOLERANCE_MS) {
+    fail(
+      'invalid_portfolio',
+      'twapTrade.startTimestamp',
+      `twapTrade.startTimestamp is more than ${START_TOLERANCE_MS} ms in the past`,
+    );
+  }
+  const durationSec = long(
+    requireValue(body.durationSec, 'twapTrade.durationSec'),
+    'twapTrade.durationSec',
+    1,
+  );
+  const frequencySec = long(
+    requireValue(body.frequencySec, 'twapTrade.frequencySec'),
+    'twapTrade.frequencySec',
+    1,
+  );
+  return { startTimestamp, durationMs: durationSec * 1000, frequencyMs: frequencySec * 1000 };
+}
+
+function icebergBlock(raw: unknown, instrument: Instrument): IcebergSpec {
+  const body = object(raw, 'icebergTrade');
+  const displayAmount = lots(instrument, body.displayQuantity, 'icebergTrade.displayQuantity');
+  const refreshAmount = isMissing(body.refreshQuantity)
+    ? null
+    : lots(instrument, body.refreshQuantity, 'icebergTrade.refreshQuantity');
+  return { displayAmount, refreshAmount };
+}
+
+export function validatePortfolioBody(raw: unknown, context: PortfolioValidationContext): PortfolioSpec {
+  const body = object(raw, 'body');
+  const accountId = long(requireValue(body.accountId, 'accountId'), 'accountId', 1);
+  if (!context.accountIds.has(accountId))
+    fail('account_not_owned', 'accountId', `accountId ${accountId} does not belong to this key`);
+  const type = oneOf(requireValue(body.portfolioType, 'portfolioType'), 'portfolioType', PORTFOLIO_TYPES);
+  const strategy = isMissing(body.strategy) ? null : string(body.strategy, 'strategy');
+  const customizedNote = isMissing(body.customizedNote)
+    ? null
+    : string(body.customizedNote, 'customizedNote');
+  if (customizedNote !== null && customizedNote.length > CUSTOMIZED_NOTE_MAX) {
+    fail(
+      'invalid_params',
+      'customizedNote',
+      `customizedNote is longer than ${CUSTOMIZED_NOTE_MAX} characters`,
+    );
+  }
+  const rawLegs = requireValue(body.legs, 'legs');
+  if (!Array.isArray(rawLegs)) fail('invalid_params', 'legs', 'legs must be an array');
+  if (rawLegs.length === 0) fail('invalid_portfolio', 'legs', 'legs must hold at least 1 leg');
+  const parsed = rawLegs.map((entry, i) => leg(entry, i, type, context));
+
+  const hasOption = parsed.some((p) => p.instrument.isOption);
+  const hasLinear = parsed.some((p) => !p.instrument.isOption);
+  const legs: LegSpec[] = parsed.map((p) =>
+    hasOption && hasLinear && !p.instrument.isOption ? { ...p.spec, hedge: true } : p.spec,
+  );
+  const priorities = legs.flatMap((l, i) => (l.priority ? [i] : []));
+  if (priorities.length > 1)
+    fail(
+      'invalid_portfolio',
+      `legs[${priorities[1]}].priority`,
+      `legs[${priorities[1]}].priority: at most 1 priority leg per portfolio`,
+    );
+  for (const i of priorities) {
+    if (legs[i]!.hedge)
+      fail(
+        'invalid_portfolio',
+        `legs[${i}].priority`,
+        `legs[${i}] is a hedge leg and cannot be the priority leg`,
+      );
+  }
+
+  let balance: BalanceSpec | null = null;
+  let twap: TwapSpec | null = null;
+  let iceberg: IcebergSpec | null = null;
+  switch (type) {
+    case 'BALANCE':
+      if (isMissing(body.balanceTrade))
+        fail('invalid_portfolio', 'balanceTrade', 'balanceTrade is required for BALANCE');
+      balance = balanceBlock(body.balanceTrade);
+      break;
+    case 'TWAP': {
+      if (isMissing(body.twapTrade)) fail('invalid_portfolio', 'twapTrade', 'twapTrade is required for TWAP');
+      twap = twapBlock(body.twapTrade, context.now);
+      const currencies = new Set(legs.map((l) => l.forCcy));
+      if (currencies.size > 1) {
+        const i = legs.findIndex((l) => l.forCcy !== legs[0]!.forCcy);
+        fail(
+          'invalid_portfolio',
+          `legs[${i}].forCcy`,
+          `legs[${i}].forCcy: every TWAP leg must share one forCcy (${[...currencies].join(' ≠ ')})`,
+        );
+      }
+      break;
+    }
+    case 'ICEBERG':
+      if (isMissing(body.icebergTrade))
+        fail('invalid_portfolio', 'icebergTrade', 'icebergTrade is required for ICEBERG');
+      if (legs.length !== 1)
+        fail('invalid_portfolio', 'legs', 'legs: an ICEBERG portfolio has exactly 1 leg');
+      iceberg = icebergBlock(body.icebergTrade, parsed[0]!.instrument);
+      break;
+    case 'COMMON':
+      break;
+    default: {
+      const _exhaustive: never = type;
+      return _exhaustive;
+    }
+  }
+
+  const mirrors = isMissing(body.sendToDummyAccountIds) ? [] : body.sendToDummyAccountIds;
+  if (!Array.isArray(mirrors))
+    fail('invalid_params', 'sendToDummyAccountIds', 'sendToDummyAccountIds must be an array');
+  const mirrorAccountIds: number[] = [];
+  mirrors.forEach((value, i) => {
+    const field = `sendToDummyAccountIds[${i}]`;
+    const id = long(value, field, 1);
+    if (!context.accountIds.has(id))
+      fail('account_not_owned', field, `${field} ${id} does not belong to this key`);
+    if (id === accountId || mirrorAccountIds.includes(id))
+      fail('invalid_portfolio', field, `${field} ${id} is repeated`);
+    mirrorAccountIds.push(id);
+  });
+
+  return {
+    accountId,
+    portfolioType: type,
+    strategy,
+    customizedNote,
+    legs,
+    balance,
+    twap,
+    iceberg,
+    mirrorAccountIds,
+  };
+}
