@@ -101,6 +101,36 @@ async function groupCommit(journal: Journal, from: number, count: number, measur
   return result;
 }
 
+/** Append-to-ack latency at a steady offered rate below capacity (commands spread over turns). */
+async function pacedLatency(journal: Journal, from: number, rate: number, seconds: number) {
+  const total = Math.round(rate * seconds);
+  const latencies = new Float64Array(total);
+  let sent = 0;
+  let acked = 0;
+  const started = performance.now();
+  while (sent < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate));
+    for (; sent < due; sent++) {
+      const t0 = performance.now();
+      const index = sent;
+      journal.append(entry(from + sent)).then(() => {
+        latencies[index] = performance.now() - t0;
+        acked++;
+      });
+    }
+    await new Promise((r) => setImmediate(r));
+  }
+  await journal.flush();
+  while (acked < total) await new Promise((r) => setImmediate(r));
+  latencies.sort();
+  return {
+    'offered/s': fmt(rate),
+    'ack p50 ms': percentile(latencies, 0.5).toFixed(2),
+    'ack p99 ms': percentile(latencies, 0.99).toFixed(2),
+    'ack max ms': latencies[latencies.length - 1]!.toFixed(2),
+  };
+}
+
 async function replay(journal: Journal, from: number) {
   const started = performance.now();
   let n = 0;
@@ -191,6 +221,11 @@ async function benchBackend(backend: Backend): Promise<void> {
     console.log(
       `replay ${fmt(r.entries)} entries: ${r.seconds.toFixed(2)} s, ${fmt(r.perSecond)} entries/s (open ${openMs.toFixed(0)} ms)`,
     );
+  }
+
+  for (const rate of [10_000, 50_000]) {
+    console.log('steady load:', await pacedLatency(journal, written + 1, rate, quick ? 2 : 4));
+    written = await journal.lastSeq();
   }
 
   const snapshots = await backend.openSnapshots();

@@ -55,9 +55,15 @@ class Writer {
   }
 }
 
+/** Shapes are found by walking a trie of keys: one Map lookup per key, no string building. */
+interface ShapeNode {
+  readonly next: Map<string, ShapeNode>;
+  id: number;
+}
+
 interface Tables {
   readonly strings: Map<string, number>;
-  readonly shapes: Map<string, number>;
+  readonly shapeRoot: ShapeNode;
   readonly shapeKeys: string[][];
 }
 
@@ -122,18 +128,29 @@ function encodeValue(w: Writer, t: Tables, value: unknown, key: string): void {
         return;
       }
       const record = value as Record<string, unknown>;
-      const keys: string[] = [];
-      for (const k of Object.keys(record)) if (!isOmitted(record[k])) keys.push(k);
-      const signature = JSON.stringify(keys);
-      let shape = t.shapes.get(signature);
-      if (shape === undefined) {
-        shape = t.shapeKeys.length;
-        t.shapes.set(signature, shape);
-        t.shapeKeys.push(keys);
+      const keys = Object.keys(record);
+      let node = t.shapeRoot;
+      let omitted = 0;
+      for (const k of keys) {
+        if (isOmitted(record[k])) {
+          omitted++;
+          continue;
+        }
+        let child = node.next.get(k);
+        if (child === undefined) {
+          child = { next: new Map(), id: -1 };
+          node.next.set(k, child);
+        }
+        node = child;
+      }
+      const present = omitted === 0 ? keys : keys.filter((k) => !isOmitted(record[k]));
+      if (node.id < 0) {
+        node.id = t.shapeKeys.length;
+        t.shapeKeys.push(present);
       }
       w.byte(TAG_OBJECT);
-      w.varint(shape);
-      for (const k of keys) encodeValue(w, t, record[k], k);
+      w.varint(node.id);
+      for (const k of present) encodeValue(w, t, record[k], k);
       return;
     }
     default:
@@ -144,7 +161,7 @@ function encodeValue(w: Writer, t: Tables, value: unknown, key: string): void {
 
 /** Encodes JSON values into one buffer (see the layout above). */
 export function encodeBatch(values: readonly unknown[]): Buffer {
-  const t: Tables = { strings: new Map(), shapes: new Map(), shapeKeys: [] };
+  const t: Tables = { strings: new Map(), shapeRoot: { next: new Map(), id: -1 }, shapeKeys: [] };
   const body = new Writer();
   for (const v of values) encodeValue(body, t, v, '');
   const strings = Buffer.from(JSON.stringify([...t.strings.keys()]), 'utf8');
