@@ -1,0 +1,275 @@
+/**
+ * Block RFQ end to end: the real engine and RFQ desk inside the core machine, the real
+ * sequencer on a virtual clock, the real gateway, driven through the sdk over HTTP and WS by a
+ * taker and two makers (MAKER1, MAKER2 of the demo bootstrap).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ApiError } from '../../sdk/errors.ts';
+import type { SubscriptionPush } from '../../sdk/types.ts';
+import { MemoryHistory } from '../../src/api/memory-history.ts';
+import { registerRfqChannels, registerRfqMethods } from '../../src/api/methods/rfq.ts';
+import type { CommandPort, CommittedBatch, EventPort } from '../../src/api/ports.ts';
+import { createVenueReadPort } from '../../src/api/venue-read-port.ts';
+import { VirtualClock } from '../../src/app/clock.ts';
+import { Sequencer } from '../../src/app/sequencer.ts';
+import type { CommandResult } from '../../src/core/events.ts';
+import { CoreMachine, type MachineCommand, type MachineResult } from '../../src/core/machine.ts';
+import type { SubResult } from '../../src/core/submachine.ts';
+import { ERROR_CATALOGUE } from '../../src/domain/errors.ts';
+import { Venue } from '../../src/engine/venue.ts';
+import { buildCatalogue } from '../../src/market/catalogue.ts';
+import { RfqDesk } from '../../src/rfq/desk.ts';
+import { marketOf } from '../../src/rfq/market.ts';
+import type { RfqEvent, RfqValue } from '../../src/rfq/types.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+
+const TAKER = 0;
+const MAKER1 = 1;
+const MAKER2 = 2;
+const START = Date.UTC(2026, 10, 20, 12);
+
+function until(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const check = () => {
+      if (predicate()) return resolve();
+      if (Date.now() - started > timeoutMs) return reject(new Error('condition not met in time'));
+      setImmediate(check);
+    };
+    check();
+  });
+}
+
+async function refusedWith(promise: Promise<unknown>, name: keyof typeof ERROR_CATALOGUE): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(error instanceof ApiError, String(error));
+    assert.equal(error.code, ERROR_CATALOGUE[name].code, `${error.message}`);
+    return true;
+  });
+}
+
+interface Rfq {
+  blockRfqId: string;
+  role: string;
+  status: string;
+  makers: string[];
+  comboId: string | null;
+  quantity: string;
+  legs: { instrumentName: string; ratio: string; side: string }[];
+  asks?: { price: string; makers: string[] }[];
+}
+
+async function startCore() {
+  const venue = Venue.create();
+  const desk = new RfqDesk(marketOf(venue));
+  const machine = new CoreMachine(venue, new Map([['rfq', desk]]));
+  const clock = new VirtualClock(START);
+  type Unstamped = Omit<MachineCommand, 'seq' | 'ts'>;
+  const sequencer = new Sequencer<Unstamped, MachineResult>(
+    (command, stamp) => machine.execute({ ...command, ...stamp } as MachineCommand),
+    { append: async () => {} },
+    clock,
+    { seq: 0, ts: START },
+  );
+  const history = new MemoryHistory((name) => venue.instrument(name)?.instrument.kind);
+  const listeners = new Set<(batch: CommittedBatch) => void>();
+  sequencer.onCommitted((entry, result) => {
+    const batch: CommittedBatch = {
+      seq: entry.seq,
+      ts: entry.ts,
+      events: result.engineEvents,
+      subEvents: result.subEvents,
+    };
+    history.record(batch);
+    for (const listener of listeners) listener(batch);
+  });
+  const ports: CommandPort &
+    EventPort & { reads: ReturnType<typeof createVenueReadPort>; history: MemoryHistory } = {
+    reads: createVenueReadPort(venue),
+    history,
+    submit: async (command) => (await sequencer.submit(command as Unstamped)).result as CommandResult,
+    now: () => sequencer.now(),
+    onCommitted(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  for (const spec of buildCatalogue(START, { BTC: 60_000, ETH: 3_000 })) {
+    const result = await ports.submit({ type: 'list_instrument', spec });
+    assert.ok(result.ok);
+  }
+  const submitRfq = async (command: object) =>
+    (await sequencer.submit(command as Unstamped)).result as SubResult<RfqValue, RfqEvent>;
+  return { venue, desk, clock, ports, submitRfq };
+}
+
+describe('Block RFQ through the API', () => {
+  let harness: Harness;
+  let core: Awaited<ReturnType<typeof startCore>>;
+  let call70: string;
+  let call75: string;
+
+  before(async () => {
+    core = await startCore();
+    harness = await startHarness({ venue: core.ports });
+    registerRfqMethods(harness.gateway.methods, {
+      submit: (command) => core.submitRfq(command),
+      desk: core.desk,
+      reads: core.ports.reads,
+      makerDesks: () => ['MAKER1', 'MAKER2'],
+      now: () => core.ports.now(),
+    });
+    registerRfqChannels(harness.gateway.channels, core.ports.reads);
+    // Two calls of one expiry, the lower strike first.
+    const calls = core.ports.reads
+      .instruments(false)
+      .filter((i) => i.kind === 'option' && i.spec.baseCurrency === 'BTC' && i.spec.optionType === 'call')
+      .filter((i) => i.spec.marginKind === 'inverse');
+    const expiry = calls[calls.length - 1]!.spec.expiration;
+    const same = calls
+      .filter((i) => i.spec.expiration === expiry)
+      .sort((a, b) => Number(a.spec.strike) - Number(b.spec.strike));
+    call70 = same[0]!.name;
+    call75 = same[1]!.name;
+  });
+  after(() => harness.close());
+
+  test('full flow: roles, maker-side ids, competing quotes, cancel race, accept, pushes, get_trades', async () => {
+    const taker = harness.http(TAKER);
+    const maker1 = harness.http(MAKER1);
+    const maker2 = harness.http(MAKER2);
+    const makerWs = harness.ws(MAKER1);
+    await makerWs.connect();
+    await makerWs.auth();
+    const makerPushes: SubscriptionPush[] = [];
+    await makerWs.subscribe(['block_rfq.maker.BTC'], (push) => makerPushes.push(push));
+    const takerWs = harness.ws(TAKER);
+    await takerWs.connect();
+    await takerWs.auth();
+    const takerPushes: SubscriptionPush[] = [];
+    await takerWs.subscribe(['block_rfq.taker.any'], (push) => takerPushes.push(push));
+
+    const legs = [
+      { instrumentName: call70, quantity: '1', side: 'buy' },
+      { instrumentName: call75, quantity: '1', side: 'sell' },
+    ];
+    await refusedWith(maker1.call('block/rfqs/create_rfq', { legs }), 'forbidden');
+    const rfq = (await taker.call('block/rfqs/create_rfq', { legs, label: 'e2e' })) as Rfq;
+    assert.equal(rfq.role, 'taker');
+    assert.equal(rfq.status, 'created');
+    assert.equal(rfq.quantity, '1');
+    assert.deepEqual(
+      rfq.legs.map((l) => l.ratio),
+      ['1', '1'],
+    );
+    assert.match(rfq.comboId ?? '', /^BTC-CS-/);
+
+    const seen1 = (await maker1.call('block/rfqs/get_rfqs', {})) as { results: Rfq[] };
+    const seen2 = (await maker2.call('block/rfqs/get_rfqs', {})) as { results: Rfq[] };
+    const id1 = seen1.results[0]!.blockRfqId;
+    const id2 = seen2.results[0]!.blockRfqId;
+    assert.equal(seen1.results[0]!.role, 'maker');
+    assert.deepEqual(seen1.results[0]!.makers, []);
+    assert.equal(new Set([rfq.blockRfqId, id1, id2]).size, 3);
+    await until(() => makerPushes.some((p) => (p.data as Rfq).blockRfqId === id1));
+
+    const quote = (price70: string) => ({
+      executionInstruction: 'any_part_of',
+      side: 'sell',
+      quantity: '1',
+      legs: [
+        { instrumentName: call70, price: price70, ratio: '1', side: 'buy' },
+        { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' },
+      ],
+    });
+    await refusedWith(
+      taker.call('block/rfqs/create_quote', { blockRfqId: id1, ...quote('0.05') }),
+      'forbidden',
+    );
+    await refusedWith(
+      maker1.call('block/rfqs/create_quote', { blockRfqId: rfq.blockRfqId, ...quote('0.05') }),
+      'not_found',
+    );
+    await refusedWith(
+      maker1.call('block/rfqs/create_quote', { blockRfqId: id2, ...quote('0.05') }),
+      'not_found',
+    );
+    const q1 = (await maker1.call('block/rfqs/create_quote', { blockRfqId: id1, ...quote('0.05') })) as {
+      quoteId: string;
+      price: string;
+      status: string;
+      replaced: boolean;
+    };
+    assert.equal(q1.price, '0.02');
+    assert.equal(q1.status, 'open');
+    assert.equal(q1.replaced, false);
+    const q2 = (await maker2.call('block/rfqs/create_quote', { blockRfqId: id2, ...quote('0.045') })) as {
+      quoteId: string;
+    };
+
+    await refusedWith(
+      taker.call('block/rfqs/accept', { blockRfqId: rfq.blockRfqId, side: 'buy', price: '0.02' }),
+      'rfq_not_open',
+    );
+    core.clock.advance(5_000);
+    await core.ports.submit({ type: 'timer' });
+    await until(() => takerPushes.some((p) => (p.data as Rfq).status === 'open'));
+
+    // Cancel race: maker2's better quote is cancelled before the accept and never trades.
+    await maker2.call('block/rfqs/cancel_quote', { quoteId: q2.quoteId });
+    const accepted = (await taker.call('block/rfqs/accept', {
+      blockRfqId: rfq.blockRfqId,
+      side: 'buy',
+      price: '0.02',
+    })) as { rfq: Rfq; blockTrades: { quoteId: string; tradeIds: string[]; price: string }[] };
+    assert.equal(accepted.rfq.status, 'filled');
+    assert.equal(accepted.blockTrades.length, 1);
+    assert.equal(accepted.blockTrades[0]!.quoteId, q1.quoteId);
+    assert.equal(accepted.blockTrades[0]!.tradeIds.length, 2);
+    const takerAccount = harness.credentials[TAKER]!.accountIds[0]!;
+    const maker2Account = harness.credentials[MAKER2]!.accountIds[0]!;
+    assert.equal(core.venue.position(takerAccount, call70)?.size, 10);
+    assert.equal(core.venue.position(maker2Account, call70)?.size ?? 0, 0);
+
+    const trades = (await maker2.call('block/rfqs/get_trades', { currency: 'any' })) as {
+      continuation: string | null;
+      results: { blockRfqId: string; quantity: string; trades: { price: string }[] }[];
+    };
+    assert.equal(trades.continuation, null);
+    assert.equal(trades.results.length, 1);
+    assert.equal(trades.results[0]!.blockRfqId, rfq.blockRfqId);
+    assert.equal(trades.results[0]!.trades[0]!.price, '0.02');
+
+    const instruments = (await taker.call('block/rfqs/get_instruments', {
+      currency: 'BTC',
+      kind: 'option',
+    })) as {
+      results: { instrumentName: string; kind: string; marginKind: string }[];
+    };
+    assert.ok(instruments.results.some((i) => i.instrumentName === call70 && i.marginKind === 'reversed'));
+  });
+
+  test('expiry by virtual clock and wrong ids', async () => {
+    const taker = harness.http(TAKER);
+    const legs = [{ instrumentName: call70, quantity: '1', side: 'buy' }];
+    const rfq = (await taker.call('block/rfqs/create_rfq', { legs, makers: ['MAKER1'] })) as Rfq;
+    assert.deepEqual(rfq.makers, ['MAKER1']);
+    const seen2 = (await harness.http(MAKER2).call('block/rfqs/get_rfqs', { status: 'created' })) as {
+      results: Rfq[];
+    };
+    assert.equal(seen2.results.length, 0, 'MAKER2 was not asked');
+    await refusedWith(taker.call('block/rfqs/cancel_rfq', { blockRfqId: '999999' }), 'not_found');
+    await refusedWith(
+      harness.http(MAKER1).call('block/rfqs/cancel_rfq', { blockRfqId: rfq.blockRfqId }),
+      'forbidden',
+    );
+    core.clock.advance(300_000);
+    await core.ports.submit({ type: 'timer' });
+    const mine = (await taker.call('block/rfqs/get_rfqs', { blockRfqId: rfq.blockRfqId })) as {
+      results: Rfq[];
+    };
+    assert.equal(mine.results[0]!.status, 'expired');
+    await refusedWith(taker.call('block/rfqs/cancel_rfq', { blockRfqId: rfq.blockRfqId }), 'rfq_not_open');
+  });
+});
