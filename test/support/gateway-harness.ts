@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpClient } from '../../sdk/http-client.ts';
 import { WsClient } from '../../sdk/ws-client.ts';
+import { loadAdminToken, registerAdminRoutes } from '../../src/api/admin.ts';
+import { openKeyStore } from '../../src/api/auth/open-key-store.ts';
 import { SecretBox } from '../../src/api/auth/secret-box.ts';
 import { SqliteKeyStore } from '../../src/api/auth/sqlite-key-store.ts';
 import { bootstrapDemo, type DemoCredential } from '../../src/api/bootstrap.ts';
@@ -35,7 +37,7 @@ export interface Harness {
 }
 
 export async function startHarness(
-  options: { venue?: VenuePorts; config?: DeepPartial<Config>; clock?: Clock } = {},
+  options: { venue?: VenuePorts; config?: DeepPartial<Config>; clock?: Clock; fileKeyStore?: boolean } = {},
 ): Promise<Harness> {
   const venue: VenuePorts = options.venue ?? new FakeVenue();
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-'));
@@ -49,7 +51,9 @@ export async function startHarness(
       ...options.config,
     } as DeepPartial<Config>,
   });
-  const keyStore = new SqliteKeyStore(':memory:', SecretBox.fromText('33'.repeat(32)));
+  const keyStore = options.fileKeyStore
+    ? openKeyStore(config)
+    : new SqliteKeyStore(':memory:', SecretBox.fromText('33'.repeat(32)));
   const credentials = (await bootstrapDemo({ keyStore, commands: venue, dataDir }))!;
   const gateway = createGateway({
     config,
@@ -60,6 +64,7 @@ export async function startHarness(
     keyStore,
     clock: options.clock ?? new SystemClock(),
   });
+  registerAdminRoutes(gateway, { commands: venue, keyStore, adminToken: loadAdminToken(dataDir) });
   const { port } = await gateway.listen();
   const baseUrl = `http://127.0.0.1:${port}`;
   const wsUrl = `ws://127.0.0.1:${port}/ws`;

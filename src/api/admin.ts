@@ -1,0 +1,135 @@
+/**
+ * Operator endpoints for the CLI, on the same port: provision an account in the engine and
+ * deposit test funds. Authenticated by the admin token in `DATA_DIR/admin.token` (created once,
+ * mode 0600), so only someone who can read the data directory can use them. Answers use the
+ * flat `{succ, code, message, value}` shape.
+ *
+ * Also here: `provisionMissingAccounts`, run at start, which opens in the engine every account the
+ * key store knows but the engine does not (e.g. created by the CLI while the server was down).
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Type } from '@sinclair/typebox';
+import { VenueError } from '../domain/errors.ts';
+import type { KeyStore } from './auth/key-store.ts';
+import { provisionAccount, toMinorUnits } from './bootstrap.ts';
+import type { Gateway } from './gateway.ts';
+import { flatAnswer } from './http-routes.ts';
+import type { CommandPort, ReadPort } from './ports.ts';
+import { compileValidator } from './validation.ts';
+import { mapError } from './wire-errors.ts';
+
+export const ADMIN_TOKEN_HEADER = 'x-admin-token';
+
+/** Reads (or creates, mode 0600) the admin token under dataDir. */
+export function loadAdminToken(dataDir: string): string {
+  const path = join(dataDir, 'admin.token');
+  if (!existsSync(path)) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(path, randomBytes(24).toString('base64url'), { mode: 0o600, flag: 'wx' });
+  }
+  return readFileSync(path, 'utf8').trim();
+}
+
+const ProvisionBody = Type.Object(
+  {
+    accountId: Type.Integer({ minimum: 1 }),
+    deposits: Type.Optional(Type.Record(Type.String(), Type.String())),
+  },
+  { additionalProperties: false },
+);
+const DepositBody = Type.Object(
+  {
+    accountId: Type.Integer({ minimum: 1 }),
+    currency: Type.String({ minLength: 1, maxLength: 16 }),
+    amount: Type.String({ minLength: 1, maxLength: 40 }),
+  },
+  { additionalProperties: false },
+);
+
+export interface AdminDeps {
+  readonly commands: CommandPort;
+  readonly keyStore: KeyStore;
+  readonly adminToken: string;
+}
+
+export function registerAdminRoutes(gateway: Gateway, deps: AdminDeps): void {
+  const expected = Buffer.from(deps.adminToken);
+  const route = <T>(
+    url: string,
+    schema: Parameters<typeof compileValidator>[0],
+    run: (body: T) => Promise<unknown>,
+  ) => {
+    const validate = compileValidator(schema, 'body');
+    gateway.fastify.post(url, async (request, reply) => {
+      const presented = Buffer.from(String(request.headers[ADMIN_TOKEN_HEADER] ?? ''));
+      reply.header('content-type', 'application/json; charset=utf-8');
+      try {
+        if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+          throw new VenueError('unauthorized', 'admin token required', { field: ADMIN_TOKEN_HEADER });
+        }
+        let body: unknown;
+        try {
+          body = JSON.parse(typeof request.body === 'string' ? request.body : '');
+        } catch {
+          throw new VenueError('parse_error');
+        }
+        validate(body);
+        return reply.code(200).send(flatAnswer(await run(body as T)));
+      } catch (error) {
+        const mapped = mapError(error);
+        return reply.code(mapped.httpStatus).send(
+          JSON.stringify({
+            succ: false,
+            code: mapped.error.code,
+            message: mapped.error.message,
+            value: null,
+          }),
+        );
+      }
+    });
+  };
+  route<{ accountId: number; deposits?: Record<string, string> }>(
+    '/admin/accounts/provision',
+    ProvisionBody,
+    async (body) => {
+      const account = deps.keyStore.getAccount(body.accountId);
+      if (account === undefined) throw new VenueError('account_not_found', undefined, { field: 'accountId' });
+      await provisionAccount(deps.commands, account.id, account.userId, body.deposits ?? {});
+      return { accountId: account.id };
+    },
+  );
+  route<{ accountId: number; currency: string; amount: string }>(
+    '/admin/deposit',
+    DepositBody,
+    async (body) => {
+      const currency = body.currency.toUpperCase();
+      const result = await deps.commands.submit({
+        type: 'deposit',
+        accountId: body.accountId,
+        currency,
+        amount: toMinorUnits(body.amount, currency),
+      });
+      if (!result.ok) throw new VenueError(result.error.name, result.error.message, result.error.data);
+      return { accountId: body.accountId, currency, amount: body.amount };
+    },
+  );
+}
+
+/** Opens in the engine every key-store account it does not know yet (no deposits). */
+export async function provisionMissingAccounts(
+  keyStore: KeyStore,
+  commands: CommandPort,
+  reads: ReadPort,
+): Promise<number[]> {
+  const opened: number[] = [];
+  for (const user of keyStore.listUsers()) {
+    for (const account of keyStore.accountsOf(user.id)) {
+      if (reads.accountSummary(account.id, 'BTC') !== undefined) continue;
+      await provisionAccount(commands, account.id, user.id, {});
+      opened.push(account.id);
+    }
+  }
+  return opened;
+}
