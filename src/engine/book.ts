@@ -36,6 +36,12 @@ export class Ladder {
     return this.levels.get(price);
   }
 
+  /** The level `depth` places behind the best (0 = best), or null. O(1), no allocation. */
+  levelAtDepth(depth: number): PriceLevel | null {
+    const i = this.size - 1 - depth;
+    return i < 0 ? null : this.levels.get(this.prices[i]!)!;
+  }
+
   /** Levels from best to worst (allocates; for queries and snapshots). */
   levelsBestFirst(limit = Number.POSITIVE_INFINITY): PriceLevel[] {
     const out: PriceLevel[] = [];

@@ -28,7 +28,13 @@ import { transition } from './order-state.ts';
 import type { InstrumentState, VenueState } from './state.ts';
 
 /** Adds an open order with remaining > 0 to its book and to every per-account total. */
-export function rest(state: VenueState, instrument: InstrumentState, account: Account, order: Order): void {
+export function rest(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  order: Order,
+  queueExpiry = true,
+): void {
   instrument.book.ladder(order.side).add(order);
   account.openOrders.add(order);
   account.openOrderCount++;
@@ -41,7 +47,7 @@ export function rest(state: VenueState, instrument: InstrumentState, account: Ac
     else position.reduceOnlySells += remaining;
   }
   if (order.reserved !== 0) account.ledger(order.reserveCurrency).reserved += order.reserved;
-  if (order.expiresAt !== 0) state.expiries.push(order);
+  if (queueExpiry && order.expiresAt !== 0) state.expiries.push(order);
 }
 
 /** Removes a resting order from its book and every per-account total (state unchanged). */

@@ -156,7 +156,10 @@ function fillableLots(
 ): number | 'overlap' {
   const buying = side === 'buy';
   let total = 0;
-  for (const level of instrument.book.opposite(side).levelsBestFirst()) {
+  const ladder = instrument.book.opposite(side);
+  for (let depth = 0; ; depth++) {
+    const level = ladder.levelAtDepth(depth);
+    if (level === null) break;
     if (buying ? level.price > limit : level.price < limit) break;
     for (let o = level.head; o !== null; o = o.next) {
       if (o.accountId === account.id) {
@@ -296,8 +299,9 @@ export function placeOrder(state: VenueState, command: PlaceOrder): CommandResul
     }
     finishTaker(state, instrument, account, order, rests, stopped);
   }
-  state.events.push({ type: 'order', order: order.toView() });
-  return { ok: true, events: state.events, order: order.toView(), trades };
+  const view = order.toView();
+  state.events.push({ type: 'order', order: view });
+  return { ok: true, events: state.events, order: view, trades };
 }
 
 /** After matching: rest the remainder, or cancel it (IOC/market/FOK, or STP in reject mode). */
@@ -308,6 +312,7 @@ function finishTaker(
   order: Order,
   rests: boolean,
   stoppedBySelfTrade: boolean,
+  queueExpiry = true,
 ): void {
   if (order.state === 'filled') {
     state.retire(order);
@@ -327,7 +332,7 @@ function finishTaker(
     order.reserved = reserve.amount;
     order.reserveCurrency = reserve.currency;
     order.expiresAt = order.timeInForce === 'good_til_day' ? sessionEnd(order.createdAt) : 0;
-    rest(state, instrument, account, order);
+    rest(state, instrument, account, order, queueExpiry);
   }
 }
 
@@ -490,43 +495,26 @@ export function editOrder(state: VenueState, command: EditOrder): CommandResult 
       refusal('post_only_not_allowed', 'postOnly needs a good_til_cancelled order', { field: 'postOnly' }),
     );
   }
-  // Out of the book while the edit is evaluated, so the order does not see itself.
-  unrest(state, instrument, order);
-  const restore = () => {
-    const reserve = orderReserve(
-      state,
-      instrument,
-      account,
-      order.side,
-      order.amount - order.filled,
-      order.price,
-    );
-    order.reserved = reserve.amount;
-    order.reserveCurrency = reserve.currency;
-    reinsert(state, instrument, account, order);
-  };
   if (postOnly) {
+    // The order rests on its own side, so the opposite touch is unaffected by it.
     const repriced = postOnlyPrice(instrument, order.side, price, rejectPostOnly);
     if (typeof repriced !== 'number') {
-      if (repriced.name === 'post_only_reject') {
-        closeOrder(state, order, 'cancel', 'edit_post_only_reject');
-        order.set(FLAG_REPLACED, true);
-        state.events.push({ type: 'order', order: order.toView() });
-        return { ok: true, events: state.events, order: order.toView(), trades: [] };
-      }
-      restore();
-      return refuse(repriced);
+      if (repriced.name !== 'post_only_reject') return refuse(repriced);
+      order.set(FLAG_REPLACED, true);
+      cancelResting(state, instrument, order, 'edit_post_only_reject');
+      return { ok: true, events: state.events, order: order.toView(), trades: [] };
     }
     price = repriced;
   }
+  const remainingBefore = order.amount - order.filled;
   let newAmount = amount;
   const reduceOnly = command.reduceOnly ?? order.has(FLAG_REDUCE_ONLY);
+  const position = instrument.position(account);
   if (reduceOnly) {
-    const position = instrument.position(account);
-    const pending = order.side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells;
+    const ownPending = order.has(FLAG_REDUCE_ONLY) ? remainingBefore : 0;
+    const pending = (order.side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells) - ownPending;
     const reducible = reducibleLots(position, order.side) - pending;
     if (reducible <= 0) {
-      restore();
       return refuse(
         refusal('reduce_only_violation', 'reduce-only order would increase the position', {
           field: 'reduceOnly',
@@ -537,9 +525,9 @@ export function editOrder(state: VenueState, command: EditOrder): CommandResult 
   }
   const reserve = orderReserve(state, instrument, account, order.side, newAmount - order.filled, price);
   if (reserve.amount > 0) {
-    const available = availableFunds(state, account, reserve.currency);
+    const own = order.reserveCurrency === reserve.currency ? order.reserved : 0;
+    const available = availableFunds(state, account, reserve.currency) + own;
     if (reserve.amount > available) {
-      restore();
       return refuse(
         refusal('not_enough_funds', 'not enough funds for the edited order', {
           field: 'amount',
@@ -549,55 +537,45 @@ export function editOrder(state: VenueState, command: EditOrder): CommandResult 
       );
     }
   }
-  const keepsPriority = price === order.price && newAmount <= order.amount;
-  order.flags =
-    (order.flags & ~(FLAG_POST_ONLY | FLAG_REJECT_POST_ONLY | FLAG_REDUCE_ONLY | FLAG_MMP)) |
+  const flags =
+    (order.flags &
+      ~(FLAG_POST_ONLY | FLAG_REJECT_POST_ONLY | FLAG_REDUCE_ONLY | FLAG_MMP | FLAG_AUTO_REPLACED)) |
     (postOnly ? FLAG_POST_ONLY : 0) |
     (postOnly && rejectPostOnly ? FLAG_REJECT_POST_ONLY : 0) |
     (reduceOnly ? FLAG_REDUCE_ONLY : 0) |
     ((command.mmp ?? order.has(FLAG_MMP)) ? FLAG_MMP : 0) |
+    (command.autoReplaced === true ? FLAG_AUTO_REPLACED : 0) |
     FLAG_REPLACED;
-  order.set(FLAG_AUTO_REPLACED, command.autoReplaced === true);
-  order.amount = newAmount;
-  order.price = price;
-  order.lastUpdatedAt = state.now;
   const trades: TradeView[] = [];
-  if (keepsPriority) {
+  if (price === order.price && newAmount <= order.amount) {
+    // Priority kept: adjust in place.
+    const shrink = order.amount - newAmount;
+    const remainingAfter = remainingBefore - shrink;
+    order.level!.reduce(order, shrink);
+    if (order.side === 'buy') position.openBuys -= shrink;
+    else position.openSells -= shrink;
+    const roBefore = order.has(FLAG_REDUCE_ONLY) ? remainingBefore : 0;
+    const roAfter = reduceOnly ? remainingAfter : 0;
+    if (order.side === 'buy') position.reduceOnlyBuys += roAfter - roBefore;
+    else position.reduceOnlySells += roAfter - roBefore;
+    if (order.reserved !== 0) account.ledger(order.reserveCurrency).reserved -= order.reserved;
     order.reserved = reserve.amount;
     order.reserveCurrency = reserve.currency;
-    reinsert(state, instrument, account, order);
+    if (reserve.amount !== 0) account.ledger(reserve.currency).reserved += reserve.amount;
+    order.flags = flags;
+    order.amount = newAmount;
+    order.lastUpdatedAt = state.now;
   } else {
+    // Priority lost: out of the book, then in again as a new arrival (it may trade).
+    unrest(state, instrument, order);
+    order.flags = flags;
+    order.amount = newAmount;
+    order.price = price;
+    order.lastUpdatedAt = state.now;
     const stopped = match(state, instrument, order, account, price, trades);
-    finishTaker(state, instrument, account, order, true, stopped);
+    finishTaker(state, instrument, account, order, true, stopped, false);
   }
-  state.events.push({ type: 'order', order: order.toView() });
-  return { ok: true, events: state.events, order: order.toView(), trades };
-}
-
-/**
- * Puts an order taken out by an edit back where its arrival number places it in its level
- * (priority kept). Levels are FIFO by arrival, so this walks back from the tail.
- */
-function reinsert(state: VenueState, instrument: InstrumentState, account: Account, order: Order): void {
-  const before = order.expiresAt;
-  order.expiresAt = 0; // already queued for expiry; do not queue twice
-  rest(state, instrument, account, order);
-  order.expiresAt = before;
-  const level = order.level!;
-  let cursor = order.prev;
-  while (cursor !== null && cursor.number > order.number) cursor = cursor.prev;
-  if (cursor === order.prev) return;
-  // unlink from tail, link after `cursor` (or at head)
-  level.remove(order);
-  level.count++;
-  const remaining = order.amount - order.filled;
-  level.total += remaining;
-  if (!order.has(FLAG_HIDDEN)) level.visible += remaining;
-  order.level = level;
-  order.prev = cursor;
-  order.next = cursor === null ? level.head : cursor.next;
-  if (order.next !== null) order.next.prev = order;
-  else level.tail = order;
-  if (cursor === null) level.head = order;
-  else cursor.next = order;
+  const view = order.toView();
+  state.events.push({ type: 'order', order: view });
+  return { ok: true, events: state.events, order: view, trades };
 }
