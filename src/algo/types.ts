@@ -191,3 +191,10 @@ export type EndReason =
   | 'user_cancel'
   | 'orders_closed'
   | 'child_rejected';
+
+/** An algorithm command before the sequencer stamps it (what the gateway builds). */
+export type UnstampedAlgoCommand = AlgoCommand extends infer C
+  ? C extends AlgoCommand
+    ? Omit<C, 'seq' | 'ts'>
+    : never
+  : never;

@@ -1,0 +1,99 @@
+/**
+ * Portfolio push channels (SEMANTICS, Portfolios), for every account of the subscribing key's user:
+ * - `trade-news`: the lifecycle messages of the algorithm layer (sub-machine events named
+ *   `portfolios` in the committed batch), each with `portfolioId`;
+ * - `order.change.any`: each changed order of those accounts (with `portfolioId`, null for an order
+ *   no portfolio owns); the first push is a snapshot of their open orders.
+ * Sequence numbers per (connection, channel) come from the fan-out (src/api/channels.ts).
+ */
+import { Type } from '@sinclair/typebox';
+import type { PortfolioEvent } from '../../algo/types.ts';
+import type { OrderView } from '../../core/events.ts';
+import { VenueError } from '../../domain/errors.ts';
+import { type ChannelFamily, type ChannelRegistry, topicFor } from '../channels.ts';
+import type { ReadPort } from '../ports.ts';
+import { orderToWire } from '../wire/orders.ts';
+import { tradeNewsToWire } from './wire.ts';
+
+export const TRADE_NEWS = 'trade-news';
+export const ORDER_CHANGE = 'order.change.any';
+/** The sub-machine name the core factory registers the algorithm layer under. */
+export const PORTFOLIO_SUB_MACHINE = 'portfolios';
+
+function portfolioIdOf(order: OrderView): number | null {
+  return order.owner !== null && /^\d+$/.test(order.owner) ? Number(order.owner) : null;
+}
+
+function orderChange(order: OrderView, reads: ReadPort): unknown {
+  const instrument = reads.instrument(order.instrumentName);
+  return instrument === undefined ? null : { ...orderToWire(order, instrument), portfolioId: portfolioIdOf(order) };
+}
+
+function requireUser(principal: Parameters<ChannelFamily['resolve']>[1], name: string) {
+  if (principal === null) {
+    throw new VenueError('authorization_required', `${name} needs an authenticated connection`, { field: 'channels' });
+  }
+  return principal;
+}
+
+export function tradeNewsChannel(reads: ReadPort): ChannelFamily {
+  return {
+    pattern: TRADE_NEWS,
+    summary: 'Portfolio lifecycle messages (PORTFOLIO_SUBMITTED … PORTFOLIO_FAILED), each with portfolioId.',
+    access: 'private',
+    payload: Type.Object({
+      type: Type.String(),
+      portfolioId: Type.Integer(),
+      accountId: Type.Integer(),
+      portfolioType: Type.String(),
+      portfolioStatus: Type.String(),
+      timestamp: Type.Integer(),
+    }),
+    resolve(name, principal) {
+      if (name !== TRADE_NEWS) return null;
+      const user = requireUser(principal, name);
+      return { topics: [...user.accountIds].map((accountId) => topicFor(TRADE_NEWS, accountId)) };
+    },
+    produce(batch, emit) {
+      const events = batch.subEvents?.get(PORTFOLIO_SUB_MACHINE) ?? [];
+      for (const event of events as readonly PortfolioEvent[]) {
+        if (event.type !== 'portfolio') continue;
+        emit(TRADE_NEWS, event.accountId, () => tradeNewsToWire(event, (n) => reads.instrument(n)));
+      }
+    },
+  };
+}
+
+export function orderChangeChannel(reads: ReadPort): ChannelFamily {
+  return {
+    pattern: ORDER_CHANGE,
+    summary: "Every changed order of the user's accounts with its portfolioId; open orders on subscribe.",
+    access: 'private',
+    payload: Type.Object({ orderId: Type.String(), portfolioId: Type.Union([Type.Integer(), Type.Null()]) }),
+    resolve(name, principal) {
+      if (name !== ORDER_CHANGE) return null;
+      const user = requireUser(principal, name);
+      const accounts = [...user.accountIds].sort((a, b) => a - b);
+      return {
+        topics: accounts.map((accountId) => topicFor(ORDER_CHANGE, accountId)),
+        snapshot: () => ({
+          openOrders: accounts.flatMap((accountId) =>
+            reads.openOrders(accountId, {}).map((order) => orderChange(order, reads)),
+          ),
+        }),
+      };
+    },
+    produce(batch, emit) {
+      for (const event of batch.events) {
+        if (event.type !== 'order') continue;
+        const order = event.order;
+        emit(ORDER_CHANGE, order.accountId, () => orderChange(order, reads));
+      }
+    },
+  };
+}
+
+export function registerPortfolioChannels(channels: ChannelRegistry, reads: ReadPort): void {
+  channels.register(tradeNewsChannel(reads));
+  channels.register(orderChangeChannel(reads));
+}

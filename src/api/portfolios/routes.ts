@@ -1,0 +1,170 @@
+/**
+ * The flat portfolio routes (SEMANTICS, Transport), signed with the same five headers as every
+ * HTTP request, answered `{succ, code, message, value}`:
+ * - `POST /tt/core-broker/openapi/portfolios/submit`  (flat body of spec 2.1) → `{portfolioId}`
+ * - `GET  /tt/core-broker/openapi/portfolios/info?portfolioId=` → the portfolio (wire.ts)
+ * - `POST /tt/core-broker/openapi/portfolios/cancel` `{portfolioId, accountId?}` → null
+ * - `POST /tt/core-broker/openapi/portfolios/cancel-all` `{accountId, portfolioType?}` →
+ *   `{portfolioIds}`
+ *
+ * Invariants: a key sees and acts on the portfolios of its user's accounts only (another user's
+ * portfolio is `portfolio_not_found`, never "forbidden", so ids cannot be probed); refusals of the
+ * core travel with their catalogue code and `data.field`.
+ */
+import type { PortfolioMachine } from '../../algo/machine.ts';
+import type { AlgoValue, PortfolioType, UnstampedAlgoCommand } from '../../algo/types.ts';
+import type { MachineResult } from '../../core/machine.ts';
+import { VenueError } from '../../domain/errors.ts';
+import type { Instrument } from '../../domain/instrument.ts';
+import type { Principal } from '../auth/authenticator.ts';
+import type { FlatRouteDefinition } from '../http-routes.ts';
+import { isErrorName } from '../wire-errors.ts';
+import { validatePortfolioBody } from './validate.ts';
+import { portfolioInfoToWire } from './wire.ts';
+
+export const PORTFOLIO_BASE_PATH = '/tt/core-broker/openapi/portfolios';
+
+export interface PortfolioRouteDeps {
+  /** Journals and applies a command (CoreService.submitMachine). */
+  submitMachine(command: UnstampedAlgoCommand): Promise<Pick<MachineResult, 'result'>>;
+  now(): number;
+  instrument(name: string): Instrument | undefined;
+  /** The live algorithm layer (reads only). */
+  portfolios(): Pick<PortfolioMachine, 'portfolio'>;
+}
+
+export interface FlatRouteRegistrar {
+  registerFlatRoute<Body, Query>(route: FlatRouteDefinition<Body, Query>): void;
+}
+
+type Json = Record<string, unknown>;
+type CoreOutcome = { ok: true; value: AlgoValue } | { ok: false; error: { name: string; message: string; data: Json } };
+
+async function run(deps: PortfolioRouteDeps, command: UnstampedAlgoCommand): Promise<AlgoValue> {
+  const { result } = await deps.submitMachine(command);
+  const outcome = result as CoreOutcome;
+  if (outcome.ok) return outcome.value;
+  const name = isErrorName(outcome.error.name) ? outcome.error.name : 'other_reject';
+  throw new VenueError(name, outcome.error.message, outcome.error.data);
+}
+
+function asObject(value: unknown): Json {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new VenueError('invalid_params', 'body must be an object', { field: 'body' });
+  }
+  return value as Json;
+}
+
+function id(value: unknown, field: string, required: boolean): number | null {
+  if (value === undefined || value === null || value === '') {
+    if (required) throw new VenueError('value_required', `${field} is required`, { field });
+    return null;
+  }
+  const n = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n <= 0) {
+    throw new VenueError('invalid_params', `${field} must be a positive integer`, { field });
+  }
+  return n;
+}
+
+function ownAccount(principal: Principal, accountId: number, field: string): void {
+  if (!principal.accountIds.has(accountId)) {
+    throw new VenueError('account_not_owned', `${field} ${accountId} does not belong to this key`, { field });
+  }
+}
+
+const TYPES: readonly PortfolioType[] = ['BALANCE', 'TWAP', 'COMMON', 'ICEBERG'];
+
+export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: PortfolioRouteDeps): void {
+  const visible = (principal: Principal, portfolioId: number) => {
+    const portfolio = deps.portfolios().portfolio(portfolioId);
+    if (portfolio === undefined || !principal.accountIds.has(portfolio.spec.accountId)) {
+      throw new VenueError('portfolio_not_found', `portfolio ${portfolioId} not found`, { field: 'portfolioId' });
+    }
+    return portfolio;
+  };
+
+  registrar.registerFlatRoute({
+    method: 'POST',
+    url: `${PORTFOLIO_BASE_PATH}/submit`,
+    summary: 'Submit a BALANCE, TWAP, COMMON or ICEBERG portfolio (flat body of spec 2.1).',
+    matching: true,
+    handler: async ({ body, principal }) => {
+      const portfolio = validatePortfolioBody(body, {
+        accountIds: principal.accountIds,
+        instrument: (name) => deps.instrument(name),
+        now: deps.now(),
+      });
+      const value = await run(deps, { type: 'submit_portfolio', portfolio });
+      if (value.kind !== 'submitted') throw new VenueError('internal_error');
+      return { portfolioId: value.portfolioId };
+    },
+  });
+
+  registrar.registerFlatRoute({
+    method: 'GET',
+    url: `${PORTFOLIO_BASE_PATH}/info`,
+    summary: 'A portfolio: status, per-leg progress, slippage, parts and child orders.',
+    handler: ({ query, principal }) => {
+      const portfolioId = id((query as Json).portfolioId, 'portfolioId', true)!;
+      return portfolioInfoToWire(visible(principal, portfolioId), (name) => deps.instrument(name));
+    },
+  });
+
+  registrar.registerFlatRoute({
+    method: 'POST',
+    url: `${PORTFOLIO_BASE_PATH}/cancel`,
+    summary: 'Cancel a portfolio: CANCELLING at once, then CANCELLED when every child order is gone.',
+    matching: true,
+    handler: async ({ body, principal }) => {
+      const input = asObject(body);
+      const portfolioId = id(input.portfolioId, 'portfolioId', true)!;
+      const accountId = id(input.accountId, 'accountId', false);
+      if (accountId !== null) ownAccount(principal, accountId, 'accountId');
+      const portfolio = visible(principal, portfolioId);
+      await run(deps, { type: 'cancel_portfolio', portfolioId, accountId: accountId ?? portfolio.spec.accountId });
+      return null;
+    },
+  });
+
+  registrar.registerFlatRoute({
+    method: 'POST',
+    url: `${PORTFOLIO_BASE_PATH}/cancel-all`,
+    summary: "Cancel every active portfolio of an account (optionally of one portfolioType).",
+    matching: true,
+    handler: async ({ body, principal }) => {
+      const input = asObject(body);
+      const accountId = id(input.accountId, 'accountId', true)!;
+      ownAccount(principal, accountId, 'accountId');
+      let portfolioType: PortfolioType | null = null;
+      if (input.portfolioType !== undefined && input.portfolioType !== null) {
+        if (!TYPES.includes(input.portfolioType as PortfolioType)) {
+          throw new VenueError('invalid_params', `portfolioType must be one of ${TYPES.join(', ')}`, {
+            field: 'portfolioType',
+          });
+        }
+        portfolioType = input.portfolioType as PortfolioType;
+      }
+      const value = await run(deps, { type: 'cancel_all_portfolios', accountId, portfolioType });
+      return { portfolioIds: value.kind === 'cancelled' ? value.portfolioIds : [] };
+    },
+  });
+}
+
+/** What the composition root has: the core service (submitMachine, now, reads, machine). */
+export interface PortfolioHost {
+  submitMachine(command: UnstampedAlgoCommand): Promise<Pick<MachineResult, 'result'>>;
+  now(): number;
+  instrument(name: string): Instrument | undefined;
+  readonly machine: { sub<T>(name: string): T };
+}
+
+/** Route deps over the core service; the algorithm layer is the `portfolios` sub-machine. */
+export function portfolioRouteDeps(host: PortfolioHost, subMachineName = 'portfolios'): PortfolioRouteDeps {
+  return {
+    submitMachine: (command) => host.submitMachine(command),
+    now: () => host.now(),
+    instrument: (name) => host.instrument(name),
+    portfolios: () => host.machine.sub<PortfolioMachine>(subMachineName),
+  };
+}

@@ -1,0 +1,165 @@
+/**
+ * Domain → wire for portfolios: the `info` value and `trade-news` messages. Quantities and prices
+ * are decimal strings (instrument grids), ids and timestamps JSON numbers, enums as the spec
+ * spells them on the way in (side 1/2, totalEndAction 1/2).
+ *
+ * Derived figures:
+ * - averagePrice = Σ(lots × ticks) / filled lots of the leg's child orders;
+ * - arrivalPrice = the leg's mid at start (mark when the book was one-sided or empty);
+ * - slippageBps = (average − arrival) / arrival × 10,000 for a buy, the opposite for a sell
+ *   (positive = worse than arrival), 2 decimals; null until something filled.
+ */
+import type { PortfolioState } from '../../algo/portfolio-state.ts';
+import type { LegSpec, PortfolioEvent } from '../../algo/types.ts';
+import type { Instrument } from '../../domain/instrument.ts';
+import { formatFractionalTicks } from '../wire/market.ts';
+import { formatAveragePrice } from '../wire/orders.ts';
+
+export type InstrumentLookup = (name: string) => Instrument | undefined;
+
+const SIDE_CODE = { buy: 1, sell: 2 } as const;
+
+function slippageBps(leg: LegSpec, average: number | null, arrival: number | null): number | null {
+  if (average === null || arrival === null || arrival === 0) return null;
+  const signed = leg.side === 'buy' ? average - arrival : arrival - average;
+  return Math.round((signed / arrival) * 1e6) / 100;
+}
+
+function pricingToWire(leg: LegSpec) {
+  const p = leg.pricing;
+  return {
+    priceType: p.priceType,
+    price: p.price,
+    priceIn: p.priceIn,
+    dynamicPriceStrategy: p.dynamicStrategy,
+    dynamicPriceOffset: p.dynamicOffset,
+    dynamicMs: p.dynamicMs,
+  };
+}
+
+export function portfolioInfoToWire(portfolio: PortfolioState, lookup: InstrumentLookup) {
+  const spec = portfolio.spec;
+  const instruments = spec.legs.map((leg) => lookup(leg.instrumentName));
+  const qty = (i: number, lots: number) => instruments[i]?.formatQuantity(lots) ?? String(lots);
+  const legs = spec.legs.map((leg, i) => {
+    const state = portfolio.legs[i]!;
+    const instrument = instruments[i];
+    const averageTicks = state.filled > 0 ? state.notional / state.filled : null;
+    const children = portfolio.children.filter((child) => child.leg === i);
+    return {
+      legId: i,
+      instrument: leg.instrumentName,
+      instrumentType: leg.instrumentType,
+      side: SIDE_CODE[leg.side],
+      quantity: qty(i, leg.amount),
+      filledQuantity: qty(i, state.filled),
+      remainingQuantity: qty(i, Math.max(0, leg.amount - state.filled)),
+      averagePrice:
+        instrument === undefined || state.filled === 0 ? null : formatAveragePrice(instrument, state.notional, state.filled),
+      arrivalPrice:
+        instrument === undefined || state.arrivalPrice === null ? null : formatFractionalTicks(state.arrivalPrice, instrument),
+      slippageBps: slippageBps(leg, averageTicks, state.arrivalPrice),
+      priceOptions: pricingToWire(leg),
+      priceSnapshot: leg.priceSnapshot,
+      hedge: leg.hedge,
+      priority: leg.priority,
+      hidden: leg.hidden,
+      postOnly: leg.postOnly,
+      reduceOnly: leg.reduceOnly,
+      forCcy: leg.forCcy,
+      workingOrderId: state.working,
+      childOrderIds: children.map((child) => child.orderId),
+    };
+  });
+  return {
+    portfolioId: portfolio.id,
+    accountId: spec.accountId,
+    portfolioType: spec.portfolioType,
+    portfolioStatus: portfolio.status,
+    strategy: spec.strategy,
+    customizedNote: spec.customizedNote,
+    linkedPortfolioId: portfolio.linkedTo,
+    mirrorPortfolioIds: portfolio.mirrorIds,
+    submitTimestamp: portfolio.submittedAt,
+    startTimestamp: portfolio.startedAt,
+    plannedStartTimestamp: portfolio.startAt,
+    updateTimestamp: portfolio.updatedAt,
+    endTimestamp: portfolio.endedAt,
+    endReason: portfolio.endReason,
+    endMessage: portfolio.endMessage,
+    balanceTrade:
+      spec.balance === null
+        ? null
+        : {
+            parts: spec.balance.parts,
+            eachLimitMs: spec.balance.eachLimitMs,
+            totalLimitMs: spec.balance.totalLimitMs,
+            totalEndAction: spec.balance.totalEndAction === 'CANCEL_REMAINING' ? 1 : 2,
+            totalMs: portfolio.startedAt === null ? 0 : (portfolio.endedAt ?? portfolio.updatedAt) - portfolio.startedAt,
+          },
+    twapTrade:
+      spec.twap === null
+        ? null
+        : {
+            startTimestamp: portfolio.startAt,
+            durationSec: spec.twap.durationMs / 1000,
+            frequencySec: spec.twap.frequencyMs / 1000,
+          },
+    icebergTrade:
+      spec.iceberg === null
+        ? null
+        : {
+            displayQuantity: qty(0, spec.iceberg.displayAmount),
+            refreshQuantity: spec.iceberg.refreshAmount === null ? null : qty(0, spec.iceberg.refreshAmount),
+          },
+    currentPart: portfolio.part < 0 ? null : portfolio.part,
+    parts: portfolio.parts.map((part) => ({
+      part: part.index,
+      startTimestamp: part.startedAt,
+      endTimestamp: part.endedAt,
+      targetQuantities: part.targets.map((lots, i) => qty(i, lots)),
+      filledQuantities: (part.filledAtEnd ?? portfolio.legs.map((leg) => leg.filled)).map((lots, i) => qty(i, lots)),
+    })),
+    childOrders: portfolio.children.map((child) => {
+      const instrument = instruments[child.leg];
+      return {
+        orderId: child.orderId,
+        legId: child.leg,
+        part: child.part,
+        orderType: child.market ? 'market' : 'limit',
+        quantity: qty(child.leg, child.amount),
+        filledQuantity: qty(child.leg, child.filled),
+        price: child.price === null || instrument === undefined ? null : instrument.formatPrice(child.price),
+        open: child.open,
+        placedTimestamp: child.placedAt,
+      };
+    }),
+  };
+}
+
+export type PortfolioInfoWire = ReturnType<typeof portfolioInfoToWire>;
+
+/** One `trade-news` message. */
+export function tradeNewsToWire(event: PortfolioEvent, lookup: InstrumentLookup) {
+  const instrument = event.instrumentName === undefined ? undefined : lookup(event.instrumentName);
+  return {
+    type: event.messageType,
+    portfolioId: event.portfolioId,
+    accountId: event.accountId,
+    portfolioType: event.portfolioType,
+    portfolioStatus: event.status,
+    timestamp: event.timestamp,
+    ...(event.legIndex === undefined ? {} : { legId: event.legIndex }),
+    ...(event.part === undefined ? {} : { part: event.part }),
+    ...(event.orderId === undefined ? {} : { orderId: event.orderId }),
+    ...(event.instrumentName === undefined ? {} : { instrument: event.instrumentName }),
+    ...(event.amount === undefined || instrument === undefined
+      ? {}
+      : { quantity: instrument.formatQuantity(event.amount) }),
+    ...(event.price === undefined || instrument === undefined
+      ? {}
+      : { price: event.price === null ? null : formatFractionalTicks(event.price, instrument) }),
+    ...(event.endReason === undefined ? {} : { endReason: event.endReason }),
+    ...(event.linkedTo === undefined ? {} : { linkedPortfolioId: event.linkedTo }),
+  };
+}
