@@ -1,5 +1,5 @@
 /**
- * The embedded key store: SQLite (better-sqlite3) at `DATA_DIR/keys.sqlite`, secrets sealed
+ * The embedded key store: SQLite (better-sqlite3) at `DATA_DIR/keys.db`, secrets sealed
  * with AES-256-GCM. Statements are prepared once; all calls are synchronous.
  */
 import { mkdirSync } from 'node:fs';
