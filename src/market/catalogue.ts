@@ -10,7 +10,8 @@
  * now: dated instruments (and combos) whose expiry is ≤ now expire (settle at 08:00 UTC
  * against the settlement index, settlement.ts); instruments due but not yet listed (a new
  * expiry, or new strikes once the index has moved or the grid got finer closer to expiry)
- * are listed. Listed strikes are never withdrawn before expiry.
+ * are listed. Listed strikes are never withdrawn before expiry. `listNew: false` skips the
+ * (costlier) listing check unless something expires; the driver checks once a minute.
  */
 import type { InstrumentSpec } from '../domain/instrument.ts';
 import { yearsBetween } from './black76.ts';
@@ -89,9 +90,12 @@ export function rollCatalogue(
   current: readonly InstrumentSpec[],
   indexLevels: Readonly<Record<string, number>>,
   config: CatalogueConfig = DEFAULT_CATALOGUE,
+  options: { readonly listNew?: boolean } = {},
 ): RollPlan {
   const listed = new Set(current.map((spec) => spec.name));
   const expire = current.filter((spec) => spec.expiration !== null && spec.expiration <= now);
+  // Listing is always checked when something expires (the next expiry is due at that instant).
+  if (options.listNew === false && expire.length === 0) return { list: [], expire };
   const list = buildCatalogue(now, indexLevels, config).filter((spec) => !listed.has(spec.name));
   return { list, expire };
 }

@@ -8,7 +8,8 @@
  *   tick(now, view?):
  *     1. sample every index (recorded for the settlement TWAP);
  *     2. roll: settle_instrument for every listed instrument whose expiry is ≤ now, at the
- *        settlement index (30-min TWAP before expiry), then list_instrument for what is due;
+ *        settlement index (30-min TWAP before expiry), then list_instrument for what is due
+ *        (checked at every expiry and at least once a minute);
  *     3. update_prices (all indices; the marks, in ticks, that changed since last sent);
  *     4. the simulator's commands (when a view of the venue is given and it is enabled).
  *
@@ -26,6 +27,9 @@ import { IndexHistory } from './settlement.ts';
 import { DEFAULT_SIMULATOR_CONFIG, type SimulatorConfig } from './simulator/config.ts';
 import { LiquiditySimulator } from './simulator/simulator.ts';
 import type { SimulatorView } from './simulator/view.ts';
+
+/** New strikes (index moved, grid finer nearer expiry) are looked for once a minute. */
+const LISTING_CHECK_MS = 60_000;
 
 export interface MarketDriverConfig {
   readonly sources: readonly IndexSource[];
@@ -55,6 +59,7 @@ export class MarketDriver {
   private readonly history = new IndexHistory();
   /** Mark ticks last sent per instrument: update_prices carries only changes. */
   private readonly sentMarks = new Map<string, number>();
+  private lastListingCheck: number | null = null;
   private readonly simulator: LiquiditySimulator;
   private state: MarketState | null = null;
 
@@ -76,7 +81,9 @@ export class MarketDriver {
   tick(now: number, view?: SimulatorView): UnstampedCommand[] {
     const levels = this.sample(now);
     const commands: UnstampedCommand[] = [];
-    const plan = rollCatalogue(now, this.specs(), levels, this.config.catalogue);
+    const listNew = this.lastListingCheck === null || now - this.lastListingCheck >= LISTING_CHECK_MS;
+    const plan = rollCatalogue(now, this.specs(), levels, this.config.catalogue, { listNew });
+    if (listNew || plan.expire.length > 0) this.lastListingCheck = now;
     const lookup = (name: string) => this.listed.get(name)?.spec;
     for (const spec of plan.expire) {
       const instrument = this.listed.get(spec.name)!;

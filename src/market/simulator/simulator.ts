@@ -23,7 +23,7 @@ import type { Instrument } from '../../domain/instrument.ts';
 import type { MarketState } from '../market-state.ts';
 import { SeededRandom } from '../random.ts';
 import type { MakerAccount, SimulatorConfig } from './config.ts';
-import { quoteLadder } from './quoting.ts';
+import { type QuoteLadder, quoteLadder } from './quoting.ts';
 import type { SimulatorOrder, SimulatorView } from './view.ts';
 
 export const QUOTE_LABEL_PREFIX = 'lp|';
@@ -81,6 +81,56 @@ function limitOrder(
     validUntil: null,
     source: SOURCE,
   };
+}
+
+interface QuoteChange {
+  readonly side: Side;
+  /** Current price of the edited order; null for a new order. */
+  readonly from: number | null;
+  readonly to: number;
+  readonly command: UnstampedCommand;
+}
+
+function crosses(quotes: readonly { side: Side; price: number }[]): boolean {
+  let maxBid = Number.NEGATIVE_INFINITY;
+  let minAsk = Number.POSITIVE_INFINITY;
+  for (const quote of quotes) {
+    if (quote.side === 'buy') maxBid = Math.max(maxBid, quote.price);
+    else minAsk = Math.min(minAsk, quote.price);
+  }
+  return maxBid >= minAsk;
+}
+
+/**
+ * Orders changes so that after each one the maker's quotes on the instrument are uncrossed:
+ * repeatedly apply a change whose new price clears the other side as it stands. If none does
+ * (not expected for an uncrossed target), the next change goes anyway.
+ */
+function sequenceWithoutSelfCross(
+  stale: readonly { side: Side; price: number }[],
+  changes: readonly QuoteChange[],
+): UnstampedCommand[] {
+  const bids: number[] = [];
+  const asks: number[] = [];
+  for (const quote of stale) (quote.side === 'buy' ? bids : asks).push(quote.price);
+  for (const change of changes)
+    if (change.from !== null) (change.side === 'buy' ? bids : asks).push(change.from);
+  const pending = [...changes];
+  const out: UnstampedCommand[] = [];
+  while (pending.length > 0) {
+    const maxBid = bids.length > 0 ? Math.max(...bids) : Number.NEGATIVE_INFINITY;
+    const minAsk = asks.length > 0 ? Math.min(...asks) : Number.POSITIVE_INFINITY;
+    let pick = pending.findIndex((change) =>
+      change.side === 'buy' ? change.to < minAsk : change.to > maxBid,
+    );
+    if (pick < 0) pick = 0;
+    const change = pending.splice(pick, 1)[0]!;
+    const prices = change.side === 'buy' ? bids : asks;
+    if (change.from !== null) prices.splice(prices.indexOf(change.from), 1);
+    prices.push(change.to);
+    out.push(change.command);
+  }
+  return out;
 }
 
 export class LiquiditySimulator {
@@ -152,9 +202,15 @@ export class LiquiditySimulator {
     assetVolatility: (currency: string) => number,
     commands: UnstampedCommand[],
   ): void {
-    const resting = new Map<string, SimulatorOrder>();
+    const resting = new Map<string, Map<string, SimulatorOrder>>();
     for (const order of view.openOrders(maker.accountId)) {
-      if (order.label.startsWith(QUOTE_LABEL_PREFIX)) resting.set(order.label, order);
+      if (!order.label.startsWith(QUOTE_LABEL_PREFIX)) continue;
+      let byLabel = resting.get(order.instrumentName);
+      if (byLabel === undefined) {
+        byLabel = new Map();
+        resting.set(order.instrumentName, byLabel);
+      }
+      byLabel.set(order.label, order);
     }
     const positions = new Map<string, number>();
     for (const position of view.positions(maker.accountId))
@@ -171,40 +227,86 @@ export class LiquiditySimulator {
         positions.get(instrument.name) ?? 0,
         this.config,
       );
-      for (const quote of ladder.quotes) {
-        const label = quoteLabel(instrument.name, quote.side, quote.level);
-        const existing = resting.get(label);
+      const orders = resting.get(instrument.name) ?? new Map<string, SimulatorOrder>();
+      resting.delete(instrument.name);
+      this.requote(maker.accountId, instrument.name, ladder, orders, commands);
+    }
+    for (const orders of resting.values()) {
+      for (const order of orders.values()) {
+        // Orders on an instrument the market no longer prices (expired: the engine cancels
+        // them when it settles) are left alone.
+        if (market.mark(order.instrumentName) === undefined) continue;
+        commands.push({ type: 'cancel_order', accountId: maker.accountId, orderId: order.orderId });
+      }
+    }
+  }
+
+  /**
+   * Commands that move one instrument's resting quotes to the wanted ladder: cancels first,
+   * then edits and placements in an order that never crosses the maker's own quotes on the way
+   * (self-trade prevention would cancel them). A quote within tolerance stays, unless leaving
+   * it would cross the new ladder, in which case every quote moves to its wanted price.
+   */
+  private requote(
+    accountId: number,
+    instrumentName: string,
+    ladder: QuoteLadder,
+    orders: Map<string, SimulatorOrder>,
+    commands: UnstampedCommand[],
+  ): void {
+    const wanted = ladder.quotes.map((quote) => ({
+      quote,
+      label: quoteLabel(instrumentName, quote.side, quote.level),
+    }));
+    const wantedLabels = new Set(wanted.map((entry) => entry.label));
+    for (const [label, order] of orders) {
+      if (!wantedLabels.has(label))
+        commands.push({ type: 'cancel_order', accountId, orderId: order.orderId });
+    }
+    const plan = (force: boolean) => {
+      const changes: QuoteChange[] = [];
+      const stale: { side: Side; price: number }[] = [];
+      for (const { quote, label } of wanted) {
+        const existing = orders.get(label);
         if (existing === undefined) {
-          commands.push(
-            limitOrder(
-              maker.accountId,
-              instrument.name,
-              quote.side,
-              quote.price,
-              quote.amount,
-              label,
-              'good_til_cancelled',
-            ),
+          const command = limitOrder(
+            accountId,
+            instrumentName,
+            quote.side,
+            quote.price,
+            quote.amount,
+            label,
+            'good_til_cancelled',
           );
+          changes.push({ side: quote.side, from: null, to: quote.price, command });
           continue;
         }
-        resting.delete(label);
         const remaining = existing.amount - existing.filledAmount;
         const moved = Math.abs(existing.price - quote.price) > ladder.toleranceTicks;
-        if (moved || remaining * 2 < quote.amount) {
-          commands.push({
+        if (
+          force
+            ? existing.price !== quote.price || remaining !== quote.amount
+            : moved || remaining * 2 < quote.amount
+        ) {
+          const command: UnstampedCommand = {
             type: 'edit_order',
-            accountId: maker.accountId,
+            accountId,
             orderId: existing.orderId,
             price: quote.price,
             amount: existing.filledAmount + quote.amount,
-          });
+          };
+          changes.push({ side: quote.side, from: existing.price, to: quote.price, command });
+        } else {
+          stale.push({ side: quote.side, price: existing.price });
         }
       }
+      return { changes, stale };
+    };
+    let { changes, stale } = plan(false);
+    if (crosses([...stale, ...changes.map((change) => ({ side: change.side, price: change.to }))])) {
+      ({ changes, stale } = plan(true));
     }
-    for (const order of resting.values()) {
-      commands.push({ type: 'cancel_order', accountId: maker.accountId, orderId: order.orderId });
-    }
+    if (changes.length > 0) commands.push(...sequenceWithoutSelfCross(stale, changes));
   }
 
   /** Net delta in coins per currency from the maker's positions. */
