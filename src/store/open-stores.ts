@@ -1,0 +1,89 @@
+/**
+ * Opens the journal, snapshot store and read store for the configured backend: PostgreSQL when
+ * a database URL is given (all three in that database), otherwise SQLite files under dataDir
+ * (journal.sqlite, snapshots.sqlite, read.sqlite).
+ *
+ * Invariants:
+ * - The three stores are independent connections; closing closes all of them (journal last, so
+ *   everything acknowledged is flushed even if another close fails).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BatchLimits, Journal, SnapshotStore } from './journal.ts';
+import { PgJournal } from './postgres/pg-journal.ts';
+import { PgSnapshotStore } from './postgres/pg-snapshots.ts';
+import type { KindOf } from './read/core-projections.ts';
+import type { HistoryWindows } from './read/history-queries.ts';
+import type { Projection } from './read/projection.ts';
+import { PgReadDb, SqliteReadDb } from './read/read-db.ts';
+import { ReadStore, type RetentionSettings } from './read/read-store.ts';
+import { SqliteJournal } from './sqlite/sqlite-journal.ts';
+import { SqliteSnapshotStore } from './sqlite/sqlite-snapshots.ts';
+
+export interface StoreSettings {
+  readonly dataDir: string;
+  /** PostgreSQL connection string, or null for embedded SQLite. */
+  readonly databaseUrl: string | null;
+  readonly batchLimits?: BatchLimits;
+  /** Snapshots retained (default 3). */
+  readonly keepSnapshots?: number;
+  readonly projections?: readonly Projection[];
+  readonly kindOf?: KindOf;
+  readonly windows?: HistoryWindows;
+  readonly retention?: RetentionSettings;
+  readonly onReadStoreError?: (error: unknown) => void;
+}
+
+export interface Stores<C> {
+  readonly backend: 'sqlite' | 'postgres';
+  readonly journal: Journal<C>;
+  readonly snapshots: SnapshotStore;
+  readonly readStore: ReadStore;
+  close(): Promise<void>;
+}
+
+export async function openStores<C = unknown>(settings: StoreSettings): Promise<Stores<C>> {
+  const readOptions = {
+    ...(settings.projections === undefined ? {} : { projections: settings.projections }),
+    ...(settings.kindOf === undefined ? {} : { kindOf: settings.kindOf }),
+    ...(settings.windows === undefined ? {} : { windows: settings.windows }),
+    ...(settings.retention === undefined ? {} : { retention: settings.retention }),
+    ...(settings.onReadStoreError === undefined ? {} : { onError: settings.onReadStoreError }),
+  };
+  const limits = settings.batchLimits === undefined ? {} : { limits: settings.batchLimits };
+  const keep = settings.keepSnapshots ?? 3;
+  let journal: Journal<C>;
+  let snapshots: SnapshotStore;
+  let readStore: ReadStore;
+  let backend: 'sqlite' | 'postgres';
+  if (settings.databaseUrl !== null) {
+    backend = 'postgres';
+    const connectionString = settings.databaseUrl;
+    journal = await PgJournal.open<C>({ connectionString, ...limits });
+    snapshots = await PgSnapshotStore.open({ connectionString, keep });
+    readStore = await ReadStore.open({ db: await PgReadDb.open(connectionString), ...readOptions });
+  } else {
+    backend = 'sqlite';
+    mkdirSync(settings.dataDir, { recursive: true });
+    journal = SqliteJournal.open<C>({ path: join(settings.dataDir, 'journal.sqlite'), ...limits });
+    snapshots = new SqliteSnapshotStore({ path: join(settings.dataDir, 'snapshots.sqlite'), keep });
+    readStore = await ReadStore.open({
+      db: new SqliteReadDb(join(settings.dataDir, 'read.sqlite')),
+      ...readOptions,
+    });
+  }
+  return {
+    backend,
+    journal,
+    snapshots,
+    readStore,
+    async close() {
+      try {
+        await readStore.close();
+        await snapshots.close();
+      } finally {
+        await journal.close();
+      }
+    },
+  };
+}
