@@ -10,9 +10,13 @@
  * time: the share of one core the simulator needs in real time.
  */
 import { cpuUsage, hrtime } from 'node:process';
+import { venueSimulatorView } from '../src/app/market-loop.ts';
+import type { CoreCommand, UnstampedCommand } from '../src/core/commands.ts';
 import { Instrument } from '../src/domain/instrument.ts';
+import { Venue } from '../src/engine/venue.ts';
 import { black76Price } from '../src/market/black76.ts';
 import { buildCatalogue } from '../src/market/catalogue.ts';
+import { defaultMarketDriverConfig, MarketDriver } from '../src/market/driver.ts';
 import { impliedVolatility } from '../src/market/implied-vol.ts';
 import { defaultSimulatedIndex } from '../src/market/index-source.ts';
 import { defaultMarketModel, priceMarket } from '../src/market/market-state.ts';
@@ -108,5 +112,44 @@ function benchSimulator(): void {
   );
 }
 
+/** The whole market loop (driver tick + the real engine executing its commands). */
+function benchOnEngine(): void {
+  const start = Date.UTC(2026, 10, 22, 6);
+  const venue = Venue.create();
+  const view = venueSimulatorView(venue);
+  const driver = new MarketDriver(defaultMarketDriverConfig(start, 1));
+  let seq = 1;
+  let refused = 0;
+  const execute = (now: number, commands: readonly UnstampedCommand[]): void => {
+    for (const command of commands) {
+      if (!venue.execute({ ...command, seq: seq++, ts: now } as CoreCommand).ok) refused++;
+    }
+  };
+  execute(start, driver.start(start));
+  execute(start, driver.tick(start, view));
+  const steps = 300;
+  let driverNs = 0n;
+  let engineNs = 0n;
+  let commands = 0;
+  for (let step = 1; step <= steps; step++) {
+    const now = start + step * 1000;
+    const t0 = hrtime.bigint();
+    const batch = driver.tick(now, view);
+    const t1 = hrtime.bigint();
+    execute(now, batch);
+    engineNs += hrtime.bigint() - t1;
+    driverNs += t1 - t0;
+    commands += batch.length;
+  }
+  const perStep = (ns: bigint) => Number(ns) / 1e6 / steps;
+  console.log('--- on the real engine (driver tick + Venue.execute), 1 tick per simulated second ---');
+  console.log(`commands:          ${(commands / steps).toFixed(1)}/s, refused ${refused}`);
+  console.log(
+    `driver (market + simulator): ${perStep(driverNs).toFixed(2)} ms per tick = ${(perStep(driverNs) / 10).toFixed(1)}% of one core`,
+  );
+  console.log(`engine executing them:       ${perStep(engineNs).toFixed(2)} ms per tick`);
+}
+
 benchPricing();
 benchSimulator();
+benchOnEngine();
