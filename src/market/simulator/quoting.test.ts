@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Instrument } from '../../domain/instrument.ts';
+import { buildCatalogue } from '../catalogue.ts';
+import { defaultMarketModel, priceMarket } from '../market-state.ts';
+import { simulatorConfig } from './config.ts';
+import { ceilToTick, floorToTick, quoteLadder } from './quoting.ts';
+
+const NOW = Date.UTC(2026, 10, 22, 6);
+const INDEX = { BTC: 65_000, ETH: 3_200 };
+const specs = buildCatalogue(NOW, INDEX);
+const market = priceMarket(NOW, INDEX, specs, defaultMarketModel());
+const instrument = (name: string) => new Instrument(1, specs.find((spec) => spec.name === name)!);
+const config = simulatorConfig();
+
+function width(name: string, volatility: number, position = 0): number {
+  const target = instrument(name);
+  const ladder = quoteLadder(target, market.mark(name)!, volatility, position, config);
+  const bid = ladder.quotes.find((quote) => quote.side === 'buy' && quote.level === 0)!;
+  const ask = ladder.quotes.find((quote) => quote.side === 'sell' && quote.level === 0)!;
+  return ask.price - bid.price;
+}
+
+describe('quote ladders', () => {
+  test('rounding respects the coarse option tick above 0.005', () => {
+    const option = instrument('BTC-25DEC26-65000-C');
+    assert.equal(floorToTick(option, 53.7), 50);
+    assert.equal(ceilToTick(option, 50.2), 55);
+    assert.equal(floorToTick(option, 49.9), 49);
+    assert.equal(ceilToTick(option, 48.1), 49);
+  });
+
+  test('levels move outwards, sizes grow, every price is on its tick', () => {
+    const option = instrument('BTC-25DEC26-70000-C');
+    const ladder = quoteLadder(option, market.mark(option.name)!, 0.55, 0, config);
+    const bids = ladder.quotes.filter((quote) => quote.side === 'buy');
+    const asks = ladder.quotes.filter((quote) => quote.side === 'sell');
+    assert.equal(bids.length, 3);
+    assert.equal(asks.length, 3);
+    for (let i = 1; i < 3; i++) {
+      assert.ok(bids[i]!.price < bids[i - 1]!.price && asks[i]!.price > asks[i - 1]!.price);
+      assert.ok(bids[i]!.amount > bids[i - 1]!.amount);
+    }
+    assert.ok(ladder.quotes.every((quote) => option.isOnTick(quote.price)));
+  });
+
+  test('spreads widen with volatility and with inventory', () => {
+    assert.ok(width('BTC-PERPETUAL', 1.2) > width('BTC-PERPETUAL', 0.4));
+    assert.ok(width('BTC-25DEC26-65000-P', 1.2) > width('BTC-25DEC26-65000-P', 0.4));
+    assert.ok(width('BTC-PERPETUAL', 0.6, 200) > width('BTC-PERPETUAL', 0.6, 0));
+  });
+
+  test('cheap options keep a 1-tick bid and a higher ask', () => {
+    const far = specs
+      .filter((spec) => spec.name.startsWith('BTC-22NOV26-') && spec.name.endsWith('-C'))
+      .at(-1)!;
+    const option = new Instrument(2, far);
+    const ladder = quoteLadder(option, market.mark(far.name)!, 0.5, 0, config);
+    const bestBid = Math.max(...ladder.quotes.filter((q) => q.side === 'buy').map((q) => q.price));
+    const bestAsk = Math.min(...ladder.quotes.filter((q) => q.side === 'sell').map((q) => q.price));
+    assert.equal(bestBid, 1);
+    assert.ok(bestAsk > bestBid);
+  });
+});
