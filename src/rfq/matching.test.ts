@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { planFills, rankQuotes } from './matching.ts';
+import type { QuoteRecord } from './types.ts';
+
+function quote(id: number, side: 'buy' | 'sell', price: number, quantity: number, aon = false): QuoteRecord {
+  return {
+    quoteId: String(id),
+    number: id,
+    rfqId: '1',
+    makerRfqId: '2',
+    desk: 'd',
+    accountId: 2,
+    side,
+    quantity,
+    filledQuantity: 0,
+    price,
+    legs: [],
+    hedgePrice: null,
+    executionInstruction: aon ? 'all_or_none' : 'any_part_of',
+    expiresAt: null,
+    label: '',
+    status: 'open',
+    statusReason: null,
+    replaced: false,
+    createdAt: 0,
+    lastUpdatedAt: 0,
+    priority: id,
+  };
+}
+
+test('ranking: best price, then AON, then time; only crossing quotes of the other side', () => {
+  const quotes = [
+    quote(1, 'sell', 100, 5),
+    quote(2, 'sell', 100, 5, true),
+    quote(3, 'sell', 90, 5),
+    quote(4, 'sell', 120, 5),
+    quote(5, 'buy', 95, 5),
+  ];
+  assert.deepEqual(
+    rankQuotes(quotes, 'buy', 110, 0).map((q) => q.quoteId),
+    ['3', '2', '1'],
+  );
+  assert.deepEqual(
+    rankQuotes(quotes, 'sell', 90, 0).map((q) => q.quoteId),
+    ['5'],
+  );
+});
+
+test('planning: AON fills whole or is skipped; partial quotes top up', () => {
+  const ranked = [quote(1, 'sell', 90, 8, true), quote(2, 'sell', 95, 3), quote(3, 'sell', 99, 10)];
+  assert.deepEqual(
+    planFills(ranked, 5).fills.map((f) => [f.quote.quoteId, f.quantity]),
+    [
+      ['2', 3],
+      ['3', 2],
+    ],
+  );
+  assert.deepEqual(
+    planFills(ranked, 10).fills.map((f) => [f.quote.quoteId, f.quantity]),
+    [
+      ['1', 8],
+      ['2', 2],
+    ],
+  );
+  assert.equal(planFills([quote(1, 'sell', 90, 8, true)], 5).covered, 0);
+});

@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Instrument } from '../domain/instrument.ts';
+import { optionSpec, perpetualSpec } from '../engine/testkit.ts';
+import { deriveStructure, type RfqMarket, strategyPrice } from './structure.ts';
+
+const specs = [
+  optionSpec(),
+  optionSpec({ name: 'BTC-27DEC26-75000-C', strike: '75000' }),
+  optionSpec({ name: 'BTC-27DEC26-70000-P', optionType: 'put' }),
+  perpetualSpec(),
+  perpetualSpec({ name: 'BTC-27DEC26', settlementPeriod: 'month', expiration: Date.UTC(2026, 11, 27, 8) }),
+  perpetualSpec({ name: 'ETH-PERPETUAL', baseCurrency: 'ETH', minTradeAmount: '1', tickSize: '0.05' }),
+];
+const byName = new Map(specs.map((spec, i) => [spec.name, new Instrument(i + 1, spec)]));
+const market: RfqMarket = {
+  instrument: (name) => byName.get(name),
+  isActive: (name) => byName.has(name),
+  markPrice: () => null,
+};
+
+describe('deriveStructure', () => {
+  test('ratios by gcd and an RFQ lot that puts every leg on its grid', () => {
+    const result = deriveStructure(
+      [
+        { instrumentName: 'BTC-27DEC26-70000-C', side: 'buy', amount: 4 },
+        { instrumentName: 'BTC-27DEC26-75000-C', side: 'sell', amount: 6 },
+      ],
+      null,
+      market,
+      20,
+    );
+    assert.ok(result.ok);
+    const s = result.structure;
+    assert.deepEqual(
+      s.legs.map((l) => l.ratio),
+      [2, 3],
+    );
+    assert.equal(s.quantityStep, '0.1');
+    assert.equal(s.quantity, 2);
+    assert.deepEqual(
+      s.legs.map((l) => l.lotsPerUnit),
+      [2, 3],
+    );
+    assert.equal(s.comboId, null, '2:3 is not a listed combo');
+    assert.equal(strategyPrice(s.legs, s.legTickUnits, [500, 300]), 2 * 500 - 3 * 300);
+  });
+
+  test('future spread with the perpetual is named after its dated leg', () => {
+    const result = deriveStructure(
+      [
+        { instrumentName: 'BTC-PERPETUAL', side: 'buy', amount: 10 },
+        { instrumentName: 'BTC-27DEC26', side: 'sell', amount: 10 },
+      ],
+      null,
+      market,
+      20,
+    );
+    assert.ok(result.ok);
+    assert.equal(result.structure.comboId, 'BTC-FS-27DEC26_PERP');
+    assert.equal(result.structure.quantityStep, '10');
+  });
+
+  test('refusals: mixed currencies, a hedge that is an option or a leg, expired legs', () => {
+    const leg = { instrumentName: 'BTC-PERPETUAL', side: 'buy' as const, amount: 1 };
+    const mixed = deriveStructure(
+      [leg, { instrumentName: 'ETH-PERPETUAL', side: 'buy', amount: 1 }],
+      null,
+      market,
+      20,
+    );
+    assert.equal(mixed.ok || mixed.error.name, 'invalid_arguments');
+    const optionHedge = deriveStructure(
+      [leg],
+      { instrumentName: 'BTC-27DEC26-70000-C', side: 'buy', amount: 1, price: 1 },
+      market,
+      20,
+    );
+    assert.equal(optionHedge.ok || optionHedge.error.name, 'invalid_arguments');
+    const sameHedge = deriveStructure([leg], { ...leg, price: 1 }, market, 20);
+    assert.equal(sameHedge.ok || sameHedge.error.name, 'invalid_arguments');
+    const expired = deriveStructure([leg], null, { ...market, isActive: () => false }, 20);
+    assert.equal(expired.ok || expired.error.name, 'instrument_expired');
+  });
+});
