@@ -26,12 +26,16 @@ function portfolioIdOf(order: OrderView): number | null {
 
 function orderChange(order: OrderView, reads: ReadPort): unknown {
   const instrument = reads.instrument(order.instrumentName);
-  return instrument === undefined ? null : { ...orderToWire(order, instrument), portfolioId: portfolioIdOf(order) };
+  return instrument === undefined
+    ? null
+    : { ...orderToWire(order, instrument), portfolioId: portfolioIdOf(order) };
 }
 
 function requireUser(principal: Parameters<ChannelFamily['resolve']>[1], name: string) {
   if (principal === null) {
-    throw new VenueError('authorization_required', `${name} needs an authenticated connection`, { field: 'channels' });
+    throw new VenueError('authorization_required', `${name} needs an authenticated connection`, {
+      field: 'channels',
+    });
   }
   return principal;
 }

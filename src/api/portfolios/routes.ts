@@ -38,7 +38,9 @@ export interface FlatRouteRegistrar {
 }
 
 type Json = Record<string, unknown>;
-type CoreOutcome = { ok: true; value: AlgoValue } | { ok: false; error: { name: string; message: string; data: Json } };
+type CoreOutcome =
+  | { ok: true; value: AlgoValue }
+  | { ok: false; error: { name: string; message: string; data: Json } };
 
 async function run(deps: PortfolioRouteDeps, command: UnstampedAlgoCommand): Promise<AlgoValue> {
   const { result } = await deps.submitMachine(command);
@@ -79,7 +81,9 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
   const visible = (principal: Principal, portfolioId: number) => {
     const portfolio = deps.portfolios().portfolio(portfolioId);
     if (portfolio === undefined || !principal.accountIds.has(portfolio.spec.accountId)) {
-      throw new VenueError('portfolio_not_found', `portfolio ${portfolioId} not found`, { field: 'portfolioId' });
+      throw new VenueError('portfolio_not_found', `portfolio ${portfolioId} not found`, {
+        field: 'portfolioId',
+      });
     }
     return portfolio;
   };
@@ -122,7 +126,11 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
       const accountId = id(input.accountId, 'accountId', false);
       if (accountId !== null) ownAccount(principal, accountId, 'accountId');
       const portfolio = visible(principal, portfolioId);
-      await run(deps, { type: 'cancel_portfolio', portfolioId, accountId: accountId ?? portfolio.spec.accountId });
+      await run(deps, {
+        type: 'cancel_portfolio',
+        portfolioId,
+        accountId: accountId ?? portfolio.spec.accountId,
+      });
       return null;
     },
   });
@@ -130,7 +138,7 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
   registrar.registerFlatRoute({
     method: 'POST',
     url: `${PORTFOLIO_BASE_PATH}/cancel-all`,
-    summary: "Cancel every active portfolio of an account (optionally of one portfolioType).",
+    summary: 'Cancel every active portfolio of an account (optionally of one portfolioType).',
     matching: true,
     handler: async ({ body, principal }) => {
       const input = asObject(body);

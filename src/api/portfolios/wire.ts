@@ -55,9 +55,13 @@ export function portfolioInfoToWire(portfolio: PortfolioState, lookup: Instrumen
       filledQuantity: qty(i, state.filled),
       remainingQuantity: qty(i, Math.max(0, leg.amount - state.filled)),
       averagePrice:
-        instrument === undefined || state.filled === 0 ? null : formatAveragePrice(instrument, state.notional, state.filled),
+        instrument === undefined || state.filled === 0
+          ? null
+          : formatAveragePrice(instrument, state.notional, state.filled),
       arrivalPrice:
-        instrument === undefined || state.arrivalPrice === null ? null : formatFractionalTicks(state.arrivalPrice, instrument),
+        instrument === undefined || state.arrivalPrice === null
+          ? null
+          : formatFractionalTicks(state.arrivalPrice, instrument),
       slippageBps: slippageBps(leg, averageTicks, state.arrivalPrice),
       priceOptions: pricingToWire(leg),
       priceSnapshot: leg.priceSnapshot,
@@ -95,7 +99,10 @@ export function portfolioInfoToWire(portfolio: PortfolioState, lookup: Instrumen
             eachLimitMs: spec.balance.eachLimitMs,
             totalLimitMs: spec.balance.totalLimitMs,
             totalEndAction: spec.balance.totalEndAction === 'CANCEL_REMAINING' ? 1 : 2,
-            totalMs: portfolio.startedAt === null ? 0 : (portfolio.endedAt ?? portfolio.updatedAt) - portfolio.startedAt,
+            totalMs:
+              portfolio.startedAt === null
+                ? 0
+                : (portfolio.endedAt ?? portfolio.updatedAt) - portfolio.startedAt,
           },
     twapTrade:
       spec.twap === null
@@ -112,13 +119,16 @@ export function portfolioInfoToWire(portfolio: PortfolioState, lookup: Instrumen
             displayQuantity: qty(0, spec.iceberg.displayAmount),
             refreshQuantity: spec.iceberg.refreshAmount === null ? null : qty(0, spec.iceberg.refreshAmount),
           },
+    legs,
     currentPart: portfolio.part < 0 ? null : portfolio.part,
     parts: portfolio.parts.map((part) => ({
       part: part.index,
       startTimestamp: part.startedAt,
       endTimestamp: part.endedAt,
       targetQuantities: part.targets.map((lots, i) => qty(i, lots)),
-      filledQuantities: (part.filledAtEnd ?? portfolio.legs.map((leg) => leg.filled)).map((lots, i) => qty(i, lots)),
+      filledQuantities: (part.filledAtEnd ?? portfolio.legs.map((leg) => leg.filled)).map((lots, i) =>
+        qty(i, lots),
+      ),
     })),
     childOrders: portfolio.children.map((child) => {
       const instrument = instruments[child.leg];

@@ -1,0 +1,348 @@
+/**
+ * Portfolios end to end: the real engine and algorithm layer inside the core machine, the real
+ * sequencer on a virtual clock, the real gateway, driven through the sdk over HTTP (flat signed
+ * routes) and WebSocket (trade-news, order.change.any). Timers are submitted by the test when
+ * the machine asks for a wakeup, as the core service does.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { ApiError } from '../../sdk/errors.ts';
+import { HttpClient } from '../../sdk/http-client.ts';
+import type { SubscriptionPush } from '../../sdk/types.ts';
+import { WsClient } from '../../sdk/ws-client.ts';
+import { PortfolioMachine } from '../../src/algo/machine.ts';
+import { venueMarketView } from '../../src/algo/venue-market-view.ts';
+import { SecretBox } from '../../src/api/auth/secret-box.ts';
+import { SqliteKeyStore } from '../../src/api/auth/sqlite-key-store.ts';
+import { bootstrapDemo, type DemoCredential } from '../../src/api/bootstrap.ts';
+import { createGateway, type Gateway } from '../../src/api/gateway.ts';
+import { MemoryHistory } from '../../src/api/memory-history.ts';
+import { registerPortfolioChannels } from '../../src/api/portfolios/channels.ts';
+import { PORTFOLIO_BASE_PATH, registerPortfolioRoutes } from '../../src/api/portfolios/routes.ts';
+import type { CommandPort, CommittedBatch, EventPort } from '../../src/api/ports.ts';
+import { createVenueReadPort } from '../../src/api/venue-read-port.ts';
+import { SystemClock, VirtualClock } from '../../src/app/clock.ts';
+import { type Config, type DeepPartial, loadConfig } from '../../src/app/config.ts';
+import { Sequencer } from '../../src/app/sequencer.ts';
+import type { CommandResult } from '../../src/core/events.ts';
+import { CoreMachine, type MachineCommand, type MachineResult } from '../../src/core/machine.ts';
+import { ERROR_CATALOGUE } from '../../src/domain/errors.ts';
+import { perpetualSpec } from '../../src/engine/testkit.ts';
+import { Venue } from '../../src/engine/venue.ts';
+
+const MAKER = 1;
+const MULTI = 3;
+const START = Date.UTC(2026, 10, 20, 12);
+const PERP = 'BTC-PERPETUAL';
+
+function until(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const check = () => {
+      if (predicate()) return resolve();
+      if (Date.now() - started > timeoutMs) return reject(new Error('condition not met in time'));
+      setImmediate(check);
+    };
+    check();
+  });
+}
+
+async function startCore() {
+  const venue = Venue.create();
+  const algos = new PortfolioMachine(venueMarketView(venue));
+  const machine = new CoreMachine(venue, new Map([['portfolios', algos]]));
+  const clock = new VirtualClock(START);
+  type Unstamped = Omit<MachineCommand, 'seq' | 'ts'>;
+  const sequencer = new Sequencer<Unstamped, MachineResult>(
+    (command, stamp) => machine.execute({ ...command, ...stamp } as MachineCommand),
+    { append: async () => {} },
+    clock,
+    { seq: 0, ts: START },
+  );
+  const history = new MemoryHistory((name) => venue.instrument(name)?.instrument.kind);
+  const listeners = new Set<(batch: CommittedBatch) => void>();
+  sequencer.onCommitted((entry, result) => {
+    const batch: CommittedBatch = {
+      seq: entry.seq,
+      ts: entry.ts,
+      events: result.engineEvents,
+      subEvents: result.subEvents,
+    };
+    history.record(batch);
+    for (const listener of listeners) listener(batch);
+  });
+  const submitMachine = (command: object) => sequencer.submit(command as Unstamped);
+  const ports: CommandPort &
+    EventPort & { reads: ReturnType<typeof createVenueReadPort>; history: MemoryHistory } = {
+    reads: createVenueReadPort(venue),
+    history,
+    submit: async (command) => (await submitMachine(command)).result as CommandResult,
+    now: () => sequencer.now(),
+    onCommitted(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  assert.ok((await ports.submit({ type: 'list_instrument', spec: perpetualSpec() })).ok);
+  await ports.submit({
+    type: 'update_prices',
+    indexPrices: [{ currency: 'BTC', price: 60_000 }],
+    markPrices: [{ instrumentName: PERP, markPrice: 120_000 }],
+  });
+  /** Moves the virtual clock by `ms`, submitting a timer at every wakeup the machine asks for. */
+  const advance = async (ms: number) => {
+    const target = clock.now() + ms;
+    for (;;) {
+      const next = algos.nextWakeup();
+      if (next === null || next > target) break;
+      clock.set(Math.max(clock.now(), next));
+      await submitMachine({ type: 'timer' });
+    }
+    clock.set(target);
+  };
+  return { venue, algos, clock, ports, submitMachine, advance };
+}
+
+interface Harness {
+  readonly gateway: Gateway;
+  readonly credentials: DemoCredential[];
+  http(index: number): HttpClient;
+  ws(index: number): WsClient;
+  close(): Promise<void>;
+}
+
+/** The gateway harness of test/support, with the portfolio routes registered before listen(). */
+async function startPortfolioHarness(core: Awaited<ReturnType<typeof startCore>>): Promise<Harness> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'portfolio-e2e-'));
+  const config = loadConfig({
+    env: {},
+    overrides: { port: 0, host: '127.0.0.1', logLevel: 'silent', dataDir } as DeepPartial<Config>,
+  });
+  const keyStore = new SqliteKeyStore(':memory:', SecretBox.fromText('33'.repeat(32)));
+  const credentials = (await bootstrapDemo({ keyStore, commands: core.ports, dataDir }))!;
+  const gateway = createGateway({
+    config,
+    commands: core.ports,
+    reads: core.ports.reads,
+    history: core.ports.history,
+    events: core.ports,
+    keyStore,
+    clock: new SystemClock(),
+  });
+  registerPortfolioRoutes(gateway, {
+    submitMachine: (command) => core.submitMachine(command),
+    now: () => core.ports.now(),
+    instrument: (name) => core.ports.reads.instrument(name),
+    portfolios: () => core.algos,
+  });
+  registerPortfolioChannels(gateway.channels, core.ports.reads);
+  const { port } = await gateway.listen();
+  const clients: WsClient[] = [];
+  const now = () => core.ports.now();
+  const credentialsOf = (index: number) => {
+    const credential = credentials[index]!;
+    return { apiKey: credential.apiKey, apiSecret: credential.apiSecret };
+  };
+  return {
+    gateway,
+    credentials,
+    http: (index) =>
+      new HttpClient({ baseUrl: `http://127.0.0.1:${port}`, credentials: credentialsOf(index), now }),
+    ws(index) {
+      const client = new WsClient({
+        url: `ws://127.0.0.1:${port}/ws`,
+        credentials: credentialsOf(index),
+        now,
+        reconnectDelayMs: 50,
+      });
+      clients.push(client);
+      return client;
+    },
+    async close() {
+      await Promise.all(clients.map((client) => client.close()));
+      await gateway.close();
+      keyStore.close();
+    },
+  };
+}
+
+describe('portfolios through the API', () => {
+  let harness: Harness;
+  let core: Awaited<ReturnType<typeof startCore>>;
+
+  before(async () => {
+    core = await startCore();
+    harness = await startPortfolioHarness(core);
+  });
+  after(() => harness.close());
+
+  test('TWAP: submit, pushes with portfolioId, slices on the clock, info, cancel', async () => {
+    const user = harness.credentials[MULTI]!;
+    const [accountId, mirrorAccountId] = user.accountIds as [number, number];
+    const makerAccount = harness.credentials[MAKER]!.accountIds[0]!;
+    await core.ports.submit({
+      type: 'place_order',
+      accountId: makerAccount,
+      instrumentName: PERP,
+      side: 'sell',
+      orderType: 'limit',
+      amount: 5,
+      price: 120_000,
+      timeInForce: 'good_til_cancelled',
+      postOnly: false,
+      rejectPostOnly: false,
+      reduceOnly: false,
+      label: '',
+      validUntil: null,
+      source: { api: true },
+    });
+    const http = harness.http(MULTI);
+    const ws = harness.ws(MULTI);
+    await ws.connect();
+    await ws.auth();
+    const news: SubscriptionPush[] = [];
+    const changes: SubscriptionPush[] = [];
+    await ws.subscribe(['trade-news'], (push) => news.push(push));
+    await ws.subscribe(['order.change.any'], (push) => changes.push(push));
+    await until(() => changes.length === 1);
+    assert.equal(changes[0]!.snapshot, true);
+
+    const body = {
+      accountId,
+      portfolioType: 'TWAP',
+      strategy: 'Custom',
+      twapTrade: { startTimestamp: null, durationSec: 10, frequencySec: 2 },
+      legs: [
+        {
+          instrument: PERP,
+          instrumentType: 'PERPETUAL',
+          side: 1,
+          quantity: '1000',
+          priceOptions: { priceType: 'LIMIT', price: 60000, priceIn: 'USD' },
+          hidden: true,
+        },
+      ],
+      sendToDummyAccountIds: [mirrorAccountId],
+    };
+    const { portfolioId } = await http.flat<{ portfolioId: number }>(
+      'POST',
+      `${PORTFOLIO_BASE_PATH}/submit`,
+      body,
+    );
+    assert.equal(typeof portfolioId, 'number');
+
+    await until(() => news.some((p) => (p.data as { type: string }).type === 'ORDER_FILLED'));
+    const types = news
+      .filter((p) => (p.data as { portfolioId: number }).portfolioId === portfolioId)
+      .map((p) => (p.data as { type: string }).type);
+    assert.deepEqual(types.slice(0, 4), [
+      'PORTFOLIO_SUBMITTED',
+      'PORTFOLIO_WORKING',
+      'PART_STARTED',
+      'ORDER_PLACED',
+    ]);
+    assert.ok(
+      news.every((p, i) => p.seq === i + 1),
+      'per-channel sequence numbers without gaps',
+    );
+    await until(() => changes.some((p) => (p.data as { portfolioId?: number }).portfolioId === portfolioId));
+
+    type Info = {
+      portfolioStatus: string;
+      legs: {
+        filledQuantity: string;
+        averagePrice: string | null;
+        arrivalPrice: string | null;
+        slippageBps: number | null;
+        childOrderIds: string[];
+      }[];
+      parts: unknown[];
+      mirrorPortfolioIds: number[];
+    };
+    let info = await http.flat<Info>('GET', `${PORTFOLIO_BASE_PATH}/info?portfolioId=${portfolioId}`);
+    assert.equal(info.portfolioStatus, 'WORKING');
+    assert.equal(info.legs[0]!.filledQuantity, '50');
+    assert.equal(info.legs[0]!.averagePrice, '60000');
+    assert.equal(info.legs[0]!.arrivalPrice, '60000', 'one-sided book at submit: the mark');
+    assert.equal(info.legs[0]!.slippageBps, 0);
+    assert.equal(info.mirrorPortfolioIds.length, 1);
+
+    await core.advance(4_000);
+    info = await http.flat<Info>('GET', `${PORTFOLIO_BASE_PATH}/info?portfolioId=${portfolioId}`);
+    assert.equal(info.parts.length, 3);
+    assert.equal(info.legs[0]!.childOrderIds.length, 3);
+
+    // Another user cannot see it.
+    await assert.rejects(
+      harness.http(0).flat('GET', `${PORTFOLIO_BASE_PATH}/info?portfolioId=${portfolioId}`),
+      (error: unknown) =>
+        error instanceof ApiError && error.code === ERROR_CATALOGUE.portfolio_not_found.code,
+    );
+
+    const cancelled = await http.flat('POST', `${PORTFOLIO_BASE_PATH}/cancel`, { portfolioId, accountId });
+    assert.equal(cancelled, null);
+    info = await http.flat<Info>('GET', `${PORTFOLIO_BASE_PATH}/info?portfolioId=${portfolioId}`);
+    assert.equal(info.portfolioStatus, 'CANCELLED');
+    await until(() => news.some((p) => (p.data as { type: string }).type === 'PORTFOLIO_CANCELLED'));
+    const order = news
+      .map((p) => p.data as { type: string; portfolioId: number })
+      .filter((d) => d.portfolioId === portfolioId)
+      .map((d) => d.type);
+    assert.ok(order.indexOf('PORTFOLIO_CANCELLING') < order.indexOf('PORTFOLIO_CANCELLED'));
+    assert.equal(core.venue.openOrders({ accountId }).length, 0);
+  });
+
+  test('validation failures answer succ=false with the code and the field', async () => {
+    const user = harness.credentials[MULTI]!;
+    const http = harness.http(MULTI);
+    await assert.rejects(
+      http.flat('POST', `${PORTFOLIO_BASE_PATH}/submit`, {
+        accountId: user.accountIds[0],
+        portfolioType: 'BALANCE',
+        legs: [],
+        balanceTrade: { parts: 1, eachLimitMs: 1000, totalLimitMs: 0, totalEndAction: 1 },
+      }),
+      (error: unknown) =>
+        error instanceof ApiError &&
+        error.code === ERROR_CATALOGUE.invalid_portfolio.code &&
+        error.data?.field === 'legs',
+    );
+    await assert.rejects(
+      http.flat('POST', `${PORTFOLIO_BASE_PATH}/submit`, {
+        accountId: 999_999,
+        portfolioType: 'COMMON',
+        legs: [],
+      }),
+      (error: unknown) => error instanceof ApiError && error.code === ERROR_CATALOGUE.account_not_owned.code,
+    );
+  });
+
+  test('cancel-all cancels the account’s active portfolios of a type', async () => {
+    const user = harness.credentials[MULTI]!;
+    const accountId = user.accountIds[0]!;
+    const http = harness.http(MULTI);
+    const leg = {
+      instrument: PERP,
+      instrumentType: 'PERPETUAL',
+      side: 1,
+      quantity: '100',
+      priceOptions: { priceType: 'LIMIT', price: '59000', priceIn: 'USD' },
+    };
+    const balance = {
+      accountId,
+      portfolioType: 'BALANCE',
+      balanceTrade: { parts: 2, eachLimitMs: 60_000, totalLimitMs: 0, totalEndAction: 1 },
+      legs: [leg],
+    };
+    const a = await http.flat<{ portfolioId: number }>('POST', `${PORTFOLIO_BASE_PATH}/submit`, balance);
+    const b = await http.flat<{ portfolioId: number }>('POST', `${PORTFOLIO_BASE_PATH}/submit`, balance);
+    const result = await http.flat<{ portfolioIds: number[] }>('POST', `${PORTFOLIO_BASE_PATH}/cancel-all`, {
+      accountId,
+      portfolioType: 'BALANCE',
+    });
+    assert.deepEqual(result.portfolioIds, [a.portfolioId, b.portfolioId]);
+  });
+});
