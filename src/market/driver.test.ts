@@ -77,6 +77,23 @@ describe('MarketDriver', () => {
     );
   });
 
+  test("after a restart: adopts the venue's instruments, continues the index, settles what expired", () => {
+    const before = new MarketDriver(defaultMarketDriverConfig(START));
+    before.start(START);
+    const recovered = before.instruments().map((instrument) => instrument.spec);
+    const restart = EXPIRY + 60_000;
+    const driver = new MarketDriver(defaultMarketDriverConfig(restart, 1, { BTC: 70_000 }));
+    const commands = driver.start(restart, recovered);
+    const relisted = byType(commands, 'list_instrument').map((c) =>
+      c.type === 'list_instrument' ? c.spec.name : '',
+    );
+    assert.ok(!relisted.includes('BTC-PERPETUAL'));
+    assert.ok(relisted.some((name) => name.startsWith('BTC-25NOV26')));
+    assert.equal(driver.market().index('BTC'), 70_000);
+    const settled = byType(driver.tick(restart + 1000), 'settle_instrument');
+    assert.ok(settled.some((c) => c.type === 'settle_instrument' && c.instrumentName === 'BTC-22NOV26'));
+  });
+
   test('deterministic for a seed', () => {
     const run = () => {
       const driver = new MarketDriver(defaultMarketDriverConfig(START, 4));

@@ -38,11 +38,21 @@ export interface MarketDriverConfig {
   readonly simulator: SimulatorConfig;
 }
 
-/** Simulated BTC and ETH indices, default surfaces, catalogue and simulator, from one seed. */
-export function defaultMarketDriverConfig(startTime: number, seed = 1): MarketDriverConfig {
+/**
+ * Simulated BTC and ETH indices, default surfaces, catalogue and simulator, from one seed.
+ * After a restart pass the recovered venue's last index prices as `initialPrices` so the
+ * simulated market continues where it was.
+ */
+export function defaultMarketDriverConfig(
+  startTime: number,
+  seed = 1,
+  initialPrices: Readonly<Record<string, number>> = {},
+): MarketDriverConfig {
   const currencies = DEFAULT_CATALOGUE.currencies;
   return {
-    sources: currencies.map((currency) => defaultSimulatedIndex(currency, startTime, seed)),
+    sources: currencies.map((currency) =>
+      defaultSimulatedIndex(currency, startTime, seed, initialPrices[currency]),
+    ),
     model: defaultMarketModel(0, currencies),
     catalogue: DEFAULT_CATALOGUE,
     simulator: { ...DEFAULT_SIMULATOR_CONFIG, seed },
@@ -68,10 +78,18 @@ export class MarketDriver {
   }
 
   /** Commands that bring an empty venue to a listed, priced market. */
-  start(now: number): UnstampedCommand[] {
+  /**
+   * `alreadyListed`: the instruments a recovered venue already has (active ones). They are
+   * adopted — priced, rolled and settled like the driver's own — and not listed again; any
+   * whose expiry passed while the service was down settle at the next tick.
+   */
+  start(now: number, alreadyListed: readonly InstrumentSpec[] = []): UnstampedCommand[] {
     const levels = this.sample(now);
     const commands: UnstampedCommand[] = [];
-    for (const spec of buildCatalogue(now, levels, this.config.catalogue)) commands.push(this.list(spec));
+    for (const spec of alreadyListed) this.listed.set(spec.name, new Instrument(0, spec));
+    for (const spec of buildCatalogue(now, levels, this.config.catalogue)) {
+      if (!this.listed.has(spec.name)) commands.push(this.list(spec));
+    }
     commands.push(...this.simulator.setupCommands());
     this.state = priceMarket(now, levels, this.specs(), this.config.model);
     commands.push(priceUpdateCommand(this.state, this.listed.values(), this.sentMarks));

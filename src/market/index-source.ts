@@ -101,8 +101,16 @@ export class SimulatedIndex implements IndexSource {
   }
 }
 
-/** Default simulated index for a currency (levels and dynamics typical of the market). */
-export function defaultSimulatedIndex(currency: string, startTime: number, seed: number): SimulatedIndex {
+/**
+ * Default simulated index for a currency (levels and dynamics typical of the market), starting
+ * at `initialPrice` when given (e.g. the last index a recovered venue knew).
+ */
+export function defaultSimulatedIndex(
+  currency: string,
+  startTime: number,
+  seed: number,
+  initialPrice?: number,
+): SimulatedIndex {
   const levels: Record<string, { price: number; volatility: number }> = {
     BTC: { price: 65_000, volatility: 0.5 },
     ETH: { price: 3_200, volatility: 0.65 },
@@ -110,7 +118,7 @@ export function defaultSimulatedIndex(currency: string, startTime: number, seed:
   const level = levels[currency] ?? { price: 100, volatility: 0.8 };
   return new SimulatedIndex({
     currency,
-    initialPrice: level.price,
+    initialPrice: initialPrice !== undefined && initialPrice > 0 ? initialPrice : level.price,
     startTime,
     volatility: level.volatility,
     jumpIntensity: 12,
