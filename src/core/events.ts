@@ -218,6 +218,11 @@ export interface CommandFailure {
   readonly ok: false;
   readonly error: CoreError;
   readonly events: readonly CoreEvent[];
+  /** Never set on a failure; declared so `result.order` reads on either branch. */
+  readonly order?: undefined;
+  readonly trades?: undefined;
+  readonly orders?: undefined;
+  readonly blockTradeId?: undefined;
 }
 
 export type CommandResult = CommandSuccess | CommandFailure;

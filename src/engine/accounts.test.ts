@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Instrument } from '../domain/instrument.ts';
+import { applyFill, Position } from './accounts.ts';
+import { Economics } from './economics.ts';
+import { linearPerpetualSpec, perpetualSpec } from './testkit.ts';
+
+const position = (spec = perpetualSpec()) => new Position(1, 0, new Economics(new Instrument(0, spec)));
+
+describe('positions and realised PnL', () => {
+  test('linear long: open, add, close at a profit', () => {
+    const p = position(linearPerpetualSpec());
+    assert.equal(applyFill(p, 1, 10, 100_000), 0); // 0.01 BTC at 50,000
+    assert.equal(applyFill(p, 1, 10, 102_000), 0); // 0.01 BTC at 51,000
+    assert.equal(p.size, 20);
+    assert.equal(p.toView().averagePrice, 101_000);
+    const pnl = applyFill(p, -1, 20, 104_000); // out at 52,000
+    assert.equal(pnl, 30_000_000); // 0.02 × 52,000 − (500 + 510) = 30 USDC
+    assert.equal(p.size, 0);
+    assert.equal(p.openCost, 0);
+    assert.equal(p.realisedPnl, 30_000_000);
+  });
+  test('inverse long gains coin as the price rises: qty × (1/entry − 1/exit)', () => {
+    const p = position();
+    applyFill(p, 1, 10, 100_000); // 100 USD at 50,000 → 0.002 BTC
+    const pnl = applyFill(p, -1, 10, 200_000); // out at 100,000 → 0.001 BTC
+    assert.equal(pnl, 100_000);
+  });
+  test('inverse short gains coin as the price falls', () => {
+    const p = position();
+    applyFill(p, -1, 10, 200_000);
+    assert.equal(applyFill(p, 1, 10, 100_000), 100_000);
+  });
+  test('a fill through zero closes the old side and opens the new one at the fill price', () => {
+    const p = position(linearPerpetualSpec());
+    applyFill(p, 1, 10, 100_000);
+    const pnl = applyFill(p, -1, 15, 90_000);
+    assert.equal(pnl, -50_000_000); // 0.01 BTC × −5,000
+    assert.equal(p.size, -5);
+    assert.equal(p.openCost, -225_000_000); // 0.005 × 45,000
+  });
+  test('partial closes remove cost pro rata, rounding half away from zero', () => {
+    const p = position(linearPerpetualSpec());
+    applyFill(p, 1, 3, 100_001); // cost 150.0015 USDC → 150,001,500
+    applyFill(p, -1, 1, 100_001);
+    assert.equal(p.openCost, 100_001_000);
+    assert.equal(p.realisedPnl, 0);
+  });
+});

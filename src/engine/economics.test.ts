@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Instrument } from '../domain/instrument.ts';
+import { divRound, Economics, mulDivRound } from './economics.ts';
+import { linearPerpetualSpec, optionSpec, perpetualSpec, spotSpec } from './testkit.ts';
+
+const economics = (spec: ReturnType<typeof perpetualSpec>) => new Economics(new Instrument(0, spec));
+
+describe('exact rounding helpers', () => {
+  test('divRound rounds halves away from zero', () => {
+    assert.equal(divRound(5, 2), 3);
+    assert.equal(divRound(-5, 2), -3);
+    assert.equal(divRound(4, 3), 1);
+    assert.equal(divRound(-4, 3), -1);
+  });
+  test('mulDivRound stays exact beyond 2^53', () => {
+    assert.equal(mulDivRound(2 ** 40, 2 ** 20, 2 ** 10), 2 ** 50);
+    assert.equal(mulDivRound(9_007_199_254_740_991, 3, 3), 9_007_199_254_740_991);
+  });
+});
+
+describe('values in settlement minor units', () => {
+  test('inverse perpetual: USD quantity / price, in satoshi', () => {
+    const e = economics(perpetualSpec());
+    // 10 lots × 10 USD = 100 USD at 50,000 USD (100,000 ticks of 0.5) = 0.002 BTC
+    assert.equal(e.value(10, 100_000), 200_000);
+    assert.equal(e.direction, -1);
+    assert.equal(e.settlementCurrency, 'BTC');
+    // 1 lot = 10 USD at 30,000.5 USD → 33,332.77… sat → 33,333
+    assert.equal(e.value(1, 60_001), 33_333);
+  });
+  test('linear perpetual: BTC quantity × USDC price, in USDC micro-units', () => {
+    const e = economics(linearPerpetualSpec());
+    // 0.005 BTC at 50,000 USDC = 250 USDC
+    assert.equal(e.value(5, 100_000), 250_000_000);
+    assert.equal(e.direction, 1);
+  });
+  test('inverse option premium: BTC quantity × BTC price', () => {
+    const e = economics(optionSpec());
+    // 0.5 BTC at 0.0125 BTC = 0.00625 BTC
+    assert.equal(e.value(5, 125), 625_000);
+  });
+  test('spot: quote value and base delivery', () => {
+    const e = economics(spotSpec());
+    assert.equal(e.value(10, 50_000), 50_000_000); // 0.001 BTC × 50,000 = 50 USDC
+    assert.equal(e.baseAmount(10), 100_000); // 0.001 BTC in sat
+  });
+});
+
+describe('fees', () => {
+  test('taker fees round up, maker rebates round toward zero', () => {
+    const e = economics(linearPerpetualSpec());
+    assert.equal(e.fee(1, 100_001, 'T', null), 25_001); // 50.0005 USDC × 0.0005 = 0.02500025 → 25,001 µUSDC
+    assert.equal(e.fee(1, 100_001, 'M', null), -5_000); // rebate 0.0050001 → 5,000 µUSDC
+  });
+  test('option fee: rate × underlying, capped at 12.5% of the premium', () => {
+    const e = economics(optionSpec());
+    // 1 BTC underlying × 0.0003 = 30,000 sat; premium 0.1 BTC → cap 1.25M sat
+    assert.equal(e.fee(10, 1000, 'T', 50_000), 30_000);
+    // cheap option: premium 0.0001 BTC × 1 = 10,000 sat → cap 1,250 sat
+    assert.equal(e.fee(10, 1, 'T', 50_000), 1_250);
+  });
+});

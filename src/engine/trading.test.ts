@@ -1,0 +1,343 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { CommandResult } from '../core/events.ts';
+import { Harness, perpetualSpec } from './testkit.ts';
+import { sessionEnd } from './trading.ts';
+
+function venue(config = {}): Harness {
+  const h = new Harness(config);
+  h.list(perpetualSpec());
+  for (const a of [1, 2, 3]) h.account(a);
+  return h;
+}
+
+function errorName(result: CommandResult): string | null {
+  return result.ok ? null : result.error.name;
+}
+
+describe('limit orders and price-time priority', () => {
+  test('a resting order comes back open with no trades', () => {
+    const h = venue();
+    const result = h.order(1, 'sell', 5, 100_000);
+    assert.ok(result.ok);
+    assert.equal(result.order!.orderState, 'open');
+    assert.equal(result.order!.filledAmount, 0);
+    assert.deepEqual(result.trades, []);
+    assert.equal(result.order!.orderId, 'BTC-1');
+  });
+
+  test('better price first, then earlier order first; trades at the maker price', () => {
+    const h = venue();
+    const a = h.order(1, 'sell', 2, 100_002).order!.orderId;
+    const b = h.order(1, 'sell', 2, 100_000).order!.orderId;
+    const c = h.order(3, 'sell', 2, 100_000).order!.orderId;
+    const result = h.order(2, 'buy', 5, 100_004);
+    assert.ok(result.ok);
+    assert.deepEqual(
+      result.trades!.map((t) => [t.maker.orderId, t.price, t.amount]),
+      [
+        [b, 100_000, 2],
+        [c, 100_000, 2],
+        [a, 100_002, 1],
+      ],
+    );
+    assert.equal(result.order!.orderState, 'filled');
+    assert.equal(result.order!.averagePrice, (2 * 100_000 + 2 * 100_000 + 100_002) / 5);
+    assert.equal(h.venue.getOrder(a)!.filledAmount, 1);
+    assert.equal(h.venue.getOrder(b)!.orderState, 'filled');
+  });
+
+  test('trade fields: ids, per-instrument sequence, liquidity, fees, tick direction', () => {
+    const h = venue();
+    h.order(1, 'sell', 1, 100_000);
+    h.order(1, 'sell', 1, 100_002);
+    h.order(1, 'sell', 1, 100_002);
+    const first = h.order(2, 'buy', 1, 100_000).trades![0]!;
+    const second = h.order(2, 'buy', 1, 100_002).trades![0]!;
+    const third = h.order(2, 'buy', 1, 100_002).trades![0]!;
+    assert.equal(first.tradeId, 'BTC-T1');
+    assert.deepEqual([first.tradeSeq, second.tradeSeq, third.tradeSeq], [1, 2, 3]);
+    assert.deepEqual([first.tickDirection, second.tickDirection, third.tickDirection], [0, 0, 1]);
+    assert.equal(first.taker.liquidity, 'T');
+    assert.equal(first.maker.liquidity, 'M');
+    assert.equal(first.taker.feeCurrency, 'BTC');
+    assert.equal(first.taker.fee, 10); // 10 USD / 50,000 = 20,000 sat × 0.05%
+    assert.equal(first.maker.fee, 0);
+    h.order(1, 'buy', 1, 99_000);
+    const down = h.order(2, 'sell', 1, 99_000).trades![0]!;
+    assert.equal(down.tickDirection, 2);
+  });
+
+  test('label longer than 64 characters is refused naming the field', () => {
+    const h = venue();
+    const result = h.order(1, 'buy', 1, 100_000, { label: 'x'.repeat(65) });
+    assert.equal(errorName(result), 'invalid_params');
+    assert.equal(!result.ok && result.error.data.field, 'label');
+    assert.ok(h.order(1, 'buy', 1, 100_000, { label: 'x'.repeat(64) }).ok);
+  });
+
+  test('prices off the tick grid, zero amounts and unknown instruments are refused', () => {
+    const h = venue();
+    assert.equal(errorName(h.order(1, 'buy', 0, 100_000)), 'invalid_amount');
+    assert.equal(errorName(h.order(1, 'buy', 1, 1.5)), 'invalid_price');
+    assert.equal(errorName(h.order(1, 'buy', 1, null, { orderType: 'limit' })), 'invalid_price');
+    assert.equal(
+      errorName(h.order(1, 'buy', 1, 100_000, { instrumentName: 'ETH-PERPETUAL' })),
+      'invalid_instrument',
+    );
+    assert.equal(errorName(h.order(9, 'buy', 1, 100_000)), 'account_not_found');
+    assert.equal(errorName(h.order(1, 'buy', 1, 100_000, { orderType: 'stop_limit' })), 'invalid_arguments');
+  });
+
+  test('validUntil before the command time is refused with timed_out', () => {
+    const h = venue();
+    assert.equal(errorName(h.order(1, 'buy', 1, 100_000, { validUntil: h.ts - 1 })), 'timed_out');
+    assert.ok(h.order(1, 'buy', 1, 100_000, { validUntil: h.ts }).ok);
+  });
+});
+
+describe('time in force', () => {
+  test('IOC fills what it can and cancels the rest', () => {
+    const h = venue();
+    h.order(1, 'sell', 2, 100_000);
+    const result = h.order(2, 'buy', 5, 100_000, { timeInForce: 'immediate_or_cancel' });
+    assert.equal(result.order!.orderState, 'cancelled');
+    assert.equal(result.order!.cancelReason, 'immediate_or_cancel');
+    assert.equal(result.order!.filledAmount, 2);
+    assert.equal(h.venue.book('BTC-PERPETUAL')!.bids.length, 0);
+  });
+
+  test('FOK fills completely or not at all', () => {
+    const h = venue();
+    h.order(1, 'sell', 2, 100_000);
+    const killed = h.order(2, 'buy', 3, 100_000, { timeInForce: 'fill_or_kill' });
+    assert.equal(killed.order!.orderState, 'cancelled');
+    assert.deepEqual(killed.trades, []);
+    assert.equal(h.venue.book('BTC-PERPETUAL')!.asks[0]!.amount, 2);
+    const filled = h.order(2, 'buy', 2, 100_000, { timeInForce: 'fill_or_kill' });
+    assert.equal(filled.order!.orderState, 'filled');
+  });
+
+  test('market orders sweep and never rest', () => {
+    const h = venue();
+    h.order(1, 'sell', 1, 100_000);
+    h.order(1, 'sell', 1, 110_000);
+    const result = h.order(2, 'buy', 3, null, { timeInForce: 'immediate_or_cancel' });
+    assert.equal(result.order!.orderType, 'market');
+    assert.equal(result.order!.price, null);
+    assert.equal(result.trades!.length, 2);
+    assert.equal(result.order!.orderState, 'cancelled');
+  });
+
+  test('good_til_day orders are cancelled at the end of the session (08:00 UTC)', () => {
+    const h = venue();
+    const id = h.order(1, 'buy', 1, 100_000, { timeInForce: 'good_til_day' }).order!.orderId;
+    const end = sessionEnd(h.ts);
+    assert.equal(new Date(end).getUTCHours(), 8);
+    assert.ok(end > h.ts && end - h.ts <= 86_400_000);
+    h.ts = end - 1;
+    h.ok({ type: 'timer' });
+    assert.equal(h.venue.getOrder(id)!.orderState, 'open');
+    h.ts = end;
+    const result = h.ok({ type: 'timer' });
+    assert.equal(h.venue.getOrder(id)!.cancelReason, 'good_til_day');
+    assert.equal(result.events[0]!.type, 'order');
+  });
+});
+
+describe('post-only', () => {
+  test('a crossing post-only buy is repriced one tick below the best ask and never takes', () => {
+    const h = venue();
+    h.order(1, 'sell', 1, 100_000);
+    const result = h.order(2, 'buy', 1, 100_010, { postOnly: true });
+    assert.equal(result.order!.price, 99_999);
+    assert.equal(result.order!.orderState, 'open');
+    assert.deepEqual(result.trades, []);
+    const sell = h.order(1, 'sell', 1, 99_000, { postOnly: true });
+    assert.equal(sell.order!.price, 100_000);
+  });
+
+  test('rejectPostOnly refuses instead of repricing', () => {
+    const h = venue();
+    h.order(1, 'sell', 1, 100_000);
+    assert.equal(
+      errorName(h.order(2, 'buy', 1, 100_000, { postOnly: true, rejectPostOnly: true })),
+      'post_only_reject',
+    );
+    assert.ok(h.order(2, 'buy', 1, 99_999, { postOnly: true, rejectPostOnly: true }).ok);
+  });
+
+  test('post-only only with good_til_cancelled limit orders', () => {
+    const h = venue();
+    assert.equal(
+      errorName(h.order(1, 'buy', 1, 100_000, { postOnly: true, timeInForce: 'immediate_or_cancel' })),
+      'post_only_not_allowed',
+    );
+    assert.equal(errorName(h.order(1, 'buy', 1, 100_000, { rejectPostOnly: true })), 'invalid_arguments');
+  });
+});
+
+describe('reduce-only', () => {
+  test('needs a position to reduce and is clipped to it', () => {
+    const h = venue();
+    assert.equal(errorName(h.order(1, 'sell', 1, 100_000, { reduceOnly: true })), 'reduce_only_violation');
+    h.order(2, 'sell', 3, 100_000);
+    h.order(1, 'buy', 3, 100_000);
+    const result = h.order(1, 'sell', 10, 101_000, { reduceOnly: true });
+    assert.equal(result.order!.amount, 3);
+    assert.equal(errorName(h.order(1, 'sell', 1, 101_000, { reduceOnly: true })), 'reduce_only_violation');
+    assert.equal(errorName(h.order(1, 'buy', 1, 99_000, { reduceOnly: true })), 'reduce_only_violation');
+  });
+});
+
+describe('edit', () => {
+  test('a size decrease keeps priority; replaced and lastUpdatedAt change', () => {
+    const h = venue();
+    const first = h.order(1, 'sell', 5, 100_000).order!.orderId;
+    h.order(3, 'sell', 5, 100_000);
+    h.ts += 1000;
+    const edited = h.ok({ type: 'edit_order', accountId: 1, orderId: first, amount: 2 });
+    assert.equal(edited.order!.replaced, true);
+    assert.equal(edited.order!.lastUpdatedAt, h.ts);
+    assert.equal(edited.order!.amount, 2);
+    const trade = h.order(2, 'buy', 1, 100_000).trades![0]!;
+    assert.equal(trade.maker.orderId, first);
+  });
+
+  test('a size increase or a price change loses priority', () => {
+    const h = venue();
+    const first = h.order(1, 'sell', 5, 100_000).order!.orderId;
+    const second = h.order(3, 'sell', 5, 100_000).order!.orderId;
+    h.ok({ type: 'edit_order', accountId: 1, orderId: first, amount: 6 });
+    assert.equal(h.order(2, 'buy', 1, 100_000).trades![0]!.maker.orderId, second);
+    h.ok({ type: 'edit_order', accountId: 3, orderId: second, price: 100_002 });
+    h.ok({ type: 'edit_order', accountId: 3, orderId: second, price: 100_000 });
+    assert.equal(h.order(2, 'buy', 1, 100_000).trades![0]!.maker.orderId, first);
+  });
+
+  test('an edit to a crossing price trades at once', () => {
+    const h = venue();
+    h.order(1, 'sell', 1, 100_000);
+    const bid = h.order(2, 'buy', 2, 99_000).order!.orderId;
+    const result = h.ok({ type: 'edit_order', accountId: 2, orderId: bid, price: 100_000 });
+    assert.equal(result.trades!.length, 1);
+    assert.equal(result.order!.filledAmount, 1);
+    assert.equal(result.order!.orderState, 'open');
+  });
+
+  test('refusals: unknown, foreign, closed orders, amount not above filled', () => {
+    const h = venue();
+    const id = h.order(1, 'sell', 2, 100_000).order!.orderId;
+    assert.equal(
+      errorName(h.run({ type: 'edit_order', accountId: 2, orderId: id, amount: 1 })),
+      'order_not_found',
+    );
+    h.order(2, 'buy', 1, 100_000);
+    assert.equal(
+      errorName(h.run({ type: 'edit_order', accountId: 1, orderId: id, amount: 1 })),
+      'invalid_amount',
+    );
+    h.ok({ type: 'cancel_order', accountId: 1, orderId: id });
+    assert.equal(
+      errorName(h.run({ type: 'edit_order', accountId: 1, orderId: id, amount: 3 })),
+      'not_open_order',
+    );
+  });
+
+  test('post-only edit with rejectPostOnly that would cross cancels the order', () => {
+    const h = venue();
+    h.order(1, 'sell', 1, 100_000);
+    const id = h.order(2, 'buy', 1, 99_000, { postOnly: true, rejectPostOnly: true }).order!.orderId;
+    const result = h.ok({ type: 'edit_order', accountId: 2, orderId: id, price: 100_000 });
+    assert.equal(result.order!.orderState, 'cancelled');
+    assert.equal(result.order!.cancelReason, 'edit_post_only_reject');
+  });
+});
+
+describe('cancel', () => {
+  test('cancel gives user_request; a second cancel is refused', () => {
+    const h = venue();
+    const id = h.order(1, 'buy', 1, 100_000).order!.orderId;
+    const result = h.ok({ type: 'cancel_order', accountId: 1, orderId: id });
+    assert.equal(result.order!.orderState, 'cancelled');
+    assert.equal(result.order!.cancelReason, 'user_request');
+    assert.equal(errorName(h.run({ type: 'cancel_order', accountId: 1, orderId: id })), 'not_open_order');
+    assert.equal(
+      errorName(h.run({ type: 'cancel_order', accountId: 1, orderId: 'BTC-999' })),
+      'order_not_found',
+    );
+  });
+
+  test('cancel_all by account, instrument, currency, label and owner', () => {
+    const h = venue();
+    h.list(perpetualSpec({ name: 'ETH-PERPETUAL', baseCurrency: 'ETH', settlementCurrency: 'ETH' }));
+    h.ok({ type: 'deposit', accountId: 1, currency: 'ETH', amount: 1e12 });
+    h.order(1, 'buy', 1, 100_000, { label: 'a' });
+    h.order(1, 'buy', 1, 100_000, { owner: 'P-1' });
+    h.order(1, 'buy', 1, 1000, { instrumentName: 'ETH-PERPETUAL' });
+    h.order(2, 'buy', 1, 100_000);
+    assert.equal(h.ok({ type: 'cancel_all', accountId: 1, label: 'a' }).orders!.length, 1);
+    assert.equal(h.ok({ type: 'cancel_all', accountId: 1, owner: 'P-1' }).orders!.length, 1);
+    assert.equal(h.ok({ type: 'cancel_all', accountId: 1, currency: 'BTC' }).orders!.length, 0);
+    assert.equal(
+      h.ok({ type: 'cancel_all', accountId: 1, instrumentName: 'ETH-PERPETUAL' }).orders!.length,
+      1,
+    );
+    assert.equal(h.venue.openOrders({ accountId: 2 }).length, 1);
+    assert.equal(h.ok({ type: 'cancel_all', accountId: 2 }).orders!.length, 1);
+  });
+});
+
+describe('risk checks', () => {
+  test('self-trade prevention cancels the resting maker by default', () => {
+    const h = venue();
+    const own = h.order(1, 'sell', 1, 100_000).order!.orderId;
+    const other = h.order(2, 'sell', 1, 100_000).order!.orderId;
+    const result = h.order(1, 'buy', 1, 100_000);
+    assert.equal(h.venue.getOrder(own)!.cancelReason, 'self_trade_prevention');
+    assert.equal(result.trades![0]!.maker.orderId, other);
+  });
+
+  test('reject_taker mode refuses with order_overlap', () => {
+    const h = venue();
+    h.ok({ type: 'set_account_settings', accountId: 1, selfTradeMode: 'reject_taker' });
+    const own = h.order(1, 'sell', 1, 100_000).order!.orderId;
+    assert.equal(errorName(h.order(1, 'buy', 1, 100_000)), 'order_overlap');
+    assert.equal(h.venue.getOrder(own)!.orderState, 'open');
+  });
+
+  test('price band around the mark: too high / too low with the limit', () => {
+    const h = venue();
+    h.ok({ type: 'update_prices', markPrices: [{ instrumentName: 'BTC-PERPETUAL', markPrice: 100_000 }] });
+    const high = h.order(1, 'buy', 1, 105_001);
+    assert.equal(errorName(high), 'price_too_high');
+    assert.equal(!high.ok && high.error.data.maxPrice, 105_000);
+    const low = h.order(1, 'sell', 1, 94_999);
+    assert.equal(errorName(low), 'price_too_low');
+    assert.equal(!low.ok && low.error.data.minPrice, 95_000);
+    assert.ok(h.order(1, 'buy', 1, 105_000).ok);
+    assert.ok(h.order(1, 'buy', 1, 50_000).ok, 'passive prices far away are allowed');
+  });
+
+  test('per-account open-order limit', () => {
+    const h = venue({ maxOpenOrdersPerAccount: 2 });
+    h.order(1, 'buy', 1, 100_000);
+    h.order(1, 'buy', 1, 100_000);
+    assert.equal(errorName(h.order(1, 'buy', 1, 100_000)), 'max_open_orders');
+    assert.ok(h.order(1, 'buy', 1, 100_000, { timeInForce: 'immediate_or_cancel' }).ok);
+  });
+
+  test('funds check: initial margin and taker fee must fit in available funds', () => {
+    const h = new Harness();
+    h.list(perpetualSpec());
+    h.account(1, { BTC: 1010 });
+    h.account(2);
+    // 10 lots = 100 USD at 50,000 → 200,000 sat; 5% margin = 10,000 sat + fee 100
+    const refused = h.order(1, 'buy', 10, 100_000);
+    assert.equal(errorName(refused), 'not_enough_funds');
+    assert.equal(!refused.ok && refused.error.data.required, 10_100);
+    assert.ok(h.order(1, 'buy', 1, 100_000).ok); // 1,000 margin + 10 fee
+    assert.equal(errorName(h.order(1, 'buy', 1, 100_000)), 'not_enough_funds');
+    assert.equal(h.venue.accountSummary(1, 'BTC')!.orderMargin, 1010);
+  });
+});
