@@ -54,6 +54,11 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
   private readonly childIndex = new Map<string, { portfolio: PortfolioState; child: ChildState }>();
   /** Portfolios that are PENDING or WORKING (the only ones time can move). */
   private readonly active = new Set<PortfolioState>();
+  /** Earliest wakeup of the active portfolios; recomputed only after a change (`dirty`). */
+  private cachedWakeup: number | null = null;
+  /** Portfolios with absorbed changes not yet evaluated (within one command). */
+  private readonly pending = new Set<PortfolioState>();
+  private dirty = true;
 
   constructor(private readonly market: AlgoMarketView) {}
 
@@ -79,6 +84,16 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
   execute(command: AlgoCommand, engine: EnginePort): SubResult<AlgoValue, PortfolioEvent> {
     const out: PortfolioEvent[] = [];
     const context = this.context(command, engine, out);
+    const result = this.dispatch(command, context, out);
+    this.flush(context);
+    return result;
+  }
+
+  private dispatch(
+    command: AlgoCommand,
+    context: StepContext,
+    out: PortfolioEvent[],
+  ): SubResult<AlgoValue, PortfolioEvent> {
     switch (command.type) {
       case 'submit_portfolio':
         return this.submit(command, context, out);
@@ -105,15 +120,29 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
   ): readonly PortfolioEvent[] {
     const out: PortfolioEvent[] = [];
     const context = this.context(stamp, engine, out);
-    const touched = this.absorb(engineEvents, context);
-    for (const portfolio of touched) {
-      if (portfolio.status === 'WORKING') evaluate(context, portfolio);
-      this.track(portfolio);
-    }
+    this.absorb(engineEvents, context);
+    this.flush(context);
     return out;
   }
 
+  /**
+   * Evaluates every portfolio whose children changed (a fill or a close), including changes
+   * caused by another portfolio's orders during this command, until nothing new happens.
+   */
+  private flush(context: StepContext): void {
+    for (let round = 0; round < 8 && this.pending.size > 0; round++) {
+      const batch = [...this.pending].sort((a, b) => a.id - b.id);
+      this.pending.clear();
+      for (const portfolio of batch) {
+        if (portfolio.status === 'WORKING') evaluate(context, portfolio);
+        this.track(portfolio);
+      }
+    }
+  }
+
   advance(stamp: CommandStamp, engine: EnginePort): readonly PortfolioEvent[] {
+    const next = this.nextWakeup();
+    if (next === null || next > stamp.ts) return [];
     const out: PortfolioEvent[] = [];
     const context = this.context(stamp, engine, out);
     const due = [...this.active].filter((p) => {
@@ -125,15 +154,19 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
       onTime(context, portfolio);
       this.track(portfolio);
     }
+    this.flush(context);
     return out;
   }
 
   nextWakeup(): number | null {
+    if (!this.dirty) return this.cachedWakeup;
     let next: number | null = null;
     for (const portfolio of this.active) {
       const at = wakeAt(portfolio);
       if (at !== null && (next === null || at < next)) next = at;
     }
+    this.cachedWakeup = next;
+    this.dirty = false;
     return next;
   }
 
@@ -149,6 +182,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     this.portfolios.clear();
     this.childIndex.clear();
     this.active.clear();
+    this.dirty = true;
     for (const portfolio of data.portfolios) {
       this.portfolios.set(portfolio.id, portfolio);
       for (const child of portfolio.children) this.childIndex.set(child.orderId, { portfolio, child });
@@ -191,9 +225,9 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     return context;
   }
 
-  /** Records child fills and closes; returns the portfolios that changed. */
-  private absorb(events: readonly CoreEvent[], context: ChildContext): Set<PortfolioState> {
-    const touched = new Set<PortfolioState>();
+  /** Records child fills and closes; the portfolios that changed wait in `pending`. */
+  private absorb(events: readonly CoreEvent[], context: ChildContext): void {
+    const touched = this.pending;
     for (const event of events) {
       if (event.type !== 'order' || event.order.owner === null) continue;
       const entry = this.childIndex.get(event.order.orderId);
@@ -214,10 +248,10 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
       }
       if (filled > 0 || wasOpen !== child.open) touched.add(portfolio);
     }
-    return touched;
   }
 
   private track(portfolio: PortfolioState): void {
+    this.dirty = true;
     if (isActive(portfolio.status)) this.active.add(portfolio);
     else this.active.delete(portfolio);
   }

@@ -118,6 +118,24 @@ describe('portfolio lifecycle', () => {
     assert.equal(h.machine.portfolio(id)!.status, 'COMPLETED');
   });
 
+  test('a fill caused by another portfolio’s child is acted on in the same command', () => {
+    const h = AlgoHarness.withMarket();
+    const a = h.submit(
+      portfolio({
+        portfolioType: 'ICEBERG',
+        legs: [leg({ amount: 30 })],
+        iceberg: { displayAmount: 10, refreshAmount: null },
+      }),
+    );
+    const b = h.submit(portfolio({ accountId: MIRROR, legs: [leg({ side: 'sell', amount: 30 })] }));
+    assert.equal(
+      h.machine.portfolio(a)!.status,
+      'COMPLETED',
+      'the iceberg refilled against the resting sell',
+    );
+    assert.equal(h.machine.portfolio(b)!.status, 'COMPLETED');
+  });
+
   test('a refused child fails the portfolio and cancels what it placed', () => {
     const h = AlgoHarness.withMarket();
     h.core({ type: 'create_account', accountId: 9 });
