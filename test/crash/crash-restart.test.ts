@@ -1,0 +1,244 @@
+/**
+ * Crash test: the real service runs as a child process (`src/app/main.ts`, SQLite under a temp
+ * DATA_DIR, simulator off so only our traffic moves the books); concurrent signed HTTP traffic
+ * places, edits and cancels orders from two accounts that trade with each other; the child is
+ * killed with SIGKILL at a random moment, then:
+ *
+ * 1. the data directory is recovered offline in this process (snapshot + journal replay): every
+ *    acknowledged order must be there, with its acknowledged terminal state where it had one;
+ * 2. the service is restarted: its recovered state hash must equal the offline replay's, and its
+ *    book must equal the offline replay's book.
+ *
+ * CRASH_CYCLES sets the number of kill/restart cycles (default 10; the soak mode runs 50).
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { test } from 'node:test';
+import { ApiError } from '../../sdk/errors.ts';
+import { HttpClient } from '../../sdk/http-client.ts';
+import type { Order } from '../../sdk/types.ts';
+import type { DemoCredential } from '../../src/api/bootstrap.ts';
+import { createCoreMachine } from '../../src/app/core-factory.ts';
+import type { CoreMachine, MachineCommand, MachineSnapshot } from '../../src/core/machine.ts';
+import { recover } from '../../src/store/recovery.ts';
+import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
+import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
+
+const CYCLES = Number(process.env.CRASH_CYCLES ?? 10);
+const INSTRUMENT = 'BTC-PERPETUAL';
+const WORKERS = 6;
+
+interface Child {
+  readonly process: ChildProcess;
+  readonly port: number;
+  readonly recoveredHash: string;
+}
+
+async function startChild(dataDir: string): Promise<Child> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      SIMULATOR: 'off',
+      RATE_LIMITS: 'off',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout! });
+  let recoveredHash: string | null = null;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the service did not start within 60 s')), 60_000);
+    child.once('exit', (code) => reject(new Error(`the service exited early with ${code}`)));
+    lines.on('line', (line) => {
+      const entry = parseJson(line);
+      if (entry?.msg === 'recovered') recoveredHash = String(entry.stateHash);
+      if (entry?.msg === 'listening' && recoveredHash !== null) {
+        clearTimeout(timer);
+        child.removeAllListeners('exit');
+        resolve({ process: child, port: Number(entry.port), recoveredHash });
+      }
+    });
+  });
+}
+
+function parseJson(line: string): Record<string, unknown> | null {
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}
+
+async function kill(child: Child): Promise<void> {
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.process.once('exit', resolve));
+  child.process.kill('SIGKILL');
+  await exited;
+}
+
+/** The reference: the data directory recovered offline, as a fresh process would. */
+async function recoverOffline(dataDir: string): Promise<CoreMachine> {
+  const journal = SqliteJournal.open<MachineCommand>({ path: join(dataDir, 'journal.db') });
+  const snapshots = new SqliteSnapshotStore({ path: join(dataDir, 'snapshots.db') });
+  try {
+    const { core, report } = await recover({
+      journal,
+      snapshots,
+      strict: true,
+      createCore: (state) => {
+        const machine = createCoreMachine(state as MachineSnapshot | null);
+        return {
+          machine,
+          apply: (entry: { seq: number; ts: number; command: MachineCommand }) =>
+            void machine.execute({ ...entry.command, seq: entry.seq, ts: entry.ts } as MachineCommand),
+          stateHash: () => machine.stateHash(),
+        };
+      },
+    });
+    assert.equal(report.ok, true);
+    return core.machine;
+  } finally {
+    await journal.close();
+    await snapshots.close();
+  }
+}
+
+/** Random order traffic until `stop()`; records the last acknowledged view of every order. */
+function driveTraffic(clients: HttpClient[], mid: number, seed: number) {
+  const acknowledged = new Map<string, Order>();
+  let running = true;
+  let random = seed;
+  const next = () => {
+    random = (random * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return random / 2_147_483_648;
+  };
+  const worker = async (index: number) => {
+    const client = clients[index % clients.length]!;
+    const mine: string[] = [];
+    while (running) {
+      const roll = next();
+      try {
+        if (roll < 0.55 || mine.length === 0) {
+          const side = next() < 0.5 ? 'buy' : 'sell';
+          const offset = Math.round((next() - 0.5) * 40) * 0.5;
+          const result = await client.call(side === 'buy' ? 'private/buy' : 'private/sell', {
+            instrumentName: INSTRUMENT,
+            quantity: String(10 * (1 + Math.floor(next() * 5))),
+            price: String(mid + offset),
+          });
+          acknowledged.set(result.order.orderId, result.order);
+          if (result.order.orderState === 'open') mine.push(result.order.orderId);
+        } else if (roll < 0.8) {
+          const orderId = mine.splice(Math.floor(next() * mine.length), 1)[0]!;
+          acknowledged.set(orderId, await client.call('private/cancel', { orderId }));
+        } else {
+          const orderId = mine[Math.floor(next() * mine.length)]!;
+          const current = acknowledged.get(orderId)!;
+          const result = await client.call('private/edit', {
+            orderId,
+            quantity: String(Number(current.quantity) + 10),
+            price: current.price,
+          });
+          acknowledged.set(orderId, result.order);
+        }
+      } catch (error) {
+        // Refusals (an order filled meanwhile, funds) are answers; a dead server ends the loop.
+        if (!(error instanceof ApiError)) return;
+      }
+    }
+  };
+  const done = Promise.all(Array.from({ length: WORKERS }, (_, i) => worker(i)));
+  return {
+    acknowledged,
+    stop: async () => {
+      running = false;
+      await done;
+    },
+  };
+}
+
+function checkAcknowledged(machine: CoreMachine, acknowledged: ReadonlyMap<string, Order>): void {
+  for (const [orderId, ack] of acknowledged) {
+    const order = machine.venue.getOrder(orderId);
+    assert.ok(order !== null, `acknowledged order ${orderId} is missing after the crash`);
+    if (ack.orderState === 'cancelled' || ack.orderState === 'filled') {
+      assert.equal(order.orderState, ack.orderState, `order ${orderId} state`);
+    }
+    const filledLots = Number(ack.filledQuantity) / 10;
+    assert.ok(order.filledAmount >= filledLots, `order ${orderId} lost fills`);
+  }
+}
+
+test(`the service loses nothing acknowledged across ${CYCLES} SIGKILL/restart cycles`, {
+  timeout: 900_000,
+}, async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'crash-'));
+  let seed = 42;
+  let child = await startChild(dataDir);
+  const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as DemoCredential[];
+  let totalAcknowledged = 0;
+  try {
+    for (let cycle = 1; cycle <= CYCLES; cycle++) {
+      const baseUrl = `http://127.0.0.1:${child.port}`;
+      const clients = [0, 1].map(
+        (index) =>
+          new HttpClient({
+            baseUrl,
+            credentials: { apiKey: credentials[index]!.apiKey, apiSecret: credentials[index]!.apiSecret },
+          }),
+      );
+      const ticker = await clients[0]!.call('public/ticker', { instrumentName: INSTRUMENT });
+      const mid = Math.round(Number(ticker.markPrice));
+      const traffic = driveTraffic(clients, mid, seed++);
+      await new Promise((resolve) => setTimeout(resolve, 800 + ((seed * 7919) % 1200)));
+      await kill(child);
+      await traffic.stop();
+      totalAcknowledged += traffic.acknowledged.size;
+      t.diagnostic(`cycle ${cycle}: ${traffic.acknowledged.size} orders acknowledged before SIGKILL`);
+
+      const reference = await recoverOffline(dataDir);
+      checkAcknowledged(reference, traffic.acknowledged);
+      reference.venue.validate();
+
+      child = await startChild(dataDir);
+      assert.equal(
+        child.recoveredHash,
+        reference.stateHash(),
+        `cycle ${cycle}: restart hash = offline replay hash`,
+      );
+      const book = await clients[0]!
+        .call('public/get_order_book', { instrumentName: INSTRUMENT, depth: 1000 })
+        .catch(() => null);
+      const live = await new HttpClient({ baseUrl: `http://127.0.0.1:${child.port}` }).call(
+        'public/get_order_book',
+        {
+          instrumentName: INSTRUMENT,
+          depth: 1000,
+        },
+      );
+      assert.equal(book, null, 'the killed server no longer answers');
+      const expected = reference.venue.book(INSTRUMENT, 1000)!;
+      assert.deepEqual(
+        live.bids.map((level) => Number(level[1])),
+        expected.bids.map((level) => level.amount * 10),
+        `cycle ${cycle}: bids`,
+      );
+      assert.deepEqual(
+        live.asks.map((level) => Number(level[1])),
+        expected.asks.map((level) => level.amount * 10),
+        `cycle ${cycle}: asks`,
+      );
+    }
+    assert.ok(totalAcknowledged > CYCLES * 5, `enough traffic was acknowledged (${totalAcknowledged})`);
+  } finally {
+    await kill(child).catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
