@@ -1,0 +1,37 @@
+/**
+ * Alternative server half of the api bench (BENCH_SERVER=api-server-memory.ts): the gateway over
+ * the real engine behind an in-process sequencer with no journal, to separate gateway + engine
+ * cost from durability cost.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createGatewayService } from '../src/api/service.ts';
+import { SystemClock } from '../src/app/clock.ts';
+import { loadConfig } from '../src/app/config.ts';
+import { startEngineVenue } from '../test/support/engine-venue.ts';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-mem-'));
+const config = loadConfig({
+  env: {},
+  overrides: {
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    simulator: false,
+    logLevel: 'warn',
+    rateLimits: { enabled: false },
+  },
+});
+const engine = await startEngineVenue(Date.now());
+const realNow = () => Date.now();
+const svc = await createGatewayService({
+  config,
+  commands: { submit: engine.submit, now: realNow },
+  reads: engine.reads,
+  history: engine.history,
+  events: engine,
+  clock: new SystemClock(),
+});
+const { port } = await svc.start();
+console.log(JSON.stringify({ port, dataDir }));

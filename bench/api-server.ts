@@ -1,0 +1,30 @@
+/**
+ * The server half of `npm run bench:api`: the full service (journal on, simulator off, rate
+ * limits off) on a free port in a fresh DATA_DIR; prints `{"port", "dataDir"}` as its first line.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/app/config.ts';
+import { startService } from '../src/app/service.ts';
+
+const dataDir = process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'bench-api-'));
+const config = loadConfig({
+  env: {},
+  overrides: {
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    simulator: false,
+    logLevel: 'warn',
+    rateLimits: { enabled: false },
+  },
+});
+const service = await startService({ config });
+console.log(JSON.stringify({ port: service.address.port, dataDir }));
+process.on('SIGTERM', () => {
+  service.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+});
