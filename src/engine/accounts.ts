@@ -94,7 +94,8 @@ export function applyFill(position: Position, sign: 1 | -1, lots: number, price:
   const sigma = size > 0 ? 1 : -1;
   const removedCost = closed === held ? position.openCost : exactShare(position.openCost, closed, held);
   const exitValue = economics.value(closed, price);
-  const pnl = economics.direction * (sigma * exitValue - removedCost);
+  // `+ 0` turns −0 into 0 so results compare and serialise identically.
+  const pnl = economics.direction * (sigma * exitValue - removedCost) + 0;
   position.openCost -= removedCost;
   position.size = size + sign * lots;
   const opened = lots - closed;

@@ -227,7 +227,7 @@ export function settleInstrument(state: VenueState, command: SettleInstrument): 
     const lots = Math.abs(position.size);
     const sigma: 1 | -1 = position.size > 0 ? 1 : -1;
     const pnl = applyFill(position, sigma === 1 ? -1 : 1, lots, price);
-    const cash = economics.isOption ? sigma * economics.value(lots, Math.max(0, price)) : pnl;
+    const cash = (economics.isOption ? sigma * economics.value(lots, Math.max(0, price)) : pnl) + 0;
     const ledger = account.ledger(economics.settlementCurrency);
     ledger.balance += cash;
     ledger.cachedEpoch = -1;

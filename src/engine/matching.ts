@@ -284,7 +284,7 @@ function bookSide(
   if (economics.isSpot) {
     cash = -sign * economics.value(lots, price);
     const base = account.ledger(economics.baseCurrency);
-    const delivered = sign * economics.baseAmount(lots);
+    const delivered = sign * economics.baseAmount(lots) + 0;
     base.balance += delivered;
     base.cachedEpoch = -1;
     state.events.push(balanceEvent(account.id, base.currency, base.balance, delivered));
@@ -292,7 +292,7 @@ function bookSide(
     pnl = applyFill(instrument.position(account), sign, lots, price);
     cash = economics.isOption ? -sign * economics.value(lots, price) : pnl;
   }
-  const change = cash - fee;
+  const change = cash - fee + 0;
   ledger.balance += change;
   state.events.push(balanceEvent(account.id, currency, ledger.balance, change));
   return pnl;

@@ -1,0 +1,184 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Harness, linearPerpetualSpec, optionSpec, perpetualSpec, spotSpec } from './testkit.ts';
+
+const OPTION = 'BTC-27DEC26-70000-C';
+
+describe('accounts', () => {
+  test('deposits and withdrawals move the balance; withdrawals need available funds', () => {
+    const h = new Harness();
+    h.ok({ type: 'create_account', accountId: 7 });
+    const deposit = h.ok({ type: 'deposit', accountId: 7, currency: 'BTC', amount: 500 });
+    assert.deepEqual(deposit.events[0], {
+      type: 'balance',
+      accountId: 7,
+      currency: 'BTC',
+      balance: 500,
+      change: 500,
+      reason: 'deposit',
+    });
+    assert.equal(h.run({ type: 'withdraw', accountId: 7, currency: 'BTC', amount: 501 }).ok, false);
+    h.ok({ type: 'withdraw', accountId: 7, currency: 'BTC', amount: 200 });
+    assert.equal(h.venue.accountSummary(7, 'BTC')!.balance, 300);
+    assert.equal(h.run({ type: 'create_account', accountId: 7 }).ok, false);
+    assert.equal(h.run({ type: 'deposit', accountId: 8, currency: 'BTC', amount: 1 }).ok, false);
+  });
+});
+
+describe('cash flows per instrument kind', () => {
+  test('options: the buyer pays the premium and both pay fees; PnL is reported, not paid twice', () => {
+    const h = new Harness();
+    h.list(optionSpec());
+    h.account(1);
+    h.account(2);
+    h.ok({ type: 'update_prices', indexPrices: [{ currency: 'BTC', price: 50_000 }] });
+    h.order(1, 'sell', 10, 100, { instrumentName: OPTION }); // 1 BTC at 0.01 BTC
+    const trade = h.order(2, 'buy', 10, 100, { instrumentName: OPTION }).trades![0]!;
+    assert.equal(trade.taker.fee, 30_000); // 1 BTC × 0.03% (below the 12.5% cap of 125,000)
+    assert.equal(trade.indexPrice, 50_000);
+    assert.equal(h.venue.accountSummary(2, 'BTC')!.balance, 100_000_000_000 - 1_000_000 - 30_000);
+    assert.equal(h.venue.accountSummary(1, 'BTC')!.balance, 100_000_000_000 + 1_000_000 - 30_000);
+    assert.equal(h.venue.position(2, OPTION)!.size, 10);
+    assert.equal(h.venue.position(1, OPTION)!.size, -10);
+  });
+
+  test('spot: quote currency against base currency, no position', () => {
+    const h = new Harness();
+    h.list(spotSpec());
+    h.account(1, { BTC: 100_000_000 });
+    h.account(2, { USDC: 1_000_000_000 });
+    h.order(1, 'sell', 100, 50_000, { instrumentName: 'BTC_USDC' }); // 0.01 BTC at 50,000
+    const trade = h.order(2, 'buy', 100, 50_000, { instrumentName: 'BTC_USDC' }).trades![0]!;
+    assert.equal(trade.taker.feeCurrency, 'USDC');
+    assert.equal(h.venue.accountSummary(2, 'BTC')!.balance, 1_000_000);
+    assert.equal(h.venue.accountSummary(2, 'USDC')!.balance, 1_000_000_000 - 500_000_000 - 500_000);
+    assert.equal(h.venue.accountSummary(1, 'USDC')!.balance, 500_000_000);
+    assert.equal(h.venue.accountSummary(1, 'BTC')!.balance, 99_000_000);
+    assert.equal(h.venue.position(2, 'BTC_USDC'), null);
+  });
+
+  test('linear futures: realised PnL and fees in USDC, maker rebate credited', () => {
+    const h = new Harness();
+    h.list(linearPerpetualSpec());
+    h.account(1, { USDC: 1e12 });
+    h.account(2, { USDC: 1e12 });
+    const name = 'BTC_USDC-PERPETUAL';
+    h.order(1, 'sell', 10, 100_000, { instrumentName: name });
+    h.order(2, 'buy', 10, 100_000, { instrumentName: name });
+    h.order(1, 'buy', 10, 102_000, { instrumentName: name });
+    const close = h.order(2, 'sell', 10, 102_000, { instrumentName: name }).trades![0]!;
+    assert.equal(close.taker.profitLoss, 10_000_000); // 0.01 BTC × 1,000 USDC
+    assert.equal(close.maker.profitLoss, -10_000_000);
+    assert.equal(close.maker.fee, -51_000); // 0.01% rebate of 510 USDC
+    assert.equal(h.venue.position(2, name)!.realisedPnl, 10_000_000);
+  });
+});
+
+describe('margin with a mark price', () => {
+  test('unrealised PnL enters equity; position margin is taken from available funds', () => {
+    const h = new Harness();
+    h.list(linearPerpetualSpec());
+    h.account(1, { USDC: 1e12 });
+    h.account(2, { USDC: 1e12 });
+    const name = 'BTC_USDC-PERPETUAL';
+    h.order(1, 'sell', 1000, 100_000, { instrumentName: name });
+    h.order(2, 'buy', 1000, 100_000, { instrumentName: name }); // 1 BTC long at 50,000
+    h.ok({ type: 'update_prices', markPrices: [{ instrumentName: name, markPrice: 102_000 }] });
+    const summary = h.venue.accountSummary(2, 'USDC')!;
+    assert.equal(summary.positionValue, 1_000_000_000); // +1,000 USDC
+    assert.equal(summary.positionMargin, 2_550_000_000); // 5% of 51,000
+    assert.equal(summary.availableFunds, summary.equity - summary.positionMargin - summary.orderMargin);
+  });
+
+  test('orders that only reduce a position need no margin', () => {
+    const h = new Harness();
+    h.list(perpetualSpec());
+    h.account(1);
+    h.account(2, { BTC: 2_000_000 });
+    h.order(1, 'sell', 100, 100_000);
+    assert.ok(h.order(2, 'buy', 100, 100_000).ok); // margin 100,000 + fee 1,000
+    const before = h.venue.accountSummary(2, 'BTC')!.orderMargin;
+    assert.ok(h.order(2, 'sell', 100, 120_000).ok);
+    assert.equal(h.venue.accountSummary(2, 'BTC')!.orderMargin - before, 834); // the taker fee only
+  });
+});
+
+describe('settlement', () => {
+  test('cancels open orders, closes positions at the settlement price and expires the instrument', () => {
+    const h = new Harness();
+    h.list(optionSpec());
+    h.account(1);
+    h.account(2);
+    h.order(1, 'sell', 10, 100, { instrumentName: OPTION });
+    h.order(2, 'buy', 10, 100, { instrumentName: OPTION });
+    const resting = h.order(1, 'sell', 5, 200, { instrumentName: OPTION }).order!.orderId;
+    const balances = [1, 2].map((a) => h.venue.accountSummary(a, 'BTC')!.balance);
+    const result = h.ok({ type: 'settle_instrument', instrumentName: OPTION, settlementPrice: 300 });
+    assert.equal(h.venue.getOrder(resting)!.cancelReason, 'settlement');
+    assert.equal(h.venue.position(2, OPTION)!.size, 0);
+    assert.equal(h.venue.position(2, OPTION)!.realisedPnl, 2_000_000); // (0.03 − 0.01) × 1 BTC
+    assert.equal(h.venue.accountSummary(2, 'BTC')!.balance - balances[1]!, 3_000_000); // payoff received
+    assert.equal(h.venue.accountSummary(1, 'BTC')!.balance - balances[0]!, -3_000_000);
+    assert.equal(result.events.at(-1)!.type, 'instrument');
+    assert.equal(h.venue.instrument(OPTION)!.status, 'expired');
+    const late = h.order(1, 'sell', 1, 100, { instrumentName: OPTION });
+    assert.equal(!late.ok && late.error.name, 'instrument_expired');
+  });
+});
+
+describe('block trades', () => {
+  test('books one trade per leg between two accounts, with block ids', () => {
+    const h = new Harness();
+    h.list(perpetualSpec());
+    h.list(optionSpec());
+    h.account(1);
+    h.account(2);
+    const result = h.ok({
+      type: 'block_trade',
+      takerAccountId: 1,
+      makerAccountId: 2,
+      blockRfqId: 'RFQ-1',
+      blockRfqQuoteId: 'Q-1',
+      legs: [
+        { instrumentName: OPTION, side: 'buy', amount: 10, price: 100 },
+        { instrumentName: 'BTC-PERPETUAL', side: 'sell', amount: 5, price: 100_000 },
+      ],
+    });
+    assert.equal(result.blockTradeId, 'BLOCK-1');
+    assert.equal(result.trades!.length, 2);
+    assert.equal(result.trades![0]!.blockRfqId, 'RFQ-1');
+    assert.equal(result.trades![1]!.taker.side, 'sell');
+    assert.equal(h.venue.position(1, OPTION)!.size, 10);
+    assert.equal(h.venue.position(2, 'BTC-PERPETUAL')!.size, 5);
+    const takerOrder = h.venue.getOrder(result.trades![0]!.taker.orderId)!;
+    assert.equal(takerOrder.blockTrade, true);
+    assert.equal(takerOrder.orderState, 'filled');
+  });
+
+  test('all or nothing: one bad leg or missing funds books nothing', () => {
+    const h = new Harness();
+    h.list(perpetualSpec());
+    h.list(optionSpec());
+    h.account(1);
+    h.account(2, { BTC: 10 });
+    const bad = h.run({
+      type: 'block_trade',
+      takerAccountId: 1,
+      makerAccountId: 2,
+      legs: [
+        { instrumentName: OPTION, side: 'buy', amount: 10, price: 100 },
+        { instrumentName: 'NOPE', side: 'buy', amount: 1, price: 1 },
+      ],
+    });
+    assert.equal(!bad.ok && bad.error.name, 'invalid_instrument');
+    const poor = h.run({
+      type: 'block_trade',
+      takerAccountId: 1,
+      makerAccountId: 2,
+      legs: [{ instrumentName: OPTION, side: 'buy', amount: 10, price: 100 }],
+    });
+    assert.equal(!poor.ok && poor.error.name, 'not_enough_funds');
+    assert.equal(h.venue.position(1, OPTION), null);
+    assert.equal(h.venue.instrument(OPTION)!.tradeSeq, 0);
+  });
+});
