@@ -5,7 +5,7 @@ import { black76Price, yearsBetween } from './black76.ts';
 import { buildCatalogue } from './catalogue.ts';
 import { comboLegs, createCombo, parseComboName } from './combos.ts';
 import { volatilityFromQuotePrice } from './conversions.ts';
-import { defaultMarketModel, priceMarket } from './market-state.ts';
+import { basisAt, defaultMarketModel, priceMarket } from './market-state.ts';
 import { priceUpdateCommand, settlementCommand, settlementValue, toTicks } from './price-updates.ts';
 import { tickerFigures } from './ticker.ts';
 
@@ -23,7 +23,13 @@ const state = priceMarket(NOW, INDEX, allSpecs, model);
 describe('MarketState', () => {
   test('forwards carry the basis; perpetual and spot sit at or near the index', () => {
     const t = yearsBetween(NOW, EXPIRY);
-    assert.ok(Math.abs(state.forward('BTC', EXPIRY) - 65_000 * Math.exp(0.05 * t)) < 1e-9);
+    const rate = basisAt(model.currencies.BTC!.basisCurve!, t);
+    assert.ok(rate > 0.04 && rate < 0.07);
+    assert.ok(Math.abs(state.forward('BTC', EXPIRY) - 65_000 * Math.exp(rate * t)) < 1e-9);
+    const flat = priceMarket(NOW, INDEX, allSpecs, {
+      currencies: { ...model.currencies, BTC: { ...model.currencies.BTC!, basisCurve: [], basisRate: 0.05 } },
+    });
+    assert.ok(Math.abs(flat.forward('BTC', EXPIRY) - 65_000 * Math.exp(0.05 * t)) < 1e-9);
     assert.equal(state.mark('BTC-25DEC26')!.markPrice, state.forward('BTC', EXPIRY));
     assert.equal(state.mark('BTC-PERPETUAL')!.markPrice, 65_000 * 1.0001);
     assert.equal(state.mark('BTC_USDT')!.markPrice, 65_000);
@@ -54,6 +60,16 @@ describe('MarketState', () => {
       inverse.markPrice,
     );
     assert.ok(iv.ok && Math.abs(iv.volatility - volatility) < 1e-10);
+  });
+
+  test('basis curve: linear in T between points, flat outside', () => {
+    const curve = [
+      { timeToExpiry: 1, rate: 0.07 },
+      { timeToExpiry: 0.1, rate: 0.04 },
+    ];
+    assert.equal(basisAt(curve, 0.01), 0.04);
+    assert.equal(basisAt(curve, 2), 0.07);
+    assert.ok(Math.abs(basisAt(curve, 0.55) - 0.055) < 1e-15);
   });
 
   test('combo marks are the ratio-weighted leg marks', () => {

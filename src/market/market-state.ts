@@ -6,8 +6,10 @@
  *
  * Price formation (the model, per currency):
  * - index: from the currency's `IndexSource` (index-source.ts), passed in as a level;
- * - forward of a dated expiry: F(T) = index · e^{basisRate·T} (a flat annual basis, the carry
- *   crypto futures trade at); the perpetual's mark is index · (1 + perpetualBasis); spot
+ * - forward of a dated expiry: F(T) = index · e^{r(T)·T}, r(T) the annualised basis (the carry
+ *   crypto futures trade at): `basisCurve` interpolated linearly in T (flat outside its
+ *   points) when given, else the flat `basisRate`; the perpetual's mark is
+ *   index · (1 + perpetualBasis); spot
  *   pairs mark at the index (USDC, USDT at par with USD);
  * - futures mark at their forward; options at Black-76 on the forward of their expiry with
  *   the surface's volatility for (strike, forward, T), in coin for inverse options (USD value /
@@ -19,10 +21,33 @@ import type { InstrumentSpec } from '../domain/instrument.ts';
 import { black76, type Greeks, yearsBetween } from './black76.ts';
 import { defaultSurface, type VolSurface } from './vol-surface.ts';
 
+export interface BasisPoint {
+  /** Years to expiry. */
+  readonly timeToExpiry: number;
+  /** Annualised basis, 0.05 = 5%. */
+  readonly rate: number;
+}
+
+/** r(T) from a curve sorted or not: linear between points, flat outside. */
+export function basisAt(curve: readonly BasisPoint[], timeToExpiry: number): number {
+  const points = [...curve].sort((a, b) => a.timeToExpiry - b.timeToExpiry);
+  const first = points[0]!;
+  const last = points[points.length - 1]!;
+  if (timeToExpiry <= first.timeToExpiry) return first.rate;
+  if (timeToExpiry >= last.timeToExpiry) return last.rate;
+  let i = 1;
+  while (points[i]!.timeToExpiry < timeToExpiry) i++;
+  const a = points[i - 1]!;
+  const b = points[i]!;
+  return a.rate + ((timeToExpiry - a.timeToExpiry) / (b.timeToExpiry - a.timeToExpiry)) * (b.rate - a.rate);
+}
+
 export interface CurrencyModel {
   readonly surface: VolSurface;
   /** Annualised basis of dated futures over the index. */
   readonly basisRate: number;
+  /** Optional term structure of the annual basis; overrides `basisRate` when non-empty. */
+  readonly basisCurve?: readonly BasisPoint[];
   /** Relative premium of the perpetual over the index. */
   readonly perpetualBasis: number;
 }
@@ -34,7 +59,16 @@ export interface MarketModel {
 export function defaultMarketModel(seed = 0, currencies: readonly string[] = ['BTC', 'ETH']): MarketModel {
   const models: Record<string, CurrencyModel> = {};
   for (const currency of currencies) {
-    models[currency] = { surface: defaultSurface(currency, seed), basisRate: 0.05, perpetualBasis: 0.0001 };
+    models[currency] = {
+      surface: defaultSurface(currency, seed),
+      basisRate: 0.05,
+      // Mild contango: about 4% annualised at the front, 7% a year out.
+      basisCurve: [
+        { timeToExpiry: 7 / 365, rate: 0.04 },
+        { timeToExpiry: 1, rate: 0.07 },
+      ],
+      perpetualBasis: 0.0001,
+    };
   }
   return { currencies: models };
 }
@@ -97,7 +131,10 @@ export class MarketState {
     const index = this.index(currency);
     const model = this.currencyModel(currency);
     if (expiration === null) return index * (1 + model.perpetualBasis);
-    return index * Math.exp(model.basisRate * yearsBetween(this.time, expiration));
+    const t = yearsBetween(this.time, expiration);
+    const curve = model.basisCurve;
+    const rate = curve !== undefined && curve.length > 0 ? basisAt(curve, t) : model.basisRate;
+    return index * Math.exp(rate * t);
   }
 
   /** Surface volatility (fraction) for a strike and expiry. */
