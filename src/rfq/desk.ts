@@ -223,6 +223,7 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
       allocations.push({
         amount: allocation.amount,
         userId: allocation.userId ?? null,
+        accountId: allocation.accountId ?? null,
         clientInfo:
           allocation.clientInfo == null
             ? null

@@ -33,6 +33,11 @@ export interface TradeAllocationInput {
   /** RFQ lots. */
   readonly amount: number;
   readonly userId?: number | null;
+  /**
+   * The engine account that receives this share (resolved at the edge from `userId`); null or
+   * absent = booked to the taker's own account (broker clients without an account here).
+   */
+  readonly accountId?: number | null;
   readonly clientInfo?: {
     readonly clientId: number;
     readonly clientLinkId: number;
@@ -192,6 +197,7 @@ export interface RfqHedge {
 export interface RfqAllocation {
   readonly amount: number;
   readonly userId: number | null;
+  readonly accountId: number | null;
   readonly clientInfo: {
     readonly clientId: number;
     readonly clientLinkId: number;
@@ -283,11 +289,16 @@ export interface QuoteRecord {
   priority: number;
 }
 
-/** One maker's fill of an accept: one engine block trade. */
+/**
+ * One engine block trade of an accept: a quote's fill, or the share of it booked to one
+ * allocation account (a quote fill splits into one block trade per receiving account).
+ */
 export interface RfqFill {
   readonly quoteId: string;
   readonly desk: string;
   readonly makerAccountId: number;
+  /** The taker-side account booked: the taker's, or an allocation's. */
+  readonly takerAccountId: number;
   readonly blockTradeId: string;
   /** RFQ lots. */
   readonly quantity: number;

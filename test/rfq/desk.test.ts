@@ -400,10 +400,36 @@ describe('accept', () => {
     assert.equal(h.size(TAKER, PERP), -10_000 / 10);
   });
 
-  test('allocations stay on the RFQ and its trade record', () => {
+  test('allocations: listed shares are booked to their accounts, the rest to the taker', () => {
     const h = new RfqHarness();
-    const rfq = openRfq(h, { tradeAllocations: [{ amount: 3, userId: 42 }] });
-    assert.deepEqual(rfq.tradeAllocations, [{ amount: 3, userId: 42, clientInfo: null }]);
+    const rfq = openRfq(h, {
+      tradeAllocations: [
+        { amount: 3, userId: 42, accountId: MAKER_C },
+        { amount: 2, clientInfo: { clientId: 7, clientLinkId: 8 } },
+      ],
+    });
+    assert.deepEqual(rfq.tradeAllocations[0], {
+      amount: 3,
+      userId: 42,
+      accountId: MAKER_C,
+      clientInfo: null,
+    });
+    h.quote(rfq, DESK_A, MAKER_A, 'sell', 2, 500, 300);
+    h.quote(rfq, DESK_B, MAKER_B, 'sell', 8, 505, 300);
+    const result = accept(h, rfq, 'buy', 205);
+    assert.ok(result.ok && result.value.kind === 'accept');
+    assert.deepEqual(
+      result.value.trade!.fills.map((f) => [f.desk, f.takerAccountId, f.quantity]),
+      [
+        [DESK_A, MAKER_C, 2],
+        [DESK_B, MAKER_C, 1],
+        [DESK_B, TAKER, 7],
+      ],
+    );
+    assert.equal(h.size(MAKER_C, CALL_70), 3);
+    assert.equal(h.size(TAKER, CALL_70), 7);
+    assert.equal(h.size(MAKER_B, CALL_75), 8);
+    assert.equal(h.desk.quote(result.value.trade!.fills[1]!.quoteId)?.filledQuantity, 8);
   });
 });
 

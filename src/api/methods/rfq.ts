@@ -75,6 +75,8 @@ export interface RfqMethodDeps {
   readonly reads: ReadPort;
   /** Desk names of every maker key (an RFQ without `makers` goes to all of them). */
   makerDesks(): readonly string[];
+  /** The account an allocation to `userId` is booked to (that user's default account), or null. */
+  accountOfUser?(userId: number): number | null;
   now(): number;
 }
 
@@ -103,6 +105,17 @@ function makerRfq(deps: RfqMethodDeps, desk: string, blockRfqId: string): RfqRec
   if (rfq === undefined)
     throw new VenueError('not_found', `no RFQ ${blockRfqId}`, { field: 'blockRfqId', blockRfqId });
   return rfq;
+}
+
+function allocationAccount(deps: RfqMethodDeps, principal: Principal, userId: number, index: number): number {
+  const accountId =
+    userId === principal.userId ? principal.defaultAccountId : (deps.accountOfUser?.(userId) ?? null);
+  if (accountId === null) {
+    throw new VenueError('invalid_arguments', `unknown user ${userId}`, {
+      field: `tradeAllocations[${index}].userId`,
+    });
+  }
+  return accountId;
 }
 
 function marketOfReads(reads: ReadPort, now: number): RfqMarket {
@@ -213,6 +226,7 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
       const tradeAllocations = (params.tradeAllocations ?? []).map((a, index) => ({
         amount: grid.parse(a.amount, `tradeAllocations[${index}].amount`),
         userId: a.userId ?? null,
+        accountId: a.userId == null ? null : allocationAccount(deps, principal, a.userId, index),
         clientInfo: a.clientInfo ?? null,
       }));
       const known = new Set(deps.makerDesks());
