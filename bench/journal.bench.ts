@@ -272,6 +272,7 @@ const emptySnapshots: SnapshotStore = {
   saveSnapshot: async () => ({ seq: 0, ts: 0, stateHash: '', bytes: 0 }),
   latestSnapshot: async () => null,
   listSnapshots: async () => [],
+  discardAfter: async () => 0,
   close: async () => undefined,
 };
 

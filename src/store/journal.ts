@@ -93,6 +93,12 @@ export interface SnapshotStore<S = unknown> {
    */
   latestSnapshot(maxSeq?: number): Promise<Snapshot<S> | null>;
   listSnapshots(): Promise<readonly SnapshotInfo[]>;
+  /**
+   * Deletes snapshots with seq > `seq`: taken ahead of an fsync that never happened, they
+   * describe commands that were lost, and the journal will reuse those seqs for other commands.
+   * Recovery calls it with the journal's last durable seq. Returns how many were deleted.
+   */
+  discardAfter(seq: number): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -3,8 +3,9 @@
  * hash checked against what was recorded live.
  *
  * Invariants:
- * - Only a snapshot with seq ≤ the journal's last durable seq is used (a snapshot taken ahead of
- *   an fsync that never happened describes unacknowledged commands).
+ * - Only a snapshot with seq ≤ the journal's last durable seq is used; newer ones (taken ahead of
+ *   an fsync that never happened) describe lost commands and are deleted, because the journal
+ *   reuses their seqs for other commands from now on.
  * - The restored core's hash must equal the hash recorded with the snapshot; after replay, the
  *   core's hash at every recorded checkpoint seq must equal the recorded one. Mismatches are
  *   reported (and thrown with `strict`), never silently ignored.
@@ -52,6 +53,8 @@ export interface RecoveryReport {
   readonly lastTs: number;
   readonly droppedTailRecords: number;
   readonly droppedTailEntries: number;
+  /** Snapshots deleted because they were ahead of the durable journal. */
+  readonly discardedSnapshots: number;
   readonly checkpointsVerified: number;
   readonly mismatches: readonly HashMismatch[];
   readonly finalStateHash: string;
@@ -78,6 +81,7 @@ export async function recover<C, K extends RecoverableCore<C>>(
   const last = await journal.last();
   const mismatches: HashMismatch[] = [];
 
+  const discardedSnapshots = await options.snapshots.discardAfter(last.seq);
   const restoreStart = performance.now();
   const snapshot = await options.snapshots.latestSnapshot(
     Math.min(last.seq, options.maxSnapshotSeq ?? last.seq),
@@ -136,6 +140,7 @@ export async function recover<C, K extends RecoverableCore<C>>(
     lastTs: last.ts,
     droppedTailRecords: journal.openReport.droppedTailRecords,
     droppedTailEntries: journal.openReport.droppedTailEntries,
+    discardedSnapshots,
     checkpointsVerified,
     mismatches,
     finalStateHash: core.stateHash(),

@@ -290,6 +290,9 @@ export function journalContract(backend: string, makeHarness: () => Promise<Stor
           state: { books: [] },
         });
         assert.equal((await store.latestSnapshot(25))?.seq, 20);
+        assert.equal(await store.discardAfter(25), 1);
+        assert.equal((await store.latestSnapshot())?.seq, 20);
+        await store.saveSnapshot({ seq: 30, ts: 300, stateHash: 'c', state: { books: [] } });
         await store.close();
         await h.corruptSnapshot(30);
         const reopened = await h.openSnapshots(2);

@@ -183,7 +183,48 @@ test('a snapshot ahead of the durable journal is ignored (its last commands were
     });
     assert.equal(report.snapshotSeq, 40);
     assert.equal(report.replayed, 0);
+    assert.equal(report.discardedSnapshots, 1);
     assert.equal(core.stateHash(), live.stateHash());
+    // The journal now reuses seq 41 for another command; the stale snapshot must never return.
+    const other = { seq: 41, ts: 1041, command: { type: 'add' as const, n: 999 } };
+    live.apply(other);
+    await f.journal.append(other);
+    f.journal.recordCheckpoint({ seq: 41, stateHash: live.stateHash() });
+    await f.journal.flush();
+    await f.reopen();
+    const again = await recover({
+      journal: f.journal,
+      snapshots: f.snapshots,
+      createCore: ToyCore.from,
+      strict: true,
+    });
+    assert.equal(again.report.snapshotSeq, 40);
+    assert.equal(again.core.stateHash(), live.stateHash());
+  } finally {
+    await f.dispose();
+  }
+});
+
+test('checkpoints beyond the durable journal are dropped when it opens', async () => {
+  const f = await fixture();
+  try {
+    const live = new ToyCore();
+    await runLive(f, live, 1, 5);
+    f.journal.recordCheckpoint({ seq: 7, stateHash: 'of-a-lost-future' });
+    await f.journal.flush();
+    await f.reopen();
+    assert.deepEqual(await f.journal.checkpoints(0, 100), []);
+    await runLive(f, live, 6, 5);
+    f.journal.recordCheckpoint({ seq: 10, stateHash: live.stateHash() });
+    await f.journal.flush();
+    await f.reopen();
+    const { report } = await recover({
+      journal: f.journal,
+      snapshots: f.snapshots,
+      createCore: ToyCore.from,
+    });
+    assert.equal(report.checkpointsVerified, 1);
+    assert.equal(report.ok, true);
   } finally {
     await f.dispose();
   }

@@ -82,6 +82,8 @@ export class PgJournal<C = unknown> implements Journal<C> {
       await writer.query(PG_JOURNAL_SCHEMA);
       const openReport = await dropTornTail(writer);
       const last = await lastDurable<C>(writer);
+      // Checkpoints of commands applied but never made durable describe a lost future.
+      await writer.query('DELETE FROM hash_checkpoints WHERE seq > $1', [last.seq]);
       return new PgJournal<C>(pool, writer, openReport, last, options);
     } catch (error) {
       writer.release();

@@ -125,6 +125,10 @@ export class PgSnapshotStore<S = unknown> implements SnapshotStore<S> {
     );
   }
 
+  async discardAfter(seq: number): Promise<number> {
+    return (await this.pool.query('DELETE FROM snapshots WHERE seq > $1', [seq])).rowCount ?? 0;
+  }
+
   private closed = false;
 
   async close(): Promise<void> {

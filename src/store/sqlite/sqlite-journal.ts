@@ -8,7 +8,8 @@
  *
  * Invariants (beyond ./journal.ts):
  * - Opening drops a last record whose checksum fails (a torn write) before anything is read or
- *   appended, and reports it in `openReport`.
+ *   appended, and reports it in `openReport`; it also drops hash checkpoints beyond the last
+ *   durable entry (recorded for commands that were applied but never made durable).
  * - better-sqlite3 is synchronous: a batch commit blocks the event loop for its fsync; appends
  *   arriving meanwhile are queued by the OS and go in the next batch.
  */
@@ -99,10 +100,13 @@ export class SqliteJournal<C = unknown> implements Journal<C> {
         for (const c of checkpoints) insertCheckpoint.run(c.seq, c.stateHash);
       },
     );
+    const last = this.lastDurableRow();
+    // Checkpoints of commands applied but never made durable describe a lost future.
+    this.db.prepare('DELETE FROM hash_checkpoints WHERE seq > ?').run(last.seq);
     this.committer = new GroupCommitter(
       { write: (frame, checkpoints) => writeBatch(frame, checkpoints) },
       options.limits ?? DEFAULT_BATCH_LIMITS,
-      this.lastDurableRow(),
+      last,
     );
   }
 

@@ -103,6 +103,10 @@ export class SqliteSnapshotStore<S = unknown> implements SnapshotStore<S> {
     return rows.map((r) => ({ seq: r.seq, ts: r.ts, stateHash: r.state_hash, bytes: r.bytes }));
   }
 
+  async discardAfter(seq: number): Promise<number> {
+    return this.db.prepare('DELETE FROM snapshots WHERE seq > ?').run(seq).changes;
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
