@@ -185,7 +185,12 @@ async function benchWs(port: number, credentials: Credential[], serverTime: () =
 async function main(): Promise<void> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(import.meta.dirname, process.env.BENCH_SERVER ?? 'api-server.ts')],
+    [
+      ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []),
+      '--import',
+      'tsx',
+      join(import.meta.dirname, process.env.BENCH_SERVER ?? 'api-server.ts'),
+    ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
     },

@@ -1,0 +1,42 @@
+/**
+ * Writes the gateway's generated API documents to `docs/api/` (`npm run docs:api`): the OpenAPI
+ * 3.1 and AsyncAPI documents of the methods and channels the gateway itself registers. The
+ * running server serves the complete documents (RFQ and portfolio additions included) at /docs.
+ * `api-docs-write.test.ts` fails when the committed files drift from the schemas.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { buildAsyncApi, buildOpenApi } from './api-docs.ts';
+import type { Authenticator } from './auth/authenticator.ts';
+import { registerBuiltinChannels } from './builtin-channels.ts';
+import { ChannelRegistry } from './channels.ts';
+import type { MethodDeps } from './methods/context.ts';
+import { API_VERSION, registerPublicMethods } from './methods/public.ts';
+import { registerSessionMethods } from './methods/session.ts';
+import { registerTradingMethods } from './methods/trading.ts';
+import type { ReadPort } from './ports.ts';
+import { MethodRegistry } from './registry.ts';
+
+export const API_DOCS_DIR = 'docs/api';
+
+/** The documents as text, built from registries whose handlers are never called. */
+export function renderApiDocs(): { openapi: string; asyncapi: string } {
+  const methods = new MethodRegistry();
+  const channels = new ChannelRegistry();
+  const unused = {} as MethodDeps;
+  registerPublicMethods(methods, unused);
+  registerTradingMethods(methods, unused);
+  registerSessionMethods(methods, {} as Authenticator);
+  registerBuiltinChannels(channels, {} as ReadPort);
+  return {
+    openapi: `${JSON.stringify(buildOpenApi(methods, [], API_VERSION), null, 2)}\n`,
+    asyncapi: `${JSON.stringify(buildAsyncApi(methods, channels, API_VERSION), null, 2)}\n`,
+  };
+}
+
+if (process.argv[1]?.endsWith('api-docs-write.ts')) {
+  const docs = renderApiDocs();
+  mkdirSync(API_DOCS_DIR, { recursive: true });
+  writeFileSync(`${API_DOCS_DIR}/openapi.json`, docs.openapi);
+  writeFileSync(`${API_DOCS_DIR}/asyncapi.json`, docs.asyncapi);
+  console.log(`wrote ${API_DOCS_DIR}/openapi.json and asyncapi.json`);
+}
