@@ -9,22 +9,28 @@
  */
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
+import type { PortfolioMachine } from '../algo/machine.ts';
 import { SecretBox } from '../api/auth/secret-box.ts';
 import { SqliteKeyStore } from '../api/auth/sqlite-key-store.ts';
 import { bootstrapDemo, type DemoCredential } from '../api/bootstrap.ts';
 import { createGateway, type Gateway } from '../api/gateway.ts';
+import { registerRfqChannels, registerRfqMethods } from '../api/methods/rfq.ts';
+import { registerPortfolioChannels } from '../api/portfolios/channels.ts';
+import { registerPortfolioRoutes } from '../api/portfolios/routes.ts';
 import type { MachineCommand, MachineSnapshot } from '../core/machine.ts';
+import type { SubResult } from '../core/submachine.ts';
 import { defaultMarketDriverConfig, MarketDriver } from '../market/driver.ts';
+import type { RfqDesk } from '../rfq/desk.ts';
 import type { JournalEntry } from '../store/journal.ts';
 import { ReadStore } from '../store/read/read-store.ts';
 import { type RecoveryReport, recover } from '../store/recovery.ts';
 import { DEFAULT_SNAPSHOT_POLICY, type SnapshotPolicy, Snapshotter } from '../store/snapshotter.ts';
 import { type Clock, SystemClock } from './clock.ts';
 import type { Config } from './config.ts';
-import { createCoreMachine } from './core-factory.ts';
+import { createCoreMachine, PORTFOLIOS, RFQ_DESK } from './core-factory.ts';
 import { CoreService } from './core-service.ts';
 import { MarketLoop } from './market-loop.ts';
-import { boundedSnapshots, openStorage } from './storage.ts';
+import { openStorage } from './storage.ts';
 
 export interface ServiceOptions {
   readonly config: Readonly<Config>;
@@ -60,7 +66,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   const { core: recovered, report } = await recover<MachineCommand, RecoveredCore>({
     journal: storage.journal,
-    snapshots: boundedSnapshots(storage.snapshots, () => readStore.lastAppliedSeq),
+    snapshots: storage.snapshots,
+    // Replay from no later than what the read store has written, so it is re-fed what it lost.
+    maxSnapshotSeq: readStore.lastAppliedSeq,
     createCore: (state) => new RecoveredCore(state as MachineSnapshot | null, readStore),
     strict: true,
   });
@@ -154,6 +162,34 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     return closing;
   };
   return { core, gateway, market, recovery: report, demoCredentials, address, close };
+}
+
+/** Block RFQ methods and channels, portfolio routes and channels, over the live sub-machines. */
+function registerDesks(gateway: Gateway, core: CoreService, keyStore: SqliteKeyStore): void {
+  const desk = core.machine.sub<RfqDesk>(RFQ_DESK);
+  const portfolios = core.machine.sub<PortfolioMachine>(PORTFOLIOS);
+  registerRfqMethods(gateway.methods, {
+    submit: async (command) => (await core.submitMachine(command)).result as SubResult<never, never>,
+    desk,
+    reads: core,
+    makerDesks: () => {
+      const desks = new Set<string>();
+      for (const key of keyStore.listKeys()) {
+        if (!key.disabled && key.roles.includes('maker') && key.deskName !== null) desks.add(key.deskName);
+      }
+      return [...desks].sort();
+    },
+    accountOfUser: (userId) => keyStore.accountsOf(userId)[0]?.id ?? null,
+    now: () => core.now(),
+  });
+  registerRfqChannels(gateway.channels, core);
+  registerPortfolioRoutes(gateway, {
+    submitMachine: (command) => core.submitMachine(command),
+    now: () => core.now(),
+    instrument: (name) => core.instrument(name),
+    portfolios: () => portfolios,
+  });
+  registerPortfolioChannels(gateway.channels, core);
 }
 
 /** The machine during recovery: replays journaled commands and re-feeds the read store. */

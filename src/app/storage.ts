@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MachineCommand } from '../core/machine.ts';
-import type { Journal, Snapshot, SnapshotStore } from '../store/journal.ts';
+import type { Journal, SnapshotStore } from '../store/journal.ts';
 import { PgJournal } from '../store/postgres/pg-journal.ts';
 import { PgSnapshotStore } from '../store/postgres/pg-snapshots.ts';
 import { PgReadDb, type ReadDb, SqliteReadDb } from '../store/read/read-db.ts';
@@ -35,19 +35,5 @@ export async function openStorage(dataDir: string, databaseUrl: string | null): 
     snapshots: new SqliteSnapshotStore({ path: join(dataDir, 'snapshots.db') }),
     readDb: new SqliteReadDb(join(dataDir, 'read.db')),
     kind: 'sqlite',
-  };
-}
-
-/**
- * A snapshot store that never offers a snapshot newer than `limit()`: recovery must replay from
- * no later than what the read store has written, so the read store is re-fed what it lost.
- */
-export function boundedSnapshots(store: SnapshotStore, limit: () => number): SnapshotStore {
-  return {
-    saveSnapshot: (snapshot: Snapshot) => store.saveSnapshot(snapshot),
-    latestSnapshot: (maxSeq?: number) =>
-      store.latestSnapshot(Math.min(maxSeq ?? Number.MAX_SAFE_INTEGER, limit())),
-    listSnapshots: () => store.listSnapshots(),
-    close: () => store.close(),
   };
 }
