@@ -13,7 +13,7 @@
  *   openBuys/openSells (and reduce-only counters) and its ledger's reserve, and leaves all of
  *   them together (`unrest`).
  */
-import type { CoreEvent, TradeParty, TradeView } from '../core/events.ts';
+import type { TradeParty, TradeView } from '../core/events.ts';
 import type { CancelReason, TickDirection } from '../core/types.ts';
 import { type Account, applyFill } from './accounts.ts';
 import {
@@ -228,9 +228,13 @@ export function settleTrade(
   const makerFee = economics.fee(lots, price, 'M', index);
   const takerSign: 1 | -1 = taker.side === 'buy' ? 1 : -1;
   const events = state.events;
-  const balancesFrom = events.length;
-  const takerPnl = bookSide(state, instrument, takerAccount, takerSign, lots, price, takerFee);
-  const makerPnl = bookSide(state, instrument, makerAccount, takerSign === 1 ? -1 : 1, lots, price, makerFee);
+  const makerSign: 1 | -1 = takerSign === 1 ? -1 : 1;
+  const takerPnl = economics.isSpot
+    ? 0
+    : applyFill(instrument.position(takerAccount), takerSign, lots, price);
+  const makerPnl = economics.isSpot
+    ? 0
+    : applyFill(instrument.position(makerAccount), makerSign, lots, price);
   const trade: TradeView = {
     tradeId: state.nextTradeId(instrument.instrument.currency),
     tradeSeq: ++instrument.tradeSeq,
@@ -253,20 +257,20 @@ export function settleTrade(
   if (recent.length > state.config.recentTradesPerInstrument * 2) {
     recent.splice(0, recent.length - state.config.recentTradesPerInstrument);
   }
-  // Order: maker order, trade, positions, then the balance events bookSide already appended.
-  const head: CoreEvent[] = [];
-  if (block === null) head.push({ type: 'order', order: maker.toView() });
-  head.push({ type: 'trade', trade });
+  // Order: maker order, trade, positions, balances.
+  if (block === null) events.push({ type: 'order', order: maker.toView() });
+  events.push({ type: 'trade', trade });
   if (!economics.isSpot) {
-    head.push({ type: 'position', position: instrument.position(takerAccount).toView() });
-    head.push({ type: 'position', position: instrument.position(makerAccount).toView() });
+    events.push({ type: 'position', position: instrument.position(takerAccount).toView() });
+    events.push({ type: 'position', position: instrument.position(makerAccount).toView() });
   }
-  events.splice(balancesFrom, 0, ...head);
+  bookCash(state, instrument, takerAccount, takerSign, lots, price, takerFee, takerPnl);
+  bookCash(state, instrument, makerAccount, makerSign, lots, price, makerFee, makerPnl);
   return trade;
 }
 
-/** Position, cash and fee of one side of a trade; emits its balance events; returns PnL. */
-function bookSide(
+/** Cash and fee of one side of a trade (futures PnL, option premium, spot delivery); emits balances. */
+function bookCash(
   state: VenueState,
   instrument: InstrumentState,
   account: Account,
@@ -274,12 +278,12 @@ function bookSide(
   lots: number,
   price: number,
   fee: number,
-): number {
+  pnl: number,
+): void {
   const economics = instrument.economics;
   const currency = economics.settlementCurrency;
   const ledger = account.ledger(currency);
   ledger.cachedEpoch = -1;
-  let pnl = 0;
   let cash: number;
   if (economics.isSpot) {
     cash = -sign * economics.value(lots, price);
@@ -289,13 +293,11 @@ function bookSide(
     base.cachedEpoch = -1;
     state.events.push(balanceEvent(account.id, base.currency, base.balance, delivered));
   } else {
-    pnl = applyFill(instrument.position(account), sign, lots, price);
     cash = economics.isOption ? -sign * economics.value(lots, price) : pnl;
   }
   const change = cash - fee + 0;
   ledger.balance += change;
   state.events.push(balanceEvent(account.id, currency, ledger.balance, change));
-  return pnl;
 }
 
 function balanceEvent(accountId: number, currency: string, balance: number, change: number) {

@@ -147,7 +147,7 @@ export function takeSnapshot(state: VenueState): VenueSnapshot {
       })),
     })),
     openOrders,
-    closedOrders: state.closedOrders.slice(state.closedHead).map(record),
+    closedOrders: state.closedOldestFirst().map(record),
   };
 }
 

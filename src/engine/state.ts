@@ -4,7 +4,7 @@
  *
  * Invariants:
  * - `orders` holds every open order and the most recent `config.recentClosedOrders` closed ones
- *   (`closedOrder` queue, oldest first).
+ *   (the `closedOrders` ring).
  * - An open order that rests is in exactly one book level and in its account's `openOrders`.
  * - `events` is the current command's event list (a fresh array per command).
  */
@@ -104,8 +104,9 @@ export class VenueState {
   readonly instrumentList: InstrumentState[] = [];
   readonly accounts = new Map<number, Account>();
   readonly orders = new Map<string, Order>();
-  readonly closedOrders: Order[] = [];
-  closedHead = 0;
+  /** Ring of the most recent closed orders; `closedNext` is the slot written next. */
+  readonly closedOrders: (Order | undefined)[] = [];
+  closedNext = 0;
   readonly indexPrices = new Map<string, number>();
   readonly tradeCounters = new Map<string, number>();
   readonly expiries = new ExpiryQueue();
@@ -124,18 +125,25 @@ export class VenueState {
     return `${currency}-T${n}`;
   }
 
-  /** Records an order as closed and drops the oldest closed orders beyond the cap. */
+  /** Records an order as closed and drops the oldest closed order beyond the cap (a ring). */
   retire(order: Order): void {
     if (!isClosedState(order.state)) throw new Error(`retiring open order ${order.id}`);
-    this.closedOrders.push(order);
-    while (this.closedOrders.length - this.closedHead > this.config.recentClosedOrders) {
-      const oldest = this.closedOrders[this.closedHead++]!;
-      this.orders.delete(oldest.id);
+    const capacity = this.config.recentClosedOrders;
+    if (capacity <= 0) {
+      this.orders.delete(order.id);
+      return;
     }
-    if (this.closedHead > 4096 && this.closedHead * 2 > this.closedOrders.length) {
-      this.closedOrders.splice(0, this.closedHead);
-      this.closedHead = 0;
-    }
+    const ring = this.closedOrders;
+    const oldest = ring[this.closedNext];
+    if (oldest !== undefined) this.orders.delete(oldest.id);
+    ring[this.closedNext] = order;
+    this.closedNext = this.closedNext + 1 === capacity ? 0 : this.closedNext + 1;
+  }
+
+  /** The kept closed orders, oldest first. */
+  closedOldestFirst(): Order[] {
+    const ring = this.closedOrders;
+    return [...ring.slice(this.closedNext), ...ring.slice(0, this.closedNext)].filter((o) => o !== undefined);
   }
 
   indexPrice(currency: string): number | null {
