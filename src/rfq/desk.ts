@@ -12,7 +12,8 @@
  *   re-checked whenever a quote on the RFQ is created or edited.
  *
  * Invariants: pure (time from stamps, ids from counters); every change emits an event with a
- * copy of the changed record; refusals are results.
+ * copy of the changed record (nested arrays are replaced, never mutated in place, so shallow
+ * copies are immutable views); refusals are results.
  */
 import type { CommandStamp } from '../core/commands.ts';
 import type { CoreEvent } from '../core/events.ts';
@@ -47,7 +48,12 @@ import {
 
 type Result = SubResult<RfqValue, RfqEvent>;
 
-const clone = <T>(value: T): T => structuredClone(value);
+/**
+ * A snapshot of a record: records are only ever changed in their own scalar fields; nested
+ * arrays and objects (legs, triggers, allocations, fills) are replaced, never mutated in place,
+ * so a shallow copy is an immutable view.
+ */
+const clone = <T extends object>(value: T): T => ({ ...value });
 
 export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
   readonly commandTypes = RFQ_COMMAND_TYPES;
@@ -122,7 +128,7 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
         this.rfqChanged(rfq);
       }
     }
-    this.state.prune(now - this.config.retentionMs);
+    this.state.prune(now, this.config.retentionMs);
     return this.flush();
   }
 
@@ -483,8 +489,8 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
     for (const quote of outcome.touched) if (quote.status === 'filled') this.quoteChanged(quote, rfq);
     const full = rfq.filledQuantity === rfq.quantity;
     this.closeRfq(rfq, full ? 'filled' : 'traded', full ? 'filled' : 'traded', stamp.ts, 'rfq_closed');
-    this.tradedEvents.push({ type: 'rfq_traded', trade: clone(trade) });
-    return { kind: 'traded', trade: clone(trade) };
+    this.tradedEvents.push({ type: 'rfq_traded', trade });
+    return { kind: 'traded', trade };
   }
 
   /** Re-checks the RFQ's GTC triggers after a quote change; the first that fills trades. */

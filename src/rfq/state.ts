@@ -16,15 +16,20 @@ export interface DeskSnapshot {
   readonly rfqCounter: number;
   readonly quoteCounter: number;
   readonly priorityCounter: number;
+  readonly lastPruneAt: number;
   readonly rfqs: readonly RfqRecord[];
   readonly quotes: readonly QuoteRecord[];
   readonly trades: readonly RfqTradeRecord[];
 }
 
+export const PRUNE_INTERVAL_MS = 60_000;
+
 export class DeskState {
   rfqCounter = 0;
   quoteCounter = 0;
   priorityCounter = 0;
+  /** Stamp of the last retention sweep (sweeps run at most once per `PRUNE_INTERVAL_MS`). */
+  lastPruneAt = 0;
   readonly rfqs = new Map<string, RfqRecord>();
   readonly makerIds = new Map<string, { readonly rfqId: string; readonly desk: string }>();
   readonly active = new Set<string>();
@@ -54,8 +59,11 @@ export class DeskState {
     return this.quotesByRfq.get(rfqId) ?? [];
   }
 
-  /** Forgets closed RFQs (with their quotes) and trades last touched before `cutoff`. */
-  prune(cutoff: number): void {
+  /** Forgets closed RFQs (with their quotes) and trades last touched before `now − retention`. */
+  prune(now: number, retentionMs: number): void {
+    if (now - this.lastPruneAt < PRUNE_INTERVAL_MS) return;
+    this.lastPruneAt = now;
+    const cutoff = now - retentionMs;
     for (const [id, rfq] of this.rfqs) {
       if (this.active.has(id) || rfq.lastUpdatedAt >= cutoff) continue;
       this.rfqs.delete(id);
@@ -74,6 +82,7 @@ export class DeskState {
       rfqCounter: this.rfqCounter,
       quoteCounter: this.quoteCounter,
       priorityCounter: this.priorityCounter,
+      lastPruneAt: this.lastPruneAt,
       rfqs: [...this.rfqs.values()],
       quotes: [...this.quotes.values()],
       trades: this.trades,
@@ -86,6 +95,7 @@ export class DeskState {
     state.rfqCounter = copy.rfqCounter;
     state.quoteCounter = copy.quoteCounter;
     state.priorityCounter = copy.priorityCounter;
+    state.lastPruneAt = copy.lastPruneAt;
     for (const rfq of copy.rfqs) state.addRfq(rfq);
     for (const quote of copy.quotes) state.addQuote(quote);
     state.trades = [...copy.trades];
