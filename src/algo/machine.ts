@@ -31,6 +31,7 @@ import {
   type PortfolioEvent,
   type SubmitPortfolio,
 } from './types.ts';
+import { WakeupQueue } from './wakeup-queue.ts';
 
 /** A TWAP start more than this far in the past is refused (the gateway's clock tolerance). */
 export const START_TOLERANCE_MS = 15_000;
@@ -54,11 +55,10 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
   private readonly childIndex = new Map<string, { portfolio: PortfolioState; child: ChildState }>();
   /** Portfolios that are PENDING or WORKING (the only ones time can move). */
   private readonly active = new Set<PortfolioState>();
-  /** Earliest wakeup of the active portfolios; recomputed only after a change (`dirty`). */
-  private cachedWakeup: number | null = null;
+  /** When each active portfolio next needs a step. */
+  private readonly wakeups = new WakeupQueue();
   /** Portfolios with absorbed changes not yet evaluated (within one command). */
   private readonly pending = new Set<PortfolioState>();
-  private dirty = true;
 
   constructor(private readonly market: AlgoMarketView) {}
 
@@ -145,11 +145,10 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     if (next === null || next > stamp.ts) return [];
     const out: PortfolioEvent[] = [];
     const context = this.context(stamp, engine, out);
-    const due = [...this.active].filter((p) => {
-      const at = wakeAt(p);
-      return at !== null && at <= stamp.ts;
-    });
-    due.sort((a, b) => a.id - b.id);
+    const due = this.wakeups
+      .takeDue(stamp.ts)
+      .sort((a, b) => a - b)
+      .map((id) => this.portfolios.get(id)!);
     for (const portfolio of due) {
       onTime(context, portfolio);
       this.track(portfolio);
@@ -159,15 +158,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
   }
 
   nextWakeup(): number | null {
-    if (!this.dirty) return this.cachedWakeup;
-    let next: number | null = null;
-    for (const portfolio of this.active) {
-      const at = wakeAt(portfolio);
-      if (at !== null && (next === null || at < next)) next = at;
-    }
-    this.cachedWakeup = next;
-    this.dirty = false;
-    return next;
+    return this.wakeups.peek();
   }
 
   snapshot(): AlgoSnapshot {
@@ -182,7 +173,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     this.portfolios.clear();
     this.childIndex.clear();
     this.active.clear();
-    this.dirty = true;
+    this.wakeups.clear();
     for (const portfolio of data.portfolios) {
       this.portfolios.set(portfolio.id, portfolio);
       for (const child of portfolio.children) this.childIndex.set(child.orderId, { portfolio, child });
@@ -250,10 +241,12 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     }
   }
 
+  /** Re-files a portfolio after a change: active set and wakeup. */
   private track(portfolio: PortfolioState): void {
-    this.dirty = true;
-    if (isActive(portfolio.status)) this.active.add(portfolio);
+    const active = isActive(portfolio.status);
+    if (active) this.active.add(portfolio);
     else this.active.delete(portfolio);
+    this.wakeups.schedule(portfolio.id, active ? wakeAt(portfolio) : null);
   }
 
   private submit(command: SubmitPortfolio, context: StepContext, out: PortfolioEvent[]) {

@@ -48,18 +48,14 @@ function repriceInterval(portfolio: PortfolioState): number | null {
 export function wakeAt(portfolio: PortfolioState): number | null {
   if (portfolio.status === 'PENDING') return portfolio.startAt;
   if (portfolio.status !== 'WORKING') return null;
-  let at: number | null = null;
-  for (const t of [
-    portfolio.nextSliceAt,
-    portfolio.endAt,
-    portfolio.partDeadline,
-    portfolio.totalDeadline,
-    portfolio.nextRepriceAt,
-    portfolio.retryAt,
-  ]) {
-    if (t !== null && (at === null || t < at)) at = t;
-  }
-  return at;
+  let at = Number.POSITIVE_INFINITY;
+  if (portfolio.nextSliceAt !== null && portfolio.nextSliceAt < at) at = portfolio.nextSliceAt;
+  if (portfolio.endAt !== null && portfolio.endAt < at) at = portfolio.endAt;
+  if (portfolio.partDeadline !== null && portfolio.partDeadline < at) at = portfolio.partDeadline;
+  if (portfolio.totalDeadline !== null && portfolio.totalDeadline < at) at = portfolio.totalDeadline;
+  if (portfolio.nextRepriceAt !== null && portfolio.nextRepriceAt < at) at = portfolio.nextRepriceAt;
+  if (portfolio.retryAt !== null && portfolio.retryAt < at) at = portfolio.retryAt;
+  return at === Number.POSITIVE_INFINITY ? null : at;
 }
 
 function arrivalTicks(market: AlgoMarketView, instrumentName: string): number | null {
