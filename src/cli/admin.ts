@@ -4,6 +4,7 @@
  *   npm run cli -- user:create <name>
  *   npm run cli -- account:create <userId> [label] [--fund]     (opens it in the running server)
  *   npm run cli -- key:create <userId> --roles trade,taker [--desk NAME] [--account ID]
+ *                  [--rate-matching <perSecond>:<burst>] [--rate-non-matching <perSecond>:<burst>]
  *   npm run cli -- key:list [userId]  |  key:disable <apiKey>  |  users
  *   npm run cli -- deposit <accountId> <currency> <amount>      (through the running server)
  *
@@ -39,6 +40,21 @@ function integer(text: string | undefined, name: string): number {
   return value;
 }
 
+/** `--rate-matching 100:500` = 100 requests/s sustained, burst 500 (per key). */
+function bucket(text: string | undefined, name: string): { perSecond: number; burst: number } | undefined {
+  if (text === undefined) return undefined;
+  const match = /^(\d+(?:\.\d+)?):(\d+)$/.exec(text);
+  if (match === null) throw new Error(`${name} must look like <perSecond>:<burst>`);
+  return { perSecond: Number(match[1]), burst: Number(match[2]) };
+}
+
+function rateOverrides(matching: string | undefined, nonMatching: string | undefined) {
+  const m = bucket(matching, '--rate-matching');
+  const n = bucket(nonMatching, '--rate-non-matching');
+  if (m === undefined && n === undefined) return null;
+  return { ...(m ? { matching: m } : {}), ...(n ? { nonMatching: n } : {}) };
+}
+
 export async function runCli(
   argv: readonly string[],
   print: (line: string) => void = console.log,
@@ -52,6 +68,8 @@ export async function runCli(
       account: { type: 'string' },
       fund: { type: 'boolean' },
       url: { type: 'string' },
+      'rate-matching': { type: 'string' },
+      'rate-non-matching': { type: 'string' },
     },
   });
   const config = loadConfig();
@@ -99,6 +117,7 @@ export async function runCli(
             roles,
             deskName: values.desk ?? null,
             ...(values.account ? { defaultAccountId: integer(values.account, 'account') } : {}),
+            rateLimits: rateOverrides(values['rate-matching'], values['rate-non-matching']),
           },
           now,
         );

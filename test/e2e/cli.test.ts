@@ -23,11 +23,22 @@ test('cli creates a user, a funded account and a key that trades; deposits go th
     const accountOut = await cli('account:create', String(user.id), 'main', '--fund');
     assert.match(accountOut, /opened account \d+ in the running server with test funds/);
     const key = JSON.parse(
-      await cli('key:create', String(user.id), '--roles', 'trade,maker', '--desk', 'DESKX'),
+      await cli(
+        'key:create',
+        String(user.id),
+        '--roles',
+        'trade,maker',
+        '--desk',
+        'DESKX',
+        '--rate-matching',
+        '5:20',
+      ),
     ) as {
       apiKey: string;
       apiSecret: string;
+      rateLimits: unknown;
     };
+    assert.deepEqual(key.rateLimits, { matching: { perSecond: 5, burst: 20 } });
     const client = new HttpClient({ baseUrl: harness.baseUrl, credentials: key, now: () => venue.now() });
     assert.equal((await client.call('private/get_account_summary', { currency: 'BTC' })).balance, '100');
     const accountId = JSON.parse((await cli('users')) as string).find((u: { id: number }) => u.id === user.id)
