@@ -159,22 +159,55 @@ function encodeValue(w: Writer, t: Tables, value: unknown, key: string): void {
   }
 }
 
+/**
+ * Encodes values one by one (e.g. as journal appends arrive), then `finish` lays out the batch.
+ * A value that cannot be encoded throws and leaves the batch as it was before the call.
+ */
+export class BatchEncoder {
+  private readonly tables: Tables = {
+    strings: new Map(),
+    shapeRoot: { next: new Map(), id: -1 },
+    shapeKeys: [],
+  };
+  private readonly body = new Writer();
+  private values = 0;
+
+  /** Adds the values in order, all or none. */
+  add(...values: unknown[]): void {
+    const start = this.body.pos;
+    try {
+      for (const value of values) encodeValue(this.body, this.tables, value, '');
+    } catch (error) {
+      this.body.pos = start;
+      throw error;
+    }
+    this.values += values.length;
+  }
+
+  get count(): number {
+    return this.values;
+  }
+
+  finish(): Buffer {
+    const strings = Buffer.from(JSON.stringify([...this.tables.strings.keys()]), 'utf8');
+    const shapes = Buffer.from(JSON.stringify(this.tables.shapeKeys), 'utf8');
+    const out = new Writer();
+    out.ensure(this.body.pos + strings.length + shapes.length + 32);
+    out.varint(strings.length);
+    out.bytes(strings);
+    out.varint(shapes.length);
+    out.bytes(shapes);
+    out.varint(this.values);
+    out.bytes(this.body.buf.subarray(0, this.body.pos));
+    return Buffer.from(out.buf.subarray(0, out.pos));
+  }
+}
+
 /** Encodes JSON values into one buffer (see the layout above). */
 export function encodeBatch(values: readonly unknown[]): Buffer {
-  const t: Tables = { strings: new Map(), shapeRoot: { next: new Map(), id: -1 }, shapeKeys: [] };
-  const body = new Writer();
-  for (const v of values) encodeValue(body, t, v, '');
-  const strings = Buffer.from(JSON.stringify([...t.strings.keys()]), 'utf8');
-  const shapes = Buffer.from(JSON.stringify(t.shapeKeys), 'utf8');
-  const out = new Writer();
-  out.ensure(body.pos + strings.length + shapes.length + 32);
-  out.varint(strings.length);
-  out.bytes(strings);
-  out.varint(shapes.length);
-  out.bytes(shapes);
-  out.varint(values.length);
-  out.bytes(body.buf.subarray(0, body.pos));
-  return Buffer.from(out.buf.subarray(0, out.pos));
+  const encoder = new BatchEncoder();
+  for (const v of values) encoder.add(v);
+  return encoder.finish();
 }
 
 type Builder = (values: unknown[]) => Record<string, unknown>;

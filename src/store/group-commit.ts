@@ -4,8 +4,8 @@
  *
  * Invariants:
  * - Entries must come with consecutive seqs; the first wrong one poisons the committer.
- * - Entries are encoded when their batch is written: commands must not be mutated after append
- *   (they are immutable by contract); one that cannot be encoded fails its batch.
+ * - Entries are encoded as they are appended, into the frame being filled, so encoding overlaps
+ *   the write in flight; an entry that cannot be encoded is refused and poisons the committer.
  * - A batch starts on the next turn of the event loop (setImmediate) after the first append that
  *   found the writer idle, or right after the previous batch finished: while a batch is being
  *   written, later appends wait and go together in the next one.
@@ -13,7 +13,7 @@
  * - A writer failure rejects that batch and everything queued or appended later.
  */
 import { type BatchLimits, type HashCheckpoint, type JournalEntry, JournalWriteError } from './journal.ts';
-import { buildFrame, type StoredFrame } from './record-format.ts';
+import { FrameBuilder, type StoredFrame } from './record-format.ts';
 
 export interface BatchWriter {
   /** Durably writes the frame and checkpoints in one transaction. */
@@ -21,13 +21,20 @@ export interface BatchWriter {
 }
 
 interface Pending {
-  readonly entry: JournalEntry<unknown>;
+  readonly seq: number;
+  readonly ts: number;
   readonly resolve: () => void;
   readonly reject: (error: Error) => void;
 }
 
+interface OpenFrame {
+  readonly builder: FrameBuilder;
+  readonly pending: Pending[];
+}
+
 export class GroupCommitter {
-  private queue: Pending[] = [];
+  /** Frames waiting for the writer, oldest first; the last one is still being filled. */
+  private frames: OpenFrame[] = [];
   private queuedCheckpoints: HashCheckpoint[] = [];
   private scheduled = false;
   private writing = false;
@@ -60,9 +67,21 @@ export class GroupCommitter {
       );
       return Promise.reject(this.failure);
     }
+    let frame = this.frames[this.frames.length - 1];
+    if (frame === undefined || frame.pending.length >= this.limits.maxEntries) {
+      frame = { builder: new FrameBuilder(entry.seq), pending: [] };
+      this.frames.push(frame);
+    }
+    try {
+      frame.builder.add(entry);
+    } catch (error) {
+      this.poison(new JournalWriteError(`cannot encode entry ${entry.seq}`, { cause: error }));
+      return Promise.reject(this.failure);
+    }
     this.nextSeq++;
+    const target = frame;
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ entry, resolve, reject });
+      target.pending.push({ seq: entry.seq, ts: entry.ts, resolve, reject });
       this.schedule();
     });
   }
@@ -75,7 +94,7 @@ export class GroupCommitter {
 
   /** Resolves when nothing is queued or being written. */
   flush(): Promise<void> {
-    if (!this.writing && !this.scheduled && this.queue.length === 0) return Promise.resolve();
+    if (!this.writing && !this.scheduled && this.frames.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -99,13 +118,13 @@ export class GroupCommitter {
 
   private async drain(): Promise<void> {
     this.writing = true;
-    while (this.failure === null && (this.queue.length > 0 || this.queuedCheckpoints.length > 0)) {
-      const batch = this.takeBatch();
+    while (this.failure === null && (this.frames.length > 0 || this.queuedCheckpoints.length > 0)) {
+      const next = this.frames.shift();
+      const batch = next?.pending ?? [];
       const checkpoints = this.queuedCheckpoints;
       this.queuedCheckpoints = [];
       try {
-        const frame = batch.length === 0 ? null : buildFrame(batch.map((p) => p.entry));
-        const written = this.writer.write(frame, checkpoints);
+        const written = this.writer.write(next === undefined ? null : next.builder.finish(), checkpoints);
         if (written !== undefined) await written;
       } catch (error) {
         const failure = new JournalWriteError('journal write failed', { cause: error });
@@ -113,10 +132,8 @@ export class GroupCommitter {
         this.poison(failure);
         break;
       }
-      if (batch.length > 0) {
-        const last = batch[batch.length - 1]!.entry;
-        this.durable = { seq: last.seq, ts: last.ts };
-      }
+      const last = batch[batch.length - 1];
+      if (last !== undefined) this.durable = { seq: last.seq, ts: last.ts };
       for (const pending of batch) pending.resolve();
     }
     this.writing = false;
@@ -125,20 +142,11 @@ export class GroupCommitter {
     for (const resolve of waiters) resolve();
   }
 
-  private takeBatch(): Pending[] {
-    if (this.queue.length <= this.limits.maxEntries) {
-      const all = this.queue;
-      this.queue = [];
-      return all;
-    }
-    return this.queue.splice(0, this.limits.maxEntries);
-  }
-
   private poison(failure: Error): void {
     if (this.failure === null) this.failure = failure;
-    const queued = this.queue;
-    this.queue = [];
-    for (const pending of queued) pending.reject(this.failure);
+    const queued = this.frames;
+    this.frames = [];
+    for (const frame of queued) for (const pending of frame.pending) pending.reject(this.failure);
     if (!this.writing) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];

@@ -21,7 +21,7 @@
  * - A record that fails its checksum is never decoded.
  */
 import { crc32 } from 'node:zlib';
-import { decodeBatch, encodeBatch } from './binary-codec.ts';
+import { BatchEncoder, decodeBatch, encodeBatch } from './binary-codec.ts';
 import type { JournalEntry } from './journal.ts';
 
 export const JOURNAL_FORMAT_VERSION = 2;
@@ -52,24 +52,39 @@ function frameHeader(version: number, firstSeq: number, count: number): string {
   return `v${version}:${firstSeq}:${count}:`;
 }
 
+/** Accumulates consecutive entries into a current-version frame as they are appended. */
+export class FrameBuilder {
+  private readonly encoder = new BatchEncoder();
+  private entries = 0;
+
+  constructor(readonly firstSeq: number) {}
+
+  /** Encodes the entry now; throws, leaving the frame unchanged, when it is not serialisable. */
+  add(entry: JournalEntry<unknown>): void {
+    if (entry.seq !== this.firstSeq + this.entries) {
+      throw new RangeError(`entry ${entry.seq} is not next in the frame`);
+    }
+    this.encoder.add(entry.ts, entry.command);
+    this.entries++;
+  }
+
+  get count(): number {
+    return this.entries;
+  }
+
+  finish(): StoredFrame {
+    const payload = this.encoder.finish();
+    const version = JOURNAL_FORMAT_VERSION;
+    const checksum = checksumOf(frameHeader(version, this.firstSeq, this.entries), payload);
+    return { firstSeq: this.firstSeq, count: this.entries, version, payload, checksum };
+  }
+}
+
 /** Builds a current-version frame from consecutive entries. */
 export function buildFrame(entries: readonly JournalEntry<unknown>[]): StoredFrame {
-  const values = new Array<unknown>(entries.length * 2);
-  for (let i = 0; i < entries.length; i++) {
-    values[2 * i] = entries[i]!.ts;
-    values[2 * i + 1] = entries[i]!.command;
-  }
-  const payload = encodeBatch(values);
-  const version = JOURNAL_FORMAT_VERSION;
-  const firstSeq = entries[0]!.seq;
-  const count = entries.length;
-  return {
-    firstSeq,
-    count,
-    version,
-    payload,
-    checksum: checksumOf(frameHeader(version, firstSeq, count), payload),
-  };
+  const builder = new FrameBuilder(entries[0]!.seq);
+  for (const entry of entries) builder.add(entry);
+  return builder.finish();
 }
 
 /** Builds a version 1 frame (what older writers stored); kept for tests and tools. */

@@ -144,6 +144,21 @@ export function journalContract(backend: string, makeHarness: () => Promise<Stor
         await reopened.close();
       }));
 
+    test('a command that cannot be encoded is refused and poisons the journal', () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal();
+        await journal.append(entry(1));
+        await assert.rejects(
+          journal.append(entry(2, { type: 'bad', n: 1, big: 10n })),
+          /cannot encode entry 2/,
+        );
+        await assert.rejects(journal.append(entry(2)));
+        await journal.close();
+        const reopened = await h.openJournal();
+        assert.equal(await reopened.lastSeq(), 1);
+        await reopened.close();
+      }));
+
     test('appending after close is refused', () =>
       withHarness(async (h) => {
         const journal = await h.openJournal();
