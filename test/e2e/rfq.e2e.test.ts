@@ -118,6 +118,7 @@ describe('Block RFQ through the API', () => {
       desk: core.desk,
       reads: core.ports.reads,
       makerDesks: () => ['MAKER1', 'MAKER2'],
+      accountOfUser: (userId) => harness.credentials.find((c) => c.userId === userId)?.accountIds[0] ?? null,
       now: () => core.ports.now(),
     });
     registerRfqChannels(harness.gateway.channels, core.ports.reads);
@@ -271,5 +272,93 @@ describe('Block RFQ through the API', () => {
     };
     assert.equal(mine.results[0]!.status, 'expired');
     await refusedWith(taker.call('block/rfqs/cancel_rfq', { blockRfqId: rfq.blockRfqId }), 'rfq_not_open');
+  });
+
+  test('AON priority, a GTC accept that fires on a later quote, and allocations booked to their account', async () => {
+    const taker = harness.http(TAKER);
+    const maker1 = harness.http(MAKER1);
+    const maker2 = harness.http(MAKER2);
+    const other = harness.credentials[3]!;
+    const legs = [
+      { instrumentName: call70, quantity: '2', side: 'buy' },
+      { instrumentName: call75, quantity: '2', side: 'sell' },
+    ];
+    const rfq = (await taker.call('block/rfqs/create_rfq', {
+      legs,
+      tradeAllocations: [{ amount: '0.5', userId: other.userId }],
+    })) as Rfq & { tradeAllocations: { amount: string; userId: number }[] };
+    assert.deepEqual(rfq.tradeAllocations, [{ amount: '0.5', userId: other.userId }]);
+    await refusedWith(
+      taker.call('block/rfqs/create_rfq', {
+        legs,
+        tradeAllocations: [{ amount: '2.1', userId: other.userId }],
+      }),
+      'invalid_amount',
+    );
+    core.clock.advance(5_000);
+    await core.ports.submit({ type: 'timer' });
+    const id1 = ((await maker1.call('block/rfqs/get_rfqs', { status: 'open' })) as { results: Rfq[] })
+      .results[0]!.blockRfqId;
+    const id2 = ((await maker2.call('block/rfqs/get_rfqs', { status: 'open' })) as { results: Rfq[] })
+      .results[0]!.blockRfqId;
+    const quote = (quantity: string, instruction: string) => ({
+      executionInstruction: instruction,
+      side: 'sell',
+      quantity,
+      legs: [
+        { instrumentName: call70, price: '0.05', ratio: '1', side: 'buy' },
+        { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' },
+      ],
+    });
+    // GTC below every quote: leaves a trigger.
+    const gtc = (await taker.call('block/rfqs/accept', {
+      blockRfqId: rfq.blockRfqId,
+      side: 'buy',
+      price: '0.02',
+      timeInForce: 'good_til_cancelled',
+    })) as { trigger: { price: string } | null; blockTrades: unknown[] };
+    assert.equal(gtc.trigger?.price, '0.02');
+    assert.equal(gtc.blockTrades.length, 0);
+    await maker1.call('block/rfqs/create_quote', { blockRfqId: id1, ...quote('1', 'any_part_of') });
+    // maker2's AON quote for the whole size completes the trigger ahead of maker1's at the same price.
+    const aon = (await maker2.call('block/rfqs/create_quote', {
+      blockRfqId: id2,
+      ...quote('2', 'all_or_none'),
+    })) as {
+      quoteId: string;
+    };
+    const after = (await taker.call('block/rfqs/get_rfqs', { blockRfqId: rfq.blockRfqId })) as {
+      results: Rfq[];
+    };
+    assert.equal(after.results[0]!.status, 'filled');
+    const quotes2 = (await maker2.call('block/rfqs/get_quotes', { quoteId: aon.quoteId })) as {
+      status: string;
+      filledQuantity: string;
+    }[];
+    assert.deepEqual(
+      quotes2.map((q) => [q.status, q.filledQuantity]),
+      [['filled', '2']],
+    );
+    const otherAccount = other.accountIds[0]!;
+    const takerAccount = harness.credentials[TAKER]!.accountIds[0]!;
+    assert.equal(core.venue.position(otherAccount, call70)?.size, 5);
+    const page = (await taker.call('block/rfqs/get_trades', { currency: 'BTC', count: 1 })) as {
+      continuation: string | null;
+      results: { blockRfqId: string; timestamp: number }[];
+    };
+    assert.equal(page.results[0]!.blockRfqId, rfq.blockRfqId);
+    assert.equal(page.continuation, `${page.results[0]!.timestamp}:${rfq.blockRfqId}`);
+    const next = (await taker.call('block/rfqs/get_trades', {
+      currency: 'BTC',
+      continuation: page.continuation,
+    })) as {
+      results: { blockRfqId: string }[];
+    };
+    assert.ok(next.results.every((t) => t.blockRfqId !== rfq.blockRfqId));
+    assert.equal(
+      core.venue.position(takerAccount, call70)?.size,
+      10 + 15,
+      'first flow 1 BTC, this one 1.5 BTC',
+    );
   });
 });
