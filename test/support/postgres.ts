@@ -112,6 +112,9 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       'max_connections=50',
       '-c',
       'shared_buffers=64MB',
+      // Containers often have a tiny /dev/shm; parallel query workers would need it.
+      '-c',
+      'max_parallel_workers_per_gather=0',
     ],
     { ...asUser, env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
