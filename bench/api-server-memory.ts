@@ -34,4 +34,4 @@ const svc = await createGatewayService({
   clock: new SystemClock(),
 });
 const { port } = await svc.start();
-console.log(JSON.stringify({ port, dataDir }));
+console.log(JSON.stringify({ port, dataDir, journal: false }));

@@ -199,7 +199,11 @@ async function main(): Promise<void> {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
-  const { port, dataDir } = JSON.parse(firstLine) as { port: number; dataDir: string };
+  const { port, dataDir, journal } = JSON.parse(firstLine) as {
+    port: number;
+    dataDir: string;
+    journal?: boolean;
+  };
   try {
     const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Credential[];
     const time = await fetch(`http://127.0.0.1:${port}/api/public/time`, {
@@ -208,7 +212,9 @@ async function main(): Promise<void> {
     });
     const offset = ((await time.json()) as { result: number }).result - Date.now();
     const serverTime = () => Date.now() + offset;
-    console.log(`api bench: ${SECONDS}s per transport, journal on, server pid ${child.pid}`);
+    console.log(
+      `api bench: ${SECONDS}s per transport, journal ${journal === false ? 'off' : 'on'}, server pid ${child.pid}`,
+    );
     await benchHttp(port, credentials[0]!, serverTime);
     await benchWs(port, credentials, serverTime);
   } finally {
