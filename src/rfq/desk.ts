@@ -196,6 +196,20 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
     return [...this.state.quotes.values()].filter((quote) => quote.desk === desk).map(clone);
   }
 
+  /**
+   * The RFQ id an account should see on its block-trade records: the maker-side id of the
+   * desk whose quote that account filled, else the taker's id (for `user.trades` formatting).
+   */
+  rfqIdForAccount(blockRfqId: string, accountId: number): string {
+    const rfq = this.state.rfqs.get(blockRfqId);
+    if (rfq === undefined || rfq.takerAccountId === accountId) return blockRfqId;
+    const fill = this.state.trades
+      .find((t) => t.blockRfqId === blockRfqId)
+      ?.fills.find((f) => f.makerAccountId === accountId);
+    const record = fill === undefined ? undefined : rfq.makerRecords.find((r) => r.desk === fill.desk);
+    return record?.blockRfqId ?? blockRfqId;
+  }
+
   /** Traded RFQs, oldest first. */
   trades(): readonly RfqTradeRecord[] {
     return this.state.trades;

@@ -288,6 +288,8 @@ describe('accept', () => {
         [CALL_75, 300, 10],
       ],
     );
+    assert.equal(h.desk.rfqIdForAccount(rfq.blockRfqId, MAKER_B), h.makerId(rfq, DESK_B));
+    assert.equal(h.desk.rfqIdForAccount(rfq.blockRfqId, TAKER), rfq.blockRfqId);
     const after = h.desk.takerRfq(new Set([TAKER]), rfq.blockRfqId)!;
     assert.equal(after.status, 'filled');
     assert.equal(h.desk.quote(b)?.status, 'filled');
