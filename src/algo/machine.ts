@@ -21,7 +21,7 @@ import { cancelPortfolio } from './lifecycle.ts';
 import type { AlgoMarketView } from './market-view.ts';
 import { absorbOrderView, type ChildState, newPortfolio, type PortfolioState } from './portfolio-state.ts';
 import { isActive } from './status.ts';
-import { evaluate, onTime, type StepContext, startPortfolio, wakeAt } from './steps.ts';
+import { captureArrival, evaluate, onTime, type StepContext, startPortfolio, wakeAt } from './steps.ts';
 import {
   ALGO_COMMAND_TYPES,
   type AlgoCommand,
@@ -309,6 +309,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
   ): PortfolioState {
     const portfolio = newPortfolio(this.nextPortfolioId++, spec, now, startAt, linkedTo);
     this.portfolios.set(portfolio.id, portfolio);
+    captureArrival(context, portfolio);
     context.event(portfolio, 'PORTFOLIO_SUBMITTED', linkedTo === null ? {} : { linkedTo });
     return portfolio;
   }

@@ -23,7 +23,7 @@ import {
   twapSliceCount,
 } from './planner.ts';
 import { type ChildState, fullyFilled, type PortfolioState, remaining } from './portfolio-state.ts';
-import { type ResolvedPrice, resolvePrice } from './pricing.ts';
+import { convertToQuote, type ResolvedPrice, resolvePrice } from './pricing.ts';
 
 export interface StepContext extends ChildContext {
   readonly market: AlgoMarketView;
@@ -58,18 +58,34 @@ export function wakeAt(portfolio: PortfolioState): number | null {
   return at === Number.POSITIVE_INFINITY ? null : at;
 }
 
-function arrivalTicks(market: AlgoMarketView, instrumentName: string): number | null {
-  const bid = market.bestBid(instrumentName);
-  const ask = market.bestAsk(instrumentName);
-  if (bid !== null && ask !== null) return (bid + ask) / 2;
-  return market.markPrice(instrumentName);
+/**
+ * Arrival price of each leg at submit (ticks, maybe fractional): the mid of the book, else the
+ * client's first priceSnapshot price converted from its priceIn, else the mark.
+ */
+export function captureArrival(context: StepContext, portfolio: PortfolioState): void {
+  const market = context.market;
+  portfolio.spec.legs.forEach((leg, i) => {
+    const bid = market.bestBid(leg.instrumentName);
+    const ask = market.bestAsk(leg.instrumentName);
+    let arrival: number | null = bid !== null && ask !== null ? (bid + ask) / 2 : null;
+    const instrument = market.instrument(leg.instrumentName);
+    const snapshot = leg.priceSnapshot[0];
+    if (arrival === null && snapshot !== undefined && instrument !== undefined) {
+      const quote = convertToQuote(
+        market,
+        instrument,
+        snapshot.priceIn || null,
+        snapshot.price,
+        context.stamp.ts,
+      );
+      if (quote !== null) arrival = quote / Number(instrument.spec.tickSize);
+    }
+    portfolio.legs[i]!.arrivalPrice = arrival ?? market.markPrice(leg.instrumentName);
+  });
 }
 
 export function startPortfolio(context: StepContext, portfolio: PortfolioState): void {
   const now = context.stamp.ts;
-  portfolio.spec.legs.forEach((leg, i) => {
-    portfolio.legs[i]!.arrivalPrice = arrivalTicks(context.market, leg.instrumentName);
-  });
   portfolio.startedAt = now;
   applyTrigger(context, portfolio, 'start');
   const interval = repriceInterval(portfolio);
