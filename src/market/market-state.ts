@@ -90,6 +90,7 @@ export interface InstrumentMark {
 
 export class MarketState {
   private readonly marks = new Map<string, InstrumentMark | null>();
+  private readonly forwards = new Map<string, number>();
   private readonly specs: ReadonlyMap<string, InstrumentSpec>;
 
   constructor(
@@ -128,6 +129,16 @@ export class MarketState {
 
   /** Forward for an expiry (ms); null = the perpetual. */
   forward(currency: string, expiration: number | null): number {
+    const key = `${currency}|${expiration}`;
+    let forward = this.forwards.get(key);
+    if (forward === undefined) {
+      forward = this.computeForward(currency, expiration);
+      this.forwards.set(key, forward);
+    }
+    return forward;
+  }
+
+  private computeForward(currency: string, expiration: number | null): number {
     const index = this.index(currency);
     const model = this.currencyModel(currency);
     if (expiration === null) return index * (1 + model.perpetualBasis);

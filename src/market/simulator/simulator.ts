@@ -4,10 +4,10 @@
  *
  * `step(now, market, view)` returns the commands due at `now`:
  * 1. Makers: for each listed instrument of a maker's currencies/products, the wanted ladder
- *    (quoting.ts). Quotes are identified by label `lp|<instrument>|b|s|<level>`, so the maker
- *    keeps no order ids: a missing quote is placed, a quote off its wanted price by more than
- *    the tolerance (or mostly filled) is edited, a quote no longer wanted is cancelled. The index
- *    moving moves the marks, which moves the wanted prices: that is the refresh.
+ *    (quoting.ts), reached from the resting quotes by requote.ts (label-keyed: place what is
+ *    missing, edit what moved beyond tolerance, cancel what is no longer wanted, never crossing
+ *    the maker's own quotes). The index moving moves the marks, which moves the wanted prices:
+ *    that is the refresh.
  * 2. Hedging: an `options` maker whose net coin delta in a currency passes the threshold sends
  *    an immediate-or-cancel order on the inverse perpetual at the best opposite price.
  * 3. Takers: a Poisson number of IOC orders (rate × elapsed time) on random instruments,
@@ -23,20 +23,15 @@ import type { Instrument } from '../../domain/instrument.ts';
 import type { MarketState } from '../market-state.ts';
 import { SeededRandom } from '../random.ts';
 import type { MakerAccount, SimulatorConfig } from './config.ts';
-import { type QuoteLadder, quoteLadder } from './quoting.ts';
+import { quoteLadder } from './quoting.ts';
+import { limitOrder, QUOTE_LABEL_PREFIX, requote } from './requote.ts';
 import type { SimulatorOrder, SimulatorView } from './view.ts';
 
-export const QUOTE_LABEL_PREFIX = 'lp|';
 const MAX_TAKER_GAP_MS = 60_000;
-const SOURCE = { api: true } as const;
 
 export interface SimulatorSnapshot {
   readonly random: readonly number[];
   readonly lastStep: number | null;
-}
-
-function quoteLabel(instrumentName: string, side: Side, level: number): string {
-  return `${QUOTE_LABEL_PREFIX}${instrumentName}|${side === 'buy' ? 'b' : 's'}|${level}`;
 }
 
 function quotesProducts(maker: MakerAccount, instrument: Instrument): boolean {
@@ -54,83 +49,6 @@ function quotesProducts(maker: MakerAccount, instrument: Instrument): boolean {
       return _exhaustive;
     }
   }
-}
-
-function limitOrder(
-  accountId: number,
-  instrumentName: string,
-  side: Side,
-  price: number,
-  amount: number,
-  label: string,
-  timeInForce: 'good_til_cancelled' | 'immediate_or_cancel',
-): UnstampedCommand {
-  return {
-    type: 'place_order',
-    accountId,
-    instrumentName,
-    side,
-    orderType: 'limit',
-    amount,
-    price,
-    timeInForce,
-    postOnly: false,
-    rejectPostOnly: false,
-    reduceOnly: false,
-    label,
-    validUntil: null,
-    source: SOURCE,
-  };
-}
-
-interface QuoteChange {
-  readonly side: Side;
-  /** Current price of the edited order; null for a new order. */
-  readonly from: number | null;
-  readonly to: number;
-  readonly command: UnstampedCommand;
-}
-
-function crosses(quotes: readonly { side: Side; price: number }[]): boolean {
-  let maxBid = Number.NEGATIVE_INFINITY;
-  let minAsk = Number.POSITIVE_INFINITY;
-  for (const quote of quotes) {
-    if (quote.side === 'buy') maxBid = Math.max(maxBid, quote.price);
-    else minAsk = Math.min(minAsk, quote.price);
-  }
-  return maxBid >= minAsk;
-}
-
-/**
- * Orders changes so that after each one the maker's quotes on the instrument are uncrossed:
- * repeatedly apply a change whose new price clears the other side as it stands. If none does
- * (not expected for an uncrossed target), the next change goes anyway.
- */
-function sequenceWithoutSelfCross(
-  stale: readonly { side: Side; price: number }[],
-  changes: readonly QuoteChange[],
-): UnstampedCommand[] {
-  const bids: number[] = [];
-  const asks: number[] = [];
-  for (const quote of stale) (quote.side === 'buy' ? bids : asks).push(quote.price);
-  for (const change of changes)
-    if (change.from !== null) (change.side === 'buy' ? bids : asks).push(change.from);
-  const pending = [...changes];
-  const out: UnstampedCommand[] = [];
-  while (pending.length > 0) {
-    const maxBid = bids.length > 0 ? Math.max(...bids) : Number.NEGATIVE_INFINITY;
-    const minAsk = asks.length > 0 ? Math.min(...asks) : Number.POSITIVE_INFINITY;
-    let pick = pending.findIndex((change) =>
-      change.side === 'buy' ? change.to < minAsk : change.to > maxBid,
-    );
-    if (pick < 0) pick = 0;
-    const change = pending.splice(pick, 1)[0]!;
-    const prices = change.side === 'buy' ? bids : asks;
-    if (change.from !== null) prices.splice(prices.indexOf(change.from), 1);
-    prices.push(change.to);
-    out.push(change.command);
-  }
-  return out;
 }
 
 export class LiquiditySimulator {
@@ -229,7 +147,7 @@ export class LiquiditySimulator {
       );
       const orders = resting.get(instrument.name) ?? new Map<string, SimulatorOrder>();
       resting.delete(instrument.name);
-      this.requote(maker.accountId, instrument.name, ladder, orders, commands);
+      requote(maker.accountId, instrument.name, ladder, orders, commands);
     }
     for (const orders of resting.values()) {
       for (const order of orders.values()) {
@@ -239,74 +157,6 @@ export class LiquiditySimulator {
         commands.push({ type: 'cancel_order', accountId: maker.accountId, orderId: order.orderId });
       }
     }
-  }
-
-  /**
-   * Commands that move one instrument's resting quotes to the wanted ladder: cancels first,
-   * then edits and placements in an order that never crosses the maker's own quotes on the way
-   * (self-trade prevention would cancel them). A quote within tolerance stays, unless leaving
-   * it would cross the new ladder, in which case every quote moves to its wanted price.
-   */
-  private requote(
-    accountId: number,
-    instrumentName: string,
-    ladder: QuoteLadder,
-    orders: Map<string, SimulatorOrder>,
-    commands: UnstampedCommand[],
-  ): void {
-    const wanted = ladder.quotes.map((quote) => ({
-      quote,
-      label: quoteLabel(instrumentName, quote.side, quote.level),
-    }));
-    const wantedLabels = new Set(wanted.map((entry) => entry.label));
-    for (const [label, order] of orders) {
-      if (!wantedLabels.has(label))
-        commands.push({ type: 'cancel_order', accountId, orderId: order.orderId });
-    }
-    const plan = (force: boolean) => {
-      const changes: QuoteChange[] = [];
-      const stale: { side: Side; price: number }[] = [];
-      for (const { quote, label } of wanted) {
-        const existing = orders.get(label);
-        if (existing === undefined) {
-          const command = limitOrder(
-            accountId,
-            instrumentName,
-            quote.side,
-            quote.price,
-            quote.amount,
-            label,
-            'good_til_cancelled',
-          );
-          changes.push({ side: quote.side, from: null, to: quote.price, command });
-          continue;
-        }
-        const remaining = existing.amount - existing.filledAmount;
-        const moved = Math.abs(existing.price - quote.price) > ladder.toleranceTicks;
-        if (
-          force
-            ? existing.price !== quote.price || remaining !== quote.amount
-            : moved || remaining * 2 < quote.amount
-        ) {
-          const command: UnstampedCommand = {
-            type: 'edit_order',
-            accountId,
-            orderId: existing.orderId,
-            price: quote.price,
-            amount: existing.filledAmount + quote.amount,
-          };
-          changes.push({ side: quote.side, from: existing.price, to: quote.price, command });
-        } else {
-          stale.push({ side: quote.side, price: existing.price });
-        }
-      }
-      return { changes, stale };
-    };
-    let { changes, stale } = plan(false);
-    if (crosses([...stale, ...changes.map((change) => ({ side: change.side, price: change.to }))])) {
-      ({ changes, stale } = plan(true));
-    }
-    if (changes.length > 0) commands.push(...sequenceWithoutSelfCross(stale, changes));
   }
 
   /** Net delta in coins per currency from the maker's positions. */
