@@ -13,7 +13,7 @@
  *   openBuys/openSells (and reduce-only counters) and its ledger's reserve, and leaves all of
  *   them together (`unrest`).
  */
-import type { TradeParty, TradeView } from '../core/events.ts';
+import type { OrderView, TradeParty, TradeView } from '../core/events.ts';
 import type { CancelReason, TickDirection } from '../core/types.ts';
 import { type Account, applyFill } from './accounts.ts';
 import {
@@ -70,16 +70,18 @@ export function unrest(state: VenueState, instrument: InstrumentState, order: Or
   }
 }
 
-/** Cancels an open resting order: out of the book, state cancelled, event emitted. */
+/** Cancels an open resting order: out of the book, state cancelled, event emitted; returns its view. */
 export function cancelResting(
   state: VenueState,
   instrument: InstrumentState,
   order: Order,
   reason: CancelReason,
-): void {
+): OrderView {
   unrest(state, instrument, order);
   closeOrder(state, order, 'cancel', reason);
-  state.events.push({ type: 'order', order: order.toView() });
+  const view = order.toView();
+  state.events.push({ type: 'order', order: view });
+  return view;
 }
 
 /** Moves an order (not in a book) to its final state and keeps it among the recent closed. */

@@ -421,8 +421,8 @@ function ownOpenOrder(state: VenueState, accountId: number, orderId: string): Or
 export function cancelOrder(state: VenueState, command: CancelOrder): CommandResult {
   const order = ownOpenOrder(state, command.accountId, command.orderId);
   if (!(order instanceof Order)) return fail(state, 'cancel_order', command.accountId, order);
-  cancelResting(state, state.instrumentList[order.instrumentId]!, order, 'user_request');
-  return { ok: true, events: state.events, order: order.toView() };
+  const view = cancelResting(state, state.instrumentList[order.instrumentId]!, order, 'user_request');
+  return { ok: true, events: state.events, order: view };
 }
 
 export function cancelAll(state: VenueState, command: CancelAll): CommandResult {
@@ -450,13 +450,14 @@ export function cancelAll(state: VenueState, command: CancelAll): CommandResult 
   matches.sort((a, b) => a.number - b.number);
   const cancelled: OrderView[] = [];
   for (const order of matches) {
-    cancelResting(
-      state,
-      state.instrumentList[order.instrumentId]!,
-      order,
-      command.cancelReason ?? 'user_request',
+    cancelled.push(
+      cancelResting(
+        state,
+        state.instrumentList[order.instrumentId]!,
+        order,
+        command.cancelReason ?? 'user_request',
+      ),
     );
-    cancelled.push(order.toView());
   }
   return { ok: true, events: state.events, orders: cancelled };
 }
