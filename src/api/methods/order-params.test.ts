@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { VenueError } from '../../domain/errors.ts';
+import { Instrument } from '../../domain/instrument.ts';
+import { buildCatalogue } from '../../market/catalogue.ts';
+import { toEditOrder, toPlaceOrder } from './order-params.ts';
+
+const specs = buildCatalogue(Date.UTC(2026, 10, 20, 12), { BTC: 60_000, ETH: 3_000 });
+const perp = new Instrument(1, specs.find((spec) => spec.name === 'BTC-PERPETUAL')!);
+
+function refusal(fn: () => unknown): { name: string; field: unknown } {
+  try {
+    fn();
+  } catch (error) {
+    assert.ok(error instanceof VenueError);
+    return { name: error.errorName, field: error.data?.field };
+  }
+  assert.fail('expected a refusal');
+}
+
+describe('toPlaceOrder', () => {
+  test('defaults: limit, good_til_cancelled, api source, empty label', () => {
+    const command = toPlaceOrder(
+      { instrumentName: perp.name, quantity: '20', price: '60000.5' },
+      'buy',
+      7,
+      perp,
+    );
+    assert.equal(command.orderType, 'limit');
+    assert.equal(command.timeInForce, 'good_til_cancelled');
+    assert.equal(command.amount, 2);
+    assert.equal(command.price, perp.parsePrice('60000.5'));
+    assert.equal(command.accountId, 7);
+    assert.deepEqual(command.source, { api: true });
+    assert.equal(command.label, '');
+  });
+
+  test('market orders carry no price; limit orders need one', () => {
+    assert.equal(
+      toPlaceOrder({ instrumentName: perp.name, quantity: '10', type: 'market', price: '1' }, 'sell', 1, perp)
+        .price,
+      null,
+    );
+    assert.deepEqual(
+      refusal(() => toPlaceOrder({ instrumentName: perp.name, quantity: '10' }, 'sell', 1, perp)),
+      {
+        name: 'missing_params',
+        field: 'price',
+      },
+    );
+  });
+
+  test('post-only rules and trigger requirements name their fields', () => {
+    const base = { instrumentName: perp.name, quantity: '10', price: '60000' };
+    assert.equal(
+      refusal(() => toPlaceOrder({ ...base, rejectPostOnly: true }, 'buy', 1, perp)).field,
+      'rejectPostOnly',
+    );
+    assert.deepEqual(
+      refusal(() =>
+        toPlaceOrder({ ...base, postOnly: true, timeInForce: 'immediate_or_cancel' }, 'buy', 1, perp),
+      ),
+      { name: 'post_only_not_allowed', field: 'postOnly' },
+    );
+    assert.equal(
+      refusal(() => toPlaceOrder({ ...base, type: 'stop_limit' }, 'buy', 1, perp)).field,
+      'trigger',
+    );
+    assert.equal(
+      refusal(() => toPlaceOrder({ ...base, type: 'market', mmp: true }, 'buy', 1, perp)).field,
+      'mmp',
+    );
+  });
+
+  test('displayAmount: at least 100 lots, and quantity/display below 100', () => {
+    const base = { instrumentName: perp.name, price: '60000' };
+    assert.equal(
+      refusal(() => toPlaceOrder({ ...base, quantity: '10000', displayAmount: '990' }, 'buy', 1, perp)).name,
+      'invalid_max_show_amount',
+    );
+    assert.equal(
+      refusal(() => toPlaceOrder({ ...base, quantity: '100000', displayAmount: '1000' }, 'buy', 1, perp))
+        .name,
+      'invalid_max_show_amount',
+    );
+    assert.equal(
+      toPlaceOrder({ ...base, quantity: '99990', displayAmount: '1000' }, 'buy', 1, perp).displayAmount,
+      100,
+    );
+  });
+
+  test('otocoConfig entries are parsed with indexed field names', () => {
+    const command = toPlaceOrder(
+      {
+        instrumentName: perp.name,
+        quantity: '10',
+        price: '60000',
+        linkedOrderType: 'one_triggers_other',
+        otocoConfig: [{ side: 'sell', quantity: '10', price: '65000', timeInForce: 'good_til_day' }],
+      },
+      'buy',
+      1,
+      perp,
+    );
+    assert.equal(command.otocoConfig?.[0]?.amount, 1);
+    assert.equal(command.otocoConfig?.[0]?.timeInForce, 'good_til_day');
+    assert.equal(
+      refusal(() =>
+        toPlaceOrder(
+          {
+            instrumentName: perp.name,
+            quantity: '10',
+            price: '60000',
+            otocoConfig: [{ side: 'sell', price: '65000.3' }],
+          },
+          'buy',
+          1,
+          perp,
+        ),
+      ).field,
+      'otocoConfig.0.price',
+    );
+  });
+});
+
+describe('toEditOrder', () => {
+  test('quantity or contracts is required; omitted fields stay omitted', () => {
+    assert.equal(refusal(() => toEditOrder({ orderId: 'x' }, 1, perp)).field, 'quantity');
+    const command = toEditOrder({ orderId: 'x', contracts: '3' }, 1, perp);
+    assert.deepEqual(command, { type: 'edit_order', accountId: 1, orderId: 'x', amount: 3 });
+    assert.equal(
+      toEditOrder({ orderId: 'x', quantity: '10', displayAmount: 1000 }, 1, perp).displayAmount,
+      100,
+    );
+  });
+});
