@@ -2,7 +2,8 @@
  * Glue from the market model to the core's integer world: mark prices in ticks for the
  * `update_prices` command and settlement prices for `settle_instrument`.
  *
- * Marks round to the instrument's finest tick (the core's contract), never below 0.
+ * Marks round to the instrument's finest tick (the core's contract), never below 0 except for
+ * combos, whose net price can be negative.
  *
  * Settlement value at expiry against the settlement index S (settlement.ts, 30-min TWAP):
  * dated futures S (USD); inverse options max(±(S − K), 0) / S in coin; linear options
@@ -46,7 +47,11 @@ export function priceUpdateCommand(
     }
     const mark = state.mark(instrument.name);
     if (mark === undefined) continue;
-    const markPrice = toTicks(instrument, mark.markPrice);
+    // Combos (net prices) may be negative; single instruments never are.
+    const markPrice =
+      instrument.spec.legs === null
+        ? toTicks(instrument, mark.markPrice)
+        : Math.round(mark.markPrice / Number(instrument.spec.tickSize));
     if (lastSent !== undefined) {
       if (lastSent.get(instrument.name) === markPrice) continue;
       lastSent.set(instrument.name, markPrice);
