@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { roundToTicks } from '../../src/algo/pricing.ts';
 import type { BalanceSpec, LegSpec } from '../../src/algo/types.ts';
+import { optionSpec } from '../../src/engine/testkit.ts';
+import { quotePriceFromVolatility } from '../../src/market/conversions.ts';
+import { defaultMarketModel, priceMarket } from '../../src/market/market-state.ts';
 import { AlgoHarness, leg, OPTION, PERP, PERP_60K, PUT, portfolio, T0 } from './harness.ts';
 
 const callLeg = (overrides: Partial<LegSpec> = {}) =>
@@ -146,5 +150,26 @@ describe('BALANCE', () => {
     assert.equal(h.childOrders(id).length, 1, 'amended, not replaced by a new child');
     assert.equal(h.venue.book(PERP)!.bestBid, PERP_60K + 25);
     void PERP;
+  });
+
+  test('priceIn IV converts through Black-76 with the forward and expiry of the model', () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(balance([callLeg({ pricing: { ...callLeg().pricing, price: 25, priceIn: 'IV' } })]));
+    const spec = optionSpec();
+    const state = priceMarket(h.ts, { BTC: 60_000 }, [spec], defaultMarketModel());
+    const mark = state.mark(OPTION)!;
+    const quote = quotePriceFromVolatility(
+      {
+        optionType: 'call',
+        marginKind: 'inverse',
+        strike: 70_000,
+        forward: mark.underlyingPrice,
+        index: 60_000,
+        timeToExpiry: mark.timeToExpiry!,
+      },
+      0.25,
+    );
+    const instrument = h.venue.instrument(OPTION)!.instrument;
+    assert.equal(h.childOrders(id)[0]!.price, roundToTicks(instrument, 'buy', quote));
   });
 });

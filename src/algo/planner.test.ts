@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import {
+  balanceAllowances,
+  balanceCumulativeTarget,
+  balanceTranche,
+  twapSliceAmount,
+  twapSliceAt,
+  twapSliceCount,
+} from './planner.ts';
+
+describe('planner arithmetic', () => {
+  test('TWAP: N = ceil(duration / frequency); slice times; the last slice takes the rest', () => {
+    assert.equal(twapSliceCount(60_000, 1_000), 60);
+    assert.equal(twapSliceCount(9_000, 2_000), 5);
+    assert.equal(twapSliceCount(500, 1_000), 1);
+    assert.equal(twapSliceAt(1000, 2000, 5, 999), -1);
+    assert.equal(twapSliceAt(1000, 2000, 5, 4999), 1);
+    assert.equal(twapSliceAt(1000, 2000, 5, 99_999), 4, 'capped at the last slice');
+    assert.equal(twapSliceAmount(93, 5, 1), 23);
+    assert.equal(twapSliceAmount(7, 1, 0), 7);
+  });
+
+  test('TWAP property: with every slice filled, the slices sum to the amount and never exceed the rest', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 1_000_000 }),
+        fc.integer({ min: 1, max: 500 }),
+        (amount, count) => {
+          let rest = amount;
+          for (let k = 0; k < count; k++) {
+            const slice = twapSliceAmount(rest, count, k);
+            assert.ok(slice >= 0 && slice <= rest);
+            rest -= slice;
+          }
+          assert.equal(rest, 0);
+        },
+      ),
+    );
+  });
+
+  test('BALANCE: cumulative targets end at the amount; tranches round up', () => {
+    assert.deepEqual(
+      [0, 1, 2].map((k) => balanceCumulativeTarget(10, 3, k)),
+      [3, 6, 10],
+    );
+    assert.equal(balanceTranche(10, 3), 4);
+  });
+
+  test('BALANCE property: without a priority leg no main leg is allowed beyond one tranche past the slowest', () => {
+    const legArb = fc.record({
+      amount: fc.integer({ min: 1, max: 10_000 }),
+      fraction: fc.double({ min: 0, max: 1, noNaN: true }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(legArb, { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 1, max: 10 }),
+        fc.nat(10),
+        (raw, parts, partRaw) => {
+          const part = partRaw % parts;
+          const legs = raw.map((l) => ({
+            amount: l.amount,
+            filled: Math.floor(l.amount * l.fraction),
+            hedge: false,
+            priority: false,
+          }));
+          const slowest = Math.min(...legs.map((l) => l.filled / l.amount));
+          balanceAllowances(legs, parts, part).forEach((allowed, i) => {
+            const leg = legs[i]!;
+            assert.ok(allowed <= balanceCumulativeTarget(leg.amount, parts, part));
+            assert.ok(allowed <= Math.floor(leg.amount * slowest) + balanceTranche(leg.amount, parts));
+          });
+        },
+      ),
+    );
+  });
+
+  test('BALANCE: followers by the priority leg’s ratio; hedges by the slowest main leg', () => {
+    const allowed = balanceAllowances(
+      [
+        { amount: 30, filled: 5, hedge: false, priority: true },
+        { amount: 60, filled: 0, hedge: false, priority: false },
+        { amount: 90, filled: 0, hedge: true, priority: false },
+      ],
+      3,
+      0,
+    );
+    assert.deepEqual(allowed, [10, 10, 0]);
+    assert.deepEqual(
+      balanceAllowances(
+        [
+          { amount: 30, filled: 15, hedge: false, priority: false },
+          { amount: 90, filled: 0, hedge: true, priority: false },
+        ],
+        3,
+        1,
+      ),
+      [20, 45],
+    );
+  });
+});
