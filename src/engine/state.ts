@@ -61,6 +61,12 @@ export class ExpiryQueue {
     return this.heap.length === 0 ? Number.POSITIVE_INFINITY : this.heap[0]!.expiresAt;
   }
 
+  /** Drops entries at the top whose order no longer rests (lazy deletion). */
+  prune(): void {
+    while (this.heap.length > 0 && (this.heap[0]!.state !== 'open' || this.heap[0]!.level === null))
+      this.pop();
+  }
+
   push(order: Order): void {
     const heap = this.heap;
     heap.push(order);

@@ -143,6 +143,15 @@ describe('time in force', () => {
     assert.equal(h.venue.getOrder(id)!.cancelReason, 'good_til_day');
     assert.equal(result.events[0]!.type, 'order');
   });
+
+  test('nextWakeup names the next session end and forgets cancelled orders', () => {
+    const h = venue();
+    assert.equal(h.venue.nextWakeup(), null);
+    const id = h.order(1, 'buy', 1, 100_000, { timeInForce: 'good_til_day' }).order!.orderId;
+    assert.equal(h.venue.nextWakeup(), sessionEnd(h.ts));
+    h.ok({ type: 'cancel_order', accountId: 1, orderId: id });
+    assert.equal(h.venue.nextWakeup(), null);
+  });
 });
 
 describe('post-only', () => {
