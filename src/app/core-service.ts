@@ -20,6 +20,7 @@ import type {
   ReadPort,
   TickerView,
 } from '../api/ports.ts';
+import { createVenueReadPort } from '../api/venue-read-port.ts';
 import type { UnstampedCommand } from '../core/commands.ts';
 import type { CommandResult, OrderView, PositionView } from '../core/events.ts';
 import type { CoreMachine, MachineCommand, MachineResult } from '../core/machine.ts';
@@ -50,6 +51,7 @@ export class CoreService implements CommandPort, ReadPort, EventPort {
   private readonly clock: Clock;
   private readonly market: () => MarketState | null;
   private readonly onError: (error: unknown) => void;
+  private readonly reads: ReadPort;
   private timer: { at: number; cancel: () => void } | null = null;
   private stopped = false;
 
@@ -58,6 +60,9 @@ export class CoreService implements CommandPort, ReadPort, EventPort {
     this.clock = options.clock;
     this.market = options.market ?? (() => null);
     this.onError = options.onError ?? (() => {});
+    this.reads = createVenueReadPort(this.machine.venue, {
+      tickerExtras: (instrumentName) => this.tickerExtras(instrumentName),
+    });
     this.sequencer = new Sequencer<MachineCommand, MachineResult>(
       (command, stamp) =>
         this.machine.execute({ ...command, seq: stamp.seq, ts: stamp.ts } as MachineCommand),
@@ -126,102 +131,53 @@ export class CoreService implements CommandPort, ReadPort, EventPort {
     return () => this.listeners.delete(listener);
   }
 
-  // ---- reads ----------------------------------------------------------------------------------
+  // ---- reads (the gateway's one adapter over the engine's queries) ---------------------------
 
   instrument(name: string): Instrument | undefined {
-    return this.machine.venue.instrument(name)?.instrument;
+    return this.reads.instrument(name);
   }
-
   instruments(expired: boolean): readonly Instrument[] {
-    const wanted = expired ? 'expired' : 'open';
-    return this.machine.venue
-      .instruments()
-      .filter((info) => info.status === wanted)
-      .map((info) => info.instrument);
+    return this.reads.instruments(expired);
   }
-
   order(orderId: string): OrderView | undefined {
-    return this.machine.venue.getOrder(orderId) ?? undefined;
+    return this.reads.order(orderId);
   }
-
   openOrders(accountId: number, filter: OrderFilter): readonly OrderView[] {
-    return this.machine.venue.openOrders({
-      accountId,
-      instrumentName: filter.instrumentName ?? null,
-      currency: filter.currency ?? null,
-      kind: filter.kind ?? null,
-    });
+    return this.reads.openOrders(accountId, filter);
   }
-
   positions(accountId: number, filter: OrderFilter): readonly PositionView[] {
-    const positions = this.machine.venue.positions(accountId, filter.currency ?? null, filter.kind ?? null);
-    return filter.instrumentName === undefined
-      ? positions
-      : positions.filter((position) => position.instrumentName === filter.instrumentName);
+    return this.reads.positions(accountId, filter);
   }
-
   accountSummary(accountId: number, currency: string): AccountSummaryView | undefined {
-    const summary = this.machine.venue.accountSummary(accountId, currency);
-    if (summary === null) return undefined;
-    return {
-      accountId,
-      currency,
-      balance: summary.balance,
-      equity: summary.equity,
-      availableFunds: summary.availableFunds,
-      initialMargin: summary.positionMargin + summary.orderMargin,
-      maintenanceMargin: summary.positionMargin,
-    };
+    return this.reads.accountSummary(accountId, currency);
   }
-
   orderBook(instrumentName: string, depth: number): OrderBookView | undefined {
-    const book = this.machine.venue.book(instrumentName, depth);
-    if (book === null) return undefined;
-    return {
-      instrumentName,
-      timestamp: this.machine.venue.now,
-      bids: book.bids.map((level) => [level.price, level.amount] as const),
-      asks: book.asks.map((level) => [level.price, level.amount] as const),
-    };
+    return this.reads.orderBook(instrumentName, depth);
   }
-
   ticker(instrumentName: string): TickerView | undefined {
-    const venue = this.machine.venue;
-    const info = venue.instrument(instrumentName);
-    if (info === null) return undefined;
-    const book = venue.book(instrumentName, 1);
-    const bestBid = book?.bids[0];
-    const bestAsk = book?.asks[0];
-    const market = this.market();
-    const figures =
-      market === null || info.status !== 'open'
-        ? null
-        : tickerFigures(info.instrument, market, {
-            bestBid: bestBid?.price ?? null,
-            bestAsk: bestAsk?.price ?? null,
-          });
-    return {
-      instrumentName,
-      timestamp: venue.now,
-      state: info.status,
-      bestBidPrice: bestBid?.price ?? null,
-      bestBidAmount: bestBid?.amount ?? 0,
-      bestAskPrice: bestAsk?.price ?? null,
-      bestAskAmount: bestAsk?.amount ?? 0,
-      lastPrice: info.lastPrice,
-      markPrice: info.markPrice,
-      indexPrice: info.indexPrice,
-      markIv: figures?.markIv ?? null,
-      bidIv: figures?.bidIv ?? null,
-      askIv: figures?.askIv ?? null,
-      underlyingPrice: figures?.underlyingPrice ?? null,
-    };
+    return this.reads.ticker(instrumentName);
+  }
+  currencies(): readonly string[] {
+    return this.reads.currencies();
   }
 
-  currencies(): readonly string[] {
-    const currencies = new Set<string>();
-    for (const info of this.machine.venue.instruments()) currencies.add(info.instrument.currency);
-    return [...currencies].sort();
+  /** Model figures (IVs, underlying) for the ticker, from the latest priced market. */
+  private tickerExtras(instrumentName: string): Partial<TickerView> | undefined {
+    const market = this.market();
+    const info = this.machine.venue.instrument(instrumentName);
+    if (market === null || info === null || info.status !== 'open') return undefined;
+    const book = this.machine.venue.book(instrumentName, 1);
+    const figures = tickerFigures(info.instrument, market, {
+      bestBid: book?.bids[0]?.price ?? null,
+      bestAsk: book?.asks[0]?.price ?? null,
+    });
+    if (figures === null) return undefined;
+    return {
+      markIv: figures.markIv,
+      bidIv: figures.bidIv,
+      askIv: figures.askIv,
+      underlyingPrice: figures.underlyingPrice,
+    };
   }
 
   // ---- timers ---------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
  * recovered venue already has, or a simulator order that lost a race) and are only counted.
  */
 import type { UnstampedCommand } from '../core/commands.ts';
+import type { InstrumentSpec } from '../domain/instrument.ts';
 import type { Venue } from '../engine/venue.ts';
 import type { MarketDriver } from '../market/driver.ts';
 import type { SimulatorView } from '../market/simulator/view.ts';
@@ -32,9 +33,12 @@ export class MarketLoop {
 
   constructor(private readonly options: MarketLoopOptions) {}
 
-  /** Lists and prices the market; resolves once those commands are durable. */
-  async start(): Promise<void> {
-    await this.submitAll(this.options.driver.start(this.options.core.now()));
+  /**
+   * Lists and prices the market; resolves once those commands are durable. `listed` are the
+   * instruments a recovered venue already has: the driver takes them over instead of relisting.
+   */
+  async start(listed: readonly InstrumentSpec[] = []): Promise<void> {
+    await this.submitAll(this.options.driver.start(this.options.core.now(), listed));
     this.scheduleNext();
   }
 

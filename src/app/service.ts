@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { PortfolioMachine } from '../algo/machine.ts';
+import { loadAdminToken, provisionMissingAccounts, registerAdminRoutes } from '../api/admin.ts';
 import { SecretBox } from '../api/auth/secret-box.ts';
 import { SqliteKeyStore } from '../api/auth/sqlite-key-store.ts';
 import { bootstrapDemo, type DemoCredential } from '../api/bootstrap.ts';
@@ -127,7 +128,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     clock,
   });
 
-  driver = new MarketDriver(defaultMarketDriverConfig(core.now(), options.seed ?? 1));
+  // A recovered venue continues from its last index levels and keeps its listed instruments.
+  const venue = core.machine.venue;
+  const listed = venue
+    .instruments()
+    .filter((info) => info.status === 'open')
+    .map((info) => info.instrument.spec);
+  const lastIndex: Record<string, number> = {};
+  for (const currency of core.currencies()) {
+    const price = venue.indexPrice(currency);
+    if (price !== null) lastIndex[currency] = price;
+  }
+  driver = new MarketDriver(defaultMarketDriverConfig(core.now(), options.seed ?? 1, lastIndex));
   const market = new MarketLoop({
     driver,
     core,
@@ -136,8 +148,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     simulator: config.simulator,
     onError: (error) => log.error({ err: error }, 'market step'),
   });
-  await market.start();
+  await market.start(listed);
   const demoCredentials = await bootstrapDemo({ keyStore, commands: core, dataDir: config.dataDir });
+  // Accounts the CLI created while the service was down are opened now (unfunded).
+  const opened = await provisionMissingAccounts(keyStore, core, core);
+  if (opened.length > 0) log.info({ accounts: opened }, 'opened accounts created while stopped');
   if (demoCredentials !== null) {
     log.info({ path: join(config.dataDir, 'credentials.json') }, 'demo credentials written');
   }
