@@ -210,16 +210,18 @@ export function encodeBatch(values: readonly unknown[]): Buffer {
   return encoder.finish();
 }
 
-type Builder = (values: unknown[]) => Record<string, unknown>;
+/** Reads one object: decodes its values in key order straight into a literal. */
+type Builder = (decode: typeof decodeValue, r: Reader, t: DecodeTables) => Record<string, unknown>;
 const builderCache = new Map<string, Builder>();
 const BUILDER_CACHE_LIMIT = 10_000;
 
 function genericBuilder(keys: readonly string[]): Builder {
-  return (values) => {
+  return (decode, r, t) => {
     const o: Record<string, unknown> = {};
-    for (let i = 0; i < keys.length; i++) {
-      Object.defineProperty(o, keys[i]!, {
-        value: values[i],
+    for (const key of keys) {
+      // defineProperty: a `__proto__` key must become an own property, as JSON.parse makes it.
+      Object.defineProperty(o, key, {
+        value: decode(r, t),
         enumerable: true,
         writable: true,
         configurable: true,
@@ -236,9 +238,9 @@ function builderFor(keys: readonly string[]): Builder {
   if (keys.includes('__proto__') || new Set(keys).size !== keys.length) {
     builder = genericBuilder(keys);
   } else {
-    // Keys are embedded as JSON string literals, never as code.
-    const fields = keys.map((k, i) => `${JSON.stringify(k)}: v[${i}]`).join(', ');
-    builder = new Function('v', `return { ${fields} };`) as Builder;
+    // Keys are embedded as JSON string literals, never as code; values are read left to right.
+    const fields = keys.map((k) => `${JSON.stringify(k)}: d(r, t)`).join(', ');
+    builder = new Function('d', 'r', 't', `return { ${fields} };`) as Builder;
   }
   if (builderCache.size >= BUILDER_CACHE_LIMIT) builderCache.clear();
   builderCache.set(signature, builder);
@@ -297,14 +299,12 @@ function decodeValue(r: Reader, t: DecodeTables): unknown {
       const shape = r.varint();
       const keys = t.shapes[shape];
       if (keys === undefined) throw new RangeError('shape index out of range');
-      const values = new Array<unknown>(keys.length);
-      for (let i = 0; i < keys.length; i++) values[i] = decodeValue(r, t);
       let builder = t.builders[shape];
       if (builder === undefined) {
         builder = builderFor(keys);
         t.builders[shape] = builder;
       }
-      return builder(values);
+      return builder(decodeValue, r, t);
     }
     case TAG_ARRAY: {
       const n = r.varint();

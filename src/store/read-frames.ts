@@ -43,6 +43,7 @@ export function readVerifiedFrames<C>(
       );
     }
     expected = frame.firstSeq + frame.count;
+    if (frames.length === 1 && frame.firstSeq >= fromSeq) return entries;
     if (frame.firstSeq >= fromSeq) {
       for (const e of entries) out.push(e);
     } else {
