@@ -22,10 +22,14 @@ export interface SnapshotPolicy {
   readonly checkpointEveryCommands: number;
 }
 
+/**
+ * Defaults: a restart replays at most ~1M commands (about a second); checkpoints are sparse
+ * because a state hash costs about as much as a snapshot (it hashes the canonical state).
+ */
 export const DEFAULT_SNAPSHOT_POLICY: SnapshotPolicy = {
   everyCommands: 1_000_000,
   everyMs: 10 * 60_000,
-  checkpointEveryCommands: 10_000,
+  checkpointEveryCommands: 250_000,
 };
 
 export interface SnapshotterDeps {
