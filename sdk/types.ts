@@ -6,6 +6,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type * as P from '../src/api/schemas/methods.ts';
 import type * as O from '../src/api/schemas/objects.ts';
+import type * as R from '../src/api/schemas/rfq.ts';
 
 type Call<Params extends TSchema, Result> = { params: Static<Params>; result: Result };
 type Empty = typeof P.EmptyParams;
@@ -18,6 +19,11 @@ export type OrderBook = Static<typeof O.OrderBookSchema>;
 export type Ticker = Static<typeof O.TickerSchema>;
 export type InstrumentInfo = Static<typeof O.InstrumentSchema>;
 export type OrderWithTrades = { order: Order; trades: Trade[] };
+export type BlockRfq = Static<typeof R.RfqSchema>;
+export type BlockRfqQuote = Static<typeof R.QuoteSchema>;
+export type BlockRfqTrade = Static<typeof R.RfqTradeSchema>;
+export type BlockRfqInstrument = Static<typeof R.RfqInstrumentSchema>;
+export type Page<T> = { continuation: string | null; results: T[] };
 
 export interface AuthResult {
   userId: number;
@@ -66,6 +72,17 @@ export interface Methods {
   'private/subscribe': Call<typeof P.ChannelsParams, string[]>;
   'private/unsubscribe': Call<typeof P.ChannelsParams, string[]>;
   'private/unsubscribe_all': Call<Empty, 'ok'>;
+  'block/rfqs/create_rfq': Call<typeof R.CreateRfqParams, BlockRfq>;
+  'block/rfqs/cancel_rfq': Call<typeof R.RfqIdParams, BlockRfq>;
+  'block/rfqs/accept': Call<typeof R.AcceptParams, Static<typeof R.AcceptResultSchema>>;
+  'block/rfqs/get_rfqs': Call<typeof R.GetRfqsParams, Page<BlockRfq>>;
+  'block/rfqs/create_quote': Call<typeof R.CreateQuoteParams, BlockRfqQuote>;
+  'block/rfqs/edit_quote': Call<typeof R.EditQuoteParams, BlockRfqQuote>;
+  'block/rfqs/cancel_quote': Call<typeof R.QuoteIdParams, BlockRfqQuote>;
+  'block/rfqs/cancel_all_quotes': Call<typeof R.CancelAllQuotesParams, { count: number }>;
+  'block/rfqs/get_quotes': Call<typeof R.GetQuotesParams, BlockRfqQuote[]>;
+  'block/rfqs/get_trades': Call<typeof R.GetTradesParams, Page<BlockRfqTrade>>;
+  'block/rfqs/get_instruments': Call<typeof R.GetRfqInstrumentsParams, { results: BlockRfqInstrument[] }>;
 }
 
 export type MethodName = keyof Methods;
@@ -108,6 +125,17 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'private/subscribe',
   'private/unsubscribe',
   'private/unsubscribe_all',
+  'block/rfqs/create_rfq',
+  'block/rfqs/cancel_rfq',
+  'block/rfqs/accept',
+  'block/rfqs/get_rfqs',
+  'block/rfqs/create_quote',
+  'block/rfqs/edit_quote',
+  'block/rfqs/cancel_quote',
+  'block/rfqs/cancel_all_quotes',
+  'block/rfqs/get_quotes',
+  'block/rfqs/get_trades',
+  'block/rfqs/get_instruments',
 ];
 
 export interface WireErrorBody {

@@ -127,6 +127,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     keyStore,
     clock,
   });
+  registerDesks(gateway, core, keyStore);
+  registerAdminRoutes(gateway, { commands: core, keyStore, adminToken: loadAdminToken(config.dataDir) });
 
   // A recovered venue continues from its last index levels and keeps its listed instruments.
   const venue = core.machine.venue;

@@ -293,9 +293,9 @@ describe('gateway over HTTP', () => {
     assert.ok(asyncapi.channels['user.orders.{kind}.{currency}']);
   });
 
-  test('the sdk knows every method the server registers', () => {
+  test('the sdk knows every method the gateway registers (desks are checked on the whole service)', () => {
     assert.deepEqual(
-      [...METHOD_NAMES].sort(),
+      METHOD_NAMES.filter((name) => !name.startsWith('block/')).sort(),
       harness.gateway.methods
         .list()
         .map((m) => m.name)

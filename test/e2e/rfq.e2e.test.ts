@@ -152,8 +152,8 @@ describe('Block RFQ through the API', () => {
     await takerWs.subscribe(['block_rfq.taker.any'], (push) => takerPushes.push(push));
 
     const legs = [
-      { instrumentName: call70, quantity: '1', side: 'buy' },
-      { instrumentName: call75, quantity: '1', side: 'sell' },
+      { instrumentName: call70, quantity: '1', side: 'buy' as const },
+      { instrumentName: call75, quantity: '1', side: 'sell' as const },
     ];
     await refusedWith(maker1.call('block/rfqs/create_rfq', { legs }), 'forbidden');
     const rfq = (await taker.call('block/rfqs/create_rfq', { legs, label: 'e2e' })) as Rfq;
@@ -176,12 +176,12 @@ describe('Block RFQ through the API', () => {
     await until(() => makerPushes.some((p) => (p.data as Rfq).blockRfqId === id1));
 
     const quote = (price70: string) => ({
-      executionInstruction: 'any_part_of',
-      side: 'sell',
+      executionInstruction: 'any_part_of' as const,
+      side: 'sell' as const,
       quantity: '1',
       legs: [
-        { instrumentName: call70, price: price70, ratio: '1', side: 'buy' },
-        { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' },
+        { instrumentName: call70, price: price70, ratio: '1', side: 'buy' as const },
+        { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' as const },
       ],
     });
     await refusedWith(
@@ -210,7 +210,7 @@ describe('Block RFQ through the API', () => {
     };
 
     await refusedWith(
-      taker.call('block/rfqs/accept', { blockRfqId: rfq.blockRfqId, side: 'buy', price: '0.02' }),
+      taker.call('block/rfqs/accept', { blockRfqId: rfq.blockRfqId, side: 'buy' as const, price: '0.02' }),
       'rfq_not_open',
     );
     core.clock.advance(5_000);
@@ -221,7 +221,7 @@ describe('Block RFQ through the API', () => {
     await maker2.call('block/rfqs/cancel_quote', { quoteId: q2.quoteId });
     const accepted = (await taker.call('block/rfqs/accept', {
       blockRfqId: rfq.blockRfqId,
-      side: 'buy',
+      side: 'buy' as const,
       price: '0.02',
     })) as { rfq: Rfq; blockTrades: { quoteId: string; tradeIds: string[]; price: string }[] };
     assert.equal(accepted.rfq.status, 'filled');
@@ -253,7 +253,7 @@ describe('Block RFQ through the API', () => {
 
   test('expiry by virtual clock and wrong ids', async () => {
     const taker = harness.http(TAKER);
-    const legs = [{ instrumentName: call70, quantity: '1', side: 'buy' }];
+    const legs = [{ instrumentName: call70, quantity: '1', side: 'buy' as const }];
     const rfq = (await taker.call('block/rfqs/create_rfq', { legs, makers: ['MAKER1'] })) as Rfq;
     assert.deepEqual(rfq.makers, ['MAKER1']);
     const seen2 = (await harness.http(MAKER2).call('block/rfqs/get_rfqs', { status: 'created' })) as {
@@ -280,8 +280,8 @@ describe('Block RFQ through the API', () => {
     const maker2 = harness.http(MAKER2);
     const other = harness.credentials[3]!;
     const legs = [
-      { instrumentName: call70, quantity: '2', side: 'buy' },
-      { instrumentName: call75, quantity: '2', side: 'sell' },
+      { instrumentName: call70, quantity: '2', side: 'buy' as const },
+      { instrumentName: call75, quantity: '2', side: 'sell' as const },
     ];
     const rfq = (await taker.call('block/rfqs/create_rfq', {
       legs,
@@ -301,19 +301,19 @@ describe('Block RFQ through the API', () => {
       .results[0]!.blockRfqId;
     const id2 = ((await maker2.call('block/rfqs/get_rfqs', { status: 'open' })) as { results: Rfq[] })
       .results[0]!.blockRfqId;
-    const quote = (quantity: string, instruction: string) => ({
+    const quote = (quantity: string, instruction: 'all_or_none' | 'any_part_of') => ({
       executionInstruction: instruction,
-      side: 'sell',
+      side: 'sell' as const,
       quantity,
       legs: [
-        { instrumentName: call70, price: '0.05', ratio: '1', side: 'buy' },
-        { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' },
+        { instrumentName: call70, price: '0.05', ratio: '1', side: 'buy' as const },
+        { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' as const },
       ],
     });
     // GTC below every quote: leaves a trigger.
     const gtc = (await taker.call('block/rfqs/accept', {
       blockRfqId: rfq.blockRfqId,
-      side: 'buy',
+      side: 'buy' as const,
       price: '0.02',
       timeInForce: 'good_til_cancelled',
     })) as { trigger: { price: string } | null; blockTrades: unknown[] };

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { METHOD_NAMES } from '../../sdk/types.ts';
 import type { WsClient } from '../../sdk/ws-client.ts';
 import { startTestService, type TestService } from '../support/service-harness.ts';
 
@@ -37,6 +38,21 @@ describe('the assembled service', () => {
     assert.ok(book.bids.length > 0 && book.asks.length > 0, 'two-sided book');
     const ticker = await client.call('public/ticker', { instrumentName: PERPETUAL });
     assert.ok(Number(ticker.markPrice) > 0 && Number(ticker.indexPrice) > 0);
+  });
+
+  test('the sdk knows every method the whole service registers', () => {
+    const served = running.service.gateway.methods.list().map((method) => method.name);
+    assert.deepEqual([...METHOD_NAMES].sort(), served.sort());
+  });
+
+  test('serves the Block RFQ methods and the portfolio routes on the same port', async () => {
+    const instruments = await running.http(0).call('block/rfqs/get_instruments', { currency: 'BTC' });
+    assert.ok(instruments.results.some((instrument) => instrument.instrumentName === PERPETUAL));
+    const info = await running
+      .http(0)
+      .flat('GET', '/tt/core-broker/openapi/portfolios/info?portfolioId=999999')
+      .catch((error: unknown) => error);
+    assert.ok(info instanceof Error && /portfolio/i.test(info.message), String(info));
   });
 
   test('orders trade against the simulated liquidity, rest, edit, cancel and push over WebSocket', async () => {
