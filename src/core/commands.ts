@@ -83,6 +83,9 @@ export interface MarkPriceUpdate {
   readonly instrumentName: string;
   /** Integer ticks of the instrument (the market rounds to the finest tick). */
   readonly markPrice: number;
+  /** Options: delta and vega per unit of quantity (MMP delta/vega limits); optional. */
+  readonly delta?: number;
+  readonly vega?: number;
 }
 
 /** Latest index/mark prices; the engine keeps them as its price source (bands, trades, margin). */
@@ -155,6 +158,8 @@ export interface PlaceOrder extends CommandStamp {
   readonly triggerFillCondition?: TriggerFillCondition | null;
   readonly otocoConfig?: readonly OtocoOrderConfig[] | null;
   readonly isLiquidation?: boolean;
+  /** With `advanced`: the order's price as USD (usd) or IV percent (implv); `price` is ignored. */
+  readonly advancedValue?: number | null;
 }
 
 /** Omitted fields keep their value; priority is lost on a price change or a size increase. */
@@ -176,6 +181,8 @@ export interface EditOrder extends CommandStamp {
   readonly displayAmount?: number | null;
   /** Set by the pricing engine for advanced orders (Order `autoReplaced`). */
   readonly autoReplaced?: boolean;
+  /** With `advanced`: the new price as USD (usd) or IV percent (implv); `price` is ignored. */
+  readonly advancedValue?: number | null;
 }
 
 export interface CancelOrder extends CommandStamp {
@@ -232,6 +239,32 @@ export interface BlockTrade extends CommandStamp {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Market maker protection
+
+/** private/set_mmp_config: `interval` 0 removes the config of that index. */
+export interface SetMmpConfig extends CommandStamp {
+  readonly type: 'set_mmp_config';
+  readonly accountId: number;
+  /** e.g. `btc_usd`. */
+  readonly indexName: string;
+  /** Seconds (0…3600) of the rolling window. */
+  readonly interval: number;
+  /** Seconds (0…3600) frozen after a breach; 0 = until reset_mmp. */
+  readonly frozenTime: number;
+  /** Σ|quantity| (instrument quantity units) of MMP fills in the window. */
+  readonly quantityLimit: number;
+  readonly deltaLimit?: number | null;
+  readonly vegaLimit?: number | null;
+}
+
+/** private/reset_mmp: unfreezes the group and empties its window. */
+export interface ResetMmp extends CommandStamp {
+  readonly type: 'reset_mmp';
+  readonly accountId: number;
+  readonly indexName: string;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Time
 
 /** Advances time only (good_til_day expiry and anything else due at `ts`). */
@@ -252,6 +285,8 @@ export type CoreCommand =
   | CancelOrder
   | CancelAll
   | BlockTrade
+  | SetMmpConfig
+  | ResetMmp
   | Timer;
 
 export type CoreCommandType = CoreCommand['type'];

@@ -76,6 +76,12 @@ export interface OrderView {
   readonly otoOrderIds: readonly string[] | null;
   readonly primaryOrderId: string | null;
   readonly ocoRef: string | null;
+  /** Advanced option orders: the USD price (advanced usd) or IV percent (advanced implv). */
+  readonly usd?: number | null;
+  readonly implv?: number | null;
+  /** Linked orders: a primary of an OTOCO / a secondary waiting for or released by its primary. */
+  readonly isPrimaryOtoco?: boolean;
+  readonly isSecondaryOto?: boolean;
   readonly blockTrade: boolean;
   readonly isLiquidation: boolean;
   readonly riskReducing: boolean;

@@ -34,6 +34,8 @@ const ENGINE_COMMAND_TYPES: ReadonlySet<string> = new Set<CoreCommand['type']>([
   'cancel_order',
   'cancel_all',
   'block_trade',
+  'set_mmp_config',
+  'reset_mmp',
   'timer',
 ]);
 

@@ -16,8 +16,10 @@
 import type { OrderView, TradeParty, TradeView } from '../core/events.ts';
 import type { CancelReason, TickDirection } from '../core/types.ts';
 import { type Account, applyFill } from './accounts.ts';
+import { consumeDisplay, refreshDisplay } from './iceberg.ts';
 import {
   FLAG_API,
+  FLAG_ICEBERG,
   FLAG_MMP,
   FLAG_POST_ONLY,
   FLAG_REDUCE_ONLY,
@@ -129,6 +131,7 @@ export function match(
         cancelResting(state, instrument, maker, 'self_trade_prevention');
       } else {
         let lots = Math.min(taker.amount - taker.filled, maker.amount - maker.filled);
+        if ((maker.flags & FLAG_ICEBERG) !== 0) lots = Math.min(lots, maker.extras!.displayAmount!);
         if ((maker.flags & FLAG_REDUCE_ONLY) !== 0) {
           const makerAccount = state.accounts.get(maker.accountId)!;
           lots = Math.min(lots, reducibleLots(instrument.position(makerAccount), maker.side));
@@ -175,6 +178,7 @@ function fill(
   const makerRemainingBefore = maker.amount - maker.filled;
   // Maker bookkeeping: level totals, open lots, reserve released pro rata.
   level.reduce(maker, lots);
+  if ((maker.flags & FLAG_ICEBERG) !== 0) consumeDisplay(maker, lots);
   const makerPosition = instrument.position(makerAccount);
   if (maker.side === 'buy') makerPosition.openBuys -= lots;
   else makerPosition.openSells -= lots;
@@ -201,6 +205,7 @@ function fill(
     closeOrder(state, maker, 'fill_complete', null);
   } else {
     maker.state = transition(maker.state, 'fill_partial');
+    if ((maker.flags & FLAG_ICEBERG) !== 0) refreshDisplay(maker);
   }
   if (taker.filled === taker.amount) taker.state = transition(taker.state, 'fill_complete');
   else taker.state = transition(taker.state, 'fill_partial');

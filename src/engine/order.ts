@@ -12,6 +12,7 @@ import type { OrderView } from '../core/events.ts';
 import type {
   AdvancedKind,
   CancelReason,
+  LinkedOrderType,
   OrderState,
   OrderType,
   Side,
@@ -35,6 +36,8 @@ export const FLAG_MOBILE = 1024;
 export const FLAG_BLOCK_TRADE = 2048;
 export const FLAG_LIQUIDATION = 4096;
 export const FLAG_RISK_REDUCING = 8192;
+/** A resting iceberg: its level counts `extras.displayAmount` as visible (see iceberg.ts). */
+export const FLAG_ICEBERG = 16384;
 
 /** Attributes most orders do not have. */
 export interface OrderExtras {
@@ -52,7 +55,14 @@ export interface OrderExtras {
   otoOrderIds: string[] | null;
   primaryOrderId: string | null;
   ocoRef: string | null;
+  /** Advanced option orders: the USD price (usd) or IV percent (implv) asked for. */
+  advancedValue?: number | null;
+  /** Linked orders: the primary's link type (isPrimaryOtoco / isSecondaryOto on the view). */
+  linkedOrderType?: LinkedOrderType | null;
 }
+
+/** Types that trade at market once live: their view shows no price (`market_price`). */
+const MARKET_TYPES: ReadonlySet<OrderType> = new Set(['market', 'stop_market', 'take_market', 'trailing_stop']);
 
 export class Order {
   prev: Order | null = null;
@@ -116,7 +126,7 @@ export class Order {
       orderType: this.orderType,
       originalOrderType: x?.originalOrderType ?? null,
       orderState: this.state,
-      price: this.orderType === 'market' ? null : this.price,
+      price: MARKET_TYPES.has(this.orderType) ? null : this.price,
       amount: this.amount,
       filledAmount: this.filled,
       filledNotional: this.filledNotional,
@@ -151,6 +161,10 @@ export class Order {
       otoOrderIds: x?.otoOrderIds ? [...x.otoOrderIds] : null,
       primaryOrderId: x?.primaryOrderId ?? null,
       ocoRef: x?.ocoRef ?? null,
+      usd: x?.advanced === 'usd' ? (x.advancedValue ?? null) : null,
+      implv: x?.advanced === 'implv' ? (x.advancedValue ?? null) : null,
+      isPrimaryOtoco: x?.linkedOrderType === 'one_triggers_one_cancels_other',
+      isSecondaryOto: (x?.primaryOrderId ?? null) !== null,
       blockTrade: (f & FLAG_BLOCK_TRADE) !== 0,
       isLiquidation: (f & FLAG_LIQUIDATION) !== 0,
       riskReducing: (f & FLAG_RISK_REDUCING) !== 0,

@@ -5,7 +5,7 @@
  * Invariants: `head` is the oldest order (first to match); `count` and `total` equal the number
  * and Σ remaining of the orders in the list; `visible` is Σ remaining of non-hidden orders.
  */
-import { FLAG_HIDDEN, type Order } from './order.ts';
+import { FLAG_HIDDEN, FLAG_ICEBERG, type Order } from './order.ts';
 
 export class PriceLevel {
   head: Order | null = null;
@@ -26,7 +26,8 @@ export class PriceLevel {
     this.count++;
     const remaining = order.amount - order.filled;
     this.total += remaining;
-    if ((order.flags & FLAG_HIDDEN) === 0) this.visible += remaining;
+    if ((order.flags & FLAG_HIDDEN) === 0)
+      this.visible += (order.flags & FLAG_ICEBERG) === 0 ? remaining : order.extras!.displayAmount!;
   }
 
   remove(order: Order): void {
@@ -41,7 +42,8 @@ export class PriceLevel {
     this.count--;
     const remaining = order.amount - order.filled;
     this.total -= remaining;
-    if ((order.flags & FLAG_HIDDEN) === 0) this.visible -= remaining;
+    if ((order.flags & FLAG_HIDDEN) === 0)
+      this.visible -= (order.flags & FLAG_ICEBERG) === 0 ? remaining : order.extras!.displayAmount!;
   }
 
   /** Records that a resting order's remaining size shrank by `lots` (fill or size decrease). */

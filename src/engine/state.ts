@@ -12,6 +12,7 @@ import type { CoreError, CoreEvent, TradeView } from '../core/events.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { type Account, Position } from './accounts.ts';
 import { OrderBook } from './book.ts';
+import { AdvancedState } from './advanced-state.ts';
 import type { EngineConfig } from './config.ts';
 import type { Economics } from './economics.ts';
 import type { Order } from './order.ts';
@@ -122,6 +123,8 @@ export class VenueState {
   priceEpoch = 0;
   now = 0;
   events: CoreEvent[] = [];
+  /** Trigger book, linked groups, MMP, advanced prices (advanced-state.ts). */
+  readonly advanced = new AdvancedState();
 
   constructor(readonly config: EngineConfig) {}
 

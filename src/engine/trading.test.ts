@@ -86,7 +86,7 @@ describe('limit orders and price-time priority', () => {
       'invalid_instrument',
     );
     assert.equal(errorName(h.order(9, 'buy', 1, 100_000)), 'account_not_found');
-    assert.equal(errorName(h.order(1, 'buy', 1, 100_000, { orderType: 'stop_limit' })), 'invalid_arguments');
+    assert.equal(errorName(h.order(1, 'buy', 1, 100_000, { orderType: 'stop_limit' })), 'missing_params');
   });
 
   test('validUntil before the command time is refused with timed_out', () => {

@@ -18,6 +18,7 @@ import type { CancelAll, CancelOrder, EditOrder, PlaceOrder } from '../core/comm
 import type { CommandResult, CoreError, OrderView, TradeView } from '../core/events.ts';
 import { LABEL_MAX_LENGTH, type Side } from '../core/types.ts';
 import type { Account } from './accounts.ts';
+import { cancelAllWaiting, cancelWaiting, editSpecial } from './advanced-orders.ts';
 import { cancelResting, closeOrder, match, reducibleLots, rest, unrest } from './matching.ts';
 import {
   FLAG_API,
@@ -419,6 +420,10 @@ function ownOpenOrder(state: VenueState, accountId: number, orderId: string): Or
 }
 
 export function cancelOrder(state: VenueState, command: CancelOrder): CommandResult {
+  if (state.advanced.active) {
+    const waiting = cancelWaiting(state, command);
+    if (waiting !== null) return waiting;
+  }
   const order = ownOpenOrder(state, command.accountId, command.orderId);
   if (!(order instanceof Order)) return fail(state, 'cancel_order', command.accountId, order);
   const view = cancelResting(state, state.instrumentList[order.instrumentId]!, order, 'user_request');
@@ -459,10 +464,15 @@ export function cancelAll(state: VenueState, command: CancelAll): CommandResult 
       ),
     );
   }
+  if (state.advanced.active) cancelled.push(...cancelAllWaiting(state, command));
   return { ok: true, events: state.events, orders: cancelled };
 }
 
 export function editOrder(state: VenueState, command: EditOrder): CommandResult {
+  if (state.advanced.active || command.displayAmount != null || command.advanced != null) {
+    const special = editSpecial(state, command);
+    if (special !== null) return special;
+  }
   const order = ownOpenOrder(state, command.accountId, command.orderId);
   if (!(order instanceof Order)) return fail(state, 'edit_order', command.accountId, order);
   const refuse = (error: CoreError) => fail(state, 'edit_order', command.accountId, error);

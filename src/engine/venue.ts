@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import type { CoreCommand } from '../core/commands.ts';
 import type { CommandResult, OrderView, PositionView, TradeView } from '../core/events.ts';
 import type { Instrument, InstrumentKind } from '../domain/instrument.ts';
+import { afterCommand, isAdvancedPlace, placeAdvanced } from './advanced-orders.ts';
 import { type EngineConfig, engineConfig } from './config.ts';
 import {
   blockTrade,
@@ -24,6 +25,7 @@ import {
   settleInstrument,
   updatePrices,
 } from './lifecycle.ts';
+import { type MmpStatus, mmpStatus, resetMmp, setMmpConfig } from './mmp.ts';
 import type { Order } from './order.ts';
 import { type FundsView, funds, type PriceBand, priceBand } from './risk.ts';
 import { restoreState, takeSnapshot, type VenueSnapshot } from './snapshot.ts';
@@ -110,13 +112,20 @@ export class Venue {
   }
 
   execute(command: CoreCommand): CommandResult {
+    const result = this.dispatch(command);
+    // Advanced orders (triggers, linked, MMP, usd/implv) react to what the command did.
+    if (this.state.advanced.active && result.ok) afterCommand(this.state, command);
+    return result;
+  }
+
+  private dispatch(command: CoreCommand): CommandResult {
     const state = this.state;
     state.events = [];
     if (command.ts > state.now) state.now = command.ts;
     if (state.expiries.nextAt() <= state.now) expireDue(state);
     switch (command.type) {
       case 'place_order':
-        return placeOrder(state, command);
+        return isAdvancedPlace(command) ? placeAdvanced(state, command) : placeOrder(state, command);
       case 'cancel_order':
         return cancelOrder(state, command);
       case 'edit_order':
@@ -138,6 +147,10 @@ export class Venue {
         return settleInstrument(state, command);
       case 'block_trade':
         return blockTrade(state, command);
+      case 'set_mmp_config':
+        return setMmpConfig(state, command);
+      case 'reset_mmp':
+        return resetMmp(state, command);
       case 'timer':
         return { ok: true, events: state.events };
       default: {
@@ -154,11 +167,18 @@ export class Venue {
     return this.state.orders.get(orderId)?.toView() ?? null;
   }
 
+  /** MMP configs and current window sums of an account, by index name. */
+  mmpConfig(accountId: number, indexName?: string | null): MmpStatus[] {
+    const all = mmpStatus(this.state, accountId);
+    return indexName == null ? all : all.filter((s) => s.indexName === indexName);
+  }
+
   openOrders(filter: OpenOrderFilter): OrderView[] {
     const account = this.state.accounts.get(filter.accountId);
     if (account === undefined) return [];
     const out: Order[] = [];
-    for (const order of account.openOrders) {
+    const waiting = [...this.state.advanced.untriggered.values()].filter((o) => o.accountId === account.id);
+    for (const order of [...account.openOrders, ...waiting]) {
       const instrument = this.state.instrumentList[order.instrumentId]!.instrument;
       if (filter.instrumentName != null && order.instrumentName !== filter.instrumentName) continue;
       if (filter.currency != null && order.currency !== filter.currency) continue;

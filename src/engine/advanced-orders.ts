@@ -1,0 +1,422 @@
+/**
+ * Entry points of the advanced order features, and the post-command reactor that drives them.
+ *
+ * - `isAdvancedPlace` is the engine's only check on a plain order's path; everything else
+ *   happens here: trigger types (triggers.ts), linked orders (linked-orders.ts), icebergs
+ *   (iceberg.ts), MMP freezes (mmp.ts), `market_limit`, and `advanced` usd/implv options orders.
+ * - `market_limit`: a limit order at the best opposite price at arrival (it takes that level
+ *   and rests the rest there); orderType `limit`, originalOrderType `market_limit`; refused
+ *   with `not_enough_liquidity`-like `invalid_arguments` when the opposite side is empty.
+ * - Advanced options orders: `advancedValue` is USD (usd, inverse options only) or IV percent
+ *   (implv); the price is the nearest tick of usd / index, or Black-76 with the index as the
+ *   forward. After every index move the order is re-priced and edited in place when its tick
+ *   changes (`replaced`, `autoReplaced`); an edit refused by the band or funds leaves it as it
+ *   is. They are cancelled (`settlement`) 15 minutes before expiry.
+ * - `afterCommand` runs after every command while anything advanced exists: MMP counts new
+ *   fills, linked groups react to new order events, the trigger book is evaluated, advanced
+ *   orders re-priced; repeated until a round adds no events. Deterministic: inputs are the
+ *   command's own events and state, in order.
+ */
+import type { CancelAll, CancelOrder, CoreCommand, EditOrder, PlaceOrder } from '../core/commands.ts';
+import type { CommandResult, CoreError } from '../core/events.ts';
+import type { AdvancedKind } from '../core/types.ts';
+import { black76Price, yearsBetween } from '../market/black76.ts';
+import { makeIceberg, validateIceberg } from './iceberg.ts';
+import { placeLinked, reactLinked, validateLinked } from './linked-orders.ts';
+import { cancelResting } from './matching.ts';
+import { mmpRefusal, reactMmp } from './mmp.ts';
+import type { Order } from './order.ts';
+import { type InstrumentState, refusal, type VenueState } from './state.ts';
+import { editOrder, placeOrder } from './trading.ts';
+import {
+  cancelUntriggered,
+  editUntriggered,
+  emptyExtras,
+  evaluateTriggers,
+  placeTriggerOrder,
+  TRIGGER_TYPES,
+} from './triggers.ts';
+
+export const ADVANCED_EXPIRY_CUTOFF_MS = 15 * 60 * 1000;
+
+/** True when a place command needs anything beyond a plain limit/market order. */
+export function isAdvancedPlace(command: PlaceOrder): boolean {
+  return (
+    (command.orderType !== 'limit' && command.orderType !== 'market') ||
+    command.displayAmount != null ||
+    command.linkedOrderType != null ||
+    command.otocoConfig != null ||
+    command.advanced != null ||
+    command.mmp === true
+  );
+}
+
+function fail(
+  state: VenueState,
+  accountId: number,
+  error: CoreError,
+  type: 'place_order' | 'edit_order' = 'place_order',
+): CommandResult {
+  state.events.push({ type: 'rejection', commandType: type, accountId, error });
+  return { ok: false, error, events: state.events };
+}
+
+/** private/buy|sell for anything `isAdvancedPlace` accepts. */
+export function placeAdvanced(state: VenueState, command: PlaceOrder): CommandResult {
+  if (command.linkedOrderType != null || command.otocoConfig != null) {
+    const error = validateLinked(state, command);
+    if (error !== null) return fail(state, command.accountId, error);
+    return placeLinked(state, command, placeSingle);
+  }
+  return placeSingle(state, command);
+}
+
+function placeSingle(state: VenueState, command: PlaceOrder): CommandResult {
+  if (command.mmp === true) {
+    if (command.orderType !== 'limit')
+      return fail(
+        state,
+        command.accountId,
+        refusal('invalid_arguments', 'mmp is only for limit orders', { field: 'mmp' }),
+      );
+    const instrument = state.instruments.get(command.instrumentName);
+    const frozen =
+      instrument === undefined ? null : mmpRefusal(state, command.accountId, instrument.instrument.currency);
+    if (frozen !== null) return fail(state, command.accountId, frozen);
+  }
+  if (TRIGGER_TYPES.has(command.orderType)) {
+    if (command.displayAmount != null || command.advanced != null)
+      return fail(
+        state,
+        command.accountId,
+        refusal('unsupported_arg_combination', 'trigger orders cannot be iceberg or advanced', {
+          field: 'type',
+        }),
+      );
+    return placeTriggerOrder(state, command);
+  }
+  if (command.orderType === 'market_limit') return placeMarketLimit(state, command);
+  if (command.advanced != null) return placeAdvancedOption(state, command);
+  if (command.displayAmount != null) {
+    const error = validateIceberg(
+      command.displayAmount,
+      command.amount,
+      command.orderType,
+      command.timeInForce,
+      command.hidden === true,
+    );
+    if (error !== null) return fail(state, command.accountId, error);
+    const result = placeOrder(state, { ...command, displayAmount: null });
+    if (!result.ok || result.order === undefined) return result;
+    const order = state.orders.get(result.order.orderId)!;
+    if (order.state !== 'open' || order.level === null) return result;
+    makeIceberg(order, command.displayAmount);
+    return refreshView(state, result, order);
+  }
+  return placeOrder(state, { ...command, displayAmount: null });
+}
+
+function placeMarketLimit(state: VenueState, command: PlaceOrder): CommandResult {
+  const instrument = state.instruments.get(command.instrumentName);
+  if (instrument === undefined || instrument.status !== 'open')
+    return placeOrder(state, { ...command, orderType: 'limit', price: 0 });
+  const best = command.side === 'buy' ? instrument.book.bestAsk() : instrument.book.bestBid();
+  if (best === null)
+    return fail(
+      state,
+      command.accountId,
+      refusal('invalid_arguments', 'market_limit needs liquidity on the other side', { field: 'type' }),
+    );
+  const result = placeOrder(state, { ...command, orderType: 'limit', price: best, displayAmount: null });
+  if (!result.ok || result.order === undefined) return result;
+  const order = state.orders.get(result.order.orderId)!;
+  (order.extras ??= emptyExtras()).originalOrderType = 'market_limit';
+  return refreshView(state, result, order);
+}
+
+/** Ticks for an advanced option price, or an error. */
+export function advancedTicks(
+  state: VenueState,
+  instrument: InstrumentState,
+  kind: AdvancedKind,
+  value: number,
+): number | CoreError {
+  const spec = instrument.instrument.spec;
+  if (spec.kind !== 'option')
+    return refusal('no_adv_for_futures', 'advanced orders are for options only', { field: 'advanced' });
+  if (!Number.isFinite(value) || value <= 0)
+    return refusal('invalid_price', 'advanced price must be a positive number', { field: 'price' });
+  if (kind === 'usd' && spec.marginKind === 'linear')
+    return refusal('invalid_args_for_instrument', 'advanced=usd is not available for linear options', {
+      field: 'advanced',
+    });
+  const index = state.indexPrice(instrument.instrument.currency);
+  if (index === null || index <= 0) return refusal('invalid_price', 'no index price yet', { field: 'price' });
+  const expiry = spec.expiration ?? 0;
+  if (expiry - state.now < ADVANCED_EXPIRY_CUTOFF_MS)
+    return refusal('outdated_instrument_for_iv_order', 'advanced orders close 15 minutes before expiry', {
+      field: 'advanced',
+    });
+  let quote: number;
+  if (kind === 'usd') quote = value / index;
+  else {
+    const usd = black76Price({
+      optionType: spec.optionType!,
+      forward: index,
+      strike: Number(spec.strike),
+      timeToExpiry: yearsBetween(state.now, expiry),
+      volatility: value / 100,
+    });
+    quote = spec.marginKind === 'inverse' ? usd / index : usd;
+  }
+  const grid = instrument.instrument.priceGrid;
+  let ticks = Math.max(1, grid.fromNumber(quote));
+  const step = instrument.instrument.tickAt(ticks);
+  if (step !== 1) ticks = Math.max(step, Math.round(ticks / step) * step);
+  while (!instrument.instrument.isOnTick(ticks)) ticks++;
+  return ticks;
+}
+
+function placeAdvancedOption(state: VenueState, command: PlaceOrder): CommandResult {
+  const instrument = state.instruments.get(command.instrumentName);
+  if (instrument === undefined) return placeOrder(state, { ...command, advanced: null });
+  if (command.postOnly)
+    return fail(
+      state,
+      command.accountId,
+      refusal('no_adv_postonly', 'advanced orders cannot be post-only', { field: 'postOnly' }),
+    );
+  if (command.orderType !== 'limit')
+    return fail(
+      state,
+      command.accountId,
+      refusal('invalid_arguments', 'advanced orders are limit orders', { field: 'type' }),
+    );
+  const value = command.advancedValue ?? null;
+  if (value === null)
+    return fail(
+      state,
+      command.accountId,
+      refusal('missing_params', 'advanced orders need a price', { field: 'price' }),
+    );
+  const ticks = advancedTicks(state, instrument, command.advanced!, value);
+  if (typeof ticks !== 'number') return fail(state, command.accountId, ticks);
+  const inner: PlaceOrder = { ...command, advanced: null, advancedValue: null, price: ticks };
+  const result = command.displayAmount != null ? placeSingle(state, inner) : placeOrder(state, inner);
+  if (!result.ok || result.order === undefined) return result;
+  const order = state.orders.get(result.order.orderId)!;
+  const x = (order.extras ??= emptyExtras());
+  x.advanced = command.advanced!;
+  x.advancedValue = value;
+  if (order.state === 'open') state.advanced.advancedValues.set(order.id, value);
+  return refreshView(state, result, order);
+}
+
+/** Replaces the command's order view (result and its last event) after fields were set. */
+function refreshView(state: VenueState, result: CommandResult, order: Order): CommandResult {
+  if (!result.ok) return result;
+  const view = order.toView();
+  const events = state.events;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.type === 'order' && e.order.orderId === order.id) {
+      events[i] = { type: 'order', order: view };
+      break;
+    }
+  }
+  return { ...result, order: view };
+}
+
+// ---- hooks for cancel / cancel_all / edit ----------------------------------------------------
+
+/** Cancels an untriggered or waiting linked order; null when the order is not one (engine path). */
+export function cancelWaiting(state: VenueState, command: CancelOrder): CommandResult | null {
+  const order = state.orders.get(command.orderId);
+  if (order === undefined || order.accountId !== command.accountId || order.state !== 'untriggered')
+    return null;
+  cancelUntriggered(state, order, 'user_request');
+  return { ok: true, events: state.events, order: order.toView() };
+}
+
+/** Cancels the waiting orders a cancel_all matches (after the engine cancelled resting ones). */
+export function cancelAllWaiting(state: VenueState, command: CancelAll): ReturnType<Order['toView']>[] {
+  const matches: Order[] = [];
+  for (const order of waitingOrders(state)) {
+    if (order.accountId !== command.accountId) continue;
+    const instrument = state.instrumentList[order.instrumentId]!.instrument;
+    if (command.instrumentName != null && instrument.name !== command.instrumentName) continue;
+    if (command.currency != null && order.currency !== command.currency) continue;
+    if (command.kind != null && command.kind !== 'any' && command.kind !== instrument.kind) continue;
+    if (command.label != null && order.label !== command.label) continue;
+    if (command.owner != null && order.owner !== command.owner) continue;
+    matches.push(order);
+  }
+  matches.sort((a, b) => a.number - b.number);
+  return matches.map((order) => {
+    cancelUntriggered(state, order, command.cancelReason ?? 'user_request');
+    return order.toView();
+  });
+}
+
+/** Edits of untriggered orders, icebergs and advanced orders; null = the engine's plain path. */
+export function editSpecial(state: VenueState, command: EditOrder): CommandResult | null {
+  const order = state.orders.get(command.orderId);
+  if (order === undefined || order.accountId !== command.accountId) return null;
+  if (order.state === 'untriggered') return editUntriggered(state, order, command);
+  if (order.state !== 'open') return null;
+  const x = order.extras;
+  if (command.advanced != null) {
+    const instrument = state.instrumentList[order.instrumentId]!;
+    const value = command.advancedValue ?? null;
+    if (value === null)
+      return fail(
+        state,
+        command.accountId,
+        refusal('missing_params', 'advanced edit needs a price', { field: 'price' }),
+        'edit_order',
+      );
+    const ticks = advancedTicks(state, instrument, command.advanced, value);
+    if (typeof ticks !== 'number') return fail(state, command.accountId, ticks, 'edit_order');
+    const result =
+      editSpecial(state, { ...command, advanced: null, advancedValue: null, price: ticks }) ??
+      editOrder(state, { ...command, advanced: null, advancedValue: null, price: ticks });
+    if (result.ok && order.state === 'open') {
+      const ex = (order.extras ??= emptyExtras());
+      ex.advanced = command.advanced;
+      ex.advancedValue = value;
+      state.advanced.advancedValues.set(order.id, value);
+      return refreshView(state, result, order);
+    }
+    return result;
+  }
+  if (x !== null && x.advanced !== null && command.autoReplaced !== true) {
+    // A plain edit turns an advanced order into a plain one (Deribit: re-send `advanced`).
+    x.advanced = null;
+    x.advancedValue = null;
+    state.advanced.advancedValues.delete(order.id);
+  }
+  if (x !== null && x.displayAmount !== null && (order.flags & 16384) !== 0) {
+    const display = command.displayAmount ?? x.refreshAmount!;
+    const amount = command.amount ?? order.amount;
+    const error = validateIceberg(
+      display,
+      amount - order.filled + order.filled,
+      'limit',
+      order.timeInForce,
+      false,
+    );
+    if (error !== null) return fail(state, command.accountId, error, 'edit_order');
+    // Re-enter as new (priority lost): a plain order edit, then the display again.
+    const level = order.level!;
+    level.remove(order);
+    order.flags &= ~16384;
+    x.displayAmount = null;
+    x.refreshAmount = null;
+    level.append(order);
+    const result = editOrder(state, { ...command, displayAmount: null });
+    if (order.state === 'open' && order.level !== null) makeIceberg(order, display);
+    return result.ok ? refreshView(state, result, order) : result;
+  }
+  if (command.displayAmount != null) {
+    const amount = command.amount ?? order.amount;
+    const error = validateIceberg(
+      command.displayAmount,
+      amount,
+      order.orderType,
+      order.timeInForce,
+      order.has(128),
+    );
+    if (error !== null) return fail(state, command.accountId, error, 'edit_order');
+    const result = editOrder(state, { ...command, displayAmount: null });
+    if (result.ok && order.state === 'open' && order.level !== null) {
+      // Becoming an iceberg loses priority like any re-entry.
+      const level = order.level;
+      level.remove(order);
+      level.append(order);
+      makeIceberg(order, command.displayAmount);
+      return refreshView(state, result, order);
+    }
+    return result;
+  }
+  return null;
+}
+
+// ---- the reactor -------------------------------------------------------------------------------
+
+/** After a command: MMP, linked orders, triggers, advanced re-pricing, until stable. */
+export function afterCommand(state: VenueState, command: CoreCommand): void {
+  const advanced = state.advanced;
+  if (command.type === 'update_prices') {
+    for (const mark of command.markPrices ?? []) {
+      if (mark.delta !== undefined || mark.vega !== undefined)
+        advanced.greeks.set(mark.instrumentName, { delta: mark.delta ?? 0, vega: mark.vega ?? 0 });
+    }
+  }
+  if (command.type === 'settle_instrument') cancelWaitingOn(state, command.instrumentName);
+  let from = 0;
+  for (let round = 0; round < 64; round++) {
+    const end = state.events.length;
+    reactMmp(state, state.events, from);
+    reactLinked(state, state.events, from);
+    evaluateTriggers(state);
+    if (command.type === 'update_prices' && round === 0) repriceAdvanced(state);
+    from = end;
+    if (state.events.length === end) break;
+  }
+}
+
+/** Untriggered orders and waiting linked templates, each once. */
+function waitingOrders(state: VenueState): Order[] {
+  const out = new Set<Order>(state.advanced.untriggered.values());
+  for (const id of state.advanced.linkOf.keys()) {
+    const order = state.orders.get(id);
+    if (order !== undefined && order.state === 'untriggered') out.add(order);
+  }
+  return [...out];
+}
+
+function cancelWaitingOn(state: VenueState, instrumentName: string): void {
+  const waiting = waitingOrders(state).filter((o) => o.instrumentName === instrumentName);
+  waiting.sort((a, b) => a.number - b.number);
+  for (const order of waiting) cancelUntriggered(state, order, 'settlement');
+}
+
+function repriceAdvanced(state: VenueState): void {
+  const values = state.advanced.advancedValues;
+  const ids = [...values.keys()];
+  for (const id of ids) {
+    const order = state.orders.get(id);
+    const x = order?.extras;
+    if (
+      order === undefined ||
+      order.state !== 'open' ||
+      order.level === null ||
+      x == null ||
+      x.advanced === null
+    ) {
+      values.delete(id);
+      continue;
+    }
+    const instrument = state.instrumentList[order.instrumentId]!;
+    const expiry = instrument.instrument.spec.expiration ?? 0;
+    if (expiry - state.now < ADVANCED_EXPIRY_CUTOFF_MS) {
+      values.delete(id);
+      cancelResting(state, instrument, order, 'settlement');
+      continue;
+    }
+    const ticks = advancedTicks(state, instrument, x.advanced, values.get(id)!);
+    if (typeof ticks !== 'number' || ticks === order.price) continue;
+    const mark = state.events.length;
+    const result = editOrder(state, {
+      type: 'edit_order',
+      seq: 0,
+      ts: state.now,
+      accountId: order.accountId,
+      orderId: order.id,
+      price: ticks,
+      autoReplaced: true,
+    });
+    if (!result.ok) state.events.length = mark;
+    else if (order.state !== 'open') values.delete(id);
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * Market maker protection: per account and index (`btc_usd`…) a group with limits on the
+ * traded quantity, delta and vega of its MMP orders' fills over a rolling interval.
+ *
+ * Invariants:
+ * - Only fills of orders with `mmp` count. Quantity is direction-agnostic (Σ|quantity| in the
+ *   instrument's quantity units); delta and vega are |Σ signed| (buy +, sell −). Option delta and
+ *   vega come from the greeks published with mark prices (per unit of quantity); a future or
+ *   spot fill counts its coin amount as delta (inverse: USD quantity / index).
+ * - A breach (a sum above its limit) freezes the group: every open MMP order of the account on
+ *   that currency is cancelled (`mmp_trigger`, `mmpCancelled`), new MMP orders are refused with
+ *   `mmp_trigger` until `frozenTime` s have passed (0: until `reset_mmp`). Reset also empties
+ *   the window.
+ * - Sums are recomputed from the window each time (no float drift); everything is snapshotted.
+ */
+import type { ResetMmp, SetMmpConfig } from '../core/commands.ts';
+import type { CommandResult, CoreError, CoreEvent } from '../core/events.ts';
+import { cancelResting } from './matching.ts';
+import { FLAG_MMP, FLAG_MMP_CANCELLED, type Order } from './order.ts';
+import { refusal, type VenueState } from './state.ts';
+
+export const MAX_MMP_SECONDS = 3600;
+
+export interface MmpConfig {
+  readonly indexName: string;
+  /** Seconds; the rolling window. */
+  readonly interval: number;
+  /** Seconds frozen after a breach; 0 = until reset. */
+  readonly frozenTime: number;
+  readonly quantityLimit: number;
+  readonly deltaLimit: number | null;
+  readonly vegaLimit: number | null;
+}
+
+export interface MmpFill {
+  readonly ts: number;
+  readonly quantity: number;
+  readonly delta: number;
+  readonly vega: number;
+}
+
+export interface MmpGroup {
+  readonly accountId: number;
+  config: MmpConfig;
+  window: MmpFill[];
+  /** null: not frozen; 0: frozen until reset; else frozen until this ms. */
+  frozenUntil: number | null;
+}
+
+export interface MmpStatus extends MmpConfig {
+  readonly frozenUntil: number | null;
+  readonly quantity: number;
+  readonly delta: number;
+  readonly vega: number;
+}
+
+export function indexNameOf(currency: string): string {
+  return `${currency.toLowerCase()}_usd`;
+}
+
+function key(accountId: number, indexName: string): string {
+  return `${accountId}:${indexName}`;
+}
+
+function fail(state: VenueState, command: SetMmpConfig | ResetMmp, error: CoreError): CommandResult {
+  state.events.push({ type: 'rejection', commandType: command.type, accountId: command.accountId, error });
+  return { ok: false, error, events: state.events };
+}
+
+export function setMmpConfig(state: VenueState, command: SetMmpConfig): CommandResult {
+  if (!state.accounts.has(command.accountId))
+    return fail(state, command, refusal('account_not_found', 'account not found', { field: 'accountId' }));
+  const seconds = (v: number, field: string) =>
+    Number.isSafeInteger(v) && v >= 0 && v <= MAX_MMP_SECONDS
+      ? null
+      : refusal('invalid_params', `${field} must be 0…${MAX_MMP_SECONDS} seconds`, { field });
+  const error =
+    seconds(command.interval, 'interval') ??
+    seconds(command.frozenTime, 'frozenTime') ??
+    (!/^[a-z0-9]+_[a-z0-9]+$/.test(command.indexName)
+      ? refusal('invalid_params', 'bad indexName', { field: 'indexName' })
+      : null) ??
+    (!(command.quantityLimit > 0) && command.interval !== 0
+      ? refusal('invalid_params', 'quantityLimit must be positive', { field: 'quantityLimit' })
+      : null) ??
+    (command.deltaLimit != null && !(command.deltaLimit > 0)
+      ? refusal('invalid_params', 'deltaLimit must be positive', { field: 'deltaLimit' })
+      : null) ??
+    (command.vegaLimit != null && !(command.vegaLimit > 0)
+      ? refusal('invalid_params', 'vegaLimit must be positive', { field: 'vegaLimit' })
+      : null);
+  if (error !== null) return fail(state, command, error);
+  const k = key(command.accountId, command.indexName);
+  if (command.interval === 0) {
+    state.advanced.mmp.delete(k);
+  } else {
+    const config: MmpConfig = {
+      indexName: command.indexName,
+      interval: command.interval,
+      frozenTime: command.frozenTime,
+      quantityLimit: command.quantityLimit,
+      deltaLimit: command.deltaLimit ?? null,
+      vegaLimit: command.vegaLimit ?? null,
+    };
+    const group = state.advanced.mmp.get(k);
+    if (group === undefined)
+      state.advanced.mmp.set(k, { accountId: command.accountId, config, window: [], frozenUntil: null });
+    else group.config = config;
+  }
+  state.events.push({ type: 'account', accountId: command.accountId, change: 'settings' });
+  return { ok: true, events: state.events };
+}
+
+export function resetMmp(state: VenueState, command: ResetMmp): CommandResult {
+  const group = state.advanced.mmp.get(key(command.accountId, command.indexName));
+  if (group === undefined)
+    return fail(state, command, refusal('not_found', 'no MMP config for that index', { field: 'indexName' }));
+  group.frozenUntil = null;
+  group.window = [];
+  state.events.push({ type: 'account', accountId: command.accountId, change: 'settings' });
+  return { ok: true, events: state.events };
+}
+
+function frozen(group: MmpGroup, now: number): boolean {
+  // Pure (queries call it too): an elapsed freeze simply stops counting as frozen.
+  return group.frozenUntil !== null && (group.frozenUntil === 0 || now < group.frozenUntil);
+}
+
+/** Refusal for a new MMP order while its group is frozen, else null. */
+export function mmpRefusal(state: VenueState, accountId: number, currency: string): CoreError | null {
+  const group = state.advanced.mmp.get(key(accountId, indexNameOf(currency)));
+  if (group === undefined || !frozen(group, state.now)) return null;
+  return refusal('mmp_trigger', 'market maker protection is frozen', {
+    field: 'mmp',
+    frozenUntil: group.frozenUntil,
+  });
+}
+
+function sums(group: MmpGroup): { quantity: number; delta: number; vega: number } {
+  let quantity = 0;
+  let delta = 0;
+  let vega = 0;
+  for (const f of group.window) {
+    quantity += f.quantity;
+    delta += f.delta;
+    vega += f.vega;
+  }
+  return { quantity, delta: Math.abs(delta), vega: Math.abs(vega) };
+}
+
+export function mmpStatus(state: VenueState, accountId: number): MmpStatus[] {
+  const out: MmpStatus[] = [];
+  for (const group of state.advanced.mmp.values()) {
+    if (group.accountId !== accountId) continue;
+    const s = sums(group);
+    out.push({ ...group.config, frozenUntil: frozen(group, state.now) ? group.frozenUntil : null, ...s });
+  }
+  return out.sort((a, b) => (a.indexName < b.indexName ? -1 : a.indexName > b.indexName ? 1 : 0));
+}
+
+/** Counts the MMP fills among trade events in events[from…]; triggers breached groups. */
+export function reactMmp(state: VenueState, events: readonly CoreEvent[], from: number): boolean {
+  let changed = false;
+  const end = events.length;
+  for (let i = from; i < end; i++) {
+    const e = events[i]!;
+    if (e.type !== 'trade' || e.trade.blockTradeId !== null) continue;
+    const trade = e.trade;
+    for (const party of [trade.taker, trade.maker]) {
+      if (!party.mmp) continue;
+      const group = state.advanced.mmp.get(key(party.accountId, indexNameOf(trade.currency)));
+      if (group === undefined || frozen(group, state.now)) continue;
+      const instrument = state.instruments.get(trade.instrumentName)!;
+      const quantity = instrument.instrument.amountGrid.toNumber(trade.amount);
+      const sign = party.side === 'buy' ? 1 : -1;
+      let delta: number;
+      let vega = 0;
+      if (instrument.economics.isOption) {
+        const greeks = state.advanced.greeks.get(trade.instrumentName);
+        delta = sign * quantity * (greeks?.delta ?? 0);
+        vega = sign * quantity * (greeks?.vega ?? 0);
+      } else if (instrument.instrument.spec.marginKind === 'inverse') {
+        const index = state.indexPrice(instrument.instrument.currency);
+        delta = index === null || index <= 0 ? 0 : (sign * quantity) / index;
+      } else {
+        delta = sign * quantity;
+      }
+      group.window.push({ ts: state.now, quantity, delta, vega });
+      const since = state.now - group.config.interval * 1000;
+      while (group.window.length > 0 && group.window[0]!.ts <= since) group.window.shift();
+      const s = sums(group);
+      const c = group.config;
+      const breached =
+        s.quantity > c.quantityLimit ||
+        (c.deltaLimit !== null && s.delta > c.deltaLimit) ||
+        (c.vegaLimit !== null && s.vega > c.vegaLimit);
+      if (breached) {
+        trigger(state, group, trade.currency);
+        changed = true;
+      }
+    }
+  }
+  return changed;
+}
+
+function trigger(state: VenueState, group: MmpGroup, currency: string): void {
+  group.frozenUntil = group.config.frozenTime === 0 ? 0 : state.now + group.config.frozenTime * 1000;
+  group.window = [];
+  const account = state.accounts.get(group.accountId)!;
+  const victims: Order[] = [];
+  for (const order of account.openOrders) {
+    if ((order.flags & FLAG_MMP) !== 0 && order.currency === currency) victims.push(order);
+  }
+  victims.sort((a, b) => a.number - b.number);
+  for (const order of victims) {
+    order.flags |= FLAG_MMP_CANCELLED;
+    cancelResting(state, state.instrumentList[order.instrumentId]!, order, 'mmp_trigger');
+  }
+}

@@ -1,0 +1,456 @@
+/**
+ * Trigger orders: stop_limit, stop_market, take_limit, take_market, trailing_stop.
+ *
+ * Invariants:
+ * - A trigger order waits as `untriggered` in the trigger book (AdvancedState), reserving
+ *   nothing, until its `trigger` price (index_price, mark_price or last_price, all compared in
+ *   the instrument's ticks) crosses `triggerPrice`:
+ *   stop buy ≥, stop sell ≤; take buy ≤, take sell ≥; trailing sell ≤ stop, trailing buy ≥ stop.
+ * - A trailing stop follows the best price: sell stop = max(stop, price − offset), buy stop =
+ *   min(stop, price + offset); `triggerPrice` is the current stop, `triggerReferencePrice` the
+ *   stop at placement.
+ * - On trigger the SAME order (same id) becomes `open` with `triggered = true` and
+ *   `triggerOrderId` = its id, then trades and rests like a new arrival: limit types at `price`
+ *   with their time in force, market types up to the band with the remainder cancelled.
+ *   Funds and reduce-only are checked at that moment; failing them rejects the order.
+ * - Evaluation is deterministic: after every command, orders whose price source moved are
+ *   checked; all that fire in one pass are activated in order-number order; activations may
+ *   trade and fire more (last_price), evaluated again until nothing fires.
+ */
+import type { EditOrder, PlaceOrder } from '../core/commands.ts';
+import type { CommandResult, CoreError, TradeView } from '../core/events.ts';
+import { LABEL_MAX_LENGTH, type OrderType, type TriggerKind } from '../core/types.ts';
+import { closeOrder, match, reducibleLots, rest } from './matching.ts';
+import {
+  FLAG_API,
+  FLAG_MOBILE,
+  FLAG_REDUCE_ONLY,
+  FLAG_REPLACED,
+  FLAG_WEB,
+  Order,
+  type OrderExtras,
+} from './order.ts';
+import { transition } from './order-state.ts';
+import { availableFunds, orderReserve, priceBand } from './risk.ts';
+import { type InstrumentState, refusal, type VenueState } from './state.ts';
+import { sessionEnd } from './trading.ts';
+
+/** Untriggered orders one account may hold. */
+export const MAX_TRIGGER_ORDERS_PER_ACCOUNT = 200;
+
+export const TRIGGER_TYPES: ReadonlySet<OrderType> = new Set([
+  'stop_limit',
+  'stop_market',
+  'take_limit',
+  'take_market',
+  'trailing_stop',
+]);
+
+/** Types that trade as market orders once triggered (price shown as `market_price`). */
+export function isMarketLike(type: OrderType): boolean {
+  return type === 'market' || type === 'stop_market' || type === 'take_market' || type === 'trailing_stop';
+}
+
+export function emptyExtras(): OrderExtras {
+  return {
+    originalOrderType: null,
+    displayAmount: null,
+    refreshAmount: null,
+    advanced: null,
+    trigger: null,
+    triggerPrice: null,
+    triggerOffset: null,
+    triggerReferencePrice: null,
+    triggered: null,
+    triggerOrderId: null,
+    triggerFillCondition: null,
+    otoOrderIds: null,
+    primaryOrderId: null,
+    ocoRef: null,
+  };
+}
+
+function fail(state: VenueState, command: { accountId: number }, error: CoreError): CommandResult {
+  state.events.push({ type: 'rejection', commandType: 'place_order', accountId: command.accountId, error });
+  return { ok: false, error, events: state.events };
+}
+
+/** The current price of `kind` for an instrument in its ticks, or null when none is known. */
+export function triggerSourcePrice(
+  state: VenueState,
+  instrument: InstrumentState,
+  kind: TriggerKind,
+): number | null {
+  switch (kind) {
+    case 'last_price':
+      return instrument.lastPrice;
+    case 'mark_price':
+      return instrument.markPrice;
+    case 'index_price': {
+      const index = state.indexPrice(instrument.instrument.currency);
+      return index === null ? null : instrument.instrument.priceGrid.fromNumber(index);
+    }
+    default: {
+      const _exhaustive: never = kind;
+      throw new Error(`unknown trigger ${_exhaustive}`);
+    }
+  }
+}
+
+/** Checks the trigger fields of a command; returns an error or null. Shared with linked orders. */
+export function validateTrigger(
+  state: VenueState,
+  instrument: InstrumentState,
+  command: Pick<
+    PlaceOrder,
+    'orderType' | 'trigger' | 'triggerPrice' | 'triggerOffset' | 'price' | 'side' | 'timeInForce' | 'postOnly'
+  >,
+): CoreError | null {
+  const kind = instrument.instrument.kind;
+  if (kind !== 'future' && kind !== 'spot')
+    return refusal('invalid_args_for_instrument', 'trigger orders are for futures and spot', {
+      field: 'type',
+    });
+  if (command.trigger == null)
+    return refusal('missing_params', `trigger is required for ${command.orderType}`, { field: 'trigger' });
+  if (command.timeInForce === 'fill_or_kill')
+    return refusal('invalid_arguments', 'trigger orders cannot be fill_or_kill', { field: 'timeInForce' });
+  if (command.postOnly)
+    return refusal('post_only_not_allowed', 'trigger orders cannot be post-only', { field: 'postOnly' });
+  if (command.orderType === 'trailing_stop') {
+    const offset = command.triggerOffset;
+    if (offset == null || !Number.isSafeInteger(offset) || offset <= 0)
+      return refusal('invalid_trigger_price', 'trailing_stop needs a positive triggerOffset', {
+        field: 'triggerOffset',
+      });
+    if (triggerSourcePrice(state, instrument, command.trigger) === null)
+      return refusal('invalid_trigger_price', `no ${command.trigger} yet to trail`, { field: 'trigger' });
+  } else {
+    const tp = command.triggerPrice;
+    if (tp == null || !Number.isSafeInteger(tp) || tp <= 0)
+      return refusal('invalid_trigger_price', 'a positive triggerPrice is required', {
+        field: 'triggerPrice',
+      });
+    if (!instrument.instrument.isOnTick(tp))
+      return refusal('trigger_price_wrong_tick', 'triggerPrice is not on the tick grid', {
+        field: 'triggerPrice',
+      });
+  }
+  if (!isMarketLike(command.orderType)) {
+    const price = command.price;
+    if (price == null || !Number.isSafeInteger(price) || price <= 0)
+      return refusal('invalid_price', `${command.orderType} needs a positive price`, { field: 'price' });
+    if (!instrument.instrument.isOnTick(price))
+      return refusal('off_grid', 'price is not on the tick grid at that level', { field: 'price' });
+  }
+  return null;
+}
+
+/** Builds (does not register) an untriggered order from a validated command. */
+export function newTriggerOrder(
+  state: VenueState,
+  instrument: InstrumentState,
+  command: PlaceOrder,
+  amount: number,
+): Order {
+  const number = ++state.orderNumber;
+  const prefix = command.orderType.startsWith('stop')
+    ? 'SL'
+    : command.orderType.startsWith('take')
+      ? 'TP'
+      : 'TS';
+  const source = command.source;
+  const flags =
+    (command.reduceOnly ? FLAG_REDUCE_ONLY : 0) |
+    (source.api ? FLAG_API : 0) |
+    (source.web ? FLAG_WEB : 0) |
+    (source.mobile ? FLAG_MOBILE : 0);
+  const market = isMarketLike(command.orderType);
+  const order = new Order(
+    `${instrument.instrument.currency}-${prefix}-${number}`,
+    number,
+    command.accountId,
+    instrument.id,
+    instrument.instrument.name,
+    instrument.instrument.currency,
+    command.side,
+    command.orderType,
+    market ? 0 : (command.price ?? 0),
+    amount,
+    command.timeInForce,
+    state.now,
+    command.label,
+    command.owner ?? null,
+    flags,
+  );
+  order.state = 'untriggered';
+  const extras = emptyExtras();
+  extras.trigger = command.trigger ?? null;
+  extras.triggered = false;
+  if (command.orderType === 'trailing_stop') {
+    const offset = command.triggerOffset!;
+    const reference = triggerSourcePrice(state, instrument, command.trigger!)!;
+    const stop = command.side === 'sell' ? reference - offset : reference + offset;
+    extras.triggerOffset = offset;
+    extras.triggerPrice = stop;
+    extras.triggerReferencePrice = stop;
+  } else {
+    extras.triggerPrice = command.triggerPrice ?? null;
+  }
+  order.extras = extras;
+  if (command.timeInForce === 'good_til_day') order.expiresAt = sessionEnd(order.createdAt);
+  return order;
+}
+
+/** private/sell|buy with a trigger type: validated, then waits untriggered. */
+export function placeTriggerOrder(state: VenueState, command: PlaceOrder): CommandResult {
+  const account = state.accounts.get(command.accountId);
+  if (account === undefined)
+    return fail(state, command, refusal('account_not_found', 'account not found', { field: 'accountId' }));
+  const instrument = state.instruments.get(command.instrumentName);
+  if (instrument === undefined)
+    return fail(
+      state,
+      command,
+      refusal('invalid_instrument', 'instrument not found', { field: 'instrumentName' }),
+    );
+  if (instrument.status !== 'open')
+    return fail(
+      state,
+      command,
+      refusal('instrument_expired', 'instrument has expired', { field: 'instrumentName' }),
+    );
+  if (command.validUntil != null && state.now > command.validUntil)
+    return fail(
+      state,
+      command,
+      refusal('timed_out', 'request reached the matching engine after validUntil', { field: 'validUntil' }),
+    );
+  if (command.label.length > LABEL_MAX_LENGTH)
+    return fail(state, command, refusal('invalid_params', 'label too long', { field: 'label' }));
+  if (!Number.isSafeInteger(command.amount) || command.amount <= 0)
+    return fail(
+      state,
+      command,
+      refusal('invalid_amount', 'amount must be a positive number of lots', { field: 'amount' }),
+    );
+  if (command.reduceOnly && instrument.economics.isSpot)
+    return fail(
+      state,
+      command,
+      refusal('invalid_arguments', 'reduceOnly is not available for spot', { field: 'reduceOnly' }),
+    );
+  const error = validateTrigger(state, instrument, command);
+  if (error !== null) return fail(state, command, error);
+  let count = 0;
+  for (const o of state.advanced.untriggered.values()) if (o.accountId === account.id) count++;
+  if (count >= MAX_TRIGGER_ORDERS_PER_ACCOUNT)
+    return fail(
+      state,
+      command,
+      refusal('no_more_triggers', `at most ${MAX_TRIGGER_ORDERS_PER_ACCOUNT} trigger orders`, {
+        field: 'type',
+      }),
+    );
+  const order = newTriggerOrder(state, instrument, command, command.amount);
+  registerUntriggered(state, order);
+  const view = order.toView();
+  state.events.push({ type: 'order', order: view });
+  return { ok: true, events: state.events, order: view, trades: [] };
+}
+
+export function registerUntriggered(state: VenueState, order: Order): void {
+  state.orders.set(order.id, order);
+  state.advanced.addUntriggered(order);
+  // Force an evaluation pass: the order may fire at once on the current prices.
+  state.advanced.seenEpoch = -1;
+}
+
+/** Cancels an untriggered order (user, cancel-all, settlement, linked, expiry). */
+export function cancelUntriggered(
+  state: VenueState,
+  order: Order,
+  reason: Parameters<typeof closeOrder>[3],
+): void {
+  state.advanced.removeUntriggered(order);
+  closeOrder(state, order, 'cancel', reason);
+  state.events.push({ type: 'order', order: order.toView() });
+}
+
+function fires(order: Order, price: number): boolean {
+  const x = order.extras!;
+  const trigger = x.triggerPrice!;
+  const buy = order.side === 'buy';
+  switch (order.orderType) {
+    case 'stop_limit':
+    case 'stop_market':
+      return buy ? price >= trigger : price <= trigger;
+    case 'take_limit':
+    case 'take_market':
+      return buy ? price <= trigger : price >= trigger;
+    case 'trailing_stop': {
+      const offset = x.triggerOffset!;
+      if (buy ? price >= trigger : price <= trigger) return true;
+      // Follow the peak (sell) / trough (buy).
+      if (!buy && price - offset > trigger) x.triggerPrice = price - offset;
+      if (buy && price + offset < trigger) x.triggerPrice = price + offset;
+      return false;
+    }
+    default:
+      return false;
+  }
+}
+
+/**
+ * Evaluates the trigger book against current prices and activates what fires, until stable.
+ * Also cancels untriggered good_til_day orders whose session ended. Returns true if anything changed.
+ */
+export function evaluateTriggers(state: VenueState): boolean {
+  const advanced = state.advanced;
+  let changed = false;
+  for (let pass = 0; pass < 1000 && advanced.untriggered.size > 0; pass++) {
+    const epochMoved = advanced.seenEpoch !== state.priceEpoch;
+    advanced.seenEpoch = state.priceEpoch;
+    const due: Order[] = [];
+    const expired: Order[] = [];
+    for (const [instrumentId, list] of advanced.byInstrument) {
+      const instrument = state.instrumentList[instrumentId]!;
+      const seq = advanced.seenTradeSeq.get(instrumentId);
+      const traded = seq !== instrument.tradeSeq;
+      if (!epochMoved && !traded) {
+        for (const order of list)
+          if (order.expiresAt !== 0 && order.expiresAt <= state.now) expired.push(order);
+        continue;
+      }
+      advanced.seenTradeSeq.set(instrumentId, instrument.tradeSeq);
+      for (const order of list) {
+        if (order.expiresAt !== 0 && order.expiresAt <= state.now) {
+          expired.push(order);
+          continue;
+        }
+        const price = triggerSourcePrice(state, instrument, order.extras!.trigger!);
+        if (price !== null && fires(order, price)) due.push(order);
+      }
+    }
+    expired.sort((a, b) => a.number - b.number);
+    for (const order of expired) cancelUntriggered(state, order, 'good_til_day');
+    if (due.length === 0) return changed || expired.length > 0;
+    changed = true;
+    due.sort((a, b) => a.number - b.number);
+    for (const order of due) if (order.state === 'untriggered') activate(state, order);
+  }
+  return changed;
+}
+
+/**
+ * Sends a waiting order (untriggered, or a released linked secondary) to the book as a new
+ * arrival: funds/reduce-only checked, matched, remainder rested or cancelled. Emits its event.
+ */
+export function activate(state: VenueState, order: Order, trades: TradeView[] = []): void {
+  state.advanced.removeUntriggered(order);
+  const instrument = state.instrumentList[order.instrumentId]!;
+  const account = state.accounts.get(order.accountId)!;
+  const x = order.extras;
+  if (x !== null && x.trigger !== null) {
+    x.triggered = true;
+    x.triggerOrderId = order.id;
+  }
+  order.lastUpdatedAt = state.now;
+  const reject = () => {
+    closeOrder(state, order, 'reject', null);
+    state.events.push({ type: 'order', order: order.toView() });
+  };
+  if (instrument.status !== 'open') return reject();
+  if (order.has(FLAG_REDUCE_ONLY)) {
+    const position = instrument.position(account);
+    const pending = order.side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells;
+    const reducible = reducibleLots(position, order.side) - pending;
+    if (reducible <= 0) return reject();
+    if (order.amount - order.filled > reducible) order.amount = order.filled + reducible;
+  }
+  const market = isMarketLike(order.orderType);
+  const band = priceBand(state, instrument);
+  const buying = order.side === 'buy';
+  const limit = !market
+    ? order.price
+    : buying
+      ? (band?.max ?? Number.POSITIVE_INFINITY)
+      : (band?.min ?? Number.NEGATIVE_INFINITY);
+  const checkPrice = Number.isFinite(limit)
+    ? limit
+    : ((buying ? instrument.book.bestAsk() : instrument.book.bestBid()) ?? 0);
+  const lots = order.amount - order.filled;
+  const reserve = orderReserve(state, instrument, account, order.side, lots, checkPrice);
+  if (reserve.amount > 0 && reserve.amount > availableFunds(state, account, reserve.currency))
+    return reject();
+  order.state = transition(order.state, 'trigger');
+  const stopped = match(state, instrument, order, account, limit, trades);
+  const rests =
+    !market && (order.timeInForce === 'good_til_cancelled' || order.timeInForce === 'good_til_day');
+  if (order.state === 'filled') state.retire(order);
+  else if (stopped) closeOrder(state, order, 'cancel', 'self_trade_prevention');
+  else if (!rests) closeOrder(state, order, 'cancel', 'immediate_or_cancel');
+  else {
+    const hold = orderReserve(
+      state,
+      instrument,
+      account,
+      order.side,
+      order.amount - order.filled,
+      order.price,
+    );
+    order.reserved = hold.amount;
+    order.reserveCurrency = hold.currency;
+    order.expiresAt = order.timeInForce === 'good_til_day' ? sessionEnd(order.createdAt) : 0;
+    rest(state, instrument, account, order);
+  }
+  state.events.push({ type: 'order', order: order.toView() });
+}
+
+/** Edit of an untriggered order: amount, price, triggerPrice, triggerOffset; priority is moot. */
+export function editUntriggered(state: VenueState, order: Order, command: EditOrder): CommandResult {
+  const refuse = (error: CoreError): CommandResult => {
+    state.events.push({ type: 'rejection', commandType: 'edit_order', accountId: command.accountId, error });
+    return { ok: false, error, events: state.events };
+  };
+  if (command.validUntil != null && state.now > command.validUntil)
+    return refuse(
+      refusal('timed_out', 'request reached the matching engine after validUntil', { field: 'validUntil' }),
+    );
+  const instrument = state.instrumentList[order.instrumentId]!;
+  const x = order.extras!;
+  const amount = command.amount ?? order.amount;
+  if (!Number.isSafeInteger(amount) || amount <= 0)
+    return refuse(refusal('invalid_amount', 'amount must be a positive number of lots', { field: 'amount' }));
+  const merged = {
+    orderType: order.orderType,
+    trigger: x.trigger,
+    triggerPrice: command.triggerPrice ?? x.triggerPrice,
+    triggerOffset: command.triggerOffset ?? x.triggerOffset,
+    price: isMarketLike(order.orderType) ? null : (command.price ?? order.price),
+    side: order.side,
+    timeInForce: order.timeInForce,
+    postOnly: false,
+  };
+  if (x.trigger !== null) {
+    const error = validateTrigger(state, instrument, merged);
+    if (error !== null) return refuse(error);
+  }
+  order.amount = amount;
+  if (merged.price !== null) order.price = merged.price;
+  if (order.orderType === 'trailing_stop' && command.triggerOffset != null && x.trigger !== null) {
+    const reference = triggerSourcePrice(state, instrument, x.trigger)!;
+    const offset = command.triggerOffset;
+    x.triggerOffset = offset;
+    x.triggerPrice = order.side === 'sell' ? reference - offset : reference + offset;
+  } else if (command.triggerPrice != null) {
+    x.triggerPrice = command.triggerPrice;
+  }
+  if (command.reduceOnly !== undefined) order.set(FLAG_REDUCE_ONLY, command.reduceOnly);
+  order.set(FLAG_REPLACED, true);
+  order.lastUpdatedAt = state.now;
+  state.advanced.seenEpoch = -1;
+  const view = order.toView();
+  state.events.push({ type: 'order', order: view });
+  return { ok: true, events: state.events, order: view, trades: [] };
+}
