@@ -1,7 +1,7 @@
 /**
- * Writes the gateway's generated API documents to `docs/api/` (`npm run docs:api`): the OpenAPI
- * 3.1 and AsyncAPI documents of the methods and channels the gateway itself registers. The
- * running server serves the complete documents (RFQ and portfolio additions included) at /docs.
+ * Writes the generated API documents to `docs/api/` (`npm run docs:api`): the OpenAPI 3.1 and
+ * AsyncAPI documents of every method, flat route and channel the service registers (gateway,
+ * Block RFQ, portfolios), the same documents the running server serves at /docs.
  * `api-docs-write.test.ts` fails when the committed files drift from the schemas.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -18,6 +18,10 @@ import { MethodRegistry } from './registry.ts';
 
 export const API_DOCS_DIR = 'docs/api';
 
+import type { FlatRouteDefinition } from './http-routes.ts';
+import { type RfqMethodDeps, registerRfqChannels, registerRfqMethods } from './methods/rfq.ts';
+import { registerPortfolioChannels } from './portfolios/channels.ts';
+import { type PortfolioRouteDeps, registerPortfolioRoutes } from './portfolios/routes.ts';
 /** The documents as text, built from registries whose handlers are never called. */
 export function renderApiDocs(): { openapi: string; asyncapi: string } {
   const methods = new MethodRegistry();
@@ -27,8 +31,16 @@ export function renderApiDocs(): { openapi: string; asyncapi: string } {
   registerTradingMethods(methods, unused);
   registerSessionMethods(methods, {} as Authenticator);
   registerBuiltinChannels(channels, {} as ReadPort);
+  registerRfqMethods(methods, {} as RfqMethodDeps);
+  registerRfqChannels(channels, {} as ReadPort);
+  const flatRoutes: FlatRouteDefinition[] = [];
+  registerPortfolioRoutes(
+    { registerFlatRoute: (route) => void flatRoutes.push(route as FlatRouteDefinition) },
+    {} as PortfolioRouteDeps,
+  );
+  registerPortfolioChannels(channels, {} as ReadPort);
   return {
-    openapi: `${JSON.stringify(buildOpenApi(methods, [], API_VERSION), null, 2)}\n`,
+    openapi: `${JSON.stringify(buildOpenApi(methods, flatRoutes, API_VERSION), null, 2)}\n`,
     asyncapi: `${JSON.stringify(buildAsyncApi(methods, channels, API_VERSION), null, 2)}\n`,
   };
 }
