@@ -172,6 +172,7 @@ export function placeLinked(state: VenueState, command: PlaceOrder, place: Place
   const configs = command.otocoConfig ?? [];
   const x = (primary.extras ??= emptyExtras());
   x.triggerFillCondition = condition;
+  x.linkedOrderType = type;
   if (type === 'one_cancels_other') {
     const group = newGroup(state, type, condition, null);
     join(state, group, primary);

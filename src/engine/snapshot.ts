@@ -13,6 +13,7 @@ import type { TradeView } from '../core/events.ts';
 import type { CancelReason, OrderState, OrderType, SelfTradeMode, Side, TimeInForce } from '../core/types.ts';
 import { Instrument, type InstrumentSpec } from '../domain/instrument.ts';
 import { Account } from './accounts.ts';
+import { type AdvancedSnapshot, restoreAdvanced, takeAdvancedSnapshot } from './advanced-snapshot.ts';
 import type { EngineConfig } from './config.ts';
 import { Economics } from './economics.ts';
 import { rest } from './matching.ts';
@@ -77,6 +78,8 @@ export interface VenueSnapshot {
   }>;
   readonly openOrders: readonly OrderRecord[];
   readonly closedOrders: readonly OrderRecord[];
+  /** Trigger book, linked groups, MMP…; absent when there is none (advanced-snapshot.ts). */
+  readonly advanced?: AdvancedSnapshot;
 }
 
 function record(order: Order): OrderRecord {
@@ -148,6 +151,7 @@ export function takeSnapshot(state: VenueState): VenueSnapshot {
     })),
     openOrders,
     closedOrders: state.closedOldestFirst().map(record),
+    advanced: takeAdvancedSnapshot(state, record),
   };
 }
 
@@ -226,5 +230,6 @@ export function restoreState(snapshot: VenueSnapshot): VenueState {
     state.orders.set(order.id, order);
     state.retire(order);
   }
+  restoreAdvanced(state, snapshot.advanced, (r) => revive(state, r).order);
   return state;
 }

@@ -1,0 +1,186 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import type { OrderView } from '../core/events.ts';
+import { AdvancedHarness, errorOf, orderOf } from './advanced-testkit.ts';
+import { Venue } from './venue.ts';
+
+const TP = { side: 'sell' as const, orderType: 'limit' as const, price: 110_000 };
+const SL = { side: 'sell' as const, orderType: 'stop_market' as const, trigger: 'last_price' as const, triggerPrice: 90_000 };
+
+describe('linked orders', () => {
+  test('OTO first_hit: the first fill of the primary releases the secondaries in full', () => {
+    const h = new AdvancedHarness();
+    const primary = orderOf(
+      h.ok(h.orderCommand(1, 'buy', 10, 100_000, { linkedOrderType: 'one_triggers_other', otocoConfig: [TP] })),
+    );
+    const [secondaryId] = primary.otoOrderIds!;
+    const waiting = h.get(secondaryId!);
+    assert.equal(waiting.orderState, 'untriggered');
+    assert.equal(waiting.primaryOrderId, primary.orderId);
+    assert.equal(waiting.isSecondaryOto, true);
+    h.ok(h.orderCommand(2, 'sell', 3, 100_000));
+    const live = h.get(secondaryId!);
+    assert.equal(live.orderState, 'open');
+    assert.equal(live.amount, 10);
+    assert.equal(h.venue.book('BTC-PERPETUAL')!.bestAsk, 110_000);
+    h.venue.validate();
+  });
+
+  test('OTO complete_fill waits for the complete fill; a cancelled primary cancels the secondaries', () => {
+    const h = new AdvancedHarness();
+    const more = { linkedOrderType: 'one_triggers_other', triggerFillCondition: 'complete_fill', otocoConfig: [TP] };
+    const primary = orderOf(h.ok(h.orderCommand(1, 'buy', 10, 100_000, more)));
+    const id = primary.otoOrderIds![0]!;
+    h.ok(h.orderCommand(2, 'sell', 3, 100_000));
+    assert.equal(h.get(id).orderState, 'untriggered');
+    h.ok(h.orderCommand(2, 'sell', 7, 100_000));
+    assert.equal(h.get(id).orderState, 'open');
+
+    const other = orderOf(h.ok(h.orderCommand(1, 'buy', 10, 99_000, more)));
+    h.ok({ type: 'cancel_order', accountId: 1, orderId: other.orderId });
+    const cancelled = h.get(other.otoOrderIds![0]!);
+    assert.equal(cancelled.orderState, 'cancelled');
+    assert.equal(cancelled.cancelReason, 'oto_primary_closed');
+  });
+
+  test('OTO incremental releases floor(total × filled / amount) after each fill', () => {
+    const h = new AdvancedHarness();
+    const more = {
+      linkedOrderType: 'one_triggers_other',
+      triggerFillCondition: 'incremental',
+      otocoConfig: [{ ...TP, amount: 7 }],
+    };
+    const primary = orderOf(h.ok(h.orderCommand(1, 'buy', 10, 100_000, more)));
+    h.ok(h.orderCommand(2, 'sell', 3, 100_000)); // 7 × 3/10 = 2.1 → 2
+    let ids = h.get(primary.orderId).otoOrderIds!;
+    assert.equal(ids.length, 2);
+    const released = () => ids.slice(1).reduce((s, id) => s + h.get(id).amount, 0);
+    assert.equal(released(), 2);
+    assert.equal(h.get(ids[0]!).amount, 5); // the template keeps the rest
+    h.ok(h.orderCommand(2, 'sell', 7, 100_000)); // all of it
+    ids = h.get(primary.orderId).otoOrderIds!;
+    assert.equal(h.get(ids[0]!).orderState, 'open');
+    assert.equal(h.get(ids[0]!).amount + released(), 7);
+  });
+
+  test('OCO: a fill of one cancels the other (oco_other_closed); both share ocoRef', () => {
+    const h = new AdvancedHarness();
+    const tp = orderOf(
+      h.ok(h.orderCommand(1, 'sell', 5, 110_000, { linkedOrderType: 'one_cancels_other', otocoConfig: [SL] })),
+    );
+    const sl = h.venue.openOrders({ accountId: 1 }).find((o) => o.orderId !== tp.orderId)!;
+    assert.equal(sl.orderState, 'untriggered');
+    assert.ok(tp.ocoRef !== null && tp.ocoRef === sl.ocoRef);
+    h.ok(h.orderCommand(2, 'buy', 1, 110_000));
+    const closed = h.get(sl.orderId);
+    assert.equal(closed.orderState, 'cancelled');
+    assert.equal(closed.cancelReason, 'oco_other_closed');
+    assert.equal(h.get(tp.orderId).orderState, 'open');
+  });
+
+  test('OCO incremental cuts the other member in proportion', () => {
+    const h = new AdvancedHarness();
+    const a = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 10, 110_000, {
+          linkedOrderType: 'one_cancels_other',
+          triggerFillCondition: 'incremental',
+          otocoConfig: [{ ...SL, amount: 10 }],
+        }),
+      ),
+    );
+    const b = h.venue.openOrders({ accountId: 1 }).find((o) => o.orderId !== a.orderId)!;
+    h.ok(h.orderCommand(2, 'buy', 4, 110_000));
+    assert.equal(h.get(b.orderId).amount, 6);
+    h.ok(h.orderCommand(2, 'buy', 6, 110_000));
+    assert.equal(h.get(b.orderId).orderState, 'cancelled');
+  });
+
+  test('OTOCO: the primary fill places a TP/SL pair that cancel each other', () => {
+    const h = new AdvancedHarness();
+    const primary = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 5, 100_000, {
+          linkedOrderType: 'one_triggers_one_cancels_other',
+          otocoConfig: [TP, SL],
+        }),
+      ),
+    );
+    assert.equal(primary.isPrimaryOtoco, true);
+    h.ok(h.orderCommand(2, 'sell', 5, 100_000));
+    const [tpId, slId] = h.get(primary.orderId).otoOrderIds!;
+    assert.equal(h.get(tpId!).orderState, 'open');
+    assert.equal(h.get(slId!).orderState, 'untriggered');
+    assert.equal(h.get(tpId!).ocoRef, h.get(slId!).ocoRef);
+    // The stop fires on a print at 90,000 and its fill cancels the take-profit.
+    h.ok(h.orderCommand(3, 'buy', 5, 89_000));
+    h.print(90_000);
+    assert.equal(h.get(slId!).orderState, 'filled');
+    assert.equal(h.get(tpId!).cancelReason, 'oco_other_closed');
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+    const restored = Venue.restore(h.venue.snapshot());
+    assert.equal(restored.stateHash(), h.venue.stateHash());
+  });
+
+  test('validation: config needed, at most 3, OTOCO needs two, limit secondaries need a price', () => {
+    const h = new AdvancedHarness();
+    const run = (more: Record<string, unknown>) => errorOf(h.run(h.orderCommand(1, 'buy', 5, 100_000, more)));
+    assert.equal(run({ linkedOrderType: 'one_triggers_other' }), 'missing_params');
+    assert.equal(run({ linkedOrderType: 'one_triggers_other', otocoConfig: [TP, TP, TP, TP] }), 'no_more_oto_orders');
+    assert.equal(run({ linkedOrderType: 'one_triggers_one_cancels_other', otocoConfig: [TP] }), 'invalid_arguments');
+    assert.equal(run({ linkedOrderType: 'one_triggers_other', otocoConfig: [{ side: 'sell' }] }), 'invalid_price');
+    assert.equal(run({ otocoConfig: [TP] }), 'invalid_arguments');
+  });
+
+  test('property: incremental OTO never creates or loses quantity across partial fills', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 8 }),
+        fc.boolean(),
+        (primaryLots, secondaryLots, fills, cancelAtEnd) => {
+          const h = new AdvancedHarness();
+          const primary = orderOf(
+            h.ok(
+              h.orderCommand(1, 'buy', primaryLots, 100_000, {
+                linkedOrderType: 'one_triggers_other',
+                triggerFillCondition: 'incremental',
+                otocoConfig: [{ ...TP, amount: secondaryLots }],
+              }),
+            ),
+          );
+          for (const lots of fills) {
+            if (h.get(primary.orderId).orderState !== 'open') break;
+            h.ok(h.orderCommand(2, 'sell', lots, 100_000, { timeInForce: 'immediate_or_cancel' }));
+            const p = h.get(primary.orderId);
+            const ids = p.otoOrderIds!;
+            const views: OrderView[] = ids.map((id) => h.get(id));
+            const template = views[0]!;
+            const releasedLots = views.slice(1).reduce((s, v) => s + v.amount, 0);
+            const expected = Math.floor((secondaryLots * p.filledAmount) / p.amount);
+            const live = template.orderState === 'untriggered' ? releasedLots : releasedLots + template.amount;
+            assert.equal(live, expected);
+            assert.equal(template.amount + releasedLots, secondaryLots);
+          }
+          if (cancelAtEnd && h.get(primary.orderId).orderState === 'open')
+            h.ok({ type: 'cancel_order', accountId: 1, orderId: primary.orderId });
+          const p = h.get(primary.orderId);
+          const views = p.otoOrderIds!.map((id) => h.get(id));
+          const placed = views.filter((v) => v.orderState !== 'untriggered' && v.cancelReason !== 'oto_primary_closed');
+          const placedLots = placed.reduce((s, v) => s + v.amount, 0);
+          const dropped = views
+            .filter((v) => v.cancelReason === 'oto_primary_closed' || v.orderState === 'untriggered')
+            .reduce((s, v) => s + v.amount, 0);
+          // Everything configured is either placed or (still waiting / dropped with the primary).
+          assert.equal(placedLots + dropped, secondaryLots);
+          assert.equal(placedLots, Math.floor((secondaryLots * p.filledAmount) / p.amount));
+          h.venue.validate();
+        },
+      ),
+      { numRuns: 60, seed: 8 },
+    );
+  });
+});

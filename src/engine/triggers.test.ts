@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { AdvancedHarness, errorOf, orderOf } from './advanced-testkit.ts';
+import { Venue } from './venue.ts';
+
+describe('trigger orders', () => {
+  test('stop_market sell on last_price waits, then fires when a trade prints at the trigger', () => {
+    const h = new AdvancedHarness();
+    h.ok(h.orderCommand(2, 'buy', 5, 98_000));
+    const stop = orderOf(
+      h.ok(h.orderCommand(1, 'sell', 3, null, { orderType: 'stop_market', trigger: 'last_price', triggerPrice: 99_000 })),
+    );
+    assert.equal(stop.orderState, 'untriggered');
+    assert.equal(stop.triggered, false);
+    assert.equal(stop.price, null);
+    h.print(99_500);
+    assert.equal(h.get(stop.orderId).orderState, 'untriggered');
+    const result = h.print(99_000);
+    const after = h.get(stop.orderId);
+    assert.equal(after.orderState, 'filled');
+    assert.equal(after.triggered, true);
+    assert.equal(after.triggerOrderId, stop.orderId);
+    assert.equal(after.averagePrice, 98_000);
+    // The activation's events belong to the command whose trade fired it.
+    assert.ok(result.events.some((e) => e.type === 'trade' && e.trade.price === 98_000));
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('stop_limit buy on mark_price rests at its price once the mark reaches the trigger', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000, 100_000);
+    const stop = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 4, 101_000, { orderType: 'stop_limit', trigger: 'mark_price', triggerPrice: 100_500 }),
+      ),
+    );
+    h.prices(null, 100_400);
+    assert.equal(h.get(stop.orderId).orderState, 'untriggered');
+    h.prices(null, 100_500);
+    const live = h.get(stop.orderId);
+    assert.equal(live.orderState, 'open');
+    assert.equal(live.triggered, true);
+    assert.equal(h.venue.book('BTC-PERPETUAL')!.bestBid, 101_000);
+    h.venue.validate();
+  });
+
+  test('take_limit sell fires when the index rises to the trigger (index in instrument ticks)', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000);
+    const take = orderOf(
+      h.ok(h.orderCommand(1, 'sell', 2, 102_000, { orderType: 'take_limit', trigger: 'index_price', triggerPrice: 102_000 })),
+    );
+    h.prices(50_999.5);
+    assert.equal(h.get(take.orderId).orderState, 'untriggered');
+    h.prices(51_000);
+    assert.equal(h.get(take.orderId).orderState, 'open');
+  });
+
+  test('trailing_stop sell follows the peak by the offset and fires on the retrace', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000);
+    const trail = orderOf(
+      h.ok(h.orderCommand(1, 'sell', 2, null, { orderType: 'trailing_stop', trigger: 'index_price', triggerOffset: 1_000 })),
+    );
+    assert.equal(trail.triggerPrice, 99_000);
+    assert.equal(trail.triggerReferencePrice, 99_000);
+    for (const index of [50_400, 51_000, 50_800]) h.prices(index);
+    assert.equal(h.get(trail.orderId).triggerPrice, 101_000);
+    assert.equal(h.get(trail.orderId).triggerReferencePrice, 99_000);
+    h.prices(50_600);
+    assert.equal(h.get(trail.orderId).orderState, 'untriggered');
+    h.prices(50_500);
+    const fired = h.get(trail.orderId);
+    assert.equal(fired.triggered, true);
+    // Market with nothing to hit: the remainder is cancelled.
+    assert.equal(fired.orderState, 'cancelled');
+    assert.equal(fired.cancelReason, 'immediate_or_cancel');
+  });
+
+  test('a trailing stop needs a price to trail and a positive offset', () => {
+    const h = new AdvancedHarness();
+    const more = { orderType: 'trailing_stop', trigger: 'index_price', triggerOffset: 1_000 };
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 2, null, more))), 'invalid_trigger_price');
+    h.prices(50_000);
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 2, null, { ...more, triggerOffset: 0 }))), 'invalid_trigger_price');
+  });
+
+  test('validation: trigger kind, trigger price on grid, price for limit types, no FOK', () => {
+    const h = new AdvancedHarness();
+    const base = { orderType: 'stop_limit', trigger: 'last_price', triggerPrice: 99_000 };
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 99_000, { ...base, trigger: null }))), 'missing_params');
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 99_000, { ...base, triggerPrice: null }))), 'invalid_trigger_price');
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, null, base))), 'invalid_price');
+    assert.equal(
+      errorOf(h.run(h.orderCommand(1, 'sell', 1, 99_000, { ...base, timeInForce: 'fill_or_kill' }))),
+      'invalid_arguments',
+    );
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 99_000, { ...base, validUntil: h.ts - 1 }))), 'timed_out');
+  });
+
+  test('untriggered orders: listed open, cancelled by cancel and cancel_all, edited in place', () => {
+    const h = new AdvancedHarness();
+    const more = { orderType: 'stop_market', trigger: 'last_price', triggerPrice: 90_000 };
+    const a = orderOf(h.ok(h.orderCommand(1, 'sell', 1, null, more)));
+    const b = orderOf(h.ok(h.orderCommand(1, 'sell', 1, null, more)));
+    assert.deepEqual(
+      h.venue.openOrders({ accountId: 1 }).map((o) => o.orderId),
+      [a.orderId, b.orderId],
+    );
+    const edited = orderOf(h.ok({ type: 'edit_order', accountId: 1, orderId: a.orderId, triggerPrice: 91_000, amount: 3 }));
+    assert.equal(edited.triggerPrice, 91_000);
+    assert.equal(edited.amount, 3);
+    assert.equal(edited.replaced, true);
+    const cancelled = orderOf(h.ok({ type: 'cancel_order', accountId: 1, orderId: a.orderId }));
+    assert.equal(cancelled.orderState, 'cancelled');
+    const all = h.ok({ type: 'cancel_all', accountId: 1 });
+    assert.deepEqual(
+      all.orders?.map((o) => o.orderId),
+      [b.orderId],
+    );
+    assert.deepEqual(h.venue.openOrders({ accountId: 1 }), []);
+  });
+
+  test('good_til_day untriggered orders expire at the session end; settlement cancels them', () => {
+    const h = new AdvancedHarness();
+    const more = { orderType: 'stop_market', trigger: 'last_price', triggerPrice: 90_000 };
+    const gtd = orderOf(h.ok(h.orderCommand(1, 'sell', 1, null, { ...more, timeInForce: 'good_til_day' })));
+    const gtc = orderOf(h.ok(h.orderCommand(1, 'sell', 1, null, more)));
+    h.ts += 86_400_000;
+    h.ok({ type: 'timer' });
+    assert.equal(h.get(gtd.orderId).cancelReason, 'good_til_day');
+    assert.equal(h.get(gtc.orderId).orderState, 'untriggered');
+    h.ok({ type: 'settle_instrument', instrumentName: 'BTC-PERPETUAL', settlementPrice: 100_000 });
+    assert.equal(h.get(gtc.orderId).cancelReason, 'settlement');
+  });
+
+  test('snapshot/restore mid-way behaves like the original (trailing peaks included)', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000);
+    h.ok(h.orderCommand(2, 'buy', 5, 98_000));
+    const trail = orderOf(
+      h.ok(h.orderCommand(1, 'sell', 2, null, { orderType: 'trailing_stop', trigger: 'index_price', triggerOffset: 1_000 })),
+    );
+    h.prices(51_000);
+    const restored = Venue.restore(h.venue.snapshot());
+    assert.equal(restored.stateHash(), h.venue.stateHash());
+    assert.deepEqual(Venue.restore(restored.snapshot()).snapshot(), h.venue.snapshot());
+    h.ts += 1000;
+    const command = {
+      type: 'update_prices' as const,
+      seq: 999,
+      ts: h.ts,
+      indexPrices: [{ currency: 'BTC', price: 50_400 }],
+    };
+    const a = h.venue.execute(command);
+    const b = restored.execute(command);
+    assert.deepEqual(b.events, a.events);
+    assert.equal(restored.stateHash(), h.venue.stateHash());
+    assert.equal(h.get(trail.orderId).orderState, 'filled');
+  });
+});
