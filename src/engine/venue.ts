@@ -114,7 +114,8 @@ export class Venue {
   execute(command: CoreCommand): CommandResult {
     const result = this.dispatch(command);
     // Advanced orders (triggers, linked, MMP, usd/implv) react to what the command did.
-    if (this.state.advanced.active && result.ok) afterCommand(this.state, command);
+    if ((this.state.advanced.active || command.type === 'update_prices') && result.ok)
+      afterCommand(this.state, command);
     return result;
   }
 

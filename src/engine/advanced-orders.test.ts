@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { black76Price, yearsBetween } from '../market/black76.ts';
+import { AdvancedHarness, errorOf, orderOf, PERP } from './advanced-testkit.ts';
+import { linearPerpetualSpec, optionSpec } from './testkit.ts';
+import { Venue } from './venue.ts';
+
+const OPTION = 'BTC-27DEC26-70000-C';
+const EXPIRY = Date.UTC(2026, 11, 27, 8);
+
+function withOption(): AdvancedHarness {
+  const h = new AdvancedHarness();
+  h.list(optionSpec());
+  h.prices(50_000);
+  return h;
+}
+
+function optionOrder(h: AdvancedHarness, more: Record<string, unknown>) {
+  return { ...h.orderCommand(1, 'buy', 10, null, { orderType: 'limit', ...more }), instrumentName: OPTION };
+}
+
+describe('advanced options orders (usd / implv)', () => {
+  test('usd: priced at usd / index, re-priced when the index moves (replaced, autoReplaced)', () => {
+    const h = withOption();
+    const order = orderOf(h.ok(optionOrder(h, { advanced: 'usd', advancedValue: 2_500 })));
+    assert.equal(order.price, 500); // 0.05 BTC
+    assert.equal(order.advanced, 'usd');
+    assert.equal(order.usd, 2_500);
+    assert.equal(order.replaced, false);
+    h.prices(62_500);
+    const moved = h.get(order.orderId);
+    assert.equal(moved.price, 400); // 0.04 BTC
+    assert.equal(moved.replaced, true);
+    assert.equal(moved.autoReplaced, true);
+    assert.equal(moved.usd, 2_500);
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+    const restored = Venue.restore(h.venue.snapshot());
+    assert.equal(restored.stateHash(), h.venue.stateHash());
+  });
+
+  test('implv: Black-76 on the index as forward, snapped to the nearest tick', () => {
+    const h = withOption();
+    const order = orderOf(h.ok(optionOrder(h, { advanced: 'implv', advancedValue: 60 })));
+    const usd = black76Price({
+      optionType: 'call',
+      forward: 50_000,
+      strike: 70_000,
+      timeToExpiry: yearsBetween(h.ts, EXPIRY),
+      volatility: 0.6,
+    });
+    const coin = usd / 50_000;
+    assert.ok(Math.abs(order.price! * 0.0001 - coin) <= 0.00025 + 1e-12, `${order.price} vs ${coin}`);
+    assert.equal(order.implv, 60);
+    h.prices(55_000);
+    assert.ok(h.get(order.orderId).price! > order.price!);
+  });
+
+  test('refusals: futures, linear usd, post-only, missing value; a plain edit drops advanced', () => {
+    const h = withOption();
+    assert.equal(
+      errorOf(h.run({ ...optionOrder(h, { advanced: 'usd', advancedValue: 1 }), instrumentName: PERP })),
+      'no_adv_for_futures',
+    );
+    assert.equal(errorOf(h.run(optionOrder(h, { advanced: 'usd', advancedValue: 1, postOnly: true }))), 'no_adv_postonly');
+    assert.equal(errorOf(h.run(optionOrder(h, { advanced: 'implv' }))), 'missing_params');
+    const order = orderOf(h.ok(optionOrder(h, { advanced: 'usd', advancedValue: 2_500 })));
+    const edited = orderOf(h.ok({ type: 'edit_order', accountId: 1, orderId: order.orderId, price: 450 }));
+    assert.equal(edited.advanced, null);
+    h.prices(62_500);
+    assert.equal(h.get(order.orderId).price, 450);
+    const again = orderOf(
+      h.ok({ type: 'edit_order', accountId: 1, orderId: order.orderId, advanced: 'usd', advancedValue: 3_125 }),
+    );
+    assert.equal(again.price, 500);
+    assert.equal(again.usd, 3_125);
+  });
+
+  test('advanced orders are cancelled 15 minutes before expiry', () => {
+    const h = withOption();
+    const order = orderOf(h.ok(optionOrder(h, { advanced: 'usd', advancedValue: 2_500 })));
+    h.ts = EXPIRY - 15 * 60 * 1000;
+    h.prices(50_000);
+    assert.equal(h.get(order.orderId).orderState, 'cancelled');
+    assert.equal(errorOf(h.run(optionOrder(h, { advanced: 'usd', advancedValue: 2_500 }))), 'outdated_instrument_for_iv_order');
+  });
+});
+
+describe('market_limit', () => {
+  test('takes the best opposite level and rests the rest there as a limit', () => {
+    const h = new AdvancedHarness();
+    h.ok(h.orderCommand(2, 'sell', 5, 100_000));
+    h.ok(h.orderCommand(2, 'sell', 5, 100_500));
+    const order = orderOf(h.ok(h.orderCommand(1, 'buy', 8, null, { orderType: 'market_limit' })));
+    assert.equal(order.orderType, 'limit');
+    assert.equal(order.originalOrderType, 'market_limit');
+    assert.equal(order.filledAmount, 5);
+    assert.equal(order.price, 100_000);
+    assert.equal(order.orderState, 'open');
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 8, null, { orderType: 'market_limit' }))), null);
+    h.list(linearPerpetualSpec());
+    assert.equal(
+      errorOf(h.run({ ...h.orderCommand(1, 'buy', 8, null, { orderType: 'market_limit' }), instrumentName: 'BTC_USDC-PERPETUAL' })),
+      'invalid_arguments',
+    );
+  });
+});

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { AdvancedHarness, errorOf, orderOf } from './advanced-testkit.ts';
+import { optionSpec } from './testkit.ts';
+import { Venue } from './venue.ts';
+
+function config(h: AdvancedHarness, more: Record<string, unknown> = {}) {
+  return h.ok({
+    type: 'set_mmp_config',
+    accountId: 1,
+    indexName: 'btc_usd',
+    interval: 10,
+    frozenTime: 5,
+    quantityLimit: 500,
+    ...more,
+  });
+}
+
+describe('market maker protection', () => {
+  test('a quantity breach cancels every MMP order (mmp_trigger, mmpCancelled) and freezes the group', () => {
+    const h = new AdvancedHarness();
+    config(h, { quantityLimit: 250 });
+    const a = orderOf(h.ok(h.orderCommand(1, 'sell', 30, 100_000, { mmp: true })));
+    const b = orderOf(h.ok(h.orderCommand(1, 'buy', 30, 99_000, { mmp: true })));
+    const plain = orderOf(h.ok(h.orderCommand(1, 'buy', 30, 98_000)));
+    // 25 lots × 10 USD = 250 USD: at the limit, not above it.
+    h.ok(h.orderCommand(2, 'buy', 25, 100_000));
+    assert.equal(h.get(b.orderId).orderState, 'open');
+    h.ts += 1000;
+    h.ok(h.orderCommand(2, 'buy', 1, 100_000));
+    for (const id of [a.orderId, b.orderId]) {
+      const view = h.get(id);
+      assert.equal(view.orderState, 'cancelled');
+      assert.equal(view.cancelReason, 'mmp_trigger');
+      assert.equal(view.mmpCancelled, true);
+    }
+    assert.equal(h.get(plain.orderId).orderState, 'open');
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 101_000, { mmp: true }))), 'mmp_trigger');
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 101_000))), null);
+    const [status] = h.venue.mmpConfig(1, 'btc_usd');
+    assert.equal(status!.frozenUntil, h.ts + 5000);
+    h.ts += 5000;
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 101_000, { mmp: true }))), null);
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('fills older than the interval drop out of the window', () => {
+    const h = new AdvancedHarness();
+    config(h);
+    h.ok(h.orderCommand(1, 'sell', 100, 100_000, { mmp: true }));
+    h.ok(h.orderCommand(2, 'buy', 40, 100_000));
+    h.ts += 11_000;
+    h.ok(h.orderCommand(2, 'buy', 40, 100_000));
+    assert.equal(h.venue.mmpConfig(1)[0]!.quantity, 400);
+    assert.equal(h.venue.mmpConfig(1)[0]!.frozenUntil, null);
+  });
+
+  test('frozenTime 0 freezes until reset_mmp; interval 0 removes the config', () => {
+    const h = new AdvancedHarness();
+    config(h, { frozenTime: 0, quantityLimit: 10 });
+    h.ok(h.orderCommand(1, 'sell', 5, 100_000, { mmp: true }));
+    h.ok(h.orderCommand(2, 'buy', 2, 100_000));
+    h.ts += 3_600_000;
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 101_000, { mmp: true }))), 'mmp_trigger');
+    h.ok({ type: 'reset_mmp', accountId: 1, indexName: 'btc_usd' });
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 101_000, { mmp: true }))), null);
+    config(h, { interval: 0 });
+    assert.deepEqual(h.venue.mmpConfig(1), []);
+    assert.equal(errorOf(h.run({ type: 'reset_mmp', accountId: 1, indexName: 'btc_usd' })), 'not_found');
+  });
+
+  test('delta limit counts option fills with the published delta; vega likewise', () => {
+    const h = new AdvancedHarness();
+    h.list(optionSpec());
+    const option = 'BTC-27DEC26-70000-C';
+    h.ok({
+      type: 'update_prices',
+      indexPrices: [{ currency: 'BTC', price: 50_000 }],
+      markPrices: [{ instrumentName: option, markPrice: 500, delta: 0.5, vega: 20 }],
+    });
+    config(h, { quantityLimit: 1_000, deltaLimit: 1, vegaLimit: 1_000 });
+    const quote = orderOf(h.ok({ ...h.orderCommand(1, 'sell', 100, 500, { mmp: true }), instrumentName: option }));
+    // 15 lots × 0.1 BTC × 0.5 = 0.75 delta: fine; another 10 lots → 1.25 > 1.
+    h.ok({ ...h.orderCommand(2, 'buy', 15, 500), instrumentName: option });
+    assert.equal(h.get(quote.orderId).orderState, 'open');
+    h.ok({ ...h.orderCommand(2, 'buy', 10, 500), instrumentName: option });
+    assert.equal(h.get(quote.orderId).cancelReason, 'mmp_trigger');
+    const restored = Venue.restore(h.venue.snapshot());
+    assert.equal(restored.stateHash(), h.venue.stateHash());
+  });
+
+  test('config validation and MMP only for limit orders', () => {
+    const h = new AdvancedHarness();
+    assert.equal(errorOf(h.run({ type: 'set_mmp_config', accountId: 1, indexName: 'btc_usd', interval: 3601, frozenTime: 0, quantityLimit: 1 })), 'invalid_params');
+    assert.equal(errorOf(h.run({ type: 'set_mmp_config', accountId: 1, indexName: 'btc_usd', interval: 5, frozenTime: 0, quantityLimit: 0 })), 'invalid_params');
+    assert.equal(errorOf(h.run({ type: 'set_mmp_config', accountId: 9, indexName: 'btc_usd', interval: 5, frozenTime: 0, quantityLimit: 1 })), 'account_not_found');
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, null, { mmp: true }))), 'invalid_arguments');
+  });
+});
