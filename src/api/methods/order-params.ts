@@ -54,6 +54,14 @@ export function resolveTimeInForce(
   return lower ?? upper ?? 'good_til_cancelled';
 }
 
+/** An advanced order's price: a positive decimal (USD or IV percent), kept as a number. */
+function advancedValueOf(text: string): number {
+  const value = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !(value > 0))
+    throw new VenueError('invalid_price', 'advanced price must be a positive decimal', { field: 'price' });
+  return value;
+}
+
 function optionalPrice(
   instrument: Instrument,
   text: string | null | undefined,
@@ -91,7 +99,13 @@ export function toPlaceOrder(
   const amount = resolveLots(instrument, params.quantity, params.contracts);
   const timeInForce = resolveTimeInForce(params.timeInforce, params.timeInForce);
   let price: number | null = null;
-  if (PRICED_TYPES.has(orderType)) {
+  let advancedValue: number | null = null;
+  if (params.advanced != null && instrument.isOption) {
+    // Advanced options orders: `price` is USD (usd) or IV percent (implv), priced by the engine.
+    if (params.price == null)
+      throw new VenueError('missing_params', 'price is required for advanced orders', { field: 'price' });
+    advancedValue = advancedValueOf(params.price);
+  } else if (PRICED_TYPES.has(orderType)) {
     if (params.price == null)
       throw new VenueError('missing_params', `price is required for ${orderType}`, { field: 'price' });
     price = instrument.parsePrice(params.price, 'price');
@@ -100,11 +114,6 @@ export function toPlaceOrder(
   }
   if (params.advanced != null && !instrument.isOption) {
     throw new VenueError('no_adv_for_futures', undefined, { field: 'advanced' });
-  }
-  if (params.advanced != null) {
-    throw new VenueError('unsupported_arg_combination', 'advanced orders are not supported yet', {
-      field: 'advanced',
-    });
   }
   const postOnly = params.postOnly ?? false;
   const rejectPostOnly = params.rejectPostOnly ?? false;
@@ -146,7 +155,8 @@ export function toPlaceOrder(
     trigger: params.trigger ?? null,
     triggerPrice: optionalPrice(instrument, params.triggerPrice, 'triggerPrice'),
     triggerOffset: optionalPrice(instrument, params.triggerOffset, 'triggerOffset'),
-    advanced: null,
+    advanced: params.advanced ?? null,
+    advancedValue,
     linkedOrderType: params.linkedOrderType ?? null,
     triggerFillCondition: params.triggerFillCondition ?? null,
     otocoConfig:
@@ -187,14 +197,8 @@ export function toEditOrder(
   if (params.rejectPostOnly && params.postOnly === false) {
     throw new VenueError('invalid_params', 'rejectPostOnly needs postOnly', { field: 'rejectPostOnly' });
   }
-  if (params.advanced != null) {
-    throw new VenueError(
-      instrument.isOption ? 'unsupported_arg_combination' : 'no_adv_for_futures',
-      undefined,
-      {
-        field: 'advanced',
-      },
-    );
+  if (params.advanced != null && !instrument.isOption) {
+    throw new VenueError('no_adv_for_futures', undefined, { field: 'advanced' });
   }
   const displayText = params.displayAmount == null ? null : String(params.displayAmount);
   const displayAmount = displayText === null ? null : instrument.parseQuantity(displayText, 'displayAmount');
@@ -205,7 +209,12 @@ export function toEditOrder(
     orderId: params.orderId,
     amount,
   };
-  if (params.price != null) command.price = instrument.parsePrice(params.price, 'price');
+  if (params.advanced != null) {
+    if (params.price == null)
+      throw new VenueError('missing_params', 'price is required for advanced orders', { field: 'price' });
+    command.advanced = params.advanced;
+    command.advancedValue = advancedValueOf(params.price);
+  } else if (params.price != null) command.price = instrument.parsePrice(params.price, 'price');
   if (params.postOnly != null) command.postOnly = params.postOnly;
   if (params.rejectPostOnly != null) command.rejectPostOnly = params.rejectPostOnly;
   if (params.reduceOnly != null) command.reduceOnly = params.reduceOnly;

@@ -55,6 +55,10 @@ export function orderToWire(order: OrderView, instrument: Instrument): WireOrder
   if (instrument.isOption) wire.autoReplaced = order.autoReplaced;
   if (order.mmpCancelled) wire.mmpCancelled = true;
   if (order.advanced !== null) wire.advanced = order.advanced;
+  if (order.usd != null) wire.usd = String(order.usd);
+  if (order.implv != null) wire.implv = String(order.implv);
+  if (order.isSecondaryOto) wire.isSecondaryOto = true;
+  if (order.isPrimaryOtoco) wire.isPrimaryOtoco = true;
   if (order.displayAmount !== null) wire.displayAmount = instrument.formatQuantity(order.displayAmount);
   if (order.refreshAmount !== null) wire.refreshAmount = instrument.formatQuantity(order.refreshAmount);
   if (order.trigger !== null) wire.trigger = order.trigger;

@@ -1,0 +1,126 @@
+/**
+ * Market maker protection methods (Deribit `private/set_mmp_config`, `private/get_mmp_config`,
+ * `private/reset_mmp`), acting on the key's default account.
+ *
+ * - Limits are decimal strings or numbers on the wire; `interval`/`frozenTime` are whole seconds
+ *   (0…3600). `interval` 0 removes the config. `frozenTime` 0 means frozen until reset.
+ * - `indexName` is `btc_usd`, `eth_usd`…; get_mmp_config without it returns every index.
+ * - Results: a config/status object per index with the current window sums and `frozenUntil`
+ *   (ms, 0 = until reset, absent when not frozen).
+ */
+import { Type } from '@sinclair/typebox';
+import { VenueError } from '../../domain/errors.ts';
+import type { MmpStatus } from '../../engine/mmp.ts';
+import type { CommandPort } from '../ports.ts';
+import type { MethodRegistry } from '../registry.ts';
+import { Opt, Strict } from '../validation.ts';
+import { accountOf, submitOrThrow } from './context.ts';
+
+export interface MmpDeps {
+  readonly commands: CommandPort;
+  /** Reads the engine's MMP status (Venue.mmpConfig). */
+  readonly mmpConfig: (accountId: number, indexName: string | null) => readonly MmpStatus[];
+}
+
+const IndexName = Type.String({ pattern: '^[a-z0-9]+_[a-z0-9]+$', maxLength: 32 });
+const Limit = Type.Union([Type.String({ pattern: '^\\d+(\\.\\d+)?$' }), Type.Number({ minimum: 0 })]);
+const Seconds = Type.Integer({ minimum: 0, maximum: 3600 });
+
+export const SetMmpConfigParams = Type.Object(
+  {
+    indexName: IndexName,
+    interval: Seconds,
+    frozenTime: Seconds,
+    quantityLimit: Opt(Limit),
+    deltaLimit: Opt(Limit),
+    vegaLimit: Opt(Limit),
+  },
+  Strict,
+);
+export const GetMmpConfigParams = Type.Object({ indexName: Opt(IndexName) }, Strict);
+export const ResetMmpParams = Type.Object({ indexName: IndexName }, Strict);
+
+const MmpConfigSchema = Type.Object({
+  indexName: Type.String(),
+  interval: Type.Integer(),
+  frozenTime: Type.Integer(),
+  quantityLimit: Type.String(),
+  deltaLimit: Opt(Type.String()),
+  vegaLimit: Opt(Type.String()),
+  frozenUntil: Opt(Type.Integer()),
+  quantity: Type.String(),
+  delta: Type.String(),
+  vega: Type.String(),
+});
+
+function limit(value: string | number | null | undefined, field: string): number | null {
+  if (value == null) return null;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new VenueError('invalid_params', `${field} must be a non-negative number`, { field });
+  return n;
+}
+
+export function mmpToWire(status: MmpStatus) {
+  return {
+    indexName: status.indexName,
+    interval: status.interval,
+    frozenTime: status.frozenTime,
+    quantityLimit: String(status.quantityLimit),
+    ...(status.deltaLimit === null ? {} : { deltaLimit: String(status.deltaLimit) }),
+    ...(status.vegaLimit === null ? {} : { vegaLimit: String(status.vegaLimit) }),
+    ...(status.frozenUntil === null ? {} : { frozenUntil: status.frozenUntil }),
+    quantity: String(status.quantity),
+    delta: String(status.delta),
+    vega: String(status.vega),
+  };
+}
+
+export function registerMmpMethods(registry: MethodRegistry, deps: MmpDeps): void {
+  registry.register({
+    name: 'private/set_mmp_config',
+    summary: 'Sets (interval 0: removes) the MMP limits of one index for the account.',
+    access: 'private',
+    roles: ['trade'],
+    params: SetMmpConfigParams,
+    result: Type.Array(MmpConfigSchema),
+    handler: async (params, context) => {
+      const accountId = accountOf(context);
+      const quantityLimit = limit(params.quantityLimit, 'quantityLimit');
+      if (params.interval !== 0 && quantityLimit === null)
+        throw new VenueError('missing_params', 'quantityLimit is required', { field: 'quantityLimit' });
+      await submitOrThrow(deps.commands, {
+        type: 'set_mmp_config',
+        accountId,
+        indexName: params.indexName,
+        interval: params.interval,
+        frozenTime: params.frozenTime,
+        quantityLimit: quantityLimit ?? 0,
+        deltaLimit: limit(params.deltaLimit, 'deltaLimit'),
+        vegaLimit: limit(params.vegaLimit, 'vegaLimit'),
+      });
+      return deps.mmpConfig(accountId, params.indexName).map(mmpToWire);
+    },
+  });
+
+  registry.register({
+    name: 'private/get_mmp_config',
+    summary: 'MMP limits, window sums and freeze of the account (one index or all).',
+    access: 'private',
+    params: GetMmpConfigParams,
+    result: Type.Array(MmpConfigSchema),
+    handler: (params, context) => deps.mmpConfig(accountOf(context), params.indexName ?? null).map(mmpToWire),
+  });
+
+  registry.register({
+    name: 'private/reset_mmp',
+    summary: 'Unfreezes MMP for one index and empties its window.',
+    access: 'private',
+    roles: ['trade'],
+    params: ResetMmpParams,
+    result: Type.Literal('ok'),
+    handler: async (params, context) => {
+      await submitOrThrow(deps.commands, { type: 'reset_mmp', accountId: accountOf(context), indexName: params.indexName });
+      return 'ok' as const;
+    },
+  });
+}
