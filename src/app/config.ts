@@ -26,7 +26,7 @@ export const ConfigSchema = Type.Object(
     port: Type.Integer({ minimum: 0, maximum: 65535 }),
     host: Type.String({ minLength: 1 }),
     dataDir: Type.String({ minLength: 1 }),
-    /** PostgreSQL read store; null keeps everything in SQLite under `dataDir`. */
+    /** PostgreSQL for the journal, snapshots and read store; null: SQLite files under `dataDir`. */
     databaseUrl: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
     /** 32-byte key (64 hex chars or base64) encrypting API secrets; null: a key file under dataDir. */
     secretEncryptionKey: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),

@@ -23,7 +23,8 @@ import type { SubResult } from '../core/submachine.ts';
 import { defaultMarketDriverConfig, MarketDriver } from '../market/driver.ts';
 import type { RfqDesk } from '../rfq/desk.ts';
 import type { JournalEntry } from '../store/journal.ts';
-import { ReadStore } from '../store/read/read-store.ts';
+import { openStores } from '../store/open-stores.ts';
+import type { ReadStore } from '../store/read/read-store.ts';
 import { type RecoveryReport, recover } from '../store/recovery.ts';
 import { DEFAULT_SNAPSHOT_POLICY, type SnapshotPolicy, Snapshotter } from '../store/snapshotter.ts';
 import { type Clock, SystemClock } from './clock.ts';
@@ -31,7 +32,6 @@ import type { Config } from './config.ts';
 import { createCoreMachine, PORTFOLIOS, RFQ_DESK } from './core-factory.ts';
 import { CoreService } from './core-service.ts';
 import { MarketLoop } from './market-loop.ts';
-import { openStorage } from './storage.ts';
 
 export interface ServiceOptions {
   readonly config: Readonly<Config>;
@@ -59,11 +59,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const { config } = options;
   const clock = options.clock ?? new SystemClock();
   const log = options.logger ?? pino({ level: config.logLevel });
-  const storage = await openStorage(config.dataDir, config.databaseUrl);
-  const readStore = await ReadStore.open({
-    db: storage.readDb,
-    onError: (error) => log.error({ err: error }, 'read store'),
+  const storage = await openStores<MachineCommand>({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    onReadStoreError: (error) => log.error({ err: error }, 'read store'),
   });
+  const readStore = storage.readStore;
 
   const { core: recovered, report } = await recover<MachineCommand, RecoveredCore>({
     journal: storage.journal,
@@ -159,7 +160,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     log.info({ path: join(config.dataDir, 'credentials.json') }, 'demo credentials written');
   }
   const address = await gateway.listen();
-  log.info({ ...address, storage: storage.kind, simulator: config.simulator }, 'listening');
+  log.info({ ...address, storage: storage.backend, simulator: config.simulator }, 'listening');
 
   let closing: Promise<void> | null = null;
   const close = () => {
@@ -171,9 +172,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await snapshotter.idle();
       if (core.sequence > 0) await snapshotter.snapshotNow(core.machine.venue.now);
       await readStore.flush().catch((error: unknown) => log.error({ err: error }, 'read store flush'));
-      await storage.journal.close();
-      await storage.snapshots.close();
-      await readStore.close();
+      await storage.close();
       keyStore.close();
     })();
     return closing;

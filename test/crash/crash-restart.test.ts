@@ -24,9 +24,8 @@ import type { Order } from '../../sdk/types.ts';
 import type { DemoCredential } from '../../src/api/bootstrap.ts';
 import { createCoreMachine } from '../../src/app/core-factory.ts';
 import type { CoreMachine, MachineCommand, MachineSnapshot } from '../../src/core/machine.ts';
+import { openStores } from '../../src/store/open-stores.ts';
 import { recover } from '../../src/store/recovery.ts';
-import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
-import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
 
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 10);
 const INSTRUMENT = 'BTC-PERPETUAL';
@@ -85,8 +84,8 @@ async function kill(child: Child): Promise<void> {
 
 /** The reference: the data directory recovered offline, as a fresh process would. */
 async function recoverOffline(dataDir: string): Promise<CoreMachine> {
-  const journal = SqliteJournal.open<MachineCommand>({ path: join(dataDir, 'journal.db') });
-  const snapshots = new SqliteSnapshotStore({ path: join(dataDir, 'snapshots.db') });
+  const stores = await openStores<MachineCommand>({ dataDir, databaseUrl: null });
+  const { journal, snapshots } = stores;
   try {
     const { core, report } = await recover({
       journal,
@@ -105,8 +104,7 @@ async function recoverOffline(dataDir: string): Promise<CoreMachine> {
     assert.equal(report.ok, true);
     return core.machine;
   } finally {
-    await journal.close();
-    await snapshots.close();
+    await stores.close();
   }
 }
 
