@@ -1,0 +1,39 @@
+/**
+ * The whole service on PostgreSQL (DATABASE_URL): journal, snapshots and read store in a real
+ * throwaway server; an acknowledged order survives a restart with the same state hash.
+ */
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { startPostgres } from '../support/postgres.ts';
+import { startTestService } from '../support/service-harness.ts';
+
+const server = await startPostgres();
+
+test('the service runs on PostgreSQL and recovers from it', {
+  skip: server === null && 'PostgreSQL is not installed',
+}, async () => {
+  let running = await startTestService({ config: { databaseUrl: server!.url, simulator: false } });
+  try {
+    const client = running.http(0);
+    const ticker = await client.call('public/ticker', { instrumentName: 'BTC-PERPETUAL' });
+    const price = String(Math.floor(Number(ticker.markPrice) * 0.98));
+    const placed = await client.call('private/buy', {
+      instrumentName: 'BTC-PERPETUAL',
+      quantity: '30',
+      price,
+    });
+    assert.equal(placed.order.orderState, 'open');
+    const hash = running.service.core.machine.stateHash();
+    running = await running.restart();
+    assert.equal(running.service.recovery.finalStateHash, hash);
+    const state = await running.http(0).call('private/get_order_state', { orderId: placed.order.orderId });
+    assert.equal(state.orderState, 'open');
+    assert.equal(state.quantity, '30');
+  } finally {
+    await running.close();
+  }
+});
+
+after(async () => {
+  await server?.stop();
+});
