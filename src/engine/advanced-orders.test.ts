@@ -62,7 +62,10 @@ describe('advanced options orders (usd / implv)', () => {
       errorOf(h.run({ ...optionOrder(h, { advanced: 'usd', advancedValue: 1 }), instrumentName: PERP })),
       'no_adv_for_futures',
     );
-    assert.equal(errorOf(h.run(optionOrder(h, { advanced: 'usd', advancedValue: 1, postOnly: true }))), 'no_adv_postonly');
+    assert.equal(
+      errorOf(h.run(optionOrder(h, { advanced: 'usd', advancedValue: 1, postOnly: true }))),
+      'no_adv_postonly',
+    );
     assert.equal(errorOf(h.run(optionOrder(h, { advanced: 'implv' }))), 'missing_params');
     const order = orderOf(h.ok(optionOrder(h, { advanced: 'usd', advancedValue: 2_500 })));
     const edited = orderOf(h.ok({ type: 'edit_order', accountId: 1, orderId: order.orderId, price: 450 }));
@@ -70,7 +73,13 @@ describe('advanced options orders (usd / implv)', () => {
     h.prices(62_500);
     assert.equal(h.get(order.orderId).price, 450);
     const again = orderOf(
-      h.ok({ type: 'edit_order', accountId: 1, orderId: order.orderId, advanced: 'usd', advancedValue: 3_125 }),
+      h.ok({
+        type: 'edit_order',
+        accountId: 1,
+        orderId: order.orderId,
+        advanced: 'usd',
+        advancedValue: 3_125,
+      }),
     );
     assert.equal(again.price, 500);
     assert.equal(again.usd, 3_125);
@@ -82,7 +91,10 @@ describe('advanced options orders (usd / implv)', () => {
     h.ts = EXPIRY - 15 * 60 * 1000;
     h.prices(50_000);
     assert.equal(h.get(order.orderId).orderState, 'cancelled');
-    assert.equal(errorOf(h.run(optionOrder(h, { advanced: 'usd', advancedValue: 2_500 }))), 'outdated_instrument_for_iv_order');
+    assert.equal(
+      errorOf(h.run(optionOrder(h, { advanced: 'usd', advancedValue: 2_500 }))),
+      'outdated_instrument_for_iv_order',
+    );
   });
 });
 
@@ -100,7 +112,12 @@ describe('market_limit', () => {
     assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 8, null, { orderType: 'market_limit' }))), null);
     h.list(linearPerpetualSpec());
     assert.equal(
-      errorOf(h.run({ ...h.orderCommand(1, 'buy', 8, null, { orderType: 'market_limit' }), instrumentName: 'BTC_USDC-PERPETUAL' })),
+      errorOf(
+        h.run({
+          ...h.orderCommand(1, 'buy', 8, null, { orderType: 'market_limit' }),
+          instrumentName: 'BTC_USDC-PERPETUAL',
+        }),
+      ),
       'invalid_arguments',
     );
   });

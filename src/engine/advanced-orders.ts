@@ -31,8 +31,8 @@ import { editOrder, placeOrder } from './trading.ts';
 import {
   cancelUntriggered,
   editUntriggered,
-  emptyExtras,
   evaluateTriggers,
+  extrasOf,
   placeTriggerOrder,
   TRIGGER_TYPES,
 } from './triggers.ts';
@@ -130,7 +130,7 @@ function placeMarketLimit(state: VenueState, command: PlaceOrder): CommandResult
   const result = placeOrder(state, { ...command, orderType: 'limit', price: best, displayAmount: null });
   if (!result.ok || result.order === undefined) return result;
   const order = state.orders.get(result.order.orderId)!;
-  (order.extras ??= emptyExtras()).originalOrderType = 'market_limit';
+  extrasOf(order).originalOrderType = 'market_limit';
   return refreshView(state, result, order);
 }
 
@@ -205,7 +205,7 @@ function placeAdvancedOption(state: VenueState, command: PlaceOrder): CommandRes
   const result = command.displayAmount != null ? placeSingle(state, inner) : placeOrder(state, inner);
   if (!result.ok || result.order === undefined) return result;
   const order = state.orders.get(result.order.orderId)!;
-  const x = (order.extras ??= emptyExtras());
+  const x = extrasOf(order);
   x.advanced = command.advanced!;
   x.advancedValue = value;
   if (order.state === 'open') state.advanced.advancedValues.set(order.id, value);
@@ -281,7 +281,7 @@ export function editSpecial(state: VenueState, command: EditOrder): CommandResul
       editSpecial(state, { ...command, advanced: null, advancedValue: null, price: ticks }) ??
       editOrder(state, { ...command, advanced: null, advancedValue: null, price: ticks });
     if (result.ok && order.state === 'open') {
-      const ex = (order.extras ??= emptyExtras());
+      const ex = extrasOf(order);
       ex.advanced = command.advanced;
       ex.advancedValue = value;
       state.advanced.advancedValues.set(order.id, value);

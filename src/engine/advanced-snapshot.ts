@@ -34,7 +34,13 @@ export function takeAdvancedSnapshot(
     const order = state.orders.get(id);
     if (order !== undefined && order.state === 'untriggered') waiting.add(order);
   }
-  if (waiting.size === 0 && a.links.size === 0 && a.mmp.size === 0 && a.greeks.size === 0 && a.advancedValues.size === 0)
+  if (
+    waiting.size === 0 &&
+    a.links.size === 0 &&
+    a.mmp.size === 0 &&
+    a.greeks.size === 0 &&
+    a.advancedValues.size === 0
+  )
     return undefined;
   return {
     waiting: [...waiting]

@@ -82,7 +82,8 @@ export class AdvancedHarness extends Harness {
 }
 
 export function orderOf(result: CommandResult): OrderView {
-  if (!result.ok || result.order === undefined) throw new Error(`no order in result: ${JSON.stringify(result)}`);
+  if (!result.ok || result.order === undefined)
+    throw new Error(`no order in result: ${JSON.stringify(result)}`);
   return result.order;
 }
 

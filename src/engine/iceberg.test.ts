@@ -42,10 +42,23 @@ describe('iceberg orders', () => {
 
   test('display rules: at least 100 lots, ratio below 100, resting limit only', () => {
     const h = new AdvancedHarness();
-    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1_000, 100_000, { displayAmount: 99 }))), 'invalid_max_show_amount');
-    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 10_000, 100_000, { displayAmount: 100 }))), 'invalid_max_show_amount');
     assert.equal(
-      errorOf(h.run(h.orderCommand(1, 'sell', 1_000, 100_000, { displayAmount: 200, timeInForce: 'immediate_or_cancel' }))),
+      errorOf(h.run(h.orderCommand(1, 'sell', 1_000, 100_000, { displayAmount: 99 }))),
+      'invalid_max_show_amount',
+    );
+    assert.equal(
+      errorOf(h.run(h.orderCommand(1, 'sell', 10_000, 100_000, { displayAmount: 100 }))),
+      'invalid_max_show_amount',
+    );
+    assert.equal(
+      errorOf(
+        h.run(
+          h.orderCommand(1, 'sell', 1_000, 100_000, {
+            displayAmount: 200,
+            timeInForce: 'immediate_or_cancel',
+          }),
+        ),
+      ),
       'invalid_max_show_amount',
     );
     assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 9_999, 100_000, { displayAmount: 100 }))), null);
@@ -64,7 +77,9 @@ describe('iceberg orders', () => {
   test('editing an iceberg keeps it an iceberg; a new displayAmount applies', () => {
     const h = new AdvancedHarness();
     const ice = orderOf(h.ok(h.orderCommand(1, 'sell', 1_000, 100_000, { displayAmount: 200 })));
-    const edited = orderOf(h.ok({ type: 'edit_order', accountId: 1, orderId: ice.orderId, amount: 800, displayAmount: 300 }));
+    const edited = orderOf(
+      h.ok({ type: 'edit_order', accountId: 1, orderId: ice.orderId, amount: 800, displayAmount: 300 }),
+    );
     assert.equal(edited.amount, 800);
     assert.equal(edited.displayAmount, 300);
     assert.equal(h.venue.book(PERP)!.asks[0]!.amount, 300);

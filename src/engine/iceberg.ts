@@ -15,7 +15,7 @@
 import type { CoreError } from '../core/events.ts';
 import { FLAG_ICEBERG, type Order } from './order.ts';
 import { refusal } from './state.ts';
-import { emptyExtras } from './triggers.ts';
+import { extrasOf } from './triggers.ts';
 
 /** The minimum display in lots (100 × the instrument minimum amount). */
 export const MIN_DISPLAY_LOTS = 100;
@@ -49,19 +49,13 @@ export function validateIceberg(
 
 /** Turns a just-rested order (at its level's tail) into an iceberg showing `display`. */
 export function makeIceberg(order: Order, display: number): void {
-  const x = (order.extras ??= emptyExtras());
+  const x = extrasOf(order);
   const level = order.level;
   if (level !== null) level.remove(order);
   x.refreshAmount = display;
   x.displayAmount = Math.min(display, order.amount - order.filled);
   order.flags |= FLAG_ICEBERG;
   if (level !== null) level.append(order);
-}
-
-/** Lots of a resting iceberg's display that a fill of `lots` may take. */
-export function icebergLots(maker: Order, lots: number): number {
-  const display = maker.extras!.displayAmount!;
-  return lots < display ? lots : display;
 }
 
 /** A fill of `lots` came out of the display (the level's visible total was reduced alike). */
@@ -79,9 +73,4 @@ export function refreshDisplay(maker: Order): void {
   level.remove(maker);
   x.displayAmount = Math.min(x.refreshAmount!, remaining);
   level.append(maker);
-}
-
-/** Lots of a resting order that count as visible at its level. */
-export function visibleLots(order: Order): number {
-  return order.extras!.displayAmount!;
 }

@@ -6,13 +6,20 @@ import { AdvancedHarness, errorOf, orderOf } from './advanced-testkit.ts';
 import { Venue } from './venue.ts';
 
 const TP = { side: 'sell' as const, orderType: 'limit' as const, price: 110_000 };
-const SL = { side: 'sell' as const, orderType: 'stop_market' as const, trigger: 'last_price' as const, triggerPrice: 90_000 };
+const SL = {
+  side: 'sell' as const,
+  orderType: 'stop_market' as const,
+  trigger: 'last_price' as const,
+  triggerPrice: 90_000,
+};
 
 describe('linked orders', () => {
   test('OTO first_hit: the first fill of the primary releases the secondaries in full', () => {
     const h = new AdvancedHarness();
     const primary = orderOf(
-      h.ok(h.orderCommand(1, 'buy', 10, 100_000, { linkedOrderType: 'one_triggers_other', otocoConfig: [TP] })),
+      h.ok(
+        h.orderCommand(1, 'buy', 10, 100_000, { linkedOrderType: 'one_triggers_other', otocoConfig: [TP] }),
+      ),
     );
     const [secondaryId] = primary.otoOrderIds!;
     const waiting = h.get(secondaryId!);
@@ -29,7 +36,11 @@ describe('linked orders', () => {
 
   test('OTO complete_fill waits for the complete fill; a cancelled primary cancels the secondaries', () => {
     const h = new AdvancedHarness();
-    const more = { linkedOrderType: 'one_triggers_other', triggerFillCondition: 'complete_fill', otocoConfig: [TP] };
+    const more = {
+      linkedOrderType: 'one_triggers_other',
+      triggerFillCondition: 'complete_fill',
+      otocoConfig: [TP],
+    };
     const primary = orderOf(h.ok(h.orderCommand(1, 'buy', 10, 100_000, more)));
     const id = primary.otoOrderIds![0]!;
     h.ok(h.orderCommand(2, 'sell', 3, 100_000));
@@ -67,7 +78,9 @@ describe('linked orders', () => {
   test('OCO: a fill of one cancels the other (oco_other_closed); both share ocoRef', () => {
     const h = new AdvancedHarness();
     const tp = orderOf(
-      h.ok(h.orderCommand(1, 'sell', 5, 110_000, { linkedOrderType: 'one_cancels_other', otocoConfig: [SL] })),
+      h.ok(
+        h.orderCommand(1, 'sell', 5, 110_000, { linkedOrderType: 'one_cancels_other', otocoConfig: [SL] }),
+      ),
     );
     const sl = h.venue.openOrders({ accountId: 1 }).find((o) => o.orderId !== tp.orderId)!;
     assert.equal(sl.orderState, 'untriggered');
@@ -128,9 +141,18 @@ describe('linked orders', () => {
     const h = new AdvancedHarness();
     const run = (more: Record<string, unknown>) => errorOf(h.run(h.orderCommand(1, 'buy', 5, 100_000, more)));
     assert.equal(run({ linkedOrderType: 'one_triggers_other' }), 'missing_params');
-    assert.equal(run({ linkedOrderType: 'one_triggers_other', otocoConfig: [TP, TP, TP, TP] }), 'no_more_oto_orders');
-    assert.equal(run({ linkedOrderType: 'one_triggers_one_cancels_other', otocoConfig: [TP] }), 'invalid_arguments');
-    assert.equal(run({ linkedOrderType: 'one_triggers_other', otocoConfig: [{ side: 'sell' }] }), 'invalid_price');
+    assert.equal(
+      run({ linkedOrderType: 'one_triggers_other', otocoConfig: [TP, TP, TP, TP] }),
+      'no_more_oto_orders',
+    );
+    assert.equal(
+      run({ linkedOrderType: 'one_triggers_one_cancels_other', otocoConfig: [TP] }),
+      'invalid_arguments',
+    );
+    assert.equal(
+      run({ linkedOrderType: 'one_triggers_other', otocoConfig: [{ side: 'sell' }] }),
+      'invalid_price',
+    );
     assert.equal(run({ otocoConfig: [TP] }), 'invalid_arguments');
   });
 
@@ -161,7 +183,8 @@ describe('linked orders', () => {
             const template = views[0]!;
             const releasedLots = views.slice(1).reduce((s, v) => s + v.amount, 0);
             const expected = Math.floor((secondaryLots * p.filledAmount) / p.amount);
-            const live = template.orderState === 'untriggered' ? releasedLots : releasedLots + template.amount;
+            const live =
+              template.orderState === 'untriggered' ? releasedLots : releasedLots + template.amount;
             assert.equal(live, expected);
             assert.equal(template.amount + releasedLots, secondaryLots);
           }
@@ -169,7 +192,9 @@ describe('linked orders', () => {
             h.ok({ type: 'cancel_order', accountId: 1, orderId: primary.orderId });
           const p = h.get(primary.orderId);
           const views = p.otoOrderIds!.map((id) => h.get(id));
-          const placed = views.filter((v) => v.orderState !== 'untriggered' && v.cancelReason !== 'oto_primary_closed');
+          const placed = views.filter(
+            (v) => v.orderState !== 'untriggered' && v.cancelReason !== 'oto_primary_closed',
+          );
           const placedLots = placed.reduce((s, v) => s + v.amount, 0);
           const dropped = views
             .filter((v) => v.cancelReason === 'oto_primary_closed' || v.orderState === 'untriggered')

@@ -30,6 +30,7 @@ import {
   activate,
   cancelUntriggered,
   emptyExtras,
+  extrasOf,
   TRIGGER_TYPES,
   triggerSourcePrice,
   validateTrigger,
@@ -170,7 +171,7 @@ export function placeLinked(state: VenueState, command: PlaceOrder, place: Place
   if (!result.ok || result.order === undefined) return result;
   const primary = state.orders.get(result.order.orderId)!;
   const configs = command.otocoConfig ?? [];
-  const x = (primary.extras ??= emptyExtras());
+  const x = extrasOf(primary);
   x.triggerFillCondition = condition;
   x.linkedOrderType = type;
   if (type === 'one_cancels_other') {
@@ -180,7 +181,7 @@ export function placeLinked(state: VenueState, command: PlaceOrder, place: Place
       const placed = place(state, configCommand(command, c, c.amount ?? command.amount));
       if (!placed.ok || placed.order === undefined) continue;
       const order = state.orders.get(placed.order.orderId)!;
-      (order.extras ??= emptyExtras()).triggerFillCondition = condition;
+      extrasOf(order).triggerFillCondition = condition;
       join(state, group, order);
     }
     return withView(state, result, primary);
@@ -219,7 +220,7 @@ function join(state: VenueState, group: LinkGroup, order: Order): void {
   group.members.push(order.id);
   group.joined[order.id] = order.amount;
   group.seenFilled[order.id] = order.filled;
-  (order.extras ??= emptyExtras()).ocoRef = group.id;
+  extrasOf(order).ocoRef = group.id;
   state.advanced.linkOf.set(order.id, group);
 }
 

@@ -80,7 +80,9 @@ describe('market maker protection', () => {
       markPrices: [{ instrumentName: option, markPrice: 500, delta: 0.5, vega: 20 }],
     });
     config(h, { quantityLimit: 1_000, deltaLimit: 1, vegaLimit: 1_000 });
-    const quote = orderOf(h.ok({ ...h.orderCommand(1, 'sell', 100, 500, { mmp: true }), instrumentName: option }));
+    const quote = orderOf(
+      h.ok({ ...h.orderCommand(1, 'sell', 100, 500, { mmp: true }), instrumentName: option }),
+    );
     // 15 lots × 0.1 BTC × 0.5 = 0.75 delta: fine; another 10 lots → 1.25 > 1.
     h.ok({ ...h.orderCommand(2, 'buy', 15, 500), instrumentName: option });
     assert.equal(h.get(quote.orderId).orderState, 'open');
@@ -92,9 +94,45 @@ describe('market maker protection', () => {
 
   test('config validation and MMP only for limit orders', () => {
     const h = new AdvancedHarness();
-    assert.equal(errorOf(h.run({ type: 'set_mmp_config', accountId: 1, indexName: 'btc_usd', interval: 3601, frozenTime: 0, quantityLimit: 1 })), 'invalid_params');
-    assert.equal(errorOf(h.run({ type: 'set_mmp_config', accountId: 1, indexName: 'btc_usd', interval: 5, frozenTime: 0, quantityLimit: 0 })), 'invalid_params');
-    assert.equal(errorOf(h.run({ type: 'set_mmp_config', accountId: 9, indexName: 'btc_usd', interval: 5, frozenTime: 0, quantityLimit: 1 })), 'account_not_found');
+    assert.equal(
+      errorOf(
+        h.run({
+          type: 'set_mmp_config',
+          accountId: 1,
+          indexName: 'btc_usd',
+          interval: 3601,
+          frozenTime: 0,
+          quantityLimit: 1,
+        }),
+      ),
+      'invalid_params',
+    );
+    assert.equal(
+      errorOf(
+        h.run({
+          type: 'set_mmp_config',
+          accountId: 1,
+          indexName: 'btc_usd',
+          interval: 5,
+          frozenTime: 0,
+          quantityLimit: 0,
+        }),
+      ),
+      'invalid_params',
+    );
+    assert.equal(
+      errorOf(
+        h.run({
+          type: 'set_mmp_config',
+          accountId: 9,
+          indexName: 'btc_usd',
+          interval: 5,
+          frozenTime: 0,
+          quantityLimit: 1,
+        }),
+      ),
+      'account_not_found',
+    );
     assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, null, { mmp: true }))), 'invalid_arguments');
   });
 });

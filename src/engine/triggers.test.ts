@@ -8,7 +8,13 @@ describe('trigger orders', () => {
     const h = new AdvancedHarness();
     h.ok(h.orderCommand(2, 'buy', 5, 98_000));
     const stop = orderOf(
-      h.ok(h.orderCommand(1, 'sell', 3, null, { orderType: 'stop_market', trigger: 'last_price', triggerPrice: 99_000 })),
+      h.ok(
+        h.orderCommand(1, 'sell', 3, null, {
+          orderType: 'stop_market',
+          trigger: 'last_price',
+          triggerPrice: 99_000,
+        }),
+      ),
     );
     assert.equal(stop.orderState, 'untriggered');
     assert.equal(stop.triggered, false);
@@ -32,7 +38,11 @@ describe('trigger orders', () => {
     h.prices(50_000, 100_000);
     const stop = orderOf(
       h.ok(
-        h.orderCommand(1, 'buy', 4, 101_000, { orderType: 'stop_limit', trigger: 'mark_price', triggerPrice: 100_500 }),
+        h.orderCommand(1, 'buy', 4, 101_000, {
+          orderType: 'stop_limit',
+          trigger: 'mark_price',
+          triggerPrice: 100_500,
+        }),
       ),
     );
     h.prices(null, 100_400);
@@ -49,7 +59,13 @@ describe('trigger orders', () => {
     const h = new AdvancedHarness();
     h.prices(50_000);
     const take = orderOf(
-      h.ok(h.orderCommand(1, 'sell', 2, 102_000, { orderType: 'take_limit', trigger: 'index_price', triggerPrice: 102_000 })),
+      h.ok(
+        h.orderCommand(1, 'sell', 2, 102_000, {
+          orderType: 'take_limit',
+          trigger: 'index_price',
+          triggerPrice: 102_000,
+        }),
+      ),
     );
     h.prices(50_999.5);
     assert.equal(h.get(take.orderId).orderState, 'untriggered');
@@ -61,7 +77,13 @@ describe('trigger orders', () => {
     const h = new AdvancedHarness();
     h.prices(50_000);
     const trail = orderOf(
-      h.ok(h.orderCommand(1, 'sell', 2, null, { orderType: 'trailing_stop', trigger: 'index_price', triggerOffset: 1_000 })),
+      h.ok(
+        h.orderCommand(1, 'sell', 2, null, {
+          orderType: 'trailing_stop',
+          trigger: 'index_price',
+          triggerOffset: 1_000,
+        }),
+      ),
     );
     assert.equal(trail.triggerPrice, 99_000);
     assert.equal(trail.triggerReferencePrice, 99_000);
@@ -83,20 +105,32 @@ describe('trigger orders', () => {
     const more = { orderType: 'trailing_stop', trigger: 'index_price', triggerOffset: 1_000 };
     assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 2, null, more))), 'invalid_trigger_price');
     h.prices(50_000);
-    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 2, null, { ...more, triggerOffset: 0 }))), 'invalid_trigger_price');
+    assert.equal(
+      errorOf(h.run(h.orderCommand(1, 'sell', 2, null, { ...more, triggerOffset: 0 }))),
+      'invalid_trigger_price',
+    );
   });
 
   test('validation: trigger kind, trigger price on grid, price for limit types, no FOK', () => {
     const h = new AdvancedHarness();
     const base = { orderType: 'stop_limit', trigger: 'last_price', triggerPrice: 99_000 };
-    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 99_000, { ...base, trigger: null }))), 'missing_params');
-    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 99_000, { ...base, triggerPrice: null }))), 'invalid_trigger_price');
+    assert.equal(
+      errorOf(h.run(h.orderCommand(1, 'sell', 1, 99_000, { ...base, trigger: null }))),
+      'missing_params',
+    );
+    assert.equal(
+      errorOf(h.run(h.orderCommand(1, 'sell', 1, 99_000, { ...base, triggerPrice: null }))),
+      'invalid_trigger_price',
+    );
     assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, null, base))), 'invalid_price');
     assert.equal(
       errorOf(h.run(h.orderCommand(1, 'sell', 1, 99_000, { ...base, timeInForce: 'fill_or_kill' }))),
       'invalid_arguments',
     );
-    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 99_000, { ...base, validUntil: h.ts - 1 }))), 'timed_out');
+    assert.equal(
+      errorOf(h.run(h.orderCommand(1, 'sell', 1, 99_000, { ...base, validUntil: h.ts - 1 }))),
+      'timed_out',
+    );
   });
 
   test('untriggered orders: listed open, cancelled by cancel and cancel_all, edited in place', () => {
@@ -108,7 +142,9 @@ describe('trigger orders', () => {
       h.venue.openOrders({ accountId: 1 }).map((o) => o.orderId),
       [a.orderId, b.orderId],
     );
-    const edited = orderOf(h.ok({ type: 'edit_order', accountId: 1, orderId: a.orderId, triggerPrice: 91_000, amount: 3 }));
+    const edited = orderOf(
+      h.ok({ type: 'edit_order', accountId: 1, orderId: a.orderId, triggerPrice: 91_000, amount: 3 }),
+    );
     assert.equal(edited.triggerPrice, 91_000);
     assert.equal(edited.amount, 3);
     assert.equal(edited.replaced, true);
@@ -140,7 +176,13 @@ describe('trigger orders', () => {
     h.prices(50_000);
     h.ok(h.orderCommand(2, 'buy', 5, 98_000));
     const trail = orderOf(
-      h.ok(h.orderCommand(1, 'sell', 2, null, { orderType: 'trailing_stop', trigger: 'index_price', triggerOffset: 1_000 })),
+      h.ok(
+        h.orderCommand(1, 'sell', 2, null, {
+          orderType: 'trailing_stop',
+          trigger: 'index_price',
+          triggerOffset: 1_000,
+        }),
+      ),
     );
     h.prices(51_000);
     const restored = Venue.restore(h.venue.snapshot());

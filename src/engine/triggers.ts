@@ -51,6 +51,12 @@ export function isMarketLike(type: OrderType): boolean {
   return type === 'market' || type === 'stop_market' || type === 'take_market' || type === 'trailing_stop';
 }
 
+/** The order's extras, created empty on first use. */
+export function extrasOf(order: Order): OrderExtras {
+  if (order.extras === null) order.extras = emptyExtras();
+  return order.extras;
+}
+
 export function emptyExtras(): OrderExtras {
   return {
     originalOrderType: null,
@@ -360,12 +366,18 @@ export function activate(state: VenueState, order: Order, trades: TradeView[] = 
     closeOrder(state, order, 'reject', null);
     state.events.push({ type: 'order', order: order.toView() });
   };
-  if (instrument.status !== 'open') return reject();
+  if (instrument.status !== 'open') {
+    reject();
+    return;
+  }
   if (order.has(FLAG_REDUCE_ONLY)) {
     const position = instrument.position(account);
     const pending = order.side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells;
     const reducible = reducibleLots(position, order.side) - pending;
-    if (reducible <= 0) return reject();
+    if (reducible <= 0) {
+      reject();
+      return;
+    }
     if (order.amount - order.filled > reducible) order.amount = order.filled + reducible;
   }
   const market = isMarketLike(order.orderType);
@@ -381,8 +393,10 @@ export function activate(state: VenueState, order: Order, trades: TradeView[] = 
     : ((buying ? instrument.book.bestAsk() : instrument.book.bestBid()) ?? 0);
   const lots = order.amount - order.filled;
   const reserve = orderReserve(state, instrument, account, order.side, lots, checkPrice);
-  if (reserve.amount > 0 && reserve.amount > availableFunds(state, account, reserve.currency))
-    return reject();
+  if (reserve.amount > 0 && reserve.amount > availableFunds(state, account, reserve.currency)) {
+    reject();
+    return;
+  }
   order.state = transition(order.state, 'trigger');
   const stopped = match(state, instrument, order, account, limit, trades);
   const rests =

@@ -19,7 +19,11 @@ function setup() {
     commands: { submit: async (command) => venue.execute(stamp(command)), now: () => T0 },
     mmpConfig: (accountId, indexName) => venue.mmpConfig(accountId, indexName),
   });
-  const principal = { defaultAccountId: 7, accountIds: new Set([7]), roles: new Set(['trade']) } as unknown as Principal;
+  const principal = {
+    defaultAccountId: 7,
+    accountIds: new Set([7]),
+    roles: new Set(['trade']),
+  } as unknown as Principal;
   const context: CallContext = { principal, transport: 'http', session: null, receivedAt: T0 };
   const call = async (name: string, params: Record<string, unknown>) => {
     const method = registry.get(name)!;
@@ -60,11 +64,15 @@ describe('MMP methods', () => {
 
   test('refusals surface as VenueErrors with the field', async () => {
     const { call } = setup();
-    await assert.rejects(call('private/set_mmp_config', { indexName: 'btc_usd', interval: 5, frozenTime: 0 }), {
-      name: 'VenueError',
-    });
-    await assert.rejects(call('private/reset_mmp', { indexName: 'eth_usd' }), (error: Error & { data?: unknown }) =>
-      /MMP/.test(error.message),
+    await assert.rejects(
+      call('private/set_mmp_config', { indexName: 'btc_usd', interval: 5, frozenTime: 0 }),
+      {
+        name: 'VenueError',
+      },
+    );
+    await assert.rejects(
+      call('private/reset_mmp', { indexName: 'eth_usd' }),
+      (error: Error & { data?: unknown }) => /MMP/.test(error.message),
     );
   });
 });
@@ -81,12 +89,22 @@ describe('advanced order params', () => {
     assert.equal(place.advanced, 'implv');
     assert.equal(place.advancedValue, 62.5);
     assert.equal(place.price, null);
-    const edit = toEditOrder({ orderId: 'BTC-1', quantity: '1', price: '2500', advanced: 'usd' } as never, 1, option);
+    const edit = toEditOrder(
+      { orderId: 'BTC-1', quantity: '1', price: '2500', advanced: 'usd' } as never,
+      1,
+      option,
+    );
     assert.equal(edit.advanced, 'usd');
     assert.equal(edit.advancedValue, 2500);
     assert.equal(edit.price, undefined);
     assert.throws(
-      () => toPlaceOrder({ instrumentName: option.name, quantity: '1', price: '-1', advanced: 'usd' } as never, 'buy', 1, option),
+      () =>
+        toPlaceOrder(
+          { instrumentName: option.name, quantity: '1', price: '-1', advanced: 'usd' } as never,
+          'buy',
+          1,
+          option,
+        ),
       { name: 'VenueError' },
     );
   });

@@ -56,7 +56,8 @@ const MmpConfigSchema = Type.Object({
 function limit(value: string | number | null | undefined, field: string): number | null {
   if (value == null) return null;
   const n = typeof value === 'number' ? value : Number(value);
-  if (!Number.isFinite(n) || n < 0) throw new VenueError('invalid_params', `${field} must be a non-negative number`, { field });
+  if (!Number.isFinite(n) || n < 0)
+    throw new VenueError('invalid_params', `${field} must be a non-negative number`, { field });
   return n;
 }
 
@@ -119,7 +120,11 @@ export function registerMmpMethods(registry: MethodRegistry, deps: MmpDeps): voi
     params: ResetMmpParams,
     result: Type.Literal('ok'),
     handler: async (params, context) => {
-      await submitOrThrow(deps.commands, { type: 'reset_mmp', accountId: accountOf(context), indexName: params.indexName });
+      await submitOrThrow(deps.commands, {
+        type: 'reset_mmp',
+        accountId: accountOf(context),
+        indexName: params.indexName,
+      });
       return 'ok' as const;
     },
   });
