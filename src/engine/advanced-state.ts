@@ -43,6 +43,15 @@ export class AdvancedState {
     );
   }
 
+  /** Earliest good_til_day expiry of an untriggered order (+∞ when none). */
+  nextExpiry(): number {
+    let at = Number.POSITIVE_INFINITY;
+    for (const order of this.untriggered.values()) {
+      if (order.expiresAt !== 0 && order.expiresAt < at) at = order.expiresAt;
+    }
+    return at;
+  }
+
   addUntriggered(order: Order): void {
     this.untriggered.set(order.id, order);
     let list = this.byInstrument.get(order.instrumentId);

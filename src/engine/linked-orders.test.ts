@@ -137,6 +137,38 @@ describe('linked orders', () => {
     assert.equal(restored.stateHash(), h.venue.stateHash());
   });
 
+  test('a waiting secondary can be cancelled (not edited); the primary fill then releases nothing', () => {
+    const h = new AdvancedHarness();
+    const primary = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 10, 100_000, { linkedOrderType: 'one_triggers_other', otocoConfig: [TP] }),
+      ),
+    );
+    const id = primary.otoOrderIds![0]!;
+    assert.equal(
+      errorOf(h.run({ type: 'edit_order', accountId: 1, orderId: id, amount: 3 })),
+      'not_open_order',
+    );
+    h.ok({ type: 'cancel_order', accountId: 1, orderId: id });
+    h.ok(h.orderCommand(2, 'sell', 10, 100_000));
+    assert.equal(h.get(id).orderState, 'cancelled');
+    assert.equal(h.venue.book('BTC-PERPETUAL')!.bestAsk, null);
+    h.venue.validate();
+  });
+
+  test('OCO: cancelling one member cancels the other', () => {
+    const h = new AdvancedHarness();
+    const a = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 5, 110_000, { linkedOrderType: 'one_cancels_other', otocoConfig: [SL] }),
+      ),
+    );
+    const b = h.venue.openOrders({ accountId: 1 }).find((o) => o.orderId !== a.orderId)!;
+    h.ok({ type: 'cancel_order', accountId: 1, orderId: a.orderId });
+    assert.equal(h.get(b.orderId).cancelReason, 'oco_other_closed');
+    assert.deepEqual(h.venue.openOrders({ accountId: 1 }), []);
+  });
+
   test('validation: config needed, at most 3, OTOCO needs two, limit secondaries need a price', () => {
     const h = new AdvancedHarness();
     const run = (more: Record<string, unknown>) => errorOf(h.run(h.orderCommand(1, 'buy', 5, 100_000, more)));

@@ -23,7 +23,7 @@ import type { OtocoOrderConfig, PlaceOrder } from '../core/commands.ts';
 import type { CommandResult, CoreError, CoreEvent } from '../core/events.ts';
 import type { LinkedOrderType, TriggerFillCondition } from '../core/types.ts';
 import { cancelResting } from './matching.ts';
-import { Order } from './order.ts';
+import { FLAG_ICEBERG, Order } from './order.ts';
 import { isClosedState } from './order-state.ts';
 import { refusal, type VenueState } from './state.ts';
 import {
@@ -289,6 +289,13 @@ function reactPrimary(state: VenueState, group: LinkGroup, primary: Order): void
   if (filled !== group.seenFilled[primary.id]) {
     group.seenFilled[primary.id] = filled;
     for (const id of [...group.templates]) {
+      const template = state.orders.get(id);
+      if (template === undefined || template.state !== 'untriggered') {
+        // Cancelled by the user while waiting: nothing more to release.
+        group.templates.splice(group.templates.indexOf(id), 1);
+        state.advanced.linkOf.delete(id);
+        continue;
+      }
       const total = group.totals[id]!;
       const target =
         group.condition === 'incremental'
@@ -446,7 +453,10 @@ function shrink(state: VenueState, order: Order, lots: number): void {
   const instrument = state.instrumentList[order.instrumentId]!;
   const account = state.accounts.get(order.accountId)!;
   const position = instrument.position(account);
-  level.reduce(order, lots);
+  const iceberg = (order.flags & FLAG_ICEBERG) !== 0;
+  // An iceberg's visible share is its display: take it out and put it back (priority lost).
+  if (iceberg) level.remove(order);
+  else level.reduce(order, lots);
   if (order.side === 'buy') position.openBuys -= lots;
   else position.openSells -= lots;
   if ((order.flags & 4) !== 0) {
@@ -459,6 +469,11 @@ function shrink(state: VenueState, order: Order, lots: number): void {
     account.ledger(order.reserveCurrency).reserved -= released;
   }
   order.amount -= lots;
+  if (iceberg) {
+    const x = order.extras!;
+    x.displayAmount = Math.min(x.displayAmount!, order.amount - order.filled);
+    level.append(order);
+  }
   order.lastUpdatedAt = state.now;
   state.events.push({ type: 'order', order: order.toView() });
 }

@@ -163,6 +163,7 @@ describe('trigger orders', () => {
     const more = { orderType: 'stop_market', trigger: 'last_price', triggerPrice: 90_000 };
     const gtd = orderOf(h.ok(h.orderCommand(1, 'sell', 1, null, { ...more, timeInForce: 'good_til_day' })));
     const gtc = orderOf(h.ok(h.orderCommand(1, 'sell', 1, null, more)));
+    assert.equal(h.venue.nextWakeup(), Date.UTC(2026, 0, 6, 8));
     h.ts += 86_400_000;
     h.ok({ type: 'timer' });
     assert.equal(h.get(gtd.orderId).cancelReason, 'good_til_day');

@@ -433,6 +433,12 @@ export function editUntriggered(state: VenueState, order: Order, command: EditOr
     );
   const instrument = state.instrumentList[order.instrumentId]!;
   const x = order.extras!;
+  if (!state.advanced.untriggered.has(order.id))
+    return refuse(
+      refusal('not_open_order', 'a waiting linked order changes with its primary; edit or cancel that', {
+        field: 'orderId',
+      }),
+    );
   const amount = command.amount ?? order.amount;
   if (!Number.isSafeInteger(amount) || amount <= 0)
     return refuse(refusal('invalid_amount', 'amount must be a positive number of lots', { field: 'amount' }));

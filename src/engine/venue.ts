@@ -107,7 +107,7 @@ export class Venue {
   /** When the engine next has something due (a good_til_day expiry), or null. */
   nextWakeup(): number | null {
     this.state.expiries.prune();
-    const at = this.state.expiries.nextAt();
+    const at = Math.min(this.state.expiries.nextAt(), this.state.advanced.nextExpiry());
     return Number.isFinite(at) ? at : null;
   }
 
