@@ -12,6 +12,9 @@
  * - A row change is keyed by the table's primary key; within a batch the last change wins.
  * - Other modules (portfolios, RFQs) add tables by registering their own Projection; table names
  *   must be unique across projections.
+ * - A `keepWhenNull` column keeps its stored value when an upsert brings null (a partial update:
+ *   the projection only knows it on some events). RowBatch merges such upserts the same way, so a
+ *   batch and the database agree.
  */
 
 export type ColumnType = 'int' | 'text' | 'real';
@@ -21,6 +24,8 @@ export interface ColumnSpec {
   readonly type: ColumnType;
   /** NOT NULL (default false). */
   readonly required?: boolean;
+  /** On upsert, null keeps the stored value instead of overwriting it (default false). */
+  readonly keepWhenNull?: boolean;
 }
 
 export interface TableSpec {
@@ -43,6 +48,8 @@ export interface CommittedEvents<E = unknown> {
   readonly seq: number;
   readonly ts: number;
   readonly events: readonly E[];
+  /** Sub-machine events by sub-machine name (`rfq`, `portfolios`), as the core machine returns them. */
+  readonly subEvents?: ReadonlyMap<string, readonly unknown[]>;
 }
 
 export interface Projection<E = unknown> {
@@ -75,7 +82,25 @@ export class RowBatch implements RowSink {
   }
 
   upsert(table: string, row: Row): void {
-    this.changes.set(this.keyOf(table, row), { op: 'upsert', table, row });
+    const key = this.keyOf(table, row);
+    const previous = this.changes.get(key);
+    const merged = previous?.op === 'upsert' ? this.keepStored(table, previous.row, row) : row;
+    this.changes.set(key, { op: 'upsert', table, row: merged });
+  }
+
+  /** `row` with its null keepWhenNull columns taken from `stored`. */
+  private keepStored(table: string, stored: Row, row: Row): Row {
+    let merged: Record<string, RowValue> | null = null;
+    for (const column of this.tables.get(table)!.columns) {
+      if (column.keepWhenNull !== true) continue;
+      const value = row[column.name];
+      const kept = stored[column.name];
+      if ((value === null || value === undefined) && kept !== null && kept !== undefined) {
+        merged ??= { ...row };
+        merged[column.name] = kept;
+      }
+    }
+    return merged ?? row;
   }
 
   delete(table: string, key: Row): void {

@@ -34,6 +34,16 @@ export interface RetentionSettings {
   readonly closedOrdersMs: number | null;
   /** Trades older than this are deleted by prune (null: keep forever). */
   readonly tradesMs: number | null;
+  /**
+   * RFQ history (when the RFQ projection is registered): RFQ trades older than this, and closed
+   * RFQs and quotes last updated longer ago, are deleted by prune (null/absent: keep forever).
+   */
+  readonly rfqsMs?: number | null;
+  /**
+   * Finished portfolios (when the portfolio projection is registered) that ended longer ago than
+   * this are deleted by prune with their events; active ones never (null/absent: keep forever).
+   */
+  readonly finishedPortfoliosMs?: number | null;
 }
 
 export const DEFAULT_RETENTION: RetentionSettings = { closedOrdersMs: null, tradesMs: null };
@@ -53,6 +63,10 @@ export interface ReadStoreOptions {
 export interface PruneReport {
   readonly orders: number;
   readonly trades: number;
+  /** Present when `rfqsMs` is set and the RFQ tables exist. */
+  readonly rfqs?: { readonly rfqs: number; readonly quotes: number; readonly trades: number };
+  /** Present when `finishedPortfoliosMs` is set and the portfolio tables exist. */
+  readonly portfolios?: number;
 }
 
 export class ReadStore {
@@ -206,7 +220,37 @@ export class ReadStore {
         now - this.retention.tradesMs,
       ]);
     }
-    return { orders, trades };
+    return { orders, trades, ...(await this.pruneSubHistory(now)) };
+  }
+
+  private async pruneSubHistory(now: number): Promise<Pick<PruneReport, 'rfqs' | 'portfolios'>> {
+    const db = this.options.db;
+    const report: { rfqs?: PruneReport['rfqs']; portfolios?: number } = {};
+    const rfqsMs = this.retention.rfqsMs ?? null;
+    if (rfqsMs !== null && this.tables.has('rfqs')) {
+      const before = now - rfqsMs;
+      report.rfqs = {
+        trades: await db.execute('DELETE FROM rfq_trades WHERE timestamp < ?', [before]),
+        quotes: await db.execute("DELETE FROM rfq_quotes WHERE last_updated_at < ? AND status <> 'open'", [
+          before,
+        ]),
+        rfqs: await db.execute(
+          "DELETE FROM rfqs WHERE last_updated_at < ? AND status NOT IN ('created', 'open')",
+          [before],
+        ),
+      };
+    }
+    const portfoliosMs = this.retention.finishedPortfoliosMs ?? null;
+    if (portfoliosMs !== null && this.tables.has('portfolios')) {
+      // ended_at is set only on terminal statuses; events first, so no event outlives its row.
+      const before = now - portfoliosMs;
+      await db.execute(
+        'DELETE FROM portfolio_events WHERE portfolio_id IN (SELECT portfolio_id FROM portfolios WHERE ended_at < ?)',
+        [before],
+      );
+      report.portfolios = await db.execute('DELETE FROM portfolios WHERE ended_at < ?', [before]);
+    }
+    return report;
   }
 
   async close(): Promise<void> {

@@ -96,9 +96,13 @@ export function changeStatements(
     const columns = spec.columns.map((c) => c.name);
     const perStatement = Math.max(1, Math.floor(maxParams / columns.length));
     const placeholders = `(${columns.map(() => '?').join(', ')})`;
-    const updates = columns
-      .filter((c) => !spec.primaryKey.includes(c))
-      .map((c) => `${ident(c)} = excluded.${ident(c)}`)
+    const updates = spec.columns
+      .filter((c) => !spec.primaryKey.includes(c.name))
+      .map((c) =>
+        c.keepWhenNull === true
+          ? `${ident(c.name)} = COALESCE(excluded.${ident(c.name)}, ${ident(spec.name)}.${ident(c.name)})`
+          : `${ident(c.name)} = excluded.${ident(c.name)}`,
+      )
       .join(', ');
     for (let i = 0; i < rows.length; i += perStatement) {
       const chunk = rows.slice(i, i + perStatement);
