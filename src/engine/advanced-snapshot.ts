@@ -3,7 +3,8 @@
  * templates), linked groups, MMP groups, published greeks, advanced option values.
  *
  * Invariants:
- * - Absent (undefined) when there is nothing advanced, so plain engines hash as before.
+ * - Absent (undefined) when nothing advanced ever existed (no link numbered, nothing waiting, no
+ *   MMP, greeks or advanced values), so plain engines hash as before.
  * - Waiting orders are written in order-number order; `inTriggerBook` says whether the order is
  *   evaluated against prices (trigger orders) or waits for its primary (templates).
  * - Restoring then snapshotting gives the same value (groups are deep-copied both ways).
@@ -35,6 +36,7 @@ export function takeAdvancedSnapshot(
     if (order !== undefined && order.state === 'untriggered') waiting.add(order);
   }
   if (
+    a.linkNumber === 0 &&
     waiting.size === 0 &&
     a.links.size === 0 &&
     a.mmp.size === 0 &&
