@@ -1,6 +1,6 @@
 /**
- * The server half of `npm run bench:api`: the full service (journal on, simulator off, rate
- * limits off) on a free port in a fresh DATA_DIR; prints `{"port", "dataDir"}` as its first line.
+ * The server half of `npm run bench:api`: the full service (`startService`: journal on, rate limits
+ * off, market prices ticking every second; the liquidity simulator off unless BENCH_SIMULATOR=on) on a free port in a fresh DATA_DIR; prints `{"port", "dataDir"}` as its first line.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ const config = loadConfig({
     port: 0,
     host: '127.0.0.1',
     dataDir,
-    simulator: false,
+    simulator: process.env.BENCH_SIMULATOR === 'on',
     logLevel: 'warn',
     rateLimits: { enabled: false },
   },

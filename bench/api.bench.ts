@@ -6,12 +6,14 @@
  * window of W requests in flight). Prints orders/s and latency p50/p99 per transport.
  *
  * Env: BENCH_SERVER (api-server.ts | api-server-memory.ts), BENCH_SECONDS (default 5 per transport), BENCH_HTTP_CONNECTIONS (32), BENCH_WS_SESSIONS (4),
- * BENCH_WS_WINDOW (256).
+ * BENCH_WS_WINDOW (256), BENCH_TRANSPORTS (http,ws), BENCH_SIMULATOR (off; on runs the liquidity simulator
+ * in the server as `npm start` does), BENCH_PROF (server CPU profile into /tmp/prof), BENCH_NODE_FLAGS
+ * (node flags for the server; default `--max-semi-space-size=64`).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
+import net from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import WebSocket from 'ws';
@@ -21,6 +23,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const HTTP_CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 32);
 const WS_SESSIONS = Number(process.env.BENCH_WS_SESSIONS ?? 4);
 const WS_WINDOW = Number(process.env.BENCH_WS_WINDOW ?? 256);
+const TRANSPORTS = (process.env.BENCH_TRANSPORTS ?? 'http,ws').split(',');
 const INSTRUMENT = 'BTC-PERPETUAL';
 
 interface Credential {
@@ -33,11 +36,35 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-function report(name: string, latencies: number[], errors: number, elapsedMs: number): void {
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
+function processCpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+let serverPid = 0;
+
+/** Measures one transport run: throughput, latency and the CPU both processes spent per order. */
+async function measured(
+  name: string,
+  run: () => Promise<{ latencies: number[]; errors: number }>,
+): Promise<void> {
+  const serverCpu = processCpuSeconds(serverPid);
+  const clientCpu = process.cpuUsage();
+  const started = performance.now();
+  const { latencies, errors } = await run();
+  const elapsedMs = performance.now() - started;
+  const serverUs = ((processCpuSeconds(serverPid) - serverCpu) * 1e6) / latencies.length;
+  const client = process.cpuUsage(clientCpu);
+  const clientUs = (client.user + client.system) / latencies.length;
   const sorted = Float64Array.from(latencies).sort();
   const rate = (latencies.length / elapsedMs) * 1000;
   console.log(
-    `${name.padEnd(28)} ${Math.round(rate).toString().padStart(8)} orders/s   p50 ${percentile(sorted, 50).toFixed(2)} ms   p99 ${percentile(sorted, 99).toFixed(2)} ms   errors ${errors}`,
+    `${name.padEnd(28)} ${Math.round(rate).toString().padStart(8)} orders/s   p50 ${percentile(sorted, 50).toFixed(2)} ms   p99 ${percentile(sorted, 99).toFixed(2)} ms   errors ${errors}   server ${serverUs.toFixed(0)} µs CPU/order   client ${clientUs.toFixed(0)} µs CPU/order`,
   );
 }
 
@@ -49,59 +76,83 @@ function orderParams(i: number) {
 }
 
 async function benchHttp(port: number, credential: Credential, serverTime: () => number) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: HTTP_CONNECTIONS });
+  await measured(`HTTP keep-alive (${HTTP_CONNECTIONS} conns)`, () => runHttp(port, credential, serverTime));
+}
+
+/**
+ * One keep-alive HTTP/1.1 connection with one request in flight at a time, over a raw socket:
+ * node's http client costs ~200 µs of CPU per request, which on 2 shared cores would measure the
+ * client rather than the server. Answers are framed by Content-Length (Fastify always sends it).
+ */
+function httpConnection(port: number) {
+  const socket = net.connect({ host: '127.0.0.1', port, noDelay: true });
+  let buffer: Buffer = Buffer.alloc(0);
+  let waiting: ((answer: { status: number; body: Buffer }) => void) | null = null;
+  let failed: ((error: Error) => void) | null = null;
+  socket.on('data', (chunk: Buffer) => {
+    buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+    const headerEnd = buffer.indexOf('\r\n\r\n');
+    if (headerEnd < 0) return;
+    const head = buffer.toString('latin1', 0, headerEnd);
+    const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+    if (buffer.length < headerEnd + 4 + length) return;
+    const body = buffer.subarray(headerEnd + 4, headerEnd + 4 + length);
+    buffer = buffer.subarray(headerEnd + 4 + length);
+    const resolve = waiting;
+    waiting = null;
+    resolve?.({ status: Number(head.slice(9, 12)), body });
+  });
+  socket.on('error', (error) => failed?.(error));
+  const ready = new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  return {
+    ready,
+    request(text: string): Promise<{ status: number; body: Buffer }> {
+      return new Promise((resolve, reject) => {
+        waiting = resolve;
+        failed = reject;
+        socket.write(text);
+      });
+    },
+    close: () => socket.destroy(),
+  };
+}
+
+async function runHttp(port: number, credential: Credential, serverTime: () => number) {
   const latencies: number[] = [];
   let errors = 0;
   let i = 0;
   const deadline = performance.now() + SECONDS * 1000;
-  const one = () =>
-    new Promise<void>((resolve) => {
-      const n = i++;
-      const method = n % 2 === 0 ? 'private/buy' : 'private/sell';
-      const body = JSON.stringify({ rid: n, method, params: orderParams(n) });
-      const ts = String(serverTime());
-      const nonce = randomUUID();
-      const path = `/api/${method}`;
-      const started = performance.now();
-      const request = http.request(
-        {
-          host: '127.0.0.1',
-          port,
-          path,
-          method: 'POST',
-          agent,
-          headers: {
-            'content-type': 'application/json',
-            authorization: `Bearer ${credential.apiKey}`,
-            'service-api-timestamp': ts,
-            'service-api-nonce': nonce,
-            'service-api-signature': signHttp(credential.apiSecret, ts, nonce, 'POST', path, body),
-          },
-        },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () => {
-            latencies.push(performance.now() - started);
-            if (response.statusCode !== 200 || Buffer.concat(chunks).includes('"error"')) errors++;
-            resolve();
-          });
-        },
-      );
-      request.on('error', () => {
-        errors++;
-        resolve();
-      });
-      request.end(body);
-    });
-  const started = performance.now();
+  const connections = Array.from({ length: HTTP_CONNECTIONS }, () => httpConnection(port));
+  await Promise.all(connections.map((c) => c.ready));
   await Promise.all(
-    Array.from({ length: HTTP_CONNECTIONS }, async () => {
-      while (performance.now() < deadline) await one();
+    connections.map(async (connection) => {
+      while (performance.now() < deadline) {
+        const n = i++;
+        const method = n % 2 === 0 ? 'private/buy' : 'private/sell';
+        const body = JSON.stringify({ rid: n, method, params: orderParams(n) });
+        const ts = String(serverTime());
+        const nonce = randomUUID();
+        const path = `/api/${method}`;
+        const signature = signHttp(credential.apiSecret, ts, nonce, 'POST', path, body);
+        const text =
+          `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n` +
+          `authorization: Bearer ${credential.apiKey}\r\nservice-api-timestamp: ${ts}\r\n` +
+          `service-api-nonce: ${nonce}\r\nservice-api-signature: ${signature}\r\n` +
+          `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+        const started = performance.now();
+        try {
+          const answer = await connection.request(text);
+          latencies.push(performance.now() - started);
+          if (answer.status !== 200 || answer.body.includes('"error"')) errors++;
+        } catch {
+          errors++;
+          break;
+        }
+      }
     }),
   );
-  agent.destroy();
-  report(`HTTP keep-alive (${HTTP_CONNECTIONS} conns)`, latencies, errors, performance.now() - started);
+  for (const connection of connections) connection.close();
+  return { latencies, errors };
 }
 
 async function wsSession(port: number, credential: Credential, serverTime: () => number, deadline: number) {
@@ -167,19 +218,18 @@ async function wsSession(port: number, credential: Credential, serverTime: () =>
 }
 
 async function benchWs(port: number, credentials: Credential[], serverTime: () => number) {
-  const started = performance.now();
-  const deadline = started + SECONDS * 1000;
-  const results = await Promise.all(
-    Array.from({ length: WS_SESSIONS }, (_, k) =>
-      wsSession(port, credentials[k % credentials.length]!, serverTime, deadline),
-    ),
-  );
-  report(
-    `WebSocket (${WS_SESSIONS} sessions × ${WS_WINDOW})`,
-    results.flatMap((r) => r.latencies),
-    results.reduce((sum, r) => sum + r.errors, 0),
-    performance.now() - started,
-  );
+  await measured(`WebSocket (${WS_SESSIONS} sessions × ${WS_WINDOW})`, async () => {
+    const deadline = performance.now() + SECONDS * 1000;
+    const results = await Promise.all(
+      Array.from({ length: WS_SESSIONS }, (_, k) =>
+        wsSession(port, credentials[k % credentials.length]!, serverTime, deadline),
+      ),
+    );
+    return {
+      latencies: results.flatMap((r) => r.latencies),
+      errors: results.reduce((sum, r) => sum + r.errors, 0),
+    };
+  });
 }
 
 async function main(): Promise<void> {
@@ -187,6 +237,11 @@ async function main(): Promise<void> {
     process.execPath,
     [
       ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []),
+      // A larger young generation: the server allocates per request, and scavenges were ~20% of
+      // its CPU at the default semi-space size (`npm start` uses the same flag).
+      ...(process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=64')
+        .split(' ')
+        .filter((flag) => flag !== ''),
       '--import',
       'tsx',
       join(import.meta.dirname, process.env.BENCH_SERVER ?? 'api-server.ts'),
@@ -212,11 +267,12 @@ async function main(): Promise<void> {
     });
     const offset = ((await time.json()) as { result: number }).result - Date.now();
     const serverTime = () => Date.now() + offset;
+    serverPid = child.pid ?? 0;
     console.log(
       `api bench: ${SECONDS}s per transport, journal ${journal === false ? 'off' : 'on'}, server pid ${child.pid}`,
     );
-    await benchHttp(port, credentials[0]!, serverTime);
-    await benchWs(port, credentials, serverTime);
+    if (TRANSPORTS.includes('http')) await benchHttp(port, credentials[0]!, serverTime);
+    if (TRANSPORTS.includes('ws')) await benchWs(port, credentials, serverTime);
   } finally {
     child.kill('SIGTERM');
   }

@@ -7,9 +7,12 @@
  * - Queries use `?` placeholders on both backends; integers come back as JS numbers.
  * - Durability is relaxed on purpose (SQLite synchronous=NORMAL): the read store is derived
  *   data, rebuilt from the journal after whatever it lost.
+ * - SQLite commits run on a worker thread by default (its own write connection; queries use the
+ *   main connection and see every committed batch), so row writes do not block the event loop.
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { SqliteWriterThread } from '../sqlite/writer-thread.ts';
 import type { RowValue } from './projection.ts';
 import { type Dialect, type Statement, toPostgresPlaceholders } from './sql.ts';
 
@@ -31,17 +34,30 @@ const SET_SEQ =
   "INSERT INTO read_meta (key, value) VALUES ('last_applied_seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 const GET_SEQ = "SELECT value FROM read_meta WHERE key = 'last_applied_seq'";
 
+const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = NORMAL'];
+
+export interface SqliteReadDbOptions {
+  /** Commit batches on a worker thread (default true): row writes leave the event loop. */
+  readonly writerThread?: boolean;
+}
+
 export class SqliteReadDb implements ReadDb {
   readonly dialect = 'sqlite' as const;
   readonly maxParams = 30_000;
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
+  private readonly useWriterThread: boolean;
+  /** Started at the first commit, once `init` has created the tables. */
+  private writer: SqliteWriterThread | null = null;
 
-  constructor(path: string) {
+  constructor(
+    private readonly path: string,
+    options: SqliteReadDbOptions = {},
+  ) {
     this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
+    for (const pragma of SQLITE_PRAGMAS) this.db.pragma(pragma);
     this.db.exec(META_DDL);
+    this.useWriterThread = options.writerThread ?? true;
   }
 
   private prepared(sql: string): Database.Statement {
@@ -61,6 +77,11 @@ export class SqliteReadDb implements ReadDb {
   }
 
   async commit(statements: readonly Statement[], lastSeq: number): Promise<void> {
+    if (this.useWriterThread) {
+      this.writer ??= new SqliteWriterThread(this.path, SQLITE_PRAGMAS);
+      await this.writer.run([...statements, { sql: SET_SEQ, params: [lastSeq] }]);
+      return;
+    }
     this.db.transaction(() => {
       for (const s of statements) this.prepared(s.sql).run(...s.params);
       this.prepared(SET_SEQ).run(lastSeq);
@@ -81,6 +102,7 @@ export class SqliteReadDb implements ReadDb {
   }
 
   async close(): Promise<void> {
+    await this.writer?.close();
     if (this.db.open) this.db.close();
   }
 }

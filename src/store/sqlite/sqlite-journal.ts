@@ -10,8 +10,9 @@
  * - Opening drops a last record whose checksum fails (a torn write) before anything is read or
  *   appended, and reports it in `openReport`; it also drops hash checkpoints beyond the last
  *   durable entry (recorded for commands that were applied but never made durable).
- * - better-sqlite3 is synchronous: a batch commit blocks the event loop for its fsync; appends
- *   arriving meanwhile are queued by the OS and go in the next batch.
+ * - Batches are written on a worker thread by default (./writer-thread.ts): better-sqlite3 is
+ *   synchronous, and a commit on the main thread would block the event loop for its fsync. With
+ *   `writerThread: false` the main thread writes (the loop blocks; appends queue in the OS).
  */
 import Database from 'better-sqlite3';
 import { GroupCommitter } from '../group-commit.ts';
@@ -25,6 +26,7 @@ import {
 } from '../journal.ts';
 import { readVerifiedFrames } from '../read-frames.ts';
 import { frameChecksumValid, type StoredFrame } from '../record-format.ts';
+import { SqliteWriterThread, type WriteStatement } from './writer-thread.ts';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS journal (
@@ -39,6 +41,31 @@ CREATE TABLE IF NOT EXISTS hash_checkpoints (
   state_hash TEXT NOT NULL
 );
 `;
+
+const WRITER_PRAGMAS = [
+  'journal_mode = WAL',
+  'synchronous = FULL',
+  // Fewer, larger checkpoints: each one copies WAL pages into the database and fsyncs it.
+  'wal_autocheckpoint = 4000',
+];
+const INSERT_FRAME =
+  'INSERT INTO journal (first_seq, count, version, payload, checksum) VALUES (?, ?, ?, ?, ?)';
+const INSERT_CHECKPOINT = 'INSERT OR REPLACE INTO hash_checkpoints (seq, state_hash) VALUES (?, ?)';
+
+function batchStatements(
+  frame: StoredFrame | null,
+  checkpoints: readonly HashCheckpoint[],
+): WriteStatement[] {
+  const statements: WriteStatement[] = [];
+  if (frame !== null) {
+    statements.push({
+      sql: INSERT_FRAME,
+      params: [frame.firstSeq, frame.count, frame.version, frame.payload, frame.checksum],
+    });
+  }
+  for (const c of checkpoints) statements.push({ sql: INSERT_CHECKPOINT, params: [c.seq, c.stateHash] });
+  return statements;
+}
 
 interface FrameRow {
   first_seq: number;
@@ -64,6 +91,8 @@ export interface SqliteJournalOptions {
   readonly limits?: BatchLimits;
   /** Frames fetched per read query. */
   readonly readPageFrames?: number;
+  /** Write batches on a worker thread (default true), keeping fsyncs off the event loop. */
+  readonly writerThread?: boolean;
 }
 
 export class SqliteJournal<C = unknown> implements Journal<C> {
@@ -71,6 +100,7 @@ export class SqliteJournal<C = unknown> implements Journal<C> {
   private readonly db: Database.Database;
   private readonly committer: GroupCommitter;
   private readonly pageFrames: number;
+  private readonly writerThread: SqliteWriterThread | null;
   private closed = false;
 
   static open<C = unknown>(options: SqliteJournalOptions): SqliteJournal<C> {
@@ -79,19 +109,12 @@ export class SqliteJournal<C = unknown> implements Journal<C> {
 
   private constructor(options: SqliteJournalOptions) {
     this.db = new Database(options.path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    // Fewer, larger checkpoints: each one copies WAL pages into the database and fsyncs it.
-    this.db.pragma('wal_autocheckpoint = 4000');
+    for (const pragma of WRITER_PRAGMAS) this.db.pragma(pragma);
     this.db.exec(SCHEMA);
     this.pageFrames = options.readPageFrames ?? 64;
     this.openReport = this.dropTornTail();
-    const insertFrame = this.db.prepare(
-      'INSERT INTO journal (first_seq, count, version, payload, checksum) VALUES (?, ?, ?, ?, ?)',
-    );
-    const insertCheckpoint = this.db.prepare(
-      'INSERT OR REPLACE INTO hash_checkpoints (seq, state_hash) VALUES (?, ?)',
-    );
+    const insertFrame = this.db.prepare(INSERT_FRAME);
+    const insertCheckpoint = this.db.prepare(INSERT_CHECKPOINT);
     const writeBatch = this.db.transaction(
       (frame: StoredFrame | null, checkpoints: readonly HashCheckpoint[]) => {
         if (frame !== null) {
@@ -103,8 +126,14 @@ export class SqliteJournal<C = unknown> implements Journal<C> {
     const last = this.lastDurableRow();
     // Checkpoints of commands applied but never made durable describe a lost future.
     this.db.prepare('DELETE FROM hash_checkpoints WHERE seq > ?').run(last.seq);
+    const thread =
+      options.writerThread === false ? null : new SqliteWriterThread(options.path, WRITER_PRAGMAS);
+    this.writerThread = thread;
     this.committer = new GroupCommitter(
-      { write: (frame, checkpoints) => writeBatch(frame, checkpoints) },
+      {
+        write: (frame, checkpoints) =>
+          thread === null ? writeBatch(frame, checkpoints) : thread.run(batchStatements(frame, checkpoints)),
+      },
       options.limits ?? DEFAULT_BATCH_LIMITS,
       last,
     );
@@ -193,6 +222,7 @@ export class SqliteJournal<C = unknown> implements Journal<C> {
     if (this.closed) return;
     this.closed = true;
     await this.committer.close();
+    await this.writerThread?.close();
     this.db.close();
   }
 }

@@ -1,0 +1,130 @@
+/**
+ * A SQLite writer on a worker thread: transactions (and their fsyncs) run off the event loop.
+ * The journal uses it so requests keep being parsed, applied and queued (into the next, larger
+ * group commit) while a batch is being made durable; the read store so its row writes cost the
+ * event loop only the message.
+ *
+ * Invariants:
+ * - Transactions run in submission order (the worker handles messages one by one); each promise
+ *   resolves only after its transaction committed.
+ * - The worker owns the only write connection; the main thread keeps its own connection for
+ *   reads (WAL lets readers see every committed transaction).
+ * - If the worker fails or exits unexpectedly, every pending and later write is rejected (the
+ *   committer then poisons the journal, as for any write failure).
+ * - The worker is referenced only while a write is pending, so an idle journal never keeps a
+ *   process alive.
+ *
+ * The worker body is plain JavaScript evaluated from a string: it needs no TypeScript loader, and
+ * loads better-sqlite3 from the path this module resolves.
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.sqliteModule);
+const db = new Database(workerData.path);
+for (const pragma of workerData.pragmas) db.pragma(pragma);
+const prepared = new Map();
+function statement(sql) {
+  let found = prepared.get(sql);
+  if (found === undefined) {
+    if (prepared.size > 500) prepared.clear();
+    found = db.prepare(sql);
+    prepared.set(sql, found);
+  }
+  return found;
+}
+function param(value) {
+  return ArrayBuffer.isView(value) && !Buffer.isBuffer(value)
+    ? Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+    : value;
+}
+const runAll = db.transaction((statements) => {
+  for (const s of statements) statement(s.sql).run(...s.params.map(param));
+});
+parentPort.on('message', (message) => {
+  if (message.close) {
+    db.close();
+    parentPort.close();
+    return;
+  }
+  try {
+    runAll(message.statements);
+    parentPort.postMessage({ id: message.id, error: null });
+  } catch (error) {
+    parentPort.postMessage({ id: message.id, error: String((error && error.stack) || error) });
+  }
+});
+`;
+
+/** One statement of a transaction; Uint8Array parameters are bound as blobs. */
+export interface WriteStatement {
+  readonly sql: string;
+  readonly params: readonly (number | string | null | Uint8Array)[];
+}
+
+interface PendingWrite {
+  readonly resolve: () => void;
+  readonly reject: (error: Error) => void;
+}
+
+export class SqliteWriterThread {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, PendingWrite>();
+  private nextId = 1;
+  private failure: Error | null = null;
+  private exited: Promise<void>;
+
+  /** Starts the worker on an existing database (schema created by the caller), pragmas first. */
+  constructor(path: string, pragmas: readonly string[]) {
+    const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3');
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { path, sqliteModule, pragmas: [...pragmas] },
+    });
+    this.worker.unref();
+    this.worker.on('message', (answer: { id: number; error: string | null }) => {
+      const waiting = this.pending.get(answer.id);
+      if (waiting === undefined) return;
+      this.pending.delete(answer.id);
+      if (this.pending.size === 0) this.worker.unref();
+      if (answer.error === null) waiting.resolve();
+      else waiting.reject(new Error(`journal writer: ${answer.error}`));
+    });
+    this.worker.on('error', (error) => this.fail(error));
+    this.exited = new Promise((resolve) => {
+      this.worker.once('exit', (code) => {
+        this.fail(new Error(`journal writer thread exited (${code})`));
+        resolve();
+      });
+    });
+  }
+
+  /** Runs the statements in one transaction on the worker; resolves once it committed. */
+  run(statements: readonly WriteStatement[]): Promise<void> {
+    if (this.failure !== null) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      if (this.pending.size === 0) this.worker.ref();
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, statements });
+    });
+  }
+
+  /** Closes the worker's connection and waits for the thread to end (after pending writes). */
+  async close(): Promise<void> {
+    if (this.failure === null) {
+      this.worker.ref();
+      this.worker.postMessage({ close: true });
+    }
+    await this.exited;
+  }
+
+  private fail(error: Error): void {
+    if (this.failure === null) this.failure = error;
+    const waiting = [...this.pending.values()];
+    this.pending.clear();
+    for (const write of waiting) write.reject(this.failure);
+  }
+}
