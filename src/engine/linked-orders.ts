@@ -348,8 +348,14 @@ function release(state: VenueState, group: LinkGroup, templateId: string, lots: 
     order.state = 'untriggered';
     order.extras = { ...template.extras!, otoOrderIds: null };
     state.orders.set(order.id, order);
+    template.lastUpdatedAt = state.now;
+    state.events.push({ type: 'order', order: template.toView() });
     const primary = state.orders.get(group.primaryId!);
-    primary?.extras?.otoOrderIds?.push(order.id);
+    if (primary?.extras?.otoOrderIds) {
+      primary.extras.otoOrderIds.push(order.id);
+      // Views are snapshots: publish the primary's longer otoOrderIds (its fill is already seen).
+      state.events.push({ type: 'order', order: primary.toView() });
+    }
   } else {
     group.templates.splice(group.templates.indexOf(templateId), 1);
     state.advanced.linkOf.delete(templateId);

@@ -319,6 +319,7 @@ export function evaluateTriggers(state: VenueState): boolean {
     advanced.seenEpoch = state.priceEpoch;
     const due: Order[] = [];
     const expired: Order[] = [];
+    const trailed: Order[] = [];
     for (const [instrumentId, list] of advanced.byInstrument) {
       const instrument = state.instrumentList[instrumentId]!;
       const seq = advanced.seenTradeSeq.get(instrumentId);
@@ -334,13 +335,20 @@ export function evaluateTriggers(state: VenueState): boolean {
           expired.push(order);
           continue;
         }
-        const price = triggerSourcePrice(state, instrument, order.extras!.trigger!);
-        if (price !== null && fires(order, price)) due.push(order);
+        const x = order.extras!;
+        const price = triggerSourcePrice(state, instrument, x.trigger!);
+        if (price === null) continue;
+        const stopBefore = x.triggerPrice;
+        if (fires(order, price)) due.push(order);
+        else if (x.triggerPrice !== stopBefore) trailed.push(order);
       }
     }
     expired.sort((a, b) => a.number - b.number);
     for (const order of expired) cancelUntriggered(state, order, 'good_til_day');
-    if (due.length === 0) return changed || expired.length > 0;
+    // A trailing stop that moved publishes its new triggerPrice (views are snapshots).
+    trailed.sort((a, b) => a.number - b.number);
+    for (const order of trailed) state.events.push({ type: 'order', order: order.toView() });
+    if (due.length === 0) return changed || expired.length > 0 || trailed.length > 0;
     changed = true;
     due.sort((a, b) => a.number - b.number);
     for (const order of due) if (order.state === 'untriggered') activate(state, order);
