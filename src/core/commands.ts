@@ -233,6 +233,8 @@ export interface BlockTrade extends CommandStamp {
   /** Assigned by the engine when absent. */
   readonly blockTradeId?: string | null;
   readonly blockRfqId?: string | null;
+  /** The maker's own id of the RFQ (spec 4.8: it differs from the taker's); default blockRfqId. */
+  readonly makerBlockRfqId?: string | null;
   readonly blockRfqQuoteId?: string | null;
   readonly takerLabel?: string;
   readonly makerLabel?: string;

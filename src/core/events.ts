@@ -131,7 +131,10 @@ export interface TradeView {
   readonly taker: TradeParty;
   readonly maker: TradeParty;
   readonly blockTradeId: string | null;
+  /** The taker's id of the Block RFQ. */
   readonly blockRfqId: string | null;
+  /** The maker's own id of the same Block RFQ (what the maker's views show). */
+  readonly makerBlockRfqId?: string | null;
   readonly blockRfqQuoteId: string | null;
 }
 

@@ -320,6 +320,7 @@ export function blockTrade(state: VenueState, command: BlockTrade): CommandResul
   const block = {
     blockTradeId,
     blockRfqId: command.blockRfqId ?? null,
+    makerBlockRfqId: command.makerBlockRfqId ?? command.blockRfqId ?? null,
     blockRfqQuoteId: command.blockRfqQuoteId ?? null,
   };
   const trades: TradeView[] = [];

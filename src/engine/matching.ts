@@ -227,7 +227,12 @@ export function settleTrade(
   makerAccount: Account,
   price: number,
   lots: number,
-  block: { blockTradeId: string; blockRfqId: string | null; blockRfqQuoteId: string | null } | null,
+  block: {
+    blockTradeId: string;
+    blockRfqId: string | null;
+    makerBlockRfqId: string | null;
+    blockRfqQuoteId: string | null;
+  } | null,
 ): TradeView {
   const economics = instrument.economics;
   const index = state.indexPrice(economics.baseCurrency);
@@ -257,6 +262,7 @@ export function settleTrade(
     maker: party(maker, 'M', makerFee, economics.settlementCurrency, makerPnl),
     blockTradeId: block?.blockTradeId ?? null,
     blockRfqId: block?.blockRfqId ?? null,
+    makerBlockRfqId: block?.makerBlockRfqId ?? null,
     blockRfqQuoteId: block?.blockRfqQuoteId ?? null,
   };
   const recent = instrument.recentTrades;

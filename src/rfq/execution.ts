@@ -119,6 +119,7 @@ export function executeAccept(
           makerAccountId: quote.accountId,
           legs,
           blockRfqId: rfq.blockRfqId,
+          makerBlockRfqId: rfq.makerRecords.find((record) => record.desk === quote.desk)?.blockRfqId ?? null,
           blockRfqQuoteId: quote.quoteId,
           takerLabel: rfq.label,
           makerLabel: quote.label,

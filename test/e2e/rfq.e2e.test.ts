@@ -3,6 +3,7 @@
  * sequencer on a virtual clock, the real gateway, driven through the sdk over HTTP and WS by a
  * taker and two makers (MAKER1, MAKER2 of the demo bootstrap).
  */
+
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ApiError } from '../../sdk/errors.ts';
@@ -11,6 +12,7 @@ import { MemoryHistory } from '../../src/api/memory-history.ts';
 import { registerRfqChannels, registerRfqMethods } from '../../src/api/methods/rfq.ts';
 import type { CommandPort, CommittedBatch, EventPort } from '../../src/api/ports.ts';
 import { createVenueReadPort } from '../../src/api/venue-read-port.ts';
+import { tradeToWire } from '../../src/api/wire/orders.ts';
 import { VirtualClock } from '../../src/app/clock.ts';
 import { Sequencer } from '../../src/app/sequencer.ts';
 import type { CommandResult } from '../../src/core/events.ts';
@@ -232,6 +234,11 @@ describe('Block RFQ through the API', () => {
     const maker2Account = harness.credentials[MAKER2]!.accountIds[0]!;
     assert.equal(core.venue.position(takerAccount, call70)?.size, 10);
     assert.equal(core.venue.position(maker2Account, call70)?.size ?? 0, 0);
+    // Each side's trade shows its own id of the RFQ (spec 4.8: the maker's id is not the taker's).
+    const blockTrade = core.venue.recentTrades(call70, 100).find((t) => t.blockRfqId === rfq.blockRfqId)!;
+    const option = core.venue.instrument(call70)!.instrument;
+    assert.equal(tradeToWire(blockTrade, blockTrade.maker, option).blockRfqId, id1);
+    assert.equal(tradeToWire(blockTrade, blockTrade.taker, option).blockRfqId, rfq.blockRfqId);
 
     const trades = (await maker2.call('block/rfqs/get_trades', { currency: 'any' })) as {
       continuation: string | null;

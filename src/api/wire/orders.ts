@@ -113,7 +113,8 @@ export function tradeToWire(trade: TradeView, party: TradeParty, instrument: Ins
   if (party.label !== '') wire.label = party.label;
   if (party.advanced !== null) wire.advanced = party.advanced;
   if (trade.blockTradeId !== null) wire.blockTradeId = trade.blockTradeId;
-  if (trade.blockRfqId !== null) wire.blockRfqId = trade.blockRfqId;
+  const blockRfqId = party === trade.maker ? (trade.makerBlockRfqId ?? trade.blockRfqId) : trade.blockRfqId;
+  if (blockRfqId !== null) wire.blockRfqId = blockRfqId;
   if (trade.blockRfqQuoteId !== null) wire.blockRfqQuoteId = trade.blockRfqQuoteId;
   return wire;
 }

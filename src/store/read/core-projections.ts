@@ -109,7 +109,7 @@ function projectTrade(trade: TradeView, seq: number, kindOf: KindOf, out: RowSin
       timestamp: trade.timestamp,
       trade_seq: trade.tradeSeq,
       seq,
-      block_rfq_id: trade.blockRfqId,
+      block_rfq_id: role === 'M' ? (trade.makerBlockRfqId ?? trade.blockRfqId) : trade.blockRfqId,
       view,
     });
   }
