@@ -12,7 +12,7 @@
 import type { Greeks } from './advanced-state.ts';
 import type { LinkGroup } from './linked-orders.ts';
 import type { MmpGroup } from './mmp.ts';
-import type { Order } from './order.ts';
+import { FLAG_ICEBERG, type Order } from './order.ts';
 import type { OrderRecord } from './snapshot.ts';
 import type { VenueState } from './state.ts';
 
@@ -79,4 +79,38 @@ export function restoreAdvanced(
   for (const [k, g] of snapshot.mmp) a.mmp.set(k, structuredClone(g) as MmpGroup);
   for (const [k, g] of snapshot.greeks) a.greeks.set(k, { ...g });
   for (const [id, v] of snapshot.advancedValues) a.advancedValues.set(id, v);
+}
+
+/** Checks the advanced-order invariants (advanced-state.ts, iceberg.ts); throws on the first breach. */
+export function validateAdvanced(state: VenueState): void {
+  const a = state.advanced;
+  let listed = 0;
+  for (const [instrumentId, list] of a.byInstrument) {
+    for (const order of list) {
+      listed++;
+      if (order.instrumentId !== instrumentId || a.untriggered.get(order.id) !== order)
+        throw new Error(`trigger book lists ${order.id} wrongly`);
+    }
+  }
+  if (listed !== a.untriggered.size) throw new Error('trigger book index drifted');
+  for (const order of a.untriggered.values()) {
+    if (order.state !== 'untriggered' || order.level !== null || order.reserved !== 0)
+      throw new Error(`untriggered order ${order.id} is ${order.state} / resting / reserving`);
+    if (state.orders.get(order.id) !== order) throw new Error(`untriggered order ${order.id} not findable`);
+  }
+  for (const [id, group] of a.linkOf) {
+    if (a.links.get(group.id) !== group) throw new Error(`order ${id} linked to a dropped group`);
+  }
+  for (const instrument of state.instrumentList) {
+    for (const ladder of [instrument.book.bids, instrument.book.asks]) {
+      for (const level of ladder.levelsBestFirst()) {
+        for (let o = level.head; o !== null; o = o.next) {
+          if ((o.flags & FLAG_ICEBERG) === 0) continue;
+          const display = o.extras?.displayAmount ?? 0;
+          if (display <= 0 || display > o.amount - o.filled)
+            throw new Error(`iceberg ${o.id} display ${display}`);
+        }
+      }
+    }
+  }
 }

@@ -418,6 +418,8 @@ function reactMember(state: VenueState, group: LinkGroup, member: Order): void {
     }
   }
   if (cancelOthers) {
+    // The group is over: nobody stays linked to it, the member that hit included.
+    state.advanced.linkOf.delete(member.id);
     for (const id of others) {
       const other = state.orders.get(id);
       if (other !== undefined) closeMember(state, other);

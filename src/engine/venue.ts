@@ -14,6 +14,7 @@ import type { CoreCommand } from '../core/commands.ts';
 import type { CommandResult, OrderView, PositionView, TradeView } from '../core/events.ts';
 import type { Instrument, InstrumentKind } from '../domain/instrument.ts';
 import { afterCommand, isAdvancedPlace, placeAdvanced } from './advanced-orders.ts';
+import { validateAdvanced } from './advanced-snapshot.ts';
 import { type EngineConfig, engineConfig } from './config.ts';
 import {
   blockTrade,
@@ -298,6 +299,7 @@ export class Venue {
   validate(): void {
     const state = this.state;
     for (const instrument of state.instrumentList) instrument.book.validate();
+    validateAdvanced(state);
     for (const account of state.accounts.values()) {
       const reserved = new Map<string, number>();
       const open = new Map<number, { buys: number; sells: number }>();
