@@ -169,6 +169,24 @@ describe('linked orders', () => {
     assert.deepEqual(h.venue.openOrders({ accountId: 1 }), []);
   });
 
+  test('a post-only secondary is re-priced inside the spread when released, or rejected', () => {
+    const h = new AdvancedHarness();
+    h.ok(h.orderCommand(3, 'buy', 5, 104_000));
+    const more = (reject: boolean) => ({
+      linkedOrderType: 'one_triggers_other',
+      otocoConfig: [{ ...TP, price: 103_000, postOnly: true, rejectPostOnly: reject }],
+    });
+    const primary = orderOf(h.ok(h.orderCommand(1, 'buy', 5, 105_000, more(false))));
+    const rejecting = orderOf(h.ok(h.orderCommand(1, 'buy', 5, 105_000, more(true))));
+    h.ok(h.orderCommand(2, 'sell', 10, 105_000));
+    const repriced = h.get(primary.otoOrderIds![0]!);
+    assert.equal(repriced.orderState, 'open');
+    assert.equal(repriced.price, 104_001);
+    assert.equal(repriced.filledAmount, 0);
+    assert.equal(h.get(rejecting.otoOrderIds![0]!).orderState, 'rejected');
+    h.venue.validate();
+  });
+
   test('validation: config needed, at most 3, OTOCO needs two, limit secondaries need a price', () => {
     const h = new AdvancedHarness();
     const run = (more: Record<string, unknown>) => errorOf(h.run(h.orderCommand(1, 'buy', 5, 100_000, more)));

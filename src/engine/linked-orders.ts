@@ -23,7 +23,16 @@ import type { OtocoOrderConfig, PlaceOrder } from '../core/commands.ts';
 import type { CommandResult, CoreError, CoreEvent } from '../core/events.ts';
 import type { LinkedOrderType, TriggerFillCondition } from '../core/types.ts';
 import { cancelResting } from './matching.ts';
-import { FLAG_ICEBERG, Order } from './order.ts';
+import {
+  FLAG_API,
+  FLAG_ICEBERG,
+  FLAG_MOBILE,
+  FLAG_POST_ONLY,
+  FLAG_REDUCE_ONLY,
+  FLAG_REJECT_POST_ONLY,
+  FLAG_WEB,
+  Order,
+} from './order.ts';
 import { isClosedState } from './order-state.ts';
 import { refusal, type VenueState } from './state.ts';
 import {
@@ -243,7 +252,7 @@ function newTemplate(state: VenueState, primary: Order, command: PlaceOrder, c: 
     state.now,
     c.label ?? primary.label,
     primary.owner,
-    primary.flags & ~0b11111111,
+    primary.flags & (FLAG_API | FLAG_WEB | FLAG_MOBILE),
   );
   order.state = 'untriggered';
   const x = emptyExtras();
@@ -253,8 +262,8 @@ function newTemplate(state: VenueState, primary: Order, command: PlaceOrder, c: 
   x.triggerOffset = c.triggerOffset ?? null;
   if (x.trigger !== null) x.triggered = false;
   order.extras = x;
-  if (c.reduceOnly) order.flags |= 4; // FLAG_REDUCE_ONLY
-  if (c.postOnly) order.flags |= 1 | (c.rejectPostOnly ? 2 : 0);
+  if (c.reduceOnly) order.flags |= FLAG_REDUCE_ONLY;
+  if (c.postOnly) order.flags |= FLAG_POST_ONLY | (c.rejectPostOnly ? FLAG_REJECT_POST_ONLY : 0);
   state.orders.set(order.id, order);
   state.events.push({ type: 'order', order: order.toView() });
   return order;
@@ -467,7 +476,7 @@ function shrink(state: VenueState, order: Order, lots: number): void {
   else level.reduce(order, lots);
   if (order.side === 'buy') position.openBuys -= lots;
   else position.openSells -= lots;
-  if ((order.flags & 4) !== 0) {
+  if ((order.flags & FLAG_REDUCE_ONLY) !== 0) {
     if (order.side === 'buy') position.reduceOnlyBuys -= lots;
     else position.reduceOnlySells -= lots;
   }

@@ -24,7 +24,9 @@ import { closeOrder, match, reducibleLots, rest } from './matching.ts';
 import {
   FLAG_API,
   FLAG_MOBILE,
+  FLAG_POST_ONLY,
   FLAG_REDUCE_ONLY,
+  FLAG_REJECT_POST_ONLY,
   FLAG_REPLACED,
   FLAG_WEB,
   Order,
@@ -391,6 +393,24 @@ export function activate(state: VenueState, order: Order, trades: TradeView[] = 
   const market = isMarketLike(order.orderType);
   const band = priceBand(state, instrument);
   const buying = order.side === 'buy';
+  if (!market && order.has(FLAG_POST_ONLY)) {
+    // Post-only (linked secondaries): rest just inside the spread, or reject when asked to.
+    const touch = buying ? instrument.book.bestAsk() : instrument.book.bestBid();
+    if (touch !== null && (buying ? order.price >= touch : order.price <= touch)) {
+      if (order.has(FLAG_REJECT_POST_ONLY)) {
+        reject();
+        return;
+      }
+      const tool = instrument.instrument;
+      let repriced = buying ? touch - tool.tickAt(touch) : touch + tool.tickAt(touch);
+      while (!tool.isOnTick(repriced)) repriced += buying ? -1 : 1;
+      if (repriced <= 0) {
+        reject();
+        return;
+      }
+      order.price = repriced;
+    }
+  }
   const limit = !market
     ? order.price
     : buying
