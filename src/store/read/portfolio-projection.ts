@@ -58,9 +58,7 @@ export const PORTFOLIO_EVENTS_TABLE: TableSpec = {
 };
 
 function isPortfolioEvent(event: unknown): event is PortfolioEvent {
-  return (
-    typeof event === 'object' && event !== null && (event as { type?: unknown }).type === 'portfolio'
-  );
+  return typeof event === 'object' && event !== null && (event as { type?: unknown }).type === 'portfolio';
 }
 
 function projectEvent(event: PortfolioEvent, seq: number, n: number, out: RowSink): void {

@@ -85,12 +85,16 @@ export interface PortfolioHistoryPage {
 
 function statusFilter(status: PortfolioHistoryQuery['status'], where: string[], params: RowValue[]): void {
   if (status === undefined) return;
-  const list = status === 'active' ? ACTIVE_STATUSES : status === 'finished' ? FINISHED_PORTFOLIO_STATUSES : [status];
+  const list =
+    status === 'active' ? ACTIVE_STATUSES : status === 'finished' ? FINISHED_PORTFOLIO_STATUSES : [status];
   where.push(`status IN (${list.map(() => '?').join(', ')})`);
   params.push(...list);
 }
 
-export async function portfolioHistory(db: ReadQuerier, q: PortfolioHistoryQuery): Promise<PortfolioHistoryPage> {
+export async function portfolioHistory(
+  db: ReadQuerier,
+  q: PortfolioHistoryQuery,
+): Promise<PortfolioHistoryPage> {
   const count = q.count ?? 20;
   if (!Number.isInteger(count) || count < 1 || count > PORTFOLIO_QUERY_MAX_COUNT) {
     throw new RangeError('count out of range');
@@ -120,10 +124,14 @@ export async function portfolioHistory(db: ReadQuerier, q: PortfolioHistoryQuery
   };
 }
 
-export async function portfolioSummary(db: ReadQuerier, portfolioId: number): Promise<PortfolioSummary | null> {
-  const rows = await db.query<PortfolioRow>(`SELECT ${SUMMARY_COLUMNS} FROM portfolios WHERE portfolio_id = ?`, [
-    portfolioId,
-  ]);
+export async function portfolioSummary(
+  db: ReadQuerier,
+  portfolioId: number,
+): Promise<PortfolioSummary | null> {
+  const rows = await db.query<PortfolioRow>(
+    `SELECT ${SUMMARY_COLUMNS} FROM portfolios WHERE portfolio_id = ?`,
+    [portfolioId],
+  );
   return rows[0] === undefined ? null : summaryOf(rows[0]);
 }
 
@@ -146,7 +154,12 @@ export interface LegFills {
 }
 
 export async function portfolioLegFills(db: ReadQuerier, portfolioId: number): Promise<LegFills[]> {
-  const rows = await db.query<{ leg_index: number; instrument_name: string | null; filled: number; fills: number }>(
+  const rows = await db.query<{
+    leg_index: number;
+    instrument_name: string | null;
+    filled: number;
+    fills: number;
+  }>(
     `SELECT leg_index, MAX(instrument_name) AS instrument_name, CAST(SUM(amount) AS BIGINT) AS filled,
             COUNT(*) AS fills
      FROM portfolio_events
