@@ -74,6 +74,14 @@ export interface TickerView {
   readonly bidIv?: number | null;
   readonly askIv?: number | null;
   readonly underlyingPrice?: number | null;
+  /** Option greeks from the pricing model (USD: vega per vol point, theta per day). */
+  readonly greeks?: {
+    readonly delta: number;
+    readonly gamma: number;
+    readonly vega: number;
+    readonly theta: number;
+    readonly rho: number;
+  } | null;
   /** Lots. */
   readonly openInterest?: number;
   /** 24h stats: lots traded, high/low ticks. */

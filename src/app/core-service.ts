@@ -177,6 +177,7 @@ export class CoreService implements CommandPort, ReadPort, EventPort {
       bidIv: figures.bidIv,
       askIv: figures.askIv,
       underlyingPrice: figures.underlyingPrice,
+      greeks: figures.greeks,
     };
   }
 

@@ -38,6 +38,11 @@ describe('the assembled service', () => {
     assert.ok(book.bids.length > 0 && book.asks.length > 0, 'two-sided book');
     const ticker = await client.call('public/ticker', { instrumentName: PERPETUAL });
     assert.ok(Number(ticker.markPrice) > 0 && Number(ticker.indexPrice) > 0);
+    const option = names.find((name) => name.endsWith('-C'))!;
+    const optionTicker = await client.call('public/ticker', { instrumentName: option });
+    assert.ok(Number(optionTicker.markIv) > 1 && Number(optionTicker.markIv) < 500, 'mark IV in percent');
+    const delta = Number(optionTicker.greeks?.delta);
+    assert.ok(delta > -1 && delta < 1 && Number(optionTicker.greeks?.vega) > 0, 'call greeks');
   });
 
   test('the sdk knows every method the whole service registers', () => {

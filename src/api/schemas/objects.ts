@@ -165,6 +165,15 @@ export const TickerSchema = Type.Object(
     bidIv: Type.Optional(NullableDecimal),
     askIv: Type.Optional(NullableDecimal),
     underlyingPrice: Type.Optional(NullableDecimal),
+    greeks: Type.Optional(
+      Type.Object(
+        { delta: S, gamma: S, vega: S, theta: S, rho: S },
+        {
+          additionalProperties: false,
+          description: 'options only: USD per vol point (vega), per day (theta)',
+        },
+      ),
+    ),
     openInterest: Os,
     stats: Type.Optional(
       Type.Object(

@@ -83,6 +83,16 @@ export function tickerToWire(ticker: TickerView, instrument: Instrument) {
     wire.bidIv = plain(ticker.bidIv);
     wire.askIv = plain(ticker.askIv);
     wire.underlyingPrice = plain(ticker.underlyingPrice);
+    if (ticker.greeks) {
+      const { delta, gamma, vega, theta, rho } = ticker.greeks;
+      wire.greeks = {
+        delta: String(delta),
+        gamma: String(gamma),
+        vega: String(vega),
+        theta: String(theta),
+        rho: String(rho),
+      };
+    }
   }
   if (ticker.openInterest !== undefined) wire.openInterest = instrument.formatQuantity(ticker.openInterest);
   if (ticker.volume24h !== undefined) {
