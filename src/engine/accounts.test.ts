@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import { Instrument } from '../domain/instrument.ts';
-import { applyFill, Position } from './accounts.ts';
+import { applyFill, exactShare, Position } from './accounts.ts';
 import { Economics } from './economics.ts';
 import { linearPerpetualSpec, perpetualSpec } from './testkit.ts';
 
@@ -45,5 +46,29 @@ describe('positions and realised PnL', () => {
     applyFill(p, -1, 1, 100_001);
     assert.equal(p.openCost, 100_001_000);
     assert.equal(p.realisedPnl, 0);
+  });
+});
+
+describe('exactShare', () => {
+  const reference = (cost: number, part: number, whole: number): number => {
+    const big = BigInt(cost) * BigInt(part);
+    const magnitude = big < 0n ? -big : big;
+    let q = magnitude / BigInt(whole);
+    if ((magnitude % BigInt(whole)) * 2n >= BigInt(whole)) q += 1n;
+    return Number(big < 0n ? -q : q);
+  };
+  test('equals the exact BigInt rounding, also beyond 2^53', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.maxSafeInteger(), fc.integer({ min: -1e12, max: 1e12 })),
+        fc.integer({ min: 1, max: 1e9 }),
+        fc.integer({ min: 0, max: 1e9 }),
+        (cost, whole, partSeed) => {
+          const part = 1 + (partSeed % whole);
+          assert.equal(exactShare(cost, part, whole) + 0, reference(cost, part, whole));
+        },
+      ),
+      { numRuns: 5000 },
+    );
   });
 });

@@ -104,8 +104,8 @@ export function applyFill(position: Position, sign: 1 | -1, lots: number, price:
   return pnl;
 }
 
-/** round(cost × part / whole), halves away from zero, exact (BigInt beyond 2^53). */
-function exactShare(cost: number, part: number, whole: number): number {
+/** round(cost × part / whole), halves away from zero, exact (BigInt only as a last resort). */
+export function exactShare(cost: number, part: number, whole: number): number {
   const product = cost * part;
   if (Math.abs(product) <= Number.MAX_SAFE_INTEGER) {
     const negative = product < 0;
@@ -118,6 +118,30 @@ function exactShare(cost: number, part: number, whole: number): number {
     }
     if (remainder * 2 >= whole) quotient += 1;
     return negative ? -quotient : quotient;
+  }
+  // cost × part overflows 2^53: split cost = q·whole + r, so the share is q·part + r·part/whole
+  // with r·part < whole·part (small for lot counts); exact while every term is a safe integer.
+  {
+    const negative = cost < 0;
+    const magnitude = negative ? -cost : cost;
+    let q = Math.floor(magnitude / whole);
+    let r = magnitude - q * whole;
+    if (r < 0) {
+      q -= 1;
+      r += whole;
+    }
+    const rest = r * part;
+    if (rest <= Number.MAX_SAFE_INTEGER) {
+      let quotient = Math.floor(rest / whole);
+      let remainder = rest - quotient * whole;
+      if (remainder < 0) {
+        quotient -= 1;
+        remainder += whole;
+      }
+      if (remainder * 2 >= whole) quotient += 1;
+      const share = q * part + quotient;
+      if (share <= Number.MAX_SAFE_INTEGER) return negative ? -share : share;
+    }
   }
   const big = BigInt(cost) * BigInt(part);
   const negative = big < 0n;

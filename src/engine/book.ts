@@ -3,8 +3,9 @@
  *
  * Layout: per side, a sorted Float64Array of the prices that have a level, with the BEST price
  * at the END (bids ascending, asks descending), so the best level is read, added and removed at
- * the end in O(1) and a new level near the touch moves only a few entries. A Map finds the level
- * of a price. Orders sit in their level's intrusive list, so adding at the tail and removing any
+ * the end in O(1) and a new level near the touch moves only a few entries. `byRank` holds the
+ * levels in the same order as `prices` (best and depth reads need no hashing); a Map finds the
+ * level of a given price. Orders sit in their level's intrusive list, so adding at the tail and removing any
  * order are O(1); a level is dropped as soon as it is empty (no empty levels are kept).
  *
  * Invariants (checked by `validate`, used by tests):
@@ -18,6 +19,8 @@ import { PriceLevel } from './price-level.ts';
 export class Ladder {
   private prices = new Float64Array(64);
   private size = 0;
+  /** byRank[i] is the level of prices[i]. */
+  private byRank: PriceLevel[] = [];
   private readonly levels = new Map<number, PriceLevel>();
   private readonly spare: PriceLevel[] = [];
 
@@ -29,7 +32,7 @@ export class Ladder {
   }
 
   best(): PriceLevel | null {
-    return this.size === 0 ? null : this.levels.get(this.prices[this.size - 1]!)!;
+    return this.size === 0 ? null : this.byRank[this.size - 1]!;
   }
 
   level(price: number): PriceLevel | undefined {
@@ -39,14 +42,13 @@ export class Ladder {
   /** The level `depth` places behind the best (0 = best), or null. O(1), no allocation. */
   levelAtDepth(depth: number): PriceLevel | null {
     const i = this.size - 1 - depth;
-    return i < 0 ? null : this.levels.get(this.prices[i]!)!;
+    return i < 0 ? null : this.byRank[i]!;
   }
 
   /** Levels from best to worst (allocates; for queries and snapshots). */
   levelsBestFirst(limit = Number.POSITIVE_INFINITY): PriceLevel[] {
     const out: PriceLevel[] = [];
-    for (let i = this.size - 1; i >= 0 && out.length < limit; i--)
-      out.push(this.levels.get(this.prices[i]!)!);
+    for (let i = this.size - 1; i >= 0 && out.length < limit; i--) out.push(this.byRank[i]!);
     return out;
   }
 
@@ -56,7 +58,7 @@ export class Ladder {
       level = this.spare.pop() ?? new PriceLevel(order.price);
       level.price = order.price;
       this.levels.set(order.price, level);
-      this.insertPrice(order.price);
+      this.insertPrice(order.price, level);
     }
     level.append(order);
   }
@@ -79,7 +81,7 @@ export class Ladder {
     if (this.spare.length < 1024) this.spare.push(level);
   }
 
-  private insertPrice(price: number): void {
+  private insertPrice(price: number, level: PriceLevel): void {
     if (this.size === this.prices.length) {
       const grown = new Float64Array(this.prices.length * 2);
       grown.set(this.prices);
@@ -103,13 +105,18 @@ export class Ladder {
     }
     prices.copyWithin(i + 1, i, this.size);
     prices[i] = price;
+    const byRank = this.byRank;
+    for (let j = this.size; j > i; j--) byRank[j] = byRank[j - 1]!;
+    byRank[i] = level;
     this.size++;
   }
 
   private removePrice(price: number): void {
     const prices = this.prices;
     const last = this.size - 1;
+    const byRank = this.byRank;
     if (prices[last] === price) {
+      byRank.pop();
       this.size = last;
       return;
     }
@@ -122,6 +129,8 @@ export class Ladder {
       else hi = mid;
     }
     prices.copyWithin(lo, lo + 1, this.size);
+    for (let j = lo; j < last; j++) byRank[j] = byRank[j + 1]!;
+    byRank.pop();
     this.size = last;
   }
 
@@ -136,6 +145,7 @@ export class Ladder {
       prior = price;
       const level = this.levels.get(price);
       if (level === undefined || level.count === 0) throw new Error(`empty or missing level ${price}`);
+      if (this.byRank[i] !== level) throw new Error(`level ${price} out of rank`);
       let count = 0;
       let total = 0;
       for (let o = level.head; o !== null; o = o.next) {
@@ -145,7 +155,8 @@ export class Ladder {
       }
       if (count !== level.count || total !== level.total) throw new Error(`level ${price} totals drifted`);
     }
-    if (this.levels.size !== this.size) throw new Error('level map and ladder disagree');
+    if (this.levels.size !== this.size || this.byRank.length !== this.size)
+      throw new Error('level map and ladder disagree');
   }
 }
 

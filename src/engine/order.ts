@@ -62,7 +62,9 @@ export interface OrderExtras {
 }
 
 /** Types that trade at market once live: their view shows no price (`market_price`). */
-const MARKET_TYPES: ReadonlySet<OrderType> = new Set(['market', 'stop_market', 'take_market', 'trailing_stop']);
+function isMarketType(type: OrderType): boolean {
+  return type === 'market' || type === 'stop_market' || type === 'take_market' || type === 'trailing_stop';
+}
 
 export class Order {
   prev: Order | null = null;
@@ -116,17 +118,21 @@ export class Order {
 
   toView(): OrderView {
     const x = this.extras;
+    if (x !== null) return this.fullView(x);
+    // Fast path (most orders): no extras, so every extras-derived field is null/false. Same
+    // fields in the same order as `fullView`, so both literals share one hidden class.
     const f = this.flags;
+    const type = this.orderType;
     return {
       orderId: this.id,
       accountId: this.accountId,
       instrumentName: this.instrumentName,
       currency: this.currency,
       side: this.side,
-      orderType: this.orderType,
-      originalOrderType: x?.originalOrderType ?? null,
+      orderType: type,
+      originalOrderType: null,
       orderState: this.state,
-      price: MARKET_TYPES.has(this.orderType) ? null : this.price,
+      price: type === 'limit' ? this.price : isMarketType(type) ? null : this.price,
       amount: this.amount,
       filledAmount: this.filled,
       filledNotional: this.filledNotional,
@@ -148,23 +154,79 @@ export class Order {
       mmp: (f & FLAG_MMP) !== 0,
       mmpCancelled: (f & FLAG_MMP_CANCELLED) !== 0,
       hidden: (f & FLAG_HIDDEN) !== 0,
-      displayAmount: x?.displayAmount ?? null,
-      refreshAmount: x?.refreshAmount ?? null,
-      advanced: x?.advanced ?? null,
-      trigger: x?.trigger ?? null,
-      triggerPrice: x?.triggerPrice ?? null,
-      triggerOffset: x?.triggerOffset ?? null,
-      triggerReferencePrice: x?.triggerReferencePrice ?? null,
-      triggered: x?.triggered ?? null,
-      triggerOrderId: x?.triggerOrderId ?? null,
-      triggerFillCondition: x?.triggerFillCondition ?? null,
-      otoOrderIds: x?.otoOrderIds ? [...x.otoOrderIds] : null,
-      primaryOrderId: x?.primaryOrderId ?? null,
-      ocoRef: x?.ocoRef ?? null,
-      usd: x?.advanced === 'usd' ? (x.advancedValue ?? null) : null,
-      implv: x?.advanced === 'implv' ? (x.advancedValue ?? null) : null,
-      isPrimaryOtoco: x?.linkedOrderType === 'one_triggers_one_cancels_other',
-      isSecondaryOto: (x?.primaryOrderId ?? null) !== null,
+      displayAmount: null,
+      refreshAmount: null,
+      advanced: null,
+      trigger: null,
+      triggerPrice: null,
+      triggerOffset: null,
+      triggerReferencePrice: null,
+      triggered: null,
+      triggerOrderId: null,
+      triggerFillCondition: null,
+      otoOrderIds: null,
+      primaryOrderId: null,
+      ocoRef: null,
+      usd: null,
+      implv: null,
+      isPrimaryOtoco: false,
+      isSecondaryOto: false,
+      blockTrade: (f & FLAG_BLOCK_TRADE) !== 0,
+      isLiquidation: (f & FLAG_LIQUIDATION) !== 0,
+      riskReducing: (f & FLAG_RISK_REDUCING) !== 0,
+    };
+  }
+
+  private fullView(x: OrderExtras): OrderView {
+    const f = this.flags;
+    return {
+      orderId: this.id,
+      accountId: this.accountId,
+      instrumentName: this.instrumentName,
+      currency: this.currency,
+      side: this.side,
+      orderType: this.orderType,
+      originalOrderType: x.originalOrderType ?? null,
+      orderState: this.state,
+      price: isMarketType(this.orderType) ? null : this.price,
+      amount: this.amount,
+      filledAmount: this.filled,
+      filledNotional: this.filledNotional,
+      averagePrice: this.filled === 0 ? 0 : this.filledNotional / this.filled,
+      timeInForce: this.timeInForce,
+      createdAt: this.createdAt,
+      lastUpdatedAt: this.lastUpdatedAt,
+      cancelReason: this.cancelReason,
+      label: this.label,
+      owner: this.owner,
+      api: (f & FLAG_API) !== 0,
+      web: (f & FLAG_WEB) !== 0,
+      mobile: (f & FLAG_MOBILE) !== 0,
+      postOnly: (f & FLAG_POST_ONLY) !== 0,
+      rejectPostOnly: (f & FLAG_REJECT_POST_ONLY) !== 0,
+      reduceOnly: (f & FLAG_REDUCE_ONLY) !== 0,
+      replaced: (f & FLAG_REPLACED) !== 0,
+      autoReplaced: (f & FLAG_AUTO_REPLACED) !== 0,
+      mmp: (f & FLAG_MMP) !== 0,
+      mmpCancelled: (f & FLAG_MMP_CANCELLED) !== 0,
+      hidden: (f & FLAG_HIDDEN) !== 0,
+      displayAmount: x.displayAmount ?? null,
+      refreshAmount: x.refreshAmount ?? null,
+      advanced: x.advanced ?? null,
+      trigger: x.trigger ?? null,
+      triggerPrice: x.triggerPrice ?? null,
+      triggerOffset: x.triggerOffset ?? null,
+      triggerReferencePrice: x.triggerReferencePrice ?? null,
+      triggered: x.triggered ?? null,
+      triggerOrderId: x.triggerOrderId ?? null,
+      triggerFillCondition: x.triggerFillCondition ?? null,
+      otoOrderIds: x.otoOrderIds ? [...x.otoOrderIds] : null,
+      primaryOrderId: x.primaryOrderId ?? null,
+      ocoRef: x.ocoRef ?? null,
+      usd: x.advanced === 'usd' ? (x.advancedValue ?? null) : null,
+      implv: x.advanced === 'implv' ? (x.advancedValue ?? null) : null,
+      isPrimaryOtoco: x.linkedOrderType === 'one_triggers_one_cancels_other',
+      isSecondaryOto: (x.primaryOrderId ?? null) !== null,
       blockTrade: (f & FLAG_BLOCK_TRADE) !== 0,
       isLiquidation: (f & FLAG_LIQUIDATION) !== 0,
       riskReducing: (f & FLAG_RISK_REDUCING) !== 0,

@@ -11,11 +11,12 @@
 import type { CoreError, CoreEvent, TradeView } from '../core/events.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { type Account, Position } from './accounts.ts';
-import { OrderBook } from './book.ts';
 import { AdvancedState } from './advanced-state.ts';
+import { OrderBook } from './book.ts';
 import type { EngineConfig } from './config.ts';
 import type { Economics } from './economics.ts';
 import type { Order } from './order.ts';
+import { OrderIndex } from './order-index.ts';
 import { isClosedState } from './order-state.ts';
 
 export class InstrumentState {
@@ -110,7 +111,8 @@ export class VenueState {
   readonly instruments = new Map<string, InstrumentState>();
   readonly instrumentList: InstrumentState[] = [];
   readonly accounts = new Map<number, Account>();
-  readonly orders = new Map<string, Order>();
+  /** Order id → order (a Map<string, Order> keyed internally by the order number). */
+  readonly orders = new OrderIndex();
   /** Ring of the most recent closed orders; `closedNext` is the slot written next. */
   readonly closedOrders: (Order | undefined)[] = [];
   closedNext = 0;

@@ -284,6 +284,7 @@ export function placeOrder(state: VenueState, command: PlaceOrder): CommandResul
   if (killed) {
     closeOrder(state, order, 'cancel', 'immediate_or_cancel');
   } else {
+    const eventsBefore = state.events.length;
     const stopped = match(state, instrument, order, account, limit, trades);
     if (stopped && order.filled === 0) {
       // Self-trade in reject mode before any fill: refuse, as if the order never existed.
@@ -298,7 +299,10 @@ export function placeOrder(state: VenueState, command: PlaceOrder): CommandResul
         }),
       );
     }
-    finishTaker(state, instrument, account, order, rests, stopped);
+    // Nothing happened in matching (no fill, no self-trade cancel): the reserve computed above
+    // for the whole amount at the limit is still exact, so resting need not recompute it.
+    const unchanged = state.events.length === eventsBefore && !market ? reserve : null;
+    finishTaker(state, instrument, account, order, rests, stopped, true, unchanged);
   }
   const view = order.toView();
   state.events.push({ type: 'order', order: view });
@@ -314,6 +318,7 @@ function finishTaker(
   rests: boolean,
   stoppedBySelfTrade: boolean,
   queueExpiry = true,
+  knownReserve: { currency: string; amount: number } | null = null,
 ): void {
   if (order.state === 'filled') {
     state.retire(order);
@@ -322,14 +327,9 @@ function finishTaker(
   if (stoppedBySelfTrade) closeOrder(state, order, 'cancel', 'self_trade_prevention');
   else if (!rests) closeOrder(state, order, 'cancel', 'immediate_or_cancel');
   else {
-    const reserve = orderReserve(
-      state,
-      instrument,
-      account,
-      order.side,
-      order.amount - order.filled,
-      order.price,
-    );
+    const reserve =
+      knownReserve ??
+      orderReserve(state, instrument, account, order.side, order.amount - order.filled, order.price);
     order.reserved = reserve.amount;
     order.reserveCurrency = reserve.currency;
     order.expiresAt = order.timeInForce === 'good_til_day' ? sessionEnd(order.createdAt) : 0;
@@ -468,6 +468,14 @@ export function cancelAll(state: VenueState, command: CancelAll): CommandResult 
   return { ok: true, events: state.events, orders: cancelled };
 }
 
+function unsupportedEditField(command: EditOrder): string | null {
+  if (command.displayAmount != null) return 'displayAmount';
+  if (command.triggerPrice != null) return 'triggerPrice';
+  if (command.triggerOffset != null) return 'triggerOffset';
+  if (command.advanced != null) return 'advanced';
+  return null;
+}
+
 export function editOrder(state: VenueState, command: EditOrder): CommandResult {
   if (state.advanced.active || command.displayAmount != null || command.advanced != null) {
     const special = editSpecial(state, command);
@@ -475,21 +483,30 @@ export function editOrder(state: VenueState, command: EditOrder): CommandResult 
   }
   const order = ownOpenOrder(state, command.accountId, command.orderId);
   if (!(order instanceof Order)) return fail(state, 'edit_order', command.accountId, order);
-  const refuse = (error: CoreError) => fail(state, 'edit_order', command.accountId, error);
   const instrument = state.instrumentList[order.instrumentId]!;
   const account = state.accounts.get(order.accountId)!;
   if (command.validUntil != null && state.now > command.validUntil) {
-    return refuse(
+    return fail(
+      state,
+      'edit_order',
+      command.accountId,
       refusal('timed_out', 'request reached the matching engine after validUntil', { field: 'validUntil' }),
     );
   }
-  for (const field of ['displayAmount', 'triggerPrice', 'triggerOffset', 'advanced'] as const) {
-    if (command[field] != null)
-      return refuse(refusal('invalid_arguments', `${field} is not supported yet`, { field }));
-  }
+  const field = unsupportedEditField(command);
+  if (field !== null)
+    return fail(
+      state,
+      'edit_order',
+      command.accountId,
+      refusal('invalid_arguments', `${field} is not supported yet`, { field }),
+    );
   const amount = command.amount ?? order.amount;
   if (!Number.isSafeInteger(amount) || amount <= order.filled) {
-    return refuse(
+    return fail(
+      state,
+      'edit_order',
+      command.accountId,
       refusal('invalid_amount', 'amount must exceed the filled amount', {
         field: 'amount',
         filledAmount: order.filled,
@@ -498,11 +515,14 @@ export function editOrder(state: VenueState, command: EditOrder): CommandResult 
   }
   let price = command.price ?? order.price;
   const priceError = checkPrice(state, instrument, order.side, price);
-  if (priceError !== null) return refuse(priceError);
+  if (priceError !== null) return fail(state, 'edit_order', command.accountId, priceError);
   const postOnly = command.postOnly ?? order.has(FLAG_POST_ONLY);
   const rejectPostOnly = command.rejectPostOnly ?? order.has(FLAG_REJECT_POST_ONLY);
   if (postOnly && order.timeInForce !== 'good_til_cancelled') {
-    return refuse(
+    return fail(
+      state,
+      'edit_order',
+      command.accountId,
       refusal('post_only_not_allowed', 'postOnly needs a good_til_cancelled order', { field: 'postOnly' }),
     );
   }
@@ -510,7 +530,7 @@ export function editOrder(state: VenueState, command: EditOrder): CommandResult 
     // The order rests on its own side, so the opposite touch is unaffected by it.
     const repriced = postOnlyPrice(instrument, order.side, price, rejectPostOnly);
     if (typeof repriced !== 'number') {
-      if (repriced.name !== 'post_only_reject') return refuse(repriced);
+      if (repriced.name !== 'post_only_reject') return fail(state, 'edit_order', command.accountId, repriced);
       order.set(FLAG_REPLACED, true);
       cancelResting(state, instrument, order, 'edit_post_only_reject');
       return { ok: true, events: state.events, order: order.toView(), trades: [] };
@@ -526,7 +546,10 @@ export function editOrder(state: VenueState, command: EditOrder): CommandResult 
     const pending = (order.side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells) - ownPending;
     const reducible = reducibleLots(position, order.side) - pending;
     if (reducible <= 0) {
-      return refuse(
+      return fail(
+        state,
+        'edit_order',
+        command.accountId,
         refusal('reduce_only_violation', 'reduce-only order would increase the position', {
           field: 'reduceOnly',
         }),
@@ -539,7 +562,10 @@ export function editOrder(state: VenueState, command: EditOrder): CommandResult 
     const own = order.reserveCurrency === reserve.currency ? order.reserved : 0;
     const available = availableFunds(state, account, reserve.currency) + own;
     if (reserve.amount > available) {
-      return refuse(
+      return fail(
+        state,
+        'edit_order',
+        command.accountId,
         refusal('not_enough_funds', 'not enough funds for the edited order', {
           field: 'amount',
           required: reserve.amount,

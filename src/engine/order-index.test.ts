@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { Order } from './order.ts';
+import { OrderIndex, trailingNumber } from './order-index.ts';
+
+function order(id: string, number: number): Order {
+  return new Order(
+    id,
+    number,
+    1,
+    0,
+    'BTC-PERPETUAL',
+    'BTC',
+    'buy',
+    'limit',
+    1,
+    1,
+    'good_til_cancelled',
+    0,
+    '',
+    null,
+    0,
+  );
+}
+
+describe('trailingNumber', () => {
+  test('reads the digits after the last dash', () => {
+    assert.equal(trailingNumber('BTC-42'), 42);
+    assert.equal(trailingNumber('BTC-SLTB-7'), 7);
+    assert.equal(trailingNumber('ETH-0'), 0);
+  });
+  test('refuses ids of another form', () => {
+    for (const id of ['', '42', 'BTC-', 'BTC42', 'BTC-4a', 'BTC-007', 'BTC-1234567890123456'])
+      assert.equal(trailingNumber(id), -1, id);
+  });
+});
+
+describe('OrderIndex', () => {
+  test('finds an order only by its exact id', () => {
+    const index = new OrderIndex();
+    const a = order('BTC-5', 5);
+    index.set(a.id, a);
+    assert.equal(index.get('BTC-5'), a);
+    assert.equal(index.get('ETH-5'), undefined);
+    assert.equal(index.get('BTC-05'), undefined);
+    assert.equal(index.delete('ETH-5'), false);
+    assert.equal(index.delete('BTC-5'), true);
+    assert.equal(index.get('BTC-5'), undefined);
+    assert.equal(index.size, 0);
+  });
+
+  test('ids not ending in the order number, and number clashes, still work', () => {
+    const index = new OrderIndex();
+    const odd = order('OCO-x', 9);
+    const first = order('BTC-9', 9);
+    const clash = order('ETH-9', 9);
+    index.set(odd.id, odd);
+    index.set(first.id, first);
+    index.set(clash.id, clash);
+    assert.equal(index.get('OCO-x'), odd);
+    assert.equal(index.get('BTC-9'), first);
+    assert.equal(index.get('ETH-9'), clash);
+    assert.equal(index.size, 3);
+    assert.equal(index.delete('BTC-9'), true);
+    assert.equal(index.get('ETH-9'), clash);
+    assert.deepEqual([...index.values()].map((o) => o.id).sort(), ['ETH-9', 'OCO-x']);
+  });
+
+  test('behaves like a Map<string, Order> on random operations', () => {
+    const ids = fc.constantFrom('BTC-1', 'BTC-2', 'ETH-1', 'BTC-T-2', 'X', 'BTC-01', 'ETH-3');
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('set', 'delete', 'get'), ids, fc.integer({ min: 0, max: 3 })), {
+          maxLength: 60,
+        }),
+        (ops) => {
+          const index = new OrderIndex();
+          const model = new Map<string, Order>();
+          for (const [op, id, number] of ops) {
+            if (op === 'set') {
+              const o = order(id, number);
+              index.set(id, o);
+              model.set(id, o);
+            } else if (op === 'delete') assert.equal(index.delete(id), model.delete(id));
+            else assert.equal(index.get(id), model.get(id));
+            assert.equal(index.size, model.size);
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
