@@ -181,6 +181,15 @@ export interface AccountEvent {
   readonly accountId: number;
   readonly change: 'created' | 'settings';
 }
+/** MMP fired for an account and index (Deribit `user.mmp_trigger.{index_name}`). */
+export interface MmpTriggerEvent {
+  readonly type: 'mmp_trigger';
+  readonly accountId: number;
+  readonly indexName: string;
+  /** ms until which new MMP orders are refused; 0 = until reset_mmp. */
+  readonly frozenUntil: number;
+}
+
 export interface InstrumentEvent {
   readonly type: 'instrument';
   readonly instrumentName: string;
@@ -202,6 +211,7 @@ export type CoreEvent =
   | BalanceEvent
   | AccountEvent
   | InstrumentEvent
+  | MmpTriggerEvent
   | RejectionEvent;
 
 export interface CoreError {

@@ -27,7 +27,11 @@ describe('market maker protection', () => {
     h.ok(h.orderCommand(2, 'buy', 25, 100_000));
     assert.equal(h.get(b.orderId).orderState, 'open');
     h.ts += 1000;
-    h.ok(h.orderCommand(2, 'buy', 1, 100_000));
+    const breach = h.ok(h.orderCommand(2, 'buy', 1, 100_000));
+    assert.deepEqual(
+      breach.events.filter((e) => e.type === 'mmp_trigger'),
+      [{ type: 'mmp_trigger', accountId: 1, indexName: 'btc_usd', frozenUntil: h.ts + 5000 }],
+    );
     for (const id of [a.orderId, b.orderId]) {
       const view = h.get(id);
       assert.equal(view.orderState, 'cancelled');
@@ -35,6 +39,8 @@ describe('market maker protection', () => {
       assert.equal(view.mmpCancelled, true);
     }
     assert.equal(h.get(plain.orderId).orderState, 'open');
+    const fired = h.venue.execute({ type: 'timer', seq: ++h.seq, ts: h.ts });
+    assert.deepEqual(fired.events, []);
     assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 101_000, { mmp: true }))), 'mmp_trigger');
     assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 101_000))), null);
     const [status] = h.venue.mmpConfig(1, 'btc_usd');

@@ -206,6 +206,12 @@ export function reactMmp(state: VenueState, events: readonly CoreEvent[], from: 
 function trigger(state: VenueState, group: MmpGroup, currency: string): void {
   group.frozenUntil = group.config.frozenTime === 0 ? 0 : state.now + group.config.frozenTime * 1000;
   group.window = [];
+  state.events.push({
+    type: 'mmp_trigger',
+    accountId: group.accountId,
+    indexName: group.config.indexName,
+    frozenUntil: group.frozenUntil,
+  });
   const account = state.accounts.get(group.accountId)!;
   const victims: Order[] = [];
   for (const order of account.openOrders) {

@@ -147,6 +147,7 @@ export function coreProjection(kindOf: KindOf = defaultKindOf): Projection<CoreE
           case 'balance':
           case 'account':
           case 'instrument':
+          case 'mmp_trigger':
           case 'rejection':
             break;
           default: {
