@@ -25,6 +25,7 @@ import type { RfqDesk } from '../rfq/desk.ts';
 import type { JournalEntry } from '../store/journal.ts';
 import { openStores } from '../store/open-stores.ts';
 import type { ReadStore } from '../store/read/read-store.ts';
+import { subMachineProjections } from '../store/read/sub-projections.ts';
 import { type RecoveryReport, recover } from '../store/recovery.ts';
 import { DEFAULT_SNAPSHOT_POLICY, type SnapshotPolicy, Snapshotter } from '../store/snapshotter.ts';
 import { type Clock, SystemClock } from './clock.ts';
@@ -49,6 +50,8 @@ export interface RunningService {
   readonly gateway: Gateway;
   readonly market: MarketLoop;
   readonly recovery: RecoveryReport;
+  /** History and projections (orders, trades, positions, portfolios, RFQs). */
+  readonly readStore: ReadStore;
   /** Demo credentials written on this (first) start, else null. */
   readonly demoCredentials: DemoCredential[] | null;
   readonly address: { readonly host: string; readonly port: number };
@@ -62,6 +65,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const storage = await openStores<MachineCommand>({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
+    projections: subMachineProjections(),
     onReadStoreError: (error) => log.error({ err: error }, 'read store'),
   });
   const readStore = storage.readStore;
@@ -111,7 +115,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     onError: (error) => log.error({ err: error }, 'snapshot failed'),
   });
   core.onCommitted((batch) => {
-    readStore.push({ seq: batch.seq, ts: batch.ts, events: batch.events });
+    readStore.push({ seq: batch.seq, ts: batch.ts, events: batch.events, subEvents: batch.subEvents });
     snapshotter.onCommitted(batch.ts);
   });
 
@@ -177,7 +181,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     })();
     return closing;
   };
-  return { core, gateway, market, recovery: report, demoCredentials, address, close };
+  return { core, gateway, market, recovery: report, readStore, demoCredentials, address, close };
 }
 
 /** Block RFQ methods and channels, portfolio routes and channels, over the live sub-machines. */
@@ -221,7 +225,12 @@ class RecoveredCore {
 
   apply(entry: JournalEntry<MachineCommand>): void {
     const result = this.machine.execute({ ...entry.command, seq: entry.seq, ts: entry.ts } as MachineCommand);
-    this.readStore.push({ seq: entry.seq, ts: entry.ts, events: result.engineEvents });
+    this.readStore.push({
+      seq: entry.seq,
+      ts: entry.ts,
+      events: result.engineEvents,
+      subEvents: result.subEvents,
+    });
   }
 
   stateHash(): string {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { METHOD_NAMES } from '../../sdk/types.ts';
 import type { WsClient } from '../../sdk/ws-client.ts';
+import { portfolioHistory } from '../../src/store/read/portfolio-queries.ts';
 import { startTestService, type TestService } from '../support/service-harness.ts';
 
 const PERPETUAL = 'BTC-PERPETUAL';
@@ -109,6 +110,40 @@ describe('the assembled service', () => {
     });
     assert.equal(resting.order.orderState, 'open');
     await waitFor(() => pushed.length >= 4, 'order pushes');
+  });
+
+  test('a COMMON portfolio submitted over the flat route fills and is projected into the read store', async () => {
+    const client = running.http(0);
+    const accountId = running.credentials[0]!.accountIds[0]!;
+    const submitted = await client.flat<{ portfolioId: number }>(
+      'POST',
+      '/tt/core-broker/openapi/portfolios/submit',
+      {
+        accountId,
+        portfolioType: 'COMMON',
+        legs: [
+          {
+            instrument: PERPETUAL,
+            instrumentType: 'PERPETUAL',
+            side: 1,
+            quantity: '50',
+            priceOptions: { priceType: 'MARKET' },
+          },
+        ],
+      },
+    );
+    assert.ok(submitted.portfolioId > 0);
+    const info = await client.flat<{ portfolioStatus: string; legs: { filledQuantity: string }[] }>(
+      'GET',
+      `/tt/core-broker/openapi/portfolios/info?portfolioId=${submitted.portfolioId}`,
+    );
+    assert.equal(info.portfolioStatus, 'COMPLETED');
+    assert.equal(info.legs[0]?.filledQuantity, '50');
+    await running.service.readStore.flush();
+    const history = await portfolioHistory(running.service.readStore, { accountId });
+    const row = history.portfolios.find((portfolio) => portfolio.portfolioId === submitted.portfolioId);
+    assert.equal(row?.status, 'COMPLETED');
+    assert.equal(row?.portfolioType, 'COMMON');
   });
 
   test('a graceful restart rebuilds the same state and keeps every acknowledged order', async () => {
