@@ -17,7 +17,7 @@ const config = loadConfig({
     host: '127.0.0.1',
     dataDir,
     simulator: process.env.BENCH_SIMULATOR === 'on',
-    logLevel: 'warn',
+    logLevel: (process.env.LOG_LEVEL as 'warn' | undefined) ?? 'warn',
     rateLimits: { enabled: false },
   },
 });

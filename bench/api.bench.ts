@@ -250,8 +250,11 @@ async function main(): Promise<void> {
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
+  // The server's announcement: the first stdout line with its dataDir (log lines may come first).
   const firstLine = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line.includes('"dataDir"')) resolve(line);
+    });
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
   const { port, dataDir, journal } = JSON.parse(firstLine) as {

@@ -64,6 +64,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const now = () => commands.now();
   const fastify = Fastify({
     logger: { level: config.logLevel },
+    // Fastify logs two info lines per request; at the default level that was a synchronous
+    // stdout write per line on the hot path. Request logging is kept for debug and trace.
+    disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
     bodyLimit: config.http.bodyLimitBytes,
     forceCloseConnections: 'idle',
   });

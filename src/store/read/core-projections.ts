@@ -15,7 +15,18 @@ import type { CommittedEvents, Projection, RowSink, TableSpec } from './projecti
 /** The instrument kind used by history `kind` filters; null when unknown. */
 export type KindOf = (instrumentName: string) => string | null;
 
-export const defaultKindOf: KindOf = (name) => parseInstrumentName(name)?.kind ?? null;
+/** Instrument names are few and parsing one is not free: kinds are remembered (bounded). */
+const kindByName = new Map<string, string | null>();
+
+export const defaultKindOf: KindOf = (name) => {
+  let kind = kindByName.get(name);
+  if (kind === undefined) {
+    kind = parseInstrumentName(name)?.kind ?? null;
+    if (kindByName.size >= 100_000) kindByName.clear();
+    kindByName.set(name, kind);
+  }
+  return kind;
+};
 
 export const ORDERS_TABLE: TableSpec = {
   name: 'orders',
