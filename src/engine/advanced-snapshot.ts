@@ -85,11 +85,27 @@ export function restoreAdvanced(
 export function validateAdvanced(state: VenueState): void {
   const a = state.advanced;
   let listed = 0;
-  for (const [instrumentId, list] of a.byInstrument) {
-    for (const order of list) {
-      listed++;
-      if (order.instrumentId !== instrumentId || a.untriggered.get(order.id) !== order)
-        throw new Error(`trigger book lists ${order.id} wrongly`);
+  for (const [instrumentId, books] of a.byInstrument) {
+    for (const [kind, book] of books) {
+      const lists = [book.up, book.down, book.trailing];
+      lists.forEach((list, which) => {
+        list.forEach((order, i) => {
+          listed++;
+          if (
+            order.instrumentId !== instrumentId ||
+            order.extras!.trigger !== kind ||
+            a.untriggered.get(order.id) !== order
+          )
+            throw new Error(`trigger book lists ${order.id} wrongly`);
+          const prev = list[i - 1];
+          if (which < 2 && prev !== undefined) {
+            const p = prev.extras!.triggerPrice!;
+            const q = order.extras!.triggerPrice!;
+            const sorted = p === q ? prev.number < order.number : which === 0 ? p < q : p > q;
+            if (!sorted) throw new Error(`trigger book out of order at ${order.id}`);
+          }
+        });
+      });
     }
   }
   if (listed !== a.untriggered.size) throw new Error('trigger book index drifted');

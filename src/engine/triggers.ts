@@ -285,72 +285,76 @@ export function cancelUntriggered(
   state.events.push({ type: 'order', order: order.toView() });
 }
 
-function fires(order: Order, price: number): boolean {
+/** A trailing stop against `price`: fires, or follows the peak (sell) / trough (buy). */
+function trail(order: Order, price: number): boolean {
   const x = order.extras!;
-  const trigger = x.triggerPrice!;
-  const buy = order.side === 'buy';
-  switch (order.orderType) {
-    case 'stop_limit':
-    case 'stop_market':
-      return buy ? price >= trigger : price <= trigger;
-    case 'take_limit':
-    case 'take_market':
-      return buy ? price <= trigger : price >= trigger;
-    case 'trailing_stop': {
-      const offset = x.triggerOffset!;
-      if (buy ? price >= trigger : price <= trigger) return true;
-      // Follow the peak (sell) / trough (buy).
-      if (!buy && price - offset > trigger) x.triggerPrice = price - offset;
-      if (buy && price + offset < trigger) x.triggerPrice = price + offset;
-      return false;
-    }
-    default:
-      return false;
+  const stop = x.triggerPrice!;
+  const offset = x.triggerOffset!;
+  if (order.side === 'buy') {
+    if (price >= stop) return true;
+    if (price + offset < stop) x.triggerPrice = price + offset;
+  } else {
+    if (price <= stop) return true;
+    if (price - offset > stop) x.triggerPrice = price - offset;
   }
+  return false;
 }
+
+const ALL_KINDS: readonly TriggerKind[] = ['index_price', 'mark_price', 'last_price'];
+const LAST_ONLY: readonly TriggerKind[] = ['last_price'];
 
 /**
  * Evaluates the trigger book against current prices and activates what fires, until stable.
  * Also cancels untriggered good_til_day orders whose session ended. Returns true if anything changed.
+ * Work per call: the due prefixes of the books whose price source moved, plus trailing stops.
  */
 export function evaluateTriggers(state: VenueState): boolean {
   const advanced = state.advanced;
   let changed = false;
+  if (state.now >= advanced.nextExpiryAt) {
+    const expired = [...advanced.untriggered.values()].filter(
+      (o) => o.expiresAt !== 0 && o.expiresAt <= state.now,
+    );
+    expired.sort((a, b) => a.number - b.number);
+    for (const order of expired) cancelUntriggered(state, order, 'good_til_day');
+    advanced.nextExpiry();
+    changed = expired.length > 0;
+  }
   for (let pass = 0; pass < 1000 && advanced.untriggered.size > 0; pass++) {
     const epochMoved = advanced.seenEpoch !== state.priceEpoch;
     advanced.seenEpoch = state.priceEpoch;
     const due: Order[] = [];
-    const expired: Order[] = [];
     const trailed: Order[] = [];
-    for (const [instrumentId, list] of advanced.byInstrument) {
+    for (const [instrumentId, books] of advanced.byInstrument) {
       const instrument = state.instrumentList[instrumentId]!;
-      const seq = advanced.seenTradeSeq.get(instrumentId);
-      const traded = seq !== instrument.tradeSeq;
-      if (!epochMoved && !traded) {
-        for (const order of list)
-          if (order.expiresAt !== 0 && order.expiresAt <= state.now) expired.push(order);
-        continue;
-      }
+      const traded = advanced.seenTradeSeq.get(instrumentId) !== instrument.tradeSeq;
+      if (!epochMoved && !traded) continue;
       advanced.seenTradeSeq.set(instrumentId, instrument.tradeSeq);
-      for (const order of list) {
-        if (order.expiresAt !== 0 && order.expiresAt <= state.now) {
-          expired.push(order);
-          continue;
-        }
-        const x = order.extras!;
-        const price = triggerSourcePrice(state, instrument, x.trigger!);
+      const kinds = epochMoved ? ALL_KINDS : LAST_ONLY;
+      for (const kind of kinds) {
+        const book = books.get(kind);
+        if (book === undefined) continue;
+        const price = triggerSourcePrice(state, instrument, kind);
         if (price === null) continue;
-        const stopBefore = x.triggerPrice;
-        if (fires(order, price)) due.push(order);
-        else if (x.triggerPrice !== stopBefore) trailed.push(order);
+        for (const order of book.up) {
+          if (order.extras!.triggerPrice! > price) break;
+          due.push(order);
+        }
+        for (const order of book.down) {
+          if (order.extras!.triggerPrice! < price) break;
+          due.push(order);
+        }
+        for (const order of book.trailing) {
+          const stopBefore = order.extras!.triggerPrice;
+          if (trail(order, price)) due.push(order);
+          else if (order.extras!.triggerPrice !== stopBefore) trailed.push(order);
+        }
       }
     }
-    expired.sort((a, b) => a.number - b.number);
-    for (const order of expired) cancelUntriggered(state, order, 'good_til_day');
     // A trailing stop that moved publishes its new triggerPrice (views are snapshots).
     trailed.sort((a, b) => a.number - b.number);
     for (const order of trailed) state.events.push({ type: 'order', order: order.toView() });
-    if (due.length === 0) return changed || expired.length > 0 || trailed.length > 0;
+    if (due.length === 0) return changed || trailed.length > 0;
     changed = true;
     due.sort((a, b) => a.number - b.number);
     for (const order of due) if (order.state === 'untriggered') activate(state, order);
@@ -484,6 +488,8 @@ export function editUntriggered(state: VenueState, order: Order, command: EditOr
     const error = validateTrigger(state, instrument, merged);
     if (error !== null) return refuse(error);
   }
+  const listed = state.advanced.untriggered.has(order.id);
+  if (listed) state.advanced.removeUntriggered(order);
   order.amount = amount;
   if (merged.price !== null) order.price = merged.price;
   if (order.orderType === 'trailing_stop' && command.triggerOffset != null && x.trigger !== null) {
@@ -497,6 +503,7 @@ export function editUntriggered(state: VenueState, order: Order, command: EditOr
   if (command.reduceOnly !== undefined) order.set(FLAG_REDUCE_ONLY, command.reduceOnly);
   order.set(FLAG_REPLACED, true);
   order.lastUpdatedAt = state.now;
+  if (listed) state.advanced.addUntriggered(order);
   state.advanced.seenEpoch = -1;
   const view = order.toView();
   state.events.push({ type: 'order', order: view });
