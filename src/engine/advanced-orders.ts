@@ -6,12 +6,9 @@
  *   (iceberg.ts), MMP freezes (mmp.ts), `market_limit`, and `advanced` usd/implv options orders.
  * - `market_limit`: a limit order at the best opposite price at arrival (it takes that level
  *   and rests the rest there); orderType `limit`, originalOrderType `market_limit`; refused
- *   with `not_enough_liquidity`-like `invalid_arguments` when the opposite side is empty.
- * - Advanced options orders: `advancedValue` is USD (usd, inverse options only) or IV percent
- *   (implv); the price is the nearest tick of usd / index, or Black-76 with the index as the
- *   forward. After every index move the order is re-priced and edited in place when its tick
- *   changes (`replaced`, `autoReplaced`); an edit refused by the band or funds leaves it as it
- *   is. They are cancelled (`settlement`) 15 minutes before expiry.
+ *   with `invalid_arguments` when the opposite side is empty.
+ * - Advanced options orders: `advancedValue` is USD (usd) or IV percent (implv), priced and
+ *   re-priced by advanced-pricing.ts; a plain edit turns them into plain orders.
  * - `afterCommand` runs after every command while anything advanced exists: MMP counts new
  *   fills, linked groups react to new order events, the trigger book is evaluated, advanced
  *   orders re-priced; repeated until a round adds no events. Deterministic: inputs are the
@@ -19,14 +16,12 @@
  */
 import type { CancelAll, CancelOrder, CoreCommand, EditOrder, PlaceOrder } from '../core/commands.ts';
 import type { CommandResult, CoreError } from '../core/events.ts';
-import type { AdvancedKind } from '../core/types.ts';
-import { black76Price, yearsBetween } from '../market/black76.ts';
+import { advancedTicks, repriceAdvanced } from './advanced-pricing.ts';
 import { makeIceberg, validateIceberg } from './iceberg.ts';
 import { placeLinked, reactLinked, validateLinked } from './linked-orders.ts';
-import { cancelResting } from './matching.ts';
 import { mmpRefusal, reactMmp } from './mmp.ts';
-import type { Order } from './order.ts';
-import { type InstrumentState, refusal, type VenueState } from './state.ts';
+import { FLAG_HIDDEN, FLAG_ICEBERG, type Order } from './order.ts';
+import { refusal, type VenueState } from './state.ts';
 import { editOrder, placeOrder } from './trading.ts';
 import {
   cancelUntriggered,
@@ -36,8 +31,6 @@ import {
   placeTriggerOrder,
   TRIGGER_TYPES,
 } from './triggers.ts';
-
-export const ADVANCED_EXPIRY_CUTOFF_MS = 15 * 60 * 1000;
 
 /** True when a place command needs anything beyond a plain limit/market order. */
 export function isAdvancedPlace(command: PlaceOrder): boolean {
@@ -132,49 +125,6 @@ function placeMarketLimit(state: VenueState, command: PlaceOrder): CommandResult
   const order = state.orders.get(result.order.orderId)!;
   extrasOf(order).originalOrderType = 'market_limit';
   return refreshView(state, result, order);
-}
-
-/** Ticks for an advanced option price, or an error. */
-export function advancedTicks(
-  state: VenueState,
-  instrument: InstrumentState,
-  kind: AdvancedKind,
-  value: number,
-): number | CoreError {
-  const spec = instrument.instrument.spec;
-  if (spec.kind !== 'option')
-    return refusal('no_adv_for_futures', 'advanced orders are for options only', { field: 'advanced' });
-  if (!Number.isFinite(value) || value <= 0)
-    return refusal('invalid_price', 'advanced price must be a positive number', { field: 'price' });
-  if (kind === 'usd' && spec.marginKind === 'linear')
-    return refusal('invalid_args_for_instrument', 'advanced=usd is not available for linear options', {
-      field: 'advanced',
-    });
-  const index = state.indexPrice(instrument.instrument.currency);
-  if (index === null || index <= 0) return refusal('invalid_price', 'no index price yet', { field: 'price' });
-  const expiry = spec.expiration ?? 0;
-  if (expiry - state.now < ADVANCED_EXPIRY_CUTOFF_MS)
-    return refusal('outdated_instrument_for_iv_order', 'advanced orders close 15 minutes before expiry', {
-      field: 'advanced',
-    });
-  let quote: number;
-  if (kind === 'usd') quote = value / index;
-  else {
-    const usd = black76Price({
-      optionType: spec.optionType!,
-      forward: index,
-      strike: Number(spec.strike),
-      timeToExpiry: yearsBetween(state.now, expiry),
-      volatility: value / 100,
-    });
-    quote = spec.marginKind === 'inverse' ? usd / index : usd;
-  }
-  const grid = instrument.instrument.priceGrid;
-  let ticks = Math.max(1, grid.fromNumber(quote));
-  const step = instrument.instrument.tickAt(ticks);
-  if (step !== 1) ticks = Math.max(step, Math.round(ticks / step) * step);
-  while (!instrument.instrument.isOnTick(ticks)) ticks++;
-  return ticks;
 }
 
 function placeAdvancedOption(state: VenueState, command: PlaceOrder): CommandResult {
@@ -295,7 +245,7 @@ export function editSpecial(state: VenueState, command: EditOrder): CommandResul
     x.advancedValue = null;
     state.advanced.advancedValues.delete(order.id);
   }
-  if (x !== null && x.displayAmount !== null && (order.flags & 16384) !== 0) {
+  if (x !== null && x.displayAmount !== null && (order.flags & FLAG_ICEBERG) !== 0) {
     const display = command.displayAmount ?? x.refreshAmount!;
     const amount = command.amount ?? order.amount;
     const error = validateIceberg(
@@ -309,7 +259,7 @@ export function editSpecial(state: VenueState, command: EditOrder): CommandResul
     // Re-enter as new (priority lost): a plain order edit, then the display again.
     const level = order.level!;
     level.remove(order);
-    order.flags &= ~16384;
+    order.flags &= ~FLAG_ICEBERG;
     x.displayAmount = null;
     x.refreshAmount = null;
     level.append(order);
@@ -324,7 +274,7 @@ export function editSpecial(state: VenueState, command: EditOrder): CommandResul
       amount,
       order.orderType,
       order.timeInForce,
-      order.has(128),
+      order.has(FLAG_HIDDEN),
     );
     if (error !== null) return fail(state, command.accountId, error, 'edit_order');
     const result = editOrder(state, { ...command, displayAmount: null });
@@ -379,44 +329,4 @@ function cancelWaitingOn(state: VenueState, instrumentName: string): void {
   const waiting = waitingOrders(state).filter((o) => o.instrumentName === instrumentName);
   waiting.sort((a, b) => a.number - b.number);
   for (const order of waiting) cancelUntriggered(state, order, 'settlement');
-}
-
-function repriceAdvanced(state: VenueState): void {
-  const values = state.advanced.advancedValues;
-  const ids = [...values.keys()];
-  for (const id of ids) {
-    const order = state.orders.get(id);
-    const x = order?.extras;
-    if (
-      order === undefined ||
-      order.state !== 'open' ||
-      order.level === null ||
-      x == null ||
-      x.advanced === null
-    ) {
-      values.delete(id);
-      continue;
-    }
-    const instrument = state.instrumentList[order.instrumentId]!;
-    const expiry = instrument.instrument.spec.expiration ?? 0;
-    if (expiry - state.now < ADVANCED_EXPIRY_CUTOFF_MS) {
-      values.delete(id);
-      cancelResting(state, instrument, order, 'settlement');
-      continue;
-    }
-    const ticks = advancedTicks(state, instrument, x.advanced, values.get(id)!);
-    if (typeof ticks !== 'number' || ticks === order.price) continue;
-    const mark = state.events.length;
-    const result = editOrder(state, {
-      type: 'edit_order',
-      seq: 0,
-      ts: state.now,
-      accountId: order.accountId,
-      orderId: order.id,
-      price: ticks,
-      autoReplaced: true,
-    });
-    if (!result.ok) state.events.length = mark;
-    else if (order.state !== 'open') values.delete(id);
-  }
 }

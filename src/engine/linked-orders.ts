@@ -22,6 +22,7 @@
 import type { OtocoOrderConfig, PlaceOrder } from '../core/commands.ts';
 import type { CommandResult, CoreError, CoreEvent } from '../core/events.ts';
 import type { LinkedOrderType, TriggerFillCondition } from '../core/types.ts';
+import { activate } from './activation.ts';
 import { cancelResting } from './matching.ts';
 import {
   FLAG_API,
@@ -36,7 +37,6 @@ import {
 import { isClosedState } from './order-state.ts';
 import { refusal, type VenueState } from './state.ts';
 import {
-  activate,
   cancelUntriggered,
   emptyExtras,
   extrasOf,

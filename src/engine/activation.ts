@@ -1,0 +1,116 @@
+/**
+ * Activation: a waiting order (a trigger order that fired, or a released linked secondary)
+ * enters the market as a new arrival.
+ *
+ * Invariants:
+ * - The order keeps its id; it goes untriggered → open (`trigger`), then trades and rests like a
+ *   new order: limit types at `price` with their time in force (post-only re-priced just inside
+ *   the spread, or rejected with rejectPostOnly), market types up to the band with the rest
+ *   cancelled (`immediate_or_cancel`).
+ * - Funds and reduce-only are checked at this moment; failing them rejects the order
+ *   (state `rejected`), as does an expired instrument. Its event is emitted last.
+ */
+import type { TradeView } from '../core/events.ts';
+import type { OrderType } from '../core/types.ts';
+import { closeOrder, match, reducibleLots, rest } from './matching.ts';
+import { FLAG_POST_ONLY, FLAG_REDUCE_ONLY, FLAG_REJECT_POST_ONLY, type Order } from './order.ts';
+import { transition } from './order-state.ts';
+import { availableFunds, orderReserve, priceBand } from './risk.ts';
+import type { VenueState } from './state.ts';
+import { sessionEnd } from './trading.ts';
+
+/** Types that trade as market orders once triggered (price shown as `market_price`). */
+export function isMarketLike(type: OrderType): boolean {
+  return type === 'market' || type === 'stop_market' || type === 'take_market' || type === 'trailing_stop';
+}
+
+/**
+ * Sends a waiting order (untriggered, or a released linked secondary) to the book as a new
+ * arrival: funds/reduce-only checked, matched, remainder rested or cancelled. Emits its event.
+ */
+export function activate(state: VenueState, order: Order, trades: TradeView[] = []): void {
+  state.advanced.removeUntriggered(order);
+  const instrument = state.instrumentList[order.instrumentId]!;
+  const account = state.accounts.get(order.accountId)!;
+  const x = order.extras;
+  if (x !== null && x.trigger !== null) {
+    x.triggered = true;
+    x.triggerOrderId = order.id;
+  }
+  order.lastUpdatedAt = state.now;
+  const reject = () => {
+    closeOrder(state, order, 'reject', null);
+    state.events.push({ type: 'order', order: order.toView() });
+  };
+  if (instrument.status !== 'open') {
+    reject();
+    return;
+  }
+  if (order.has(FLAG_REDUCE_ONLY)) {
+    const position = instrument.position(account);
+    const pending = order.side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells;
+    const reducible = reducibleLots(position, order.side) - pending;
+    if (reducible <= 0) {
+      reject();
+      return;
+    }
+    if (order.amount - order.filled > reducible) order.amount = order.filled + reducible;
+  }
+  const market = isMarketLike(order.orderType);
+  const band = priceBand(state, instrument);
+  const buying = order.side === 'buy';
+  if (!market && order.has(FLAG_POST_ONLY)) {
+    // Post-only (linked secondaries): rest just inside the spread, or reject when asked to.
+    const touch = buying ? instrument.book.bestAsk() : instrument.book.bestBid();
+    if (touch !== null && (buying ? order.price >= touch : order.price <= touch)) {
+      if (order.has(FLAG_REJECT_POST_ONLY)) {
+        reject();
+        return;
+      }
+      const tool = instrument.instrument;
+      let repriced = buying ? touch - tool.tickAt(touch) : touch + tool.tickAt(touch);
+      while (!tool.isOnTick(repriced)) repriced += buying ? -1 : 1;
+      if (repriced <= 0) {
+        reject();
+        return;
+      }
+      order.price = repriced;
+    }
+  }
+  const limit = !market
+    ? order.price
+    : buying
+      ? (band?.max ?? Number.POSITIVE_INFINITY)
+      : (band?.min ?? Number.NEGATIVE_INFINITY);
+  const checkPrice = Number.isFinite(limit)
+    ? limit
+    : ((buying ? instrument.book.bestAsk() : instrument.book.bestBid()) ?? 0);
+  const lots = order.amount - order.filled;
+  const reserve = orderReserve(state, instrument, account, order.side, lots, checkPrice);
+  if (reserve.amount > 0 && reserve.amount > availableFunds(state, account, reserve.currency)) {
+    reject();
+    return;
+  }
+  order.state = transition(order.state, 'trigger');
+  const stopped = match(state, instrument, order, account, limit, trades);
+  const rests =
+    !market && (order.timeInForce === 'good_til_cancelled' || order.timeInForce === 'good_til_day');
+  if (order.state === 'filled') state.retire(order);
+  else if (stopped) closeOrder(state, order, 'cancel', 'self_trade_prevention');
+  else if (!rests) closeOrder(state, order, 'cancel', 'immediate_or_cancel');
+  else {
+    const hold = orderReserve(
+      state,
+      instrument,
+      account,
+      order.side,
+      order.amount - order.filled,
+      order.price,
+    );
+    order.reserved = hold.amount;
+    order.reserveCurrency = hold.currency;
+    order.expiresAt = order.timeInForce === 'good_til_day' ? sessionEnd(order.createdAt) : 0;
+    rest(state, instrument, account, order);
+  }
+  state.events.push({ type: 'order', order: order.toView() });
+}
