@@ -4,11 +4,8 @@
  * complete_fill or incremental.
  *
  * Invariants:
- * - OCO: the primary and its otocoConfig orders are live at once and share `ocoRef`. When a
- *   member fills (first_hit: any fill; complete_fill: a complete fill) every other open member is
- *   cancelled (`oco_other_closed`); incremental: each fill of a member cancels the same share of
- *   every other member (cumulative, rounded down to the lot). A member closing for any other
- *   reason (user cancel, expiry…) cancels the others too.
+ * - OCO: the primary and its otocoConfig orders are live at once and share `ocoRef`; what a
+ *   member's fill or closing does to the others is in oco.ts.
  * - OTO/OTOCO: the secondaries wait as `untriggered` templates with `primaryOrderId` (not in
  *   any book, reserving nothing); the primary's `otoOrderIds` names them. first_hit: the first
  *   fill releases them in full; complete_fill: the complete fill does; incremental: after each
@@ -23,10 +20,9 @@ import type { OtocoOrderConfig, PlaceOrder } from '../core/commands.ts';
 import type { CommandResult, CoreError, CoreEvent } from '../core/events.ts';
 import type { LinkedOrderType, TriggerFillCondition } from '../core/types.ts';
 import { activate } from './activation.ts';
-import { cancelResting } from './matching.ts';
+import { dropIfDone, join, reactMember } from './oco.ts';
 import {
   FLAG_API,
-  FLAG_ICEBERG,
   FLAG_MOBILE,
   FLAG_POST_ONLY,
   FLAG_REDUCE_ONLY,
@@ -225,14 +221,6 @@ function withView(state: VenueState, result: CommandResult, order: Order): Comma
   return { ...result, order: view };
 }
 
-function join(state: VenueState, group: LinkGroup, order: Order): void {
-  group.members.push(order.id);
-  group.joined[order.id] = order.amount;
-  group.seenFilled[order.id] = order.filled;
-  extrasOf(order).ocoRef = group.id;
-  state.advanced.linkOf.set(order.id, group);
-}
-
 function newTemplate(state: VenueState, primary: Order, command: PlaceOrder, c: OtocoOrderConfig): Order {
   const number = ++state.orderNumber;
   const currency = primary.currency;
@@ -401,108 +389,4 @@ function enter(state: VenueState, order: Order): void {
     return;
   }
   activate(state, order);
-}
-
-function reactMember(state: VenueState, group: LinkGroup, member: Order): void {
-  const filled = member.filled;
-  const seenBefore = group.seenFilled[member.id] ?? 0;
-  group.seenFilled[member.id] = filled;
-  const closed = isClosedState(member.state);
-  const others = group.members.filter((id) => id !== member.id);
-  let cancelOthers = closed;
-  if (filled > seenBefore) {
-    if (group.condition === 'first_hit') cancelOthers = true;
-    else if (group.condition === 'complete_fill') cancelOthers ||= filled === member.amount;
-    else {
-      for (const id of others) {
-        const other = state.orders.get(id);
-        if (other === undefined || isClosedState(other.state)) continue;
-        const key = `${member.id}>${id}`;
-        const due = Math.floor((filled * group.joined[id]!) / group.joined[member.id]!);
-        const cut = due - (group.cut[key] ?? 0);
-        if (cut <= 0) continue;
-        group.cut[key] = due;
-        shrink(state, other, cut);
-      }
-    }
-  }
-  if (cancelOthers) {
-    // The group is over: nobody stays linked to it, the member that hit included.
-    state.advanced.linkOf.delete(member.id);
-    for (const id of others) {
-      const other = state.orders.get(id);
-      if (other !== undefined) closeMember(state, other);
-      state.advanced.linkOf.delete(id);
-    }
-    group.members.length = 0;
-  }
-  if (closed) {
-    const at = group.members.indexOf(member.id);
-    if (at >= 0) group.members.splice(at, 1);
-    state.advanced.linkOf.delete(member.id);
-  }
-  dropIfDone(state, group);
-}
-
-function closeMember(state: VenueState, order: Order): void {
-  if (order.state === 'untriggered') {
-    if (state.advanced.untriggered.has(order.id)) cancelUntriggered(state, order, 'oco_other_closed');
-  } else if (order.state === 'open' && order.level !== null) {
-    cancelResting(state, state.instrumentList[order.instrumentId]!, order, 'oco_other_closed');
-  }
-}
-
-/** Cancels `lots` of an OCO member's open remainder (the whole order if nothing would remain). */
-function shrink(state: VenueState, order: Order, lots: number): void {
-  const remaining = order.amount - order.filled;
-  if (lots >= remaining) {
-    closeMember(state, order);
-    return;
-  }
-  if (order.state === 'untriggered') {
-    order.amount -= lots;
-    order.lastUpdatedAt = state.now;
-    state.events.push({ type: 'order', order: order.toView() });
-    return;
-  }
-  const level = order.level;
-  if (level === null) return;
-  const instrument = state.instrumentList[order.instrumentId]!;
-  const account = state.accounts.get(order.accountId)!;
-  const position = instrument.position(account);
-  const iceberg = (order.flags & FLAG_ICEBERG) !== 0;
-  // An iceberg's visible share is its display: take it out and put it back (priority lost).
-  if (iceberg) level.remove(order);
-  else level.reduce(order, lots);
-  if (order.side === 'buy') position.openBuys -= lots;
-  else position.openSells -= lots;
-  if ((order.flags & FLAG_REDUCE_ONLY) !== 0) {
-    if (order.side === 'buy') position.reduceOnlyBuys -= lots;
-    else position.reduceOnlySells -= lots;
-  }
-  if (order.reserved !== 0) {
-    const released = Math.floor((order.reserved * lots) / remaining);
-    order.reserved -= released;
-    account.ledger(order.reserveCurrency).reserved -= released;
-  }
-  order.amount -= lots;
-  if (iceberg) {
-    const x = order.extras!;
-    x.displayAmount = Math.min(x.displayAmount!, order.amount - order.filled);
-    level.append(order);
-  }
-  order.lastUpdatedAt = state.now;
-  state.events.push({ type: 'order', order: order.toView() });
-}
-
-function dropIfDone(state: VenueState, group: LinkGroup): void {
-  const primaryLive = group.primaryId !== null && state.advanced.linkOf.get(group.primaryId) === group;
-  if (
-    !primaryLive &&
-    group.templates.length === 0 &&
-    group.members.length <= (group.primaryId === null ? 1 : 0)
-  ) {
-    for (const id of group.members) state.advanced.linkOf.delete(id);
-    state.advanced.links.delete(group.id);
-  }
 }
