@@ -63,10 +63,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const { config, commands, reads, history, events, keyStore, clock } = deps;
   const now = () => commands.now();
   const fastify = Fastify({
-    logger: { level: config.logLevel },
-    // Fastify logs two info lines per request; at the default level that was a synchronous
-    // stdout write per line on the hot path. Request logging is kept for debug and trace.
-    disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
+    // Fastify logs two info lines per request: at the default level that was a synchronous
+    // stdout write per line on the hot path. Its logger starts at warn unless debug or trace
+    // is asked for (errors and warnings are still logged; the service has its own info log).
+    logger: { level: config.logLevel === 'info' ? 'warn' : config.logLevel },
     bodyLimit: config.http.bodyLimitBytes,
     forceCloseConnections: 'idle',
   });

@@ -4,7 +4,9 @@
  *
  * Invariants:
  * - Fed in seq order from the sequencer's committed listener (after durability), never on the
- *   acknowledgement path: `push` only projects into memory; writing happens on a later turn.
+ *   acknowledgement path: `push` only projects into memory; writes are coalesced (`writeDelayMs`)
+ *   and, on SQLite, run on a worker thread. Every query first waits until what was pushed
+ *   before it is written, so a client reads its own acknowledged commands.
  * - Each write is one transaction holding the row changes AND the last applied seq, so after a
  *   crash the store knows exactly where to resume: `push` ignores seqs ≤ lastAppliedSeq, and
  *   recovery must replay from a snapshot no newer than lastAppliedSeq (pass it as
@@ -57,6 +59,11 @@ export interface ReadStoreOptions {
   readonly retention?: RetentionSettings;
   /** Most commands projected into one write (default 10 000). */
   readonly maxBatchCommands?: number;
+  /**
+   * How long pushed rows may wait to be coalesced into one write (default 10 ms; 0: the next
+   * turn). Queries never see this delay: they first wait for what was pushed before them.
+   */
+  readonly writeDelayMs?: number;
   readonly onError?: (error: unknown) => void;
 }
 
@@ -97,6 +104,7 @@ export class ReadStore {
   private readonly windows: HistoryWindows;
   private readonly retention: RetentionSettings;
   private readonly maxBatchCommands: number;
+  private readonly writeDelayMs: number;
 
   private constructor(
     private readonly options: ReadStoreOptions,
@@ -109,6 +117,7 @@ export class ReadStore {
     this.windows = options.windows ?? DEFAULT_HISTORY_WINDOWS;
     this.retention = options.retention ?? DEFAULT_RETENTION;
     this.maxBatchCommands = options.maxBatchCommands ?? 10_000;
+    this.writeDelayMs = options.writeDelayMs ?? 10;
   }
 
   /** The last seq whose projections are written (as of open, then of each write). */
@@ -146,10 +155,26 @@ export class ReadStore {
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => {
+    const due = () => {
       this.scheduled = false;
       if (this.writing === null && this.pendingCommands > 0) void this.write();
-    });
+    };
+    if (this.writeDelayMs > 0) setTimeout(due, this.writeDelayMs).unref();
+    else setImmediate(due);
+  }
+
+  /**
+   * Resolves once everything pushed before the call is written (writing it now if it waits),
+   * so a query sees every command acknowledged before it arrived. After a write failure it
+   * resolves at once: queries answer from what was written.
+   */
+  private async caughtUp(): Promise<void> {
+    const target = this.pendingSeq;
+    while (this.applied < target && this.error === null) {
+      if (this.writing !== null) await this.writing;
+      else if (this.pendingCommands > 0) await this.write();
+      else break;
+    }
   }
 
   private write(): Promise<void> {
@@ -173,16 +198,19 @@ export class ReadStore {
     return writing;
   }
 
-  orderHistory(query: OrderHistoryQuery): Promise<OrderHistoryPage> {
+  async orderHistory(query: OrderHistoryQuery): Promise<OrderHistoryPage> {
+    await this.caughtUp();
     return queryOrderHistory(this.options.db, this.windows, query);
   }
 
-  userTrades(query: UserTradesQuery): Promise<UserTradesPage> {
+  async userTrades(query: UserTradesQuery): Promise<UserTradesPage> {
+    await this.caughtUp();
     return queryUserTrades(this.options.db, this.windows, query);
   }
 
   /** The latest view of any order ever projected (open or closed). */
   async order(orderId: string): Promise<OrderView | null> {
+    await this.caughtUp();
     const rows = await this.options.db.query<{ view: string }>('SELECT view FROM orders WHERE order_id = ?', [
       orderId,
     ]);
@@ -190,6 +218,7 @@ export class ReadStore {
   }
 
   async positions(accountId: number, currency?: string): Promise<PositionView[]> {
+    await this.caughtUp();
     const params: RowValue[] = [accountId];
     let sql = 'SELECT view FROM positions WHERE account_id = ?';
     if (currency !== undefined) {
@@ -201,7 +230,8 @@ export class ReadStore {
   }
 
   /** For other projections' queries (`?` placeholders on both backends). */
-  query<T>(sql: string, params: readonly RowValue[]): Promise<T[]> {
+  async query<T>(sql: string, params: readonly RowValue[]): Promise<T[]> {
+    await this.caughtUp();
     return this.options.db.query<T>(sql, params);
   }
 
