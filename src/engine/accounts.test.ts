@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { Instrument } from '../domain/instrument.ts';
-import { applyFill, exactShare, Position } from './accounts.ts';
+import { applyFill, exactShare, OpenOrders, Position } from './accounts.ts';
 import { Economics } from './economics.ts';
+import { Order } from './order.ts';
 import { linearPerpetualSpec, perpetualSpec } from './testkit.ts';
 
 const position = (spec = perpetualSpec()) => new Position(1, 0, new Economics(new Instrument(0, spec)));
@@ -69,6 +70,53 @@ describe('exactShare', () => {
         },
       ),
       { numRuns: 5000 },
+    );
+  });
+});
+
+describe('OpenOrders', () => {
+  const order = (n: number) =>
+    new Order(
+      `BTC-${n}`,
+      n,
+      1,
+      0,
+      'BTC-PERPETUAL',
+      'BTC',
+      'buy',
+      'limit',
+      1,
+      1,
+      'good_til_cancelled',
+      0,
+      '',
+      null,
+      0,
+    );
+  test('keeps insertion order like a Set under random adds and deletes', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 7 })), { maxLength: 80 }),
+        (ops) => {
+          const orders = Array.from({ length: 8 }, (_, i) => order(i));
+          const list = new OpenOrders();
+          const model = new Set<Order>();
+          for (const [add, i] of ops) {
+            const o = orders[i]!;
+            if (add) {
+              list.add(o);
+              model.add(o);
+            } else assert.equal(list.delete(o), model.delete(o));
+            assert.equal(list.size, model.size);
+            assert.deepEqual(
+              [...list].map((x) => x.number),
+              [...model].map((x) => x.number),
+            );
+            for (const x of orders) assert.equal(list.has(x), model.has(x));
+          }
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });

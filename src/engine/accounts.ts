@@ -53,11 +53,64 @@ export class Position {
   }
 }
 
+/**
+ * An account's open resting orders as an intrusive doubly linked list through
+ * `Order.accountPrev/accountNext`: add (at the tail) and delete are O(1) without hashing, and
+ * iteration follows insertion order like the Set it replaces. Iterating while deleting other
+ * orders of the list is not supported (callers copy or collect first).
+ */
+export class OpenOrders implements Iterable<Order> {
+  private head: Order | null = null;
+  private tail: Order | null = null;
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  has(order: Order): boolean {
+    return order.accountPrev !== null || this.head === order;
+  }
+
+  add(order: Order): this {
+    if (this.has(order)) return this;
+    order.accountPrev = this.tail;
+    order.accountNext = null;
+    if (this.tail === null) this.head = order;
+    else this.tail.accountNext = order;
+    this.tail = order;
+    this.count++;
+    return this;
+  }
+
+  delete(order: Order): boolean {
+    if (!this.has(order)) return false;
+    const prev = order.accountPrev;
+    const next = order.accountNext;
+    if (prev === null) this.head = next;
+    else prev.accountNext = next;
+    if (next === null) this.tail = prev;
+    else next.accountPrev = prev;
+    order.accountPrev = null;
+    order.accountNext = null;
+    this.count--;
+    return true;
+  }
+
+  *[Symbol.iterator](): Iterator<Order> {
+    for (let order = this.head; order !== null; ) {
+      const next = order.accountNext;
+      yield order;
+      order = next;
+    }
+  }
+}
+
 export class Account {
   readonly ledgers = new Map<string, Ledger>();
   readonly positions = new Map<number, Position>();
-  /** Open resting orders, in arrival order. */
-  readonly openOrders = new Set<Order>();
+  /** Open resting orders, in the order they (re)entered the book. */
+  readonly openOrders = new OpenOrders();
   openOrderCount = 0;
 
   constructor(

@@ -70,6 +70,9 @@ export class Order {
   prev: Order | null = null;
   next: Order | null = null;
   level: PriceLevel | null = null;
+  /** Links of its account's open-order list (`OpenOrders` in accounts.ts); null when not in it. */
+  accountPrev: Order | null = null;
+  accountNext: Order | null = null;
   filled = 0;
   /** Σ lots × price ticks of fills. */
   filledNotional = 0;
