@@ -4,6 +4,7 @@
  * server method is missing here.
  */
 import type { Static, TSchema } from '@sinclair/typebox';
+import type * as M from '../src/api/methods/mmp.ts';
 import type * as P from '../src/api/schemas/methods.ts';
 import type * as O from '../src/api/schemas/objects.ts';
 import type * as R from '../src/api/schemas/rfq.ts';
@@ -23,6 +24,7 @@ export type BlockRfq = Static<typeof R.RfqSchema>;
 export type BlockRfqQuote = Static<typeof R.QuoteSchema>;
 export type BlockRfqTrade = Static<typeof R.RfqTradeSchema>;
 export type BlockRfqInstrument = Static<typeof R.RfqInstrumentSchema>;
+export type MmpConfig = ReturnType<typeof M.mmpToWire>;
 export type Page<T> = { continuation: string | null; results: T[] };
 
 export interface AuthResult {
@@ -72,6 +74,9 @@ export interface Methods {
   'private/subscribe': Call<typeof P.ChannelsParams, string[]>;
   'private/unsubscribe': Call<typeof P.ChannelsParams, string[]>;
   'private/unsubscribe_all': Call<Empty, 'ok'>;
+  'private/set_mmp_config': Call<typeof M.SetMmpConfigParams, MmpConfig[]>;
+  'private/get_mmp_config': Call<typeof M.GetMmpConfigParams, MmpConfig[]>;
+  'private/reset_mmp': Call<typeof M.ResetMmpParams, 'ok'>;
   'block/rfqs/create_rfq': Call<typeof R.CreateRfqParams, BlockRfq>;
   'block/rfqs/cancel_rfq': Call<typeof R.RfqIdParams, BlockRfq>;
   'block/rfqs/accept': Call<typeof R.AcceptParams, Static<typeof R.AcceptResultSchema>>;
@@ -125,6 +130,9 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'private/subscribe',
   'private/unsubscribe',
   'private/unsubscribe_all',
+  'private/set_mmp_config',
+  'private/get_mmp_config',
+  'private/reset_mmp',
   'block/rfqs/create_rfq',
   'block/rfqs/cancel_rfq',
   'block/rfqs/accept',

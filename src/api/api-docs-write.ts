@@ -19,6 +19,7 @@ import { MethodRegistry } from './registry.ts';
 export const API_DOCS_DIR = 'docs/api';
 
 import type { FlatRouteDefinition } from './http-routes.ts';
+import { type MmpDeps, registerMmpChannels, registerMmpMethods } from './methods/mmp.ts';
 import { type RfqMethodDeps, registerRfqChannels, registerRfqMethods } from './methods/rfq.ts';
 import { registerPortfolioChannels } from './portfolios/channels.ts';
 import { type PortfolioRouteDeps, registerPortfolioRoutes } from './portfolios/routes.ts';
@@ -32,6 +33,8 @@ export function renderApiDocs(): { openapi: string; asyncapi: string } {
   registerSessionMethods(methods, {} as Authenticator);
   registerBuiltinChannels(channels, {} as ReadPort);
   registerRfqMethods(methods, {} as RfqMethodDeps);
+  registerMmpMethods(methods, {} as MmpDeps);
+  registerMmpChannels(channels);
   registerRfqChannels(channels, {} as ReadPort);
   const flatRoutes: FlatRouteDefinition[] = [];
   registerPortfolioRoutes(

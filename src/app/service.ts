@@ -15,6 +15,7 @@ import { SecretBox } from '../api/auth/secret-box.ts';
 import { SqliteKeyStore } from '../api/auth/sqlite-key-store.ts';
 import { bootstrapDemo, type DemoCredential } from '../api/bootstrap.ts';
 import { createGateway, type Gateway } from '../api/gateway.ts';
+import { registerMmpChannels, registerMmpMethods } from '../api/methods/mmp.ts';
 import { registerRfqChannels, registerRfqMethods } from '../api/methods/rfq.ts';
 import { registerPortfolioChannels } from '../api/portfolios/channels.ts';
 import { registerPortfolioRoutes } from '../api/portfolios/routes.ts';
@@ -210,6 +211,11 @@ function registerDesks(gateway: Gateway, core: CoreService, keyStore: SqliteKeyS
     portfolios: () => portfolios,
   });
   registerPortfolioChannels(gateway.channels, core);
+  registerMmpMethods(gateway.methods, {
+    commands: core,
+    mmpConfig: (accountId, indexName) => core.machine.venue.mmpConfig(accountId, indexName ?? undefined),
+  });
+  registerMmpChannels(gateway.channels);
 }
 
 /** The machine during recovery: replays journaled commands and re-feeds the read store. */

@@ -112,6 +112,20 @@ describe('the assembled service', () => {
     await waitFor(() => pushed.length >= 4, 'order pushes');
   });
 
+  test('market maker protection: configure, read back, reset', async () => {
+    const client = running.http(1);
+    const set = await client.call('private/set_mmp_config', {
+      indexName: 'btc_usd',
+      interval: 60,
+      frozenTime: 5,
+      quantityLimit: '100',
+    });
+    assert.equal(set[0]?.indexName, 'btc_usd');
+    const read = await client.call('private/get_mmp_config', { indexName: 'btc_usd' });
+    assert.equal(read[0]?.quantityLimit, '100');
+    assert.equal(await client.call('private/reset_mmp', { indexName: 'btc_usd' }), 'ok');
+  });
+
   test('a COMMON portfolio submitted over the flat route fills and is projected into the read store', async () => {
     const client = running.http(0);
     const accountId = running.credentials[0]!.accountIds[0]!;

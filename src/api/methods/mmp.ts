@@ -11,6 +11,7 @@
 import { Type } from '@sinclair/typebox';
 import { VenueError } from '../../domain/errors.ts';
 import type { MmpStatus } from '../../engine/mmp.ts';
+import { type ChannelRegistry, topicFor } from '../channels.ts';
 import type { CommandPort } from '../ports.ts';
 import type { MethodRegistry } from '../registry.ts';
 import { Opt, Strict } from '../validation.ts';
@@ -126,6 +127,40 @@ export function registerMmpMethods(registry: MethodRegistry, deps: MmpDeps): voi
         indexName: params.indexName,
       });
       return 'ok' as const;
+    },
+  });
+}
+
+const MMP_TRIGGER_CHANNEL = /^user\.mmp_trigger\.([a-z0-9_]+)$/;
+
+/**
+ * `user.mmp_trigger.{index_name}` (Deribit's name): `{indexName, frozenUntil}` whenever market
+ * maker protection fires for the key's default account on that index (`frozenUntil` 0 = until
+ * `private/reset_mmp`).
+ */
+export function registerMmpChannels(channels: ChannelRegistry): void {
+  channels.register({
+    pattern: 'user.mmp_trigger.{index_name}',
+    summary:
+      'Market maker protection fired for this account: MMP orders cancelled, new ones refused until frozenUntil.',
+    access: 'private',
+    payload: Type.Object({ indexName: Type.String(), frozenUntil: Type.Integer() }),
+    resolve(name, principal) {
+      const match = MMP_TRIGGER_CHANNEL.exec(name);
+      if (match === null) return null;
+      if (principal === null) {
+        throw new VenueError('authorization_required', `${name} needs an authenticated connection`, {
+          field: 'channels',
+        });
+      }
+      return { topics: [topicFor(name, principal.defaultAccountId)] };
+    },
+    produce(batch, emit) {
+      for (const event of batch.events) {
+        if (event.type !== 'mmp_trigger') continue;
+        const data = { indexName: event.indexName, frozenUntil: event.frozenUntil };
+        emit(`user.mmp_trigger.${event.indexName}`, event.accountId, () => data);
+      }
     },
   });
 }
