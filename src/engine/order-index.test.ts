@@ -62,7 +62,9 @@ describe('OrderIndex', () => {
     assert.equal(index.get('BTC-9'), first);
     assert.equal(index.get('ETH-9'), clash);
     assert.equal(index.size, 3);
-    assert.equal(index.delete('BTC-9'), true);
+    assert.equal(index.remove(order('BTC-9', 9)), false, 'another object with the same id');
+    assert.equal(index.remove(first), true);
+    assert.equal(index.remove(first), false);
     assert.equal(index.get('ETH-9'), clash);
     assert.deepEqual([...index.values()].map((o) => o.id).sort(), ['ETH-9', 'OCO-x']);
   });

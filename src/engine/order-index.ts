@@ -78,6 +78,12 @@ export class OrderIndex {
     return this.byId.size === 0 ? false : this.byId.delete(id);
   }
 
+  /** Removes this very order (by its number, no id parsing); false when it is not indexed. */
+  remove(order: Order): boolean {
+    if (this.byNumber.get(order.number) === order) return this.byNumber.delete(order.number);
+    return this.byId.size !== 0 && this.byId.get(order.id) === order && this.byId.delete(order.id);
+  }
+
   /** Every indexed order (no particular order). */
   *values(): IterableIterator<Order> {
     yield* this.byNumber.values();

@@ -146,7 +146,7 @@ export class VenueState {
     }
     const ring = this.closedOrders;
     const oldest = ring[this.closedNext];
-    if (oldest !== undefined) this.orders.delete(oldest.id);
+    if (oldest !== undefined) this.orders.remove(oldest);
     ring[this.closedNext] = order;
     this.closedNext = this.closedNext + 1 === capacity ? 0 : this.closedNext + 1;
   }
