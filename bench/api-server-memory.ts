@@ -35,3 +35,5 @@ const svc = await createGatewayService({
 });
 const { port } = await svc.start();
 console.log(JSON.stringify({ port, dataDir, journal: false }));
+// Exit (rather than die) on SIGTERM so a --cpu-prof profile is written.
+process.on('SIGTERM', () => process.exit(0));
