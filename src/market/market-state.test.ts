@@ -100,6 +100,20 @@ describe('price updates and settlement', () => {
       assert.ok(Number.isSafeInteger(update.markPrice) && update.markPrice >= 0);
   });
 
+  test('option marks carry delta per coin and vega in USD per vol point (MMP limits); others none', () => {
+    const names = ['BTC-25DEC26-70000-C', 'BTC-25DEC26-60000-P', 'BTC-PERPETUAL'];
+    const instruments = names.map((name, i) => new Instrument(i + 1, lookup(name)!));
+    const command = priceUpdateCommand(state, instruments);
+    if (command.type !== 'update_prices') return assert.fail('not update_prices');
+    const [call, put, perpetual] = names.map(
+      (name) => command.markPrices!.find((u) => u.instrumentName === name)!,
+    );
+    assert.ok(call!.delta! > 0 && call!.delta! < 1);
+    assert.ok(put!.delta! < 0 && put!.delta! > -1);
+    assert.equal(call!.vega, state.mark(names[0]!)!.greeks!.vega / 100);
+    assert.equal(perpetual!.delta, undefined);
+  });
+
   test('settlement values: futures at the index, options at intrinsic in their currency', () => {
     const future = lookup('BTC-25DEC26')!;
     assert.equal(settlementValue(future, 66_000), 66_000);

@@ -11,7 +11,7 @@
  * (0.00005 BTC on an inverse option) — a limit of the integer-tick `settle_instrument`
  * contract, reported to the engine owner.
  */
-import type { UnstampedCommand } from '../core/commands.ts';
+import type { MarkPriceUpdate, UnstampedCommand } from '../core/commands.ts';
 import type { Instrument, InstrumentSpec } from '../domain/instrument.ts';
 import type { MarketState } from './market-state.ts';
 
@@ -38,7 +38,7 @@ export function priceUpdateCommand(
 ): UnstampedCommand {
   const indexPrices: { currency: string; price: number }[] = [];
   const seen = new Set<string>();
-  const markPrices: { instrumentName: string; markPrice: number }[] = [];
+  const markPrices: MarkPriceUpdate[] = [];
   for (const instrument of instruments) {
     const currency = instrument.spec.baseCurrency;
     if (!seen.has(currency) && state.hasIndex(currency)) {
@@ -56,7 +56,17 @@ export function priceUpdateCommand(
       if (lastSent.get(instrument.name) === markPrice) continue;
       lastSent.set(instrument.name, markPrice);
     }
-    markPrices.push({ instrumentName: instrument.name, markPrice });
+    // Options carry delta (per coin) and vega (USD per vol point) for MMP delta/vega limits.
+    markPrices.push(
+      mark.greeks === null
+        ? { instrumentName: instrument.name, markPrice }
+        : {
+            instrumentName: instrument.name,
+            markPrice,
+            delta: mark.greeks.delta,
+            vega: mark.greeks.vega / 100,
+          },
+    );
   }
   return { type: 'update_prices', indexPrices, markPrices };
 }
