@@ -112,6 +112,35 @@ describe('the assembled service', () => {
     await waitFor(() => pushed.length >= 4, 'order pushes');
   });
 
+  test('advanced orders through the API: a stop waits untriggered, an iceberg shows only its display', async () => {
+    const client = running.http(3);
+    const ticker = await client.call('public/ticker', { instrumentName: PERPETUAL });
+    const mark = Number(ticker.markPrice);
+    const stop = await client.call('private/sell', {
+      instrumentName: PERPETUAL,
+      quantity: '100',
+      type: 'stop_market',
+      trigger: 'mark_price',
+      triggerPrice: String(Math.floor(mark * 0.9)),
+    });
+    assert.equal(stop.order.orderState, 'untriggered');
+    assert.equal(stop.order.trigger, 'mark_price');
+    await client.call('private/cancel', { orderId: stop.order.orderId });
+
+    const price = String(Math.floor(mark * 0.97));
+    const iceberg = await client.call('private/buy', {
+      instrumentName: PERPETUAL,
+      quantity: '20000',
+      price,
+      displayAmount: '1000',
+    });
+    assert.equal(iceberg.order.displayAmount, '1000');
+    const book = await client.call('public/get_order_book', { instrumentName: PERPETUAL, depth: 100 });
+    const level = book.bids.find((entry) => entry[0] === price);
+    assert.ok(level !== undefined && Number(level[1]) <= 1000 + 1000, 'only the display is public');
+    await client.call('private/cancel', { orderId: iceberg.order.orderId });
+  });
+
   test('market maker protection: configure, read back, reset', async () => {
     const client = running.http(1);
     const set = await client.call('private/set_mmp_config', {
