@@ -37,9 +37,10 @@ function percentile(sorted: Float64Array, p: number): number {
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
-function processCpuSeconds(pid: number): number {
+function processCpuSeconds(pid: number, mainThreadOnly = false): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const path = mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`;
+    const fields = readFileSync(path, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return Number.NaN;
@@ -54,17 +55,19 @@ async function measured(
   run: () => Promise<{ latencies: number[]; errors: number }>,
 ): Promise<void> {
   const serverCpu = processCpuSeconds(serverPid);
+  const serverMainCpu = processCpuSeconds(serverPid, true);
   const clientCpu = process.cpuUsage();
   const started = performance.now();
   const { latencies, errors } = await run();
   const elapsedMs = performance.now() - started;
   const serverUs = ((processCpuSeconds(serverPid) - serverCpu) * 1e6) / latencies.length;
+  const serverMainUs = ((processCpuSeconds(serverPid, true) - serverMainCpu) * 1e6) / latencies.length;
   const client = process.cpuUsage(clientCpu);
   const clientUs = (client.user + client.system) / latencies.length;
   const sorted = Float64Array.from(latencies).sort();
   const rate = (latencies.length / elapsedMs) * 1000;
   console.log(
-    `${name.padEnd(28)} ${Math.round(rate).toString().padStart(8)} orders/s   p50 ${percentile(sorted, 50).toFixed(2)} ms   p99 ${percentile(sorted, 99).toFixed(2)} ms   errors ${errors}   server ${serverUs.toFixed(0)} µs CPU/order   client ${clientUs.toFixed(0)} µs CPU/order`,
+    `${name.padEnd(28)} ${Math.round(rate).toString().padStart(8)} orders/s   p50 ${percentile(sorted, 50).toFixed(2)} ms   p99 ${percentile(sorted, 99).toFixed(2)} ms   errors ${errors}   server ${serverUs.toFixed(0)} µs CPU/order (event loop ${serverMainUs.toFixed(0)})   client ${clientUs.toFixed(0)} µs CPU/order`,
   );
 }
 
