@@ -93,4 +93,40 @@ describe('OrderIndex', () => {
       { numRuns: 500 },
     );
   });
+
+  test('matches a Map across pages, with engine ids and large numbers', () => {
+    const numbers = fc.constantFrom(0, 1, 255, 256, 257, 511, 512, 1_000_000, 2 ** 40 + 3);
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(fc.constantFrom('set', 'delete', 'get', 'remove'), fc.constantFrom('BTC', 'ETH'), numbers),
+          {
+            maxLength: 80,
+          },
+        ),
+        (ops) => {
+          const index = new OrderIndex();
+          const model = new Map<string, Order>();
+          for (const [op, prefix, number] of ops) {
+            const id = `${prefix}-${number}`;
+            if (op === 'set') {
+              const o = order(id, number);
+              index.set(id, o);
+              model.set(id, o);
+            } else if (op === 'delete') assert.equal(index.delete(id), model.delete(id));
+            else if (op === 'remove') {
+              const held = model.get(id);
+              if (held !== undefined) {
+                assert.equal(index.remove(held), true);
+                model.delete(id);
+              }
+            } else assert.equal(index.get(id), model.get(id));
+            assert.equal(index.size, model.size);
+          }
+          assert.deepEqual([...index.values()].map((o) => o.id).sort(), [...model.keys()].sort());
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
 });

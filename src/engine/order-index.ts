@@ -2,9 +2,8 @@
  * The engine's order index: order id → Order, for open orders and the recent closed ones.
  *
  * Engine ids end in the order's engine-wide arrival number (`BTC-42`, `BTC-SLTB-43`), so the
- * index is keyed by that number: an integer-keyed Map hashes and compares without reading the
- * id string (cheaper on every place, cancel, edit and retire, and fewer cache misses on deep
- * books). A lookup checks the stored order's id equals the asked one, so a foreign id with the
+ * index is keyed by that number in a paged direct table (below): no hashing of the id string,
+ * cheaper on every place, cancel, edit and retire, and few cache misses on deep books. A lookup checks the stored order's id equals the asked one, so a foreign id with the
  * same trailing digits is not found. Ids of any other form, or a number already taken by a
  * different order, go to a plain string-keyed fallback map: the index behaves exactly like a
  * `Map<string, Order>` for get/set/delete/has.
@@ -33,8 +32,66 @@ export function trailingNumber(id: string): number {
   return n;
 }
 
+const PAGE_SIZE = 256;
+
+interface Page {
+  readonly slots: (Order | undefined)[];
+  live: number;
+}
+
+/**
+ * Orders by number in pages of PAGE_SIZE consecutive numbers; a page is dropped once empty.
+ * Numbers are handed out in sequence, so live orders cluster in few pages: a lookup is a small
+ * Map hit plus an array read, far fewer cache misses than one large hash table on deep books.
+ * Worst case (one long-lived order per page) costs one page (~2 KB) per such order.
+ */
+class NumberTable {
+  private readonly pages = new Map<number, Page>();
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  get(n: number): Order | undefined {
+    const page = this.pages.get(Math.floor(n / PAGE_SIZE));
+    return page === undefined ? undefined : page.slots[n % PAGE_SIZE];
+  }
+
+  set(n: number, order: Order): void {
+    const key = Math.floor(n / PAGE_SIZE);
+    let page = this.pages.get(key);
+    if (page === undefined) {
+      page = { slots: new Array<Order | undefined>(PAGE_SIZE).fill(undefined), live: 0 };
+      this.pages.set(key, page);
+    }
+    const i = n % PAGE_SIZE;
+    if (page.slots[i] === undefined) {
+      page.live++;
+      this.count++;
+    }
+    page.slots[i] = order;
+  }
+
+  delete(n: number): boolean {
+    const key = Math.floor(n / PAGE_SIZE);
+    const page = this.pages.get(key);
+    const i = n % PAGE_SIZE;
+    if (page === undefined || page.slots[i] === undefined) return false;
+    page.slots[i] = undefined;
+    this.count--;
+    if (--page.live === 0) this.pages.delete(key);
+    return true;
+  }
+
+  *values(): IterableIterator<Order> {
+    for (const page of this.pages.values())
+      for (const order of page.slots) if (order !== undefined) yield order;
+  }
+}
+
 export class OrderIndex {
-  private readonly byNumber = new Map<number, Order>();
+  private readonly byNumber = new NumberTable();
   private readonly byId = new Map<string, Order>();
 
   get size(): number {
