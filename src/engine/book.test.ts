@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import { Ladder, OrderBook } from './book.ts';
 import { Order } from './order.ts';
 
@@ -78,5 +79,40 @@ describe('ladder', () => {
     book.bids.add(order('buy', 10));
     book.asks.add(order('sell', 10));
     assert.throws(() => book.validate(), /crossed/);
+  });
+
+  test('finds, adds and drops levels like a price map on random streams (both sides)', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom<'buy' | 'sell'>('buy', 'sell'),
+        fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 120 })), { maxLength: 300 }),
+        (side, ops) => {
+          const ladder = new Ladder(side);
+          const resting = new Map<number, Order[]>();
+          for (const [add, price] of ops) {
+            const here = resting.get(price) ?? [];
+            if (add || here.length === 0) {
+              const o = order(side, price);
+              ladder.add(o);
+              here.push(o);
+              resting.set(price, here);
+            } else {
+              ladder.remove(here.shift()!);
+              if (here.length === 0) resting.delete(price);
+            }
+            const probe = (price * 37) % 121;
+            assert.equal(ladder.level(probe)?.count, resting.get(probe)?.length);
+          }
+          ladder.validate();
+          assert.equal(ladder.levelCount, resting.size);
+          const best = [...resting.keys()].sort((a, b) => (side === 'buy' ? b - a : a - b));
+          assert.deepEqual(
+            ladder.levelsBestFirst().map((l) => l.price),
+            best,
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

@@ -4,8 +4,8 @@
  * Layout: per side, a sorted Float64Array of the prices that have a level, with the BEST price
  * at the END (bids ascending, asks descending), so the best level is read, added and removed at
  * the end in O(1) and a new level near the touch moves only a few entries. `byRank` holds the
- * levels in the same order as `prices` (best and depth reads need no hashing); a Map finds the
- * level of a given price. Orders sit in their level's intrusive list, so adding at the tail and removing any
+ * levels in the same order as `prices`. The level of a price is found by searching `prices`
+ * (a short scan from the best end, where most activity is, then binary search): no hash map. Orders sit in their level's intrusive list, so adding at the tail and removing any
  * order are O(1); a level is dropped as soon as it is empty (no empty levels are kept).
  *
  * Invariants (checked by `validate`, used by tests):
@@ -20,8 +20,7 @@ export class Ladder {
   private prices = new Float64Array(64);
   private size = 0;
   /** byRank[i] is the level of prices[i]. */
-  private byRank: PriceLevel[] = [];
-  private readonly levels = new Map<number, PriceLevel>();
+  private readonly byRank: PriceLevel[] = [];
   private readonly spare: PriceLevel[] = [];
 
   /** `better(a, b)` is true when price a has priority over b on this side. */
@@ -36,7 +35,29 @@ export class Ladder {
   }
 
   level(price: number): PriceLevel | undefined {
-    return this.levels.get(price);
+    const i = this.rankOf(price);
+    return i < this.size && this.prices[i] === price ? this.byRank[i] : undefined;
+  }
+
+  /**
+   * The index of the first entry whose price is equal to or better than `price` (where a new
+   * level of `price` would go). Looks a few entries back from the best end, then bisects.
+   */
+  private rankOf(price: number): number {
+    const prices = this.prices;
+    const bids = this.side === 'buy';
+    let i = this.size;
+    const stop = i > 16 ? i - 16 : 0;
+    while (i > stop && (bids ? prices[i - 1]! >= price : prices[i - 1]! <= price)) i--;
+    if (i > stop || i === 0) return i;
+    let lo = 0;
+    let hi = i;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (bids ? prices[mid]! < price : prices[mid]! > price) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** The level `depth` places behind the best (0 = best), or null. O(1), no allocation. */
@@ -53,12 +74,14 @@ export class Ladder {
   }
 
   add(order: Order): void {
-    let level = this.levels.get(order.price);
-    if (level === undefined) {
-      level = this.spare.pop() ?? new PriceLevel(order.price);
-      level.price = order.price;
-      this.levels.set(order.price, level);
-      this.insertPrice(order.price, level);
+    const price = order.price;
+    const i = this.rankOf(price);
+    let level: PriceLevel;
+    if (i < this.size && this.prices[i] === price) level = this.byRank[i]!;
+    else {
+      level = this.spare.pop() ?? new PriceLevel(price);
+      level.price = price;
+      this.insertAt(i, price, level);
     }
     level.append(order);
   }
@@ -71,7 +94,6 @@ export class Ladder {
 
   /** Drops an emptied level (the caller has unlinked all its orders). */
   dropLevel(level: PriceLevel): void {
-    this.levels.delete(level.price);
     this.removePrice(level.price);
     level.head = null;
     level.tail = null;
@@ -81,28 +103,13 @@ export class Ladder {
     if (this.spare.length < 1024) this.spare.push(level);
   }
 
-  private insertPrice(price: number, level: PriceLevel): void {
+  private insertAt(i: number, price: number, level: PriceLevel): void {
     if (this.size === this.prices.length) {
       const grown = new Float64Array(this.prices.length * 2);
       grown.set(this.prices);
       this.prices = grown;
     }
-    // Index of the first entry that `price` beats; scan from the best end is fastest near the touch.
-    const bids = this.side === 'buy';
-    let i = this.size;
     const prices = this.prices;
-    if (this.size > 32) {
-      let lo = 0;
-      let hi = this.size;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (bids ? prices[mid]! < price : prices[mid]! > price) lo = mid + 1;
-        else hi = mid;
-      }
-      i = lo;
-    } else {
-      while (i > 0 && (bids ? prices[i - 1]! > price : prices[i - 1]! < price)) i--;
-    }
     prices.copyWithin(i + 1, i, this.size);
     prices[i] = price;
     const byRank = this.byRank;
@@ -120,14 +127,7 @@ export class Ladder {
       this.size = last;
       return;
     }
-    const bids = this.side === 'buy';
-    let lo = 0;
-    let hi = this.size;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (bids ? prices[mid]! < price : prices[mid]! > price) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = this.rankOf(price);
     prices.copyWithin(lo, lo + 1, this.size);
     for (let j = lo; j < last; j++) byRank[j] = byRank[j + 1]!;
     byRank.pop();
@@ -143,9 +143,9 @@ export class Ladder {
         throw new Error(`${this.side} ladder out of order at ${price}`);
       }
       prior = price;
-      const level = this.levels.get(price);
+      const level = this.byRank[i];
       if (level === undefined || level.count === 0) throw new Error(`empty or missing level ${price}`);
-      if (this.byRank[i] !== level) throw new Error(`level ${price} out of rank`);
+      if (level.price !== price) throw new Error(`level ${price} out of rank`);
       let count = 0;
       let total = 0;
       for (let o = level.head; o !== null; o = o.next) {
@@ -155,8 +155,7 @@ export class Ladder {
       }
       if (count !== level.count || total !== level.total) throw new Error(`level ${price} totals drifted`);
     }
-    if (this.levels.size !== this.size || this.byRank.length !== this.size)
-      throw new Error('level map and ladder disagree');
+    if (this.byRank.length !== this.size) throw new Error('level list and ladder disagree');
   }
 }
 
