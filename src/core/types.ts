@@ -50,7 +50,9 @@ export type CancelReason =
   | 'cancel_on_disconnect'
   | 'risk_mitigation'
   | 'autoliquidation'
-  | 'position_locked';
+  | 'position_locked'
+  /** A triggered or released order found its account at the open-order limit (rejected). */
+  | 'max_open_orders';
 
 /** Self-trade prevention: cancel the resting order (default) or refuse the incoming one. */
 export type SelfTradeMode = 'cancel_maker' | 'reject_taker';

@@ -9,9 +9,13 @@
  *   cancelled (`immediate_or_cancel`).
  * - Funds and reduce-only are checked at this moment; failing them rejects the order
  *   (state `rejected`), as does an expired instrument. Its event is emitted last.
+ * - The open-order limit is checked like a new placement: an order that could rest (limit types,
+ *   good_til_cancelled/good_til_day) is rejected before trading, with cancelReason
+ *   `max_open_orders`, when its account already has `maxOpenOrders` resting orders. Waiting
+ *   orders hold no slot, so the limit is never exceeded.
  */
 import type { TradeView } from '../core/events.ts';
-import type { OrderType } from '../core/types.ts';
+import type { CancelReason, OrderType } from '../core/types.ts';
 import { closeOrder, match, reducibleLots, rest } from './matching.ts';
 import { FLAG_POST_ONLY, FLAG_REDUCE_ONLY, FLAG_REJECT_POST_ONLY, type Order } from './order.ts';
 import { transition } from './order-state.ts';
@@ -38,12 +42,19 @@ export function activate(state: VenueState, order: Order, trades: TradeView[] = 
     x.triggerOrderId = order.id;
   }
   order.lastUpdatedAt = state.now;
-  const reject = () => {
-    closeOrder(state, order, 'reject', null);
+  const reject = (reason: CancelReason | null = null) => {
+    closeOrder(state, order, 'reject', reason);
     state.events.push({ type: 'order', order: order.toView() });
   };
   if (instrument.status !== 'open') {
     reject();
+    return;
+  }
+  const market = isMarketLike(order.orderType);
+  const rests =
+    !market && (order.timeInForce === 'good_til_cancelled' || order.timeInForce === 'good_til_day');
+  if (rests && account.openOrderCount >= account.maxOpenOrders) {
+    reject('max_open_orders');
     return;
   }
   if (order.has(FLAG_REDUCE_ONLY)) {
@@ -56,7 +67,6 @@ export function activate(state: VenueState, order: Order, trades: TradeView[] = 
     }
     if (order.amount - order.filled > reducible) order.amount = order.filled + reducible;
   }
-  const market = isMarketLike(order.orderType);
   const band = priceBand(state, instrument);
   const buying = order.side === 'buy';
   if (!market && order.has(FLAG_POST_ONLY)) {
@@ -93,8 +103,6 @@ export function activate(state: VenueState, order: Order, trades: TradeView[] = 
   }
   order.state = transition(order.state, 'trigger');
   const stopped = match(state, instrument, order, account, limit, trades);
-  const rests =
-    !market && (order.timeInForce === 'good_til_cancelled' || order.timeInForce === 'good_til_day');
   if (order.state === 'filled') state.retire(order);
   else if (stopped) closeOrder(state, order, 'cancel', 'self_trade_prevention');
   else if (!rests) closeOrder(state, order, 'cancel', 'immediate_or_cancel');

@@ -315,8 +315,8 @@ export function afterCommand(state: VenueState, command: CoreCommand): void {
   }
 }
 
-/** Untriggered orders and waiting linked templates, each once. */
-function waitingOrders(state: VenueState): Order[] {
+/** Untriggered orders and waiting linked templates, each once (in no particular order). */
+export function waitingOrders(state: VenueState): Order[] {
   const out = new Set<Order>(state.advanced.untriggered.values());
   for (const id of state.advanced.linkOf.keys()) {
     const order = state.orders.get(id);

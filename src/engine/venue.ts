@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { CoreCommand } from '../core/commands.ts';
 import type { CommandResult, OrderView, PositionView, TradeView } from '../core/events.ts';
 import type { Instrument, InstrumentKind } from '../domain/instrument.ts';
-import { afterCommand, isAdvancedPlace, placeAdvanced } from './advanced-orders.ts';
+import { afterCommand, isAdvancedPlace, placeAdvanced, waitingOrders } from './advanced-orders.ts';
 import { validateAdvanced } from './advanced-snapshot.ts';
 import { type EngineConfig, engineConfig } from './config.ts';
 import {
@@ -175,11 +175,17 @@ export class Venue {
     return indexName == null ? all : all.filter((s) => s.indexName === indexName);
   }
 
+  /**
+   * Resting orders and waiting ones (untriggered trigger orders and OTO/OTOCO secondaries
+   * waiting for their primary), by order number.
+   */
   openOrders(filter: OpenOrderFilter): OrderView[] {
     const account = this.state.accounts.get(filter.accountId);
     if (account === undefined) return [];
     const out: Order[] = [];
-    const waiting = [...this.state.advanced.untriggered.values()].filter((o) => o.accountId === account.id);
+    const waiting = this.state.advanced.active
+      ? waitingOrders(this.state).filter((o) => o.accountId === account.id)
+      : [];
     for (const order of [...account.openOrders, ...waiting]) {
       const instrument = this.state.instrumentList[order.instrumentId]!.instrument;
       if (filter.instrumentName != null && order.instrumentName !== filter.instrumentName) continue;

@@ -139,6 +139,43 @@ describe('the assembled service', () => {
     const level = book.bids.find((entry) => entry[0] === price);
     assert.ok(level !== undefined && Number(level[1]) <= 1000 + 1000, 'only the display is public');
     await client.call('private/cancel', { orderId: iceberg.order.orderId });
+
+    // OTOCO secondaries waiting for their primary are open orders (filterable by type).
+    const entry = await client.call('private/buy', {
+      instrumentName: PERPETUAL,
+      quantity: '100',
+      price: String(Math.floor(mark * 0.9)),
+      linkedOrderType: 'one_triggers_one_cancels_other',
+      otocoConfig: [
+        { side: 'sell', quantity: '100', price: String(Math.floor(mark * 1.1)) },
+        {
+          side: 'sell',
+          quantity: '100',
+          type: 'stop_market',
+          trigger: 'mark_price',
+          triggerPrice: String(Math.floor(mark * 0.8)),
+        },
+      ],
+    });
+    const [tpId, slId] = entry.order.otoOrderIds!;
+    const open = await client.call('private/get_open_orders_by_instrument', { instrumentName: PERPETUAL });
+    assert.deepEqual(
+      open.map((o) => [o.orderId, o.orderState, o.primaryOrderId ?? null]),
+      [
+        [entry.order.orderId, 'open', null],
+        [tpId, 'untriggered', entry.order.orderId],
+        [slId, 'untriggered', entry.order.orderId],
+      ],
+    );
+    const triggers = await client.call('private/get_open_orders', { type: 'trigger_all' });
+    assert.deepEqual(
+      triggers.map((o) => o.orderId),
+      [slId],
+    );
+    const cancelled = await client.call('private/cancel', { orderId: tpId! });
+    assert.equal(cancelled.orderState, 'cancelled');
+    await client.call('private/cancel', { orderId: entry.order.orderId });
+    assert.deepEqual(await client.call('private/get_open_orders_by_currency', { currency: 'BTC' }), []);
   });
 
   test('market maker protection: configure, read back, reset', async () => {
