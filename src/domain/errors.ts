@@ -99,6 +99,11 @@ export const ERROR_CATALOGUE = {
 
   // Block RFQ (Deribit numbers)
   too_many_quotes_per_block_rfq: { code: 13905, message: 'too many quotes for this RFQ', httpStatus: 200 },
+  too_many_quotes_per_block_rfq_side: {
+    code: 13906,
+    message: 'too many quotes on this side of the RFQ',
+    httpStatus: 200,
+  },
   not_fully_filled: {
     code: 13907,
     message: 'RFQ cannot be fully filled by the matched quotes',
@@ -107,6 +112,14 @@ export const ERROR_CATALOGUE = {
   quote_crossed: { code: 13910, message: "quote crosses the maker's own quote", httpStatus: 200 },
   rfq_not_open: { code: 13920, message: 'RFQ is not open', httpStatus: 200 },
   quote_not_open: { code: 13921, message: 'quote is not open', httpStatus: 200 },
+  // Deribit lists too_many_open_block_rfqs under 13907, the same number as not_fully_filled;
+  // a code is never shared here, so it takes the next free venue number of the RFQ range.
+  too_many_open_block_rfqs: { code: 13922, message: 'too many open RFQs for this account', httpStatus: 200 },
+  anonymous_rfq_too_few_makers: {
+    code: 13923,
+    message: 'an anonymous RFQ targets too few makers',
+    httpStatus: 200,
+  },
 
   // Authentication and permissions (Deribit numbers)
   authorization_required: { code: 10000, message: 'authorization required', httpStatus: 401 },

@@ -10,6 +10,11 @@
  * - An accept closes the RFQ; quotes still open then are cancelled (`rfq_closed`).
  * - A GTC accept that cannot fill now leaves a trigger (one per side, a new one replaces it)
  *   re-checked whenever a quote on the RFQ is created or edited.
+ * - Limits (RfqDeskConfig): an anonymous RFQ targets at least `minMakersForAnonymous` desks;
+ *   a taker account has at most `maxOpenRfqsPerTaker` RFQs created/open; a desk has at most
+ *   `maxQuotesPerMakerPerRfq` open quotes on an RFQ and `maxQuotesPerMakerPerRfqSide` on one
+ *   side of it (also checked when an edit moves a quote to the other side). The counts are
+ *   derived from the records, so the snapshot and state hash cover them.
  *
  * Invariants: pure (time from stamps, ids from counters); every change emits an event with a
  * copy of the changed record (nested arrays are replaced, never mutated in place, so shallow
@@ -259,9 +264,22 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
         field: 'tradeAllocations',
       });
     }
+    const desks = [...new Set(command.targetDesks)].sort();
+    if (!command.disclosed && desks.length < this.config.minMakersForAnonymous) {
+      return this.refuse(
+        'anonymous_rfq_too_few_makers',
+        `an anonymous RFQ must target at least ${this.config.minMakersForAnonymous} makers (it targets ${desks.length})`,
+        { field: 'disclosed', min: this.config.minMakersForAnonymous, targeted: desks.length },
+      );
+    }
+    if (this.openRfqsOf(command.accountId) >= this.config.maxOpenRfqsPerTaker) {
+      return this.refuse('too_many_open_block_rfqs', undefined, {
+        field: 'accountId',
+        max: this.config.maxOpenRfqsPerTaker,
+      });
+    }
     const state = this.state;
     const id = String(++state.rfqCounter);
-    const desks = [...new Set(command.targetDesks)].sort();
     const rfq: RfqRecord = {
       blockRfqId: id,
       number: state.rfqCounter,
@@ -328,6 +346,13 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
         max: this.config.maxQuotesPerMakerPerRfq,
       });
     }
+    const ownSide = this.openQuotesOnSide(quotes, command.desk, command.side, null);
+    if (ownSide >= this.config.maxQuotesPerMakerPerRfqSide) {
+      return this.refuse('too_many_quotes_per_block_rfq_side', undefined, {
+        field: 'side',
+        max: this.config.maxQuotesPerMakerPerRfqSide,
+      });
+    }
     if (crossesOwnQuote(quotes, command.desk, command.side, terms.price, null)) {
       return this.refuse('quote_crossed', undefined, { field: 'price' });
     }
@@ -373,6 +398,16 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
     const rfq = this.state.rfqs.get(quote.rfqId)!;
     const terms = validateTerms(rfq, command, command.ts);
     if (!terms.ok) return this.refuseWith(terms.error);
+    if (
+      command.side !== quote.side &&
+      this.openQuotesOnSide(this.state.quotesOf(rfq.blockRfqId), command.desk, command.side, quote.quoteId) >=
+        this.config.maxQuotesPerMakerPerRfqSide
+    ) {
+      return this.refuse('too_many_quotes_per_block_rfq_side', undefined, {
+        field: 'side',
+        max: this.config.maxQuotesPerMakerPerRfqSide,
+      });
+    }
     if (
       crossesOwnQuote(
         this.state.quotesOf(rfq.blockRfqId),
@@ -518,6 +553,32 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
         this.rfqChanged(rfq);
       }
     }
+  }
+
+  /** RFQs of the taker account still `created` or `open` (derived: no extra state). */
+  private openRfqsOf(accountId: number): number {
+    let count = 0;
+    for (const id of this.state.active) if (this.state.rfqs.get(id)!.takerAccountId === accountId) count++;
+    return count;
+  }
+
+  private openQuotesOnSide(
+    quotes: readonly QuoteRecord[],
+    desk: string,
+    side: QuoteRecord['side'],
+    exceptQuoteId: string | null,
+  ): number {
+    let count = 0;
+    for (const quote of quotes) {
+      if (
+        quote.desk === desk &&
+        quote.side === side &&
+        quote.status === 'open' &&
+        quote.quoteId !== exceptQuoteId
+      )
+        count++;
+    }
+    return count;
   }
 
   private strategyMark(rfq: RfqRecord): number | null {

@@ -367,7 +367,14 @@ export interface RfqDeskConfig {
   /** ms after creation when an untraded RFQ expires. */
   readonly lifetimeMs: number;
   readonly maxLegs: number;
+  /** Open quotes one maker desk may hold on one RFQ, both sides together (13905). */
   readonly maxQuotesPerMakerPerRfq: number;
+  /** Open quotes one maker desk may hold on one side (bids or asks) of one RFQ (13906). */
+  readonly maxQuotesPerMakerPerRfqSide: number;
+  /** RFQs one taker account may have in `created` or `open` at once. */
+  readonly maxOpenRfqsPerTaker: number;
+  /** Distinct maker desks an anonymous (`disclosed: false`) RFQ must target. */
+  readonly minMakersForAnonymous: number;
   /** How long closed RFQs, quotes and trades stay listed. */
   readonly retentionMs: number;
 }
@@ -377,6 +384,11 @@ export const DEFAULT_RFQ_CONFIG: RfqDeskConfig = {
   lifetimeMs: 300_000,
   maxLegs: 20,
   maxQuotesPerMakerPerRfq: 10,
+  // Half of the per-RFQ limit: a desk can fill both sides, and a ladder on one side stays short.
+  maxQuotesPerMakerPerRfqSide: 5,
+  maxOpenRfqsPerTaker: 20,
+  // Deribit: anonymous RFQs only when at least 5 makers are targeted.
+  minMakersForAnonymous: 5,
   retentionMs: 7 * 24 * 3_600_000,
 };
 

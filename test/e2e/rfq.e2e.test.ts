@@ -281,6 +281,24 @@ describe('Block RFQ through the API', () => {
     await refusedWith(taker.call('block/rfqs/cancel_rfq', { blockRfqId: rfq.blockRfqId }), 'rfq_not_open');
   });
 
+  test('an anonymous RFQ needs 5 makers: without a list the two known desks are too few', async () => {
+    const taker = harness.http(TAKER);
+    const legs = [{ instrumentName: call70, quantity: '1', side: 'buy' as const }];
+    await assert.rejects(
+      taker.call('block/rfqs/create_rfq', { legs, disclosed: false }),
+      (error: unknown) => {
+        assert.ok(error instanceof ApiError, String(error));
+        assert.equal(error.code, ERROR_CATALOGUE.anonymous_rfq_too_few_makers.code);
+        assert.equal(error.data?.field, 'disclosed');
+        return true;
+      },
+    );
+    await refusedWith(
+      taker.call('block/rfqs/create_rfq', { legs, disclosed: false, makers: ['MAKER1', 'MAKER2'] }),
+      'anonymous_rfq_too_few_makers',
+    );
+  });
+
   test('AON priority, a GTC accept that fires on a later quote, and allocations booked to their account', async () => {
     const taker = harness.http(TAKER);
     const maker1 = harness.http(MAKER1);
