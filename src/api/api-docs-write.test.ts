@@ -19,7 +19,7 @@ test('the OpenAPI document is 3.1: every envelope method has a request schema, e
           summary: string;
           requestBody?: { content: Record<string, { schema: { properties: object } }> };
         };
-        get?: { summary: string };
+        get?: { summary: string; parameters?: { name: string; in: string; required: boolean }[] };
       }
     >;
   };
@@ -35,4 +35,61 @@ test('the OpenAPI document is 3.1: every envelope method has a request schema, e
       assert.ok(item.post?.requestBody?.content['application/json']?.schema.properties, path);
     }
   }
+});
+
+test('every flat /tt/ route documents its input: a request body schema on POST, query parameters on GET', () => {
+  type Schema = { properties?: Record<string, unknown>; anyOf?: Schema[] };
+  const openapi = JSON.parse(renderApiDocs().openapi) as {
+    paths: Record<
+      string,
+      {
+        post?: { requestBody?: { content: Record<string, { schema: Schema }> } };
+        get?: { parameters?: { name: string; in: string; required: boolean }[] };
+      }
+    >;
+  };
+  const flat = Object.entries(openapi.paths).filter(([path]) => path.startsWith('/tt/'));
+  assert.equal(flat.length, 4);
+  const propertiesOf = (schema: Schema): string[] =>
+    schema.properties ? Object.keys(schema.properties) : (schema.anyOf ?? []).flatMap(propertiesOf);
+  for (const [path, item] of flat) {
+    if (item.post) {
+      const schema = item.post.requestBody?.content['application/json']?.schema;
+      assert.ok(schema, path);
+      assert.ok(propertiesOf(schema).length > 0, path);
+    }
+    if (item.get) {
+      assert.ok(
+        item.get.parameters?.some((p) => p.in === 'query'),
+        path,
+      );
+    }
+  }
+  const base = '/tt/core-broker/openapi/portfolios';
+  const body = (name: string) =>
+    openapi.paths[`${base}/${name}`]?.post?.requestBody?.content['application/json']?.schema;
+  const submit = body('submit')!;
+  assert.deepEqual(
+    submit.anyOf?.map(
+      (variant) => (variant.properties?.portfolioType as { const?: string } | undefined)?.const,
+    ),
+    ['BALANCE', 'TWAP', 'COMMON', 'ICEBERG'],
+  );
+  for (const field of [
+    'accountId',
+    'portfolioType',
+    'strategy',
+    'legs',
+    'customizedNote',
+    'sendToDummyAccountIds',
+  ]) {
+    assert.ok(propertiesOf(submit).includes(field), field);
+  }
+  for (const block of ['balanceTrade', 'twapTrade', 'icebergTrade'])
+    assert.ok(propertiesOf(submit).includes(block), block);
+  assert.deepEqual(propertiesOf(body('cancel')!), ['portfolioId', 'accountId']);
+  assert.deepEqual(propertiesOf(body('cancel-all')!), ['accountId', 'portfolioType']);
+  assert.equal(openapi.paths[`${base}/info`]?.get?.parameters?.length, 1);
+  assert.equal(openapi.paths[`${base}/info`]?.get?.parameters?.[0]?.name, 'portfolioId');
+  assert.equal(openapi.paths[`${base}/info`]?.get?.parameters?.[0]?.required, true);
 });

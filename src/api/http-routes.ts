@@ -150,6 +150,11 @@ export interface FlatRouteDefinition<Body = unknown, Query = unknown> {
   readonly summary: string;
   readonly body?: TSchema;
   readonly query?: TSchema;
+  /**
+   * The handler validates its input itself (finer codes than a schema check); `body`/`query` then
+   * only type and document the route and are not checked here.
+   */
+  readonly handlerValidates?: boolean;
   readonly matching?: boolean;
   readonly handler: (input: { body: Body; query: Query; principal: Principal }) => Promise<unknown> | unknown;
 }
@@ -163,8 +168,9 @@ export function registerFlatRoute(
   deps: HttpRouteDeps,
   route: FlatRouteDefinition,
 ): void {
-  const validateBody = route.body ? compileValidator(route.body, 'body') : null;
-  const validateQuery = route.query ? compileValidator(route.query, 'query') : null;
+  const checked = route.handlerValidates !== true;
+  const validateBody = checked && route.body ? compileValidator(route.body, 'body') : null;
+  const validateQuery = checked && route.query ? compileValidator(route.query, 'query') : null;
   const { authenticator, limiter, onUnexpected } = deps;
   app.route({
     method: route.method,

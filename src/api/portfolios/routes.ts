@@ -19,6 +19,12 @@ import type { Instrument } from '../../domain/instrument.ts';
 import type { Principal } from '../auth/authenticator.ts';
 import type { FlatRouteDefinition } from '../http-routes.ts';
 import { isErrorName } from '../wire-errors.ts';
+import {
+  CancelAllPortfoliosBody,
+  CancelPortfolioBody,
+  PortfolioInfoQuery,
+  SubmitPortfolioBody,
+} from './schemas.ts';
 import { validatePortfolioBody } from './validate.ts';
 import { portfolioInfoToWire } from './wire.ts';
 
@@ -91,6 +97,8 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
   registrar.registerFlatRoute({
     method: 'POST',
     url: `${PORTFOLIO_BASE_PATH}/submit`,
+    body: SubmitPortfolioBody,
+    handlerValidates: true,
     summary: 'Submit a BALANCE, TWAP, COMMON or ICEBERG portfolio (flat body of spec 2.1).',
     matching: true,
     handler: async ({ body, principal }) => {
@@ -108,6 +116,8 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
   registrar.registerFlatRoute({
     method: 'GET',
     url: `${PORTFOLIO_BASE_PATH}/info`,
+    query: PortfolioInfoQuery,
+    handlerValidates: true,
     summary: 'A portfolio: status, per-leg progress, slippage, parts and child orders.',
     handler: ({ query, principal }) => {
       const portfolioId = id((query as Json).portfolioId, 'portfolioId', true)!;
@@ -118,6 +128,8 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
   registrar.registerFlatRoute({
     method: 'POST',
     url: `${PORTFOLIO_BASE_PATH}/cancel`,
+    body: CancelPortfolioBody,
+    handlerValidates: true,
     summary: 'Cancel a portfolio: CANCELLING at once, then CANCELLED when every child order is gone.',
     matching: true,
     handler: async ({ body, principal }) => {
@@ -138,6 +150,8 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
   registrar.registerFlatRoute({
     method: 'POST',
     url: `${PORTFOLIO_BASE_PATH}/cancel-all`,
+    body: CancelAllPortfoliosBody,
+    handlerValidates: true,
     summary: 'Cancel every active portfolio of an account (optionally of one portfolioType).',
     matching: true,
     handler: async ({ body, principal }) => {
