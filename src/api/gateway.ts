@@ -76,7 +76,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const methods = new MethodRegistry();
   const channels = new ChannelRegistry();
   const fanout = new Fanout(channels);
-  const authenticator = new Authenticator(keyStore, now, { clockSkewMs: config.auth.clockSkewMs });
+  const authenticator = new Authenticator(keyStore, now, {
+    clockSkewMs: config.auth.clockSkewMs,
+    replay: { maxEntries: config.auth.replayMaxEntries, maxAnswerBytes: config.auth.replayMaxAnswerBytes },
+  });
   const limiter = new RateLimiter(config.rateLimits, () => clock.now());
   const dispatcher = new Dispatcher(methods, limiter, now, onUnexpected);
   const routeDeps: HttpRouteDeps = { dispatcher, authenticator, limiter, onUnexpected };

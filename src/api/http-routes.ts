@@ -8,7 +8,8 @@
  *   400 `bad_request`, failed authentication 401, rate limiting 429; refusals of a well-formed
  *   envelope travel with 200. No path answers 5xx.
  * - `public/*` envelope methods need no signature (a signature, when sent, is still checked);
- *   everything else must be signed. A byte-identical signed retry gets the stored answer.
+ *   everything else must be signed. A byte-identical signed retry gets the stored answer (flat
+ *   routes and non-public methods) or runs again (signed `public/*` reads, answers not kept).
  */
 
 import type { TSchema } from '@sinclair/typebox';
@@ -103,8 +104,10 @@ export function registerEnvelopeRoute(app: FastifyInstance, deps: HttpRouteDeps)
     const signed =
       request.headers.authorization !== undefined || request.headers[HEADER_SIGNATURE] !== undefined;
     try {
+      // A signed public read may simply run again on a retry; anything else keeps its answer.
+      const retention = pathMethod.startsWith('public/') ? 'fingerprint' : 'answer';
       if (signed || !pathMethod.startsWith('public/'))
-        auth = authenticator.authenticateHttp(authParts(request, raw));
+        auth = authenticator.authenticateHttp(authParts(request, raw), retention);
     } catch (error) {
       return sendError(reply, error, null, onUnexpected);
     }
@@ -179,7 +182,7 @@ export function registerFlatRoute(
       const raw = typeof request.body === 'string' ? request.body : '';
       let auth: HttpAuthOutcome;
       try {
-        auth = authenticator.authenticateHttp(authParts(request, raw));
+        auth = authenticator.authenticateHttp(authParts(request, raw), 'answer');
       } catch (error) {
         const mapped = mapError(error, onUnexpected);
         return send(reply, mapped.httpStatus, flatFailure(mapped.error));

@@ -16,7 +16,7 @@ describe('config', () => {
       logLevel: 'info',
       simulator: true,
       http: { bodyLimitBytes: 262_144, wsMaxMessageBytes: 65_536, shutdownGraceMs: 5_000 },
-      auth: { clockSkewMs: 15_000 },
+      auth: { clockSkewMs: 15_000, replayMaxEntries: 1_000_000, replayMaxAnswerBytes: 268_435_456 },
       rateLimits: {
         enabled: true,
         matching: { perSecond: 200, burst: 500 },
@@ -36,12 +36,19 @@ describe('config', () => {
 
   test('env vars override, with types parsed', () => {
     const config = loadConfig({
-      env: { PORT: '9001', SIMULATOR: 'off', DATABASE_URL: 'postgres://x', RATE_MATCHING_BURST: '7' },
+      env: {
+        PORT: '9001',
+        SIMULATOR: 'off',
+        DATABASE_URL: 'postgres://x',
+        RATE_MATCHING_BURST: '7',
+        REPLAY_MAX_ENTRIES: '5',
+      },
     });
     assert.equal(config.port, 9001);
     assert.equal(config.simulator, false);
     assert.equal(config.databaseUrl, 'postgres://x');
     assert.equal(config.rateLimits.matching.burst, 7);
+    assert.equal(config.auth.replayMaxEntries, 5);
   });
 
   test('bad env values are rejected with the variable named', () => {

@@ -46,6 +46,10 @@ export const ConfigSchema = Type.Object(
       {
         /** SEMANTICS: a timestamp more than 15 s from server time is refused. */
         clockSkewMs: Type.Integer({ minimum: 1000 }),
+        /** Nonces remembered inside the window (all keys); past it signed requests get 429. */
+        replayMaxEntries: Type.Integer({ minimum: 1 }),
+        /** Characters of answers kept for byte-identical retries; past it signed requests get 429. */
+        replayMaxAnswerBytes: Type.Integer({ minimum: 1 }),
       },
       { additionalProperties: false },
     ),
@@ -74,7 +78,7 @@ export const DEFAULT_CONFIG: Config = {
   logLevel: 'info',
   simulator: true,
   http: { bodyLimitBytes: 262_144, wsMaxMessageBytes: 65_536, shutdownGraceMs: 5_000 },
-  auth: { clockSkewMs: 15_000 },
+  auth: { clockSkewMs: 15_000, replayMaxEntries: 1_000_000, replayMaxAnswerBytes: 268_435_456 },
   rateLimits: {
     enabled: true,
     matching: { perSecond: 200, burst: 500 },
@@ -113,6 +117,8 @@ const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser
   ['BODY_LIMIT_BYTES', ['http', 'bodyLimitBytes'], asInteger],
   ['WS_MAX_MESSAGE_BYTES', ['http', 'wsMaxMessageBytes'], asInteger],
   ['SHUTDOWN_GRACE_MS', ['http', 'shutdownGraceMs'], asInteger],
+  ['REPLAY_MAX_ENTRIES', ['auth', 'replayMaxEntries'], asInteger],
+  ['REPLAY_MAX_ANSWER_BYTES', ['auth', 'replayMaxAnswerBytes'], asInteger],
   ['RATE_LIMITS', ['rateLimits', 'enabled'], asBoolean],
   ['RATE_MATCHING_PER_SEC', ['rateLimits', 'matching', 'perSecond'], asNumber],
   ['RATE_MATCHING_BURST', ['rateLimits', 'matching', 'burst'], asInteger],

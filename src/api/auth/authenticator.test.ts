@@ -34,7 +34,7 @@ function setup() {
       ...overrides,
     };
   };
-  return { auth, key, clock, request };
+  return { auth, key, clock, request, store };
 }
 
 function errorName(fn: () => unknown): string {
@@ -128,4 +128,48 @@ test('websocket auth signs ts\\nnonce\\nGET\\n/ws\\n and never accepts a nonce t
     errorName(() => auth.authenticateWs({ ...params, nonce: 'w2' })),
     'invalid_credentials',
   );
+});
+
+test('fingerprint retention: a byte-identical retry runs again, a different request is refused', () => {
+  const { auth, request } = setup();
+  const first = auth.authenticateHttp(request(), 'fingerprint');
+  assert.equal(first.kind, 'fresh');
+  if (first.kind === 'fresh') first.settle({ status: 200, body: 'not kept' });
+  assert.equal(auth.authenticateHttp(request(), 'fingerprint').kind, 'fresh');
+  assert.equal(auth.rememberedAnswerBytes, 0);
+  assert.equal(
+    errorName(() => auth.authenticateHttp(request({ body: '{"other":1}' }), 'answer')),
+    'nonce_reused',
+  );
+});
+
+test('at the cap new signed requests are refused with too_many_requests, retries still replay', async () => {
+  const { store, key, clock, request } = setup();
+  const capped = new Authenticator(store, clock.now, {
+    clockSkewMs: 15_000,
+    replay: { maxEntries: 2, maxAnswerBytes: 1_000 },
+  });
+  const first = capped.authenticateHttp(request({ nonce: 'a' }));
+  if (first.kind === 'fresh') first.settle({ status: 200, body: 'A' });
+  capped.authenticateHttp(request({ nonce: 'b' }));
+  assert.equal(
+    errorName(() => capped.authenticateHttp(request({ nonce: 'c' }))),
+    'too_many_requests',
+  );
+  const ts = clock.now();
+  const ws = {
+    apiKey: key.record.apiKey,
+    timestamp: ts,
+    nonce: 'w',
+    signature: signWs(key.apiSecret, String(ts), 'w'),
+  };
+  assert.equal(
+    errorName(() => capped.authenticateWs(ws)),
+    'too_many_requests',
+  );
+  const retry = capped.authenticateHttp(request({ nonce: 'a' }));
+  if (retry.kind !== 'replay') assert.fail('expected replay');
+  assert.deepEqual(await retry.answer, { status: 200, body: 'A' });
+  clock.advance(16_000);
+  assert.equal(capped.authenticateHttp(request({ nonce: 'c' })).kind, 'fresh');
 });

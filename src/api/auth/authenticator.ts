@@ -9,11 +9,15 @@
  *   is returned (waiting for it if still in flight) and nothing runs twice; with any other
  *   request it is `nonce_reused`.
  * - WebSocket `public/auth` binds a session, so a reused nonce there is always refused.
+ * - Replay memory is bounded (ReplayMemory): answers are kept only for requests whose re-run would
+ *   matter; past `maxEntries` / `maxAnswerBytes` new signed requests are refused with 429 rather
+ *   than forgetting a nonce still inside the window.
  * - Principals are cached for `cacheTtlMs` so a key created by the CLI in another process is
  *   seen at once (misses always re-read) and a disabled key stops within the TTL.
  */
 import { VenueError } from '../../domain/errors.ts';
 import type { KeyStore, RateLimitOverride, Role } from './key-store.ts';
+import { type AnswerRetention, ReplayMemory, type ReplayMemoryLimits } from './replay-memory.ts';
 import { signaturesMatch, signHttp, signWs } from './signature.ts';
 
 export interface Principal {
@@ -59,22 +63,18 @@ interface CachedKey {
   readonly loadedAt: number;
 }
 
-interface NonceEntry {
-  readonly fingerprint: string;
-  readonly expiresAt: number;
-  readonly answer: Promise<StoredAnswer>;
-}
-
 export interface AuthenticatorOptions {
   readonly clockSkewMs: number;
   readonly cacheTtlMs?: number;
+  /** Caps on the replay memory; absent: `DEFAULT_REPLAY_LIMITS`. */
+  readonly replay?: ReplayMemoryLimits;
 }
+
+export type { AnswerRetention } from './replay-memory.ts';
 
 export class Authenticator {
   private readonly keys = new Map<string, CachedKey>();
-  private readonly nonces = new Map<string, NonceEntry>();
-  private readonly expiryQueue: Array<{ readonly id: string; readonly expiresAt: number }> = [];
-  private expiryHead = 0;
+  private readonly memory: ReplayMemory;
   private readonly cacheTtlMs: number;
 
   constructor(
@@ -83,9 +83,15 @@ export class Authenticator {
     private readonly options: AuthenticatorOptions,
   ) {
     this.cacheTtlMs = options.cacheTtlMs ?? 30_000;
+    this.memory = new ReplayMemory(options.clockSkewMs, options.replay);
   }
 
-  authenticateHttp(request: HttpRequestParts): HttpAuthOutcome {
+  /**
+   * `retention`: 'answer' keeps the answer for byte-identical retries (anything with effects or
+   * private data); 'fingerprint' remembers only the nonce, and a byte-identical retry runs again
+   * (signed `public/*` reads, which an unsigned caller may repeat at will anyway).
+   */
+  authenticateHttp(request: HttpRequestParts, retention: AnswerRetention = 'answer'): HttpAuthOutcome {
     const apiKey = bearerKey(request.authorization);
     const { timestamp, nonce, signature } = request;
     if (!timestamp) throw missingHeader('Service-API-Timestamp');
@@ -107,21 +113,32 @@ export class Authenticator {
         field: 'Service-API-Signature',
       });
     }
-    this.prune(now);
-    const id = `${apiKey}\u0000${nonce}`;
+    this.memory.prune(now);
     // The verified signature is an HMAC over ts, nonce, method, path and body: equal signatures
     // under one key mean a byte-identical request, so it serves as the request's fingerprint.
-    const fingerprint = signature;
-    const seen = this.nonces.get(id);
-    if (seen !== undefined) {
-      if (seen.fingerprint === fingerprint) return { kind: 'replay', answer: seen.answer };
-      throw new VenueError('nonce_reused', undefined, { field: 'Service-API-Nonce' });
+    const seen = this.memory.lookup(apiKey, nonce, signature);
+    switch (seen.kind) {
+      case 'replay':
+        return { kind: 'replay', answer: seen.answer };
+      case 'rerun':
+        return { kind: 'fresh', principal: key.principal, settle: IGNORE_ANSWER };
+      case 'conflict':
+        throw new VenueError('nonce_reused', undefined, { field: 'Service-API-Nonce' });
+      case 'absent':
+        break;
+      default: {
+        const _exhaustive: never = seen;
+        throw _exhaustive;
+      }
     }
-    let settle: (answer: StoredAnswer) => void = () => {};
-    const answer = new Promise<StoredAnswer>((resolve) => {
-      settle = resolve;
-    });
-    this.remember(id, { fingerprint, expiresAt: ts + this.options.clockSkewMs + 1, answer });
+    this.admit('Service-API-Nonce');
+    const settle = this.memory.remember(
+      apiKey,
+      nonce,
+      ts + this.options.clockSkewMs + 1,
+      signature,
+      retention,
+    );
     return { kind: 'fresh', principal: key.principal, settle };
   }
 
@@ -134,10 +151,12 @@ export class Authenticator {
     if (!signaturesMatch(params.signature, signWs(key.secret, timestamp, params.nonce))) {
       throw new VenueError('invalid_credentials', 'signature does not match', { field: 'signature' });
     }
-    this.prune(now);
-    const id = `${params.apiKey}\u0000${params.nonce}`;
-    if (this.nonces.has(id)) throw new VenueError('nonce_reused', undefined, { field: 'nonce' });
-    this.remember(id, { fingerprint: '', expiresAt: ts + this.options.clockSkewMs + 1, answer: NEVER });
+    this.memory.prune(now);
+    if (this.memory.has(params.apiKey, params.nonce)) {
+      throw new VenueError('nonce_reused', undefined, { field: 'nonce' });
+    }
+    this.admit('nonce');
+    this.memory.rememberSession(params.apiKey, params.nonce, ts + this.options.clockSkewMs + 1);
     return key.principal;
   }
 
@@ -148,7 +167,21 @@ export class Authenticator {
   }
 
   get rememberedNonces(): number {
-    return this.nonces.size;
+    return this.memory.entries;
+  }
+
+  /** Characters of answers held for retries (the quantity `maxAnswerBytes` caps). */
+  get rememberedAnswerBytes(): number {
+    return this.memory.answerBytes;
+  }
+
+  /** Refuses rather than forgets: a forgotten nonce inside the window could run a request twice. */
+  private admit(field: string): void {
+    if (!this.memory.full) return;
+    throw new VenueError('too_many_requests', 'too many signed requests inside the replay window', {
+      field,
+      retryAfterMs: this.memory.bucketMs,
+    });
   }
 
   private checkTimestamp(text: string, now: number, field: string): number {
@@ -188,26 +221,9 @@ export class Authenticator {
     this.keys.set(apiKey, entry);
     return entry;
   }
-
-  private remember(id: string, entry: NonceEntry): void {
-    this.nonces.set(id, entry);
-    this.expiryQueue.push({ id, expiresAt: entry.expiresAt });
-  }
-
-  private prune(now: number): void {
-    const queue = this.expiryQueue;
-    while (this.expiryHead < queue.length && queue[this.expiryHead]!.expiresAt < now) {
-      const { id, expiresAt } = queue[this.expiryHead++]!;
-      if (this.nonces.get(id)?.expiresAt === expiresAt) this.nonces.delete(id);
-    }
-    if (this.expiryHead > 4096 && this.expiryHead * 2 > queue.length) {
-      queue.splice(0, this.expiryHead);
-      this.expiryHead = 0;
-    }
-  }
 }
 
-const NEVER: Promise<StoredAnswer> = new Promise(() => {});
+const IGNORE_ANSWER = (_answer: StoredAnswer): void => {};
 
 function bearerKey(header: string | undefined): string {
   const match = header === undefined ? null : /^Bearer\s+(\S+)$/i.exec(header.trim());

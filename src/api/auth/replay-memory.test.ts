@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fingerprintOf, ReplayMemory } from './replay-memory.ts';
+
+const SKEW = 15_000;
+const T0 = 1_700_000_000_000;
+
+function memory(limits = { maxEntries: 1_000, maxAnswerBytes: 1_000 }) {
+  const replay = new ReplayMemory(SKEW, limits);
+  replay.prune(T0);
+  return replay;
+}
+
+test('a kept answer is replayed to a byte-identical retry, waiting while it is in flight', async () => {
+  const replay = memory();
+  const settle = replay.remember('k', 'n', T0 + SKEW + 1, 'sigA', 'answer');
+  const early = replay.lookup('k', 'n', 'sigA');
+  assert.equal(early.kind, 'replay');
+  settle({ status: 200, body: 'first' });
+  settle({ status: 500, body: 'ignored: an answer is settled once' });
+  if (early.kind === 'replay') assert.deepEqual(await early.answer, { status: 200, body: 'first' });
+  const late = replay.lookup('k', 'n', 'sigA');
+  if (late.kind !== 'replay') assert.fail('expected replay');
+  assert.deepEqual(await late.answer, { status: 200, body: 'first' });
+  assert.equal(replay.lookup('k', 'n', 'sigB').kind, 'conflict');
+  assert.equal(replay.lookup('other-key', 'n', 'sigA').kind, 'absent');
+  assert.equal(replay.answerBytes, 'first'.length);
+});
+
+test('a fingerprint-only nonce asks for a rerun on a byte-identical retry, conflicts otherwise', () => {
+  const replay = memory();
+  const signature = 'QUJDRE'.padEnd(44, 'x');
+  replay.remember('k', 'n', T0 + SKEW + 1, signature, 'fingerprint')({ status: 200, body: 'not kept' });
+  assert.equal(replay.answerBytes, 0);
+  assert.equal(replay.lookup('k', 'n', signature).kind, 'rerun');
+  assert.equal(replay.lookup('k', 'n', 'zzzzz'.padEnd(44, 'x')).kind, 'conflict');
+  assert.equal(fingerprintOf('AAAAB'), 1);
+  assert.equal(fingerprintOf('/////'), 2 ** 30 - 1);
+});
+
+test('a session nonce conflicts with every request', () => {
+  const replay = memory();
+  replay.rememberSession('k', 'w', T0 + SKEW + 1);
+  assert.ok(replay.has('k', 'w'));
+  assert.equal(replay.lookup('k', 'w', 'AAAAA').kind, 'conflict');
+});
+
+test('nonces are forgotten after their expiry, never before, within one bucket of it', () => {
+  const replay = memory();
+  const expiresAt = T0 + SKEW + 1;
+  replay.remember('k', 'n', expiresAt, 'sig', 'answer')({ status: 200, body: 'abc' });
+  replay.prune(expiresAt);
+  assert.ok(replay.has('k', 'n'), 'kept at its expiry instant');
+  replay.prune(expiresAt + replay.bucketMs);
+  assert.ok(!replay.has('k', 'n'), 'gone one bucket later');
+  assert.equal(replay.entries, 0);
+  assert.equal(replay.answerBytes, 0);
+});
+
+test('expiry follows timestamps, not arrival order, and a long clock jump clears everything', () => {
+  const replay = memory();
+  replay.remember('k', 'late', T0 + 2 * SKEW + 1, 'a', 'fingerprint'); // client clock ahead
+  replay.remember('k', 'early', T0 + 1, 'b', 'fingerprint'); // client clock behind
+  replay.prune(T0 + 1_000);
+  assert.ok(!replay.has('k', 'early'), 'not held up behind the later expiry');
+  assert.ok(replay.has('k', 'late'));
+  replay.prune(T0 + 3_600_000);
+  assert.equal(replay.entries, 0);
+  replay.remember('k', 'again', T0 + 3_600_000 + SKEW, 'c', 'fingerprint');
+  replay.prune(T0 + 3_600_000 + SKEW - 1_000);
+  assert.ok(replay.has('k', 'again'), 'the ring still works after the jump');
+});
+
+test('full at maxEntries or maxAnswerBytes, and free again as nonces expire', () => {
+  const replay = memory({ maxEntries: 2, maxAnswerBytes: 10 });
+  replay.remember('k', 'a', T0 + 1, 'a', 'fingerprint');
+  assert.equal(replay.full, false);
+  replay.remember('k', 'b', T0 + 1, 'b', 'fingerprint');
+  assert.equal(replay.full, true);
+  replay.prune(T0 + 1_000);
+  assert.equal(replay.full, false);
+  const settle = replay.remember('k', 'c', T0 + 2_000, 'c', 'answer');
+  assert.equal(replay.full, false, 'an answer in flight counts only as an entry');
+  settle({ status: 200, body: '0123456789' });
+  assert.equal(replay.full, true);
+});
+
+test('an answer settled after its nonce expired is not counted', () => {
+  const replay = memory();
+  const settle = replay.remember('k', 'slow', T0 + 1, 'sig', 'answer');
+  replay.prune(T0 + 1_000);
+  settle({ status: 200, body: 'late answer' });
+  assert.equal(replay.answerBytes, 0);
+});

@@ -1,0 +1,188 @@
+/**
+ * The authenticator's memory of signed nonces inside the clock-skew window, bounded and cheap.
+ *
+ * Invariants:
+ * - A nonce stays remembered (per API key) from first use until its timestamp has left the window:
+ *   it is forgotten at the earliest at `expiresAt` and at the latest `bucketMs` later (never
+ *   earlier, so a replay inside the window is always caught).
+ * - Expiry is a ring of time buckets (`bucketMs` wide) in expiry order: pruning costs O(expired +
+ *   elapsed buckets), never a scan of the live nonces, whatever order timestamps arrive in.
+ * - 'answer' retention keeps the full signature and, once settled, only the status and the
+ *   serialized body string (the very string sent); a retry in flight waits on a promise made only
+ *   when such a retry arrives. 'fingerprint' retention keeps a 30-bit number from the signature
+ *   (a small integer, no allocation): a byte-identical retry is told to run again, anything else
+ *   is a conflict. A WebSocket session nonce conflicts with everything.
+ * - `full` turns true at `maxEntries` nonces or `maxAnswerBytes` of kept bodies (counted as string
+ *   length); the caller refuses new requests then, nothing already remembered is dropped early.
+ */
+import type { StoredAnswer } from './authenticator.ts';
+
+export type AnswerRetention = 'answer' | 'fingerprint';
+
+export interface ReplayMemoryLimits {
+  readonly maxEntries: number;
+  readonly maxAnswerBytes: number;
+}
+
+export const DEFAULT_REPLAY_LIMITS: ReplayMemoryLimits = {
+  maxEntries: 1_000_000,
+  maxAnswerBytes: 268_435_456,
+};
+
+export type ReplayLookup =
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'replay'; readonly answer: Promise<StoredAnswer> }
+  | { readonly kind: 'rerun' }
+  | { readonly kind: 'conflict' };
+
+const ABSENT: ReplayLookup = { kind: 'absent' };
+const RERUN: ReplayLookup = { kind: 'rerun' };
+const CONFLICT: ReplayLookup = { kind: 'conflict' };
+/** A session nonce: matches no fingerprint (those are >= 0). */
+const SESSION = -1;
+
+/** A request whose answer is kept for byte-identical retries. */
+class KeptAnswer {
+  status = 0;
+  body: string | null = null;
+  waiters: Array<(answer: StoredAnswer) => void> | null = null;
+  forgotten = false;
+
+  constructor(readonly signature: string) {}
+
+  answer(): Promise<StoredAnswer> {
+    if (this.body !== null) return Promise.resolve({ status: this.status, body: this.body });
+    return new Promise((resolve) => {
+      if (this.waiters === null) this.waiters = [];
+      this.waiters.push(resolve);
+    });
+  }
+}
+
+type Remembered = number | KeptAnswer;
+type NonceTable = Map<string, Remembered>;
+
+export class ReplayMemory {
+  private readonly tables = new Map<string, NonceTable>();
+  /** Slot i holds (table, nonce) pairs, flattened, for bucket numbers ≡ i modulo the ring size. */
+  private readonly ring: Array<Array<NonceTable | string>>;
+  private cursor = Number.NaN;
+  private count = 0;
+  private bytes = 0;
+
+  constructor(
+    clockSkewMs: number,
+    private readonly limits: ReplayMemoryLimits = DEFAULT_REPLAY_LIMITS,
+    readonly bucketMs = 100,
+  ) {
+    // expiresAt lies in (now, now + 2 * skew + 1], so this many slots never wrap onto a live bucket.
+    const slots = Math.ceil((2 * clockSkewMs + 1) / bucketMs) + 2;
+    this.ring = Array.from({ length: slots }, () => []);
+  }
+
+  get entries(): number {
+    return this.count;
+  }
+
+  get answerBytes(): number {
+    return this.bytes;
+  }
+
+  get full(): boolean {
+    return this.count >= this.limits.maxEntries || this.bytes >= this.limits.maxAnswerBytes;
+  }
+
+  has(apiKey: string, nonce: string): boolean {
+    return this.tables.get(apiKey)?.has(nonce) ?? false;
+  }
+
+  lookup(apiKey: string, nonce: string, signature: string): ReplayLookup {
+    const seen = this.tables.get(apiKey)?.get(nonce);
+    if (seen === undefined) return ABSENT;
+    if (typeof seen === 'number') return seen === fingerprintOf(signature) ? RERUN : CONFLICT;
+    return seen.signature === signature ? { kind: 'replay', answer: seen.answer() } : CONFLICT;
+  }
+
+  /** Remembers a fresh request; the returned function records its answer (kept or ignored). */
+  remember(
+    apiKey: string,
+    nonce: string,
+    expiresAt: number,
+    signature: string,
+    retention: AnswerRetention,
+  ): (answer: StoredAnswer) => void {
+    if (retention === 'fingerprint') {
+      this.insert(apiKey, nonce, expiresAt, fingerprintOf(signature));
+      return ignoreAnswer;
+    }
+    const kept = new KeptAnswer(signature);
+    this.insert(apiKey, nonce, expiresAt, kept);
+    return (answer) => this.settle(kept, answer);
+  }
+
+  rememberSession(apiKey: string, nonce: string, expiresAt: number): void {
+    this.insert(apiKey, nonce, expiresAt, SESSION);
+  }
+
+  /** Forgets every nonce whose bucket lies wholly before `now`. */
+  prune(now: number): void {
+    const limit = Math.floor(now / this.bucketMs);
+    if (Number.isNaN(this.cursor)) this.cursor = limit;
+    if (limit <= this.cursor) return;
+    const steps = Math.min(limit - this.cursor, this.ring.length);
+    for (let step = 0; step < steps; step += 1)
+      this.drain(this.ring[(this.cursor + step) % this.ring.length]!);
+    this.cursor = limit;
+  }
+
+  private insert(apiKey: string, nonce: string, expiresAt: number, value: Remembered): void {
+    let table = this.tables.get(apiKey);
+    if (table === undefined) {
+      table = new Map();
+      this.tables.set(apiKey, table);
+    }
+    table.set(nonce, value);
+    this.count += 1;
+    const bucket = Math.floor(expiresAt / this.bucketMs);
+    this.ring[bucket % this.ring.length]!.push(table, nonce);
+  }
+
+  private settle(kept: KeptAnswer, answer: StoredAnswer): void {
+    if (kept.body !== null) return;
+    kept.status = answer.status;
+    kept.body = answer.body;
+    if (!kept.forgotten) this.bytes += answer.body.length;
+    const waiters = kept.waiters;
+    kept.waiters = null;
+    if (waiters !== null) for (const resolve of waiters) resolve({ status: kept.status, body: answer.body });
+  }
+
+  private drain(slot: Array<NonceTable | string>): void {
+    for (let i = 0; i < slot.length; i += 2) {
+      const table = slot[i] as NonceTable;
+      const nonce = slot[i + 1] as string;
+      const value = table.get(nonce);
+      if (value === undefined) continue;
+      table.delete(nonce);
+      this.count -= 1;
+      if (typeof value !== 'number') {
+        value.forgotten = true;
+        if (value.body !== null) this.bytes -= value.body.length;
+      }
+    }
+    const drained = slot.length > 0;
+    slot.length = 0;
+    if (drained) for (const [apiKey, table] of this.tables) if (table.size === 0) this.tables.delete(apiKey);
+  }
+}
+
+function ignoreAnswer(_answer: StoredAnswer): void {}
+
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/** The first 30 bits of a base64 signature: a small integer, stored without allocation. */
+export function fingerprintOf(signature: string): number {
+  let value = 0;
+  for (let i = 0; i < 5; i += 1) value = value * 64 + Math.max(0, BASE64.indexOf(signature[i] ?? 'A'));
+  return value;
+}
