@@ -52,3 +52,47 @@ export function readVerifiedFrames<C>(
   }
   return out;
 }
+
+/** A stored frame as both backends' queries return it (snake_case columns). */
+export interface FrameRow {
+  first_seq: number;
+  count: number;
+  version: number;
+  payload: Buffer;
+  checksum: number;
+}
+
+export function toFrame(row: FrameRow): StoredFrame {
+  return {
+    firstSeq: row.first_seq,
+    count: row.count,
+    version: row.version,
+    payload: row.payload,
+    checksum: row.checksum,
+  };
+}
+
+/**
+ * Pages through stored frames from `startFirstSeq` (the frame holding `fromSeq`), verifying each
+ * and yielding its entries with seq ≥ fromSeq. `fetchPage(cursor)` returns the next frames with
+ * first_seq ≥ cursor, ascending; an empty page ends the read.
+ */
+export async function* readFramePages<C>(
+  fetchPage: (cursor: number) => FrameRow[] | Promise<FrameRow[]>,
+  startFirstSeq: number,
+  fromSeq: number,
+): AsyncIterable<readonly JournalEntry<C>[]> {
+  let cursor = startFirstSeq;
+  let expected: number | null = null;
+  const wanted = Math.max(fromSeq, 1);
+  for (;;) {
+    const rows = await fetchPage(cursor);
+    if (rows.length === 0) return;
+    for (const row of rows) {
+      const entries = readVerifiedFrames<C>([toFrame(row)], wanted, expected);
+      expected = row.first_seq + row.count;
+      if (entries.length > 0) yield entries;
+    }
+    cursor = rows[rows.length - 1]!.first_seq + 1;
+  }
+}

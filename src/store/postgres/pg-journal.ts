@@ -20,7 +20,7 @@ import {
   type JournalEntry,
   type OpenReport,
 } from '../journal.ts';
-import { readVerifiedFrames } from '../read-frames.ts';
+import { type FrameRow, readFramePages, readVerifiedFrames, toFrame } from '../read-frames.ts';
 import { frameChecksumValid, type StoredFrame } from '../record-format.ts';
 
 export const PG_JOURNAL_SCHEMA = `
@@ -40,24 +40,6 @@ CREATE TABLE IF NOT EXISTS hash_checkpoints (
 `;
 
 const FRAME_COLUMNS = 'first_seq::float8 AS first_seq, count, version, payload, checksum';
-
-interface FrameRow {
-  first_seq: number;
-  count: number;
-  version: number;
-  payload: Buffer;
-  checksum: number;
-}
-
-function toFrame(row: FrameRow): StoredFrame {
-  return {
-    firstSeq: row.first_seq,
-    count: row.count,
-    version: row.version,
-    payload: row.payload,
-    checksum: row.checksum,
-  };
-}
 
 export interface PgJournalOptions {
   readonly connectionString: string;
@@ -144,23 +126,14 @@ export class PgJournal<C = unknown> implements Journal<C> {
       'SELECT COALESCE(MAX(first_seq), 0)::float8 AS s FROM journal WHERE first_seq <= $1',
       [Math.max(fromSeq, 0)],
     );
-    let cursor = (start.rows[0] as { s: number }).s;
-    let expected: number | null = null;
-    const wanted = Math.max(fromSeq, 1);
-    for (;;) {
-      const page = await this.pool.query(
-        `SELECT ${FRAME_COLUMNS} FROM journal WHERE first_seq >= $1 ORDER BY first_seq LIMIT $2`,
-        [cursor, this.pageFrames],
-      );
-      const rows = page.rows as FrameRow[];
-      if (rows.length === 0) return;
-      for (const row of rows) {
-        const entries = readVerifiedFrames<C>([toFrame(row)], wanted, expected);
-        expected = row.first_seq + row.count;
-        if (entries.length > 0) yield entries;
-      }
-      cursor = rows[rows.length - 1]!.first_seq + 1;
-    }
+    const fetchPage = async (cursor: number) =>
+      (
+        await this.pool.query(
+          `SELECT ${FRAME_COLUMNS} FROM journal WHERE first_seq >= $1 ORDER BY first_seq LIMIT $2`,
+          [cursor, this.pageFrames],
+        )
+      ).rows as FrameRow[];
+    yield* readFramePages<C>(fetchPage, (start.rows[0] as { s: number }).s, fromSeq);
   }
 
   async *readFrom(fromSeq: number): AsyncIterable<JournalEntry<C>> {

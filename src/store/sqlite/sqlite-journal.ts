@@ -24,7 +24,7 @@ import {
   type JournalEntry,
   type OpenReport,
 } from '../journal.ts';
-import { readVerifiedFrames } from '../read-frames.ts';
+import { type FrameRow, readFramePages, readVerifiedFrames, toFrame } from '../read-frames.ts';
 import { frameChecksumValid, type StoredFrame } from '../record-format.ts';
 import { SqliteWriterThread, type WriteStatement } from './writer-thread.ts';
 
@@ -65,24 +65,6 @@ function batchStatements(
   }
   for (const c of checkpoints) statements.push({ sql: INSERT_CHECKPOINT, params: [c.seq, c.stateHash] });
   return statements;
-}
-
-interface FrameRow {
-  first_seq: number;
-  count: number;
-  version: number;
-  payload: Buffer;
-  checksum: number;
-}
-
-function toFrame(row: FrameRow): StoredFrame {
-  return {
-    firstSeq: row.first_seq,
-    count: row.count,
-    version: row.version,
-    payload: row.payload,
-    checksum: row.checksum,
-  };
 }
 
 export interface SqliteJournalOptions {
@@ -180,19 +162,7 @@ export class SqliteJournal<C = unknown> implements Journal<C> {
     const page = this.db.prepare(
       'SELECT first_seq, count, version, payload, checksum FROM journal WHERE first_seq >= ? ORDER BY first_seq LIMIT ?',
     );
-    let cursor = start.s;
-    let expected: number | null = null;
-    const wanted = Math.max(fromSeq, 1);
-    for (;;) {
-      const rows = page.all(cursor, this.pageFrames) as FrameRow[];
-      if (rows.length === 0) return;
-      for (const row of rows) {
-        const entries = readVerifiedFrames<C>([toFrame(row)], wanted, expected);
-        expected = row.first_seq + row.count;
-        if (entries.length > 0) yield entries;
-      }
-      cursor = rows[rows.length - 1]!.first_seq + 1;
-    }
+    yield* readFramePages<C>((cursor) => page.all(cursor, this.pageFrames) as FrameRow[], start.s, fromSeq);
   }
 
   async *readFrom(fromSeq: number): AsyncIterable<JournalEntry<C>> {
