@@ -10,10 +10,9 @@
  *   algorithm saw them, without reading the engine.
  */
 import type { PortfolioEvent, PortfolioStatus, PortfolioType } from '../../algo/types.ts';
+import { checkCount, pageByKeyDesc, type ReadQuerier } from './keyset-page.ts';
 import type { RowValue } from './projection.ts';
-import type { ReadQuerier } from './rfq-queries.ts';
 
-export const PORTFOLIO_QUERY_MAX_COUNT = 1000;
 export const FINISHED_PORTFOLIO_STATUSES: readonly PortfolioStatus[] = [
   'COMPLETED',
   'CANCELLED',
@@ -95,10 +94,7 @@ export async function portfolioHistory(
   db: ReadQuerier,
   q: PortfolioHistoryQuery,
 ): Promise<PortfolioHistoryPage> {
-  const count = q.count ?? 20;
-  if (!Number.isInteger(count) || count < 1 || count > PORTFOLIO_QUERY_MAX_COUNT) {
-    throw new RangeError('count out of range');
-  }
+  const count = checkCount(q.count, 20);
   const where = ['account_id = ?'];
   const params: RowValue[] = [q.accountId];
   statusFilter(q.status, where, params);
@@ -106,22 +102,16 @@ export async function portfolioHistory(
     where.push('portfolio_type = ?');
     params.push(q.portfolioType);
   }
-  if (q.continuation !== undefined && q.continuation !== null && q.continuation !== '') {
-    if (!/^\d{1,15}$/.test(q.continuation)) throw new RangeError('invalid continuation token');
-    where.push('portfolio_id < ?');
-    params.push(Number(q.continuation));
-  }
-  params.push(count + 1);
-  const rows = await db.query<PortfolioRow>(
-    `SELECT ${SUMMARY_COLUMNS} FROM portfolios WHERE ${where.join(' AND ')} ORDER BY portfolio_id DESC LIMIT ?`,
+  const page = await pageByKeyDesc<PortfolioRow>(db, {
+    columns: SUMMARY_COLUMNS,
+    table: 'portfolios',
+    key: 'portfolio_id',
+    where,
     params,
-  );
-  const page = rows.slice(0, count).map(summaryOf);
-  const last = page[page.length - 1];
-  return {
-    portfolios: page,
-    continuation: rows.length > count && last !== undefined ? String(last.portfolioId) : null,
-  };
+    count,
+    continuation: q.continuation,
+  });
+  return { portfolios: page.rows.map(summaryOf), continuation: page.continuation };
 }
 
 export async function portfolioSummary(

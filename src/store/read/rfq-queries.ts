@@ -12,27 +12,10 @@
  */
 import { parseContinuation, TRADES_DEFAULT_COUNT, TRADES_LOOKBACK_MS } from '../../rfq/trades.ts';
 import type { QuoteRecord, QuoteStatus, RfqRecord, RfqStatus, RfqTradeRecord } from '../../rfq/types.ts';
+import { checkCount, pageByKeyDesc, type ReadQuerier } from './keyset-page.ts';
 import type { RowValue } from './projection.ts';
 
-/** What the queries need: `ReadStore` and every `ReadDb` qualify. */
-export interface ReadQuerier {
-  query<T>(sql: string, params: readonly RowValue[]): Promise<T[]>;
-}
-
-export const RFQ_QUERY_MAX_COUNT = 1000;
-
-function checkCount(count: number | undefined, fallback: number): number {
-  const n = count ?? fallback;
-  if (!Number.isInteger(n) || n < 1 || n > RFQ_QUERY_MAX_COUNT) throw new RangeError('count out of range');
-  return n;
-}
-
-/** A `<number>` continuation (the id of the last record); RangeError when malformed. */
-function numberToken(token: string | null | undefined): number | null {
-  if (token === null || token === undefined || token === '') return null;
-  if (!/^\d{1,15}$/.test(token)) throw new RangeError('invalid continuation token');
-  return Number(token);
-}
+export type { ReadQuerier } from './keyset-page.ts';
 
 export interface RfqTradesQuery {
   /** A currency symbol or `any` (case-insensitive). */
@@ -106,22 +89,16 @@ export async function takerRfqs(db: ReadQuerier, q: TakerRfqsQuery): Promise<Tak
     where.push('status = ?');
     params.push(q.status);
   }
-  const before = numberToken(q.continuation);
-  if (before !== null) {
-    where.push('number < ?');
-    params.push(before);
-  }
-  params.push(count + 1);
-  const rows = await db.query<{ view: string; number: number }>(
-    `SELECT view, number FROM rfqs WHERE ${where.join(' AND ')} ORDER BY number DESC LIMIT ?`,
+  const page = await pageByKeyDesc<{ view: string; number: number }>(db, {
+    columns: 'view, number',
+    table: 'rfqs',
+    key: 'number',
+    where,
     params,
-  );
-  const page = rows.slice(0, count);
-  const last = page[page.length - 1];
-  return {
-    rfqs: page.map((r) => JSON.parse(r.view) as RfqRecord),
-    continuation: rows.length > count && last !== undefined ? String(last.number) : null,
-  };
+    count,
+    continuation: q.continuation,
+  });
+  return { rfqs: page.rows.map((r) => JSON.parse(r.view) as RfqRecord), continuation: page.continuation };
 }
 
 /** One taker-side RFQ by the taker's id, or null. */
@@ -158,20 +135,14 @@ export async function deskQuotes(db: ReadQuerier, q: DeskQuotesQuery): Promise<D
     where.push('status = ?');
     params.push(q.status);
   }
-  const before = numberToken(q.continuation);
-  if (before !== null) {
-    where.push('number < ?');
-    params.push(before);
-  }
-  params.push(count + 1);
-  const rows = await db.query<{ view: string; number: number }>(
-    `SELECT view, number FROM rfq_quotes WHERE ${where.join(' AND ')} ORDER BY number DESC LIMIT ?`,
+  const page = await pageByKeyDesc<{ view: string; number: number }>(db, {
+    columns: 'view, number',
+    table: 'rfq_quotes',
+    key: 'number',
+    where,
     params,
-  );
-  const page = rows.slice(0, count);
-  const last = page[page.length - 1];
-  return {
-    quotes: page.map((r) => JSON.parse(r.view) as QuoteRecord),
-    continuation: rows.length > count && last !== undefined ? String(last.number) : null,
-  };
+    count,
+    continuation: q.continuation,
+  });
+  return { quotes: page.rows.map((r) => JSON.parse(r.view) as QuoteRecord), continuation: page.continuation };
 }
