@@ -67,6 +67,14 @@ export function isEngineCommand(command: MachineCommand): command is CoreCommand
   return ENGINE_COMMAND_TYPES.has(command.type);
 }
 
+/** Appends a sub-machine's events to its list (lists exist only for sub-machines that emitted). */
+function collect(subEvents: Map<string, unknown[]>, name: string, events: readonly unknown[]): void {
+  if (events.length === 0) return;
+  const list = subEvents.get(name);
+  if (list === undefined) subEvents.set(name, [...events]);
+  else for (const event of events) list.push(event);
+}
+
 /** An engine port that records every event the engine emits while a command runs. */
 class RecordingEnginePort implements EnginePort {
   events: CoreEvent[] = [];
@@ -115,14 +123,7 @@ export class CoreMachine {
     const port = this.port;
     port.events = [];
     const subEvents = new Map<string, unknown[]>();
-    const emit = (name: string, events: readonly unknown[]) => {
-      if (events.length === 0) return;
-      const list = subEvents.get(name);
-      if (list === undefined) subEvents.set(name, [...events]);
-      else list.push(...events);
-    };
-
-    for (const [name, sub] of this.subs) emit(name, sub.advance(stamp, port));
+    for (const [name, sub] of this.subs) collect(subEvents, name, sub.advance(stamp, port));
 
     let result: CommandResult | SubResult<unknown, unknown>;
     let handledBy: string;
@@ -133,12 +134,12 @@ export class CoreMachine {
       const name = this.byType.get(command.type);
       if (name === undefined) throw new Error(`no part of the core handles command type ${command.type}`);
       const subResult = this.subs.get(name)!.execute(command, port);
-      emit(name, subResult.events);
+      collect(subEvents, name, subResult.events);
       result = subResult;
       handledBy = name;
     }
 
-    this.react(stamp, emit);
+    this.react(stamp, subEvents);
     return { result, handledBy, engineEvents: port.events, subEvents };
   }
 
@@ -171,13 +172,13 @@ export class CoreMachine {
     return hash.digest('hex');
   }
 
-  private react(stamp: CommandStamp, emit: (name: string, events: readonly unknown[]) => void): void {
+  private react(stamp: CommandStamp, subEvents: Map<string, unknown[]>): void {
     let offered = 0;
     for (let round = 0; offered < this.port.events.length; round++) {
       if (round >= MAX_REACTION_ROUNDS) throw new Error(`reactions did not settle within ${round} rounds`);
       const fresh = this.port.events.slice(offered);
       offered = this.port.events.length;
-      for (const [name, sub] of this.subs) emit(name, sub.react(fresh, stamp, this.port));
+      for (const [name, sub] of this.subs) collect(subEvents, name, sub.react(fresh, stamp, this.port));
     }
   }
 }

@@ -10,7 +10,13 @@
  */
 import type { CoreEvent, OrderView, PositionView, TradeView } from '../../core/events.ts';
 import { parseInstrumentName } from '../../domain/instrument.ts';
-import type { CommittedEvents, Projection, RowSink, TableSpec } from './projection.ts';
+import {
+  type CommittedEvents,
+  JsonText,
+  type Projection,
+  type RowSink,
+  type TableSpec,
+} from './projection.ts';
 
 /** The instrument kind used by history `kind` filters; null when unknown. */
 export type KindOf = (instrumentName: string) => string | null;
@@ -98,12 +104,12 @@ function projectOrder(order: OrderView, seq: number, kindOf: KindOf, out: RowSin
     created_at: order.createdAt,
     last_updated_at: order.lastUpdatedAt,
     updated_seq: seq,
-    view: JSON.stringify(order),
+    view: new JsonText(order),
   });
 }
 
 function projectTrade(trade: TradeView, seq: number, kindOf: KindOf, out: RowSink): void {
-  const view = JSON.stringify(trade);
+  const view = new JsonText(trade);
   const kind = kindOf(trade.instrumentName);
   for (const [role, party] of [
     ['T', trade.taker],
@@ -134,7 +140,7 @@ function projectPosition(position: PositionView, seq: number, kindOf: KindOf, ou
     kind: kindOf(position.instrumentName),
     size: position.size,
     updated_seq: seq,
-    view: JSON.stringify(position),
+    view: new JsonText(position),
   });
 }
 

@@ -14,7 +14,13 @@
  */
 import { isTerminal } from '../../algo/status.ts';
 import type { PortfolioEvent } from '../../algo/types.ts';
-import type { CommittedEvents, Projection, RowSink, TableSpec } from './projection.ts';
+import {
+  type CommittedEvents,
+  JsonText,
+  type Projection,
+  type RowSink,
+  type TableSpec,
+} from './projection.ts';
 
 /** The core machine's name for the portfolio sub-machine (src/app/core-factory.ts). */
 export const PORTFOLIO_SUBMACHINE = 'portfolios';
@@ -88,7 +94,7 @@ function projectEvent(event: PortfolioEvent, seq: number, n: number, out: RowSin
     order_id: event.orderId ?? null,
     amount: event.amount ?? null,
     price: event.price ?? null,
-    view: JSON.stringify(event),
+    view: new JsonText(event),
   });
 }
 

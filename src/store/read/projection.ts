@@ -37,7 +37,29 @@ export interface TableSpec {
 }
 
 export type RowValue = number | string | null;
-export type Row = Readonly<Record<string, RowValue>>;
+
+/**
+ * A JSON text column whose value is serialized only when the batch is written: a batch keeps the
+ * last upsert per key, so a view replaced within the same batch (an order opened and cancelled by
+ * one command) is never stringified.
+ */
+export class JsonText {
+  constructor(readonly value: unknown) {}
+
+  toJSON(): unknown {
+    return this.value;
+  }
+}
+
+/** A column value as projections emit it; `JsonText` becomes text when written. */
+export type RowInput = RowValue | JsonText;
+export type Row = Readonly<Record<string, RowInput>>;
+
+/** The value bound for a column. */
+export function boundValue(value: RowInput | undefined): RowValue {
+  if (value === undefined) return null;
+  return value instanceof JsonText ? JSON.stringify(value.value) : value;
+}
 
 export interface RowSink {
   upsert(table: string, row: Row): void;
@@ -90,7 +112,7 @@ export class RowBatch implements RowSink {
 
   /** `row` with its null keepWhenNull columns taken from `stored`. */
   private keepStored(table: string, stored: Row, row: Row): Row {
-    let merged: Record<string, RowValue> | null = null;
+    let merged: Record<string, RowInput> | null = null;
     for (const column of this.tables.get(table)!.columns) {
       if (column.keepWhenNull !== true) continue;
       const value = row[column.name];

@@ -13,7 +13,13 @@
  * - Records are stored whole as JSON next to the indexed columns; only `subEvents` is read.
  */
 import type { QuoteRecord, RfqEvent, RfqRecord, RfqTradeRecord } from '../../rfq/types.ts';
-import type { CommittedEvents, Projection, RowSink, TableSpec } from './projection.ts';
+import {
+  type CommittedEvents,
+  JsonText,
+  type Projection,
+  type RowSink,
+  type TableSpec,
+} from './projection.ts';
 
 /** The core machine's name for the RFQ desk sub-machine (src/app/core-factory.ts). */
 export const RFQ_SUBMACHINE = 'rfq';
@@ -94,7 +100,7 @@ function projectRfq(rfq: RfqRecord, seq: number, out: RowSink): void {
     last_updated_at: rfq.lastUpdatedAt,
     updated_seq: seq,
     legs: JSON.stringify(rfq.legs),
-    view: JSON.stringify(rfq),
+    view: new JsonText(rfq),
   });
 }
 
@@ -110,7 +116,7 @@ function projectQuote(quote: QuoteRecord, seq: number, out: RowSink): void {
     created_at: quote.createdAt,
     last_updated_at: quote.lastUpdatedAt,
     updated_seq: seq,
-    view: JSON.stringify(quote),
+    view: new JsonText(quote),
   });
 }
 
@@ -124,7 +130,7 @@ function projectTrade(trade: RfqTradeRecord, seq: number, out: RowSink): void {
     side: trade.side,
     quantity: trade.quantity,
     seq,
-    view: JSON.stringify(trade),
+    view: new JsonText(trade),
   });
 }
 

@@ -7,7 +7,14 @@
  *   checked against a strict pattern.
  * - Values are always bound parameters.
  */
-import type { ColumnType, Row, RowChange, RowValue, TableSpec } from './projection.ts';
+import {
+  boundValue,
+  type ColumnType,
+  type Row,
+  type RowChange,
+  type RowValue,
+  type TableSpec,
+} from './projection.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -80,7 +87,7 @@ export function changeStatements(
       const spec = tables.get(change.table)!;
       statements.push({
         sql: `DELETE FROM ${ident(spec.name)} WHERE ${spec.primaryKey.map((c) => `${ident(c)} = ?`).join(' AND ')}`,
-        params: spec.primaryKey.map((c) => change.key[c] ?? null),
+        params: spec.primaryKey.map((c) => boundValue(change.key[c])),
       });
     } else {
       let rows = upserts.get(change.table);
@@ -107,7 +114,7 @@ export function changeStatements(
     for (let i = 0; i < rows.length; i += perStatement) {
       const chunk = rows.slice(i, i + perStatement);
       const params: RowValue[] = [];
-      for (const row of chunk) for (const c of columns) params.push(row[c] ?? null);
+      for (const row of chunk) for (const c of columns) params.push(boundValue(row[c]));
       statements.push({
         sql:
           `INSERT INTO ${ident(spec.name)} (${columns.map(ident).join(', ')}) VALUES ${chunk.map(() => placeholders).join(', ')} ` +
