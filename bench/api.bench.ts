@@ -8,7 +8,8 @@
  * Env: BENCH_SERVER (api-server.ts | api-server-memory.ts), BENCH_SECONDS (default 5 per transport), BENCH_HTTP_CONNECTIONS (32), BENCH_WS_SESSIONS (4),
  * BENCH_WS_WINDOW (256), BENCH_TRANSPORTS (http,ws), BENCH_SIMULATOR (off; on runs the liquidity simulator
  * in the server as `npm start` does), BENCH_PROF (server CPU profile into /tmp/prof), BENCH_NODE_FLAGS
- * (node flags for the server; default `--max-semi-space-size=64`).
+ * (node flags for the server; default `--max-semi-space-size=64`), BENCH_RATES (offered rates for
+ * the open-loop WebSocket latency runs, default `1000,5000`; empty or 0 skips them).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -24,6 +25,10 @@ const HTTP_CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 32);
 const WS_SESSIONS = Number(process.env.BENCH_WS_SESSIONS ?? 4);
 const WS_WINDOW = Number(process.env.BENCH_WS_WINDOW ?? 256);
 const TRANSPORTS = (process.env.BENCH_TRANSPORTS ?? 'http,ws').split(',');
+const RATES = (process.env.BENCH_RATES ?? '1000,5000')
+  .split(',')
+  .filter((rate) => rate !== '' && rate !== '0')
+  .map(Number);
 const INSTRUMENT = 'BTC-PERPETUAL';
 
 interface Credential {
@@ -53,6 +58,7 @@ let serverPid = 0;
 async function measured(
   name: string,
   run: () => Promise<{ latencies: number[]; errors: number }>,
+  extraPercentiles: readonly number[] = [],
 ): Promise<void> {
   const serverCpu = processCpuSeconds(serverPid);
   const serverMainCpu = processCpuSeconds(serverPid, true);
@@ -66,9 +72,18 @@ async function measured(
   const clientUs = (client.user + client.system) / latencies.length;
   const sorted = Float64Array.from(latencies).sort();
   const rate = (latencies.length / elapsedMs) * 1000;
+  const stalls = serverStalls();
   console.log(
-    `${name.padEnd(28)} ${Math.round(rate).toString().padStart(8)} orders/s   p50 ${percentile(sorted, 50).toFixed(2)} ms   p99 ${percentile(sorted, 99).toFixed(2)} ms   errors ${errors}   server ${serverUs.toFixed(0)} µs CPU/order (event loop ${serverMainUs.toFixed(0)})   client ${clientUs.toFixed(0)} µs CPU/order`,
+    `${name.padEnd(28)} ${Math.round(rate).toString().padStart(8)} orders/s   p50 ${percentile(sorted, 50).toFixed(2)} ms   p99 ${percentile(sorted, 99).toFixed(2)} ms${extraPercentiles.map((p) => `   p${p} ${percentile(sorted, p).toFixed(2)} ms`).join('')}   errors ${errors}   server ${serverUs.toFixed(0)} µs CPU/order (event loop ${serverMainUs.toFixed(0)})   client ${clientUs.toFixed(0)} µs CPU/order`,
   );
+  await stalls;
+}
+
+/** Asks the server for its event-loop and GC figures of the phase just measured (it prints them). */
+async function serverStalls(): Promise<void> {
+  if (serverPid === 0) return;
+  process.kill(serverPid, 'SIGUSR2');
+  await new Promise((resolve) => setTimeout(resolve, 200));
 }
 
 function orderParams(i: number) {
@@ -235,6 +250,87 @@ async function benchWs(port: number, credentials: Credential[], serverTime: () =
   });
 }
 
+/**
+ * Open loop at a fixed offered rate: orders leave on a schedule whatever the answers do (a server
+ * stall cannot slow the sender down and hide itself: no coordinated omission). Latency runs from
+ * the moment an order is written to the socket to its answer.
+ */
+async function wsAtRate(port: number, credential: Credential, serverTime: () => number, rate: number) {
+  const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`);
+  await new Promise((resolve, reject) => {
+    socket.on('open', resolve);
+    socket.on('error', reject);
+  });
+  const scheduledAt = new Map<number, number>();
+  const latencies: number[] = [];
+  let errors = 0;
+  let authed: () => void = () => {};
+  const authenticated = new Promise<void>((resolve) => {
+    authed = resolve;
+  });
+  let finished: () => void = () => {};
+  const allAnswered = new Promise<void>((resolve) => {
+    finished = resolve;
+  });
+  let sending = true;
+  socket.on('message', (data) => {
+    const text = data.toString();
+    const n = Number(/"rid":(\d+)/.exec(text)?.[1] ?? -1);
+    if (n === 0) {
+      if (text.includes('"error"')) throw new Error(`ws auth failed: ${text}`);
+      authed();
+      return;
+    }
+    const at = scheduledAt.get(n);
+    if (at === undefined) return;
+    latencies.push(performance.now() - at);
+    scheduledAt.delete(n);
+    if (text.includes('"error"')) errors++;
+    if (!sending && scheduledAt.size === 0) finished();
+  });
+  const ts = serverTime();
+  const nonce = randomUUID();
+  socket.send(
+    JSON.stringify({
+      rid: 0,
+      method: 'public/auth',
+      params: {
+        apiKey: credential.apiKey,
+        timestamp: ts,
+        nonce,
+        signature: signWs(credential.apiSecret, String(ts), nonce),
+      },
+    }),
+  );
+  await authenticated;
+  const started = performance.now();
+  const total = Math.round(rate * SECONDS);
+  let sent = 0;
+  await new Promise<void>((resolve) => {
+    const pump = () => {
+      const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate));
+      for (; sent < due; sent++) {
+        const n = sent + 1;
+        scheduledAt.set(n, performance.now());
+        socket.send(
+          JSON.stringify({
+            rid: n,
+            method: n % 2 === 0 ? 'private/buy' : 'private/sell',
+            params: orderParams(n),
+          }),
+        );
+      }
+      if (sent >= total) resolve();
+      else setTimeout(pump, 1);
+    };
+    pump();
+  });
+  sending = false;
+  if (scheduledAt.size > 0) await allAnswered;
+  socket.close();
+  return { latencies, errors };
+}
+
 async function main(): Promise<void> {
   const child = spawn(
     process.execPath,
@@ -279,6 +375,13 @@ async function main(): Promise<void> {
     );
     if (TRANSPORTS.includes('http')) await benchHttp(port, credentials[0]!, serverTime);
     if (TRANSPORTS.includes('ws')) await benchWs(port, credentials, serverTime);
+    for (const rate of RATES) {
+      await measured(
+        `WebSocket open loop ${rate}/s`,
+        () => wsAtRate(port, credentials[0]!, serverTime, rate),
+        [99.9],
+      );
+    }
   } finally {
     child.kill('SIGTERM');
   }
