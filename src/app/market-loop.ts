@@ -33,6 +33,12 @@ export class MarketLoop {
   private running: Promise<void> = Promise.resolve();
   refused = 0;
   submitted = 0;
+  ticks = 0;
+  /**
+   * Observes every synchronous slice of market work (one event-loop turn): its duration in ms
+   * and the tick it belongs to (benchmarks, metrics).
+   */
+  onSlice: ((ms: number, tick: number) => void) | null = null;
 
   constructor(private readonly options: MarketLoopOptions) {}
 
@@ -54,8 +60,10 @@ export class MarketLoop {
   /** One market step at the current time (also used by tests with a virtual clock). */
   async tick(): Promise<void> {
     const { driver, core, simulator } = this.options;
+    const startedAt = performance.now();
+    this.ticks++;
     const view = simulator ? venueSimulatorView(core.machine.venue) : undefined;
-    await this.submitAll(driver.tick(core.now(), view));
+    await this.submitAll(driver.tick(core.now(), view), startedAt);
   }
 
   private scheduleNext(): void {
@@ -74,12 +82,20 @@ export class MarketLoop {
    * for up to a second. Users' commands may now interleave with a tick's; the simulator already
    * treats a command that lost such a race as a harmless refusal.
    */
-  private async submitAll(commands: readonly UnstampedCommand[]): Promise<void> {
+  private async submitAll(
+    commands: readonly UnstampedCommand[],
+    startedAt = performance.now(),
+  ): Promise<void> {
     const pending: Promise<{ ok: boolean }>[] = [];
+    let sliceStart = startedAt;
     for (let start = 0; start < commands.length; start += SUBMIT_CHUNK) {
-      if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      if (start > 0) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
       const end = Math.min(commands.length, start + SUBMIT_CHUNK);
       for (let i = start; i < end; i++) pending.push(this.options.core.submit(commands[i]!));
+      this.onSlice?.(performance.now() - sliceStart, this.ticks);
     }
     const results = await Promise.all(pending);
     this.submitted += results.length;
