@@ -85,6 +85,10 @@ export class MemoryHistory implements HistoryPort {
     }
   }
 
+  async order(orderId: string): Promise<OrderView | null> {
+    return this.orders.get(orderId) ?? null;
+  }
+
   async orderHistory(q: OrderHistoryQuery): Promise<OrderHistoryPage> {
     const n = count(q.count, 20);
     const offset = q.offset ?? 0;

@@ -111,6 +111,8 @@ export interface ReadPort {
  * `RangeError` means a bad count or continuation token and is answered as invalid_params.
  */
 export interface HistoryPort {
+  /** The latest view of any order ever recorded (open or closed), or null. */
+  order(orderId: string): Promise<OrderView | null>;
   orderHistory(query: OrderHistoryQuery): Promise<OrderHistoryPage>;
   userTrades(query: UserTradesQuery): Promise<UserTradesPage>;
 }

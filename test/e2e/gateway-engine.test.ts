@@ -114,3 +114,36 @@ describe('gateway over the real engine', () => {
     assert.ok(Number(summary.balance) > 0);
   });
 });
+
+describe('order state beyond the closed orders the engine keeps', () => {
+  let harness: Harness;
+  before(async () => {
+    const engine = await startEngineVenue(undefined, { recentClosedOrders: 2 });
+    harness = await startHarness({ venue: engine });
+  });
+  after(() => harness.close());
+
+  test('an order closed long ago comes from the order history, still only for its owner', async () => {
+    const taker = harness.http(TAKER);
+    const placed = [];
+    for (let i = 0; i < 4; i++) {
+      // Far below the book and immediate-or-cancel: closed at once, unfilled.
+      const answer = await taker.call('private/buy', {
+        instrumentName: PERP,
+        quantity: '10',
+        price: '59000',
+        timeInForce: 'immediate_or_cancel',
+      });
+      assert.equal(answer.order.orderState, 'cancelled');
+      placed.push(answer.order.orderId);
+    }
+    const oldest = await taker.call('private/get_order_state', { orderId: placed[0]! });
+    assert.equal(oldest.orderId, placed[0]);
+    assert.equal(oldest.orderState, 'cancelled');
+    assert.equal(oldest.filledQuantity, '0');
+    await assert.rejects(
+      harness.http(MAKER1).call('private/get_order_state', { orderId: placed[0]! }),
+      (error) => error instanceof ApiError && error.code === 10004 && error.data?.field === 'orderId',
+    );
+  });
+});

@@ -11,6 +11,7 @@ import { VirtualClock } from '../../src/app/clock.ts';
 import { Sequencer } from '../../src/app/sequencer.ts';
 import type { CoreCommand, UnstampedCommand } from '../../src/core/commands.ts';
 import type { CommandResult } from '../../src/core/events.ts';
+import type { EngineConfig } from '../../src/engine/config.ts';
 import { Venue } from '../../src/engine/venue.ts';
 import { buildCatalogue } from '../../src/market/catalogue.ts';
 
@@ -21,8 +22,11 @@ export interface EngineVenue extends CommandPort, EventPort {
   readonly clock: VirtualClock;
 }
 
-export async function startEngineVenue(start = Date.UTC(2026, 10, 20, 12)): Promise<EngineVenue> {
-  const venue = Venue.create();
+export async function startEngineVenue(
+  start = Date.UTC(2026, 10, 20, 12),
+  config: Partial<EngineConfig> = {},
+): Promise<EngineVenue> {
+  const venue = Venue.create(config);
   const clock = new VirtualClock(start);
   const journal = { append: async () => {} };
   const sequencer = new Sequencer<UnstampedCommand, CommandResult>(

@@ -33,7 +33,24 @@ export function instrumentOf(reads: ReadPort, name: string, field = 'instrumentN
 
 /** An order of one of the caller's user's accounts; others are indistinguishable from missing. */
 export function ownedOrder(reads: ReadPort, context: CallContext, orderId: string): OrderView {
-  const order = reads.order(orderId);
+  return owned(reads.order(orderId), context, orderId);
+}
+
+/**
+ * Like `ownedOrder`, but an order the engine no longer keeps in memory (it keeps open orders and
+ * the most recently closed ones) is looked up in the order history.
+ */
+export async function ownedOrderAnywhere(
+  reads: ReadPort,
+  history: HistoryPort,
+  context: CallContext,
+  orderId: string,
+): Promise<OrderView> {
+  const live = reads.order(orderId);
+  return owned(live ?? (await history.order(orderId)) ?? undefined, context, orderId);
+}
+
+function owned(order: OrderView | undefined, context: CallContext, orderId: string): OrderView {
   if (order === undefined || !principalOf(context).accountIds.has(order.accountId)) {
     throw new VenueError('order_not_found', undefined, { field: 'orderId', orderId });
   }

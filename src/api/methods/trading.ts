@@ -38,6 +38,7 @@ import {
   kindMatches,
   type MethodDeps,
   ownedOrder,
+  ownedOrderAnywhere,
   principalOf,
   submitOrThrow,
 } from './context.ts';
@@ -195,7 +196,8 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     access: 'private',
     params: OrderIdParams,
     result: OrderSchema,
-    handler: (params, context) => wireOrder(ownedOrder(reads, context, params.orderId)),
+    handler: async (params, context) =>
+      wireOrder(await ownedOrderAnywhere(reads, history, context, params.orderId)),
   });
 
   const openOrders = (
