@@ -9,7 +9,9 @@
  * BENCH_WS_WINDOW (256), BENCH_TRANSPORTS (http,ws), BENCH_SIMULATOR (off; on runs the liquidity simulator
  * in the server as `npm start` does), BENCH_PROF (server CPU profile into /tmp/prof), BENCH_NODE_FLAGS
  * (node flags for the server; default `--max-semi-space-size=64`), BENCH_RATES (offered rates for
- * the open-loop WebSocket latency runs, default `1000,5000`; empty or 0 skips them).
+ * the open-loop WebSocket latency runs, default `1000,5000`; empty or 0 skips them), BENCH_CEILING
+ * (on: then the same phases against bench/api-ceiling-server.ts, the transports with no service
+ * behind them, for the machine's own bound in the same run).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -53,6 +55,8 @@ function processCpuSeconds(pid: number, mainThreadOnly = false): number {
 }
 
 let serverPid = 0;
+/** Prefixes the figures of the ceiling run. */
+let label = '';
 
 /** Measures one transport run: throughput, latency and the CPU both processes spent per order. */
 async function measured(
@@ -72,11 +76,10 @@ async function measured(
   const clientUs = (client.user + client.system) / latencies.length;
   const sorted = Float64Array.from(latencies).sort();
   const rate = (latencies.length / elapsedMs) * 1000;
-  const stalls = serverStalls();
   console.log(
-    `${name.padEnd(28)} ${Math.round(rate).toString().padStart(8)} orders/s   p50 ${percentile(sorted, 50).toFixed(2)} ms   p99 ${percentile(sorted, 99).toFixed(2)} ms${extraPercentiles.map((p) => `   p${p} ${percentile(sorted, p).toFixed(2)} ms`).join('')}   errors ${errors}   server ${serverUs.toFixed(0)} µs CPU/order (event loop ${serverMainUs.toFixed(0)})   client ${clientUs.toFixed(0)} µs CPU/order`,
+    `${(label + name).padEnd(36)} ${Math.round(rate).toString().padStart(8)} orders/s   p50 ${percentile(sorted, 50).toFixed(2)} ms   p99 ${percentile(sorted, 99).toFixed(2)} ms${extraPercentiles.map((p) => `   p${p} ${percentile(sorted, p).toFixed(2)} ms`).join('')}   errors ${errors}   server ${serverUs.toFixed(0)} µs CPU/order (event loop ${serverMainUs.toFixed(0)})   client ${clientUs.toFixed(0)} µs CPU/order`,
   );
-  await stalls;
+  await serverStalls();
 }
 
 /** Asks the server for its event-loop and GC figures of the phase just measured (it prints them). */
@@ -331,7 +334,8 @@ async function wsAtRate(port: number, credential: Credential, serverTime: () => 
   return { latencies, errors };
 }
 
-async function main(): Promise<void> {
+/** Starts one server script, runs the selected phases against it, stops it. */
+async function runAgainst(serverScript: string): Promise<void> {
   const child = spawn(
     process.execPath,
     [
@@ -343,7 +347,7 @@ async function main(): Promise<void> {
         .filter((flag) => flag !== ''),
       '--import',
       'tsx',
-      join(import.meta.dirname, process.env.BENCH_SERVER ?? 'api-server.ts'),
+      join(import.meta.dirname, serverScript),
     ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -356,10 +360,11 @@ async function main(): Promise<void> {
     });
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
-  const { port, dataDir, journal } = JSON.parse(firstLine) as {
+  const { port, dataDir, journal, ceiling } = JSON.parse(firstLine) as {
     port: number;
     dataDir: string;
     journal?: boolean;
+    ceiling?: boolean;
   };
   try {
     const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Credential[];
@@ -371,7 +376,7 @@ async function main(): Promise<void> {
     const serverTime = () => Date.now() + offset;
     serverPid = child.pid ?? 0;
     console.log(
-      `api bench: ${SECONDS}s per transport, journal ${journal === false ? 'off' : 'on'}, server pid ${child.pid}`,
+      `${serverScript}: ${SECONDS}s per transport, ${ceiling === true ? 'no service behind the transports' : `journal ${journal === false ? 'off' : 'on'}`}, server pid ${child.pid}`,
     );
     if (TRANSPORTS.includes('http')) await benchHttp(port, credentials[0]!, serverTime);
     if (TRANSPORTS.includes('ws')) await benchWs(port, credentials, serverTime);
@@ -384,7 +389,12 @@ async function main(): Promise<void> {
     }
   } finally {
     child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
   }
 }
 
-await main();
+await runAgainst(process.env.BENCH_SERVER ?? 'api-server.ts');
+if (process.env.BENCH_CEILING === 'on') {
+  label = 'ceiling ';
+  await runAgainst('api-ceiling-server.ts');
+}
