@@ -7,15 +7,20 @@
  * recovered venue already has, or a simulator order that lost a race) and are only counted.
  */
 import type { UnstampedCommand } from '../core/commands.ts';
+import type { OrderView } from '../core/events.ts';
 import type { InstrumentSpec } from '../domain/instrument.ts';
 import type { Venue } from '../engine/venue.ts';
 import type { MarketDriver } from '../market/driver.ts';
-import type { SimulatorView } from '../market/simulator/view.ts';
+import type { SimulatorOrder, SimulatorView } from '../market/simulator/view.ts';
+import { nextTurn, runInTurns, type Steps } from '../market/steps.ts';
 import type { Clock } from './clock.ts';
 import type { CoreService } from './core-service.ts';
 
-/** Market commands applied per event-loop turn (each costs a few µs to tens of µs). */
-const SUBMIT_CHUNK = 128;
+/**
+ * Market work per event-loop turn, ms (the turn ends after the step that reaches it; steps are
+ * tens to hundreds of µs). Requests wait at most about this long for the market.
+ */
+const TURN_BUDGET_MS = 2;
 
 export interface MarketLoopOptions {
   readonly driver: MarketDriver;
@@ -25,6 +30,8 @@ export interface MarketLoopOptions {
   /** Whether the liquidity simulator trades (prices and expiries run regardless). */
   readonly simulator: boolean;
   readonly onError: (error: unknown) => void;
+  /** Market work per event-loop turn, ms (default TURN_BUDGET_MS). */
+  readonly turnBudgetMs?: number;
 }
 
 export class MarketLoop {
@@ -47,7 +54,8 @@ export class MarketLoop {
    * instruments a recovered venue already has: the driver takes them over instead of relisting.
    */
   async start(listed: readonly InstrumentSpec[] = []): Promise<void> {
-    await this.submitAll(this.options.driver.start(this.options.core.now(), listed));
+    const commands = this.options.driver.start(this.options.core.now(), listed);
+    await this.run(this.submitting(commands));
     this.scheduleNext();
   }
 
@@ -57,13 +65,24 @@ export class MarketLoop {
     await this.running;
   }
 
-  /** One market step at the current time (also used by tests with a virtual clock). */
+  /**
+   * One market step at the current time (also used by tests with a virtual clock), spread over
+   * event-loop turns of about `turnBudgetMs`: the driver's steps (pricing, the simulator reading
+   * the venue), then the submissions. The commands are all computed before the first is
+   * submitted, so they are what `driver.tick` would return at the tick's start; users' commands
+   * may interleave with the turns, as the simulator already expects (a command that lost such a
+   * race is a harmless refusal).
+   */
   async tick(): Promise<void> {
     const { driver, core, simulator } = this.options;
-    const startedAt = performance.now();
     this.ticks++;
     const view = simulator ? venueSimulatorView(core.machine.venue) : undefined;
-    await this.submitAll(driver.tick(core.now(), view), startedAt);
+    await this.run(this.tickSteps(driver.tickSteps(core.now(), view)));
+  }
+
+  private *tickSteps(driverSteps: Steps<UnstampedCommand[]>): Steps<Promise<{ ok: boolean }>[]> {
+    const commands = yield* driverSteps;
+    return yield* this.submitting(commands);
   }
 
   private scheduleNext(): void {
@@ -76,27 +95,28 @@ export class MarketLoop {
     });
   }
 
-  /**
-   * Submits in chunks, yielding to the event loop between them: a tick can carry thousands of
-   * commands (the simulator seeding books), and applying them in one go stalled every request
-   * for up to a second. Users' commands may now interleave with a tick's; the simulator already
-   * treats a command that lost such a race as a harmless refusal.
-   */
-  private async submitAll(
-    commands: readonly UnstampedCommand[],
-    startedAt = performance.now(),
-  ): Promise<void> {
+  /** Submits the commands one step each (a tick can carry thousands: the first seeds every book). */
+  private *submitting(commands: readonly UnstampedCommand[]): Steps<Promise<{ ok: boolean }>[]> {
     const pending: Promise<{ ok: boolean }>[] = [];
-    let sliceStart = startedAt;
-    for (let start = 0; start < commands.length; start += SUBMIT_CHUNK) {
-      if (start > 0) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
-      }
-      const end = Math.min(commands.length, start + SUBMIT_CHUNK);
-      for (let i = start; i < end; i++) pending.push(this.options.core.submit(commands[i]!));
-      this.onSlice?.(performance.now() - sliceStart, this.ticks);
+    for (const command of commands) {
+      const result = this.options.core.submit(command);
+      // Observed now, awaited after the last turn: a refusal in between is not "unhandled".
+      result.catch(() => {});
+      pending.push(result);
+      yield;
     }
+    return pending;
+  }
+
+  /** Runs the steps in turns, then waits until what they submitted is durable and counts it. */
+  private async run(steps: Steps<Promise<{ ok: boolean }>[]>): Promise<void> {
+    const tick = this.ticks;
+    const pending = await runInTurns(steps, {
+      budgetMs: this.options.turnBudgetMs ?? TURN_BUDGET_MS,
+      now: () => performance.now(),
+      yieldTurn: nextTurn,
+      onTurn: (ms) => this.onSlice?.(ms, tick),
+    });
     const results = await Promise.all(pending);
     this.submitted += results.length;
     for (const result of results) if (!result.ok) this.refused++;
@@ -111,19 +131,11 @@ export function venueSimulatorView(venue: Venue): SimulatorView {
         .instruments()
         .filter((info) => info.status === 'open')
         .map((info) => info.instrument),
+    // The engine's order views carry every field the simulator reads: no copy (thousands a tick).
     openOrders: (accountId) =>
       venue
         .openOrders({ accountId })
-        .filter((order) => order.price !== null)
-        .map((order) => ({
-          orderId: order.orderId,
-          instrumentName: order.instrumentName,
-          side: order.side,
-          price: order.price as number,
-          amount: order.amount,
-          filledAmount: order.filledAmount,
-          label: order.label,
-        })),
+        .filter((order): order is OrderView & SimulatorOrder => order.price !== null),
     positions: (accountId) =>
       venue
         .positions(accountId)

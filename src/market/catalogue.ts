@@ -25,6 +25,7 @@ import {
   linearPerpetualSpec,
   spotSpec,
 } from './products.ts';
+import { runToEnd, type Steps } from './steps.ts';
 import { DEFAULT_STRIKE_GRID, type StrikeGridConfig, strikeGrid } from './strikes.ts';
 
 export interface CatalogueConfig {
@@ -53,6 +54,15 @@ export function buildCatalogue(
   indexLevels: Readonly<Record<string, number>>,
   config: CatalogueConfig = DEFAULT_CATALOGUE,
 ): InstrumentSpec[] {
+  return runToEnd(catalogueSteps(now, indexLevels, config));
+}
+
+/** `buildCatalogue` in steps (steps.ts): one expiry's strikes per step. */
+export function* catalogueSteps(
+  now: number,
+  indexLevels: Readonly<Record<string, number>>,
+  config: CatalogueConfig = DEFAULT_CATALOGUE,
+): Steps<InstrumentSpec[]> {
   const specs: InstrumentSpec[] = [];
   const expiries = listedExpiries(now, config.calendar);
   for (const currency of config.currencies) {
@@ -65,6 +75,7 @@ export function buildCatalogue(
     if (config.spot) for (const quote of products.spotQuotes) specs.push(spotSpec(products, quote, now));
     const volatility = config.gridVolatility[currency] ?? 0.7;
     for (const { expiration, period } of expiries) {
+      yield;
       specs.push(inverseFutureSpec(products, expiration, period, now));
       for (const strike of strikeGrid(index, yearsBetween(now, expiration), volatility, config.strikes)) {
         for (const type of ['call', 'put'] as const) {
@@ -75,6 +86,7 @@ export function buildCatalogue(
       }
     }
   }
+  yield;
   return specs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
@@ -92,10 +104,22 @@ export function rollCatalogue(
   config: CatalogueConfig = DEFAULT_CATALOGUE,
   options: { readonly listNew?: boolean } = {},
 ): RollPlan {
+  return runToEnd(rollCatalogueSteps(now, current, indexLevels, config, options));
+}
+
+/** `rollCatalogue` in steps (steps.ts): the listing check is spread over them. */
+export function* rollCatalogueSteps(
+  now: number,
+  current: readonly InstrumentSpec[],
+  indexLevels: Readonly<Record<string, number>>,
+  config: CatalogueConfig = DEFAULT_CATALOGUE,
+  options: { readonly listNew?: boolean } = {},
+): Steps<RollPlan> {
   const listed = new Set(current.map((spec) => spec.name));
   const expire = current.filter((spec) => spec.expiration !== null && spec.expiration <= now);
   // Listing is always checked when something expires (the next expiry is due at that instant).
   if (options.listNew === false && expire.length === 0) return { list: [], expire };
-  const list = buildCatalogue(now, indexLevels, config).filter((spec) => !listed.has(spec.name));
+  const due = yield* catalogueSteps(now, indexLevels, config);
+  const list = due.filter((spec) => !listed.has(spec.name));
   return { list, expire };
 }

@@ -5,12 +5,13 @@
  *
  *   start(now): list_instrument for the catalogue, the simulator's accounts and funding, and
  *               the first update_prices;
- *   tick(now, view?):
+ *   tick(now, view?) (or tickSteps, the same in small steps for the event loop):
  *     1. sample every index (recorded for the settlement TWAP);
  *     2. roll: settle_instrument for every listed instrument whose expiry is ≤ now, at the
  *        settlement index (30-min TWAP before expiry), then list_instrument for what is due
  *        (checked at every expiry and at least once a minute);
- *     3. update_prices (all indices; the marks, in ticks, that changed since last sent);
+ *     3. update_prices (all indices; the marks, in ticks, that changed since last sent; split
+ *        in commands of at most 256 marks, the first carrying the indices);
  *     4. the simulator's commands (when a view of the venue is given and it is enabled).
  *
  * Deterministic for a given config and sequence of `now`s (sources are seeded or replayed).
@@ -18,18 +19,26 @@
  */
 import type { UnstampedCommand } from '../core/commands.ts';
 import { Instrument, type InstrumentSpec } from '../domain/instrument.ts';
-import { buildCatalogue, type CatalogueConfig, DEFAULT_CATALOGUE, rollCatalogue } from './catalogue.ts';
+import { buildCatalogue, type CatalogueConfig, DEFAULT_CATALOGUE, rollCatalogueSteps } from './catalogue.ts';
 import { createCombo, parseComboName } from './combos.ts';
 import { defaultSimulatedIndex, type IndexSource } from './index-source.ts';
 import { defaultMarketModel, type MarketModel, type MarketState, priceMarket } from './market-state.ts';
-import { priceUpdateCommand, settlementCommand } from './price-updates.ts';
+import { priceUpdateCommand, settlementCommand, splitPriceUpdate } from './price-updates.ts';
 import { IndexHistory } from './settlement.ts';
 import { DEFAULT_SIMULATOR_CONFIG, type SimulatorConfig } from './simulator/config.ts';
 import { LiquiditySimulator } from './simulator/simulator.ts';
 import type { SimulatorView } from './simulator/view.ts';
+import { runToEnd, type Steps } from './steps.ts';
 
 /** New strikes (index moved, grid finer nearer expiry) are looked for once a minute. */
 const LISTING_CHECK_MS = 60_000;
+/** Marks computed per step of `tickSteps` (a Black-76 price with greeks is about 1–2 µs). */
+const MARKS_PER_STEP = 64;
+/**
+ * Marks per `update_prices` of a tick: a quiet second changes hundreds, and applying plus
+ * journaling ~900 in one command blocked the service for up to 5 ms.
+ */
+const MARKS_PER_UPDATE = 256;
 
 export interface MarketDriverConfig {
   readonly sources: readonly IndexSource[];
@@ -97,10 +106,20 @@ export class MarketDriver {
   }
 
   tick(now: number, view?: SimulatorView): UnstampedCommand[] {
+    return runToEnd(this.tickSteps(now, view));
+  }
+
+  /**
+   * `tick` in small steps (steps.ts), for a caller that spreads a tick over several event-loop
+   * turns: the same commands as `tick(now, view)` for the same venue, whatever the pauses.
+   * The view is read as the steps go, so submit the commands once they are all returned (as
+   * `tick` callers do), not in between. One tick at a time.
+   */
+  *tickSteps(now: number, view?: SimulatorView): Steps<UnstampedCommand[]> {
     const levels = this.sample(now);
     const commands: UnstampedCommand[] = [];
     const listNew = this.lastListingCheck === null || now - this.lastListingCheck >= LISTING_CHECK_MS;
-    const plan = rollCatalogue(now, this.specs(), levels, this.config.catalogue, { listNew });
+    const plan = yield* rollCatalogueSteps(now, this.specs(), levels, this.config.catalogue, { listNew });
     if (listNew || plan.expire.length > 0) this.lastListingCheck = now;
     const lookup = (name: string) => this.listed.get(name)?.spec;
     for (const spec of plan.expire) {
@@ -116,9 +135,28 @@ export class MarketDriver {
       this.expired.push(spec);
     }
     for (const spec of plan.list) commands.push(this.list(spec));
-    this.state = priceMarket(now, levels, this.specs(), this.config.model);
-    commands.push(priceUpdateCommand(this.state, this.listed.values(), this.sentMarks));
-    if (view !== undefined) commands.push(...this.simulator.step(now, this.state, view));
+    yield;
+    // What is priced now (a combo listed on demand from here on is priced at the next tick).
+    const instruments = [...this.listed.values()];
+    const state = priceMarket(
+      now,
+      levels,
+      instruments.map((instrument) => instrument.spec),
+      this.config.model,
+    );
+    this.state = state;
+    for (let i = 0; i < instruments.length; i++) {
+      state.mark(instruments[i]!.name);
+      if ((i + 1) % MARKS_PER_STEP === 0) yield;
+    }
+    yield;
+    commands.push(
+      ...splitPriceUpdate(priceUpdateCommand(state, instruments, this.sentMarks), MARKS_PER_UPDATE),
+    );
+    if (view !== undefined) {
+      yield;
+      commands.push(...(yield* this.simulator.steps(now, state, view)));
+    }
     return commands;
   }
 

@@ -6,7 +6,13 @@ import { buildCatalogue } from './catalogue.ts';
 import { comboLegs, createCombo, parseComboName } from './combos.ts';
 import { volatilityFromQuotePrice } from './conversions.ts';
 import { basisAt, defaultMarketModel, priceMarket } from './market-state.ts';
-import { priceUpdateCommand, settlementCommand, settlementValue, toTicks } from './price-updates.ts';
+import {
+  priceUpdateCommand,
+  settlementCommand,
+  settlementValue,
+  splitPriceUpdate,
+  toTicks,
+} from './price-updates.ts';
 import { tickerFigures } from './ticker.ts';
 
 const NOW = Date.UTC(2026, 10, 22, 6);
@@ -98,6 +104,24 @@ describe('price updates and settlement', () => {
     assert.equal(new Set(command.indexPrices!.map((p) => p.currency)).size, command.indexPrices!.length);
     for (const update of command.markPrices!)
       assert.ok(Number.isSafeInteger(update.markPrice) && update.markPrice >= 0);
+  });
+
+  test('a big update_prices splits in order; the first command carries the indices', () => {
+    const instruments = allSpecs.slice(0, 50).map((spec, i) => new Instrument(i + 1, spec));
+    const whole = priceUpdateCommand(state, instruments);
+    const parts = splitPriceUpdate(whole, 16);
+    assert.equal(parts.length, Math.ceil(whole.markPrices!.length / 16));
+    const marks = parts.flatMap((part) => (part.type === 'update_prices' ? part.markPrices! : []));
+    assert.deepEqual(marks, whole.markPrices);
+    assert.ok(parts.every((part) => part.type === 'update_prices' && part.markPrices!.length <= 16));
+    assert.deepEqual(parts[0]!.type === 'update_prices' && parts[0]!.indexPrices, whole.indexPrices);
+    assert.ok(
+      parts.slice(1).every((part) => part.type === 'update_prices' && part.indexPrices!.length === 0),
+    );
+    // Small enough (or no marks at all): the command itself.
+    assert.deepEqual(splitPriceUpdate(whole, 50), [whole]);
+    const quiet = { ...whole, markPrices: [] };
+    assert.deepEqual(splitPriceUpdate(quiet, 16), [quiet]);
   });
 
   test('option marks carry delta per coin and vega in USD per vol point (MMP limits); others none', () => {

@@ -35,7 +35,7 @@ export function priceUpdateCommand(
   state: MarketState,
   instruments: Iterable<Instrument>,
   lastSent?: Map<string, number>,
-): UnstampedCommand {
+): Extract<UnstampedCommand, { type: 'update_prices' }> {
   const indexPrices: { currency: string; price: number }[] = [];
   const seen = new Set<string>();
   const markPrices: MarkPriceUpdate[] = [];
@@ -69,6 +69,28 @@ export function priceUpdateCommand(
     );
   }
   return { type: 'update_prices', indexPrices, markPrices };
+}
+
+/**
+ * `update_prices` split so that none carries more than `maxMarks` marks (the engine applies and
+ * the journal encodes each in one go): the first carries the index prices and the first marks,
+ * the next ones only marks, in the same order. Always at least one command.
+ */
+export function splitPriceUpdate(
+  command: Extract<UnstampedCommand, { type: 'update_prices' }>,
+  maxMarks: number,
+): UnstampedCommand[] {
+  const marks = command.markPrices ?? [];
+  if (marks.length <= maxMarks) return [command];
+  const commands: UnstampedCommand[] = [];
+  for (let start = 0; start < marks.length; start += maxMarks) {
+    commands.push({
+      type: 'update_prices',
+      indexPrices: start === 0 ? (command.indexPrices ?? []) : [],
+      markPrices: marks.slice(start, start + maxMarks),
+    });
+  }
+  return commands;
 }
 
 /**

@@ -22,12 +22,17 @@ import { currencyDecimals, type Side } from '../../core/types.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { MarketState } from '../market-state.ts';
 import { SeededRandom } from '../random.ts';
+import { LONG_STEP, runToEnd, type Steps } from '../steps.ts';
 import type { MakerAccount, SimulatorConfig } from './config.ts';
 import { quoteLadder } from './quoting.ts';
 import { limitOrder, QUOTE_LABEL_PREFIX, requote } from './requote.ts';
 import type { SimulatorOrder, SimulatorView } from './view.ts';
 
 const MAX_TAKER_GAP_MS = 60_000;
+/** Instruments quoted per step of `steps` (a ladder and its requote: a few µs each). */
+const INSTRUMENTS_PER_STEP = 32;
+/** Resting orders indexed per step. */
+const ORDERS_PER_STEP = 1024;
 
 export interface SimulatorSnapshot {
   readonly random: readonly number[];
@@ -89,6 +94,14 @@ export class LiquiditySimulator {
   }
 
   step(now: number, market: MarketState, view: SimulatorView): UnstampedCommand[] {
+    return runToEnd(this.steps(now, market, view));
+  }
+
+  /**
+   * `step` in small steps (steps.ts): the same commands for the same inputs, whatever the
+   * pauses. The view is read as the steps go.
+   */
+  *steps(now: number, market: MarketState, view: SimulatorView): Steps<UnstampedCommand[]> {
     if (!this.config.enabled) return [];
     const commands: UnstampedCommand[] = [];
     const instruments = [...view.instruments()];
@@ -104,35 +117,49 @@ export class LiquiditySimulator {
       return vol;
     };
     for (const maker of this.config.makers) {
-      this.quoteMaker(maker, instruments, market, view, assetVolatility, commands);
-      if (maker.products === 'options') this.hedgeMaker(maker, instruments, market, view, commands);
+      yield;
+      yield* this.quoteMaker(maker, instruments, market, view, assetVolatility, commands);
+      if (maker.products === 'options') {
+        yield;
+        this.hedgeMaker(maker, instruments, market, view, commands);
+      }
     }
+    yield;
     this.takers(now, instruments, view, commands);
     this.lastStep = now;
     return commands;
   }
 
-  private quoteMaker(
+  private *quoteMaker(
     maker: MakerAccount,
     instruments: readonly Instrument[],
     market: MarketState,
     view: SimulatorView,
     assetVolatility: (currency: string) => number,
     commands: UnstampedCommand[],
-  ): void {
+  ): Steps<void> {
+    // The venue lists every open order of the account at once (milliseconds for thousands).
+    yield LONG_STEP;
+    const open = [...view.openOrders(maker.accountId)];
+    yield;
     const resting = new Map<string, Map<string, SimulatorOrder>>();
-    for (const order of view.openOrders(maker.accountId)) {
-      if (!order.label.startsWith(QUOTE_LABEL_PREFIX)) continue;
-      let byLabel = resting.get(order.instrumentName);
-      if (byLabel === undefined) {
-        byLabel = new Map();
-        resting.set(order.instrumentName, byLabel);
+    for (let i = 0; i < open.length; i++) {
+      const order = open[i]!;
+      if (order.label.startsWith(QUOTE_LABEL_PREFIX)) {
+        let byLabel = resting.get(order.instrumentName);
+        if (byLabel === undefined) {
+          byLabel = new Map();
+          resting.set(order.instrumentName, byLabel);
+        }
+        byLabel.set(order.label, order);
       }
-      byLabel.set(order.label, order);
+      if ((i + 1) % ORDERS_PER_STEP === 0) yield;
     }
+    yield;
     const positions = new Map<string, number>();
     for (const position of view.positions(maker.accountId))
       positions.set(position.instrumentName, position.size);
+    let quoted = 0;
     for (const instrument of instruments) {
       if (!quotesProducts(maker, instrument)) continue;
       const mark = market.mark(instrument.name);
@@ -148,6 +175,7 @@ export class LiquiditySimulator {
       const orders = resting.get(instrument.name) ?? new Map<string, SimulatorOrder>();
       resting.delete(instrument.name);
       requote(maker.accountId, instrument.name, ladder, orders, commands);
+      if (++quoted % INSTRUMENTS_PER_STEP === 0) yield;
     }
     for (const orders of resting.values()) {
       for (const order of orders.values()) {

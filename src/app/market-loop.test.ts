@@ -1,0 +1,95 @@
+/**
+ * The market loop spreads a tick over event-loop turns (pricing, the simulator, submissions):
+ * whatever the turns, the venue ends where executing `driver.tick`'s commands at once leads.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { CoreCommand, UnstampedCommand } from '../core/commands.ts';
+import type { MachineCommand } from '../core/machine.ts';
+import { Venue } from '../engine/venue.ts';
+import { defaultMarketDriverConfig, MarketDriver } from '../market/driver.ts';
+import { DEFAULT_SIMULATOR_CONFIG } from '../market/simulator/config.ts';
+import { VirtualClock } from './clock.ts';
+import { createCoreMachine } from './core-factory.ts';
+import { CoreService } from './core-service.ts';
+import { MarketLoop, venueSimulatorView } from './market-loop.ts';
+
+const START = Date.UTC(2026, 10, 22, 6);
+const TICKS = 4;
+
+async function runLoop(turnBudgetMs: number) {
+  const clock = new VirtualClock(START);
+  const journaled: MachineCommand[] = [];
+  const core = new CoreService({
+    machine: createCoreMachine(),
+    journal: {
+      append: async (entry) => {
+        journaled.push(entry.command);
+      },
+    },
+    clock,
+    start: { seq: 0, ts: 0 },
+  });
+  const loop = new MarketLoop({
+    driver: new MarketDriver(defaultMarketDriverConfig(START, 2)),
+    core,
+    clock,
+    // Ticks are driven by hand below.
+    tickMs: 1e12,
+    simulator: true,
+    onError: (error) => assert.fail(String(error)),
+    turnBudgetMs,
+  });
+  const turns: number[] = [];
+  loop.onSlice = (_ms, tick) => turns.push(tick);
+  await loop.start();
+  for (let i = 0; i <= TICKS; i++) {
+    clock.set(START + i * 1000);
+    await loop.tick();
+  }
+  await loop.stop();
+  core.stop();
+  return { core, loop, journaled, turns };
+}
+
+/** The same market, each tick's commands executed at once on a bare engine. */
+function runAtOnce() {
+  const venue = Venue.create();
+  const view = venueSimulatorView(venue);
+  const driver = new MarketDriver(defaultMarketDriverConfig(START, 2));
+  const commands: UnstampedCommand[] = [];
+  let seq = 1;
+  const execute = (now: number, batch: readonly UnstampedCommand[]) => {
+    for (const command of batch) {
+      commands.push(command);
+      venue.execute({ ...command, seq: seq++, ts: now } as CoreCommand);
+    }
+  };
+  execute(START, driver.start(START));
+  for (let i = 0; i <= TICKS; i++) execute(START + i * 1000, driver.tick(START + i * 1000, view));
+  return { venue, commands };
+}
+
+describe('MarketLoop', () => {
+  test('a tick in many turns submits what driver.tick returns, in order, and leads to the same venue', async () => {
+    const atOnce = runAtOnce();
+    // Budget 0: every step (a few marks, a few instruments quoted, one command) is its own turn.
+    const sliced = await runLoop(0);
+    assert.deepEqual(sliced.journaled, atOnce.commands);
+    assert.equal(sliced.core.machine.venue.stateHash(), atOnce.venue.stateHash());
+    assert.equal(sliced.loop.submitted, atOnce.commands.length);
+    assert.equal(sliced.loop.refused, 0);
+    // Start (0), then TICKS + 1 ticks, each in many turns.
+    for (let tick = 1; tick <= TICKS + 1; tick++) {
+      assert.ok(sliced.turns.filter((t) => t === tick).length > 50, `tick ${tick} ran in few turns`);
+    }
+    // No budget: a tick's turns end only before each maker's read of its open orders (a long
+    // step); the same commands.
+    const whole = await runLoop(Number.POSITIVE_INFINITY);
+    assert.deepEqual(whole.journaled, atOnce.commands);
+    const makers = DEFAULT_SIMULATOR_CONFIG.makers.length;
+    for (let tick = 1; tick <= TICKS + 1; tick++) {
+      assert.equal(whole.turns.filter((t) => t === tick).length, 1 + makers, `tick ${tick}`);
+    }
+  });
+});
