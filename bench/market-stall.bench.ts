@@ -6,7 +6,8 @@
  *   npm run bench:market-stall
  *
  * - market slices: every synchronous piece of market work the market loop runs in one
- *   event-loop turn (MarketLoop.onSlice), p50/p99/max, and per tick the longest one;
+ *   event-loop turn (MarketLoop.onSlice), p50/p99/max, also net of the GC pauses that fell
+ *   inside them, and per tick the longest one;
  * - event-loop delay (monitorEventLoopDelay, 1 ms resolution): what any request would have
  *   waited, whatever the cause (market, journal callbacks, read store, GC);
  * - GC pauses by kind (they stop the loop too, and the market's garbage drives them).
@@ -37,12 +38,17 @@ function summary(values: readonly number[]): string {
 
 class Window {
   readonly slices: number[] = [];
+  /** Slice and GC pause intervals [start, end] (performance.now ms), to net GC out of slices. */
+  readonly sliceSpans: [number, number][] = [];
+  readonly gcSpans: [number, number][] = [];
   readonly tickMax = new Map<number, number>();
   readonly tickTotal = new Map<number, number>();
   readonly gc = new Map<string, number[]>();
   readonly loopDelay = monitorEventLoopDelay({ resolution: 1 });
 
   slice(ms: number, tick: number): void {
+    const end = performance.now();
+    this.sliceSpans.push([end - ms, end]);
     this.slices.push(ms);
     this.tickMax.set(tick, Math.max(this.tickMax.get(tick) ?? 0, ms));
     this.tickTotal.set(tick, (this.tickTotal.get(tick) ?? 0) + ms);
@@ -52,6 +58,18 @@ class Window {
     const ns = (value: number) => (value / 1e6).toFixed(2);
     console.log(`--- ${title}`);
     console.log(`market slices:          ${summary(this.slices)}`);
+    // The same slices without the GC pauses that fell inside them (what the market's own work
+    // blocks; the pauses are listed below).
+    const net = this.sliceSpans.map(([start, end]) => {
+      let gc = 0;
+      for (const [gcStart, gcEnd] of this.gcSpans)
+        gc += Math.max(0, Math.min(end, gcEnd) - Math.max(start, gcStart));
+      return end - start - gc;
+    });
+    console.log(`  net of GC pauses:     ${summary(net)}`);
+    console.log(
+      `  over 5 ms:            ${this.slices.filter((ms) => ms > 5).length} (net of GC: ${net.filter((ms) => ms > 5).length})`,
+    );
     console.log(`longest slice per tick: ${summary([...this.tickMax.values()])}`);
     console.log(`market CPU per tick:    ${summary([...this.tickTotal.values()])}`);
     console.log(
@@ -89,6 +107,7 @@ new PerformanceObserver((list) => {
       window.gc.set(kind, pauses);
     }
     pauses.push(entry.duration);
+    window.gcSpans.push([entry.startTime, entry.startTime + entry.duration]);
   }
 }).observe({ entryTypes: ['gc'] });
 
