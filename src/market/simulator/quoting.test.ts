@@ -5,6 +5,7 @@ import { buildCatalogue } from '../catalogue.ts';
 import { defaultMarketModel, priceMarket } from '../market-state.ts';
 import { simulatorConfig } from './config.ts';
 import { ceilToTick, floorToTick, quoteLadder } from './quoting.ts';
+import { QuoteLabels, quoteLabel } from './requote.ts';
 
 const NOW = Date.UTC(2026, 10, 22, 6);
 const INDEX = { BTC: 65_000, ETH: 3_200 };
@@ -60,5 +61,21 @@ describe('quote ladders', () => {
     const bestAsk = Math.min(...ladder.quotes.filter((q) => q.side === 'sell').map((q) => q.price));
     assert.equal(bestBid, 1);
     assert.ok(bestAsk > bestBid);
+  });
+});
+
+describe('quote labels', () => {
+  test('QuoteLabels gives the labels of a ladder in its order, made once per instrument', () => {
+    const target = instrument('BTC-25DEC26-65000-C');
+    const ladder = quoteLadder(target, market.mark(target.name)!, 0.6, 0, config);
+    const labels = new QuoteLabels();
+    const first = labels.of(target, ladder);
+    assert.deepEqual(
+      first,
+      ladder.quotes.map((quote) => quoteLabel(target.name, quote.side, quote.level)),
+    );
+    const again = labels.of(target, ladder);
+    assert.deepEqual(again, first);
+    assert.notEqual(again, first);
   });
 });

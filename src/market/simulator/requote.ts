@@ -13,7 +13,7 @@
  */
 import type { UnstampedCommand } from '../../core/commands.ts';
 import type { Side } from '../../core/types.ts';
-import type { QuoteLadder } from './quoting.ts';
+import type { Quote, QuoteLadder } from './quoting.ts';
 import type { SimulatorOrder } from './view.ts';
 
 export const QUOTE_LABEL_PREFIX = 'lp|';
@@ -64,6 +64,16 @@ interface Plan {
   readonly stale: { side: Side; price: number }[];
 }
 
+/** Whether a resting quote is moved (or resized) to the wanted one. */
+function moves(existing: SimulatorOrder, quote: Quote, toleranceTicks: number, force: boolean): boolean {
+  const remaining = existing.amount - existing.filledAmount;
+  return force
+    ? existing.price !== quote.price || remaining !== quote.amount
+    : Math.abs(existing.price - quote.price) > toleranceTicks || remaining * 2 < quote.amount;
+}
+
+const NO_CHANGE: Plan = { changes: [], stale: [] };
+
 function plan(
   accountId: number,
   instrumentName: string,
@@ -73,7 +83,6 @@ function plan(
   force: boolean,
 ): Plan {
   const changes: QuoteChange[] = [];
-  const stale: { side: Side; price: number }[] = [];
   for (let i = 0; i < ladder.quotes.length; i++) {
     const quote = ladder.quotes[i]!;
     const label = labels[i]!;
@@ -89,13 +98,7 @@ function plan(
         'good_til_cancelled',
       );
       changes.push({ side: quote.side, from: null, to: quote.price, command });
-      continue;
-    }
-    const remaining = existing.amount - existing.filledAmount;
-    const change = force
-      ? existing.price !== quote.price || remaining !== quote.amount
-      : Math.abs(existing.price - quote.price) > ladder.toleranceTicks || remaining * 2 < quote.amount;
-    if (change) {
+    } else if (moves(existing, quote, ladder.toleranceTicks, force)) {
       const command: UnstampedCommand = {
         type: 'edit_order',
         accountId,
@@ -104,9 +107,16 @@ function plan(
         amount: existing.filledAmount + quote.amount,
       };
       changes.push({ side: quote.side, from: existing.price, to: quote.price, command });
-    } else {
-      stale.push({ side: quote.side, price: existing.price });
     }
+  }
+  // Most instruments need nothing on most steps: the quotes left alone only matter otherwise.
+  if (changes.length === 0) return NO_CHANGE;
+  const stale: { side: Side; price: number }[] = [];
+  for (let i = 0; i < ladder.quotes.length; i++) {
+    const quote = ladder.quotes[i]!;
+    const existing = orders.get(labels[i]!);
+    if (existing !== undefined && !moves(existing, quote, ladder.toleranceTicks, force))
+      stale.push({ side: quote.side, price: existing.price });
   }
   return { changes, stale };
 }
@@ -162,18 +172,52 @@ function emitWithoutSelfCross(result: Plan, commands: UnstampedCommand[]): void 
   }
 }
 
-/** Appends the commands that move one instrument's quotes to `ladder`. */
+/**
+ * Quote labels of one instrument by side and level, made once: the simulator asks for
+ * thousands every step. Keyed by the instrument object, so expired instruments drop out.
+ */
+export class QuoteLabels {
+  private readonly byInstrument = new WeakMap<object, { buy: string[]; sell: string[] }>();
+
+  /** The labels of `ladder`'s quotes, in its order. */
+  of(instrument: { readonly name: string }, ladder: QuoteLadder): string[] {
+    let cached = this.byInstrument.get(instrument);
+    if (cached === undefined) {
+      cached = { buy: [], sell: [] };
+      this.byInstrument.set(instrument, cached);
+    }
+    const labels: string[] = [];
+    for (const quote of ladder.quotes) {
+      const bySide = quote.side === 'buy' ? cached.buy : cached.sell;
+      let label = bySide[quote.level];
+      if (label === undefined) {
+        label = quoteLabel(instrument.name, quote.side, quote.level);
+        bySide[quote.level] = label;
+      }
+      labels.push(label);
+    }
+    return labels;
+  }
+}
+
+/**
+ * Appends the commands that move one instrument's quotes to `ladder`. `labels`: the quotes'
+ * labels in ladder order (QuoteLabels), made here when not given.
+ */
 export function requote(
   accountId: number,
   instrumentName: string,
   ladder: QuoteLadder,
   orders: ReadonlyMap<string, SimulatorOrder>,
   commands: UnstampedCommand[],
+  labels: readonly string[] = ladder.quotes.map((quote) =>
+    quoteLabel(instrumentName, quote.side, quote.level),
+  ),
 ): void {
-  const labels: string[] = [];
-  for (const quote of ladder.quotes) labels.push(quoteLabel(instrumentName, quote.side, quote.level));
-  for (const [label, order] of orders) {
-    if (!labels.includes(label)) commands.push({ type: 'cancel_order', accountId, orderId: order.orderId });
+  if (orders.size > 0) {
+    for (const [label, order] of orders) {
+      if (!labels.includes(label)) commands.push({ type: 'cancel_order', accountId, orderId: order.orderId });
+    }
   }
   let result = plan(accountId, instrumentName, ladder, labels, orders, false);
   if (result.changes.length === 0) return;

@@ -25,12 +25,13 @@ import { SeededRandom } from '../random.ts';
 import { LONG_STEP, runToEnd, type Steps } from '../steps.ts';
 import type { MakerAccount, SimulatorConfig } from './config.ts';
 import { quoteLadder } from './quoting.ts';
-import { limitOrder, QUOTE_LABEL_PREFIX, requote } from './requote.ts';
+import { limitOrder, QUOTE_LABEL_PREFIX, QuoteLabels, requote } from './requote.ts';
 import type { SimulatorOrder, SimulatorView } from './view.ts';
 
 const MAX_TAKER_GAP_MS = 60_000;
 /** Instruments quoted per step of `steps` (a ladder and its requote: a few µs each). */
 const INSTRUMENTS_PER_STEP = 32;
+const NO_ORDERS: ReadonlyMap<string, SimulatorOrder> = new Map();
 /** Resting orders indexed per step. */
 const ORDERS_PER_STEP = 1024;
 
@@ -59,6 +60,7 @@ function quotesProducts(maker: MakerAccount, instrument: Instrument): boolean {
 export class LiquiditySimulator {
   private random: SeededRandom;
   private lastStep: number | null = null;
+  private readonly labels = new QuoteLabels();
 
   constructor(readonly config: SimulatorConfig) {
     this.random = SeededRandom.fromSeed(config.seed);
@@ -172,9 +174,9 @@ export class LiquiditySimulator {
         positions.get(instrument.name) ?? 0,
         this.config,
       );
-      const orders = resting.get(instrument.name) ?? new Map<string, SimulatorOrder>();
+      const orders = resting.get(instrument.name) ?? NO_ORDERS;
       resting.delete(instrument.name);
-      requote(maker.accountId, instrument.name, ladder, orders, commands);
+      requote(maker.accountId, instrument.name, ladder, orders, commands, this.labels.of(instrument, ladder));
       if (++quoted % INSTRUMENTS_PER_STEP === 0) yield;
     }
     for (const orders of resting.values()) {
