@@ -6,6 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import type { Histogram } from 'prom-client';
 import { loadConfig } from '../src/app/config.ts';
 import { startService } from '../src/app/service.ts';
 
@@ -23,7 +24,9 @@ const config = loadConfig({
 });
 const service = await startService({ config });
 // How long the event loop stalls (market ticks, simulator, snapshots): reported on stderr at exit.
-const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+// The histogram records each timer interval whole (an idle loop reads 5.1 ms): the report subtracts it.
+const LOOP_DELAY_RESOLUTION_MS = 5;
+const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
 loopDelay.enable();
 // Garbage-collection pauses by kind (they stop the event loop, so they bound request latency).
 const gcPauses = new Map<string, number[]>();
@@ -43,9 +46,35 @@ new PerformanceObserver((list) => {
 }).observe({ entryTypes: ['gc'] });
 console.log(JSON.stringify({ port: service.address.port, dataDir }));
 
+/**
+ * p50 and p99 of one of the service's histograms, as the upper bounds of the buckets they fall
+ * in (`≤ x ms`), over what it observed since the last report; `total` is the count.
+ */
+async function histogram(name: string, labels: Record<string, string> = {}): Promise<string> {
+  const metric = service.metrics?.registry.getSingleMetric(name);
+  if (metric === undefined) return 'n/a';
+  const { values } = await (metric as Histogram).get();
+  const buckets = values.filter(
+    (value) =>
+      value.metricName === `${name}_bucket` &&
+      Object.entries(labels).every(([key, wanted]) => value.labels[key] === wanted),
+  );
+  const total = buckets.find((bucket) => bucket.labels.le === '+Inf')?.value ?? 0;
+  if (total === 0) return 'none';
+  const bound = (q: number) => {
+    const bucket = buckets.find((candidate) => candidate.value >= q * total)!;
+    return bucket.labels.le === '+Inf' ? '>1000' : `≤${Number(bucket.labels.le) * 1000}`;
+  };
+  return `p50 ${bound(0.5)} p99 ${bound(0.99)} ms (${total})`;
+}
+
 /** Prints (stderr) and resets the stall figures: the bench asks with SIGUSR2 after each phase. */
-function reportStalls(): void {
-  const ms = (ns: number) => (ns / 1e6).toFixed(1);
+async function reportStalls(): Promise<void> {
+  // Where a request's time goes inside the server: in the dispatcher (method, engine, journal
+  // acknowledgement) and, of that, the journal's group commit (one transaction and one fsync).
+  const inServer = `in server: request ${await histogram('venue_request_seconds', { outcome: 'ok' })}; journal batch ${await histogram('venue_journal_batch_seconds')}`;
+  service.metrics?.registry.resetMetrics();
+  const delayMs = (ns: number) => Math.max(0, ns / 1e6 - LOOP_DELAY_RESOLUTION_MS).toFixed(1);
   const gc = [...gcPauses]
     .map(([kind, pauses]) => {
       pauses.sort((a, b) => a - b);
@@ -54,12 +83,13 @@ function reportStalls(): void {
     })
     .join('; ');
   console.error(
-    `    server: event-loop delay p50 ${ms(loopDelay.percentile(50))} p99 ${ms(loopDelay.percentile(99))} max ${ms(loopDelay.max)} ms; heap ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB; GC ${gc || 'none'}`,
+    `    server: event-loop delay p50 ${delayMs(loopDelay.percentile(50))} p99 ${delayMs(loopDelay.percentile(99))} max ${delayMs(loopDelay.max)} ms; heap ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB; GC ${gc || 'none'}`,
   );
+  console.error(`    ${inServer}`);
   loopDelay.reset();
   gcPauses.clear();
 }
-process.on('SIGUSR2', reportStalls);
+process.on('SIGUSR2', () => void reportStalls());
 process.on('SIGTERM', () => {
   loopDelay.disable();
   service.close().then(

@@ -71,22 +71,36 @@ export function salvageRid(body: unknown): number | null {
   return null;
 }
 
+/**
+ * Told of every dispatched envelope: the method name (`unknown` when it is not registered, so
+ * callers never see arbitrary client strings), whether it answered a result, and the time it took.
+ */
+export type RequestObserver = (method: string, transport: Transport, ok: boolean, ms: number) => void;
+
 export class Dispatcher {
   constructor(
     private readonly registry: MethodRegistry,
     private readonly limiter: RateLimiter,
     private readonly now: () => number,
     private readonly onUnexpected: (error: unknown, method: string) => void,
+    private readonly observe: RequestObserver | null = null,
   ) {}
 
   async dispatch(envelope: Envelope, context: DispatchContext): Promise<DispatchOutcome> {
+    const started = this.observe === null ? 0 : performance.now();
+    let outcome: DispatchOutcome;
     try {
       const result = await this.run(envelope, context);
-      return { httpStatus: 200, answer: { rid: envelope.rid, result } };
+      outcome = { httpStatus: 200, answer: { rid: envelope.rid, result } };
     } catch (error) {
       const mapped = mapError(error, (unexpected) => this.onUnexpected(unexpected, envelope.method));
-      return { httpStatus: mapped.httpStatus, answer: { rid: envelope.rid, error: mapped.error } };
+      outcome = { httpStatus: mapped.httpStatus, answer: { rid: envelope.rid, error: mapped.error } };
     }
+    if (this.observe !== null) {
+      const method = this.registry.get(envelope.method) === undefined ? 'unknown' : envelope.method;
+      this.observe(method, context.transport, outcome.httpStatus === 200, performance.now() - started);
+    }
+    return outcome;
   }
 
   private async run(envelope: Envelope, context: DispatchContext): Promise<unknown> {

@@ -17,7 +17,7 @@ import { Authenticator } from './auth/authenticator.ts';
 import type { KeyStore } from './auth/key-store.ts';
 import { registerBuiltinChannels } from './builtin-channels.ts';
 import { ChannelRegistry, Fanout } from './channels.ts';
-import { Dispatcher } from './dispatcher.ts';
+import { Dispatcher, type RequestObserver } from './dispatcher.ts';
 import {
   type FlatRouteDefinition,
   type HttpRouteDeps,
@@ -44,6 +44,11 @@ export interface GatewayDeps {
   readonly events: EventPort;
   readonly keyStore: KeyStore;
   readonly clock: Clock;
+  /** Metrics: told of each dispatched request; `render` answers `GET /metrics`. */
+  readonly metrics?: {
+    readonly request: RequestObserver;
+    render(): Promise<{ readonly contentType: string; readonly body: string }>;
+  };
 }
 
 export interface Gateway {
@@ -54,13 +59,15 @@ export interface Gateway {
   registerFlatRoute<Body, Query>(route: FlatRouteDefinition<Body, Query>): void;
   openApi(): Record<string, unknown>;
   asyncApi(): Record<string, unknown>;
+  /** Open WebSocket connections. */
+  wsConnections(): number;
   /** Starts listening; resolves with the bound address (port 0 picks a free port). */
   listen(): Promise<{ host: string; port: number }>;
   close(): Promise<void>;
 }
 
 export function createGateway(deps: GatewayDeps): Gateway {
-  const { config, commands, reads, history, events, keyStore, clock } = deps;
+  const { config, commands, reads, history, events, keyStore, clock, metrics } = deps;
   const now = () => commands.now();
   const fastify = Fastify({
     // Fastify logs two info lines per request: at the default level that was a synchronous
@@ -81,7 +88,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     replay: { maxEntries: config.auth.replayMaxEntries, maxAnswerBytes: config.auth.replayMaxAnswerBytes },
   });
   const limiter = new RateLimiter(config.rateLimits, () => clock.now());
-  const dispatcher = new Dispatcher(methods, limiter, now, onUnexpected);
+  const observe = metrics === undefined ? null : metrics.request;
+  const dispatcher = new Dispatcher(methods, limiter, now, onUnexpected, observe);
   const routeDeps: HttpRouteDeps = { dispatcher, authenticator, limiter, onUnexpected };
   const flatRoutes: FlatRouteDefinition[] = [];
 
@@ -109,6 +117,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
   );
   fastify.get('/docs/errors.json', async () => ERROR_CATALOGUE);
   fastify.get('/health', async () => ({ status: 'ok', time: now() }));
+  if (metrics !== undefined) {
+    fastify.get('/metrics', async (_request, reply) => {
+      const { contentType, body } = await metrics.render();
+      return reply.type(contentType).send(body);
+    });
+  }
 
   const ws = new WsGateway(
     { dispatcher, channels, fanout, commands, clock, onUnexpected },
@@ -134,6 +148,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     },
     openApi,
     asyncApi,
+    wsConnections: () => ws.connectionCount,
     async listen() {
       await fastify.listen({ port: config.port, host: config.host });
       const address = fastify.server.address();

@@ -15,6 +15,7 @@ describe('config', () => {
       secretEncryptionKey: null,
       logLevel: 'info',
       simulator: true,
+      metrics: true,
       http: { bodyLimitBytes: 262_144, wsMaxMessageBytes: 65_536, shutdownGraceMs: 5_000 },
       auth: { clockSkewMs: 15_000, replayMaxEntries: 1_000_000, replayMaxAnswerBytes: 268_435_456 },
       rateLimits: {

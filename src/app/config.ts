@@ -34,6 +34,8 @@ export const ConfigSchema = Type.Object(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     ),
     simulator: Type.Boolean(),
+    /** Prometheus metrics at GET /metrics on the service port (unauthenticated, like /health). */
+    metrics: Type.Boolean(),
     http: Type.Object(
       {
         bodyLimitBytes: Type.Integer({ minimum: 1024 }),
@@ -77,6 +79,7 @@ export const DEFAULT_CONFIG: Config = {
   secretEncryptionKey: null,
   logLevel: 'info',
   simulator: true,
+  metrics: true,
   http: { bodyLimitBytes: 262_144, wsMaxMessageBytes: 65_536, shutdownGraceMs: 5_000 },
   auth: { clockSkewMs: 15_000, replayMaxEntries: 1_000_000, replayMaxAnswerBytes: 268_435_456 },
   rateLimits: {
@@ -114,6 +117,7 @@ const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser
   ['SECRET_ENCRYPTION_KEY', ['secretEncryptionKey'], asNullableString],
   ['LOG_LEVEL', ['logLevel'], asString],
   ['SIMULATOR', ['simulator'], asBoolean],
+  ['METRICS', ['metrics'], asBoolean],
   ['BODY_LIMIT_BYTES', ['http', 'bodyLimitBytes'], asInteger],
   ['WS_MAX_MESSAGE_BYTES', ['http', 'wsMaxMessageBytes'], asInteger],
   ['SHUTDOWN_GRACE_MS', ['http', 'shutdownGraceMs'], asInteger],

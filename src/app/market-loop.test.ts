@@ -41,7 +41,7 @@ async function runLoop(turnBudgetMs: number) {
     turnBudgetMs,
   });
   const turns: number[] = [];
-  loop.onSlice = (_ms, tick) => turns.push(tick);
+  loop.observeSlices((_ms, tick) => turns.push(tick));
   await loop.start();
   for (let i = 0; i <= TICKS; i++) {
     clock.set(START + i * 1000);

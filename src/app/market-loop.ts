@@ -41,13 +41,17 @@ export class MarketLoop {
   refused = 0;
   submitted = 0;
   ticks = 0;
+  private readonly sliceListeners: Array<(ms: number, tick: number) => void> = [];
+
+  constructor(private readonly options: MarketLoopOptions) {}
+
   /**
    * Observes every synchronous slice of market work (one event-loop turn): its duration in ms
    * and the tick it belongs to (benchmarks, metrics).
    */
-  onSlice: ((ms: number, tick: number) => void) | null = null;
-
-  constructor(private readonly options: MarketLoopOptions) {}
+  observeSlices(listener: (ms: number, tick: number) => void): void {
+    this.sliceListeners.push(listener);
+  }
 
   /**
    * Lists and prices the market; resolves once those commands are durable. `listed` are the
@@ -115,7 +119,9 @@ export class MarketLoop {
       budgetMs: this.options.turnBudgetMs ?? TURN_BUDGET_MS,
       now: () => performance.now(),
       yieldTurn: nextTurn,
-      onTurn: (ms) => this.onSlice?.(ms, tick),
+      onTurn: (ms) => {
+        for (const listener of this.sliceListeners) listener(ms, tick);
+      },
     });
     const results = await Promise.all(pending);
     this.submitted += results.length;

@@ -34,6 +34,7 @@ import type { Config } from './config.ts';
 import { createCoreMachine, PORTFOLIOS, RFQ_DESK } from './core-factory.ts';
 import { CoreService } from './core-service.ts';
 import { MarketLoop } from './market-loop.ts';
+import { ServiceMetrics } from './metrics.ts';
 
 export interface ServiceOptions {
   readonly config: Readonly<Config>;
@@ -53,6 +54,8 @@ export interface RunningService {
   readonly recovery: RecoveryReport;
   /** History and projections (orders, trades, positions, portfolios, RFQs). */
   readonly readStore: ReadStore;
+  /** Prometheus metrics (null when `metrics` is off). */
+  readonly metrics: ServiceMetrics | null;
   /** Demo credentials written on this (first) start, else null. */
   readonly demoCredentials: DemoCredential[] | null;
   readonly address: { readonly host: string; readonly port: number };
@@ -120,6 +123,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     snapshotter.onCommitted(batch.ts);
   });
 
+  const metrics = config.metrics
+    ? new ServiceMetrics({
+        sequence: () => core.sequence,
+        readStoreApplied: () => readStore.lastAppliedSeq,
+        wsConnections: () => gateway.wsConnections(),
+      })
+    : null;
+  if (metrics !== null) storage.journal.observeBatches((entries, ms) => metrics.journalBatch(entries, ms));
+
   const keyStore = new SqliteKeyStore(
     join(config.dataDir, 'keys.db'),
     SecretBox.load(config.secretEncryptionKey, config.dataDir),
@@ -132,6 +144,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     events: core,
     keyStore,
     clock,
+    ...(metrics === null
+      ? {}
+      : { metrics: { request: metrics.request.bind(metrics), render: () => metrics.render() } }),
   });
   registerDesks(gateway, core, keyStore);
   registerAdminRoutes(gateway, { commands: core, keyStore, adminToken: loadAdminToken(config.dataDir) });
@@ -156,6 +171,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     simulator: config.simulator,
     onError: (error) => log.error({ err: error }, 'market step'),
   });
+  if (metrics !== null) market.observeSlices((ms) => metrics.marketTurn(ms));
   await market.start(listed);
   const demoCredentials = await bootstrapDemo({ keyStore, commands: core, dataDir: config.dataDir });
   // Accounts the CLI created while the service was down are opened now (unfunded).
@@ -182,7 +198,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     })();
     return closing;
   };
-  return { core, gateway, market, recovery: report, readStore, demoCredentials, address, close };
+  return { core, gateway, market, recovery: report, readStore, metrics, demoCredentials, address, close };
 }
 
 /** Block RFQ methods and channels, portfolio routes and channels, over the live sub-machines. */

@@ -60,6 +60,8 @@ type Result = SubResult<RfqValue, RfqEvent>;
  */
 const clone = <T extends object>(value: T): T => ({ ...value });
 
+/** Shared by the steps that change nothing; frozen so no caller can add to it. */
+const NO_EVENTS: RfqEvent[] = Object.freeze([]) as unknown as RfqEvent[];
 export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
   readonly commandTypes = RFQ_COMMAND_TYPES;
   private state = new DeskState();
@@ -630,13 +632,15 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
 
   /** The step's events: quote changes, then each changed RFQ once, then trades. */
   private flush(): RfqEvent[] {
+    // Most steps (every engine command the desk only watches) change nothing: no allocation.
+    if (this.events.length === 0 && this.dirty.size === 0 && this.tradedEvents.length === 0) return NO_EVENTS;
     const events = this.events;
     for (const id of this.dirty) {
       const rfq = this.state.rfqs.get(id);
       if (rfq !== undefined)
         events.push({ type: 'rfq_changed', rfq: clone(rfq), quotes: this.quotesOfRfq(id) });
     }
-    events.push(...this.tradedEvents);
+    for (const traded of this.tradedEvents) events.push(traded);
     this.dirty.clear();
     this.tradedEvents = [];
     this.events = [];

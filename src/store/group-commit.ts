@@ -20,6 +20,9 @@ export interface BatchWriter {
   write(frame: StoredFrame | null, checkpoints: readonly HashCheckpoint[]): void | Promise<void>;
 }
 
+/** Told of every batch made durable: how many entries it held and how long the write took. */
+export type BatchListener = (entries: number, ms: number) => void;
+
 interface Pending {
   readonly seq: number;
   readonly ts: number;
@@ -43,6 +46,7 @@ export class GroupCommitter {
   private nextSeq: number;
   private durable: { seq: number; ts: number };
   private idleWaiters: Array<() => void> = [];
+  private batchListeners: BatchListener[] = [];
 
   constructor(
     private readonly writer: BatchWriter,
@@ -86,6 +90,11 @@ export class GroupCommitter {
     });
   }
 
+  /** Adds a listener for each batch made durable (metrics). */
+  observeBatches(listener: BatchListener): void {
+    this.batchListeners.push(listener);
+  }
+
   recordCheckpoint(checkpoint: HashCheckpoint): void {
     if (this.failure !== null || this.closed) return;
     this.queuedCheckpoints.push(checkpoint);
@@ -123,6 +132,7 @@ export class GroupCommitter {
       const batch = next?.pending ?? [];
       const checkpoints = this.queuedCheckpoints;
       this.queuedCheckpoints = [];
+      const started = performance.now();
       try {
         const written = this.writer.write(next === undefined ? null : next.builder.finish(), checkpoints);
         if (written !== undefined) await written;
@@ -134,6 +144,8 @@ export class GroupCommitter {
       }
       const last = batch[batch.length - 1];
       if (last !== undefined) this.durable = { seq: last.seq, ts: last.ts };
+      const ms = performance.now() - started;
+      for (const listener of this.batchListeners) listener(batch.length, ms);
       for (const pending of batch) pending.resolve();
     }
     this.writing = false;

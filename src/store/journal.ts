@@ -37,6 +37,8 @@ export interface Journal<C = unknown> {
    * best effort: a crash may lose it, never the entries). Recovery compares against it.
    */
   recordCheckpoint(checkpoint: HashCheckpoint): void;
+  /** Calls the listener after each batch is durable with its entry count and write time (ms). */
+  observeBatches(listener: (entries: number, ms: number) => void): void;
   /** Durable entries with seq ≥ fromSeq, in batches, in order. */
   readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]>;
   /** Durable entries with seq ≥ fromSeq, one by one (convenience over readBatches). */

@@ -226,6 +226,35 @@ describe('the assembled service', () => {
     assert.equal(row?.portfolioType, 'COMMON');
   });
 
+  test('GET /metrics: requests by method, journal batches, the sequence and the process', async () => {
+    await running.http(0).call('public/test', {});
+    const unknown = await fetch(`${running.baseUrl}/api/public/no_such_method`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rid: 1, method: 'public/no_such_method', params: {} }),
+    });
+    assert.equal(((await unknown.json()) as { error: { code: number } }).error.code, -32601);
+    const response = await fetch(`${running.baseUrl}/metrics`);
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/plain/);
+    const body = await response.text();
+    const sample = (name: string) => {
+      const line = body.split('\n').find((candidate) => candidate.startsWith(`${name} `));
+      assert.ok(line !== undefined, `no ${name}`);
+      return Number(line.slice(name.length + 1));
+    };
+    assert.ok(sample('venue_requests_total{method="public/test"}') >= 1);
+    assert.ok(
+      sample('venue_requests_total{method="unknown"}') >= 1,
+      'unregistered names never become labels',
+    );
+    assert.ok(!body.includes('no_such_method'));
+    assert.ok(sample('venue_journal_entries_total') > 0);
+    assert.equal(sample('venue_sequence'), running.service.core.sequence);
+    assert.ok(sample('venue_market_turn_seconds_count') > 0);
+    assert.match(body, /^nodejs_gc_duration_seconds_count\{kind="minor"\} /m);
+  });
+
   test('a graceful restart rebuilds the same state and keeps every acknowledged order', async () => {
     const client = running.http(0);
     const open = await client.call('private/get_open_orders', {});

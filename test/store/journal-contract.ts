@@ -116,6 +116,21 @@ export function journalContract(backend: string, makeHarness: () => Promise<Stor
         await journal.close();
       }));
 
+    test('batch observers are told each durable batch: its entry count and write time', () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal();
+        const batches: Array<{ entries: number; ms: number }> = [];
+        journal.observeBatches((entries, ms) => batches.push({ entries, ms }));
+        await appendRange(journal, 1, 300);
+        await appendRange(journal, 301, 302);
+        assert.deepEqual(
+          batches.map((batch) => batch.entries),
+          [300, 2],
+        );
+        assert.ok(batches.every((batch) => batch.ms >= 0 && Number.isFinite(batch.ms)));
+        await journal.close();
+      }));
+
     test('batches respect the entry bound; reads start inside a record', () =>
       withHarness(async (h) => {
         const journal = await h.openJournal({ maxEntries: 10 });

@@ -121,6 +121,10 @@ export class PgJournal<C = unknown> implements Journal<C> {
     this.committer.recordCheckpoint(checkpoint);
   }
 
+  observeBatches(listener: (entries: number, ms: number) => void): void {
+    this.committer.observeBatches(listener);
+  }
+
   async *readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]> {
     const start = await this.pool.query(
       'SELECT COALESCE(MAX(first_seq), 0)::float8 AS s FROM journal WHERE first_seq <= $1',

@@ -155,6 +155,10 @@ export class SqliteJournal<C = unknown> implements Journal<C> {
     this.committer.recordCheckpoint(checkpoint);
   }
 
+  observeBatches(listener: (entries: number, ms: number) => void): void {
+    this.committer.observeBatches(listener);
+  }
+
   async *readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]> {
     const start = this.db
       .prepare('SELECT COALESCE(MAX(first_seq), 0) AS s FROM journal WHERE first_seq <= ?')

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ServiceMetrics } from './metrics.ts';
+
+function sampleValue(body: string, line: string): number {
+  const found = body.split('\n').find((candidate) => candidate.startsWith(`${line} `));
+  assert.ok(found !== undefined, `no sample ${line} in:\n${body}`);
+  return Number(found.slice(line.length + 1));
+}
+
+describe('service metrics', () => {
+  test('counts requests by method and times them by transport and outcome', async () => {
+    const metrics = new ServiceMetrics({
+      sequence: () => 0,
+      readStoreApplied: () => 0,
+      wsConnections: () => 0,
+    });
+    metrics.request('private/buy', 'ws', true, 0.4);
+    metrics.request('private/buy', 'ws', true, 7);
+    metrics.request('private/buy', 'http', false, 2);
+    const { contentType, body } = await metrics.render();
+    assert.match(contentType, /^text\/plain/);
+    assert.equal(sampleValue(body, 'venue_requests_total{method="private/buy"}'), 3);
+    assert.equal(sampleValue(body, 'venue_request_seconds_count{transport="ws",outcome="ok"}'), 2);
+    assert.equal(
+      sampleValue(body, 'venue_request_seconds_bucket{le="0.0005",transport="ws",outcome="ok"}'),
+      1,
+    );
+    assert.equal(
+      sampleValue(body, 'venue_request_seconds_bucket{le="0.008",transport="ws",outcome="ok"}'),
+      2,
+    );
+    assert.equal(sampleValue(body, 'venue_request_seconds_count{transport="http",outcome="error"}'), 1);
+  });
+
+  test('journal batches, market turns and the gauges read at scrape time', async () => {
+    let sequence = 10;
+    const metrics = new ServiceMetrics({
+      sequence: () => sequence,
+      readStoreApplied: () => 7,
+      wsConnections: () => 2,
+    });
+    metrics.journalBatch(250, 0.9);
+    metrics.journalBatch(1, 12);
+    metrics.marketTurn(1.5);
+    sequence = 12;
+    const { body } = await metrics.render();
+    assert.equal(sampleValue(body, 'venue_journal_entries_total'), 251);
+    assert.equal(sampleValue(body, 'venue_journal_batch_seconds_count'), 2);
+    assert.equal(sampleValue(body, 'venue_journal_batch_seconds_bucket{le="0.001"}'), 1);
+    assert.equal(sampleValue(body, 'venue_market_turn_seconds_bucket{le="0.002"}'), 1);
+    assert.equal(sampleValue(body, 'venue_sequence'), 12);
+    assert.equal(sampleValue(body, 'venue_read_store_lag_commands'), 5);
+    assert.equal(sampleValue(body, 'venue_ws_connections'), 2);
+    assert.match(body, /^nodejs_eventloop_lag_seconds /m, 'the process collectors are registered');
+  });
+});
