@@ -42,6 +42,10 @@ export type RowValue = number | string | null;
  * A JSON text column whose value is serialized only when the batch is written: a batch keeps the
  * last upsert per key, so a view replaced within the same batch (an order opened and cancelled by
  * one command) is never stringified.
+ *
+ * The value is held by reference until the write, up to `writeDelayMs` later: it must be an
+ * immutable view (a fresh object per event, as the engine emits them), never state that is
+ * mutated afterwards, or the row would record the later state.
  */
 export class JsonText {
   constructor(readonly value: unknown) {}
