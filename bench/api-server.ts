@@ -2,7 +2,7 @@
  * The server half of `npm run bench:api`: the full service (`startService`: journal on, rate limits
  * off, market prices ticking every second; the liquidity simulator off unless BENCH_SIMULATOR=on) on a free port in a fresh DATA_DIR; prints `{"port", "dataDir"}` as its first line.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
@@ -47,23 +47,27 @@ new PerformanceObserver((list) => {
 console.log(JSON.stringify({ port: service.address.port, dataDir }));
 
 /**
- * p50 and p99 of one of the service's histograms, as the upper bounds of the buckets they fall
- * in (`≤ x ms`), over what it observed since the last report; `total` is the count.
+ * p50 and p99 of one of the service's histograms (its series matching `labels` added up), as the
+ * upper bounds of the buckets they fall in (`≤ x ms`), over what it observed since the last
+ * report; then the count.
  */
 async function histogram(name: string, labels: Record<string, string> = {}): Promise<string> {
   const metric = service.metrics?.registry.getSingleMetric(name);
   if (metric === undefined) return 'n/a';
   const { values } = await (metric as Histogram).get();
-  const buckets = values.filter(
-    (value) =>
-      value.metricName === `${name}_bucket` &&
-      Object.entries(labels).every(([key, wanted]) => value.labels[key] === wanted),
-  );
-  const total = buckets.find((bucket) => bucket.labels.le === '+Inf')?.value ?? 0;
+  const byBound = new Map<number, number>();
+  for (const value of values) {
+    if (value.metricName !== `${name}_bucket`) continue;
+    if (!Object.entries(labels).every(([key, wanted]) => value.labels[key] === wanted)) continue;
+    const le = value.labels.le === '+Inf' ? Number.POSITIVE_INFINITY : Number(value.labels.le);
+    byBound.set(le, (byBound.get(le) ?? 0) + value.value);
+  }
+  const cumulative = [...byBound].sort(([a], [b]) => a - b);
+  const total = cumulative.at(-1)?.[1] ?? 0;
   if (total === 0) return 'none';
   const bound = (q: number) => {
-    const bucket = buckets.find((candidate) => candidate.value >= q * total)!;
-    return bucket.labels.le === '+Inf' ? '>1000' : `≤${Number(bucket.labels.le) * 1000}`;
+    const le = cumulative.find(([, count]) => count >= q * total)![0];
+    return le === Number.POSITIVE_INFINITY ? '>1000' : `≤${le * 1000}`;
   };
   return `p50 ${bound(0.5)} p99 ${bound(0.99)} ms (${total})`;
 }
@@ -90,7 +94,26 @@ async function reportStalls(): Promise<void> {
   gcPauses.clear();
 }
 process.on('SIGUSR2', () => void reportStalls());
-process.on('SIGTERM', () => {
+// BENCH_HEAP_PROF=<file>: sampled allocations (garbage included) of the whole run, written at exit.
+const heapProfile = process.env.BENCH_HEAP_PROF ? await startAllocationSampling() : null;
+
+async function startAllocationSampling() {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 32_768,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  return async () => {
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    writeFileSync(process.env.BENCH_HEAP_PROF!, JSON.stringify(profile));
+  };
+}
+
+process.on('SIGTERM', async () => {
+  await heapProfile?.();
   loopDelay.disable();
   service.close().then(
     () => process.exit(0),

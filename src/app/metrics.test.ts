@@ -54,4 +54,28 @@ describe('service metrics', () => {
     assert.equal(sampleValue(body, 'venue_ws_connections'), 2);
     assert.match(body, /^nodejs_eventloop_lag_seconds /m, 'the process collectors are registered');
   });
+
+  test('a registry reset zeroes the series, which keep counting afterwards', async () => {
+    const metrics = new ServiceMetrics({
+      sequence: () => 0,
+      readStoreApplied: () => 0,
+      wsConnections: () => 0,
+    });
+    metrics.request('public/test', 'http', true, 1);
+    metrics.journalBatch(3, 1);
+    metrics.registry.resetMetrics();
+    metrics.request('public/test', 'http', true, 30);
+    const { body } = await metrics.render();
+    assert.equal(sampleValue(body, 'venue_requests_total{method="public/test"}'), 1);
+    assert.equal(
+      sampleValue(body, 'venue_request_seconds_bucket{le="0.02",transport="http",outcome="ok"}'),
+      0,
+    );
+    assert.equal(
+      sampleValue(body, 'venue_request_seconds_bucket{le="0.05",transport="http",outcome="ok"}'),
+      1,
+    );
+    assert.equal(sampleValue(body, 'venue_request_seconds_sum{transport="http",outcome="ok"}'), 0.03);
+    assert.equal(sampleValue(body, 'venue_journal_entries_total'), 0);
+  });
 });

@@ -4,10 +4,11 @@
  * requests, the journal's group commits, the market loop's turns, and how far the read store
  * trails the sequencer.
  *
- * Hot path: every observation goes to a label child made once, so a request costs two array
- * updates, never a label lookup by hashing.
+ * Hot path: every observation goes to a series resolved once per label set (`metric-series.ts`),
+ * so a request costs a bucket search and a few increments, and allocates nothing.
  */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { type CounterSeries, type HistogramSeries, SeriesCounter, SeriesHistogram } from './metric-series.ts';
 
 /** Seconds: 100 µs to 1 s, dense around the 1–20 ms where fsync tails and GC pauses fall. */
 const LATENCY_BUCKETS = [
@@ -25,50 +26,46 @@ export interface MetricsSources {
 
 export class ServiceMetrics {
   readonly registry = new Registry();
-  private readonly requestSeconds: Histogram<'transport' | 'outcome'>;
-  private readonly requestTimers = new Map<
-    string,
-    ReturnType<Histogram<'transport' | 'outcome'>['labels']>
-  >();
-  private readonly requestsByMethod: Counter<'method'>;
-  private readonly methodCounters = new Map<string, ReturnType<Counter<'method'>['labels']>>();
-  private readonly journalBatchSeconds: Histogram;
-  private readonly journalEntries: Counter;
-  private readonly marketTurnSeconds: Histogram;
+  private readonly requestSeconds: SeriesHistogram;
+  private readonly requestTimers = new Map<string, HistogramSeries>();
+  private readonly requestsByMethod: SeriesCounter;
+  private readonly methodCounters = new Map<string, CounterSeries>();
+  private readonly journalBatchSeconds: HistogramSeries;
+  private readonly journalEntries: CounterSeries;
+  private readonly marketTurnSeconds: HistogramSeries;
 
   constructor(sources: MetricsSources) {
-    const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
-    this.requestSeconds = new Histogram({
-      name: 'venue_request_seconds',
-      help: 'Time from dispatch to answer (validation, rate limit, the method, the journal acknowledgement)',
-      labelNames: ['transport', 'outcome'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.requestsByMethod = new Counter({
-      name: 'venue_requests_total',
-      help: 'Dispatched requests by method (unknown methods counted as "unknown")',
-      labelNames: ['method'],
-      registers,
-    });
-    this.journalBatchSeconds = new Histogram({
-      name: 'venue_journal_batch_seconds',
-      help: 'Group-commit write time per batch (one transaction and one fsync)',
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.journalEntries = new Counter({
-      name: 'venue_journal_entries_total',
-      help: 'Commands made durable',
-      registers,
-    });
-    this.marketTurnSeconds = new Histogram({
-      name: 'venue_market_turn_seconds',
-      help: 'Synchronous market work per event-loop turn (pricing, simulator, its submissions)',
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
+    const registry = this.registry;
+    const registers = [registry];
+    collectDefaultMetrics({ register: registry });
+    this.requestSeconds = new SeriesHistogram(
+      'venue_request_seconds',
+      'Time from dispatch to answer (validation, rate limit, the method, the journal acknowledgement)',
+      LATENCY_BUCKETS,
+      registry,
+    );
+    this.requestsByMethod = new SeriesCounter(
+      'venue_requests_total',
+      'Dispatched requests by method (unknown methods counted as "unknown")',
+      registry,
+    );
+    this.journalBatchSeconds = new SeriesHistogram(
+      'venue_journal_batch_seconds',
+      'Group-commit write time per batch (one transaction and one fsync)',
+      LATENCY_BUCKETS,
+      registry,
+    ).labels();
+    this.journalEntries = new SeriesCounter(
+      'venue_journal_entries_total',
+      'Commands made durable',
+      registry,
+    ).labels();
+    this.marketTurnSeconds = new SeriesHistogram(
+      'venue_market_turn_seconds',
+      'Synchronous market work per event-loop turn (pricing, simulator, its submissions)',
+      LATENCY_BUCKETS,
+      registry,
+    ).labels();
     new Gauge({
       name: 'venue_sequence',
       help: 'The last command seq stamped',
@@ -100,13 +97,13 @@ export class ServiceMetrics {
     const key = ok ? transport : `${transport}!`;
     let timer = this.requestTimers.get(key);
     if (timer === undefined) {
-      timer = this.requestSeconds.labels(transport, ok ? 'ok' : 'error');
+      timer = this.requestSeconds.labels({ transport, outcome: ok ? 'ok' : 'error' });
       this.requestTimers.set(key, timer);
     }
     timer.observe(ms / 1000);
     let counter = this.methodCounters.get(method);
     if (counter === undefined) {
-      counter = this.requestsByMethod.labels(method);
+      counter = this.requestsByMethod.labels({ method });
       this.methodCounters.set(method, counter);
     }
     counter.inc();

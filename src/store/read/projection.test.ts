@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RowBatch, type TableSpec } from './projection.ts';
-import { changeStatements } from './sql.ts';
+import { changeStatements, upsertChunkSizes } from './sql.ts';
 
 const TABLE: TableSpec = {
   name: 't',
@@ -44,4 +44,39 @@ test('SQL upsert: keepWhenNull columns coalesce with the stored value', () => {
   );
   assert.match(statement!.sql, /status = excluded\.status/);
   assert.match(statement!.sql, /created_at = COALESCE\(excluded\.created_at, t\.created_at\)/);
+});
+
+test('upsert chunks: full statements, then powers of two, covering every row once', () => {
+  assert.deepEqual(upsertChunkSizes(0, 100), []);
+  assert.deepEqual(upsertChunkSizes(1, 100), [1]);
+  assert.deepEqual(upsertChunkSizes(373, 1000), [256, 64, 32, 16, 4, 1]);
+  assert.deepEqual(upsertChunkSizes(250, 100), [100, 100, 32, 16, 2]);
+  for (let rows = 0; rows < 600; rows++) {
+    const sizes = upsertChunkSizes(rows, 150);
+    assert.equal(
+      sizes.reduce((sum, size) => sum + size, 0),
+      rows,
+    );
+    assert.ok(sizes.every((size) => size === 150 || (size < 150 && Number.isInteger(Math.log2(size)))));
+  }
+});
+
+test('SQL upsert: rows split in chunk statements keep every value in order, texts reused', () => {
+  const changes = Array.from({ length: 5 }, (_, i) => ({
+    op: 'upsert' as const,
+    table: 't',
+    row: { id: i, status: `s${i}`, created_at: i * 10 },
+  }));
+  const statements = changeStatements(changes, tables, 1000);
+  assert.deepEqual(
+    statements.map((statement) => statement.params.length / 3),
+    [4, 1],
+  );
+  assert.deepEqual(
+    statements.flatMap((statement) => statement.params),
+    changes.flatMap((change) => [change.row.id, change.row.status, change.row.created_at]),
+  );
+  const again = changeStatements(changes.slice(0, 4), tables, 1000);
+  assert.equal(again[0]!.sql, statements[0]!.sql);
+  assert.equal((statements[0]!.sql.match(/\?/g) ?? []).length, 12);
 });

@@ -73,6 +73,72 @@ export interface Statement {
   readonly params: RowValue[];
 }
 
+/**
+ * Row counts of one multi-row upsert: as many full statements as fit `perStatement`, then the
+ * powers of two that add up to the rest (373 → 256, 64, 32, 16, 4, 1). Only about log2(max)
+ * distinct statement texts exist per table, so they are built once and stay prepared in the
+ * database, where one text per batch size had to be parsed afresh for every batch.
+ */
+export function upsertChunkSizes(rows: number, perStatement: number): number[] {
+  const sizes: number[] = [];
+  let left = rows;
+  while (left >= perStatement) {
+    sizes.push(perStatement);
+    left -= perStatement;
+  }
+  for (let size = 2 ** Math.floor(Math.log2(Math.max(1, left))); left > 0; size /= 2) {
+    if (size <= left) {
+      sizes.push(size);
+      left -= size;
+    }
+  }
+  return sizes;
+}
+
+/** The SQL text of upserts and deletes by table and row count, built once per table spec. */
+const statementTexts = new WeakMap<TableSpec, Map<number, string>>();
+
+function upsertSql(spec: TableSpec, rows: number): string {
+  let texts = statementTexts.get(spec);
+  if (texts === undefined) {
+    texts = new Map();
+    statementTexts.set(spec, texts);
+  }
+  let sql = texts.get(rows);
+  if (sql === undefined) {
+    const columns = spec.columns.map((c) => c.name);
+    const placeholders = `(${columns.map(() => '?').join(', ')})`;
+    const updates = spec.columns
+      .filter((c) => !spec.primaryKey.includes(c.name))
+      .map((c) =>
+        c.keepWhenNull === true
+          ? `${ident(c.name)} = COALESCE(excluded.${ident(c.name)}, ${ident(spec.name)}.${ident(c.name)})`
+          : `${ident(c.name)} = excluded.${ident(c.name)}`,
+      )
+      .join(', ');
+    sql =
+      `INSERT INTO ${ident(spec.name)} (${columns.map(ident).join(', ')}) VALUES ${Array(rows).fill(placeholders).join(', ')} ` +
+      `ON CONFLICT (${spec.primaryKey.map(ident).join(', ')}) DO ${updates === '' ? 'NOTHING' : `UPDATE SET ${updates}`}`;
+    texts.set(rows, sql);
+  }
+  return sql;
+}
+
+function deleteSql(spec: TableSpec): string {
+  // Row count 0 never names an upsert: it keys the table's delete.
+  let texts = statementTexts.get(spec);
+  if (texts === undefined) {
+    texts = new Map();
+    statementTexts.set(spec, texts);
+  }
+  let sql = texts.get(0);
+  if (sql === undefined) {
+    sql = `DELETE FROM ${ident(spec.name)} WHERE ${spec.primaryKey.map((c) => `${ident(c)} = ?`).join(' AND ')}`;
+    texts.set(0, sql);
+  }
+  return sql;
+}
+
 /** Groups changes into multi-row upserts and single deletes, preserving per-key order. */
 export function changeStatements(
   changes: readonly RowChange[],
@@ -86,7 +152,7 @@ export function changeStatements(
     if (change.op === 'delete') {
       const spec = tables.get(change.table)!;
       statements.push({
-        sql: `DELETE FROM ${ident(spec.name)} WHERE ${spec.primaryKey.map((c) => `${ident(c)} = ?`).join(' AND ')}`,
+        sql: deleteSql(spec),
         params: spec.primaryKey.map((c) => boundValue(change.key[c])),
       });
     } else {
@@ -102,25 +168,15 @@ export function changeStatements(
     const spec = tables.get(table)!;
     const columns = spec.columns.map((c) => c.name);
     const perStatement = Math.max(1, Math.floor(maxParams / columns.length));
-    const placeholders = `(${columns.map(() => '?').join(', ')})`;
-    const updates = spec.columns
-      .filter((c) => !spec.primaryKey.includes(c.name))
-      .map((c) =>
-        c.keepWhenNull === true
-          ? `${ident(c.name)} = COALESCE(excluded.${ident(c.name)}, ${ident(spec.name)}.${ident(c.name)})`
-          : `${ident(c.name)} = excluded.${ident(c.name)}`,
-      )
-      .join(', ');
-    for (let i = 0; i < rows.length; i += perStatement) {
-      const chunk = rows.slice(i, i + perStatement);
-      const params: RowValue[] = [];
-      for (const row of chunk) for (const c of columns) params.push(boundValue(row[c]));
-      statements.push({
-        sql:
-          `INSERT INTO ${ident(spec.name)} (${columns.map(ident).join(', ')}) VALUES ${chunk.map(() => placeholders).join(', ')} ` +
-          `ON CONFLICT (${spec.primaryKey.map(ident).join(', ')}) DO ${updates === '' ? 'NOTHING' : `UPDATE SET ${updates}`}`,
-        params,
-      });
+    let next = 0;
+    for (const size of upsertChunkSizes(rows.length, perStatement)) {
+      const params: RowValue[] = new Array(size * columns.length);
+      let p = 0;
+      for (const end = next + size; next < end; next++) {
+        const row = rows[next]!;
+        for (const c of columns) params[p++] = boundValue(row[c]);
+      }
+      statements.push({ sql: upsertSql(spec, size), params });
     }
   }
   return statements;
