@@ -11,7 +11,8 @@
  * (node flags for the server; default `--max-semi-space-size=64`), BENCH_RATES (offered rates for
  * the open-loop WebSocket latency runs, default `1000,5000`; empty or 0 skips them), BENCH_CEILING
  * (on: then the same phases against bench/api-ceiling-server.ts, the transports with no service
- * behind them, for the machine's own bound in the same run).
+ * behind them, for the machine's own bound in the same run), BENCH_HEAP_PROF (a file: the server's
+ * sampled allocations, garbage included, written at exit).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
