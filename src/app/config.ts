@@ -36,6 +36,11 @@ export const ConfigSchema = Type.Object(
     simulator: Type.Boolean(),
     /** Prometheus metrics at GET /metrics on the service port (unauthenticated, like /health). */
     metrics: Type.Boolean(),
+    /**
+     * Hash checkpoints and snapshots taken by a replica of the core on a worker thread, so the
+     * live core never stops for them (memory: a second copy of the state); off: taken inline.
+     */
+    snapshotReplica: Type.Boolean(),
     http: Type.Object(
       {
         bodyLimitBytes: Type.Integer({ minimum: 1024 }),
@@ -80,6 +85,7 @@ export const DEFAULT_CONFIG: Config = {
   logLevel: 'info',
   simulator: true,
   metrics: true,
+  snapshotReplica: true,
   http: { bodyLimitBytes: 262_144, wsMaxMessageBytes: 65_536, shutdownGraceMs: 5_000 },
   auth: { clockSkewMs: 15_000, replayMaxEntries: 1_000_000, replayMaxAnswerBytes: 268_435_456 },
   rateLimits: {
@@ -118,6 +124,7 @@ const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser
   ['LOG_LEVEL', ['logLevel'], asString],
   ['SIMULATOR', ['simulator'], asBoolean],
   ['METRICS', ['metrics'], asBoolean],
+  ['SNAPSHOT_REPLICA', ['snapshotReplica'], asBoolean],
   ['BODY_LIMIT_BYTES', ['http', 'bodyLimitBytes'], asInteger],
   ['WS_MAX_MESSAGE_BYTES', ['http', 'wsMaxMessageBytes'], asInteger],
   ['SHUTDOWN_GRACE_MS', ['http', 'shutdownGraceMs'], asInteger],

@@ -23,7 +23,7 @@ import type { MachineCommand, MachineSnapshot } from '../core/machine.ts';
 import type { SubResult } from '../core/submachine.ts';
 import { defaultMarketDriverConfig, MarketDriver } from '../market/driver.ts';
 import type { RfqDesk } from '../rfq/desk.ts';
-import type { JournalEntry } from '../store/journal.ts';
+import type { Journal, JournalEntry } from '../store/journal.ts';
 import { openStores } from '../store/open-stores.ts';
 import type { ReadStore } from '../store/read/read-store.ts';
 import { subMachineProjections } from '../store/read/sub-projections.ts';
@@ -35,6 +35,7 @@ import { createCoreMachine, PORTFOLIOS, RFQ_DESK } from './core-factory.ts';
 import { CoreService } from './core-service.ts';
 import { MarketLoop } from './market-loop.ts';
 import { ServiceMetrics } from './metrics.ts';
+import { type ReplicaSettings, SnapshotReplica } from './snapshot-replica.ts';
 
 export interface ServiceOptions {
   readonly config: Readonly<Config>;
@@ -56,6 +57,8 @@ export interface RunningService {
   readonly readStore: ReadStore;
   /** Prometheus metrics (null when `metrics` is off). */
   readonly metrics: ServiceMetrics | null;
+  /** Takes the checkpoints and snapshots on a worker thread (null when `snapshotReplica` is off). */
+  readonly snapshotReplica: SnapshotReplica | null;
   /** Demo credentials written on this (first) start, else null. */
   readonly demoCredentials: DemoCredential[] | null;
   readonly address: { readonly host: string; readonly port: number };
@@ -104,20 +107,38 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     market: () => driver?.market() ?? null,
     onError: (error) => log.error({ err: error }, 'core service'),
   });
-  const snapshotter = new Snapshotter(options.snapshotPolicy ?? DEFAULT_SNAPSHOT_POLICY, {
-    journal: storage.journal,
-    snapshots: storage.snapshots,
-    capture: () => ({
-      seq: core.sequence,
-      ts: core.machine.venue.now,
-      stateHash: core.machine.stateHash(),
-      state: core.machine.snapshot(),
-    }),
-    currentHash: () => ({ seq: core.sequence, stateHash: core.machine.stateHash() }),
-    onSaved: (info, ms) =>
-      log.info({ seq: info.seq, bytes: info.bytes, ms: Math.round(ms) }, 'snapshot saved'),
-    onError: (error) => log.error({ err: error }, 'snapshot failed'),
-  });
+  const snapshotPolicy = options.snapshotPolicy ?? DEFAULT_SNAPSHOT_POLICY;
+  const inlineSnapshotter = (policy: SnapshotPolicy) =>
+    new Snapshotter(policy, {
+      journal: storage.journal,
+      snapshots: storage.snapshots,
+      capture: () => ({
+        seq: core.sequence,
+        ts: core.machine.venue.now,
+        stateHash: core.machine.stateHash(),
+        state: core.machine.snapshot(),
+      }),
+      currentHash: () => ({ seq: core.sequence, stateHash: core.machine.stateHash() }),
+      onSaved: (info, ms) =>
+        log.info({ seq: info.seq, bytes: info.bytes, ms: Math.round(ms) }, 'snapshot saved'),
+      onError: (error) => log.error({ err: error }, 'snapshot failed'),
+    });
+  // With the replica, the inline snapshotter only serves a shutdown after the replica failed.
+  let snapshotter = inlineSnapshotter(config.snapshotReplica ? NO_PERIODIC_SNAPSHOTS : snapshotPolicy);
+  const replica = config.snapshotReplica
+    ? startReplica(storage.journal, {
+        settings: {
+          dataDir: config.dataDir,
+          databaseUrl: config.databaseUrl,
+          startSeq: report.lastSeq,
+          policy: snapshotPolicy,
+        },
+        log,
+        onFailed: () => {
+          snapshotter = inlineSnapshotter(snapshotPolicy);
+        },
+      })
+    : null;
   core.onCommitted((batch) => {
     readStore.push({ seq: batch.seq, ts: batch.ts, events: batch.events, subEvents: batch.subEvents });
     snapshotter.onCommitted(batch.ts);
@@ -190,15 +211,56 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       core.stop();
       await gateway.close();
       await core.drain();
+      // Every frame is durable and handed over: the replica's last snapshot is the live state.
+      await replica?.stop(true);
       await snapshotter.idle();
-      if (core.sequence > 0) await snapshotter.snapshotNow(core.machine.venue.now);
+      if ((replica === null || replica.failed) && core.sequence > 0) {
+        await snapshotter.snapshotNow(core.machine.venue.now);
+      }
       await readStore.flush().catch((error: unknown) => log.error({ err: error }, 'read store flush'));
       await storage.close();
       keyStore.close();
     })();
     return closing;
   };
-  return { core, gateway, market, recovery: report, readStore, metrics, demoCredentials, address, close };
+  return {
+    core,
+    gateway,
+    market,
+    recovery: report,
+    readStore,
+    metrics,
+    snapshotReplica: replica,
+    demoCredentials,
+    address,
+    close,
+  };
+}
+
+const NO_PERIODIC_SNAPSHOTS: SnapshotPolicy = { everyCommands: 0, everyMs: 0, checkpointEveryCommands: 0 };
+
+/**
+ * Starts the snapshot replica and hands it every frame the journal makes durable from now on
+ * (before the first new command, so it misses none); its checkpoints go back to the journal.
+ */
+function startReplica(
+  journal: Journal<MachineCommand>,
+  options: { settings: ReplicaSettings; log: Logger; onFailed: () => void },
+): SnapshotReplica {
+  const { log } = options;
+  const replica = new SnapshotReplica(options.settings, {
+    onCheckpoint: (checkpoint) => journal.recordCheckpoint(checkpoint),
+    onSaved: (info, ms) =>
+      log.info({ seq: info.seq, bytes: info.bytes, ms: Math.round(ms) }, 'snapshot saved by the replica'),
+    onFailed: (error) => {
+      log.error({ err: error }, 'snapshot replica stopped: snapshots and checkpoints are taken inline');
+      options.onFailed();
+    },
+  });
+  journal.observeBatches((_entries, _ms, frame) => {
+    if (frame !== null) replica.feed(frame);
+  });
+  return replica;
 }
 
 /** Block RFQ methods and channels, portfolio routes and channels, over the live sub-machines. */

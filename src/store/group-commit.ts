@@ -12,16 +12,19 @@
  * - Promises resolve in seq order, only after the writer reported the batch durable.
  * - A writer failure rejects that batch and everything queued or appended later.
  */
-import { type BatchLimits, type HashCheckpoint, type JournalEntry, JournalWriteError } from './journal.ts';
+import {
+  type BatchLimits,
+  type BatchListener,
+  type HashCheckpoint,
+  type JournalEntry,
+  JournalWriteError,
+} from './journal.ts';
 import { FrameBuilder, type StoredFrame } from './record-format.ts';
 
 export interface BatchWriter {
   /** Durably writes the frame and checkpoints in one transaction. */
   write(frame: StoredFrame | null, checkpoints: readonly HashCheckpoint[]): void | Promise<void>;
 }
-
-/** Told of every batch made durable: how many entries it held and how long the write took. */
-export type BatchListener = (entries: number, ms: number) => void;
 
 interface Pending {
   readonly seq: number;
@@ -133,8 +136,9 @@ export class GroupCommitter {
       const checkpoints = this.queuedCheckpoints;
       this.queuedCheckpoints = [];
       const started = performance.now();
+      const frame = next === undefined ? null : next.builder.finish();
       try {
-        const written = this.writer.write(next === undefined ? null : next.builder.finish(), checkpoints);
+        const written = this.writer.write(frame, checkpoints);
         if (written !== undefined) await written;
       } catch (error) {
         const failure = new JournalWriteError('journal write failed', { cause: error });
@@ -145,7 +149,7 @@ export class GroupCommitter {
       const last = batch[batch.length - 1];
       if (last !== undefined) this.durable = { seq: last.seq, ts: last.ts };
       const ms = performance.now() - started;
-      for (const listener of this.batchListeners) listener(batch.length, ms);
+      for (const listener of this.batchListeners) listener(batch.length, ms, frame);
       for (const pending of batch) pending.resolve();
     }
     this.writing = false;

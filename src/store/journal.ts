@@ -16,6 +16,7 @@
  * - Every stored record carries a format version; readers accept every version ever written.
  * - Commands are opaque JSON-serialisable values to the journal.
  */
+import type { StoredFrame } from './record-format.ts';
 
 export interface JournalEntry<C = unknown> {
   readonly seq: number;
@@ -29,6 +30,9 @@ export interface HashCheckpoint {
   readonly stateHash: string;
 }
 
+/** See `Journal.observeBatches`. */
+export type BatchListener = (entries: number, ms: number, frame: StoredFrame | null) => void;
+
 export interface Journal<C = unknown> {
   /** Resolves once the entry is durable. Rejects (and keeps rejecting) after a write failure. */
   append(entry: JournalEntry<C>): Promise<void>;
@@ -37,8 +41,11 @@ export interface Journal<C = unknown> {
    * best effort: a crash may lose it, never the entries). Recovery compares against it.
    */
   recordCheckpoint(checkpoint: HashCheckpoint): void;
-  /** Calls the listener after each batch is durable with its entry count and write time (ms). */
-  observeBatches(listener: (entries: number, ms: number) => void): void;
+  /**
+   * Calls the listener after each batch is durable with its entry count, write time (ms) and the
+   * frame as stored (null when the batch held only checkpoints); in seq order.
+   */
+  observeBatches(listener: BatchListener): void;
   /** Durable entries with seq ≥ fromSeq, in batches, in order. */
   readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]>;
   /** Durable entries with seq ≥ fromSeq, one by one (convenience over readBatches). */

@@ -9,15 +9,17 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BatchLimits, Journal, SnapshotStore } from './journal.ts';
-import { PgJournal } from './postgres/pg-journal.ts';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import type { BatchLimits, Journal, JournalEntry, SnapshotStore } from './journal.ts';
+import { PgJournal, readPgJournal } from './postgres/pg-journal.ts';
 import { PgSnapshotStore } from './postgres/pg-snapshots.ts';
 import type { KindOf } from './read/core-projections.ts';
 import type { HistoryWindows } from './read/history-queries.ts';
 import type { Projection } from './read/projection.ts';
 import { PgReadDb, SqliteReadDb } from './read/read-db.ts';
 import { ReadStore, type RetentionSettings } from './read/read-store.ts';
-import { SqliteJournal } from './sqlite/sqlite-journal.ts';
+import { readSqliteJournal, SqliteJournal } from './sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from './sqlite/sqlite-snapshots.ts';
 
 export interface StoreSettings {
@@ -84,6 +86,50 @@ export async function openStores<C = unknown>(settings: StoreSettings): Promise<
       } finally {
         await journal.close();
       }
+    },
+  };
+}
+
+/**
+ * What a follower of the live journal needs (the snapshot replica on its worker thread): the
+ * journal to read, on its own read-only connection, and the snapshot store. Opening writes
+ * nothing to the journal: the live writer owns it.
+ */
+export interface FollowerStores<C> {
+  readJournal(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]>;
+  readonly snapshots: SnapshotStore;
+  close(): Promise<void>;
+}
+
+export async function openFollowerStores<C = unknown>(
+  settings: Pick<StoreSettings, 'dataDir' | 'databaseUrl' | 'keepSnapshots'>,
+): Promise<FollowerStores<C>> {
+  const keep = settings.keepSnapshots ?? 3;
+  if (settings.databaseUrl !== null) {
+    const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 1 });
+    // An idle connection dropped by the server must not crash the process; the next query fails.
+    pool.on('error', () => undefined);
+    const snapshots = await PgSnapshotStore.open({ connectionString: settings.databaseUrl, keep });
+    return {
+      readJournal: (fromSeq) => readPgJournal<C>(pool, fromSeq),
+      snapshots,
+      async close() {
+        await snapshots.close();
+        await pool.end();
+      },
+    };
+  }
+  const journal = new Database(join(settings.dataDir, 'journal.sqlite'), {
+    readonly: true,
+    fileMustExist: true,
+  });
+  const snapshots = new SqliteSnapshotStore({ path: join(settings.dataDir, 'snapshots.sqlite'), keep });
+  return {
+    readJournal: (fromSeq) => readSqliteJournal<C>(journal, fromSeq),
+    snapshots,
+    async close() {
+      await snapshots.close();
+      journal.close();
     },
   };
 }

@@ -1,6 +1,7 @@
 /**
  * The whole service on PostgreSQL (DATABASE_URL): journal, snapshots and read store in a real
- * throwaway server; an acknowledged order survives a restart with the same state hash.
+ * throwaway server; an acknowledged order survives a restart with the same state hash, from the
+ * snapshot the replica saved.
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -24,8 +25,16 @@ test('the service runs on PostgreSQL and recovers from it', {
     });
     assert.equal(placed.order.orderState, 'open');
     const hash = running.service.core.machine.stateHash();
+    // The snapshot replica follows the PostgreSQL journal too, and saves the last snapshot.
+    await running.service.core.drain();
+    assert.deepEqual(await running.service.snapshotReplica!.status(), {
+      seq: running.service.core.sequence,
+      stateHash: hash,
+    });
+    const lastSeq = running.service.core.sequence;
     running = await running.restart();
     assert.equal(running.service.recovery.finalStateHash, hash);
+    assert.equal(running.service.recovery.snapshotSeq, lastSeq);
     const state = await running.http(0).call('private/get_order_state', { orderId: placed.order.orderId });
     assert.equal(state.orderState, 'open');
     assert.equal(state.quantity, '30');

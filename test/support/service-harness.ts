@@ -13,6 +13,7 @@ import type { DemoCredential } from '../../src/api/bootstrap.ts';
 import { VirtualClock } from '../../src/app/clock.ts';
 import { type Config, type DeepPartial, loadConfig } from '../../src/app/config.ts';
 import { type RunningService, startService } from '../../src/app/service.ts';
+import type { SnapshotPolicy } from '../../src/store/snapshotter.ts';
 
 export const SERVICE_T0 = Date.UTC(2026, 10, 20, 12);
 
@@ -33,6 +34,7 @@ export interface TestServiceOptions {
   readonly dataDir?: string;
   readonly clock?: VirtualClock;
   readonly config?: DeepPartial<Config>;
+  readonly snapshotPolicy?: SnapshotPolicy;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -49,7 +51,12 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       ...options.config,
     } as DeepPartial<Config>,
   });
-  const service = await startService({ config, clock, logger: pino({ level: 'silent' }) });
+  const service = await startService({
+    config,
+    clock,
+    logger: pino({ level: 'silent' }),
+    ...(options.snapshotPolicy === undefined ? {} : { snapshotPolicy: options.snapshotPolicy }),
+  });
   const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as DemoCredential[];
   const baseUrl = `http://127.0.0.1:${service.address.port}`;
   const wsUrl = `ws://127.0.0.1:${service.address.port}/ws`;

@@ -14,6 +14,7 @@ import pg from 'pg';
 import { GroupCommitter } from '../group-commit.ts';
 import {
   type BatchLimits,
+  type BatchListener,
   DEFAULT_BATCH_LIMITS,
   type HashCheckpoint,
   type Journal,
@@ -121,23 +122,12 @@ export class PgJournal<C = unknown> implements Journal<C> {
     this.committer.recordCheckpoint(checkpoint);
   }
 
-  observeBatches(listener: (entries: number, ms: number) => void): void {
+  observeBatches(listener: BatchListener): void {
     this.committer.observeBatches(listener);
   }
 
-  async *readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]> {
-    const start = await this.pool.query(
-      'SELECT COALESCE(MAX(first_seq), 0)::float8 AS s FROM journal WHERE first_seq <= $1',
-      [Math.max(fromSeq, 0)],
-    );
-    const fetchPage = async (cursor: number) =>
-      (
-        await this.pool.query(
-          `SELECT ${FRAME_COLUMNS} FROM journal WHERE first_seq >= $1 ORDER BY first_seq LIMIT $2`,
-          [cursor, this.pageFrames],
-        )
-      ).rows as FrameRow[];
-    yield* readFramePages<C>(fetchPage, (start.rows[0] as { s: number }).s, fromSeq);
+  readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]> {
+    return readPgJournal<C>(this.pool, fromSeq, this.pageFrames);
   }
 
   async *readFrom(fromSeq: number): AsyncIterable<JournalEntry<C>> {
@@ -198,4 +188,27 @@ async function lastDurable<C>(client: pg.PoolClient): Promise<{ seq: number; ts:
   const entries = readVerifiedFrames<C>([toFrame(row)], row.first_seq, null);
   const last = entries[entries.length - 1]!;
   return { seq: last.seq, ts: last.ts };
+}
+
+/**
+ * The durable entries with seq ≥ fromSeq of a PostgreSQL journal, in batches: also used by
+ * readers with their own pool, such as the snapshot replica.
+ */
+export async function* readPgJournal<C>(
+  pool: pg.Pool,
+  fromSeq: number,
+  pageFrames = 64,
+): AsyncIterable<readonly JournalEntry<C>[]> {
+  const start = await pool.query(
+    'SELECT COALESCE(MAX(first_seq), 0)::float8 AS s FROM journal WHERE first_seq <= $1',
+    [Math.max(fromSeq, 0)],
+  );
+  const fetchPage = async (cursor: number) =>
+    (
+      await pool.query(
+        `SELECT ${FRAME_COLUMNS} FROM journal WHERE first_seq >= $1 ORDER BY first_seq LIMIT $2`,
+        [cursor, pageFrames],
+      )
+    ).rows as FrameRow[];
+  yield* readFramePages<C>(fetchPage, (start.rows[0] as { s: number }).s, fromSeq);
 }

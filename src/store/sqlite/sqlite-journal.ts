@@ -18,6 +18,7 @@ import Database from 'better-sqlite3';
 import { GroupCommitter } from '../group-commit.ts';
 import {
   type BatchLimits,
+  type BatchListener,
   DEFAULT_BATCH_LIMITS,
   type HashCheckpoint,
   type Journal,
@@ -155,18 +156,12 @@ export class SqliteJournal<C = unknown> implements Journal<C> {
     this.committer.recordCheckpoint(checkpoint);
   }
 
-  observeBatches(listener: (entries: number, ms: number) => void): void {
+  observeBatches(listener: BatchListener): void {
     this.committer.observeBatches(listener);
   }
 
-  async *readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]> {
-    const start = this.db
-      .prepare('SELECT COALESCE(MAX(first_seq), 0) AS s FROM journal WHERE first_seq <= ?')
-      .get(Math.max(fromSeq, 0)) as { s: number };
-    const page = this.db.prepare(
-      'SELECT first_seq, count, version, payload, checksum FROM journal WHERE first_seq >= ? ORDER BY first_seq LIMIT ?',
-    );
-    yield* readFramePages<C>((cursor) => page.all(cursor, this.pageFrames) as FrameRow[], start.s, fromSeq);
+  readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]> {
+    return readSqliteJournal<C>(this.db, fromSeq, this.pageFrames);
   }
 
   async *readFrom(fromSeq: number): AsyncIterable<JournalEntry<C>> {
@@ -199,4 +194,22 @@ export class SqliteJournal<C = unknown> implements Journal<C> {
     await this.writerThread?.close();
     this.db.close();
   }
+}
+
+/**
+ * The durable entries with seq ≥ fromSeq of a journal database, in batches: also used by readers
+ * on their own (read-only) connection, such as the snapshot replica.
+ */
+export async function* readSqliteJournal<C>(
+  db: Database.Database,
+  fromSeq: number,
+  pageFrames = 64,
+): AsyncIterable<readonly JournalEntry<C>[]> {
+  const start = db
+    .prepare('SELECT COALESCE(MAX(first_seq), 0) AS s FROM journal WHERE first_seq <= ?')
+    .get(Math.max(fromSeq, 0)) as { s: number };
+  const page = db.prepare(
+    'SELECT first_seq, count, version, payload, checksum FROM journal WHERE first_seq >= ? ORDER BY first_seq LIMIT ?',
+  );
+  yield* readFramePages<C>((cursor) => page.all(cursor, pageFrames) as FrameRow[], start.s, fromSeq);
 }

@@ -1,0 +1,130 @@
+/**
+ * The snapshot replica's worker thread: a second core machine that follows the journal and takes
+ * the hash checkpoints and snapshots, so the live core never stops for them (see
+ * snapshot-replica.ts for the protocol and the invariants).
+ *
+ * Start: the latest snapshot no newer than `startSeq`, then the journal up to `startSeq` read on
+ * its own read-only connection; after that, the frames the live journal made durable, as they
+ * arrive. Messages are handled one at a time, in order.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { MachineCommand, MachineSnapshot } from '../core/machine.ts';
+import type { JournalEntry, SnapshotStore } from '../store/journal.ts';
+import { openFollowerStores } from '../store/open-stores.ts';
+import { readVerifiedFrames } from '../store/read-frames.ts';
+import type { StoredFrame } from '../store/record-format.ts';
+import { createCoreMachine } from './core-factory.ts';
+import type { ReplicaReply, ReplicaRequest, ReplicaSettings } from './snapshot-replica.ts';
+
+const settings = workerData as ReplicaSettings;
+const port = parentPort!;
+const post = (reply: ReplicaReply) => port.postMessage(reply);
+
+const queue: ReplicaRequest[] = [];
+let ready = false;
+let pumping = false;
+port.on('message', (request: ReplicaRequest) => {
+  queue.push(request);
+  void pump();
+});
+
+const stores = await openFollowerStores<MachineCommand>({
+  dataDir: settings.dataDir,
+  databaseUrl: settings.databaseUrl,
+  keepSnapshots: settings.keepSnapshots,
+});
+const snapshot = await stores.snapshots.latestSnapshot(settings.startSeq);
+const machine = createCoreMachine((snapshot?.state as MachineSnapshot | undefined) ?? null);
+let seq = snapshot?.seq ?? 0;
+let savedSeq = seq;
+let commandsSinceSnapshot = 0;
+let lastSnapshotTs: number | null = null;
+
+function apply(entry: JournalEntry<MachineCommand>, live: boolean): void {
+  if (entry.seq !== seq + 1) throw new Error(`replica expected seq ${seq + 1}, got ${entry.seq}`);
+  machine.execute({ ...entry.command, seq: entry.seq, ts: entry.ts } as MachineCommand);
+  seq = entry.seq;
+  if (!live) return;
+  const { checkpointEveryCommands } = settings.policy;
+  if (checkpointEveryCommands > 0 && seq % checkpointEveryCommands === 0) {
+    post({ type: 'checkpoint', checkpoint: { seq, stateHash: machine.stateHash() } });
+  }
+  commandsSinceSnapshot++;
+  lastSnapshotTs ??= entry.ts;
+}
+
+async function snapshotIfDue(store: SnapshotStore, ts: number): Promise<void> {
+  const { everyCommands, everyMs } = settings.policy;
+  const dueByCount = everyCommands > 0 && commandsSinceSnapshot >= everyCommands;
+  const dueByTime = everyMs > 0 && lastSnapshotTs !== null && ts - lastSnapshotTs >= everyMs;
+  if (dueByCount || dueByTime) await takeSnapshot(store, ts);
+}
+
+async function takeSnapshot(store: SnapshotStore, ts: number): Promise<void> {
+  commandsSinceSnapshot = 0;
+  lastSnapshotTs = ts;
+  if (seq === savedSeq) return;
+  const started = performance.now();
+  const info = await store.saveSnapshot({
+    seq,
+    ts: machine.venue.now,
+    stateHash: machine.stateHash(),
+    state: machine.snapshot(),
+  });
+  savedSeq = seq;
+  post({ type: 'saved', info, ms: performance.now() - started });
+}
+
+async function handle(request: ReplicaRequest): Promise<boolean> {
+  switch (request.type) {
+    case 'frame': {
+      const frame: StoredFrame = { ...request.frame, payload: Buffer.from(request.frame.payload) };
+      const entries = readVerifiedFrames<MachineCommand>([frame], frame.firstSeq, frame.firstSeq);
+      for (const entry of entries) apply(entry, true);
+      const last = entries[entries.length - 1];
+      if (last !== undefined) await snapshotIfDue(stores.snapshots, last.ts);
+      return true;
+    }
+    case 'status':
+      post({ type: 'status', id: request.id, seq, stateHash: machine.stateHash() });
+      return true;
+    case 'stop':
+      if (request.finalSnapshot) await takeSnapshot(stores.snapshots, machine.venue.now);
+      await stores.close();
+      post({ type: 'stopped', seq });
+      port.close();
+      return false;
+  }
+}
+
+async function pump(): Promise<void> {
+  if (!ready || pumping) return;
+  pumping = true;
+  try {
+    while (queue.length > 0) {
+      if (!(await handle(queue.shift()!))) return;
+    }
+  } catch (error) {
+    post({ type: 'failed', error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+    await stores.close().catch(() => undefined);
+    port.close();
+  } finally {
+    pumping = false;
+  }
+}
+
+try {
+  for await (const batch of stores.readJournal(seq + 1)) {
+    for (const entry of batch) if (entry.seq <= settings.startSeq) apply(entry, false);
+    if (seq >= settings.startSeq) break;
+  }
+  if (seq !== settings.startSeq)
+    throw new Error(`the journal ends at seq ${seq}, the live core at ${settings.startSeq}`);
+  ready = true;
+  post({ type: 'ready', seq });
+  await pump();
+} catch (error) {
+  post({ type: 'failed', error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  await stores.close().catch(() => undefined);
+  port.close();
+}

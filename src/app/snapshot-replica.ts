@@ -1,0 +1,157 @@
+/**
+ * The snapshot replica: a second core machine on a worker thread that follows the journal and
+ * takes the hash checkpoints and snapshots. Hashing or encoding the whole state costs the live
+ * core tens of ms at a small venue and about a second at 500k resting orders; here it costs the
+ * event loop one message per group commit.
+ *
+ * Invariants:
+ * - The replica applies exactly the durable journal, in seq order: at start the snapshot and
+ *   journal up to `startSeq` (read on its own connections), then every frame `feed` hands it, which
+ *   must be every frame the live journal makes durable after `startSeq`. The core is deterministic,
+ *   so its state at any seq is the live core's state at that seq.
+ * - A checkpoint is taken at every seq that is a multiple of `checkpointEveryCommands`, and sent
+ *   back for the live journal to record; snapshots are saved by the replica itself, as often as the
+ *   inline snapshotter would (commands or command time since the last one).
+ * - The replica never writes the journal. A gap, a decode error or a failed save stops it and is
+ *   reported once through `onFailed`; the service then goes back to snapshotting inline.
+ * - It holds a second copy of the state: memory doubles (documented; `SNAPSHOT_REPLICA=off`).
+ */
+import { Worker } from 'node:worker_threads';
+import type { HashCheckpoint, SnapshotInfo } from '../store/journal.ts';
+import type { StoredFrame } from '../store/record-format.ts';
+import type { SnapshotPolicy } from '../store/snapshotter.ts';
+
+/**
+ * The worker runs the core's TypeScript modules: Node 20 does not apply the `--import tsx` hooks
+ * to a worker's entry module, so the worker registers tsx itself, then imports its entry.
+ */
+const WORKER_BOOTSTRAP = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(
+  new URL('./snapshot-replica-worker.ts', import.meta.url).href,
+)}); });`;
+
+export interface ReplicaSettings {
+  readonly dataDir: string;
+  readonly databaseUrl: string | null;
+  readonly keepSnapshots?: number;
+  /** The live core's last seq when the replica starts (after recovery, before new commands). */
+  readonly startSeq: number;
+  readonly policy: SnapshotPolicy;
+}
+
+export type ReplicaRequest =
+  | { readonly type: 'frame'; readonly frame: StoredFrame }
+  | { readonly type: 'status'; readonly id: number }
+  | { readonly type: 'stop'; readonly finalSnapshot: boolean };
+
+export type ReplicaReply =
+  | { readonly type: 'ready'; readonly seq: number }
+  | { readonly type: 'checkpoint'; readonly checkpoint: HashCheckpoint }
+  | { readonly type: 'saved'; readonly info: SnapshotInfo; readonly ms: number }
+  | { readonly type: 'status'; readonly id: number; readonly seq: number; readonly stateHash: string }
+  | { readonly type: 'stopped'; readonly seq: number }
+  | { readonly type: 'failed'; readonly error: string };
+
+export interface ReplicaHooks {
+  readonly onCheckpoint: (checkpoint: HashCheckpoint) => void;
+  readonly onSaved?: (info: SnapshotInfo, ms: number) => void;
+  /** The replica stopped on an error; it takes no more frames. */
+  readonly onFailed: (error: Error) => void;
+}
+
+export class SnapshotReplica {
+  private readonly worker: Worker;
+  private failure: Error | null = null;
+  private stopped: Promise<void> | null = null;
+  private readonly statusWaiters = new Map<
+    number,
+    { resolve: (status: { seq: number; stateHash: string }) => void; reject: (error: Error) => void }
+  >();
+  private nextStatusId = 1;
+  private readonly exited: Promise<void>;
+
+  constructor(settings: ReplicaSettings, hooks: ReplicaHooks) {
+    this.worker = new Worker(WORKER_BOOTSTRAP, { eval: true, execArgv: [], workerData: settings });
+    this.worker.on('message', (reply: ReplicaReply) => {
+      switch (reply.type) {
+        case 'checkpoint':
+          hooks.onCheckpoint(reply.checkpoint);
+          break;
+        case 'saved':
+          hooks.onSaved?.(reply.info, reply.ms);
+          break;
+        case 'status':
+          this.statusWaiters.get(reply.id)?.resolve({ seq: reply.seq, stateHash: reply.stateHash });
+          this.statusWaiters.delete(reply.id);
+          if (this.statusWaiters.size === 0 && this.stopped === null) this.worker.unref();
+          break;
+        case 'failed':
+          this.fail(new Error(`snapshot replica: ${reply.error}`), hooks);
+          break;
+        case 'ready':
+        case 'stopped':
+          break;
+      }
+    });
+    this.worker.on('error', (error) => this.fail(error, hooks));
+    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
+    void this.exited.then(() => {
+      if (this.stopped === null) this.fail(new Error('snapshot replica exited'), hooks);
+    });
+    // Only pending work keeps the process alive: a replica never holds up an exit on its own.
+    this.worker.unref();
+  }
+
+  /** Whether it stopped on an error (it then takes no more frames). */
+  get failed(): boolean {
+    return this.failure !== null;
+  }
+
+  /** Hands over a frame the live journal made durable (in seq order, none skipped). */
+  feed(frame: StoredFrame): void {
+    if (this.failure !== null || this.stopped !== null) return;
+    const request: ReplicaRequest = { type: 'frame', frame };
+    this.worker.postMessage(request);
+  }
+
+  /**
+   * The replica's seq and state hash once it has applied every frame fed so far; rejects if it
+   * fails first.
+   */
+  status(): Promise<{ seq: number; stateHash: string }> {
+    if (this.failure !== null) return Promise.reject(this.failure);
+    const id = this.nextStatusId++;
+    // Referenced while an answer is awaited, so the process waits for it.
+    this.worker.ref();
+    return new Promise((resolve, reject) => {
+      this.statusWaiters.set(id, { resolve, reject });
+      const request: ReplicaRequest = { type: 'status', id };
+      this.worker.postMessage(request);
+    });
+  }
+
+  /**
+   * Applies what was fed, saves a last snapshot when `finalSnapshot` (at a clean shutdown, so the
+   * next start replays nothing), and ends the thread.
+   */
+  stop(finalSnapshot: boolean): Promise<void> {
+    this.stopped ??=
+      this.failure !== null
+        ? this.worker.terminate().then(() => undefined)
+        : (() => {
+            const request: ReplicaRequest = { type: 'stop', finalSnapshot };
+            this.worker.ref();
+            this.worker.postMessage(request);
+            return this.exited;
+          })();
+    return this.stopped;
+  }
+
+  private fail(error: Error, hooks: ReplicaHooks): void {
+    if (this.failure !== null) return;
+    this.failure = error;
+    for (const waiter of this.statusWaiters.values()) waiter.reject(error);
+    this.statusWaiters.clear();
+    void this.worker.terminate();
+    hooks.onFailed(error);
+  }
+}

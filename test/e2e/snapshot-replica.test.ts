@@ -1,0 +1,105 @@
+/**
+ * The snapshot replica in the real service: it follows the journal on its worker thread to the
+ * live core's exact state, records checkpoints that a full replay verifies, saves the snapshots a
+ * restart starts from, and when it fails the service goes back to snapshotting inline.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { buildFrame } from '../../src/store/record-format.ts';
+import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
+import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
+import { startTestService, type TestService } from '../support/service-harness.ts';
+
+const POLICY = { everyCommands: 40, everyMs: 0, checkpointEveryCommands: 25 };
+
+/** Resting orders far from the market: one command each. */
+async function placeOrders(running: TestService, count: number): Promise<void> {
+  const client = running.http(0);
+  for (let i = 0; i < count; i++) {
+    await client.call('private/buy', {
+      instrumentName: 'BTC-PERPETUAL',
+      quantity: '10',
+      price: String(1000 + i),
+      postOnly: true,
+    });
+  }
+}
+
+async function storedCheckpoints(dataDir: string): Promise<number[]> {
+  const journal = SqliteJournal.open({ path: join(dataDir, 'journal.sqlite') });
+  try {
+    const last = await journal.lastSeq();
+    return (await journal.checkpoints(1, last)).map((checkpoint) => checkpoint.seq);
+  } finally {
+    await journal.close();
+  }
+}
+
+describe('the snapshot replica', () => {
+  test('follows the live core exactly; its checkpoints and snapshots serve the next start', async () => {
+    let running = await startTestService({ snapshotPolicy: POLICY, config: { simulator: false } });
+    try {
+      const replica = running.service.snapshotReplica;
+      assert.ok(replica !== null, 'on by default');
+      await placeOrders(running, 120);
+      await running.service.core.drain();
+      const core = running.service.core;
+      assert.deepEqual(await replica.status(), { seq: core.sequence, stateHash: core.machine.stateHash() });
+      const lastSeq = core.sequence;
+
+      running = await running.restart();
+      const recovery = running.service.recovery;
+      assert.equal(recovery.snapshotSeq, lastSeq, 'the replica saved a last snapshot at shutdown');
+      assert.equal(recovery.replayed, 0);
+
+      const checkpoints = await storedCheckpoints(running.dataDir);
+      assert.ok(checkpoints.length >= 4, `checkpoints recorded: ${checkpoints}`);
+      assert.ok(checkpoints.every((seq) => seq % POLICY.checkpointEveryCommands === 0));
+    } finally {
+      await running.close();
+    }
+
+    // Without snapshots, a restart replays everything and checks each recorded checkpoint.
+    const snapshots = new SqliteSnapshotStore({ path: join(running.dataDir, 'snapshots.sqlite') });
+    const periodic = (await snapshots.listSnapshots()).map((info) => info.seq);
+    assert.ok(periodic.length >= 2, `snapshots: ${periodic}`);
+    await snapshots.discardAfter(0);
+    await snapshots.close();
+    const replayed = await startTestService({
+      dataDir: running.dataDir,
+      clock: running.clock,
+      snapshotPolicy: POLICY,
+      config: { simulator: false },
+    });
+    try {
+      assert.equal(replayed.service.recovery.snapshotSeq, null);
+      assert.ok(replayed.service.recovery.checkpointsVerified >= 4);
+      assert.ok(replayed.service.recovery.ok);
+    } finally {
+      await replayed.close();
+    }
+  });
+
+  test('a failed replica hands snapshots back to the live core', async () => {
+    let running = await startTestService({ snapshotPolicy: POLICY, config: { simulator: false } });
+    try {
+      const replica = running.service.snapshotReplica!;
+      await placeOrders(running, 5);
+      await running.service.core.drain();
+      // A frame out of sequence: the replica must stop rather than apply it.
+      const ts = running.service.core.now();
+      replica.feed(buildFrame([{ seq: 1_000_000, ts, command: { type: 'cancel_all', accountId: 1 } }]));
+      await assert.rejects(replica.status(), /snapshot replica: .*expected seq/s);
+      assert.ok(replica.failed);
+      await placeOrders(running, 60);
+      await running.service.core.drain();
+      const lastSeq = running.service.core.sequence;
+      running = await running.restart();
+      assert.equal(running.service.recovery.snapshotSeq, lastSeq, 'the inline snapshot at shutdown');
+      assert.ok(running.service.recovery.ok);
+    } finally {
+      await running.close();
+    }
+  });
+});
