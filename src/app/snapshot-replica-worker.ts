@@ -42,7 +42,12 @@ let lastSnapshotTs: number | null = null;
 
 function apply(entry: JournalEntry<MachineCommand>, live: boolean): void {
   if (entry.seq !== seq + 1) throw new Error(`replica expected seq ${seq + 1}, got ${entry.seq}`);
-  machine.execute({ ...entry.command, seq: entry.seq, ts: entry.ts } as MachineCommand);
+  // The decoded command is this thread's own: stamped in place (a spread copy cost a quarter of
+  // the replica's time).
+  const command = entry.command as { seq?: number; ts?: number };
+  command.seq = entry.seq;
+  command.ts = entry.ts;
+  machine.execute(command as MachineCommand);
   seq = entry.seq;
   if (!live) return;
   const { checkpointEveryCommands } = settings.policy;
@@ -77,12 +82,16 @@ async function takeSnapshot(store: SnapshotStore, ts: number): Promise<void> {
 
 async function handle(request: ReplicaRequest): Promise<boolean> {
   switch (request.type) {
-    case 'frame': {
-      const frame: StoredFrame = { ...request.frame, payload: Buffer.from(request.frame.payload) };
-      const entries = readVerifiedFrames<MachineCommand>([frame], frame.firstSeq, frame.firstSeq);
-      for (const entry of entries) apply(entry, true);
-      const last = entries[entries.length - 1];
-      if (last !== undefined) await snapshotIfDue(stores.snapshots, last.ts);
+    case 'frames': {
+      for (const stored of request.frames) {
+        // Structured clone delivers a Uint8Array: viewed as a Buffer, not copied.
+        const { buffer, byteOffset, byteLength } = stored.payload;
+        const frame: StoredFrame = { ...stored, payload: Buffer.from(buffer, byteOffset, byteLength) };
+        const entries = readVerifiedFrames<MachineCommand>([frame], frame.firstSeq, frame.firstSeq);
+        for (const entry of entries) apply(entry, true);
+        const last = entries[entries.length - 1];
+        if (last !== undefined) await snapshotIfDue(stores.snapshots, last.ts);
+      }
       return true;
     }
     case 'status':
