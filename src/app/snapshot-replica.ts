@@ -157,9 +157,11 @@ export class SnapshotReplica {
 
   /**
    * Applies what was fed, saves a last snapshot when `finalSnapshot` (at a clean shutdown, so the
-   * next start replays nothing), and ends the thread.
+   * next start replays nothing), and ends the thread. A replica that has not finished after
+   * `timeoutMs` (catching up a long journal, a stuck save) is terminated and counts as failed,
+   * so the caller snapshots inline instead.
    */
-  stop(finalSnapshot: boolean): Promise<void> {
+  stop(finalSnapshot: boolean, timeoutMs = 120_000): Promise<void> {
     this.stopped ??=
       this.failure !== null
         ? this.worker.terminate().then(() => undefined)
@@ -168,7 +170,14 @@ export class SnapshotReplica {
             const request: ReplicaRequest = { type: 'stop', finalSnapshot };
             this.worker.ref();
             this.worker.postMessage(request);
-            return this.exited;
+            let timer: NodeJS.Timeout | undefined;
+            const timedOut = new Promise<void>((resolve) => {
+              timer = setTimeout(() => {
+                this.failure ??= new Error(`snapshot replica did not stop within ${timeoutMs} ms`);
+                void this.worker.terminate().then(() => resolve());
+              }, timeoutMs);
+            });
+            return Promise.race([this.exited, timedOut]).finally(() => clearTimeout(timer));
           })();
     return this.stopped;
   }
