@@ -9,10 +9,11 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { MachineCommand, MachineSnapshot } from '../core/machine.ts';
-import type { JournalEntry, SnapshotStore } from '../store/journal.ts';
+import type { JournalEntry } from '../store/journal.ts';
 import { openFollowerStores } from '../store/open-stores.ts';
 import { readVerifiedFrames } from '../store/read-frames.ts';
 import type { StoredFrame } from '../store/record-format.ts';
+import { Snapshotter } from '../store/snapshotter.ts';
 import { createCoreMachine } from './core-factory.ts';
 import type { ReplicaReply, ReplicaRequest, ReplicaSettings } from './snapshot-replica.ts';
 
@@ -23,6 +24,7 @@ const post = (reply: ReplicaReply) => port.postMessage(reply);
 const queue: ReplicaRequest[] = [];
 let ready = false;
 let pumping = false;
+let failed = false;
 port.on('message', (request: ReplicaRequest) => {
   queue.push(request);
   void pump();
@@ -36,9 +38,28 @@ const stores = await openFollowerStores<MachineCommand>({
 const snapshot = await stores.snapshots.latestSnapshot(settings.startSeq);
 const machine = createCoreMachine((snapshot?.state as MachineSnapshot | undefined) ?? null);
 let seq = snapshot?.seq ?? 0;
-let savedSeq = seq;
-let commandsSinceSnapshot = 0;
-let lastSnapshotTs: number | null = null;
+let saveFailure: unknown = null;
+// Snapshots are due as for the inline snapshotter; checkpoints are taken in `apply` instead, at
+// seqs that are multiples of the interval, so a restart does not move them.
+const snapshotter = new Snapshotter(
+  { ...settings.policy, checkpointEveryCommands: 0 },
+  {
+    journal: { recordCheckpoint: () => undefined },
+    snapshots: stores.snapshots,
+    capture: () => ({
+      seq,
+      ts: machine.venue.now,
+      stateHash: machine.stateHash(),
+      state: machine.snapshot(),
+    }),
+    currentHash: () => ({ seq, stateHash: machine.stateHash() }),
+    onSaved: (info, ms) => post({ type: 'saved', info, ms }),
+    onError: (error) => {
+      saveFailure = error;
+      void fail(error);
+    },
+  },
+);
 
 function apply(entry: JournalEntry<MachineCommand>, live: boolean): void {
   if (entry.seq !== seq + 1) throw new Error(`replica expected seq ${seq + 1}, got ${entry.seq}`);
@@ -54,51 +75,28 @@ function apply(entry: JournalEntry<MachineCommand>, live: boolean): void {
   if (checkpointEveryCommands > 0 && seq % checkpointEveryCommands === 0) {
     post({ type: 'checkpoint', checkpoint: { seq, stateHash: machine.stateHash() } });
   }
-  commandsSinceSnapshot++;
-  lastSnapshotTs ??= entry.ts;
-}
-
-async function snapshotIfDue(store: SnapshotStore, ts: number): Promise<void> {
-  const { everyCommands, everyMs } = settings.policy;
-  const dueByCount = everyCommands > 0 && commandsSinceSnapshot >= everyCommands;
-  const dueByTime = everyMs > 0 && lastSnapshotTs !== null && ts - lastSnapshotTs >= everyMs;
-  if (dueByCount || dueByTime) await takeSnapshot(store, ts);
-}
-
-async function takeSnapshot(store: SnapshotStore, ts: number): Promise<void> {
-  commandsSinceSnapshot = 0;
-  lastSnapshotTs = ts;
-  if (seq === savedSeq) return;
-  const started = performance.now();
-  const info = await store.saveSnapshot({
-    seq,
-    ts: machine.venue.now,
-    stateHash: machine.stateHash(),
-    state: machine.snapshot(),
-  });
-  savedSeq = seq;
-  post({ type: 'saved', info, ms: performance.now() - started });
+  snapshotter.onCommitted(entry.ts);
 }
 
 async function handle(request: ReplicaRequest): Promise<boolean> {
   switch (request.type) {
-    case 'frames': {
+    case 'frames':
       for (const stored of request.frames) {
         // Structured clone delivers a Uint8Array: viewed as a Buffer, not copied.
         const { buffer, byteOffset, byteLength } = stored.payload;
         const frame: StoredFrame = { ...stored, payload: Buffer.from(buffer, byteOffset, byteLength) };
-        const entries = readVerifiedFrames<MachineCommand>([frame], frame.firstSeq, frame.firstSeq);
-        for (const entry of entries) apply(entry, true);
-        const last = entries[entries.length - 1];
-        if (last !== undefined) await snapshotIfDue(stores.snapshots, last.ts);
+        for (const entry of readVerifiedFrames<MachineCommand>([frame], frame.firstSeq, frame.firstSeq)) {
+          apply(entry, true);
+        }
       }
       return true;
-    }
     case 'status':
       post({ type: 'status', id: request.id, seq, stateHash: machine.stateHash() });
       return true;
     case 'stop':
-      if (request.finalSnapshot) await takeSnapshot(stores.snapshots, machine.venue.now);
+      await snapshotter.idle();
+      if (request.finalSnapshot) await snapshotter.snapshotNow(machine.venue.now);
+      if (saveFailure !== null) throw saveFailure;
       await stores.close();
       post({ type: 'stopped', seq });
       port.close();
@@ -106,17 +104,25 @@ async function handle(request: ReplicaRequest): Promise<boolean> {
   }
 }
 
+/** Reports the error once and ends the thread: the live core then snapshots inline. */
+async function fail(error: unknown): Promise<void> {
+  if (failed) return;
+  failed = true;
+  queue.length = 0;
+  post({ type: 'failed', error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  await stores.close().catch(() => undefined);
+  port.close();
+}
+
 async function pump(): Promise<void> {
-  if (!ready || pumping) return;
+  if (!ready || pumping || failed) return;
   pumping = true;
   try {
     while (queue.length > 0) {
       if (!(await handle(queue.shift()!))) return;
     }
   } catch (error) {
-    post({ type: 'failed', error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-    await stores.close().catch(() => undefined);
-    port.close();
+    await fail(error);
   } finally {
     pumping = false;
   }
@@ -133,7 +139,5 @@ try {
   post({ type: 'ready', seq });
   await pump();
 } catch (error) {
-  post({ type: 'failed', error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-  await stores.close().catch(() => undefined);
-  port.close();
+  await fail(error);
 }
