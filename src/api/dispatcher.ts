@@ -88,23 +88,27 @@ export class Dispatcher {
 
   async dispatch(envelope: Envelope, context: DispatchContext): Promise<DispatchOutcome> {
     const started = this.observe === null ? 0 : performance.now();
+    const method = this.registry.get(envelope.method);
     let outcome: DispatchOutcome;
     try {
-      const result = await this.run(envelope, context);
+      const result = await this.run(envelope, context, method);
       outcome = { httpStatus: 200, answer: { rid: envelope.rid, result } };
     } catch (error) {
       const mapped = mapError(error, (unexpected) => this.onUnexpected(unexpected, envelope.method));
       outcome = { httpStatus: mapped.httpStatus, answer: { rid: envelope.rid, error: mapped.error } };
     }
     if (this.observe !== null) {
-      const method = this.registry.get(envelope.method) === undefined ? 'unknown' : envelope.method;
-      this.observe(method, context.transport, outcome.httpStatus === 200, performance.now() - started);
+      const name = method === undefined ? 'unknown' : envelope.method;
+      this.observe(name, context.transport, outcome.httpStatus === 200, performance.now() - started);
     }
     return outcome;
   }
 
-  private async run(envelope: Envelope, context: DispatchContext): Promise<unknown> {
-    const method = this.registry.get(envelope.method);
+  private async run(
+    envelope: Envelope,
+    context: DispatchContext,
+    method: ReturnType<MethodRegistry['get']>,
+  ): Promise<unknown> {
     if (method === undefined || (method.transports && !method.transports.includes(context.transport))) {
       throw new VenueError('method_not_found', `unknown method ${envelope.method}`, { field: 'method' });
     }

@@ -8,29 +8,39 @@ function sampleValue(body: string, line: string): number {
   return Number(found.slice(line.length + 1));
 }
 
+/** Metrics whose scrape-time sources all read 0. */
+function idleMetrics(): ServiceMetrics {
+  return new ServiceMetrics({ sequence: () => 0, readStoreApplied: () => 0, wsConnections: () => 0 });
+}
+
+/** `venue_request_seconds_<sample>` of one transport and outcome (`le` for a bucket). */
+function requestSample(
+  body: string,
+  sample: 'count' | 'sum' | 'bucket',
+  transport: string,
+  outcome: string,
+  le?: string,
+): number {
+  const bound = le === undefined ? '' : `le="${le}",`;
+  return sampleValue(
+    body,
+    `venue_request_seconds_${sample}{${bound}transport="${transport}",outcome="${outcome}"}`,
+  );
+}
+
 describe('service metrics', () => {
   test('counts requests by method and times them by transport and outcome', async () => {
-    const metrics = new ServiceMetrics({
-      sequence: () => 0,
-      readStoreApplied: () => 0,
-      wsConnections: () => 0,
-    });
+    const metrics = idleMetrics();
     metrics.request('private/buy', 'ws', true, 0.4);
     metrics.request('private/buy', 'ws', true, 7);
     metrics.request('private/buy', 'http', false, 2);
     const { contentType, body } = await metrics.render();
     assert.match(contentType, /^text\/plain/);
     assert.equal(sampleValue(body, 'venue_requests_total{method="private/buy"}'), 3);
-    assert.equal(sampleValue(body, 'venue_request_seconds_count{transport="ws",outcome="ok"}'), 2);
-    assert.equal(
-      sampleValue(body, 'venue_request_seconds_bucket{le="0.0005",transport="ws",outcome="ok"}'),
-      1,
-    );
-    assert.equal(
-      sampleValue(body, 'venue_request_seconds_bucket{le="0.008",transport="ws",outcome="ok"}'),
-      2,
-    );
-    assert.equal(sampleValue(body, 'venue_request_seconds_count{transport="http",outcome="error"}'), 1);
+    assert.equal(requestSample(body, 'count', 'ws', 'ok'), 2);
+    assert.equal(requestSample(body, 'bucket', 'ws', 'ok', '0.0005'), 1);
+    assert.equal(requestSample(body, 'bucket', 'ws', 'ok', '0.008'), 2);
+    assert.equal(requestSample(body, 'count', 'http', 'error'), 1);
   });
 
   test('journal batches, market turns and the gauges read at scrape time', async () => {
@@ -56,26 +66,16 @@ describe('service metrics', () => {
   });
 
   test('a registry reset zeroes the series, which keep counting afterwards', async () => {
-    const metrics = new ServiceMetrics({
-      sequence: () => 0,
-      readStoreApplied: () => 0,
-      wsConnections: () => 0,
-    });
+    const metrics = idleMetrics();
     metrics.request('public/test', 'http', true, 1);
     metrics.journalBatch(3, 1);
     metrics.registry.resetMetrics();
     metrics.request('public/test', 'http', true, 30);
     const { body } = await metrics.render();
     assert.equal(sampleValue(body, 'venue_requests_total{method="public/test"}'), 1);
-    assert.equal(
-      sampleValue(body, 'venue_request_seconds_bucket{le="0.02",transport="http",outcome="ok"}'),
-      0,
-    );
-    assert.equal(
-      sampleValue(body, 'venue_request_seconds_bucket{le="0.05",transport="http",outcome="ok"}'),
-      1,
-    );
-    assert.equal(sampleValue(body, 'venue_request_seconds_sum{transport="http",outcome="ok"}'), 0.03);
+    assert.equal(requestSample(body, 'bucket', 'http', 'ok', '0.02'), 0);
+    assert.equal(requestSample(body, 'bucket', 'http', 'ok', '0.05'), 1);
+    assert.equal(requestSample(body, 'sum', 'http', 'ok'), 0.03);
     assert.equal(sampleValue(body, 'venue_journal_entries_total'), 0);
   });
 });

@@ -22,6 +22,13 @@ import { ReadStore, type RetentionSettings } from './read/read-store.ts';
 import { readSqliteJournal, SqliteJournal } from './sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from './sqlite/sqlite-snapshots.ts';
 
+/** The embedded stores' files under dataDir (the live stores and the follower open the same). */
+const SQLITE_FILES = {
+  journal: 'journal.sqlite',
+  snapshots: 'snapshots.sqlite',
+  read: 'read.sqlite',
+} as const;
+
 export interface StoreSettings {
   readonly dataDir: string;
   /** PostgreSQL connection string, or null for embedded SQLite. */
@@ -67,10 +74,10 @@ export async function openStores<C = unknown>(settings: StoreSettings): Promise<
   } else {
     backend = 'sqlite';
     mkdirSync(settings.dataDir, { recursive: true });
-    journal = SqliteJournal.open<C>({ path: join(settings.dataDir, 'journal.sqlite'), ...limits });
-    snapshots = new SqliteSnapshotStore({ path: join(settings.dataDir, 'snapshots.sqlite'), keep });
+    journal = SqliteJournal.open<C>({ path: join(settings.dataDir, SQLITE_FILES.journal), ...limits });
+    snapshots = new SqliteSnapshotStore({ path: join(settings.dataDir, SQLITE_FILES.snapshots), keep });
     readStore = await ReadStore.open({
-      db: new SqliteReadDb(join(settings.dataDir, 'read.sqlite')),
+      db: new SqliteReadDb(join(settings.dataDir, SQLITE_FILES.read)),
       ...readOptions,
     });
   }
@@ -119,11 +126,11 @@ export async function openFollowerStores<C = unknown>(
       },
     };
   }
-  const journal = new Database(join(settings.dataDir, 'journal.sqlite'), {
+  const journal = new Database(join(settings.dataDir, SQLITE_FILES.journal), {
     readonly: true,
     fileMustExist: true,
   });
-  const snapshots = new SqliteSnapshotStore({ path: join(settings.dataDir, 'snapshots.sqlite'), keep });
+  const snapshots = new SqliteSnapshotStore({ path: join(settings.dataDir, SQLITE_FILES.snapshots), keep });
   return {
     readJournal: (fromSeq) => readSqliteJournal<C>(journal, fromSeq),
     snapshots,

@@ -95,19 +95,26 @@ export function upsertChunkSizes(rows: number, perStatement: number): number[] {
   return sizes;
 }
 
-/** The SQL text of upserts and deletes by table and row count, built once per table spec. */
-const statementTexts = new WeakMap<TableSpec, Map<number, string>>();
+/** Statement texts by table spec, built once: `delete`, or `upsert:<rows>`. */
+const statementTexts = new WeakMap<TableSpec, Map<string, string>>();
 
-function upsertSql(spec: TableSpec, rows: number): string {
+function cachedSql(spec: TableSpec, key: string, build: () => string): string {
   let texts = statementTexts.get(spec);
   if (texts === undefined) {
     texts = new Map();
     statementTexts.set(spec, texts);
   }
-  let sql = texts.get(rows);
+  let sql = texts.get(key);
   if (sql === undefined) {
-    const columns = spec.columns.map((c) => c.name);
-    const placeholders = `(${columns.map(() => '?').join(', ')})`;
+    sql = build();
+    texts.set(key, sql);
+  }
+  return sql;
+}
+
+function upsertSql(spec: TableSpec, rows: number): string {
+  return cachedSql(spec, `upsert:${rows}`, () => {
+    const placeholders = `(${spec.columns.map(() => '?').join(', ')})`;
     const updates = spec.columns
       .filter((c) => !spec.primaryKey.includes(c.name))
       .map((c) =>
@@ -116,27 +123,20 @@ function upsertSql(spec: TableSpec, rows: number): string {
           : `${ident(c.name)} = excluded.${ident(c.name)}`,
       )
       .join(', ');
-    sql =
-      `INSERT INTO ${ident(spec.name)} (${columns.map(ident).join(', ')}) VALUES ${Array(rows).fill(placeholders).join(', ')} ` +
-      `ON CONFLICT (${spec.primaryKey.map(ident).join(', ')}) DO ${updates === '' ? 'NOTHING' : `UPDATE SET ${updates}`}`;
-    texts.set(rows, sql);
-  }
-  return sql;
+    return (
+      `INSERT INTO ${ident(spec.name)} (${spec.columns.map((c) => ident(c.name)).join(', ')}) VALUES ${Array(rows).fill(placeholders).join(', ')} ` +
+      `ON CONFLICT (${spec.primaryKey.map(ident).join(', ')}) DO ${updates === '' ? 'NOTHING' : `UPDATE SET ${updates}`}`
+    );
+  });
 }
 
 function deleteSql(spec: TableSpec): string {
-  // Row count 0 never names an upsert: it keys the table's delete.
-  let texts = statementTexts.get(spec);
-  if (texts === undefined) {
-    texts = new Map();
-    statementTexts.set(spec, texts);
-  }
-  let sql = texts.get(0);
-  if (sql === undefined) {
-    sql = `DELETE FROM ${ident(spec.name)} WHERE ${spec.primaryKey.map((c) => `${ident(c)} = ?`).join(' AND ')}`;
-    texts.set(0, sql);
-  }
-  return sql;
+  return cachedSql(
+    spec,
+    'delete',
+    () =>
+      `DELETE FROM ${ident(spec.name)} WHERE ${spec.primaryKey.map((c) => `${ident(c)} = ?`).join(' AND ')}`,
+  );
 }
 
 /** Groups changes into multi-row upserts and single deletes, preserving per-key order. */
