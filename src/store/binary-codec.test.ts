@@ -47,6 +47,16 @@ test('repeated strings and shapes are stored once', () => {
   assert.ok(hundred * 4 < json, `${hundred} bytes for 100 copies vs ${json} as JSON`);
 });
 
+test('a batch is its own exact-size buffer, small or grown past the first chunk', () => {
+  // Frames go to other threads by structured clone, which copies a view's whole backing store.
+  for (const values of [[1], [{ text: 'x'.repeat(5000) }, Array.from({ length: 3000 }, (_, i) => i)]]) {
+    const encoded = encodeBatch(values);
+    assert.equal(encoded.byteOffset, 0);
+    assert.equal(encoded.buffer.byteLength, encoded.length);
+    assert.deepEqual(decodeBatch(encoded), viaJson(values));
+  }
+});
+
 test('values JSON cannot hold are refused', () => {
   assert.throws(() => encodeBatch([10n]), /BigInt/);
   assert.throws(() => encodeBatch([undefined]), /not JSON-serialisable/);
