@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { decodeBatch, encodeBatch } from './binary-codec.ts';
+import { BatchEncoder, decodeBatch, encodeBatch } from './binary-codec.ts';
 
 const viaJson = (values: unknown[]) => JSON.parse(JSON.stringify(values)) as unknown[];
 
@@ -55,6 +55,19 @@ test('a batch is its own exact-size buffer, small or grown past the first chunk'
     assert.equal(encoded.buffer.byteLength, encoded.length);
     assert.deepEqual(decodeBatch(encoded), viaJson(values));
   }
+});
+
+test('objects with data-dependent keys: the shared shape trie starts over and batches still decode', () => {
+  const wide = Object.fromEntries(Array.from({ length: 70_000 }, (_, i) => [`k${i}`, i]));
+  const values = [{ a: 1, b: 'x' }, wide, { a: 2, b: 'y' }, { c: [{ a: 3, b: 'z' }] }];
+  const first = encodeBatch(values);
+  assert.deepEqual(decodeBatch(first), viaJson(values));
+  // A batch begun before the restart and finished after it.
+  const encoder = new BatchEncoder();
+  encoder.add({ a: 1, b: 'x' });
+  encodeBatch([wide, wide]);
+  encoder.add({ a: 2, b: 'y' }, { d: null });
+  assert.deepEqual(decodeBatch(encoder.finish()), [{ a: 1, b: 'x' }, { a: 2, b: 'y' }, { d: null }]);
 });
 
 test('values JSON cannot hold are refused', () => {
