@@ -28,9 +28,8 @@ const TAG_OBJECT = 6;
 const TAG_ARRAY = 7;
 
 /**
- * A growing byte buffer. It starts small: a batch is often one command, and an encoder made per
- * group commit with a large buffer each time (it was 64 KiB, twice) made V8 count megabytes of
- * external memory per second at a modest rate and run a full mark-compact every second or so.
+ * A growing byte buffer. It starts small: a batch is often one command, and a large buffer made
+ * per group commit counts as external memory, which V8 answers with full mark-compacts.
  */
 class Writer {
   buf = Buffer.allocUnsafe(1024);
@@ -74,10 +73,10 @@ function varintLength(n: number): number {
 
 /**
  * Shapes are found by walking a trie of keys: one Map lookup per key, no string building. The trie
- * is shared by all batches, since the same few command shapes recur in every one (a trie per batch
- * cost a Map per key per group commit, an eighth of the allocation at a modest rate). It starts
- * over past SHAPE_TRIE_MAX_NODES, so objects with data-dependent keys cannot grow it without
- * bound; a batch keeps the nodes it met, so a restart mid-batch only repeats a shape in its table.
+ * is shared by all batches, since the same few command shapes recur in every one: a batch then
+ * allocates no trie nodes for them. It starts over past SHAPE_TRIE_MAX_NODES, so objects with
+ * data-dependent keys cannot grow it without bound; a batch keeps the nodes it met, so a restart
+ * mid-batch only repeats a shape in its table.
  */
 interface ShapeNode {
   next: Map<string, ShapeNode> | null;
