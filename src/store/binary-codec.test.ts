@@ -57,6 +57,17 @@ test('a batch is its own exact-size buffer, small or grown past the first chunk'
   }
 });
 
+test('interleaved batches number the shared shapes each in their own table', () => {
+  const first = new BatchEncoder();
+  first.add({ a: 1, b: 2 });
+  const second = new BatchEncoder();
+  second.add({ x: 1 }, { a: 3, b: 4 });
+  first.add({ c: 5 }, { a: 6, b: 7 });
+  second.add({ a: 8, b: 9 });
+  assert.deepEqual(decodeBatch(first.finish()), [{ a: 1, b: 2 }, { c: 5 }, { a: 6, b: 7 }]);
+  assert.deepEqual(decodeBatch(second.finish()), [{ x: 1 }, { a: 3, b: 4 }, { a: 8, b: 9 }]);
+});
+
 test('objects with data-dependent keys: the shared shape trie starts over and batches still decode', () => {
   const wide = Object.fromEntries(Array.from({ length: 70_000 }, (_, i) => [`k${i}`, i]));
   const values = [{ a: 1, b: 'x' }, wide, { a: 2, b: 'y' }, { c: [{ a: 3, b: 'z' }] }];

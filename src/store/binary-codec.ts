@@ -80,17 +80,22 @@ function varintLength(n: number): number {
  */
 interface ShapeNode {
   next: Map<string, ShapeNode> | null;
+  /** The batch that numbered this shape last, and its number there: skips the map lookup. */
+  batch: number;
+  id: number;
 }
 
 const SHAPE_TRIE_MAX_NODES = 65_536;
-let shapeRoot: ShapeNode = { next: null };
+const newShapeNode = (): ShapeNode => ({ next: null, batch: 0, id: 0 });
+let shapeRoot = newShapeNode();
 let shapeNodes = 0;
+let batchSerial = 0;
 
 function shapeChild(node: ShapeNode, key: string): ShapeNode {
   if (node.next === null) node.next = new Map();
   let child = node.next.get(key);
   if (child === undefined) {
-    child = { next: null };
+    child = newShapeNode();
     node.next.set(key, child);
     shapeNodes++;
   }
@@ -98,8 +103,9 @@ function shapeChild(node: ShapeNode, key: string): ShapeNode {
 }
 
 interface Tables {
+  readonly serial: number;
   readonly strings: Map<string, number>;
-  /** This batch's number for each shape it holds. */
+  /** This batch's number for each shape it holds (authoritative when batches interleave). */
   readonly shapeIds: Map<ShapeNode, number>;
   readonly shapeKeys: string[][];
 }
@@ -167,7 +173,7 @@ function encodeValue(w: Writer, t: Tables, value: unknown, key: string): void {
       const record = value as Record<string, unknown>;
       const keys = Object.keys(record);
       if (shapeNodes >= SHAPE_TRIE_MAX_NODES) {
-        shapeRoot = { next: null };
+        shapeRoot = newShapeNode();
         shapeNodes = 0;
       }
       let node = shapeRoot;
@@ -177,14 +183,18 @@ function encodeValue(w: Writer, t: Tables, value: unknown, key: string): void {
         else node = shapeChild(node, k);
       }
       const present = omitted === 0 ? keys : keys.filter((k) => !isOmitted(record[k]));
-      let id = t.shapeIds.get(node);
-      if (id === undefined) {
-        id = t.shapeKeys.length;
-        t.shapeIds.set(node, id);
-        t.shapeKeys.push(present);
+      if (node.batch !== t.serial) {
+        let id = t.shapeIds.get(node);
+        if (id === undefined) {
+          id = t.shapeKeys.length;
+          t.shapeIds.set(node, id);
+          t.shapeKeys.push(present);
+        }
+        node.batch = t.serial;
+        node.id = id;
       }
       w.byte(TAG_OBJECT);
-      w.varint(id);
+      w.varint(node.id);
       for (const k of present) encodeValue(w, t, record[k], k);
       return;
     }
@@ -200,6 +210,7 @@ function encodeValue(w: Writer, t: Tables, value: unknown, key: string): void {
  */
 export class BatchEncoder {
   private readonly tables: Tables = {
+    serial: ++batchSerial,
     strings: new Map(),
     shapeIds: new Map(),
     shapeKeys: [],
