@@ -26,6 +26,20 @@ export interface JournalEntry<C> extends Stamp {
   readonly command: C;
 }
 
+/**
+ * The entry's command with its stamp added in place, for a command decoded from the journal that
+ * nothing else holds (recovery, the replica). V8 takes about 5 µs to copy a 24-field command with
+ * `{ ...command, seq, ts }` (a spread followed by more properties leaves its fast path), which
+ * was most of the cost of a replay; adding two properties in place is nearly free. The key order
+ * is the same as the copy's.
+ */
+export function stampInPlace<C extends object>(entry: JournalEntry<C>): C & Stamp {
+  const command = entry.command as C & { seq: number; ts: number };
+  command.seq = entry.seq;
+  command.ts = entry.ts;
+  return command;
+}
+
 /** What the sequencer needs of a journal: an append that resolves once durable. */
 export interface AppendOnlyJournal<C> {
   append(entry: JournalEntry<C>): Promise<void>;

@@ -35,6 +35,7 @@ import { createCoreMachine, PORTFOLIOS, RFQ_DESK } from './core-factory.ts';
 import { CoreService } from './core-service.ts';
 import { MarketLoop } from './market-loop.ts';
 import { ServiceMetrics } from './metrics.ts';
+import { stampInPlace } from './sequencer.ts';
 import { type ReplicaSettings, SnapshotReplica } from './snapshot-replica.ts';
 
 export interface ServiceOptions {
@@ -308,7 +309,7 @@ class RecoveredCore {
   }
 
   apply(entry: JournalEntry<MachineCommand>): void {
-    const result = this.machine.execute({ ...entry.command, seq: entry.seq, ts: entry.ts } as MachineCommand);
+    const result = this.machine.execute(stampInPlace(entry));
     this.readStore.push({
       seq: entry.seq,
       ts: entry.ts,

@@ -15,6 +15,7 @@ import { readVerifiedFrames } from '../store/read-frames.ts';
 import type { StoredFrame } from '../store/record-format.ts';
 import { Snapshotter } from '../store/snapshotter.ts';
 import { createCoreMachine } from './core-factory.ts';
+import { stampInPlace } from './sequencer.ts';
 import type { ReplicaReply, ReplicaRequest, ReplicaSettings } from './snapshot-replica.ts';
 
 const settings = workerData as ReplicaSettings;
@@ -63,12 +64,8 @@ const snapshotter = new Snapshotter(
 
 function apply(entry: JournalEntry<MachineCommand>, live: boolean): void {
   if (entry.seq !== seq + 1) throw new Error(`replica expected seq ${seq + 1}, got ${entry.seq}`);
-  // The decoded command is this thread's own: stamped in place (a spread copy cost a quarter of
-  // the replica's time).
-  const command = entry.command as { seq?: number; ts?: number };
-  command.seq = entry.seq;
-  command.ts = entry.ts;
-  machine.execute(command as MachineCommand);
+  // The decoded command is this thread's own.
+  machine.execute(stampInPlace(entry));
   seq = entry.seq;
   if (!live) return;
   const { checkpointEveryCommands } = settings.policy;

@@ -23,6 +23,7 @@ import { HttpClient } from '../../sdk/http-client.ts';
 import type { Order } from '../../sdk/types.ts';
 import type { DemoCredential } from '../../src/api/bootstrap.ts';
 import { createCoreMachine } from '../../src/app/core-factory.ts';
+import { stampInPlace } from '../../src/app/sequencer.ts';
 import type { CoreMachine, MachineCommand, MachineSnapshot } from '../../src/core/machine.ts';
 import { openStores } from '../../src/store/open-stores.ts';
 import { recover } from '../../src/store/recovery.ts';
@@ -96,7 +97,7 @@ async function recoverOffline(dataDir: string): Promise<CoreMachine> {
         return {
           machine,
           apply: (entry: { seq: number; ts: number; command: MachineCommand }) =>
-            void machine.execute({ ...entry.command, seq: entry.seq, ts: entry.ts } as MachineCommand),
+            void machine.execute(stampInPlace(entry)),
           stateHash: () => machine.stateHash(),
         };
       },
