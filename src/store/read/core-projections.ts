@@ -6,10 +6,12 @@
  * - `trades`: one row per trade and side (`role` T or M), so a user's trades are found by
  *   account without looking at the other side; `seq` is the committing command's seq.
  * - `positions`: one row per (account, instrument), the latest view; flat positions stay.
- * - Full views are stored as JSON text next to the indexed columns.
+ * - Full views are stored as JSON text next to the indexed columns; an order's view packed as an
+ *   array of its values (order-view-text.ts).
  */
 import type { CoreEvent, OrderView, PositionView, TradeView } from '../../core/events.ts';
 import { parseInstrumentName } from '../../domain/instrument.ts';
+import { orderViewText } from './order-view-text.ts';
 import {
   type CommittedEvents,
   JsonText,
@@ -104,7 +106,7 @@ function projectOrder(order: OrderView, seq: number, kindOf: KindOf, out: RowSin
     created_at: order.createdAt,
     last_updated_at: order.lastUpdatedAt,
     updated_seq: seq,
-    view: new JsonText(order),
+    view: new JsonText(order, orderViewText),
   });
 }
 

@@ -13,6 +13,7 @@
  *   the last record returned and is null when nothing follows.
  */
 import type { OrderView, TradeView } from '../../core/events.ts';
+import { parseOrderView } from './order-view-text.ts';
 import type { RowValue } from './projection.ts';
 import type { ReadDb } from './read-db.ts';
 
@@ -169,7 +170,7 @@ export async function queryOrderHistory(
   const page = rows.slice(0, count);
   const last = page[page.length - 1];
   return {
-    orders: page.map((r) => JSON.parse(r.view) as OrderView),
+    orders: page.map((r) => parseOrderView(r.view)),
     continuation: rows.length > count && last !== undefined ? `${last.updated_seq}:${last.order_id}` : null,
   };
 }

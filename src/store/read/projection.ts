@@ -48,7 +48,15 @@ export type RowValue = number | string | null;
  * mutated afterwards, or the row would record the later state.
  */
 export class JsonText {
-  constructor(readonly value: unknown) {}
+  /** `encode` makes the text of `value` (default JSON.stringify; e.g. a packed form of a big view). */
+  constructor(
+    readonly value: unknown,
+    private readonly encode: (value: never) => string = JSON.stringify,
+  ) {}
+
+  text(): string {
+    return (this.encode as (value: unknown) => string)(this.value);
+  }
 
   toJSON(): unknown {
     return this.value;
@@ -62,7 +70,7 @@ export type Row = Readonly<Record<string, RowInput>>;
 /** The value bound for a column. */
 export function boundValue(value: RowInput | undefined): RowValue {
   if (value === undefined) return null;
-  return value instanceof JsonText ? JSON.stringify(value.value) : value;
+  return value instanceof JsonText ? value.text() : value;
 }
 
 export interface RowSink {

@@ -26,6 +26,7 @@ import {
   type UserTradesPage,
   type UserTradesQuery,
 } from './history-queries.ts';
+import { parseOrderView } from './order-view-text.ts';
 import type { CommittedEvents, Projection, RowValue, TableSpec } from './projection.ts';
 import { RowBatch } from './projection.ts';
 import type { ReadDb } from './read-db.ts';
@@ -214,7 +215,7 @@ export class ReadStore {
     const rows = await this.options.db.query<{ view: string }>('SELECT view FROM orders WHERE order_id = ?', [
       orderId,
     ]);
-    return rows[0] === undefined ? null : (JSON.parse(rows[0].view) as OrderView);
+    return rows[0] === undefined ? null : parseOrderView(rows[0].view);
   }
 
   async positions(accountId: number, currency?: string): Promise<PositionView[]> {
