@@ -6,12 +6,12 @@
  * - `trades`: one row per trade and side (`role` T or M), so a user's trades are found by
  *   account without looking at the other side; `seq` is the committing command's seq.
  * - `positions`: one row per (account, instrument), the latest view; flat positions stay.
- * - Full views are stored as JSON text next to the indexed columns; an order's view packed as an
- *   array of its values (order-view-text.ts).
+ * - Full views are stored as JSON text next to the indexed columns; orders' and trades' views packed
+ *   as arrays of their values (packed-views.ts).
  */
 import type { CoreEvent, OrderView, PositionView, TradeView } from '../../core/events.ts';
 import { parseInstrumentName } from '../../domain/instrument.ts';
-import { orderViewText } from './order-view-text.ts';
+import { orderViewText, tradeViewText } from './packed-views.ts';
 import {
   type CommittedEvents,
   JsonText,
@@ -111,7 +111,7 @@ function projectOrder(order: OrderView, seq: number, kindOf: KindOf, out: RowSin
 }
 
 function projectTrade(trade: TradeView, seq: number, kindOf: KindOf, out: RowSink): void {
-  const view = new JsonText(trade);
+  const view = new JsonText(trade, tradeViewText);
   const kind = kindOf(trade.instrumentName);
   for (const [role, party] of [
     ['T', trade.taker],

@@ -13,7 +13,7 @@
  *   the last record returned and is null when nothing follows.
  */
 import type { OrderView, TradeView } from '../../core/events.ts';
-import { parseOrderView } from './order-view-text.ts';
+import { parseOrderView, parseTradeView } from './packed-views.ts';
 import type { RowValue } from './projection.ts';
 import type { ReadDb } from './read-db.ts';
 
@@ -235,7 +235,7 @@ export async function queryUserTrades(
   const last = page[page.length - 1];
   const hasMore = rows.length > count;
   return {
-    trades: page.map((r) => ({ trade: JSON.parse(r.view) as TradeView, liquidity: r.role })),
+    trades: page.map((r) => ({ trade: parseTradeView(r.view), liquidity: r.role })),
     hasMore,
     continuation: hasMore && last !== undefined ? `${last.seq}:${last.trade_id}` : null,
   };

@@ -48,14 +48,18 @@ export type RowValue = number | string | null;
  * mutated afterwards, or the row would record the later state.
  */
 export class JsonText {
+  private encoded: string | null = null;
+
   /** `encode` makes the text of `value` (default JSON.stringify; e.g. a packed form of a big view). */
   constructor(
     readonly value: unknown,
     private readonly encode: (value: never) => string = JSON.stringify,
   ) {}
 
+  /** Made once: a value bound in several rows (a trade's, once per side) is encoded once. */
   text(): string {
-    return (this.encode as (value: unknown) => string)(this.value);
+    this.encoded ??= (this.encode as (value: unknown) => string)(this.value);
+    return this.encoded;
   }
 
   toJSON(): unknown {

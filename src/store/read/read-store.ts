@@ -26,7 +26,7 @@ import {
   type UserTradesPage,
   type UserTradesQuery,
 } from './history-queries.ts';
-import { parseOrderView } from './order-view-text.ts';
+import { parseOrderView } from './packed-views.ts';
 import type { CommittedEvents, Projection, RowValue, TableSpec } from './projection.ts';
 import { RowBatch } from './projection.ts';
 import type { ReadDb } from './read-db.ts';
