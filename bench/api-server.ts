@@ -95,6 +95,7 @@ async function reportStalls(): Promise<void> {
 }
 process.on('SIGUSR2', () => void reportStalls());
 // BENCH_HEAP_PROF=<file>: sampled allocations (garbage included) of the whole run, written at exit.
+// BENCH_HEAP_PROF_SURVIVORS=on: only those that survived a scavenge (what makes scavenges slow).
 const heapProfile = process.env.BENCH_HEAP_PROF ? await startAllocationSampling() : null;
 
 async function startAllocationSampling() {
@@ -104,7 +105,7 @@ async function startAllocationSampling() {
   await session.post('HeapProfiler.startSampling', {
     samplingInterval: 32_768,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    includeObjectsCollectedByMinorGC: process.env.BENCH_HEAP_PROF_SURVIVORS !== 'on',
   });
   return async () => {
     const { profile } = await session.post('HeapProfiler.stopSampling');

@@ -29,7 +29,7 @@ import type { Instrument } from '../domain/instrument.ts';
 import type { MarketState } from '../market/market-state.ts';
 import { tickerFigures } from '../market/ticker.ts';
 import type { Clock } from './clock.ts';
-import { type AppendOnlyJournal, Sequencer, type Stamp } from './sequencer.ts';
+import { type AppendOnlyJournal, Sequencer, type Stamp, stampInPlace } from './sequencer.ts';
 
 export type UnstampedMachineCommand = UnstampedCommand | Omit<SubCommand, 'seq' | 'ts'>;
 
@@ -64,8 +64,7 @@ export class CoreService implements CommandPort, ReadPort, EventPort {
       tickerExtras: (instrumentName) => this.tickerExtras(instrumentName),
     });
     this.sequencer = new Sequencer<MachineCommand, MachineResult>(
-      (command, stamp) =>
-        this.machine.execute({ ...command, seq: stamp.seq, ts: stamp.ts } as MachineCommand),
+      (command, stamp) => this.machine.execute(stampInPlace(command, stamp)),
       options.journal,
       options.clock,
       options.start,
@@ -102,7 +101,7 @@ export class CoreService implements CommandPort, ReadPort, EventPort {
 
   /** Any command of the core: engine or sub-machine (RFQ desk, portfolio algorithms). */
   submitMachine(command: UnstampedMachineCommand): Promise<MachineResult> {
-    // The journal holds the stamped command; the sequencer stamps a copy when applying it.
+    // The command is stamped in place when applied, and journaled stamped.
     const pending = this.sequencer.submit(command as MachineCommand);
     this.scheduleWakeup();
     return pending;

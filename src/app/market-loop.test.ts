@@ -24,7 +24,10 @@ async function runLoop(turnBudgetMs: number) {
     machine: createCoreMachine(),
     journal: {
       append: async (entry) => {
-        journaled.push(entry.command);
+        // The command is journaled stamped, with the entry's own stamp.
+        const { seq, ts, ...command } = entry.command;
+        assert.deepEqual({ seq, ts }, { seq: entry.seq, ts: entry.ts });
+        journaled.push(command as MachineCommand);
       },
     },
     clock,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { VenueError } from '../domain/errors.ts';
 import { VirtualClock } from './clock.ts';
-import { type AppendOnlyJournal, type JournalEntry, Sequencer } from './sequencer.ts';
+import { type AppendOnlyJournal, type JournalEntry, Sequencer, stampInPlace } from './sequencer.ts';
 
 /** A journal whose appends become durable only when the test says so. */
 class ManualJournal implements AppendOnlyJournal<string> {
@@ -75,4 +75,15 @@ test('time in stamps never goes backwards even when the clock does', async () =>
   await sequencer.submit('y');
   assert.deepEqual(stamps, [2_000, 2_000]);
   assert.equal(sequencer.sequence, 12);
+});
+
+test('stampInPlace gives the keys and key order of a spread copy, whether or not the command has a stamp', () => {
+  const fresh = { type: 'place', amount: 10, price: null };
+  const copy = { ...fresh, seq: 7, ts: 1000 };
+  const stamped = stampInPlace(fresh, { seq: 7, ts: 1000 });
+  assert.equal(stamped, fresh, 'the same object');
+  assert.deepEqual(Object.entries(stamped), Object.entries(copy));
+  // A command decoded from a journal that held its stamp inside it is restamped, keys unmoved.
+  const decoded = { type: 'place', amount: 10, price: null, seq: 7, ts: 1000 };
+  assert.deepEqual(Object.entries(stampInPlace(decoded, { seq: 7, ts: 1000 })), Object.entries(copy));
 });

@@ -309,7 +309,7 @@ class RecoveredCore {
   }
 
   apply(entry: JournalEntry<MachineCommand>): void {
-    const result = this.machine.execute(stampInPlace(entry));
+    const result = this.machine.execute(stampInPlace(entry.command, entry));
     this.readStore.push({
       seq: entry.seq,
       ts: entry.ts,

@@ -65,7 +65,7 @@ const snapshotter = new Snapshotter(
 function apply(entry: JournalEntry<MachineCommand>, live: boolean): void {
   if (entry.seq !== seq + 1) throw new Error(`replica expected seq ${seq + 1}, got ${entry.seq}`);
   // The decoded command is this thread's own.
-  machine.execute(stampInPlace(entry));
+  machine.execute(stampInPlace(entry.command, entry));
   seq = entry.seq;
   if (!live) return;
   const { checkpointEveryCommands } = settings.policy;

@@ -97,7 +97,7 @@ async function recoverOffline(dataDir: string): Promise<CoreMachine> {
         return {
           machine,
           apply: (entry: { seq: number; ts: number; command: MachineCommand }) =>
-            void machine.execute(stampInPlace(entry)),
+            void machine.execute(stampInPlace(entry.command, entry)),
           stateHash: () => machine.stateHash(),
         };
       },
