@@ -9,6 +9,7 @@
  * caller then drains the sequencer and closes storage.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { WebSocket } from 'ws';
 import type { Clock } from '../app/clock.ts';
 import type { Config } from '../app/config.ts';
 import { ERROR_CATALOGUE } from '../domain/errors.ts';
@@ -61,6 +62,11 @@ export interface Gateway {
   asyncApi(): Record<string, unknown>;
   /** Open WebSocket connections. */
   wsConnections(): number;
+  /**
+   * Serves an already-open WebSocket as a `/ws` session (one accepted by another server, or an
+   * in-process socket: bench/pipeline.bench.ts drives the request path this way without I/O).
+   */
+  serveWebSocket(socket: WebSocket): void;
   /** Starts listening; resolves with the bound address (port 0 picks a free port). */
   listen(): Promise<{ host: string; port: number }>;
   close(): Promise<void>;
@@ -149,6 +155,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     openApi,
     asyncApi,
     wsConnections: () => ws.connectionCount,
+    serveWebSocket: (socket) => ws.accept(socket),
     async listen() {
       await fastify.listen({ port: config.port, host: config.host });
       const address = fastify.server.address();

@@ -209,7 +209,8 @@ export class WsGateway {
     this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws));
   }
 
-  private accept(socket: WebSocket): void {
+  /** Serves an open WebSocket (upgraded here or elsewhere) as a session. */
+  accept(socket: WebSocket): void {
     const session = new Session(
       this.nextId++,
       socket,

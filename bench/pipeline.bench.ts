@@ -1,0 +1,220 @@
+/**
+ * `npm run bench:pipeline`: the whole request path of one order in one process, without sockets.
+ * The service starts as `npm start` would (SQLite journal on with its fsyncs, read store, snapshot
+ * replica, market ticks; simulator off) and an in-process WebSocket stands in for the network: each
+ * request is a Buffer handed to the session as `ws` would, each answer the string the session sends.
+ * So a figure here is what the service itself costs per order (auth'd session, parse, validation,
+ * sequencer, engine, journal, read store, answer), free of the loopback syscalls and the client
+ * process that make `bench:api` figures swing on a shared 2-core machine.
+ *
+ * Closed loop with a window of W orders in flight (W = 1 is every order its own group commit).
+ * Per window: orders/s, main-thread CPU per order (/proc, Linux), process CPU per order (all
+ * threads: journal writer, read-store writer, replica, GC helpers), bytes allocated per order and
+ * scavenges per 10k orders (v8.GCProfiler).
+ *
+ * Env: BENCH_ORDERS (per window, default 40000), BENCH_WINDOWS (default `1,16,256`), BENCH_HEAP_PROF (a
+ * file: sampled allocations of the measured windows, garbage included, for /tmp tools or DevTools).
+ */
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GCProfiler } from 'node:v8';
+import type { WebSocket } from 'ws';
+import { signWs } from '../src/api/auth/signature.ts';
+import { loadConfig } from '../src/app/config.ts';
+import { startService } from '../src/app/service.ts';
+
+const ORDERS = Number(process.env.BENCH_ORDERS ?? 40_000);
+const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,16,256').split(',').map(Number);
+const WARM_UP_ORDERS = 20_000;
+const INSTRUMENT = 'BTC-PERPETUAL';
+
+/** Stands in for a `ws` WebSocket: messages in as Buffers, answers out as strings. */
+class InProcessSocket extends EventEmitter {
+  readonly bufferedAmount = 0;
+  onAnswer: (text: string) => void = () => {};
+
+  send(text: string): void {
+    this.onAnswer(text);
+  }
+
+  close(): void {
+    this.emit('close');
+  }
+
+  terminate(): void {
+    this.emit('close');
+  }
+
+  deliver(message: Buffer): void {
+    this.emit('message', message, false);
+  }
+}
+
+/** CPU seconds of this process's main thread (Linux /proc; NaN elsewhere). */
+function mainThreadCpuSeconds(): number {
+  try {
+    const fields = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8')
+      .split(') ')[1]!
+      .split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Non-crossing immediate-or-cancel orders, as bench:api sends: never rest, never trade. */
+function requests(count: number, firstRid: number): Buffer[] {
+  return Array.from({ length: count }, (_, i) => {
+    const rid = firstRid + i;
+    const buy = rid % 2 === 0;
+    return Buffer.from(
+      JSON.stringify({
+        rid,
+        method: buy ? 'private/buy' : 'private/sell',
+        params: {
+          instrumentName: INSTRUMENT,
+          quantity: '10',
+          price: buy ? '30000' : '90000',
+          timeInForce: 'immediate_or_cancel',
+        },
+      }),
+    );
+  });
+}
+
+/** The rid of an answer `{"rid":N,...}` without parsing the rest. */
+function ridOf(text: string): number {
+  return Number(text.slice(7, text.indexOf(',', 7)));
+}
+
+interface GcTotals {
+  allocatedBytes: number;
+  scavenges: number;
+  markCompacts: number;
+  pauseMs: number;
+}
+
+function gcTotals(profile: ReturnType<GCProfiler['stop']>, usedAtStart: number, usedAtEnd: number): GcTotals {
+  const totals: GcTotals = { allocatedBytes: 0, scavenges: 0, markCompacts: 0, pauseMs: 0 };
+  let usedAfterLast = usedAtStart;
+  for (const gc of profile?.statistics ?? []) {
+    totals.allocatedBytes += Math.max(0, gc.beforeGC.heapStatistics.usedHeapSize - usedAfterLast);
+    usedAfterLast = gc.afterGC.heapStatistics.usedHeapSize;
+    totals.pauseMs += gc.cost / 1000;
+    if (gc.gcType === 'Scavenge') totals.scavenges++;
+    else if (gc.gcType === 'MarkSweepCompact') totals.markCompacts++;
+  }
+  totals.allocatedBytes += Math.max(0, usedAtEnd - usedAfterLast);
+  return totals;
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-pipeline-'));
+const service = await startService({
+  config: loadConfig({
+    env: {},
+    overrides: {
+      port: 0,
+      host: '127.0.0.1',
+      dataDir,
+      simulator: false,
+      logLevel: 'warn',
+      rateLimits: { enabled: false },
+    },
+  }),
+});
+const credential = service.demoCredentials?.[0];
+if (credential === undefined) throw new Error('no demo credential on a fresh data dir');
+
+const socket = new InProcessSocket();
+service.gateway.serveWebSocket(socket as unknown as WebSocket);
+await new Promise<void>((resolve, reject) => {
+  socket.onAnswer = (text) => (text.includes('"error"') ? reject(new Error(`auth: ${text}`)) : resolve());
+  const timestamp = service.core.now();
+  const nonce = `pipeline-${timestamp}`;
+  socket.deliver(
+    Buffer.from(
+      JSON.stringify({
+        rid: 0,
+        method: 'public/auth',
+        params: {
+          apiKey: credential.apiKey,
+          timestamp,
+          nonce,
+          signature: signWs(credential.apiSecret, String(timestamp), nonce),
+        },
+      }),
+    ),
+  );
+});
+
+let nextRid = 1;
+
+/** Runs the requests with `window` in flight; resolves with the errors answered. */
+function run(batch: readonly Buffer[], window: number): Promise<number> {
+  const count = batch.length;
+  const firstRid = nextRid;
+  nextRid += count;
+  let sent = 0;
+  let answered = 0;
+  let errors = 0;
+  return new Promise((resolve) => {
+    socket.onAnswer = (text) => {
+      if (ridOf(text) < firstRid) return;
+      answered++;
+      if (text.includes('"error"')) errors++;
+      if (sent < count) socket.deliver(batch[sent++]!);
+      else if (answered === count) resolve(errors);
+    };
+    while (sent < Math.min(window, count)) socket.deliver(batch[sent++]!);
+  });
+}
+
+console.log(
+  `bench:pipeline: ${ORDERS} orders per window, in one process, no sockets (journal, read store, replica on)`,
+);
+await run(requests(WARM_UP_ORDERS, nextRid), 256);
+const heapProfile = process.env.BENCH_HEAP_PROF ? new Session() : null;
+heapProfile?.connect();
+await heapProfile?.post('HeapProfiler.startSampling', {
+  samplingInterval: 16_384,
+  includeObjectsCollectedByMajorGC: true,
+  includeObjectsCollectedByMinorGC: true,
+});
+for (const window of WINDOWS) {
+  // Made before the measurement: the figures are the service's, not this driver's.
+  const batch = requests(ORDERS, nextRid);
+  const profiler = new GCProfiler();
+  const usedAtStart = process.memoryUsage().heapUsed;
+  profiler.start();
+  const cpuStart = process.cpuUsage();
+  const mainStart = mainThreadCpuSeconds();
+  const started = performance.now();
+  const errors = await run(batch, window);
+  const seconds = (performance.now() - started) / 1000;
+  const mainCpu = mainThreadCpuSeconds() - mainStart;
+  const cpu = process.cpuUsage(cpuStart);
+  const gc = gcTotals(profiler.stop(), usedAtStart, process.memoryUsage().heapUsed);
+  const perOrderUs = (s: number) => ((s * 1e6) / ORDERS).toFixed(1);
+  console.log(
+    [
+      `window ${String(window).padStart(4)}`,
+      `${Math.round(ORDERS / seconds)
+        .toString()
+        .padStart(6)} orders/s`,
+      `main thread ${perOrderUs(mainCpu)} µs/order`,
+      `process ${perOrderUs((cpu.user + cpu.system) / 1e6)} µs/order`,
+      `allocated ${(gc.allocatedBytes / ORDERS / 1024).toFixed(1)} KiB/order`,
+      `scavenges ${((gc.scavenges * 10_000) / ORDERS).toFixed(1)}/10k orders (${(gc.pauseMs / gc.scavenges || 0).toFixed(1)} ms avg GC pause, ${gc.markCompacts} mark-compact)`,
+      `errors ${errors}`,
+    ].join('   '),
+  );
+}
+if (heapProfile !== null) {
+  const { profile } = await heapProfile.post('HeapProfiler.stopSampling');
+  writeFileSync(process.env.BENCH_HEAP_PROF!, JSON.stringify(profile));
+}
+await service.close();
+rmSync(dataDir, { recursive: true, force: true });
