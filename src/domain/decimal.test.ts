@@ -45,6 +45,74 @@ describe('DecimalGrid', () => {
     );
   });
 
+  const steps = fc.constantFrom(
+    '0.5',
+    '0.0001',
+    '10',
+    '0.001',
+    '2.5',
+    '1',
+    '25',
+    '0.00000001',
+    '0.05',
+    '100000',
+  );
+  const digits = (maxLength: number) =>
+    fc.array(fc.integer({ min: 0, max: 9 }), { maxLength }).map((ds) => ds.join(''));
+  /** Mostly plain decimals around the 15-digit fast-path limit, some junk. */
+  const decimalText = fc.oneof(
+    fc
+      .tuple(
+        fc.constantFrom('', '', '', '-', '+', ' '),
+        digits(18),
+        fc.option(digits(18).map((fraction) => `.${fraction}`)),
+        fc.constantFrom('', '', '', '0', ' ', 'e5', '.'),
+      )
+      .map(([sign, whole, fraction, tail]) => `${sign}${whole}${fraction ?? ''}${tail}`),
+    fc.string({ maxLength: 12 }),
+  );
+  const outcome = (run: () => number | string) => {
+    try {
+      return { value: run() };
+    } catch (error) {
+      assert.ok(error instanceof VenueError, String(error));
+      return { error: error.errorName, message: error.message, data: error.data };
+    }
+  };
+
+  test('property: parse agrees with the exact bigint path on any text (value or error)', () => {
+    fc.assert(
+      fc.property(steps, decimalText, (step, text) => {
+        const grid = new DecimalGrid(step);
+        assert.deepEqual(
+          outcome(() => grid.parse(text, 'price')),
+          outcome(() => grid.parseExact(text, 'price')),
+        );
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test('property: format agrees with the exact bigint path for any integer step count', () => {
+    fc.assert(
+      fc.property(
+        steps,
+        fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.integer({ min: -999_999, max: 999_999 })),
+        (step, count) => {
+          const grid = new DecimalGrid(step);
+          assert.equal(grid.format(count), grid.formatExact(count));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  test('-0 parses to 0 and prints as 0', () => {
+    assert.ok(Object.is(tick.parse('-0', 'price'), 0));
+    assert.ok(Object.is(tick.parse('-0.0', 'price'), 0));
+    assert.equal(tick.format(-0), '0');
+  });
+
   test('property: parseDecimal and formatScaled round-trip any decimal string', () => {
     fc.assert(
       fc.property(

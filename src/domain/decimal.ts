@@ -7,6 +7,9 @@
  * - A value off the grid, with more decimals than the grid allows, or outside the safe
  *   integer range is an error naming the field, never a silent rounding.
  * - `formatSteps(parse(x))` prints the shortest exact decimal string (no trailing zeros).
+ * - Grids parse and print plain decimals of up to 15 digits with JS integers (exact below 2^53,
+ *   and checked to stay there); anything else takes the bigint path, which also names every error.
+ *   Both paths give the same answers (property-tested): the fast one only allocates less.
  */
 import { VenueError } from './errors.ts';
 
@@ -51,6 +54,64 @@ export function formatScaled(units: bigint | number, scale: number): string {
   return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
 }
 
+/** Powers of ten that are exact JS numbers (10^0 to 10^15). */
+const POW10: readonly number[] = Array.from({ length: 16 }, (_, i) => 10 ** i);
+/** Digits a plain decimal may have for its value to be an exact JS integer (< 10^15 < 2^53). */
+const MAX_SMALL_DIGITS = 15;
+
+/** The scale of the last `parseSmallDecimal` result (a second return value, not allocated). */
+let smallScale = 0;
+
+/**
+ * `-?\d+(\.\d+)?` with at most 15 digits, as integer units of 10^-smallScale with trailing fraction
+ * zeros dropped (the value `parseDecimal` gives); NaN for any other text.
+ */
+function parseSmallDecimal(text: string): number {
+  const length = text.length;
+  const negative = length > 0 && text.charCodeAt(0) === 45;
+  let units = 0;
+  let digits = 0;
+  let scale = 0;
+  let dot = -1;
+  for (let i = negative ? 1 : 0; i < length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 48 && code <= 57) {
+      units = units * 10 + (code - 48);
+      digits++;
+      if (dot >= 0) scale++;
+    } else if (code === 46 && dot < 0) {
+      dot = i;
+    } else {
+      return Number.NaN;
+    }
+  }
+  if (digits === 0 || digits > MAX_SMALL_DIGITS || dot === (negative ? 1 : 0) || dot === length - 1) {
+    return Number.NaN;
+  }
+  while (scale > 0 && units % 10 === 0) {
+    units /= 10;
+    scale--;
+  }
+  smallScale = scale;
+  return negative ? -units : units;
+}
+
+/** `formatScaled` for a safe integer and a scale of at most 15. */
+function formatSmall(units: number, scale: number): string {
+  if (scale === 0) return String(units);
+  const magnitude = Math.abs(units);
+  let fraction = magnitude % POW10[scale]!;
+  const whole = (magnitude - fraction) / POW10[scale]!;
+  const sign = units < 0 ? '-' : '';
+  if (fraction === 0) return `${sign}${whole}`;
+  let places = scale;
+  while (fraction % 10 === 0) {
+    fraction /= 10;
+    places--;
+  }
+  return `${sign}${whole}.${String(fraction).padStart(places, '0')}`;
+}
+
 /** Number of decimal places in a decimal string such as "0.0005" (4) or "10" (0). */
 export function decimalsOf(text: string): number {
   return parseDecimal(text, 'step').scale;
@@ -65,12 +126,18 @@ export class DecimalGrid {
   readonly scale: number;
   /** The step in units of 10^-scale. */
   readonly stepUnits: bigint;
+  /** `stepUnits` as a JS number for the fast paths; 0 (fast paths off) when it is not exact. */
+  private readonly stepNumber: number;
 
   constructor(readonly step: string) {
     const parsed = parseDecimal(step, 'step');
     if (parsed.units <= 0n) throw new Error(`grid step must be positive, got ${step}`);
     this.scale = parsed.scale;
     this.stepUnits = parsed.units;
+    this.stepNumber =
+      parsed.units <= BigInt(Number.MAX_SAFE_INTEGER) && this.scale <= MAX_SMALL_DIGITS
+        ? Number(parsed.units)
+        : 0;
   }
 
   /**
@@ -78,6 +145,21 @@ export class DecimalGrid {
    * Errors name `field`: not a number, too many decimals, off the grid, or too large.
    */
   parse(text: string, field: string): number {
+    if (this.stepNumber > 0) {
+      const units = parseSmallDecimal(text);
+      if (!Number.isNaN(units) && smallScale <= this.scale) {
+        const scaled = units * POW10[this.scale - smallScale]!;
+        if (Number.isSafeInteger(scaled) && scaled % this.stepNumber === 0) {
+          const steps = scaled / this.stepNumber;
+          return steps === 0 ? 0 : steps;
+        }
+      }
+    }
+    return this.parseExact(text, field);
+  }
+
+  /** `parse` with bigints only: the reference the fast path must agree with, and every error. */
+  parseExact(text: string, field: string): number {
     const scaled = toScale(parseDecimal(text, field), this.scale, field);
     if (scaled % this.stepUnits !== 0n) {
       throw new VenueError('off_grid', `${field} ${text} is not a multiple of ${this.step}`, {
@@ -90,6 +172,15 @@ export class DecimalGrid {
 
   /** Prints a step count back as the exact decimal string. */
   format(steps: number | bigint): string {
+    if (typeof steps === 'number' && this.stepNumber > 0) {
+      const units = steps * this.stepNumber;
+      if (Number.isSafeInteger(units)) return formatSmall(units, this.scale);
+    }
+    return this.formatExact(steps);
+  }
+
+  /** `format` with bigints only (the fast path's reference). */
+  formatExact(steps: number | bigint): string {
     return formatScaled(BigInt(steps) * this.stepUnits, this.scale);
   }
 

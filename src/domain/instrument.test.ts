@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import { VenueError } from './errors.ts';
 import {
   formatExpiryCode,
@@ -98,5 +99,28 @@ describe('Instrument grids', () => {
     assert.equal(perpetual.parseContracts('25'), 25);
     assert.equal(perpetual.formatContracts(25), '25');
     assert.equal(perpetual.formatQuantity(25), '250');
+  });
+
+  test('property: formatContracts agrees with the exact bigint path', () => {
+    const sizes = fc.constantFrom(
+      ['10', '10'],
+      ['0.1', '1'],
+      ['1', '1'],
+      ['0.0001', '0.01'],
+      ['10', '1'],
+      ['1', '3'],
+      ['0.01', '100'],
+    );
+    fc.assert(
+      fc.property(
+        sizes,
+        fc.oneof(fc.nat(), fc.integer({ min: 0, max: 10_000 })),
+        ([minTradeAmount, contractSize], lots) => {
+          const instrument = new Instrument(3, optionSpec({ minTradeAmount, contractSize }));
+          assert.equal(instrument.formatContracts(lots), instrument.formatContractsExact(lots));
+        },
+      ),
+      { numRuns: 1000 },
+    );
   });
 });

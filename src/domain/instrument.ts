@@ -9,7 +9,7 @@
  * 0.005 BTC, 0.0005 above). Prices are still counted in the finest tick; `isOnTick` checks the
  * coarser step where it applies.
  */
-import { DecimalGrid, parseDecimal, toScale } from './decimal.ts';
+import { DecimalGrid, parseDecimal, type ScaledDecimal, toScale } from './decimal.ts';
 import { VenueError } from './errors.ts';
 
 export type InstrumentKind = 'future' | 'option' | 'spot' | 'future_combo' | 'option_combo';
@@ -64,6 +64,9 @@ export class Instrument {
   readonly amountGrid: DecimalGrid;
   /** Per coarse-tick step: [price in finest ticks above which it applies, multiple of finest tick]. */
   private readonly tickSteps: ReadonlyArray<readonly [number, number]>;
+  private readonly contractSize: ScaledDecimal;
+  /** Lots per contract when that is a whole number (0 if not): contracts are then lots / it. */
+  private readonly lotsPerContract: number;
 
   constructor(
     readonly id: number,
@@ -76,6 +79,14 @@ export class Instrument {
       const multiple = this.priceGrid.parse(step.tickSize, 'tickSizeSteps.tickSize');
       return [above, multiple] as const;
     });
+    this.contractSize = parseDecimal(spec.contractSize, 'contractSize');
+    const scale = Math.max(this.amountGrid.scale, this.contractSize.scale);
+    const lotUnits = this.amountGrid.stepUnits * 10n ** BigInt(scale - this.amountGrid.scale);
+    const sizeUnits = this.contractSize.units * 10n ** BigInt(scale - this.contractSize.scale);
+    this.lotsPerContract =
+      sizeUnits > 0n && sizeUnits % lotUnits === 0n && sizeUnits / lotUnits <= BigInt(Number.MAX_SAFE_INTEGER)
+        ? Number(sizeUnits / lotUnits)
+        : 0;
   }
 
   get name(): string {
@@ -145,7 +156,7 @@ export class Instrument {
   /** Lots for a size given in contracts (quantity = contracts × contractSize). */
   parseContracts(text: string, field = 'contracts'): number {
     const contracts = parseDecimal(text, field);
-    const size = parseDecimal(this.spec.contractSize, 'contractSize');
+    const size = this.contractSize;
     const scale = Math.max(this.amountGrid.scale, contracts.scale + size.scale);
     const quantityUnits = contracts.units * size.units * 10n ** BigInt(scale - contracts.scale - size.scale);
     const lotUnits = toScale(
@@ -163,7 +174,15 @@ export class Instrument {
 
   /** Prints a lot count as contracts (quantity / contractSize), exactly. */
   formatContracts(lots: number): string {
-    const size = parseDecimal(this.spec.contractSize, 'contractSize');
+    if (this.lotsPerContract > 0 && Number.isSafeInteger(lots) && lots % this.lotsPerContract === 0) {
+      return String(lots / this.lotsPerContract + 0);
+    }
+    return this.formatContractsExact(lots);
+  }
+
+  /** `formatContracts` with bigints only (the fast path's reference). */
+  formatContractsExact(lots: number): string {
+    const size = this.contractSize;
     const scale = Math.max(this.amountGrid.scale, size.scale) + 12;
     const quantity = BigInt(lots) * this.amountGrid.stepUnits * 10n ** BigInt(scale - this.amountGrid.scale);
     const contractUnits = size.units * 10n ** BigInt(scale - size.scale);
