@@ -171,37 +171,61 @@ function encodeValue(w: Writer, t: Tables, value: unknown, key: string): void {
         return;
       }
       const record = value as Record<string, unknown>;
-      const keys = Object.keys(record);
+      // Plain objects' keys are walked with for-in (no keys array per object; for own enumerable
+      // keys it has Object.keys' order); other prototypes might lend enumerable keys.
+      if (Object.getPrototypeOf(record) !== Object.prototype) {
+        encodeRecord(w, t, record, Object.keys(record));
+        return;
+      }
       if (shapeNodes >= SHAPE_TRIE_MAX_NODES) {
         shapeRoot = newShapeNode();
         shapeNodes = 0;
       }
       let node = shapeRoot;
-      let omitted = 0;
-      for (const k of keys) {
-        if (isOmitted(record[k])) omitted++;
-        else node = shapeChild(node, k);
-      }
-      const present = omitted === 0 ? keys : keys.filter((k) => !isOmitted(record[k]));
-      if (node.batch !== t.serial) {
-        let id = t.shapeIds.get(node);
-        if (id === undefined) {
-          id = t.shapeKeys.length;
-          t.shapeIds.set(node, id);
-          t.shapeKeys.push(present);
-        }
-        node.batch = t.serial;
-        node.id = id;
-      }
+      for (const k in record) if (!isOmitted(record[k])) node = shapeChild(node, k);
       w.byte(TAG_OBJECT);
-      w.varint(node.id);
-      for (const k of present) encodeValue(w, t, record[k], k);
+      w.varint(shapeIdOf(t, node, record));
+      for (const k in record) {
+        const field = record[k];
+        if (!isOmitted(field)) encodeValue(w, t, field, k);
+      }
       return;
     }
     default:
       // undefined, function, symbol at the top level: JSON.stringify gives undefined.
       throw new TypeError('value is not JSON-serialisable');
   }
+}
+
+/** An object through an explicit key list (objects whose prototype is not Object.prototype). */
+function encodeRecord(w: Writer, t: Tables, record: Record<string, unknown>, keys: readonly string[]): void {
+  if (shapeNodes >= SHAPE_TRIE_MAX_NODES) {
+    shapeRoot = newShapeNode();
+    shapeNodes = 0;
+  }
+  let node = shapeRoot;
+  for (const k of keys) if (!isOmitted(record[k])) node = shapeChild(node, k);
+  w.byte(TAG_OBJECT);
+  w.varint(shapeIdOf(t, node, record));
+  for (const k of keys) {
+    const field = record[k];
+    if (!isOmitted(field)) encodeValue(w, t, field, k);
+  }
+}
+
+/** This batch's id for the shape ending at `node`, numbering it (with its key list) on first use. */
+function shapeIdOf(t: Tables, node: ShapeNode, record: Record<string, unknown>): number {
+  if (node.batch !== t.serial) {
+    let id = t.shapeIds.get(node);
+    if (id === undefined) {
+      id = t.shapeKeys.length;
+      t.shapeIds.set(node, id);
+      t.shapeKeys.push(Object.keys(record).filter((k) => !isOmitted(record[k])));
+    }
+    node.batch = t.serial;
+    node.id = id;
+  }
+  return node.id;
 }
 
 /**
