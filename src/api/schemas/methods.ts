@@ -3,10 +3,7 @@
  * additions of SEMANTICS.md, Orders). Unknown fields are refused; optional params may be null.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { DecimalString, Opt, Strict } from '../validation.ts';
-
-const literals = <const T extends string>(values: readonly T[]) =>
-  Type.Union(values.map((value) => Type.Literal(value)));
+import { DecimalString, Opt, Strict, StringEnum } from '../validation.ts';
 
 export const ORDER_TYPES = [
   'limit',
@@ -44,18 +41,18 @@ const Currency = Type.String({ minLength: 1, maxLength: 16, pattern: '^[A-Za-z0-
 const Label = Type.String({ maxLength: 64 });
 const OrderId = Type.String({ minLength: 1, maxLength: 64 });
 const Timestamp = Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000 });
-const Trigger = literals(['index_price', 'mark_price', 'last_price']);
+const Trigger = StringEnum(['index_price', 'mark_price', 'last_price']);
 
 const OtocoEntry = Type.Object(
   {
-    side: literals(['buy', 'sell']),
+    side: StringEnum(['buy', 'sell']),
     quantity: Opt(DecimalString()),
-    type: Opt(literals(ORDER_TYPES)),
+    type: Opt(StringEnum(ORDER_TYPES)),
     label: Opt(Label),
     price: Opt(DecimalString()),
     reduceOnly: Opt(Type.Boolean()),
-    timeInforce: Opt(literals(TIME_IN_FORCE)),
-    timeInForce: Opt(literals(TIME_IN_FORCE)),
+    timeInforce: Opt(StringEnum(TIME_IN_FORCE)),
+    timeInForce: Opt(StringEnum(TIME_IN_FORCE)),
     postOnly: Opt(Type.Boolean()),
     rejectPostOnly: Opt(Type.Boolean()),
     triggerPrice: Opt(DecimalString()),
@@ -70,11 +67,11 @@ export const PlaceOrderParams = Type.Object(
     instrumentName: InstrumentName,
     quantity: Opt(DecimalString('requested size (spec 2.6 units)')),
     contracts: Opt(DecimalString('size in contracts; must match quantity when both are given')),
-    type: Opt(literals(ORDER_TYPES)),
+    type: Opt(StringEnum(ORDER_TYPES)),
     label: Opt(Label),
     price: Opt(DecimalString()),
-    timeInforce: Opt(literals(TIME_IN_FORCE)),
-    timeInForce: Opt(literals(TIME_IN_FORCE)),
+    timeInforce: Opt(StringEnum(TIME_IN_FORCE)),
+    timeInForce: Opt(StringEnum(TIME_IN_FORCE)),
     displayAmount: Opt(DecimalString()),
     postOnly: Opt(Type.Boolean()),
     rejectPostOnly: Opt(Type.Boolean()),
@@ -82,13 +79,13 @@ export const PlaceOrderParams = Type.Object(
     triggerPrice: Opt(DecimalString()),
     triggerOffset: Opt(DecimalString()),
     trigger: Opt(Trigger),
-    advanced: Opt(literals(['usd', 'implv'])),
+    advanced: Opt(StringEnum(['usd', 'implv'])),
     mmp: Opt(Type.Boolean()),
     validUntil: Opt(Timestamp),
     linkedOrderType: Opt(
-      literals(['one_triggers_other', 'one_cancels_other', 'one_triggers_one_cancels_other']),
+      StringEnum(['one_triggers_other', 'one_cancels_other', 'one_triggers_one_cancels_other']),
     ),
-    triggerFillCondition: Opt(literals(['first_hit', 'complete_fill', 'incremental'])),
+    triggerFillCondition: Opt(StringEnum(['first_hit', 'complete_fill', 'incremental'])),
     otocoConfig: Opt(Type.Array(OtocoEntry, { maxItems: 10 })),
   },
   Strict,
@@ -106,7 +103,7 @@ export const EditOrderParams = Type.Object(
     reduceOnly: Opt(Type.Boolean()),
     triggerPrice: Opt(DecimalString()),
     triggerOffset: Opt(DecimalString()),
-    advanced: Opt(literals(['usd', 'implv'])),
+    advanced: Opt(StringEnum(['usd', 'implv'])),
     mmp: Opt(Type.Boolean()),
     validUntil: Opt(Timestamp),
     displayAmount: Opt(Type.Union([DecimalString(), Type.Number({ minimum: 0 })])),
@@ -119,25 +116,28 @@ export const OrderIdParams = Type.Object({ orderId: OrderId }, Strict);
 export const EmptyParams = Type.Object({}, Strict);
 
 export const CancelByInstrumentParams = Type.Object({ instrumentName: InstrumentName }, Strict);
-export const CancelByCurrencyParams = Type.Object({ currency: Currency, kind: Opt(literals(KINDS)) }, Strict);
+export const CancelByCurrencyParams = Type.Object(
+  { currency: Currency, kind: Opt(StringEnum(KINDS)) },
+  Strict,
+);
 
 export const OpenOrdersParams = Type.Object(
-  { kind: Opt(literals(KINDS)), type: Opt(literals(OPEN_ORDER_TYPES)) },
+  { kind: Opt(StringEnum(KINDS)), type: Opt(StringEnum(OPEN_ORDER_TYPES)) },
   Strict,
 );
 export const OpenOrdersByCurrencyParams = Type.Object(
-  { currency: Currency, kind: Opt(literals(KINDS)), type: Opt(literals(OPEN_ORDER_TYPES)) },
+  { currency: Currency, kind: Opt(StringEnum(KINDS)), type: Opt(StringEnum(OPEN_ORDER_TYPES)) },
   Strict,
 );
 export const OpenOrdersByInstrumentParams = Type.Object(
-  { instrumentName: InstrumentName, type: Opt(literals(OPEN_ORDER_TYPES)) },
+  { instrumentName: InstrumentName, type: Opt(StringEnum(OPEN_ORDER_TYPES)) },
   Strict,
 );
 
 export const OrderHistoryParams = Type.Object(
   {
     currency: Currency,
-    kind: Opt(literals(KINDS)),
+    kind: Opt(StringEnum(KINDS)),
     count: Opt(Type.Integer({ minimum: 1, maximum: 1000 })),
     offset: Opt(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
     includeOld: Opt(Type.Boolean()),
@@ -153,11 +153,11 @@ export type OrderHistoryParams = Static<typeof OrderHistoryParams>;
 export const UserTradesParams = Type.Object(
   {
     currency: Currency,
-    kind: Opt(literals(KINDS)),
+    kind: Opt(StringEnum(KINDS)),
     count: Opt(Type.Integer({ minimum: 1, maximum: 1000 })),
     startTimestamp: Opt(Timestamp),
     endTimestamp: Opt(Timestamp),
-    sorting: Opt(literals(['asc', 'desc', 'default'])),
+    sorting: Opt(StringEnum(['asc', 'desc', 'default'])),
     historical: Opt(Type.Boolean()),
     includeOld: Opt(Type.Boolean()),
     continuation: Opt(Type.String({ maxLength: 128 })),
@@ -166,11 +166,11 @@ export const UserTradesParams = Type.Object(
 );
 export type UserTradesParams = Static<typeof UserTradesParams>;
 
-export const PositionsParams = Type.Object({ currency: Opt(Currency), kind: Opt(literals(KINDS)) }, Strict);
+export const PositionsParams = Type.Object({ currency: Opt(Currency), kind: Opt(StringEnum(KINDS)) }, Strict);
 export const AccountSummaryParams = Type.Object({ currency: Currency }, Strict);
 
 export const InstrumentsParams = Type.Object(
-  { currency: Currency, kind: Opt(literals(KINDS)), expired: Opt(Type.Boolean()) },
+  { currency: Currency, kind: Opt(StringEnum(KINDS)), expired: Opt(Type.Boolean()) },
   Strict,
 );
 export const OrderBookParams = Type.Object(

@@ -4,15 +4,12 @@
  * (2.9), trade (4.9) and instrument (2.10) objects. Decimals are strings; times ms since epoch.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { DecimalString, Opt, Strict } from '../validation.ts';
-
-const literals = <const T extends string>(values: readonly T[]) =>
-  Type.Union(values.map((value) => Type.Literal(value)));
+import { DecimalString, Opt, Strict, StringEnum } from '../validation.ts';
 
 const S = Type.String();
 const I = Type.Integer();
 const B = Type.Boolean();
-const Side = literals(['buy', 'sell']);
+const Side = StringEnum(['buy', 'sell']);
 const Id = Type.String({ minLength: 1, maxLength: 32, pattern: '^[0-9]+$' });
 const InstrumentName = Type.String({ minLength: 1, maxLength: 64 });
 const Label = Type.String({ maxLength: 64 });
@@ -77,7 +74,7 @@ const QuoteLegParams = Type.Object(
 
 const quoteFields = {
   label: Opt(Label),
-  executionInstruction: literals(EXECUTION_INSTRUCTIONS),
+  executionInstruction: StringEnum(EXECUTION_INSTRUCTIONS),
   legs: Type.Array(QuoteLegParams, { minItems: 1, maxItems: 20 }),
   hedge: Opt(HedgeParams),
   quantity: DecimalString(),
@@ -99,7 +96,7 @@ export const AcceptParams = Type.Object(
     side: Side,
     price: DecimalString('worst acceptable strategy price'),
     quantity: Opt(DecimalString()),
-    timeInForce: Opt(literals(['fill_or_kill', 'good_til_cancelled'])),
+    timeInForce: Opt(StringEnum(['fill_or_kill', 'good_til_cancelled'])),
     legs: Opt(
       Type.Array(Type.Object({ instrumentName: InstrumentName, ratio: DecimalString(), side: Side }, Strict)),
     ),
@@ -111,8 +108,8 @@ export type AcceptParams = Static<typeof AcceptParams>;
 export const GetRfqsParams = Type.Object(
   {
     blockRfqId: Opt(Id),
-    role: Opt(literals(['taker', 'maker'])),
-    status: Opt(literals(RFQ_STATUSES)),
+    role: Opt(StringEnum(['taker', 'maker'])),
+    status: Opt(StringEnum(RFQ_STATUSES)),
     currency: Opt(Currency),
     count: Opt(Count),
     continuation: Opt(Id),
@@ -137,8 +134,8 @@ export const GetTradesParams = Type.Object(
 
 export const GetRfqInstrumentsParams = Type.Object(
   {
-    currency: literals(['BTC', 'ETH', 'USDC', 'USDT', 'EURR', 'any']),
-    kind: Opt(literals(['future', 'option', 'spot', 'future_combo', 'option_combo'])),
+    currency: StringEnum(['BTC', 'ETH', 'USDC', 'USDT', 'EURR', 'any']),
+    kind: Opt(StringEnum(['future', 'option', 'spot', 'future_combo', 'option_combo'])),
     expired: Opt(B),
   },
   Strict,
@@ -168,7 +165,7 @@ export const QuoteSchema = Type.Object({
   filledQuantity: S,
   legs: Type.Array(Type.Object({ instrumentName: S, ratio: S, side: Side, price: S })),
   hedge: Type.Optional(HedgeSchema),
-  status: literals(['open', 'filled', 'cancelled', 'expired']),
+  status: StringEnum(['open', 'filled', 'cancelled', 'expired']),
   statusReason: Type.Union([S, Type.Null()]),
   replaced: B,
   createdAt: I,
@@ -184,12 +181,12 @@ export const RfqSchema = Type.Object({
   createdAt: I,
   expiresAt: I,
   makers: Type.Array(S),
-  role: literals(['taker', 'maker']),
+  role: StringEnum(['taker', 'maker']),
   legs: Type.Array(Type.Object({ instrumentName: S, ratio: S, side: Side })),
   hedge: Type.Optional(HedgeSchema),
   disclosed: B,
   label: Type.Optional(S),
-  status: literals(RFQ_STATUSES),
+  status: StringEnum(RFQ_STATUSES),
   closedReason: Type.Union([S, Type.Null()]),
   minTradeAmount: S,
   includedInTakerRating: Type.Optional(B),
@@ -230,8 +227,8 @@ export const RfqInstrumentSchema = Type.Object({
   instrumentName: S,
   baseCurrency: S,
   kind: S,
-  marginKind: literals(['linear', 'reversed']),
-  optionKind: Type.Union([literals(['call', 'put']), Type.Null()]),
+  marginKind: StringEnum(['linear', 'reversed']),
+  optionKind: Type.Union([StringEnum(['call', 'put']), Type.Null()]),
   strike: Type.Union([S, Type.Null()]),
   expiration: Type.Union([I, Type.Null()]),
 });
