@@ -77,6 +77,14 @@ export function salvageRid(body: unknown): number | null {
  */
 export type RequestObserver = (method: string, transport: Transport, ok: boolean, ms: number) => void;
 
+type RegisteredMethod = NonNullable<ReturnType<MethodRegistry['get']>>;
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
 export class Dispatcher {
   constructor(
     private readonly registry: MethodRegistry,
@@ -86,29 +94,84 @@ export class Dispatcher {
     private readonly observe: RequestObserver | null = null,
   ) {}
 
-  async dispatch(envelope: Envelope, context: DispatchContext): Promise<DispatchOutcome> {
+  /**
+   * Never rejects: every failure becomes an error answer. Written without `async`: an async frame
+   * costs about 400 bytes per call, a `then` with two small closures about half that.
+   */
+  dispatch(envelope: Envelope, context: DispatchContext): Promise<DispatchOutcome> {
     const started = this.observe === null ? 0 : performance.now();
     const method = this.registry.get(envelope.method);
-    let outcome: DispatchOutcome;
+    let answer: unknown;
     try {
-      const result = await this.run(envelope, context, method);
-      outcome = { httpStatus: 200, answer: { rid: envelope.rid, result } };
+      answer = this.run(envelope, context, method);
     } catch (error) {
-      const mapped = mapError(error, (unexpected) => this.onUnexpected(unexpected, envelope.method));
-      outcome = { httpStatus: mapped.httpStatus, answer: { rid: envelope.rid, error: mapped.error } };
+      return Promise.resolve(this.failed(envelope, context, method, started, error));
     }
+    if (!isThenable(answer))
+      return Promise.resolve(this.succeeded(envelope, context, method, started, answer));
+    return Promise.resolve(answer).then(
+      (result) => this.succeeded(envelope, context, method, started, result),
+      (error: unknown) => this.failed(envelope, context, method, started, error),
+    );
+  }
+
+  private succeeded(
+    envelope: Envelope,
+    context: DispatchContext,
+    method: RegisteredMethod | undefined,
+    started: number,
+    result: unknown,
+  ): DispatchOutcome {
+    return this.observed(
+      { httpStatus: 200, answer: { rid: envelope.rid, result } },
+      envelope,
+      context,
+      method,
+      started,
+    );
+  }
+
+  private failed(
+    envelope: Envelope,
+    context: DispatchContext,
+    method: RegisteredMethod | undefined,
+    started: number,
+    error: unknown,
+  ): DispatchOutcome {
+    const mapped = mapError(error, (unexpected) => this.onUnexpected(unexpected, envelope.method));
+    return this.observed(
+      { httpStatus: mapped.httpStatus, answer: { rid: envelope.rid, error: mapped.error } },
+      envelope,
+      context,
+      method,
+      started,
+    );
+  }
+
+  private observed(
+    outcome: DispatchOutcome,
+    envelope: Envelope,
+    context: DispatchContext,
+    method: RegisteredMethod | undefined,
+    started: number,
+  ): DispatchOutcome {
     if (this.observe !== null) {
       const name = method === undefined ? 'unknown' : envelope.method;
-      this.observe(name, context.transport, outcome.httpStatus === 200, performance.now() - started);
+      try {
+        this.observe(name, context.transport, outcome.httpStatus === 200, performance.now() - started);
+      } catch (error) {
+        this.onUnexpected(error, envelope.method);
+      }
     }
     return outcome;
   }
 
-  private async run(
+  /** Throws the checks' refusals; returns the handler's answer (a promise for async handlers). */
+  private run(
     envelope: Envelope,
     context: DispatchContext,
     method: ReturnType<MethodRegistry['get']>,
-  ): Promise<unknown> {
+  ): unknown {
     if (method === undefined || (method.transports && !method.transports.includes(context.transport))) {
       throw new VenueError('method_not_found', `unknown method ${envelope.method}`, { field: 'method' });
     }
@@ -134,6 +197,6 @@ export class Dispatcher {
       session: context.session,
       receivedAt: this.now(),
     };
-    return await method.handler(envelope.params as never, call);
+    return method.handler(envelope.params as never, call);
   }
 }

@@ -21,7 +21,7 @@ import type { Clock } from '../app/clock.ts';
 import { VenueError } from '../domain/errors.ts';
 import type { Principal } from './auth/authenticator.ts';
 import type { ChannelRegistry, Fanout, Subscriber } from './channels.ts';
-import { type Dispatcher, parseEnvelope, salvageRid } from './dispatcher.ts';
+import { type Dispatcher, type DispatchOutcome, parseEnvelope, salvageRid } from './dispatcher.ts';
 import type { CommandPort } from './ports.ts';
 import type { SessionHandle } from './registry.ts';
 import { mapError } from './wire-errors.ts';
@@ -48,6 +48,8 @@ class Session implements SessionHandle, Subscriber {
   private heardSinceTestRequest = true;
   private closed = false;
   private corked = false;
+  /** The rate-limit identity before authentication (made once, not per message). */
+  private readonly anonymousKey: string;
   private readonly uncork = () => {
     this.corked = false;
     this.stream?.uncork();
@@ -58,7 +60,9 @@ class Session implements SessionHandle, Subscriber {
     private readonly socket: WebSocket,
     private readonly deps: WsGatewayDeps,
     private readonly maxBufferedBytes: number,
-  ) {}
+  ) {
+    this.anonymousKey = `ws:${id}`;
+  }
 
   authenticate(principal: Principal): void {
     if (this.principal !== null && this.principal.apiKey !== principal.apiKey) {
@@ -147,7 +151,8 @@ class Session implements SessionHandle, Subscriber {
     return (this.socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket ?? undefined;
   }
 
-  async receive(raw: string): Promise<void> {
+  /** Answers one message (resolves once answered). Not async: see `Dispatcher.dispatch`. */
+  receive(raw: string): Promise<void> {
     this.heardSinceTestRequest = true;
     let parsed: unknown;
     try {
@@ -157,18 +162,22 @@ class Session implements SessionHandle, Subscriber {
         throw new VenueError('parse_error', 'the message is not JSON');
       }
       const envelope = parseEnvelope(parsed);
-      const outcome = await this.deps.dispatcher.dispatch(envelope, {
-        principal: this.principal,
-        transport: 'ws',
-        session: this,
-        anonymousKey: `ws:${this.id}`,
-      });
-      this.send(outcome.answer);
+      return this.deps.dispatcher
+        .dispatch(envelope, {
+          principal: this.principal,
+          transport: 'ws',
+          session: this,
+          anonymousKey: this.anonymousKey,
+        })
+        .then(this.sendOutcome);
     } catch (error) {
       const mapped = mapError(error, this.deps.onUnexpected);
       this.send({ rid: salvageRid(parsed), error: mapped.error });
+      return Promise.resolve();
     }
   }
+
+  private readonly sendOutcome = (outcome: DispatchOutcome): void => this.send(outcome.answer);
 
   onClose(): void {
     if (this.closed) return;

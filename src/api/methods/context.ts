@@ -1,6 +1,6 @@
 /** Helpers shared by method handlers: the caller's account, owned orders, core results. */
 import type { UnstampedCommand } from '../../core/commands.ts';
-import type { CommandSuccess, OrderView } from '../../core/events.ts';
+import type { CommandResult, CommandSuccess, OrderView } from '../../core/events.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { Principal } from '../auth/authenticator.ts';
@@ -57,11 +57,11 @@ function owned(order: OrderView | undefined, context: CallContext, orderId: stri
   return order;
 }
 
-export async function submitOrThrow(
-  commands: CommandPort,
-  command: UnstampedCommand,
-): Promise<CommandSuccess> {
-  const result = await commands.submit(command);
+export function submitOrThrow(commands: CommandPort, command: UnstampedCommand): Promise<CommandSuccess> {
+  return commands.submit(command).then(successOrThrow);
+}
+
+function successOrThrow(result: CommandResult): CommandSuccess {
   if (!result.ok) throw new VenueError(result.error.name, result.error.message, result.error.data);
   return result;
 }

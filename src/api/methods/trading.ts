@@ -73,6 +73,7 @@ async function historyQuery<T>(query: () => Promise<T>): Promise<T> {
 
 export function registerTradingMethods(registry: MethodRegistry, deps: MethodDeps): void {
   const { commands, reads, history } = deps;
+  const instrumentNamed = (name: string) => reads.instrument(name);
   const wireOrder = (order: OrderView) => orderToWire(order, instrumentOf(reads, order.instrumentName));
   const wireOrders = (orders: readonly OrderView[]) =>
     orders.flatMap((order) => {
@@ -89,14 +90,14 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
       matching: true,
       params: PlaceOrderParams,
       result: OrderWithTradesSchema,
-      handler: async (params, context) => {
+      // Not async (the hottest handler; an async frame is about 400 bytes a call).
+      handler: (params, context) => {
         const accountId = accountOf(context);
         const instrument = instrumentOf(reads, params.instrumentName);
-        const result = await submitOrThrow(commands, toPlaceOrder(params, side, accountId, instrument));
-        return {
+        return submitOrThrow(commands, toPlaceOrder(params, side, accountId, instrument)).then((result) => ({
           order: orderToWire(result.order!, instrument),
-          trades: tradesToWire(result.trades ?? [], accountId, (name) => reads.instrument(name)),
-        };
+          trades: tradesToWire(result.trades ?? [], accountId, instrumentNamed),
+        }));
       },
     });
   }
