@@ -13,7 +13,8 @@
  * scavenges per 10k orders (v8.GCProfiler).
  *
  * Env: BENCH_ORDERS (per window, default 40000), BENCH_WINDOWS (default `1,16,256`), BENCH_HEAP_PROF (a
- * file: sampled allocations of the measured windows, garbage included, for /tmp tools or DevTools).
+ * file: sampled allocations of the measured windows, garbage included, for DevTools),
+ * BENCH_HEAP_PROF_SURVIVORS (on: sample only what survived a scavenge).
  */
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -95,6 +96,8 @@ interface GcTotals {
   scavenges: number;
   scavengeMs: number;
   scavengeMaxMs: number;
+  /** Bytes scavenges kept (left in the young generation or promoted): their copying is their cost. */
+  survivedBytes: number;
   markCompacts: number;
 }
 
@@ -104,6 +107,7 @@ function gcTotals(profile: ReturnType<GCProfiler['stop']>, usedAtStart: number, 
     scavenges: 0,
     scavengeMs: 0,
     scavengeMaxMs: 0,
+    survivedBytes: 0,
     markCompacts: 0,
   };
   let usedAfterLast = usedAtStart;
@@ -114,6 +118,11 @@ function gcTotals(profile: ReturnType<GCProfiler['stop']>, usedAtStart: number, 
       totals.scavenges++;
       totals.scavengeMs += gc.cost / 1000;
       totals.scavengeMaxMs = Math.max(totals.scavengeMaxMs, gc.cost / 1000);
+      const used = (stats: typeof gc.beforeGC, space: string) =>
+        stats.heapSpaceStatistics.find((s) => s.spaceName === space)?.spaceUsedSize ?? 0;
+      totals.survivedBytes +=
+        used(gc.afterGC, 'new_space') +
+        Math.max(0, used(gc.afterGC, 'old_space') - used(gc.beforeGC, 'old_space'));
     } else if (gc.gcType === 'MarkSweepCompact') totals.markCompacts++;
   }
   totals.allocatedBytes += Math.max(0, usedAtEnd - usedAfterLast);
@@ -190,7 +199,8 @@ heapProfile?.connect();
 await heapProfile?.post('HeapProfiler.startSampling', {
   samplingInterval: 16_384,
   includeObjectsCollectedByMajorGC: true,
-  includeObjectsCollectedByMinorGC: true,
+  // BENCH_HEAP_PROF_SURVIVORS=on: only what survived a scavenge (what makes scavenges slow).
+  includeObjectsCollectedByMinorGC: process.env.BENCH_HEAP_PROF_SURVIVORS !== 'on',
 });
 for (const window of WINDOWS) {
   // Made before the measurement: the figures are the service's, not this driver's.
@@ -216,7 +226,7 @@ for (const window of WINDOWS) {
       `main thread ${perOrderUs(mainCpu)} µs/order`,
       `process ${perOrderUs((cpu.user + cpu.system) / 1e6)} µs/order`,
       `allocated ${(gc.allocatedBytes / ORDERS / 1024).toFixed(1)} KiB/order`,
-      `scavenges ${((gc.scavenges * 10_000) / ORDERS).toFixed(1)}/10k orders (avg ${(gc.scavengeMs / gc.scavenges || 0).toFixed(1)} max ${gc.scavengeMaxMs.toFixed(1)} ms)`,
+      `scavenges ${((gc.scavenges * 10_000) / ORDERS).toFixed(1)}/10k orders (avg ${(gc.scavengeMs / gc.scavenges || 0).toFixed(1)} max ${gc.scavengeMaxMs.toFixed(1)} ms, ${(gc.survivedBytes / gc.scavenges / 1024 || 0).toFixed(0)} KiB survived each, ${(gc.survivedBytes / ORDERS).toFixed(0)} B per order)`,
       `mark-compacts ${gc.markCompacts}`,
       `errors ${errors}`,
     ].join('   '),

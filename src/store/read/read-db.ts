@@ -76,16 +76,25 @@ export class SqliteReadDb implements ReadDb {
     })();
   }
 
-  async commit(statements: readonly Statement[], lastSeq: number): Promise<void> {
+  /**
+   * Not async: an async frame would hold `statements` (every row's values, views included) until
+   * the worker's commit returns, long enough for a scavenge to copy them all; they are cloned into
+   * the worker's message at once and can die young.
+   */
+  commit(statements: readonly Statement[], lastSeq: number): Promise<void> {
     if (this.useWriterThread) {
       this.writer ??= new SqliteWriterThread(this.path, SQLITE_PRAGMAS);
-      await this.writer.run([...statements, { sql: SET_SEQ, params: [lastSeq] }]);
-      return;
+      return this.writer.run([...statements, { sql: SET_SEQ, params: [lastSeq] }]);
     }
-    this.db.transaction(() => {
-      for (const s of statements) this.prepared(s.sql).run(...s.params);
-      this.prepared(SET_SEQ).run(lastSeq);
-    })();
+    try {
+      this.db.transaction(() => {
+        for (const s of statements) this.prepared(s.sql).run(...s.params);
+        this.prepared(SET_SEQ).run(lastSeq);
+      })();
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   async lastAppliedSeq(): Promise<number> {
