@@ -75,11 +75,18 @@ export interface Gateway {
 export function createGateway(deps: GatewayDeps): Gateway {
   const { config, commands, reads, history, events, keyStore, clock, metrics } = deps;
   const now = () => commands.now();
+  // Fastify logs two info lines per request: at the default level that was a synchronous
+  // stdout write per line on the hot path. Its logger starts at warn unless debug or trace
+  // is asked for (errors and warnings are still logged; the service has its own info log).
+  const fastifyLogLevel = config.logLevel === 'info' ? 'warn' : config.logLevel;
+  const requestLogs = fastifyLogLevel === 'debug' || fastifyLogLevel === 'trace';
   const fastify = Fastify({
-    // Fastify logs two info lines per request: at the default level that was a synchronous
-    // stdout write per line on the hot path. Its logger starts at warn unless debug or trace
-    // is asked for (errors and warnings are still logged; the service has its own info log).
-    logger: { level: config.logLevel === 'info' ? 'warn' : config.logLevel },
+    logger: { level: fastifyLogLevel },
+    // Without request logs, no per-request child logger (a pino child per request) and no
+    // request-log calls: both cost on every request and would write nothing.
+    disableRequestLogging: !requestLogs,
+    childLoggerFactory: (logger, bindings, options) =>
+      requestLogs ? logger.child(bindings, options) : logger,
     bodyLimit: config.http.bodyLimitBytes,
     forceCloseConnections: 'idle',
   });

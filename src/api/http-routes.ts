@@ -15,9 +15,9 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CATALOGUE, VenueError } from '../domain/errors.ts';
-import type { Authenticator, HttpAuthOutcome, Principal } from './auth/authenticator.ts';
+import type { Authenticator, HttpAuthOutcome, Principal, StoredAnswer } from './auth/authenticator.ts';
 import { HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP } from './auth/signature.ts';
-import { type Dispatcher, parseEnvelope, salvageRid } from './dispatcher.ts';
+import { type Dispatcher, type Envelope, parseEnvelope, salvageRid } from './dispatcher.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { compileValidator } from './validation.ts';
 import { mapError } from './wire-errors.ts';
@@ -97,7 +97,9 @@ export function installErrorHandlers(app: FastifyInstance, onUnexpected: (error:
 
 export function registerEnvelopeRoute(app: FastifyInstance, deps: HttpRouteDeps): void {
   const { dispatcher, authenticator, onUnexpected } = deps;
-  app.post('/api/*', async (request, reply) => {
+  // Not an async handler (see `Dispatcher.dispatch`): it answers at once or returns a promise that
+  // resolves, to nothing, once it has answered.
+  app.post('/api/*', (request, reply): Promise<void> | undefined => {
     const raw = typeof request.body === 'string' ? request.body : '';
     const pathMethod = (request.params as { '*': string })['*'];
     let auth: HttpAuthOutcome | null = null;
@@ -109,41 +111,65 @@ export function registerEnvelopeRoute(app: FastifyInstance, deps: HttpRouteDeps)
       if (signed || !pathMethod.startsWith('public/'))
         auth = authenticator.authenticateHttp(authParts(request, raw), retention);
     } catch (error) {
-      return sendError(reply, error, null, onUnexpected);
+      sendError(reply, error, null, onUnexpected);
+      return;
     }
     if (auth?.kind === 'replay') {
-      const stored = await auth.answer;
-      return send(reply, stored.status, stored.body);
+      return auth.answer.then((stored) => {
+        send(reply, stored.status, stored.body);
+      });
     }
-    let status: number;
-    let body: string;
+    const settle = auth?.settle;
     let parsed: unknown;
+    let envelope: Envelope;
     try {
       try {
         parsed = JSON.parse(raw);
       } catch {
         throw new VenueError('parse_error', 'the body is not JSON');
       }
-      const envelope = parseEnvelope(parsed);
+      envelope = parseEnvelope(parsed);
       if (envelope.method !== pathMethod) {
         throw new VenueError('bad_request', 'method differs from the path', { field: 'method' });
       }
-      const outcome = await dispatcher.dispatch(envelope, {
+    } catch (error) {
+      answerFailure(reply, settle, error, parsed, onUnexpected);
+      return;
+    }
+    return dispatcher
+      .dispatch(envelope, {
         principal: auth?.principal ?? null,
         transport: 'http',
         session: null,
         anonymousKey: `ip:${request.ip}`,
-      });
-      status = outcome.httpStatus;
-      body = JSON.stringify(outcome.answer);
-    } catch (error) {
-      const mapped = mapError(error, onUnexpected);
-      status = mapped.httpStatus;
-      body = JSON.stringify({ rid: salvageRid(parsed), error: mapped.error });
-    }
-    auth?.settle({ status, body });
-    return send(reply, status, body);
+      })
+      .then(
+        (outcome) => answer(reply, settle, outcome.httpStatus, JSON.stringify(outcome.answer)),
+        (error: unknown) => answerFailure(reply, settle, error, parsed, onUnexpected),
+      );
   });
+}
+
+/** Sends an envelope answer, first keeping it for byte-identical retries. */
+function answer(
+  reply: FastifyReply,
+  settle: ((answer: StoredAnswer) => void) | undefined,
+  status: number,
+  body: string,
+): void {
+  settle?.({ status, body });
+  send(reply, status, body);
+}
+
+function answerFailure(
+  reply: FastifyReply,
+  settle: ((answer: StoredAnswer) => void) | undefined,
+  error: unknown,
+  parsed: unknown,
+  onUnexpected: (error: unknown) => void,
+): void {
+  const mapped = mapError(error, onUnexpected);
+  answer(reply, settle, mapped.httpStatus, JSON.stringify({ rid: salvageRid(parsed), error: mapped.error }));
 }
 
 /** A flat signed route (portfolio style): `{succ, code, message, value}` answers. */
