@@ -68,11 +68,21 @@ export function isEngineCommand(command: MachineCommand): command is CoreCommand
 }
 
 /** Appends a sub-machine's events to its list (lists exist only for sub-machines that emitted). */
-function collect(subEvents: Map<string, unknown[]>, name: string, events: readonly unknown[]): void {
-  if (events.length === 0) return;
-  const list = subEvents.get(name);
-  if (list === undefined) subEvents.set(name, [...events]);
+/** A command's sub-machine events when there are none (most commands): shared, never written. */
+const NO_SUB_EVENTS: ReadonlyMap<string, readonly unknown[]> = new Map();
+
+/** Adds a sub-machine's events; the map is made at the first event (null until then). */
+function collect(
+  subEvents: Map<string, unknown[]> | null,
+  name: string,
+  events: readonly unknown[],
+): Map<string, unknown[]> | null {
+  if (events.length === 0) return subEvents;
+  const map = subEvents ?? new Map<string, unknown[]>();
+  const list = map.get(name);
+  if (list === undefined) map.set(name, [...events]);
   else for (const event of events) list.push(event);
+  return map;
 }
 
 /** An engine port that records every event the engine emits while a command runs. */
@@ -91,12 +101,15 @@ class RecordingEnginePort implements EnginePort {
 export class CoreMachine {
   private readonly byType = new Map<string, string>();
   private readonly port: RecordingEnginePort;
+  /** `subs` as a list, walked for every command without an entry array per sub-machine. */
+  private readonly subList: ReadonlyArray<readonly [string, AnySubMachine]>;
 
   constructor(
     readonly venue: Venue,
     private readonly subs: ReadonlyMap<string, AnySubMachine>,
   ) {
     this.port = new RecordingEnginePort(venue);
+    this.subList = [...subs];
     for (const [name, sub] of subs) {
       for (const type of sub.commandTypes) {
         if (ENGINE_COMMAND_TYPES.has(type) || this.byType.has(type)) {
@@ -122,8 +135,11 @@ export class CoreMachine {
     const stamp: CommandStamp = { seq: command.seq, ts: command.ts };
     const port = this.port;
     port.events = [];
-    const subEvents = new Map<string, unknown[]>();
-    for (const [name, sub] of this.subs) collect(subEvents, name, sub.advance(stamp, port));
+    let subEvents: Map<string, unknown[]> | null = null;
+    for (let i = 0; i < this.subList.length; i++) {
+      const entry = this.subList[i]!;
+      subEvents = collect(subEvents, entry[0], entry[1].advance(stamp, port));
+    }
 
     let result: CommandResult | SubResult<unknown, unknown>;
     let handledBy: string;
@@ -134,13 +150,13 @@ export class CoreMachine {
       const name = this.byType.get(command.type);
       if (name === undefined) throw new Error(`no part of the core handles command type ${command.type}`);
       const subResult = this.subs.get(name)!.execute(command, port);
-      collect(subEvents, name, subResult.events);
+      subEvents = collect(subEvents, name, subResult.events);
       result = subResult;
       handledBy = name;
     }
 
-    this.react(stamp, subEvents);
-    return { result, handledBy, engineEvents: port.events, subEvents };
+    subEvents = this.react(stamp, subEvents);
+    return { result, handledBy, engineEvents: port.events, subEvents: subEvents ?? NO_SUB_EVENTS };
   }
 
   /** The earliest time any part of the core wants a `timer` command, or null. */
@@ -172,13 +188,20 @@ export class CoreMachine {
     return hash.digest('hex');
   }
 
-  private react(stamp: CommandStamp, subEvents: Map<string, unknown[]>): void {
+  private react(
+    stamp: CommandStamp,
+    subEvents: Map<string, unknown[]> | null,
+  ): Map<string, unknown[]> | null {
     let offered = 0;
     for (let round = 0; offered < this.port.events.length; round++) {
       if (round >= MAX_REACTION_ROUNDS) throw new Error(`reactions did not settle within ${round} rounds`);
       const fresh = this.port.events.slice(offered);
       offered = this.port.events.length;
-      for (const [name, sub] of this.subs) collect(subEvents, name, sub.react(fresh, stamp, this.port));
+      for (let i = 0; i < this.subList.length; i++) {
+        const entry = this.subList[i]!;
+        subEvents = collect(subEvents, entry[0], entry[1].react(fresh, stamp, this.port));
+      }
     }
+    return subEvents;
   }
 }

@@ -9,7 +9,8 @@
  * - A batch starts on the next turn of the event loop (setImmediate) after the first append that
  *   found the writer idle, or right after the previous batch finished: while a batch is being
  *   written, later appends wait and go together in the next one.
- * - Promises resolve in seq order, only after the writer reported the batch durable.
+ * - Promises resolve in seq order, only after the writer reported the batch durable (a frame's
+ *   entries share one promise; its callbacks run in the order they were added).
  * - A writer failure rejects that batch and everything queued or appended later.
  */
 import {
@@ -26,16 +27,27 @@ export interface BatchWriter {
   write(frame: StoredFrame | null, checkpoints: readonly HashCheckpoint[]): void | Promise<void>;
 }
 
-interface Pending {
-  readonly seq: number;
-  readonly ts: number;
-  readonly resolve: () => void;
-  readonly reject: (error: Error) => void;
-}
-
-interface OpenFrame {
+/**
+ * A frame being filled or waiting for the writer. Its entries share one promise: they become
+ * durable together, and callbacks on one promise run in the order they were added, which is seq
+ * order (one promise per entry cost about 250 bytes an entry).
+ */
+class OpenFrame {
   readonly builder: FrameBuilder;
-  readonly pending: Pending[];
+  count = 0;
+  lastSeq = 0;
+  lastTs = 0;
+  readonly durable: Promise<void>;
+  resolve!: () => void;
+  reject!: (error: Error) => void;
+
+  constructor(firstSeq: number) {
+    this.builder = new FrameBuilder(firstSeq);
+    this.durable = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
 }
 
 export class GroupCommitter {
@@ -75,8 +87,8 @@ export class GroupCommitter {
       return Promise.reject(this.failure);
     }
     let frame = this.frames[this.frames.length - 1];
-    if (frame === undefined || frame.pending.length >= this.limits.maxEntries) {
-      frame = { builder: new FrameBuilder(entry.seq), pending: [] };
+    if (frame === undefined || frame.count >= this.limits.maxEntries) {
+      frame = new OpenFrame(entry.seq);
       this.frames.push(frame);
     }
     try {
@@ -86,11 +98,11 @@ export class GroupCommitter {
       return Promise.reject(this.failure);
     }
     this.nextSeq++;
-    const target = frame;
-    return new Promise<void>((resolve, reject) => {
-      target.pending.push({ seq: entry.seq, ts: entry.ts, resolve, reject });
-      this.schedule();
-    });
+    frame.count++;
+    frame.lastSeq = entry.seq;
+    frame.lastTs = entry.ts;
+    this.schedule();
+    return frame.durable;
   }
 
   /** Adds a listener for each batch made durable (metrics). */
@@ -132,7 +144,6 @@ export class GroupCommitter {
     this.writing = true;
     while (this.failure === null && (this.frames.length > 0 || this.queuedCheckpoints.length > 0)) {
       const next = this.frames.shift();
-      const batch = next?.pending ?? [];
       const checkpoints = this.queuedCheckpoints;
       this.queuedCheckpoints = [];
       const started = performance.now();
@@ -142,15 +153,14 @@ export class GroupCommitter {
         if (written !== undefined) await written;
       } catch (error) {
         const failure = new JournalWriteError('journal write failed', { cause: error });
-        for (const pending of batch) pending.reject(failure);
+        next?.reject(failure);
         this.poison(failure);
         break;
       }
-      const last = batch[batch.length - 1];
-      if (last !== undefined) this.durable = { seq: last.seq, ts: last.ts };
+      if (next !== undefined) this.durable = { seq: next.lastSeq, ts: next.lastTs };
       const ms = performance.now() - started;
-      for (const listener of this.batchListeners) listener(batch.length, ms, frame);
-      for (const pending of batch) pending.resolve();
+      for (const listener of this.batchListeners) listener(next?.count ?? 0, ms, frame);
+      next?.resolve();
     }
     this.writing = false;
     const waiters = this.idleWaiters;
@@ -162,7 +172,8 @@ export class GroupCommitter {
     if (this.failure === null) this.failure = failure;
     const queued = this.frames;
     this.frames = [];
-    for (const frame of queued) for (const pending of frame.pending) pending.reject(this.failure);
+    // A frame opened for an entry that could not be encoded holds nothing: no one awaits it.
+    for (const frame of queued) if (frame.count > 0) frame.reject(this.failure);
     if (!this.writing) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
