@@ -83,10 +83,12 @@ interface ShapeNode {
   /** The batch that numbered this shape last, and its number there: skips the map lookup. */
   batch: number;
   id: number;
+  /** The shape's key list as JSON (the path to this node), made when a batch first numbers it. */
+  keysJson: string | null;
 }
 
 const SHAPE_TRIE_MAX_NODES = 65_536;
-const newShapeNode = (): ShapeNode => ({ next: null, batch: 0, id: 0 });
+const newShapeNode = (): ShapeNode => ({ next: null, batch: 0, id: 0, keysJson: null });
 let shapeRoot = newShapeNode();
 let shapeNodes = 0;
 let batchSerial = 0;
@@ -107,7 +109,8 @@ interface Tables {
   readonly strings: Map<string, number>;
   /** This batch's number for each shape it holds (authoritative when batches interleave). */
   readonly shapeIds: Map<ShapeNode, number>;
-  readonly shapeKeys: string[][];
+  /** Each numbered shape's key list as JSON, by number. */
+  readonly shapeKeys: string[];
 }
 
 function intern(map: Map<string, number>, s: string): number {
@@ -220,7 +223,8 @@ function shapeIdOf(t: Tables, node: ShapeNode, record: Record<string, unknown>):
     if (id === undefined) {
       id = t.shapeKeys.length;
       t.shapeIds.set(node, id);
-      t.shapeKeys.push(Object.keys(record).filter((k) => !isOmitted(record[k])));
+      node.keysJson ??= JSON.stringify(Object.keys(record).filter((k) => !isOmitted(record[k])));
+      t.shapeKeys.push(node.keysJson);
     }
     node.batch = t.serial;
     node.id = id;
@@ -260,7 +264,7 @@ export class BatchEncoder {
 
   finish(): Buffer {
     const strings = Buffer.from(JSON.stringify([...this.tables.strings.keys()]), 'utf8');
-    const shapes = Buffer.from(JSON.stringify(this.tables.shapeKeys), 'utf8');
+    const shapes = Buffer.from(`[${this.tables.shapeKeys.join(',')}]`, 'utf8');
     const size =
       varintLength(strings.length) +
       strings.length +
