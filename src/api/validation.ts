@@ -37,6 +37,11 @@ function toVenueError(error: ErrorObject | undefined, root: string): VenueError 
       const field = [...path, String(error.params.additionalProperty)].join('.');
       return new VenueError('invalid_params', `${field} is not a known field`, { field });
     }
+    case 'enum': {
+      const field = path.length > 0 ? path.join('.') : root;
+      const allowed = (error.params.allowedValues as unknown[]).join(', ');
+      return new VenueError('invalid_params', `${field} must be one of ${allowed}`, { field });
+    }
     default: {
       const field = path.length > 0 ? path.join('.') : root;
       return new VenueError('invalid_params', `${field} ${error.message ?? 'is invalid'}`, { field });

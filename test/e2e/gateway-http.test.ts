@@ -138,6 +138,16 @@ describe('gateway over HTTP', () => {
       -32602,
       'timeInForce',
     );
+    // A value outside a fixed set is answered with the set.
+    await assert.rejects(
+      client.call('private/buy', {
+        instrumentName: OPTION,
+        quantity: '10',
+        price: '1',
+        type: 'iceberg',
+      } as never),
+      (error: Error) => /^type must be one of limit, stop_limit, .*trailing_stop$/.test(error.message),
+    );
     const lower = await client.call('private/buy', {
       instrumentName: OPTION,
       quantity: '10',
