@@ -17,7 +17,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CATALOGUE, VenueError } from '../domain/errors.ts';
 import type { Authenticator, HttpAuthOutcome, Principal, StoredAnswer } from './auth/authenticator.ts';
 import { HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP } from './auth/signature.ts';
-import { type Dispatcher, type Envelope, parseEnvelope, salvageRid } from './dispatcher.ts';
+import {
+  type Dispatcher,
+  type DispatchOutcome,
+  type Envelope,
+  parseEnvelope,
+  salvageRid,
+} from './dispatcher.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { compileValidator } from './validation.ts';
 import { mapError } from './wire-errors.ts';
@@ -144,7 +150,7 @@ export function registerEnvelopeRoute(app: FastifyInstance, deps: HttpRouteDeps)
         anonymousKey: `ip:${request.ip}`,
       })
       .then(
-        (outcome) => answer(reply, settle, outcome.httpStatus, JSON.stringify(outcome.answer)),
+        (outcome) => answerOutcome(reply, settle, outcome, parsed, onUnexpected),
         (error: unknown) => answerFailure(reply, settle, error, parsed, onUnexpected),
       );
   });
@@ -159,6 +165,23 @@ function answer(
 ): void {
   settle?.({ status, body });
   send(reply, status, body);
+}
+
+function answerOutcome(
+  reply: FastifyReply,
+  settle: ((answer: StoredAnswer) => void) | undefined,
+  outcome: DispatchOutcome,
+  parsed: unknown,
+  onUnexpected: (error: unknown) => void,
+): void {
+  let body: string;
+  try {
+    body = JSON.stringify(outcome.answer);
+  } catch (error) {
+    answerFailure(reply, settle, error, parsed, onUnexpected);
+    return;
+  }
+  answer(reply, settle, outcome.httpStatus, body);
 }
 
 function answerFailure(

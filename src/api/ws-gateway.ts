@@ -169,7 +169,7 @@ class Session implements SessionHandle, Subscriber {
           session: this,
           anonymousKey: this.anonymousKey,
         })
-        .then(this.sendOutcome);
+        .then(this.sendOutcome, this.sendUnexpected);
     } catch (error) {
       const mapped = mapError(error, this.deps.onUnexpected);
       this.send({ rid: salvageRid(parsed), error: mapped.error });
@@ -177,7 +177,17 @@ class Session implements SessionHandle, Subscriber {
     }
   }
 
-  private readonly sendOutcome = (outcome: DispatchOutcome): void => this.send(outcome.answer);
+  // Made once per session, not per message; neither lets an error escape as an unhandled rejection.
+  private readonly sendOutcome = (outcome: DispatchOutcome): void => {
+    try {
+      this.send(outcome.answer);
+    } catch (error) {
+      this.send({ rid: outcome.answer.rid, error: mapError(error, this.deps.onUnexpected).error });
+    }
+  };
+  private readonly sendUnexpected = (error: unknown): void => {
+    this.send({ rid: null, error: mapError(error, this.deps.onUnexpected).error });
+  };
 
   onClose(): void {
     if (this.closed) return;
