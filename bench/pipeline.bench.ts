@@ -32,13 +32,13 @@ const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,16,256').split(',').map(Number)
 const WARM_UP_ORDERS = 20_000;
 const INSTRUMENT = 'BTC-PERPETUAL';
 
-/** Stands in for a `ws` WebSocket: messages in as Buffers, answers out as strings. */
+/** Stands in for a `ws` WebSocket: messages in and answers out as Buffers (or strings). */
 class InProcessSocket extends EventEmitter {
   readonly bufferedAmount = 0;
-  onAnswer: (text: string) => void = () => {};
+  onAnswer: (data: Buffer | string) => void = () => {};
 
-  send(text: string): void {
-    this.onAnswer(text);
+  send(data: Buffer | string): void {
+    this.onAnswer(data);
   }
 
   close(): void {
@@ -86,10 +86,20 @@ function requests(count: number, firstRid: number): Buffer[] {
   });
 }
 
-/** The rid of an answer `{"rid":N,...}` without parsing the rest. */
-function ridOf(text: string): number {
-  return Number(text.slice(7, text.indexOf(',', 7)));
+/** The rid of an answer `{"rid":N,...}`, read without allocating. */
+function ridOf(data: Buffer | string): number {
+  let rid = 0;
+  for (let i = 7; i < data.length; i++) {
+    const code = typeof data === 'string' ? data.charCodeAt(i) : data[i]!;
+    if (code < 48 || code > 57) break;
+    rid = rid * 10 + (code - 48);
+  }
+  return rid;
 }
+
+const ERROR_MARK = Buffer.from('"error"');
+const isError = (data: Buffer | string) =>
+  typeof data === 'string' ? data.includes('"error"') : data.includes(ERROR_MARK);
 
 interface GcTotals {
   allocatedBytes: number;
@@ -149,7 +159,7 @@ if (credential === undefined) throw new Error('no demo credential on a fresh dat
 const socket = new InProcessSocket();
 service.gateway.serveWebSocket(socket as unknown as WebSocket);
 await new Promise<void>((resolve, reject) => {
-  socket.onAnswer = (text) => (text.includes('"error"') ? reject(new Error(`auth: ${text}`)) : resolve());
+  socket.onAnswer = (data) => (isError(data) ? reject(new Error(`auth: ${data}`)) : resolve());
   const timestamp = service.core.now();
   const nonce = `pipeline-${timestamp}`;
   socket.deliver(
@@ -179,10 +189,10 @@ function run(batch: readonly Buffer[], window: number): Promise<number> {
   let answered = 0;
   let errors = 0;
   return new Promise((resolve) => {
-    socket.onAnswer = (text) => {
-      if (ridOf(text) < firstRid) return;
+    socket.onAnswer = (data) => {
+      if (ridOf(data) < firstRid) return;
       answered++;
-      if (text.includes('"error"')) errors++;
+      if (isError(data)) errors++;
       if (sent < count) socket.deliver(batch[sent++]!);
       else if (answered === count) resolve(errors);
     };

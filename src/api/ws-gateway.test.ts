@@ -13,8 +13,9 @@ class RecordingSocket extends EventEmitter {
   readonly bufferedAmount = 0;
   readonly sent: string[] = [];
 
-  send(text: string): void {
-    this.sent.push(text);
+  send(data: string | Buffer, options?: { binary?: boolean }): void {
+    assert.equal(options?.binary ?? typeof data !== 'string', false, 'messages go out as text frames');
+    this.sent.push(data.toString());
   }
 
   close(): void {

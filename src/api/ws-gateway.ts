@@ -24,6 +24,7 @@ import type { ChannelRegistry, Fanout, Subscriber } from './channels.ts';
 import { type Dispatcher, type DispatchOutcome, parseEnvelope, salvageRid } from './dispatcher.ts';
 import type { CommandPort } from './ports.ts';
 import type { SessionHandle } from './registry.ts';
+import { jsonBytes } from './wire/json-bytes.ts';
 import { mapError } from './wire-errors.ts';
 
 export interface WsGatewayOptions {
@@ -39,6 +40,9 @@ export interface WsGatewayDeps {
   readonly clock: Clock;
   readonly onUnexpected: (error: unknown) => void;
 }
+
+/** Messages are JSON text: a Buffer would otherwise go out as a binary frame. */
+const TEXT_FRAME = { binary: false } as const;
 
 class Session implements SessionHandle, Subscriber {
   principal: Principal | null = null;
@@ -143,7 +147,7 @@ class Session implements SessionHandle, Subscriber {
       this.stream.cork();
       process.nextTick(this.uncork);
     }
-    this.socket.send(JSON.stringify(message));
+    this.socket.send(jsonBytes(message), TEXT_FRAME);
   }
 
   /** The TCP stream under the WebSocket (ws keeps it in `_socket`; absent in fakes). */
