@@ -19,12 +19,12 @@ import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { Clock } from '../app/clock.ts';
 import { VenueError } from '../domain/errors.ts';
+import { jsonBytes } from '../store/json-bytes.ts';
 import type { Principal } from './auth/authenticator.ts';
 import type { ChannelRegistry, Fanout, Subscriber } from './channels.ts';
 import { type Dispatcher, type DispatchOutcome, parseEnvelope, salvageRid } from './dispatcher.ts';
 import type { CommandPort } from './ports.ts';
 import type { SessionHandle } from './registry.ts';
-import { jsonBytes } from './wire/json-bytes.ts';
 import { mapError } from './wire-errors.ts';
 
 export interface WsGatewayOptions {

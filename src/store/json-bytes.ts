@@ -1,8 +1,8 @@
 /**
  * `JSON.stringify` written straight into bytes, for WebSocket messages.
  *
- * Why: V8 builds a JSON string in growing parts and joins them, about 3× the answer's size in
- * garbage (some 1.8 KB of an order answer), and the socket then encodes the string once more. Here
+ * Why: V8 builds a JSON string in growing parts and joins them, about 3× the text's size in
+ * garbage (some 1.8 KB of an order answer), and a socket then encodes the string once more. Here
  * the bytes go into one scratch buffer, reused, and leave in an exact-size slice of Node's buffer
  * pool.
  *
@@ -39,18 +39,19 @@ function writeAscii(text: string): void {
 function writeString(text: string): void {
   const length = text.length;
   ensure(length + 2);
-  const start = pos;
-  out[pos++] = 34;
+  const buffer = out;
+  let at = pos;
+  buffer[at++] = 34;
   for (let i = 0; i < length; i++) {
     const code = text.charCodeAt(i);
     if (code < 0x20 || code > 0x7e || code === 34 || code === 92) {
-      pos = start;
       writeJsonText(JSON.stringify(text));
       return;
     }
-    out[pos++] = code;
+    buffer[at++] = code;
   }
-  out[pos++] = 34;
+  buffer[at++] = 34;
+  pos = at;
 }
 
 function writeNumber(value: number): void {
@@ -147,6 +148,14 @@ function writeObject(record: Record<string, unknown>): void {
 export function jsonBytes(value: unknown): Buffer {
   // A toJSON that serialises on its own would otherwise write into the buffer being filled.
   if (busy) return Buffer.from(jsonText(value));
+  writeWhole(value);
+  const bytes = Buffer.allocUnsafe(pos);
+  out.copy(bytes, 0, 0, pos);
+  return bytes;
+}
+
+/** Writes `value` from the start of the scratch buffer. */
+function writeWhole(value: unknown): void {
   busy = true;
   pos = 0;
   try {
@@ -154,9 +163,6 @@ export function jsonBytes(value: unknown): Buffer {
   } finally {
     busy = false;
   }
-  const bytes = Buffer.allocUnsafe(pos);
-  out.copy(bytes, 0, 0, pos);
-  return bytes;
 }
 
 function jsonText(value: unknown): string {

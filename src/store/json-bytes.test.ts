@@ -62,6 +62,7 @@ test('toJSON is applied with its key, and an omitted result drops the member', (
     },
   });
   sameAsStringify({ a: spy(1), b: spy(undefined), c: [spy('x'), spy(undefined)], d: new Date(0) });
+  // Once for JSON.stringify, once for jsonBytes.
   assert.deepEqual(keys, ['a', 'b', '0', '1', 'a', 'b', '0', '1']);
 });
 
