@@ -342,9 +342,7 @@ async function runAgainst(serverScript: string): Promise<void> {
     [
       ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []),
       // The young generation `npm start` uses (docs/decisions.md, "Young generation").
-      ...(process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=8')
-        .split(' ')
-        .filter((flag) => flag !== ''),
+      ...(process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=8').split(' ').filter((flag) => flag !== ''),
       '--import',
       'tsx',
       join(import.meta.dirname, serverScript),
