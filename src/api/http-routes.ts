@@ -15,6 +15,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CATALOGUE, VenueError } from '../domain/errors.ts';
+import { jsonBytes } from '../store/json-bytes.ts';
 import type { Authenticator, HttpAuthOutcome, Principal, StoredAnswer } from './auth/authenticator.ts';
 import { HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP } from './auth/signature.ts';
 import {
@@ -47,7 +48,7 @@ function authParts(request: FastifyRequest, body: string) {
   };
 }
 
-function send(reply: FastifyReply, status: number, body: string): FastifyReply {
+function send(reply: FastifyReply, status: number, body: string | Buffer): FastifyReply {
   return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(body);
 }
 
@@ -161,7 +162,7 @@ function answer(
   reply: FastifyReply,
   settle: ((answer: StoredAnswer) => void) | undefined,
   status: number,
-  body: string,
+  body: string | Buffer,
 ): void {
   settle?.({ status, body });
   send(reply, status, body);
@@ -174,9 +175,9 @@ function answerOutcome(
   parsed: unknown,
   onUnexpected: (error: unknown) => void,
 ): void {
-  let body: string;
+  let body: Buffer;
   try {
-    body = JSON.stringify(outcome.answer);
+    body = jsonBytes(outcome.answer);
   } catch (error) {
     answerFailure(reply, settle, error, parsed, onUnexpected);
     return;

@@ -55,7 +55,7 @@ export const ConfigSchema = Type.Object(
         clockSkewMs: Type.Integer({ minimum: 1000 }),
         /** Nonces remembered inside the window (all keys); past it signed requests get 429. */
         replayMaxEntries: Type.Integer({ minimum: 1 }),
-        /** Characters of answers kept for byte-identical retries; past it signed requests get 429. */
+        /** Size of answers kept for byte-identical retries (bytes; characters for text answers); past it signed requests get 429. */
         replayMaxAnswerBytes: Type.Integer({ minimum: 1 }),
       },
       { additionalProperties: false },

@@ -30,10 +30,10 @@ export interface Principal {
   readonly rateLimits: RateLimitOverride | null;
 }
 
-/** A finished HTTP answer, kept for byte-identical retries. */
+/** A finished HTTP answer, kept for byte-identical retries: the very body sent (text or bytes). */
 export interface StoredAnswer {
   readonly status: number;
-  readonly body: string;
+  readonly body: string | Buffer;
 }
 
 export interface HttpRequestParts {

@@ -8,12 +8,12 @@
  * - Expiry is a ring of time buckets (`bucketMs` wide) in expiry order: pruning costs O(expired +
  *   elapsed buckets), never a scan of the live nonces, whatever order timestamps arrive in.
  * - 'answer' retention keeps the full signature and, once settled, only the status and the
- *   serialized body string (the very string sent); a retry in flight waits on a promise made only
+ *   serialized body (the very string or bytes sent); a retry in flight waits on a promise made only
  *   when such a retry arrives. 'fingerprint' retention keeps a 30-bit number from the signature
  *   (a small integer, no allocation): a byte-identical retry is told to run again, anything else
  *   is a conflict. A WebSocket session nonce conflicts with everything.
- * - `full` turns true at `maxEntries` nonces or `maxAnswerBytes` of kept bodies (counted as string
- *   length); the caller refuses new requests then, nothing already remembered is dropped early.
+ * - `full` turns true at `maxEntries` nonces or `maxAnswerBytes` of kept bodies (bytes, or a text
+ *   body's length); the caller refuses new requests then, nothing already remembered is dropped early.
  */
 import type { StoredAnswer } from './authenticator.ts';
 
@@ -44,7 +44,7 @@ const SESSION = -1;
 /** A request whose answer is kept for byte-identical retries. */
 class KeptAnswer {
   status = 0;
-  body: string | null = null;
+  body: string | Buffer | null = null;
   waiters: Array<(answer: StoredAnswer) => void> | null = null;
   forgotten = false;
 
