@@ -7,6 +7,7 @@ import { Authenticator, type HttpRequestParts } from '../src/api/auth/authentica
 import { SecretBox } from '../src/api/auth/secret-box.ts';
 import { signHttp } from '../src/api/auth/signature.ts';
 import { SqliteKeyStore } from '../src/api/auth/sqlite-key-store.ts';
+import { jsonBytes } from '../src/store/json-bytes.ts';
 
 const COUNT = 100_000;
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -39,9 +40,10 @@ function requests(method: string): HttpRequestParts[] {
   return out;
 }
 
-function answerFor(i: number): string {
-  // A typical private answer (~400 chars), unique per request as real answers are.
-  return JSON.stringify({
+function answerFor(i: number): Buffer {
+  // A typical private answer (~400 bytes), unique per request as real answers are, kept as the
+  // HTTP route keeps it: the bytes sent.
+  return jsonBytes({
     rid: i,
     result: {
       order: {
@@ -69,7 +71,7 @@ function measure(label: string, method: string): void {
   let auth: Authenticator | null = new Authenticator(store, () => now, { clockSkewMs: 15_000 });
   const keep = method.startsWith('private/');
   let batch: HttpRequestParts[] | null = requests(method);
-  let answers: string[] | null = batch.map((_, i) => answerFor(i));
+  let answers: Buffer[] | null = batch.map((_, i) => answerFor(i));
   const authenticate = auth.authenticateHttp.bind(auth) as (
     request: HttpRequestParts,
     retention?: string,
@@ -84,13 +86,18 @@ function measure(label: string, method: string): void {
   const remembered = auth.rememberedNonces;
   gc!();
   gc!();
-  const withMemory = process.memoryUsage().heapUsed;
+  const held = () => {
+    const usage = process.memoryUsage();
+    return { heap: usage.heapUsed, buffers: usage.arrayBuffers };
+  };
+  const withMemory = held();
   auth = null;
   gc!();
   gc!();
-  const without = process.memoryUsage().heapUsed;
+  const without = held();
+  const perRequest = (bytes: number) => Math.round(bytes / COUNT);
   console.log(
-    `${label}: ${remembered} remembered, ${Math.round((withMemory - without) / COUNT)} bytes/request held (answer ${answerFor(0).length} chars, nonce ~22 chars)`,
+    `${label}: ${remembered} remembered, ${perRequest(withMemory.heap - without.heap)} bytes/request of heap and ${perRequest(withMemory.buffers - without.buffers)} of buffers held (answer ${answerFor(0).length} bytes, nonce ~22 chars)`,
   );
 }
 
