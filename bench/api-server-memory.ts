@@ -8,21 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGatewayService } from '../src/api/service.ts';
 import { SystemClock } from '../src/app/clock.ts';
-import { loadConfig } from '../src/app/config.ts';
 import { startEngineVenue } from '../test/support/engine-venue.ts';
+import { benchConfig } from './bench-config.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-mem-'));
-const config = loadConfig({
-  env: {},
-  overrides: {
-    port: 0,
-    host: '127.0.0.1',
-    dataDir,
-    simulator: false,
-    logLevel: 'warn',
-    rateLimits: { enabled: false },
-  },
-});
+const config = benchConfig(dataDir, { simulator: false });
 const engine = await startEngineVenue(Date.now());
 const realNow = () => Date.now();
 const svc = await createGatewayService({

@@ -7,20 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import type { Histogram } from 'prom-client';
-import { loadConfig } from '../src/app/config.ts';
 import { startService } from '../src/app/service.ts';
+import { benchConfig } from './bench-config.ts';
 
 const dataDir = process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'bench-api-'));
-const config = loadConfig({
-  env: {},
-  overrides: {
-    port: 0,
-    host: '127.0.0.1',
-    dataDir,
-    simulator: process.env.BENCH_SIMULATOR === 'on',
-    logLevel: (process.env.LOG_LEVEL as 'warn' | undefined) ?? 'warn',
-    rateLimits: { enabled: false },
-  },
+const config = benchConfig(dataDir, {
+  simulator: process.env.BENCH_SIMULATOR === 'on',
+  logLevel: process.env.LOG_LEVEL as 'warn' | undefined,
 });
 const service = await startService({ config });
 // How long the event loop stalls (market ticks, simulator, snapshots): reported on stderr at exit.

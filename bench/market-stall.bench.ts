@@ -20,8 +20,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
-import { loadConfig } from '../src/app/config.ts';
 import { startService } from '../src/app/service.ts';
+import { benchConfig } from './bench-config.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
@@ -81,17 +81,7 @@ class Window {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-market-stall-'));
-const config = loadConfig({
-  env: {},
-  overrides: {
-    port: 0,
-    host: '127.0.0.1',
-    dataDir,
-    simulator: true,
-    logLevel: 'warn',
-    rateLimits: { enabled: false },
-  },
-});
+const config = benchConfig(dataDir, { simulator: true });
 let window = new Window();
 const gcKind = (kind: number | undefined) =>
   kind === constants.NODE_PERFORMANCE_GC_MINOR

@@ -24,8 +24,8 @@ import { join } from 'node:path';
 import { GCProfiler } from 'node:v8';
 import type { WebSocket } from 'ws';
 import { signWs } from '../src/api/auth/signature.ts';
-import { loadConfig } from '../src/app/config.ts';
 import { startService } from '../src/app/service.ts';
+import { benchConfig } from './bench-config.ts';
 
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 40_000);
 const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,16,256').split(',').map(Number);
@@ -140,19 +140,7 @@ function gcTotals(profile: ReturnType<GCProfiler['stop']>, usedAtStart: number, 
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-pipeline-'));
-const service = await startService({
-  config: loadConfig({
-    env: {},
-    overrides: {
-      port: 0,
-      host: '127.0.0.1',
-      dataDir,
-      simulator: false,
-      logLevel: 'warn',
-      rateLimits: { enabled: false },
-    },
-  }),
-});
+const service = await startService({ config: benchConfig(dataDir, { simulator: false }) });
 const credential = service.demoCredentials?.[0];
 if (credential === undefined) throw new Error('no demo credential on a fresh data dir');
 

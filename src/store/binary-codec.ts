@@ -174,45 +174,28 @@ function encodeValue(w: Writer, t: Tables, value: unknown, key: string): void {
         return;
       }
       const record = value as Record<string, unknown>;
-      // Plain objects' keys are walked with for-in (no keys array per object; for own enumerable
-      // keys it has Object.keys' order); other prototypes might lend enumerable keys.
-      if (Object.getPrototypeOf(record) !== Object.prototype) {
-        encodeRecord(w, t, record, Object.keys(record));
-        return;
-      }
+      // Keys are walked with for-in (no keys array per object): for own keys it has Object.keys'
+      // order; a prototype other than Object.prototype might lend enumerable keys, skipped.
+      const plain = Object.getPrototypeOf(record) === Object.prototype;
       if (shapeNodes >= SHAPE_TRIE_MAX_NODES) {
         shapeRoot = newShapeNode();
         shapeNodes = 0;
       }
       let node = shapeRoot;
-      for (const k in record) if (!isOmitted(record[k])) node = shapeChild(node, k);
+      for (const k in record) {
+        if ((plain || Object.hasOwn(record, k)) && !isOmitted(record[k])) node = shapeChild(node, k);
+      }
       w.byte(TAG_OBJECT);
       w.varint(shapeIdOf(t, node, record));
       for (const k in record) {
         const field = record[k];
-        if (!isOmitted(field)) encodeValue(w, t, field, k);
+        if ((plain || Object.hasOwn(record, k)) && !isOmitted(field)) encodeValue(w, t, field, k);
       }
       return;
     }
     default:
       // undefined, function, symbol at the top level: JSON.stringify gives undefined.
       throw new TypeError('value is not JSON-serialisable');
-  }
-}
-
-/** An object through an explicit key list (objects whose prototype is not Object.prototype). */
-function encodeRecord(w: Writer, t: Tables, record: Record<string, unknown>, keys: readonly string[]): void {
-  if (shapeNodes >= SHAPE_TRIE_MAX_NODES) {
-    shapeRoot = newShapeNode();
-    shapeNodes = 0;
-  }
-  let node = shapeRoot;
-  for (const k of keys) if (!isOmitted(record[k])) node = shapeChild(node, k);
-  w.byte(TAG_OBJECT);
-  w.varint(shapeIdOf(t, node, record));
-  for (const k of keys) {
-    const field = record[k];
-    if (!isOmitted(field)) encodeValue(w, t, field, k);
   }
 }
 

@@ -86,17 +86,16 @@ export class GroupCommitter {
       );
       return Promise.reject(this.failure);
     }
-    let frame = this.frames[this.frames.length - 1];
-    if (frame === undefined || frame.count >= this.limits.maxEntries) {
-      frame = new OpenFrame(entry.seq);
-      this.frames.push(frame);
-    }
+    const last = this.frames[this.frames.length - 1];
+    const frame = last !== undefined && last.count < this.limits.maxEntries ? last : new OpenFrame(entry.seq);
     try {
       frame.builder.add(entry);
     } catch (error) {
       this.poison(new JournalWriteError(`cannot encode entry ${entry.seq}`, { cause: error }));
       return Promise.reject(this.failure);
     }
+    // A new frame is queued only once it holds an entry: one no one awaits is never rejected.
+    if (frame !== last) this.frames.push(frame);
     this.nextSeq++;
     frame.count++;
     frame.lastSeq = entry.seq;
@@ -172,8 +171,7 @@ export class GroupCommitter {
     if (this.failure === null) this.failure = failure;
     const queued = this.frames;
     this.frames = [];
-    // A frame opened for an entry that could not be encoded holds nothing: no one awaits it.
-    for (const frame of queued) if (frame.count > 0) frame.reject(this.failure);
+    for (const frame of queued) frame.reject(this.failure);
     if (!this.writing) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];

@@ -60,6 +60,7 @@ function writeNumber(value: number): void {
   } else if (!Number.isSafeInteger(value)) {
     writeAscii(String(value));
   } else if (value === 0) {
+    ensure(1);
     out[pos++] = 48; // also -0, which JSON.stringify prints as 0
   } else {
     let magnitude = value < 0 ? -value : value;
@@ -89,7 +90,6 @@ function writeValue(value: unknown, key: string | number): boolean {
       writeString(value);
       return true;
     case 'number':
-      ensure(1);
       writeNumber(value);
       return true;
     case 'boolean':

@@ -1,0 +1,22 @@
+/**
+ * The service configuration the benches start: embedded defaults, a free loopback port, rate
+ * limits off (the load generator is one key), and only warnings logged.
+ */
+import { type Config, loadConfig } from '../src/app/config.ts';
+
+export function benchConfig(
+  dataDir: string,
+  options: { readonly simulator: boolean; readonly logLevel?: Config['logLevel'] },
+): Config {
+  return loadConfig({
+    env: {},
+    overrides: {
+      port: 0,
+      host: '127.0.0.1',
+      dataDir,
+      simulator: options.simulator,
+      logLevel: options.logLevel ?? 'warn',
+      rateLimits: { enabled: false },
+    },
+  });
+}
