@@ -8,7 +8,7 @@
  * requests), close WebSockets with 1001 (cancel-on-disconnect still runs), then return; the
  * caller then drains the sequencer and closes storage.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Clock } from '../app/clock.ts';
 import type { Config } from '../app/config.ts';
@@ -84,7 +84,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     logger: { level: fastifyLogLevel },
     // Without request logs, no per-request child logger (a pino child per request) and no
     // request-log calls: both cost on every request and would write nothing.
-    disableRequestLogging: !requestLogs,
+    logController: new LogController({ disableRequestLogging: !requestLogs }),
     childLoggerFactory: (logger, bindings, options) =>
       requestLogs ? logger.child(bindings, options) : logger,
     bodyLimit: config.http.bodyLimitBytes,
