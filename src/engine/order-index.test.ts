@@ -94,6 +94,25 @@ describe('OrderIndex', () => {
     );
   });
 
+  test('orders that come and go one at a time reuse one page; emptied older pages are dropped', () => {
+    const index = new OrderIndex();
+    for (let number = 1; number <= 1_000; number++) {
+      const o = order(`BTC-${number}`, number);
+      index.set(o.id, o);
+      assert.equal(index.remove(o), true);
+      assert.equal(index.pageCount, 1);
+    }
+    const resting = order('BTC-1001', 1_001);
+    index.set(resting.id, resting);
+    const later = order('BTC-5000', 5_000);
+    index.set(later.id, later);
+    index.remove(later);
+    assert.equal(index.pageCount, 2, "the resting order's page and the newest page");
+    index.remove(resting);
+    assert.equal(index.pageCount, 1, 'only the newest page is kept empty');
+    assert.equal(index.size, 0);
+  });
+
   test('matches a Map across pages, with engine ids and large numbers', () => {
     const numbers = fc.constantFrom(0, 1, 255, 256, 257, 511, 512, 1_000_000, 2 ** 40 + 3);
     fc.assert(

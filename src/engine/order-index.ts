@@ -43,14 +43,25 @@ interface Page {
  * Orders by number in pages of PAGE_SIZE consecutive numbers; a page is dropped once empty.
  * Numbers are handed out in sequence, so live orders cluster in few pages: a lookup is a small
  * Map hit plus an array read, far fewer cache misses than one large hash table on deep books.
- * Worst case (one long-lived order per page) costs one page (~2 KB) per such order.
+ * Worst case (one long-lived order per page) costs one page (~2 KB) per such order, plus the
+ * newest page, kept even when empty.
  */
 class NumberTable {
   private readonly pages = new Map<number, Page>();
   private count = 0;
+  /**
+   * The page of the highest number set so far. It stays when it empties, since the next numbers
+   * land on it: orders that close at once (immediate-or-cancel) would otherwise make and drop a
+   * page, and churn the pages Map, on every order.
+   */
+  private newestKey = -1;
 
   get size(): number {
     return this.count;
+  }
+
+  get pageCount(): number {
+    return this.pages.size;
   }
 
   get(n: number): Order | undefined {
@@ -64,6 +75,11 @@ class NumberTable {
     if (page === undefined) {
       page = { slots: new Array<Order | undefined>(PAGE_SIZE).fill(undefined), live: 0 };
       this.pages.set(key, page);
+      if (key > this.newestKey) {
+        const previous = this.newestKey;
+        this.newestKey = key;
+        if (this.pages.get(previous)?.live === 0) this.pages.delete(previous);
+      }
     }
     const i = n % PAGE_SIZE;
     if (page.slots[i] === undefined) {
@@ -80,7 +96,7 @@ class NumberTable {
     if (page === undefined || page.slots[i] === undefined) return false;
     page.slots[i] = undefined;
     this.count--;
-    if (--page.live === 0) this.pages.delete(key);
+    if (--page.live === 0 && key !== this.newestKey) this.pages.delete(key);
     return true;
   }
 
@@ -96,6 +112,11 @@ export class OrderIndex {
 
   get size(): number {
     return this.byNumber.size + this.byId.size;
+  }
+
+  /** Pages of the by-number table held (memory: about 2 KB each). */
+  get pageCount(): number {
+    return this.byNumber.pageCount;
   }
 
   get(id: string): Order | undefined {

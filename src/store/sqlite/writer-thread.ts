@@ -71,13 +71,20 @@ export interface WriteStatement {
 }
 
 interface PendingWrite {
+  readonly id: number;
   readonly resolve: () => void;
   readonly reject: (error: Error) => void;
 }
 
 export class SqliteWriterThread {
   private readonly worker: Worker;
-  private readonly pending = new Map<number, PendingWrite>();
+  /**
+   * Writes awaiting their answer, oldest first: the worker answers in submission order. A queue,
+   * not a Map keyed by id: V8 keeps a rehashed Map's old table, with its entries, linked to the new
+   * one, so a long-lived Map with an entry added and removed per write made every write's promise
+   * chain (and the commands and results it resolves) survive scavenges into the old generation.
+   */
+  private pending: PendingWrite[] = [];
   private nextId = 1;
   private failure: Error | null = null;
   private exited: Promise<void>;
@@ -91,10 +98,13 @@ export class SqliteWriterThread {
     });
     this.worker.unref();
     this.worker.on('message', (answer: { id: number; error: string | null }) => {
-      const waiting = this.pending.get(answer.id);
-      if (waiting === undefined) return;
-      this.pending.delete(answer.id);
-      if (this.pending.size === 0) this.worker.unref();
+      const waiting = this.pending[0];
+      if (waiting === undefined || waiting.id !== answer.id) {
+        this.fail(new Error(`journal writer answered write ${answer.id} out of order`));
+        return;
+      }
+      this.pending.shift();
+      if (this.pending.length === 0) this.worker.unref();
       if (answer.error === null) waiting.resolve();
       else waiting.reject(new Error(`journal writer: ${answer.error}`));
     });
@@ -112,8 +122,8 @@ export class SqliteWriterThread {
     if (this.failure !== null) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
-      if (this.pending.size === 0) this.worker.ref();
-      this.pending.set(id, { resolve, reject });
+      if (this.pending.length === 0) this.worker.ref();
+      this.pending.push({ id, resolve, reject });
       this.worker.postMessage({ id, statements });
     });
   }
@@ -129,8 +139,8 @@ export class SqliteWriterThread {
 
   private fail(error: Error): void {
     if (this.failure === null) this.failure = error;
-    const waiting = [...this.pending.values()];
-    this.pending.clear();
+    const waiting = this.pending;
+    this.pending = [];
     for (const write of waiting) write.reject(this.failure);
   }
 }
