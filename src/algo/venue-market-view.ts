@@ -36,13 +36,14 @@ export function venueMarketView(
 ): AlgoMarketView {
   // One priced market per (instrument, time): the model is pure, so caching by key is safe.
   let cachedAt = Number.NaN;
-  const cache = new Map<string, MarketState>();
+  let cache = new Map<string, MarketState>();
   const priced = (instrument: Instrument, now: number): MarketState | null => {
     const currency = instrument.spec.baseCurrency;
     const index = venue.indexPrice(currency);
     if (index === null || model.currencies[currency] === undefined) return null;
     if (cachedAt !== now) {
-      cache.clear();
+      // A new Map, not clear(): a cleared table stays linked to its successor, entries and all.
+      cache = new Map();
       cachedAt = now;
     }
     const key = `${instrument.name}|${index}`;

@@ -67,7 +67,7 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
   private state = new DeskState();
   private events: RfqEvent[] = [];
   /** RFQs changed by the current step: one `rfq_changed` each, after the quote events. */
-  private readonly dirty = new Set<string>();
+  private dirty = new Set<string>();
   private tradedEvents: RfqEvent[] = [];
 
   constructor(
@@ -641,7 +641,7 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
         events.push({ type: 'rfq_changed', rfq: clone(rfq), quotes: this.quotesOfRfq(id) });
     }
     for (const traded of this.tradedEvents) events.push(traded);
-    this.dirty.clear();
+    if (this.dirty.size > 0) this.dirty = new Set(); // not clear(): see RowBatch.drain
     this.tradedEvents = [];
     this.events = [];
     return events;
