@@ -8,7 +8,7 @@
  * Env: BENCH_SERVER (api-server.ts | api-server-memory.ts), BENCH_SECONDS (default 5 per transport), BENCH_HTTP_CONNECTIONS (32), BENCH_WS_SESSIONS (4),
  * BENCH_WS_WINDOW (256), BENCH_TRANSPORTS (http,ws), BENCH_SIMULATOR (off; on runs the liquidity simulator
  * in the server as `npm start` does), BENCH_PROF (server CPU profile into /tmp/prof), BENCH_NODE_FLAGS
- * (node flags for the server; default `--max-semi-space-size=8`, as `npm start`), BENCH_RATES (offered rates for
+ * (node flags for the server; default: those of `npm start`), BENCH_RATES (offered rates for
  * the open-loop WebSocket latency runs, default `1000,5000`; empty or 0 skips them), BENCH_CEILING
  * (on: then the same phases against bench/api-ceiling-server.ts, the transports with no service
  * behind them, for the machine's own bound in the same run), BENCH_HEAP_PROF (a file: the server's
@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import WebSocket from 'ws';
 import { signHttp, signWs } from '../src/api/auth/signature.ts';
+import { SERVICE_NODE_FLAGS } from './bench-config.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const HTTP_CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 32);
@@ -341,8 +342,7 @@ async function runAgainst(serverScript: string): Promise<void> {
     process.execPath,
     [
       ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []),
-      // The young generation `npm start` uses (docs/decisions.md, "Young generation").
-      ...(process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=8').split(' ').filter((flag) => flag !== ''),
+      ...(process.env.BENCH_NODE_FLAGS ?? SERVICE_NODE_FLAGS).split(' ').filter((flag) => flag !== ''),
       '--import',
       'tsx',
       join(import.meta.dirname, serverScript),

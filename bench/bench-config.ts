@@ -4,6 +4,9 @@
  */
 import { type Config, loadConfig } from '../src/app/config.ts';
 
+/** The V8 flags `npm start` runs the service with (docs/decisions.md, "Young generation"). */
+export const SERVICE_NODE_FLAGS = '--max-semi-space-size=8 --no-allocation-site-pretenuring';
+
 export function benchConfig(
   dataDir: string,
   options: { readonly simulator: boolean; readonly logLevel?: Config['logLevel'] },
