@@ -10,7 +10,8 @@
  * Closed loop with a window of W orders in flight (W = 1 is every order its own group commit).
  * Per window: orders/s, main-thread CPU per order (/proc, Linux), process CPU per order (all
  * threads: journal writer, read-store writer, replica, GC helpers), bytes allocated per order and
- * scavenges per 10k orders (v8.GCProfiler).
+ * scavenges per 10k orders (v8.GCProfiler), and each order's time from delivery to answer (p50, p99,
+ * max: with 1 in flight, what one order waits for, journal fsync included).
  *
  * Env: BENCH_ORDERS (per window, default 40000), BENCH_WINDOWS (default `1,16,256`), BENCH_HEAP_PROF (a
  * file: sampled allocations of the measured windows, garbage included, for DevTools),
@@ -168,24 +169,41 @@ await new Promise<void>((resolve, reject) => {
 
 let nextRid = 1;
 
-/** Runs the requests with `window` in flight; resolves with the errors answered. */
-function run(batch: readonly Buffer[], window: number): Promise<number> {
+interface RunOutcome {
+  readonly errors: number;
+  /** Each order's time from delivery to answer, ms, in rid order. */
+  readonly latencies: Float64Array;
+}
+
+/** Runs the requests with `window` in flight. */
+function run(batch: readonly Buffer[], window: number): Promise<RunOutcome> {
   const count = batch.length;
   const firstRid = nextRid;
   nextRid += count;
+  const latencies = new Float64Array(count);
   let sent = 0;
   let answered = 0;
   let errors = 0;
+  const send = () => {
+    latencies[sent] = performance.now();
+    socket.deliver(batch[sent++]!);
+  };
   return new Promise((resolve) => {
     socket.onAnswer = (data) => {
-      if (ridOf(data) < firstRid) return;
+      const rid = ridOf(data);
+      if (rid < firstRid) return;
+      latencies[rid - firstRid] = performance.now() - latencies[rid - firstRid]!;
       answered++;
       if (isError(data)) errors++;
-      if (sent < count) socket.deliver(batch[sent++]!);
-      else if (answered === count) resolve(errors);
+      if (sent < count) send();
+      else if (answered === count) resolve({ errors, latencies });
     };
-    while (sent < Math.min(window, count)) socket.deliver(batch[sent++]!);
+    while (sent < Math.min(window, count)) send();
   });
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
 console.log(
@@ -209,12 +227,13 @@ for (const window of WINDOWS) {
   const cpuStart = process.cpuUsage();
   const mainStart = mainThreadCpuSeconds();
   const started = performance.now();
-  const errors = await run(batch, window);
+  const { errors, latencies } = await run(batch, window);
   const seconds = (performance.now() - started) / 1000;
   const mainCpu = mainThreadCpuSeconds() - mainStart;
   const cpu = process.cpuUsage(cpuStart);
   const gc = gcTotals(profiler.stop(), usedAtStart, process.memoryUsage().heapUsed);
   const perOrderUs = (s: number) => ((s * 1e6) / ORDERS).toFixed(1);
+  const sorted = latencies.sort();
   console.log(
     [
       `window ${String(window).padStart(4)}`,
@@ -226,6 +245,7 @@ for (const window of WINDOWS) {
       `allocated ${(gc.allocatedBytes / ORDERS / 1024).toFixed(1)} KiB/order`,
       `scavenges ${((gc.scavenges * 10_000) / ORDERS).toFixed(1)}/10k orders (avg ${(gc.scavengeMs / gc.scavenges || 0).toFixed(1)} max ${gc.scavengeMaxMs.toFixed(1)} ms, ${(gc.survivedBytes / gc.scavenges / 1024 || 0).toFixed(0)} KiB survived each, ${(gc.survivedBytes / ORDERS).toFixed(0)} B per order)`,
       `mark-compacts ${gc.markCompacts}`,
+      `latency p50 ${percentile(sorted, 0.5).toFixed(2)} p99 ${percentile(sorted, 0.99).toFixed(2)} max ${sorted[sorted.length - 1]!.toFixed(2)} ms`,
       `errors ${errors}`,
     ].join('   '),
   );
