@@ -15,7 +15,8 @@ const config = benchConfig(dataDir, {
   simulator: process.env.BENCH_SIMULATOR === 'on',
   logLevel: process.env.LOG_LEVEL as 'warn' | undefined,
 });
-const service = await startService({ config });
+const marketTickMs = process.env.BENCH_MARKET_TICK_MS ? Number(process.env.BENCH_MARKET_TICK_MS) : undefined;
+const service = await startService({ config, marketTickMs });
 // How long the event loop stalls (market ticks, simulator, snapshots): reported on stderr at exit.
 // The histogram records each timer interval whole (an idle loop reads 5.1 ms): the report subtracts it.
 const LOOP_DELAY_RESOLUTION_MS = 5;

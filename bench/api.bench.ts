@@ -12,7 +12,8 @@
  * the open-loop WebSocket latency runs, default `1000,5000`; empty or 0 skips them), BENCH_CEILING
  * (on: then the same phases against bench/api-ceiling-server.ts, the transports with no service
  * behind them, for the machine's own bound in the same run), BENCH_HEAP_PROF (a file: the server's
- * sampled allocations, garbage included, written at exit).
+ * sampled allocations, garbage included, written at exit), BENCH_MARKET_TICK_MS (the server's
+ * market tick, default 1000 as `npm start`; a large value stops the ticks after start).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
