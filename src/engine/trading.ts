@@ -16,7 +16,7 @@
  */
 import type { CancelAll, CancelOrder, EditOrder, PlaceOrder } from '../core/commands.ts';
 import type { CommandResult, CoreError, OrderView, TradeView } from '../core/events.ts';
-import { LABEL_MAX_LENGTH, type Side } from '../core/types.ts';
+import { LABEL_MAX_LENGTH, type OrderType, type Side, type TimeInForce } from '../core/types.ts';
 import type { Account } from './accounts.ts';
 import { cancelAllWaiting, cancelWaiting, editSpecial } from './advanced-orders.ts';
 import { cancelResting, closeOrder, match, reducibleLots, rest, unrest } from './matching.ts';
@@ -194,6 +194,32 @@ function unsupported(command: PlaceOrder): CoreError | null {
   return field === null ? null : refusal('invalid_arguments', `${field} is not supported yet`, { field });
 }
 
+/**
+ * The shared literal of each time in force and order type. Commands carry fresh strings (from
+ * JSON.parse, or from the journal's decoder on replay), and each of the recent closed orders
+ * kept for queries would otherwise hold its own copy.
+ */
+function literals<T extends string>(values: readonly T[]): (value: T) => T {
+  const shared = new Map<string, T>(values.map((v) => [v, v]));
+  return (value) => shared.get(value) ?? value;
+}
+const timeInForceLiteral = literals<TimeInForce>([
+  'good_til_cancelled',
+  'good_til_day',
+  'fill_or_kill',
+  'immediate_or_cancel',
+]);
+const orderTypeLiteral = literals<OrderType>([
+  'limit',
+  'market',
+  'stop_limit',
+  'stop_market',
+  'take_limit',
+  'take_market',
+  'market_limit',
+  'trailing_stop',
+]);
+
 export function placeOrder(state: VenueState, command: PlaceOrder): CommandResult {
   const found = lookup(state, command.accountId, command.instrumentName);
   if ('name' in found) return fail(state, 'place_order', command.accountId, found);
@@ -270,10 +296,10 @@ export function placeOrder(state: VenueState, command: PlaceOrder): CommandResul
     instrument.instrument.name,
     instrument.instrument.currency,
     command.side,
-    command.orderType,
+    orderTypeLiteral(command.orderType),
     market ? 0 : price,
     amount,
-    command.timeInForce,
+    timeInForceLiteral(command.timeInForce),
     state.now,
     command.label,
     command.owner ?? null,
