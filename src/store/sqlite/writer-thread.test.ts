@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { SqliteWriterThread } from './writer-thread.ts';
+
+describe('SqliteWriterThread', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'writer-thread-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  function database(name: string): string {
+    const path = join(dir, name);
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, blob BLOB)');
+    db.close();
+    return path;
+  }
+
+  test('writes issued together commit in order, each promise settled by its own answer', async () => {
+    const path = database('order.db');
+    const writer = new SqliteWriterThread(path, ['journal_mode = WAL']);
+    const insert = (n: number) =>
+      writer.run([{ sql: 'INSERT INTO t (n, blob) VALUES (?, ?)', params: [n, new Uint8Array([n])] }]);
+    const outcomes = await Promise.allSettled([
+      insert(1),
+      insert(2),
+      // A duplicate key: this transaction fails; the ones around it are unaffected.
+      insert(1),
+      insert(3),
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'fulfilled', 'rejected', 'fulfilled'],
+    );
+    const failed = outcomes[2] as PromiseRejectedResult;
+    assert.match(String(failed.reason), /UNIQUE/);
+    await writer.close();
+    const db = new Database(path, { readonly: true });
+    const rows = db.prepare('SELECT n, blob FROM t ORDER BY n').all() as { n: number; blob: Buffer }[];
+    db.close();
+    assert.deepEqual(
+      rows.map((r) => [r.n, [...r.blob]]),
+      [
+        [1, [1]],
+        [2, [2]],
+        [3, [3]],
+      ],
+    );
+  });
+
+  test('a write after close is rejected, not lost silently', async () => {
+    const writer = new SqliteWriterThread(database('closed.db'), []);
+    await writer.close();
+    await assert.rejects(writer.run([{ sql: 'INSERT INTO t (n) VALUES (1)', params: [] }]), /exited/);
+  });
+});
