@@ -42,7 +42,7 @@ export function venueMarketView(
     const index = venue.indexPrice(currency);
     if (index === null || model.currencies[currency] === undefined) return null;
     if (cachedAt !== now) {
-      // A new Map, not clear(): a cleared table stays linked to its successor, entries and all.
+      // A new Map, not clear(): docs/decisions.md, "No Map churn on the hot path".
       cache = new Map();
       cachedAt = now;
     }

@@ -641,7 +641,8 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
         events.push({ type: 'rfq_changed', rfq: clone(rfq), quotes: this.quotesOfRfq(id) });
     }
     for (const traded of this.tradedEvents) events.push(traded);
-    if (this.dirty.size > 0) this.dirty = new Set(); // not clear(): see RowBatch.drain
+    // A new Set, not clear(): docs/decisions.md, "No Map churn on the hot path".
+    if (this.dirty.size > 0) this.dirty = new Set();
     this.tradedEvents = [];
     this.events = [];
     return events;
