@@ -24,6 +24,7 @@ import { createInterface } from 'node:readline';
 import WebSocket from 'ws';
 import { signHttp, signWs } from '../src/api/auth/signature.ts';
 import { SERVICE_NODE_FLAGS } from './bench-config.ts';
+import { percentile, processCpuSeconds } from './measure.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const HTTP_CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 32);
@@ -39,22 +40,6 @@ const INSTRUMENT = 'BTC-PERPETUAL';
 interface Credential {
   apiKey: string;
   apiSecret: string;
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
-function processCpuSeconds(pid: number, mainThreadOnly = false): number {
-  try {
-    const path = mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`;
-    const fields = readFileSync(path, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
 }
 
 let serverPid = 0;

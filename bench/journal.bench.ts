@@ -22,6 +22,7 @@ import { recover } from '../src/store/recovery.ts';
 import { SqliteJournal } from '../src/store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../src/store/sqlite/sqlite-snapshots.ts';
 import { startPostgres } from '../test/support/postgres.ts';
+import { percentile } from './measure.ts';
 
 const args = new Set(process.argv.slice(2));
 const quick = args.has('--quick');
@@ -54,10 +55,6 @@ function entry(seq: number): JournalEntry {
 
 function fmt(n: number): string {
   return Math.round(n).toLocaleString('en-US');
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
 /** Appends `count` entries like a busy sequencer: new commands arrive every event-loop turn. */
@@ -95,8 +92,8 @@ async function groupCommit(journal: Journal, from: number, count: number, measur
   const result: Record<string, string> = { 'appends/s': fmt(count / seconds) };
   if (latencies !== null) {
     latencies.sort();
-    result['ack p50 ms'] = percentile(latencies, 0.5).toFixed(2);
-    result['ack p99 ms'] = percentile(latencies, 0.99).toFixed(2);
+    result['ack p50 ms'] = percentile(latencies, 50).toFixed(2);
+    result['ack p99 ms'] = percentile(latencies, 99).toFixed(2);
   }
   return result;
 }
@@ -125,8 +122,8 @@ async function pacedLatency(journal: Journal, from: number, rate: number, second
   latencies.sort();
   return {
     'offered/s': fmt(rate),
-    'ack p50 ms': percentile(latencies, 0.5).toFixed(2),
-    'ack p99 ms': percentile(latencies, 0.99).toFixed(2),
+    'ack p50 ms': percentile(latencies, 50).toFixed(2),
+    'ack p99 ms': percentile(latencies, 99).toFixed(2),
     'ack max ms': latencies[latencies.length - 1]!.toFixed(2),
   };
 }

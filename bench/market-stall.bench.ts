@@ -22,14 +22,10 @@ import { join } from 'node:path';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { startService } from '../src/app/service.ts';
 import { benchConfig } from './bench-config.ts';
+import { percentile } from './measure.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
-}
 
 function summary(values: readonly number[]): string {
   const sorted = [...values].sort((a, b) => a - b);

@@ -18,7 +18,7 @@
  * BENCH_HEAP_PROF_SURVIVORS (on: sample only what survived a scavenge).
  */
 import { EventEmitter } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +27,7 @@ import type { WebSocket } from 'ws';
 import { signWs } from '../src/api/auth/signature.ts';
 import { startService } from '../src/app/service.ts';
 import { benchConfig } from './bench-config.ts';
+import { percentile, processCpuSeconds } from './measure.ts';
 
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 40_000);
 const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,16,256').split(',').map(Number);
@@ -52,18 +53,6 @@ class InProcessSocket extends EventEmitter {
 
   deliver(message: Buffer): void {
     this.emit('message', message, false);
-  }
-}
-
-/** CPU seconds of this process's main thread (Linux /proc; NaN elsewhere). */
-function mainThreadCpuSeconds(): number {
-  try {
-    const fields = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8')
-      .split(') ')[1]!
-      .split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return Number.NaN;
   }
 }
 
@@ -202,10 +191,6 @@ function run(batch: readonly Buffer[], window: number): Promise<RunOutcome> {
   });
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
-}
-
 console.log(
   `bench:pipeline: ${ORDERS} orders per window, in one process, no sockets (journal, read store, replica on)`,
 );
@@ -225,11 +210,11 @@ for (const window of WINDOWS) {
   const usedAtStart = process.memoryUsage().heapUsed;
   profiler.start();
   const cpuStart = process.cpuUsage();
-  const mainStart = mainThreadCpuSeconds();
+  const mainStart = processCpuSeconds(process.pid, true);
   const started = performance.now();
   const { errors, latencies } = await run(batch, window);
   const seconds = (performance.now() - started) / 1000;
-  const mainCpu = mainThreadCpuSeconds() - mainStart;
+  const mainCpu = processCpuSeconds(process.pid, true) - mainStart;
   const cpu = process.cpuUsage(cpuStart);
   const gc = gcTotals(profiler.stop(), usedAtStart, process.memoryUsage().heapUsed);
   const perOrderUs = (s: number) => ((s * 1e6) / ORDERS).toFixed(1);
@@ -245,7 +230,7 @@ for (const window of WINDOWS) {
       `allocated ${(gc.allocatedBytes / ORDERS / 1024).toFixed(1)} KiB/order`,
       `scavenges ${((gc.scavenges * 10_000) / ORDERS).toFixed(1)}/10k orders (avg ${(gc.scavengeMs / gc.scavenges || 0).toFixed(1)} max ${gc.scavengeMaxMs.toFixed(1)} ms, ${(gc.survivedBytes / gc.scavenges / 1024 || 0).toFixed(0)} KiB survived each, ${(gc.survivedBytes / ORDERS).toFixed(0)} B per order)`,
       `mark-compacts ${gc.markCompacts}`,
-      `latency p50 ${percentile(sorted, 0.5).toFixed(2)} p99 ${percentile(sorted, 0.99).toFixed(2)} max ${sorted[sorted.length - 1]!.toFixed(2)} ms`,
+      `latency p50 ${percentile(sorted, 50).toFixed(2)} p99 ${percentile(sorted, 99).toFixed(2)} max ${sorted[sorted.length - 1]!.toFixed(2)} ms`,
       `errors ${errors}`,
     ].join('   '),
   );
