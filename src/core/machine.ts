@@ -67,11 +67,13 @@ export function isEngineCommand(command: MachineCommand): command is CoreCommand
   return ENGINE_COMMAND_TYPES.has(command.type);
 }
 
-/** Appends a sub-machine's events to its list (lists exist only for sub-machines that emitted). */
 /** A command's sub-machine events when there are none (most commands): shared, never written. */
 const NO_SUB_EVENTS: ReadonlyMap<string, readonly unknown[]> = new Map();
 
-/** Adds a sub-machine's events; the map is made at the first event (null until then). */
+/**
+ * Appends a sub-machine's events to its list: lists exist only for sub-machines that emitted, and
+ * the map itself is made at the first event (null until then).
+ */
 function collect(
   subEvents: Map<string, unknown[]> | null,
   name: string,
