@@ -2,8 +2,10 @@
  * The composition root: opens storage, recovers the core (snapshot + journal replay, state hash
  * checked), and wires the sequencer, read store, snapshots, gateway, market and demo bootstrap.
  *
- * Start order: storage → recovery (read store re-fed from the replay) → core service → gateway
- * methods and routes → market listing and prices → demo credentials (first start) → listen.
+ * Start order: storage → recovery (from the latest snapshot; without the snapshot replica, from no
+ * later than the read store's last write, re-feeding it) → core service → the replica (which then
+ * writes the read store and re-feeds it) → gateway methods and routes → market listing and prices
+ * → demo credentials (first start) → listen.
  * Stop order (graceful): stop the market and timers → close the gateway (stop accepting, drain
  * requests, close sockets) → drain the sequencer → snapshot → flush and close storage.
  */
@@ -77,13 +79,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     onReadStoreError: (error) => log.error({ err: error }, 'read store'),
   });
   const readStore = storage.readStore;
+  // With the replica, it writes the read store (projecting the commands it applies anyway) and
+  // re-feeds what the store lost; the live core then only queries it.
+  const replicaWritesReads = config.snapshotReplica;
+  const readAppliedAtOpen = readStore.lastAppliedSeq;
 
   const { core: recovered, report } = await recover<MachineCommand, RecoveredCore>({
     journal: storage.journal,
     snapshots: storage.snapshots,
     // Replay from no later than what the read store has written, so it is re-fed what it lost.
-    maxSnapshotSeq: readStore.lastAppliedSeq,
-    createCore: (state) => new RecoveredCore(state as MachineSnapshot | null, readStore),
+    ...(replicaWritesReads ? {} : { maxSnapshotSeq: readAppliedAtOpen }),
+    createCore: (state) =>
+      new RecoveredCore(state as MachineSnapshot | null, replicaWritesReads ? null : readStore),
     strict: true,
   });
   log.info(
@@ -133,15 +140,30 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           databaseUrl: config.databaseUrl,
           startSeq: report.lastSeq,
           policy: snapshotPolicy,
+          writesReadStore: replicaWritesReads,
         },
+        readAppliedSeq: readAppliedAtOpen,
         log,
         onFailed: () => {
           snapshotter = inlineSnapshotter(snapshotPolicy);
         },
       })
     : null;
+  if (replica !== null && replicaWritesReads) {
+    readStore.writeElsewhere({
+      get lastAppliedSeq() {
+        return replica.readAppliedSeq;
+      },
+      get failure() {
+        return replica.readStoreFailure;
+      },
+      caughtUp: () => replica.readCaughtUp(),
+    });
+  }
   core.onCommitted((batch) => {
-    readStore.push({ seq: batch.seq, ts: batch.ts, events: batch.events, subEvents: batch.subEvents });
+    if (!replicaWritesReads) {
+      readStore.push({ seq: batch.seq, ts: batch.ts, events: batch.events, subEvents: batch.subEvents });
+    }
     snapshotter.onCommitted(batch.ts);
   });
 
@@ -246,18 +268,29 @@ const NO_PERIODIC_SNAPSHOTS: SnapshotPolicy = { everyCommands: 0, everyMs: 0, ch
  */
 function startReplica(
   journal: Journal<MachineCommand>,
-  options: { settings: ReplicaSettings; log: Logger; onFailed: () => void },
+  options: { settings: ReplicaSettings; readAppliedSeq: number; log: Logger; onFailed: () => void },
 ): SnapshotReplica {
   const { log } = options;
-  const replica = new SnapshotReplica(options.settings, {
-    onCheckpoint: (checkpoint) => journal.recordCheckpoint(checkpoint),
-    onSaved: (info, ms) =>
-      log.info({ seq: info.seq, bytes: info.bytes, ms: Math.round(ms) }, 'snapshot saved by the replica'),
-    onFailed: (error) => {
-      log.error({ err: error }, 'snapshot replica stopped: snapshots and checkpoints are taken inline');
-      options.onFailed();
+  const replica = new SnapshotReplica(
+    options.settings,
+    {
+      onCheckpoint: (checkpoint) => journal.recordCheckpoint(checkpoint),
+      onSaved: (info, ms) =>
+        log.info({ seq: info.seq, bytes: info.bytes, ms: Math.round(ms) }, 'snapshot saved by the replica'),
+      onFailed: (error) => {
+        log.error(
+          { err: error },
+          options.settings.writesReadStore
+            ? 'snapshot replica stopped: snapshots and checkpoints are taken inline; history is not updated until a restart'
+            : 'snapshot replica stopped: snapshots and checkpoints are taken inline',
+        );
+        options.onFailed();
+      },
+      onReadFailed: (error) =>
+        log.error({ err: error }, 'read store write failed: history is not updated until a restart'),
     },
-  });
+    options.readAppliedSeq,
+  );
   journal.observeBatches((_entries, _ms, frame) => {
     if (frame !== null) replica.feed(frame);
   });
@@ -297,20 +330,21 @@ function registerDesks(gateway: Gateway, core: CoreService, keyStore: SqliteKeyS
   registerMmpChannels(gateway.channels);
 }
 
-/** The machine during recovery: replays journaled commands and re-feeds the read store. */
+/** The machine during recovery: replays journaled commands and re-feeds the read store (inline). */
 class RecoveredCore {
   readonly machine;
 
+  /** `readStore`: the store to re-feed, or null when the snapshot replica does. */
   constructor(
     snapshot: MachineSnapshot | null,
-    private readonly readStore: ReadStore,
+    private readonly readStore: ReadStore | null,
   ) {
     this.machine = createCoreMachine(snapshot);
   }
 
   apply(entry: JournalEntry<MachineCommand>): void {
     const result = this.machine.execute(stampInPlace(entry.command, entry));
-    this.readStore.push({
+    this.readStore?.push({
       seq: entry.seq,
       ts: entry.ts,
       events: result.engineEvents,

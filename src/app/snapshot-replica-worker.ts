@@ -3,14 +3,16 @@
  * the hash checkpoints and snapshots, so the live core never stops for them (see
  * snapshot-replica.ts for the protocol and the invariants).
  *
- * Start: the latest snapshot no newer than `startSeq`, then the journal up to `startSeq` read on
- * its own read-only connection; after that, the frames the live journal made durable, as they
- * arrive. Messages are handled one at a time, in order.
+ * Start: the latest snapshot no newer than `startSeq` (and, when it writes the read store, no
+ * newer than what that store has written, so it re-feeds what the store lost), then the journal up
+ * to `startSeq` read on its own read-only connection; after that, the frames the live journal made
+ * durable, as they arrive. Messages are handled one at a time, in order.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { MachineCommand, MachineSnapshot } from '../core/machine.ts';
 import type { JournalEntry } from '../store/journal.ts';
 import { openFollowerStores } from '../store/open-stores.ts';
+import { subMachineProjections } from '../store/read/sub-projections.ts';
 import { readVerifiedFrames } from '../store/read-frames.ts';
 import type { StoredFrame } from '../store/record-format.ts';
 import { Snapshotter } from '../store/snapshotter.ts';
@@ -35,8 +37,26 @@ const stores = await openFollowerStores<MachineCommand>({
   dataDir: settings.dataDir,
   databaseUrl: settings.databaseUrl,
   keepSnapshots: settings.keepSnapshots,
+  ...(settings.writesReadStore
+    ? {
+        readStore: {
+          // The same projections the service registers (service.ts).
+          projections: subMachineProjections(),
+          onWritten: (seq: number) => post({ type: 'readWritten', seq }),
+          onError: (error: unknown) => post({ type: 'readFailed', error: describe(error) }),
+        },
+      }
+    : {}),
 });
-const snapshot = await stores.snapshots.latestSnapshot(settings.startSeq);
+const readStore = stores.readStore;
+if (readStore !== null && readStore.lastAppliedSeq > settings.startSeq) {
+  throw new Error(
+    `the read store is at seq ${readStore.lastAppliedSeq}, past the journal's ${settings.startSeq}`,
+  );
+}
+const snapshot = await stores.snapshots.latestSnapshot(
+  Math.min(settings.startSeq, readStore?.lastAppliedSeq ?? settings.startSeq),
+);
 const machine = createCoreMachine((snapshot?.state as MachineSnapshot | undefined) ?? null);
 let seq = snapshot?.seq ?? 0;
 let saveFailure: unknown = null;
@@ -65,8 +85,10 @@ const snapshotter = new Snapshotter(
 function apply(entry: JournalEntry<MachineCommand>, live: boolean): void {
   if (entry.seq !== seq + 1) throw new Error(`replica expected seq ${seq + 1}, got ${entry.seq}`);
   // The decoded command is this thread's own.
-  machine.execute(stampInPlace(entry.command, entry));
+  const result = machine.execute(stampInPlace(entry.command, entry));
   seq = entry.seq;
+  // Seqs the store has written already (the catch-up from an older snapshot) are ignored by it.
+  readStore?.push({ seq, ts: entry.ts, events: result.engineEvents, subEvents: result.subEvents });
   if (!live) return;
   const { checkpointEveryCommands } = settings.policy;
   if (checkpointEveryCommands > 0 && seq % checkpointEveryCommands === 0) {
@@ -90,7 +112,13 @@ async function handle(request: ReplicaRequest): Promise<boolean> {
     case 'status':
       post({ type: 'status', id: request.id, seq, stateHash: machine.stateHash() });
       return true;
+    case 'readFlush':
+      // A failed write was reported as `readFailed`; the answer still tells what is written.
+      await readStore?.flush().catch(() => undefined);
+      post({ type: 'readFlushed', seq: readStore?.lastAppliedSeq ?? 0 });
+      return true;
     case 'stop':
+      await readStore?.flush().catch(() => undefined);
       await snapshotter.idle();
       if (request.finalSnapshot) await snapshotter.snapshotNow(machine.venue.now);
       if (saveFailure !== null) throw saveFailure;
@@ -106,9 +134,13 @@ async function fail(error: unknown): Promise<void> {
   if (failed) return;
   failed = true;
   queue.length = 0;
-  post({ type: 'failed', error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  post({ type: 'failed', error: describe(error) });
   await stores.close().catch(() => undefined);
   port.close();
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
 
 async function pump(): Promise<void> {

@@ -15,6 +15,13 @@
  * - The replica never writes the journal. A gap, a decode error or a failed save stops it and is
  *   reported once through `onFailed`; the service then goes back to snapshotting inline.
  * - It holds a second copy of the state: memory doubles (documented; `SNAPSHOT_REPLICA=off`).
+ * - With `writesReadStore` it also projects every command it applies into the read store, so the
+ *   live core does not: the rows are the same, as its events are. `readCaughtUp` resolves once
+ *   the store holds every frame handed over before the call, which includes every acknowledged
+ *   command (frames are fed before their commands are acknowledged). A read-store write failure
+ *   is reported through `onReadFailed` and the replica goes on with its snapshots; after either
+ *   failure the store is no longer written and waits end at once (queries answer from what was
+ *   written, as for an inline read store whose write failed; a restart re-feeds it).
  */
 import { Worker } from 'node:worker_threads';
 import type { HashCheckpoint, SnapshotInfo } from '../store/journal.ts';
@@ -40,11 +47,14 @@ export interface ReplicaSettings {
   /** The live core's last seq when the replica starts (after recovery, before new commands). */
   readonly startSeq: number;
   readonly policy: SnapshotPolicy;
+  /** The replica writes the read store, not the live core (whose store only answers queries). */
+  readonly writesReadStore?: boolean;
 }
 
 export type ReplicaRequest =
   | { readonly type: 'frames'; readonly frames: readonly StoredFrame[] }
   | { readonly type: 'status'; readonly id: number }
+  | { readonly type: 'readFlush' }
   | { readonly type: 'stop'; readonly finalSnapshot: boolean };
 
 export type ReplicaReply =
@@ -53,13 +63,20 @@ export type ReplicaReply =
   | { readonly type: 'saved'; readonly info: SnapshotInfo; readonly ms: number }
   | { readonly type: 'status'; readonly id: number; readonly seq: number; readonly stateHash: string }
   | { readonly type: 'stopped'; readonly seq: number }
-  | { readonly type: 'failed'; readonly error: string };
+  | { readonly type: 'failed'; readonly error: string }
+  /** The read store wrote through `seq` (after each write). */
+  | { readonly type: 'readWritten'; readonly seq: number }
+  /** The answer to `readFlush`: everything handed over before it is written (or it failed). */
+  | { readonly type: 'readFlushed'; readonly seq: number }
+  | { readonly type: 'readFailed'; readonly error: string };
 
 export interface ReplicaHooks {
   readonly onCheckpoint: (checkpoint: HashCheckpoint) => void;
   readonly onSaved?: (info: SnapshotInfo, ms: number) => void;
   /** The replica stopped on an error; it takes no more frames. */
   readonly onFailed: (error: Error) => void;
+  /** Its read store failed to write (it goes on with snapshots). */
+  readonly onReadFailed?: (error: Error) => void;
 }
 
 export class SnapshotReplica {
@@ -75,8 +92,21 @@ export class SnapshotReplica {
   private pendingBytes = 0;
   private feedTimer: NodeJS.Timeout | null = null;
   private readonly exited: Promise<void>;
+  /** The last seq of the frames handed over (or pending to be). */
+  private fedSeq: number;
+  private readApplied: number;
+  private readFailure: Error | null = null;
+  private readFlushPending = false;
+  /** Queries waiting for the read store, each until it has written through `seq`; oldest first. */
+  private readWaiters: { readonly seq: number; readonly resolve: () => void }[] = [];
 
-  constructor(settings: ReplicaSettings, hooks: ReplicaHooks) {
+  /**
+   * `readAppliedSeq` is what the read store had written when the service opened it (the replica
+   * re-feeds it from there).
+   */
+  constructor(settings: ReplicaSettings, hooks: ReplicaHooks, readAppliedSeq = 0) {
+    this.fedSeq = settings.startSeq;
+    this.readApplied = settings.writesReadStore ? readAppliedSeq : settings.startSeq;
     // Profiling flags carry over (`--cpu-prof`); the tsx hooks are registered by the bootstrap.
     const execArgv = process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'));
     this.worker = new Worker(WORKER_BOOTSTRAP, { eval: true, execArgv, workerData: settings });
@@ -91,7 +121,23 @@ export class SnapshotReplica {
         case 'status':
           this.statusWaiters.get(reply.id)?.resolve({ seq: reply.seq, stateHash: reply.stateHash });
           this.statusWaiters.delete(reply.id);
-          if (this.statusWaiters.size === 0 && this.stopped === null) this.worker.unref();
+          this.unrefWhenIdle();
+          break;
+        case 'readWritten':
+          this.readWritten(reply.seq);
+          break;
+        case 'readFlushed':
+          this.readFlushPending = false;
+          this.readWritten(reply.seq);
+          // Frames handed over after that flush was asked for: ask again for their waiters.
+          if (this.readWaiters.length > 0) this.requestReadFlush();
+          break;
+        case 'readFailed':
+          if (this.readFailure === null) {
+            this.readFailure = new Error(`snapshot replica's read store: ${reply.error}`);
+            hooks.onReadFailed?.(this.readFailure);
+            this.releaseReadWaiters();
+          }
           break;
         case 'failed':
           this.fail(new Error(`snapshot replica: ${reply.error}`), hooks);
@@ -122,6 +168,7 @@ export class SnapshotReplica {
    */
   feed(frame: StoredFrame): void {
     if (this.failure !== null || this.stopped !== null) return;
+    this.fedSeq = frame.firstSeq + frame.count - 1;
     this.pendingFrames.push(frame);
     this.pendingBytes += frame.payload.byteLength;
     if (this.pendingBytes >= FEED_MAX_BYTES) this.flushFrames();
@@ -136,6 +183,67 @@ export class SnapshotReplica {
     this.pendingFrames = [];
     this.pendingBytes = 0;
     this.worker.postMessage(request);
+  }
+
+  /** The last seq its read store has written (as far as this thread has heard). */
+  get readAppliedSeq(): number {
+    return this.readApplied;
+  }
+
+  /** Why its read store stopped being written (its own write failure or the replica's), or null. */
+  get readStoreFailure(): Error | null {
+    return this.readFailure ?? this.failure;
+  }
+
+  /**
+   * Resolves once the read store has written every frame handed over so far, so a query then sees
+   * every acknowledged command; at once if it has, or if the store or the replica failed or was
+   * stopped (nothing more will be written).
+   */
+  readCaughtUp(): Promise<void> {
+    const seq = this.fedSeq;
+    if (this.readApplied >= seq || this.readStoreFailure !== null) return Promise.resolve();
+    // A stopping replica writes what it was handed before it ends.
+    if (this.stopped !== null) return this.stopped;
+    return new Promise((resolve) => {
+      this.readWaiters.push({ seq, resolve });
+      this.worker.ref();
+      this.requestReadFlush();
+    });
+  }
+
+  /** One flush at a time: its answer asks again if frames came after it. */
+  private requestReadFlush(): void {
+    if (this.readFlushPending) return;
+    this.readFlushPending = true;
+    this.flushFrames();
+    const request: ReplicaRequest = { type: 'readFlush' };
+    this.worker.postMessage(request);
+  }
+
+  private readWritten(seq: number): void {
+    if (seq > this.readApplied) this.readApplied = seq;
+    let done = 0;
+    while (done < this.readWaiters.length && this.readWaiters[done]!.seq <= this.readApplied) done++;
+    if (done === 0) return;
+    const ready = this.readWaiters.slice(0, done);
+    this.readWaiters = this.readWaiters.slice(done);
+    for (const waiter of ready) waiter.resolve();
+    this.unrefWhenIdle();
+  }
+
+  private releaseReadWaiters(): void {
+    const waiting = this.readWaiters;
+    this.readWaiters = [];
+    for (const waiter of waiting) waiter.resolve();
+    this.unrefWhenIdle();
+  }
+
+  /** Only pending answers keep the process alive. */
+  private unrefWhenIdle(): void {
+    if (this.statusWaiters.size === 0 && this.readWaiters.length === 0 && this.stopped === null) {
+      this.worker.unref();
+    }
   }
 
   /**
@@ -177,7 +285,10 @@ export class SnapshotReplica {
                 void this.worker.terminate().then(() => resolve());
               }, timeoutMs);
             });
-            return Promise.race([this.exited, timedOut]).finally(() => clearTimeout(timer));
+            return Promise.race([this.exited, timedOut]).finally(() => {
+              clearTimeout(timer);
+              this.releaseReadWaiters();
+            });
           })();
     return this.stopped;
   }
@@ -189,6 +300,7 @@ export class SnapshotReplica {
     if (this.feedTimer !== null) clearTimeout(this.feedTimer);
     this.pendingFrames = [];
     this.statusWaiters.clear();
+    this.releaseReadWaiters();
     void this.worker.terminate();
     hooks.onFailed(error);
   }

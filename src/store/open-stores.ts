@@ -18,7 +18,7 @@ import type { KindOf } from './read/core-projections.ts';
 import type { HistoryWindows } from './read/history-queries.ts';
 import type { Projection } from './read/projection.ts';
 import { PgReadDb, SqliteReadDb } from './read/read-db.ts';
-import { ReadStore, type RetentionSettings } from './read/read-store.ts';
+import { ReadStore, type ReadStoreOptions, type RetentionSettings } from './read/read-store.ts';
 import { readSqliteJournal, SqliteJournal } from './sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from './sqlite/sqlite-snapshots.ts';
 
@@ -99,30 +99,49 @@ export async function openStores<C = unknown>(settings: StoreSettings): Promise<
 
 /**
  * What a follower of the live journal needs (the snapshot replica on its worker thread): the
- * journal to read, on its own read-only connection, and the snapshot store. Opening writes
+ * journal to read, on its own read-only connection, and the snapshot store; and, when it writes
+ * the read store in the live core's stead, that store on a connection of its own. Opening writes
  * nothing to the journal: the live writer owns it.
  */
 export interface FollowerStores<C> {
   readJournal(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]>;
   readonly snapshots: SnapshotStore;
+  /** Present when asked for (`readStore`); its SQLite commits run on the follower's own thread. */
+  readonly readStore: ReadStore | null;
   close(): Promise<void>;
 }
 
+export interface FollowerSettings extends Pick<StoreSettings, 'dataDir' | 'databaseUrl' | 'keepSnapshots'> {
+  /** Open the read store to write (its tables already made by the live side's `openStores`). */
+  readonly readStore?: Pick<ReadStoreOptions, 'projections' | 'onError' | 'onWritten'>;
+}
+
 export async function openFollowerStores<C = unknown>(
-  settings: Pick<StoreSettings, 'dataDir' | 'databaseUrl' | 'keepSnapshots'>,
+  settings: FollowerSettings,
 ): Promise<FollowerStores<C>> {
   const keep = settings.keepSnapshots ?? 3;
+  const readOptions = settings.readStore;
   if (settings.databaseUrl !== null) {
-    const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 1 });
+    const connectionString = settings.databaseUrl;
+    const pool = new pg.Pool({ connectionString, max: 1 });
     // An idle connection dropped by the server must not crash the process; the next query fails.
     pool.on('error', () => undefined);
-    const snapshots = await PgSnapshotStore.open({ connectionString: settings.databaseUrl, keep });
+    const snapshots = await PgSnapshotStore.open({ connectionString, keep });
+    const readStore =
+      readOptions === undefined
+        ? null
+        : await ReadStore.open({ db: await PgReadDb.open(connectionString), ...readOptions });
     return {
       readJournal: (fromSeq) => readPgJournal<C>(pool, fromSeq),
       snapshots,
+      readStore,
       async close() {
-        await snapshots.close();
-        await pool.end();
+        try {
+          await readStore?.close();
+          await snapshots.close();
+        } finally {
+          await pool.end();
+        }
       },
     };
   }
@@ -131,12 +150,25 @@ export async function openFollowerStores<C = unknown>(
     fileMustExist: true,
   });
   const snapshots = new SqliteSnapshotStore({ path: join(settings.dataDir, SQLITE_FILES.snapshots), keep });
+  const readStore =
+    readOptions === undefined
+      ? null
+      : await ReadStore.open({
+          // The follower is a worker thread already: a writer thread of its own would only add a copy.
+          db: new SqliteReadDb(join(settings.dataDir, SQLITE_FILES.read), { writerThread: false }),
+          ...readOptions,
+        });
   return {
     readJournal: (fromSeq) => readSqliteJournal<C>(journal, fromSeq),
     snapshots,
+    readStore,
     async close() {
-      await snapshots.close();
-      journal.close();
+      try {
+        await readStore?.close();
+        await snapshots.close();
+      } finally {
+        journal.close();
+      }
     },
   };
 }

@@ -7,7 +7,9 @@
  * 1. the data directory is recovered offline in this process (snapshot + journal replay): every
  *    acknowledged order must be there, with its acknowledged terminal state where it had one;
  * 2. the service is restarted: its recovered state hash must equal the offline replay's, and its
- *    book must equal the offline replay's book.
+ *    book must equal the offline replay's book;
+ * 3. the restarted service's order history (the read store, which lost its unwritten rows in the
+ *    crash and is re-fed) holds every order acknowledged closed, in its acknowledged state.
  *
  * CRASH_CYCLES sets the number of kill/restart cycles (default 10; the soak mode runs 50).
  */
@@ -175,6 +177,25 @@ function checkAcknowledged(machine: CoreMachine, acknowledged: ReadonlyMap<strin
   }
 }
 
+/** Every order in the account's history (closed ones included), by id: the state of each. */
+async function historyStates(client: HttpClient): Promise<Map<string, string>> {
+  const states = new Map<string, string>();
+  let continuation: string | null | undefined;
+  do {
+    const page = await client.call('private/get_order_history_by_currency', {
+      currency: 'BTC',
+      count: 1000,
+      includeUnfilled: true,
+      withContinuation: true,
+      ...(continuation ? { continuation } : {}),
+    });
+    assert.ok(!Array.isArray(page));
+    for (const order of page.orders) states.set(order.orderId, order.orderState);
+    continuation = page.continuation;
+  } while (continuation);
+  return states;
+}
+
 test(`the service loses nothing acknowledged across ${CYCLES} SIGKILL/restart cycles`, {
   timeout: 900_000,
 }, async (t) => {
@@ -234,6 +255,20 @@ test(`the service loses nothing acknowledged across ${CYCLES} SIGKILL/restart cy
         expected.asks.map((level) => level.amount * 10),
         `cycle ${cycle}: asks`,
       );
+      const restarted = credentials.slice(0, 2).map(
+        (credential) =>
+          new HttpClient({
+            baseUrl: `http://127.0.0.1:${child.port}`,
+            credentials: { apiKey: credential.apiKey, apiSecret: credential.apiSecret },
+          }),
+      );
+      const history = new Map<string, string>();
+      for (const client of restarted)
+        for (const [id, state] of await historyStates(client)) history.set(id, state);
+      for (const [orderId, ack] of traffic.acknowledged) {
+        if (ack.orderState !== 'cancelled' && ack.orderState !== 'filled') continue;
+        assert.equal(history.get(orderId), ack.orderState, `cycle ${cycle}: order ${orderId} in the history`);
+      }
     }
     assert.ok(totalAcknowledged > CYCLES * 5, `enough traffic was acknowledged (${totalAcknowledged})`);
   } finally {

@@ -1,7 +1,7 @@
 /**
  * The whole service on PostgreSQL (DATABASE_URL): journal, snapshots and read store in a real
  * throwaway server; an acknowledged order survives a restart with the same state hash, from the
- * snapshot the replica saved.
+ * snapshot the replica saved, and its cancel is in the history the replica writes.
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -38,6 +38,17 @@ test('the service runs on PostgreSQL and recovers from it', {
     const state = await running.http(0).call('private/get_order_state', { orderId: placed.order.orderId });
     assert.equal(state.orderState, 'open');
     assert.equal(state.quantity, '30');
+    // The replica writes the read store in PostgreSQL too; a query sees the cancel at once.
+    await running.http(0).call('private/cancel', { orderId: placed.order.orderId });
+    const history = await running.http(0).call('private/get_order_history_by_currency', {
+      currency: 'BTC',
+      includeUnfilled: true,
+    });
+    assert.ok(Array.isArray(history));
+    assert.deepEqual(
+      history.map((order) => [order.orderId, order.orderState]),
+      [[placed.order.orderId, 'cancelled']],
+    );
   } finally {
     await running.close();
   }

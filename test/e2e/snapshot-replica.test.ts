@@ -1,11 +1,14 @@
 /**
  * The snapshot replica in the real service: it follows the journal on its worker thread to the
  * live core's exact state, records checkpoints that a full replay verifies, saves the snapshots a
- * restart starts from, and when it fails the service goes back to snapshotting inline.
+ * restart starts from, writes the read store (queries still see every acknowledged command, and a
+ * restart re-feeds what the store lost), and when it fails the service goes back to snapshotting
+ * inline and queries stop waiting for it.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import Database from 'better-sqlite3';
 import { buildFrame } from '../../src/store/record-format.ts';
 import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
@@ -24,6 +27,21 @@ async function placeOrders(running: TestService, count: number): Promise<void> {
       postOnly: true,
     });
   }
+}
+
+/** Cancels the resting orders of `placeOrders`: each is then history (with `includeUnfilled`). */
+async function cancelAll(running: TestService): Promise<number> {
+  return running.http(0).call('private/cancel_all_by_currency', { currency: 'BTC' });
+}
+
+async function historyCount(running: TestService): Promise<number> {
+  const orders = await running.http(0).call('private/get_order_history_by_currency', {
+    currency: 'BTC',
+    count: 1000,
+    includeUnfilled: true,
+  });
+  assert.ok(Array.isArray(orders));
+  return orders.length;
 }
 
 async function storedCheckpoints(dataDir: string): Promise<number[]> {
@@ -81,6 +99,30 @@ describe('the snapshot replica', () => {
     }
   });
 
+  test('writes the read store: queries see every acknowledged command; a restart re-feeds what it lost', async () => {
+    let running = await startTestService({ snapshotPolicy: POLICY, config: { simulator: false } });
+    try {
+      for (let round = 1; round <= 3; round++) {
+        await placeOrders(running, 10);
+        assert.equal(await cancelAll(running), 10);
+        // Asked at once: the query waits for the replica to write what was acknowledged.
+        assert.equal(await historyCount(running), 10 * round);
+      }
+      assert.equal(running.service.readStore.lastAppliedSeq, running.service.core.sequence);
+      await running.close();
+
+      // The store loses its rows and its position; the last snapshot is newer than what it holds.
+      const read = new Database(join(running.dataDir, 'read.sqlite'));
+      read.exec("DELETE FROM orders; UPDATE read_meta SET value = 0 WHERE key = 'last_applied_seq'");
+      read.close();
+      running = await running.restart();
+      assert.equal(running.service.recovery.replayed, 0, 'the live core starts from the last snapshot');
+      assert.equal(await historyCount(running), 30, 'the replica re-fed the store from the start');
+    } finally {
+      await running.close();
+    }
+  });
+
   test('a failed replica hands snapshots back to the live core', async () => {
     let running = await startTestService({ snapshotPolicy: POLICY, config: { simulator: false } });
     try {
@@ -93,11 +135,16 @@ describe('the snapshot replica', () => {
       await assert.rejects(replica.status(), /snapshot replica: .*expected seq/s);
       assert.ok(replica.failed);
       await placeOrders(running, 60);
+      assert.equal(await cancelAll(running), 65);
+      // Nothing writes the store any more: queries answer from what was written, without waiting.
+      assert.ok((await historyCount(running)) < 65);
+      assert.ok(running.service.readStore.failure !== null);
       await running.service.core.drain();
       const lastSeq = running.service.core.sequence;
       running = await running.restart();
       assert.equal(running.service.recovery.snapshotSeq, lastSeq, 'the inline snapshot at shutdown');
       assert.ok(running.service.recovery.ok);
+      assert.equal(await historyCount(running), 65, 'the restarted replica re-fed the store');
     } finally {
       await running.close();
     }

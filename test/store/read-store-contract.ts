@@ -346,6 +346,42 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
         assert.equal(again.lastAppliedSeq, 2);
       }));
 
+    test('written elsewhere: queries wait for the other writer, pushes are refused', async () => {
+      const database = await newDatabase();
+      const writer = await ReadStore.open({ db: await database.open() });
+      const reader = await ReadStore.open({ db: await database.open() });
+      let failure: unknown = null;
+      let waits = 0;
+      reader.writeElsewhere({
+        get lastAppliedSeq() {
+          return writer.lastAppliedSeq;
+        },
+        get failure() {
+          return failure;
+        },
+        caughtUp: async () => {
+          waits++;
+          await writer.flush();
+        },
+      });
+      try {
+        writer.push({ seq: 1, ts: 0, events: [order(orderView({ orderId: 'x', filledAmount: 1 }))] });
+        assert.equal((await reader.order('x'))?.filledAmount, 1, 'the query waited for the write');
+        assert.equal(waits, 1);
+        assert.equal(reader.lastAppliedSeq, 1);
+        assert.throws(
+          () => reader.push({ seq: 2, ts: 0, events: [order(orderView({ orderId: 'y' }))] }),
+          /written elsewhere/,
+        );
+        failure = new Error('the other writer stopped');
+        assert.equal(reader.failure, failure);
+        await assert.rejects(reader.flush(), /the other writer stopped/);
+      } finally {
+        await writer.close();
+        await reader.close().catch(() => undefined);
+      }
+    });
+
     test('retention prunes closed orders and old trades, never open orders', async () => {
       const db = await makeDb();
       const store = await ReadStore.open({ db, retention: { closedOrdersMs: DAY, tradesMs: DAY } });

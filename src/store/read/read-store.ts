@@ -13,6 +13,9 @@
  *   `maxSnapshotSeq`) to re-feed what was lost.
  * - A write failure is kept and reported by `flush()`/`failure`; later pushes are dropped
  *   (queries still work on what was written). The service should restart to re-feed.
+ * - Or the rows are written elsewhere (`writeElsewhere`: the snapshot replica projects the same
+ *   commands on its thread): this store then takes no pushes and each query first waits for that
+ *   writer to have caught up, so reading one's own acknowledged commands holds all the same.
  */
 import type { CoreEvent, OrderView, PositionView } from '../../core/events.ts';
 import { coreProjection, type KindOf } from './core-projections.ts';
@@ -66,6 +69,21 @@ export interface ReadStoreOptions {
    */
   readonly writeDelayMs?: number;
   readonly onError?: (error: unknown) => void;
+  /** Told the last applied seq after each write. */
+  readonly onWritten?: (lastAppliedSeq: number) => void;
+}
+
+/** Another writer of this store's rows (the snapshot replica's read store, on its thread). */
+export interface RemoteReadWriter {
+  /** The last seq it has written. */
+  readonly lastAppliedSeq: number;
+  /** Why it stopped writing, or null. */
+  readonly failure: unknown;
+  /**
+   * Resolves once it has written every command committed before the call; at once when it has
+   * failed (queries then answer from what was written).
+   */
+  caughtUp(): Promise<void>;
 }
 
 export interface PruneReport {
@@ -106,6 +124,7 @@ export class ReadStore {
   private readonly retention: RetentionSettings;
   private readonly maxBatchCommands: number;
   private readonly writeDelayMs: number;
+  private remote: RemoteReadWriter | null = null;
 
   private constructor(
     private readonly options: ReadStoreOptions,
@@ -123,15 +142,27 @@ export class ReadStore {
 
   /** The last seq whose projections are written (as of open, then of each write). */
   get lastAppliedSeq(): number {
-    return this.applied;
+    return this.remote === null ? this.applied : Math.max(this.applied, this.remote.lastAppliedSeq);
   }
 
   get failure(): unknown {
-    return this.error;
+    return this.error ?? this.remote?.failure ?? null;
+  }
+
+  /**
+   * From now on `writer` writes the rows (to the same database): this store only answers queries,
+   * each once the writer has caught up. Called before anything is pushed.
+   */
+  writeElsewhere(writer: RemoteReadWriter): void {
+    if (this.pendingCommands > 0 || this.writing !== null) {
+      throw new Error('the read store has pending writes of its own');
+    }
+    this.remote = writer;
   }
 
   /** Projects one committed command's events; seqs already applied are ignored. */
   push(committed: CommittedEvents<CoreEvent | unknown>): void {
+    if (this.remote !== null) throw new Error('the read store is written elsewhere: nothing is pushed to it');
     if (this.error !== null || committed.seq <= this.pendingSeq) return;
     for (const projection of this.projections) projection.project(committed, this.batch);
     this.pendingSeq = committed.seq;
@@ -145,6 +176,11 @@ export class ReadStore {
 
   /** Resolves once everything pushed so far is written; rejects if a write failed. */
   async flush(): Promise<void> {
+    if (this.remote !== null) {
+      await this.remote.caughtUp();
+      if (this.remote.failure !== null) throw this.remote.failure;
+      return;
+    }
     while (this.writing !== null || this.pendingCommands > 0) {
       if (this.writing !== null) await this.writing;
       else await this.write();
@@ -170,6 +206,7 @@ export class ReadStore {
    * resolves at once: queries answer from what was written.
    */
   private async caughtUp(): Promise<void> {
+    if (this.remote !== null) return this.remote.caughtUp();
     const target = this.pendingSeq;
     while (this.applied < target && this.error === null) {
       if (this.writing !== null) await this.writing;
@@ -187,6 +224,7 @@ export class ReadStore {
       () => {
         this.applied = seq;
         this.writing = null;
+        this.options.onWritten?.(seq);
         if (this.pendingCommands > 0) this.schedule();
       },
       (error: unknown) => {
