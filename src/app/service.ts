@@ -37,8 +37,9 @@ import { createCoreMachine, PORTFOLIOS, RFQ_DESK } from './core-factory.ts';
 import { CoreService } from './core-service.ts';
 import { MarketLoop } from './market-loop.ts';
 import { ServiceMetrics } from './metrics.ts';
+import { DEFAULT_RESTART_POLICY, ReplicaSupervisor, type RestartPolicy } from './replica-supervisor.ts';
 import { stampInPlace } from './sequencer.ts';
-import { type ReplicaSettings, SnapshotReplica } from './snapshot-replica.ts';
+import type { ReplicaSettings } from './snapshot-replica.ts';
 
 export interface ServiceOptions {
   readonly config: Readonly<Config>;
@@ -48,6 +49,8 @@ export interface ServiceOptions {
   /** Market step interval, ms. */
   readonly marketTickMs?: number;
   readonly snapshotPolicy?: SnapshotPolicy;
+  /** When a failed snapshot replica is started again (default: 1 s, doubling up to 60 s). */
+  readonly replicaRestart?: RestartPolicy;
   readonly logger?: Logger;
 }
 
@@ -60,8 +63,11 @@ export interface RunningService {
   readonly readStore: ReadStore;
   /** Prometheus metrics (null when `metrics` is off). */
   readonly metrics: ServiceMetrics | null;
-  /** Takes the checkpoints and snapshots on a worker thread (null when `snapshotReplica` is off). */
-  readonly snapshotReplica: SnapshotReplica | null;
+  /**
+   * Takes the checkpoints and snapshots and writes the read store on a worker thread, started
+   * again if it fails (null when `snapshotReplica` is off).
+   */
+  readonly snapshotReplica: ReplicaSupervisor | null;
   /** Demo credentials written on this (first) start, else null. */
   readonly demoCredentials: DemoCredential[] | null;
   readonly address: { readonly host: string; readonly port: number };
@@ -133,8 +139,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     });
   // With the replica, the inline snapshotter only serves a shutdown after the replica failed.
   let snapshotter = inlineSnapshotter(config.snapshotReplica ? NO_PERIODIC_SNAPSHOTS : snapshotPolicy);
+  let retiredSaves: Promise<void> = Promise.resolve();
   const replica = config.snapshotReplica
-    ? startReplica(storage.journal, {
+    ? superviseReplica(storage.journal, {
         settings: {
           dataDir: config.dataDir,
           databaseUrl: config.databaseUrl,
@@ -143,23 +150,20 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           writesReadStore: replicaWritesReads,
         },
         readAppliedSeq: readAppliedAtOpen,
+        restartPolicy: options.replicaRestart ?? DEFAULT_RESTART_POLICY,
         log,
         onFailed: () => {
           snapshotter = inlineSnapshotter(snapshotPolicy);
         },
+        onRestarted: () => {
+          // A save the inline snapshotter has under way still finishes before storage closes.
+          const retired = snapshotter;
+          retiredSaves = Promise.all([retiredSaves, retired.idle()]).then(() => undefined);
+          snapshotter = inlineSnapshotter(NO_PERIODIC_SNAPSHOTS);
+        },
       })
     : null;
-  if (replica !== null && replicaWritesReads) {
-    readStore.writeElsewhere({
-      get lastAppliedSeq() {
-        return replica.readAppliedSeq;
-      },
-      get failure() {
-        return replica.readStoreFailure;
-      },
-      caughtUp: () => replica.readCaughtUp(),
-    });
-  }
+  if (replica !== null && replicaWritesReads) readStore.writeElsewhere(replica);
   core.onCommitted((batch) => {
     if (!replicaWritesReads) {
       readStore.push({ seq: batch.seq, ts: batch.ts, events: batch.events, subEvents: batch.subEvents });
@@ -237,6 +241,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       // Every frame is durable and handed over: the replica's last snapshot is the live state.
       await replica?.stop(true);
       await snapshotter.idle();
+      await retiredSaves;
       if ((replica === null || replica.failed) && core.sequence > 0) {
         await snapshotter.snapshotNow(core.machine.venue.now);
       }
@@ -263,38 +268,46 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 const NO_PERIODIC_SNAPSHOTS: SnapshotPolicy = { everyCommands: 0, everyMs: 0, checkpointEveryCommands: 0 };
 
 /**
- * Starts the snapshot replica and hands it every frame the journal makes durable from now on
- * (before the first new command, so it misses none); its checkpoints go back to the journal.
+ * Starts the snapshot replica, which from now on is handed every frame the journal makes durable
+ * (before the first new command, so it misses none) and is started again when it fails; its
+ * checkpoints go back to the journal.
  */
-function startReplica(
+function superviseReplica(
   journal: Journal<MachineCommand>,
-  options: { settings: ReplicaSettings; readAppliedSeq: number; log: Logger; onFailed: () => void },
-): SnapshotReplica {
+  options: {
+    settings: ReplicaSettings;
+    readAppliedSeq: number;
+    restartPolicy: RestartPolicy;
+    log: Logger;
+    onFailed: () => void;
+    onRestarted: () => void;
+  },
+): ReplicaSupervisor {
   const { log } = options;
-  const replica = new SnapshotReplica(
+  return new ReplicaSupervisor(
+    journal,
     options.settings,
+    options.readAppliedSeq,
     {
       onCheckpoint: (checkpoint) => journal.recordCheckpoint(checkpoint),
       onSaved: (info, ms) =>
         log.info({ seq: info.seq, bytes: info.bytes, ms: Math.round(ms) }, 'snapshot saved by the replica'),
-      onFailed: (error) => {
+      onFailed: (error, restartInMs) => {
         log.error(
-          { err: error },
+          { err: error, restartInMs },
           options.settings.writesReadStore
-            ? 'snapshot replica stopped: snapshots and checkpoints are taken inline; history is not updated until a restart'
-            : 'snapshot replica stopped: snapshots and checkpoints are taken inline',
+            ? 'snapshot replica stopped: snapshots and checkpoints are taken inline and history waits for its restart'
+            : 'snapshot replica stopped: snapshots and checkpoints are taken inline until its restart',
         );
         options.onFailed();
       },
-      onReadFailed: (error) =>
-        log.error({ err: error }, 'read store write failed: history is not updated until a restart'),
+      onRestarted: () => {
+        log.info('snapshot replica restarted');
+        options.onRestarted();
+      },
     },
-    options.readAppliedSeq,
+    options.restartPolicy,
   );
-  journal.observeBatches((_entries, _ms, frame) => {
-    if (frame !== null) replica.feed(frame);
-  });
-  return replica;
 }
 
 /** Block RFQ methods and channels, portfolio routes and channels, over the live sub-machines. */

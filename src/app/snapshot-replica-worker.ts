@@ -43,7 +43,7 @@ const stores = await openFollowerStores<MachineCommand>({
           // The same projections the service registers (service.ts).
           projections: subMachineProjections(),
           onWritten: (seq: number) => post({ type: 'readWritten', seq }),
-          onError: (error: unknown) => post({ type: 'readFailed', error: describe(error) }),
+          onError: (error: unknown) => void fail(new Error('read store write failed', { cause: error })),
         },
       }
     : {}),
@@ -113,7 +113,7 @@ async function handle(request: ReplicaRequest): Promise<boolean> {
       post({ type: 'status', id: request.id, seq, stateHash: machine.stateHash() });
       return true;
     case 'readFlush':
-      // A failed write was reported as `readFailed`; the answer still tells what is written.
+      // A failed write has failed the replica already.
       await readStore?.flush().catch(() => undefined);
       post({ type: 'readFlushed', seq: readStore?.lastAppliedSeq ?? 0 });
       return true;
@@ -140,7 +140,9 @@ async function fail(error: unknown): Promise<void> {
 }
 
 function describe(error: unknown): string {
-  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+  if (!(error instanceof Error)) return String(error);
+  const text = error.stack ?? error.message;
+  return error.cause === undefined ? text : `${text}\ncaused by: ${describe(error.cause)}`;
 }
 
 async function pump(): Promise<void> {

@@ -13,15 +13,15 @@
  *   back for the live journal to record; snapshots are saved by the replica itself, as often as the
  *   inline snapshotter would (commands or command time since the last one).
  * - The replica never writes the journal. A gap, a decode error or a failed save stops it and is
- *   reported once through `onFailed`; the service then goes back to snapshotting inline.
+ *   reported once through `onFailed`; the service then goes back to snapshotting inline until a
+ *   new replica runs (./replica-supervisor.ts).
  * - It holds a second copy of the state: memory doubles (documented; `SNAPSHOT_REPLICA=off`).
  * - With `writesReadStore` it also projects every command it applies into the read store, so the
  *   live core does not: the rows are the same, as its events are. `readCaughtUp` resolves once
  *   the store holds every frame handed over before the call, which includes every acknowledged
- *   command (frames are fed before their commands are acknowledged). A read-store write failure
- *   is reported through `onReadFailed` and the replica goes on with its snapshots; after either
- *   failure the store is no longer written and waits end at once (queries answer from what was
- *   written, as for an inline read store whose write failed; a restart re-feeds it).
+ *   command (frames are fed before their commands are acknowledged). A read-store write that
+ *   fails stops the replica like any other failure; waits then end at once (queries answer from
+ *   what was written) until a new replica re-feeds the store from its last write.
  */
 import { Worker } from 'node:worker_threads';
 import type { HashCheckpoint, SnapshotInfo } from '../store/journal.ts';
@@ -66,17 +66,14 @@ export type ReplicaReply =
   | { readonly type: 'failed'; readonly error: string }
   /** The read store wrote through `seq` (after each write). */
   | { readonly type: 'readWritten'; readonly seq: number }
-  /** The answer to `readFlush`: everything handed over before it is written (or it failed). */
-  | { readonly type: 'readFlushed'; readonly seq: number }
-  | { readonly type: 'readFailed'; readonly error: string };
+  /** The answer to `readFlush`: everything handed over before it is written. */
+  | { readonly type: 'readFlushed'; readonly seq: number };
 
 export interface ReplicaHooks {
   readonly onCheckpoint: (checkpoint: HashCheckpoint) => void;
   readonly onSaved?: (info: SnapshotInfo, ms: number) => void;
-  /** The replica stopped on an error; it takes no more frames. */
+  /** The replica stopped on an error (its read store's included); it takes no more frames. */
   readonly onFailed: (error: Error) => void;
-  /** Its read store failed to write (it goes on with snapshots). */
-  readonly onReadFailed?: (error: Error) => void;
 }
 
 export class SnapshotReplica {
@@ -95,7 +92,6 @@ export class SnapshotReplica {
   /** The last seq of the frames handed over (or pending to be). */
   private fedSeq: number;
   private readApplied: number;
-  private readFailure: Error | null = null;
   private readFlushPending = false;
   /** Queries waiting for the read store, each until it has written through `seq`; oldest first. */
   private readWaiters: { readonly seq: number; readonly resolve: () => void }[] = [];
@@ -132,13 +128,7 @@ export class SnapshotReplica {
           // Frames handed over after that flush was asked for: ask again for their waiters.
           if (this.readWaiters.length > 0) this.requestReadFlush();
           break;
-        case 'readFailed':
-          if (this.readFailure === null) {
-            this.readFailure = new Error(`snapshot replica's read store: ${reply.error}`);
-            hooks.onReadFailed?.(this.readFailure);
-            this.releaseReadWaiters();
-          }
-          break;
+
         case 'failed':
           this.fail(new Error(`snapshot replica: ${reply.error}`), hooks);
           break;
@@ -190,19 +180,14 @@ export class SnapshotReplica {
     return this.readApplied;
   }
 
-  /** Why its read store stopped being written (its own write failure or the replica's), or null. */
-  get readStoreFailure(): Error | null {
-    return this.readFailure ?? this.failure;
-  }
-
   /**
    * Resolves once the read store has written every frame handed over so far, so a query then sees
-   * every acknowledged command; at once if it has, or if the store or the replica failed or was
-   * stopped (nothing more will be written).
+   * every acknowledged command; at once if it has, or if the replica failed (nothing more will be
+   * written).
    */
   readCaughtUp(): Promise<void> {
     const seq = this.fedSeq;
-    if (this.readApplied >= seq || this.readStoreFailure !== null) return Promise.resolve();
+    if (this.readApplied >= seq || this.failure !== null) return Promise.resolve();
     // A stopping replica writes what it was handed before it ends.
     if (this.stopped !== null) return this.stopped;
     return new Promise((resolve) => {

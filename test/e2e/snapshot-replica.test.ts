@@ -123,17 +123,19 @@ describe('the snapshot replica', () => {
     }
   });
 
-  test('a failed replica hands snapshots back to the live core', async () => {
-    let running = await startTestService({ snapshotPolicy: POLICY, config: { simulator: false } });
+  test('a failed replica hands snapshots back to the live core until it is started again', async () => {
+    let running = await startTestService({
+      snapshotPolicy: POLICY,
+      config: { simulator: false },
+      replicaRestart: NO_RESTART,
+    });
     try {
       const replica = running.service.snapshotReplica!;
       await placeOrders(running, 5);
       await running.service.core.drain();
-      // A frame out of sequence: the replica must stop rather than apply it.
-      const ts = running.service.core.now();
-      replica.feed(buildFrame([{ seq: 1_000_000, ts, command: { type: 'cancel_all', accountId: 1 } }]));
-      await assert.rejects(replica.status(), /snapshot replica: .*expected seq/s);
+      await failReplica(running);
       assert.ok(replica.failed);
+      assert.equal(replica.current, null);
       await placeOrders(running, 60);
       assert.equal(await cancelAll(running), 65);
       // Nothing writes the store any more: queries answer from what was written, without waiting.
@@ -149,4 +151,44 @@ describe('the snapshot replica', () => {
       await running.close();
     }
   });
+
+  test('a failed replica is started again, catches up and re-feeds the history', async () => {
+    let running = await startTestService({
+      snapshotPolicy: POLICY,
+      config: { simulator: false },
+      replicaRestart: { firstDelayMs: 0, maxDelayMs: 0, healthyAfterMs: 0 },
+    });
+    try {
+      const replica = running.service.snapshotReplica!;
+      for (let failure = 1; failure <= 2; failure++) {
+        await placeOrders(running, 20);
+        await failReplica(running);
+        await placeOrders(running, 10);
+        await replica.running();
+        assert.equal(await cancelAll(running), 30);
+        assert.equal(await historyCount(running), 30 * failure, 'the new replica re-fed the store');
+      }
+      await running.service.core.drain();
+      const core = running.service.core;
+      assert.deepEqual(await replica.status(), { seq: core.sequence, stateHash: core.machine.stateHash() });
+      const lastSeq = core.sequence;
+      running = await running.restart();
+      assert.equal(running.service.recovery.snapshotSeq, lastSeq);
+      assert.ok(running.service.recovery.ok);
+    } finally {
+      await running.close();
+    }
+  });
 });
+
+/** A replica restart only when the test has long finished. */
+const NO_RESTART = { firstDelayMs: 3_600_000, maxDelayMs: 3_600_000, healthyAfterMs: 3_600_000 };
+
+/** Hands the running replica a frame out of sequence: it must stop rather than apply it. */
+async function failReplica(running: TestService): Promise<void> {
+  const replica = running.service.snapshotReplica!.current!;
+  const ts = running.service.core.now();
+  replica.feed(buildFrame([{ seq: 1_000_000, ts, command: { type: 'cancel_all', accountId: 1 } }]));
+  await assert.rejects(replica.status(), /snapshot replica: .*expected seq/s);
+  assert.ok(replica.failed);
+}

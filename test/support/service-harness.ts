@@ -12,6 +12,7 @@ import { WsClient } from '../../sdk/ws-client.ts';
 import type { DemoCredential } from '../../src/api/bootstrap.ts';
 import { VirtualClock } from '../../src/app/clock.ts';
 import { type Config, type DeepPartial, loadConfig } from '../../src/app/config.ts';
+import type { RestartPolicy } from '../../src/app/replica-supervisor.ts';
 import { type RunningService, startService } from '../../src/app/service.ts';
 import type { SnapshotPolicy } from '../../src/store/snapshotter.ts';
 
@@ -35,6 +36,7 @@ export interface TestServiceOptions {
   readonly clock?: VirtualClock;
   readonly config?: DeepPartial<Config>;
   readonly snapshotPolicy?: SnapshotPolicy;
+  readonly replicaRestart?: RestartPolicy;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -56,6 +58,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     clock,
     logger: pino({ level: 'silent' }),
     ...(options.snapshotPolicy === undefined ? {} : { snapshotPolicy: options.snapshotPolicy }),
+    ...(options.replicaRestart === undefined ? {} : { replicaRestart: options.replicaRestart }),
   });
   const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as DemoCredential[];
   const baseUrl = `http://127.0.0.1:${service.address.port}`;

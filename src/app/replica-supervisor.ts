@@ -1,0 +1,168 @@
+/**
+ * Keeps a snapshot replica running: hands it every frame the journal makes durable, and when it
+ * fails starts a new one, after a delay that doubles up to `maxDelayMs` (a replica that ran for
+ * `healthyAfterMs` starts the doubling over). A failure that keeps coming back (a frame that
+ * cannot be decoded, a full disk) thus costs a catch-up replay on the other core at most once per
+ * `maxDelayMs`.
+ *
+ * Invariants:
+ * - A new replica starts at the last seq handed to the old one's journal feed: everything up to
+ *   it is durable, so it reads it from the journal; every later frame is fed to it.
+ * - While no replica runs, snapshots are the caller's (`onFailed`, then `onStarted` gives them
+ *   back) and the read store is not written: `caughtUp` resolves at once and `failure` is the
+ *   last error. The new replica re-feeds the store from its last write, and queries wait for it.
+ */
+import type { MachineCommand } from '../core/machine.ts';
+import type { Journal } from '../store/journal.ts';
+import type { RemoteReadWriter } from '../store/read/read-store.ts';
+import { type ReplicaHooks, type ReplicaSettings, SnapshotReplica } from './snapshot-replica.ts';
+
+export interface RestartPolicy {
+  readonly firstDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly healthyAfterMs: number;
+}
+
+export const DEFAULT_RESTART_POLICY: RestartPolicy = {
+  firstDelayMs: 1_000,
+  maxDelayMs: 60_000,
+  healthyAfterMs: 600_000,
+};
+
+/** The delay before each restart: doubling from the first, capped, and back to the first after a healthy run. */
+export class RestartBackoff {
+  private next: number;
+
+  constructor(private readonly policy: RestartPolicy) {
+    this.next = policy.firstDelayMs;
+  }
+
+  /** The delay before starting again a replica that ran for `ranMs` and failed. */
+  afterFailure(ranMs: number): number {
+    if (ranMs >= this.policy.healthyAfterMs) this.next = this.policy.firstDelayMs;
+    const delay = this.next;
+    this.next = Math.min(this.next * 2, this.policy.maxDelayMs);
+    return delay;
+  }
+}
+
+export interface SupervisorHooks extends Omit<ReplicaHooks, 'onFailed'> {
+  /** A replica failed; the next starts in `restartInMs`. */
+  readonly onFailed: (error: Error, restartInMs: number) => void;
+  /** A replica was started after a failure. */
+  readonly onRestarted?: () => void;
+}
+
+export class ReplicaSupervisor implements RemoteReadWriter {
+  private replica: SnapshotReplica | null = null;
+  private startedAt = 0;
+  private lastFailure: Error | null = null;
+  private readonly backoff: RestartBackoff;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private stopping = false;
+  /** The last seq of the frames the journal made durable (where a new replica starts). */
+  private durableSeq: number;
+  private readApplied: number;
+  private runningWaiters: (() => void)[] = [];
+
+  constructor(
+    journal: Journal<MachineCommand>,
+    private readonly settings: ReplicaSettings,
+    readAppliedSeq: number,
+    private readonly hooks: SupervisorHooks,
+    policy: RestartPolicy = DEFAULT_RESTART_POLICY,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.durableSeq = settings.startSeq;
+    this.readApplied = readAppliedSeq;
+    this.backoff = new RestartBackoff(policy);
+    journal.observeBatches((_entries, _ms, frame) => {
+      if (frame === null) return;
+      this.durableSeq = frame.firstSeq + frame.count - 1;
+      this.replica?.feed(frame);
+    });
+    this.start();
+  }
+
+  /** The running replica (null between a failure and the restart, and after `stop`). */
+  get current(): SnapshotReplica | null {
+    return this.replica;
+  }
+
+  get lastAppliedSeq(): number {
+    if (this.replica !== null) this.readApplied = Math.max(this.readApplied, this.replica.readAppliedSeq);
+    return this.readApplied;
+  }
+
+  get failure(): Error | null {
+    return this.replica === null ? this.lastFailure : null;
+  }
+
+  caughtUp(): Promise<void> {
+    return this.replica === null ? Promise.resolve() : this.replica.readCaughtUp();
+  }
+
+  /** The running replica's seq and state hash once it applied every frame fed so far. */
+  status(): Promise<{ seq: number; stateHash: string }> {
+    if (this.replica === null) return Promise.reject(this.lastFailure ?? new Error('no replica is running'));
+    return this.replica.status();
+  }
+
+  /** Resolves once a replica runs (at once if one does): after a failure, when its successor starts. */
+  running(): Promise<void> {
+    if (this.replica !== null || this.stopping) return Promise.resolve();
+    return new Promise((resolve) => this.runningWaiters.push(resolve));
+  }
+
+  /** Stops the running replica (see `SnapshotReplica.stop`) and starts no other. */
+  async stop(finalSnapshot: boolean): Promise<void> {
+    this.stopping = true;
+    if (this.restartTimer !== null) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+    this.releaseRunningWaiters();
+    await this.replica?.stop(finalSnapshot);
+  }
+
+  /** Whether the running replica can take the final snapshot (none runs, or it failed). */
+  get failed(): boolean {
+    return this.replica === null || this.replica.failed;
+  }
+
+  private start(): void {
+    this.startedAt = this.now();
+    const replica: SnapshotReplica = new SnapshotReplica(
+      { ...this.settings, startSeq: this.durableSeq },
+      {
+        onCheckpoint: this.hooks.onCheckpoint,
+        ...(this.hooks.onSaved === undefined ? {} : { onSaved: this.hooks.onSaved }),
+        onFailed: (error) => this.onReplicaFailed(replica, error),
+      },
+      this.lastAppliedSeq,
+    );
+    this.replica = replica;
+    this.releaseRunningWaiters();
+  }
+
+  private onReplicaFailed(replica: SnapshotReplica, error: Error): void {
+    if (this.replica !== replica) return;
+    this.readApplied = Math.max(this.readApplied, replica.readAppliedSeq);
+    this.replica = null;
+    this.lastFailure = error;
+    const delay = this.backoff.afterFailure(this.now() - this.startedAt);
+    this.hooks.onFailed(error, delay);
+    if (this.stopping) return;
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      if (this.stopping) return;
+      this.start();
+      this.hooks.onRestarted?.();
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  private releaseRunningWaiters(): void {
+    const waiting = this.runningWaiters;
+    this.runningWaiters = [];
+    for (const resolve of waiting) resolve();
+  }
+}
