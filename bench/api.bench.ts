@@ -13,7 +13,10 @@
  * (on: then the same phases against bench/api-ceiling-server.ts, the transports with no service
  * behind them, for the machine's own bound in the same run), BENCH_HEAP_PROF (a file: the server's
  * sampled allocations, garbage included, written at exit), BENCH_MARKET_TICK_MS (the server's
- * market tick, default 1000 as `npm start`; a large value stops the ticks after start).
+ * market tick, default 1000 as `npm start`; a large value stops the ticks after start),
+ * BENCH_HISTORY (on: during each open-loop run, the same account reads its order history over
+ * HTTP every 20 ms; prints those reads' latency), BENCH_SNAPSHOT_REPLICA (off: the server runs
+ * without the replica, so the read store is written inline, as `SNAPSHOT_REPLICA=off`).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -35,6 +38,8 @@ const RATES = (process.env.BENCH_RATES ?? '1000,5000')
   .split(',')
   .filter((rate) => rate !== '' && rate !== '0')
   .map(Number);
+const HISTORY = process.env.BENCH_HISTORY === 'on';
+const HISTORY_INTERVAL_MS = 20;
 const INSTRUMENT = 'BTC-PERPETUAL';
 
 interface Credential {
@@ -126,6 +131,63 @@ function httpConnection(port: number) {
   };
 }
 
+/** The text of one signed `POST /api/<method>` envelope request. */
+function signedRequest(
+  port: number,
+  credential: Credential,
+  serverTime: () => number,
+  rid: number,
+  method: string,
+  params: unknown,
+): string {
+  const body = JSON.stringify({ rid, method, params });
+  const ts = String(serverTime());
+  const nonce = randomUUID();
+  const path = `/api/${method}`;
+  const signature = signHttp(credential.apiSecret, ts, nonce, 'POST', path, body);
+  return (
+    `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n` +
+    `authorization: Bearer ${credential.apiKey}\r\nservice-api-timestamp: ${ts}\r\n` +
+    `service-api-nonce: ${nonce}\r\nservice-api-signature: ${signature}\r\n` +
+    `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  );
+}
+
+/**
+ * History reads while orders flow: one `get_order_history_by_currency` at a time, every
+ * HISTORY_INTERVAL_MS, by the account placing the orders (each read waits until the read store
+ * holds that account's acknowledged orders). Returns a stop function with the latencies.
+ */
+function readHistoryMeanwhile(port: number, credential: Credential, serverTime: () => number) {
+  const latencies: number[] = [];
+  let errors = 0;
+  let running = true;
+  const connection = httpConnection(port);
+  const done = (async () => {
+    await connection.ready;
+    for (let rid = 1; running; rid++) {
+      const text = signedRequest(port, credential, serverTime, rid, 'private/get_order_history_by_currency', {
+        currency: 'BTC',
+        includeUnfilled: true,
+      });
+      const started = performance.now();
+      const answer = await connection.request(text);
+      latencies.push(performance.now() - started);
+      if (answer.status !== 200 || answer.body.includes('"error"')) errors++;
+      await new Promise((resolve) => setTimeout(resolve, HISTORY_INTERVAL_MS));
+    }
+    connection.close();
+  })();
+  return async () => {
+    running = false;
+    await done;
+    const sorted = Float64Array.from(latencies).sort();
+    console.log(
+      `    history reads meanwhile (one every ${HISTORY_INTERVAL_MS} ms): p50 ${percentile(sorted, 50).toFixed(2)} ms   p99 ${percentile(sorted, 99).toFixed(2)} ms   max ${(sorted.at(-1) ?? 0).toFixed(2)} ms   (${sorted.length}, errors ${errors})`,
+    );
+  };
+}
+
 async function runHttp(port: number, credential: Credential, serverTime: () => number) {
   const latencies: number[] = [];
   let errors = 0;
@@ -138,16 +200,7 @@ async function runHttp(port: number, credential: Credential, serverTime: () => n
       while (performance.now() < deadline) {
         const n = i++;
         const method = n % 2 === 0 ? 'private/buy' : 'private/sell';
-        const body = JSON.stringify({ rid: n, method, params: orderParams(n) });
-        const ts = String(serverTime());
-        const nonce = randomUUID();
-        const path = `/api/${method}`;
-        const signature = signHttp(credential.apiSecret, ts, nonce, 'POST', path, body);
-        const text =
-          `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n` +
-          `authorization: Bearer ${credential.apiKey}\r\nservice-api-timestamp: ${ts}\r\n` +
-          `service-api-nonce: ${nonce}\r\nservice-api-signature: ${signature}\r\n` +
-          `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+        const text = signedRequest(port, credential, serverTime, n, method, orderParams(n));
         const started = performance.now();
         try {
           const answer = await connection.request(text);
@@ -367,11 +420,14 @@ async function runAgainst(serverScript: string): Promise<void> {
     if (TRANSPORTS.includes('http')) await benchHttp(port, credentials[0]!, serverTime);
     if (TRANSPORTS.includes('ws')) await benchWs(port, credentials, serverTime);
     for (const rate of RATES) {
+      const history =
+        HISTORY && ceiling !== true ? readHistoryMeanwhile(port, credentials[0]!, serverTime) : null;
       await measured(
         `WebSocket open loop ${rate}/s`,
         () => wsAtRate(port, credentials[0]!, serverTime, rate),
         [99.9],
       );
+      await history?.();
     }
   } finally {
     child.kill('SIGTERM');

@@ -41,6 +41,11 @@ export const ConfigSchema = Type.Object(
      * live core never stops for them (memory: a second copy of the state); off: taken inline.
      */
     snapshotReplica: Type.Boolean(),
+    /**
+     * With the replica: it also writes the read store (the live core builds no rows; a history
+     * query first waits for it); off: the live core writes it. Ignored without the replica.
+     */
+    readStoreOnReplica: Type.Boolean(),
     http: Type.Object(
       {
         bodyLimitBytes: Type.Integer({ minimum: 1024 }),
@@ -86,6 +91,7 @@ export const DEFAULT_CONFIG: Config = {
   simulator: true,
   metrics: true,
   snapshotReplica: true,
+  readStoreOnReplica: true,
   http: { bodyLimitBytes: 262_144, wsMaxMessageBytes: 65_536, shutdownGraceMs: 5_000 },
   auth: { clockSkewMs: 15_000, replayMaxEntries: 1_000_000, replayMaxAnswerBytes: 268_435_456 },
   rateLimits: {
@@ -125,6 +131,7 @@ const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser
   ['SIMULATOR', ['simulator'], asBoolean],
   ['METRICS', ['metrics'], asBoolean],
   ['SNAPSHOT_REPLICA', ['snapshotReplica'], asBoolean],
+  ['READ_STORE_ON_REPLICA', ['readStoreOnReplica'], asBoolean],
   ['BODY_LIMIT_BYTES', ['http', 'bodyLimitBytes'], asInteger],
   ['WS_MAX_MESSAGE_BYTES', ['http', 'wsMaxMessageBytes'], asInteger],
   ['SHUTDOWN_GRACE_MS', ['http', 'shutdownGraceMs'], asInteger],

@@ -87,7 +87,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const readStore = storage.readStore;
   // With the replica, it writes the read store (projecting the commands it applies anyway) and
   // re-feeds what the store lost; the live core then only queries it.
-  const replicaWritesReads = config.snapshotReplica;
+  const replicaWritesReads = config.snapshotReplica && config.readStoreOnReplica;
   const readAppliedAtOpen = readStore.lastAppliedSeq;
 
   const { core: recovered, report } = await recover<MachineCommand, RecoveredCore>({

@@ -123,6 +123,36 @@ describe('the snapshot replica', () => {
     }
   });
 
+  test('with READ_STORE_ON_REPLICA off the live core writes the read store and re-feeds it at start', async () => {
+    let running = await startTestService({
+      snapshotPolicy: POLICY,
+      config: { simulator: false, readStoreOnReplica: false },
+    });
+    try {
+      await placeOrders(running, 10);
+      assert.equal(await cancelAll(running), 10);
+      assert.equal(await historyCount(running), 10);
+      await running.service.core.drain();
+      const core = running.service.core;
+      assert.deepEqual(await running.service.snapshotReplica!.status(), {
+        seq: core.sequence,
+        stateHash: core.machine.stateHash(),
+      });
+      const lastSeq = core.sequence;
+      await running.close();
+
+      const read = new Database(join(running.dataDir, 'read.sqlite'));
+      read.exec("DELETE FROM orders; UPDATE read_meta SET value = 0 WHERE key = 'last_applied_seq'");
+      read.close();
+      running = await running.restart();
+      assert.equal(running.service.recovery.snapshotSeq, null, 'replayed from the start for the store');
+      assert.equal(running.service.recovery.replayed, lastSeq);
+      assert.equal(await historyCount(running), 10);
+    } finally {
+      await running.close();
+    }
+  });
+
   test('a failed replica hands snapshots back to the live core until it is started again', async () => {
     let running = await startTestService({
       snapshotPolicy: POLICY,
