@@ -95,6 +95,7 @@ export class SnapshotReplica {
   private readonly exited: Promise<void>;
   /** The last seq of the frames handed over (or pending to be). */
   private fedSeq: number;
+  private readonly writesReadStore: boolean;
   private readApplied: number;
   private readFlushPending = false;
   /** Queries waiting for the read store, each until it has written through `seq`; oldest first. */
@@ -106,7 +107,8 @@ export class SnapshotReplica {
    */
   constructor(settings: ReplicaSettings, hooks: ReplicaHooks, readAppliedSeq = 0) {
     this.fedSeq = settings.startSeq;
-    this.readApplied = settings.writesReadStore ? readAppliedSeq : settings.startSeq;
+    this.writesReadStore = settings.writesReadStore === true;
+    this.readApplied = readAppliedSeq;
     // Profiling flags carry over (`--cpu-prof`); the tsx hooks are registered by the bootstrap.
     const execArgv = process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'));
     this.worker = new Worker(WORKER_BOOTSTRAP, { eval: true, execArgv, workerData: settings });
@@ -132,7 +134,6 @@ export class SnapshotReplica {
           // Frames handed over after that flush was asked for: ask again for their waiters.
           if (this.readWaiters.length > 0) this.requestReadFlush();
           break;
-
         case 'failed':
           this.fail(new Error(`snapshot replica: ${reply.error}`), hooks);
           break;
@@ -186,12 +187,12 @@ export class SnapshotReplica {
 
   /**
    * Resolves once the read store has written every frame handed over so far, so a query then sees
-   * every acknowledged command; at once if it has, or if the replica failed (nothing more will be
-   * written).
+   * every acknowledged command; at once if it has, if the replica failed (nothing more will be
+   * written), or if it does not write the read store.
    */
   readCaughtUp(): Promise<void> {
     const seq = this.fedSeq;
-    if (this.readApplied >= seq || this.failure !== null) return Promise.resolve();
+    if (!this.writesReadStore || this.readApplied >= seq || this.failure !== null) return Promise.resolve();
     // A stopping replica writes what it was handed before it ends.
     if (this.stopped !== null) return this.stopped;
     return new Promise((resolve) => {
