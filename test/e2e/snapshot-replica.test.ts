@@ -192,7 +192,10 @@ describe('the snapshot replica', () => {
       const replica = running.service.snapshotReplica!;
       for (let failure = 1; failure <= 2; failure++) {
         await placeOrders(running, 20);
+        // Queries waiting on the replica when it fails are answered all the same.
+        const waiting = Promise.all([1, 2, 3].map(() => historyCount(running)));
         await failReplica(running);
+        assert.equal((await waiting).length, 3);
         await placeOrders(running, 10);
         await replica.running();
         assert.equal(await cancelAll(running), 30);
