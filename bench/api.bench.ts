@@ -14,8 +14,8 @@
  * behind them, for the machine's own bound in the same run), BENCH_HEAP_PROF (a file: the server's
  * sampled allocations, garbage included, written at exit), BENCH_MARKET_TICK_MS (the server's
  * market tick, default 1000 as `npm start`; a large value stops the ticks after start),
- * BENCH_HISTORY (on: during each open-loop run, the same account reads its order history over
- * HTTP every 20 ms; prints those reads' latency), BENCH_SNAPSHOT_REPLICA (off: the server runs
+ * BENCH_HISTORY (on: during each open-loop run, the trading account reads its order history over
+ * HTTP every 20 ms; other: an account that does not trade does; prints those reads' latency), BENCH_SNAPSHOT_REPLICA (off: the server runs
  * without the replica, so the read store is written inline, as `SNAPSHOT_REPLICA=off`).
  */
 import { spawn } from 'node:child_process';
@@ -38,7 +38,8 @@ const RATES = (process.env.BENCH_RATES ?? '1000,5000')
   .split(',')
   .filter((rate) => rate !== '' && rate !== '0')
   .map(Number);
-const HISTORY = process.env.BENCH_HISTORY === 'on';
+/** on: the trading account reads its history; other: an account that does not trade does. */
+const HISTORY = process.env.BENCH_HISTORY ?? 'off';
 const HISTORY_INTERVAL_MS = 20;
 const INSTRUMENT = 'BTC-PERPETUAL';
 
@@ -156,7 +157,8 @@ function signedRequest(
 /**
  * History reads while orders flow: one `get_order_history_by_currency` at a time, every
  * HISTORY_INTERVAL_MS, by the account placing the orders (each read waits until the read store
- * holds that account's acknowledged orders). Returns a stop function with the latencies.
+ * holds that account's acknowledged orders) or by another (BENCH_HISTORY=other). Returns a stop
+ * function that prints their latency.
  */
 function readHistoryMeanwhile(port: number, credential: Credential, serverTime: () => number) {
   const latencies: number[] = [];
@@ -420,8 +422,9 @@ async function runAgainst(serverScript: string): Promise<void> {
     if (TRANSPORTS.includes('http')) await benchHttp(port, credentials[0]!, serverTime);
     if (TRANSPORTS.includes('ws')) await benchWs(port, credentials, serverTime);
     for (const rate of RATES) {
+      const reader = HISTORY === 'other' ? credentials[1]! : credentials[0]!;
       const history =
-        HISTORY && ceiling !== true ? readHistoryMeanwhile(port, credentials[0]!, serverTime) : null;
+        HISTORY !== 'off' && ceiling !== true ? readHistoryMeanwhile(port, reader, serverTime) : null;
       await measured(
         `WebSocket open loop ${rate}/s`,
         () => wsAtRate(port, credentials[0]!, serverTime, rate),

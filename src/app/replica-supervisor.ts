@@ -98,8 +98,8 @@ export class ReplicaSupervisor implements RemoteReadWriter {
     return this.replica === null ? this.lastFailure : null;
   }
 
-  caughtUp(): Promise<void> {
-    return this.replica === null ? Promise.resolve() : this.replica.readCaughtUp();
+  caughtUp(throughSeq?: number): Promise<void> {
+    return this.replica === null ? Promise.resolve() : this.replica.readCaughtUp(throughSeq);
   }
 
   /** The running replica's seq and state hash once it applied every frame fed so far. */

@@ -27,6 +27,7 @@ import { defaultMarketDriverConfig, MarketDriver } from '../market/driver.ts';
 import type { RfqDesk } from '../rfq/desk.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import { openStores } from '../store/open-stores.ts';
+import { recordAccountSeqs } from '../store/read/core-projections.ts';
 import type { ReadStore } from '../store/read/read-store.ts';
 import { subMachineProjections } from '../store/read/sub-projections.ts';
 import { type RecoveryReport, recover } from '../store/recovery.ts';
@@ -163,11 +164,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         },
       })
     : null;
-  if (replica !== null && replicaWritesReads) readStore.writeElsewhere(replica);
+  // Per account, the last committed command that changed its rows: a query for an account waits
+  // for that one only. Accounts not seen since start may have rows the store lost in a crash, so
+  // they wait for everything recovered.
+  const accountSeqs = new Map<number, number>();
+  if (replica !== null && replicaWritesReads) {
+    readStore.writeElsewhere(replica, (accountId) => accountSeqs.get(accountId) ?? report.lastSeq);
+  }
   core.onCommitted((batch) => {
-    if (!replicaWritesReads) {
-      readStore.push({ seq: batch.seq, ts: batch.ts, events: batch.events, subEvents: batch.subEvents });
-    }
+    if (replicaWritesReads) recordAccountSeqs(batch.events, batch.seq, accountSeqs);
+    else readStore.push({ seq: batch.seq, ts: batch.ts, events: batch.events, subEvents: batch.subEvents });
     snapshotter.onCommitted(batch.ts);
   });
 

@@ -186,12 +186,12 @@ export class SnapshotReplica {
   }
 
   /**
-   * Resolves once the read store has written every frame handed over so far, so a query then sees
-   * every acknowledged command; at once if it has, if the replica failed (nothing more will be
-   * written), or if it does not write the read store.
+   * Resolves once the read store has written through `throughSeq` (default: every frame handed
+   * over so far, so a query then sees every acknowledged command); at once if it has, if the
+   * replica failed (nothing more will be written), or if it does not write the read store.
    */
-  readCaughtUp(): Promise<void> {
-    const seq = this.fedSeq;
+  readCaughtUp(throughSeq?: number): Promise<void> {
+    const seq = throughSeq === undefined ? this.fedSeq : Math.min(throughSeq, this.fedSeq);
     if (!this.writesReadStore || this.readApplied >= seq || this.failure !== null) return Promise.resolve();
     // A stopping replica writes what it was handed before it ends.
     if (this.stopped !== null) return this.stopped;

@@ -123,6 +123,53 @@ describe('the snapshot replica', () => {
     }
   });
 
+  test("a history query waits only for its own account's last command", async () => {
+    const running = await startTestService({ snapshotPolicy: POLICY, config: { simulator: false } });
+    try {
+      const supervisor = running.service.snapshotReplica!;
+      const asked: (number | undefined)[] = [];
+      const caughtUp = supervisor.caughtUp.bind(supervisor);
+      supervisor.caughtUp = (throughSeq?: number) => {
+        asked.push(throughSeq);
+        return caughtUp(throughSeq);
+      };
+      const history = async (index: number) => {
+        const orders = await running.http(index).call('private/get_order_history_by_currency', {
+          currency: 'BTC',
+          includeUnfilled: true,
+        });
+        assert.ok(Array.isArray(orders));
+        return orders;
+      };
+      await placeOrders(running, 10);
+      await cancelAll(running);
+      const tradersLast = running.service.core.sequence;
+      // The other account has no command since start: nothing to wait for.
+      assert.deepEqual(await history(1), []);
+      assert.deepEqual(asked, [running.service.recovery.lastSeq]);
+      assert.equal((await history(0)).length, 10);
+      assert.deepEqual(asked.at(-1), tradersLast);
+
+      // Its own command, acknowledged, is then what it waits for, and sees.
+      const placed = await running.http(1).call('private/sell', {
+        instrumentName: 'BTC-PERPETUAL',
+        quantity: '10',
+        price: '900000',
+        postOnly: true,
+      });
+      await running.http(1).call('private/cancel', { orderId: placed.order.orderId });
+      const othersLast = running.service.core.sequence;
+      const others = await history(1);
+      assert.deepEqual(
+        others.map((order) => order.orderId),
+        [placed.order.orderId],
+      );
+      assert.equal(asked.at(-1), othersLast);
+    } finally {
+      await running.close();
+    }
+  });
+
   test('with READ_STORE_ON_REPLICA off the live core writes the read store and re-feeds it at start', async () => {
     let running = await startTestService({
       snapshotPolicy: POLICY,

@@ -146,6 +146,34 @@ function projectPosition(position: PositionView, seq: number, kindOf: KindOf, ou
   });
 }
 
+/**
+ * Records `seq` as the last command that changed each account's rows in the tables above: the
+ * accounts `coreProjection` writes rows of for these events (a test holds the two together). A
+ * query for one account then need wait only until the store holds that account's last command.
+ */
+export function recordAccountSeqs(
+  events: readonly CoreEvent[],
+  seq: number,
+  seqs: Map<number, number>,
+): void {
+  for (const event of events) {
+    switch (event.type) {
+      case 'order':
+        seqs.set(event.order.accountId, seq);
+        break;
+      case 'trade':
+        seqs.set(event.trade.taker.accountId, seq);
+        seqs.set(event.trade.maker.accountId, seq);
+        break;
+      case 'position':
+        seqs.set(event.position.accountId, seq);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
 /** Orders, trades and positions from the engine's CoreEvents. */
 export function coreProjection(kindOf: KindOf = defaultKindOf): Projection<CoreEvent> {
   return {

@@ -80,10 +80,10 @@ export interface RemoteReadWriter {
   /** Why it stopped writing, or null. */
   readonly failure: unknown;
   /**
-   * Resolves once it has written every command committed before the call; at once when it has
-   * failed (queries then answer from what was written).
+   * Resolves once it has written through `throughSeq`, or without it every command committed
+   * before the call; at once when it has failed (queries then answer from what was written).
    */
-  caughtUp(): Promise<void>;
+  caughtUp(throughSeq?: number): Promise<void>;
 }
 
 export interface PruneReport {
@@ -125,6 +125,7 @@ export class ReadStore {
   private readonly maxBatchCommands: number;
   private readonly writeDelayMs: number;
   private remote: RemoteReadWriter | null = null;
+  private accountSeq: ((accountId: number) => number) | null = null;
 
   private constructor(
     private readonly options: ReadStoreOptions,
@@ -151,13 +152,16 @@ export class ReadStore {
 
   /**
    * From now on `writer` writes the rows (to the same database): this store only answers queries,
-   * each once the writer has caught up. Called before anything is pushed.
+   * each once the writer has caught up. Called before anything is pushed. With `accountSeq` (the
+   * last committed seq that changed an account's order, trade or position rows), a query for one
+   * account waits only for that seq.
    */
-  writeElsewhere(writer: RemoteReadWriter): void {
+  writeElsewhere(writer: RemoteReadWriter, accountSeq?: (accountId: number) => number): void {
     if (this.pendingCommands > 0 || this.writing !== null) {
       throw new Error('the read store has pending writes of its own');
     }
     this.remote = writer;
+    this.accountSeq = accountSeq ?? null;
   }
 
   /** Projects one committed command's events; seqs already applied are ignored. */
@@ -205,8 +209,12 @@ export class ReadStore {
    * so a query sees every command acknowledged before it arrived. After a write failure it
    * resolves at once: queries answer from what was written.
    */
-  private async caughtUp(): Promise<void> {
-    if (this.remote !== null) return this.remote.caughtUp();
+  private async caughtUp(accountId?: number): Promise<void> {
+    if (this.remote !== null) {
+      return this.remote.caughtUp(
+        accountId === undefined || this.accountSeq === null ? undefined : this.accountSeq(accountId),
+      );
+    }
     const target = this.pendingSeq;
     while (this.applied < target && this.error === null) {
       if (this.writing !== null) await this.writing;
@@ -238,12 +246,12 @@ export class ReadStore {
   }
 
   async orderHistory(query: OrderHistoryQuery): Promise<OrderHistoryPage> {
-    await this.caughtUp();
+    await this.caughtUp(query.accountId);
     return queryOrderHistory(this.options.db, this.windows, query);
   }
 
   async userTrades(query: UserTradesQuery): Promise<UserTradesPage> {
-    await this.caughtUp();
+    await this.caughtUp(query.accountId);
     return queryUserTrades(this.options.db, this.windows, query);
   }
 
@@ -257,7 +265,7 @@ export class ReadStore {
   }
 
   async positions(accountId: number, currency?: string): Promise<PositionView[]> {
-    await this.caughtUp();
+    await this.caughtUp(accountId);
     const params: RowValue[] = [accountId];
     let sql = 'SELECT view FROM positions WHERE account_id = ?';
     if (currency !== undefined) {
