@@ -47,7 +47,7 @@ export class RestartBackoff {
 }
 
 export interface SupervisorHooks extends Omit<ReplicaHooks, 'onFailed'> {
-  /** A replica failed; the next starts in `restartInMs`. */
+  /** A replica failed; the next starts in `restartInMs` (Infinity: none will, it is stopping). */
   readonly onFailed: (error: Error, restartInMs: number) => void;
   /** A replica was started after a failure. */
   readonly onRestarted?: () => void;
@@ -123,7 +123,7 @@ export class ReplicaSupervisor implements RemoteReadWriter {
     await this.replica?.stop(finalSnapshot);
   }
 
-  /** Whether the running replica can take the final snapshot (none runs, or it failed). */
+  /** True when no replica can take the final snapshot: none runs, or the last one failed. */
   get failed(): boolean {
     return this.replica === null || this.replica.failed;
   }
@@ -148,9 +148,12 @@ export class ReplicaSupervisor implements RemoteReadWriter {
     this.readApplied = Math.max(this.readApplied, replica.readAppliedSeq);
     this.replica = null;
     this.lastFailure = error;
+    if (this.stopping) {
+      this.hooks.onFailed(error, Number.POSITIVE_INFINITY);
+      return;
+    }
     const delay = this.backoff.afterFailure(this.now() - this.startedAt);
     this.hooks.onFailed(error, delay);
-    if (this.stopping) return;
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
       if (this.stopping) return;

@@ -300,7 +300,7 @@ function superviseReplica(
         log.info({ seq: info.seq, bytes: info.bytes, ms: Math.round(ms) }, 'snapshot saved by the replica'),
       onFailed: (error, restartInMs) => {
         log.error(
-          { err: error, restartInMs },
+          { err: error, ...(Number.isFinite(restartInMs) ? { restartInMs } : {}) },
           options.settings.writesReadStore
             ? 'snapshot replica stopped: snapshots and checkpoints are taken inline and history waits for its restart'
             : 'snapshot replica stopped: snapshots and checkpoints are taken inline until its restart',

@@ -178,7 +178,10 @@ export class ReadStore {
     }
   }
 
-  /** Resolves once everything pushed so far is written; rejects if a write failed. */
+  /**
+   * Resolves once everything pushed so far (written elsewhere: everything committed) is written;
+   * rejects if a write failed.
+   */
   async flush(): Promise<void> {
     if (this.remote !== null) {
       await this.remote.caughtUp();
@@ -206,8 +209,9 @@ export class ReadStore {
 
   /**
    * Resolves once everything pushed before the call is written (writing it now if it waits),
-   * so a query sees every command acknowledged before it arrived. After a write failure it
-   * resolves at once: queries answer from what was written.
+   * so a query sees every command acknowledged before it arrived; written elsewhere, with an
+   * account, only that account's commands. After a write failure it resolves at once: queries
+   * answer from what was written.
    */
   private async caughtUp(accountId?: number): Promise<void> {
     if (this.remote !== null) {
