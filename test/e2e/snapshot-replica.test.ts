@@ -200,6 +200,27 @@ describe('the snapshot replica', () => {
     }
   });
 
+  test('with SNAPSHOT_REPLICA off the live core snapshots and writes the read store itself', async () => {
+    let running = await startTestService({
+      snapshotPolicy: POLICY,
+      config: { simulator: false, snapshotReplica: false },
+    });
+    try {
+      assert.equal(running.service.snapshotReplica, null);
+      await placeOrders(running, 50);
+      assert.equal(await cancelAll(running), 50);
+      assert.equal(await historyCount(running), 50);
+      await running.service.core.drain();
+      const lastSeq = running.service.core.sequence;
+      running = await running.restart();
+      assert.equal(running.service.recovery.snapshotSeq, lastSeq, 'the inline snapshot at shutdown');
+      assert.ok(running.service.recovery.ok);
+      assert.equal(await historyCount(running), 50);
+    } finally {
+      await running.close();
+    }
+  });
+
   test('a failed replica hands snapshots back to the live core until it is started again', async () => {
     let running = await startTestService({
       snapshotPolicy: POLICY,
