@@ -11,13 +11,11 @@ import { startService } from '../src/app/service.ts';
 import { benchConfig } from './bench-config.ts';
 
 const dataDir = process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'bench-api-'));
-const config = {
-  ...benchConfig(dataDir, {
-    simulator: process.env.BENCH_SIMULATOR === 'on',
-    logLevel: process.env.LOG_LEVEL as 'warn' | undefined,
-  }),
+const config = benchConfig(dataDir, {
+  simulator: process.env.BENCH_SIMULATOR === 'on',
+  logLevel: process.env.LOG_LEVEL as 'warn' | undefined,
   snapshotReplica: process.env.BENCH_SNAPSHOT_REPLICA !== 'off',
-};
+});
 const marketTickMs = process.env.BENCH_MARKET_TICK_MS ? Number(process.env.BENCH_MARKET_TICK_MS) : undefined;
 const service = await startService({ config, marketTickMs });
 // How long the event loop stalls (market ticks, simulator, snapshots): reported on stderr at exit.

@@ -15,8 +15,9 @@
  * sampled allocations, garbage included, written at exit), BENCH_MARKET_TICK_MS (the server's
  * market tick, default 1000 as `npm start`; a large value stops the ticks after start),
  * BENCH_HISTORY (on: during each open-loop run, the trading account reads its order history over
- * HTTP every 20 ms; other: an account that does not trade does; prints those reads' latency), BENCH_SNAPSHOT_REPLICA (off: the server runs
- * without the replica, so the read store is written inline, as `SNAPSHOT_REPLICA=off`).
+ * HTTP every 20 ms; other: an account that does not trade does; prints those reads' latency),
+ * BENCH_SNAPSHOT_REPLICA (off: the server runs without the replica, so the read store is written
+ * inline, as `SNAPSHOT_REPLICA=off`).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

@@ -9,7 +9,11 @@ export const SERVICE_NODE_FLAGS = '--max-semi-space-size=8 --no-allocation-site-
 
 export function benchConfig(
   dataDir: string,
-  options: { readonly simulator: boolean; readonly logLevel?: Config['logLevel'] },
+  options: {
+    readonly simulator: boolean;
+    readonly logLevel?: Config['logLevel'];
+    readonly snapshotReplica?: boolean;
+  },
 ): Config {
   return loadConfig({
     env: {},
@@ -18,6 +22,7 @@ export function benchConfig(
       host: '127.0.0.1',
       dataDir,
       simulator: options.simulator,
+      ...(options.snapshotReplica === undefined ? {} : { snapshotReplica: options.snapshotReplica }),
       logLevel: options.logLevel ?? 'warn',
       rateLimits: { enabled: false },
     },

@@ -216,9 +216,7 @@ export class SnapshotReplica {
     let done = 0;
     while (done < this.readWaiters.length && this.readWaiters[done]!.seq <= this.readApplied) done++;
     if (done === 0) return;
-    const ready = this.readWaiters.slice(0, done);
-    this.readWaiters = this.readWaiters.slice(done);
-    for (const waiter of ready) waiter.resolve();
+    for (const waiter of this.readWaiters.splice(0, done)) waiter.resolve();
     this.unrefWhenIdle();
   }
 

@@ -44,6 +44,27 @@ async function historyCount(running: TestService): Promise<number> {
   return orders.length;
 }
 
+/**
+ * Once every command is journaled, the replica is at the live core's seq with its state hash;
+ * returns that seq.
+ */
+async function replicaFollowsCore(running: TestService): Promise<number> {
+  await running.service.core.drain();
+  const core = running.service.core;
+  assert.deepEqual(await running.service.snapshotReplica!.status(), {
+    seq: core.sequence,
+    stateHash: core.machine.stateHash(),
+  });
+  return core.sequence;
+}
+
+/** The read store of a stopped service loses its order rows and its position. */
+function loseReadStore(dataDir: string): void {
+  const read = new Database(join(dataDir, 'read.sqlite'));
+  read.exec("DELETE FROM orders; UPDATE read_meta SET value = 0 WHERE key = 'last_applied_seq'");
+  read.close();
+}
+
 async function storedCheckpoints(dataDir: string): Promise<number[]> {
   const journal = SqliteJournal.open({ path: join(dataDir, 'journal.sqlite') });
   try {
@@ -61,10 +82,7 @@ describe('the snapshot replica', () => {
       const replica = running.service.snapshotReplica;
       assert.ok(replica !== null, 'on by default');
       await placeOrders(running, 120);
-      await running.service.core.drain();
-      const core = running.service.core;
-      assert.deepEqual(await replica.status(), { seq: core.sequence, stateHash: core.machine.stateHash() });
-      const lastSeq = core.sequence;
+      const lastSeq = await replicaFollowsCore(running);
 
       running = await running.restart();
       const recovery = running.service.recovery;
@@ -112,9 +130,7 @@ describe('the snapshot replica', () => {
       await running.close();
 
       // The store loses its rows and its position; the last snapshot is newer than what it holds.
-      const read = new Database(join(running.dataDir, 'read.sqlite'));
-      read.exec("DELETE FROM orders; UPDATE read_meta SET value = 0 WHERE key = 'last_applied_seq'");
-      read.close();
+      loseReadStore(running.dataDir);
       running = await running.restart();
       assert.equal(running.service.recovery.replayed, 0, 'the live core starts from the last snapshot');
       assert.equal(await historyCount(running), 30, 'the replica re-fed the store from the start');
@@ -179,18 +195,10 @@ describe('the snapshot replica', () => {
       await placeOrders(running, 10);
       assert.equal(await cancelAll(running), 10);
       assert.equal(await historyCount(running), 10);
-      await running.service.core.drain();
-      const core = running.service.core;
-      assert.deepEqual(await running.service.snapshotReplica!.status(), {
-        seq: core.sequence,
-        stateHash: core.machine.stateHash(),
-      });
-      const lastSeq = core.sequence;
+      const lastSeq = await replicaFollowsCore(running);
       await running.close();
 
-      const read = new Database(join(running.dataDir, 'read.sqlite'));
-      read.exec("DELETE FROM orders; UPDATE read_meta SET value = 0 WHERE key = 'last_applied_seq'");
-      read.close();
+      loseReadStore(running.dataDir);
       running = await running.restart();
       assert.equal(running.service.recovery.snapshotSeq, null, 'replayed from the start for the store');
       assert.equal(running.service.recovery.replayed, lastSeq);
@@ -269,10 +277,7 @@ describe('the snapshot replica', () => {
         assert.equal(await cancelAll(running), 30);
         assert.equal(await historyCount(running), 30 * failure, 'the new replica re-fed the store');
       }
-      await running.service.core.drain();
-      const core = running.service.core;
-      assert.deepEqual(await replica.status(), { seq: core.sequence, stateHash: core.machine.stateHash() });
-      const lastSeq = core.sequence;
+      const lastSeq = await replicaFollowsCore(running);
       running = await running.restart();
       assert.equal(running.service.recovery.snapshotSeq, lastSeq);
       assert.ok(running.service.recovery.ok);
