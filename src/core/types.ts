@@ -11,6 +11,7 @@
  * - index prices are plain numbers (USD per coin, display/margin/fee input only); mark prices
  *   are integer ticks of the instrument.
  */
+import { formatScaled } from '../domain/decimal.ts';
 
 export type Side = 'buy' | 'sell';
 
@@ -87,6 +88,19 @@ const CURRENCY_DECIMALS: Readonly<Record<string, number>> = {
 
 export function currencyDecimals(currency: string): number {
   return CURRENCY_DECIMALS[currency] ?? 8;
+}
+
+/** Minor units of `currency` as the wire's decimal string. */
+export function formatMoney(minorUnits: number, currency: string): string {
+  return formatScaled(minorUnits, currencyDecimals(currency));
+}
+
+/** Labels are limited in characters (code points), not UTF-16 units. */
+export function labelTooLong(label: string): boolean {
+  if (label.length <= LABEL_MAX_LENGTH) return false;
+  let count = 0;
+  for (const _ of label) if (++count > LABEL_MAX_LENGTH) return true;
+  return false;
 }
 
 export const LABEL_MAX_LENGTH = 64;

@@ -41,6 +41,29 @@ describe('positions and realised PnL', () => {
     assert.equal(p.size, -5);
     assert.equal(p.openCost, -225_000_000); // 0.005 × 45,000
   });
+  test('the average entry price is exact, not derived from the cost rounded to minor units', () => {
+    const p = position();
+    applyFill(p, 1, 10, 130_001); // 100 USD at 65,000.5: 153,845.97… sat, booked as 153,846
+    assert.equal(p.toView().averagePrice, 130_001);
+    applyFill(p, 1, 10, 130_003); // another 100 USD at 65,001.5
+    const harmonic = 20 / (10 / 130_001 + 10 / 130_003);
+    assert.ok(Math.abs(p.toView().averagePrice - harmonic) < 1e-6);
+    applyFill(p, -1, 7, 140_000); // a partial close leaves the average as it was
+    assert.ok(Math.abs(p.toView().averagePrice - harmonic) < 1e-6);
+    applyFill(p, -1, 20, 120_000); // through zero: short 7 at the fill price
+    assert.equal(p.toView().averagePrice, 120_000);
+  });
+
+  test('a position restored without its entry value shows the average of its cost', () => {
+    const p = position();
+    applyFill(p, 1, 10, 130_001);
+    const exact = p.toView().averagePrice;
+    p.entryValue = Number.NaN;
+    assert.ok(Math.abs(p.toView().averagePrice - exact) < 1, 'within a tick');
+    applyFill(p, 1, 10, 130_001);
+    assert.ok(Number.isNaN(p.entryValue), 'unknown until the position closes or flips');
+  });
+
   test('partial closes remove cost pro rata, rounding half away from zero', () => {
     const p = position(linearPerpetualSpec());
     applyFill(p, 1, 3, 100_001); // cost 150.0015 USDC → 150,001,500

@@ -27,6 +27,13 @@ export class Ledger {
 export class Position {
   size = 0;
   openCost = 0;
+  /**
+   * For the displayed average price only (PnL uses `openCost`, in whole minor units): Σ lots ×
+   * price of the open size, or Σ lots / price for inverse futures; NaN when unknown (a snapshot
+   * from before it was kept, or a non-positive inverse price), and the average falls back to
+   * `openCost`.
+   */
+  entryValue = 0;
   realisedPnl = 0;
   openBuys = 0;
   openSells = 0;
@@ -40,13 +47,21 @@ export class Position {
     readonly economics: Economics,
   ) {}
 
+  private averagePrice(): number {
+    const lots = Math.abs(this.size);
+    if (lots === 0) return 0;
+    const entry = this.entryValue;
+    if (!(entry > 0)) return this.economics.averagePrice(this.openCost, this.size);
+    return this.economics.isInverseFuture ? lots / entry : entry / lots;
+  }
+
   toView(): PositionView {
     return {
       accountId: this.accountId,
       instrumentName: this.economics.instrument.name,
       size: this.size,
       openCost: this.openCost,
-      averagePrice: this.economics.averagePrice(this.openCost, this.size),
+      averagePrice: this.averagePrice(),
       realisedPnl: this.realisedPnl,
       settlementCurrency: this.economics.settlementCurrency,
     };
@@ -140,6 +155,7 @@ export function applyFill(position: Position, sign: 1 | -1, lots: number, price:
   if (size === 0 || size > 0 === sign > 0) {
     position.size = size + sign * lots;
     position.openCost += sign * economics.value(lots, price);
+    position.entryValue = (size === 0 ? 0 : position.entryValue) + entryValueOf(economics, lots, price);
     return 0;
   }
   const held = Math.abs(size);
@@ -150,11 +166,20 @@ export function applyFill(position: Position, sign: 1 | -1, lots: number, price:
   // `+ 0` turns −0 into 0 so results compare and serialise identically.
   const pnl = economics.direction * (sigma * exitValue - removedCost) + 0;
   position.openCost -= removedCost;
+  position.entryValue = closed === held ? 0 : position.entryValue - (position.entryValue * closed) / held;
   position.size = size + sign * lots;
   const opened = lots - closed;
-  if (opened > 0) position.openCost = sign * economics.value(opened, price);
+  if (opened > 0) {
+    position.openCost = sign * economics.value(opened, price);
+    position.entryValue = entryValueOf(economics, opened, price);
+  }
   position.realisedPnl += pnl;
   return pnl;
+}
+
+function entryValueOf(economics: Economics, lots: number, price: number): number {
+  if (!economics.isInverseFuture) return lots * price;
+  return price > 0 ? lots / price : Number.NaN;
 }
 
 /** round(cost × part / whole), halves away from zero, exact (BigInt only as a last resort). */

@@ -29,6 +29,20 @@ export function isMarketLike(type: OrderType): boolean {
 }
 
 /**
+ * The price a market-type order shows once it has executed: the band edge it could trade to, or
+ * without a band (no mark price yet) its last and worst fill; 0 (shown as `market_price`) if
+ * neither exists.
+ */
+export function executedMarketPrice(limit: number, trades: readonly TradeView[], orderId: string): number {
+  if (Number.isFinite(limit)) return limit;
+  for (let i = trades.length - 1; i >= 0; i--) {
+    const trade = trades[i]!;
+    if (trade.taker.orderId === orderId) return trade.price;
+  }
+  return 0;
+}
+
+/**
  * Sends a waiting order (untriggered, or a released linked secondary) to the book as a new
  * arrival: funds/reduce-only checked, matched, remainder rested or cancelled. Emits its event.
  */
@@ -103,6 +117,7 @@ export function activate(state: VenueState, order: Order, trades: TradeView[] = 
   }
   order.state = transition(order.state, 'trigger');
   const stopped = match(state, instrument, order, account, limit, trades);
+  if (market) order.price = executedMarketPrice(limit, trades, order.id);
   if (order.state === 'filled') state.retire(order);
   else if (stopped) closeOrder(state, order, 'cancel', 'self_trade_prevention');
   else if (!rests) closeOrder(state, order, 'cancel', 'immediate_or_cancel');

@@ -73,6 +73,8 @@ export interface VenueSnapshot {
       readonly instrumentName: string;
       readonly size: number;
       readonly openCost: number;
+      /** Absent in snapshots from before it was kept (the average then derives from openCost). */
+      readonly entryValue?: number;
       readonly realisedPnl: number;
     }>;
   }>;
@@ -146,6 +148,7 @@ export function takeSnapshot(state: VenueState): VenueSnapshot {
         instrumentName: p.economics.instrument.name,
         size: p.size,
         openCost: p.openCost,
+        entryValue: p.entryValue,
         realisedPnl: p.realisedPnl,
       })),
     })),
@@ -215,6 +218,7 @@ export function restoreState(snapshot: VenueSnapshot): VenueState {
       const position = state.instruments.get(p.instrumentName)!.position(account);
       position.size = p.size;
       position.openCost = p.openCost;
+      position.entryValue = p.entryValue ?? Number.NaN;
       position.realisedPnl = p.realisedPnl;
     }
   }

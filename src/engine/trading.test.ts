@@ -124,9 +124,21 @@ describe('time in force', () => {
     h.order(1, 'sell', 1, 110_000);
     const result = h.order(2, 'buy', 3, null, { timeInForce: 'immediate_or_cancel' });
     assert.equal(result.order!.orderType, 'market');
-    assert.equal(result.order!.price, null);
+    assert.equal(result.order!.price, 110_000, 'without a band the price shown is the worst fill');
     assert.equal(result.trades!.length, 2);
     assert.equal(result.order!.orderState, 'cancelled');
+  });
+
+  test('an executed market order shows the band edge it could trade to as its price', () => {
+    const h = venue();
+    h.ok({ type: 'update_prices', markPrices: [{ instrumentName: 'BTC-PERPETUAL', markPrice: 100_000 }] });
+    h.order(1, 'sell', 1, 100_000);
+    const bought = h.order(2, 'buy', 1, null, { timeInForce: 'immediate_or_cancel' });
+    assert.equal(bought.order!.orderState, 'filled');
+    assert.equal(bought.order!.price, 105_000);
+    const sold = h.order(2, 'sell', 1, null, { timeInForce: 'immediate_or_cancel' });
+    assert.equal(sold.order!.orderState, 'cancelled', 'nothing to sell into');
+    assert.equal(sold.order!.price, 95_000);
   });
 
   test('good_til_day orders are cancelled at the end of the session (08:00 UTC)', () => {
@@ -320,10 +332,11 @@ describe('risk checks', () => {
     h.ok({ type: 'update_prices', markPrices: [{ instrumentName: 'BTC-PERPETUAL', markPrice: 100_000 }] });
     const high = h.order(1, 'buy', 1, 105_001);
     assert.equal(errorName(high), 'price_too_high');
-    assert.equal(!high.ok && high.error.data.maxPrice, 105_000);
+    assert.equal(!high.ok && high.error.data.maxPrice, '52500', 'a wire price, not ticks (tick 0.5)');
+    assert.match(!high.ok ? high.error.message : '', /maximum 52500$/);
     const low = h.order(1, 'sell', 1, 94_999);
     assert.equal(errorName(low), 'price_too_low');
-    assert.equal(!low.ok && low.error.data.minPrice, 95_000);
+    assert.equal(!low.ok && low.error.data.minPrice, '47500');
     assert.ok(h.order(1, 'buy', 1, 105_000).ok);
     assert.ok(h.order(1, 'buy', 1, 50_000).ok, 'passive prices far away are allowed');
   });
@@ -344,7 +357,9 @@ describe('risk checks', () => {
     // 10 lots = 100 USD at 50,000 → 200,000 sat; 5% margin = 10,000 sat + fee 100
     const refused = h.order(1, 'buy', 10, 100_000);
     assert.equal(errorName(refused), 'not_enough_funds');
-    assert.equal(!refused.ok && refused.error.data.required, 10_100);
+    assert.equal(!refused.ok && refused.error.data.required, '0.000101', 'BTC, not satoshi');
+    assert.equal(!refused.ok && refused.error.data.available, '0.0000101');
+    assert.equal(!refused.ok && refused.error.data.field, 'quantity');
     assert.ok(h.order(1, 'buy', 1, 100_000).ok); // 1,000 margin + 10 fee
     assert.equal(errorName(h.order(1, 'buy', 1, 100_000)), 'not_enough_funds');
     assert.equal(h.venue.accountSummary(1, 'BTC')!.orderMargin, 1010);

@@ -16,8 +16,16 @@
  */
 import type { CancelAll, CancelOrder, EditOrder, PlaceOrder } from '../core/commands.ts';
 import type { CommandResult, CoreError, OrderView, TradeView } from '../core/events.ts';
-import { LABEL_MAX_LENGTH, type OrderType, type Side, type TimeInForce } from '../core/types.ts';
+import {
+  formatMoney,
+  LABEL_MAX_LENGTH,
+  labelTooLong,
+  type OrderType,
+  type Side,
+  type TimeInForce,
+} from '../core/types.ts';
 import type { Account } from './accounts.ts';
+import { executedMarketPrice } from './activation.ts';
 import { cancelAllWaiting, cancelWaiting, editSpecial } from './advanced-orders.ts';
 import { cancelResting, closeOrder, match, reducibleLots, rest, unrest } from './matching.ts';
 import {
@@ -43,6 +51,18 @@ const SESSION_OFFSET_MS = 8 * 3_600_000;
 /** End of the trading session containing `ts`: the next 08:00 UTC strictly after it. */
 export function sessionEnd(ts: number): number {
   return (Math.floor((ts - SESSION_OFFSET_MS) / DAY_MS) + 1) * DAY_MS + SESSION_OFFSET_MS;
+}
+
+/** The funds an order would reserve exceed what is available (both in wire decimals). */
+function fundsShortfall(required: number, available: number, currency: string): CoreError {
+  const needed = formatMoney(required, currency);
+  const free = formatMoney(available, currency);
+  return refusal('not_enough_funds', `order needs ${needed} ${currency}, ${free} available`, {
+    field: 'quantity',
+    required: needed,
+    available: free,
+    currency,
+  });
 }
 
 function fail(
@@ -95,21 +115,23 @@ function checkPrice(
   if (!instrument.instrument.isOnTick(price)) {
     return refusal('off_grid', 'price is not on the tick grid at that level', {
       field: 'price',
-      tickSize: instrument.instrument.tickAt(price),
+      tickSize: instrument.instrument.formatPrice(instrument.instrument.tickAt(price)),
     });
   }
   const band = priceBand(state, instrument);
   if (band !== null) {
     if (side === 'buy' && price > band.max) {
-      return refusal('price_too_high', `price is above the band maximum ${band.max}`, {
+      const maxPrice = instrument.instrument.formatPrice(band.max);
+      return refusal('price_too_high', `price is above the band maximum ${maxPrice}`, {
         field: 'price',
-        maxPrice: band.max,
+        maxPrice,
       });
     }
     if (side === 'sell' && price < band.min) {
-      return refusal('price_too_low', `price is below the band minimum ${band.min}`, {
+      const minPrice = instrument.instrument.formatPrice(band.min);
+      return refusal('price_too_low', `price is below the band minimum ${minPrice}`, {
         field: 'price',
-        minPrice: band.min,
+        minPrice,
       });
     }
   }
@@ -178,20 +200,39 @@ function fillableLots(
   return total;
 }
 
+/** Trigger fields on an order type that has no trigger. */
+function misplacedTriggerField(fields: {
+  readonly trigger?: unknown;
+  readonly triggerPrice?: unknown;
+  readonly triggerOffset?: unknown;
+}): string | null {
+  if (fields.trigger != null) return 'trigger';
+  if (fields.triggerPrice != null) return 'triggerPrice';
+  if (fields.triggerOffset != null) return 'triggerOffset';
+  return null;
+}
+
+/** What this plain path does not handle (the advanced path takes the rest, advanced-orders.ts). */
 function unsupported(command: PlaceOrder): CoreError | null {
+  const trigger = misplacedTriggerField(command);
+  if (trigger !== null) {
+    return refusal('unsupported_arg_combination', `${trigger} applies only to trigger order types`, {
+      field: trigger,
+    });
+  }
   const field =
     command.displayAmount != null
       ? 'displayAmount'
-      : command.trigger != null || command.triggerPrice != null || command.triggerOffset != null
-        ? 'trigger'
-        : command.advanced != null
-          ? 'advanced'
-          : command.linkedOrderType != null || command.otocoConfig != null
-            ? 'linkedOrderType'
-            : command.orderType !== 'limit' && command.orderType !== 'market'
-              ? 'type'
-              : null;
-  return field === null ? null : refusal('invalid_arguments', `${field} is not supported yet`, { field });
+      : command.advanced != null
+        ? 'advanced'
+        : command.linkedOrderType != null || command.otocoConfig != null
+          ? 'linkedOrderType'
+          : command.orderType !== 'limit' && command.orderType !== 'market'
+            ? 'type'
+            : null;
+  return field === null
+    ? null
+    : refusal('invalid_arguments', `${field} is not handled by plain order entry`, { field });
 }
 
 /**
@@ -248,16 +289,7 @@ export function placeOrder(state: VenueState, command: PlaceOrder): CommandResul
         state,
         'place_order',
         account.id,
-        refusal(
-          'not_enough_funds',
-          `order needs ${reserve.amount} ${reserve.currency} minor units, ${available} available`,
-          {
-            field: 'amount',
-            required: reserve.amount,
-            available,
-            currency: reserve.currency,
-          },
-        ),
+        fundsShortfall(reserve.amount, available, reserve.currency),
       );
     }
   }
@@ -308,10 +340,12 @@ export function placeOrder(state: VenueState, command: PlaceOrder): CommandResul
   state.orders.set(order.id, order);
   const trades: TradeView[] = [];
   if (killed) {
+    if (market) order.price = executedMarketPrice(limit, trades, order.id);
     closeOrder(state, order, 'cancel', 'immediate_or_cancel');
   } else {
     const eventsBefore = state.events.length;
     const stopped = match(state, instrument, order, account, limit, trades);
+    if (market) order.price = executedMarketPrice(limit, trades, order.id);
     if (stopped && order.filled === 0) {
       // Self-trade in reject mode before any fill: refuse, as if the order never existed.
       state.orders.delete(order.id);
@@ -376,12 +410,12 @@ function validatePlace(
       now: state.now,
     });
   }
-  if (command.label.length > LABEL_MAX_LENGTH)
+  if (labelTooLong(command.label))
     return refusal('invalid_params', `label is longer than ${LABEL_MAX_LENGTH} characters`, {
       field: 'label',
     });
   if (!Number.isSafeInteger(command.amount) || command.amount <= 0)
-    return refusal('invalid_amount', 'amount must be a positive number of lots', { field: 'amount' });
+    return refusal('invalid_amount', 'quantity must be positive', { field: 'quantity' });
   const notSupported = unsupported(command);
   if (notSupported !== null) return notSupported;
   const market = command.orderType === 'market';
@@ -494,11 +528,20 @@ export function cancelAll(state: VenueState, command: CancelAll): CommandResult 
   return { ok: true, events: state.events, orders: cancelled };
 }
 
-function unsupportedEditField(command: EditOrder): string | null {
-  if (command.displayAmount != null) return 'displayAmount';
-  if (command.triggerPrice != null) return 'triggerPrice';
-  if (command.triggerOffset != null) return 'triggerOffset';
-  if (command.advanced != null) return 'advanced';
+/** Fields an edit of a plain open order cannot change (untriggered, iceberg and advanced orders are edited by editSpecial). */
+function inapplicableEdit(command: EditOrder): CoreError | null {
+  const trigger = misplacedTriggerField(command);
+  if (trigger !== null) {
+    return refusal('unsupported_arg_combination', `${trigger} applies only to untriggered trigger orders`, {
+      field: trigger,
+    });
+  }
+  if (command.displayAmount != null)
+    return refusal('unsupported_arg_combination', 'displayAmount applies only to iceberg orders', {
+      field: 'displayAmount',
+    });
+  if (command.advanced != null)
+    return refusal('unsupported_arg_combination', 'advanced applies only to options', { field: 'advanced' });
   return null;
 }
 
@@ -519,23 +562,17 @@ export function editOrder(state: VenueState, command: EditOrder): CommandResult 
       refusal('timed_out', 'request reached the matching engine after validUntil', { field: 'validUntil' }),
     );
   }
-  const field = unsupportedEditField(command);
-  if (field !== null)
-    return fail(
-      state,
-      'edit_order',
-      command.accountId,
-      refusal('invalid_arguments', `${field} is not supported yet`, { field }),
-    );
+  const inapplicable = inapplicableEdit(command);
+  if (inapplicable !== null) return fail(state, 'edit_order', command.accountId, inapplicable);
   const amount = command.amount ?? order.amount;
   if (!Number.isSafeInteger(amount) || amount <= order.filled) {
     return fail(
       state,
       'edit_order',
       command.accountId,
-      refusal('invalid_amount', 'amount must exceed the filled amount', {
-        field: 'amount',
-        filledAmount: order.filled,
+      refusal('invalid_amount', 'quantity must exceed the filled quantity', {
+        field: 'quantity',
+        filledQuantity: instrument.instrument.formatQuantity(order.filled),
       }),
     );
   }
@@ -592,11 +629,7 @@ export function editOrder(state: VenueState, command: EditOrder): CommandResult 
         state,
         'edit_order',
         command.accountId,
-        refusal('not_enough_funds', 'not enough funds for the edited order', {
-          field: 'amount',
-          required: reserve.amount,
-          available,
-        }),
+        fundsShortfall(reserve.amount, available, reserve.currency),
       );
     }
   }

@@ -111,6 +111,59 @@ describe('trigger orders', () => {
     );
   });
 
+  test('a trigger order already crossed when placed fires at once, and the answer shows it', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000, 100_000);
+    h.ok(h.orderCommand(2, 'buy', 5, 99_000));
+    const result = h.ok(
+      h.orderCommand(1, 'sell', 3, null, {
+        orderType: 'stop_market',
+        trigger: 'mark_price',
+        triggerPrice: 101_000,
+      }),
+    );
+    const order = orderOf(result);
+    assert.equal(order.orderState, 'filled');
+    assert.equal(order.triggered, true);
+    assert.equal(order.price, 95_000, 'the band edge it could sell down to');
+    assert.deepEqual(
+      result.trades?.map((t) => [t.price, t.amount]),
+      [[99_000, 3]],
+    );
+    assert.deepEqual(order, h.get(order.orderId));
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('a sell trailing stop cannot trail below zero; trigger fields of the other kind are refused', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000);
+    const trailing = { orderType: 'trailing_stop', trigger: 'index_price' };
+    const tooFar = h.run(h.orderCommand(1, 'sell', 1, null, { ...trailing, triggerOffset: 100_000 }));
+    assert.equal(errorOf(tooFar), 'invalid_trigger_price');
+    assert.equal(!tooFar.ok && tooFar.error.data.field, 'triggerOffset');
+    assert.ok(h.run(h.orderCommand(1, 'buy', 1, null, { ...trailing, triggerOffset: 100_000 })).ok);
+    const both = h.run(
+      h.orderCommand(1, 'sell', 1, null, { ...trailing, triggerOffset: 10, triggerPrice: 99_000 }),
+    );
+    assert.equal(errorOf(both), 'unsupported_arg_combination');
+    assert.equal(!both.ok && both.error.data.field, 'triggerPrice');
+    const stop = { orderType: 'stop_market', trigger: 'index_price', triggerPrice: 90_000 };
+    const offset = h.run(h.orderCommand(1, 'sell', 1, null, { ...stop, triggerOffset: 10 }));
+    assert.equal(!offset.ok && offset.error.data.field, 'triggerOffset');
+    const waiting = orderOf(h.ok(h.orderCommand(1, 'sell', 1, null, stop)));
+    const edit = h.run({ type: 'edit_order', accountId: 1, orderId: waiting.orderId, triggerOffset: 10 });
+    assert.equal(errorOf(edit), 'unsupported_arg_combination');
+  });
+
+  test('labels are limited in characters, not UTF-16 units', () => {
+    const h = new AdvancedHarness();
+    const stop = { orderType: 'stop_market', trigger: 'last_price', triggerPrice: 90_000 };
+    assert.ok(h.run(h.orderCommand(1, 'sell', 1, null, { ...stop, label: '🚀'.repeat(64) })).ok);
+    assert.ok(h.run(h.orderCommand(1, 'sell', 1, 100_000, { label: '🚀'.repeat(64) })).ok);
+    const long = h.run(h.orderCommand(1, 'sell', 1, 100_000, { label: '🚀'.repeat(65) }));
+    assert.equal(!long.ok && long.error.data.field, 'label');
+  });
+
   test('validation: trigger kind, trigger price on grid, price for limit types, no FOK', () => {
     const h = new AdvancedHarness();
     const base = { orderType: 'stop_limit', trigger: 'last_price', triggerPrice: 99_000 };

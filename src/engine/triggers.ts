@@ -17,7 +17,7 @@
  */
 import type { EditOrder, PlaceOrder } from '../core/commands.ts';
 import type { CommandResult, CoreError } from '../core/events.ts';
-import { LABEL_MAX_LENGTH, type OrderType, type TriggerKind } from '../core/types.ts';
+import { LABEL_MAX_LENGTH, labelTooLong, type OrderType, type TriggerKind } from '../core/types.ts';
 import { activate, isMarketLike } from './activation.ts';
 import { closeOrder } from './matching.ts';
 import {
@@ -115,14 +115,21 @@ export function validateTrigger(
     return refusal('invalid_arguments', 'trigger orders cannot be fill_or_kill', { field: 'timeInForce' });
   if (command.postOnly)
     return refusal('post_only_not_allowed', 'trigger orders cannot be post-only', { field: 'postOnly' });
+  const misplaced = misplacedTriggerField(command.orderType, command.triggerPrice, command.triggerOffset);
+  if (misplaced !== null) return misplaced;
   if (command.orderType === 'trailing_stop') {
     const offset = command.triggerOffset;
     if (offset == null || !Number.isSafeInteger(offset) || offset <= 0)
       return refusal('invalid_trigger_price', 'trailing_stop needs a positive triggerOffset', {
         field: 'triggerOffset',
       });
-    if (triggerSourcePrice(state, instrument, command.trigger) === null)
+    const reference = triggerSourcePrice(state, instrument, command.trigger);
+    if (reference === null)
       return refusal('invalid_trigger_price', `no ${command.trigger} yet to trail`, { field: 'trigger' });
+    if (command.side === 'sell' && reference - offset <= 0)
+      return refusal('invalid_trigger_price', `triggerOffset must be below the ${command.trigger}`, {
+        field: 'triggerOffset',
+      });
   } else {
     const tp = command.triggerPrice;
     if (tp == null || !Number.isSafeInteger(tp) || tp <= 0)
@@ -141,6 +148,30 @@ export function validateTrigger(
     if (!instrument.instrument.isOnTick(price))
       return refusal('off_grid', 'price is not on the tick grid at that level', { field: 'price' });
   }
+  return null;
+}
+
+/**
+ * A trailing stop follows `triggerOffset`, the other trigger types wait at `triggerPrice`; the
+ * field of the other kind is refused rather than ignored.
+ */
+function misplacedTriggerField(
+  orderType: OrderType,
+  triggerPrice: number | null | undefined,
+  triggerOffset: number | null | undefined,
+): CoreError | null {
+  if (orderType === 'trailing_stop' && triggerPrice != null)
+    return refusal('unsupported_arg_combination', 'a trailing_stop takes triggerOffset, not triggerPrice', {
+      field: 'triggerPrice',
+    });
+  if (orderType !== 'trailing_stop' && triggerOffset != null)
+    return refusal(
+      'unsupported_arg_combination',
+      `triggerOffset is only for trailing_stop, not ${orderType}`,
+      {
+        field: 'triggerOffset',
+      },
+    );
   return null;
 }
 
@@ -224,13 +255,17 @@ export function placeTriggerOrder(state: VenueState, command: PlaceOrder): Comma
       command,
       refusal('timed_out', 'request reached the matching engine after validUntil', { field: 'validUntil' }),
     );
-  if (command.label.length > LABEL_MAX_LENGTH)
-    return fail(state, command, refusal('invalid_params', 'label too long', { field: 'label' }));
+  if (labelTooLong(command.label))
+    return fail(
+      state,
+      command,
+      refusal('invalid_params', `label is longer than ${LABEL_MAX_LENGTH} characters`, { field: 'label' }),
+    );
   if (!Number.isSafeInteger(command.amount) || command.amount <= 0)
     return fail(
       state,
       command,
-      refusal('invalid_amount', 'amount must be a positive number of lots', { field: 'amount' }),
+      refusal('invalid_amount', 'quantity must be positive', { field: 'quantity' }),
     );
   if (command.reduceOnly && instrument.economics.isSpot)
     return fail(
@@ -372,11 +407,14 @@ export function editUntriggered(state: VenueState, order: Order, command: EditOr
     );
   const amount = command.amount ?? order.amount;
   if (!Number.isSafeInteger(amount) || amount <= 0)
-    return refuse(refusal('invalid_amount', 'amount must be a positive number of lots', { field: 'amount' }));
+    return refuse(refusal('invalid_amount', 'quantity must be positive', { field: 'quantity' }));
+  const misplaced = misplacedTriggerField(order.orderType, command.triggerPrice, command.triggerOffset);
+  if (misplaced !== null) return refuse(misplaced);
+  const trailing = order.orderType === 'trailing_stop';
   const merged = {
     orderType: order.orderType,
     trigger: x.trigger,
-    triggerPrice: command.triggerPrice ?? x.triggerPrice,
+    triggerPrice: trailing ? null : (command.triggerPrice ?? x.triggerPrice),
     triggerOffset: command.triggerOffset ?? x.triggerOffset,
     price: isMarketLike(order.orderType) ? null : (command.price ?? order.price),
     side: order.side,

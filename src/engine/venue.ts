@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { CoreCommand } from '../core/commands.ts';
-import type { CommandResult, OrderView, PositionView, TradeView } from '../core/events.ts';
+import type { CommandResult, CommandSuccess, OrderView, PositionView, TradeView } from '../core/events.ts';
 import type { Instrument, InstrumentKind } from '../domain/instrument.ts';
 import { afterCommand, isAdvancedPlace, placeAdvanced, waitingOrders } from './advanced-orders.ts';
 import { validateAdvanced } from './advanced-snapshot.ts';
@@ -115,8 +115,12 @@ export class Venue {
   execute(command: CoreCommand): CommandResult {
     const result = this.dispatch(command);
     // Advanced orders (triggers, linked, MMP, usd/implv) react to what the command did.
-    if ((this.state.advanced.active || command.type === 'update_prices') && result.ok)
+    if ((this.state.advanced.active || command.type === 'update_prices') && result.ok) {
+      const before = this.state.events.length;
       afterCommand(this.state, command);
+      if (result.order !== undefined && this.state.events.length > before)
+        return withReactions(result, before);
+    }
     return result;
   }
 
@@ -359,3 +363,25 @@ export function tradeForParty(trade: TradeView, accountId: number, liquidity?: '
 
 export type { EngineConfig } from './config.ts';
 export type { VenueSnapshot } from './snapshot.ts';
+
+/**
+ * The answer to a place or edit after the reactions of the same command: a trigger order that
+ * fired at once (or an order a linked rule changed) is answered in its final state, with the
+ * trades it made then.
+ */
+function withReactions(result: CommandSuccess, from: number): CommandSuccess {
+  const orderId = result.order!.orderId;
+  let order = result.order!;
+  const trades = [...(result.trades ?? [])];
+  const events = result.events;
+  for (let i = from; i < events.length; i++) {
+    const event = events[i]!;
+    if (event.type === 'order' && event.order.orderId === orderId) order = event.order;
+    else if (
+      event.type === 'trade' &&
+      (event.trade.taker.orderId === orderId || event.trade.maker.orderId === orderId)
+    )
+      trades.push(event.trade);
+  }
+  return { ...result, order, trades };
+}
