@@ -17,6 +17,7 @@
  * file: sampled allocations of the measured windows, garbage included, for DevTools),
  * BENCH_HEAP_PROF_SURVIVORS (on: sample only what survived a scavenge).
  */
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -139,7 +140,7 @@ service.gateway.serveWebSocket(socket as unknown as WebSocket);
 await new Promise<void>((resolve, reject) => {
   socket.onAnswer = (data) => (isError(data) ? reject(new Error(`auth: ${data}`)) : resolve());
   const timestamp = service.core.now();
-  const nonce = `pipeline-${timestamp}`;
+  const nonce = randomUUID();
   socket.deliver(
     Buffer.from(
       JSON.stringify({

@@ -82,7 +82,6 @@ export function buildOpenApi(
           },
           '400': { description: 'not JSON / not an envelope' },
           '401': { description: 'authentication failed' },
-          '403': { description: 'the key lacks the role' },
           '413': { description: 'body too large' },
           '429': { description: 'rate limited' },
         },

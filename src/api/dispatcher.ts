@@ -51,7 +51,9 @@ export function parseEnvelope(body: unknown): Envelope {
   }
   const { rid, method, params } = record;
   if (typeof rid !== 'number' || !Number.isSafeInteger(rid)) {
-    throw new VenueError('bad_request', 'rid must be an integer', { field: 'rid' });
+    throw new VenueError('bad_request', 'rid must be an integer of at most 2^53 - 1 in magnitude', {
+      field: 'rid',
+    });
   }
   if (typeof method !== 'string' || method.length === 0 || method.length > 128) {
     throw new VenueError('bad_request', 'method must be a method name', { field: 'method' });

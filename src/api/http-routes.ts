@@ -63,6 +63,42 @@ function sendError(
   return send(reply, mapped.httpStatus, JSON.stringify({ rid, error: mapped.error }));
 }
 
+type WireError = { code: number; message: string; data?: unknown };
+
+/**
+ * The folders of the flat routes registered on each app (e.g. `/tt/core-broker/openapi/portfolios/`).
+ * A failure Fastify answers before any route runs (body too large, no such route or method) on a
+ * path in one of them is answered flat too, so a client of the flat routes sees one shape.
+ */
+const flatFolders = new WeakMap<FastifyInstance, Set<string>>();
+
+function folderOf(url: string): string {
+  return url.slice(0, url.lastIndexOf('/') + 1);
+}
+
+function isFlatPath(app: FastifyInstance, url: string): boolean {
+  const folders = flatFolders.get(app);
+  if (folders === undefined) return false;
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  for (const folder of folders) {
+    if (path.startsWith(folder) || path === folder.slice(0, -1)) return true;
+  }
+  return false;
+}
+
+/** A failure outside any handler, in the shape of the path: flat or envelope. */
+function sendUnrouted(
+  app: FastifyInstance,
+  url: string,
+  reply: FastifyReply,
+  status: number,
+  error: WireError,
+) {
+  const body = isFlatPath(app, url) ? flatFailure(error) : JSON.stringify({ rid: null, error });
+  return send(reply, status, body);
+}
+
 export interface HttpRouteDeps {
   readonly dispatcher: Dispatcher;
   readonly authenticator: Authenticator;
@@ -70,35 +106,42 @@ export interface HttpRouteDeps {
   readonly onUnexpected: (error: unknown) => void;
 }
 
+/** Bodies are kept as the raw text (it is signed); spec §5 names `Content-Type: application/json`. */
 export function installRawJsonParser(app: FastifyInstance, bodyLimit: number): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (_request, body, done) =>
+    done(null, body),
+  );
 }
 
 export function installErrorHandlers(app: FastifyInstance, onUnexpected: (error: unknown) => void): void {
-  app.setErrorHandler((error: { code?: string; statusCode?: number }, _request, reply) => {
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-      return sendError(reply, new VenueError('request_too_large'), null, onUnexpected);
-    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      const mapped = ERROR_CATALOGUE.bad_request;
-      return send(
-        reply,
-        400,
-        JSON.stringify({ rid: null, error: { code: mapped.code, message: mapped.message } }),
-      );
+  app.setErrorHandler((error: { code?: string; statusCode?: number }, request, reply) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      const mapped = mapError(new VenueError('request_too_large'), onUnexpected);
+      return sendUnrouted(app, request.url, reply, mapped.httpStatus, mapped.error);
     }
-    return sendError(reply, error, null, onUnexpected);
+    if (
+      error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ||
+      error.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH'
+    ) {
+      const refusal = new VenueError('bad_request', 'Content-Type must be application/json', {
+        field: 'Content-Type',
+      });
+      return sendUnrouted(app, request.url, reply, 400, mapError(refusal, onUnexpected).error);
+    }
+    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+      const { code, message } = ERROR_CATALOGUE.bad_request;
+      return sendUnrouted(app, request.url, reply, 400, { code, message });
+    }
+    const mapped = mapError(error, onUnexpected);
+    return sendUnrouted(app, request.url, reply, mapped.httpStatus, mapped.error);
   });
   app.setNotFoundHandler((request, reply) => {
-    const definition = ERROR_CATALOGUE.method_not_found;
-    return send(
-      reply,
-      404,
-      JSON.stringify({
-        rid: null,
-        error: { code: definition.code, message: `no route ${request.method} ${request.url}` },
-      }),
-    );
+    const message = `no route ${request.method} ${request.url}`;
+    return sendUnrouted(app, request.url, reply, 404, {
+      code: ERROR_CATALOGUE.method_not_found.code,
+      message,
+    });
   });
 }
 
@@ -225,6 +268,9 @@ export function registerFlatRoute(
   const validateBody = checked && route.body ? compileValidator(route.body, 'body') : null;
   const validateQuery = checked && route.query ? compileValidator(route.query, 'query') : null;
   const { authenticator, limiter, onUnexpected } = deps;
+  const folders = flatFolders.get(app) ?? new Set<string>();
+  folders.add(folderOf(route.url));
+  flatFolders.set(app, folders);
   app.route({
     method: route.method,
     url: route.url,
@@ -268,7 +314,7 @@ export function registerFlatRoute(
   });
 }
 
-function flatFailure(error: { code: number; message: string; data?: unknown }): string {
+function flatFailure(error: WireError): string {
   return JSON.stringify({
     succ: false,
     code: error.code,

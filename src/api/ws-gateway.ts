@@ -52,6 +52,8 @@ class Session implements SessionHandle, Subscriber {
   private heardSinceTestRequest = true;
   private closed = false;
   private corked = false;
+  /** Pushes held back while a subscribe answer is on its way (see `subscribe`). */
+  private held: unknown[] | null = null;
   /** The rate-limit identity before authentication (made once, not per message). */
   private readonly anonymousKey: string;
   private readonly uncork = () => {
@@ -101,24 +103,29 @@ class Session implements SessionHandle, Subscriber {
     });
   }
 
+  /**
+   * All or nothing: every channel is checked before any is subscribed. The snapshots (and any push
+   * that follows them) are held until the answer has been sent, so the client reads the answer
+   * first and each channel's sequence from 1.
+   */
   async subscribe(names: readonly string[]): Promise<string[]> {
-    const subscribed: string[] = [];
-    for (const name of names) {
+    const resolved = names.map((name, index) => {
       const found = this.deps.channels.resolve(name, this.principal);
       if (found === null)
         throw new VenueError('invalid_params', `unknown channel ${name}`, {
-          field: 'channels',
+          field: `channels.${index}`,
           channel: name,
         });
       if (found.family.access === 'private' && this.principal === null) {
         throw new VenueError('authorization_required', `${name} needs public/auth first`, {
-          field: 'channels',
+          field: `channels.${index}`,
         });
       }
-      this.deps.fanout.subscribe(this, name, found.resolved);
-      subscribed.push(name);
-    }
-    return subscribed;
+      return found.resolved;
+    });
+    this.held ??= [];
+    for (const [i, name] of names.entries()) this.deps.fanout.subscribe(this, name, resolved[i]!);
+    return [...names];
   }
 
   unsubscribe(names: readonly string[]): string[] {
@@ -131,7 +138,16 @@ class Session implements SessionHandle, Subscriber {
 
   push(channel: string, seq: number, data: unknown, snapshot: boolean): void {
     const params = snapshot ? { channel, seq, snapshot: true, data } : { channel, seq, data };
-    this.send({ method: 'subscription', params });
+    if (this.held !== null) this.held.push({ method: 'subscription', params });
+    else this.send({ method: 'subscription', params });
+  }
+
+  /** Sends what `subscribe` held back, in order; called once an answer has gone out. */
+  private releaseHeld(): void {
+    const held = this.held;
+    if (held === null) return;
+    this.held = null;
+    for (const message of held) this.send(message);
   }
 
   send(message: unknown): void {
@@ -188,9 +204,11 @@ class Session implements SessionHandle, Subscriber {
     } catch (error) {
       this.send({ rid: outcome.answer.rid, error: mapError(error, this.deps.onUnexpected).error });
     }
+    this.releaseHeld();
   };
   private readonly sendUnexpected = (error: unknown): void => {
     this.send({ rid: null, error: mapError(error, this.deps.onUnexpected).error });
+    this.releaseHeld();
   };
 
   onClose(): void {

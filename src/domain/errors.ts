@@ -75,7 +75,7 @@ export const ERROR_CATALOGUE = {
   no_adv_for_futures: { code: 11038, message: 'advanced orders are for options only', httpStatus: 200 },
   no_adv_postonly: { code: 11039, message: 'advanced orders cannot be post-only', httpStatus: 200 },
   not_adv_order: { code: 11041, message: 'not an advanced order', httpStatus: 200 },
-  permission_denied: { code: 11042, message: 'permission denied', httpStatus: 403 },
+  permission_denied: { code: 11042, message: 'permission denied', httpStatus: 200 },
   not_open_order: { code: 11044, message: 'order is not open', httpStatus: 200 },
   unsupported_arg_combination: {
     code: 11047,
@@ -125,7 +125,7 @@ export const ERROR_CATALOGUE = {
   authorization_required: { code: 10000, message: 'authorization required', httpStatus: 401 },
   invalid_credentials: { code: 13004, message: 'invalid credentials', httpStatus: 401 },
   unauthorized: { code: 13009, message: 'unauthorized', httpStatus: 401 },
-  forbidden: { code: 13021, message: 'forbidden', httpStatus: 403 },
+  forbidden: { code: 13021, message: 'forbidden', httpStatus: 200 },
   clock_skew: { code: 13011, message: 'request timestamp is too far from server time', httpStatus: 401 },
   nonce_reused: { code: 13012, message: 'nonce already used for a different request', httpStatus: 401 },
 

@@ -49,7 +49,11 @@ test('cli creates a user, a funded account and a key that trades; deposits go th
     harness.gateway.authenticator.invalidate(key.apiKey);
     await assert.rejects(client.call('private/get_open_orders', {}));
     // Admin endpoints refuse without the token.
-    const refused = await fetch(`${harness.baseUrl}/admin/deposit`, { method: 'POST', body: '{}' });
+    const refused = await fetch(`${harness.baseUrl}/admin/deposit`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(refused.status, 401);
   } finally {
     process.env.DATA_DIR = saved.DATA_DIR;

@@ -113,6 +113,41 @@ describe('gateway over the real engine', () => {
     const summary = await taker.call('private/get_account_summary', { currency: 'BTC' });
     assert.ok(Number(summary.balance) > 0);
   });
+
+  test('an unknown currency or instrument is an error naming the field, not an empty answer', async () => {
+    const taker = harness.http(TAKER);
+    const namesField = (field: string) => (error: unknown) =>
+      error instanceof ApiError && error.data?.field === field;
+    await assert.rejects(
+      taker.call('private/get_order_history_by_currency', { currency: 'XYZ' }),
+      namesField('currency'),
+    );
+    await assert.rejects(
+      taker.call('private/cancel_all_by_currency', { currency: 'XYZ' }),
+      namesField('currency'),
+    );
+    await assert.rejects(
+      taker.call('private/get_open_orders_by_currency', { currency: 'any' }),
+      namesField('currency'),
+    );
+    await assert.rejects(
+      taker.call('private/get_open_orders_by_instrument', { instrumentName: 'NOPE' }),
+      namesField('instrumentName'),
+    );
+    assert.deepEqual(await taker.call('private/get_open_orders_by_currency', { currency: 'btc' }), []);
+  });
+
+  test('errors speak wire units: band limits are prices, funds are decimals of the currency', async () => {
+    const taker = harness.http(TAKER);
+    await assert.rejects(
+      taker.call('private/buy', { instrumentName: PERP, quantity: '10', price: '1000000' }),
+      (error) =>
+        error instanceof ApiError &&
+        error.data?.field === 'price' &&
+        typeof error.data.maxPrice === 'string' &&
+        error.message.endsWith(String(error.data.maxPrice)),
+    );
+  });
 });
 
 describe('order state beyond the closed orders the engine keeps', () => {

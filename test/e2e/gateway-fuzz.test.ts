@@ -122,8 +122,8 @@ describe('fuzz', () => {
     const auth = (await call('public/auth', {
       apiKey: credential.apiKey,
       timestamp: ts,
-      nonce: 'fuzz-auth',
-      signature: signWs(credential.apiSecret, String(ts), 'fuzz-auth'),
+      nonce: '00000000-0000-4000-8000-0000000f0220',
+      signature: signWs(credential.apiSecret, String(ts), '00000000-0000-4000-8000-0000000f0220'),
     })) as { result?: unknown };
     assert.ok(auth.result);
     for (const method of harness.gateway.methods.list()) {

@@ -1,5 +1,6 @@
 /** The gateway over HTTP, through the sdk, against a real server on a free port (fake venue). */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -20,6 +21,7 @@ async function rejects(promise: Promise<unknown>, code: number, field?: string, 
   });
 }
 
+const JSON_BODY = { 'content-type': 'application/json' };
 describe('gateway over HTTP', () => {
   let harness: Harness;
   let venue: FakeVenue;
@@ -224,13 +226,18 @@ describe('gateway over HTTP', () => {
 
   test('authentication: statuses, skew with server time, tampering, replay and nonce reuse', async () => {
     const client = harness.http();
+    const retryNonce = randomUUID();
     const body = JSON.stringify({ rid: 7, method: 'private/get_open_orders', params: {} });
     // No signature on a private method: 401.
-    const unsigned = await fetch(`${harness.baseUrl}/api/private/get_open_orders`, { method: 'POST', body });
+    const unsigned = await fetch(`${harness.baseUrl}/api/private/get_open_orders`, {
+      method: 'POST',
+      headers: JSON_BODY,
+      body,
+    });
     assert.equal(unsigned.status, 401);
     // Skew: 401 with serverTime.
     const skewed = await client.send(
-      client.sign('POST', '/api/private/get_open_orders', body, 'n-skew', venue.now() - 20_000),
+      client.sign('POST', '/api/private/get_open_orders', body, randomUUID(), venue.now() - 20_000),
     );
     assert.equal(skewed.status, 401);
     assert.equal(
@@ -238,7 +245,7 @@ describe('gateway over HTTP', () => {
       venue.now(),
     );
     // Tampered body: 401.
-    const signed = client.sign('POST', '/api/private/get_open_orders', body, 'n-tamper');
+    const signed = client.sign('POST', '/api/private/get_open_orders', body, randomUUID());
     const tampered = await client.send({ ...signed, body: body.replace('7', '8') });
     assert.equal(tampered.status, 401);
     // A byte-identical retry returns the original answer and does not execute twice.
@@ -247,7 +254,7 @@ describe('gateway over HTTP', () => {
       method: 'private/buy',
       params: { instrumentName: OPTION, quantity: '10', price: '30000' },
     });
-    const request = client.sign('POST', '/api/private/buy', placeBody, 'n-retry');
+    const request = client.sign('POST', '/api/private/buy', placeBody, retryNonce);
     const before = venue.submitted.length;
     const first = await client.send(request);
     const retry = await client.send(request);
@@ -255,13 +262,36 @@ describe('gateway over HTTP', () => {
     assert.equal(retry.text, first.text);
     assert.equal(venue.submitted.length, before + 1);
     // The same nonce on a different request: refused.
-    const reused = await client.send(client.sign('POST', '/api/private/get_open_orders', body, 'n-retry'));
+    const reused = await client.send(client.sign('POST', '/api/private/get_open_orders', body, retryNonce));
     assert.equal(reused.status, 401);
     assert.equal((reused.body as { error: { code: number } }).error.code, 13012);
+    // A nonce that is not in UUID form (spec §5): 401 naming the header.
+    const loose = await client.send(client.sign('POST', '/api/private/get_open_orders', body, 'n-1'));
+    assert.equal(loose.status, 401);
+    assert.equal(
+      (loose.body as { error: { data: { field: string } } }).error.data.field,
+      'Service-API-Nonce',
+    );
   });
 
   test('transport errors: not JSON 400, not an envelope 400, method mismatch, unknown method, body limit 413', async () => {
-    const post = (path: string, body: string) => fetch(`${harness.baseUrl}${path}`, { method: 'POST', body });
+    const post = (path: string, body: string, headers: Record<string, string> = JSON_BODY) =>
+      fetch(`${harness.baseUrl}${path}`, { method: 'POST', headers, body });
+    // Spec §5: the body is JSON and says so.
+    for (const type of [
+      {} as Record<string, string>,
+      { 'content-type': 'text/plain' },
+      { 'content-type': 'application/x-www-form-urlencoded' },
+    ]) {
+      const wrong = await post(
+        '/api/public/time',
+        JSON.stringify({ rid: 1, method: 'public/time', params: {} }),
+        type,
+      );
+      assert.equal(wrong.status, 400);
+      const answer = (await wrong.json()) as { error: { data: { field: string } } };
+      assert.equal(answer.error.data.field, 'Content-Type');
+    }
     const notJson = await post('/api/public/time', '{');
     assert.equal(notJson.status, 400);
     assert.equal(((await notJson.json()) as { error: { code: number } }).error.code, -32700);

@@ -120,6 +120,30 @@ describe('gateway over WebSocket', () => {
     await client.close();
   });
 
+  test('subscribe answers before its snapshots, and subscribes nothing when one channel is bad', async () => {
+    const socket = new WebSocket(harness.wsUrl);
+    const messages: Array<{ rid?: number; method?: string; params?: { channel: string }; error?: unknown }> =
+      [];
+    socket.on('message', (data) => messages.push(JSON.parse(data.toString())));
+    await new Promise((resolve) => socket.on('open', resolve));
+    const send = (rid: number, channels: string[]) =>
+      socket.send(JSON.stringify({ rid, method: 'public/subscribe', params: { channels } }));
+    send(1, [`book.${PERP}`, 'nope.channel']);
+    await until(() => messages.some((m) => m.rid === 1));
+    send(2, [`ticker.${PERP}`]);
+    await until(() => messages.filter((m) => m.method === 'subscription').length === 1);
+    assert.ok(messages[0]!.error, 'the bad list is refused');
+    assert.deepEqual(
+      messages.slice(1).map((m) => m.rid ?? m.params?.channel),
+      [2, `ticker.${PERP}`],
+      'no book snapshot from the refused list; the answer precedes the snapshot',
+    );
+    await harness.http(2).call('private/sell', { instrumentName: PERP, quantity: '10', price: '91000' });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.ok(!messages.some((m) => m.params?.channel === `book.${PERP}`), 'book was never subscribed');
+    socket.close();
+  });
+
   test('cancel-on-disconnect cancels the account’s open orders when the socket closes', async () => {
     const client = harness.ws(3);
     await client.connect();

@@ -6,6 +6,11 @@ import { SecretBox } from './secret-box.ts';
 import { signHttp, signWs } from './signature.ts';
 import { SqliteKeyStore } from './sqlite-key-store.ts';
 
+/** A fixed UUID-form nonce named by `label` (its bytes in the last group). */
+function uuid(label: string): string {
+  return `00000000-0000-4000-8000-${Buffer.from(label).toString('hex').padStart(12, '0')}`;
+}
+
 function setup() {
   const store = new SqliteKeyStore(':memory:', SecretBox.fromText('22'.repeat(32)));
   const user = store.createUser('u', 0);
@@ -21,7 +26,7 @@ function setup() {
   const auth = new Authenticator(store, clock.now, { clockSkewMs: 15_000 });
   const request = (overrides: Partial<HttpRequestParts> & { ts?: number } = {}): HttpRequestParts => {
     const ts = String(overrides.ts ?? now);
-    const nonce = overrides.nonce ?? 'n-1';
+    const nonce = overrides.nonce ?? uuid('n-1');
     const body = overrides.body ?? '{"rid":1,"method":"public/test","params":{}}';
     return {
       authorization: `Bearer ${key.record.apiKey}`,
@@ -116,8 +121,8 @@ test('websocket auth signs ts\\nnonce\\nGET\\n/ws\\n and never accepts a nonce t
   const params = {
     apiKey: key.record.apiKey,
     timestamp: ts,
-    nonce: 'w1',
-    signature: signWs(key.apiSecret, String(ts), 'w1'),
+    nonce: uuid('w1'),
+    signature: signWs(key.apiSecret, String(ts), uuid('w1')),
   };
   assert.equal(auth.authenticateWs(params).userId, key.record.userId);
   assert.equal(
@@ -125,7 +130,7 @@ test('websocket auth signs ts\\nnonce\\nGET\\n/ws\\n and never accepts a nonce t
     'nonce_reused',
   );
   assert.equal(
-    errorName(() => auth.authenticateWs({ ...params, nonce: 'w2' })),
+    errorName(() => auth.authenticateWs({ ...params, nonce: uuid('w2') })),
     'invalid_credentials',
   );
 });
@@ -149,27 +154,46 @@ test('at the cap new signed requests are refused with too_many_requests, retries
     clockSkewMs: 15_000,
     replay: { maxEntries: 2, maxAnswerBytes: 1_000 },
   });
-  const first = capped.authenticateHttp(request({ nonce: 'a' }));
+  const first = capped.authenticateHttp(request({ nonce: uuid('a') }));
   if (first.kind === 'fresh') first.settle({ status: 200, body: 'A' });
-  capped.authenticateHttp(request({ nonce: 'b' }));
+  capped.authenticateHttp(request({ nonce: uuid('b') }));
   assert.equal(
-    errorName(() => capped.authenticateHttp(request({ nonce: 'c' }))),
+    errorName(() => capped.authenticateHttp(request({ nonce: uuid('c') }))),
     'too_many_requests',
   );
   const ts = clock.now();
   const ws = {
     apiKey: key.record.apiKey,
     timestamp: ts,
-    nonce: 'w',
-    signature: signWs(key.apiSecret, String(ts), 'w'),
+    nonce: uuid('w'),
+    signature: signWs(key.apiSecret, String(ts), uuid('w')),
   };
   assert.equal(
     errorName(() => capped.authenticateWs(ws)),
     'too_many_requests',
   );
-  const retry = capped.authenticateHttp(request({ nonce: 'a' }));
+  const retry = capped.authenticateHttp(request({ nonce: uuid('a') }));
   if (retry.kind !== 'replay') assert.fail('expected replay');
   assert.deepEqual(await retry.answer, { status: 200, body: 'A' });
   clock.advance(16_000);
-  assert.equal(capped.authenticateHttp(request({ nonce: 'c' })).kind, 'fresh');
+  assert.equal(capped.authenticateHttp(request({ nonce: uuid('c') })).kind, 'fresh');
+});
+
+test('a nonce must be in UUID form, over HTTP and WebSocket', () => {
+  const { auth, request, key } = setup();
+  const http = () => auth.authenticateHttp(request({ nonce: 'not-a-uuid' }));
+  assert.throws(
+    http,
+    (error: unknown) => error instanceof VenueError && error.data?.field === 'Service-API-Nonce',
+  );
+  assert.equal(auth.authenticateHttp(request({ nonce: uuid('ok') })).kind, 'fresh');
+  const timestamp = 1_700_000_000_000;
+  const ws = () =>
+    auth.authenticateWs({
+      apiKey: key.record.apiKey,
+      timestamp,
+      nonce: 'w-1',
+      signature: signWs(key.apiSecret, String(timestamp), 'w-1'),
+    });
+  assert.throws(ws, (error: unknown) => error instanceof VenueError && error.data?.field === 'nonce');
 });

@@ -96,6 +96,7 @@ export class Authenticator {
     const { timestamp, nonce, signature } = request;
     if (!timestamp) throw missingHeader('Service-API-Timestamp');
     if (!nonce) throw missingHeader('Service-API-Nonce');
+    checkNonceForm(nonce, 'Service-API-Nonce');
     if (!signature) throw missingHeader('Service-API-Signature');
     const now = this.now();
     const ts = this.checkTimestamp(timestamp, now, 'Service-API-Timestamp');
@@ -147,6 +148,7 @@ export class Authenticator {
     const timestamp = String(params.timestamp);
     const now = this.now();
     const ts = this.checkTimestamp(timestamp, now, 'timestamp');
+    checkNonceForm(params.nonce, 'nonce');
     const key = this.lookup(params.apiKey, now);
     if (!signaturesMatch(params.signature, signWs(key.secret, timestamp, params.nonce))) {
       throw new VenueError('invalid_credentials', 'signature does not match', { field: 'signature' });
@@ -233,6 +235,15 @@ function bearerKey(header: string | undefined): string {
     });
   }
   return match[1]!;
+}
+
+const UUID_FORM = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Spec §5: the nonce is a unique request identifier in UUID form (any version). */
+function checkNonceForm(nonce: string, field: string): void {
+  if (!UUID_FORM.test(nonce)) {
+    throw new VenueError('invalid_credentials', `${field} must be a UUID (8-4-4-4-12 hex digits)`, { field });
+  }
 }
 
 function missingHeader(name: string): VenueError {

@@ -31,6 +31,18 @@ export function instrumentOf(reads: ReadPort, name: string, field = 'instrumentN
   return instrument;
 }
 
+/** A currency the venue lists instruments in (upper-cased), or an error naming the field. */
+export function currencyOf(reads: ReadPort, text: string, field = 'currency'): string {
+  const currency = text.toUpperCase();
+  const known = reads.currencies();
+  if (!known.includes(currency)) {
+    throw new VenueError('invalid_params', `unknown currency ${text}; the venue lists ${known.join(', ')}`, {
+      field,
+    });
+  }
+  return currency;
+}
+
 /** An order of one of the caller's user's accounts; others are indistinguishable from missing. */
 export function ownedOrder(reads: ReadPort, context: CallContext, orderId: string): OrderView {
   return owned(reads.order(orderId), context, orderId);

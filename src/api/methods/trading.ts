@@ -34,6 +34,7 @@ import { accountSummaryToWire, positionToWire } from '../wire/market.ts';
 import { orderToWire, tradesToWire, tradeToWire } from '../wire/orders.ts';
 import {
   accountOf,
+  currencyOf,
   instrumentOf,
   kindMatches,
   type MethodDeps,
@@ -188,7 +189,10 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     params: CancelByCurrencyParams,
     result: CountResult,
     handler: (params, context) =>
-      cancelAll(accountOf(context), { currency: params.currency.toUpperCase(), kind: params.kind ?? null }),
+      cancelAll(accountOf(context), {
+        currency: currencyOf(reads, params.currency),
+        kind: params.kind ?? null,
+      }),
   });
 
   registry.register({
@@ -236,7 +240,7 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     result: Type.Array(OrderSchema),
     handler: (params, context) =>
       openOrders(accountOf(context), {
-        currency: params.currency.toUpperCase(),
+        currency: currencyOf(reads, params.currency),
         kind: params.kind,
         type: params.type,
       }),
@@ -248,7 +252,10 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     params: OpenOrdersByInstrumentParams,
     result: Type.Array(OrderSchema),
     handler: (params, context) =>
-      openOrders(accountOf(context), { instrumentName: params.instrumentName, type: params.type }),
+      openOrders(accountOf(context), {
+        instrumentName: instrumentOf(reads, params.instrumentName).name,
+        type: params.type,
+      }),
   });
 
   registry.register({
@@ -267,7 +274,7 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
       const page = await historyQuery(() =>
         history.orderHistory({
           accountId: accountOf(context),
-          currency: params.currency.toUpperCase(),
+          currency: currencyOf(reads, params.currency),
           ...(params.kind != null ? { kind: params.kind } : {}),
           ...(params.count != null ? { count: params.count } : {}),
           ...(params.offset != null ? { offset: params.offset } : {}),
@@ -298,7 +305,7 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
       const page = await historyQuery(() =>
         history.userTrades({
           accountId,
-          currency: params.currency.toUpperCase(),
+          currency: currencyOf(reads, params.currency),
           ...(params.kind != null ? { kind: params.kind } : {}),
           ...(params.startTimestamp != null ? { startTimestamp: params.startTimestamp } : {}),
           ...(params.endTimestamp != null ? { endTimestamp: params.endTimestamp } : {}),
@@ -326,7 +333,7 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     params: PositionsParams,
     result: Type.Array(PositionSchema),
     handler: (params, context) => {
-      const filter = params.currency ? { currency: params.currency.toUpperCase() } : {};
+      const filter = params.currency ? { currency: currencyOf(reads, params.currency) } : {};
       return reads.positions(accountOf(context), filter).flatMap((position) => {
         const instrument = reads.instrument(position.instrumentName);
         if (instrument === undefined || !kindMatches(params.kind, instrument.kind)) return [];

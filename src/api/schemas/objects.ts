@@ -89,6 +89,8 @@ export const TradeSchema = Type.Object(
     feeCurrency: S,
     indexPrice: Type.Union([S, Type.Null()]),
     markPrice: Type.Union([S, Type.Null()]),
+    underlyingPrice: Os,
+    iv: Os,
     profitLoss: S,
     label: Os,
     api: B,

@@ -1,8 +1,8 @@
 /** Domain → wire for positions, account summaries, order books, tickers and instruments. */
 import type { PositionView } from '../../core/events.ts';
+import { formatMoney } from '../../core/types.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { AccountSummaryView, OrderBookView, TickerView } from '../ports.ts';
-import { formatMoney } from './orders.ts';
 
 export function positionToWire(position: PositionView, instrument: Instrument) {
   const size = position.size;

@@ -3,9 +3,11 @@
  * units, camelCase names, lowercase states; optional fields appear only when they apply.
  */
 import type { OrderView, TradeParty, TradeView } from '../../core/events.ts';
-import { currencyDecimals } from '../../core/types.ts';
+import { formatMoney } from '../../core/types.ts';
 import { formatScaled } from '../../domain/decimal.ts';
 import type { Instrument } from '../../domain/instrument.ts';
+import { yearsBetween } from '../../market/black76.ts';
+import { impliedVolPercent } from '../../market/conversions.ts';
 import type { WireOrder, WireTrade } from '../schemas/objects.ts';
 
 export type InstrumentLookup = (name: string) => Instrument | undefined;
@@ -17,10 +19,6 @@ export function formatAveragePrice(instrument: Instrument, notionalTicks: number
   const extra = 8;
   const units = (BigInt(notionalTicks) * grid.stepUnits * 10n ** BigInt(extra)) / BigInt(lots);
   return formatScaled(units, grid.scale + extra);
-}
-
-export function formatMoney(minorUnits: number, currency: string): string {
-  return formatScaled(minorUnits, currencyDecimals(currency));
 }
 
 export function orderToWire(order: OrderView, instrument: Instrument): WireOrder {
@@ -44,7 +42,7 @@ export function orderToWire(order: OrderView, instrument: Instrument): WireOrder
     web: order.web,
     mobile: order.mobile,
     postOnly: order.postOnly,
-    reduceOnly: order.reduceOnly,
+    ...(instrument.kind === 'spot' ? {} : { reduceOnly: order.reduceOnly }),
     replaced: order.replaced,
     mmp: order.mmp,
     riskReducing: order.riskReducing,
@@ -111,12 +109,39 @@ export function tradeToWire(trade: TradeView, party: TradeParty, instrument: Ins
     matchingId: null,
   };
   if (party.label !== '') wire.label = party.label;
+  if (instrument.isOption && trade.indexPrice !== null) {
+    wire.underlyingPrice = String(trade.indexPrice);
+    const iv = tradeIvPercent(trade, instrument);
+    if (iv !== null) wire.iv = iv;
+  }
   if (party.advanced !== null) wire.advanced = party.advanced;
   if (trade.blockTradeId !== null) wire.blockTradeId = trade.blockTradeId;
   const blockRfqId = party === trade.maker ? (trade.makerBlockRfqId ?? trade.blockRfqId) : trade.blockRfqId;
   if (blockRfqId !== null) wire.blockRfqId = blockRfqId;
   if (trade.blockRfqQuoteId !== null) wire.blockRfqQuoteId = trade.blockRfqQuoteId;
   return wire;
+}
+
+/**
+ * An option trade's implied volatility in percent (2 decimals), from its price with the index at
+ * trade time as the underlying (the engine's convention for `implv` orders); null when the price
+ * is outside what any volatility gives (below intrinsic value) or the option had expired.
+ */
+function tradeIvPercent(trade: TradeView, instrument: Instrument): string | null {
+  const spec = instrument.spec;
+  const forward = trade.indexPrice!;
+  const result = impliedVolPercent(
+    {
+      optionType: spec.optionType!,
+      marginKind: spec.marginKind,
+      strike: Number(spec.strike),
+      forward,
+      index: forward,
+      timeToExpiry: yearsBetween(trade.timestamp, spec.expiration ?? trade.timestamp),
+    },
+    Number(instrument.formatPrice(trade.price)),
+  );
+  return result.ok ? result.volatility.toFixed(2) : null;
 }
 
 /** The account's view of a list of trades, one entry per own side. */
