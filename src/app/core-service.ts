@@ -42,6 +42,11 @@ export interface CoreServiceOptions {
   /** The latest priced market, for ticker figures (IV, greeks); null when none. */
   readonly market?: () => MarketState | null;
   readonly onError?: (error: unknown) => void;
+  /**
+   * The sequencer stopped taking commands (the journal failed, or the core threw on a command):
+   * the in-memory state can no longer be trusted and the process should restart from the journal.
+   */
+  readonly onFatal?: (error: Error) => void;
 }
 
 const commandResultOf = (outcome: MachineResult): CommandResult => outcome.result as CommandResult;
@@ -71,6 +76,7 @@ export class CoreService implements CommandPort, ReadPort, EventPort {
       options.clock,
       options.start,
     );
+    if (options.onFatal !== undefined) this.sequencer.onFatal(options.onFatal);
     this.sequencer.onCommitted((entry, result) => {
       const batch: CommittedBatch = {
         seq: entry.seq,
@@ -91,6 +97,11 @@ export class CoreService implements CommandPort, ReadPort, EventPort {
 
   get sequence(): number {
     return this.sequencer.sequence;
+  }
+
+  /** Why the core stopped taking commands, or null while it runs (see `onFatal`). */
+  get failed(): Error | null {
+    return this.sequencer.failed;
   }
 
   // ---- commands -------------------------------------------------------------------------------

@@ -61,6 +61,40 @@ test('a journal failure is fatal: later submits are refused', async () => {
   assert.equal(sequencer.failed?.message, 'disk full');
 });
 
+test('a command the core throws on is fatal: not journaled, and nothing after it is applied', async () => {
+  const journal = new ManualJournal();
+  const applied: string[] = [];
+  const sequencer = new Sequencer<string, string>(
+    (command) => {
+      if (command === 'bad') throw new Error('reactions did not settle');
+      applied.push(command);
+      return command;
+    },
+    journal,
+    new VirtualClock(0),
+  );
+  const fatal: string[] = [];
+  sequencer.onFatal((error) => fatal.push(error.message));
+  const before = sequencer.submit('a');
+  await assert.rejects(
+    sequencer.submit('bad'),
+    (error: unknown) => error instanceof VenueError && error.errorName === 'internal_error',
+  );
+  await assert.rejects(
+    sequencer.submit('c'),
+    (error: unknown) => error instanceof VenueError && error.errorName === 'unavailable',
+  );
+  assert.deepEqual(applied, ['a']);
+  assert.deepEqual(
+    journal.pending.map((p) => p.entry.command),
+    ['a'],
+  );
+  assert.equal(sequencer.sequence, 1, 'the failed command took no seq');
+  assert.deepEqual(fatal, ['reactions did not settle']);
+  journal.pending[0]!.resolve();
+  assert.equal(await before, 'a', 'what was applied before the failure is still acknowledged once durable');
+});
+
 test('time in stamps never goes backwards even when the clock does', async () => {
   let wall = 2_000;
   const clock = { now: () => wall, schedule: () => () => {} };

@@ -12,6 +12,9 @@
  * - Results are published in `seq` order (the journal resolves appends in order).
  * - A journal failure is fatal: the sequencer refuses everything afterwards, because in-memory
  *   state would otherwise drift from what a restart rebuilds. The process should exit.
+ * - So is a command the core throws on: the core may have changed part of its state before
+ *   throwing, and that command is not journaled. Nothing after it is applied or acknowledged, so
+ *   a restart (replay without it) rebuilds exactly the acknowledged state.
  * - Time never goes backwards in stamps, even if the wall clock does.
  */
 import { VenueError } from '../domain/errors.ts';
@@ -51,11 +54,14 @@ export interface AppendOnlyJournal<C> {
 
 export type CommittedListener<C, R> = (entry: JournalEntry<C>, result: R) => void;
 
+const STOPPING = 'the service is stopping after a fatal error';
+
 export class Sequencer<C, R> {
   private lastSeq: number;
   private lastTs: number;
   private failure: Error | null = null;
   private readonly listeners: Array<CommittedListener<C, R>> = [];
+  private readonly fatalListeners: Array<(error: Error) => void> = [];
   private inFlight = 0;
   private drainWaiters: Array<() => void> = [];
 
@@ -78,13 +84,24 @@ export class Sequencer<C, R> {
     this.listeners.push(listener);
   }
 
+  /** Called once, with the cause, when the sequencer stops taking commands (see the invariants). */
+  onFatal(listener: (error: Error) => void): void {
+    this.fatalListeners.push(listener);
+  }
+
   /** Stamps, applies and journals one command; resolves with its result once durable. */
   submit(command: C): Promise<R> {
-    if (this.failure !== null) {
-      return Promise.reject(new VenueError('unavailable', 'the journal failed; the service is stopping'));
-    }
+    if (this.failure !== null) return Promise.reject(new VenueError('unavailable', STOPPING));
     const stamp: Stamp = { seq: this.lastSeq + 1, ts: Math.max(this.lastTs, this.clock.now()) };
-    const result = this.apply(command, stamp);
+    let result: R;
+    try {
+      result = this.apply(command, stamp);
+    } catch (error) {
+      this.fail(error);
+      return Promise.reject(
+        new VenueError('internal_error', 'the core failed on this command; the service restarts without it'),
+      );
+    }
     this.lastSeq = stamp.seq;
     this.lastTs = stamp.ts;
     const entry: JournalEntry<C> = { seq: stamp.seq, ts: stamp.ts, command };
@@ -97,7 +114,7 @@ export class Sequencer<C, R> {
       },
       (error: unknown) => {
         this.settle();
-        this.failure = error instanceof Error ? error : new Error(String(error));
+        this.fail(error);
         throw new VenueError('unavailable', 'the journal failed; the service is stopping');
       },
     );
@@ -116,6 +133,12 @@ export class Sequencer<C, R> {
   drain(): Promise<void> {
     if (this.inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  private fail(error: unknown): void {
+    if (this.failure !== null) return;
+    this.failure = error instanceof Error ? error : new Error(String(error));
+    for (const listener of this.fatalListeners) listener(this.failure);
   }
 
   private settle(): void {

@@ -53,6 +53,11 @@ export interface ServiceOptions {
   /** When a failed snapshot replica is started again (default: 1 s, doubling up to 60 s). */
   readonly replicaRestart?: RestartPolicy;
   readonly logger?: Logger;
+  /**
+   * The core stopped taking commands (its journal failed, or it threw on a command): the process
+   * should close the service and exit, so that a restart rebuilds the state from the journal.
+   */
+  readonly onFatal?: (error: Error) => void;
 }
 
 export interface RunningService {
@@ -121,6 +126,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     start: { seq: report.lastSeq, ts: report.lastTs },
     market: () => driver?.market() ?? null,
     onError: (error) => log.error({ err: error }, 'core service'),
+    onFatal: (error) => {
+      log.fatal({ err: error }, 'the core stopped taking commands; restart the service to recover');
+      options.onFatal?.(error);
+    },
   });
   const snapshotPolicy = options.snapshotPolicy ?? DEFAULT_SNAPSHOT_POLICY;
   const inlineSnapshotter = (policy: SnapshotPolicy) =>
@@ -248,7 +257,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await replica?.stop(true);
       await snapshotter.idle();
       await retiredSaves;
-      if ((replica === null || replica.failed) && core.sequence > 0) {
+      // Never snapshot a core that failed: its memory may hold part of a command not journaled.
+      if ((replica === null || replica.failed) && core.sequence > 0 && core.failed === null) {
         await snapshotter.snapshotNow(core.machine.venue.now);
       }
       await readStore.flush().catch((error: unknown) => log.error({ err: error }, 'read store flush'));
@@ -331,7 +341,6 @@ function registerDesks(gateway: Gateway, core: CoreService, keyStore: SqliteKeyS
       }
       return [...desks].sort();
     },
-    accountOfUser: (userId) => keyStore.accountsOf(userId)[0]?.id ?? null,
     now: () => core.now(),
   });
   registerRfqChannels(gateway.channels, core);
