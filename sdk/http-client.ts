@@ -104,19 +104,35 @@ export class HttpClient {
   /** A flat signed route (portfolio style); resolves with `value` or throws `ApiError`. */
   async flat<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
     const answer = await this.send(this.sign(method, path, body === undefined ? '' : JSON.stringify(body)));
-    const parsed = answer.body as {
-      succ: boolean;
-      code: number;
-      message: string;
-      value: T;
-      data?: Record<string, unknown>;
-    };
-    if (!parsed?.succ) {
-      throw new ApiError(
-        { code: parsed?.code ?? -1, message: parsed?.message ?? answer.text, data: parsed?.data },
-        answer.status,
-      );
-    }
-    return parsed.value;
+    const parsed = answer.body as { succ?: unknown; value?: T } | null;
+    if (isObject(parsed) && parsed.succ === true) return parsed.value as T;
+    throw new ApiError(flatError(answer), answer.status);
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function errorBody(source: Record<string, unknown>): WireErrorBody | null {
+  if (typeof source.code !== 'number') return null;
+  return {
+    code: source.code,
+    message: typeof source.message === 'string' ? source.message : '',
+    ...(isObject(source.data) ? { data: source.data } : {}),
+  };
+}
+
+/**
+ * The error of a failed flat call: the flat `{succ: false, code, message, data}` answer, or an
+ * `{error}` envelope (what a proxy or an older service may send), else code -1 with the text.
+ */
+function flatError(answer: RawAnswer): WireErrorBody {
+  const body = answer.body;
+  const found = isObject(body)
+    ? (errorBody(body) ?? (isObject(body.error) ? errorBody(body.error) : null))
+    : null;
+  return (
+    found ?? { code: -1, message: `unexpected answer (HTTP ${answer.status}): ${answer.text.slice(0, 200)}` }
+  );
 }

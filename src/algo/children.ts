@@ -100,7 +100,7 @@ export function placeChild(
   });
   context.absorb(result.events);
   // The result's order view is the order after the command, even if no event named it.
-  absorbOrderView(portfolio, child, view);
+  absorbOrderView(portfolio, child, view, context.stamp.ts);
   return { ok: true };
 }
 
@@ -123,7 +123,7 @@ export function amendChild(
   });
   if (!result.ok) return failure(result);
   context.absorb(result.events);
-  if (result.order !== undefined) absorbOrderView(portfolio, child, result.order);
+  if (result.order !== undefined) absorbOrderView(portfolio, child, result.order, context.stamp.ts);
   return { ok: true };
 }
 
@@ -141,7 +141,8 @@ export function cancelChild(
     orderId: child.orderId,
   });
   context.absorb(result.events);
-  if (result.ok && result.order !== undefined) absorbOrderView(portfolio, child, result.order);
+  if (result.ok && result.order !== undefined)
+    absorbOrderView(portfolio, child, result.order, context.stamp.ts);
   // A child the engine no longer knows as open is gone either way.
   child.open = false;
   const leg = portfolio.legs[child.leg]!;

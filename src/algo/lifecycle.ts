@@ -32,10 +32,15 @@ export function applyTrigger(
     clearTimers(portfolio);
   }
   const message = MESSAGE_OF[next];
-  if (message !== undefined) {
-    context.event(portfolio, message, portfolio.endReason === null ? {} : { endReason: portfolio.endReason });
-  }
+  if (message !== undefined) context.event(portfolio, message, endDetails(portfolio));
   return true;
+}
+
+function endDetails(portfolio: PortfolioState): { endReason?: string; endMessage?: string } {
+  return {
+    ...(portfolio.endReason === null ? {} : { endReason: portfolio.endReason }),
+    ...(portfolio.endMessage === null ? {} : { endMessage: portfolio.endMessage }),
+  };
 }
 
 function clearTimers(portfolio: PortfolioState): void {

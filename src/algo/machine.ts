@@ -44,6 +44,11 @@ interface AlgoSnapshot {
 
 type Refusal = Extract<SubResult<AlgoValue, PortfolioEvent>, { ok: false }>;
 
+/** Fields added to the version-1 record since it was first written get their neutral value. */
+function upgradeSnapshotRecord(portfolio: PortfolioState): void {
+  for (const leg of portfolio.legs) leg.selfTradeHoldUntil ??= null;
+}
+
 function refuse(name: string, message: string, field: string, events: PortfolioEvent[]): Refusal {
   return { ok: false, error: { name, message, data: { field } }, events };
 }
@@ -175,6 +180,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     this.active.clear();
     this.wakeups.clear();
     for (const portfolio of data.portfolios) {
+      upgradeSnapshotRecord(portfolio);
       this.portfolios.set(portfolio.id, portfolio);
       for (const child of portfolio.children) this.childIndex.set(child.orderId, { portfolio, child });
       this.track(portfolio);
@@ -226,7 +232,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
       const { portfolio, child } = entry;
       const notionalBefore = child.notional;
       const wasOpen = child.open;
-      const filled = absorbOrderView(portfolio, child, event.order);
+      const filled = absorbOrderView(portfolio, child, event.order, context.stamp.ts);
       if (filled > 0) {
         portfolio.updatedAt = context.stamp.ts;
         context.event(portfolio, 'ORDER_FILLED', {
@@ -235,6 +241,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
           instrumentName: event.order.instrumentName,
           amount: filled,
           price: (child.notional - notionalBefore) / filled,
+          notional: child.notional - notionalBefore,
         });
       }
       if (filled > 0 || wasOpen !== child.open) touched.add(portfolio);

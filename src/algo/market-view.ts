@@ -27,6 +27,11 @@ export interface AlgoMarketView {
    */
   bestBid(instrumentName: string, own?: OwnOrder | null): number | null;
   bestAsk(instrumentName: string, own?: OwnOrder | null): number | null;
+  /**
+   * The best price (ticks) among the resting orders `accountId` has on `side` of the instrument,
+   * hidden ones included; null when it has none. A limit child is kept clear of these.
+   */
+  accountBest(accountId: number, instrumentName: string, side: 'buy' | 'sell'): number | null;
   /** Mark price in ticks, null before the first mark. */
   markPrice(instrumentName: string): number | null;
   /** USD per coin, null before the first index. */

@@ -9,6 +9,7 @@
  *   `children` for `info` and audit.
  */
 import type { OrderView } from '../core/events.ts';
+import { selfTradeHoldMs } from './timing.ts';
 import type { EndReason, PortfolioSpec, PortfolioStatus } from './types.ts';
 
 export interface ChildState {
@@ -38,6 +39,11 @@ export interface LegState {
   /** Guard against re-sending a market order that found nothing within one command. */
   lastMarketSeq: number;
   lastMarketFilled: boolean;
+  /**
+   * Self-trade prevention cancelled this leg's child: the leg places nothing before this time
+   * (ms), so two portfolios of one account cannot take each other's orders out in a loop.
+   */
+  selfTradeHoldUntil: number | null;
 }
 
 export interface PartState {
@@ -106,6 +112,7 @@ export function newPortfolio(
       slicePending: 0,
       lastMarketSeq: -1,
       lastMarketFilled: false,
+      selfTradeHoldUntil: null,
     })),
     children: [],
     part: -1,
@@ -129,8 +136,16 @@ export function fullyFilled(portfolio: PortfolioState): boolean {
   return portfolio.legs.every((_, i) => remaining(portfolio, i) <= 0);
 }
 
-/** Lots newly filled by this view of a child, after recording it (0 when nothing new). */
-export function absorbOrderView(portfolio: PortfolioState, child: ChildState, view: OrderView): number {
+/**
+ * Lots newly filled by this view of a child, after recording it (0 when nothing new). A close by
+ * self-trade prevention holds the leg (`selfTradeHoldUntil`), counted from `now`.
+ */
+export function absorbOrderView(
+  portfolio: PortfolioState,
+  child: ChildState,
+  view: OrderView,
+  now: number,
+): number {
   const delta = view.filledAmount - child.filled;
   if (delta > 0) {
     const leg = portfolio.legs[child.leg]!;
@@ -141,10 +156,21 @@ export function absorbOrderView(portfolio: PortfolioState, child: ChildState, vi
   }
   child.amount = view.amount;
   child.price = view.price;
-  if (view.orderState !== 'open' && view.orderState !== 'untriggered') {
+  if (child.open && view.orderState !== 'open' && view.orderState !== 'untriggered') {
     child.open = false;
     const leg = portfolio.legs[child.leg]!;
     if (leg.working === child.orderId) leg.working = null;
+    if (view.cancelReason === 'self_trade_prevention') {
+      leg.selfTradeHoldUntil = now + selfTradeHoldMs(portfolio.spec.legs[child.leg]!);
+    }
   }
   return Math.max(0, delta);
+}
+
+/** True while the leg's self-trade prevention hold lasts; a hold that has run out is dropped. */
+export function stillHeld(leg: LegState, now: number): boolean {
+  if (leg.selfTradeHoldUntil === null) return false;
+  if (leg.selfTradeHoldUntil > now) return true;
+  leg.selfTradeHoldUntil = null;
+  return false;
 }

@@ -27,6 +27,7 @@ function view(overrides: Partial<AlgoMarketView> = {}): AlgoMarketView {
     instrument: (name) => (name === option.name ? option : name === perp.name ? perp : undefined),
     bestBid: () => null,
     bestAsk: () => null,
+    accountBest: () => null,
     markPrice: (name) => (name === option.name ? 500 : 120_000),
     indexPrice: () => 60_000,
     optionContext: (name) => (name === option.name ? context : null),

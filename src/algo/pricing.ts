@@ -22,6 +22,13 @@ export type ResolvedPrice =
   | { readonly kind: 'market' }
   | { readonly kind: 'unavailable'; readonly reason: string };
 
+/** Moves whole ticks onto the tick step that applies at that level, in the client's favour. */
+function alignToStep(instrument: Instrument, side: Side, ticks: number): number {
+  const step = instrument.tickAt(ticks);
+  if (step <= 1) return ticks;
+  return side === 'buy' ? Math.floor(ticks / step) * step : Math.ceil(ticks / step) * step;
+}
+
 /** Rounds a quote-currency price to ticks, in the client's favour for `side`; at least 1 tick. */
 export function roundToTicks(instrument: Instrument, side: Side, quotePrice: number): number {
   const tick = Number(instrument.spec.tickSize);
@@ -29,10 +36,29 @@ export function roundToTicks(instrument: Instrument, side: Side, quotePrice: num
   // Absorb float noise (0.1/0.0001 = 999.9999999) before the directed rounding.
   const nearest = Math.round(raw);
   const exact = Math.abs(raw - nearest) < 1e-7 ? nearest : raw;
-  let ticks = side === 'buy' ? Math.floor(exact) : Math.ceil(exact);
-  const step = instrument.tickAt(ticks);
-  if (step > 1) ticks = side === 'buy' ? Math.floor(ticks / step) * step : Math.ceil(ticks / step) * step;
+  const ticks = alignToStep(instrument, side, side === 'buy' ? Math.floor(exact) : Math.ceil(exact));
   return Math.max(ticks, 1);
+}
+
+/**
+ * A limit price kept clear of the account's own best resting order on the other side
+ * (`ownOpposite`): a buy at or above it moves to the valid price just below it, a sell at or
+ * below it to the one just above. Null when no valid price is left (a buy under 1 tick).
+ */
+export function clearOfOwnOrders(
+  instrument: Instrument,
+  side: Side,
+  price: number,
+  ownOpposite: number | null,
+): number | null {
+  if (ownOpposite === null) return price;
+  if (side === 'buy') {
+    if (price < ownOpposite) return price;
+    const below = alignToStep(instrument, 'buy', ownOpposite - 1);
+    return below >= 1 ? below : null;
+  }
+  if (price > ownOpposite) return price;
+  return alignToStep(instrument, 'sell', ownOpposite + 1);
 }
 
 function quoteOf(instrument: Instrument, ticks: number): number {

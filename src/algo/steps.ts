@@ -11,7 +11,14 @@
  * - COMMON: one child per leg with the whole amount, placed once.
  * LIMIT prices are converted when a child is placed and then kept; DYNAMIC prices are
  * re-evaluated on every repricing tick and the child is amended when the price moved a tick.
+ *
+ * Self-trade (docs/decisions.md, "Portfolios of one account meeting on the book"): a limit child
+ * is priced clear of its own account's resting orders on the other side; a leg whose child
+ * self-trade prevention cancelled anyway (a market child met it, or a hand-placed order did)
+ * places nothing for one reprice interval (PRICE_RETRY_MS for other legs), so opposing
+ * portfolios of one account can never cancel each other in a loop inside one command.
  */
+import type { Instrument } from '../domain/instrument.ts';
 import { amendChild, type ChildContext, cancelAllChildren, cancelChild, placeChild } from './children.ts';
 import { applyTrigger, failPortfolio, finish } from './lifecycle.ts';
 import type { AlgoMarketView } from './market-view.ts';
@@ -22,24 +29,27 @@ import {
   twapSliceAt,
   twapSliceCount,
 } from './planner.ts';
-import { type ChildState, fullyFilled, type PortfolioState, remaining } from './portfolio-state.ts';
-import { convertToQuote, type ResolvedPrice, resolvePrice } from './pricing.ts';
+import {
+  type ChildState,
+  fullyFilled,
+  type PortfolioState,
+  remaining,
+  stillHeld,
+} from './portfolio-state.ts';
+import { clearOfOwnOrders, convertToQuote, type ResolvedPrice, resolvePrice } from './pricing.ts';
+import { DEFAULT_BALANCE_DYNAMIC_MS, legRepriceMs, PRICE_RETRY_MS } from './timing.ts';
+
+export { DEFAULT_BALANCE_DYNAMIC_MS, PRICE_RETRY_MS };
 
 export interface StepContext extends ChildContext {
   readonly market: AlgoMarketView;
 }
 
-/** Reprice interval of a BALANCE DYNAMIC leg without `dynamicMs`. */
-export const DEFAULT_BALANCE_DYNAMIC_MS = 1000;
-/** How soon a leg waiting for market data (no price to place at) looks again. */
-export const PRICE_RETRY_MS = 1000;
-
 function repriceInterval(portfolio: PortfolioState): number | null {
   let interval: number | null = null;
   for (const leg of portfolio.spec.legs) {
-    if (leg.pricing.priceType !== 'DYNAMIC') continue;
-    const ms = leg.pricing.dynamicMs ?? DEFAULT_BALANCE_DYNAMIC_MS;
-    interval = interval === null ? ms : Math.min(interval, ms);
+    const ms = legRepriceMs(leg);
+    if (ms !== null) interval = interval === null ? ms : Math.min(interval, ms);
   }
   return interval;
 }
@@ -55,6 +65,9 @@ export function wakeAt(portfolio: PortfolioState): number | null {
   if (portfolio.totalDeadline !== null && portfolio.totalDeadline < at) at = portfolio.totalDeadline;
   if (portfolio.nextRepriceAt !== null && portfolio.nextRepriceAt < at) at = portfolio.nextRepriceAt;
   if (portfolio.retryAt !== null && portfolio.retryAt < at) at = portfolio.retryAt;
+  for (const leg of portfolio.legs) {
+    if (leg.selfTradeHoldUntil !== null && leg.selfTradeHoldUntil < at) at = leg.selfTradeHoldUntil;
+  }
   return at === Number.POSITIVE_INFINITY ? null : at;
 }
 
@@ -144,6 +157,7 @@ export function onTime(context: StepContext, portfolio: PortfolioState): void {
     portfolio.nextRepriceAt = now + (repriceInterval(portfolio) ?? DEFAULT_BALANCE_DYNAMIC_MS);
   }
   if (portfolio.retryAt !== null && portfolio.retryAt <= now) portfolio.retryAt = null;
+  for (const leg of portfolio.legs) stillHeld(leg, now);
   evaluate(context, portfolio);
 }
 
@@ -334,7 +348,31 @@ function priceFor(
     child === undefined || child.price === null || leg.hidden
       ? null
       : { side: leg.side, price: child.price, amount: child.amount - child.filled };
-  return resolvePrice(context.market, instrument, leg.side, leg.pricing, context.stamp.ts, own);
+  const resolved = resolvePrice(context.market, instrument, leg.side, leg.pricing, context.stamp.ts, own);
+  // A resting child's own price crosses nothing (the book is never crossed): no need to look.
+  if (resolved.kind !== 'limit' || resolved.price === child?.price) return resolved;
+  return clearOfOwnAccount(context, portfolio, i, instrument, resolved.price);
+}
+
+/**
+ * A limit child never crosses a resting order of its own account (another portfolio's child or
+ * a hand-placed order): it rests one valid price short of it instead of letting self-trade
+ * prevention cancel one of the two. Market children are not held back.
+ */
+function clearOfOwnAccount(
+  context: StepContext,
+  portfolio: PortfolioState,
+  i: number,
+  instrument: Instrument,
+  price: number,
+): ResolvedPrice {
+  const leg = portfolio.spec.legs[i]!;
+  const opposite = leg.side === 'buy' ? 'sell' : 'buy';
+  const own = context.market.accountBest(portfolio.spec.accountId, leg.instrumentName, opposite);
+  const clear = clearOfOwnOrders(instrument, leg.side, price, own);
+  return clear === null
+    ? { kind: 'unavailable', reason: 'every valid price crosses an own order' }
+    : { kind: 'limit', price: clear };
 }
 
 function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number, want: number): boolean {
@@ -348,6 +386,7 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
     if (child !== undefined) cancelChild(context, portfolio, child);
     return true;
   }
+  if (child === undefined && stillHeld(legState, context.stamp.ts)) return true;
   const price =
     child !== undefined && leg.pricing.priceType === 'LIMIT'
       ? { kind: 'limit' as const, price: child.price! }

@@ -40,6 +40,12 @@ export interface LegPricing {
   readonly dynamicOffset: number;
   /** Reprice interval for DYNAMIC legs. */
   readonly dynamicMs: number | null;
+  /**
+   * `price` and `dynamicPriceOffset` exactly as the client sent them (a decimal string stays a
+   * string), for `info` to echo. Absent from commands journaled before they were kept.
+   */
+  readonly priceAsSent?: string | number | null;
+  readonly dynamicOffsetAsSent?: string | number;
 }
 
 export interface LegSpec {
@@ -179,6 +185,10 @@ export interface PortfolioEvent {
   /** Ticks (null for market orders). */
   readonly price?: number | null;
   readonly endReason?: string;
+  /** PORTFOLIO_FAILED: what went wrong (as `info`'s endMessage). */
+  readonly endMessage?: string;
+  /** ORDER_FILLED: Σ lots × ticks of this fill, exact (`price` is its float quotient). */
+  readonly notional?: number;
   /** PORTFOLIO_SUBMITTED of a mirror: the original portfolio's id. */
   readonly linkedTo?: number;
 }

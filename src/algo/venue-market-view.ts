@@ -1,7 +1,7 @@
 /**
- * `AlgoMarketView` over the engine (`Venue` queries: book, mark, index, instruments) and the
- * market model (forward and vol surface, src/market/market-state.ts) for IV conversions and MODEL
- * prices. Everything comes from journaled state (the engine's index/mark prices, the seeded
+ * `AlgoMarketView` over the engine (`Venue` queries: book, mark, index, instruments, an account's
+ * open orders) and the market model (forward and vol surface, src/market/market-state.ts) for IV
+ * conversions and MODEL prices. Everything comes from journaled state (the engine's index/mark prices, the seeded
  * model), so replay sees the same numbers.
  */
 import type { Instrument } from '../domain/instrument.ts';
@@ -28,7 +28,22 @@ function best(venue: VenueReads, name: string, side: 'buy' | 'sell', own: OwnOrd
 }
 
 /** The engine queries the view needs (Venue satisfies this structurally). */
-export type VenueReads = Pick<Venue, 'book' | 'instrument' | 'indexPrice'>;
+export type VenueReads = Pick<Venue, 'book' | 'instrument' | 'indexPrice' | 'openOrders'>;
+
+/** Best price of an account's resting orders on one side (trigger orders waiting are not on the book). */
+function accountBest(
+  venue: VenueReads,
+  accountId: number,
+  instrumentName: string,
+  side: 'buy' | 'sell',
+): number | null {
+  let best: number | null = null;
+  for (const order of venue.openOrders({ accountId, instrumentName })) {
+    if (order.side !== side || order.orderState !== 'open' || order.price === null) continue;
+    if (best === null || (side === 'buy' ? order.price > best : order.price < best)) best = order.price;
+  }
+  return best;
+}
 
 export function venueMarketView(
   venue: VenueReads,
@@ -61,6 +76,7 @@ export function venueMarketView(
     },
     bestBid: (name, own) => best(venue, name, 'buy', own ?? null),
     bestAsk: (name, own) => best(venue, name, 'sell', own ?? null),
+    accountBest: (accountId, name, side) => accountBest(venue, accountId, name, side),
     markPrice: (name) => venue.instrument(name)?.markPrice ?? null,
     indexPrice: (currency) => venue.indexPrice(currency),
     optionContext: (name, now): OptionPricingContext | null => {

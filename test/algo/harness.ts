@@ -25,6 +25,8 @@ export const OPTION = 'BTC-27DEC26-70000-C';
 export const PUT = 'BTC-27DEC26-70000-P';
 /** 60,000 USD in the perpetual's 0.5 ticks. */
 export const PERP_60K = 120_000;
+/** As src/core/machine.ts: more reaction rounds than this for one command is a loop. */
+const MAX_REACTION_ROUNDS = 64;
 
 type Journaled =
   | { readonly kind: 'core'; readonly command: CoreCommand }
@@ -83,9 +85,11 @@ export class AlgoHarness {
     return { seq: ++this.seq, ts: this.ts };
   }
 
+  /** Reacts until the engine is quiet; like the core, a runaway reaction loop throws. */
   private settle(stamp: CommandStamp, events: CoreEvent[]): void {
     let pending = events;
-    for (let round = 0; round < 4 && pending.length > 0; round++) {
+    for (let round = 0; pending.length > 0; round++) {
+      if (round >= MAX_REACTION_ROUNDS) throw new Error(`reactions did not settle within ${round} rounds`);
       const more: CoreEvent[] = [];
       this.news.push(...this.machine.react(pending, stamp, this.port(more)));
       pending = more;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { validatePortfolioBody } from '../../src/api/portfolios/validate.ts';
 import { portfolioInfoToWire, tradeNewsToWire } from '../../src/api/portfolios/wire.ts';
-import { AlgoHarness, leg, PERP_60K, portfolio } from './harness.ts';
+import { AlgoHarness, leg, PERP, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
 
 test('info: arrival from the mid, else the priceSnapshot; average, slippage in bps, children, parts', () => {
   const h = AlgoHarness.withMarket();
@@ -52,4 +53,99 @@ test('info: a sell leg filled above arrival has negative slippage (better than a
   assert.equal(info.legs[0]!.arrivalPrice, '60000');
   assert.equal(info.legs[0]!.averagePrice, '60005');
   assert.equal(info.legs[0]!.slippageBps, -0.83);
+});
+
+const lookupOf = (h: AlgoHarness) => (name: string) => h.venue.instrument(name)?.instrument;
+
+test('averages are exact and printed alike in info and in ORDER_FILLED', () => {
+  const h = AlgoHarness.withMarket();
+  h.maker('sell', 2, PERP_60K);
+  h.maker('sell', 1, PERP_60K + 1);
+  const id = h.submit(
+    portfolio({ legs: [leg({ amount: 3, pricing: { ...leg().pricing, price: 60_001 } })] }),
+  );
+  const lookup = lookupOf(h);
+  const fill = h.news.find((e) => e.portfolioId === id && e.messageType === 'ORDER_FILLED')!;
+  const average = portfolioInfoToWire(h.machine.portfolio(id)!, lookup).legs[0]!.averagePrice;
+  // (2 × 60,000 + 60,000.5) / 3 = 60,000.1666…: 8 decimals beyond the 0.5 tick, cut, never float noise.
+  assert.equal(average, '60000.166666666');
+  assert.equal(tradeNewsToWire(fill, lookup).price, average);
+});
+
+test('TWAP parts report cumulative targets, like their filled quantities and like BALANCE', () => {
+  const h = AlgoHarness.withMarket();
+  h.maker('sell', 10, PERP_60K);
+  const id = h.submit(
+    portfolio({
+      portfolioType: 'TWAP',
+      twap: { startTimestamp: null, durationMs: 10_000, frequencyMs: 2_000 },
+      legs: [leg({ amount: 100 })],
+    }),
+  );
+  h.runUntil(T0 + 2_000);
+  const lookup = lookupOf(h);
+  const qty = (lots: number) => lookup(PERP)!.formatQuantity(lots);
+  const parts = portfolioInfoToWire(h.machine.portfolio(id)!, lookup).parts;
+  assert.deepEqual(
+    parts.map((part) => [part.targetQuantities[0], part.filledQuantities[0]]),
+    [
+      [qty(20), qty(10)],
+      [qty(10 + 22), qty(10)],
+    ],
+    'slice 1 works floor(90 / 4) = 22 lots on top of the 10 filled',
+  );
+});
+
+test('info echoes price and dynamicPriceOffset in the type they were sent', () => {
+  const h = AlgoHarness.withMarket();
+  const lookup = lookupOf(h);
+  const body = (price: unknown, portfolioType: string, block: Record<string, unknown>) => ({
+    accountId: TRADER,
+    portfolioType,
+    ...block,
+    legs: [
+      {
+        instrument: PERP,
+        instrumentType: 'PERPETUAL',
+        side: 1,
+        quantity: '100',
+        priceOptions: {
+          priceType: 'DYNAMIC',
+          price,
+          priceIn: 'USD',
+          dynamicPriceStrategy: 'BID',
+          dynamicPriceOffset: '-1.50',
+          dynamicMs: 1000,
+        },
+      },
+    ],
+  });
+  const context = { accountIds: new Set([TRADER]), instrument: lookup, now: h.ts };
+  const balance = validatePortfolioBody(
+    body('59000.50', 'BALANCE', {
+      balanceTrade: { parts: 2, eachLimitMs: 10_000, totalLimitMs: 0, totalEndAction: 1 },
+    }),
+    context,
+  );
+  const twap = validatePortfolioBody(
+    body(59000.5, 'TWAP', { twapTrade: { durationSec: 10, frequencySec: 2 } }),
+    context,
+  );
+  const options = (spec: typeof balance) =>
+    portfolioInfoToWire(h.machine.portfolio(h.submit(spec))!, lookup).legs[0]!.priceOptions;
+  assert.deepEqual([options(balance).price, options(balance).dynamicPriceOffset], ['59000.50', '-1.50']);
+  assert.deepEqual([options(twap).price, options(twap).dynamicPriceOffset], [59000.5, '-1.50']);
+});
+
+test('PORTFOLIO_FAILED carries the endMessage info has', () => {
+  const h = AlgoHarness.withMarket();
+  h.core({ type: 'create_account', accountId: 9 });
+  const id = h.submit(portfolio({ accountId: 9, legs: [leg({ amount: 100_000_000 })] }));
+  const lookup = lookupOf(h);
+  const info = portfolioInfoToWire(h.machine.portfolio(id)!, lookup);
+  const failed = h.news.find((e) => e.portfolioId === id && e.messageType === 'PORTFOLIO_FAILED')!;
+  const wire = tradeNewsToWire(failed, lookup);
+  assert.match(info.endMessage ?? '', /not_enough_funds/);
+  assert.equal(wire.endMessage, info.endMessage);
+  assert.equal(wire.endReason, 'child_rejected');
 });

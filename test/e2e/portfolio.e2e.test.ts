@@ -320,6 +320,85 @@ describe('portfolios through the API', () => {
     );
   });
 
+  test('every answer under the portfolio prefix is flat, unrouted failures included', async () => {
+    const http = harness.http(MULTI);
+    const tooLarge = JSON.stringify({ pad: 'x'.repeat(300_000) });
+    const notFound = ERROR_CATALOGUE.method_not_found.code;
+    const cases = [
+      { method: 'POST', path: '/submit', body: tooLarge, status: 413, code: -32600 },
+      { method: 'POST', path: '/info', body: '{}', status: 404, code: notFound },
+      { method: 'GET', path: '/submit', body: '', status: 404, code: notFound },
+      { method: 'POST', path: '/nope', body: '{}', status: 404, code: notFound },
+      { method: 'GET', path: '', body: '', status: 404, code: notFound },
+    ] as const;
+    for (const c of cases) {
+      const answer = await http.send(http.sign(c.method, `${PORTFOLIO_BASE_PATH}${c.path}`, c.body));
+      assert.equal(answer.status, c.status, `${c.method} ${c.path}`);
+      const body = answer.body as Record<string, unknown>;
+      assert.deepEqual(Object.keys(body).sort(), ['code', 'data', 'message', 'succ', 'value'], answer.text);
+      assert.equal(body.succ, false);
+      assert.equal(body.code, c.code, `${c.method} ${c.path}`);
+      assert.equal(body.value, null);
+    }
+    await assert.rejects(
+      http.flat('POST', `${PORTFOLIO_BASE_PATH}/submit`, { pad: 'x'.repeat(300_000) }),
+      (error: unknown) =>
+        error instanceof ApiError &&
+        error.code === ERROR_CATALOGUE.request_too_large.code &&
+        error.httpStatus === 413,
+    );
+    const outside = await http.send(http.sign('GET', '/tt/core-broker/openapi/elsewhere', ''));
+    assert.equal(outside.status, 404);
+    assert.equal((outside.body as { error: { code: number } }).error.code, notFound, 'envelope elsewhere');
+  });
+
+  test('a mirror is cancelled with its own account or its original’s; info echoes a string price', async () => {
+    const user = harness.credentials[MULTI]!;
+    const [accountId, mirrorAccountId] = user.accountIds as [number, number];
+    const http = harness.http(MULTI);
+    const { portfolioId } = await http.flat<{ portfolioId: number }>(
+      'POST',
+      `${PORTFOLIO_BASE_PATH}/submit`,
+      {
+        accountId,
+        portfolioType: 'BALANCE',
+        balanceTrade: { parts: 2, eachLimitMs: 60_000, totalLimitMs: 0, totalEndAction: 1 },
+        legs: [
+          {
+            instrument: PERP,
+            instrumentType: 'PERPETUAL',
+            side: 1,
+            quantity: '100',
+            priceOptions: { priceType: 'LIMIT', price: '59000.0', priceIn: 'USD' },
+          },
+        ],
+        sendToDummyAccountIds: [mirrorAccountId],
+      },
+    );
+    type Info = {
+      portfolioStatus: string;
+      mirrorPortfolioIds: number[];
+      legs: { priceOptions: { price: unknown } }[];
+    };
+    const info = (id: number) => http.flat<Info>('GET', `${PORTFOLIO_BASE_PATH}/info?portfolioId=${id}`);
+    const original = await info(portfolioId);
+    assert.equal(original.legs[0]!.priceOptions.price, '59000.0', 'echoed as sent, a string');
+    const mirrorId = original.mirrorPortfolioIds[0]!;
+
+    await assert.rejects(
+      http.flat('POST', `${PORTFOLIO_BASE_PATH}/cancel`, { portfolioId, accountId: mirrorAccountId }),
+      (error: unknown) =>
+        error instanceof ApiError &&
+        error.code === ERROR_CATALOGUE.invalid_params.code &&
+        error.data?.field === 'accountId',
+      'the original is not cancelled through its mirror’s account',
+    );
+    await http.flat('POST', `${PORTFOLIO_BASE_PATH}/cancel`, { portfolioId: mirrorId, accountId });
+    assert.equal((await info(mirrorId)).portfolioStatus, 'CANCELLED');
+    assert.equal((await info(portfolioId)).portfolioStatus, 'WORKING', 'only the mirror');
+    await http.flat('POST', `${PORTFOLIO_BASE_PATH}/cancel`, { portfolioId, accountId });
+  });
+
   test('cancel-all cancels the account’s active portfolios of a type', async () => {
     const user = harness.credentials[MULTI]!;
     const accountId = user.accountIds[0]!;

@@ -9,9 +9,11 @@
  *
  * Invariants: a key sees and acts on the portfolios of its user's accounts only (another user's
  * portfolio is `portfolio_not_found`, never "forbidden", so ids cannot be probed); refusals of the
- * core travel with their catalogue code and `data.field`.
+ * core travel with their catalogue code and `data.field`. A cancel may name the portfolio's own
+ * account or, for a mirror, its original's; another account of the key is `invalid_params`.
  */
 import type { PortfolioMachine } from '../../algo/machine.ts';
+import type { PortfolioState } from '../../algo/portfolio-state.ts';
 import type { AlgoValue, PortfolioType, UnstampedAlgoCommand } from '../../algo/types.ts';
 import type { MachineResult } from '../../core/machine.ts';
 import { VenueError } from '../../domain/errors.ts';
@@ -83,6 +85,26 @@ function ownAccount(principal: Principal, accountId: number, field: string): voi
 
 const TYPES: readonly PortfolioType[] = ['BALANCE', 'TWAP', 'COMMON', 'ICEBERG'];
 
+/**
+ * A cancel's `accountId` is the portfolio's own account or, for a mirror, the account its
+ * original was submitted from (the `accountId` the client sent with the submit).
+ */
+function checkCancelAccount(
+  portfolio: PortfolioState,
+  accountId: number,
+  portfolios: Pick<PortfolioMachine, 'portfolio'>,
+): void {
+  if (portfolio.spec.accountId === accountId) return;
+  const original = portfolio.linkedTo === null ? undefined : portfolios.portfolio(portfolio.linkedTo);
+  if (original?.spec.accountId === accountId) return;
+  throw new VenueError(
+    'invalid_params',
+    `accountId ${accountId} is not the account of portfolio ${portfolio.id} (${portfolio.spec.accountId})` +
+      (original === undefined ? '' : ` nor of its original ${original.id} (${original.spec.accountId})`),
+    { field: 'accountId' },
+  );
+}
+
 export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: PortfolioRouteDeps): void {
   const visible = (principal: Principal, portfolioId: number) => {
     const portfolio = deps.portfolios().portfolio(portfolioId);
@@ -138,11 +160,8 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
       const accountId = id(input.accountId, 'accountId', false);
       if (accountId !== null) ownAccount(principal, accountId, 'accountId');
       const portfolio = visible(principal, portfolioId);
-      await run(deps, {
-        type: 'cancel_portfolio',
-        portfolioId,
-        accountId: accountId ?? portfolio.spec.accountId,
-      });
+      if (accountId !== null) checkCancelAccount(portfolio, accountId, deps.portfolios());
+      await run(deps, { type: 'cancel_portfolio', portfolioId, accountId: portfolio.spec.accountId });
       return null;
     },
   });

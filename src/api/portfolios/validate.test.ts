@@ -3,7 +3,15 @@ import { describe, test } from 'node:test';
 import { VenueError } from '../../domain/errors.ts';
 import { Instrument, type InstrumentSpec } from '../../domain/instrument.ts';
 import { optionSpec, perpetualSpec } from '../../engine/testkit.ts';
-import { type PortfolioValidationContext, validatePortfolioBody } from './validate.ts';
+import {
+  longerThan,
+  MAX_BALANCE_PARTS,
+  MAX_TWAP_SLICES,
+  MIN_DYNAMIC_MS,
+  PORTFOLIO_HORIZON_MS,
+  type PortfolioValidationContext,
+  validatePortfolioBody,
+} from './validate.ts';
 
 const NOW = Date.UTC(2026, 0, 5, 12);
 const specs: InstrumentSpec[] = [
@@ -101,6 +109,13 @@ describe('portfolio body validation', () => {
     assert.ok(validatePortfolioBody(balanceBody({ customizedNote: 'x'.repeat(100) }), context));
     expectRefusal(balanceBody({ customizedNote: 'x'.repeat(101) }), 'invalid_params', 'customizedNote');
   });
+  test('customizedNote counts characters (code points), not UTF-16 units', () => {
+    assert.ok(validatePortfolioBody(balanceBody({ customizedNote: '😀'.repeat(100) }), context));
+    expectRefusal(balanceBody({ customizedNote: '😀'.repeat(101) }), 'invalid_params', 'customizedNote');
+    assert.equal(longerThan('😀'.repeat(51), 100), false, '51 emoji are 102 UTF-16 units');
+    assert.equal(longerThan(`${'é'.repeat(99)}😀`, 100), false);
+    assert.equal(longerThan('x'.repeat(101), 100), true);
+  });
   test('balanceTrade required for BALANCE', () =>
     expectRefusal(balanceBody({ balanceTrade: null }), 'invalid_portfolio', 'balanceTrade'));
   test('twapTrade required for TWAP', () =>
@@ -127,6 +142,111 @@ describe('portfolio body validation', () => {
       'invalid_params',
       'balanceTrade.totalEndAction',
     );
+  });
+  test('BALANCE parts: at most the lots of every non-hedge leg, and at most MAX_BALANCE_PARTS', () => {
+    const parts = (n: number, legs: unknown[] = [optionLeg()]) =>
+      balanceBody({ legs, balanceTrade: { parts: n, eachLimitMs: 1, totalLimitMs: 0, totalEndAction: 1 } });
+    assert.ok(validatePortfolioBody(parts(15), context), 'the option leg is 15 lots');
+    expectRefusal(parts(16), 'invalid_params', 'balanceTrade.parts');
+    assert.match(refusal(parts(16)).message, /at most 15, the lots of legs\[0\]\.quantity/);
+    expectRefusal(parts(1_000_000), 'invalid_params', 'balanceTrade.parts');
+    const withHedge = [optionLeg(), perpLeg({ quantity: '10' })];
+    assert.ok(validatePortfolioBody(parts(15, withHedge), context), 'a 1-lot hedge leg does not bound parts');
+    const big = [perpLeg({ quantity: '100000' })];
+    assert.ok(validatePortfolioBody(parts(MAX_BALANCE_PARTS, big), context));
+    expectRefusal(parts(MAX_BALANCE_PARTS + 1, big), 'invalid_params', 'balanceTrade.parts');
+  });
+  test('BALANCE times lie within the horizon', () => {
+    const trade = (balanceTrade: Record<string, unknown>) =>
+      balanceBody({
+        balanceTrade: { parts: 3, eachLimitMs: 1000, totalLimitMs: 0, totalEndAction: 1, ...balanceTrade },
+      });
+    const third = Math.floor(PORTFOLIO_HORIZON_MS / 3);
+    assert.ok(validatePortfolioBody(trade({ eachLimitMs: third }), context));
+    expectRefusal(trade({ eachLimitMs: third + 1 }), 'invalid_params', 'balanceTrade.eachLimitMs');
+    assert.ok(
+      validatePortfolioBody(trade({ eachLimitMs: third + 1, totalLimitMs: PORTFOLIO_HORIZON_MS }), context),
+      'a total cap within the horizon bounds the run',
+    );
+    expectRefusal(
+      trade({ eachLimitMs: Number.MAX_SAFE_INTEGER }),
+      'invalid_params',
+      'balanceTrade.eachLimitMs',
+    );
+    expectRefusal(
+      trade({ totalLimitMs: PORTFOLIO_HORIZON_MS + 1 }),
+      'invalid_params',
+      'balanceTrade.totalLimitMs',
+    );
+  });
+  test('TWAP duration, slices and start lie within bounds', () => {
+    const trade = (twapTrade: Record<string, unknown>) =>
+      twapBody({ twapTrade: { durationSec: 60, frequencySec: 10, ...twapTrade } });
+    const horizonSec = PORTFOLIO_HORIZON_MS / 1000;
+    expectRefusal(trade({ durationSec: Number.MAX_SAFE_INTEGER }), 'invalid_params', 'twapTrade.durationSec');
+    expectRefusal(trade({ durationSec: horizonSec + 1 }), 'invalid_params', 'twapTrade.durationSec');
+    const minFrequency = Math.ceil(horizonSec / MAX_TWAP_SLICES);
+    assert.ok(validatePortfolioBody(trade({ durationSec: horizonSec, frequencySec: minFrequency }), context));
+    expectRefusal(
+      trade({ durationSec: horizonSec, frequencySec: minFrequency - 1 }),
+      'invalid_params',
+      'twapTrade.frequencySec',
+    );
+    assert.ok(validatePortfolioBody(trade({ startTimestamp: NOW + PORTFOLIO_HORIZON_MS }), context));
+    expectRefusal(
+      trade({ startTimestamp: NOW + PORTFOLIO_HORIZON_MS + 1 }),
+      'invalid_params',
+      'twapTrade.startTimestamp',
+    );
+    expectRefusal(
+      trade({ startTimestamp: Number.MAX_SAFE_INTEGER }),
+      'invalid_params',
+      'twapTrade.startTimestamp',
+    );
+  });
+  test('dynamicMs is at least MIN_DYNAMIC_MS and within the horizon', () => {
+    const dynamic = (dynamicMs: number) =>
+      balanceBody({
+        legs: [
+          perpLeg({
+            priceOptions: {
+              priceType: 'DYNAMIC',
+              price: '60000',
+              priceIn: 'USD',
+              dynamicPriceStrategy: 'MID',
+              dynamicMs,
+            },
+          }),
+        ],
+      });
+    assert.ok(validatePortfolioBody(dynamic(MIN_DYNAMIC_MS), context));
+    expectRefusal(dynamic(MIN_DYNAMIC_MS - 1), 'invalid_params', 'legs[0].priceOptions.dynamicMs');
+    expectRefusal(dynamic(Number.MAX_SAFE_INTEGER), 'invalid_params', 'legs[0].priceOptions.dynamicMs');
+  });
+  test('price and dynamicPriceOffset are kept as sent, for info to echo', () => {
+    const spec = validatePortfolioBody(
+      balanceBody({
+        legs: [
+          perpLeg({
+            priceOptions: {
+              priceType: 'DYNAMIC',
+              price: '60000.50',
+              priceIn: 'USD',
+              dynamicPriceStrategy: 'BID',
+              dynamicPriceOffset: '-1.0',
+            },
+          }),
+        ],
+      }),
+      context,
+    );
+    const pricing = spec.legs[0]!.pricing;
+    assert.equal(pricing.price, 60000.5);
+    assert.equal(pricing.priceAsSent, '60000.50');
+    assert.equal(pricing.dynamicOffset, -1);
+    assert.equal(pricing.dynamicOffsetAsSent, '-1.0');
+    const twap = validatePortfolioBody(twapBody(), context);
+    assert.equal(twap.legs[0]!.pricing.priceAsSent, 60000);
   });
   test('at most one priority leg', () =>
     expectRefusal(

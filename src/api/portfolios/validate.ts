@@ -11,6 +11,12 @@
  *   grid's own error (`off_grid`, `invalid_amount`) with the leg's field.
  * Numbers arrive as JSON numbers (longs, TWAP prices) or decimal strings (Balance prices);
  * quantities may be either. Null and omitted optional fields are the same.
+ *
+ * Bounds (spec 8 gives none for these; docs/decisions.md, "Portfolio bounds"): a BALANCE has at
+ * most MAX_BALANCE_PARTS parts and no more than the lots of its smallest non-hedge leg (every part
+ * trades at least one lot of every leg); a TWAP has at most MAX_TWAP_SLICES slices; every duration
+ * and interval, the planned run time and a TWAP's start lie within PORTFOLIO_HORIZON_MS of now;
+ * dynamicMs is at least MIN_DYNAMIC_MS. Text lengths count characters (code points).
  */
 import { START_TOLERANCE_MS } from '../../algo/machine.ts';
 import type {
@@ -33,6 +39,12 @@ import { type ErrorName, VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 
 export const CUSTOMIZED_NOTE_MAX = 100;
+/** How far ahead a portfolio may plan: its longest run, and its latest TWAP start (30 days). */
+export const PORTFOLIO_HORIZON_MS = 30 * 24 * 60 * 60 * 1000;
+export const MAX_BALANCE_PARTS = 1000;
+export const MAX_TWAP_SLICES = 10_000;
+/** Each reprice is a journaled timer command: faster than this is load, not execution quality. */
+export const MIN_DYNAMIC_MS = 100;
 
 export interface PortfolioValidationContext {
   /** Accounts of the key's user. */
@@ -64,17 +76,31 @@ function requireValue(value: unknown, field: string): unknown {
   return value;
 }
 
-/** A long: a JSON integer (or an integer string, as large ids travel). */
-function long(value: unknown, field: string, min = Number.MIN_SAFE_INTEGER): number {
+/** A long: a JSON integer (or an integer string, as large ids travel), within [min, max]. */
+function long(
+  value: unknown,
+  field: string,
+  min = Number.MIN_SAFE_INTEGER,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const n = typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isSafeInteger(n))
     fail('invalid_params', field, `${field} must be an integer`);
   if (n < min) fail('invalid_params', field, `${field} must be at least ${min}`);
+  if (n > max) fail('invalid_params', field, `${field} must be at most ${max}`);
   return n;
 }
 
-function optionalLong(value: unknown, field: string, min?: number): number | null {
-  return isMissing(value) ? null : long(value, field, min);
+function optionalLong(value: unknown, field: string, min?: number, max?: number): number | null {
+  return isMissing(value) ? null : long(value, field, min, max);
+}
+
+/** More than `max` characters, counted in code points (an emoji is one), not UTF-16 units. */
+export function longerThan(text: string, max: number): boolean {
+  if (text.length <= max) return false;
+  let count = 0;
+  for (const _ of text) if (++count > max) return true;
+  return false;
 }
 
 function bool(value: unknown, field: string): boolean {
@@ -201,10 +227,11 @@ function pricing(raw: unknown, field: string, type: PortfolioType, instrument: I
     ? 0
     : Number(decimalText(options.dynamicPriceOffset, offsetField, 'either'));
   const msField = `${field}.dynamicMs`;
-  const dynamicMs = optionalLong(options.dynamicMs, msField, 1);
+  const dynamicMs = optionalLong(options.dynamicMs, msField, MIN_DYNAMIC_MS, PORTFOLIO_HORIZON_MS);
   if (type === 'TWAP' && dynamicStrategy !== null && dynamicMs === null) {
     fail('value_required', msField, `${msField} is required for TWAP legs with a dynamicPriceStrategy`);
   }
+  const offsetAsSent = priceType === 'DYNAMIC' ? asSent(options.dynamicPriceOffset) : null;
   return {
     priceType,
     price,
@@ -212,7 +239,14 @@ function pricing(raw: unknown, field: string, type: PortfolioType, instrument: I
     dynamicStrategy: priceType === 'DYNAMIC' ? dynamicStrategy : null,
     dynamicOffset: priceType === 'DYNAMIC' ? dynamicOffset : 0,
     dynamicMs: priceType === 'DYNAMIC' ? dynamicMs : null,
+    priceAsSent: asSent(options.price),
+    ...(offsetAsSent === null ? {} : { dynamicOffsetAsSent: offsetAsSent }),
   };
+}
+
+/** A validated decimal (or null) as the client wrote it: a string stays a string, a number a number. */
+function asSent(value: unknown): string | number | null {
+  return isMissing(value) ? null : typeof value === 'string' ? value : Number(value);
 }
 
 function snapshot(raw: unknown, field: string): PriceSnapshotEntry[] {
@@ -285,13 +319,25 @@ function leg(raw: unknown, i: number, type: PortfolioType, context: PortfolioVal
   };
 }
 
+const HORIZON_TEXT = `${PORTFOLIO_HORIZON_MS / 86_400_000} days`;
+
 function balanceBlock(raw: unknown): BalanceSpec {
   const body = object(raw, 'balanceTrade');
   const need = (key: string) => requireValue(body[key], `balanceTrade.${key}`);
+  const parts = long(need('parts'), 'balanceTrade.parts', 1, MAX_BALANCE_PARTS);
+  const eachLimitMs = long(need('eachLimitMs'), 'balanceTrade.eachLimitMs', 1, PORTFOLIO_HORIZON_MS);
+  const totalLimitMs = long(need('totalLimitMs'), 'balanceTrade.totalLimitMs', 0, PORTFOLIO_HORIZON_MS);
+  if (totalLimitMs === 0 && parts * eachLimitMs > PORTFOLIO_HORIZON_MS) {
+    fail(
+      'invalid_params',
+      'balanceTrade.eachLimitMs',
+      `balanceTrade.eachLimitMs × parts must be at most ${PORTFOLIO_HORIZON_MS} ms (${HORIZON_TEXT}) without a totalLimitMs`,
+    );
+  }
   return {
-    parts: long(need('parts'), 'balanceTrade.parts', 1),
-    eachLimitMs: long(need('eachLimitMs'), 'balanceTrade.eachLimitMs', 1),
-    totalLimitMs: long(need('totalLimitMs'), 'balanceTrade.totalLimitMs', 0),
+    parts,
+    eachLimitMs,
+    totalLimitMs,
     totalEndAction:
       oneOf(need('totalEndAction'), 'balanceTrade.totalEndAction', [1, 2]) === 1
         ? 'CANCEL_REMAINING'
@@ -299,9 +345,31 @@ function balanceBlock(raw: unknown): BalanceSpec {
   };
 }
 
+/** Every part of a BALANCE trades at least one lot of every leg it splits (the non-hedge legs). */
+function checkPartsFitLegs(balance: BalanceSpec, legs: readonly LegSpec[]): void {
+  const anyMain = legs.some((l) => !l.hedge);
+  legs.forEach((l, i) => {
+    if (anyMain && l.hedge) return;
+    if (balance.parts > l.amount) {
+      fail(
+        'invalid_params',
+        'balanceTrade.parts',
+        `balanceTrade.parts must be at most ${l.amount}, the lots of legs[${i}].quantity (every part trades at least one lot of each leg)`,
+      );
+    }
+  });
+}
+
 function twapBlock(raw: unknown, now: number): TwapSpec {
   const body = object(raw, 'twapTrade');
   const startTimestamp = optionalLong(body.startTimestamp, 'twapTrade.startTimestamp', 0);
+  if (startTimestamp !== null && startTimestamp > now + PORTFOLIO_HORIZON_MS) {
+    fail(
+      'invalid_params',
+      'twapTrade.startTimestamp',
+      `twapTrade.startTimestamp must be at most ${HORIZON_TEXT} ahead of the server time`,
+    );
+  }
   if (startTimestamp !== null && startTimestamp < now - START_TOLERANCE_MS) {
     fail(
       'invalid_portfolio',
@@ -309,16 +377,26 @@ function twapBlock(raw: unknown, now: number): TwapSpec {
       `twapTrade.startTimestamp is more than ${START_TOLERANCE_MS} ms in the past`,
     );
   }
+  const maxSeconds = PORTFOLIO_HORIZON_MS / 1000;
   const durationSec = long(
     requireValue(body.durationSec, 'twapTrade.durationSec'),
     'twapTrade.durationSec',
     1,
+    maxSeconds,
   );
   const frequencySec = long(
     requireValue(body.frequencySec, 'twapTrade.frequencySec'),
     'twapTrade.frequencySec',
     1,
+    maxSeconds,
   );
+  if (Math.ceil(durationSec / frequencySec) > MAX_TWAP_SLICES) {
+    fail(
+      'invalid_params',
+      'twapTrade.frequencySec',
+      `twapTrade.frequencySec must be at least ${Math.ceil(durationSec / MAX_TWAP_SLICES)}: at most ${MAX_TWAP_SLICES} slices (durationSec / frequencySec)`,
+    );
+  }
   return { startTimestamp, durationMs: durationSec * 1000, frequencyMs: frequencySec * 1000 };
 }
 
@@ -341,7 +419,7 @@ export function validatePortfolioBody(raw: unknown, context: PortfolioValidation
   const customizedNote = isMissing(body.customizedNote)
     ? null
     : string(body.customizedNote, 'customizedNote');
-  if (customizedNote !== null && customizedNote.length > CUSTOMIZED_NOTE_MAX) {
+  if (customizedNote !== null && longerThan(customizedNote, CUSTOMIZED_NOTE_MAX)) {
     fail(
       'invalid_params',
       'customizedNote',
@@ -382,6 +460,7 @@ export function validatePortfolioBody(raw: unknown, context: PortfolioValidation
       if (isMissing(body.balanceTrade))
         fail('invalid_portfolio', 'balanceTrade', 'balanceTrade is required for BALANCE');
       balance = balanceBlock(body.balanceTrade);
+      checkPartsFitLegs(balance, legs);
       break;
     case 'TWAP': {
       if (isMissing(body.twapTrade)) fail('invalid_portfolio', 'twapTrade', 'twapTrade is required for TWAP');

@@ -4,12 +4,17 @@
  * spells them on the way in (side 1/2, totalEndAction 1/2).
  *
  * Derived figures:
- * - averagePrice = Σ(lots × ticks) / filled lots of the leg's child orders;
+ * - averagePrice = Σ(lots × ticks) / filled lots of the leg's child orders, computed exactly and
+ *   printed as orders print theirs (`formatAveragePrice`), in `info` and in `ORDER_FILLED` alike;
  * - arrivalPrice = the leg's mid at start (mark when the book was one-sided or empty);
  * - slippageBps = (average − arrival) / arrival × 10,000 for a buy, the opposite for a sell
  *   (positive = worse than arrival), 2 decimals; null until something filled.
+ * - parts[]: `targetQuantities` and `filledQuantities` are both cumulative per leg: the lots due
+ *   by the end of the part and the lots filled by its end (by now for the current part). A TWAP
+ *   slice's own lots are its target minus the previous part's filledQuantities.
+ * - priceOptions echo `price` and `dynamicPriceOffset` as sent (a string stays a string).
  */
-import type { PortfolioState } from '../../algo/portfolio-state.ts';
+import type { PartState, PortfolioState } from '../../algo/portfolio-state.ts';
 import type { LegSpec, PortfolioEvent } from '../../algo/types.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import { formatFractionalTicks } from '../wire/market.ts';
@@ -29,12 +34,24 @@ function pricingToWire(leg: LegSpec) {
   const p = leg.pricing;
   return {
     priceType: p.priceType,
-    price: p.price,
+    price: p.priceAsSent === undefined ? p.price : p.priceAsSent,
     priceIn: p.priceIn,
     dynamicPriceStrategy: p.dynamicStrategy,
-    dynamicPriceOffset: p.dynamicOffset,
+    dynamicPriceOffset: p.dynamicOffsetAsSent ?? p.dynamicOffset,
     dynamicMs: p.dynamicMs,
   };
+}
+
+/** Cumulative lots per leg due by the end of part k (a TWAP part holds its slice's own lots). */
+function cumulativeTargets(portfolio: PortfolioState, k: number): number[] {
+  const part = portfolio.parts[k]!;
+  if (portfolio.spec.twap === null) return part.targets;
+  const filledAtStart = k === 0 ? null : portfolio.parts[k - 1]!.filledAtEnd;
+  return part.targets.map((lots, i) => lots + (filledAtStart?.[i] ?? 0));
+}
+
+function filledBy(portfolio: PortfolioState, part: PartState): number[] {
+  return part.filledAtEnd ?? portfolio.legs.map((leg) => leg.filled);
 }
 
 export function portfolioInfoToWire(portfolio: PortfolioState, lookup: InstrumentLookup) {
@@ -121,14 +138,12 @@ export function portfolioInfoToWire(portfolio: PortfolioState, lookup: Instrumen
           },
     legs,
     currentPart: portfolio.part < 0 ? null : portfolio.part,
-    parts: portfolio.parts.map((part) => ({
+    parts: portfolio.parts.map((part, k) => ({
       part: part.index,
       startTimestamp: part.startedAt,
       endTimestamp: part.endedAt,
-      targetQuantities: part.targets.map((lots, i) => qty(i, lots)),
-      filledQuantities: (part.filledAtEnd ?? portfolio.legs.map((leg) => leg.filled)).map((lots, i) =>
-        qty(i, lots),
-      ),
+      targetQuantities: cumulativeTargets(portfolio, k).map((lots, i) => qty(i, lots)),
+      filledQuantities: filledBy(portfolio, part).map((lots, i) => qty(i, lots)),
     })),
     childOrders: portfolio.children.map((child) => {
       const instrument = instruments[child.leg];
@@ -149,6 +164,15 @@ export function portfolioInfoToWire(portfolio: PortfolioState, lookup: Instrumen
 
 export type PortfolioInfoWire = ReturnType<typeof portfolioInfoToWire>;
 
+/** A fill's average (exact, as `info` prints it), a placed order's price, or null for market. */
+function eventPrice(event: PortfolioEvent, instrument: Instrument): string | null {
+  if (event.notional !== undefined && event.amount !== undefined && event.amount > 0) {
+    return formatAveragePrice(instrument, event.notional, event.amount);
+  }
+  if (event.price === null || event.price === undefined) return null;
+  return formatFractionalTicks(event.price, instrument);
+}
+
 /** One `trade-news` message. */
 export function tradeNewsToWire(event: PortfolioEvent, lookup: InstrumentLookup) {
   const instrument = event.instrumentName === undefined ? undefined : lookup(event.instrumentName);
@@ -168,8 +192,9 @@ export function tradeNewsToWire(event: PortfolioEvent, lookup: InstrumentLookup)
       : { quantity: instrument.formatQuantity(event.amount) }),
     ...(event.price === undefined || instrument === undefined
       ? {}
-      : { price: event.price === null ? null : formatFractionalTicks(event.price, instrument) }),
+      : { price: eventPrice(event, instrument) }),
     ...(event.endReason === undefined ? {} : { endReason: event.endReason }),
+    ...(event.endMessage === undefined ? {} : { endMessage: event.endMessage }),
     ...(event.linkedTo === undefined ? {} : { linkedPortfolioId: event.linkedTo }),
   };
 }

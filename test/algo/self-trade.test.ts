@@ -1,0 +1,175 @@
+/**
+ * Portfolios of one account that meet on the book: a limit child never crosses its own account's
+ * resting orders, and a leg whose child self-trade prevention cancelled waits before it places
+ * again, so opposing portfolios cannot cancel each other in a loop inside one command.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { PortfolioMachine } from '../../src/algo/machine.ts';
+import { PRICE_RETRY_MS } from '../../src/algo/steps.ts';
+import type { LegPricing, PortfolioSpec } from '../../src/algo/types.ts';
+import { venueMarketView } from '../../src/algo/venue-market-view.ts';
+import { Venue } from '../../src/engine/venue.ts';
+import { AlgoHarness, leg, PERP, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
+
+/** The maker's quotes: 59,990 / 60,010 USD. */
+const BID = PERP_60K - 20;
+const ASK = PERP_60K + 20;
+
+function marketAround(): AlgoHarness {
+  const h = AlgoHarness.withMarket();
+  h.maker('buy', 1000, BID);
+  h.maker('sell', 1000, ASK);
+  return h;
+}
+
+const limitAt = (usd: number): LegPricing => ({ ...leg().pricing, price: usd });
+
+function icebergSell(usd: number): PortfolioSpec {
+  return portfolio({
+    portfolioType: 'ICEBERG',
+    legs: [leg({ side: 'sell', amount: 1000, pricing: limitAt(usd) })],
+    iceberg: { displayAmount: 100, refreshAmount: 100 },
+  });
+}
+
+function balanceBuyAtAsk(): PortfolioSpec {
+  return portfolio({
+    portfolioType: 'BALANCE',
+    legs: [
+      leg({
+        amount: 200,
+        pricing: {
+          priceType: 'DYNAMIC',
+          price: 70_000,
+          priceIn: 'USD',
+          dynamicStrategy: 'ASK',
+          dynamicOffset: 0,
+          dynamicMs: null,
+        },
+      }),
+    ],
+    balance: { parts: 2, eachLimitMs: 10_000, totalLimitMs: 0, totalEndAction: 'CANCEL_REMAINING' },
+  });
+}
+
+function placeByHand(h: AlgoHarness, side: 'buy' | 'sell', amount: number, price: number) {
+  return h.core({
+    type: 'place_order',
+    accountId: TRADER,
+    instrumentName: PERP,
+    side,
+    orderType: 'limit',
+    amount,
+    price,
+    timeInForce: 'good_til_cancelled',
+    postOnly: false,
+    rejectPostOnly: false,
+    reduceOnly: false,
+    label: 'by hand',
+    validUntil: null,
+    source: { api: true },
+  });
+}
+
+function selfTradeCancels(h: AlgoHarness, portfolioId: number): number {
+  return h
+    .childOrders(portfolioId)
+    .filter((child) => h.venue.getOrder(child.orderId)?.cancelReason === 'self_trade_prevention').length;
+}
+
+describe('portfolios of one account on opposite sides', () => {
+  test('an ICEBERG sell and a BALANCE buy at crossing prices settle, with bounded activity over 10 s', () => {
+    const h = marketAround();
+    const icebergPrice = (ASK - 4) / 2; // best ask minus 2 USD
+    const iceberg = h.submit(icebergSell(icebergPrice));
+    const balance = h.submit(balanceBuyAtAsk());
+    h.runUntil(T0 + 10_000);
+
+    assert.ok(h.placed.length <= 4, `${h.placed.length} child orders in 10 s`);
+    const sell = h.openChildren(iceberg);
+    const buy = h.openChildren(balance);
+    assert.equal(sell.length, 1);
+    assert.equal(buy.length, 1);
+    assert.equal(sell[0]!.price, ASK - 4);
+    assert.equal(buy[0]!.price, ASK - 5, "one tick below the account's own resting sell");
+    assert.equal(selfTradeCancels(h, iceberg) + selfTradeCancels(h, balance), 0);
+    assert.equal(h.machine.portfolio(balance)!.status, 'WORKING');
+  });
+
+  test('the BALANCE buy first, then the ICEBERG sell: the sell rests one tick above the own buy', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 10, ASK);
+    h.maker('buy', 1000, BID);
+    const balance = h.submit(
+      portfolio({
+        portfolioType: 'BALANCE',
+        legs: [leg({ amount: 200, pricing: limitAt((BID + 10) / 2) })],
+        balance: { parts: 2, eachLimitMs: 10_000, totalLimitMs: 0, totalEndAction: 'CANCEL_REMAINING' },
+      }),
+    );
+    const iceberg = h.submit(icebergSell(BID / 2));
+    h.runUntil(T0 + 10_000);
+    assert.equal(h.openChildren(balance)[0]!.price, BID + 10);
+    assert.equal(h.openChildren(iceberg)[0]!.price, BID + 11, 'capped above the own buy, not crossing it');
+    assert.equal(h.machine.portfolio(iceberg)!.legs[0]!.filled, 0);
+    assert.equal(selfTradeCancels(h, balance), 0);
+  });
+
+  test('a child cancelled by self-trade prevention is not placed again before one retry interval', () => {
+    const h = marketAround();
+    const id = h.submit(
+      portfolio({
+        portfolioType: 'BALANCE',
+        legs: [leg({ amount: 100, pricing: limitAt(60_005) })],
+        balance: { parts: 1, eachLimitMs: 60_000, totalLimitMs: 0, totalEndAction: 'CANCEL_REMAINING' },
+      }),
+    );
+    assert.equal(h.openChildren(id)[0]!.price, PERP_60K + 10);
+
+    // The same account sells below the portfolio's bid by hand: the venue cancels the resting child.
+    placeByHand(h, 'sell', 10, PERP_60K);
+    assert.equal(selfTradeCancels(h, id), 1);
+    assert.equal(h.openChildren(id).length, 0, 'not re-placed inside the command that cancelled it');
+    assert.equal(h.machine.nextWakeup(), T0 + PRICE_RETRY_MS);
+    const restored = new PortfolioMachine(venueMarketView(Venue.restore(h.venue.snapshot())));
+    restored.restore(h.machine.snapshot());
+    assert.equal(restored.nextWakeup(), T0 + PRICE_RETRY_MS, 'the hold survives a restart');
+
+    h.runUntil(T0 + PRICE_RETRY_MS - 1);
+    assert.equal(h.openChildren(id).length, 0);
+    h.runUntil(T0 + PRICE_RETRY_MS);
+    const again = h.openChildren(id);
+    assert.equal(again.length, 1, 'placed again at the retry time');
+    assert.equal(again[0]!.price, PERP_60K - 1, 'one tick below the own sell');
+    assert.equal(selfTradeCancels(h, id), 1);
+  });
+
+  test('a market child that takes out another portfolio’s resting child: that leg waits, then rests again', () => {
+    const h = marketAround();
+    const iceberg = h.submit(icebergSell((ASK - 4) / 2));
+    const market = h.submit(
+      portfolio({
+        legs: [
+          leg({
+            amount: 50,
+            pricing: {
+              priceType: 'MARKET',
+              price: null,
+              priceIn: null,
+              dynamicStrategy: null,
+              dynamicOffset: 0,
+              dynamicMs: null,
+            },
+          }),
+        ],
+      }),
+    );
+    assert.equal(h.machine.portfolio(market)!.status, 'COMPLETED', 'bought from the maker');
+    assert.equal(selfTradeCancels(h, iceberg), 1, 'the own resting sell was cancelled, not traded');
+    assert.equal(h.openChildren(iceberg).length, 0);
+    h.runUntil(T0 + PRICE_RETRY_MS);
+    assert.equal(h.openChildren(iceberg)[0]!.price, ASK - 4);
+    assert.equal(h.childOrders(iceberg).length, 2);
+  });
+});
