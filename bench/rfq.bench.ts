@@ -1,8 +1,9 @@
 /**
  * Block RFQ desk benchmark on the real core machine (engine + desk), virtual time:
- * RFQS call-spread RFQs, each quoted by MAKERS makers (half all_or_none, partial sizes), then
- * accepted fill-or-kill for the whole quantity (several quotes combine). Prints per-command
- * latency percentiles (create, quote, accept) and the whole cycle's throughput.
+ * RFQS call-spread RFQs of 100 BTC, each quoted by MAKERS makers (half all_or_none, partial
+ * sizes of at least the 25 BTC block minimum), then accepted fill-or-kill for the whole quantity
+ * (several quotes combine). Prints per-command latency percentiles (create, quote, accept) and
+ * the whole cycle's throughput.
  *
  * Run: npm run bench:rfq   (env RFQS, MAKERS to change the load)
  */
@@ -57,8 +58,8 @@ for (let n = 0; n < RFQS; n++) {
       disclosed: true,
       label: '',
       legs: [
-        { instrumentName: C70, side: 'buy', amount: 100 },
-        { instrumentName: C75, side: 'sell', amount: 100 },
+        { instrumentName: C70, side: 'buy', amount: 1000 },
+        { instrumentName: C75, side: 'sell', amount: 1000 },
       ],
       hedge: null,
       tradeAllocations: [],
@@ -71,16 +72,18 @@ for (let n = 0; n < RFQS; n++) {
       run({
         type: 'rfq_quote_create',
         accountId: i + 2,
+        userId: i + 2,
         desk: name,
         blockRfqId: rfq.makerRecords.find((r) => r.desk === name)!.blockRfqId,
         side: 'sell',
-        quantity: 20 + 5 * (i % 4),
+        // At least the 25 BTC block minimum (250 lots); three or four quotes fill the 100 BTC.
+        quantity: 250 + 50 * (i % 4),
         price: null,
         legs: [
           { instrumentName: C70, side: 'buy', ratio: 1, price: 500 + 5 * (i % 5) },
           { instrumentName: C75, side: 'sell', ratio: 1, price: 300 },
         ],
-        hedgePrice: null,
+        hedge: null,
         executionInstruction: i % 2 === 0 ? 'all_or_none' : 'any_part_of',
         expiresAt: null,
         label: '',

@@ -221,12 +221,8 @@ export interface BlockTradeLeg {
   readonly price: number;
 }
 
-/**
- * An atomic multi-leg trade between two accounts at given prices: every leg is validated first
- * (instrument open, amounts on grid, funds), then one trade per leg is booked. Never partial.
- */
-export interface BlockTrade extends CommandStamp {
-  readonly type: 'block_trade';
+/** One block trade: a multi-leg trade between two accounts at given prices. */
+export interface BlockTradeTerms {
   readonly takerAccountId: number;
   readonly makerAccountId: number;
   readonly legs: readonly BlockTradeLeg[];
@@ -238,6 +234,22 @@ export interface BlockTrade extends CommandStamp {
   readonly blockRfqQuoteId?: string | null;
   readonly takerLabel?: string;
   readonly makerLabel?: string;
+}
+
+/**
+ * An atomic multi-leg trade between two accounts at given prices: every leg is validated first
+ * (instrument open, amounts on grid, prices positive and on tick, funds), then one trade per leg
+ * is booked. Never partial.
+ *
+ * `batch` books further block trades atomically with this one (an RFQ accept filled by several
+ * quotes): every block is validated, and each account's funds are checked against its needs
+ * over all the blocks together, before any is booked; one refusal books nothing. The result's
+ * `trades` hold every block's trades in order (each block's legs in order), and each trade
+ * carries its block's `blockTradeId`.
+ */
+export interface BlockTrade extends CommandStamp, BlockTradeTerms {
+  readonly type: 'block_trade';
+  readonly batch?: readonly BlockTradeTerms[];
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -181,4 +181,99 @@ describe('block trades', () => {
     assert.equal(h.venue.position(1, OPTION), null);
     assert.equal(h.venue.instrument(OPTION)!.tradeSeq, 0);
   });
+
+  test('prices of options, futures and spot must be positive: no negative premium or fee', () => {
+    const h = new Harness();
+    h.list(perpetualSpec());
+    h.list(optionSpec());
+    h.account(1);
+    h.account(2);
+    for (const [instrumentName, price] of [
+      [OPTION, -100],
+      [OPTION, 0],
+      ['BTC-PERPETUAL', -130_000],
+    ] as const) {
+      const result = h.run({
+        type: 'block_trade',
+        takerAccountId: 1,
+        makerAccountId: 2,
+        legs: [
+          { instrumentName: OPTION, side: 'buy', amount: 10, price: 100 },
+          { instrumentName, side: 'sell', amount: 10, price },
+        ],
+      });
+      assert.equal(!result.ok && result.error.name, 'invalid_price');
+      assert.equal(!result.ok && result.error.data.field, 'legs[1].price');
+    }
+    assert.equal(h.venue.instrument(OPTION)!.tradeSeq, 0);
+  });
+
+  test('a batch books every block or none: funds are checked over all blocks together', () => {
+    const h = new Harness();
+    h.list(optionSpec());
+    h.account(1, { BTC: 1_500_000 }); // 0.015 BTC: one block's premium (0.01) but not two
+    h.account(2);
+    h.account(3);
+    const block = (makerAccountId: number) => ({
+      takerAccountId: 1,
+      makerAccountId,
+      legs: [{ instrumentName: OPTION, side: 'buy' as const, amount: 10, price: 100 }],
+    });
+    const refused = h.run({ type: 'block_trade', ...block(2), batch: [block(3)] });
+    assert.equal(refused.ok, false);
+    if (!refused.ok) {
+      assert.equal(refused.error.name, 'not_enough_funds');
+      assert.equal(refused.error.data.field, 'takerAccountId');
+      assert.equal(refused.error.data.accountId, 1);
+    }
+    assert.equal(h.venue.position(1, OPTION), null);
+    assert.equal(h.venue.instrument(OPTION)!.tradeSeq, 0);
+    // A later block's own refusal names its place in the batch, and nothing is booked.
+    const bad = h.run({ type: 'block_trade', ...block(2), batch: [{ ...block(9) }] });
+    assert.equal(!bad.ok && bad.error.data.field, 'batch[0].makerAccountId');
+    assert.equal(!bad.ok && bad.error.data.accountId, 9);
+    assert.equal(h.venue.instrument(OPTION)!.tradeSeq, 0);
+
+    h.ok({ type: 'deposit', accountId: 1, currency: 'BTC', amount: 1_000_000 });
+    const booked = h.ok({ type: 'block_trade', ...block(2), batch: [block(3)] });
+    assert.deepEqual(
+      booked.trades!.map((t) => [t.blockTradeId, t.maker.accountId]),
+      [
+        ['BLOCK-1', 2],
+        ['BLOCK-2', 3],
+      ],
+    );
+    assert.equal(booked.blockTradeId, 'BLOCK-1');
+    assert.equal(h.venue.position(1, OPTION)!.size, 20);
+  });
+
+  test('a batch counts a position as reducible once, not once per block', () => {
+    const h = new Harness();
+    h.list(optionSpec());
+    h.account(1);
+    h.account(2);
+    h.account(3);
+    h.ok({ type: 'update_prices', indexPrices: [{ currency: 'BTC', price: 50_000 }] });
+    // Account 3 is long 1 BTC of the call; selling 2 BTC closes 1 and opens a 1 BTC short.
+    h.ok({
+      type: 'block_trade',
+      takerAccountId: 3,
+      makerAccountId: 2,
+      legs: [{ instrumentName: OPTION, side: 'buy', amount: 10, price: 100 }],
+    });
+    const free = h.venue.accountSummary(3, 'BTC')!.availableFunds;
+    h.ok({ type: 'withdraw', accountId: 3, currency: 'BTC', amount: free - 1_000_000 });
+    const sell = (makerAccountId: number) => ({
+      takerAccountId: 3,
+      makerAccountId,
+      legs: [{ instrumentName: OPTION, side: 'sell' as const, amount: 10, price: 100 }],
+    });
+    // Each block alone only reduces the position; together the second opens a short that needs
+    // 15% of 1 BTC of margin, more than the 0.01 BTC left.
+    const refused = h.run({ type: 'block_trade', ...sell(1), batch: [sell(2)] });
+    assert.equal(!refused.ok && refused.error.name, 'not_enough_funds');
+    assert.equal(h.venue.position(3, OPTION)!.size, 10);
+    h.ok({ type: 'block_trade', ...sell(1) });
+    assert.equal(h.venue.position(3, OPTION)!.size, 0);
+  });
 });

@@ -7,11 +7,15 @@
  * pays), no fees; the instrument is then expired.
  *
  * Block trades: all legs are validated first (accounts, instruments open, amounts, prices on
- * tick, funds of both sides per currency); only then is one trade per leg booked. Block trades
- * are not bound by the price band; both sides get a filled order with `blockTrade` set.
+ * tick and positive for options, futures and spot, funds of both sides per currency); only then
+ * is one trade per leg booked. A batch of block trades is validated as a whole (each account's
+ * funds against its needs over every block) before any block is booked, so it books all or
+ * nothing. Block trades are not bound by the price band; both sides get a filled order with
+ * `blockTrade` set.
  */
 import type {
   BlockTrade,
+  BlockTradeTerms,
   CoreCommandType,
   CreateAccount,
   Deposit,
@@ -255,77 +259,157 @@ export function settleInstrument(state: VenueState, command: SettleInstrument): 
 
 export function blockTrade(state: VenueState, command: BlockTrade): CommandResult {
   const refuse = (error: CoreError) => fail(state, command.type, command.takerAccountId, error);
-  const taker = state.accounts.get(command.takerAccountId);
-  const maker = state.accounts.get(command.makerAccountId);
+  const blocks: readonly BlockTradeTerms[] = [command, ...(command.batch ?? [])];
+  const checked: CheckedBlock[] = [];
+  for (const [index, terms] of blocks.entries()) {
+    const block = checkBlock(state, terms, index);
+    if (!block.ok) return refuse(block.error);
+    checked.push(block.block);
+  }
+  const short = checkBlockFunds(state, checked);
+  if (short !== null) return refuse(short);
+  const trades: TradeView[] = [];
+  let firstBlockTradeId: string | null = null;
+  for (const block of checked) {
+    const booked = bookBlock(state, block);
+    firstBlockTradeId ??= booked.blockTradeId;
+    for (const trade of booked.trades) trades.push(trade);
+  }
+  return { ok: true, events: state.events, trades, blockTradeId: firstBlockTradeId! };
+}
+
+/** A block of a `block_trade` command whose accounts, instruments, amounts and prices are valid. */
+interface CheckedBlock {
+  readonly terms: BlockTradeTerms;
+  /** Where the block's fields sit in the command (for error fields). */
+  readonly index: number;
+  readonly taker: Account;
+  readonly maker: Account;
+  readonly instruments: readonly InstrumentState[];
+}
+
+/** The name of a block's field in the command: the command's own, or one in `batch`. */
+function blockField(index: number, name: string): string {
+  return index === 0 ? name : `batch[${index - 1}].${name}`;
+}
+
+/** Options, futures and spot trade at positive prices only (combo prices may be negative). */
+function isOutright(instrument: InstrumentState): boolean {
+  const kind = instrument.instrument.kind;
+  return kind === 'option' || kind === 'future' || kind === 'spot';
+}
+
+function checkBlock(
+  state: VenueState,
+  terms: BlockTradeTerms,
+  index: number,
+): { ok: true; block: CheckedBlock } | { ok: false; error: CoreError } {
+  const refused = (
+    name: CoreError['name'],
+    message: string,
+    field: string,
+    more: CoreError['data'] = {},
+  ) => ({
+    ok: false as const,
+    error: refusal(name, message, { field: blockField(index, field), ...more }),
+  });
+  // Refusals caused by one party name its account, so a caller can tell whose they are.
+  const taker = state.accounts.get(terms.takerAccountId);
+  const maker = state.accounts.get(terms.makerAccountId);
   if (taker === undefined)
-    return refuse(refusal('account_not_found', 'taker account not found', { field: 'takerAccountId' }));
+    return refused('account_not_found', 'taker account not found', 'takerAccountId', {
+      accountId: terms.takerAccountId,
+    });
   if (maker === undefined)
-    return refuse(refusal('account_not_found', 'maker account not found', { field: 'makerAccountId' }));
+    return refused('account_not_found', 'maker account not found', 'makerAccountId', {
+      accountId: terms.makerAccountId,
+    });
   if (taker === maker)
-    return refuse(
-      refusal('order_overlap', 'a block trade needs two different accounts', { field: 'makerAccountId' }),
-    );
-  if (command.legs.length === 0)
-    return refuse(refusal('invalid_arguments', 'a block trade needs legs', { field: 'legs' }));
-  const needs = new Map<Account, Map<string, number>>([
-    [taker, new Map()],
-    [maker, new Map()],
-  ]);
-  const legs: InstrumentState[] = [];
-  for (const [i, leg] of command.legs.entries()) {
+    return refused('order_overlap', 'a block trade needs two different accounts', 'makerAccountId', {
+      accountId: terms.makerAccountId,
+    });
+  if (terms.legs.length === 0) return refused('invalid_arguments', 'a block trade needs legs', 'legs');
+  const instruments: InstrumentState[] = [];
+  for (const [i, leg] of terms.legs.entries()) {
     const instrument = state.instruments.get(leg.instrumentName);
     if (instrument === undefined)
-      return refuse(
-        refusal('invalid_instrument', `leg ${i}: instrument not found`, {
-          field: `legs[${i}].instrumentName`,
-        }),
-      );
+      return refused('invalid_instrument', `leg ${i}: instrument not found`, `legs[${i}].instrumentName`);
     if (instrument.status !== 'open')
-      return refuse(
-        refusal('instrument_expired', `leg ${i}: instrument expired`, { field: `legs[${i}].instrumentName` }),
-      );
+      return refused('instrument_expired', `leg ${i}: instrument expired`, `legs[${i}].instrumentName`);
     if (!Number.isSafeInteger(leg.amount) || leg.amount <= 0)
-      return refuse(refusal('invalid_amount', `leg ${i}: bad amount`, { field: `legs[${i}].amount` }));
-    if (!Number.isSafeInteger(leg.price) || !instrument.instrument.isOnTick(leg.price)) {
-      return refuse(
-        refusal('off_grid', `leg ${i}: price not on the tick grid`, { field: `legs[${i}].price` }),
-      );
-    }
-    legs.push(instrument);
-    for (const [account, side] of [
-      [taker, leg.side],
-      [maker, leg.side === 'buy' ? 'sell' : 'buy'],
-    ] as const) {
-      const reserve = orderReserve(state, instrument, account, side, leg.amount, leg.price);
-      const byCurrency = needs.get(account)!;
-      byCurrency.set(reserve.currency, (byCurrency.get(reserve.currency) ?? 0) + reserve.amount);
+      return refused('invalid_amount', `leg ${i}: bad amount`, `legs[${i}].amount`);
+    if (!Number.isSafeInteger(leg.price) || !instrument.instrument.isOnTick(leg.price))
+      return refused('off_grid', `leg ${i}: price not on the tick grid`, `legs[${i}].price`);
+    // A price at or below zero would pay the buyer and, through fees on a negative premium,
+    // give both sides negative fees: money created.
+    if (leg.price <= 0 && isOutright(instrument))
+      return refused('invalid_price', `leg ${i}: price must be positive`, `legs[${i}].price`);
+    instruments.push(instrument);
+  }
+  return { ok: true, block: { terms, index, taker, maker, instruments } };
+}
+
+/**
+ * Checks every account's funds against what it needs over all the blocks together; null when
+ * every account can pay. An account's earlier lots on the same instrument and side count as
+ * pending, so a position is not counted as reducible twice.
+ */
+function checkBlockFunds(state: VenueState, blocks: readonly CheckedBlock[]): CoreError | null {
+  const needs = new Map<Account, Map<string, number>>();
+  const fields = new Map<Account, string>();
+  const pending = new Map<string, number>();
+  for (const block of blocks) {
+    for (const [i, leg] of block.terms.legs.entries()) {
+      const instrument = block.instruments[i]!;
+      const parties = [
+        [block.taker, leg.side, 'takerAccountId'],
+        [block.maker, leg.side === 'buy' ? 'sell' : 'buy', 'makerAccountId'],
+      ] as const;
+      for (const [account, side, field] of parties) {
+        const key = `${account.id}|${instrument.id}|${side}`;
+        const before = pending.get(key) ?? 0;
+        const reserve = orderReserve(state, instrument, account, side, leg.amount, leg.price, before);
+        pending.set(key, before + leg.amount);
+        let byCurrency = needs.get(account);
+        if (byCurrency === undefined) {
+          byCurrency = new Map();
+          needs.set(account, byCurrency);
+          fields.set(account, blockField(block.index, field));
+        }
+        byCurrency.set(reserve.currency, (byCurrency.get(reserve.currency) ?? 0) + reserve.amount);
+      }
     }
   }
   for (const [account, byCurrency] of needs) {
     for (const [currency, amount] of byCurrency) {
       const available = availableFunds(state, account, currency);
       if (amount > available) {
-        return refuse(
-          refusal('not_enough_funds', `account ${account.id} lacks funds for the block trade`, {
-            field: account === taker ? 'takerAccountId' : 'makerAccountId',
-            required: amount,
-            available,
-            currency,
-          }),
-        );
+        return refusal('not_enough_funds', `account ${account.id} lacks funds for the block trade`, {
+          field: fields.get(account)!,
+          accountId: account.id,
+          required: amount,
+          available,
+          currency,
+        });
       }
     }
   }
-  const blockTradeId = command.blockTradeId ?? `BLOCK-${++state.blockTradeNumber}`;
-  const block = {
+  return null;
+}
+
+/** Books one validated block: a filled order per side and one trade per leg. */
+function bookBlock(state: VenueState, block: CheckedBlock): { blockTradeId: string; trades: TradeView[] } {
+  const { terms, taker, maker } = block;
+  const blockTradeId = terms.blockTradeId ?? `BLOCK-${++state.blockTradeNumber}`;
+  const ids = {
     blockTradeId,
-    blockRfqId: command.blockRfqId ?? null,
-    makerBlockRfqId: command.makerBlockRfqId ?? command.blockRfqId ?? null,
-    blockRfqQuoteId: command.blockRfqQuoteId ?? null,
+    blockRfqId: terms.blockRfqId ?? null,
+    makerBlockRfqId: terms.makerBlockRfqId ?? terms.blockRfqId ?? null,
+    blockRfqQuoteId: terms.blockRfqQuoteId ?? null,
   };
   const trades: TradeView[] = [];
-  command.legs.forEach((leg, i) => {
-    const instrument = legs[i]!;
+  terms.legs.forEach((leg, i) => {
+    const instrument = block.instruments[i]!;
     const takerOrder = blockOrder(
       state,
       instrument,
@@ -333,7 +417,7 @@ export function blockTrade(state: VenueState, command: BlockTrade): CommandResul
       leg.side,
       leg.amount,
       leg.price,
-      command.takerLabel ?? '',
+      terms.takerLabel ?? '',
     );
     const makerOrder = blockOrder(
       state,
@@ -342,15 +426,15 @@ export function blockTrade(state: VenueState, command: BlockTrade): CommandResul
       leg.side === 'buy' ? 'sell' : 'buy',
       leg.amount,
       leg.price,
-      command.makerLabel ?? '',
+      terms.makerLabel ?? '',
     );
     state.events.push({ type: 'order', order: takerOrder.toView() });
     state.events.push({ type: 'order', order: makerOrder.toView() });
     trades.push(
-      settleTrade(state, instrument, takerOrder, taker, makerOrder, maker, leg.price, leg.amount, block),
+      settleTrade(state, instrument, takerOrder, taker, makerOrder, maker, leg.price, leg.amount, ids),
     );
   });
-  return { ok: true, events: state.events, trades, blockTradeId };
+  return { blockTradeId, trades };
 }
 
 function blockOrder(

@@ -39,13 +39,17 @@ function ceilBps(amount: number, bps: number): number {
   return Math.ceil((amount * bps) / 10_000);
 }
 
-/** Lots of `lots` that would increase exposure (the rest only reduce the position). */
-function exposureLots(position: Position | undefined, side: Side, lots: number): number {
+/**
+ * Lots of `lots` that would increase exposure (the rest only reduce the position). `pendingLots`
+ * on the same side, not yet booked (earlier blocks of one atomic batch), use up the reducible
+ * part first, as open orders on that side do.
+ */
+function exposureLots(position: Position | undefined, side: Side, lots: number, pendingLots: number): number {
   if (position === undefined) return lots;
   const reducible =
     side === 'buy'
-      ? Math.max(0, -position.size - position.openBuys)
-      : Math.max(0, position.size - position.openSells);
+      ? Math.max(0, -position.size - position.openBuys - pendingLots)
+      : Math.max(0, position.size - position.openSells - pendingLots);
   return lots > reducible ? lots - reducible : 0;
 }
 
@@ -57,6 +61,7 @@ export function orderReserve(
   side: Side,
   lots: number,
   price: number,
+  pendingLots = 0,
 ): { currency: string; amount: number } {
   const economics = instrument.economics;
   const fee = Math.max(0, economics.fee(lots, price, 'T', state.indexPrice(economics.baseCurrency)));
@@ -65,7 +70,7 @@ export function orderReserve(
       return { currency: economics.settlementCurrency, amount: economics.value(lots, price) + fee };
     return { currency: economics.baseCurrency, amount: economics.baseAmount(lots) };
   }
-  const exposed = exposureLots(account.positions.get(instrument.id), side, lots);
+  const exposed = exposureLots(account.positions.get(instrument.id), side, lots, pendingLots);
   let margin = 0;
   if (exposed > 0) {
     if (!economics.isOption) {

@@ -53,7 +53,10 @@ export function linearPerpetualSpec(overrides: Partial<InstrumentSpec> = {}): In
   });
 }
 
-/** Inverse BTC call option: quantity in BTC (lot 0.1), price in BTC (tick 0.0001 / 0.0005). */
+/**
+ * Inverse BTC call option: quantity in BTC (lot 0.1, block minimum 25), price in BTC (tick
+ * 0.0001 / 0.0005).
+ */
 export function optionSpec(overrides: Partial<InstrumentSpec> = {}): InstrumentSpec {
   return perpetualSpec({
     name: 'BTC-27DEC26-70000-C',
@@ -70,6 +73,7 @@ export function optionSpec(overrides: Partial<InstrumentSpec> = {}): InstrumentS
     contractSize: '1',
     makerCommission: '0.0003',
     takerCommission: '0.0003',
+    blockTradeMinTradeAmount: '25',
     ...overrides,
   });
 }

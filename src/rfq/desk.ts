@@ -10,6 +10,13 @@
  * - An accept closes the RFQ; quotes still open then are cancelled (`rfq_closed`).
  * - A GTC accept that cannot fill now leaves a trigger (one per side, a new one replaces it)
  *   re-checked whenever a quote on the RFQ is created or edited.
+ * - An accept books its whole quantity or nothing: all its block trades go to the engine as one
+ *   atomic batch (./execution.ts).
+ * - Who may trade with whom: trade allocations go only to accounts of the taker's own user; a
+ *   maker desk may not quote an RFQ of its own user (self-match prevention, per user).
+ * - Pushes: every `rfq_changed` names its audience, the parties whose view changed: the shared
+ *   record (status, …) concerns the taker and every maker desk, triggers only the taker, a quote
+ *   its own desk and, once the RFQ is open (quotes visible to the taker), the taker.
  * - Limits (RfqDeskConfig): an anonymous RFQ targets at least `minMakersForAnonymous` desks;
  *   a taker account has at most `maxOpenRfqsPerTaker` RFQs created/open; a desk has at most
  *   `maxQuotesPerMakerPerRfq` open quotes on an RFQ and `maxQuotesPerMakerPerRfqSide` on one
@@ -23,10 +30,10 @@
 import type { CommandStamp } from '../core/commands.ts';
 import type { CoreEvent } from '../core/events.ts';
 import type { EnginePort, SubMachine, SubResult } from '../core/submachine.ts';
-import { LABEL_MAX_LENGTH } from '../core/types.ts';
+import { LABEL_MAX_LENGTH, labelTooLong } from '../core/types.ts';
 import { ERROR_CATALOGUE } from '../domain/errors.ts';
 import { executeAccept } from './execution.ts';
-import { planFills, rankQuotes } from './matching.ts';
+import { formatRfqLots } from './lots.ts';
 import { crossesOwnQuote, validateTerms } from './quote-terms.ts';
 import { type DeskSnapshot, DeskState, hashText } from './state.ts';
 import { deriveStructure, type Refusal, type RfqMarket } from './structure.ts';
@@ -42,6 +49,7 @@ import {
   type QuoteRecord,
   RFQ_COMMAND_TYPES,
   type RfqAllocation,
+  type RfqAudience,
   type RfqCommand,
   type RfqDeskConfig,
   type RfqEvent,
@@ -62,12 +70,19 @@ const clone = <T extends object>(value: T): T => ({ ...value });
 
 /** Shared by the steps that change nothing; frozen so no caller can add to it. */
 const NO_EVENTS: RfqEvent[] = Object.freeze([]) as unknown as RfqEvent[];
+
+/** Who saw an RFQ change during the current step (see RfqAudience). */
+interface PendingAudience {
+  taker: boolean;
+  readonly desks: Set<string>;
+}
+
 export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
   readonly commandTypes = RFQ_COMMAND_TYPES;
   private state = new DeskState();
   private events: RfqEvent[] = [];
-  /** RFQs changed by the current step: one `rfq_changed` each, after the quote events. */
-  private dirty = new Set<string>();
+  /** RFQs changed by the current step, with their audience: one `rfq_changed` each, after the quote events. */
+  private dirty = new Map<string, PendingAudience>();
   private tradedEvents: RfqEvent[] = [];
 
   constructor(
@@ -226,44 +241,18 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
   // Commands
 
   private createRfq(command: CreateRfq): Result {
-    if (command.label.length > LABEL_MAX_LENGTH) {
+    if (labelTooLong(command.label)) {
       return this.refuse('invalid_arguments', `label is longer than ${LABEL_MAX_LENGTH}`, { field: 'label' });
     }
     const derived = deriveStructure(command.legs, command.hedge, this.market, this.config.maxLegs);
     if (!derived.ok) return this.refuseWith(derived.error);
     const structure = derived.structure;
-    const allocations: RfqAllocation[] = [];
-    let allocated = 0;
-    for (const [index, allocation] of command.tradeAllocations.entries()) {
-      const field = `tradeAllocations[${index}]`;
-      if (!Number.isSafeInteger(allocation.amount) || allocation.amount <= 0) {
-        return this.refuse('invalid_amount', 'allocation amount must be positive', {
-          field: `${field}.amount`,
-        });
-      }
-      const hasUser = allocation.userId != null;
-      const hasClient = allocation.clientInfo != null;
-      if (hasUser === hasClient) {
-        return this.refuse('invalid_arguments', 'an allocation names either userId or clientInfo', { field });
-      }
-      allocated += allocation.amount;
-      allocations.push({
-        amount: allocation.amount,
-        userId: allocation.userId ?? null,
-        accountId: allocation.accountId ?? null,
-        clientInfo:
-          allocation.clientInfo == null
-            ? null
-            : {
-                clientId: allocation.clientInfo.clientId,
-                clientLinkId: allocation.clientInfo.clientLinkId,
-                name: allocation.clientInfo.name ?? null,
-              },
-      });
-    }
-    if (allocated > structure.quantity) {
-      return this.refuse('invalid_amount', 'trade allocations exceed the RFQ quantity', {
-        field: 'tradeAllocations',
+    const allocations = checkAllocations(command, structure.quantity);
+    if (!allocations.ok) return this.refuseWith(allocations.error);
+    const repeated = command.makers.findIndex((name, index) => command.makers.indexOf(name) !== index);
+    if (repeated >= 0) {
+      return this.refuse('invalid_arguments', `maker ${command.makers[repeated]} is listed twice`, {
+        field: `makers[${repeated}]`,
       });
     }
     const desks = [...new Set(command.targetDesks)].sort();
@@ -274,11 +263,9 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
         { field: 'disclosed', min: this.config.minMakersForAnonymous, targeted: desks.length },
       );
     }
+    // No request field is at fault: the account already holds its quota of open RFQs.
     if (this.openRfqsOf(command.accountId) >= this.config.maxOpenRfqsPerTaker) {
-      return this.refuse('too_many_open_block_rfqs', undefined, {
-        field: 'accountId',
-        max: this.config.maxOpenRfqsPerTaker,
-      });
+      return this.refuse('too_many_open_block_rfqs', undefined, { max: this.config.maxOpenRfqsPerTaker });
     }
     const state = this.state;
     const id = String(++state.rfqCounter);
@@ -299,10 +286,10 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
       comboId: structure.comboId,
       quantity: structure.quantity,
       quantityStep: structure.quantityStep,
-      minTradeAmount: 1,
+      minTradeAmount: structure.minTradeAmount,
       priceScale: structure.priceScale,
       legTickUnits: structure.legTickUnits,
-      tradeAllocations: allocations,
+      tradeAllocations: allocations.allocations,
       createdAt: command.ts,
       openAt: command.ts + this.config.gracePeriodMs,
       expiresAt: command.ts + this.config.lifetimeMs,
@@ -335,8 +322,11 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
     if (!this.state.active.has(rfq.blockRfqId)) {
       return this.refuse('rfq_not_open', `RFQ is ${rfq.status}`, { field: 'blockRfqId', status: rfq.status });
     }
-    if (command.accountId === rfq.takerAccountId) {
-      return this.refuse('invalid_arguments', 'a maker cannot quote its own RFQ', { field: 'blockRfqId' });
+    // Self-match prevention covers every account of the taker's user, not only its own account.
+    if (command.accountId === rfq.takerAccountId || command.userId === rfq.takerUserId) {
+      return this.refuse('order_overlap', 'a maker cannot quote an RFQ of its own user', {
+        field: 'blockRfqId',
+      });
     }
     const terms = validateTerms(rfq, command, command.ts);
     if (!terms.ok) return this.refuseWith(terms.error);
@@ -371,7 +361,7 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
       filledQuantity: 0,
       price: terms.price,
       legs: terms.legs,
-      hedgePrice: command.hedgePrice,
+      hedgePrice: terms.hedgePrice,
       executionInstruction: command.executionInstruction,
       expiresAt: command.expiresAt,
       label: command.label,
@@ -425,7 +415,7 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
     quote.quantity = command.quantity;
     quote.price = terms.price;
     quote.legs = terms.legs;
-    quote.hedgePrice = command.hedgePrice;
+    quote.hedgePrice = terms.hedgePrice;
     quote.executionInstruction = command.executionInstruction;
     quote.expiresAt = command.expiresAt;
     quote.label = command.label;
@@ -481,18 +471,26 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
         field: 'quantity',
       });
     }
-    if (quantity < rfq.minTradeAmount) return this.refuse('qty_too_low', undefined, { field: 'quantity' });
+    if (quantity < rfq.minTradeAmount) {
+      return this.refuse('qty_too_low', 'quantity is below the RFQ minTradeAmount', {
+        field: 'quantity',
+        minTradeAmount: formatRfqLots(rfq, rfq.minTradeAmount),
+      });
+    }
     const trade = this.tryTrade(rfq, command.side, command.price, quantity, command, engine);
     if (trade.kind === 'traded')
       return this.ok({ kind: 'accept', rfq: clone(rfq), trade: trade.trade, trigger: null });
     if (trade.kind === 'refused') return this.refuseWith(trade.refusal);
     if (command.timeInForce === 'fill_or_kill') {
-      return this.refuse('not_fully_filled', undefined, { field: 'price', available: trade.available });
+      return this.refuse('not_fully_filled', undefined, {
+        field: 'price',
+        available: formatRfqLots(rfq, trade.available),
+      });
     }
     const trigger: RfqTrigger = { side: command.side, price: command.price, quantity, createdAt: command.ts };
     rfq.triggers = [...rfq.triggers.filter((t) => t.side !== command.side), trigger];
     rfq.lastUpdatedAt = command.ts;
-    this.rfqChanged(rfq);
+    this.triggersChanged(rfq);
     return this.ok({ kind: 'accept', rfq: clone(rfq), trade: null, trigger: { ...trigger } });
   }
 
@@ -511,15 +509,12 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
     | { kind: 'refused'; refusal: Refusal }
     | { kind: 'unfilled'; available: number } {
     const quotes = this.state.quotesOf(rfq.blockRfqId);
-    const plan = planFills(rankQuotes(quotes, side, limit, stamp.ts), quantity);
-    if (plan.covered < quantity) return { kind: 'unfilled', available: plan.covered };
     const outcome = executeAccept(rfq, quotes, side, limit, quantity, stamp, engine);
     for (const quote of outcome.touched) if (quote.status !== 'filled') this.quoteChanged(quote, rfq);
-    if (outcome.traded === 0) {
-      if (outcome.takerRefusal !== null) return { kind: 'refused', refusal: outcome.takerRefusal };
-      return { kind: 'unfilled', available: 0 };
-    }
-    rfq.filledQuantity += outcome.traded;
+    if (outcome.kind === 'refused') return { kind: 'refused', refusal: outcome.refusal };
+    if (outcome.kind === 'unfilled') return { kind: 'unfilled', available: outcome.available };
+    const traded = outcome.fills.reduce((sum, fill) => sum + fill.quantity, 0);
+    rfq.filledQuantity += traded;
     const trade: RfqTradeRecord = {
       blockRfqId: rfq.blockRfqId,
       number: rfq.number,
@@ -527,7 +522,7 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
       currency: rfq.currency,
       takerAccountId: rfq.takerAccountId,
       side,
-      quantity: outcome.traded,
+      quantity: traded,
       quantityStep: rfq.quantityStep,
       priceScale: rfq.priceScale,
       comboId: rfq.comboId,
@@ -535,6 +530,7 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
       hedge: rfq.hedge,
       markPrice: this.strategyMark(rfq),
       fills: outcome.fills,
+      quoteCurrency: rfq.quoteCurrency,
     };
     insertTrade(this.state.trades, trade);
     for (const quote of outcome.touched) if (quote.status === 'filled') this.quoteChanged(quote, rfq);
@@ -552,7 +548,7 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
       if (result.kind === 'refused') {
         rfq.triggers = rfq.triggers.filter((t) => t !== trigger);
         rfq.lastUpdatedAt = stamp.ts;
-        this.rfqChanged(rfq);
+        this.triggersChanged(rfq);
       }
     }
   }
@@ -621,13 +617,33 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
     this.quoteChanged(quote, this.state.rfqs.get(quote.rfqId)!);
   }
 
+  /** The RFQ's shared record changed (status, …): every party's view changed. */
   private rfqChanged(rfq: RfqRecord): void {
-    this.dirty.add(rfq.blockRfqId);
+    const audience = this.audienceOf(rfq);
+    audience.taker = true;
+    for (const record of rfq.makerRecords) audience.desks.add(record.desk);
   }
 
+  /** Only the taker's triggers changed: makers never see them. */
+  private triggersChanged(rfq: RfqRecord): void {
+    this.audienceOf(rfq).taker = true;
+  }
+
+  /** A quote changed: its own desk sees it, the taker only once quotes are visible to it. */
   private quoteChanged(quote: QuoteRecord, rfq: RfqRecord): void {
     this.events.push({ type: 'rfq_quote_changed', quote: clone(quote), currency: rfq.currency });
-    this.dirty.add(rfq.blockRfqId);
+    const audience = this.audienceOf(rfq);
+    audience.desks.add(quote.desk);
+    if (rfq.status !== 'created') audience.taker = true;
+  }
+
+  private audienceOf(rfq: RfqRecord): PendingAudience {
+    let audience = this.dirty.get(rfq.blockRfqId);
+    if (audience === undefined) {
+      audience = { taker: false, desks: new Set() };
+      this.dirty.set(rfq.blockRfqId, audience);
+    }
+    return audience;
   }
 
   /** The step's events: quote changes, then each changed RFQ once, then trades. */
@@ -635,14 +651,15 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
     // Most steps (every engine command the desk only watches) change nothing: no allocation.
     if (this.events.length === 0 && this.dirty.size === 0 && this.tradedEvents.length === 0) return NO_EVENTS;
     const events = this.events;
-    for (const id of this.dirty) {
+    for (const [id, pending] of this.dirty) {
       const rfq = this.state.rfqs.get(id);
-      if (rfq !== undefined)
-        events.push({ type: 'rfq_changed', rfq: clone(rfq), quotes: this.quotesOfRfq(id) });
+      if (rfq === undefined) continue;
+      const audience: RfqAudience = { taker: pending.taker, desks: [...pending.desks].sort() };
+      events.push({ type: 'rfq_changed', rfq: clone(rfq), quotes: this.quotesOfRfq(id), audience });
     }
     for (const traded of this.tradedEvents) events.push(traded);
-    // A new Set, not clear(): docs/decisions.md, "No Map churn on the hot path".
-    if (this.dirty.size > 0) this.dirty = new Set();
+    // A new Map, not clear(): docs/decisions.md, "No Map churn on the hot path".
+    if (this.dirty.size > 0) this.dirty = new Map();
     this.tradedEvents = [];
     this.events = [];
     return events;
@@ -683,4 +700,59 @@ function insertTrade(trades: RfqTradeRecord[], trade: RfqTradeRecord): void {
   while (at > 0 && trades[at - 1]!.timestamp === trade.timestamp && trades[at - 1]!.number > trade.number)
     at--;
   trades.splice(at, 0, trade);
+}
+
+/**
+ * The RFQ's trade allocations, checked: each names either a user or a broker client, takes a
+ * positive amount, and together they take at most the RFQ quantity. A key acts only on its own
+ * user's accounts, so a `userId` allocation must name the taker's own user (the edge resolves it
+ * to one of that user's accounts); `clientInfo` allocations are booked to the taker.
+ */
+function checkAllocations(
+  command: CreateRfq,
+  quantity: number,
+):
+  | { readonly ok: true; readonly allocations: RfqAllocation[] }
+  | { readonly ok: false; readonly error: Refusal } {
+  const refused = (name: Refusal['name'], message: string, field: string) => ({
+    ok: false as const,
+    error: { name, message, data: { field } },
+  });
+  const allocations: RfqAllocation[] = [];
+  let allocated = 0;
+  for (const [index, allocation] of command.tradeAllocations.entries()) {
+    const field = `tradeAllocations[${index}]`;
+    if (!Number.isSafeInteger(allocation.amount) || allocation.amount <= 0) {
+      return refused('invalid_amount', 'allocation amount must be positive', `${field}.amount`);
+    }
+    const hasUser = allocation.userId != null;
+    if (hasUser === (allocation.clientInfo != null)) {
+      return refused('invalid_arguments', 'an allocation names either userId or clientInfo', field);
+    }
+    if (hasUser && allocation.userId !== command.userId) {
+      return refused(
+        'account_not_owned',
+        `user ${allocation.userId} is not the taker's user: allocations go to the taker's own accounts`,
+        `${field}.userId`,
+      );
+    }
+    allocated += allocation.amount;
+    allocations.push({
+      amount: allocation.amount,
+      userId: allocation.userId ?? null,
+      accountId: allocation.accountId ?? null,
+      clientInfo:
+        allocation.clientInfo == null
+          ? null
+          : {
+              clientId: allocation.clientInfo.clientId,
+              clientLinkId: allocation.clientInfo.clientLinkId,
+              name: allocation.clientInfo.name ?? null,
+            },
+    });
+  }
+  if (allocated > quantity) {
+    return refused('invalid_amount', 'trade allocations exceed the RFQ quantity', 'tradeAllocations');
+  }
+  return { ok: true, allocations };
 }

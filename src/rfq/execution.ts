@@ -1,41 +1,87 @@
 /**
- * Executes a planned accept through the engine: per quote filled, one `block_trade` per
- * receiving taker-side account (the taker, or an allocation's account), each with one trade per
- * leg (and the hedge) at the quote's prices.
+ * Executes an accept through the engine, all or nothing: the plan's quote fills become one
+ * engine `block_trade` command holding one block per quote fill and receiving taker-side
+ * account (the taker, or an allocation's account), each with one trade per leg (and the hedge)
+ * at the quote's prices. The engine checks every block, and every account's funds over all of
+ * them, before it books any, so an accept either books its whole quantity or nothing.
  *
  * Invariants:
- * - A block trade is atomic in the engine (all legs or none), so no leg ever trades alone.
  * - Leg i of q RFQ lots trades q × lotsPerUnit[i] lots. The hedge trades its pro-rata share
  *   with cumulative flooring, so the shares sum to the hedge amount when the whole RFQ trades.
  * - Allocations with an account take the traded quantity in their listed order, up to their
  *   amounts; whatever is left is booked to the taker.
- * - When the engine refuses a maker's block trade (that maker's funds, say) before any of the
- *   quote traded, the quote is cancelled (`trade_refused`) and the remainder re-planned against
- *   the other quotes; any other refusal stops execution where it is (what traded stays traded;
- *   the desk then closes the RFQ as `traded`).
+ * - When the engine refuses because of a maker (its funds, its account), every quote of that
+ *   maker account in the plan is cancelled (`trade_refused`) and the accept is re-planned
+ *   against the others; nothing was booked. Any other refusal refuses the accept. Each round
+ *   cancels at least one quote, so re-planning ends.
  */
-import type { BlockTradeLeg, CommandStamp } from '../core/commands.ts';
-import type { CommandResult } from '../core/events.ts';
+import type { BlockTrade, BlockTradeLeg, BlockTradeTerms, CommandStamp } from '../core/commands.ts';
+import type { CommandResult, TradeView } from '../core/events.ts';
 import type { EnginePort } from '../core/submachine.ts';
 import type { Side } from '../core/types.ts';
-import { planFills, rankQuotes } from './matching.ts';
+import { type PlannedFill, planFills, rankQuotes } from './matching.ts';
 import { flip, type Refusal } from './structure.ts';
 import type { QuoteRecord, RfqFill, RfqRecord } from './types.ts';
 
-export interface AcceptOutcome {
-  readonly fills: readonly RfqFill[];
-  readonly traded: number;
-  /** Quotes changed (filled or cancelled) during execution, in order. */
-  readonly touched: readonly QuoteRecord[];
-  /** The engine's refusal that stopped execution, when it was not a maker's. */
-  readonly takerRefusal: Refusal | null;
+export type AcceptOutcome =
+  | {
+      readonly kind: 'traded';
+      readonly fills: readonly RfqFill[];
+      /** Quotes changed (cancelled makers, then the filled quotes), in order. */
+      readonly touched: readonly QuoteRecord[];
+    }
+  | { readonly kind: 'refused'; readonly refusal: Refusal; readonly touched: readonly QuoteRecord[] }
+  | {
+      readonly kind: 'unfilled';
+      /** RFQ lots the crossing quotes could cover. */
+      readonly available: number;
+      readonly touched: readonly QuoteRecord[];
+    };
+
+/** One block of the accept: a quote's fill, or the share of it booked to one taker-side account. */
+interface PlannedBlock {
+  readonly quote: QuoteRecord;
+  readonly takerAccountId: number;
+  /** RFQ lots. */
+  readonly quantity: number;
+  readonly hedgeAmount: number;
+  readonly hedgePrice: number | null;
+  readonly legs: readonly BlockTradeLeg[];
 }
 
-/** True when the engine refused the block trade because of the maker's side (e.g. its funds). */
-function makerRefused(result: CommandResult, makerAccountId: number): boolean {
-  if (result.ok) return false;
-  const data = result.error.data;
-  return data.field === 'makerAccountId' || data.accountId === makerAccountId;
+export function executeAccept(
+  rfq: RfqRecord,
+  quotes: readonly QuoteRecord[],
+  takerSide: Side,
+  limit: number,
+  requested: number,
+  stamp: CommandStamp,
+  engine: EnginePort,
+): AcceptOutcome {
+  const dropped: QuoteRecord[] = [];
+  for (;;) {
+    const plan = planFills(rankQuotes(quotes, takerSide, limit, stamp.ts), requested);
+    if (plan.covered < requested) return { kind: 'unfilled', available: plan.covered, touched: dropped };
+    const blocks = planBlocks(rfq, plan.fills, takerSide);
+    const result = engine.execute(blockTradeCommand(rfq, blocks, stamp));
+    if (result.ok) {
+      const fills = bookFills(blocks, result.trades ?? [], stamp.ts);
+      return { kind: 'traded', fills, touched: [...dropped, ...new Set(blocks.map((b) => b.quote))] };
+    }
+    const maker = refusedMakerAccount(result, plan.fills);
+    if (maker === null) {
+      return {
+        kind: 'refused',
+        refusal: { name: result.error.name, message: result.error.message, data: { ...result.error.data } },
+        touched: dropped,
+      };
+    }
+    for (const planned of plan.fills) {
+      if (planned.quote.accountId !== maker) continue;
+      cancelRefused(planned.quote, stamp.ts);
+      dropped.push(planned.quote);
+    }
+  }
 }
 
 /** Splits `quantity` RFQ lots, the next ones after `tradedSoFar`, by receiving account. */
@@ -63,107 +109,105 @@ function splitByAccount(
   return parts;
 }
 
-export function executeAccept(
-  rfq: RfqRecord,
-  quotes: readonly QuoteRecord[],
-  takerSide: Side,
-  limit: number,
-  requested: number,
-  stamp: CommandStamp,
-  engine: EnginePort,
-): AcceptOutcome {
-  const fills: RfqFill[] = [];
-  const touched: QuoteRecord[] = [];
-  let traded = 0;
-  let hedgeDone = rfq.hedge === null ? 0 : Math.floor((rfq.hedge.amount * rfq.filledQuantity) / rfq.quantity);
-  const stop = (refusal: Refusal | null): AcceptOutcome => ({
-    fills,
-    traded,
-    touched,
-    takerRefusal: refusal,
-  });
-  for (;;) {
-    const need = requested - traded;
-    if (need === 0) break;
-    const plan = planFills(rankQuotes(quotes, takerSide, limit, stamp.ts), need);
-    if (plan.covered < need) break;
-    let replan = false;
-    for (const planned of plan.fills) {
-      const quote = planned.quote;
-      let quoteTraded = 0;
-      for (const part of splitByAccount(rfq, traded, planned.quantity)) {
-        const cumulative = rfq.filledQuantity + traded + part.quantity;
-        const hedgeTarget =
-          rfq.hedge === null ? 0 : Math.floor((rfq.hedge.amount * cumulative) / rfq.quantity);
-        const hedgeAmount = hedgeTarget - hedgeDone;
-        const hedgePrice = rfq.hedge === null ? null : (quote.hedgePrice ?? rfq.hedge.price);
-        const legs: BlockTradeLeg[] = rfq.legs.map((leg, index) => ({
-          instrumentName: leg.instrumentName,
-          side: takerSide === 'buy' ? leg.side : flip(leg.side),
-          amount: part.quantity * leg.lotsPerUnit,
-          price: quote.legs[index]!.price,
-        }));
-        if (rfq.hedge !== null && hedgeAmount > 0) {
-          legs.push({
-            instrumentName: rfq.hedge.instrumentName,
-            side: takerSide === 'buy' ? rfq.hedge.side : flip(rfq.hedge.side),
-            amount: hedgeAmount,
-            price: hedgePrice!,
-          });
-        }
-        const result = engine.execute({
-          type: 'block_trade',
-          seq: stamp.seq,
-          ts: stamp.ts,
-          takerAccountId: part.accountId,
-          makerAccountId: quote.accountId,
-          legs,
-          blockRfqId: rfq.blockRfqId,
-          makerBlockRfqId: rfq.makerRecords.find((record) => record.desk === quote.desk)?.blockRfqId ?? null,
-          blockRfqQuoteId: quote.quoteId,
-          takerLabel: rfq.label,
-          makerLabel: quote.label,
-        });
-        if (!result.ok) {
-          if (quoteTraded === 0 && makerRefused(result, quote.accountId)) {
-            quote.status = 'cancelled';
-            quote.statusReason = 'trade_refused';
-            quote.lastUpdatedAt = stamp.ts;
-            touched.push(quote);
-            replan = true;
-            break;
-          }
-          if (quoteTraded > 0) touched.push(quote);
-          return stop({
-            name: result.error.name,
-            message: result.error.message,
-            data: { ...result.error.data },
-          });
-        }
-        traded += part.quantity;
-        quoteTraded += part.quantity;
-        hedgeDone = hedgeTarget;
-        quote.filledQuantity += part.quantity;
-        quote.status = 'filled';
-        quote.lastUpdatedAt = stamp.ts;
-        fills.push({
-          quoteId: quote.quoteId,
-          desk: quote.desk,
-          makerAccountId: quote.accountId,
-          takerAccountId: part.accountId,
-          blockTradeId: result.blockTradeId ?? '',
-          quantity: part.quantity,
-          price: quote.price,
-          hedgeAmount,
-          legPrices: quote.legs.map((leg) => leg.price),
-          hedgePrice,
-          tradeIds: (result.trades ?? []).map((trade) => trade.tradeId),
+/** The plan's fills as blocks, in plan order, with the hedge shared out cumulatively. */
+function planBlocks(rfq: RfqRecord, fills: readonly PlannedFill[], takerSide: Side): PlannedBlock[] {
+  const blocks: PlannedBlock[] = [];
+  const hedgeAt = (lots: number) =>
+    rfq.hedge === null ? 0 : Math.floor((rfq.hedge.amount * lots) / rfq.quantity);
+  let traded = rfq.filledQuantity;
+  for (const planned of fills) {
+    const quote = planned.quote;
+    const hedgePrice = rfq.hedge === null ? null : (quote.hedgePrice ?? rfq.hedge.price);
+    for (const part of splitByAccount(rfq, traded - rfq.filledQuantity, planned.quantity)) {
+      const hedgeAmount = hedgeAt(traded + part.quantity) - hedgeAt(traded);
+      traded += part.quantity;
+      const legs: BlockTradeLeg[] = rfq.legs.map((leg, index) => ({
+        instrumentName: leg.instrumentName,
+        side: takerSide === 'buy' ? leg.side : flip(leg.side),
+        amount: part.quantity * leg.lotsPerUnit,
+        price: quote.legs[index]!.price,
+      }));
+      if (rfq.hedge !== null && hedgeAmount > 0) {
+        legs.push({
+          instrumentName: rfq.hedge.instrumentName,
+          side: takerSide === 'buy' ? rfq.hedge.side : flip(rfq.hedge.side),
+          amount: hedgeAmount,
+          price: hedgePrice!,
         });
       }
-      if (replan) break;
-      touched.push(quote);
+      blocks.push({
+        quote,
+        takerAccountId: part.accountId,
+        quantity: part.quantity,
+        hedgeAmount,
+        hedgePrice,
+        legs,
+      });
     }
-    if (!replan) break;
   }
-  return stop(null);
+  return blocks;
+}
+
+function blockTradeCommand(rfq: RfqRecord, blocks: readonly PlannedBlock[], stamp: CommandStamp): BlockTrade {
+  const terms = blocks.map(
+    (block): BlockTradeTerms => ({
+      takerAccountId: block.takerAccountId,
+      makerAccountId: block.quote.accountId,
+      legs: block.legs,
+      blockRfqId: rfq.blockRfqId,
+      makerBlockRfqId:
+        rfq.makerRecords.find((record) => record.desk === block.quote.desk)?.blockRfqId ?? null,
+      blockRfqQuoteId: block.quote.quoteId,
+      takerLabel: rfq.label,
+      makerLabel: block.quote.label,
+    }),
+  );
+  const [first, ...batch] = terms;
+  return { type: 'block_trade', seq: stamp.seq, ts: stamp.ts, ...first!, batch };
+}
+
+/** Marks the blocks' quotes filled and records one fill per block (its trades in leg order). */
+function bookFills(blocks: readonly PlannedBlock[], trades: readonly TradeView[], now: number): RfqFill[] {
+  const fills: RfqFill[] = [];
+  let next = 0;
+  for (const block of blocks) {
+    const own = trades.slice(next, next + block.legs.length);
+    next += block.legs.length;
+    const quote = block.quote;
+    quote.filledQuantity += block.quantity;
+    quote.status = 'filled';
+    quote.lastUpdatedAt = now;
+    fills.push({
+      quoteId: quote.quoteId,
+      desk: quote.desk,
+      makerAccountId: quote.accountId,
+      takerAccountId: block.takerAccountId,
+      blockTradeId: own[0]?.blockTradeId ?? '',
+      quantity: block.quantity,
+      price: quote.price,
+      hedgeAmount: block.hedgeAmount,
+      legPrices: quote.legs.map((leg) => leg.price),
+      hedgePrice: block.hedgePrice,
+      tradeIds: own.map((trade) => trade.tradeId),
+    });
+  }
+  return fills;
+}
+
+/**
+ * The maker account the engine refused the batch for (it names the party: a maker's field and
+ * its account), when that account is one of the plan's makers; null for any other refusal.
+ */
+function refusedMakerAccount(result: CommandResult, fills: readonly PlannedFill[]): number | null {
+  if (result.ok) return null;
+  const { field, accountId } = result.error.data;
+  if (typeof field !== 'string' || !field.endsWith('makerAccountId') || typeof accountId !== 'number')
+    return null;
+  return fills.some((planned) => planned.quote.accountId === accountId) ? accountId : null;
+}
+
+function cancelRefused(quote: QuoteRecord, now: number): void {
+  quote.status = 'cancelled';
+  quote.statusReason = 'trade_refused';
+  quote.lastUpdatedAt = now;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Instrument } from '../domain/instrument.ts';
-import { optionSpec, perpetualSpec } from '../engine/testkit.ts';
+import { linearPerpetualSpec, optionSpec, perpetualSpec } from '../engine/testkit.ts';
 import { deriveStructure, type RfqMarket, strategyPrice } from './structure.ts';
 
 const specs = [
@@ -11,6 +11,7 @@ const specs = [
   perpetualSpec(),
   perpetualSpec({ name: 'BTC-27DEC26', settlementPeriod: 'month', expiration: Date.UTC(2026, 11, 27, 8) }),
   perpetualSpec({ name: 'ETH-PERPETUAL', baseCurrency: 'ETH', minTradeAmount: '1', tickSize: '0.05' }),
+  linearPerpetualSpec(),
 ];
 const byName = new Map(specs.map((spec, i) => [spec.name, new Instrument(i + 1, spec)]));
 const market: RfqMarket = {
@@ -23,8 +24,8 @@ describe('deriveStructure', () => {
   test('ratios by gcd and an RFQ lot that puts every leg on its grid', () => {
     const result = deriveStructure(
       [
-        { instrumentName: 'BTC-27DEC26-70000-C', side: 'buy', amount: 4 },
-        { instrumentName: 'BTC-27DEC26-75000-C', side: 'sell', amount: 6 },
+        { instrumentName: 'BTC-27DEC26-70000-C', side: 'buy', amount: 500 },
+        { instrumentName: 'BTC-27DEC26-75000-C', side: 'sell', amount: 750 },
       ],
       null,
       market,
@@ -37,7 +38,9 @@ describe('deriveStructure', () => {
       [2, 3],
     );
     assert.equal(s.quantityStep, '0.1');
-    assert.equal(s.quantity, 2);
+    assert.equal(s.quantity, 250);
+    // 25 BTC (the block minimum) of the 2-ratio leg is 12.5 structures: 125 RFQ lots.
+    assert.equal(s.minTradeAmount, 125);
     assert.deepEqual(
       s.legs.map((l) => l.lotsPerUnit),
       [2, 3],
@@ -49,8 +52,8 @@ describe('deriveStructure', () => {
   test('future spread with the perpetual is named after its dated leg', () => {
     const result = deriveStructure(
       [
-        { instrumentName: 'BTC-PERPETUAL', side: 'buy', amount: 10 },
-        { instrumentName: 'BTC-27DEC26', side: 'sell', amount: 10 },
+        { instrumentName: 'BTC-PERPETUAL', side: 'buy', amount: 20_000 },
+        { instrumentName: 'BTC-27DEC26', side: 'sell', amount: 20_000 },
       ],
       null,
       market,
@@ -62,7 +65,7 @@ describe('deriveStructure', () => {
   });
 
   test('refusals: mixed currencies, a hedge that is an option or a leg, expired legs', () => {
-    const leg = { instrumentName: 'BTC-PERPETUAL', side: 'buy' as const, amount: 1 };
+    const leg = { instrumentName: 'BTC-PERPETUAL', side: 'buy' as const, amount: 20_000 };
     const mixed = deriveStructure(
       [leg, { instrumentName: 'ETH-PERPETUAL', side: 'buy', amount: 1 }],
       null,
@@ -81,5 +84,46 @@ describe('deriveStructure', () => {
     assert.equal(sameHedge.ok || sameHedge.error.name, 'invalid_arguments');
     const expired = deriveStructure([leg], null, { ...market, isActive: () => false }, 20);
     assert.equal(expired.ok || expired.error.name, 'instrument_expired');
+  });
+
+  test('every leg reaches its block minimum: smaller RFQs are refused naming the leg', () => {
+    const small = deriveStructure(
+      [
+        { instrumentName: 'BTC-27DEC26-70000-C', side: 'buy', amount: 250 },
+        { instrumentName: 'BTC-27DEC26-75000-C', side: 'sell', amount: 10 },
+      ],
+      null,
+      market,
+      20,
+    );
+    assert.equal(small.ok, false);
+    if (small.ok) return;
+    assert.equal(small.error.name, 'qty_too_low');
+    assert.deepEqual(small.error.data, { field: 'legs[1].quantity', min: '25' });
+    const enough = deriveStructure(
+      [{ instrumentName: 'BTC-27DEC26-70000-C', side: 'buy', amount: 250 }],
+      null,
+      market,
+      20,
+    );
+    assert.ok(enough.ok);
+    assert.equal(enough.structure.minTradeAmount, enough.structure.quantity);
+  });
+
+  test('the hedge is a future settled like the legs, at a positive price', () => {
+    const legs = [{ instrumentName: 'BTC-27DEC26-70000-C', side: 'buy' as const, amount: 250 }];
+    const hedge = { instrumentName: 'BTC-PERPETUAL', side: 'sell' as const, amount: 1_000, price: 130_000 };
+    assert.ok(deriveStructure(legs, hedge, market, 20).ok);
+    const linear = deriveStructure(legs, { ...hedge, instrumentName: 'BTC_USDC-PERPETUAL' }, market, 20);
+    assert.equal(linear.ok, false);
+    if (!linear.ok) assert.equal(linear.error.data.field, 'hedge.instrumentName');
+    for (const price of [0, -130_000]) {
+      const refused = deriveStructure(legs, { ...hedge, price }, market, 20);
+      assert.equal(refused.ok, false);
+      if (!refused.ok) {
+        assert.equal(refused.error.name, 'invalid_price');
+        assert.equal(refused.error.data.field, 'hedge.price');
+      }
+    }
   });
 });

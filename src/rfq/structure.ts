@@ -10,9 +10,14 @@
  * - Strategy prices are counted in 10^-priceScale of the legs' common quote currency, where
  *   priceScale is the finest decimal place among the legs' ticks: every leg price converts
  *   exactly (`legTickUnits`).
+ * - `minTradeAmount` is the smallest RFQ size (in RFQ lots) at which every leg reaches its
+ *   instrument's `blockTradeMinTradeAmount`; the RFQ itself must be at least that big. The
+ *   hedge is exempt: its size follows from the legs' delta, not from the block.
+ * - The hedge is a future or perpetual of the legs' base currency, settled and margined like the
+ *   legs (an inverse BTC option is hedged with an inverse BTC future), at a positive price.
  */
 import type { Side } from '../core/types.ts';
-import { formatScaled } from '../domain/decimal.ts';
+import { formatScaled, parseDecimal } from '../domain/decimal.ts';
 import type { ErrorName } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { comboName } from '../market/combos.ts';
@@ -47,13 +52,15 @@ export interface Structure {
   readonly priceScale: number;
   readonly legTickUnits: readonly number[];
   readonly comboId: string | null;
+  /** RFQ lots. */
+  readonly minTradeAmount: number;
 }
 
-export type StructureResult =
-  | { readonly ok: true; readonly structure: Structure }
-  | { readonly ok: false; readonly error: Refusal };
+export type StructureResult = { readonly ok: true; readonly structure: Structure } | Refused;
 
-function refuse(name: ErrorName, message: string, data: Record<string, unknown> = {}): StructureResult {
+type Refused = { readonly ok: false; readonly error: Refusal };
+
+function refuse(name: ErrorName, message: string, data: Record<string, unknown> = {}): Refused {
   return { ok: false, error: { name, message, data } };
 }
 
@@ -143,6 +150,16 @@ export function deriveStructure(
     lotsPerUnit: Number((step * ratios[index]!) / lotUnits[index]!),
   }));
 
+  const minimum = blockMinimum(instruments, legs, step, amountScale);
+  if (minimum.lots > quantity) {
+    const index = minimum.bindingLeg;
+    return refuse(
+      'qty_too_low',
+      `${legs[index]!.instrumentName} trades at least ${minimum.text} in a block`,
+      { field: `legs[${index}].quantity`, min: minimum.text },
+    );
+  }
+
   const priceScale = Math.max(...instruments.map((i) => i.priceGrid.scale));
   const legTickUnits = instruments.map((i) =>
     Number(unitsAt(i.priceGrid.stepUnits, i.priceGrid.scale, priceScale)),
@@ -150,36 +167,9 @@ export function deriveStructure(
 
   let hedge: RfqHedge | null = null;
   if (hedgeIn !== null) {
-    const instrument = market.instrument(hedgeIn.instrumentName);
-    if (instrument === undefined) {
-      return refuse('invalid_instrument', `unknown instrument ${hedgeIn.instrumentName}`, {
-        field: 'hedge.instrumentName',
-      });
-    }
-    if (!market.isActive(hedgeIn.instrumentName)) {
-      return refuse('instrument_expired', `${hedgeIn.instrumentName} has expired`, {
-        field: 'hedge.instrumentName',
-      });
-    }
-    if (instrument.kind !== 'future' || instrument.spec.baseCurrency !== first.spec.baseCurrency) {
-      return refuse('invalid_arguments', 'the hedge leg is a future or perpetual of the same currency', {
-        field: 'hedge.instrumentName',
-      });
-    }
-    if (seen.has(hedgeIn.instrumentName)) {
-      return refuse('invalid_arguments', 'the hedge instrument is also a leg', {
-        field: 'hedge.instrumentName',
-      });
-    }
-    if (!Number.isSafeInteger(hedgeIn.amount) || hedgeIn.amount <= 0) {
-      return refuse('invalid_amount', 'hedge quantity must be positive', { field: 'hedge.quantity' });
-    }
-    hedge = {
-      instrumentName: hedgeIn.instrumentName,
-      side: hedgeIn.side,
-      amount: hedgeIn.amount,
-      price: hedgeIn.price,
-    };
+    const checked = checkHedge(hedgeIn, first, seen, market);
+    if (!checked.ok) return checked;
+    hedge = checked.hedge;
   }
 
   return {
@@ -196,6 +186,82 @@ export function deriveStructure(
       priceScale,
       legTickUnits,
       comboId: comboIdOf(legs, instruments),
+      minTradeAmount: Number(minimum.lots),
+    },
+  };
+}
+
+/**
+ * The smallest RFQ size (RFQ lots, at least 1) at which every leg reaches its instrument's
+ * block minimum, the leg that sets it, and that leg's minimum as text.
+ */
+function blockMinimum(
+  instruments: readonly Instrument[],
+  legs: readonly RfqLeg[],
+  step: bigint,
+  amountScale: number,
+): { lots: bigint; bindingLeg: number; text: string } {
+  let lots = 1n;
+  let bindingLeg = 0;
+  let text = instruments[0]!.spec.blockTradeMinTradeAmount;
+  for (const [index, instrument] of instruments.entries()) {
+    const minimum = parseDecimal(instrument.spec.blockTradeMinTradeAmount, 'blockTradeMinTradeAmount');
+    const scale = Math.max(minimum.scale, amountScale);
+    const minimumUnits = unitsAt(minimum.units, minimum.scale, scale);
+    const perRfqLot = unitsAt(step * BigInt(legs[index]!.ratio), amountScale, scale);
+    const needed = (minimumUnits + perRfqLot - 1n) / perRfqLot;
+    if (needed > lots) {
+      lots = needed;
+      bindingLeg = index;
+      text = instrument.spec.blockTradeMinTradeAmount;
+    }
+  }
+  return { lots, bindingLeg, text };
+}
+
+function checkHedge(
+  hedgeIn: HedgeInput,
+  firstLeg: Instrument,
+  legNames: ReadonlySet<string>,
+  market: RfqMarket,
+): { readonly ok: true; readonly hedge: RfqHedge } | Refused {
+  const field = 'hedge.instrumentName';
+  const instrument = market.instrument(hedgeIn.instrumentName);
+  if (instrument === undefined) {
+    return refuse('invalid_instrument', `unknown instrument ${hedgeIn.instrumentName}`, { field });
+  }
+  if (!market.isActive(hedgeIn.instrumentName)) {
+    return refuse('instrument_expired', `${hedgeIn.instrumentName} has expired`, { field });
+  }
+  const spec = instrument.spec;
+  if (
+    instrument.kind !== 'future' ||
+    spec.baseCurrency !== firstLeg.spec.baseCurrency ||
+    spec.marginKind !== firstLeg.spec.marginKind ||
+    spec.settlementCurrency !== firstLeg.spec.settlementCurrency
+  ) {
+    return refuse(
+      'invalid_arguments',
+      `the hedge is a future or perpetual of ${firstLeg.spec.baseCurrency} settled in ${firstLeg.spec.settlementCurrency} like the legs`,
+      { field },
+    );
+  }
+  if (legNames.has(hedgeIn.instrumentName)) {
+    return refuse('invalid_arguments', 'the hedge instrument is also a leg', { field });
+  }
+  if (!Number.isSafeInteger(hedgeIn.amount) || hedgeIn.amount <= 0) {
+    return refuse('invalid_amount', 'hedge quantity must be positive', { field: 'hedge.quantity' });
+  }
+  if (!Number.isSafeInteger(hedgeIn.price) || hedgeIn.price <= 0) {
+    return refuse('invalid_price', 'hedge price must be positive', { field: 'hedge.price' });
+  }
+  return {
+    ok: true,
+    hedge: {
+      instrumentName: hedgeIn.instrumentName,
+      side: hedgeIn.side,
+      amount: hedgeIn.amount,
+      price: hedgeIn.price,
     },
   };
 }

@@ -19,6 +19,7 @@ function trade(number: number, timestamp: number, currency = 'BTC'): RfqTradeRec
     hedge: null,
     markPrice: null,
     fills: [],
+    quoteCurrency: currency,
   };
 }
 

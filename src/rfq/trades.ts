@@ -5,6 +5,7 @@
  * Invariants: items are ordered by (timestamp, RFQ number) descending, a total order, so pages
  * never repeat or skip an item even when many trades share a timestamp.
  */
+import { matchesCurrency } from './currency.ts';
 import type { RfqTradeRecord } from './types.ts';
 
 export const TRADES_LOOKBACK_MS = 7 * 24 * 3_600_000;
@@ -12,7 +13,7 @@ export const TRADES_DEFAULT_COUNT = 20;
 export const TRADES_MAX_COUNT = 1000;
 
 export interface TradesQuery {
-  /** A currency symbol or `any`. */
+  /** A currency symbol or `any`: a trade is listed under its base and its quote currency. */
   readonly currency: string;
   readonly now: number;
   readonly continuation: string | null;
@@ -33,7 +34,6 @@ export function parseContinuation(token: string): { timestamp: number; number: n
 
 /** `trades` oldest first (the desk's order). */
 export function pageTrades(trades: readonly RfqTradeRecord[], query: TradesQuery): TradesPage {
-  const currency = query.currency.toUpperCase();
   const after = query.continuation === null ? null : parseContinuation(query.continuation);
   const since = query.now - TRADES_LOOKBACK_MS;
   const results: RfqTradeRecord[] = [];
@@ -41,7 +41,7 @@ export function pageTrades(trades: readonly RfqTradeRecord[], query: TradesQuery
   for (let i = trades.length - 1; i >= 0; i--) {
     const trade = trades[i]!;
     if (trade.timestamp < since) break;
-    if (currency !== 'ANY' && trade.currency !== currency) continue;
+    if (!matchesCurrency(query.currency, trade.currency, trade.quoteCurrency)) continue;
     if (
       after !== null &&
       (trade.timestamp > after.timestamp ||

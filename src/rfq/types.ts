@@ -98,6 +98,19 @@ export interface QuoteLegInput {
   readonly price: number;
 }
 
+/**
+ * A quote's hedge: the RFQ's hedge restated (instrument, side, and either the RFQ's hedge amount
+ * or the quote's pro-rata share of it) with the maker's price.
+ */
+export interface QuoteHedgeInput {
+  readonly instrumentName: string;
+  readonly side: Side;
+  /** Lots of the hedge instrument. */
+  readonly amount: number;
+  /** Ticks, positive. */
+  readonly price: number;
+}
+
 export interface QuoteTerms {
   readonly side: Side;
   /** RFQ lots. */
@@ -105,8 +118,8 @@ export interface QuoteTerms {
   /** Strategy units; when given it must equal the price implied by the legs. */
   readonly price: number | null;
   readonly legs: readonly QuoteLegInput[];
-  /** Hedge price in ticks of the RFQ's hedge instrument (null: the RFQ's hedge price). */
-  readonly hedgePrice: number | null;
+  /** null: the quote trades the RFQ's hedge (if any) at the RFQ's hedge price. */
+  readonly hedge: QuoteHedgeInput | null;
   readonly executionInstruction: ExecutionInstruction;
   readonly expiresAt: number | null;
   readonly label: string;
@@ -115,6 +128,8 @@ export interface QuoteTerms {
 export interface CreateQuote extends CommandStamp, QuoteTerms {
   readonly type: 'rfq_quote_create';
   readonly accountId: number;
+  /** The maker's user: a desk may not quote an RFQ of its own user (self-match prevention). */
+  readonly userId: number;
   readonly desk: string;
   /** The maker-side id. */
   readonly blockRfqId: string;
@@ -236,7 +251,10 @@ export interface RfqRecord {
   readonly quantity: number;
   /** Decimal text of one RFQ lot. */
   readonly quantityStep: string;
-  /** RFQ lots. */
+  /**
+   * RFQ lots: the smallest RFQ size at which every leg reaches its instrument's
+   * `blockTradeMinTradeAmount`. The RFQ, each quote and each accept are at least this big.
+   */
   readonly minTradeAmount: number;
   /** Decimal places of strategy units. */
   readonly priceScale: number;
@@ -328,15 +346,27 @@ export interface RfqTradeRecord {
   /** Strategy mark at trade time (strategy units) or null when a leg had no mark. */
   readonly markPrice: number | null;
   readonly fills: readonly RfqFill[];
+  /** The legs' quote currency (the trade is listed under it and under `currency`). */
+  readonly quoteCurrency: string;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Events and results
 
+/**
+ * Whose view of an RFQ a change touched: the taker's (its record, triggers, and the quotes once
+ * they are visible to it) and the maker desks' (the shared record, and each desk's own quotes).
+ */
+export interface RfqAudience {
+  readonly taker: boolean;
+  readonly desks: readonly string[];
+}
+
 export interface RfqChangedEvent {
   readonly type: 'rfq_changed';
   readonly rfq: RfqRecord;
   readonly quotes: readonly QuoteRecord[];
+  readonly audience: RfqAudience;
 }
 export interface QuoteChangedEvent {
   readonly type: 'rfq_quote_changed';

@@ -120,7 +120,6 @@ describe('Block RFQ through the API', () => {
       desk: core.desk,
       reads: core.ports.reads,
       makerDesks: () => ['MAKER1', 'MAKER2'],
-      accountOfUser: (userId) => harness.credentials.find((c) => c.userId === userId)?.accountIds[0] ?? null,
       now: () => core.ports.now(),
     });
     registerRfqChannels(harness.gateway.channels, core.ports.reads);
@@ -154,14 +153,14 @@ describe('Block RFQ through the API', () => {
     await takerWs.subscribe(['block_rfq.taker.any'], (push) => takerPushes.push(push));
 
     const legs = [
-      { instrumentName: call70, quantity: '1', side: 'buy' as const },
-      { instrumentName: call75, quantity: '1', side: 'sell' as const },
+      { instrumentName: call70, quantity: '25', side: 'buy' as const },
+      { instrumentName: call75, quantity: '25', side: 'sell' as const },
     ];
     await refusedWith(maker1.call('block/rfqs/create_rfq', { legs }), 'forbidden');
     const rfq = (await taker.call('block/rfqs/create_rfq', { legs, label: 'e2e' })) as Rfq;
     assert.equal(rfq.role, 'taker');
     assert.equal(rfq.status, 'created');
-    assert.equal(rfq.quantity, '1');
+    assert.equal(rfq.quantity, '25');
     assert.deepEqual(
       rfq.legs.map((l) => l.ratio),
       ['1', '1'],
@@ -180,7 +179,7 @@ describe('Block RFQ through the API', () => {
     const quote = (price70: string) => ({
       executionInstruction: 'any_part_of' as const,
       side: 'sell' as const,
-      quantity: '1',
+      quantity: '25',
       legs: [
         { instrumentName: call70, price: price70, ratio: '1', side: 'buy' as const },
         { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' as const },
@@ -232,7 +231,7 @@ describe('Block RFQ through the API', () => {
     assert.equal(accepted.blockTrades[0]!.tradeIds.length, 2);
     const takerAccount = harness.credentials[TAKER]!.accountIds[0]!;
     const maker2Account = harness.credentials[MAKER2]!.accountIds[0]!;
-    assert.equal(core.venue.position(takerAccount, call70)?.size, 10);
+    assert.equal(core.venue.position(takerAccount, call70)?.size, 250);
     assert.equal(core.venue.position(maker2Account, call70)?.size ?? 0, 0);
     // Each side's trade shows its own id of the RFQ (spec 4.8: the maker's id is not the taker's).
     const blockTrade = core.venue.recentTrades(call70, 100).find((t) => t.blockRfqId === rfq.blockRfqId)!;
@@ -260,7 +259,7 @@ describe('Block RFQ through the API', () => {
 
   test('expiry by virtual clock and wrong ids', async () => {
     const taker = harness.http(TAKER);
-    const legs = [{ instrumentName: call70, quantity: '1', side: 'buy' as const }];
+    const legs = [{ instrumentName: call70, quantity: '25', side: 'buy' as const }];
     const rfq = (await taker.call('block/rfqs/create_rfq', { legs, makers: ['MAKER1'] })) as Rfq;
     assert.deepEqual(rfq.makers, ['MAKER1']);
     const seen2 = (await harness.http(MAKER2).call('block/rfqs/get_rfqs', { status: 'created' })) as {
@@ -283,7 +282,7 @@ describe('Block RFQ through the API', () => {
 
   test('an anonymous RFQ needs 5 makers: without a list the two known desks are too few', async () => {
     const taker = harness.http(TAKER);
-    const legs = [{ instrumentName: call70, quantity: '1', side: 'buy' as const }];
+    const legs = [{ instrumentName: call70, quantity: '25', side: 'buy' as const }];
     await assert.rejects(
       taker.call('block/rfqs/create_rfq', { legs, disclosed: false }),
       (error: unknown) => {
@@ -299,24 +298,33 @@ describe('Block RFQ through the API', () => {
     );
   });
 
-  test('AON priority, a GTC accept that fires on a later quote, and allocations booked to their account', async () => {
+  test("AON priority, a GTC accept that fires on a later quote, and allocations only to the key's own user", async () => {
     const taker = harness.http(TAKER);
     const maker1 = harness.http(MAKER1);
     const maker2 = harness.http(MAKER2);
     const other = harness.credentials[3]!;
     const legs = [
-      { instrumentName: call70, quantity: '2', side: 'buy' as const },
-      { instrumentName: call75, quantity: '2', side: 'sell' as const },
+      { instrumentName: call70, quantity: '50', side: 'buy' as const },
+      { instrumentName: call75, quantity: '50', side: 'sell' as const },
     ];
-    const rfq = (await taker.call('block/rfqs/create_rfq', {
-      legs,
-      tradeAllocations: [{ amount: '0.5', userId: other.userId }],
-    })) as Rfq & { tradeAllocations: { amount: string; userId: number }[] };
-    assert.deepEqual(rfq.tradeAllocations, [{ amount: '0.5', userId: other.userId }]);
+    const takerUser = harness.credentials[TAKER]!.userId;
+    // A key acts on its own user's accounts only: no allocating positions to someone else.
     await refusedWith(
       taker.call('block/rfqs/create_rfq', {
         legs,
-        tradeAllocations: [{ amount: '2.1', userId: other.userId }],
+        tradeAllocations: [{ amount: '12.5', userId: other.userId }],
+      }),
+      'account_not_owned',
+    );
+    const rfq = (await taker.call('block/rfqs/create_rfq', {
+      legs,
+      tradeAllocations: [{ amount: '12.5', userId: takerUser }],
+    })) as Rfq & { tradeAllocations: { amount: string; userId: number }[] };
+    assert.deepEqual(rfq.tradeAllocations, [{ amount: '12.5', userId: takerUser }]);
+    await refusedWith(
+      taker.call('block/rfqs/create_rfq', {
+        legs,
+        tradeAllocations: [{ amount: '50.1', userId: takerUser }],
       }),
       'invalid_amount',
     );
@@ -344,11 +352,11 @@ describe('Block RFQ through the API', () => {
     })) as { trigger: { price: string } | null; blockTrades: unknown[] };
     assert.equal(gtc.trigger?.price, '0.02');
     assert.equal(gtc.blockTrades.length, 0);
-    await maker1.call('block/rfqs/create_quote', { blockRfqId: id1, ...quote('1', 'any_part_of') });
+    await maker1.call('block/rfqs/create_quote', { blockRfqId: id1, ...quote('25', 'any_part_of') });
     // maker2's AON quote for the whole size completes the trigger ahead of maker1's at the same price.
     const aon = (await maker2.call('block/rfqs/create_quote', {
       blockRfqId: id2,
-      ...quote('2', 'all_or_none'),
+      ...quote('50', 'all_or_none'),
     })) as {
       quoteId: string;
     };
@@ -362,11 +370,10 @@ describe('Block RFQ through the API', () => {
     }[];
     assert.deepEqual(
       quotes2.map((q) => [q.status, q.filledQuantity]),
-      [['filled', '2']],
+      [['filled', '50']],
     );
-    const otherAccount = other.accountIds[0]!;
     const takerAccount = harness.credentials[TAKER]!.accountIds[0]!;
-    assert.equal(core.venue.position(otherAccount, call70)?.size, 5);
+    assert.equal(core.venue.position(other.accountIds[0]!, call70)?.size ?? 0, 0);
     const page = (await taker.call('block/rfqs/get_trades', { currency: 'BTC', count: 1 })) as {
       continuation: string | null;
       results: { blockRfqId: string; timestamp: number }[];
@@ -382,8 +389,8 @@ describe('Block RFQ through the API', () => {
     assert.ok(next.results.every((t) => t.blockRfqId !== rfq.blockRfqId));
     assert.equal(
       core.venue.position(takerAccount, call70)?.size,
-      10 + 15,
-      'first flow 1 BTC, this one 1.5 BTC',
+      250 + 500,
+      'first flow 25 BTC, this one 50 BTC (its allocation is booked to the same user)',
     );
   });
 });

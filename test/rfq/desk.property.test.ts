@@ -21,6 +21,7 @@ import {
   PUT_70,
   RfqHarness,
   TAKER,
+  TAKER_2,
 } from './harness.ts';
 
 const INSTRUMENTS = [CALL_70, CALL_75, PUT_70];
@@ -111,7 +112,7 @@ test('random RFQ sequences never trade partial structures and conserve quantitie
                   ? null
                   : { instrumentName: PERP, side: o.hedge.side, amount: o.hedge.amount, price: 120_000 },
               tradeAllocations:
-                o.allocation === null ? [] : [{ amount: o.allocation, userId: 77, accountId: MAKER_C }],
+                o.allocation === null ? [] : [{ amount: o.allocation, userId: TAKER, accountId: TAKER_2 }],
             });
             if (result.ok && result.value.kind === 'rfq') rfqIds.push(result.value.rfq.blockRfqId);
             if (o.open) h.at(h.now + 5_000);
@@ -124,6 +125,7 @@ test('random RFQ sequences never trade partial structures and conserve quantitie
             const command: UnstampedRfqCommand = {
               type: 'rfq_quote_create',
               accountId: maker.accountId,
+              userId: maker.accountId,
               desk: maker.desk,
               blockRfqId: rfq.makerRecords.find((r) => r.desk === maker.desk)!.blockRfqId,
               side: o.side,
@@ -136,7 +138,7 @@ test('random RFQ sequences never trade partial structures and conserve quantitie
                 ratio: leg.ratio,
                 price: o.prices[i]!,
               })),
-              hedgePrice: null,
+              hedge: null,
               executionInstruction: o.aon ? 'all_or_none' : 'any_part_of',
               expiresAt: o.expiresIn === null ? null : h.now + o.expiresIn,
               label: '',
@@ -158,7 +160,7 @@ test('random RFQ sequences never trade partial structures and conserve quantitie
               quantity: 1 + ((o.quantity - 1) % quote.quantity),
               price: null,
               legs: quote.legs.map((leg) => ({ ...leg, price: Math.max(55, leg.price + o.bump * 5) })),
-              hedgePrice: null,
+              hedge: null,
               executionInstruction: quote.executionInstruction,
               expiresAt: null,
               label: '',
@@ -283,7 +285,7 @@ function checkInvariants(h: RfqHarness, rfqIds: readonly string[]): void {
     }
   }
   assert.equal(tradesByBlock.size, fillCount, 'no block trade outside the recorded fills');
-  for (const account of [TAKER, MAKER_A, MAKER_B, MAKER_C]) {
+  for (const account of [TAKER, TAKER_2, MAKER_A, MAKER_B, MAKER_C]) {
     for (const instrument of [...INSTRUMENTS, PERP]) {
       assert.equal(
         h.size(account, instrument),

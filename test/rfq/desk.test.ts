@@ -22,6 +22,7 @@ import {
   spreadLegs,
   T0,
   TAKER,
+  TAKER_2,
 } from './harness.ts';
 
 function openRfq(h: RfqHarness, more: Parameters<RfqHarness['callSpread']>[0] = {}): RfqRecord {
@@ -135,12 +136,12 @@ describe('create_rfq', () => {
     h.refused({ ...base, legs: [base.legs[0]!, base.legs[0]!] }, 'invalid_arguments');
     h.refused({ ...base, legs: Array.from({ length: 21 }, () => base.legs[0]!) }, 'invalid_arguments');
     h.refused({ ...base, label: 'x'.repeat(65) }, 'invalid_arguments');
-    h.refused({ ...base, tradeAllocations: [{ amount: 11, userId: 9 }] }, 'invalid_amount');
+    h.refused({ ...base, tradeAllocations: [{ amount: 11, userId: TAKER }] }, 'invalid_amount');
     h.refused({ ...base, tradeAllocations: [{ amount: 1 }] }, 'invalid_arguments');
     const ok = h.ok({
       ...base,
       tradeAllocations: [
-        { amount: 4, userId: 9 },
+        { amount: 4, userId: TAKER },
         { amount: 6, clientInfo: { clientId: 1, clientLinkId: 2 } },
       ],
     });
@@ -388,7 +389,9 @@ describe('accept', () => {
   test('hedge leg trades pro rata with the structure at the quote hedge price', () => {
     const h = new RfqHarness();
     const rfq = openRfq(h, { hedge: { instrumentName: PERP, side: 'sell', amount: 1000, price: 120000 } });
-    h.quote(rfq, DESK_A, MAKER_A, 'sell', 4, 500, 300, { hedgePrice: 120010 });
+    h.quote(rfq, DESK_A, MAKER_A, 'sell', 4, 500, 300, {
+      hedge: { instrumentName: PERP, side: 'sell', amount: 400, price: 120010 },
+    });
     h.quote(rfq, DESK_B, MAKER_B, 'sell', 6, 505, 300);
     const result = accept(h, rfq, 'buy', 205);
     assert.ok(result.ok && result.value.kind === 'accept');
@@ -406,14 +409,14 @@ describe('accept', () => {
     const h = new RfqHarness();
     const rfq = openRfq(h, {
       tradeAllocations: [
-        { amount: 3, userId: 42, accountId: MAKER_C },
+        { amount: 3, userId: TAKER, accountId: TAKER_2 },
         { amount: 2, clientInfo: { clientId: 7, clientLinkId: 8 } },
       ],
     });
     assert.deepEqual(rfq.tradeAllocations[0], {
       amount: 3,
-      userId: 42,
-      accountId: MAKER_C,
+      userId: TAKER,
+      accountId: TAKER_2,
       clientInfo: null,
     });
     h.quote(rfq, DESK_A, MAKER_A, 'sell', 2, 500, 300);
@@ -423,12 +426,12 @@ describe('accept', () => {
     assert.deepEqual(
       result.value.trade!.fills.map((f) => [f.desk, f.takerAccountId, f.quantity]),
       [
-        [DESK_A, MAKER_C, 2],
-        [DESK_B, MAKER_C, 1],
+        [DESK_A, TAKER_2, 2],
+        [DESK_B, TAKER_2, 1],
         [DESK_B, TAKER, 7],
       ],
     );
-    assert.equal(h.size(MAKER_C, CALL_70), 3);
+    assert.equal(h.size(TAKER_2, CALL_70), 3);
     assert.equal(h.size(TAKER, CALL_70), 7);
     assert.equal(h.size(MAKER_B, CALL_75), 8);
     assert.equal(h.desk.quote(result.value.trade!.fills[1]!.quoteId)?.filledQuantity, 8);

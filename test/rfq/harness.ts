@@ -11,6 +11,7 @@ import type { Venue } from '../../src/engine/venue.ts';
 import { RfqDesk } from '../../src/rfq/desk.ts';
 import { marketOf } from '../../src/rfq/market.ts';
 import type {
+  QuoteHedgeInput,
   QuoteLegInput,
   RfqCommand,
   RfqEvent,
@@ -29,6 +30,10 @@ export const TAKER = 1;
 export const MAKER_A = 2;
 export const MAKER_B = 3;
 export const MAKER_C = 4;
+/** A second account of the taker's user (user TAKER): allocations may go there. */
+export const TAKER_2 = 5;
+/** Block minimum of the harness options: one lot, so tests of the mechanics use small sizes. */
+export const ONE_LOT_BLOCK = { blockTradeMinTradeAmount: '0.1' };
 export const DESK_A = 'desk-a';
 export const DESK_B = 'desk-b';
 export const DESK_C = 'desk-c';
@@ -45,10 +50,10 @@ export class RfqHarness {
     this.desk = new RfqDesk(marketOf(this.engine.venue));
     const h = this.engine;
     h.list(perpetualSpec());
-    h.list(optionSpec());
-    h.list(optionSpec({ name: CALL_75, strike: '75000' }));
-    h.list(optionSpec({ name: PUT_70, optionType: 'put' }));
-    for (const account of [TAKER, MAKER_A, MAKER_B, MAKER_C]) h.account(account);
+    h.list(optionSpec(ONE_LOT_BLOCK));
+    h.list(optionSpec({ name: CALL_75, strike: '75000', ...ONE_LOT_BLOCK }));
+    h.list(optionSpec({ name: PUT_70, optionType: 'put', ...ONE_LOT_BLOCK }));
+    for (const account of [TAKER, MAKER_A, MAKER_B, MAKER_C, TAKER_2]) h.account(account);
   }
 
   get venue(): Venue {
@@ -158,20 +163,21 @@ export class RfqHarness {
     return {
       type: 'rfq_quote_create' as const,
       accountId: MAKER_A,
+      userId: MAKER_A,
       desk: DESK_A,
       blockRfqId: this.makerId(rfq, DESK_A),
       side: 'sell' as const,
       quantity: 10,
       price: null as number | null,
       legs: spreadLegs(500, 300),
-      hedgePrice: null,
+      hedge: null as QuoteHedgeInput | null,
       executionInstruction: 'any_part_of' as const,
       expiresAt: null,
       label: '',
     };
   }
 
-  /** Quote on the call spread with leg prices in ticks (strategy price = p70 − p75). */
+  /** Quote on the call spread with leg prices in ticks (strategy price = p70 − p75); the maker's user is its account. */
   quote(
     rfq: { makerRecords: readonly { desk: string; blockRfqId: string }[] },
     desk: string,
@@ -185,13 +191,14 @@ export class RfqHarness {
     return this.run({
       type: 'rfq_quote_create',
       accountId,
+      userId: accountId,
       desk,
       blockRfqId: this.makerId(rfq, desk),
       side,
       quantity,
       price: null,
       legs: spreadLegs(p70, p75),
-      hedgePrice: null,
+      hedge: null,
       executionInstruction: 'any_part_of',
       expiresAt: null,
       label: '',

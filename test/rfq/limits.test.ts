@@ -33,7 +33,7 @@ describe('anonymous RFQs', () => {
     assert.equal(result.error.data.field, 'disclosed');
     assert.match(result.error.message, /at least 5 makers/);
 
-    // Repeated names count once.
+    // Repeated names do not make up the count: a name listed twice is refused.
     const repeated = [DESK_A, DESK_A, DESK_A, DESK_B, DESK_B];
     assert.throws(() => h.callSpread({ disclosed: false, makers: repeated, targetDesks: repeated }));
     // No explicit list: the edge targets every maker desk; fewer than 5 is refused, 5 accepted.
@@ -79,7 +79,7 @@ describe('quotes per side', () => {
         quantity: 10,
         price: null,
         legs: spreadLegs(700, 300),
-        hedgePrice: null,
+        hedge: null,
         executionInstruction: 'any_part_of',
         expiresAt: null,
         label: '',

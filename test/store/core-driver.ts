@@ -79,7 +79,7 @@ export class CoreDriver {
   // -------------------------------------------------------------------------------------------
   // Block RFQ
 
-  /** A call spread RFQ (buy 70000-C, sell 75000-C, 1 BTC each) sent to DESK. */
+  /** A call spread RFQ (buy 70000-C, sell 75000-C, 25 BTC each: the block minimum) sent to DESK. */
   createRfq(label = 'cs'): RfqRecord {
     const value = this.ok<RfqValue>({
       type: 'rfq_create',
@@ -91,8 +91,8 @@ export class CoreDriver {
       disclosed: true,
       label,
       legs: [
-        { instrumentName: CALL_70, side: 'buy', amount: 10 },
-        { instrumentName: CALL_75, side: 'sell', amount: 10 },
+        { instrumentName: CALL_70, side: 'buy', amount: 250 },
+        { instrumentName: CALL_75, side: 'sell', amount: 250 },
       ],
       hedge: null,
       tradeAllocations: [],
@@ -106,16 +106,17 @@ export class CoreDriver {
     const value = this.ok<RfqValue>({
       type: 'rfq_quote_create',
       accountId: MAKER,
+      userId: MAKER,
       desk: DESK,
       blockRfqId: rfq.makerRecords.find((r) => r.desk === DESK)!.blockRfqId,
       side: 'sell',
-      quantity: 10,
+      quantity: 250,
       price: null,
       legs: [
         { instrumentName: CALL_70, side: 'buy', ratio: 1, price: 500 },
         { instrumentName: CALL_75, side: 'sell', ratio: 1, price: 300 },
       ],
-      hedgePrice: null,
+      hedge: null,
       executionInstruction: 'any_part_of',
       expiresAt: null,
       label: 'q',

@@ -4,7 +4,8 @@
  *
  * Roles come from the key: create_rfq, cancel_rfq and accept need `taker`; quoting needs
  * `maker` and a desk name; get_rfqs answers by role; get_trades and get_instruments need any
- * authenticated key. Handlers parse decimals against the RFQ's own grids (read from the desk)
+ * authenticated key. A key acts on its own user's accounts only: trade allocations name the
+ * taker's own user. Currency filters and channels follow one classification (../../rfq/currency.ts). Handlers parse decimals against the RFQ's own grids (read from the desk)
  * and submit domain-unit commands; the desk re-validates everything when the command applies.
  * An RFQ or quote of someone else is indistinguishable from a missing one (`not_found`).
  */
@@ -13,11 +14,13 @@ import type { SubResult } from '../../core/submachine.ts';
 import type { Side } from '../../core/types.ts';
 import { DecimalGrid } from '../../domain/decimal.ts';
 import { VenueError } from '../../domain/errors.ts';
+import { currenciesOf, isRfqCurrency, matchesCurrency, RFQ_CURRENCIES } from '../../rfq/currency.ts';
 import type { RfqDesk } from '../../rfq/desk.ts';
 import { deriveStructure, type RfqMarket } from '../../rfq/structure.ts';
 import { pageTrades, TRADES_DEFAULT_COUNT } from '../../rfq/trades.ts';
 import {
   DEFAULT_RFQ_CONFIG,
+  type QuoteHedgeInput,
   type QuoteLegInput,
   type QuoteRecord,
   type RfqEvent,
@@ -75,8 +78,6 @@ export interface RfqMethodDeps {
   readonly reads: ReadPort;
   /** Desk names of every maker key (an RFQ without `makers` goes to all of them). */
   makerDesks(): readonly string[];
-  /** The account an allocation to `userId` is booked to (that user's default account), or null. */
-  accountOfUser?(userId: number): number | null;
   now(): number;
 }
 
@@ -107,15 +108,17 @@ function makerRfq(deps: RfqMethodDeps, desk: string, blockRfqId: string): RfqRec
   return rfq;
 }
 
-function allocationAccount(deps: RfqMethodDeps, principal: Principal, userId: number, index: number): number {
-  const accountId =
-    userId === principal.userId ? principal.defaultAccountId : (deps.accountOfUser?.(userId) ?? null);
-  if (accountId === null) {
-    throw new VenueError('invalid_arguments', `unknown user ${userId}`, {
+/**
+ * The account an allocation to `userId` is booked to: the key's own account, since a key acts
+ * only on its own user's accounts (an allocation to another user is refused).
+ */
+function allocationAccount(principal: Principal, userId: number, index: number): number {
+  if (userId !== principal.userId) {
+    throw new VenueError('account_not_owned', `user ${userId} is not this key's user`, {
       field: `tradeAllocations[${index}].userId`,
     });
   }
-  return accountId;
+  return principal.defaultAccountId;
 }
 
 function marketOfReads(reads: ReadPort, now: number): RfqMarket {
@@ -139,6 +142,17 @@ function parseRatio(text: string, field: string): number {
   return ratio;
 }
 
+/** A quote's hedge in the hedge instrument's units; the desk checks it against the RFQ's hedge. */
+function quoteHedge(deps: RfqMethodDeps, hedge: NonNullable<QuoteParams['hedge']>): QuoteHedgeInput {
+  const instrument = instrumentOf(deps.reads, hedge.instrumentName, 'hedge.instrumentName');
+  return {
+    instrumentName: instrument.name,
+    side: hedge.side as Side,
+    amount: instrument.parseQuantity(hedge.quantity, 'hedge.quantity'),
+    price: instrument.parsePrice(hedge.price, 'hedge.price'),
+  };
+}
+
 type QuoteParams = Pick<
   Static<typeof CreateQuoteParams>,
   'label' | 'executionInstruction' | 'legs' | 'hedge' | 'quantity' | 'side' | 'price' | 'expiresAt'
@@ -154,24 +168,12 @@ function quoteTerms(deps: RfqMethodDeps, rfq: RfqRecord, params: QuoteParams) {
       `legs[${index}].price`,
     ),
   }));
-  let hedgePrice: number | null = null;
-  if (params.hedge != null) {
-    if (rfq.hedge === null || params.hedge.instrumentName !== rfq.hedge.instrumentName) {
-      throw new VenueError('invalid_arguments', "the hedge must be the RFQ's hedge instrument", {
-        field: 'hedge.instrumentName',
-      });
-    }
-    hedgePrice = instrumentOf(deps.reads, rfq.hedge.instrumentName, 'hedge.instrumentName').parsePrice(
-      params.hedge.price,
-      'hedge.price',
-    );
-  }
   return {
     side: params.side as Side,
     quantity: parseRfqQuantity(rfq, params.quantity),
     price: params.price == null ? null : parseStrategyPrice(rfq, params.price),
     legs,
-    hedgePrice,
+    hedge: params.hedge == null ? null : quoteHedge(deps, params.hedge),
     executionInstruction: params.executionInstruction,
     expiresAt: params.expiresAt ?? null,
     label: params.label ?? '',
@@ -226,7 +228,7 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
       const tradeAllocations = (params.tradeAllocations ?? []).map((a, index) => ({
         amount: grid.parse(a.amount, `tradeAllocations[${index}].amount`),
         userId: a.userId ?? null,
-        accountId: a.userId == null ? null : allocationAccount(deps, principal, a.userId, index),
+        accountId: a.userId == null ? null : allocationAccount(principal, a.userId, index),
         clientInfo: a.clientInfo ?? null,
       }));
       const known = new Set(deps.makerDesks());
@@ -352,10 +354,10 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
       const wantTaker = principal.roles.has('taker') && params.role !== 'maker';
       const wantMaker =
         principal.roles.has('maker') && principal.deskName !== null && params.role !== 'taker';
-      const currency = params.currency?.toUpperCase() ?? 'ANY';
+      const currency = params.currency ?? 'any';
       const keep = (rfq: RfqRecord) =>
         (params.status == null || rfq.status === params.status) &&
-        (currency === 'ANY' || rfq.currency === currency);
+        matchesCurrency(currency, rfq.currency, rfq.quoteCurrency);
       if (wantTaker) {
         for (const rfq of desk.takerRfqs(principal.accountIds)) {
           if (!keep(rfq) || (params.blockRfqId != null && rfq.blockRfqId !== params.blockRfqId)) continue;
@@ -403,6 +405,7 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
       const value = await submitOrThrow(deps, {
         type: 'rfq_quote_create',
         accountId: principal.defaultAccountId,
+        userId: principal.userId,
         desk: deskName,
         blockRfqId: params.blockRfqId,
         ...quoteTerms(deps, rfq, params),
@@ -524,12 +527,9 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
     params: GetRfqInstrumentsParams,
     result: Type.Object({ results: Type.Array(RfqInstrumentSchema) }),
     handler: (params) => {
-      const currency = params.currency.toUpperCase();
       const results = reads
         .instruments(params.expired ?? false)
-        .filter(
-          (i) => currency === 'ANY' || i.spec.baseCurrency === currency || i.spec.quoteCurrency === currency,
-        )
+        .filter((i) => matchesCurrency(params.currency, i.spec.baseCurrency, i.spec.quoteCurrency))
         .filter((i) => (params.kind == null ? !i.kind.endsWith('_combo') : i.kind === params.kind))
         .map(rfqInstrumentToWire);
       return { results };
@@ -540,10 +540,18 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
 // ---------------------------------------------------------------------------------------------
 // Push channels
 
-const TAKER_PATTERN = /^block_rfq\.taker\.([A-Za-z0-9]+)$/;
-const MAKER_PATTERN = /^block_rfq\.maker\.([A-Za-z0-9]+)$/;
+const TAKER_PATTERN = /^block_rfq\.taker\.([^.]*)$/;
+const MAKER_PATTERN = /^block_rfq\.maker\.([^.]*)$/;
 
-function currencyPart(text: string): string {
+/** The channel's currency part as its topic spells it (`any` or upper case); refuses others. */
+function channelCurrency(name: string, text: string): string {
+  if (!isRfqCurrency(text)) {
+    throw new VenueError(
+      'invalid_arguments',
+      `${name}: unknown currency ${JSON.stringify(text)} (one of ${RFQ_CURRENCIES.join(', ')}, any)`,
+      { field: 'channels' },
+    );
+  }
   return text.toUpperCase() === 'ANY' ? 'any' : text.toUpperCase();
 }
 
@@ -556,6 +564,15 @@ function rfqEventsOf(subEvents: ReadonlyMap<string, readonly unknown[]> | undefi
   return (subEvents?.get(RFQ_SUBMACHINE) ?? []) as RfqEvent[];
 }
 
+/** The channel names an RFQ is pushed on for `role`: each currency it is filed under, and any. */
+function rfqChannels(role: 'taker' | 'maker', rfq: RfqRecord): string[] {
+  return [...currenciesOf(rfq.currency, rfq.quoteCurrency), 'any'].map((c) => `block_rfq.${role}.${c}`);
+}
+
+/**
+ * Pushes go only to the parties whose own view changed (the event's audience): a desk never
+ * hears of another desk's quotes, and the taker nothing of quotes it cannot see yet.
+ */
 export function registerRfqChannels(channels: ChannelRegistry, reads: ReadPort): void {
   const lookup = (name: string) => reads.instrument(name);
   channels.register({
@@ -569,19 +586,19 @@ export function registerRfqChannels(channels: ChannelRegistry, reads: ReadPort):
       if (principal === null || !principal.roles.has('taker')) {
         throw new VenueError('permission_denied', `${name} needs a taker key`, { field: 'channels' });
       }
-      return { topics: [topicFor(`block_rfq.taker.${currencyPart(match[1]!)}`, principal.defaultAccountId)] };
+      const currency = channelCurrency(name, match[1]!);
+      return { topics: [topicFor(`block_rfq.taker.${currency}`, principal.defaultAccountId)] };
     },
     produce(batch, emit) {
       for (const event of rfqEventsOf(batch.subEvents)) {
-        if (event.type !== 'rfq_changed') continue;
+        if (event.type !== 'rfq_changed' || !event.audience.taker) continue;
         const rfq = event.rfq;
         let wire: unknown;
         const data = () => {
           wire ??= rfqToWire(rfq, event.quotes, { role: 'taker' }, lookup);
           return wire;
         };
-        emit(`block_rfq.taker.${rfq.currency}`, rfq.takerAccountId, data);
-        emit('block_rfq.taker.any', rfq.takerAccountId, data);
+        for (const channel of rfqChannels('taker', rfq)) emit(channel, rfq.takerAccountId, data);
       }
     },
   });
@@ -597,20 +614,21 @@ export function registerRfqChannels(channels: ChannelRegistry, reads: ReadPort):
       if (principal === null || !principal.roles.has('maker') || principal.deskName === null) {
         throw new VenueError('permission_denied', `${name} needs a maker key`, { field: 'channels' });
       }
-      return { topics: [makerChannelKey(principal.deskName, `block_rfq.maker.${currencyPart(match[1]!)}`)] };
+      const currency = channelCurrency(name, match[1]!);
+      return { topics: [makerChannelKey(principal.deskName, `block_rfq.maker.${currency}`)] };
     },
     produce(batch, emit) {
       for (const event of rfqEventsOf(batch.subEvents)) {
         if (event.type !== 'rfq_changed') continue;
         const rfq = event.rfq;
-        for (const record of rfq.makerRecords) {
+        for (const desk of event.audience.desks) {
+          if (!rfq.makerRecords.some((record) => record.desk === desk)) continue;
           let wire: unknown;
           const data = () => {
-            wire ??= rfqToWire(rfq, event.quotes, { role: 'maker', desk: record.desk }, lookup);
+            wire ??= rfqToWire(rfq, event.quotes, { role: 'maker', desk }, lookup);
             return wire;
           };
-          emit(makerChannelKey(record.desk, `block_rfq.maker.${rfq.currency}`), null, data);
-          emit(makerChannelKey(record.desk, 'block_rfq.maker.any'), null, data);
+          for (const channel of rfqChannels('maker', rfq)) emit(makerChannelKey(desk, channel), null, data);
         }
       }
     },

@@ -8,9 +8,11 @@
  * - maker: the desk's own maker-side id, `makers` empty, the taker alias when disclosed, and
  *   the desk's own quotes; never the label, allocations or other makers' quotes.
  */
-import { DecimalGrid, formatScaled, parseDecimal, toSafeInteger, toScale } from '../../domain/decimal.ts';
+import { formatScaled, parseDecimal, toSafeInteger, toScale } from '../../domain/decimal.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
+import { formatRfqLots, rfqLotGrid } from '../../rfq/lots.ts';
+import { hedgeShare } from '../../rfq/quote-terms.ts';
 import type { QuoteRecord, RfqHedge, RfqRecord, RfqTradeRecord } from '../../rfq/types.ts';
 import type { WireQuote, WireRfq, WireRfqInstrument, WireRfqTrade } from '../schemas/rfq.ts';
 
@@ -18,22 +20,12 @@ export type InstrumentLookup = (name: string) => Instrument | undefined;
 
 export type RfqViewer = { readonly role: 'taker' } | { readonly role: 'maker'; readonly desk: string };
 
-const grids = new Map<string, DecimalGrid>();
-function gridOf(step: string): DecimalGrid {
-  let grid = grids.get(step);
-  if (grid === undefined) {
-    grid = new DecimalGrid(step);
-    grids.set(step, grid);
-  }
-  return grid;
-}
-
 export function formatRfqQuantity(rfq: { quantityStep: string }, lots: number): string {
-  return gridOf(rfq.quantityStep).format(lots);
+  return formatRfqLots(rfq, lots);
 }
 
 export function parseRfqQuantity(rfq: { quantityStep: string }, text: string, field = 'quantity'): number {
-  const lots = gridOf(rfq.quantityStep).parse(text, field);
+  const lots = rfqLotGrid(rfq.quantityStep).parse(text, field);
   if (lots <= 0) throw new VenueError('invalid_amount', `${field} must be positive`, { field });
   return lots;
 }
@@ -60,11 +52,6 @@ function hedgeToWire(lookup: InstrumentLookup, hedge: RfqHedge, amount: number, 
     side: hedge.side,
     price: instrument.formatPrice(price),
   };
-}
-
-/** The hedge share of `quantity` RFQ lots (floored to whole hedge lots). */
-function hedgeShare(rfq: RfqRecord, quantity: number): number {
-  return rfq.hedge === null ? 0 : Math.floor((rfq.hedge.amount * quantity) / rfq.quantity);
 }
 
 export function quoteToWire(quote: QuoteRecord, rfq: RfqRecord, lookup: InstrumentLookup): WireQuote {

@@ -9,7 +9,11 @@
  *   item never repeats or skips one; a malformed token reads as none, as the desk does.
  * - `takerRfqs` and `deskQuotes` list records newest first by their number; their continuation
  *   is the number of the last item returned (which is also its id). Null when nothing follows.
+ * - A currency filter follows the desk's classification (src/rfq/currency.ts): an RFQ or trade
+ *   is found under its base currency (the `currency` column) and its quote currency (read from
+ *   the stored record's `quoteCurrency`, so the tables need no new column).
  */
+import { currencyFilter } from '../../rfq/currency.ts';
 import { parseContinuation, TRADES_DEFAULT_COUNT, TRADES_LOOKBACK_MS } from '../../rfq/trades.ts';
 import type { QuoteRecord, QuoteStatus, RfqRecord, RfqStatus, RfqTradeRecord } from '../../rfq/types.ts';
 import { checkCount, pageByKeyDesc, type ReadQuerier } from './keyset-page.ts';
@@ -34,15 +38,23 @@ export interface RfqTradesPage {
   readonly continuation: string | null;
 }
 
+/** Adds the condition "filed under `currency`" (a symbol or `any`) to a query. */
+function addCurrencyCondition(currency: string, where: string[], params: RowValue[]): void {
+  const wanted = currencyFilter(currency);
+  if (wanted === 'ANY') return;
+  if (!/^[A-Z0-9]+$/.test(wanted)) {
+    where.push('1 = 0');
+    return;
+  }
+  where.push('(currency = ? OR view LIKE ?)');
+  params.push(wanted, `%"quoteCurrency":"${wanted}"%`);
+}
+
 export async function rfqTrades(db: ReadQuerier, q: RfqTradesQuery): Promise<RfqTradesPage> {
   const count = checkCount(q.count, TRADES_DEFAULT_COUNT);
   const where = ['timestamp >= ?'];
   const params: RowValue[] = [q.now - (q.lookbackMs ?? TRADES_LOOKBACK_MS)];
-  const currency = q.currency.toUpperCase();
-  if (currency !== 'ANY') {
-    where.push('currency = ?');
-    params.push(currency);
-  }
+  addCurrencyCondition(q.currency, where, params);
   const after =
     q.continuation === null || q.continuation === undefined ? null : parseContinuation(q.continuation);
   if (after !== null) {
@@ -81,10 +93,7 @@ export async function takerRfqs(db: ReadQuerier, q: TakerRfqsQuery): Promise<Tak
   const count = checkCount(q.count, 20);
   const where = ['taker_account_id = ?'];
   const params: RowValue[] = [q.takerAccountId];
-  if (q.currency !== undefined && q.currency.toUpperCase() !== 'ANY') {
-    where.push('currency = ?');
-    params.push(q.currency.toUpperCase());
-  }
+  if (q.currency !== undefined) addCurrencyCondition(q.currency, where, params);
   if (q.status !== undefined) {
     where.push('status = ?');
     params.push(q.status);

@@ -1,0 +1,353 @@
+/**
+ * Who may trade what through the desk, with the real engine: allocations stay within the taker's
+ * user, prices are positive, an accept books all of its quantity or nothing, a user never
+ * trades with itself, RFQs meet the block minimum, quote hedges restate the RFQ's hedge, and
+ * refusals speak wire units and real fields.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { optionSpec } from '../../src/engine/testkit.ts';
+import type { RfqRecord } from '../../src/rfq/types.ts';
+import {
+  CALL_70,
+  CALL_75,
+  DESK_A,
+  DESK_B,
+  type DeskResult,
+  MAKER_A,
+  MAKER_B,
+  PERP,
+  quoteIdOf,
+  RfqHarness,
+  spreadLegs,
+  TAKER,
+  TAKER_2,
+} from './harness.ts';
+
+function refusal(result: DeskResult): { name: string; data: Record<string, unknown> } {
+  assert.equal(result.ok, false, 'expected a refusal');
+  if (result.ok) throw new Error('unreachable');
+  return { name: result.error.name, data: result.error.data };
+}
+
+function acceptAll(h: RfqHarness, rfq: RfqRecord, accountId: number, price: number) {
+  return h.run({
+    type: 'rfq_accept',
+    accountId,
+    blockRfqId: rfq.blockRfqId,
+    side: 'buy',
+    price,
+    quantity: null,
+    timeInForce: 'fill_or_kill',
+  });
+}
+
+describe('trade allocations', () => {
+  test("only the taker's own user: another user's account is refused, naming the field", () => {
+    const h = new RfqHarness();
+    const result = h.run({
+      type: 'rfq_create',
+      accountId: TAKER,
+      userId: TAKER,
+      takerAlias: null,
+      makers: [],
+      targetDesks: [DESK_A],
+      disclosed: true,
+      label: '',
+      legs: [{ instrumentName: CALL_70, side: 'buy', amount: 10 }],
+      hedge: null,
+      tradeAllocations: [
+        { amount: 2, userId: TAKER, accountId: TAKER_2 },
+        { amount: 5, userId: MAKER_B, accountId: MAKER_B },
+      ],
+    });
+    assert.deepEqual(refusal(result), {
+      name: 'account_not_owned',
+      data: { field: 'tradeAllocations[1].userId' },
+    });
+    // Broker (clientInfo) allocations are booked to the taker, as before.
+    const rfq = h.callSpread({
+      tradeAllocations: [{ amount: 3, clientInfo: { clientId: 1, clientLinkId: 2 } }],
+    });
+    h.at(h.now + 5_000);
+    h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300);
+    assert.ok(acceptAll(h, rfq, TAKER, 200).ok);
+    assert.equal(h.size(TAKER, CALL_70), 10);
+    assert.equal(h.size(MAKER_B, CALL_70), 0);
+  });
+});
+
+describe('prices', () => {
+  test('quote leg prices must be positive; the field is the quote own leg', () => {
+    const h = new RfqHarness();
+    const rfq = h.callSpread();
+    for (const price of [-100, 0]) {
+      const legs = [...spreadLegs(500, price)].reverse();
+      assert.deepEqual(refusal(h.run({ ...h.quoteCommand(rfq), legs })), {
+        name: 'invalid_price',
+        data: { field: 'legs[0].price' },
+      });
+    }
+    assert.equal(h.desk.quotesOfRfq(rfq.blockRfqId).length, 0);
+  });
+
+  test('a negative strategy price is fine: it is the signed sum of positive legs', () => {
+    const h = new RfqHarness();
+    const rfq = h.callSpread();
+    h.at(h.now + 5_000);
+    const id = quoteIdOf(h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 300, 500));
+    assert.equal(h.desk.quote(id)!.price, -200);
+    const result = acceptAll(h, rfq, TAKER, -200);
+    assert.ok(result.ok);
+    const fees = h.engineEvents.flatMap((e) =>
+      e.type === 'trade' ? [e.trade.taker.fee, e.trade.maker.fee] : [],
+    );
+    assert.equal(fees.length, 4);
+    assert.ok(fees.every((fee) => fee >= 0));
+  });
+
+  test('hedge prices must be positive at create_rfq and create_quote', () => {
+    const h = new RfqHarness();
+    for (const price of [-130_000, 0]) {
+      assert.throws(
+        () => h.callSpread({ hedge: { instrumentName: PERP, side: 'sell', amount: 1_000, price } }),
+        /hedge price must be positive/,
+      );
+    }
+    const rfq = h.callSpread({
+      hedge: { instrumentName: PERP, side: 'sell', amount: 1_000, price: 130_000 },
+    });
+    const hedge = { instrumentName: PERP, side: 'sell' as const, amount: 1_000, price: -100 };
+    assert.deepEqual(refusal(h.run({ ...h.quoteCommand(rfq), hedge })), {
+      name: 'invalid_price',
+      data: { field: 'hedge.price' },
+    });
+  });
+});
+
+describe('accept is atomic', () => {
+  /** A taker (account 6, its own user) who can pay for 0.5 BTC of the call but not for 1 BTC. */
+  function poorTaker(h: RfqHarness): RfqRecord {
+    h.engine.account(6, { BTC: 3_000_000 });
+    const rfq = h.callSpread({
+      accountId: 6,
+      userId: 6,
+      legs: [{ instrumentName: CALL_70, side: 'buy', amount: 10 }],
+    });
+    h.at(h.now + 5_000);
+    const legs = [{ instrumentName: CALL_70, side: 'buy' as const, ratio: 1, price: 500 }];
+    quoteIdOf(h.quote(rfq, DESK_A, MAKER_A, 'sell', 5, 500, 300, { legs }));
+    quoteIdOf(h.quote(rfq, DESK_B, MAKER_B, 'sell', 5, 500, 300, { legs }));
+    return rfq;
+  }
+
+  test('FOK over two makers: the taker cannot pay the second block, so nothing trades', () => {
+    const h = new RfqHarness();
+    const rfq = poorTaker(h);
+    assert.equal(refusal(acceptAll(h, rfq, 6, 500)).name, 'not_enough_funds');
+    assert.equal(h.size(6, CALL_70), 0);
+    assert.equal(h.size(MAKER_A, CALL_70), 0);
+    assert.equal(h.size(MAKER_B, CALL_70), 0);
+    assert.ok(!h.engineEvents.some((e) => e.type === 'trade'));
+    const after = h.desk.takerRfq(new Set([6]), rfq.blockRfqId)!;
+    assert.equal(after.status, 'open');
+    assert.equal(after.filledQuantity, 0);
+    assert.deepEqual(
+      h.desk.quotesOfRfq(rfq.blockRfqId).map((q) => [q.status, q.filledQuantity]),
+      [
+        ['open', 0],
+        ['open', 0],
+      ],
+    );
+    assert.equal(h.desk.trades().length, 0);
+  });
+
+  test('GTC and partial quantities are atomic too', () => {
+    const h = new RfqHarness();
+    const rfq = poorTaker(h);
+    const gtc = h.run({
+      type: 'rfq_accept',
+      accountId: 6,
+      blockRfqId: rfq.blockRfqId,
+      side: 'buy',
+      price: 500,
+      quantity: 8,
+      timeInForce: 'good_til_cancelled',
+    });
+    assert.equal(refusal(gtc).name, 'not_enough_funds');
+    assert.ok(!h.engineEvents.some((e) => e.type === 'trade'));
+    assert.equal(h.desk.takerRfq(new Set([6]), rfq.blockRfqId)!.triggers.length, 0);
+    // What the taker can pay trades in one go.
+    const small = h.run({
+      type: 'rfq_accept',
+      accountId: 6,
+      blockRfqId: rfq.blockRfqId,
+      side: 'buy',
+      price: 500,
+      quantity: 5,
+      timeInForce: 'fill_or_kill',
+    });
+    assert.ok(small.ok);
+    assert.equal(h.size(6, CALL_70), 5);
+  });
+
+  test('a maker short of funds in a multi-maker batch is dropped and the accept re-planned', () => {
+    const h = new RfqHarness();
+    h.engine.account(9, { BTC: 1_000 });
+    const rfq = h.callSpread();
+    h.at(h.now + 5_000);
+    const broke = quoteIdOf(h.quote(rfq, DESK_A, 9, 'sell', 5, 495, 300));
+    const first = quoteIdOf(h.quote(rfq, DESK_B, MAKER_B, 'sell', 5, 500, 300));
+    const second = quoteIdOf(h.quote(rfq, DESK_B, MAKER_B, 'sell', 5, 505, 300));
+    const result = acceptAll(h, rfq, TAKER, 205);
+    assert.ok(result.ok && result.value.kind === 'accept');
+    assert.deepEqual(
+      result.value.trade!.fills.map((f) => f.quoteId),
+      [first, second],
+    );
+    assert.equal(h.desk.quote(broke)!.statusReason, 'trade_refused');
+    assert.equal(h.size(9, CALL_70), 0);
+    assert.equal(h.size(TAKER, CALL_70), 10);
+  });
+});
+
+describe('self-match prevention', () => {
+  test("a desk may not quote an RFQ of its own user, from any of the user's accounts", () => {
+    const h = new RfqHarness();
+    const rfq = h.callSpread();
+    const own = h.run({ ...h.quoteCommand(rfq), accountId: TAKER_2, userId: TAKER });
+    assert.deepEqual(refusal(own), { name: 'order_overlap', data: { field: 'blockRfqId' } });
+    assert.ok(h.run(h.quoteCommand(rfq)).ok, 'another user quotes');
+  });
+});
+
+describe('block minimum', () => {
+  const CALL_80 = 'BTC-27DEC26-80000-C';
+
+  function realistic(h: RfqHarness, amount: number) {
+    return h.run({
+      type: 'rfq_create',
+      accountId: TAKER,
+      userId: TAKER,
+      takerAlias: null,
+      makers: [],
+      targetDesks: [DESK_A],
+      disclosed: true,
+      label: '',
+      legs: [{ instrumentName: CALL_80, side: 'buy', amount }],
+      hedge: null,
+      tradeAllocations: [],
+    });
+  }
+
+  test('RFQs, quotes and accepts are at least the block minimum (25 BTC of options)', () => {
+    const h = new RfqHarness();
+    h.engine.list(optionSpec({ name: CALL_80, strike: '80000' }));
+    assert.deepEqual(refusal(realistic(h, 10)), {
+      name: 'qty_too_low',
+      data: { field: 'legs[0].quantity', min: '25' },
+    });
+    const created = realistic(h, 400);
+    assert.ok(created.ok && created.value.kind === 'rfq');
+    const rfq = created.value.rfq;
+    assert.equal(rfq.minTradeAmount, 250);
+    h.at(h.now + 5_000);
+    const legs = [{ instrumentName: CALL_80, side: 'buy' as const, ratio: 1, price: 100 }];
+    const small = h.run({ ...h.quoteCommand(rfq), quantity: 100, legs });
+    assert.deepEqual(refusal(small), {
+      name: 'qty_too_low',
+      data: { field: 'quantity', minTradeAmount: '25' },
+    });
+    quoteIdOf(h.run({ ...h.quoteCommand(rfq), quantity: 400, legs }));
+    const accept = h.run({
+      type: 'rfq_accept',
+      accountId: TAKER,
+      blockRfqId: rfq.blockRfqId,
+      side: 'buy',
+      price: 100,
+      quantity: 249,
+      timeInForce: 'fill_or_kill',
+    });
+    assert.deepEqual(refusal(accept), {
+      name: 'qty_too_low',
+      data: { field: 'quantity', minTradeAmount: '25' },
+    });
+    assert.ok(acceptAll(h, rfq, TAKER, 100).ok);
+    assert.equal(h.size(TAKER, CALL_80), 400);
+  });
+});
+
+describe('quote hedge', () => {
+  test("restates the RFQ's hedge: instrument, side and quantity (whole or the quote's share)", () => {
+    const h = new RfqHarness();
+    const rfq = h.callSpread({
+      hedge: { instrumentName: PERP, side: 'sell', amount: 1_000, price: 130_000 },
+    });
+    const hedge = { instrumentName: PERP, side: 'sell' as const, amount: 1_000, price: 130_010 };
+    const quote = (more: object, quantity = 10) =>
+      h.run({ ...h.quoteCommand(rfq), quantity, hedge: { ...hedge, ...more } });
+    assert.deepEqual(refusal(quote({ side: 'buy', amount: 500 })), {
+      name: 'invalid_arguments',
+      data: { field: 'hedge.side' },
+    });
+    assert.deepEqual(refusal(quote({ amount: 500 })), {
+      name: 'invalid_amount',
+      data: { field: 'hedge.quantity' },
+    });
+    assert.deepEqual(refusal(quote({ instrumentName: 'BTC-27DEC26' })), {
+      name: 'invalid_arguments',
+      data: { field: 'hedge.instrumentName' },
+    });
+    assert.equal(h.desk.quote(quoteIdOf(quote({})))!.hedgePrice, 130_010);
+    // A quote for 4 of the 10 lots may restate its own share (400) of the hedge.
+    h.ok({ type: 'rfq_quote_cancel_all', accountId: MAKER_A, desk: DESK_A, blockRfqId: null });
+    assert.ok(quote({ amount: 400 }, 4).ok);
+  });
+});
+
+describe('refusal details', () => {
+  test('not_fully_filled reports the available quantity as the wire decimal', () => {
+    const h = new RfqHarness();
+    const rfq = h.callSpread();
+    h.at(h.now + 5_000);
+    h.quote(rfq, DESK_A, MAKER_A, 'sell', 2, 500, 300);
+    assert.deepEqual(refusal(acceptAll(h, rfq, TAKER, 200)), {
+      name: 'not_fully_filled',
+      data: { field: 'price', available: '0.2' },
+    });
+  });
+
+  test('a maker listed twice is refused; the open-RFQ limit names no request field', () => {
+    const h = new RfqHarness();
+    assert.throws(() => h.callSpread({ makers: [DESK_A, DESK_A], targetDesks: [DESK_A] }), /listed twice/);
+    const twice = h.run({
+      type: 'rfq_create',
+      accountId: TAKER,
+      userId: TAKER,
+      takerAlias: null,
+      makers: [DESK_B, DESK_A, DESK_B],
+      targetDesks: [DESK_A, DESK_B],
+      disclosed: true,
+      label: '',
+      legs: [{ instrumentName: CALL_75, side: 'buy', amount: 10 }],
+      hedge: null,
+      tradeAllocations: [],
+    });
+    assert.deepEqual(refusal(twice), { name: 'invalid_arguments', data: { field: 'makers[2]' } });
+    for (let i = 0; i < h.desk.config.maxOpenRfqsPerTaker; i++) h.callSpread();
+    const over = h.run({
+      type: 'rfq_create',
+      accountId: TAKER,
+      userId: TAKER,
+      takerAlias: null,
+      makers: [],
+      targetDesks: [DESK_A],
+      disclosed: true,
+      label: '',
+      legs: [{ instrumentName: CALL_75, side: 'buy', amount: 10 }],
+      hedge: null,
+      tradeAllocations: [],
+    });
+    assert.deepEqual(refusal(over), { name: 'too_many_open_block_rfqs', data: { max: 20 } });
+  });
+});
