@@ -106,6 +106,31 @@ describe('portfolio schemas describe what the handlers accept', () => {
     assert.throws(() => validatePortfolioBody(body, context), { errorName: 'invalid_params' });
   });
 
+  test('the bounds validate.ts enforces are in the schema (and so in the OpenAPI document)', () => {
+    interface Spoilable {
+      strategy?: string;
+      balanceTrade: { parts: number; eachLimitMs: number };
+      twapTrade: { durationSec: number };
+      legs: { priceOptions: { dynamicMs?: number } }[];
+    }
+    const cases: [string, (body: Spoilable) => void][] = [
+      ['strategy', (b) => (b.strategy = 'x'.repeat(65))],
+      ['parts', (b) => (b.balanceTrade.parts = 1001)],
+      ['eachLimitMs', (b) => (b.balanceTrade.eachLimitMs = 31 * 86_400_000)],
+      ['dynamicMs', (b) => (b.legs[1]!.priceOptions.dynamicMs = 99)],
+    ];
+    for (const [field, spoil] of cases) {
+      const body = structuredClone(accepted.BALANCE) as unknown as Spoilable;
+      spoil(body);
+      assert.equal(Value.Check(SubmitPortfolioBody, body), false, field);
+      assert.throws(() => validatePortfolioBody(body, context), { errorName: 'invalid_params' }, field);
+    }
+    const twap = structuredClone(accepted.TWAP) as unknown as Spoilable;
+    twap.twapTrade.durationSec = 31 * 86_400;
+    assert.equal(Value.Check(SubmitPortfolioBody, twap), false);
+    assert.throws(() => validatePortfolioBody(twap, context), { errorName: 'invalid_params' });
+  });
+
   test('cancel, cancel-all and info', () => {
     assert.ok(Value.Check(CancelPortfolioBody, { portfolioId: 5 }));
     assert.ok(Value.Check(CancelPortfolioBody, { portfolioId: 5, accountId: null }));

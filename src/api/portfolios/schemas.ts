@@ -12,15 +12,28 @@
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { DecimalString, Opt } from '../validation.ts';
-import { CUSTOMIZED_NOTE_MAX } from './validate.ts';
+import {
+  CUSTOMIZED_NOTE_MAX,
+  MAX_BALANCE_PARTS,
+  MAX_TWAP_SLICES,
+  MIN_DYNAMIC_MS,
+  PORTFOLIO_HORIZON_MS,
+  STRATEGY_MAX,
+} from './validate.ts';
 
 const HANDLER_VALIDATES =
   'Checked by the service, not by a generic schema check: a missing field answers value_required, ' +
   'a wrong type or value invalid_params, a cross-field rule invalid_portfolio; data.field names the ' +
   'field (e.g. legs[1].priceOptions.price). Unknown fields are ignored.';
 
-const Long = (description: string, minimum?: number) =>
-  Type.Integer({ description, ...(minimum === undefined ? {} : { minimum }) });
+const Long = (description: string, minimum?: number, maximum?: number) =>
+  Type.Integer({
+    description,
+    ...(minimum === undefined ? {} : { minimum }),
+    ...(maximum === undefined ? {} : { maximum }),
+  });
+
+const HORIZON_SEC = PORTFOLIO_HORIZON_MS / 1000;
 
 /** A decimal sent as a JSON number or a decimal string. */
 const Decimal = (description: string) => Type.Union([Type.Number(), DecimalString()], { description });
@@ -38,9 +51,17 @@ export const PortfolioTypeSchema = Type.Union(
 
 export const BalanceTradeSchema = Type.Object(
   {
-    parts: Long('split count (3 means three tranches)', 1),
-    eachLimitMs: Long('time budget per part, ms', 1),
-    totalLimitMs: Long('total time budget, ms; 0 disables the total cap', 0),
+    parts: Long(
+      'split count (3 means three tranches); at most the lots of the smallest non-hedge leg',
+      1,
+      MAX_BALANCE_PARTS,
+    ),
+    eachLimitMs: Long(
+      'time budget per part, ms; without a totalLimitMs, parts × eachLimitMs is within the horizon too',
+      1,
+      PORTFOLIO_HORIZON_MS,
+    ),
+    totalLimitMs: Long('total time budget, ms; 0 disables the total cap', 0, PORTFOLIO_HORIZON_MS),
     totalEndAction: IntCode([1, 2], '1 = CANCEL_REMAINING, 2 = FILL_BY_MARKET'),
   },
   { description: 'spec 2.2; required when portfolioType is BALANCE' },
@@ -50,12 +71,16 @@ export const TwapTradeSchema = Type.Object(
   {
     startTimestamp: Opt(
       Long(
-        'Unix epoch ms; null or omitted starts at the server time; not more than the tolerance in the past',
+        'Unix epoch ms; null or omitted starts at the server time; not more than the tolerance in the past, nor more than 30 days ahead',
         0,
       ),
     ),
-    durationSec: Long('total execution duration, seconds', 1),
-    frequencySec: Long('interval between executions, seconds', 1),
+    durationSec: Long('total execution duration, seconds', 1, HORIZON_SEC),
+    frequencySec: Long(
+      `interval between executions, seconds; at most ${MAX_TWAP_SLICES} slices (durationSec / frequencySec)`,
+      1,
+      HORIZON_SEC,
+    ),
   },
   { description: 'spec 2.3; required when portfolioType is TWAP' },
 );
@@ -89,7 +114,13 @@ function priceOptionsSchema(price: TSchema, priceNote: string) {
         ),
       ),
       dynamicPriceOffset: Opt(Decimal('offset applied to the dynamic reference; may be negative')),
-      dynamicMs: Opt(Long('reprice interval, ms; TWAP: required with a dynamicPriceStrategy', 1)),
+      dynamicMs: Opt(
+        Long(
+          'reprice interval, ms; TWAP: required with a dynamicPriceStrategy',
+          MIN_DYNAMIC_MS,
+          PORTFOLIO_HORIZON_MS,
+        ),
+      ),
     },
     {
       description: 'spec 2.5. For MARKET, price, priceIn and the dynamic fields may be null or omitted.',
@@ -151,7 +182,9 @@ function submitSchema(type: string, block: Record<string, TSchema>, price: TSche
     {
       accountId: Long('an account of the key', 1),
       portfolioType: Type.Literal(type),
-      strategy: Opt(Type.String({ description: 'free-text label (Custom, Straddle, ...)' })),
+      strategy: Opt(
+        Type.String({ description: 'free-text label (Custom, Straddle, ...)', maxLength: STRATEGY_MAX }),
+      ),
       ...block,
       legs: Type.Array(legSchema(price, priceNote), { minItems: 1 }),
       customizedNote: Opt(Type.String({ maxLength: CUSTOMIZED_NOTE_MAX })),

@@ -109,6 +109,10 @@ describe('portfolio body validation', () => {
     assert.ok(validatePortfolioBody(balanceBody({ customizedNote: 'x'.repeat(100) }), context));
     expectRefusal(balanceBody({ customizedNote: 'x'.repeat(101) }), 'invalid_params', 'customizedNote');
   });
+  test('strategy at most 64 characters', () => {
+    assert.ok(validatePortfolioBody(balanceBody({ strategy: '😀'.repeat(64) }), context));
+    expectRefusal(balanceBody({ strategy: 'x'.repeat(65) }), 'invalid_params', 'strategy');
+  });
   test('customizedNote counts characters (code points), not UTF-16 units', () => {
     assert.ok(validatePortfolioBody(balanceBody({ customizedNote: '😀'.repeat(100) }), context));
     expectRefusal(balanceBody({ customizedNote: '😀'.repeat(101) }), 'invalid_params', 'customizedNote');

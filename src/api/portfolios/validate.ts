@@ -39,6 +39,8 @@ import { type ErrorName, VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 
 export const CUSTOMIZED_NOTE_MAX = 100;
+/** A label such as Custom or Straddle; kept short because every info and push repeats it. */
+export const STRATEGY_MAX = 64;
 /** How far ahead a portfolio may plan: its longest run, and its latest TWAP start (30 days). */
 export const PORTFOLIO_HORIZON_MS = 30 * 24 * 60 * 60 * 1000;
 export const MAX_BALANCE_PARTS = 1000;
@@ -416,6 +418,8 @@ export function validatePortfolioBody(raw: unknown, context: PortfolioValidation
     fail('account_not_owned', 'accountId', `accountId ${accountId} does not belong to this key`);
   const type = oneOf(requireValue(body.portfolioType, 'portfolioType'), 'portfolioType', PORTFOLIO_TYPES);
   const strategy = isMissing(body.strategy) ? null : string(body.strategy, 'strategy');
+  if (strategy !== null && longerThan(strategy, STRATEGY_MAX))
+    fail('invalid_params', 'strategy', `strategy is longer than ${STRATEGY_MAX} characters`);
   const customizedNote = isMissing(body.customizedNote)
     ? null
     : string(body.customizedNote, 'customizedNote');
