@@ -139,9 +139,21 @@ export class AlgoHarness {
   }
 
   maker(side: 'buy' | 'sell', amount: number, price: number, instrumentName = PERP): CommandResult {
+    return this.limit(MAKER, side, amount, price, 'maker', instrumentName);
+  }
+
+  /** A resting GTC limit order of `accountId`, placed through the API path. */
+  limit(
+    accountId: number,
+    side: 'buy' | 'sell',
+    amount: number,
+    price: number,
+    label: string,
+    instrumentName = PERP,
+  ): CommandResult {
     return this.core({
       type: 'place_order',
-      accountId: MAKER,
+      accountId,
       instrumentName,
       side,
       orderType: 'limit',
@@ -151,7 +163,7 @@ export class AlgoHarness {
       postOnly: false,
       rejectPostOnly: false,
       reduceOnly: false,
-      label: 'maker',
+      label,
       validUntil: null,
       source: { api: true },
     });

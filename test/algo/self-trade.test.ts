@@ -10,7 +10,7 @@ import { PRICE_RETRY_MS } from '../../src/algo/steps.ts';
 import type { LegPricing, PortfolioSpec } from '../../src/algo/types.ts';
 import { venueMarketView } from '../../src/algo/venue-market-view.ts';
 import { Venue } from '../../src/engine/venue.ts';
-import { AlgoHarness, leg, PERP, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
+import { AlgoHarness, leg, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
 
 /** The maker's quotes: 59,990 / 60,010 USD. */
 const BID = PERP_60K - 20;
@@ -54,22 +54,7 @@ function balanceBuyAtAsk(): PortfolioSpec {
 }
 
 function placeByHand(h: AlgoHarness, side: 'buy' | 'sell', amount: number, price: number) {
-  return h.core({
-    type: 'place_order',
-    accountId: TRADER,
-    instrumentName: PERP,
-    side,
-    orderType: 'limit',
-    amount,
-    price,
-    timeInForce: 'good_til_cancelled',
-    postOnly: false,
-    rejectPostOnly: false,
-    reduceOnly: false,
-    label: 'by hand',
-    validUntil: null,
-    source: { api: true },
-  });
+  return h.limit(TRADER, side, amount, price, 'by hand');
 }
 
 function selfTradeCancels(h: AlgoHarness, portfolioId: number): number {

@@ -39,6 +39,7 @@ export const DESK_B = 'desk-b';
 export const DESK_C = 'desk-c';
 
 export type DeskResult = ReturnType<RfqDesk['execute']>;
+type CreateRfq = Extract<UnstampedRfqCommand, { type: 'rfq_create' }>;
 
 export class RfqHarness {
   readonly engine = new Harness();
@@ -128,25 +129,38 @@ export class RfqHarness {
     return this.venue.position(accountId, instrumentName)?.size ?? 0;
   }
 
-  /** A call spread: buy 1 BTC of 70000-C, sell 1 BTC of 75000-C (10 RFQ lots of 0.1). */
-  callSpread(more: Partial<Extract<UnstampedRfqCommand, { type: 'rfq_create' }>> = {}) {
-    const value = this.ok({
+  /** An rfq_create of the taker to desk A for 1 BTC of 70000-C, with `more` on top. */
+  createCommand(more: Partial<CreateRfq> = {}): CreateRfq {
+    return {
       type: 'rfq_create',
       accountId: TAKER,
       userId: TAKER,
-      takerAlias: 'taker-desk',
+      takerAlias: null,
       makers: [],
-      targetDesks: [DESK_A, DESK_B],
+      targetDesks: [DESK_A],
       disclosed: true,
-      label: 'cs',
-      legs: [
-        { instrumentName: CALL_70, side: 'buy', amount: 10 },
-        { instrumentName: CALL_75, side: 'sell', amount: 10 },
-      ],
+      label: '',
+      legs: [{ instrumentName: CALL_70, side: 'buy', amount: 10 }],
       hedge: null,
       tradeAllocations: [],
       ...more,
-    });
+    };
+  }
+
+  /** A call spread: buy 1 BTC of 70000-C, sell 1 BTC of 75000-C (10 RFQ lots of 0.1). */
+  callSpread(more: Partial<CreateRfq> = {}) {
+    const value = this.ok(
+      this.createCommand({
+        takerAlias: 'taker-desk',
+        targetDesks: [DESK_A, DESK_B],
+        label: 'cs',
+        legs: [
+          { instrumentName: CALL_70, side: 'buy', amount: 10 },
+          { instrumentName: CALL_75, side: 'sell', amount: 10 },
+        ],
+        ...more,
+      }),
+    );
     assert.equal(value.kind, 'rfq');
     if (value.kind !== 'rfq') throw new Error('unreachable');
     return value.rfq;

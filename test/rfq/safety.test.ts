@@ -45,22 +45,14 @@ function acceptAll(h: RfqHarness, rfq: RfqRecord, accountId: number, price: numb
 describe('trade allocations', () => {
   test("only the taker's own user: another user's account is refused, naming the field", () => {
     const h = new RfqHarness();
-    const result = h.run({
-      type: 'rfq_create',
-      accountId: TAKER,
-      userId: TAKER,
-      takerAlias: null,
-      makers: [],
-      targetDesks: [DESK_A],
-      disclosed: true,
-      label: '',
-      legs: [{ instrumentName: CALL_70, side: 'buy', amount: 10 }],
-      hedge: null,
-      tradeAllocations: [
-        { amount: 2, userId: TAKER, accountId: TAKER_2 },
-        { amount: 5, userId: MAKER_B, accountId: MAKER_B },
-      ],
-    });
+    const result = h.run(
+      h.createCommand({
+        tradeAllocations: [
+          { amount: 2, userId: TAKER, accountId: TAKER_2 },
+          { amount: 5, userId: MAKER_B, accountId: MAKER_B },
+        ],
+      }),
+    );
     assert.deepEqual(refusal(result), {
       name: 'account_not_owned',
       data: { field: 'tradeAllocations[1].userId' },
@@ -225,19 +217,7 @@ describe('block minimum', () => {
   const CALL_80 = 'BTC-27DEC26-80000-C';
 
   function realistic(h: RfqHarness, amount: number) {
-    return h.run({
-      type: 'rfq_create',
-      accountId: TAKER,
-      userId: TAKER,
-      takerAlias: null,
-      makers: [],
-      targetDesks: [DESK_A],
-      disclosed: true,
-      label: '',
-      legs: [{ instrumentName: CALL_80, side: 'buy', amount }],
-      hedge: null,
-      tradeAllocations: [],
-    });
+    return h.run(h.createCommand({ legs: [{ instrumentName: CALL_80, side: 'buy', amount }] }));
   }
 
   test('RFQs, quotes and accepts are at least the block minimum (25 BTC of options)', () => {
@@ -320,34 +300,13 @@ describe('refusal details', () => {
   test('a maker listed twice is refused; the open-RFQ limit names no request field', () => {
     const h = new RfqHarness();
     assert.throws(() => h.callSpread({ makers: [DESK_A, DESK_A], targetDesks: [DESK_A] }), /listed twice/);
-    const twice = h.run({
-      type: 'rfq_create',
-      accountId: TAKER,
-      userId: TAKER,
-      takerAlias: null,
-      makers: [DESK_B, DESK_A, DESK_B],
-      targetDesks: [DESK_A, DESK_B],
-      disclosed: true,
-      label: '',
-      legs: [{ instrumentName: CALL_75, side: 'buy', amount: 10 }],
-      hedge: null,
-      tradeAllocations: [],
-    });
+    const legs = [{ instrumentName: CALL_75, side: 'buy' as const, amount: 10 }];
+    const twice = h.run(
+      h.createCommand({ makers: [DESK_B, DESK_A, DESK_B], targetDesks: [DESK_A, DESK_B], legs }),
+    );
     assert.deepEqual(refusal(twice), { name: 'invalid_arguments', data: { field: 'makers[2]' } });
     for (let i = 0; i < h.desk.config.maxOpenRfqsPerTaker; i++) h.callSpread();
-    const over = h.run({
-      type: 'rfq_create',
-      accountId: TAKER,
-      userId: TAKER,
-      takerAlias: null,
-      makers: [],
-      targetDesks: [DESK_A],
-      disclosed: true,
-      label: '',
-      legs: [{ instrumentName: CALL_75, side: 'buy', amount: 10 }],
-      hedge: null,
-      tradeAllocations: [],
-    });
+    const over = h.run(h.createCommand({ legs }));
     assert.deepEqual(refusal(over), { name: 'too_many_open_block_rfqs', data: { max: 20 } });
   });
 });
