@@ -5,6 +5,7 @@
  * threw on a command) closes the service and exits with 1, so that a restart replays the journal.
  */
 import pino from 'pino';
+import { StoreOpenError } from '../store/data-dir-lock.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { type RunningService, startService } from './service.ts';
 
@@ -52,6 +53,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error);
+  // Storage in use by another service, or a data directory not writable: one line, no stack.
+  if (error instanceof StoreOpenError) console.error(`cannot start: ${error.message}`);
+  else console.error(error);
   process.exit(1);
 });

@@ -2,12 +2,14 @@
  * The composition root: opens storage, recovers the core (snapshot + journal replay, state hash
  * checked), and wires the sequencer, read store, snapshots, gateway, market and demo bootstrap.
  *
- * Start order: storage → recovery (from the latest snapshot; without the snapshot replica, from no
- * later than the read store's last write, re-feeding it) → core service → the replica (which then
- * writes the read store and re-feeds it) → gateway methods and routes → market listing and prices
- * → demo credentials (first start) → listen.
+ * Start order: the data directory's lock → storage → recovery (from the latest snapshot; without
+ * the snapshot replica, from no later than the read store's last write, re-feeding it) → core
+ * service → the replica (which then writes the read store and re-feeds it) → gateway methods and
+ * routes, with the replay memory restored (or recent signatures refused after a crash) → market
+ * listing and prices → demo credentials (first start) → listen.
  * Stop order (graceful): stop the market and timers → close the gateway (stop accepting, drain
- * requests, close sockets) → drain the sequencer → snapshot → flush and close storage.
+ * requests, close sockets) → drain the sequencer → save the replay memory → snapshot → flush and
+ * close storage → release the lock.
  */
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
@@ -25,6 +27,7 @@ import type { MachineCommand, MachineSnapshot } from '../core/machine.ts';
 import type { SubResult } from '../core/submachine.ts';
 import { defaultMarketDriverConfig, MarketDriver } from '../market/driver.ts';
 import type { RfqDesk } from '../rfq/desk.ts';
+import { lockDataDir } from '../store/data-dir-lock.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import { openStores } from '../store/open-stores.ts';
 import { recordAccountSeqs } from '../store/read/core-projections.ts';
@@ -38,6 +41,7 @@ import { createCoreMachine, PORTFOLIOS, RFQ_DESK } from './core-factory.ts';
 import { CoreService } from './core-service.ts';
 import { MarketLoop } from './market-loop.ts';
 import { ServiceMetrics } from './metrics.ts';
+import { replayGuard, saveReplayState, takeReplayState } from './replay-state.ts';
 import { DEFAULT_RESTART_POLICY, ReplicaSupervisor, type RestartPolicy } from './replica-supervisor.ts';
 import { stampInPlace } from './sequencer.ts';
 import type { ReplicaSettings } from './snapshot-replica.ts';
@@ -84,6 +88,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const { config } = options;
   const clock = options.clock ?? new SystemClock();
   const log = options.logger ?? pino({ level: config.logLevel });
+  // Before anything is read or written: a second service on this directory is refused here.
+  const dataDirLock = lockDataDir(config.dataDir);
   const storage = await openStores<MachineCommand>({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
@@ -211,6 +217,21 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       ? {}
       : { metrics: { request: metrics.request.bind(metrics), render: () => metrics.render() } }),
   });
+  // Nonces across the restart: restored after a clean stop; after a crash, requests signed while
+  // the crashed run could have admitted them are refused (their retries must not run twice).
+  const guard = replayGuard(
+    takeReplayState(config.dataDir, (error) => log.error({ err: error }, 'saved replay memory unreadable')),
+    report,
+    config.auth.clockSkewMs,
+  );
+  if (guard.kind === 'restore') gateway.authenticator.restoreReplayMemory(guard.nonces);
+  if (guard.kind === 'refuse') {
+    gateway.authenticator.refuseSignedUntil(guard.signedUntil);
+    log.warn(
+      { signedUntil: guard.signedUntil },
+      'not stopped cleanly: signed requests timestamped up to signedUntil are refused, as they may repeat executed ones',
+    );
+  }
   registerDesks(gateway, core, keyStore);
   registerAdminRoutes(gateway, { commands: core, keyStore, adminToken: loadAdminToken(config.dataDir) });
 
@@ -253,6 +274,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       core.stop();
       await gateway.close();
       await core.drain();
+      // Every request is answered and every command durable: the replay memory is complete.
+      try {
+        saveReplayState(config.dataDir, {
+          lastSeq: core.sequence,
+          nonces: gateway.authenticator.saveReplayMemory(),
+        });
+      } catch (error) {
+        log.error({ err: error }, 'replay memory not saved: the next start refuses recently signed requests');
+      }
       // Every frame is durable and handed over: the replica's last snapshot is the live state.
       await replica?.stop(true);
       await snapshotter.idle();
@@ -264,6 +294,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await readStore.flush().catch((error: unknown) => log.error({ err: error }, 'read store flush'));
       await storage.close();
       keyStore.close();
+      dataDirLock.release();
     })();
     return closing;
   };

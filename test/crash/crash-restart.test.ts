@@ -11,6 +11,11 @@
  * 3. the restarted service's order history (the read store, which lost its unwritten rows in the
  *    crash and is re-fed) holds every order acknowledged closed, in its acknowledged state.
  *
+ * A restart after SIGKILL refuses requests signed up to the last journaled command's time plus the
+ * 15 s window (their nonces were lost; see `src/app/replay-state.ts`). The clients here sign with
+ * a clock 14 s ahead, which puts them past that window once the restart has taken a second, so
+ * the test needs no waiting; `test/crash/restart-replay.test.ts` covers the refusal itself.
+ *
  * CRASH_CYCLES sets the number of kill/restart cycles (default 10; the soak mode runs 50).
  */
 import assert from 'node:assert/strict';
@@ -33,6 +38,8 @@ import { recover } from '../../src/store/recovery.ts';
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 10);
 const INSTRUMENT = 'BTC-PERPETUAL';
 const WORKERS = 6;
+/** Signing clock ahead of the service's (inside the 15 s window): see the header. */
+const signingClock = () => Date.now() + 14_000;
 
 interface Child {
   readonly process: ChildProcess;
@@ -212,6 +219,7 @@ test(`the service loses nothing acknowledged across ${CYCLES} SIGKILL/restart cy
           new HttpClient({
             baseUrl,
             credentials: { apiKey: credentials[index]!.apiKey, apiSecret: credentials[index]!.apiSecret },
+            now: signingClock,
           }),
       );
       const ticker = await clients[0]!.call('public/ticker', { instrumentName: INSTRUMENT });
@@ -260,6 +268,7 @@ test(`the service loses nothing acknowledged across ${CYCLES} SIGKILL/restart cy
           new HttpClient({
             baseUrl: `http://127.0.0.1:${child.port}`,
             credentials: { apiKey: credential.apiKey, apiSecret: credential.apiSecret },
+            now: signingClock,
           }),
       );
       const history = new Map<string, string>();

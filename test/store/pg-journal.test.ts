@@ -3,8 +3,10 @@
  * (test/support/postgres.ts); a fresh database per test. Skips, saying why, when PostgreSQL is
  * not installed (run scripts/ensure-system-deps.sh first).
  */
+import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import pg from 'pg';
+import { StoreOpenError } from '../../src/store/data-dir-lock.ts';
 import type { BatchLimits } from '../../src/store/journal.ts';
 import { PgJournal } from '../../src/store/postgres/pg-journal.ts';
 import { PgSnapshotStore } from '../../src/store/postgres/pg-snapshots.ts';
@@ -92,5 +94,21 @@ if (server === null) {
         for (const store of open) await store.close();
       },
     };
+  });
+
+  test('one writer per database: a second open is refused until the first closes', async () => {
+    const url = await server.createDatabase(`journal_${process.pid}_lock`);
+    const first = await PgJournal.open({ connectionString: url });
+    await first.append({ seq: 1, ts: 1, command: { type: 'x' } });
+    await assert.rejects(
+      PgJournal.open({ connectionString: url }),
+      (error: unknown) =>
+        error instanceof StoreOpenError && /in use by another running service/.test(error.message),
+    );
+    assert.equal(await first.lastSeq(), 1, 'the running writer is unharmed');
+    await first.close();
+    const second = await PgJournal.open({ connectionString: url });
+    assert.equal(await second.lastSeq(), 1);
+    await second.close();
   });
 }

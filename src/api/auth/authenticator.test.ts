@@ -197,3 +197,60 @@ test('a nonce must be in UUID form, over HTTP and WebSocket', () => {
     });
   assert.throws(ws, (error: unknown) => error instanceof VenueError && error.data?.field === 'nonce');
 });
+
+test('after a crash, requests signed up to the refused time are unavailable; reads signed then and later requests run', () => {
+  const { auth, key, clock, request } = setup();
+  const until = clock.now() + 3_000;
+  auth.refuseSignedUntil(until);
+  let refusal: VenueError | null = null;
+  try {
+    auth.authenticateHttp(request({ ts: until }));
+  } catch (error) {
+    refusal = error as VenueError;
+  }
+  assert.equal(refusal?.errorName, 'unavailable');
+  assert.deepEqual(refusal?.data, {
+    field: 'Service-API-Timestamp',
+    signedNotAfter: until,
+    retryAfterMs: 3_001,
+  });
+  // Signed public reads run again on a retry anyway: not refused.
+  assert.equal(
+    auth.authenticateHttp(request({ ts: until, nonce: uuid('read') }), 'fingerprint').kind,
+    'fresh',
+  );
+  assert.equal(auth.authenticateHttp(request({ ts: until + 1, nonce: uuid('new') })).kind, 'fresh');
+  const ws = (ts: number, nonce: string) => ({
+    apiKey: key.record.apiKey,
+    timestamp: ts,
+    nonce,
+    signature: signWs(key.apiSecret, String(ts), nonce),
+  });
+  assert.equal(
+    errorName(() => auth.authenticateWs(ws(until, uuid('w1')))),
+    'unavailable',
+  );
+  assert.equal(auth.authenticateWs(ws(until + 1, uuid('w2'))).userId, key.record.userId);
+});
+
+test('saved and restored across a clean restart: retries replay, reused nonces conflict, unsettled ones are unknown', async () => {
+  const { auth, request, store, clock } = setup();
+  const settled = auth.authenticateHttp(request({ nonce: uuid('done') }));
+  if (settled.kind === 'fresh') settled.settle({ status: 200, body: 'original' });
+  auth.authenticateHttp(request({ nonce: uuid('cut') }));
+  const saved = JSON.parse(JSON.stringify(auth.saveReplayMemory()));
+
+  const restarted = new Authenticator(store, clock.now, { clockSkewMs: 15_000 });
+  restarted.restoreReplayMemory(saved);
+  const retry = restarted.authenticateHttp(request({ nonce: uuid('done') }));
+  if (retry.kind !== 'replay') assert.fail('expected replay');
+  assert.deepEqual(await retry.answer, { status: 200, body: 'original' });
+  assert.equal(
+    errorName(() => restarted.authenticateHttp(request({ nonce: uuid('done'), body: '{"other":1}' }))),
+    'nonce_reused',
+  );
+  assert.equal(
+    errorName(() => restarted.authenticateHttp(request({ nonce: uuid('cut') }))),
+    'unavailable',
+  );
+});

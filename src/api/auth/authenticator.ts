@@ -12,12 +12,23 @@
  * - Replay memory is bounded (ReplayMemory): answers are kept only for requests whose re-run would
  *   matter; past `maxEntries` / `maxAnswerBytes` new signed requests are refused with 429 rather
  *   than forgetting a nonce still inside the window.
+ * - Across a restart: after a clean stop the service saves the replay memory and restores it
+ *   (`saveReplayMemory`, `restoreReplayMemory`), so retries and reused nonces are answered as
+ *   before. After a crash the memory is lost, so `refuseSignedUntil` refuses every request signed
+ *   at or before the time given (the last journaled command's time plus the window) whose nonce is
+ *   not remembered: it may be the retry of a request the crashed run executed. Signed `public/*`
+ *   reads (fingerprint retention) run again anyway and are not refused.
  * - Principals are cached for `cacheTtlMs` so a key created by the CLI in another process is
  *   seen at once (misses always re-read) and a disabled key stops within the TTL.
  */
 import { VenueError } from '../../domain/errors.ts';
 import type { KeyStore, RateLimitOverride, Role } from './key-store.ts';
-import { type AnswerRetention, ReplayMemory, type ReplayMemoryLimits } from './replay-memory.ts';
+import {
+  type AnswerRetention,
+  ReplayMemory,
+  type ReplayMemoryLimits,
+  type SavedNonce,
+} from './replay-memory.ts';
 import { signaturesMatch, signHttp, signWs } from './signature.ts';
 
 export interface Principal {
@@ -70,12 +81,14 @@ export interface AuthenticatorOptions {
   readonly replay?: ReplayMemoryLimits;
 }
 
-export type { AnswerRetention } from './replay-memory.ts';
+export type { AnswerRetention, SavedNonce } from './replay-memory.ts';
 
 export class Authenticator {
   private readonly keys = new Map<string, CachedKey>();
   private readonly memory: ReplayMemory;
   private readonly cacheTtlMs: number;
+  /** Requests signed at or before this time may repeat one a crashed run executed (see above). */
+  private uncertainUntil = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly store: KeyStore,
@@ -125,7 +138,14 @@ export class Authenticator {
         return { kind: 'fresh', principal: key.principal, settle: IGNORE_ANSWER };
       case 'conflict':
         throw new VenueError('nonce_reused', undefined, { field: 'Service-API-Nonce' });
+      case 'unknown':
+        throw new VenueError(
+          'unavailable',
+          'the service stopped before answering this request, so its outcome is unknown: check the state, then sign a new request',
+          { field: 'Service-API-Nonce' },
+        );
       case 'absent':
+        if (retention === 'answer') this.refuseUncertain(ts, now, 'Service-API-Timestamp');
         break;
       default: {
         const _exhaustive: never = seen;
@@ -157,9 +177,28 @@ export class Authenticator {
     if (this.memory.has(params.apiKey, params.nonce)) {
       throw new VenueError('nonce_reused', undefined, { field: 'nonce' });
     }
+    this.refuseUncertain(ts, now, 'timestamp');
     this.admit('nonce');
     this.memory.rememberSession(params.apiKey, params.nonce, ts + this.options.clockSkewMs + 1);
     return key.principal;
+  }
+
+  /** Every nonce remembered now, to restore after a clean restart. */
+  saveReplayMemory(): SavedNonce[] {
+    return this.memory.save();
+  }
+
+  /** Remembers the nonces a clean stop saved (the expired ones are dropped). */
+  restoreReplayMemory(saved: readonly SavedNonce[]): void {
+    this.memory.restore(saved, this.now());
+  }
+
+  /**
+   * After a crash: refuses requests signed at or before `ts` whose nonce is not remembered, since
+   * the crashed run may have executed them (their retries must not run twice).
+   */
+  refuseSignedUntil(ts: number): void {
+    this.uncertainUntil = ts;
   }
 
   /** Forgets cached principals (after the CLI or bootstrap changed keys in this process). */
@@ -184,6 +223,19 @@ export class Authenticator {
       field,
       retryAfterMs: this.memory.bucketMs,
     });
+  }
+
+  private refuseUncertain(ts: number, now: number, field: string): void {
+    if (ts > this.uncertainUntil) return;
+    throw new VenueError(
+      'unavailable',
+      'the service restarted after a crash and cannot tell this request from a retry of one it may have executed: check the state, then sign a new request',
+      {
+        field,
+        signedNotAfter: this.uncertainUntil,
+        retryAfterMs: Math.max(1, this.uncertainUntil + 1 - now),
+      },
+    );
   }
 
   private checkTimestamp(text: string, now: number, field: string): number {

@@ -92,3 +92,45 @@ test('an answer settled after its nonce expired is not counted', () => {
   settle({ status: 200, body: 'late answer' });
   assert.equal(replay.answerBytes, 0);
 });
+
+test('save and restore: answers (text and bytes), fingerprints, sessions and unsettled requests survive; expired ones do not', async () => {
+  const before = memory();
+  before.remember('k', 'text', T0 + SKEW + 1, 'sigT', 'answer')({ status: 200, body: 'first' });
+  before.remember(
+    'k',
+    'bytes',
+    T0 + 5_000,
+    'sigB',
+    'answer',
+  )({ status: 401, body: Buffer.from([0, 1, 255]) });
+  const unsettled = before.remember('k2', 'open', T0 + SKEW + 1, 'sigO', 'answer');
+  const signature = 'QUJDRE'.padEnd(44, 'x');
+  before.remember('k', 'public', T0 + SKEW + 1, signature, 'fingerprint');
+  before.rememberSession('k', 'session', T0 + SKEW + 1);
+  before.remember('k', 'soon', T0 + 1_000, 'sigS', 'answer')({ status: 200, body: 'gone' });
+  const saved = JSON.parse(JSON.stringify(before.save()));
+  unsettled({ status: 200, body: 'answered after the save' });
+
+  const after = memory();
+  after.restore(saved, T0 + 2_000);
+  assert.equal(after.entries, 5, 'the nonce expired by then is dropped');
+  const text = after.lookup('k', 'text', 'sigT');
+  if (text.kind !== 'replay') assert.fail('expected replay');
+  assert.deepEqual(await text.answer, { status: 200, body: 'first' });
+  const bytes = after.lookup('k', 'bytes', 'sigB');
+  if (bytes.kind !== 'replay') assert.fail('expected replay');
+  assert.deepEqual(await bytes.answer, { status: 401, body: Buffer.from([0, 1, 255]) });
+  assert.equal(after.answerBytes, 'first'.length + 3);
+  assert.equal(after.lookup('k', 'text', 'sigX').kind, 'conflict');
+  assert.equal(after.lookup('k2', 'open', 'sigO').kind, 'unknown', 'never run again, answer unknown');
+  assert.equal(after.lookup('k2', 'open', 'sigX').kind, 'conflict');
+  assert.equal(after.lookup('k', 'public', signature).kind, 'rerun');
+  assert.equal(after.lookup('k', 'session', 'any').kind, 'conflict');
+  assert.equal(after.has('k', 'soon'), false);
+  // Restored nonces still expire on time, never early.
+  after.prune(T0 + 5_000);
+  assert.equal(after.has('k', 'bytes'), true);
+  after.prune(T0 + SKEW + 1 + after.bucketMs);
+  assert.equal(after.entries, 0);
+  assert.equal(after.answerBytes, 0);
+});

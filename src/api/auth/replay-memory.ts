@@ -14,6 +14,10 @@
  *   is a conflict. A WebSocket session nonce conflicts with everything.
  * - `full` turns true at `maxEntries` nonces or `maxAnswerBytes` of kept bodies (bytes, or a text
  *   body's length); the caller refuses new requests then, nothing already remembered is dropped early.
+ * - `save` lists every remembered nonce with the end of its bucket, and `restore` takes such a list
+ *   back (after a clean restart), so a nonce is still remembered as long as it would have been. A
+ *   request saved before its answer was settled is restored as 'unknown': its retry is told the
+ *   outcome is unknown, never run again.
  */
 import type { StoredAnswer } from './authenticator.ts';
 
@@ -33,11 +37,32 @@ export type ReplayLookup =
   | { readonly kind: 'absent' }
   | { readonly kind: 'replay'; readonly answer: Promise<StoredAnswer> }
   | { readonly kind: 'rerun' }
-  | { readonly kind: 'conflict' };
+  | { readonly kind: 'conflict' }
+  | { readonly kind: 'unknown' };
+
+/**
+ * A remembered nonce as saved across a clean restart: `value` is a fingerprint (a number, -1 for a
+ * WebSocket session), or the kept answer (`body` null when it was never settled; `bytes` when the
+ * body was sent as bytes, then base64).
+ */
+export interface SavedNonce {
+  readonly apiKey: string;
+  readonly nonce: string;
+  readonly expiresAt: number;
+  readonly value:
+    | number
+    | {
+        readonly signature: string;
+        readonly status: number;
+        readonly body: string | null;
+        readonly bytes: boolean;
+      };
+}
 
 const ABSENT: ReplayLookup = { kind: 'absent' };
 const RERUN: ReplayLookup = { kind: 'rerun' };
 const CONFLICT: ReplayLookup = { kind: 'conflict' };
+const UNKNOWN: ReplayLookup = { kind: 'unknown' };
 /** A session nonce: matches no fingerprint (those are >= 0). */
 const SESSION = -1;
 
@@ -47,6 +72,8 @@ class KeptAnswer {
   body: string | Buffer | null = null;
   waiters: Array<(answer: StoredAnswer) => void> | null = null;
   forgotten = false;
+  /** Restored without an answer: the previous run stopped before settling it. */
+  unknown = false;
 
   constructor(readonly signature: string) {}
 
@@ -100,7 +127,71 @@ export class ReplayMemory {
     const seen = this.tables.get(apiKey)?.get(nonce);
     if (seen === undefined) return ABSENT;
     if (typeof seen === 'number') return seen === fingerprintOf(signature) ? RERUN : CONFLICT;
-    return seen.signature === signature ? { kind: 'replay', answer: seen.answer() } : CONFLICT;
+    if (seen.signature !== signature) return CONFLICT;
+    return seen.unknown ? UNKNOWN : { kind: 'replay', answer: seen.answer() };
+  }
+
+  /** Every remembered nonce, to restore after a clean restart (see `restore`). */
+  save(): SavedNonce[] {
+    const saved: SavedNonce[] = [];
+    if (Number.isNaN(this.cursor)) return saved;
+    const keyOf = new Map<NonceTable, string>();
+    for (const [apiKey, table] of this.tables) keyOf.set(table, apiKey);
+    // Slot (cursor + step) mod size holds bucket cursor + step (they never wrap onto a live one).
+    for (let step = 0; step < this.ring.length; step += 1) {
+      const bucket = this.cursor + step;
+      const slot = this.ring[bucket % this.ring.length]!;
+      const expiresAt = (bucket + 1) * this.bucketMs - 1;
+      for (let i = 0; i < slot.length; i += 2) {
+        const table = slot[i] as NonceTable;
+        const nonce = slot[i + 1] as string;
+        const value = table.get(nonce);
+        const apiKey = keyOf.get(table);
+        if (value === undefined || apiKey === undefined) continue;
+        saved.push({
+          apiKey,
+          nonce,
+          expiresAt,
+          value:
+            typeof value === 'number'
+              ? value
+              : {
+                  signature: value.signature,
+                  status: value.status,
+                  body:
+                    value.body === null
+                      ? null
+                      : typeof value.body === 'string'
+                        ? value.body
+                        : value.body.toString('base64'),
+                  bytes: value.body !== null && typeof value.body !== 'string',
+                },
+        });
+      }
+    }
+    return saved;
+  }
+
+  /** Remembers saved nonces again (those not expired at `now` and not already remembered). */
+  restore(saved: readonly SavedNonce[], now: number): void {
+    this.prune(now);
+    for (const entry of saved) {
+      if (entry.expiresAt < now || this.has(entry.apiKey, entry.nonce)) continue;
+      const { value } = entry;
+      if (typeof value === 'number') {
+        this.insert(entry.apiKey, entry.nonce, entry.expiresAt, value);
+        continue;
+      }
+      const kept = new KeptAnswer(value.signature);
+      if (value.body === null) kept.unknown = true;
+      this.insert(entry.apiKey, entry.nonce, entry.expiresAt, kept);
+      if (value.body !== null) {
+        this.settle(kept, {
+          status: value.status,
+          body: value.bytes ? Buffer.from(value.body, 'base64') : value.body,
+        });
+      }
+    }
   }
 
   /** Remembers a fresh request; the returned function records its answer (kept or ignored). */

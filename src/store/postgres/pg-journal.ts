@@ -7,10 +7,13 @@
  *
  * Invariants (beyond ./journal.ts):
  * - One dedicated connection writes, so batches commit in order; reads use other connections.
+ * - One writer per database: that connection holds a session advisory lock, and a second `open`
+ *   (another service on the same DATABASE_URL) is refused with `StoreOpenError` before it reads.
  * - While a batch is in flight, appends accumulate for the next one (pipelined group commit).
  * - Seqs and timestamps are BIGINT, read back as float8 (exact below 2^53).
  */
 import pg from 'pg';
+import { StoreOpenError } from '../data-dir-lock.ts';
 import { GroupCommitter } from '../group-commit.ts';
 import {
   type BatchLimits,
@@ -40,6 +43,12 @@ CREATE TABLE IF NOT EXISTS hash_checkpoints (
 );
 `;
 
+/**
+ * The session advisory lock the writer holds while the journal is open: one writer per database.
+ * The server drops it with the session, so a killed service leaves none behind.
+ */
+const WRITER_LOCK_KEY = 7_305_611_001;
+
 const FRAME_COLUMNS = 'first_seq::float8 AS first_seq, count, version, payload, checksum';
 
 export interface PgJournalOptions {
@@ -61,6 +70,13 @@ export class PgJournal<C = unknown> implements Journal<C> {
       const sync = await writer.query('SHOW synchronous_commit');
       if ((sync.rows[0] as { synchronous_commit: string }).synchronous_commit === 'off') {
         throw new Error('synchronous_commit is off: acknowledged appends would not be durable');
+      }
+      // Before anything is read: a second writer would journal under the running one's seqs.
+      const lock = await writer.query('SELECT pg_try_advisory_lock($1) AS locked', [WRITER_LOCK_KEY]);
+      if ((lock.rows[0] as { locked: boolean }).locked !== true) {
+        throw new StoreOpenError(
+          'the journal in this PostgreSQL database is in use by another running service; stop it first or use another database',
+        );
       }
       await writer.query(PG_JOURNAL_SCHEMA);
       const openReport = await dropTornTail(writer);
