@@ -18,7 +18,7 @@
 import type { BlockTrade, BlockTradeLeg, BlockTradeTerms, CommandStamp } from '../core/commands.ts';
 import type { CommandResult, TradeView } from '../core/events.ts';
 import type { EnginePort } from '../core/submachine.ts';
-import type { Side } from '../core/types.ts';
+import { formatMoney, type Side } from '../core/types.ts';
 import { type PlannedFill, planFills, rankQuotes } from './matching.ts';
 import { flip, type Refusal } from './structure.ts';
 import type { QuoteRecord, RfqFill, RfqRecord } from './types.ts';
@@ -60,7 +60,7 @@ export function executeAccept(
 ): AcceptOutcome {
   const dropped: QuoteRecord[] = [];
   for (;;) {
-    const plan = planFills(rankQuotes(quotes, takerSide, limit, stamp.ts), requested);
+    const plan = planFills(rankQuotes(quotes, takerSide, limit, stamp.ts), requested, rfq.minTradeAmount);
     if (plan.covered < requested) return { kind: 'unfilled', available: plan.covered, touched: dropped };
     const blocks = planBlocks(rfq, plan.fills, takerSide);
     const result = engine.execute(blockTradeCommand(rfq, blocks, stamp));
@@ -70,11 +70,7 @@ export function executeAccept(
     }
     const maker = refusedMakerAccount(result, plan.fills);
     if (maker === null) {
-      return {
-        kind: 'refused',
-        refusal: { name: result.error.name, message: result.error.message, data: { ...result.error.data } },
-        touched: dropped,
-      };
+      return { kind: 'refused', refusal: acceptRefusal(result), touched: dropped };
     }
     for (const planned of plan.fills) {
       if (planned.quote.accountId !== maker) continue;
@@ -204,6 +200,25 @@ function refusedMakerAccount(result: CommandResult, fills: readonly PlannedFill[
   if (typeof field !== 'string' || !field.endsWith('makerAccountId') || typeof accountId !== 'number')
     return null;
   return fills.some((planned) => planned.quote.accountId === accountId) ? accountId : null;
+}
+
+/**
+ * The engine's refusal as the accept's: a taker short of funds is refused for the accept's
+ * `quantity` (the engine names its own command's account field), in wire decimals.
+ */
+function acceptRefusal(result: CommandResult): Refusal {
+  if (result.ok) throw new Error('not a refusal');
+  const { name, message, data } = result.error;
+  const { field, required, available, currency } = data;
+  if (typeof field !== 'string' || !field.endsWith('takerAccountId'))
+    return { name, message, data: { ...data } };
+  const money = (value: unknown) =>
+    typeof value === 'number' && typeof currency === 'string' ? formatMoney(value, currency) : value;
+  return {
+    name,
+    message,
+    data: { ...data, field: 'quantity', required: money(required), available: money(available) },
+  };
 }
 
 function cancelRefused(quote: QuoteRecord, now: number): void {

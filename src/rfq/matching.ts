@@ -7,7 +7,9 @@
  * - Priority: best price, then `all_or_none` before `any_part_of` at the same price, then
  *   time (`priority`, renewed by edits).
  * - `all_or_none` quotes trade their whole remaining quantity or nothing; `any_part_of`
- *   quotes trade any whole number of RFQ lots. Planning is greedy in priority order.
+ *   quotes trade any whole number of RFQ lots from the RFQ's `minTradeAmount` up (each quote's
+ *   fill is a block trade of its own, so it meets the block minimum too). Planning is greedy in
+ *   priority order: a quote that would trade less is passed over, as an AON quote is.
  * - The plan is all-or-nothing for the taker: it either covers the requested quantity exactly
  *   or is reported as short (and nothing trades).
  */
@@ -55,7 +57,8 @@ export function rankQuotes(
   });
 }
 
-export function planFills(ranked: readonly QuoteRecord[], requested: number): Plan {
+/** `minimum`: the smallest fill of one quote (RFQ lots, the RFQ's minTradeAmount). */
+export function planFills(ranked: readonly QuoteRecord[], requested: number, minimum = 1): Plan {
   const fills: PlannedFill[] = [];
   let need = requested;
   for (const quote of ranked) {
@@ -67,7 +70,7 @@ export function planFills(ranked: readonly QuoteRecord[], requested: number): Pl
           ? remaining
           : 0
         : Math.min(remaining, need);
-    if (take <= 0) continue;
+    if (take <= 0 || take < minimum) continue;
     fills.push({ quote, quantity: take });
     need -= take;
   }

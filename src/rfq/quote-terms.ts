@@ -11,11 +11,13 @@
  * A quote's hedge restates the RFQ's hedge: the same instrument and side, and as quantity the
  * RFQ's hedge quantity or the quote's pro-rata share of it (what the quote shows back), at a
  * positive price. Without a hedge the quote trades the RFQ's hedge at the RFQ's hedge price.
+ * The hedge price and the price of a future leg lie within the band around the mark
+ * (futurePriceOutsideBand in ./structure.ts): the taker's limit does not bound them.
  * Errors name the field of the quote's own request (`legs[i]` is the quote's i-th leg).
  */
 import { LABEL_MAX_LENGTH, labelTooLong } from '../core/types.ts';
 import { formatRfqLots } from './lots.ts';
-import { type Refusal, strategyPrice } from './structure.ts';
+import { futurePriceOutsideBand, type Refusal, type RfqMarket, strategyPrice } from './structure.ts';
 import type { QuoteHedgeInput, QuoteLeg, QuoteRecord, QuoteTerms, RfqRecord } from './types.ts';
 
 export type TermsResult =
@@ -39,20 +41,26 @@ function refuse(
   return { ok: false, error: { name, message, data: { field, ...more } } };
 }
 
-export function validateTerms(rfq: RfqRecord, terms: QuoteTerms, now: number): TermsResult {
+export function validateTerms(
+  rfq: RfqRecord,
+  terms: QuoteTerms,
+  now: number,
+  market: RfqMarket,
+  bandBps: number,
+): TermsResult {
   if (labelTooLong(terms.label)) return refuse(`label is longer than ${LABEL_MAX_LENGTH}`, 'label');
   const size = checkQuantity(rfq, terms.quantity);
   if (size !== null) return size;
   if (terms.expiresAt !== null && terms.expiresAt <= now)
     return refuse('expiresAt is in the past', 'expiresAt');
-  const legs = checkLegs(rfq, terms);
+  const legs = checkLegs(rfq, terms, market, bandBps);
   if (!legs.ok) return legs;
   const prices = legs.legs.map((leg) => leg.price);
   const price = strategyPrice(rfq.legs, rfq.legTickUnits, prices);
   if (terms.price !== null && terms.price !== price) {
     return refuse('price does not equal the strategy price of the legs', 'price', 'invalid_price');
   }
-  const hedge = checkHedge(rfq, hedgeOf(rfq, terms), terms.quantity);
+  const hedge = checkHedge(rfq, hedgeOf(rfq, terms), terms.quantity, market, bandBps);
   if (!hedge.ok) return hedge;
   return { ok: true, legs: legs.legs, price, hedgePrice: hedge.price };
 }
@@ -75,6 +83,8 @@ function checkQuantity(rfq: RfqRecord, quantity: number): Refused | null {
 function checkLegs(
   rfq: RfqRecord,
   terms: QuoteTerms,
+  market: RfqMarket,
+  bandBps: number,
 ): { readonly ok: true; readonly legs: QuoteLeg[] } | Refused {
   if (terms.legs.length !== rfq.legs.length)
     return refuse('the quote must price every leg of the RFQ', 'legs');
@@ -91,6 +101,8 @@ function checkLegs(
     if (!Number.isSafeInteger(quoted.price))
       return refuse('leg price out of range', `${field}.price`, 'invalid_price');
     if (quoted.price <= 0) return refuse('leg price must be positive', `${field}.price`, 'invalid_price');
+    const band = futurePriceOutsideBand(market, leg.instrumentName, quoted.price, bandBps, `${field}.price`);
+    if (band !== null) return { ok: false, error: band };
     legs.push({ instrumentName: leg.instrumentName, side: leg.side, ratio: leg.ratio, price: quoted.price });
   }
   return { ok: true, legs };
@@ -117,6 +129,8 @@ function checkHedge(
   rfq: RfqRecord,
   hedge: QuoteHedgeInput | null,
   quantity: number,
+  market: RfqMarket,
+  bandBps: number,
 ): { readonly ok: true; readonly price: number | null } | Refused {
   if (hedge === null) return { ok: true, price: null };
   const expected = rfq.hedge;
@@ -135,6 +149,8 @@ function checkHedge(
   if (!Number.isSafeInteger(hedge.price) || hedge.price <= 0) {
     return refuse('hedge price must be positive', 'hedge.price', 'invalid_price');
   }
+  const band = futurePriceOutsideBand(market, expected.instrumentName, hedge.price, bandBps, 'hedge.price');
+  if (band !== null) return { ok: false, error: band };
   return { ok: true, price: hedge.price };
 }
 

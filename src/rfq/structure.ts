@@ -14,7 +14,8 @@
  *   instrument's `blockTradeMinTradeAmount`; the RFQ itself must be at least that big. The
  *   hedge is exempt: its size follows from the legs' delta, not from the block.
  * - The hedge is a future or perpetual of the legs' base currency, settled and margined like the
- *   legs (an inverse BTC option is hedged with an inverse BTC future), at a positive price.
+ *   legs (an inverse BTC option is hedged with an inverse BTC future), at a positive price
+ *   within the band around its mark (futurePriceOutsideBand).
  */
 import type { Side } from '../core/types.ts';
 import { formatScaled, parseDecimal } from '../domain/decimal.ts';
@@ -82,6 +83,7 @@ export function deriveStructure(
   hedgeIn: HedgeInput | null,
   market: RfqMarket,
   maxLegs: number,
+  hedgeBandBps = Number.POSITIVE_INFINITY,
 ): StructureResult {
   if (legsIn.length === 0)
     return refuse('invalid_arguments', 'an RFQ needs at least one leg', { field: 'legs' });
@@ -167,7 +169,7 @@ export function deriveStructure(
 
   let hedge: RfqHedge | null = null;
   if (hedgeIn !== null) {
-    const checked = checkHedge(hedgeIn, first, seen, market);
+    const checked = checkHedge(hedgeIn, first, seen, market, hedgeBandBps);
     if (!checked.ok) return checked;
     hedge = checked.hedge;
   }
@@ -224,6 +226,7 @@ function checkHedge(
   firstLeg: Instrument,
   legNames: ReadonlySet<string>,
   market: RfqMarket,
+  bandBps: number,
 ): { readonly ok: true; readonly hedge: RfqHedge } | Refused {
   const field = 'hedge.instrumentName';
   const instrument = market.instrument(hedgeIn.instrumentName);
@@ -255,6 +258,8 @@ function checkHedge(
   if (!Number.isSafeInteger(hedgeIn.price) || hedgeIn.price <= 0) {
     return refuse('invalid_price', 'hedge price must be positive', { field: 'hedge.price' });
   }
+  const band = futurePriceOutsideBand(market, hedgeIn.instrumentName, hedgeIn.price, bandBps, 'hedge.price');
+  if (band !== null) return { ok: false, error: band };
   return {
     ok: true,
     hedge: {
@@ -324,6 +329,35 @@ export function comboIdOf(legs: readonly RfqLeg[], instruments: readonly Instrum
     });
   }
   return null;
+}
+
+/**
+ * Futures (and perpetuals) of an RFQ trade at their own prices, outside the strategy price the
+ * taker bounds: a hedge's price always, and an inverse future leg's in its PnL (1/price). So
+ * those prices lie within `bandBps` of the instrument's mark, when it has one; a price elsewhere
+ * would move value between the parties that neither's limit covers. Options and spot legs are
+ * exempt (their premiums add up linearly in the strategy price).
+ */
+export function futurePriceOutsideBand(
+  market: RfqMarket,
+  instrumentName: string,
+  price: number,
+  bandBps: number,
+  field: string,
+): Refusal | null {
+  const instrument = market.instrument(instrumentName);
+  if (instrument === undefined || instrument.kind !== 'future') return null;
+  const mark = market.markPrice(instrumentName);
+  if (mark === null) return null;
+  const width = Math.max(Math.floor((Math.abs(mark) * bandBps) / 10_000), 1);
+  if (price >= mark - width && price <= mark + width) return null;
+  const minPrice = instrument.formatPrice(mark - width);
+  const maxPrice = instrument.formatPrice(mark + width);
+  return {
+    name: 'invalid_price',
+    message: `${field} must be within ${bandBps / 100}% of the ${instrumentName} mark (${minPrice} to ${maxPrice})`,
+    data: { field, minPrice, maxPrice },
+  };
 }
 
 /** +1 when the leg is bought with the structure, −1 when sold. */

@@ -393,4 +393,49 @@ describe('Block RFQ through the API', () => {
       'first flow 25 BTC, this one 50 BTC (its allocation is booked to the same user)',
     );
   });
+
+  test('accept reads leg ratios as numbers; currency filters name a known currency', async () => {
+    const taker = harness.http(TAKER);
+    const maker1 = harness.http(MAKER1);
+    for (const method of ['block/rfqs/get_trades', 'block/rfqs/get_rfqs'] as const) {
+      await assert.rejects(taker.call(method, { currency: 'XYZ' }), (error: unknown) => {
+        assert.ok(error instanceof ApiError, String(error));
+        assert.equal(error.code, ERROR_CATALOGUE.invalid_arguments.code, error.message);
+        assert.equal(error.data?.field, 'currency');
+        return true;
+      });
+    }
+    const rfq = (await taker.call('block/rfqs/create_rfq', {
+      legs: [
+        { instrumentName: call70, quantity: '25', side: 'buy' },
+        { instrumentName: call75, quantity: '25', side: 'sell' },
+      ],
+      makers: ['MAKER1'],
+    })) as Rfq;
+    core.clock.advance(5_000);
+    await core.ports.submit({ type: 'timer' });
+    const id1 = ((await maker1.call('block/rfqs/get_rfqs', { status: 'open' })) as { results: Rfq[] })
+      .results[0]!.blockRfqId;
+    // create_quote takes "1.0" as ratio 1; accept must read it the same way.
+    await maker1.call('block/rfqs/create_quote', {
+      blockRfqId: id1,
+      executionInstruction: 'all_or_none',
+      side: 'sell',
+      quantity: '25',
+      legs: [
+        { instrumentName: call70, price: '0.05', ratio: '1.0', side: 'buy' },
+        { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' },
+      ],
+    });
+    const accepted = (await taker.call('block/rfqs/accept', {
+      blockRfqId: rfq.blockRfqId,
+      side: 'buy',
+      price: '0.02',
+      legs: [
+        { instrumentName: call75, ratio: '1', side: 'sell' },
+        { instrumentName: call70, ratio: '1.0', side: 'buy' },
+      ],
+    })) as { rfq: Rfq };
+    assert.equal(accepted.rfq.status, 'filled');
+  });
 });

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { rfqTradeToWire } from '../../src/api/wire/rfq.ts';
 import { pageTrades } from '../../src/rfq/trades.ts';
 import type { RfqRecord } from '../../src/rfq/types.ts';
 import {
@@ -435,6 +436,15 @@ describe('accept', () => {
     assert.equal(h.size(TAKER, CALL_70), 7);
     assert.equal(h.size(MAKER_B, CALL_75), 8);
     assert.equal(h.desk.quote(result.value.trade!.fills[1]!.quoteId)?.filledQuantity, 8);
+    // get_trades lists one trade per quote filled: the allocation split stays the taker's.
+    const wire = rfqTradeToWire(result.value.trade!, (name) => h.venue.instrument(name)?.instrument);
+    assert.deepEqual(
+      wire.trades.map((t) => [t.quantity, t.price]),
+      [
+        ['0.2', '0.02'],
+        ['0.8', '0.0205'],
+      ],
+    );
   });
 });
 

@@ -136,7 +136,12 @@ describe('accept is atomic', () => {
   test('FOK over two makers: the taker cannot pay the second block, so nothing trades', () => {
     const h = new RfqHarness();
     const rfq = poorTaker(h);
-    assert.equal(refusal(acceptAll(h, rfq, 6, 500)).name, 'not_enough_funds');
+    const refused = refusal(acceptAll(h, rfq, 6, 500));
+    assert.equal(refused.name, 'not_enough_funds');
+    // The accept's own field and wire decimals, not the engine command's account field and units.
+    assert.equal(refused.data.field, 'quantity');
+    assert.equal(refused.data.available, '0.03');
+    assert.equal(typeof refused.data.required, 'string');
     assert.equal(h.size(6, CALL_70), 0);
     assert.equal(h.size(MAKER_A, CALL_70), 0);
     assert.equal(h.size(MAKER_B, CALL_70), 0);
@@ -217,7 +222,12 @@ describe('block minimum', () => {
   const CALL_80 = 'BTC-27DEC26-80000-C';
 
   function realistic(h: RfqHarness, amount: number) {
-    return h.run(h.createCommand({ legs: [{ instrumentName: CALL_80, side: 'buy', amount }] }));
+    return h.run(
+      h.createCommand({
+        legs: [{ instrumentName: CALL_80, side: 'buy', amount }],
+        targetDesks: [DESK_A, DESK_B],
+      }),
+    );
   }
 
   test('RFQs, quotes and accepts are at least the block minimum (25 BTC of options)', () => {
@@ -254,6 +264,106 @@ describe('block minimum', () => {
     });
     assert.ok(acceptAll(h, rfq, TAKER, 100).ok);
     assert.equal(h.size(TAKER, CALL_80), 400);
+  });
+
+  test("each maker's fill is a block of at least the minimum: a partial quote is not cut below it", () => {
+    const h = new RfqHarness();
+    h.engine.list(optionSpec({ name: CALL_80, strike: '80000' }));
+    const created = realistic(h, 600);
+    assert.ok(created.ok && created.value.kind === 'rfq');
+    const rfq = created.value.rfq;
+    h.at(h.now + 5_000);
+    const legs = [{ instrumentName: CALL_80, side: 'buy' as const, ratio: 1, price: 100 }];
+    quoteIdOf(h.run({ ...h.quoteCommand(rfq), quantity: 250, legs, executionInstruction: 'all_or_none' }));
+    quoteIdOf(
+      h.run({
+        ...h.quoteCommand(rfq),
+        accountId: MAKER_B,
+        userId: MAKER_B,
+        desk: DESK_B,
+        blockRfqId: h.makerId(rfq, DESK_B),
+        quantity: 600,
+        legs,
+      }),
+    );
+    const accept = (quantity: number) =>
+      h.run({
+        type: 'rfq_accept',
+        accountId: TAKER,
+        blockRfqId: rfq.blockRfqId,
+        side: 'buy',
+        price: 100,
+        quantity,
+        timeInForce: 'fill_or_kill',
+      });
+    // 30 BTC: the AON quote takes 25 and would leave desk B a 5 BTC block; nothing trades.
+    assert.equal(refusal(accept(300)).name, 'not_fully_filled');
+    assert.equal(h.size(TAKER, CALL_80), 0);
+    const traded = accept(500);
+    assert.ok(traded.ok && traded.value.kind === 'accept');
+    assert.deepEqual(
+      traded.value.trade!.fills.map((f) => [f.desk, f.quantity]),
+      [
+        [DESK_A, 250],
+        [DESK_B, 250],
+      ],
+    );
+  });
+});
+
+describe('future prices near the mark', () => {
+  test('hedge prices and future leg prices lie within 5% of the mark; option legs are free', () => {
+    const h = new RfqHarness();
+    h.core({ type: 'update_prices', markPrices: [{ instrumentName: PERP, markPrice: 130_000 }] });
+    const hedged = (price: number) =>
+      h.run(
+        h.createCommand({
+          targetDesks: [DESK_A, DESK_B],
+          legs: [
+            { instrumentName: CALL_70, side: 'buy', amount: 10 },
+            { instrumentName: CALL_75, side: 'sell', amount: 10 },
+          ],
+          hedge: { instrumentName: PERP, side: 'sell', amount: 1_000, price },
+        }),
+      );
+    assert.deepEqual(refusal(hedged(100_000)), {
+      name: 'invalid_price',
+      data: { field: 'hedge.price', minPrice: '61750', maxPrice: '68250' },
+    });
+    const created = hedged(131_000);
+    assert.ok(created.ok && created.value.kind === 'rfq');
+    const rfq = created.value.rfq;
+    h.at(h.now + 5_000);
+    // A maker's hedge price is outside the strategy price the taker bounds: $10 would move
+    // thousands of BTC to the maker on an accept at a fair strategy price.
+    const hedge = { instrumentName: PERP, side: 'sell' as const, amount: 1_000, price: 20 };
+    assert.deepEqual(refusal(h.run({ ...h.quoteCommand(rfq), hedge })), {
+      name: 'invalid_price',
+      data: { field: 'hedge.price', minPrice: '61750', maxPrice: '68250' },
+    });
+    const quoted = quoteIdOf(h.run({ ...h.quoteCommand(rfq), hedge: { ...hedge, price: 129_000 } }));
+    const edit = h.run({
+      ...h.quoteCommand(rfq),
+      type: 'rfq_quote_edit',
+      quoteId: quoted,
+      hedge: { ...hedge, price: 140_000 },
+    });
+    assert.equal(refusal(edit).data.field, 'hedge.price');
+
+    // A perpetual leg: its price enters the taker's PnL as 1/price, beyond the strategy price.
+    const perpRfq = h.run(
+      h.createCommand({
+        targetDesks: [DESK_A],
+        legs: [{ instrumentName: PERP, side: 'buy', amount: 20_000 }],
+      }),
+    );
+    assert.ok(perpRfq.ok && perpRfq.value.kind === 'rfq');
+    const perp = perpRfq.value.rfq;
+    const legs = (price: number) => [{ instrumentName: PERP, side: 'buy' as const, ratio: 1, price }];
+    const perpQuote = (price: number) =>
+      h.run({ ...h.quoteCommand(perp), quantity: perp.quantity, legs: legs(price) });
+    assert.equal(refusal(perpQuote(20)).data.field, 'legs[0].price');
+    quoteIdOf(perpQuote(130_500));
   });
 });
 

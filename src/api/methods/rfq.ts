@@ -142,6 +142,18 @@ function parseRatio(text: string, field: string): number {
   return ratio;
 }
 
+/** A currency filter of get_rfqs and get_trades: a symbol RFQs are filed under, or `any`. */
+function checkedCurrency(text: string): string {
+  if (!isRfqCurrency(text)) {
+    throw new VenueError(
+      'invalid_arguments',
+      `unknown currency ${JSON.stringify(text)} (one of ${RFQ_CURRENCIES.join(', ')}, any)`,
+      { field: 'currency' },
+    );
+  }
+  return text;
+}
+
 /** A quote's hedge in the hedge instrument's units; the desk checks it against the RFQ's hedge. */
 function quoteHedge(deps: RfqMethodDeps, hedge: NonNullable<QuoteParams['hedge']>): QuoteHedgeInput {
   const instrument = instrumentOf(deps.reads, hedge.instrumentName, 'hedge.instrumentName');
@@ -289,14 +301,14 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
     handler: async (params, context) => {
       const rfq = ownRfq(deps, context, params.blockRfqId);
       if (params.legs != null) {
+        // Ratios compare as numbers ("1.0" is 1), as create_quote reads them.
+        const ratios = params.legs.map((p, index) => parseRatio(p.ratio, `legs[${index}].ratio`));
         const same =
           params.legs.length === rfq.legs.length &&
           rfq.legs.every((leg) =>
             params.legs!.some(
-              (p) =>
-                p.instrumentName === leg.instrumentName &&
-                p.side === leg.side &&
-                p.ratio === String(leg.ratio),
+              (p, index) =>
+                p.instrumentName === leg.instrumentName && p.side === leg.side && ratios[index] === leg.ratio,
             ),
           );
         if (!same) throw new VenueError('invalid_arguments', 'legs do not match the RFQ', { field: 'legs' });
@@ -354,7 +366,7 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
       const wantTaker = principal.roles.has('taker') && params.role !== 'maker';
       const wantMaker =
         principal.roles.has('maker') && principal.deskName !== null && params.role !== 'taker';
-      const currency = params.currency ?? 'any';
+      const currency = checkedCurrency(params.currency ?? 'any');
       const keep = (rfq: RfqRecord) =>
         (params.status == null || rfq.status === params.status) &&
         matchesCurrency(currency, rfq.currency, rfq.quoteCurrency);
@@ -511,7 +523,7 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
     result: PageOf(RfqTradeSchema),
     handler: (params) => {
       const page = pageTrades(desk.trades(), {
-        currency: params.currency,
+        currency: checkedCurrency(params.currency),
         now: deps.now(),
         continuation: params.continuation ?? null,
         count: params.count ?? TRADES_DEFAULT_COUNT,

@@ -13,7 +13,7 @@ import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import { formatRfqLots, rfqLotGrid } from '../../rfq/lots.ts';
 import { hedgeShare } from '../../rfq/quote-terms.ts';
-import type { QuoteRecord, RfqHedge, RfqRecord, RfqTradeRecord } from '../../rfq/types.ts';
+import type { QuoteRecord, RfqFill, RfqHedge, RfqRecord, RfqTradeRecord } from '../../rfq/types.ts';
 import type { WireQuote, WireRfq, WireRfqInstrument, WireRfqTrade } from '../schemas/rfq.ts';
 
 export type InstrumentLookup = (name: string) => Instrument | undefined;
@@ -148,6 +148,29 @@ export function rfqToWire(
   return wire;
 }
 
+/**
+ * One item per quote filled: a quote's fill split by allocation account is one maker trade, and
+ * the split is the taker's own business (allocations are shown to the taker only).
+ */
+function fillsByQuote(fills: readonly RfqFill[]): { quantity: number; price: number; hedgeAmount: number }[] {
+  const merged: { quoteId: string; quantity: number; price: number; hedgeAmount: number }[] = [];
+  for (const fill of fills) {
+    const last = merged.at(-1);
+    if (last !== undefined && last.quoteId === fill.quoteId) {
+      last.quantity += fill.quantity;
+      last.hedgeAmount += fill.hedgeAmount;
+    } else {
+      merged.push({
+        quoteId: fill.quoteId,
+        quantity: fill.quantity,
+        price: fill.price,
+        hedgeAmount: fill.hedgeAmount,
+      });
+    }
+  }
+  return merged;
+}
+
 export function rfqTradeToWire(trade: RfqTradeRecord, lookup: InstrumentLookup): WireRfqTrade {
   const first = trade.fills[0]!;
   const wire: WireRfqTrade = {
@@ -162,7 +185,7 @@ export function rfqTradeToWire(trade: RfqTradeRecord, lookup: InstrumentLookup):
     })),
     markPrice: trade.markPrice === null ? null : formatStrategyPrice(trade, trade.markPrice),
     timestamp: trade.timestamp,
-    trades: trade.fills.map((fill) => ({
+    trades: fillsByQuote(trade.fills).map((fill) => ({
       quantity: formatRfqQuantity(trade, fill.quantity),
       side: trade.side,
       price: formatStrategyPrice(trade, fill.price),
