@@ -8,10 +8,11 @@
  * key store knows but the engine does not (e.g. created by the CLI while the server was down).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { VenueError } from '../domain/errors.ts';
+import { writeFileDurably } from '../store/durable-file.ts';
 import type { KeyStore } from './auth/key-store.ts';
 import { provisionAccount, toMinorUnits } from './bootstrap.ts';
 import type { Gateway } from './gateway.ts';
@@ -27,7 +28,7 @@ export function loadAdminToken(dataDir: string): string {
   const path = join(dataDir, 'admin.token');
   if (!existsSync(path)) {
     mkdirSync(dataDir, { recursive: true });
-    writeFileSync(path, randomBytes(24).toString('base64url'), { mode: 0o600, flag: 'wx' });
+    writeFileDurably(path, randomBytes(24).toString('base64url'), { exclusive: true });
   }
   return readFileSync(path, 'utf8').trim();
 }

@@ -7,11 +7,12 @@
  * as an array of `{apiKey, apiSecret, userId, accountIds, roles, deskName}`. Later starts do
  * nothing and return null.
  */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { currencyDecimals } from '../core/types.ts';
 import { parseDecimal, toSafeInteger, toScale } from '../domain/decimal.ts';
 import { VenueError } from '../domain/errors.ts';
+import { writeFileDurably } from '../store/durable-file.ts';
 import type { KeyStore, Role } from './auth/key-store.ts';
 import type { CommandPort } from './ports.ts';
 
@@ -111,7 +112,6 @@ export async function bootstrapDemo(options: BootstrapOptions): Promise<DemoCred
   }
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, 'credentials.json');
-  writeFileSync(path, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(path, 0o600);
+  writeFileDurably(path, `${JSON.stringify(credentials, null, 2)}\n`);
   return credentials;
 }

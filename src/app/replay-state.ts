@@ -12,9 +12,10 @@
  *   the clock-skew window (`replayGuard`). Any request the crashed run executed was signed by then:
  *   it was admitted at most the window before its command's stamp, which the journal holds.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SavedNonce } from '../api/auth/authenticator.ts';
+import { fsyncPath, writeFileDurably } from '../store/durable-file.ts';
 
 const FILE = 'replay-memory.json';
 
@@ -31,14 +32,8 @@ export type ReplayGuard =
   | { readonly kind: 'none' };
 
 export function saveReplayState(dataDir: string, state: SavedReplayState): void {
-  const path = join(dataDir, FILE);
-  const aside = `${path}.tmp`;
-  writeFileSync(aside, JSON.stringify({ version: 1, lastSeq: state.lastSeq, nonces: state.nonces }), {
-    mode: 0o600,
-  });
-  fsyncPath(aside);
-  renameSync(aside, path);
-  fsyncPath(dataDir);
+  const text = JSON.stringify({ version: 1, lastSeq: state.lastSeq, nonces: state.nonces });
+  writeFileDurably(join(dataDir, FILE), text);
 }
 
 /** Reads and removes the saved state (null when there is none or it cannot be read). */
@@ -75,13 +70,4 @@ export function replayGuard(
   if (saved !== null && saved.lastSeq === recovered.lastSeq) return { kind: 'restore', nonces: saved.nonces };
   if (recovered.lastSeq === 0) return { kind: 'none' };
   return { kind: 'refuse', signedUntil: recovered.lastTs + clockSkewMs };
-}
-
-function fsyncPath(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }

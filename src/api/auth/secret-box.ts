@@ -4,8 +4,9 @@
  * Stored form: base64(iv[12] || tag[16] || ciphertext). A wrong key or tampering fails loudly.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileDurably } from '../../store/durable-file.ts';
 
 export class SecretBox {
   private constructor(private readonly key: Buffer) {}
@@ -27,7 +28,8 @@ export class SecretBox {
     const path = join(dataDir, 'secret.key');
     if (!existsSync(path)) {
       mkdirSync(dataDir, { recursive: true });
-      writeFileSync(path, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+      // Durable before any secret is sealed with it: a lost key file makes every key unreadable.
+      writeFileDurably(path, randomBytes(32).toString('hex'), { exclusive: true });
     }
     return SecretBox.fromText(readFileSync(path, 'utf8').trim());
   }
