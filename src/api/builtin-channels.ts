@@ -2,8 +2,8 @@
  * The gateway's own channel families: `user.orders.{kind}.{currency}`,
  * `user.trades.{kind}.{currency}` (the key's default account), `book.{instrument}` and
  * `ticker.{instrument}` (public). Kind: future, option, spot, future_combo, option_combo, combo,
- * any; currency: a symbol or any. Book and ticker pushes are full snapshots, at most one per
- * instrument per committed command.
+ * any; currency: one the venue lists instruments in (any case), or any. Book and ticker pushes
+ * are full snapshots, at most one per instrument per committed command.
  */
 import { Type } from '@sinclair/typebox';
 import type { OrderView, TradeView } from '../core/events.ts';
@@ -52,6 +52,9 @@ function userChannel(
       const owner = requirePrincipal(principal, name);
       const kind = match[1]!;
       const currency = match[2]!.toUpperCase() === 'ANY' ? 'any' : match[2]!.toUpperCase();
+      // As the order and trade methods: a currency the venue lists nothing in is a typo that
+      // would stay silent forever, so the name is refused (unknown channel).
+      if (currency !== 'any' && !reads.currencies().includes(currency)) return null;
       const canonical = `${prefix}.${kind}.${currency}`;
       const accountId = owner.defaultAccountId;
       if (prefix === 'user.trades') return { topics: [topicFor(canonical, accountId)] };

@@ -19,6 +19,7 @@ import type { CommandResult, CoreError } from '../core/events.ts';
 import { advancedTicks, repriceAdvanced } from './advanced-pricing.ts';
 import { makeIceberg, validateIceberg } from './iceberg.ts';
 import { placeLinked, reactLinked, validateLinked } from './linked-orders.ts';
+import { clipReduceOnly } from './matching.ts';
 import { mmpRefusal, reactMmp } from './mmp.ts';
 import { FLAG_HIDDEN, FLAG_ICEBERG, type Order } from './order.ts';
 import { refusal, type VenueState } from './state.ts';
@@ -39,6 +40,7 @@ export function isAdvancedPlace(command: PlaceOrder): boolean {
     command.displayAmount != null ||
     command.linkedOrderType != null ||
     command.otocoConfig != null ||
+    command.triggerFillCondition != null ||
     command.advanced != null ||
     command.mmp === true
   );
@@ -56,7 +58,11 @@ function fail(
 
 /** private/buy|sell for anything `isAdvancedPlace` accepts. */
 export function placeAdvanced(state: VenueState, command: PlaceOrder): CommandResult {
-  if (command.linkedOrderType != null || command.otocoConfig != null) {
+  if (
+    command.linkedOrderType != null ||
+    command.otocoConfig != null ||
+    command.triggerFillCondition != null
+  ) {
     const error = validateLinked(state, command);
     if (error !== null) return fail(state, command.accountId, error);
     return placeLinked(state, command, placeSingle);
@@ -309,6 +315,7 @@ export function afterCommand(state: VenueState, command: CoreCommand): void {
     reactMmp(state, state.events, from);
     reactLinked(state, state.events, from);
     evaluateTriggers(state);
+    clipReduceOnly(state);
     if (command.type === 'update_prices' && round === 0) repriceAdvanced(state);
     from = end;
     if (state.events.length === end) break;

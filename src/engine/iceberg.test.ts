@@ -85,4 +85,15 @@ describe('iceberg orders', () => {
     assert.equal(h.venue.book(PERP)!.asks[0]!.amount, 300);
     h.venue.validate();
   });
+
+  test('an edit without displayAmount keeps the display in the book (no trigger orders anywhere)', () => {
+    const h = new AdvancedHarness();
+    const ice = orderOf(h.ok(h.orderCommand(1, 'sell', 1_000, 100_000, { displayAmount: 200 })));
+    h.ok(h.orderCommand(2, 'sell', 50, 100_000));
+    const edited = orderOf(h.ok({ type: 'edit_order', accountId: 1, orderId: ice.orderId, amount: 600 }));
+    assert.equal(edited.amount, 600);
+    assert.equal(edited.displayAmount, 200);
+    assert.deepEqual(h.venue.book(PERP)!.asks, [{ price: 100_000, amount: 250, orders: 2 }]);
+    h.venue.validate();
+  });
 });

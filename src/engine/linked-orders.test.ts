@@ -206,6 +206,28 @@ describe('linked orders', () => {
     assert.equal(run({ otocoConfig: [TP] }), 'invalid_arguments');
   });
 
+  test('validation: triggerFillCondition needs a linked order; entries keep the post-only rules', () => {
+    const h = new AdvancedHarness();
+    const fieldOf = (more: Record<string, unknown>) => {
+      const result = h.run(h.orderCommand(1, 'buy', 5, 100_000, more));
+      return result.ok ? null : [result.error.name, result.error.data.field];
+    };
+    assert.deepEqual(fieldOf({ triggerFillCondition: 'incremental' }), [
+      'invalid_arguments',
+      'linkedOrderType',
+    ]);
+    const oto = (entry: Record<string, unknown>) =>
+      fieldOf({ linkedOrderType: 'one_triggers_other', otocoConfig: [{ ...TP, ...entry }] });
+    assert.deepEqual(oto({ rejectPostOnly: true }), ['invalid_arguments', 'otocoConfig[0].rejectPostOnly']);
+    assert.deepEqual(oto({ postOnly: true, timeInForce: 'immediate_or_cancel' }), [
+      'post_only_not_allowed',
+      'otocoConfig[0].postOnly',
+    ]);
+    assert.equal(oto({ postOnly: true, rejectPostOnly: true }), null);
+    // Only the valid one was placed: its primary and its waiting secondary.
+    assert.equal(h.venue.openOrders({ accountId: 1 }).length, 2);
+  });
+
   test('property: incremental OTO never creates or loses quantity across partial fills', () => {
     fc.assert(
       fc.property(

@@ -97,7 +97,11 @@ export function validateLinked(state: VenueState, command: PlaceOrder): CoreErro
   const configs = command.otocoConfig ?? [];
   if (command.linkedOrderType == null)
     return configs.length > 0 || command.triggerFillCondition != null
-      ? refusal('invalid_arguments', 'otocoConfig needs linkedOrderType', { field: 'linkedOrderType' })
+      ? refusal(
+          'invalid_arguments',
+          `${configs.length > 0 ? 'otocoConfig' : 'triggerFillCondition'} needs linkedOrderType`,
+          { field: 'linkedOrderType' },
+        )
       : null;
   if (configs.length === 0)
     return refusal('missing_params', 'linked orders need otocoConfig', { field: 'otocoConfig' });
@@ -111,10 +115,19 @@ export function validateLinked(state: VenueState, command: PlaceOrder): CoreErro
   if (instrument === undefined) return null; // the primary's own validation reports it
   for (const [i, c] of configs.entries()) {
     const type = c.orderType ?? 'limit';
-    const field = (name: string) => `otocoConfig.${i}.${name}`;
+    const field = (name: string) => `otocoConfig[${i}].${name}`;
     if (c.amount != null && (!Number.isSafeInteger(c.amount) || c.amount <= 0))
       return refusal('invalid_amount', 'amount must be a positive number of lots', {
         field: field('quantity'),
+      });
+    // The top-level post-only rules hold for each entry too (spec 4.3: same meanings).
+    if (c.rejectPostOnly === true && c.postOnly !== true)
+      return refusal('invalid_arguments', 'rejectPostOnly needs postOnly', {
+        field: field('rejectPostOnly'),
+      });
+    if (c.postOnly === true && (c.timeInForce ?? 'good_til_cancelled') !== 'good_til_cancelled')
+      return refusal('post_only_not_allowed', 'postOnly is valid only with good_til_cancelled', {
+        field: field('postOnly'),
       });
     if (type === 'limit' && (c.price == null || !instrument.instrument.isOnTick(c.price) || c.price <= 0))
       return refusal('invalid_price', 'a limit secondary needs a price on the tick grid', {

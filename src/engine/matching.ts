@@ -19,6 +19,7 @@ import { type Account, applyFill } from './accounts.ts';
 import { consumeDisplay, refreshDisplay } from './iceberg.ts';
 import {
   FLAG_API,
+  FLAG_HIDDEN,
   FLAG_ICEBERG,
   FLAG_MMP,
   FLAG_POST_ONLY,
@@ -151,6 +152,92 @@ export function match(
   return false;
 }
 
+/** Queues the position for `clipReduceOnly` when its reduce-only orders now exceed it. */
+function noteReduceOnly(state: VenueState, instrument: InstrumentState, account: Account): void {
+  const position = instrument.position(account);
+  if (
+    position.reduceOnlyBuys > reducibleLots(position, 'buy') ||
+    position.reduceOnlySells > reducibleLots(position, 'sell')
+  )
+    state.reduceOnlyChecks.push({ instrument, account });
+}
+
+/**
+ * After matching: resting reduce-only orders on a position that shrank (or flipped) are clipped
+ * to what it still allows, newest first, keeping their place in the book; one left with nothing
+ * is cancelled (`reduce_only`). Each change is an order event. Deribit: a reduce-only order
+ * "shrinks automatically when the position shrinks".
+ */
+export function clipReduceOnly(state: VenueState): void {
+  const checks = state.reduceOnlyChecks;
+  if (checks.length === 0) return;
+  state.reduceOnlyChecks = [];
+  for (const { instrument, account } of checks) {
+    const position = instrument.position(account);
+    for (const side of ['buy', 'sell'] as const) {
+      let excess =
+        (side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells) - reducibleLots(position, side);
+      if (excess <= 0) continue;
+      const orders: Order[] = [];
+      for (const order of account.openOrders) {
+        if (
+          order.instrumentId === instrument.id &&
+          order.side === side &&
+          (order.flags & FLAG_REDUCE_ONLY) !== 0 &&
+          order.level !== null
+        )
+          orders.push(order);
+      }
+      for (let i = orders.length - 1; i >= 0 && excess > 0; i--) {
+        const order = orders[i]!;
+        const remaining = order.amount - order.filled;
+        if (remaining <= excess) {
+          excess -= remaining;
+          cancelResting(state, instrument, order, 'reduce_only');
+        } else {
+          shrinkResting(state, instrument, account, order, excess);
+          excess = 0;
+        }
+      }
+    }
+  }
+}
+
+/** Takes `lots` off a resting order's remaining in place (time priority kept); emits the order. */
+function shrinkResting(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  order: Order,
+  lots: number,
+): void {
+  const remainingBefore = order.amount - order.filled;
+  const level = order.level!;
+  if ((order.flags & FLAG_ICEBERG) !== 0) {
+    const x = order.extras!;
+    const display = Math.min(x.displayAmount!, remainingBefore - lots);
+    level.total -= lots;
+    if ((order.flags & FLAG_HIDDEN) === 0) level.visible -= x.displayAmount! - display;
+    x.displayAmount = display;
+  } else level.reduce(order, lots);
+  const position = instrument.position(account);
+  if (order.side === 'buy') {
+    position.openBuys -= lots;
+    position.reduceOnlyBuys -= lots;
+  } else {
+    position.openSells -= lots;
+    position.reduceOnlySells -= lots;
+  }
+  if (order.reserved !== 0) {
+    const released = Math.floor((order.reserved * lots) / remainingBefore);
+    order.reserved -= released;
+    account.ledger(order.reserveCurrency).reserved -= released;
+  }
+  order.amount -= lots;
+  order.lastUpdatedAt = state.now;
+  state.events.push({ type: 'order', order: order.toView() });
+}
+
 function tickDirection(instrument: InstrumentState, price: number): TickDirection {
   const last = instrument.lastPrice;
   let direction: TickDirection;
@@ -247,6 +334,10 @@ export function settleTrade(
   const makerPnl = economics.isSpot
     ? 0
     : applyFill(instrument.position(makerAccount), makerSign, lots, price);
+  if (!economics.isSpot) {
+    noteReduceOnly(state, instrument, takerAccount);
+    noteReduceOnly(state, instrument, makerAccount);
+  }
   const trade: TradeView = {
     tradeId: state.nextTradeId(instrument.instrument.currency),
     tradeSeq: ++instrument.tradeSeq,

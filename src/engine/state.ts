@@ -125,6 +125,11 @@ export class VenueState {
   priceEpoch = 0;
   now = 0;
   events: CoreEvent[] = [];
+  /**
+   * Positions a fill changed this command while reduce-only orders rested on them, for
+   * `clipReduceOnly` (matching.ts) to clip once matching is over; empty between commands.
+   */
+  reduceOnlyChecks: { instrument: InstrumentState; account: Account }[] = [];
   /** Trigger book, linked groups, MMP, advanced prices (advanced-state.ts). */
   readonly advanced = new AdvancedState();
 

@@ -209,9 +209,90 @@ describe('reduce-only', () => {
     assert.equal(errorName(h.order(1, 'sell', 1, 101_000, { reduceOnly: true })), 'reduce_only_violation');
     assert.equal(errorName(h.order(1, 'buy', 1, 99_000, { reduceOnly: true })), 'reduce_only_violation');
   });
+
+  test('a resting reduce-only order shrinks with the position, newest first, and goes when it is gone', () => {
+    const h = venue();
+    h.order(2, 'sell', 6, 100_000);
+    h.order(1, 'buy', 6, 100_000);
+    const older = h.order(1, 'sell', 3, 101_000, { reduceOnly: true }).order!.orderId;
+    const newer = h.order(1, 'sell', 3, 102_000, { reduceOnly: true }).order!.orderId;
+    // A plain sell closes 2 of the 6: the newest reduce-only order gives up 2 lots in place.
+    h.order(3, 'buy', 2, 99_000);
+    const closing = h.order(1, 'sell', 2, 99_000);
+    const shrunk = closing.events.filter((e) => e.type === 'order' && e.order.orderId === newer);
+    assert.equal(shrunk.length, 1);
+    assert.equal(h.venue.getOrder(newer)!.amount, 1);
+    assert.equal(h.venue.getOrder(newer)!.orderState, 'open');
+    assert.equal(h.venue.getOrder(older)!.amount, 3);
+    assert.deepEqual(
+      h.venue.book('BTC-PERPETUAL')!.asks.map((l) => [l.price, l.amount]),
+      [
+        [101_000, 3],
+        [102_000, 1],
+      ],
+    );
+    // The position flips short: nothing is left to reduce, both are cancelled.
+    h.order(3, 'buy', 10, 99_000);
+    h.order(1, 'sell', 10, 99_000);
+    for (const id of [older, newer]) {
+      assert.equal(h.venue.getOrder(id)!.orderState, 'cancelled');
+      assert.equal(h.venue.getOrder(id)!.cancelReason, 'reduce_only');
+    }
+    assert.deepEqual(h.venue.book('BTC-PERPETUAL')!.asks, []);
+    assert.deepEqual(
+      h.venue.openOrders({ accountId: 1 }).map((o) => o.orderId),
+      [],
+    );
+    // The counters followed: a new reduce-only buy may cover the whole short.
+    assert.equal(h.order(1, 'buy', 20, 98_000, { reduceOnly: true }).order!.amount, 6);
+    h.venue.validate();
+  });
+
+  test('a reduce-only maker shrinks when its position is closed by another order', () => {
+    const h = venue();
+    h.order(2, 'buy', 4, 100_000);
+    h.order(1, 'sell', 4, 100_000);
+    const ro = h.order(1, 'buy', 4, 99_000, { reduceOnly: true }).order!.orderId;
+    h.order(3, 'sell', 3, 101_000);
+    const result = h.order(1, 'buy', 3, 101_000);
+    assert.ok(result.ok);
+    assert.equal(h.venue.getOrder(ro)!.amount, 1);
+    h.venue.validate();
+  });
+
+  test('a reduce-only iceberg shrinks its display with it', () => {
+    const h = venue();
+    h.order(2, 'sell', 300, 100_000);
+    h.order(1, 'buy', 300, 100_000);
+    const ice = h.order(1, 'sell', 300, 101_000, { reduceOnly: true, displayAmount: 100 }).order!.orderId;
+    h.order(3, 'buy', 250, 99_000);
+    h.order(1, 'sell', 250, 99_000);
+    assert.equal(h.venue.getOrder(ice)!.amount, 50);
+    assert.equal(h.venue.getOrder(ice)!.displayAmount, 50);
+    assert.deepEqual(
+      h.venue.book('BTC-PERPETUAL')!.asks.map((l) => [l.price, l.amount]),
+      [[101_000, 50]],
+    );
+    h.venue.validate();
+  });
 });
 
 describe('edit', () => {
+  test('rejectPostOnly needs postOnly, on the order or in the edit', () => {
+    const h = venue();
+    const plain = h.order(1, 'sell', 5, 100_000).order!.orderId;
+    const edit = (orderId: string, more = {}) =>
+      h.run({ type: 'edit_order', accountId: 1, orderId, amount: 5, rejectPostOnly: true, ...more });
+    assert.equal(errorName(edit(plain)), 'invalid_arguments');
+    assert.equal(h.venue.getOrder(plain)!.rejectPostOnly, false);
+    assert.equal(errorName(edit(plain, { postOnly: false })), 'invalid_arguments');
+    const both = edit(plain, { postOnly: true });
+    assert.ok(both.ok);
+    assert.equal(both.order!.rejectPostOnly, true);
+    const postOnly = h.order(1, 'sell', 5, 100_002, { postOnly: true }).order!.orderId;
+    assert.equal(edit(postOnly).ok && h.venue.getOrder(postOnly)!.rejectPostOnly, true);
+  });
+
   test('a size decrease keeps priority; replaced and lastUpdatedAt change', () => {
     const h = venue();
     const first = h.order(1, 'sell', 5, 100_000).order!.orderId;

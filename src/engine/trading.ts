@@ -8,7 +8,8 @@
  *   one tick inside the spread (buy: best ask − tick, sell: best bid + tick), or refused with
  *   `post_only_reject` when rejectPostOnly.
  * - reduceOnly: the amount is clipped to what the position (less other open reduce-only orders
- *   on that side) allows; nothing to reduce → `reduce_only_violation`.
+ *   on that side) allows; nothing to reduce → `reduce_only_violation`. Resting ones shrink with
+ *   the position after each command's fills (`clipReduceOnly`, matching.ts).
  * - IOC and market remainders are cancelled (`immediate_or_cancel`); an FOK that cannot fill in
  *   full is cancelled without trading (same reason).
  * - Edit: priority kept on a pure size decrease (or no change); a price change or a size
@@ -32,6 +33,7 @@ import {
   FLAG_API,
   FLAG_AUTO_REPLACED,
   FLAG_HIDDEN,
+  FLAG_ICEBERG,
   FLAG_LIQUIDATION,
   FLAG_MMP,
   FLAG_MOBILE,
@@ -546,7 +548,13 @@ function inapplicableEdit(command: EditOrder): CoreError | null {
 }
 
 export function editOrder(state: VenueState, command: EditOrder): CommandResult {
-  if (state.advanced.active || command.displayAmount != null || command.advanced != null) {
+  // Icebergs are edited there too, whether or not anything else makes the advanced state active.
+  if (
+    state.advanced.active ||
+    command.displayAmount != null ||
+    command.advanced != null ||
+    ((state.orders.get(command.orderId)?.flags ?? 0) & FLAG_ICEBERG) !== 0
+  ) {
     const special = editSpecial(state, command);
     if (special !== null) return special;
   }
@@ -581,6 +589,15 @@ export function editOrder(state: VenueState, command: EditOrder): CommandResult 
   if (priceError !== null) return fail(state, 'edit_order', command.accountId, priceError);
   const postOnly = command.postOnly ?? order.has(FLAG_POST_ONLY);
   const rejectPostOnly = command.rejectPostOnly ?? order.has(FLAG_REJECT_POST_ONLY);
+  if (command.rejectPostOnly === true && !postOnly) {
+    // As on placing (spec 4.3): rejectPostOnly is valid only with postOnly, not dropped silently.
+    return fail(
+      state,
+      'edit_order',
+      command.accountId,
+      refusal('invalid_arguments', 'rejectPostOnly needs postOnly', { field: 'rejectPostOnly' }),
+    );
+  }
   if (postOnly && order.timeInForce !== 'good_til_cancelled') {
     return fail(
       state,

@@ -26,6 +26,7 @@ import {
   settleInstrument,
   updatePrices,
 } from './lifecycle.ts';
+import { clipReduceOnly } from './matching.ts';
 import { type MmpStatus, mmpStatus, resetMmp, setMmpConfig } from './mmp.ts';
 import type { Order } from './order.ts';
 import { type FundsView, funds, type PriceBand, priceBand } from './risk.ts';
@@ -114,13 +115,16 @@ export class Venue {
 
   execute(command: CoreCommand): CommandResult {
     const result = this.dispatch(command);
-    // Advanced orders (triggers, linked, MMP, usd/implv) react to what the command did.
-    if ((this.state.advanced.active || command.type === 'update_prices') && result.ok) {
-      const before = this.state.events.length;
-      afterCommand(this.state, command);
-      if (result.order !== undefined && this.state.events.length > before)
-        return withReactions(result, before);
+    if (!result.ok) {
+      if (this.state.reduceOnlyChecks.length !== 0) this.state.reduceOnlyChecks = [];
+      return result;
     }
+    const before = this.state.events.length;
+    // Reduce-only orders follow the positions the command's fills changed.
+    clipReduceOnly(this.state);
+    // Advanced orders (triggers, linked, MMP, usd/implv) react to what the command did.
+    if (this.state.advanced.active || command.type === 'update_prices') afterCommand(this.state, command);
+    if (result.order !== undefined && this.state.events.length > before) return withReactions(result, before);
     return result;
   }
 

@@ -222,6 +222,8 @@ describe('gateway over HTTP', () => {
     );
     const summary = await client.call('private/get_account_summary', { currency: 'BTC' });
     assert.equal(summary.balance, '100');
+    // A currency the venue holds nothing in is a typo, not an account of zeros.
+    await rejects(client.call('private/get_account_summary', { currency: 'XYZ' }), -32602, 'currency');
   });
 
   test('authentication: statuses, skew with server time, tampering, replay and nonce reuse', async () => {

@@ -96,6 +96,13 @@ describe('gateway over WebSocket', () => {
     await new Promise((resolve) => setTimeout(resolve, 30));
     assert.equal(pushes.length, 3);
     assert.deepEqual(await client.unsubscribe([channel]), [channel]);
+    // A currency the venue lists nothing in is refused, as the order methods refuse it.
+    for (const [index, bad] of ['user.orders.future.XYZ', 'user.trades.any.USDT'].entries()) {
+      await assert.rejects(
+        client.subscribe(['user.orders.any.btc', bad].slice(index)),
+        (e) => e instanceof ApiError && e.code === -32602 && e.data?.field === `channels.${1 - index}`,
+      );
+    }
     await client.close();
   });
 

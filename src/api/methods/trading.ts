@@ -350,9 +350,23 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     result: AccountSummarySchema,
     handler: (params, context) => {
       const principal = principalOf(context);
-      const summary = reads.accountSummary(principal.defaultAccountId, params.currency.toUpperCase());
+      const currency = params.currency.toUpperCase();
+      // Funds are held in instruments' base and settlement currencies; any other name is a typo,
+      // refused rather than answered with zeros.
+      const held = new Set<string>();
+      for (const instrument of reads.instruments(false)) {
+        held.add(instrument.spec.baseCurrency);
+        held.add(instrument.spec.settlementCurrency);
+      }
+      const summary = held.has(currency)
+        ? reads.accountSummary(principal.defaultAccountId, currency)
+        : undefined;
       if (summary === undefined) {
-        throw new VenueError('invalid_params', `unknown currency ${params.currency}`, { field: 'currency' });
+        throw new VenueError(
+          'invalid_params',
+          `unknown currency ${params.currency}; the venue holds ${[...held].sort().join(', ')}`,
+          { field: 'currency' },
+        );
       }
       return accountSummaryToWire(summary);
     },
