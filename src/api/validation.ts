@@ -4,7 +4,7 @@
  * AsyncAPI documents and the sdk's types.
  *
  * Invariants: no coercion, unknown properties are refused, the first error names its field
- * (`data.field`, dotted path such as `otocoConfig.0.side`).
+ * (`data.field`, a path such as `otocoConfig[0].side`, written the way handlers name fields).
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
@@ -30,23 +30,33 @@ function toVenueError(error: ErrorObject | undefined, root: string): VenueError 
     .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
   switch (error.keyword) {
     case 'required': {
-      const field = [...path, String(error.params.missingProperty)].join('.');
+      const field = fieldPath([...path, String(error.params.missingProperty)]);
       return new VenueError('missing_params', `${field} is required`, { field });
     }
     case 'additionalProperties': {
-      const field = [...path, String(error.params.additionalProperty)].join('.');
+      const field = fieldPath([...path, String(error.params.additionalProperty)]);
       return new VenueError('invalid_params', `${field} is not a known field`, { field });
     }
     case 'enum': {
-      const field = path.length > 0 ? path.join('.') : root;
+      const field = path.length > 0 ? fieldPath(path) : root;
       const allowed = (error.params.allowedValues as unknown[]).join(', ');
       return new VenueError('invalid_params', `${field} must be one of ${allowed}`, { field });
     }
     default: {
-      const field = path.length > 0 ? path.join('.') : root;
+      const field = path.length > 0 ? fieldPath(path) : root;
       return new VenueError('invalid_params', `${field} ${error.message ?? 'is invalid'}`, { field });
     }
   }
+}
+
+/** `legs[0].quantity` from `['legs', '0', 'quantity']`: array indices in brackets. */
+function fieldPath(parts: readonly string[]): string {
+  let field = '';
+  for (const part of parts) {
+    if (/^\d+$/.test(part)) field += `[${part}]`;
+    else field += field === '' ? part : `.${part}`;
+  }
+  return field;
 }
 
 // Schema helpers shared by the method schemas.

@@ -118,7 +118,7 @@ describe('toPlaceOrder', () => {
           perp,
         ),
       ).field,
-      'otocoConfig.0.price',
+      'otocoConfig[0].price',
     );
   });
 });

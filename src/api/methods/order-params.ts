@@ -171,7 +171,7 @@ function toOtoco(
   index: number,
   instrument: Instrument,
 ): OtocoOrderConfig {
-  const at = (field: string) => `otocoConfig.${index}.${field}`;
+  const at = (field: string) => `otocoConfig[${index}].${field}`;
   return {
     side: entry.side,
     ...(entry.quantity != null ? { amount: instrument.parseQuantity(entry.quantity, at('quantity')) } : {}),
