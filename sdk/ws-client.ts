@@ -40,6 +40,8 @@ export class WsClient {
   private readonly subscribed = new Set<string>();
   private closedByUser = false;
   private authenticated = false;
+  /** One reconnect loop at a time: a socket that dies inside the loop is the loop's to retry. */
+  private reconnecting = false;
   /** Resolves on each successful (re)connection, after re-auth and resubscribe. */
   onReconnected: (() => void) | null = null;
   readonly heartbeatsAnswered = { count: 0 };
@@ -101,8 +103,11 @@ export class WsClient {
     for (const pending of this.pending.values()) pending.reject(new Error('connection closed'));
     this.pending.clear();
     this.socket = null;
-    if (this.closedByUser || this.options.reconnect === false) return;
-    void this.reconnectLoop();
+    if (this.closedByUser || this.options.reconnect === false || this.reconnecting) return;
+    this.reconnecting = true;
+    void this.reconnectLoop().finally(() => {
+      this.reconnecting = false;
+    });
   }
 
   private async reconnectLoop(): Promise<void> {

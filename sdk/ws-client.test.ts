@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { after, before, test } from 'node:test';
+import { WebSocketServer } from 'ws';
+import { WsClient } from './ws-client.ts';
+
+/**
+ * A server that drops the first FLAKY connections as soon as they try to authenticate, then
+ * answers auth and subscribe: each drop lands inside the client's reconnect loop.
+ */
+const FLAKY = 6;
+let server: WebSocketServer;
+let url = '';
+let connections = 0;
+
+before(async () => {
+  server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server.on('connection', (socket) => {
+    const number = ++connections;
+    socket.on('message', (data) => {
+      const { rid, method, params } = JSON.parse(data.toString()) as {
+        rid: number;
+        method: string;
+        params: { channels?: string[] };
+      };
+      if (method === 'public/auth' && number > 1 && number <= FLAKY + 1) {
+        socket.terminate();
+        return;
+      }
+      const result = method.endsWith('subscribe') ? params.channels : { accessToken: 'x' };
+      socket.send(JSON.stringify({ rid, result }));
+    });
+  });
+});
+after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+test('connections dropped during a reconnect are retried by one loop, not one loop per drop', async () => {
+  const client = new WsClient({
+    url,
+    credentials: { apiKey: 'k', apiSecret: 's' },
+    reconnectDelayMs: 1,
+  });
+  await client.connect();
+  await client.auth();
+  await client.subscribe(['ticker.BTC-PERPETUAL']);
+  const reconnected = new Promise<void>((resolve) => {
+    client.onReconnected = resolve;
+  });
+  client.dropConnection();
+  await reconnected;
+  // The first connection, FLAKY dropped during re-auth, and the one that succeeded.
+  assert.equal(connections, FLAKY + 2);
+  assert.ok(client.connected);
+  await client.close();
+  assert.equal(connections, FLAKY + 2, 'no loop left running after close');
+});
