@@ -139,7 +139,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   const ws = new WsGateway(
     { dispatcher, channels, fanout, commands, clock, onUnexpected },
-    { maxMessageBytes: config.http.wsMaxMessageBytes },
+    {
+      maxMessageBytes: config.http.wsMaxMessageBytes,
+      maxConnections: config.http.wsMaxConnections,
+      maxConnectionsPerAddress: config.http.wsMaxConnectionsPerAddress,
+    },
   );
   fastify.server.on('upgrade', (request, socket, head) => ws.handleUpgrade(request, socket, head));
   const stopEvents = events.onCommitted((batch) => {

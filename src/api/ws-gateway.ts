@@ -30,6 +30,10 @@ import { mapError } from './wire-errors.ts';
 export interface WsGatewayOptions {
   readonly maxMessageBytes: number;
   readonly maxBufferedBytes?: number;
+  /** Connections open at once; an upgrade beyond it is answered 429 (default unbounded). */
+  readonly maxConnections?: number;
+  /** The same, per client address. */
+  readonly maxConnectionsPerAddress?: number;
 }
 
 export interface WsGatewayDeps {
@@ -232,6 +236,9 @@ export class WsGateway {
   private readonly server: WebSocketServer;
   private readonly sessions = new Set<Session>();
   private nextId = 1;
+  /** Upgraded and upgrading connections, in all and by client address. */
+  private connections = 0;
+  private readonly perAddress = new Map<string, number>();
 
   constructor(
     private readonly deps: WsGatewayDeps,
@@ -240,14 +247,41 @@ export class WsGateway {
     this.server = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes });
   }
 
-  /** Handles an HTTP upgrade; only `/ws` is accepted. */
+  /**
+   * Handles an HTTP upgrade; only `/ws` is accepted. Upgrades (in progress or done) count against
+   * the connection limits, so a client stuck in a reconnect storm cannot exhaust descriptors.
+   */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     const path = (request.url ?? '').split('?')[0];
     if (path !== '/ws') {
       socket.destroy();
       return;
     }
-    this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws));
+    const address = request.socket.remoteAddress ?? '';
+    const fromAddress = this.perAddress.get(address) ?? 0;
+    if (
+      this.connections >= (this.options.maxConnections ?? Number.POSITIVE_INFINITY) ||
+      fromAddress >= (this.options.maxConnectionsPerAddress ?? Number.POSITIVE_INFINITY)
+    ) {
+      refuseUpgrade(socket, fromAddress);
+      return;
+    }
+    this.connections++;
+    this.perAddress.set(address, fromAddress + 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.connections--;
+      const left = (this.perAddress.get(address) ?? 1) - 1;
+      if (left === 0) this.perAddress.delete(address);
+      else this.perAddress.set(address, left);
+    };
+    socket.once('close', release);
+    this.server.handleUpgrade(request, socket, head, (ws) => {
+      ws.once('close', release);
+      this.accept(ws);
+    });
   }
 
   /** Serves an open WebSocket (upgraded here or elsewhere) as a session. */
@@ -288,4 +322,17 @@ export class WsGateway {
     for (const client of this.server.clients) client.terminate();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/** Answers an upgrade over the connection limits with 429 and the error envelope, then closes. */
+function refuseUpgrade(socket: Duplex, fromAddress: number): void {
+  const error = mapError(
+    new VenueError('too_many_requests', 'too many WebSocket connections', {
+      connectionsFromAddress: fromAddress,
+    }),
+  ).error;
+  const body = JSON.stringify({ rid: null, error });
+  socket.end(
+    `HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }

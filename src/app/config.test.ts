@@ -18,7 +18,13 @@ describe('config', () => {
       metrics: true,
       snapshotReplica: true,
       readStoreOnReplica: true,
-      http: { bodyLimitBytes: 262_144, wsMaxMessageBytes: 65_536, shutdownGraceMs: 5_000 },
+      http: {
+        bodyLimitBytes: 262_144,
+        wsMaxMessageBytes: 65_536,
+        wsMaxConnections: 10_000,
+        wsMaxConnectionsPerAddress: 1_000,
+        shutdownGraceMs: 5_000,
+      },
       auth: { clockSkewMs: 15_000, replayMaxEntries: 1_000_000, replayMaxAnswerBytes: 268_435_456 },
       rateLimits: {
         enabled: true,

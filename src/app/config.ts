@@ -50,6 +50,9 @@ export const ConfigSchema = Type.Object(
       {
         bodyLimitBytes: Type.Integer({ minimum: 1024 }),
         wsMaxMessageBytes: Type.Integer({ minimum: 1024 }),
+        /** WebSocket connections open at once, in all and from one client address. */
+        wsMaxConnections: Type.Integer({ minimum: 1 }),
+        wsMaxConnectionsPerAddress: Type.Integer({ minimum: 1 }),
         shutdownGraceMs: Type.Integer({ minimum: 0 }),
       },
       { additionalProperties: false },
@@ -92,7 +95,13 @@ export const DEFAULT_CONFIG: Config = {
   metrics: true,
   snapshotReplica: true,
   readStoreOnReplica: true,
-  http: { bodyLimitBytes: 262_144, wsMaxMessageBytes: 65_536, shutdownGraceMs: 5_000 },
+  http: {
+    bodyLimitBytes: 262_144,
+    wsMaxMessageBytes: 65_536,
+    wsMaxConnections: 10_000,
+    wsMaxConnectionsPerAddress: 1_000,
+    shutdownGraceMs: 5_000,
+  },
   auth: { clockSkewMs: 15_000, replayMaxEntries: 1_000_000, replayMaxAnswerBytes: 268_435_456 },
   rateLimits: {
     enabled: true,
@@ -134,6 +143,8 @@ const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser
   ['READ_STORE_ON_REPLICA', ['readStoreOnReplica'], asBoolean],
   ['BODY_LIMIT_BYTES', ['http', 'bodyLimitBytes'], asInteger],
   ['WS_MAX_MESSAGE_BYTES', ['http', 'wsMaxMessageBytes'], asInteger],
+  ['WS_MAX_CONNECTIONS', ['http', 'wsMaxConnections'], asInteger],
+  ['WS_MAX_CONNECTIONS_PER_ADDRESS', ['http', 'wsMaxConnectionsPerAddress'], asInteger],
   ['SHUTDOWN_GRACE_MS', ['http', 'shutdownGraceMs'], asInteger],
   ['REPLAY_MAX_ENTRIES', ['auth', 'replayMaxEntries'], asInteger],
   ['REPLAY_MAX_ANSWER_BYTES', ['auth', 'replayMaxAnswerBytes'], asInteger],

@@ -5,22 +5,11 @@ import { ApiError } from '../../sdk/errors.ts';
 import type { SubscriptionPush } from '../../sdk/types.ts';
 import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { until } from '../support/until.ts';
 
 const PERP = 'BTC-PERPETUAL';
 const TAKER = 0;
 const MAKER1 = 1;
-
-function until(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const check = () => {
-      if (predicate()) return resolve();
-      if (Date.now() - started > timeoutMs) return reject(new Error('condition not met in time'));
-      setImmediate(check);
-    };
-    check();
-  });
-}
 
 describe('gateway over the real engine', () => {
   let harness: Harness;

@@ -7,20 +7,9 @@ import type { SubscriptionPush } from '../../sdk/types.ts';
 import { VirtualClock } from '../../src/app/clock.ts';
 import { FakeVenue } from '../support/fake-venue.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { until } from '../support/until.ts';
 
 const PERP = 'BTC-PERPETUAL';
-
-function until(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const check = () => {
-      if (predicate()) return resolve();
-      if (Date.now() - started > timeoutMs) return reject(new Error('condition not met in time'));
-      setImmediate(check);
-    };
-    check();
-  });
-}
 
 describe('gateway over WebSocket', () => {
   let harness: Harness;

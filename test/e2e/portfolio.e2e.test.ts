@@ -32,23 +32,12 @@ import { CoreMachine, type MachineCommand, type MachineResult } from '../../src/
 import { ERROR_CATALOGUE } from '../../src/domain/errors.ts';
 import { perpetualSpec } from '../../src/engine/testkit.ts';
 import { Venue } from '../../src/engine/venue.ts';
+import { until } from '../support/until.ts';
 
 const MAKER = 1;
 const MULTI = 3;
 const START = Date.UTC(2026, 10, 20, 12);
 const PERP = 'BTC-PERPETUAL';
-
-function until(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const check = () => {
-      if (predicate()) return resolve();
-      if (Date.now() - started > timeoutMs) return reject(new Error('condition not met in time'));
-      setImmediate(check);
-    };
-    check();
-  });
-}
 
 async function startCore() {
   const venue = Venue.create();

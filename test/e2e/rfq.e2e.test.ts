@@ -25,23 +25,12 @@ import { RfqDesk } from '../../src/rfq/desk.ts';
 import { marketOf } from '../../src/rfq/market.ts';
 import type { RfqEvent, RfqValue } from '../../src/rfq/types.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { until } from '../support/until.ts';
 
 const TAKER = 0;
 const MAKER1 = 1;
 const MAKER2 = 2;
 const START = Date.UTC(2026, 10, 20, 12);
-
-function until(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const check = () => {
-      if (predicate()) return resolve();
-      if (Date.now() - started > timeoutMs) return reject(new Error('condition not met in time'));
-      setImmediate(check);
-    };
-    check();
-  });
-}
 
 async function refusedWith(promise: Promise<unknown>, name: keyof typeof ERROR_CATALOGUE): Promise<void> {
   await assert.rejects(promise, (error: unknown) => {
