@@ -80,6 +80,7 @@ export interface Methods {
   'block/rfqs/create_rfq': Call<typeof R.CreateRfqParams, BlockRfq>;
   'block/rfqs/cancel_rfq': Call<typeof R.RfqIdParams, BlockRfq>;
   'block/rfqs/accept': Call<typeof R.AcceptParams, Static<typeof R.AcceptResultSchema>>;
+  'block/rfqs/cancel_trigger': Call<typeof R.CancelTriggerParams, BlockRfq>;
   'block/rfqs/get_rfqs': Call<typeof R.GetRfqsParams, Page<BlockRfq>>;
   'block/rfqs/create_quote': Call<typeof R.CreateQuoteParams, BlockRfqQuote>;
   'block/rfqs/edit_quote': Call<typeof R.EditQuoteParams, BlockRfqQuote>;
@@ -136,6 +137,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'block/rfqs/create_rfq',
   'block/rfqs/cancel_rfq',
   'block/rfqs/accept',
+  'block/rfqs/cancel_trigger',
   'block/rfqs/get_rfqs',
   'block/rfqs/create_quote',
   'block/rfqs/edit_quote',

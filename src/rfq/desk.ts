@@ -42,6 +42,7 @@ import {
   type CancelAllQuotes,
   type CancelQuote,
   type CancelRfq,
+  type CancelTrigger,
   type CreateQuote,
   type CreateRfq,
   DEFAULT_RFQ_CONFIG,
@@ -109,6 +110,8 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
         return this.cancelAllQuotes(command);
       case 'rfq_accept':
         return this.accept(command, engine);
+      case 'rfq_trigger_cancel':
+        return this.cancelTrigger(command);
       default: {
         const _exhaustive: never = command;
         return _exhaustive;
@@ -318,6 +321,23 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
       return this.refuse('rfq_not_open', `RFQ is ${rfq.status}`, { field: 'blockRfqId', status: rfq.status });
     }
     this.closeRfq(rfq, 'cancelled', 'user_request', command.ts, 'rfq_cancelled');
+    return this.ok({ kind: 'rfq', rfq: clone(rfq), quotes: this.quotesOfRfq(rfq.blockRfqId) });
+  }
+
+  private cancelTrigger(command: CancelTrigger): Result {
+    const rfq = this.state.rfqs.get(command.blockRfqId);
+    if (rfq === undefined || rfq.takerAccountId !== command.accountId)
+      return this.rfqNotFound(command.blockRfqId);
+    const kept = rfq.triggers.filter((t) => command.side !== null && t.side !== command.side);
+    if (kept.length === rfq.triggers.length) {
+      const which = command.side === null ? 'no trade trigger' : `no ${command.side} trade trigger`;
+      return this.refuse('not_found', `RFQ ${rfq.blockRfqId} has ${which}`, {
+        field: command.side === null ? 'blockRfqId' : 'side',
+      });
+    }
+    rfq.triggers = kept;
+    rfq.lastUpdatedAt = command.ts;
+    this.triggersChanged(rfq);
     return this.ok({ kind: 'rfq', rfq: clone(rfq), quotes: this.quotesOfRfq(rfq.blockRfqId) });
   }
 

@@ -170,6 +170,15 @@ export interface AcceptRfq extends CommandStamp {
   readonly timeInForce: AcceptTimeInForce;
 }
 
+/** Withdraws the taker's waiting GTC accept (trade trigger) on one side, or on both. */
+export interface CancelTrigger extends CommandStamp {
+  readonly type: 'rfq_trigger_cancel';
+  readonly accountId: number;
+  readonly blockRfqId: string;
+  /** null: every trigger of the RFQ. */
+  readonly side: Side | null;
+}
+
 export type RfqCommand =
   | CreateRfq
   | CancelRfq
@@ -177,7 +186,8 @@ export type RfqCommand =
   | EditQuote
   | CancelQuote
   | CancelAllQuotes
-  | AcceptRfq;
+  | AcceptRfq
+  | CancelTrigger;
 export type RfqCommandType = RfqCommand['type'];
 
 export const RFQ_COMMAND_TYPES: ReadonlySet<string> = new Set<RfqCommandType>([
@@ -188,6 +198,7 @@ export const RFQ_COMMAND_TYPES: ReadonlySet<string> = new Set<RfqCommandType>([
   'rfq_quote_cancel',
   'rfq_quote_cancel_all',
   'rfq_accept',
+  'rfq_trigger_cancel',
 ]);
 
 // ---------------------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ interface Rfq {
   quantity: string;
   legs: { instrumentName: string; ratio: string; side: string }[];
   asks?: { price: string; makers: string[] }[];
+  tradeTriggers?: { side: string; price: string; quantity: string; createdAt: number }[];
 }
 
 async function startCore() {
@@ -338,9 +339,13 @@ describe('Block RFQ through the API', () => {
       side: 'buy' as const,
       price: '0.02',
       timeInForce: 'good_til_cancelled',
-    })) as { trigger: { price: string } | null; blockTrades: unknown[] };
+    })) as { rfq: Rfq; trigger: { price: string } | null; blockTrades: unknown[] };
     assert.equal(gtc.trigger?.price, '0.02');
     assert.equal(gtc.blockTrades.length, 0);
+    assert.deepEqual(
+      gtc.rfq.tradeTriggers?.map((t) => [t.side, t.price, t.quantity]),
+      [['buy', '0.02', '50']],
+    );
     await maker1.call('block/rfqs/create_quote', { blockRfqId: id1, ...quote('25', 'any_part_of') });
     // maker2's AON quote for the whole size completes the trigger ahead of maker1's at the same price.
     const aon = (await maker2.call('block/rfqs/create_quote', {
@@ -426,5 +431,38 @@ describe('Block RFQ through the API', () => {
       ],
     })) as { rfq: Rfq };
     assert.equal(accepted.rfq.status, 'filled');
+  });
+
+  test('a waiting GTC accept shows on the taker view and is withdrawn with cancel_trigger', async () => {
+    const taker = harness.http(TAKER);
+    const legs = [{ instrumentName: call70, quantity: '25', side: 'buy' as const }];
+    const rfq = (await taker.call('block/rfqs/create_rfq', { legs })) as Rfq;
+    core.clock.advance(5_000);
+    await core.ports.submit({ type: 'timer' });
+    await taker.call('block/rfqs/accept', {
+      blockRfqId: rfq.blockRfqId,
+      side: 'buy' as const,
+      price: '0.01',
+      timeInForce: 'good_til_cancelled',
+    });
+    const listed = (await taker.call('block/rfqs/get_rfqs', { blockRfqId: rfq.blockRfqId })) as {
+      results: Rfq[];
+    };
+    assert.deepEqual(
+      listed.results[0]!.tradeTriggers?.map((t) => [t.side, t.price, t.quantity]),
+      [['buy', '0.01', '25']],
+    );
+    await refusedWith(
+      harness.http(MAKER1).call('block/rfqs/cancel_trigger', { blockRfqId: rfq.blockRfqId }),
+      'forbidden',
+    );
+    await refusedWith(
+      taker.call('block/rfqs/cancel_trigger', { blockRfqId: rfq.blockRfqId, side: 'sell' }),
+      'not_found',
+    );
+    const after = (await taker.call('block/rfqs/cancel_trigger', { blockRfqId: rfq.blockRfqId })) as Rfq;
+    assert.deepEqual(after.tradeTriggers, []);
+    assert.equal(after.status, 'open');
+    await taker.call('block/rfqs/cancel_rfq', { blockRfqId: rfq.blockRfqId });
   });
 });

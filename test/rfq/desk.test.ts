@@ -362,6 +362,33 @@ describe('accept', () => {
     assert.ok(quote.events.some((e) => e.type === 'rfq_traded'));
   });
 
+  test('a waiting trigger is withdrawn by side or whole, only by its taker, and then never fires', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h);
+    assert.ok(accept(h, rfq, 'buy', 200, { timeInForce: 'good_til_cancelled' }).ok);
+    assert.ok(accept(h, rfq, 'sell', 900, { timeInForce: 'good_til_cancelled' }).ok);
+    const cancel = (accountId: number, side: 'buy' | 'sell' | null) =>
+      h.run({ type: 'rfq_trigger_cancel', accountId, blockRfqId: rfq.blockRfqId, side });
+    const foreign = cancel(MAKER_A, null);
+    assert.equal(!foreign.ok && foreign.error.name, 'not_found');
+    const sell = cancel(TAKER, 'sell');
+    assert.ok(sell.ok && sell.value.kind === 'rfq');
+    assert.deepEqual(
+      sell.value.rfq.triggers.map((t) => t.side),
+      ['buy'],
+    );
+    const again = cancel(TAKER, 'sell');
+    assert.equal(!again.ok && again.error.name, 'not_found');
+    assert.equal(!again.ok && again.error.data.field, 'side');
+    assert.ok(cancel(TAKER, null).ok);
+    const none = cancel(TAKER, null);
+    assert.equal(!none.ok && none.error.data.field, 'blockRfqId');
+    // A quote that would have crossed the withdrawn buy trigger trades nothing.
+    assert.ok(h.quote(rfq, DESK_B, MAKER_B, 'sell', 10, 500, 300).ok);
+    assert.equal(h.size(TAKER, CALL_70), 0);
+    assert.equal(h.desk.takerRfq(new Set([TAKER]), rfq.blockRfqId)?.status, 'open');
+  });
+
   test('cancel race: a quote cancelled before the accept never trades', () => {
     const h = new RfqHarness();
     const rfq = openRfq(h);

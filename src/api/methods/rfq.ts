@@ -36,6 +36,7 @@ import {
   AcceptParams,
   AcceptResultSchema,
   CancelAllQuotesParams,
+  CancelTriggerParams,
   CreateQuoteParams,
   CreateRfqParams,
   EditQuoteParams,
@@ -283,6 +284,28 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
         type: 'rfq_cancel',
         accountId: rfq.takerAccountId,
         blockRfqId: rfq.blockRfqId,
+      });
+      if (value.kind !== 'rfq') throw new VenueError('internal_error');
+      return rfqToWire(value.rfq, value.quotes, { role: 'taker' }, lookup);
+    },
+  });
+
+  registry.register({
+    name: 'block/rfqs/cancel_trigger',
+    summary:
+      "Withdraws the taker's waiting good_til_cancelled accept on one side (or both); answers the RFQ.",
+    access: 'private',
+    roles: ['taker'],
+    matching: true,
+    params: CancelTriggerParams,
+    result: RfqSchema,
+    handler: async (params, context) => {
+      const rfq = ownRfq(deps, context, params.blockRfqId);
+      const value = await submitOrThrow(deps, {
+        type: 'rfq_trigger_cancel',
+        accountId: rfq.takerAccountId,
+        blockRfqId: rfq.blockRfqId,
+        side: (params.side as Side | null | undefined) ?? null,
       });
       if (value.kind !== 'rfq') throw new VenueError('internal_error');
       return rfqToWire(value.rfq, value.quotes, { role: 'taker' }, lookup);

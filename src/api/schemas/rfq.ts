@@ -66,6 +66,7 @@ export const CreateRfqParams = Type.Object(
 export type CreateRfqParams = Static<typeof CreateRfqParams>;
 
 export const RfqIdParams = Type.Object({ blockRfqId: Id }, Strict);
+export const CancelTriggerParams = Type.Object({ blockRfqId: Id, side: Opt(Side) }, Strict);
 
 const QuoteLegParams = Type.Object(
   { instrumentName: InstrumentName, price: DecimalString(), ratio: DecimalString(), side: Side },
@@ -203,6 +204,12 @@ export const RfqSchema = Type.Object({
   ),
   taker: Type.Optional(
     Type.Union([S, Type.Null()], { description: 'maker view: the taker alias when disclosed' }),
+  ),
+  tradeTriggers: Type.Optional(
+    Type.Array(Type.Object({ side: Side, price: S, quantity: S, createdAt: I }), {
+      description:
+        'taker view: waiting good_til_cancelled accepts, at most one per side; they fire when a quote crosses',
+    }),
   ),
   bids: Type.Optional(Type.Array(BookEntry, { description: 'taker view once open' })),
   asks: Type.Optional(Type.Array(BookEntry, { description: 'taker view once open' })),

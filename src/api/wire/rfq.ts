@@ -137,6 +137,12 @@ export function rfqToWire(
       ...(a.userId !== null ? { userId: a.userId } : {}),
       ...(a.clientInfo !== null ? { clientInfo: { ...a.clientInfo } } : {}),
     }));
+    wire.tradeTriggers = rfq.triggers.map((t) => ({
+      side: t.side,
+      price: formatStrategyPrice(rfq, t.price),
+      quantity: formatRfqQuantity(rfq, t.quantity),
+      createdAt: t.createdAt,
+    }));
     if (rfq.status !== 'created') {
       wire.bids = bookSide(rfq, quotes, 'buy');
       wire.asks = bookSide(rfq, quotes, 'sell');
