@@ -13,7 +13,17 @@ import { VenueError } from '../../src/domain/errors.ts';
 import { optionSpec } from '../../src/engine/testkit.ts';
 import { pageTrades } from '../../src/rfq/trades.ts';
 import type { RfqRecord } from '../../src/rfq/types.ts';
-import { DESK_A, DESK_B, MAKER_A, MAKER_B, quoteIdOf, RfqHarness, spreadLegs, TAKER } from './harness.ts';
+import {
+  DESK_A,
+  DESK_B,
+  MAKER_A,
+  MAKER_B,
+  quoteIdOf,
+  RfqHarness,
+  spreadLegs,
+  TAKER,
+  TAKER_2,
+} from './harness.ts';
 
 const LINEAR_CALL = 'BTC_USDC-27DEC26-70000-C';
 
@@ -197,6 +207,21 @@ describe('USDC means one thing: base or quote currency, as get_instruments lists
     assert.deepEqual(listed('usdc'), [linear.blockRfqId]);
     assert.deepEqual(listed('BTC'), [linear.blockRfqId]);
     assert.deepEqual(listed('ETH'), []);
+  });
+});
+
+describe("the taker channel covers every account of the key's user", () => {
+  test("an RFQ of the user's second account is pushed, as get_rfqs lists it", () => {
+    const { h, publish, subscribe } = pushHarness();
+    const key = { ...TAKER_KEY, accountIds: new Set([TAKER, TAKER_2]) };
+    const taker = subscribe(key, 'block_rfq.taker.any');
+    const first = h.callSpread();
+    const second = h.callSpread({ accountId: TAKER_2 });
+    publish();
+    assert.deepEqual(
+      taker.pushes.map((p) => p.data.blockRfqId),
+      [first.blockRfqId, second.blockRfqId],
+    );
   });
 });
 

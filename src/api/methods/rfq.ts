@@ -612,7 +612,8 @@ export function registerRfqChannels(channels: ChannelRegistry, reads: ReadPort):
   const lookup = (name: string) => reads.instrument(name);
   channels.register({
     pattern: 'block_rfq.taker.{currency}',
-    summary: "The taker's RFQs on every change (status, quotes as bids/asks once open).",
+    summary:
+      "The RFQs of every account of the taker's user, on every change (status, quotes as bids/asks once open).",
     access: 'private',
     payload: RfqSchema,
     resolve(name, principal) {
@@ -622,7 +623,9 @@ export function registerRfqChannels(channels: ChannelRegistry, reads: ReadPort):
         throw new VenueError('permission_denied', `${name} needs a taker key`, { field: 'channels' });
       }
       const currency = channelCurrency(name, match[1]!);
-      return { topics: [topicFor(`block_rfq.taker.${currency}`, principal.defaultAccountId)] };
+      // Every account of the key's user, as get_rfqs lists and cancel_rfq acts on them all.
+      const channel = `block_rfq.taker.${currency}`;
+      return { topics: [...principal.accountIds].map((accountId) => topicFor(channel, accountId)) };
     },
     produce(batch, emit) {
       for (const event of rfqEventsOf(batch.subEvents)) {
