@@ -19,11 +19,9 @@
  * CRASH_CYCLES sets the number of kill/restart cycles (default 10; the soak mode runs 50).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { ApiError } from '../../sdk/errors.ts';
 import { HttpClient } from '../../sdk/http-client.ts';
@@ -34,63 +32,13 @@ import { stampInPlace } from '../../src/app/sequencer.ts';
 import type { CoreMachine, MachineCommand, MachineSnapshot } from '../../src/core/machine.ts';
 import { openStores } from '../../src/store/open-stores.ts';
 import { recover } from '../../src/store/recovery.ts';
+import { killHard, startServiceChild } from '../support/service-child.ts';
 
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 10);
 const INSTRUMENT = 'BTC-PERPETUAL';
 const WORKERS = 6;
 /** Signing clock ahead of the service's (inside the 15 s window): see the header. */
 const signingClock = () => Date.now() + 14_000;
-
-interface Child {
-  readonly process: ChildProcess;
-  readonly port: number;
-  readonly recoveredHash: string;
-}
-
-async function startChild(dataDir: string): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      SIMULATOR: 'off',
-      RATE_LIMITS: 'off',
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: child.stdout! });
-  let recoveredHash: string | null = null;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the service did not start within 60 s')), 60_000);
-    child.once('exit', (code) => reject(new Error(`the service exited early with ${code}`)));
-    lines.on('line', (line) => {
-      const entry = parseJson(line);
-      if (entry?.msg === 'recovered') recoveredHash = String(entry.stateHash);
-      if (entry?.msg === 'listening' && recoveredHash !== null) {
-        clearTimeout(timer);
-        child.removeAllListeners('exit');
-        resolve({ process: child, port: Number(entry.port), recoveredHash });
-      }
-    });
-  });
-}
-
-function parseJson(line: string): Record<string, unknown> | null {
-  try {
-    return JSON.parse(line) as Record<string, unknown>;
-  } catch {
-    return null;
-  }
-}
-
-async function kill(child: Child): Promise<void> {
-  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.process.once('exit', resolve));
-  child.process.kill('SIGKILL');
-  await exited;
-}
 
 /** The reference: the data directory recovered offline, as a fresh process would. */
 async function recoverOffline(dataDir: string): Promise<CoreMachine> {
@@ -208,7 +156,7 @@ test(`the service loses nothing acknowledged across ${CYCLES} SIGKILL/restart cy
 }, async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'crash-'));
   let seed = 42;
-  let child = await startChild(dataDir);
+  let child = await startServiceChild(dataDir);
   const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as DemoCredential[];
   let totalAcknowledged = 0;
   try {
@@ -226,7 +174,7 @@ test(`the service loses nothing acknowledged across ${CYCLES} SIGKILL/restart cy
       const mid = Math.round(Number(ticker.markPrice));
       const traffic = driveTraffic(clients, mid, seed++);
       await new Promise((resolve) => setTimeout(resolve, 800 + ((seed * 7919) % 1200)));
-      await kill(child);
+      await killHard(child.process);
       await traffic.stop();
       totalAcknowledged += traffic.acknowledged.size;
       t.diagnostic(`cycle ${cycle}: ${traffic.acknowledged.size} orders acknowledged before SIGKILL`);
@@ -235,7 +183,7 @@ test(`the service loses nothing acknowledged across ${CYCLES} SIGKILL/restart cy
       checkAcknowledged(reference, traffic.acknowledged);
       reference.venue.validate();
 
-      child = await startChild(dataDir);
+      child = await startServiceChild(dataDir);
       assert.equal(
         child.recoveredHash,
         reference.stateHash(),
@@ -281,7 +229,7 @@ test(`the service loses nothing acknowledged across ${CYCLES} SIGKILL/restart cy
     }
     assert.ok(totalAcknowledged > CYCLES * 5, `enough traffic was acknowledged (${totalAcknowledged})`);
   } finally {
-    await kill(child).catch(() => {});
+    await killHard(child.process).catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });
   }
 });

@@ -11,14 +11,14 @@
  *    anything, and the running one is unharmed.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, test } from 'node:test';
 import { HttpClient } from '../../sdk/http-client.ts';
 import type { DemoCredential } from '../../src/api/bootstrap.ts';
+import { killHard, serviceEnv, startServiceChild } from '../support/service-child.ts';
 import { startTestService } from '../support/service-harness.ts';
 
 const INSTRUMENT = 'BTC-PERPETUAL';
@@ -73,7 +73,7 @@ describe('nonces across a restart', () => {
     timeout: 180_000,
   }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'restart-replay-'));
-    let child = await startChild(dataDir);
+    let child = await startServiceChild(dataDir);
     const credentials = JSON.parse(
       readFileSync(join(dataDir, 'credentials.json'), 'utf8'),
     ) as DemoCredential[];
@@ -99,7 +99,7 @@ describe('nonces across a restart', () => {
       assert.ok((first.body as { result?: unknown }).result !== undefined, first.text);
 
       await killHard(child.process);
-      child = await startChild(dataDir);
+      child = await startServiceChild(dataDir);
       const retry = await client(child.port).send(request);
       const error = (retry.body as { error?: { code: number; data: { retryAfterMs: number } } }).error;
       assert.equal(error?.code, 13503, `refused, not run again: ${retry.text}`);
@@ -114,43 +114,6 @@ describe('nonces across a restart', () => {
     }
   });
 });
-
-interface Child {
-  readonly process: ChildProcess;
-  readonly port: number;
-}
-
-function serviceEnv(dataDir: string): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    DATA_DIR: dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    SIMULATOR: 'off',
-    RATE_LIMITS: 'off',
-    LOG_LEVEL: 'info',
-  };
-}
-
-function startChild(dataDir: string): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
-    env: serviceEnv(dataDir),
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: child.stdout! });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the service did not start within 60 s')), 60_000);
-    child.once('exit', (code) => reject(new Error(`the service exited early with ${code}`)));
-    lines.on('line', (line) => {
-      const entry = parseJson(line);
-      if (entry?.msg === 'listening') {
-        clearTimeout(timer);
-        child.removeAllListeners('exit');
-        resolve({ process: child, port: Number(entry.port) });
-      }
-    });
-  });
-}
 
 function runToExit(dataDir: string): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
@@ -169,19 +132,4 @@ function runToExit(dataDir: string): Promise<{ code: number | null; stderr: stri
       resolve({ code, stderr });
     }),
   );
-}
-
-async function killHard(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}
-
-function parseJson(line: string): Record<string, unknown> | null {
-  try {
-    return JSON.parse(line) as Record<string, unknown>;
-  } catch {
-    return null;
-  }
 }

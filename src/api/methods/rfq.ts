@@ -196,6 +196,11 @@ function quoteTerms(deps: RfqMethodDeps, rfq: RfqRecord, params: QuoteParams) {
 export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps): void {
   const { reads, desk } = deps;
   const lookup = (name: string) => reads.instrument(name);
+  /** The taker's view of the RFQ a taker command answered with. */
+  const takerView = (value: RfqValue) => {
+    if (value.kind !== 'rfq') throw new VenueError('internal_error');
+    return rfqToWire(value.rfq, value.quotes, { role: 'taker' }, lookup);
+  };
   const quoteWire = (quote: QuoteRecord) => {
     const rfq = desk.makerRfq(quote.desk, quote.makerRfqId);
     if (rfq === undefined) throw new VenueError('not_found', undefined, { field: 'quoteId' });
@@ -266,8 +271,7 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
         hedge,
         tradeAllocations,
       });
-      if (value.kind !== 'rfq') throw new VenueError('internal_error');
-      return rfqToWire(value.rfq, value.quotes, { role: 'taker' }, lookup);
+      return takerView(value);
     },
   });
 
@@ -285,8 +289,7 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
         accountId: rfq.takerAccountId,
         blockRfqId: rfq.blockRfqId,
       });
-      if (value.kind !== 'rfq') throw new VenueError('internal_error');
-      return rfqToWire(value.rfq, value.quotes, { role: 'taker' }, lookup);
+      return takerView(value);
     },
   });
 
@@ -307,8 +310,7 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
         blockRfqId: rfq.blockRfqId,
         side: (params.side as Side | null | undefined) ?? null,
       });
-      if (value.kind !== 'rfq') throw new VenueError('internal_error');
-      return rfqToWire(value.rfq, value.quotes, { role: 'taker' }, lookup);
+      return takerView(value);
     },
   });
 
