@@ -148,7 +148,9 @@ export function takeSnapshot(state: VenueState): VenueSnapshot {
         instrumentName: p.economics.instrument.name,
         size: p.size,
         openCost: p.openCost,
-        entryValue: p.entryValue,
+        // Unknown (NaN) after restoring a snapshot from before it was kept: left out, so the
+        // snapshot hashes as it was written.
+        ...(Number.isNaN(p.entryValue) ? {} : { entryValue: p.entryValue }),
         realisedPnl: p.realisedPnl,
       })),
     })),

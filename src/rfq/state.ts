@@ -98,21 +98,9 @@ export class DeskState {
     state.lastPruneAt = copy.lastPruneAt;
     for (const rfq of copy.rfqs) state.addRfq(rfq);
     for (const quote of copy.quotes) state.addQuote(quote);
-    state.trades = copy.trades.map((trade) => withQuoteCurrency(trade, state));
+    state.trades = [...copy.trades];
     return state;
   }
-}
-
-/**
- * A trade from a snapshot taken before trades kept their quote currency: it is its RFQ's when the
- * RFQ is still held, else the one its first leg's name spells (`BTC_USDC-…` is USDC), else its
- * base currency (as inverse options are quoted).
- */
-function withQuoteCurrency(trade: RfqTradeRecord, state: DeskState): RfqTradeRecord {
-  if (trade.quoteCurrency !== undefined) return trade;
-  const rfq = state.rfqs.get(trade.blockRfqId);
-  const pair = /^[A-Z]+_([A-Z]+)-/.exec(trade.legs[0]?.instrumentName ?? '');
-  return { ...trade, quoteCurrency: rfq?.quoteCurrency ?? pair?.[1] ?? trade.currency };
 }
 
 /** A 53-bit string hash (cyrb53): cheap, stable, good enough to compare replicas. */

@@ -41,7 +41,7 @@ export function pageTrades(trades: readonly RfqTradeRecord[], query: TradesQuery
   for (let i = trades.length - 1; i >= 0; i--) {
     const trade = trades[i]!;
     if (trade.timestamp < since) break;
-    if (!matchesCurrency(query.currency, trade.currency, trade.quoteCurrency)) continue;
+    if (!matchesCurrency(query.currency, trade.currency, trade.quoteCurrency ?? null)) continue;
     if (
       after !== null &&
       (trade.timestamp > after.timestamp ||

@@ -357,8 +357,11 @@ export interface RfqTradeRecord {
   /** Strategy mark at trade time (strategy units) or null when a leg had no mark. */
   readonly markPrice: number | null;
   readonly fills: readonly RfqFill[];
-  /** The legs' quote currency (the trade is listed under it and under `currency`). */
-  readonly quoteCurrency: string;
+  /**
+   * The legs' quote currency (the trade is listed under it and under `currency`). Absent on trades
+   * saved by builds before it was kept: a restored snapshot must hash as it was written.
+   */
+  readonly quoteCurrency?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
