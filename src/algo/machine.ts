@@ -21,7 +21,15 @@ import { cancelPortfolio } from './lifecycle.ts';
 import type { AlgoMarketView } from './market-view.ts';
 import { absorbOrderView, type ChildState, newPortfolio, type PortfolioState } from './portfolio-state.ts';
 import { isActive } from './status.ts';
-import { captureArrival, evaluate, onTime, type StepContext, startPortfolio, wakeAt } from './steps.ts';
+import {
+  captureArrival,
+  evaluate,
+  MAX_PLACEMENTS_PER_COMMAND,
+  onTime,
+  type StepContext,
+  startPortfolio,
+  wakeAt,
+} from './steps.ts';
 import {
   ALGO_COMMAND_TYPES,
   type AlgoCommand,
@@ -44,11 +52,6 @@ interface AlgoSnapshot {
 
 type Refusal = Extract<SubResult<AlgoValue, PortfolioEvent>, { ok: false }>;
 
-/** Fields added to the version-1 record since it was first written get their neutral value. */
-function upgradeSnapshotRecord(portfolio: PortfolioState): void {
-  for (const leg of portfolio.legs) leg.selfTradeHoldUntil ??= null;
-}
-
 function refuse(name: string, message: string, field: string, events: PortfolioEvent[]): Refusal {
   return { ok: false, error: { name, message, data: { field } }, events };
 }
@@ -64,6 +67,12 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
   private readonly wakeups = new WakeupQueue();
   /** Portfolios with absorbed changes not yet evaluated (within one command). */
   private readonly pending = new Set<PortfolioState>();
+  /**
+   * Children placed per portfolio in the command `placedSeq` (a command's advance, execute and
+   * reactions share its seq). Not state: it starts afresh with every command, on replay too.
+   */
+  private placedSeq = -1;
+  private placed = new Map<number, number>();
 
   constructor(private readonly market: AlgoMarketView) {}
 
@@ -179,8 +188,9 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     this.childIndex.clear();
     this.active.clear();
     this.wakeups.clear();
+    // Fields added to the version-1 record since it was first written are optional and stay
+    // absent here: filling them in would change the state hash recovery checks the snapshot by.
     for (const portfolio of data.portfolios) {
-      upgradeSnapshotRecord(portfolio);
       this.portfolios.set(portfolio.id, portfolio);
       for (const child of portfolio.children) this.childIndex.set(child.orderId, { portfolio, child });
       this.track(portfolio);
@@ -200,6 +210,16 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
       engine,
       out,
       market: this.market,
+      placement(portfolio) {
+        if (machine.placedSeq !== stamp.seq) {
+          machine.placedSeq = stamp.seq;
+          machine.placed = new Map();
+        }
+        const count = machine.placed.get(portfolio.id) ?? 0;
+        if (count >= MAX_PLACEMENTS_PER_COMMAND) return false;
+        machine.placed.set(portfolio.id, count + 1);
+        return true;
+      },
       registerChild(portfolio, child) {
         machine.childIndex.set(child.orderId, { portfolio, child });
       },
@@ -357,9 +377,14 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
           (command.portfolioType === null || p.spec.portfolioType === command.portfolioType),
       )
       .sort((a, b) => a.id - b.id);
-    for (const portfolio of targets) {
-      if (cancelPortfolio(context, portfolio)) cancelled.push(portfolio.id);
-      this.track(portfolio);
+    for (const target of targets) {
+      // As a single cancel does, cancelling an original cancels its mirrors (other accounts).
+      const mirrors = target.mirrorIds.map((id) => this.portfolios.get(id));
+      for (const portfolio of [target, ...mirrors]) {
+        if (portfolio === undefined) continue;
+        if (cancelPortfolio(context, portfolio)) cancelled.push(portfolio.id);
+        this.track(portfolio);
+      }
     }
     return { ok: true as const, value: { kind: 'cancelled' as const, portfolioIds: cancelled }, events: out };
   }

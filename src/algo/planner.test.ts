@@ -100,4 +100,34 @@ describe('planner arithmetic', () => {
       [20, 45],
     );
   });
+
+  test('BALANCE: following the slowest leg loses no lot to float rounding', () => {
+    const main = (filled: number) => ({ amount: 22, filled, hedge: false, priority: false });
+    const hedge = { amount: 22, filled: 0, hedge: true, priority: false };
+    assert.deepEqual(balanceAllowances([main(15), hedge], 1, 0), [22, 15], 'the hedge matches 15 of 22');
+    assert.deepEqual(
+      balanceAllowances([main(15), main(22)], 22, 21),
+      [16, 16],
+      'one tranche (1 lot) past the slowest 15',
+    );
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.nat(),
+        (mainAmount, hedgeAmount, seed) => {
+          const filled = seed % (mainAmount + 1);
+          const allowed = balanceAllowances(
+            [
+              { amount: mainAmount, filled, hedge: false, priority: false },
+              { amount: hedgeAmount, filled: 0, hedge: true, priority: false },
+            ],
+            1,
+            0,
+          );
+          return allowed[1] === Math.floor((hedgeAmount * filled) / mainAmount);
+        },
+      ),
+    );
+  });
 });

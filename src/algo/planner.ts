@@ -51,13 +51,18 @@ export function balanceAllowances(legs: readonly BalanceLegInput[], parts: numbe
   const anyMain = legs.some((leg) => !leg.hedge);
   const isMain = (leg: BalanceLegInput) => !anyMain || !leg.hedge;
   const priority = legs.find((leg) => leg.priority && isMain(leg));
-  let slowest = 1;
-  for (const leg of legs) if (isMain(leg)) slowest = Math.min(slowest, leg.filled / leg.amount);
+  // The slowest filled fraction as lots over amount, kept exact: amount × (filled / amount) in
+  // floats comes out just under a whole lot (22 × (15 / 22) = 14.999…) and floor lost that lot.
+  let slowest = { filled: 1, amount: 1 };
+  for (const leg of legs) {
+    if (isMain(leg) && leg.filled * slowest.amount < slowest.filled * leg.amount) slowest = leg;
+  }
+  const followSlowest = (amount: number) => Math.floor((amount * slowest.filled) / slowest.amount);
   return legs.map((leg) => {
-    if (!isMain(leg)) return Math.min(leg.amount, Math.floor(leg.amount * slowest));
+    if (!isMain(leg)) return Math.min(leg.amount, followSlowest(leg.amount));
     const target = balanceCumulativeTarget(leg.amount, parts, part);
     if (priority === undefined) {
-      return Math.min(target, Math.floor(leg.amount * slowest) + balanceTranche(leg.amount, parts));
+      return Math.min(target, followSlowest(leg.amount) + balanceTranche(leg.amount, parts));
     }
     if (leg === priority) return target;
     return Math.min(target, Math.floor((leg.amount * priority.filled) / priority.amount));

@@ -42,8 +42,15 @@ export interface LegState {
   /**
    * Self-trade prevention cancelled this leg's child: the leg places nothing before this time
    * (ms), so two portfolios of one account cannot take each other's orders out in a loop.
+   * Absent in records written before it (read as null).
    */
-  selfTradeHoldUntil: number | null;
+  selfTradeHoldUntil?: number | null;
+  /**
+   * DYNAMIC legs: when the resting child's price was last decided (placed or re-evaluated); the
+   * next re-evaluation is due one reprice interval later, not at every fill. Null or absent: due
+   * now. Optional and never filled in on restore, so a snapshot written before it keeps its hash.
+   */
+  repricedAt?: number | null;
 }
 
 export interface PartState {
@@ -169,7 +176,7 @@ export function absorbOrderView(
 
 /** True while the leg's self-trade prevention hold lasts; a hold that has run out is dropped. */
 export function stillHeld(leg: LegState, now: number): boolean {
-  if (leg.selfTradeHoldUntil === null) return false;
+  if (leg.selfTradeHoldUntil == null) return false;
   if (leg.selfTradeHoldUntil > now) return true;
   leg.selfTradeHoldUntil = null;
   return false;

@@ -5,12 +5,14 @@
  * so it may run after every command.
  *
  * Per type, the open lots a leg wants (its "desired open"):
- * - TWAP: the current slice's lots until placed; a resting child keeps its size (repriced only).
+ * - TWAP: the current slice's lots not yet filled (MARKET legs: until sent once); a resting child
+ *   keeps its size (repriced only).
  * - BALANCE: allowance (planner.ts) − filled; hedge legs with market orders.
  * - ICEBERG: one visible child of displayQuantity, then refreshQuantity (or display) until done.
  * - COMMON: one child per leg with the whole amount, placed once.
  * LIMIT prices are converted when a child is placed and then kept; DYNAMIC prices are
- * re-evaluated on every repricing tick and the child is amended when the price moved a tick.
+ * re-evaluated one `dynamicMs` of the leg after they were set (a fill is no tick), and the child is
+ * amended when the price moved a tick.
  *
  * Self-trade (docs/decisions.md, "Portfolios of one account meeting on the book"): a limit child
  * is priced clear of its own account's resting orders on the other side; a leg whose child
@@ -41,8 +43,18 @@ import { DEFAULT_BALANCE_DYNAMIC_MS, legRepriceMs, PRICE_RETRY_MS } from './timi
 
 export { DEFAULT_BALANCE_DYNAMIC_MS, PRICE_RETRY_MS };
 
+/**
+ * Child orders one portfolio may place within one command. An ICEBERG with a small display
+ * against a deep crossing level refills after every fill; unbounded, one command placed
+ * thousands of children until the core's reaction limit stopped the service. Past the budget the
+ * portfolio goes on at its next wakeup (`retryAt` = now: the next timer command).
+ */
+export const MAX_PLACEMENTS_PER_COMMAND = 50;
+
 export interface StepContext extends ChildContext {
   readonly market: AlgoMarketView;
+  /** Takes one placement from the portfolio's budget for this command; false when spent. */
+  placement(portfolio: PortfolioState): boolean;
 }
 
 function repriceInterval(portfolio: PortfolioState): number | null {
@@ -65,10 +77,23 @@ export function wakeAt(portfolio: PortfolioState): number | null {
   if (portfolio.totalDeadline !== null && portfolio.totalDeadline < at) at = portfolio.totalDeadline;
   if (portfolio.nextRepriceAt !== null && portfolio.nextRepriceAt < at) at = portfolio.nextRepriceAt;
   if (portfolio.retryAt !== null && portfolio.retryAt < at) at = portfolio.retryAt;
-  for (const leg of portfolio.legs) {
-    if (leg.selfTradeHoldUntil !== null && leg.selfTradeHoldUntil < at) at = leg.selfTradeHoldUntil;
-  }
+  portfolio.legs.forEach((leg, i) => {
+    if (leg.selfTradeHoldUntil != null && leg.selfTradeHoldUntil < at) at = leg.selfTradeHoldUntil;
+    const due = repriceDueAt(portfolio, i);
+    if (due !== null && due < at) at = due;
+  });
   return at === Number.POSITIVE_INFINITY ? null : at;
+}
+
+/**
+ * When leg i's resting DYNAMIC child is next re-evaluated: one reprice interval (its own
+ * `dynamicMs`) after its price was last decided. Null for other legs and legs with no child.
+ */
+function repriceDueAt(portfolio: PortfolioState, i: number): number | null {
+  const state = portfolio.legs[i]!;
+  const ms = legRepriceMs(portfolio.spec.legs[i]!);
+  if (ms === null || state.working === null || state.repricedAt == null) return null;
+  return state.repricedAt + ms;
 }
 
 /**
@@ -267,6 +292,21 @@ function commonExhausted(portfolio: PortfolioState): boolean {
   );
 }
 
+/**
+ * TWAP: lots of the current slice not yet filled. A limit leg works them until they fill, so a
+ * child cancelled from outside (self-trade prevention, a cancel by hand) is placed again within
+ * the slice; a market leg sends its slice once (`slicePending`) and rolls the rest forward.
+ */
+function twapSliceRest(portfolio: PortfolioState, i: number): number {
+  const leg = portfolio.legs[i]!;
+  if (portfolio.spec.legs[i]!.pricing.priceType === 'MARKET') return leg.slicePending;
+  const k = portfolio.parts.length - 1;
+  const part = portfolio.parts[k];
+  if (part === undefined) return 0;
+  const filledAtStart = k === 0 ? 0 : (portfolio.parts[k - 1]!.filledAtEnd?.[i] ?? 0);
+  return Math.max(0, part.targets[i]! + filledAtStart - leg.filled);
+}
+
 /** Desired open lots per leg, by algorithm. */
 function desiredOpen(portfolio: PortfolioState): number[] {
   const spec = portfolio.spec;
@@ -277,7 +317,9 @@ function desiredOpen(portfolio: PortfolioState): number[] {
   };
   switch (spec.portfolioType) {
     case 'TWAP':
-      return portfolio.legs.map((leg, i) => openOf(i) ?? Math.min(leg.slicePending, remaining(portfolio, i)));
+      return portfolio.legs.map(
+        (_, i) => openOf(i) ?? Math.min(twapSliceRest(portfolio, i), remaining(portfolio, i)),
+      );
     case 'BALANCE': {
       const allowed = balanceAllowances(
         spec.legs.map((leg, i) => ({
@@ -375,6 +417,14 @@ function clearOfOwnAccount(
     : { kind: 'limit', price: clear };
 }
 
+/** False when the portfolio placed its budget in this command: it goes on at once, in the next. */
+function withinBudget(context: StepContext, portfolio: PortfolioState): boolean {
+  if (context.placement(portfolio)) return true;
+  const now = context.stamp.ts;
+  if (portfolio.retryAt === null || portfolio.retryAt > now) portfolio.retryAt = now;
+  return false;
+}
+
 function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number, want: number): boolean {
   const legState = portfolio.legs[i]!;
   const leg = portfolio.spec.legs[i]!;
@@ -387,10 +437,15 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
     return true;
   }
   if (child === undefined && stillHeld(legState, context.stamp.ts)) return true;
-  const price =
-    child !== undefined && leg.pricing.priceType === 'LIMIT'
-      ? { kind: 'limit' as const, price: child.price! }
-      : priceFor(context, portfolio, i, child);
+  // A resting child keeps its price between reprice ticks (a fill is no tick): a DYNAMIC child
+  // that took the best level waits `dynamicMs` before it follows the reference to the next one.
+  const due = repriceDueAt(portfolio, i);
+  const keep =
+    child !== undefined && (leg.pricing.priceType === 'LIMIT' || (due !== null && due > context.stamp.ts));
+  if (child !== undefined && !keep) legState.repricedAt = context.stamp.ts;
+  const price = keep
+    ? { kind: 'limit' as const, price: child.price! }
+    : priceFor(context, portfolio, i, child);
   if (price.kind === 'unavailable') {
     if (child === undefined) portfolio.retryAt ??= context.stamp.ts + PRICE_RETRY_MS;
     return true;
@@ -398,6 +453,7 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
   if (price.kind === 'market') {
     if (child !== undefined) cancelChild(context, portfolio, child);
     if (legState.lastMarketSeq === context.stamp.seq && !legState.lastMarketFilled) return true;
+    if (!withinBudget(context, portfolio)) return true;
     const filledBefore = legState.filled;
     const outcome = placeChild(context, portfolio, i, want, null);
     if (!outcome.ok) {
@@ -410,12 +466,14 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
     return true;
   }
   if (child === undefined) {
+    if (!withinBudget(context, portfolio)) return true;
     const outcome = placeChild(context, portfolio, i, want, price.price);
     if (!outcome.ok) {
       failPortfolio(context, portfolio, outcome.message);
       return false;
     }
     legState.slicePending = 0;
+    legState.repricedAt = context.stamp.ts;
     return true;
   }
   if (child.price === price.price && child.amount - child.filled === want) return true;

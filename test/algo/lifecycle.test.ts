@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { PortfolioMachine } from '../../src/algo/machine.ts';
 import { transition } from '../../src/algo/status.ts';
+import { MAX_PLACEMENTS_PER_COMMAND } from '../../src/algo/steps.ts';
 import { venueMarketView } from '../../src/algo/venue-market-view.ts';
 import { Venue } from '../../src/engine/venue.ts';
 import { AlgoHarness, leg, MIRROR, OPTION, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
@@ -118,6 +120,25 @@ describe('portfolio lifecycle', () => {
     assert.equal(h.machine.portfolio(id)!.status, 'COMPLETED');
   });
 
+  test('ICEBERG: refills against a deep level spread over commands instead of stopping the core', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 10_000, PERP_60K);
+    const id = h.submit(
+      portfolio({
+        portfolioType: 'ICEBERG',
+        legs: [leg({ amount: 5_000 })],
+        iceberg: { displayAmount: 1, refreshAmount: null },
+      }),
+    );
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.legs[0]!.filled, MAX_PLACEMENTS_PER_COMMAND, 'one command places its budget');
+    assert.equal(h.machine.nextWakeup(), T0, 'and asks to go on at once');
+    h.runUntil(T0);
+    assert.equal(p.status, 'COMPLETED');
+    assert.equal(p.legs[0]!.filled, 5_000);
+    assert.equal(h.childOrders(id).length, 5_000);
+  });
+
   test('a fill caused by another portfolio’s child is acted on in the same command', () => {
     const h = AlgoHarness.withMarket();
     const a = h.submit(
@@ -164,6 +185,24 @@ describe('portfolio lifecycle', () => {
     assert.equal(h.openChildren(mirror.id).length, 1);
     h.algo({ type: 'cancel_portfolio', portfolioId, accountId: null } as never);
     assert.equal(mirror.status, 'CANCELLED', 'cancelling the original cancels its mirrors');
+  });
+
+  test('cancel-all cancels the mirrors of the originals it cancels, as cancel does', () => {
+    const h = AlgoHarness.withMarket();
+    const result = h.algo({
+      type: 'submit_portfolio',
+      portfolio: { ...twap(), mirrorAccountIds: [MIRROR] },
+    } as never);
+    assert.ok(result.ok && result.value.kind === 'submitted');
+    const { portfolioId, mirrorPortfolioIds } = result.value as {
+      portfolioId: number;
+      mirrorPortfolioIds: readonly number[];
+    };
+    const mirror = h.machine.portfolio(mirrorPortfolioIds[0]!)!;
+    const all = h.algo({ type: 'cancel_all_portfolios', accountId: TRADER, portfolioType: null } as never);
+    assert.deepEqual(all.ok && all.value, { kind: 'cancelled', portfolioIds: [portfolioId, mirror.id] });
+    assert.equal(mirror.status, 'CANCELLED');
+    assert.equal(h.openChildren(mirror.id).length, 0);
   });
 
   test('restart mid-portfolio: snapshot/restore and journal replay reach the same state, no duplicate child', () => {
@@ -223,5 +262,23 @@ describe('portfolio lifecycle', () => {
     assert.equal(h.machine.portfolioOfOrder(h.machine.portfolio(1)!.children[0]!.orderId)?.id, 1);
     const allChildren = [1, 2].flatMap((id) => h.machine.portfolio(id)!.children.map((c) => c.orderId));
     assert.equal(new Set(allChildren).size, allChildren.length);
+  });
+
+  test('a snapshot written before a leg field existed restores to the hash it was written with', () => {
+    const h = AlgoHarness.withMarket();
+    h.submit(twap());
+    // The record as an older version wrote it: no selfTradeHoldUntil, no repricedAt on its legs.
+    const old = h.machine.snapshot() as unknown as { portfolios: { legs: Record<string, unknown>[] }[] };
+    for (const p of old.portfolios) {
+      for (const legState of p.legs) {
+        delete legState.selfTradeHoldUntil;
+        delete legState.repricedAt;
+      }
+    }
+    const machine = new PortfolioMachine(venueMarketView(Venue.restore(h.venue.snapshot())));
+    machine.restore(old);
+    const written = createHash('sha256').update(JSON.stringify(old)).digest('hex');
+    assert.equal(machine.stateHash(), written, 'recovery compares this hash with the snapshot’s');
+    assert.equal(machine.nextWakeup(), h.machine.nextWakeup());
   });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { AlgoHarness, leg, OPTION, PERP, PERP_60K, portfolio, T0 } from './harness.ts';
+import { PRICE_RETRY_MS } from '../../src/algo/steps.ts';
+import { AlgoHarness, leg, OPTION, PERP, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
 
 const twap = (overrides: Partial<Parameters<typeof portfolio>[0]> = {}) =>
   portfolio({
@@ -154,6 +155,94 @@ describe('TWAP', () => {
     h.maker('buy', 10, PERP_60K + 20);
     h.runUntil(T0 + 200);
     assert.equal(child.price, PERP_60K + 10, 'capped at the worst acceptable price 60,005');
+  });
+
+  test('a DYNAMIC child that took the best level waits dynamicMs before following it (no walking the book)', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 2, PERP_60K + 2);
+    h.maker('sell', 100, PERP_60K + 10);
+    const dynamic = {
+      priceType: 'DYNAMIC' as const,
+      price: null,
+      priceIn: 'USD',
+      dynamicStrategy: 'ASK' as const,
+      dynamicOffset: 0,
+      dynamicMs: 1000,
+    };
+    const id = h.submit(
+      twap({
+        twap: { startTimestamp: null, durationMs: 10_000, frequencyMs: 10_000 },
+        legs: [leg({ amount: 20, pricing: dynamic })],
+      }),
+    );
+    const p = h.machine.portfolio(id)!;
+    const child = h.childOrders(id)[0]!;
+    assert.equal(p.legs[0]!.filled, 2, 'only the best ask level at submit');
+    assert.equal(child.price, PERP_60K + 2, 'the child keeps its price after its own fill');
+    assert.equal(h.machine.nextWakeup(), T0 + 1000);
+    h.runUntil(T0 + 999);
+    assert.equal(p.legs[0]!.filled, 2);
+    h.runUntil(T0 + 1000);
+    assert.equal(child.price, PERP_60K + 10, 'repriced to the next ask one dynamicMs later');
+    assert.equal(p.status, 'COMPLETED');
+  });
+
+  test('each DYNAMIC leg reprices on its own dynamicMs, not on the shortest of the portfolio', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('buy', 10, PERP_60K - 20);
+    h.maker('buy', 1, 400, OPTION);
+    const bid = (dynamicMs: number, priceIn: string) => ({
+      priceType: 'DYNAMIC' as const,
+      price: null,
+      priceIn,
+      dynamicStrategy: 'BID' as const,
+      dynamicOffset: 0,
+      dynamicMs,
+    });
+    const id = h.submit(
+      twap({
+        twap: { startTimestamp: null, durationMs: 10_000, frequencyMs: 10_000 },
+        legs: [
+          leg({ amount: 100, pricing: bid(100, 'USD') }),
+          leg({ instrumentName: OPTION, instrumentType: 'OPTION', amount: 10, pricing: bid(1000, 'BTC') }),
+        ],
+      }),
+    );
+    const [perp, option] = h.childOrders(id);
+    assert.equal(perp!.price, PERP_60K - 20);
+    assert.equal(option!.price, 400);
+    h.ts += 50;
+    h.maker('buy', 10, PERP_60K - 10);
+    h.maker('buy', 1, 450, OPTION);
+    h.runUntil(T0 + 100);
+    assert.equal(perp!.price, PERP_60K - 10, 'the 100 ms leg follows at 100 ms');
+    assert.equal(option!.price, 400, 'the 1000 ms leg does not');
+    h.runUntil(T0 + 999);
+    assert.equal(option!.price, 400);
+    h.runUntil(T0 + 1000);
+    assert.equal(option!.price, 450);
+  });
+
+  test('a child cancelled from outside mid-slice is placed again for the slice’s rest after the hold', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('buy', 10, PERP_60K - 20);
+    h.maker('sell', 10, PERP_60K + 20);
+    const id = h.submit(
+      twap({
+        twap: { startTimestamp: null, durationMs: 10_000, frequencyMs: 10_000 },
+        legs: [leg({ amount: 100, pricing: { ...leg().pricing, price: 60_005 } })],
+      }),
+    );
+    assert.equal(h.openChildren(id)[0]!.amount, 100);
+    h.ts += 100;
+    // The same account sells below the child's bid by hand: self-trade prevention cancels the child.
+    h.limit(TRADER, 'sell', 10, PERP_60K, 'hand');
+    assert.equal(h.openChildren(id).length, 0);
+    h.runUntil(T0 + 100 + PRICE_RETRY_MS);
+    const again = h.openChildren(id);
+    assert.equal(again.length, 1, 'the slice is worked again, not left idle until the end');
+    assert.equal(again[0]!.amount, 100);
+    assert.equal(again[0]!.price, PERP_60K - 1, 'one tick below the own sell');
   });
 
   test('MARKET slices take liquidity as market orders', () => {
