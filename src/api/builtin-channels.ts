@@ -3,7 +3,10 @@
  * `user.trades.{kind}.{currency}` (the key's default account), `book.{instrument}` and
  * `ticker.{instrument}` (public). Kind: future, option, spot, future_combo, option_combo, combo,
  * any; currency: one the venue lists instruments in (any case), or any. Book and ticker pushes
- * are full snapshots, at most one per instrument per committed command.
+ * are full snapshots, at most one per instrument per committed command, and only when what they
+ * show changed (the timestamp aside). The ticker also follows the prices: index, mark, IVs and
+ * greeks move with `update_prices`, which has no events, so the subscribed tickers are re-read
+ * after every batch without events and at least once a second.
  */
 import { Type } from '@sinclair/typebox';
 import type { OrderView, TradeView } from '../core/events.ts';
@@ -103,6 +106,9 @@ function userChannel(
   };
 }
 
+/** How often, at least, subscribed tickers are compared with the prices (ms of batch time). */
+const TICKER_PRICE_CHECK_MS = 1_000;
+
 function instrumentChannel(
   prefix: 'book' | 'ticker',
   reads: ReadPort,
@@ -117,6 +123,15 @@ function instrumentChannel(
     const ticker = reads.ticker(instrument.name);
     return ticker && tickerToWire(ticker, instrument);
   };
+  // Instruments of this family someone may be subscribed to (added by the first snapshot,
+  // dropped when a push finds no subscriber), and what every subscriber of each was last shown.
+  // A snapshot that differs from that leaves the subscribers disagreeing, so it clears the
+  // entry: the next render, whatever it shows, is pushed to all.
+  const watched = new Map<string, Instrument>();
+  const lastShown = new Map<string, string>();
+  let lastPriceCheck = Number.NEGATIVE_INFINITY;
+  const shownForm = (data: unknown): string =>
+    JSON.stringify(data, (key, value) => (key === 'timestamp' ? undefined : value));
   return {
     pattern: `${prefix}.{instrument}`,
     summary,
@@ -129,7 +144,18 @@ function instrumentChannel(
       if (instrument === undefined) {
         throw new VenueError('invalid_instrument', `unknown instrument in ${name}`, { field: 'channels' });
       }
-      return { topics: [topicFor(name, null)], snapshot: () => render(instrument) };
+      return {
+        topics: [topicFor(name, null)],
+        snapshot: () => {
+          const data = render(instrument);
+          const shown = shownForm(data);
+          if (!watched.has(instrumentName)) {
+            watched.set(instrumentName, instrument);
+            lastShown.set(instrumentName, shown);
+          } else if (lastShown.get(instrumentName) !== shown) lastShown.delete(instrumentName);
+          return data;
+        },
+      };
     },
     produce(batch, emit) {
       const touched = new Set<string>();
@@ -138,9 +164,29 @@ function instrumentChannel(
         else if (event.type === 'trade') touched.add(event.trade.instrumentName);
         else if (event.type === 'instrument') touched.add(event.instrumentName);
       }
+      if (
+        prefix === 'ticker' &&
+        (batch.events.length === 0 || batch.ts >= lastPriceCheck + TICKER_PRICE_CHECK_MS)
+      ) {
+        lastPriceCheck = batch.ts;
+        for (const instrumentName of watched.keys()) touched.add(instrumentName);
+      }
       for (const instrumentName of touched) {
-        const instrument = reads.instrument(instrumentName);
-        if (instrument !== undefined) emit(`${prefix}.${instrumentName}`, null, () => render(instrument));
+        const instrument = watched.get(instrumentName);
+        if (instrument === undefined) continue;
+        const data = render(instrument);
+        const shown = shownForm(data);
+        if (lastShown.get(instrumentName) === shown) continue;
+        let subscribed = false;
+        emit(`${prefix}.${instrumentName}`, null, () => {
+          subscribed = true;
+          return data;
+        });
+        if (subscribed) lastShown.set(instrumentName, shown);
+        else {
+          watched.delete(instrumentName);
+          lastShown.delete(instrumentName);
+        }
       }
     },
   };

@@ -4,7 +4,8 @@
  * satisfies this interface as it is.
  *
  * Mapping notes: initialMargin = position margin + order margin, maintenanceMargin = position
- * margin; the ticker's IVs and underlying come from `tickerExtras` when the market is wired.
+ * margin; the ticker's IVs and underlying come from `tickerExtras` when the market is wired; an
+ * expired instrument's ticker shows its settlement price as the mark.
  */
 import type { OrderView, PositionView } from '../core/events.ts';
 import type { Instrument } from '../domain/instrument.ts';
@@ -47,6 +48,8 @@ export interface VenueInstrumentInfo {
   readonly markPrice: number | null;
   readonly indexPrice: number | null;
   readonly lastPrice: number | null;
+  /** Ticks, once expired by settlement. */
+  readonly settlementPrice?: number | null;
 }
 
 export interface VenueReadPortOptions {
@@ -111,7 +114,8 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
         bestAskPrice: ask?.price ?? null,
         bestAskAmount: ask?.amount ?? 0,
         lastPrice: entry.lastPrice,
-        markPrice: entry.markPrice,
+        // An expired instrument is worth its settlement price; its last mark is stale.
+        markPrice: entry.status === 'expired' ? (entry.settlementPrice ?? entry.markPrice) : entry.markPrice,
         indexPrice: entry.indexPrice,
         ...options.tickerExtras?.(instrumentName),
       };

@@ -1,6 +1,8 @@
 /** Public methods: time, test, instruments, order book, ticker. No key needed. */
 import { Type } from '@sinclair/typebox';
 import { VenueError } from '../../domain/errors.ts';
+import { matchesCurrency, RFQ_CURRENCIES } from '../../rfq/currency.ts';
+import type { ReadPort } from '../ports.ts';
 import type { MethodRegistry } from '../registry.ts';
 import { InstrumentsParams, OrderBookParams, TestParams, TickerParams } from '../schemas/methods.ts';
 import { InstrumentSchema, OrderBookSchema, TickerSchema } from '../schemas/objects.ts';
@@ -38,16 +40,19 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
 
   registry.register({
     name: 'public/get_instruments',
-    summary: 'Instruments of a currency (or any), optionally of one kind; expired=true lists expired ones.',
+    summary:
+      'Instruments of a currency (base or quote: USDC lists the USDC-margined ones; or any), optionally of one kind; expired=true lists expired ones.',
     access: 'public',
     params: InstrumentsParams,
     result: Type.Array(InstrumentSchema),
     handler: (params) => {
-      const currency = params.currency.toUpperCase();
+      const currency = instrumentsCurrency(reads, params.currency);
       const expired = params.expired ?? false;
       return reads
         .instruments(expired)
-        .filter((instrument) => currency === 'ANY' || instrument.currency === currency)
+        .filter((instrument) =>
+          matchesCurrency(currency, instrument.spec.baseCurrency, instrument.spec.quoteCurrency),
+        )
         .filter((instrument) => kindMatches(params.kind, instrument.kind))
         .map((instrument) => instrumentToWire(instrument, !expired));
     },
@@ -82,4 +87,26 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
       return tickerToWire(ticker, instrument);
     },
   });
+}
+
+/**
+ * The `currency` filter of get_instruments, upper-cased: `ANY`, a currency the venue lists
+ * instruments in, or one of the spec's currency symbols (4.10). An instrument is listed under its
+ * base and its quote currency, as block/rfqs/get_instruments lists it (Deribit lists the
+ * USDC-margined products under USDC). Another name is refused rather than answered with an
+ * empty list a typo would hide.
+ */
+function instrumentsCurrency(reads: ReadPort, text: string): string {
+  const currency = text.toUpperCase();
+  const known = [...new Set([...reads.currencies(), ...RFQ_CURRENCIES])];
+  if (currency !== 'ANY' && !known.includes(currency)) {
+    throw new VenueError(
+      'invalid_params',
+      `unknown currency ${text}; use any or one of ${known.join(', ')}`,
+      {
+        field: 'currency',
+      },
+    );
+  }
+  return currency;
 }

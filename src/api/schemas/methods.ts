@@ -178,7 +178,7 @@ export const OrderBookParams = Type.Object(
   Strict,
 );
 export const TickerParams = Type.Object({ instrumentName: InstrumentName }, Strict);
-export const TestParams = Type.Object({ expectedResult: Opt(Type.Literal('exception')) }, Strict);
+export const TestParams = Type.Object({ expectedResult: Opt(StringEnum(['exception'])) }, Strict);
 
 export const AuthParams = Type.Object(
   {

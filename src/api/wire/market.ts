@@ -61,11 +61,23 @@ export function orderBookToWire(book: OrderBookView, instrument: Instrument) {
   };
 }
 
+/**
+ * A plain number as a decimal string, never in exponent form: `String` writes 1.9e-8 for a
+ * near-expiry gamma, which no decimal parser of the wire's other figures reads. Digits as
+ * `String` gives them otherwise.
+ */
+export function decimalText(value: number): string {
+  const text = String(value);
+  if (!text.includes('e')) return text;
+  const fixed = value.toFixed(20).replace(/\.?0+$/, '');
+  return fixed === '-0' ? '0' : fixed;
+}
+
 export function tickerToWire(ticker: TickerView, instrument: Instrument) {
   const price = (ticks: number | null | undefined) =>
     ticks === null || ticks === undefined ? null : instrument.formatPrice(ticks);
   const plain = (value: number | null | undefined) =>
-    value === null || value === undefined ? null : String(value);
+    value === null || value === undefined ? null : decimalText(value);
   const wire: Record<string, unknown> = {
     instrumentName: ticker.instrumentName,
     timestamp: ticker.timestamp,
@@ -86,11 +98,11 @@ export function tickerToWire(ticker: TickerView, instrument: Instrument) {
     if (ticker.greeks) {
       const { delta, gamma, vega, theta, rho } = ticker.greeks;
       wire.greeks = {
-        delta: String(delta),
-        gamma: String(gamma),
-        vega: String(vega),
-        theta: String(theta),
-        rho: String(rho),
+        delta: decimalText(delta),
+        gamma: decimalText(gamma),
+        vega: decimalText(vega),
+        theta: decimalText(theta),
+        rho: decimalText(rho),
       };
     }
   }

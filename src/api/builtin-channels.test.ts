@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { CoreEvent } from '../core/events.ts';
+import { Instrument } from '../domain/instrument.ts';
+import { DEFAULT_PRODUCTS, inverseFutureSpec } from '../market/products.ts';
+import { registerBuiltinChannels } from './builtin-channels.ts';
+import { ChannelRegistry, Fanout, type Subscriber } from './channels.ts';
+import type { ReadPort, TickerView } from './ports.ts';
+
+const PERP = new Instrument(1, inverseFutureSpec(DEFAULT_PRODUCTS.BTC!, null, 'perpetual', 0));
+
+/** A market of one instrument whose prices and book the test moves by hand. */
+function market() {
+  const state = { now: 1_000, mark: 130_000, index: 65_000.5, bid: 129_990, ask: 130_010, renders: 0 };
+  const ticker = (): TickerView => {
+    state.renders++;
+    return {
+      instrumentName: PERP.name,
+      timestamp: state.now,
+      state: 'open',
+      bestBidPrice: state.bid,
+      bestBidAmount: 5,
+      bestAskPrice: state.ask,
+      bestAskAmount: 5,
+      lastPrice: null,
+      markPrice: state.mark,
+      indexPrice: state.index,
+    };
+  };
+  const reads = {
+    instrument: (name: string) => (name === PERP.name ? PERP : undefined),
+    ticker: (name: string) => (name === PERP.name ? ticker() : undefined),
+    orderBook: (name: string) =>
+      name === PERP.name
+        ? {
+            instrumentName: name,
+            timestamp: state.now,
+            bids: [[state.bid, 5] as const],
+            asks: [[state.ask, 5] as const],
+          }
+        : undefined,
+  } as unknown as ReadPort;
+  const channels = new ChannelRegistry();
+  registerBuiltinChannels(channels, reads);
+  const fanout = new Fanout(channels);
+  let seq = 0;
+  const publish = (events: CoreEvent[] = []) => {
+    state.now += 100;
+    fanout.publish({ seq: ++seq, ts: state.now, events });
+  };
+  const subscribe = (subscriber: Subscriber, name: string) =>
+    fanout.subscribe(subscriber, name, channels.resolve(name, null)!.resolved);
+  return { state, fanout, publish, subscribe };
+}
+
+function recorder() {
+  const pushes: Array<{ channel: string; seq: number; data: Record<string, unknown> }> = [];
+  const subscriber: Subscriber = {
+    push: (channel, seq, data) => pushes.push({ channel, seq, data: data as Record<string, unknown> }),
+  };
+  return { subscriber, pushes };
+}
+
+const orderEvent = (): CoreEvent => ({ type: 'order', order: { instrumentName: PERP.name } }) as CoreEvent;
+
+test('the ticker follows index and mark updates, which come as batches without events', () => {
+  const m = market();
+  const client = recorder();
+  m.subscribe(client.subscriber, `ticker.${PERP.name}`);
+  m.state.mark = 130_020;
+  m.state.index = 65_010.25;
+  m.publish();
+  assert.deepEqual(
+    client.pushes.map((p) => [p.seq, p.data.markPrice, p.data.indexPrice]),
+    [
+      [1, '65000', '65000.5'],
+      [2, '65010', '65010.25'],
+    ],
+  );
+});
+
+test('book and ticker push only what changed, and a new snapshot makes the next change reach everyone', () => {
+  const m = market();
+  const first = recorder();
+  m.subscribe(first.subscriber, `book.${PERP.name}`);
+  m.subscribe(first.subscriber, `ticker.${PERP.name}`);
+  m.publish([orderEvent()]); // an order event that changed nothing shown
+  m.publish(); // a price update that moved nothing
+  assert.deepEqual(
+    first.pushes.map((p) => [p.channel, p.seq]),
+    [
+      [`book.${PERP.name}`, 1],
+      [`ticker.${PERP.name}`, 1],
+    ],
+  );
+  m.state.bid = 129_995;
+  m.publish([orderEvent()]);
+  const second = recorder();
+  m.state.bid = 129_990; // back to what `first` saw before: the snapshot of `second` differs
+  m.subscribe(second.subscriber, `book.${PERP.name}`);
+  m.state.bid = 129_995;
+  m.publish([orderEvent()]);
+  const bids = (pushes: typeof first.pushes) =>
+    pushes
+      .filter((p) => p.channel === `book.${PERP.name}`)
+      .map((p) => [p.seq, (p.data.bids as string[][])[0]![0]]);
+  assert.deepEqual(bids(first.pushes), [
+    [1, '64995'],
+    [2, '64997.5'],
+    [3, '64997.5'],
+  ]);
+  assert.deepEqual(bids(second.pushes), [
+    [1, '64995'],
+    [2, '64997.5'],
+  ]);
+});
+
+test('a ticker nobody holds any more is no longer rendered', () => {
+  const m = market();
+  const client = recorder();
+  m.subscribe(client.subscriber, `ticker.${PERP.name}`);
+  m.fanout.unsubscribeAll(client.subscriber);
+  m.state.mark = 130_040;
+  m.publish(); // renders once more, finds no subscriber
+  const renders = m.state.renders;
+  m.state.mark = 130_060;
+  m.publish();
+  m.publish();
+  assert.equal(client.pushes.length, 1);
+  assert.equal(m.state.renders, renders);
+});

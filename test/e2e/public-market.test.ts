@@ -1,0 +1,55 @@
+/** The public market-data methods over the real engine, as a client without a key sees them. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ApiError } from '../../sdk/errors.ts';
+import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+
+async function refusal(promise: Promise<unknown>): Promise<ApiError> {
+  const error = await promise.then(
+    () => assert.fail('expected a refusal'),
+    (caught: unknown) => caught,
+  );
+  assert.ok(error instanceof ApiError, String(error));
+  return error;
+}
+
+describe('public market data', () => {
+  let harness: Harness;
+  let engine: EngineVenue;
+  before(async () => {
+    engine = await startEngineVenue();
+    harness = await startHarness({ venue: engine });
+  });
+  after(() => harness.close());
+
+  test('get_instruments lists an instrument under its base and its quote currency', async () => {
+    const client = harness.http(0);
+    const names = async (currency: string) =>
+      (await client.call('public/get_instruments', { currency })).map((i) => i.instrumentName);
+    const usdc = await names('usdc');
+    assert.ok(usdc.length > 0, 'USDC-margined instruments are listed under USDC');
+    assert.ok(usdc.includes('BTC_USDC-PERPETUAL') && usdc.includes('ETH_USDC'));
+    assert.ok(usdc.some((name) => /^BTC_USDC-\w+-\d+-[CP]$/.test(name)));
+    assert.ok(!usdc.includes('BTC-PERPETUAL'));
+    assert.deepEqual(await names('USDT'), ['BTC_USDT', 'ETH_USDT']);
+    const btc = await names('BTC');
+    assert.ok(
+      btc.includes('BTC-PERPETUAL') && btc.includes('BTC_USDC-PERPETUAL') && !btc.includes('ETH_USDT'),
+    );
+    assert.equal((await names('any')).length, (await names('BTC')).length + (await names('ETH')).length);
+  });
+
+  test('get_instruments refuses a currency the venue does not know, naming the field', async () => {
+    const error = await refusal(harness.http(0).call('public/get_instruments', { currency: 'XYZ' }));
+    assert.equal(error.code, -32602);
+    assert.equal((error.data as { field?: string }).field, 'currency');
+    assert.match(error.message, /XYZ/);
+  });
+
+  test('public/test names the value expectedResult takes', async () => {
+    const error = await refusal(harness.http(0).call('public/test', { expectedResult: 'boom' } as never));
+    assert.equal((error.data as { field?: string }).field, 'expectedResult');
+    assert.match(error.message, /exception/);
+  });
+});
