@@ -30,7 +30,7 @@ import {
 import { API_VERSION, registerPublicMethods } from './methods/public.ts';
 import { registerSessionMethods } from './methods/session.ts';
 import { registerTradingMethods } from './methods/trading.ts';
-import type { CommandPort, EventPort, HistoryPort, ReadPort } from './ports.ts';
+import type { ComboPort, CommandPort, EventPort, HistoryPort, ReadPort } from './ports.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { MethodRegistry } from './registry.ts';
 import { WsGateway } from './ws-gateway.ts';
@@ -45,6 +45,8 @@ export interface GatewayDeps {
   readonly events: EventPort;
   readonly keyStore: KeyStore;
   readonly clock: Clock;
+  /** Combos listed on first use (the market layer); without it only listed instruments exist. */
+  readonly combos?: ComboPort;
   /** Metrics: told of each dispatched request; `render` answers `GET /metrics`. */
   readonly metrics?: {
     readonly request: RequestObserver;
@@ -106,8 +108,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const routeDeps: HttpRouteDeps = { dispatcher, authenticator, limiter, onUnexpected };
   const flatRoutes: FlatRouteDefinition[] = [];
 
-  registerPublicMethods(methods, { commands, reads, history });
-  registerTradingMethods(methods, { commands, reads, history });
+  const methodDeps = {
+    commands,
+    reads,
+    history,
+    ...(deps.combos === undefined ? {} : { combos: deps.combos }),
+  };
+  registerPublicMethods(methods, methodDeps);
+  registerTradingMethods(methods, methodDeps);
   registerSessionMethods(methods, authenticator);
   registerBuiltinChannels(channels, reads);
 

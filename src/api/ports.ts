@@ -21,6 +21,15 @@ import type {
 
 export type { OrderHistoryPage, OrderHistoryQuery, UserTradesPage, UserTradesQuery };
 
+/**
+ * Lists combos on first use by their Deribit-style ids (`BTC-CS-27DEC26-70000_75000`): the market
+ * layer builds the spec from the listed legs and journals its listing.
+ */
+export interface ComboPort {
+  /** Resolves once `name` is listed; refuses an id whose legs are not listed (`invalid_instrument`). */
+  list(name: string): Promise<void>;
+}
+
 export interface CommandPort {
   submit(command: UnstampedCommand): Promise<CommandResult>;
   /** Server time in ms, as the next command would be stamped (public/time, validUntil). */

@@ -8,6 +8,7 @@
  */
 import type { UnstampedCommand } from '../core/commands.ts';
 import type { OrderView } from '../core/events.ts';
+import { VenueError } from '../domain/errors.ts';
 import type { InstrumentSpec } from '../domain/instrument.ts';
 import type { Venue } from '../engine/venue.ts';
 import type { MarketDriver } from '../market/driver.ts';
@@ -42,6 +43,7 @@ export class MarketLoop {
   submitted = 0;
   ticks = 0;
   private readonly sliceListeners: Array<(ms: number, tick: number) => void> = [];
+  private readonly comboListings = new Map<string, Promise<void>>();
 
   constructor(private readonly options: MarketLoopOptions) {}
 
@@ -61,6 +63,32 @@ export class MarketLoop {
     const commands = this.options.driver.start(this.options.core.now(), listed);
     await this.run(this.submitting(commands));
     this.scheduleNext();
+  }
+
+  /**
+   * Lists a combo by its id on first use (ComboPort): the driver builds it from the listed legs
+   * and the listing is journaled; concurrent requests for one new combo share one listing.
+   */
+  listCombo(name: string): Promise<void> {
+    let pending = this.comboListings.get(name);
+    if (pending === undefined) {
+      pending = this.submitCombo(name).finally(() => this.comboListings.delete(name));
+      this.comboListings.set(name, pending);
+    }
+    return pending;
+  }
+
+  private async submitCombo(name: string): Promise<void> {
+    const listing = this.options.driver.combo(name, this.options.core.now());
+    if (!listing.ok) {
+      throw new VenueError('invalid_instrument', `${name}: ${listing.message}`, {
+        field: 'instrumentName',
+        instrumentName: name,
+      });
+    }
+    if (listing.command === null) return;
+    const result = await this.options.core.submit(listing.command);
+    if (!result.ok) throw new VenueError(result.error.name, result.error.message, { ...result.error.data });
   }
 
   async stop(): Promise<void> {

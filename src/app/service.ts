@@ -25,6 +25,7 @@ import { registerPortfolioChannels } from '../api/portfolios/channels.ts';
 import { registerPortfolioRoutes } from '../api/portfolios/routes.ts';
 import type { MachineCommand, MachineSnapshot } from '../core/machine.ts';
 import type { SubResult } from '../core/submachine.ts';
+import { VenueError } from '../domain/errors.ts';
 import { defaultMarketDriverConfig, MarketDriver } from '../market/driver.ts';
 import type { RfqDesk } from '../rfq/desk.ts';
 import { lockDataDir } from '../store/data-dir-lock.ts';
@@ -205,6 +206,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     join(config.dataDir, 'keys.db'),
     SecretBox.load(config.secretEncryptionKey, config.dataDir),
   );
+  let market: MarketLoop | null = null;
   const gateway = createGateway({
     config,
     commands: core,
@@ -213,6 +215,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     events: core,
     keyStore,
     clock,
+    // The market starts after the gateway is built (it needs the recovered core): bound late.
+    combos: {
+      list: (name) =>
+        market === null ? Promise.reject(new VenueError('unavailable')) : market.listCombo(name),
+    },
     ...(metrics === null
       ? {}
       : { metrics: { request: metrics.request.bind(metrics), render: () => metrics.render() } }),
@@ -247,7 +254,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     if (price !== null) lastIndex[currency] = price;
   }
   driver = new MarketDriver(defaultMarketDriverConfig(core.now(), options.seed ?? 1, lastIndex));
-  const market = new MarketLoop({
+  market = new MarketLoop({
     driver,
     core,
     clock,

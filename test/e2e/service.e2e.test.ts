@@ -46,6 +46,45 @@ describe('the assembled service', () => {
     assert.ok(delta > -1 && delta < 1 && Number(optionTicker.greeks?.vega) > 0, 'call greeks');
   });
 
+  test('a combo id lists the combo on first use: its book and ticker, and orders on it', async () => {
+    const client = running.http(0);
+    const calls = (await client.call('public/get_instruments', { currency: 'BTC', kind: 'option' }))
+      .map((instrument) => instrument.instrumentName)
+      .filter((name) => /^BTC-\w+-\d+-C$/.test(name));
+    const expiry = calls[0]!.split('-')[1]!;
+    const strikes = calls
+      .filter((name) => name.split('-')[1] === expiry)
+      .map((name) => Number(name.split('-')[2]))
+      .sort((a, b) => a - b);
+    const combo = `BTC-CS-${expiry}-${strikes[0]}_${strikes[1]}`;
+    const listedBefore = await client.call('public/get_instruments', {
+      currency: 'BTC',
+      kind: 'option_combo',
+    });
+    assert.ok(!listedBefore.some((instrument) => instrument.instrumentName === combo));
+
+    const book = await client.call('public/get_order_book', { instrumentName: combo, depth: 5 });
+    assert.equal(book.instrumentName, combo);
+    const listed = await client.call('public/get_instruments', { currency: 'BTC', kind: 'option_combo' });
+    assert.ok(listed.some((instrument) => instrument.instrumentName === combo));
+    const ticker = await client.call('public/ticker', { instrumentName: combo });
+    assert.equal(ticker.instrumentName, combo);
+    const placed = await client.call('private/buy', {
+      instrumentName: combo,
+      quantity: '1',
+      type: 'limit',
+      price: '0.0005',
+      label: 'combo',
+    });
+    assert.equal(placed.order.instrumentName, combo);
+    await client.call('private/cancel', { orderId: placed.order.orderId });
+
+    await assert.rejects(
+      client.call('private/buy', { instrumentName: `BTC-CS-${expiry}-1_2`, quantity: '1', type: 'market' }),
+      (error: unknown) => error instanceof Error && /leg BTC-\w+-1-C is not listed/.test(error.message),
+    );
+  });
+
   test('the sdk knows every method the whole service registers', () => {
     const served = running.service.gateway.methods.list().map((method) => method.name);
     assert.deepEqual([...METHOD_NAMES].sort(), served.sort());

@@ -3,14 +3,17 @@ import type { UnstampedCommand } from '../../core/commands.ts';
 import type { CommandResult, CommandSuccess, OrderView } from '../../core/events.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
+import { parseComboName } from '../../market/combos.ts';
 import type { Principal } from '../auth/authenticator.ts';
-import type { CommandPort, HistoryPort, ReadPort } from '../ports.ts';
+import type { ComboPort, CommandPort, HistoryPort, ReadPort } from '../ports.ts';
 import type { CallContext } from '../registry.ts';
 
 export interface MethodDeps {
   readonly commands: CommandPort;
   readonly reads: ReadPort;
   readonly history: HistoryPort;
+  /** Combos listed on first use; without it only listed instruments exist. */
+  readonly combos?: ComboPort;
 }
 
 export function principalOf(context: CallContext): Principal {
@@ -29,6 +32,20 @@ export function instrumentOf(reads: ReadPort, name: string, field = 'instrumentN
     throw new VenueError('invalid_instrument', `unknown instrument ${name}`, { field, instrumentName: name });
   }
   return instrument;
+}
+
+/**
+ * The instrument, or for a combo id not listed yet the combo, listed now (the ways into a new
+ * combo: placing an order on it, reading its book or ticker).
+ */
+export async function instrumentOrCombo(
+  deps: MethodDeps,
+  name: string,
+  field = 'instrumentName',
+): Promise<Instrument> {
+  if (deps.reads.instrument(name) === undefined && deps.combos !== undefined && parseComboName(name) !== null)
+    await deps.combos.list(name);
+  return instrumentOf(deps.reads, name, field);
 }
 
 /** A currency the venue lists instruments in (upper-cased), or an error naming the field. */

@@ -7,7 +7,7 @@ import type { MethodRegistry } from '../registry.ts';
 import { InstrumentsParams, OrderBookParams, TestParams, TickerParams } from '../schemas/methods.ts';
 import { InstrumentSchema, OrderBookSchema, TickerSchema } from '../schemas/objects.ts';
 import { instrumentToWire, orderBookToWire, tickerToWire } from '../wire/market.ts';
-import { instrumentOf, kindMatches, type MethodDeps } from './context.ts';
+import { instrumentOrCombo, kindMatches, type MethodDeps } from './context.ts';
 
 export const API_VERSION = '1.0.0';
 
@@ -64,8 +64,8 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
     access: 'public',
     params: OrderBookParams,
     result: OrderBookSchema,
-    handler: (params) => {
-      const instrument = instrumentOf(reads, params.instrumentName);
+    handler: async (params) => {
+      const instrument = await instrumentOrCombo(deps, params.instrumentName);
       const book = reads.orderBook(instrument.name, params.depth ?? 20);
       if (book === undefined)
         throw new VenueError('invalid_instrument', undefined, { field: 'instrumentName' });
@@ -79,8 +79,8 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
     access: 'public',
     params: TickerParams,
     result: TickerSchema,
-    handler: (params) => {
-      const instrument = instrumentOf(reads, params.instrumentName);
+    handler: async (params) => {
+      const instrument = await instrumentOrCombo(deps, params.instrumentName);
       const ticker = reads.ticker(instrument.name);
       if (ticker === undefined)
         throw new VenueError('invalid_instrument', undefined, { field: 'instrumentName' });

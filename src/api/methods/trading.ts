@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox';
 import type { OrderView } from '../../core/events.ts';
 import type { Side } from '../../core/types.ts';
 import { VenueError } from '../../domain/errors.ts';
+import type { Instrument } from '../../domain/instrument.ts';
 import type { MethodRegistry } from '../registry.ts';
 import {
   AccountSummaryParams,
@@ -36,6 +37,7 @@ import {
   accountOf,
   currencyOf,
   instrumentOf,
+  instrumentOrCombo,
   kindMatches,
   type MethodDeps,
   ownedOrder,
@@ -94,11 +96,16 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
       // Not async (the hottest handler; an async frame is about 400 bytes a call).
       handler: (params, context) => {
         const accountId = accountOf(context);
-        const instrument = instrumentOf(reads, params.instrumentName);
-        return submitOrThrow(commands, toPlaceOrder(params, side, accountId, instrument)).then((result) => ({
-          order: orderToWire(result.order!, instrument),
-          trades: tradesToWire(result.trades ?? [], accountId, instrumentNamed),
-        }));
+        const place = (instrument: Instrument) =>
+          submitOrThrow(commands, toPlaceOrder(params, side, accountId, instrument)).then((result) => ({
+            order: orderToWire(result.order!, instrument),
+            trades: tradesToWire(result.trades ?? [], accountId, instrumentNamed),
+          }));
+        const instrument = reads.instrument(params.instrumentName);
+        // A combo id not listed yet is listed first (off the hot path: only unknown names wait).
+        return instrument !== undefined
+          ? place(instrument)
+          : instrumentOrCombo(deps, params.instrumentName).then(place);
       },
     });
   }
