@@ -114,15 +114,15 @@ class Session implements SessionHandle, Subscriber {
    */
   async subscribe(names: readonly string[]): Promise<string[]> {
     const resolved = names.map((name, index) => {
-      const found = this.deps.channels.resolve(name, this.principal);
+      const found = resolveAt(this.deps.channels, name, this.principal, index);
       if (found === null)
         throw new VenueError('invalid_params', `unknown channel ${name}`, {
-          field: `channels.${index}`,
+          field: `channels[${index}]`,
           channel: name,
         });
       if (found.family.access === 'private' && this.principal === null) {
         throw new VenueError('authorization_required', `${name} needs public/auth first`, {
-          field: `channels.${index}`,
+          field: `channels[${index}]`,
         });
       }
       return found.resolved;
@@ -321,6 +321,18 @@ export class WsGateway {
     while (this.server.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     for (const client of this.server.clients) client.terminate();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** Resolves the channel at `channels[index]`; a refusal naming `channels` names its index too. */
+function resolveAt(channels: ChannelRegistry, name: string, principal: Principal | null, index: number) {
+  try {
+    return channels.resolve(name, principal);
+  } catch (error) {
+    if (error instanceof VenueError && error.data?.field === 'channels') {
+      throw new VenueError(error.errorName, error.message, { ...error.data, field: `channels[${index}]` });
+    }
+    throw error;
   }
 }
 

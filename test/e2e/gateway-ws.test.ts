@@ -89,9 +89,14 @@ describe('gateway over WebSocket', () => {
     for (const [index, bad] of ['user.orders.future.XYZ', 'user.trades.any.USDT'].entries()) {
       await assert.rejects(
         client.subscribe(['user.orders.any.btc', bad].slice(index)),
-        (e) => e instanceof ApiError && e.code === -32602 && e.data?.field === `channels.${1 - index}`,
+        (e) => e instanceof ApiError && e.code === -32602 && e.data?.field === `channels[${1 - index}]`,
       );
     }
+    // A refusal from inside a channel family (an unknown instrument) names the index too.
+    await assert.rejects(
+      client.subscribe(['user.orders.any.btc', 'book.NOPE-1']),
+      (e) => e instanceof ApiError && e.data?.field === 'channels[1]',
+    );
     await client.close();
   });
 
