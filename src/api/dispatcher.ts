@@ -174,8 +174,15 @@ export class Dispatcher {
     context: DispatchContext,
     method: ReturnType<MethodRegistry['get']>,
   ): unknown {
-    if (method === undefined || (method.transports && !method.transports.includes(context.transport))) {
+    if (method === undefined) {
       throw new VenueError('method_not_found', `unknown method ${envelope.method}`, { field: 'method' });
+    }
+    if (method.transports && !method.transports.includes(context.transport)) {
+      throw new VenueError(
+        'method_not_found',
+        `${envelope.method} is served over ${method.transports.join(' and ')} only`,
+        { field: 'method', transports: [...method.transports] },
+      );
     }
     const principal = context.session?.principal ?? context.principal;
     if (method.access === 'private') {

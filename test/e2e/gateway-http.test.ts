@@ -312,6 +312,13 @@ describe('gateway over HTTP', () => {
     );
     assert.equal(unknown.status, 200);
     assert.deepEqual(((await unknown.json()) as { rid: number; error: { code: number } }).error.code, -32601);
+    const wsOnly = await post(
+      '/api/public/set_heartbeat',
+      JSON.stringify({ rid: 2, method: 'public/set_heartbeat', params: { interval: 30 } }),
+    );
+    const wsOnlyError = ((await wsOnly.json()) as { error: { code: number; message: string } }).error;
+    assert.equal(wsOnlyError.code, -32601);
+    assert.match(wsOnlyError.message, /public\/set_heartbeat is served over ws only/);
     const big = await post(
       '/api/public/time',
       JSON.stringify({ rid: 1, method: 'public/time', params: { x: 'y'.repeat(300_000) } }),
