@@ -5,16 +5,17 @@
  * MAKER2) and one user with two accounts; opens and funds every account in the engine through
  * the command port (CreateAccount, Deposit); and writes `DATA_DIR/credentials.json` (mode 0600)
  * as an array of `{apiKey, apiSecret, userId, accountIds, roles, deskName}`. Later starts do
- * nothing and return null.
+ * nothing and return null. A bootstrap cut off by a crash (its `bootstrap.pending` marker still
+ * there) is finished at the next start: what it created is reused, nothing is funded twice.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { currencyDecimals } from '../core/types.ts';
 import { parseDecimal, toSafeInteger, toScale } from '../domain/decimal.ts';
 import { VenueError } from '../domain/errors.ts';
-import { writeFileDurably } from '../store/durable-file.ts';
+import { fsyncPath, writeFileDurably } from '../store/durable-file.ts';
 import type { KeyStore, Role } from './auth/key-store.ts';
-import type { CommandPort } from './ports.ts';
+import type { CommandPort, ReadPort } from './ports.ts';
 
 export interface DemoCredential {
   readonly apiKey: string;
@@ -85,33 +86,80 @@ export interface BootstrapOptions {
   readonly commands: CommandPort;
   readonly dataDir: string;
   readonly deposits?: Readonly<Record<string, string>>;
+  /** The engine's accounts, to resume an interrupted bootstrap without funding twice. */
+  readonly reads?: Pick<ReadPort, 'accountSummary'>;
 }
+
+/** Marks a bootstrap under way: present at a start, the last one was interrupted and resumes. */
+const PENDING_FILE = 'bootstrap.pending';
 
 export async function bootstrapDemo(options: BootstrapOptions): Promise<DemoCredential[] | null> {
   const { keyStore, commands, dataDir } = options;
-  if (!keyStore.isEmpty()) return null;
+  const pending = join(dataDir, PENDING_FILE);
+  const resuming = existsSync(pending);
+  if (!keyStore.isEmpty() && !resuming) return null;
+  mkdirSync(dataDir, { recursive: true });
+  // Durable before the first key-store write: a crash from here on resumes at the next start.
+  if (!resuming) writeFileDurably(pending, '');
   const now = commands.now();
   const credentials: DemoCredential[] = [];
   for (const spec of DEMO_USERS) {
-    const user = keyStore.createUser(spec.name, now);
-    const accountIds: number[] = [];
-    for (let i = 0; i < spec.accounts; i++) {
-      const account = keyStore.createAccount(user.id, `${spec.name}-${i + 1}`, now);
-      await provisionAccount(commands, account.id, user.id, options.deposits);
-      accountIds.push(account.id);
+    const user =
+      keyStore.listUsers().find((u) => u.name === spec.name) ?? keyStore.createUser(spec.name, now);
+    const accounts = keyStore.accountsOf(user.id);
+    for (let i = accounts.length; i < spec.accounts; i++) {
+      accounts.push(keyStore.createAccount(user.id, `${spec.name}-${i + 1}`, now));
     }
-    const key = keyStore.createApiKey({ userId: user.id, roles: spec.roles, deskName: spec.deskName }, now);
+    for (const account of accounts) {
+      await provisionDemoAccount(options, account.id, user.id, resuming);
+    }
+    const existing = keyStore.listKeys(user.id)[0];
+    const key =
+      (existing && keyStore.findKey(existing.apiKey)) ??
+      keyStore.createApiKey({ userId: user.id, roles: spec.roles, deskName: spec.deskName }, now);
     credentials.push({
       apiKey: key.record.apiKey,
       apiSecret: key.apiSecret,
       userId: user.id,
-      accountIds,
+      accountIds: accounts.map((account) => account.id),
       roles: spec.roles,
       deskName: spec.deskName,
     });
   }
-  mkdirSync(dataDir, { recursive: true });
-  const path = join(dataDir, 'credentials.json');
-  writeFileDurably(path, `${JSON.stringify(credentials, null, 2)}\n`);
+  writeFileDurably(join(dataDir, 'credentials.json'), `${JSON.stringify(credentials, null, 2)}\n`);
+  rmSync(pending);
+  fsyncPath(dataDir);
   return credentials;
+}
+
+/**
+ * Opens and funds a demo account. When resuming an interrupted bootstrap, what the engine already
+ * has is kept: an open account is not opened again, and a currency already funded is not funded
+ * twice (nobody held a key to trade with it before the bootstrap finished).
+ */
+async function provisionDemoAccount(
+  options: BootstrapOptions,
+  accountId: number,
+  userId: number,
+  resuming: boolean,
+): Promise<void> {
+  const deposits = options.deposits ?? DEMO_DEPOSITS;
+  const reads = options.reads;
+  if (!resuming || reads === undefined) {
+    await provisionAccount(options.commands, accountId, userId, deposits);
+    return;
+  }
+  const currencies = Object.keys(deposits);
+  if (reads.accountSummary(accountId, currencies[0] ?? 'BTC') === undefined) {
+    await mustSucceed(options.commands, { type: 'create_account', accountId, userId });
+  }
+  for (const [currency, amount] of Object.entries(deposits)) {
+    if ((reads.accountSummary(accountId, currency)?.balance ?? 0) > 0) continue;
+    await mustSucceed(options.commands, {
+      type: 'deposit',
+      accountId,
+      currency,
+      amount: toMinorUnits(amount, currency),
+    });
+  }
 }

@@ -42,7 +42,7 @@ export interface GatewayService {
 export async function createGatewayService(options: GatewayServiceOptions): Promise<GatewayService> {
   const { config, commands, reads, history, events, clock } = options;
   const keyStore = options.keyStore ?? openKeyStore(config);
-  const demoCredentials = await bootstrapDemo({ keyStore, commands, dataDir: config.dataDir });
+  const demoCredentials = await bootstrapDemo({ keyStore, commands, reads, dataDir: config.dataDir });
   await provisionMissingAccounts(keyStore, commands, reads);
   const gateway = createGateway({ config, commands, reads, history, events, keyStore, clock });
   registerAdminRoutes(gateway, { commands, keyStore, adminToken: loadAdminToken(config.dataDir) });
