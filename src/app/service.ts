@@ -264,7 +264,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   if (metrics !== null) market.observeSlices((ms) => metrics.marketTurn(ms));
   await market.start(listed);
-  const demoCredentials = await bootstrapDemo({ keyStore, commands: core, reads: core, dataDir: config.dataDir });
+  const demoCredentials = await bootstrapDemo({
+    keyStore,
+    commands: core,
+    reads: core,
+    dataDir: config.dataDir,
+  });
   // Accounts the CLI created while the service was down are opened now (unfunded).
   const opened = await provisionMissingAccounts(keyStore, core, core);
   if (opened.length > 0) log.info({ accounts: opened }, 'opened accounts created while stopped');
