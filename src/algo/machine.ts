@@ -360,11 +360,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     const cancelled = [portfolio.id];
     cancelPortfolio(context, portfolio);
     this.track(portfolio);
-    for (const mirrorId of portfolio.mirrorIds) {
-      const mirror = this.portfolios.get(mirrorId);
-      if (mirror !== undefined && cancelPortfolio(context, mirror)) cancelled.push(mirror.id);
-      if (mirror !== undefined) this.track(mirror);
-    }
+    this.cancelMirrors(context, portfolio, cancelled);
     return { ok: true as const, value: { kind: 'cancelled' as const, portfolioIds: cancelled }, events: out };
   }
 
@@ -378,14 +374,20 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
       )
       .sort((a, b) => a.id - b.id);
     for (const target of targets) {
-      // As a single cancel does, cancelling an original cancels its mirrors (other accounts).
-      const mirrors = target.mirrorIds.map((id) => this.portfolios.get(id));
-      for (const portfolio of [target, ...mirrors]) {
-        if (portfolio === undefined) continue;
-        if (cancelPortfolio(context, portfolio)) cancelled.push(portfolio.id);
-        this.track(portfolio);
-      }
+      if (cancelPortfolio(context, target)) cancelled.push(target.id);
+      this.track(target);
+      this.cancelMirrors(context, target, cancelled);
     }
     return { ok: true as const, value: { kind: 'cancelled' as const, portfolioIds: cancelled }, events: out };
+  }
+
+  /** Cancelling an original cancels its mirrors (in other accounts); their ids join `cancelled`. */
+  private cancelMirrors(context: StepContext, original: PortfolioState, cancelled: number[]): void {
+    for (const mirrorId of original.mirrorIds) {
+      const mirror = this.portfolios.get(mirrorId);
+      if (mirror === undefined) continue;
+      if (cancelPortfolio(context, mirror)) cancelled.push(mirror.id);
+      this.track(mirror);
+    }
   }
 }

@@ -77,11 +77,12 @@ export function wakeAt(portfolio: PortfolioState): number | null {
   if (portfolio.totalDeadline !== null && portfolio.totalDeadline < at) at = portfolio.totalDeadline;
   if (portfolio.nextRepriceAt !== null && portfolio.nextRepriceAt < at) at = portfolio.nextRepriceAt;
   if (portfolio.retryAt !== null && portfolio.retryAt < at) at = portfolio.retryAt;
-  portfolio.legs.forEach((leg, i) => {
-    if (leg.selfTradeHoldUntil != null && leg.selfTradeHoldUntil < at) at = leg.selfTradeHoldUntil;
+  for (let i = 0; i < portfolio.legs.length; i++) {
+    const hold = portfolio.legs[i]!.selfTradeHoldUntil;
+    if (hold != null && hold < at) at = hold;
     const due = repriceDueAt(portfolio, i);
     if (due !== null && due < at) at = due;
-  });
+  }
   return at === Number.POSITIVE_INFINITY ? null : at;
 }
 

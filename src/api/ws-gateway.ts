@@ -268,20 +268,14 @@ export class WsGateway {
     }
     this.connections++;
     this.perAddress.set(address, fromAddress + 1);
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
+    // The TCP socket closes once, whether the upgrade failed or the WebSocket on it ended.
+    socket.once('close', () => {
       this.connections--;
       const left = (this.perAddress.get(address) ?? 1) - 1;
       if (left === 0) this.perAddress.delete(address);
       else this.perAddress.set(address, left);
-    };
-    socket.once('close', release);
-    this.server.handleUpgrade(request, socket, head, (ws) => {
-      ws.once('close', release);
-      this.accept(ws);
     });
+    this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws));
   }
 
   /** Serves an open WebSocket (upgraded here or elsewhere) as a session. */

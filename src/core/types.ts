@@ -95,12 +95,17 @@ export function formatMoney(minorUnits: number, currency: string): string {
   return formatScaled(minorUnits, currencyDecimals(currency));
 }
 
+/** More than `max` characters, counted in code points (an emoji is one), not UTF-16 units. */
+export function longerThan(text: string, max: number): boolean {
+  if (text.length <= max) return false;
+  let count = 0;
+  for (const _ of text) if (++count > max) return true;
+  return false;
+}
+
 /** Labels are limited in characters (code points), not UTF-16 units. */
 export function labelTooLong(label: string): boolean {
-  if (label.length <= LABEL_MAX_LENGTH) return false;
-  let count = 0;
-  for (const _ of label) if (++count > LABEL_MAX_LENGTH) return true;
-  return false;
+  return longerThan(label, LABEL_MAX_LENGTH);
 }
 
 export const LABEL_MAX_LENGTH = 64;

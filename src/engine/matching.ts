@@ -15,7 +15,7 @@
  */
 import type { OrderView, TradeParty, TradeView } from '../core/events.ts';
 import type { CancelReason, TickDirection } from '../core/types.ts';
-import { type Account, applyFill } from './accounts.ts';
+import { type Account, applyFill, type Position } from './accounts.ts';
 import { consumeDisplay, refreshDisplay } from './iceberg.ts';
 import {
   FLAG_API,
@@ -153,8 +153,14 @@ export function match(
 }
 
 /** Queues the position for `clipReduceOnly` when its reduce-only orders now exceed it. */
-function noteReduceOnly(state: VenueState, instrument: InstrumentState, account: Account): void {
-  const position = instrument.position(account);
+function noteReduceOnly(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  position: Position,
+): void {
+  // Most positions have no resting reduce-only order: nothing to compare (every fill passes here).
+  if (position.reduceOnlyBuys === 0 && position.reduceOnlySells === 0) return;
   if (
     position.reduceOnlyBuys > reducibleLots(position, 'buy') ||
     position.reduceOnlySells > reducibleLots(position, 'sell')
@@ -328,15 +334,15 @@ export function settleTrade(
   const takerSign: 1 | -1 = taker.side === 'buy' ? 1 : -1;
   const events = state.events;
   const makerSign: 1 | -1 = takerSign === 1 ? -1 : 1;
-  const takerPnl = economics.isSpot
-    ? 0
-    : applyFill(instrument.position(takerAccount), takerSign, lots, price);
-  const makerPnl = economics.isSpot
-    ? 0
-    : applyFill(instrument.position(makerAccount), makerSign, lots, price);
+  let takerPnl = 0;
+  let makerPnl = 0;
   if (!economics.isSpot) {
-    noteReduceOnly(state, instrument, takerAccount);
-    noteReduceOnly(state, instrument, makerAccount);
+    const takerPosition = instrument.position(takerAccount);
+    const makerPosition = instrument.position(makerAccount);
+    takerPnl = applyFill(takerPosition, takerSign, lots, price);
+    makerPnl = applyFill(makerPosition, makerSign, lots, price);
+    noteReduceOnly(state, instrument, takerAccount, takerPosition);
+    noteReduceOnly(state, instrument, makerAccount, makerPosition);
   }
   const trade: TradeView = {
     tradeId: state.nextTradeId(instrument.instrument.currency),

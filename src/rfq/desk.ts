@@ -247,13 +247,7 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
     if (labelTooLong(command.label)) {
       return this.refuse('invalid_arguments', `label is longer than ${LABEL_MAX_LENGTH}`, { field: 'label' });
     }
-    const derived = deriveStructure(
-      command.legs,
-      command.hedge,
-      this.market,
-      this.config.maxLegs,
-      this.config.futurePriceBandBps,
-    );
+    const derived = deriveStructure(command.legs, command.hedge, this.market, this.config.maxLegs);
     if (!derived.ok) return this.refuseWith(derived.error);
     const structure = derived.structure;
     const allocations = checkAllocations(command, structure.quantity);
@@ -354,7 +348,7 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
         field: 'blockRfqId',
       });
     }
-    const terms = validateTerms(rfq, command, command.ts, this.market, this.config.futurePriceBandBps);
+    const terms = validateTerms(rfq, command, command.ts, this.market);
     if (!terms.ok) return this.refuseWith(terms.error);
     const quotes = this.state.quotesOf(rfq.blockRfqId);
     const own = quotes.filter((quote) => quote.desk === command.desk && quote.status === 'open').length;
@@ -414,7 +408,7 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
       });
     }
     const rfq = this.state.rfqs.get(quote.rfqId)!;
-    const terms = validateTerms(rfq, command, command.ts, this.market, this.config.futurePriceBandBps);
+    const terms = validateTerms(rfq, command, command.ts, this.market);
     if (!terms.ok) return this.refuseWith(terms.error);
     if (
       command.side !== quote.side &&

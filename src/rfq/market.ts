@@ -8,6 +8,7 @@ export interface InstrumentQueries {
     readonly instrument: Instrument;
     readonly status: 'open' | 'expired';
     readonly markPrice: number | null;
+    readonly priceBand: { readonly min: number; readonly max: number } | null;
   } | null;
 }
 
@@ -16,5 +17,6 @@ export function marketOf(engine: InstrumentQueries): RfqMarket {
     instrument: (name) => engine.instrument(name)?.instrument,
     isActive: (name) => engine.instrument(name)?.status === 'open',
     markPrice: (name) => engine.instrument(name)?.markPrice ?? null,
+    priceBand: (name) => engine.instrument(name)?.priceBand ?? null,
   };
 }

@@ -46,21 +46,20 @@ export function validateTerms(
   terms: QuoteTerms,
   now: number,
   market: RfqMarket,
-  bandBps: number,
 ): TermsResult {
   if (labelTooLong(terms.label)) return refuse(`label is longer than ${LABEL_MAX_LENGTH}`, 'label');
   const size = checkQuantity(rfq, terms.quantity);
   if (size !== null) return size;
   if (terms.expiresAt !== null && terms.expiresAt <= now)
     return refuse('expiresAt is in the past', 'expiresAt');
-  const legs = checkLegs(rfq, terms, market, bandBps);
+  const legs = checkLegs(rfq, terms, market);
   if (!legs.ok) return legs;
   const prices = legs.legs.map((leg) => leg.price);
   const price = strategyPrice(rfq.legs, rfq.legTickUnits, prices);
   if (terms.price !== null && terms.price !== price) {
     return refuse('price does not equal the strategy price of the legs', 'price', 'invalid_price');
   }
-  const hedge = checkHedge(rfq, hedgeOf(rfq, terms), terms.quantity, market, bandBps);
+  const hedge = checkHedge(rfq, hedgeOf(rfq, terms), terms.quantity, market);
   if (!hedge.ok) return hedge;
   return { ok: true, legs: legs.legs, price, hedgePrice: hedge.price };
 }
@@ -84,7 +83,6 @@ function checkLegs(
   rfq: RfqRecord,
   terms: QuoteTerms,
   market: RfqMarket,
-  bandBps: number,
 ): { readonly ok: true; readonly legs: QuoteLeg[] } | Refused {
   if (terms.legs.length !== rfq.legs.length)
     return refuse('the quote must price every leg of the RFQ', 'legs');
@@ -101,7 +99,7 @@ function checkLegs(
     if (!Number.isSafeInteger(quoted.price))
       return refuse('leg price out of range', `${field}.price`, 'invalid_price');
     if (quoted.price <= 0) return refuse('leg price must be positive', `${field}.price`, 'invalid_price');
-    const band = futurePriceOutsideBand(market, leg.instrumentName, quoted.price, bandBps, `${field}.price`);
+    const band = futurePriceOutsideBand(market, leg.instrumentName, quoted.price, `${field}.price`);
     if (band !== null) return { ok: false, error: band };
     legs.push({ instrumentName: leg.instrumentName, side: leg.side, ratio: leg.ratio, price: quoted.price });
   }
@@ -130,7 +128,6 @@ function checkHedge(
   hedge: QuoteHedgeInput | null,
   quantity: number,
   market: RfqMarket,
-  bandBps: number,
 ): { readonly ok: true; readonly price: number | null } | Refused {
   if (hedge === null) return { ok: true, price: null };
   const expected = rfq.hedge;
@@ -149,7 +146,7 @@ function checkHedge(
   if (!Number.isSafeInteger(hedge.price) || hedge.price <= 0) {
     return refuse('hedge price must be positive', 'hedge.price', 'invalid_price');
   }
-  const band = futurePriceOutsideBand(market, expected.instrumentName, hedge.price, bandBps, 'hedge.price');
+  const band = futurePriceOutsideBand(market, expected.instrumentName, hedge.price, 'hedge.price');
   if (band !== null) return { ok: false, error: band };
   return { ok: true, price: hedge.price };
 }

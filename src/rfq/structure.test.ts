@@ -18,6 +18,7 @@ const market: RfqMarket = {
   instrument: (name) => byName.get(name),
   isActive: (name) => byName.has(name),
   markPrice: () => null,
+  priceBand: () => null,
 };
 
 describe('deriveStructure', () => {

@@ -32,6 +32,8 @@ export interface RfqMarket {
   isActive(name: string): boolean;
   /** Ticks, or null when no mark was published. */
   markPrice(name: string): number | null;
+  /** The engine's allowed order prices around the mark (ticks), or null without a mark. */
+  priceBand(name: string): { readonly min: number; readonly max: number } | null;
 }
 
 export interface Refusal {
@@ -83,7 +85,6 @@ export function deriveStructure(
   hedgeIn: HedgeInput | null,
   market: RfqMarket,
   maxLegs: number,
-  hedgeBandBps = Number.POSITIVE_INFINITY,
 ): StructureResult {
   if (legsIn.length === 0)
     return refuse('invalid_arguments', 'an RFQ needs at least one leg', { field: 'legs' });
@@ -169,7 +170,7 @@ export function deriveStructure(
 
   let hedge: RfqHedge | null = null;
   if (hedgeIn !== null) {
-    const checked = checkHedge(hedgeIn, first, seen, market, hedgeBandBps);
+    const checked = checkHedge(hedgeIn, first, seen, market);
     if (!checked.ok) return checked;
     hedge = checked.hedge;
   }
@@ -226,7 +227,6 @@ function checkHedge(
   firstLeg: Instrument,
   legNames: ReadonlySet<string>,
   market: RfqMarket,
-  bandBps: number,
 ): { readonly ok: true; readonly hedge: RfqHedge } | Refused {
   const field = 'hedge.instrumentName';
   const instrument = market.instrument(hedgeIn.instrumentName);
@@ -258,7 +258,7 @@ function checkHedge(
   if (!Number.isSafeInteger(hedgeIn.price) || hedgeIn.price <= 0) {
     return refuse('invalid_price', 'hedge price must be positive', { field: 'hedge.price' });
   }
-  const band = futurePriceOutsideBand(market, hedgeIn.instrumentName, hedgeIn.price, bandBps, 'hedge.price');
+  const band = futurePriceOutsideBand(market, hedgeIn.instrumentName, hedgeIn.price, 'hedge.price');
   if (band !== null) return { ok: false, error: band };
   return {
     ok: true,
@@ -334,28 +334,25 @@ export function comboIdOf(legs: readonly RfqLeg[], instruments: readonly Instrum
 /**
  * Futures (and perpetuals) of an RFQ trade at their own prices, outside the strategy price the
  * taker bounds: a hedge's price always, and an inverse future leg's in its PnL (1/price). So
- * those prices lie within `bandBps` of the instrument's mark, when it has one; a price elsewhere
- * would move value between the parties that neither's limit covers. Options and spot legs are
- * exempt (their premiums add up linearly in the strategy price).
+ * those prices lie within the engine's price band of the instrument (±5% of its mark), when it
+ * has one; a price elsewhere would move value between the parties that neither's limit covers.
+ * Options and spot legs are exempt (their premiums add up linearly in the strategy price).
  */
 export function futurePriceOutsideBand(
   market: RfqMarket,
   instrumentName: string,
   price: number,
-  bandBps: number,
   field: string,
 ): Refusal | null {
   const instrument = market.instrument(instrumentName);
   if (instrument === undefined || instrument.kind !== 'future') return null;
-  const mark = market.markPrice(instrumentName);
-  if (mark === null) return null;
-  const width = Math.max(Math.floor((Math.abs(mark) * bandBps) / 10_000), 1);
-  if (price >= mark - width && price <= mark + width) return null;
-  const minPrice = instrument.formatPrice(mark - width);
-  const maxPrice = instrument.formatPrice(mark + width);
+  const band = market.priceBand(instrumentName);
+  if (band === null || (price >= band.min && price <= band.max)) return null;
+  const minPrice = instrument.formatPrice(band.min);
+  const maxPrice = instrument.formatPrice(band.max);
   return {
     name: 'invalid_price',
-    message: `${field} must be within ${bandBps / 100}% of the ${instrumentName} mark (${minPrice} to ${maxPrice})`,
+    message: `${field} must be within the ${instrumentName} price band around its mark (${minPrice} to ${maxPrice})`,
     data: { field, minPrice, maxPrice },
   };
 }

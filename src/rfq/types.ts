@@ -421,11 +421,6 @@ export interface RfqDeskConfig {
   readonly minMakersForAnonymous: number;
   /** How long closed RFQs, quotes and trades stay listed. */
   readonly retentionMs: number;
-  /**
-   * Band around the mark (bps) for the prices of futures in an RFQ: hedges, and future legs of
-   * quotes (see futurePriceOutsideBand in ./structure.ts).
-   */
-  readonly futurePriceBandBps: number;
 }
 
 export const DEFAULT_RFQ_CONFIG: RfqDeskConfig = {
@@ -439,8 +434,6 @@ export const DEFAULT_RFQ_CONFIG: RfqDeskConfig = {
   // Deribit: anonymous RFQs only when at least 5 makers are targeted.
   minMakersForAnonymous: 5,
   retentionMs: 7 * 24 * 3_600_000,
-  // The venue's own band for futures orders (±5% of the mark).
-  futurePriceBandBps: 500,
 };
 
 /** An RFQ command before the sequencer stamps it (what the gateway builds). */

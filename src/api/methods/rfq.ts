@@ -132,6 +132,7 @@ function marketOfReads(reads: ReadPort, now: number): RfqMarket {
       );
     },
     markPrice: () => null,
+    priceBand: () => null,
   };
 }
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { longerThan } from '../../core/types.ts';
 import { VenueError } from '../../domain/errors.ts';
 import { Instrument, type InstrumentSpec } from '../../domain/instrument.ts';
 import { optionSpec, perpetualSpec } from '../../engine/testkit.ts';
 import {
-  longerThan,
   MAX_BALANCE_PARTS,
   MAX_TWAP_SLICES,
   MIN_DYNAMIC_MS,

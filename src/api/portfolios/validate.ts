@@ -34,7 +34,7 @@ import type {
   TradeMode,
   TwapSpec,
 } from '../../algo/types.ts';
-import type { Side, TimeInForce } from '../../core/types.ts';
+import { longerThan, type Side, type TimeInForce } from '../../core/types.ts';
 import { type ErrorName, VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 
@@ -95,14 +95,6 @@ function long(
 
 function optionalLong(value: unknown, field: string, min?: number, max?: number): number | null {
   return isMissing(value) ? null : long(value, field, min, max);
-}
-
-/** More than `max` characters, counted in code points (an emoji is one), not UTF-16 units. */
-export function longerThan(text: string, max: number): boolean {
-  if (text.length <= max) return false;
-  let count = 0;
-  for (const _ of text) if (++count > max) return true;
-  return false;
 }
 
 function bool(value: unknown, field: string): boolean {
