@@ -412,6 +412,7 @@ async function runAgainst(serverScript: string): Promise<void> {
     const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Credential[];
     const time = await fetch(`http://127.0.0.1:${port}/api/public/time`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ rid: 1, method: 'public/time', params: {} }),
     });
     const offset = ((await time.json()) as { result: number }).result - Date.now();
