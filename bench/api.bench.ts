@@ -74,6 +74,12 @@ async function measured(
   console.log(
     `${(label + name).padEnd(36)} ${Math.round(rate).toString().padStart(8)} orders/s   p50 ${percentile(sorted, 50).toFixed(2)} ms   p99 ${percentile(sorted, 99).toFixed(2)} ms${extraPercentiles.map((p) => `   p${p} ${percentile(sorted, p).toFixed(2)} ms`).join('')}   errors ${errors}   server ${serverUs.toFixed(0)} µs CPU/order (event loop ${serverMainUs.toFixed(0)})   client ${clientUs.toFixed(0)} µs CPU/order`,
   );
+  if (errors > 0) {
+    // Every order of these phases is valid: an error means the bench (or the service) is broken,
+    // and the figures above measure error answers, not orders.
+    console.log(`    ${errors} requests were answered with an error: these figures do not measure orders`);
+    process.exitCode = 1;
+  }
   await serverStalls();
 }
 
