@@ -1,8 +1,8 @@
 /**
  * Block RFQ desk benchmark on the real core machine (engine + desk), virtual time:
- * RFQS call-spread RFQs of 100 BTC, each quoted by MAKERS makers (half all_or_none, partial
- * sizes of at least the 25 BTC block minimum), then accepted fill-or-kill for the whole quantity
- * (several quotes combine). Prints per-command latency percentiles (create, quote, accept) and
+ * RFQS call-spread RFQs of 100 BTC, each quoted by MAKERS makers (half all_or_none, each 25 BTC,
+ * the block minimum), then accepted fill-or-kill for the whole quantity (the four best quotes
+ * combine). Any refusal stops the run: a benchmark of refusals measures nothing. Prints per-command latency percentiles (create, quote, accept) and
  * the whole cycle's throughput.
  *
  * Run: npm run bench:rfq   (env RFQS, MAKERS to change the load)
@@ -65,10 +65,11 @@ for (let n = 0; n < RFQS; n++) {
       tradeAllocations: [],
     }),
   );
+  if (!created.result.ok) throw new Error(`rfq_create refused: ${JSON.stringify(created.result)}`);
   const rfq = (created.result as { value: { rfq: RfqRecord } }).value.rfq;
   ts += 5_000;
   for (const [i, name] of desks.entries()) {
-    timed('quote', () =>
+    const quoted = timed('quote', () =>
       run({
         type: 'rfq_quote_create',
         accountId: i + 2,
@@ -76,8 +77,9 @@ for (let n = 0; n < RFQS; n++) {
         desk: name,
         blockRfqId: rfq.makerRecords.find((r) => r.desk === name)!.blockRfqId,
         side: 'sell',
-        // At least the 25 BTC block minimum (250 lots); three or four quotes fill the 100 BTC.
-        quantity: 250 + 50 * (i % 4),
+        // Each at the 25 BTC block minimum (250 lots), so the four best fill the 100 BTC: every
+        // maker's fill must reach the minimum, and a larger ladder leaves a remainder below it.
+        quantity: 250,
         price: null,
         legs: [
           { instrumentName: C70, side: 'buy', ratio: 1, price: 500 + 5 * (i % 5) },
@@ -89,6 +91,7 @@ for (let n = 0; n < RFQS; n++) {
         label: '',
       }),
     );
+    if (!quoted.result.ok) throw new Error(`rfq_quote_create refused: ${JSON.stringify(quoted.result)}`);
   }
   const accepted = timed('accept', () =>
     run({
@@ -101,7 +104,8 @@ for (let n = 0; n < RFQS; n++) {
       timeInForce: 'fill_or_kill',
     }),
   );
-  if (accepted.result.ok) traded++;
+  if (!accepted.result.ok) throw new Error(`rfq_accept refused: ${JSON.stringify(accepted.result)}`);
+  traded++;
   ts += 1_000;
 }
 const seconds = Number(process.hrtime.bigint() - started) / 1e9;
