@@ -3,6 +3,7 @@
  * window, for private calls (answers kept) and signed public calls. Prints bytes per request.
  * Run: node --expose-gc --import tsx bench/replay-memory.bench.ts
  */
+import { randomUUID } from 'node:crypto';
 import { Authenticator, type HttpRequestParts } from '../src/api/auth/authenticator.ts';
 import { SecretBox } from '../src/api/auth/secret-box.ts';
 import { signHttp } from '../src/api/auth/signature.ts';
@@ -23,8 +24,8 @@ function requests(method: string): HttpRequestParts[] {
   const out: HttpRequestParts[] = [];
   for (let i = 0; i < COUNT; i += 1) {
     const ts = String(now);
-    // Flat strings, as header values arrive (a template literal would leave a cons string).
-    const nonce = Buffer.from(`${i}-${Math.random().toString(36).slice(2)}`).toString();
+    // A fresh UUID, as SEMANTICS requires (a flat string, as header values arrive).
+    const nonce = randomUUID();
     const body = `{"rid":${i},"method":"${method}","params":{"instrumentName":"BTC-PERPETUAL","amount":"1"}}`;
     const path = `/api/${method}`;
     out.push({
@@ -97,7 +98,7 @@ function measure(label: string, method: string): void {
   const without = held();
   const perRequest = (bytes: number) => Math.round(bytes / COUNT);
   console.log(
-    `${label}: ${remembered} remembered, ${perRequest(withMemory.heap - without.heap)} bytes/request of heap and ${perRequest(withMemory.buffers - without.buffers)} of buffers held (answer ${answerFor(0).length} bytes, nonce ~22 chars)`,
+    `${label}: ${remembered} remembered, ${perRequest(withMemory.heap - without.heap)} bytes/request of heap and ${perRequest(withMemory.buffers - without.buffers)} of buffers held (answer ${answerFor(0).length} bytes, UUID nonce)`,
   );
 }
 
