@@ -1,7 +1,7 @@
 /**
  * Heap held by the authenticator's replay memory: 100k signed requests remembered inside the
  * window, for private calls (answers kept) and signed public calls. Prints bytes per request.
- * Run: node --expose-gc --import tsx bench/replay-memory.bench.ts
+ * Run: node --expose-gc --import tsx bench/replay-memory.bench.ts (env BENCH_REQUESTS, default 100000)
  */
 import { randomUUID } from 'node:crypto';
 import { Authenticator, type HttpRequestParts } from '../src/api/auth/authenticator.ts';
@@ -10,7 +10,7 @@ import { signHttp } from '../src/api/auth/signature.ts';
 import { SqliteKeyStore } from '../src/api/auth/sqlite-key-store.ts';
 import { jsonBytes } from '../src/store/json-bytes.ts';
 
-const COUNT = 100_000;
+const COUNT = Number(process.env.BENCH_REQUESTS ?? 100_000);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with node --expose-gc');
 
