@@ -12,6 +12,9 @@ describe('config', () => {
       host: '0.0.0.0',
       dataDir: './data',
       databaseUrl: null,
+      journalUrl: null,
+      journalStream: 'VENUE_JOURNAL',
+      journalReplicas: 1,
       secretEncryptionKey: null,
       logLevel: 'info',
       simulator: true,
@@ -51,8 +54,14 @@ describe('config', () => {
         DATABASE_URL: 'postgres://x',
         RATE_MATCHING_BURST: '7',
         REPLAY_MAX_ENTRIES: '5',
+        JOURNAL_URL: 'nats://127.0.0.1:4222',
+        JOURNAL_STREAM: 'VENUE_B',
+        JOURNAL_REPLICAS: '3',
       },
     });
+    assert.equal(config.journalUrl, 'nats://127.0.0.1:4222');
+    assert.equal(config.journalStream, 'VENUE_B');
+    assert.equal(config.journalReplicas, 3);
     assert.equal(config.port, 9001);
     assert.equal(config.simulator, false);
     assert.equal(config.databaseUrl, 'postgres://x');
@@ -65,6 +74,8 @@ describe('config', () => {
     assert.throws(() => loadConfig({ env: { PORT: '70000' } }), /port/);
     assert.throws(() => loadConfig({ env: { LOG_LEVEL: 'loud' } }), ConfigError);
     assert.throws(() => loadConfig({ env: { SIMULATOR: 'maybe' } }), /SIMULATOR/);
+    // A stream name is also a subject token: no dots, spaces or wildcards.
+    assert.throws(() => loadConfig({ env: { JOURNAL_STREAM: 'a.b' } }), /journalStream/);
   });
 
   test('a JSON file is merged; unknown keys are rejected; env wins over the file', () => {

@@ -28,6 +28,16 @@ export const ConfigSchema = Type.Object(
     dataDir: Type.String({ minLength: 1 }),
     /** PostgreSQL for the journal, snapshots and read store; null: SQLite files under `dataDir`. */
     databaseUrl: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    /**
+     * NATS server URL(s) (`nats://host:4222`, comma-separated for a cluster): the journal on a
+     * JetStream stream; snapshots and the read store stay on `databaseUrl` or SQLite. Null: the
+     * journal is with them.
+     */
+    journalUrl: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    /** The journal's JetStream stream (created when missing). */
+    journalStream: Type.String({ pattern: '^[A-Za-z0-9_-]+$' }),
+    /** Replicas of the stream: 1 on a single server, 3 in a cluster. */
+    journalReplicas: Type.Integer({ minimum: 1, maximum: 5 }),
     /** 32-byte key (64 hex chars or base64) encrypting API secrets; null: a key file under dataDir. */
     secretEncryptionKey: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
     logLevel: Type.Union(
@@ -89,6 +99,9 @@ export const DEFAULT_CONFIG: Config = {
   host: '0.0.0.0',
   dataDir: './data',
   databaseUrl: null,
+  journalUrl: null,
+  journalStream: 'VENUE_JOURNAL',
+  journalReplicas: 1,
   secretEncryptionKey: null,
   logLevel: 'info',
   simulator: true,
@@ -135,6 +148,9 @@ const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser
   ['HOST', ['host'], asString],
   ['DATA_DIR', ['dataDir'], asString],
   ['DATABASE_URL', ['databaseUrl'], asNullableString],
+  ['JOURNAL_URL', ['journalUrl'], asNullableString],
+  ['JOURNAL_STREAM', ['journalStream'], asString],
+  ['JOURNAL_REPLICAS', ['journalReplicas'], asInteger],
   ['SECRET_ENCRYPTION_KEY', ['secretEncryptionKey'], asNullableString],
   ['LOG_LEVEL', ['logLevel'], asString],
   ['SIMULATOR', ['simulator'], asBoolean],

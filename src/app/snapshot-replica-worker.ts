@@ -36,6 +36,7 @@ port.on('message', (request: ReplicaRequest) => {
 const stores = await openFollowerStores<MachineCommand>({
   dataDir: settings.dataDir,
   databaseUrl: settings.databaseUrl,
+  natsJournal: settings.natsJournal,
   keepSnapshots: settings.keepSnapshots,
   ...(settings.writesReadStore
     ? {

@@ -25,6 +25,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { HashCheckpoint, SnapshotInfo } from '../store/journal.ts';
+import type { NatsJournalTarget } from '../store/nats/nats-journal.ts';
 import type { StoredFrame } from '../store/record-format.ts';
 import type { SnapshotPolicy } from '../store/snapshotter.ts';
 
@@ -47,6 +48,8 @@ const FEED_MAX_BYTES = 4 * 1024 * 1024;
 export interface ReplicaSettings {
   readonly dataDir: string;
   readonly databaseUrl: string | null;
+  /** The journal on NATS JetStream, read on the replica's own connection (null: with the others). */
+  readonly natsJournal: NatsJournalTarget | null;
   readonly keepSnapshots?: number;
   /** The live core's last seq when the replica starts (after recovery, before new commands). */
   readonly startSeq: number;

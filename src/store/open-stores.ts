@@ -1,7 +1,8 @@
 /**
  * Opens the journal, snapshot store and read store for the configured backend: PostgreSQL when
  * a database URL is given (all three in that database), otherwise SQLite files under dataDir
- * (journal.sqlite, snapshots.sqlite, read.sqlite).
+ * (journal.sqlite, snapshots.sqlite, read.sqlite). With a NATS journal target the journal is a
+ * JetStream stream instead, and only the snapshots and the read store are there.
  *
  * Invariants:
  * - The three stores are independent connections; closing closes all of them (journal last, so
@@ -12,6 +13,12 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { BatchLimits, Journal, JournalEntry, SnapshotStore } from './journal.ts';
+import {
+  NatsJournal,
+  NatsJournalStream,
+  type NatsJournalTarget,
+  readNatsJournal,
+} from './nats/nats-journal.ts';
 import { PgJournal, readPgJournal } from './postgres/pg-journal.ts';
 import { PgSnapshotStore } from './postgres/pg-snapshots.ts';
 import type { KindOf } from './read/core-projections.ts';
@@ -33,6 +40,8 @@ export interface StoreSettings {
   readonly dataDir: string;
   /** PostgreSQL connection string, or null for embedded SQLite. */
   readonly databaseUrl: string | null;
+  /** The journal on NATS JetStream (JOURNAL_URL); absent or null: with the other stores. */
+  readonly natsJournal?: NatsJournalTarget | null;
   readonly batchLimits?: BatchLimits;
   /** Snapshots retained (default 3). */
   readonly keepSnapshots?: number;
@@ -44,7 +53,9 @@ export interface StoreSettings {
 }
 
 export interface Stores<C> {
+  /** Where the snapshots and the read store are (and the journal, unless `journalBackend` says). */
   readonly backend: 'sqlite' | 'postgres';
+  readonly journalBackend: 'sqlite' | 'postgres' | 'nats';
   readonly journal: Journal<C>;
   readonly snapshots: SnapshotStore;
   readonly readStore: ReadStore;
@@ -65,16 +76,21 @@ export async function openStores<C = unknown>(settings: StoreSettings): Promise<
   let snapshots: SnapshotStore;
   let readStore: ReadStore;
   let backend: 'sqlite' | 'postgres';
+  const nats = settings.natsJournal ?? null;
+  // The journal first: a second service on the same journal is refused before the others open.
+  if (nats !== null) journal = await NatsJournal.open<C>({ ...nats, ...limits });
   if (settings.databaseUrl !== null) {
     backend = 'postgres';
     const connectionString = settings.databaseUrl;
-    journal = await PgJournal.open<C>({ connectionString, ...limits });
+    if (nats === null) journal = await PgJournal.open<C>({ connectionString, ...limits });
     snapshots = await PgSnapshotStore.open({ connectionString, keep });
     readStore = await ReadStore.open({ db: await PgReadDb.open(connectionString), ...readOptions });
   } else {
     backend = 'sqlite';
     mkdirSync(settings.dataDir, { recursive: true });
-    journal = SqliteJournal.open<C>({ path: join(settings.dataDir, SQLITE_FILES.journal), ...limits });
+    if (nats === null) {
+      journal = SqliteJournal.open<C>({ path: join(settings.dataDir, SQLITE_FILES.journal), ...limits });
+    }
     snapshots = new SqliteSnapshotStore({ path: join(settings.dataDir, SQLITE_FILES.snapshots), keep });
     readStore = await ReadStore.open({
       db: new SqliteReadDb(join(settings.dataDir, SQLITE_FILES.read)),
@@ -83,7 +99,8 @@ export async function openStores<C = unknown>(settings: StoreSettings): Promise<
   }
   return {
     backend,
-    journal,
+    journalBackend: nats !== null ? 'nats' : backend,
+    journal: journal!,
     snapshots,
     readStore,
     async close() {
@@ -91,7 +108,7 @@ export async function openStores<C = unknown>(settings: StoreSettings): Promise<
         await readStore.close();
         await snapshots.close();
       } finally {
-        await journal.close();
+        await journal!.close();
       }
     },
   };
@@ -111,7 +128,8 @@ export interface FollowerStores<C> {
   close(): Promise<void>;
 }
 
-export interface FollowerSettings extends Pick<StoreSettings, 'dataDir' | 'databaseUrl' | 'keepSnapshots'> {
+export interface FollowerSettings
+  extends Pick<StoreSettings, 'dataDir' | 'databaseUrl' | 'natsJournal' | 'keepSnapshots'> {
   /** Open the read store to write (its tables already made by the live side's `openStores`). */
   readonly readStore?: Pick<ReadStoreOptions, 'projections' | 'onError' | 'onWritten'>;
 }
@@ -121,6 +139,10 @@ export async function openFollowerStores<C = unknown>(
 ): Promise<FollowerStores<C>> {
   const keep = settings.keepSnapshots ?? 3;
   const readOptions = settings.readStore;
+  const nats = settings.natsJournal ?? null;
+  // A NATS journal is read on the follower's own connection, whichever store holds the rest.
+  const natsReader = nats === null ? null : await NatsJournalStream.connect(nats, 'journal follower');
+  const readNats = (fromSeq: number) => readNatsJournal<C>(natsReader!, fromSeq);
   if (settings.databaseUrl !== null) {
     const connectionString = settings.databaseUrl;
     const pool = new pg.Pool({ connectionString, max: 1 });
@@ -132,7 +154,7 @@ export async function openFollowerStores<C = unknown>(
         ? null
         : await ReadStore.open({ db: await PgReadDb.open(connectionString), ...readOptions });
     return {
-      readJournal: (fromSeq) => readPgJournal<C>(pool, fromSeq),
+      readJournal: (fromSeq) => (natsReader === null ? readPgJournal<C>(pool, fromSeq) : readNats(fromSeq)),
       snapshots,
       readStore,
       async close() {
@@ -141,14 +163,15 @@ export async function openFollowerStores<C = unknown>(
           await snapshots.close();
         } finally {
           await pool.end();
+          await natsReader?.close();
         }
       },
     };
   }
-  const journal = new Database(join(settings.dataDir, SQLITE_FILES.journal), {
-    readonly: true,
-    fileMustExist: true,
-  });
+  const journal =
+    natsReader !== null
+      ? null
+      : new Database(join(settings.dataDir, SQLITE_FILES.journal), { readonly: true, fileMustExist: true });
   const snapshots = new SqliteSnapshotStore({ path: join(settings.dataDir, SQLITE_FILES.snapshots), keep });
   const readStore =
     readOptions === undefined
@@ -159,7 +182,7 @@ export async function openFollowerStores<C = unknown>(
           ...readOptions,
         });
   return {
-    readJournal: (fromSeq) => readSqliteJournal<C>(journal, fromSeq),
+    readJournal: (fromSeq) => (journal === null ? readNats(fromSeq) : readSqliteJournal<C>(journal, fromSeq)),
     snapshots,
     readStore,
     async close() {
@@ -167,7 +190,8 @@ export async function openFollowerStores<C = unknown>(
         await readStore?.close();
         await snapshots.close();
       } finally {
-        journal.close();
+        journal?.close();
+        await natsReader?.close();
       }
     },
   };

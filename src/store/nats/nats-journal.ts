@@ -1,0 +1,555 @@
+/**
+ * The NATS JetStream journal, selected by JOURNAL_URL (snapshots and the read store stay on
+ * PostgreSQL or SQLite).
+ *
+ * Storage: one stream (file storage, limits retention with no limits, `replicas` copies) with two
+ * subjects: `<stream>.frames` holds one message per group-commit batch, the stored frame of
+ * ../record-format.ts (payload as the message data; first seq, count, version and checksum as
+ * headers), and `<stream>.checkpoints` one message per hash checkpoint (its seq as a header, the
+ * state hash as data). Frames are in the stream in seq order.
+ *
+ * Durability: `append` resolves after the JetStream publish ack. What the ack guarantees depends on
+ * the server, not on this code: see docs/decisions.md ("NATS JetStream journal"). On nats-server
+ * 2.9 with one replica the message is written to the file store but fsynced only every 2 minutes,
+ * so it survives a crash of the server process, not an OS crash or power loss; with 3 replicas it
+ * is on a majority of the servers when acknowledged.
+ *
+ * Invariants (beyond ../journal.ts):
+ * - One writer per stream. Every publish carries the stream's expected last sequence
+ *   (`Nats-Expected-Last-Sequence`), so once another writer appended (even a checkpoint), this
+ *   one's next publish is refused and the journal is poisoned. Opening also asks the stream's
+ *   running writer (a responder on `<stream>.writer`) and is refused with `StoreOpenError` when one
+ *   answers, as PostgreSQL's advisory lock does; two writers opening at the same moment both pass
+ *   that check and the sequence fence stops the second to publish.
+ * - A checkpoint is published only after the frame holding its seq was acknowledged (it waits in
+ *   memory until then, and is lost with the process: checkpoints are best effort), so every
+ *   checkpoint message comes after the frame holding its seq, and none describes a seq that is not
+ *   durable. A checkpoint whose publish fails after its frame was acknowledged fails the next
+ *   write, not the acknowledged one.
+ * - Opening drops a last frame whose checksum fails (and the checkpoints published after it for
+ *   its seqs); a bad frame anywhere else, or a gap, is `JournalCorruptError` when read.
+ * - A frame larger than the server's max payload is sent as several frames of consecutive entries
+ *   (re-encoded; readers see ordinary frames); a single entry that does not fit fails the write.
+ * - Reads run on ephemeral ordered consumers from the frame holding `fromSeq`, found by binary
+ *   search over stream sequences; they end at the last frame pending when they get there.
+ */
+import {
+  connect,
+  DeliverPolicy,
+  DiscardPolicy,
+  Empty,
+  headers,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type MsgHdrs,
+  type NatsConnection,
+  RetentionPolicy,
+  StorageType,
+  type StoredMsg,
+  type StreamConfig,
+  type Subscription,
+} from 'nats';
+import { StoreOpenError } from '../data-dir-lock.ts';
+import { GroupCommitter } from '../group-commit.ts';
+import {
+  type BatchLimits,
+  type BatchListener,
+  DEFAULT_BATCH_LIMITS,
+  type HashCheckpoint,
+  type Journal,
+  JournalCorruptError,
+  type JournalEntry,
+  type OpenReport,
+} from '../journal.ts';
+import { readVerifiedFrames } from '../read-frames.ts';
+import { buildFrame, decodeFrame, frameChecksumValid, type StoredFrame } from '../record-format.ts';
+
+/** Where the journal lives: what JOURNAL_URL, JOURNAL_STREAM and JOURNAL_REPLICAS say. */
+export interface NatsJournalTarget {
+  /** Server URL(s), comma-separated: `nats://host:4222[,nats://host2:4222]`. */
+  readonly servers: string;
+  /** The stream's name (letters, digits, `_` and `-`). */
+  readonly stream: string;
+  /** Copies of the stream: 1 on a single server, 3 in a cluster. Checked against an existing stream. */
+  readonly replicas: number;
+}
+
+export interface NatsJournalOptions extends NatsJournalTarget {
+  readonly limits?: BatchLimits;
+  /**
+   * Refuse to open while another writer of the stream answers (default true). False leaves only
+   * the sequence fence (tests model two writers that opened at the same moment with it).
+   */
+  readonly exclusive?: boolean;
+  /** How long a publish waits for its ack before the journal fails (default 10 s). */
+  readonly ackTimeoutMs?: number;
+}
+
+export const DEFAULT_JOURNAL_STREAM = 'VENUE_JOURNAL';
+
+const HEADER = {
+  firstSeq: 'Journal-First-Seq',
+  count: 'Journal-Count',
+  version: 'Journal-Version',
+  checksum: 'Journal-Checksum',
+  seq: 'Journal-Seq',
+} as const;
+
+/** Room left in a message for its headers and protocol framing. */
+const HEADER_ROOM = 4096;
+const NOT_FOUND = 10037;
+const WRONG_LAST_SEQUENCE = 10071;
+const STREAM_NOT_FOUND = 10059;
+
+export function journalSubjects(stream: string) {
+  return {
+    frames: `${stream}.frames`,
+    checkpoints: `${stream}.checkpoints`,
+    /** The running writer answers here; not a subject of the stream. */
+    writer: `${stream}.writer`,
+  };
+}
+
+/** The stream as this journal creates it. */
+export function journalStreamConfig(target: NatsJournalTarget): Partial<StreamConfig> {
+  const subjects = journalSubjects(target.stream);
+  return {
+    name: target.stream,
+    subjects: [subjects.frames, subjects.checkpoints],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    discard: DiscardPolicy.Old,
+    max_msgs: -1,
+    max_bytes: -1,
+    max_age: 0,
+    max_msgs_per_subject: -1,
+    num_replicas: target.replicas,
+    deny_delete: false,
+    deny_purge: true,
+  };
+}
+
+export function natsServers(servers: string): string[] {
+  return servers
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+function apiErrorCode(error: unknown): number | undefined {
+  return (error as { api_error?: { err_code?: number } } | null)?.api_error?.err_code;
+}
+
+/** A connection to the journal's stream: what the writer and every reader share. */
+export class NatsJournalStream {
+  readonly subjects: ReturnType<typeof journalSubjects>;
+
+  private constructor(
+    readonly nc: NatsConnection,
+    readonly jsm: JetStreamManager,
+    readonly js: JetStreamClient,
+    readonly stream: string,
+  ) {
+    this.subjects = journalSubjects(stream);
+  }
+
+  static async connect(target: Pick<NatsJournalTarget, 'servers' | 'stream'>, name: string) {
+    const nc = await connect({ servers: natsServers(target.servers), name });
+    try {
+      const jsm = await nc.jetstreamManager();
+      return new NatsJournalStream(nc, jsm, nc.jetstream(), target.stream);
+    } catch (error) {
+      await nc.close();
+      throw error;
+    }
+  }
+
+  /** The message at stream sequence ≥ `seq` on `subject`, or null. */
+  async nextOn(subject: string, seq: number): Promise<StoredMsg | null> {
+    try {
+      // next_by_subj: STREAM.MSG.GET has taken it since nats-server 2.9; the client types lag.
+      return await this.jsm.streams.getMessage(this.stream, { seq, next_by_subj: subject } as never);
+    } catch (error) {
+      if (apiErrorCode(error) === NOT_FOUND) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * The last frame message, or null. (Not `last_by_subj`: nats-server 2.9 answers "no message
+   * found" for it once the subject's last message was deleted, as opening does with a torn tail.)
+   */
+  async lastFrame(): Promise<StoredMsg | null> {
+    const { firstSeq, lastSeq } = await this.state();
+    if (lastSeq < firstSeq) return null;
+    // Back from the end in growing steps to a point with a frame after it, then forward.
+    let found: StoredMsg | null = null;
+    for (let probe = lastSeq, step = 1; found === null; probe -= step, step *= 2) {
+      found = await this.nextOn(this.subjects.frames, Math.max(probe, firstSeq));
+      if (found === null && probe <= firstSeq) return null;
+    }
+    for (;;) {
+      const next = await this.nextOn(this.subjects.frames, found.seq + 1);
+      if (next === null) return found;
+      found = next;
+    }
+  }
+
+  async state(): Promise<{ firstSeq: number; lastSeq: number }> {
+    const info = await this.jsm.streams.info(this.stream);
+    return { firstSeq: info.state.first_seq, lastSeq: info.state.last_seq };
+  }
+
+  /**
+   * The stream sequence of the frame holding journal seq `seq` (the last frame starting at or
+   * before it), or of the first frame when all start after it; null when there are no frames.
+   */
+  async frameHolding(seq: number): Promise<number | null> {
+    const last = await this.lastFrame();
+    if (last === null) return null;
+    if (frameOf(last.header, last.data, last.seq).firstSeq <= seq) return last.seq;
+    const { firstSeq } = await this.state();
+    let best: number | null = null;
+    let lo = firstSeq;
+    let hi = last.seq - 1;
+    while (lo <= hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const message = await this.nextOn(this.subjects.frames, mid);
+      if (message === null || message.seq > hi) {
+        hi = mid - 1;
+      } else if (frameOf(message.header, message.data, message.seq).firstSeq <= seq) {
+        best = message.seq;
+        lo = message.seq + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return best ?? firstSeq;
+  }
+
+  /**
+   * The messages on `subject` from stream sequence `start`, in order, up to the last one pending
+   * when the read gets there (an ordered consumer; none is left behind).
+   */
+  async *scan(subject: string, start: number): AsyncIterable<JsMsg> {
+    // With nothing to deliver, a consumer would wait for new messages instead of ending.
+    if ((await this.nextOn(subject, start)) === null) return;
+    const consumer = await this.js.consumers.get(this.stream, {
+      filterSubjects: subject,
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: start,
+    });
+    const messages = await consumer.consume({ max_messages: 64 });
+    try {
+      for await (const message of messages) {
+        yield message;
+        if (message.info.pending === 0) return;
+      }
+    } finally {
+      await messages.close();
+    }
+  }
+
+  close(): Promise<void> {
+    return this.nc.close();
+  }
+}
+
+/** A stored frame from a message's headers and data; `JournalCorruptError` when they are not one. */
+export function frameOf(header: MsgHdrs | undefined, data: Uint8Array, streamSeq: number): StoredFrame {
+  const number = (name: string) => {
+    const text = header?.get(name) ?? '';
+    const value = Number(text);
+    if (text === '' || !Number.isSafeInteger(value)) {
+      throw new JournalCorruptError(
+        `journal message ${streamSeq} has no valid ${name} header`,
+        Number(header?.get(HEADER.firstSeq)) || 0,
+      );
+    }
+    return value;
+  };
+  return {
+    firstSeq: number(HEADER.firstSeq),
+    count: number(HEADER.count),
+    version: number(HEADER.version),
+    checksum: number(HEADER.checksum),
+    payload: Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+  };
+}
+
+export function frameHeaders(frame: StoredFrame): MsgHdrs {
+  const h = headers();
+  h.set(HEADER.firstSeq, String(frame.firstSeq));
+  h.set(HEADER.count, String(frame.count));
+  h.set(HEADER.version, String(frame.version));
+  h.set(HEADER.checksum, String(frame.checksum));
+  return h;
+}
+
+function checkpointOf(message: JsMsg): HashCheckpoint | null {
+  const seq = Number(message.headers?.get(HEADER.seq) ?? '');
+  if (!Number.isSafeInteger(seq) || seq <= 0) return null;
+  return { seq, stateHash: Buffer.from(message.data).toString('utf8') };
+}
+
+/** Frames no larger than `maxBytes` of payload holding the entries of `frame`. */
+function fitFrame(frame: StoredFrame, maxBytes: number): StoredFrame[] {
+  if (frame.payload.byteLength <= maxBytes) return [frame];
+  const split = (entries: readonly JournalEntry<unknown>[]): StoredFrame[] => {
+    const built = buildFrame(entries);
+    if (built.payload.byteLength <= maxBytes) return [built];
+    if (entries.length === 1) {
+      throw new Error(
+        `journal entry ${entries[0]!.seq} takes ${built.payload.byteLength} bytes, more than the NATS server's max payload allows`,
+      );
+    }
+    const half = Math.ceil(entries.length / 2);
+    return [...split(entries.slice(0, half)), ...split(entries.slice(half))];
+  };
+  return split(decodeFrame(frame));
+}
+
+export class NatsJournal<C = unknown> implements Journal<C> {
+  private closed = false;
+
+  static async open<C = unknown>(options: NatsJournalOptions): Promise<NatsJournal<C>> {
+    const conn = await NatsJournalStream.connect(options, `journal writer ${options.stream}`);
+    let responder: Subscription | null = null;
+    try {
+      if (options.exclusive !== false) await refuseWhileWriterRuns(conn);
+      await ensureStream(conn, options);
+      // Answer later writers from now on, before anything is read.
+      responder = conn.nc.subscribe(conn.subjects.writer, {
+        callback: (_error, message) => {
+          message.respond(Empty);
+        },
+      });
+      const openReport = await dropTornTail(conn);
+      const last = await lastDurable(conn);
+      const { lastSeq } = await conn.state();
+      return new NatsJournal<C>(conn, responder, openReport, last, lastSeq, options);
+    } catch (error) {
+      responder?.unsubscribe();
+      await conn.close();
+      throw error;
+    }
+  }
+
+  private readonly committer: GroupCommitter;
+  private readonly maxPayloadBytes: number;
+  private readonly ackTimeoutMs: number;
+  /** The stream's last sequence as this writer left it: every publish expects it. */
+  private streamSeq: number;
+  private durableSeq: number;
+  /** Checkpoints waiting for the frame holding their seq to be acknowledged. */
+  private waitingCheckpoints: HashCheckpoint[] = [];
+  /** A checkpoint publish that failed after its batch was acknowledged: fails the next write. */
+  private deferredFailure: unknown = null;
+
+  private constructor(
+    private readonly conn: NatsJournalStream,
+    private readonly responder: Subscription,
+    readonly openReport: OpenReport,
+    last: { seq: number; ts: number },
+    streamSeq: number,
+    options: NatsJournalOptions,
+  ) {
+    this.streamSeq = streamSeq;
+    this.durableSeq = last.seq;
+    this.ackTimeoutMs = options.ackTimeoutMs ?? 10_000;
+    this.maxPayloadBytes = Math.max((conn.nc.info?.max_payload ?? 1024 * 1024) - HEADER_ROOM, 1024);
+    this.committer = new GroupCommitter(
+      { write: (frame, checkpoints) => this.writeBatch(frame, checkpoints) },
+      options.limits ?? DEFAULT_BATCH_LIMITS,
+      last,
+    );
+  }
+
+  private async publish(subject: string, data: Uint8Array, h: MsgHdrs): Promise<void> {
+    try {
+      const ack = await this.conn.js.publish(subject, data, {
+        headers: h,
+        expect: { lastSequence: this.streamSeq },
+        timeout: this.ackTimeoutMs,
+      });
+      this.streamSeq = ack.seq;
+    } catch (error) {
+      if (apiErrorCode(error) === WRONG_LAST_SEQUENCE) {
+        throw new Error(
+          `another writer appended to the journal stream ${this.conn.stream} (expected last sequence ${this.streamSeq}); this writer stops`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+  }
+
+  private async writeBatch(frame: StoredFrame | null, checkpoints: readonly HashCheckpoint[]): Promise<void> {
+    if (this.deferredFailure !== null) throw this.deferredFailure;
+    for (const c of checkpoints) this.waitingCheckpoints.push(c);
+    if (frame !== null) {
+      for (const part of fitFrame(frame, this.maxPayloadBytes)) {
+        await this.publish(this.conn.subjects.frames, part.payload, frameHeaders(part));
+      }
+      this.durableSeq = frame.firstSeq + frame.count - 1;
+    }
+    const ready = this.waitingCheckpoints.filter((c) => c.seq <= this.durableSeq);
+    if (ready.length === 0) return;
+    this.waitingCheckpoints = this.waitingCheckpoints.filter((c) => c.seq > this.durableSeq);
+    try {
+      for (const c of ready) {
+        const h = headers();
+        h.set(HEADER.seq, String(c.seq));
+        await this.publish(this.conn.subjects.checkpoints, Buffer.from(c.stateHash, 'utf8'), h);
+      }
+    } catch (error) {
+      // The frame is durable: its appends resolve; the next write fails instead.
+      this.deferredFailure = error;
+    }
+  }
+
+  append(entry: JournalEntry<C>): Promise<void> {
+    return this.committer.append(entry);
+  }
+
+  recordCheckpoint(checkpoint: HashCheckpoint): void {
+    this.committer.recordCheckpoint(checkpoint);
+  }
+
+  observeBatches(listener: BatchListener): void {
+    this.committer.observeBatches(listener);
+  }
+
+  readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]> {
+    return readNatsJournal<C>(this.conn, fromSeq);
+  }
+
+  async *readFrom(fromSeq: number): AsyncIterable<JournalEntry<C>> {
+    for await (const batch of this.readBatches(fromSeq)) yield* batch;
+  }
+
+  async last(): Promise<{ readonly seq: number; readonly ts: number }> {
+    return this.committer.lastDurable;
+  }
+
+  async lastSeq(): Promise<number> {
+    return this.committer.lastDurable.seq;
+  }
+
+  async checkpoints(fromSeq: number, toSeq: number): Promise<readonly HashCheckpoint[]> {
+    // Every checkpoint message comes after the frame holding its seq.
+    const start = await this.conn.frameHolding(Math.max(fromSeq, 1));
+    if (start === null) return [];
+    const found = new Map<number, string>();
+    for await (const message of this.conn.scan(this.conn.subjects.checkpoints, start)) {
+      const c = checkpointOf(message);
+      // A later one for the same seq wins, as an upsert would.
+      if (c !== null && c.seq >= fromSeq && c.seq <= toSeq) found.set(c.seq, c.stateHash);
+    }
+    return [...found].sort((a, b) => a[0] - b[0]).map(([seq, stateHash]) => ({ seq, stateHash }));
+  }
+
+  flush(): Promise<void> {
+    return this.committer.flush();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await this.committer.close();
+    } finally {
+      this.responder.unsubscribe();
+      await this.conn.close();
+    }
+  }
+}
+
+/** A running writer of the stream answers on its writer subject: refuse, as the PG lock does. */
+async function refuseWhileWriterRuns(conn: NatsJournalStream): Promise<void> {
+  try {
+    await conn.nc.request(conn.subjects.writer, Empty, { timeout: 2_000 });
+  } catch (error) {
+    // 503: no one subscribes, so no writer runs. A timeout means one subscribes but is stuck.
+    if ((error as { code?: string }).code === '503') return;
+    if ((error as { code?: string }).code !== 'TIMEOUT') throw error;
+  }
+  throw new StoreOpenError(
+    `the journal stream ${conn.stream} is in use by another running service; stop it first or use another JOURNAL_STREAM`,
+  );
+}
+
+/** Creates the stream, or checks that the existing one keeps every message, on disk. */
+async function ensureStream(conn: NatsJournalStream, target: NatsJournalTarget): Promise<void> {
+  const wanted = journalStreamConfig(target);
+  let config: StreamConfig;
+  try {
+    config = (await conn.jsm.streams.info(target.stream)).config;
+  } catch (error) {
+    if (apiErrorCode(error) !== STREAM_NOT_FOUND) throw error;
+    await conn.jsm.streams.add(wanted);
+    return;
+  }
+  const problems: string[] = [];
+  if (config.storage !== StorageType.File) problems.push(`storage is ${config.storage}, not file`);
+  if (config.retention !== RetentionPolicy.Limits) problems.push(`retention is ${config.retention}`);
+  if (config.max_age > 0) problems.push('messages expire (max_age)');
+  if (config.max_msgs > 0 || config.max_bytes > 0 || (config.max_msgs_per_subject ?? 0) > 0) {
+    problems.push('old messages are discarded at a limit (max_msgs, max_bytes or max_msgs_per_subject)');
+  }
+  for (const subject of wanted.subjects ?? []) {
+    if (!config.subjects.includes(subject)) problems.push(`subject ${subject} is not in the stream`);
+  }
+  if (config.num_replicas !== target.replicas) {
+    problems.push(`it has ${config.num_replicas} replicas, JOURNAL_REPLICAS says ${target.replicas}`);
+  }
+  if (problems.length > 0) {
+    throw new StoreOpenError(`the journal stream ${target.stream} does not fit: ${problems.join('; ')}`);
+  }
+}
+
+async function dropTornTail(conn: NatsJournalStream): Promise<OpenReport> {
+  const last = await conn.lastFrame();
+  if (last === null) return { droppedTailRecords: 0, droppedTailEntries: 0 };
+  const frame = frameOf(last.header, last.data, last.seq);
+  if (frameChecksumValid(frame)) return { droppedTailRecords: 0, droppedTailEntries: 0 };
+  await conn.jsm.streams.deleteMessage(conn.stream, last.seq, false);
+  // Checkpoints for its seqs were published after it.
+  const stale: number[] = [];
+  for await (const message of conn.scan(conn.subjects.checkpoints, last.seq)) {
+    const c = checkpointOf(message);
+    if (c === null || c.seq >= frame.firstSeq) stale.push(message.seq);
+  }
+  for (const seq of stale) await conn.jsm.streams.deleteMessage(conn.stream, seq, false);
+  return { droppedTailRecords: 1, droppedTailEntries: frame.count };
+}
+
+async function lastDurable(conn: NatsJournalStream): Promise<{ seq: number; ts: number }> {
+  const last = await conn.lastFrame();
+  if (last === null) return { seq: 0, ts: 0 };
+  const frame = frameOf(last.header, last.data, last.seq);
+  const entries = readVerifiedFrames([frame], frame.firstSeq, null);
+  const entry = entries[entries.length - 1]!;
+  return { seq: entry.seq, ts: entry.ts };
+}
+
+/**
+ * The durable entries with seq ≥ fromSeq of a JetStream journal, in batches: also used by readers
+ * with their own connection, such as the snapshot replica.
+ */
+export async function* readNatsJournal<C>(
+  conn: NatsJournalStream,
+  fromSeq: number,
+): AsyncIterable<readonly JournalEntry<C>[]> {
+  const wanted = Math.max(fromSeq, 1);
+  const start = await conn.frameHolding(wanted);
+  if (start === null) return;
+  let expected: number | null = null;
+  for await (const message of conn.scan(conn.subjects.frames, start)) {
+    const frame = frameOf(message.headers, message.data, message.seq);
+    const entries = readVerifiedFrames<C>([frame], wanted, expected);
+    expected = frame.firstSeq + frame.count;
+    if (entries.length > 0) yield entries;
+  }
+}
