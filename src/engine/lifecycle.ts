@@ -245,6 +245,7 @@ export function settleInstrument(state: VenueState, command: SettleInstrument): 
       reason: 'settlement',
     });
   }
+  instrument.openInterest = 0;
   instrument.status = 'expired';
   instrument.settlementPrice = price;
   state.priceEpoch++;

@@ -29,6 +29,7 @@ import {
 } from './order.ts';
 import { transition } from './order-state.ts';
 import type { InstrumentState, VenueState } from './state.ts';
+import { noteOpenInterest, recordTrade } from './trade-stats.ts';
 
 /** Adds an open order with remaining > 0 to its book and to every per-account total. */
 export function rest(
@@ -339,8 +340,12 @@ export function settleTrade(
   if (!economics.isSpot) {
     const takerPosition = instrument.position(takerAccount);
     const makerPosition = instrument.position(makerAccount);
+    const takerBefore = takerPosition.size;
+    const makerBefore = makerPosition.size;
     takerPnl = applyFill(takerPosition, takerSign, lots, price);
     makerPnl = applyFill(makerPosition, makerSign, lots, price);
+    noteOpenInterest(instrument, takerPosition, takerBefore);
+    noteOpenInterest(instrument, makerPosition, makerBefore);
     noteReduceOnly(state, instrument, takerAccount, takerPosition);
     noteReduceOnly(state, instrument, makerAccount, makerPosition);
   }
@@ -362,6 +367,7 @@ export function settleTrade(
     makerBlockRfqId: block?.makerBlockRfqId ?? null,
     blockRfqQuoteId: block?.blockRfqQuoteId ?? null,
   };
+  recordTrade(state, instrument, price, lots);
   const recent = instrument.recentTrades;
   recent.push(trade);
   if (recent.length > state.config.recentTradesPerInstrument * 2) {

@@ -19,6 +19,7 @@ import { Economics } from './economics.ts';
 import { rest } from './matching.ts';
 import { Order, type OrderExtras } from './order.ts';
 import { InstrumentState, VenueState } from './state.ts';
+import { openInterestOf, restoreTradeStats, type SavedBucket, saveTradeStats } from './trade-stats.ts';
 
 export interface OrderRecord {
   readonly id: string;
@@ -62,6 +63,11 @@ export interface VenueSnapshot {
     readonly markPrice: number | null;
     readonly settlementPrice: number | null;
     readonly recentTrades: readonly TradeView[];
+    /**
+     * The ticker's per-minute trade buckets of the last 24 h (trade-stats.ts); absent when there
+     * are none, and in snapshots from before they were kept.
+     */
+    readonly tradeStats?: readonly SavedBucket[];
   }>;
   readonly accounts: ReadonlyArray<{
     readonly id: number;
@@ -128,16 +134,20 @@ export function takeSnapshot(state: VenueState): VenueSnapshot {
     blockTradeNumber: state.blockTradeNumber,
     tradeCounters: [...state.tradeCounters],
     indexPrices: [...state.indexPrices],
-    instruments: state.instrumentList.map((i) => ({
-      spec: i.instrument.spec,
-      status: i.status,
-      tradeSeq: i.tradeSeq,
-      lastPrice: i.lastPrice,
-      lastDirection: i.lastDirection,
-      markPrice: i.markPrice,
-      settlementPrice: i.settlementPrice,
-      recentTrades: i.recentTrades.slice(-state.config.recentTradesPerInstrument),
-    })),
+    instruments: state.instrumentList.map((i) => {
+      const tradeStats = saveTradeStats(i);
+      return {
+        spec: i.instrument.spec,
+        status: i.status,
+        tradeSeq: i.tradeSeq,
+        lastPrice: i.lastPrice,
+        lastDirection: i.lastDirection,
+        markPrice: i.markPrice,
+        settlementPrice: i.settlementPrice,
+        recentTrades: i.recentTrades.slice(-state.config.recentTradesPerInstrument),
+        ...(tradeStats === undefined ? {} : { tradeStats }),
+      };
+    }),
     accounts: [...state.accounts.values()].map((a) => ({
       id: a.id,
       userId: a.userId,
@@ -212,6 +222,10 @@ export function restoreState(snapshot: VenueSnapshot): VenueState {
     state.instruments.set(instrument.name, entry);
     state.instrumentList.push(entry);
   }
+  restoreTradeStats(
+    state,
+    snapshot.instruments.map((saved) => saved.tradeStats),
+  );
   for (const saved of snapshot.accounts) {
     const account = new Account(saved.id, saved.userId, saved.selfTradeMode, saved.maxOpenOrders);
     state.accounts.set(account.id, account);
@@ -224,6 +238,7 @@ export function restoreState(snapshot: VenueSnapshot): VenueState {
       position.realisedPnl = p.realisedPnl;
     }
   }
+  for (const instrument of state.instrumentList) instrument.openInterest = openInterestOf(instrument);
   for (const r of snapshot.openOrders) {
     const { order, instrument } = revive(state, r);
     const reserved = order.reserved;

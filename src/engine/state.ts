@@ -18,6 +18,7 @@ import type { Economics } from './economics.ts';
 import type { Order } from './order.ts';
 import { OrderIndex } from './order-index.ts';
 import { isClosedState } from './order-state.ts';
+import { type TradeBucket, TradeStatsQueue } from './trade-stats.ts';
 
 export class InstrumentState {
   readonly book = new OrderBook();
@@ -30,6 +31,10 @@ export class InstrumentState {
   /** Positions on this instrument by account (for settlement and netting checks). */
   readonly positions = new Map<number, Position>();
   readonly recentTrades: TradeView[] = [];
+  /** Lots of open long positions (trade-stats.ts); derived from `positions`, not saved. */
+  openInterest = 0;
+  /** Per-minute trade buckets of the last 24 h, oldest first (trade-stats.ts). */
+  readonly statBuckets: TradeBucket[] = [];
 
   constructor(
     readonly instrument: Instrument,
@@ -119,6 +124,8 @@ export class VenueState {
   readonly indexPrices = new Map<string, number>();
   readonly tradeCounters = new Map<string, number>();
   readonly expiries = new ExpiryQueue();
+  /** Every instrument's trade buckets in time order, for pruning the 24 h window. */
+  readonly statsQueue = new TradeStatsQueue();
   orderNumber = 0;
   blockTradeNumber = 0;
   /** Bumped on every price update: cached account valuations older than this are stale. */

@@ -171,3 +171,83 @@ describe('order state beyond the closed orders the engine keeps', () => {
     );
   });
 });
+
+describe('ticker open interest and 24 h stats over the real engine', () => {
+  const START = Date.UTC(2026, 10, 20, 12);
+  let harness: Harness;
+  let engine: EngineVenue;
+  before(async () => {
+    engine = await startEngineVenue(START);
+    harness = await startHarness({ venue: engine });
+  });
+  after(() => harness.close());
+
+  test('fills move them, the ticker channel pushes them, and trades leave the window on the virtual clock', async () => {
+    const maker = harness.http(MAKER1);
+    const taker = harness.http(TAKER);
+    const ws = harness.ws(TAKER);
+    await ws.connect();
+    type Ticker = {
+      openInterest?: string;
+      stats?: { volume: string; high: string | null; low: string | null };
+    };
+    const pushes: Ticker[] = [];
+    await ws.subscribe([`ticker.${PERP}`], (push) => pushes.push(push.data as Ticker));
+    await until(() => pushes.length === 1);
+    assert.equal(pushes[0]!.openInterest, '0');
+    assert.deepEqual(pushes[0]!.stats, { volume: '0', high: null, low: null });
+
+    await maker.call('private/sell', {
+      instrumentName: PERP,
+      quantity: '400',
+      price: '60500',
+      postOnly: true,
+    });
+    await taker.call('private/buy', {
+      instrumentName: PERP,
+      quantity: '400',
+      price: '60500',
+      timeInForce: 'immediate_or_cancel',
+    });
+    engine.clock.advance(30_000);
+    await maker.call('private/buy', {
+      instrumentName: PERP,
+      quantity: '100',
+      price: '60000',
+      postOnly: true,
+    });
+    await taker.call('private/sell', {
+      instrumentName: PERP,
+      quantity: '100',
+      price: '60000',
+      timeInForce: 'immediate_or_cancel',
+    });
+    // The taker is long 300, the maker short 300; 500 traded between 60000 and 60500.
+    const expected = { openInterest: '300', stats: { volume: '500', high: '60500', low: '60000' } };
+    await until(() => pushes.at(-1)?.stats?.volume === '500');
+    const traded = pushes.at(-1)!;
+    assert.deepEqual({ openInterest: traded.openInterest, stats: traded.stats }, expected);
+    const ticker = await taker.call('public/ticker', { instrumentName: PERP });
+    assert.deepEqual({ openInterest: ticker.openInterest, stats: ticker.stats }, expected);
+
+    // Both trades were in the first minute: they leave the window 24 h after its start, when the
+    // engine asks to be woken (a `timer`, as the core service submits it).
+    const leaves = START + 86_400_000;
+    assert.equal(engine.venue.nextWakeup(), leaves);
+    const before = pushes.length;
+    engine.clock.set(leaves - 1);
+    await engine.submit({ type: 'timer' });
+    assert.equal((await taker.call('public/ticker', { instrumentName: PERP })).stats?.volume, '500');
+    engine.clock.set(leaves);
+    await engine.submit({ type: 'timer' });
+    await until(() => pushes.at(-1)?.stats?.volume === '0');
+    assert.equal(pushes.length, before + 1, 'one push when the trades leave, none before');
+    assert.deepEqual(pushes.at(-1)!.stats, { volume: '0', high: null, low: null });
+    assert.equal(pushes.at(-1)!.openInterest, '300', 'positions stay open');
+
+    const spot = await taker.call('public/ticker', { instrumentName: 'BTC_USDC' });
+    assert.equal(spot.openInterest, undefined, 'spot has no open interest');
+    assert.deepEqual(spot.stats, { volume: '0', high: null, low: null });
+    await ws.close();
+  });
+});

@@ -245,6 +245,22 @@ describe('Block RFQ through the API', () => {
       results: { instrumentName: string; kind: string; marginKind: string }[];
     };
     assert.ok(instruments.results.some((i) => i.instrumentName === call70 && i.marginKind === 'reversed'));
+    // Any case, as the other Block RFQ currency filters; an unknown symbol is still refused.
+    const lower = (await taker.call('block/rfqs/get_instruments', {
+      currency: 'btc',
+      kind: 'option',
+    })) as typeof instruments;
+    assert.deepEqual(lower, instruments);
+    await refusedWith(taker.call('block/rfqs/get_instruments', { currency: 'xyz' }), 'invalid_arguments');
+
+    // Block trades are trades: they count in the 24 h volume and change positions, hence the
+    // open interest (the taker is long 25 of the lower call, maker 1 short).
+    const ticker70 = await taker.call('public/ticker', { instrumentName: call70 });
+    assert.equal(ticker70.openInterest, '25');
+    assert.deepEqual(ticker70.stats, { volume: '25', high: '0.05', low: '0.05' });
+    const ticker75 = await taker.call('public/ticker', { instrumentName: call75 });
+    assert.equal(ticker75.openInterest, '25');
+    assert.deepEqual(ticker75.stats, { volume: '25', high: '0.03', low: '0.03' });
   });
 
   test('expiry by virtual clock and wrong ids', async () => {

@@ -176,11 +176,20 @@ export const TickerSchema = Type.Object(
         },
       ),
     ),
-    openInterest: Os,
+    openInterest: Type.Optional(
+      Type.String({
+        description:
+          'sum of the open long positions, in amount units (USD for inverse futures); not for spot',
+      }),
+    ),
     stats: Type.Optional(
       Type.Object(
         { volume: S, high: NullableDecimal, low: NullableDecimal },
-        { additionalProperties: false },
+        {
+          additionalProperties: false,
+          description:
+            'trades of the last 24 h (whole minutes): amount traded, highest and lowest price (null without a trade)',
+        },
       ),
     ),
   },

@@ -135,7 +135,11 @@ export const GetTradesParams = Type.Object(
 
 export const GetRfqInstrumentsParams = Type.Object(
   {
-    currency: StringEnum(['BTC', 'ETH', 'USDC', 'USDT', 'EURR', 'any']),
+    // Any case, as the other Block RFQ currency filters; the handler checks the symbol.
+    currency: Type.String({
+      ...Currency,
+      description: 'BTC, ETH, USDC, USDT, EURR or any, in any case',
+    }),
     kind: Opt(StringEnum(['future', 'option', 'spot', 'future_combo', 'option_combo'])),
     expired: Opt(B),
   },
