@@ -8,7 +8,9 @@
  * - TWAP: the current slice's lots not yet filled (MARKET legs: until sent once); a resting child
  *   keeps its size (repriced only).
  * - BALANCE: allowance (planner.ts) − filled; hedge legs with market orders.
- * - ICEBERG: one visible child of displayQuantity, then refreshQuantity (or display) until done.
+ * - ICEBERG: one visible child of displayQuantity, then refreshQuantity (or display) until done;
+ *   a child closed with lots unfilled (self-trade prevention, a cancel by hand) is followed by
+ *   exactly its unfilled rest. A MARKET leg with nothing to take looks again PRICE_RETRY_MS later.
  * - COMMON: one child per leg with the whole amount, placed once.
  * LIMIT prices are converted when a child is placed and then kept; DYNAMIC prices are
  * re-evaluated one `dynamicMs` of the leg after they were set (a fill is no tick), and the child is
@@ -308,6 +310,21 @@ function twapSliceRest(portfolio: PortfolioState, i: number): number {
   return Math.max(0, part.targets[i]! + filledAtStart - leg.filled);
 }
 
+/**
+ * ICEBERG: lots of the next child. The first child shows displayQuantity; a child that filled
+ * completely is followed by refreshQuantity (or the display). A child that closed with lots unfilled
+ * (cancelled by self-trade prevention or by hand, a market child's unfilled rest) is followed by
+ * exactly that rest: a slice is worked until it fills, never resized by a cancel. Derived from the
+ * children alone, so a snapshot or a replay takes the same decision.
+ */
+function icebergSlice(portfolio: PortfolioState): number {
+  const iceberg = portfolio.spec.iceberg!;
+  const last = portfolio.children[portfolio.children.length - 1];
+  if (last === undefined) return iceberg.displayAmount;
+  if (last.filled < last.amount) return last.amount - last.filled;
+  return iceberg.refreshAmount ?? iceberg.displayAmount;
+}
+
 /** Desired open lots per leg, by algorithm. */
 function desiredOpen(portfolio: PortfolioState): number[] {
   const spec = portfolio.spec;
@@ -334,12 +351,8 @@ function desiredOpen(portfolio: PortfolioState): number[] {
       );
       return allowed.map((lots, i) => Math.max(0, lots - portfolio.legs[i]!.filled));
     }
-    case 'ICEBERG': {
-      const iceberg = spec.iceberg!;
-      const first = portfolio.children.length === 0;
-      const slice = first ? iceberg.displayAmount : (iceberg.refreshAmount ?? iceberg.displayAmount);
-      return [openOf(0) ?? Math.min(slice, remaining(portfolio, 0))];
-    }
+    case 'ICEBERG':
+      return [openOf(0) ?? Math.min(icebergSlice(portfolio), remaining(portfolio, 0))];
     case 'COMMON':
       return portfolio.legs.map((_, i) =>
         portfolio.children.some((child) => child.leg === i) ? (openOf(i) ?? 0) : remaining(portfolio, i),
@@ -426,6 +439,21 @@ function withinBudget(context: StepContext, portfolio: PortfolioState): boolean 
   return false;
 }
 
+/**
+ * An ICEBERG has no deadline, so a MARKET leg that cannot trade must not wait for nothing: with
+ * the opposite side empty it places no child, and after a market child that filled nothing it
+ * looks again PRICE_RETRY_MS later, as a leg waiting for a price does.
+ */
+function noOppositeLiquidity(context: StepContext, instrumentName: string, side: 'buy' | 'sell'): boolean {
+  const market = context.market;
+  return (side === 'buy' ? market.bestAsk(instrumentName) : market.bestBid(instrumentName)) === null;
+}
+
+function retryAfterPriceWait(context: StepContext, portfolio: PortfolioState): void {
+  const at = context.stamp.ts + PRICE_RETRY_MS;
+  if (portfolio.retryAt === null || portfolio.retryAt > at) portfolio.retryAt = at;
+}
+
 function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number, want: number): boolean {
   const legState = portfolio.legs[i]!;
   const leg = portfolio.spec.legs[i]!;
@@ -454,6 +482,11 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
   if (price.kind === 'market') {
     if (child !== undefined) cancelChild(context, portfolio, child);
     if (legState.lastMarketSeq === context.stamp.seq && !legState.lastMarketFilled) return true;
+    const iceberg = portfolio.spec.portfolioType === 'ICEBERG';
+    if (iceberg && noOppositeLiquidity(context, leg.instrumentName, leg.side)) {
+      retryAfterPriceWait(context, portfolio);
+      return true;
+    }
     if (!withinBudget(context, portfolio)) return true;
     const filledBefore = legState.filled;
     const outcome = placeChild(context, portfolio, i, want, null);
@@ -464,6 +497,7 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
     legState.lastMarketSeq = context.stamp.seq;
     legState.lastMarketFilled = legState.filled > filledBefore;
     legState.slicePending = 0;
+    if (iceberg && !legState.lastMarketFilled) retryAfterPriceWait(context, portfolio);
     return true;
   }
   if (child === undefined) {

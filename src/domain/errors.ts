@@ -89,6 +89,11 @@ export const ERROR_CATALOGUE = {
   not_found: { code: 13020, message: 'not found', httpStatus: 200 },
   mmp_trigger: { code: 13030, message: 'market maker protection is frozen', httpStatus: 200 },
   non_unique_order_label: { code: 13032, message: 'label is not unique', httpStatus: 200 },
+  mmp_required: {
+    code: 13040,
+    message: 'market maker protection is not configured for this index',
+    httpStatus: 200,
+  },
   replaced: { code: 13777, message: 'order was replaced by a later edit', httpStatus: 200 },
   timed_out: {
     code: 13888,

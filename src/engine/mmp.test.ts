@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { ERROR_CATALOGUE } from '../domain/errors.ts';
 import { AdvancedHarness, errorOf, orderOf } from './advanced-testkit.ts';
 import { optionSpec } from './testkit.ts';
 import { Venue } from './venue.ts';
@@ -96,6 +97,69 @@ describe('market maker protection', () => {
     assert.equal(h.get(quote.orderId).cancelReason, 'mmp_trigger');
     const restored = Venue.restore(h.venue.snapshot());
     assert.equal(restored.stateHash(), h.venue.stateHash());
+  });
+
+  test('mmp needs an MMP config for the index: placing and editing to mmp are refused (13040) without one', () => {
+    const h = new AdvancedHarness();
+    const refused = h.run(h.orderCommand(1, 'sell', 1, 101_000, { mmp: true }));
+    assert.equal(errorOf(refused), 'mmp_required');
+    assert.equal(ERROR_CATALOGUE.mmp_required.code, 13040, "Deribit's number");
+    assert.deepEqual(!refused.ok && refused.error.data, { field: 'mmp', indexName: 'btc_usd' });
+    assert.deepEqual(h.venue.openOrders({ accountId: 1 }), [], 'nothing placed');
+
+    const plain = orderOf(h.ok(h.orderCommand(1, 'sell', 1, 101_000)));
+    const edit = { type: 'edit_order' as const, accountId: 1, orderId: plain.orderId, price: 102_000 };
+    assert.equal(errorOf(h.run({ ...edit, mmp: true })), 'mmp_required');
+    assert.equal(h.get(plain.orderId).price, 101_000, 'the refused edit changed nothing');
+    assert.equal(h.get(plain.orderId).mmp, false);
+
+    // Another account's or another index's config does not count.
+    config(h, { accountId: 2 });
+    config(h, { indexName: 'eth_usd' });
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 101_000, { mmp: true }))), 'mmp_required');
+
+    config(h);
+    const mmp = orderOf(h.ok(h.orderCommand(1, 'sell', 1, 101_000, { mmp: true })));
+    assert.equal(mmp.mmp, true);
+    h.ok({ ...edit, mmp: true });
+    assert.equal(h.get(plain.orderId).mmp, true);
+    // Removing the config: orders already flagged stay; new MMP orders and edits to mmp are refused.
+    config(h, { interval: 0 });
+    assert.equal(h.get(mmp.orderId).orderState, 'open');
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 101_000, { mmp: true }))), 'mmp_required');
+    assert.equal(errorOf(h.run({ ...edit, orderId: mmp.orderId, mmp: true })), 'mmp_required');
+    h.ok({ ...edit, orderId: mmp.orderId, price: 103_000 });
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('an edit to mmp while the group is frozen is refused (mmp_trigger); a trigger order cannot take mmp', () => {
+    const h = new AdvancedHarness();
+    config(h, { quantityLimit: 5 });
+    h.ok(h.orderCommand(1, 'sell', 10, 100_000, { mmp: true }));
+    const plain = orderOf(h.ok(h.orderCommand(1, 'sell', 10, 101_000)));
+    h.ok(h.orderCommand(2, 'buy', 6, 100_000));
+    assert.equal(h.venue.mmpConfig(1)[0]!.frozenUntil, h.ts + 5000);
+    const edit = { type: 'edit_order' as const, accountId: 1, orderId: plain.orderId, mmp: true };
+    assert.equal(errorOf(h.run(edit)), 'mmp_trigger');
+    assert.equal(h.get(plain.orderId).mmp, false);
+    h.ts += 5000;
+    h.ok(edit);
+    assert.equal(h.get(plain.orderId).mmp, true);
+
+    const stop = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 3, 90_000, {
+          orderType: 'stop_limit',
+          trigger: 'last_price',
+          triggerPrice: 91_000,
+        }),
+      ),
+    );
+    assert.equal(stop.orderState, 'untriggered');
+    const refused = h.run({ type: 'edit_order', accountId: 1, orderId: stop.orderId, mmp: true });
+    assert.equal(errorOf(refused), 'invalid_arguments');
+    assert.equal(!refused.ok && refused.error.data?.field, 'mmp');
   });
 
   test('config validation and MMP only for limit orders', () => {

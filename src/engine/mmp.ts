@@ -11,6 +11,7 @@
  *   that currency is cancelled (`mmp_trigger`, `mmpCancelled`), new MMP orders are refused with
  *   `mmp_trigger` until `frozenTime` s have passed (0: until `reset_mmp`). Reset also empties
  *   the window.
+ * - An order may carry `mmp` only while its account has a config for the index (`mmp_required`).
  * - Sums are recomputed from the window each time (no float drift); everything is snapshotted.
  */
 import type { ResetMmp, SetMmpConfig } from '../core/commands.ts';
@@ -126,10 +127,20 @@ function frozen(group: MmpGroup, now: number): boolean {
   return group.frozenUntil !== null && (group.frozenUntil === 0 || now < group.frozenUntil);
 }
 
-/** Refusal for a new MMP order while its group is frozen, else null. */
+/**
+ * Refusal for an order sent with `mmp: true` (placed, or edited to it): `mmp_required` when the
+ * account has no MMP config for the currency's index (Deribit 13040, "not a MMP user"; the flag
+ * would protect nothing), `mmp_trigger` while the group is frozen; else null.
+ */
 export function mmpRefusal(state: VenueState, accountId: number, currency: string): CoreError | null {
-  const group = state.advanced.mmp.get(key(accountId, indexNameOf(currency)));
-  if (group === undefined || !frozen(group, state.now)) return null;
+  const indexName = indexNameOf(currency);
+  const group = state.advanced.mmp.get(key(accountId, indexName));
+  if (group === undefined)
+    return refusal('mmp_required', `market maker protection is not configured for ${indexName}`, {
+      field: 'mmp',
+      indexName,
+    });
+  if (!frozen(group, state.now)) return null;
   return refusal('mmp_trigger', 'market maker protection is frozen', {
     field: 'mmp',
     frozenUntil: group.frozenUntil,

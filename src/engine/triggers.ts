@@ -405,6 +405,8 @@ export function editUntriggered(state: VenueState, order: Order, command: EditOr
         field: 'orderId',
       }),
     );
+  if (command.mmp === true)
+    return refuse(refusal('invalid_arguments', 'mmp is only for limit orders', { field: 'mmp' }));
   const amount = command.amount ?? order.amount;
   if (!Number.isSafeInteger(amount) || amount <= 0)
     return refuse(refusal('invalid_amount', 'quantity must be positive', { field: 'quantity' }));

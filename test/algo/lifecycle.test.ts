@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { PortfolioMachine } from '../../src/algo/machine.ts';
 import { transition } from '../../src/algo/status.ts';
-import { MAX_PLACEMENTS_PER_COMMAND } from '../../src/algo/steps.ts';
+import { MAX_PLACEMENTS_PER_COMMAND, PRICE_RETRY_MS } from '../../src/algo/steps.ts';
 import { venueMarketView } from '../../src/algo/venue-market-view.ts';
 import { Venue } from '../../src/engine/venue.ts';
 import { AlgoHarness, leg, MIRROR, OPTION, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
@@ -137,6 +137,62 @@ describe('portfolio lifecycle', () => {
     assert.equal(p.status, 'COMPLETED');
     assert.equal(p.legs[0]!.filled, 5_000);
     assert.equal(h.childOrders(id).length, 5_000);
+  });
+
+  test('ICEBERG with MARKET pricing: a leg that finds no liquidity looks again every second', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 30, PERP_60K);
+    const id = h.submit(
+      portfolio({
+        portfolioType: 'ICEBERG',
+        legs: [
+          leg({
+            amount: 500,
+            pricing: {
+              priceType: 'MARKET',
+              price: null,
+              priceIn: null,
+              dynamicStrategy: null,
+              dynamicOffset: 0,
+              dynamicMs: null,
+            },
+          }),
+        ],
+        iceberg: { displayAmount: 100, refreshAmount: 50 },
+      }),
+    );
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.legs[0]!.filled, 30);
+    assert.equal(h.machine.nextWakeup(), T0 + PRICE_RETRY_MS, 'not idle with 470 lots to go');
+    h.runUntil(T0 + 10_000);
+    assert.equal(h.childOrders(id).length, 1, 'no child order sent into an empty book');
+    h.maker('sell', 300, PERP_60K);
+    h.runUntil(h.ts + PRICE_RETRY_MS);
+    assert.deepEqual(
+      h.childOrders(id).map((c) => [c.amount, c.filled]),
+      [
+        [100, 30],
+        [70, 70],
+        [50, 50],
+        [50, 50],
+        [50, 50],
+        [50, 50],
+        [50, 30],
+      ],
+      'the first slice’s unfilled 70 lots, then refreshes',
+    );
+    h.maker('sell', 1000, PERP_60K);
+    h.runUntil(h.ts + PRICE_RETRY_MS);
+    assert.deepEqual(
+      h
+        .childOrders(id)
+        .slice(7)
+        .map((c) => c.amount),
+      [20, 50, 50, 50],
+      'the unfilled 20 of the last slice first',
+    );
+    assert.equal(p.status, 'COMPLETED');
+    assert.equal(p.legs[0]!.filled, 500, 'exactly the total, with 1,330 lots offered');
   });
 
   test('a fill caused by another portfolio’s child is acted on in the same command', () => {

@@ -158,3 +158,104 @@ describe('portfolios of one account on opposite sides', () => {
     assert.equal(h.childOrders(iceberg).length, 2);
   });
 });
+
+describe('ICEBERG children cancelled by self-trade prevention', () => {
+  /** An ICEBERG sell of 300 at 60,010 USD: display 100, refresh 50. */
+  function iceberg(h: AlgoHarness): number {
+    return h.submit(
+      portfolio({
+        portfolioType: 'ICEBERG',
+        legs: [leg({ side: 'sell', amount: 300, pricing: limitAt(ASK / 2) })],
+        iceberg: { displayAmount: 100, refreshAmount: 50 },
+      }),
+    );
+  }
+
+  test('the replacement is the cancelled slice’s unfilled rest, after the hold; the total is exact', () => {
+    const h = AlgoHarness.withMarket();
+    const id = iceberg(h);
+    h.maker('buy', 30, ASK);
+    assert.equal(h.openChildren(id)[0]!.filledAmount, 30);
+
+    // The account buys at the iceberg's price by hand: the venue cancels the resting child.
+    const placed = h.placed.length;
+    placeByHand(h, 'buy', 10, ASK);
+    assert.equal(selfTradeCancels(h, id), 1);
+    assert.equal(h.placed.length, placed, 'nothing placed again inside the command that cancelled it');
+    assert.equal(h.machine.nextWakeup(), T0 + PRICE_RETRY_MS);
+
+    // A restart in the hold decides the same replacement.
+    const venue = Venue.restore(h.venue.snapshot());
+    const machine = new PortfolioMachine(venueMarketView(venue));
+    machine.restore(h.machine.snapshot());
+    const restored = new AlgoHarness(venue, machine);
+    restored.seq = h.seq;
+    restored.ts = h.ts;
+
+    for (const copy of [h, restored]) {
+      copy.runUntil(T0 + PRICE_RETRY_MS);
+      const [child] = copy.openChildren(id);
+      assert.equal(
+        child!.amount,
+        70,
+        'the 70 lots the cancel left of the 100-lot slice, not a 50-lot refresh',
+      );
+      assert.equal(child!.price, ASK + 1, 'one tick above the own buy');
+      // A buyer for far more than the portfolio: it sells exactly its 300.
+      copy.maker('buy', 1000, ASK + 1);
+      const p = copy.machine.portfolio(id)!;
+      assert.equal(p.status, 'COMPLETED');
+      assert.equal(p.legs[0]!.filled, 300);
+      assert.deepEqual(
+        copy.childOrders(id).map((c) => [c.amount, c.filled]),
+        [
+          [100, 30],
+          [70, 70],
+          [50, 50],
+          [50, 50],
+          [50, 50],
+          [50, 50],
+        ],
+      );
+      assert.equal(copy.openChildren(id).length, 0);
+    }
+    assert.equal(restored.machine.stateHash(), h.machine.stateHash());
+  });
+
+  test('an unfilled first child is replaced with displayQuantity; each cancel costs one hold, not a loop', () => {
+    const h = AlgoHarness.withMarket();
+    const id = iceberg(h);
+    for (let k = 1; k <= 3; k++) {
+      // The hand order of the same account crosses the child wherever it rests.
+      const child = h.openChildren(id)[0]!;
+      const placed = h.placed.length;
+      placeByHand(h, 'buy', 1, child.price!);
+      assert.equal(selfTradeCancels(h, id), k);
+      assert.equal(h.placed.length, placed);
+      h.runUntil(h.ts + PRICE_RETRY_MS);
+      const [next] = h.openChildren(id);
+      assert.equal(next!.amount, 100, 'the whole display again: nothing of it traded');
+      assert.equal(next!.price, child.price! + 1);
+    }
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.status, 'WORKING');
+    assert.equal(p.legs[0]!.filled, 0);
+    assert.equal(h.childOrders(id).length, 4);
+  });
+
+  test('the last slice: the replacement never exceeds what remains', () => {
+    const h = AlgoHarness.withMarket();
+    const id = iceberg(h);
+    h.maker('buy', 280, ASK);
+    const last = h.openChildren(id)[0]!;
+    assert.equal(last.amount - last.filledAmount, 20, 'what rests is what remains');
+    h.maker('buy', 5, ASK);
+    placeByHand(h, 'buy', 10, ASK);
+    h.runUntil(h.ts + PRICE_RETRY_MS);
+    assert.equal(h.openChildren(id)[0]!.amount, 15);
+    h.maker('buy', 100, ASK + 1);
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.status, 'COMPLETED');
+    assert.equal(p.legs[0]!.filled, 300);
+  });
+});
