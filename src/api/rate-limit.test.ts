@@ -32,3 +32,26 @@ test('disabled limits never refuse', () => {
   );
   for (let i = 0; i < 10; i++) limiter.take('k', true);
 });
+
+test('full buckets are dropped, so one per address or key ever seen does not stay forever', () => {
+  let now = 0;
+  const limiter = new RateLimiter(
+    { enabled: true, matching: { perSecond: 10, burst: 5 }, nonMatching: { perSecond: 10, burst: 5 } },
+    () => now,
+  );
+  for (let i = 0; i < 4095; i++) limiter.take(`ip:${i}`, false);
+  limiter.take('busy', false);
+  for (let i = 0; i < 4; i++) limiter.take('busy', false);
+  assert.equal(limiter.size, 4096);
+  now += 100; // ip:* are full again; busy is not
+  limiter.take('new', false);
+  assert.equal(limiter.size, 2);
+  // busy kept its bucket (one credit refilled, not five): a sweep never hands out credit.
+  limiter.take('busy', false);
+  assert.throws(() => limiter.take('busy', false));
+  for (let i = 0; i < 100_000; i++) {
+    now += 1;
+    limiter.take(`ip:${i}`, false);
+  }
+  assert.ok(limiter.size <= 8192, `${limiter.size} buckets`);
+});

@@ -2,6 +2,10 @@
  * Per-key credit buckets (Deribit-style): one bucket for matching-engine methods, one for the
  * rest. A bucket holds at most `burst` requests' worth of credit and refills at `perSecond`.
  * Time comes from the injected clock, so the refill is tested without sleeping.
+ *
+ * A bucket that has refilled to its burst is the same as no bucket, so such buckets are dropped
+ * whenever the map has doubled since the last sweep: one per client address or key ever seen
+ * would otherwise stay for the life of the process.
  */
 import { VenueError } from '../domain/errors.ts';
 
@@ -19,10 +23,15 @@ export interface RateLimitSettings {
 interface Bucket {
   credits: number;
   updatedAt: number;
+  /** When the bucket will be full again (and may be dropped). */
+  fullAt: number;
 }
+
+const SWEEP_MIN = 4096;
 
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
+  private sweepAt = SWEEP_MIN;
 
   constructor(
     private readonly settings: RateLimitSettings,
@@ -46,7 +55,8 @@ export class RateLimiter {
     const now = this.now();
     let bucket = this.buckets.get(id);
     if (bucket === undefined) {
-      bucket = { credits: limits.burst, updatedAt: now };
+      if (this.buckets.size >= this.sweepAt) this.sweep(now);
+      bucket = { credits: limits.burst, updatedAt: now, fullAt: now };
       this.buckets.set(id, bucket);
     } else {
       const elapsed = Math.max(0, now - bucket.updatedAt);
@@ -61,5 +71,16 @@ export class RateLimiter {
       });
     }
     bucket.credits -= 1;
+    bucket.fullAt = now + Math.ceil(((limits.burst - bucket.credits) * 1000) / limits.perSecond);
+  }
+
+  /** Buckets held (full ones are dropped now and then). */
+  get size(): number {
+    return this.buckets.size;
+  }
+
+  private sweep(now: number): void {
+    for (const [id, bucket] of this.buckets) if (bucket.fullAt <= now) this.buckets.delete(id);
+    this.sweepAt = Math.max(SWEEP_MIN, this.buckets.size * 2);
   }
 }

@@ -34,6 +34,8 @@ export interface SessionHandle {
   setHeartbeat(intervalSec: number | null): void;
   setCancelOnDisconnect(enabled: boolean): void;
   readonly cancelOnDisconnect: boolean;
+  /** Told of each order this connection placed (cancel-on-disconnect cancels exactly those). */
+  placed(orderId: string): void;
   subscribe(channels: readonly string[]): Promise<string[]>;
   unsubscribe(channels: readonly string[]): string[];
   unsubscribeAll(): void;

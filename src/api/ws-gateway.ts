@@ -8,9 +8,14 @@
  * - Frames over `wsMaxMessageBytes` close the connection (1009); a frame that is not JSON or not
  *   an envelope gets an error answer with `rid: null` (or the salvaged rid) and the session lives on.
  * - Heartbeat: every `interval` s the server sends `{method:"heartbeat", params:{type:"test_request"}}`;
- *   when a whole interval passes with no message from the client, the connection is closed.
- * - Cancel-on-disconnect: when enabled, closing the connection cancels every open order of the
- *   key's default account (cancelReason `cancel_on_disconnect`).
+ *   when a whole interval passes with no message from the client, the session ends at once (its
+ *   cancel-on-disconnect runs, later messages are ignored) and the connection is closed.
+ * - Cancel-on-disconnect: when enabled, the end of the session cancels the open orders this
+ *   connection placed, and the orders they made (cancelReason `cancel_on_disconnect`), in one
+ *   journaled `cancel_all` limited to their ids. Orders of other connections and of HTTP stay.
+ *   The session ends when the connection closes, however it closes, and for the previous key
+ *   when `public/auth` switches the connection to another key.
+ * - Unauthenticated requests are rate-limited by client address, as over HTTP, not per connection.
  * - A client that stops reading (more than `maxBufferedBytes` queued) is disconnected rather than
  *   allowed to grow server memory.
  */
@@ -23,7 +28,7 @@ import { jsonBytes } from '../store/json-bytes.ts';
 import type { Principal } from './auth/authenticator.ts';
 import type { ChannelRegistry, Fanout, Subscriber } from './channels.ts';
 import { type Dispatcher, type DispatchOutcome, parseEnvelope, salvageRid } from './dispatcher.ts';
-import type { CommandPort } from './ports.ts';
+import type { CommandPort, ReadPort } from './ports.ts';
 import type { SessionHandle } from './registry.ts';
 import { mapError } from './wire-errors.ts';
 
@@ -41,9 +46,14 @@ export interface WsGatewayDeps {
   readonly channels: ChannelRegistry;
   readonly fanout: Fanout;
   readonly commands: CommandPort;
+  /** Open orders, to forget the placed orders that are closed (`Session.placed`). */
+  readonly reads: Pick<ReadPort, 'openOrders'>;
   readonly clock: Clock;
   readonly onUnexpected: (error: unknown) => void;
 }
+
+/** The placed-order set is pruned to the open ones when it reaches this size (then twice its size). */
+const PLACED_PRUNE_MIN = 1024;
 
 /** Messages are JSON text: a Buffer would otherwise go out as a binary frame. */
 const TEXT_FRAME = { binary: false } as const;
@@ -60,6 +70,9 @@ class Session implements SessionHandle, Subscriber {
   private held: unknown[] | null = null;
   /** The rate-limit identity before authentication (made once, not per message). */
   private readonly anonymousKey: string;
+  /** Orders this connection placed under the current key that may still be open. */
+  private placedOrders = new Set<string>();
+  private prunePlacedAt = PLACED_PRUNE_MIN;
   private readonly uncork = () => {
     this.corked = false;
     this.stream?.uncork();
@@ -70,15 +83,69 @@ class Session implements SessionHandle, Subscriber {
     private readonly socket: WebSocket,
     private readonly deps: WsGatewayDeps,
     private readonly maxBufferedBytes: number,
+    address: string | undefined,
   ) {
-    this.anonymousKey = `ws:${id}`;
+    this.anonymousKey = address === undefined ? `ws:${id}` : `ip:${address}`;
   }
 
+  /**
+   * Another key ends the previous key's session on this connection: its subscriptions go, its
+   * cancel-on-disconnect runs, and the new key starts with cancel-on-disconnect off.
+   */
   authenticate(principal: Principal): void {
     if (this.principal !== null && this.principal.apiKey !== principal.apiKey) {
       this.deps.fanout.unsubscribeAll(this);
+      this.cancelPlaced();
+      this.cancelOnDisconnect = false;
+      this.placedOrders = new Set();
+      this.prunePlacedAt = PLACED_PRUNE_MIN;
     }
     this.principal = principal;
+  }
+
+  placed(orderId: string): void {
+    if (this.closed) {
+      // Placed while the session was ending: its cancel-on-disconnect has already gone out.
+      if (this.cancelOnDisconnect && this.principal !== null) this.submitCancel([orderId]);
+      return;
+    }
+    this.placedOrders.add(orderId);
+    if (this.placedOrders.size >= this.prunePlacedAt) this.prunePlaced();
+  }
+
+  /** Keeps the placed orders still open, and open orders they made (which join the set). */
+  private prunePlaced(): void {
+    const principal = this.principal;
+    const kept = new Set<string>();
+    if (principal !== null) {
+      for (const order of this.deps.reads.openOrders(principal.defaultAccountId, {})) {
+        if (
+          this.placedOrders.has(order.orderId) ||
+          (order.triggerOrderId !== null && this.placedOrders.has(order.triggerOrderId)) ||
+          (order.primaryOrderId !== null && this.placedOrders.has(order.primaryOrderId))
+        )
+          kept.add(order.orderId);
+      }
+    }
+    this.placedOrders = kept;
+    this.prunePlacedAt = Math.max(PLACED_PRUNE_MIN, kept.size * 2);
+  }
+
+  /** Cancel-on-disconnect of the current key: the orders this connection placed. */
+  private cancelPlaced(): void {
+    if (!this.cancelOnDisconnect || this.principal === null || this.placedOrders.size === 0) return;
+    this.submitCancel([...this.placedOrders]);
+  }
+
+  private submitCancel(orderIds: string[]): void {
+    this.deps.commands
+      .submit({
+        type: 'cancel_all',
+        accountId: this.principal!.defaultAccountId,
+        orderIds,
+        cancelReason: 'cancel_on_disconnect',
+      })
+      .catch(this.deps.onUnexpected);
   }
 
   setCancelOnDisconnect(enabled: boolean): void {
@@ -98,6 +165,9 @@ class Session implements SessionHandle, Subscriber {
     this.heartbeatCancel = this.deps.clock.schedule(this.deps.clock.now() + this.heartbeatMs, () => {
       if (this.closed) return;
       if (!this.heardSinceTestRequest) {
+        // A peer that stopped answering may not answer the close handshake either (ws waits
+        // 30 s for it): the session ends now, so cancel-on-disconnect does not wait.
+        this.onClose();
         this.socket.close(1000, 'heartbeat test_request not answered');
         return;
       }
@@ -177,6 +247,7 @@ class Session implements SessionHandle, Subscriber {
 
   /** Answers one message (resolves once answered). Not async: see `Dispatcher.dispatch`. */
   receive(raw: string): Promise<void> {
+    if (this.closed) return Promise.resolve();
     this.heardSinceTestRequest = true;
     let parsed: unknown;
     try {
@@ -220,15 +291,8 @@ class Session implements SessionHandle, Subscriber {
     this.closed = true;
     this.heartbeatCancel?.();
     this.deps.fanout.unsubscribeAll(this);
-    if (this.cancelOnDisconnect && this.principal !== null) {
-      this.deps.commands
-        .submit({
-          type: 'cancel_all',
-          accountId: this.principal.defaultAccountId,
-          cancelReason: 'cancel_on_disconnect',
-        })
-        .catch(this.deps.onUnexpected);
-    }
+    this.cancelPlaced();
+    this.placedOrders = new Set();
   }
 }
 
@@ -275,16 +339,20 @@ export class WsGateway {
       if (left === 0) this.perAddress.delete(address);
       else this.perAddress.set(address, left);
     });
-    this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws));
+    this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws, address));
   }
 
-  /** Serves an open WebSocket (upgraded here or elsewhere) as a session. */
-  accept(socket: WebSocket): void {
+  /**
+   * Serves an open WebSocket (upgraded here or elsewhere) as a session. `address` is the client's,
+   * the rate-limit identity before authentication (without it, the connection's own).
+   */
+  accept(socket: WebSocket, address?: string): void {
     const session = new Session(
       this.nextId++,
       socket,
       this.deps,
       this.options.maxBufferedBytes ?? 8 * 1024 * 1024,
+      address,
     );
     this.sessions.add(session);
     socket.on('message', (data, isBinary) => {

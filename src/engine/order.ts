@@ -236,3 +236,14 @@ export class Order {
     };
   }
 }
+
+/** Whether `order` is one of `ids` or was made by one of them (triggered from it, or its OTO secondary). */
+export function madeByAny(order: Order, ids: ReadonlySet<string>): boolean {
+  if (ids.has(order.id)) return true;
+  const x = order.extras;
+  if (x === null) return false;
+  return (
+    (x.triggerOrderId !== null && ids.has(x.triggerOrderId)) ||
+    (x.primaryOrderId !== null && ids.has(x.primaryOrderId))
+  );
+}

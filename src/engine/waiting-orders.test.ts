@@ -96,6 +96,45 @@ describe('open orders list waiting OTO/OTOCO secondaries', () => {
   });
 });
 
+describe('cancel_all limited to orderIds (cancel-on-disconnect of one connection)', () => {
+  test('cancels the listed orders and what they made, nothing else', () => {
+    const h = new AdvancedHarness();
+    const mine = otoco(h);
+    const stop = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 1, null, {
+          orderType: 'stop_market',
+          trigger: 'last_price',
+          triggerPrice: 90_000,
+        }),
+      ),
+    );
+    const plain = orderOf(h.ok(h.orderCommand(1, 'buy', 1, 99_000)));
+    const other = otoco(h);
+    const otherPlain = orderOf(h.ok(h.orderCommand(1, 'buy', 1, 98_000)));
+    const result = h.ok({
+      type: 'cancel_all',
+      accountId: 1,
+      orderIds: [mine.orderId, stop.orderId, plain.orderId, 'BTC-999999'],
+      cancelReason: 'cancel_on_disconnect',
+    });
+    assert.deepEqual(
+      ids(result.orders!).sort(),
+      [mine.orderId, ...mine.otoOrderIds!, stop.orderId, plain.orderId].sort(),
+    );
+    for (const order of result.orders!) assert.equal(order.cancelReason, 'cancel_on_disconnect');
+    assert.deepEqual(ids(h.venue.openOrders({ accountId: 1 })), [
+      other.orderId,
+      ...other.otoOrderIds!,
+      otherPlain.orderId,
+    ]);
+    // Another account's order of the same id list is out of reach.
+    assert.equal(h.ok({ type: 'cancel_all', accountId: 2, orderIds: [other.orderId] }).orders!.length, 0);
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+});
+
 describe('open-order limit on activation', () => {
   test('a released limit secondary is rejected (max_open_orders) when the account is at its limit', () => {
     const h = new AdvancedHarness();

@@ -324,6 +324,11 @@ describe('gateway over HTTP', () => {
       JSON.stringify({ rid: 1, method: 'public/time', params: { x: 'y'.repeat(300_000) } }),
     );
     assert.equal(big.status, 413);
+    // The refusal names what was exceeded and the limit.
+    assert.deepEqual(((await big.json()) as { error: { data?: unknown } }).error.data, {
+      field: 'body',
+      maxBytes: 262_144,
+    });
   });
 
   test('docs: OpenAPI 3.1 lists every HTTP method; AsyncAPI lists the channels', async () => {

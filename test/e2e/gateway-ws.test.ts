@@ -151,7 +151,10 @@ describe('gateway over WebSocket', () => {
     await client.auth();
     await client.call('private/buy', { instrumentName: PERP, quantity: '10', price: '30000' });
     assert.equal(await client.call('private/enable_cancel_on_disconnect', {}), 'ok');
-    assert.deepEqual(await client.call('private/get_cancel_on_disconnect', {}), { enabled: true });
+    assert.deepEqual(await client.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: true,
+    });
     await client.close();
     await until(() =>
       venue.submitted.some((c) => c.type === 'cancel_all' && c.cancelReason === 'cancel_on_disconnect'),

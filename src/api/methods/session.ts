@@ -6,7 +6,13 @@ import { Type } from '@sinclair/typebox';
 import { VenueError } from '../../domain/errors.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { CallContext, MethodRegistry, SessionHandle } from '../registry.ts';
-import { AuthParams, ChannelsParams, EmptyParams, HeartbeatParams } from '../schemas/methods.ts';
+import {
+  AuthParams,
+  CancelOnDisconnectParams,
+  ChannelsParams,
+  EmptyParams,
+  HeartbeatParams,
+} from '../schemas/methods.ts';
 
 const WS_ONLY = ['ws'] as const;
 const Ok = Type.Literal('ok');
@@ -74,10 +80,11 @@ export function registerSessionMethods(registry: MethodRegistry, authenticator: 
 
   registry.register({
     name: 'private/enable_cancel_on_disconnect',
-    summary: "When this connection closes, cancel every open order of the key's account.",
+    summary:
+      'When this connection closes, cancel the open orders it placed (and the orders they made); orders of other connections stay.',
     access: 'private',
     transports: WS_ONLY,
-    params: EmptyParams,
+    params: CancelOnDisconnectParams,
     result: Ok,
     handler: (_params, context) => {
       sessionOf(context).setCancelOnDisconnect(true);
@@ -89,7 +96,7 @@ export function registerSessionMethods(registry: MethodRegistry, authenticator: 
     summary: 'Turns cancel-on-disconnect off for this connection.',
     access: 'private',
     transports: WS_ONLY,
-    params: EmptyParams,
+    params: CancelOnDisconnectParams,
     result: Ok,
     handler: (_params, context) => {
       sessionOf(context).setCancelOnDisconnect(false);
@@ -101,9 +108,12 @@ export function registerSessionMethods(registry: MethodRegistry, authenticator: 
     summary: 'Whether cancel-on-disconnect is on for this connection.',
     access: 'private',
     transports: WS_ONLY,
-    params: EmptyParams,
-    result: Type.Object({ enabled: Type.Boolean() }),
-    handler: (_params, context) => ({ enabled: sessionOf(context).cancelOnDisconnect }),
+    params: CancelOnDisconnectParams,
+    result: Type.Object({ scope: Type.Literal('connection'), enabled: Type.Boolean() }),
+    handler: (_params, context) => ({
+      scope: 'connection' as const,
+      enabled: sessionOf(context).cancelOnDisconnect,
+    }),
   });
 
   for (const scope of ['public', 'private'] as const) {

@@ -193,6 +193,11 @@ export const HeartbeatParams = Type.Object(
   { interval: Type.Integer({ minimum: 10, maximum: 3600 }) },
   Strict,
 );
+/** Deribit's `scope`: only `connection` (an account-wide setting is not kept; docs/decisions.md). */
+export const CancelOnDisconnectParams = Type.Object(
+  { scope: Opt(StringEnum(['connection'], { description: 'only connection: this WebSocket' })) },
+  Strict,
+);
 export const ChannelsParams = Type.Object(
   { channels: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 100 }) },
   Strict,

@@ -1,0 +1,189 @@
+/**
+ * WebSocket session features over the real engine and sequencer, through the sdk:
+ * cancel-on-disconnect (which orders, however the connection ends), re-authentication with
+ * another key, heartbeats against a peer that stopped reading, and the rate limit of
+ * unauthenticated connections.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import WebSocket from 'ws';
+import { ApiError } from '../../sdk/errors.ts';
+import { signWs } from '../../sdk/index.ts';
+import type { WsClient } from '../../sdk/ws-client.ts';
+import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { until } from '../support/until.ts';
+
+const PERP = 'BTC-PERPETUAL';
+
+describe('WebSocket sessions over the real engine', () => {
+  let harness: Harness;
+  let engine: EngineVenue;
+  before(async () => {
+    engine = await startEngineVenue();
+    harness = await startHarness({ venue: engine, clock: engine.clock });
+  });
+  after(() => harness.close());
+
+  const state = (orderId: string) => engine.reads.order(orderId)!;
+  const buy = (client: Pick<WsClient, 'call'>, price: string) =>
+    client.call('private/buy', { instrumentName: PERP, quantity: '10', price }).then((r) => r.order.orderId);
+
+  test('cancel-on-disconnect cancels the orders this connection placed, not those of other connections', async () => {
+    const dropped = harness.ws(0);
+    await dropped.connect();
+    await dropped.auth();
+    const sibling = harness.ws(0);
+    await sibling.connect();
+    await sibling.auth();
+    const http = harness.http(0);
+
+    const own = [await buy(dropped, '30000'), await buy(dropped, '30010')];
+    const siblings = await buy(sibling, '30020');
+    const overHttp = (
+      await http.call('private/buy', { instrumentName: PERP, quantity: '10', price: '30030' })
+    ).order.orderId;
+    // An OTO placed on the connection: its secondary is the connection's too.
+    const oto = await dropped.call('private/buy', {
+      instrumentName: PERP,
+      quantity: '10',
+      price: '30040',
+      linkedOrderType: 'one_triggers_other',
+      otocoConfig: [{ side: 'sell', quantity: '10', price: '90000' }],
+    });
+    const secondary = oto.order.otoOrderIds![0]!;
+
+    await assert.rejects(
+      dropped.call('private/enable_cancel_on_disconnect', { scope: 'account' as never }),
+      (e) => e instanceof ApiError && e.code === -32602 && e.data?.field === 'scope',
+    );
+    assert.equal(await dropped.call('private/enable_cancel_on_disconnect', { scope: 'connection' }), 'ok');
+    assert.deepEqual(await dropped.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: true,
+    });
+    assert.deepEqual(await sibling.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: false,
+    });
+
+    dropped.dropConnection(); // the TCP connection goes without a close handshake
+    await until(() => state(own[0]!).orderState === 'cancelled');
+    for (const orderId of [...own, oto.order.orderId, secondary]) {
+      assert.equal(state(orderId).orderState, 'cancelled', orderId);
+      assert.equal(state(orderId).cancelReason, 'cancel_on_disconnect', orderId);
+    }
+    for (const orderId of [siblings, overHttp]) assert.equal(state(orderId).orderState, 'open', orderId);
+    await dropped.close();
+    await sibling.close();
+    await http.call('private/cancel_all', {});
+  });
+
+  test('public/auth with another key ends the first key’s session on the connection', async () => {
+    const client = harness.ws(0);
+    await client.connect();
+    await client.auth();
+    const first = await buy(client, '30000');
+    await client.call('private/enable_cancel_on_disconnect', {});
+
+    const other = harness.credentials[3]!;
+    const timestamp = engine.now();
+    const nonce = randomUUID();
+    await client.call('public/auth', {
+      apiKey: other.apiKey,
+      timestamp,
+      nonce,
+      signature: signWs(other.apiSecret, String(timestamp), nonce),
+    });
+    await until(() => state(first).orderState === 'cancelled');
+    assert.equal(state(first).cancelReason, 'cancel_on_disconnect');
+    // The new key did not ask for cancel-on-disconnect: its orders stay when the connection goes.
+    assert.deepEqual(await client.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: false,
+    });
+    const second = await buy(client, '30000');
+    const overHttp = (
+      await harness.http(3).call('private/buy', { instrumentName: PERP, quantity: '10', price: '30000' })
+    ).order.orderId;
+    await client.close();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(state(second).orderState, 'open');
+    assert.equal(state(overHttp).orderState, 'open');
+    await harness.http(3).call('private/cancel_all', {});
+  });
+
+  test('an unanswered test_request ends the session at once, though the peer never completes the close', async () => {
+    const credential = harness.credentials[0]!;
+    const socket = new WebSocket(harness.wsUrl);
+    const answers = new Map<number, { result?: unknown; error?: unknown }>();
+    socket.on('message', (data) => {
+      const message = JSON.parse(data.toString()) as { rid?: number; result?: unknown; error?: unknown };
+      if (typeof message.rid === 'number') answers.set(message.rid, message);
+    });
+    await new Promise((resolve) => socket.on('open', resolve));
+    let rid = 0;
+    const call = async (method: string, params: object) => {
+      const id = ++rid;
+      socket.send(JSON.stringify({ rid: id, method, params }));
+      await until(() => answers.has(id));
+      const answer = answers.get(id)!;
+      assert.equal(answer.error, undefined, JSON.stringify(answer.error));
+      return answer.result;
+    };
+    const timestamp = engine.now();
+    const nonce = randomUUID();
+    await call('public/auth', {
+      apiKey: credential.apiKey,
+      timestamp,
+      nonce,
+      signature: signWs(credential.apiSecret, String(timestamp), nonce),
+    });
+    const order = (
+      (await call('private/buy', { instrumentName: PERP, quantity: '10', price: '30000' })) as {
+        order: { orderId: string };
+      }
+    ).order.orderId;
+    await call('private/enable_cancel_on_disconnect', {});
+    await call('public/set_heartbeat', { interval: 10 });
+    // The peer stops reading: it will neither answer the test_request nor the close frame.
+    (socket as unknown as { _socket: { pause(): void } })._socket.pause();
+    engine.clock.advance(10_000);
+    engine.clock.advance(10_000);
+    await until(() => state(order).orderState === 'cancelled', 1000);
+    assert.equal(state(order).cancelReason, 'cancel_on_disconnect');
+    socket.terminate();
+  });
+});
+
+describe('rate limits of unauthenticated WebSocket connections', () => {
+  let harness: Harness;
+  before(async () => {
+    harness = await startHarness({
+      config: {
+        rateLimits: {
+          enabled: true,
+          matching: { perSecond: 0.001, burst: 3 },
+          nonMatching: { perSecond: 0.001, burst: 3 },
+        },
+      },
+    });
+  });
+  after(() => harness.close());
+
+  test('are counted by client address, so a new connection brings no new credit', async () => {
+    let refused: ApiError | null = null;
+    for (let i = 0; i < 4 && refused === null; i++) {
+      const client = harness.ws(0);
+      await client.connect();
+      await client.call('public/time', {}).catch((e: unknown) => {
+        if (e instanceof ApiError) refused = e;
+        else throw e;
+      });
+    }
+    assert.ok(refused !== null, 'the fourth connection from the address was refused');
+    assert.equal((refused as ApiError).code, 10028);
+    assert.equal((refused as ApiError).data?.bucket, 'non_matching');
+  });
+});
