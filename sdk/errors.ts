@@ -1,8 +1,15 @@
-/** The error an sdk call throws when the service answers `{rid, error}`. */
+/** The error an sdk call throws when the service answers `{rid, error}` (or a flat failure). */
+import { ERROR_CATALOGUE, type ErrorName } from '../src/domain/errors.ts';
 import type { WireErrorBody } from './types.ts';
+
+const NAME_OF_CODE = new Map<number, ErrorName>(
+  Object.entries(ERROR_CATALOGUE).map(([name, entry]) => [entry.code, name as ErrorName]),
+);
 
 export class ApiError extends Error {
   readonly code: number;
+  /** The catalogue name of `code` (docs/errors.md), e.g. `not_enough_funds`; null for a code it lacks. */
+  readonly errorName: ErrorName | null;
   readonly data: Record<string, unknown> | undefined;
 
   constructor(
@@ -12,6 +19,7 @@ export class ApiError extends Error {
     super(error.message);
     this.name = 'ApiError';
     this.code = error.code;
+    this.errorName = NAME_OF_CODE.get(error.code) ?? null;
     this.data = error.data;
   }
 }

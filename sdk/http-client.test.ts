@@ -63,3 +63,11 @@ describe('HttpClient.flat', () => {
     );
   });
 });
+
+test('ApiError names the catalogue entry of its code', () => {
+  const error = new ApiError({ code: 10009, message: 'not enough funds', data: { field: 'amount' } }, 200);
+  assert.equal(error.errorName, 'not_enough_funds');
+  assert.equal(error.code, 10009);
+  assert.deepEqual(error.data, { field: 'amount' });
+  assert.equal(new ApiError({ code: 424242, message: 'from a newer service' }, 200).errorName, null);
+});

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { signHttp } from '../src/api/auth/signature.ts';
 import { ApiError } from './errors.ts';
-import type { ParamsOf, ResultOf, WireErrorBody } from './types.ts';
+import type { MethodName, ParamsOf, ResultOf, WireErrorBody } from './types.ts';
 
 export interface Credentials {
   readonly apiKey: string;
@@ -85,7 +85,7 @@ export class HttpClient {
   }
 
   /** Calls an envelope method; resolves with `result` or throws `ApiError`. */
-  async call<M extends string>(method: M, params: ParamsOf<M> = {} as ParamsOf<M>): Promise<ResultOf<M>> {
+  async call<M extends MethodName>(method: M, params: ParamsOf<M> = {} as ParamsOf<M>): Promise<ResultOf<M>> {
     const rid = this.rid++;
     const answer = await this.send(
       this.sign('POST', `/api/${method}`, JSON.stringify({ rid, method, params })),

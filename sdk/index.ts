@@ -1,5 +1,6 @@
 /** The typed client of the Trading and Block RFQ Service. */
 export { signHttp, signWs } from '../src/api/auth/signature.ts';
+export type { ErrorName } from '../src/domain/errors.ts';
 export { ApiError } from './errors.ts';
 export { type Credentials, HttpClient, type HttpClientOptions } from './http-client.ts';
 export type * from './types.ts';

@@ -11,6 +11,7 @@ import type * as R from '../src/api/schemas/rfq.ts';
 
 type Call<Params extends TSchema, Result> = { params: Static<Params>; result: Result };
 type Empty = typeof P.EmptyParams;
+type CancelOnDisconnectScope = typeof P.CancelOnDisconnectParams;
 
 export type Order = Static<typeof O.OrderSchema>;
 export type Trade = Static<typeof O.TradeSchema>;
@@ -68,9 +69,12 @@ export interface Methods {
   >;
   'private/get_positions': Call<typeof P.PositionsParams, Position[]>;
   'private/get_account_summary': Call<typeof P.AccountSummaryParams, AccountSummary>;
-  'private/enable_cancel_on_disconnect': Call<Empty, 'ok'>;
-  'private/disable_cancel_on_disconnect': Call<Empty, 'ok'>;
-  'private/get_cancel_on_disconnect': Call<Empty, { enabled: boolean }>;
+  'private/enable_cancel_on_disconnect': Call<CancelOnDisconnectScope, 'ok'>;
+  'private/disable_cancel_on_disconnect': Call<CancelOnDisconnectScope, 'ok'>;
+  'private/get_cancel_on_disconnect': Call<
+    CancelOnDisconnectScope,
+    { scope: 'connection'; enabled: boolean }
+  >;
   'private/subscribe': Call<typeof P.ChannelsParams, string[]>;
   'private/unsubscribe': Call<typeof P.ChannelsParams, string[]>;
   'private/unsubscribe_all': Call<Empty, 'ok'>;

@@ -56,3 +56,17 @@ test('connections dropped during a reconnect are retried by one loop, not one lo
   await client.close();
   assert.equal(connections, FLAKY + 2, 'no loop left running after close');
 });
+
+test('a connect() that fails rejects and leaves no reconnect loop behind (the process can exit)', async () => {
+  const closed = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await new Promise<void>((resolve) => closed.once('listening', () => resolve()));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const client = new WsClient({ url: `ws://127.0.0.1:${port}`, reconnectDelayMs: 1 });
+  await assert.rejects(client.connect(), /ECONNREFUSED/);
+  // The socket's close follows its error within a turn or two of the event loop.
+  for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal((client as unknown as { reconnecting: boolean }).reconnecting, false);
+  assert.equal(client.connected, false);
+  await client.close();
+});

@@ -13,7 +13,7 @@ import WebSocket from 'ws';
 import { signWs } from '../src/api/auth/signature.ts';
 import { ApiError } from './errors.ts';
 import type { Credentials } from './http-client.ts';
-import type { AuthResult, ParamsOf, ResultOf, SubscriptionPush, WireErrorBody } from './types.ts';
+import type { AuthResult, MethodName, ParamsOf, ResultOf, SubscriptionPush, WireErrorBody } from './types.ts';
 
 export interface WsClientOptions {
   /** e.g. ws://127.0.0.1:8080/ws */
@@ -57,10 +57,14 @@ export class WsClient {
     return new Promise((resolve, reject) => {
       const socket = new WebSocket(this.options.url);
       this.socket = socket;
-      socket.on('open', () => resolve());
+      let opened = false;
+      socket.on('open', () => {
+        opened = true;
+        resolve();
+      });
       socket.on('error', (error) => reject(error));
       socket.on('message', (data) => this.onMessage(data.toString()));
-      socket.on('close', () => this.onClose(socket));
+      socket.on('close', () => this.onClose(socket, opened));
     });
   }
 
@@ -98,12 +102,16 @@ export class WsClient {
     else pending.resolve(message.result);
   }
 
-  private onClose(socket: WebSocket): void {
+  /**
+   * A connection that was open is reconnected; one that never opened is not: `connect()` already
+   * rejected, and a loop behind the caller's back would keep the process alive, retrying.
+   */
+  private onClose(socket: WebSocket, opened: boolean): void {
     if (this.socket !== socket) return;
     for (const pending of this.pending.values()) pending.reject(new Error('connection closed'));
     this.pending.clear();
     this.socket = null;
-    if (this.closedByUser || this.options.reconnect === false || this.reconnecting) return;
+    if (!opened || this.closedByUser || this.options.reconnect === false || this.reconnecting) return;
     this.reconnecting = true;
     void this.reconnectLoop().finally(() => {
       this.reconnecting = false;
@@ -130,7 +138,7 @@ export class WsClient {
     }
   }
 
-  call<M extends string>(method: M, params: ParamsOf<M> = {} as ParamsOf<M>): Promise<ResultOf<M>> {
+  call<M extends MethodName>(method: M, params: ParamsOf<M> = {} as ParamsOf<M>): Promise<ResultOf<M>> {
     const socket = this.socket;
     if (socket === null || socket.readyState !== WebSocket.OPEN)
       return Promise.reject(new Error('not connected'));

@@ -14,7 +14,7 @@ import { Type } from '@sinclair/typebox';
 import { VenueError } from '../domain/errors.ts';
 import { writeFileDurably } from '../store/durable-file.ts';
 import type { KeyStore } from './auth/key-store.ts';
-import { provisionAccount, toMinorUnits } from './bootstrap.ts';
+import { DEMO_DEPOSITS, provisionAccount, toMinorUnits } from './bootstrap.ts';
 import type { Gateway } from './gateway.ts';
 import { flatAnswer } from './http-routes.ts';
 import type { CommandPort, ReadPort } from './ports.ts';
@@ -51,6 +51,8 @@ const DepositBody = Type.Object(
 
 export interface AdminDeps {
   readonly commands: CommandPort;
+  /** The currencies instruments are filed under: a deposit names one of them (or a test-fund one). */
+  readonly reads: Pick<ReadPort, 'currencies'>;
   readonly keyStore: KeyStore;
   readonly adminToken: string;
 }
@@ -106,6 +108,18 @@ export function registerAdminRoutes(gateway: Gateway, deps: AdminDeps): void {
     DepositBody,
     async (body) => {
       const currency = body.currency.toUpperCase();
+      // As get_account_summary: a balance in a currency the venue does not hold would be a typo
+      // no API call can show.
+      const held = [...new Set([...deps.reads.currencies(), ...Object.keys(DEMO_DEPOSITS)])].sort();
+      if (!held.includes(currency)) {
+        throw new VenueError(
+          'invalid_params',
+          `unknown currency ${body.currency}; the venue holds ${held.join(', ')}`,
+          {
+            field: 'currency',
+          },
+        );
+      }
       const result = await deps.commands.submit({
         type: 'deposit',
         accountId: body.accountId,

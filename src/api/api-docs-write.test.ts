@@ -93,3 +93,24 @@ test('every flat /tt/ route documents its input: a request body schema on POST, 
   assert.equal(openapi.paths[`${base}/info`]?.get?.parameters?.[0]?.name, 'portfolioId');
   assert.equal(openapi.paths[`${base}/info`]?.get?.parameters?.[0]?.required, true);
 });
+
+test('the OpenAPI schemas are JSON Schema 2020-12: tuples are prefixItems, never draft-07 items arrays', () => {
+  const openapi = JSON.parse(renderApiDocs().openapi) as Record<string, unknown>;
+  const found: string[] = [];
+  let tuples = 0;
+  const walk = (node: unknown, path: string): void => {
+    if (Array.isArray(node)) {
+      node.forEach((child, index) => {
+        walk(child, `${path}[${index}]`);
+      });
+    }
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return;
+    const schema = node as Record<string, unknown>;
+    if (Array.isArray(schema.items) || 'additionalItems' in schema) found.push(path);
+    if (Array.isArray(schema.prefixItems)) tuples++;
+    for (const [key, child] of Object.entries(schema)) walk(child, `${path}.${key}`);
+  };
+  walk(openapi, '');
+  assert.deepEqual(found, []);
+  assert.ok(tuples >= 2, 'the order book levels are tuples');
+});

@@ -14,6 +14,22 @@ function plain(schema: TSchema): unknown {
   return JSON.parse(JSON.stringify(schema, (key, value) => (key === '$id' ? undefined : value)));
 }
 
+/**
+ * A schema in the JSON Schema 2020-12 dialect of OpenAPI 3.1: TypeBox writes tuples (a book level
+ * `[price, quantity]`) as draft-07 `items: [...]` with `additionalItems`, which 2020-12 spells
+ * `prefixItems` and `items: false`.
+ */
+function plain2020(schema: TSchema): unknown {
+  return JSON.parse(
+    JSON.stringify(schema, (key, value) => {
+      if (key === '$id') return undefined;
+      if (value === null || typeof value !== 'object' || !Array.isArray(value.items)) return value;
+      const { items, additionalItems, ...rest } = value as Record<string, unknown>;
+      return { ...rest, prefixItems: items, ...(additionalItems === false ? { items: false } : {}) };
+    }),
+  );
+}
+
 const ErrorObject = {
   type: 'object',
   required: ['code', 'message'],
@@ -51,7 +67,7 @@ export function buildOpenApi(
                 properties: {
                   rid: { type: 'integer' },
                   method: { const: method.name },
-                  params: plain(method.params),
+                  params: plain2020(method.params),
                 },
               },
             },
@@ -68,7 +84,7 @@ export function buildOpenApi(
                     {
                       type: 'object',
                       required: ['rid', 'result'],
-                      properties: { rid: { type: 'integer' }, result: plain(method.result) },
+                      properties: { rid: { type: 'integer' }, result: plain2020(method.result) },
                     },
                     {
                       type: 'object',
@@ -114,7 +130,7 @@ export function buildOpenApi(
     if (route.body)
       operation.requestBody = {
         required: true,
-        content: { 'application/json': { schema: plain(route.body) } },
+        content: { 'application/json': { schema: plain2020(route.body) } },
       };
     if (route.query) operation.parameters = queryParameters(route.query);
     paths[route.url] = { ...((paths[route.url] as object) ?? {}), [route.method.toLowerCase()]: operation };
@@ -142,7 +158,7 @@ function queryParameters(schema: TSchema): unknown[] {
     name,
     in: 'query',
     required: required.has(name),
-    schema: JSON.parse(JSON.stringify(property)),
+    schema: plain2020(property as TSchema),
   }));
 }
 

@@ -130,6 +130,7 @@ export class Dispatcher {
       context,
       method,
       started,
+      true,
     );
   }
 
@@ -147,6 +148,7 @@ export class Dispatcher {
       context,
       method,
       started,
+      false,
     );
   }
 
@@ -156,11 +158,14 @@ export class Dispatcher {
     context: DispatchContext,
     method: RegisteredMethod | undefined,
     started: number,
+    ok: boolean,
   ): DispatchOutcome {
     if (this.observe !== null) {
       const name = method === undefined ? 'unknown' : envelope.method;
       try {
-        this.observe(name, context.transport, outcome.httpStatus === 200, performance.now() - started);
+        // ok: answered with a result; an error answer is an error whatever its HTTP status (a
+        // refusal travels with 200).
+        this.observe(name, context.transport, ok, performance.now() - started);
       } catch (error) {
         this.onUnexpected(error, envelope.method);
       }

@@ -13,30 +13,70 @@
  * endpoints with the admin token from DATA_DIR; an account created while the server is down is
  * opened (unfunded) at the server's next start.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ADMIN_TOKEN_HEADER, loadAdminToken } from '../api/admin.ts';
+import { ADMIN_TOKEN_HEADER } from '../api/admin.ts';
 import { ROLES, type Role } from '../api/auth/key-store.ts';
 import { openKeyStore } from '../api/auth/open-key-store.ts';
 import { DEMO_DEPOSITS } from '../api/bootstrap.ts';
 import { loadConfig } from '../app/config.ts';
 
-const USAGE = `usage: cli <user:create|users|account:create|key:create|key:list|key:disable|deposit> ...
-  --url <server>   default http://127.0.0.1:$PORT`;
+export const USAGE = `usage: npm run cli -- <command> [options]
+  user:create <name>
+  users
+  account:create <userId> [label] [--fund]     opens it in the running service (--fund: test funds)
+  key:create <userId> [--roles trade,taker,maker] [--desk NAME] [--account ID]
+             [--rate-matching <perSecond>:<burst>] [--rate-non-matching <perSecond>:<burst>]
+  key:list [userId]
+  key:disable <apiKey>
+  deposit <accountId> <currency> <amount>      through the running service
+options: --url <service>  default http://127.0.0.1:$PORT;  -h, --help
+The key store is DATA_DIR/keys.db (DATA_DIR as for the service, default ./data).`;
 
+/** A mistake in the command line: the message (and usage) is printed, the exit code is 1. */
+class UsageError extends Error {}
+
+class Unreachable extends Error {
+  constructor(url: string, error: unknown) {
+    const reason = (error as { cause?: { code?: string; message?: string } }).cause;
+    const cause = reason?.code ?? reason?.message ?? (error as Error).message;
+    super(`cannot reach the service at ${url} (${cause}): is it running? (--url, or PORT)`);
+  }
+}
+
+/** Calls an admin endpoint of the running service; says so plainly when it cannot be reached. */
 async function admin(url: string, token: string, path: string, body: unknown): Promise<unknown> {
-  const response = await fetch(`${url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', [ADMIN_TOKEN_HEADER]: token },
-    body: JSON.stringify(body),
-  });
+  let response: Response;
+  try {
+    response = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [ADMIN_TOKEN_HEADER]: token },
+      body: JSON.stringify(body),
+    });
+  } catch (error) {
+    throw new Unreachable(url, error);
+  }
   const answer = (await response.json()) as { succ: boolean; code: number; message: string; value: unknown };
-  if (!answer.succ) throw new Error(`server refused: ${answer.code} ${answer.message}`);
+  if (!answer.succ) throw new Error(`the service refused: ${answer.code} ${answer.message}`);
   return answer.value;
+}
+
+/** The admin token the service wrote under DATA_DIR (read only: a missing one is not created). */
+function adminToken(dataDir: string): string {
+  const path = join(dataDir, 'admin.token');
+  if (!existsSync(path))
+    throw new UsageError(`no admin token at ${path}: start the service once with this DATA_DIR`);
+  return readFileSync(path, 'utf8').trim();
 }
 
 function integer(text: string | undefined, name: string): number {
   const value = Number(text);
-  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer`);
+  if (text === undefined || !Number.isSafeInteger(value) || value <= 0) {
+    throw new UsageError(
+      `${name} must be a positive integer, got ${text === undefined ? 'nothing' : `'${text}'`}`,
+    );
+  }
   return value;
 }
 
@@ -44,8 +84,15 @@ function integer(text: string | undefined, name: string): number {
 function bucket(text: string | undefined, name: string): { perSecond: number; burst: number } | undefined {
   if (text === undefined) return undefined;
   const match = /^(\d+(?:\.\d+)?):(\d+)$/.exec(text);
-  if (match === null) throw new Error(`${name} must look like <perSecond>:<burst>`);
-  return { perSecond: Number(match[1]), burst: Number(match[2]) };
+  const perSecond = Number(match?.[1]);
+  const burst = Number(match?.[2]);
+  // As the service's own limits (config): a positive rate and a burst of at least one request.
+  if (match === null || !(perSecond > 0) || !Number.isSafeInteger(burst) || burst < 1) {
+    throw new UsageError(
+      `${name} must be <perSecond>:<burst> with perSecond > 0 and burst >= 1, got '${text}'`,
+    );
+  }
+  return { perSecond, burst };
 }
 
 function rateOverrides(matching: string | undefined, nonMatching: string | undefined) {
@@ -55,35 +102,58 @@ function rateOverrides(matching: string | undefined, nonMatching: string | undef
   return { ...(m ? { matching: m } : {}), ...(n ? { nonMatching: n } : {}) };
 }
 
+const COMMANDS = new Set([
+  'user:create',
+  'users',
+  'account:create',
+  'key:create',
+  'key:list',
+  'key:disable',
+  'deposit',
+]);
+
 export async function runCli(
   argv: readonly string[],
   print: (line: string) => void = console.log,
 ): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      roles: { type: 'string' },
-      desk: { type: 'string' },
-      account: { type: 'string' },
-      fund: { type: 'boolean' },
-      url: { type: 'string' },
-      'rate-matching': { type: 'string' },
-      'rate-non-matching': { type: 'string' },
-    },
-  });
+  let parsed: ReturnType<typeof parseCli>;
+  try {
+    parsed = parseCli(argv);
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  const [command, ...args] = positionals;
+  if (values.help) {
+    print(USAGE);
+    return;
+  }
+  if (command === undefined) throw new UsageError(USAGE);
+  if (!COMMANDS.has(command)) throw new UsageError(`unknown command '${command}'\n${USAGE}`);
   const config = loadConfig();
   const url = values.url ?? `http://127.0.0.1:${config.port}`;
+  // A wrong DATA_DIR must not quietly start a second, empty key store (and admin token) that the
+  // service never reads: the CLI works only on the store the service created.
+  const keysFile = join(config.dataDir, 'keys.db');
+  if (!existsSync(keysFile)) {
+    throw new UsageError(
+      `no key store at ${keysFile}: set DATA_DIR to the service's data directory (the service creates the store at its first start)`,
+    );
+  }
   const store = openKeyStore(config);
   const now = Date.now();
-  const [command, ...args] = positionals;
   const out = (value: unknown) => print(JSON.stringify(value, null, 2));
   try {
     switch (command) {
-      case 'user:create':
-        if (!args[0]) throw new Error('user:create <name>');
-        out(store.createUser(args[0], now));
+      case 'user:create': {
+        const name = args[0];
+        if (!name) throw new UsageError('usage: user:create <name>');
+        if (store.listUsers().some((user) => user.name === name)) {
+          throw new UsageError(`a user named '${name}' already exists`);
+        }
+        out(store.createUser(name, now));
         return;
+      }
       case 'users':
         out(
           store
@@ -93,9 +163,10 @@ export async function runCli(
         return;
       case 'account:create': {
         const userId = integer(args[0], 'userId');
+        if (store.getUser(userId) === undefined) throw new UsageError(`user ${userId} does not exist`);
+        const token = adminToken(config.dataDir);
         const account = store.createAccount(userId, args[1] ?? 'account', now);
         out(account);
-        const token = loadAdminToken(config.dataDir);
         try {
           await admin(url, token, '/admin/accounts/provision', {
             accountId: account.id,
@@ -103,20 +174,31 @@ export async function runCli(
           });
           print(`opened account ${account.id} in the running server${values.fund ? ' with test funds' : ''}`);
         } catch (error) {
-          print(`account stored; the server will open it at its next start (${(error as Error).message})`);
+          if (!(error instanceof Unreachable)) {
+            throw new Error(
+              `account ${account.id} stored; the service will open it at its next start (${(error as Error).message})`,
+            );
+          }
+          print(
+            `account stored; the server will open it at its next start${values.fund ? ', unfunded: run deposit once it is up' : ''} (${error.message})`,
+          );
         }
         return;
       }
       case 'key:create': {
         const userId = integer(args[0], 'userId');
         const roles = (values.roles ?? 'trade').split(',').map((role) => role.trim()) as Role[];
-        for (const role of roles) if (!ROLES.includes(role)) throw new Error(`unknown role ${role}`);
+        for (const role of roles) {
+          if (!ROLES.includes(role)) {
+            throw new UsageError(`unknown role '${role}' in --roles (roles: ${ROLES.join(', ')})`);
+          }
+        }
         const key = store.createApiKey(
           {
             userId,
             roles,
             deskName: values.desk ?? null,
-            ...(values.account ? { defaultAccountId: integer(values.account, 'account') } : {}),
+            ...(values.account ? { defaultAccountId: integer(values.account, '--account') } : {}),
             rateLimits: rateOverrides(values['rate-matching'], values['rate-non-matching']),
           },
           now,
@@ -132,14 +214,16 @@ export async function runCli(
         out(store.listKeys(args[0] ? integer(args[0], 'userId') : undefined));
         return;
       case 'key:disable':
-        if (!args[0]) throw new Error('key:disable <apiKey>');
-        out({ disabled: store.disableKey(args[0]) });
+        if (!args[0]) throw new UsageError('usage: key:disable <apiKey>');
+        if (!store.disableKey(args[0])) throw new UsageError(`no API key '${args[0]}'`);
+        // The service keeps keys it has seen in a cache for up to 30 s (docs/decisions.md).
+        out({ disabled: true });
         return;
       case 'deposit': {
         const accountId = integer(args[0], 'accountId');
-        if (!args[1] || !args[2]) throw new Error('deposit <accountId> <currency> <amount>');
+        if (!args[1] || !args[2]) throw new UsageError('usage: deposit <accountId> <currency> <amount>');
         out(
-          await admin(url, loadAdminToken(config.dataDir), '/admin/deposit', {
+          await admin(url, adminToken(config.dataDir), '/admin/deposit', {
             accountId,
             currency: args[1],
             amount: args[2],
@@ -147,12 +231,27 @@ export async function runCli(
         );
         return;
       }
-      default:
-        print(USAGE);
     }
   } finally {
     store.close();
   }
+}
+
+function parseCli(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      roles: { type: 'string' },
+      desk: { type: 'string' },
+      account: { type: 'string' },
+      fund: { type: 'boolean' },
+      url: { type: 'string' },
+      'rate-matching': { type: 'string' },
+      'rate-non-matching': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
 }
 
 if (process.argv[1]?.endsWith('admin.ts')) {

@@ -24,8 +24,43 @@ import { loadConfig } from '../app/config.ts';
 const TERMINAL = new Set(['COMPLETED', 'CANCELLED', 'EXPIRED', 'FAILED']);
 const BAR_WIDTH = 24;
 
-const USAGE = `usage: portfolio <submit <file.json> [--no-follow] | watch <id> | info <id> | cancel <id>>
-  --url <server>  --key <apiKey> --secret <apiSecret> | --credentials <file> [--index N]  --interval <ms>`;
+export const USAGE = `usage: npm run portfolio -- <command> [options]
+  submit <file.json> [--no-follow]   submit the flat body of spec 2.1, then follow it live
+  watch <portfolioId>                follow a portfolio until it ends (exit 0 when COMPLETED, else 2)
+  info <portfolioId>                 print its info
+  cancel <portfolioId>               ask to cancel it
+options: --url <service> (default http://127.0.0.1:$PORT)
+  --key <apiKey> --secret <apiSecret> (or API_KEY/API_SECRET), or --credentials <file> [--index N]
+  (default DATA_DIR/credentials.json, entry 0);  --interval <ms> between info polls (>= 100,
+  default 1000);  -h, --help`;
+
+/** Polls faster than this would spend a key's request budget on progress bars. */
+const MIN_INTERVAL_MS = 100;
+
+/** A mistake in the command line: its message is printed and the exit code is 1. */
+class UsageError extends Error {}
+
+function portfolioIdOf(text: string): number {
+  const id = /^\d{1,16}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(id) || id <= 0) {
+    throw new UsageError(`portfolioId must be a positive integer, got '${text}'`);
+  }
+  return id;
+}
+
+function readJson(file: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${what} ${file}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new UsageError(`${what} ${file} is not JSON: ${(error as Error).message}`);
+  }
+}
 
 function bar(fraction: number): string {
   const filled = Math.max(0, Math.min(BAR_WIDTH, Math.round(fraction * BAR_WIDTH)));
@@ -60,33 +95,50 @@ function credentialsFrom(values: Record<string, string | boolean | undefined>) {
   const secret = (values.secret as string | undefined) ?? process.env.API_SECRET;
   if (key && secret) return { apiKey: key, apiSecret: secret };
   const file = (values.credentials as string | undefined) ?? join(loadConfig().dataDir, 'credentials.json');
-  const list = JSON.parse(readFileSync(file, 'utf8')) as { apiKey: string; apiSecret: string }[];
+  const list = readJson(file, 'credentials file') as { apiKey: string; apiSecret: string }[];
   const entry = list[Number(values.index ?? 0)];
   if (entry === undefined) throw new Error(`no credentials at index ${String(values.index ?? 0)} in ${file}`);
   return { apiKey: entry.apiKey, apiSecret: entry.apiSecret };
 }
 
+/**
+ * Prints the fills and events `trade-news` pushes for one portfolio. Subscribed before a submit,
+ * so a first slice that fills at once is shown too: pushes wait until the id is known.
+ */
+export async function followNews(
+  ws: Pick<WsClient, 'subscribe'>,
+  print: (line: string) => void,
+): Promise<(id: number) => void> {
+  let portfolioId: number | null = null;
+  const early: SubscriptionPush[] = [];
+  const show = (push: SubscriptionPush) => {
+    const data = push.data as {
+      type: string;
+      portfolioId: number;
+      instrument?: string;
+      quantity?: string;
+      price?: string | null;
+    };
+    if (data.portfolioId !== portfolioId) return;
+    if (data.type === 'ORDER_FILLED') print(`  fill ${data.instrument} ${data.quantity} @ ${data.price}`);
+    else if (data.type !== 'ORDER_PLACED') print(`  ${data.type}`);
+  };
+  await ws.subscribe(['trade-news'], (push) => {
+    if (portfolioId === null) early.push(push);
+    else show(push);
+  });
+  return (id) => {
+    portfolioId = id;
+    for (const push of early.splice(0)) show(push);
+  };
+}
+
 async function watch(
   http: HttpClient,
-  ws: WsClient | null,
   portfolioId: number,
   intervalMs: number,
   print: (line: string) => void,
 ): Promise<PortfolioInfoWire> {
-  if (ws !== null) {
-    await ws.subscribe(['trade-news'], (push: SubscriptionPush) => {
-      const data = push.data as {
-        type: string;
-        portfolioId: number;
-        instrument?: string;
-        quantity?: string;
-        price?: string | null;
-      };
-      if (data.portfolioId !== portfolioId) return;
-      if (data.type === 'ORDER_FILLED') print(`  fill ${data.instrument} ${data.quantity} @ ${data.price}`);
-      else if (data.type !== 'ORDER_PLACED') print(`  ${data.type}`);
-    });
-  }
   let last = '';
   for (;;) {
     const info = await http.flat<PortfolioInfoWire>(
@@ -105,7 +157,99 @@ export async function runPortfolioCli(
   argv: readonly string[],
   print: (line: string) => void = console.log,
 ): Promise<void> {
-  const { values, positionals } = parseArgs({
+  let parsed: ReturnType<typeof parsePortfolioCli>;
+  try {
+    parsed = parsePortfolioCli(argv);
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    print(USAGE);
+    return;
+  }
+  const [command, argument] = positionals;
+  if (command === undefined) throw new UsageError(USAGE);
+  if (!['submit', 'watch', 'info', 'cancel'].includes(command)) {
+    throw new UsageError(`unknown command '${command}'\n${USAGE}`);
+  }
+  if (argument === undefined) {
+    throw new UsageError(
+      `${command} needs ${command === 'submit' ? '<file.json>' : '<portfolioId>'}\n${USAGE}`,
+    );
+  }
+  const interval = values.interval === undefined ? 1000 : Number(values.interval);
+  if (!Number.isSafeInteger(interval) || interval < MIN_INTERVAL_MS) {
+    throw new UsageError(
+      `--interval must be a whole number of milliseconds >= ${MIN_INTERVAL_MS}, got '${values.interval}'`,
+    );
+  }
+  const body = command === 'submit' ? readJson(argument, 'portfolio file') : undefined;
+  const portfolioId = command === 'submit' ? 0 : portfolioIdOf(argument);
+  const url = values.url ?? `http://127.0.0.1:${loadConfig().port}`;
+  const credentials = credentialsFrom(values);
+  const http = new HttpClient({ baseUrl: url, credentials });
+  try {
+    switch (command) {
+      case 'submit':
+      case 'watch': {
+        const follow = command === 'watch' || !values['no-follow'];
+        const ws = follow ? new WsClient({ url: `${url.replace(/^http/, 'ws')}/ws`, credentials }) : null;
+        try {
+          let showNews: (id: number) => void = () => {};
+          if (ws !== null) {
+            await ws.connect();
+            await ws.auth();
+            showNews = await followNews(ws, print);
+          }
+          let id = portfolioId;
+          if (command === 'submit') {
+            ({ portfolioId: id } = await http.flat<{ portfolioId: number }>(
+              'POST',
+              `${PORTFOLIO_BASE_PATH}/submit`,
+              body,
+            ));
+            print(`submitted portfolio ${id}`);
+          }
+          if (ws === null) return;
+          showNews(id);
+          const info = await watch(http, id, interval, print);
+          process.exitCode = info.portfolioStatus === 'COMPLETED' ? 0 : 2;
+        } finally {
+          await ws?.close();
+        }
+        return;
+      }
+      case 'info':
+        print(
+          JSON.stringify(
+            await http.flat('GET', `${PORTFOLIO_BASE_PATH}/info?portfolioId=${portfolioId}`),
+            null,
+            2,
+          ),
+        );
+        return;
+      case 'cancel':
+        await http.flat('POST', `${PORTFOLIO_BASE_PATH}/cancel`, { portfolioId });
+        print(`cancel requested for portfolio ${portfolioId}`);
+        return;
+    }
+  } catch (error) {
+    throw unreachable(error, url);
+  }
+}
+
+/** A connection failure as a sentence naming the service's address; other errors as they are. */
+function unreachable(error: unknown, url: string): unknown {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const refused = (error as { code?: string }).code === 'ECONNREFUSED';
+  if (!refused && !(error instanceof TypeError && error.message === 'fetch failed')) return error;
+  const reason = cause?.code ?? cause?.message ?? (error as { code?: string }).code;
+  return new Error(`cannot reach the service at ${url} (${reason}): is it running? (--url, or PORT)`);
+}
+
+function parsePortfolioCli(argv: readonly string[]) {
+  return parseArgs({
     args: [...argv],
     allowPositionals: true,
     options: {
@@ -116,59 +260,9 @@ export async function runPortfolioCli(
       index: { type: 'string' },
       interval: { type: 'string' },
       'no-follow': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
-  const [command, argument] = positionals;
-  if (command === undefined || argument === undefined) {
-    print(USAGE);
-    return;
-  }
-  const url = (values.url as string | undefined) ?? `http://127.0.0.1:${loadConfig().port}`;
-  const credentials = credentialsFrom(values);
-  const http = new HttpClient({ baseUrl: url, credentials });
-  const interval = Number(values.interval ?? 1000);
-  const follow = async (portfolioId: number) => {
-    const ws = new WsClient({ url: `${url.replace(/^http/, 'ws')}/ws`, credentials });
-    try {
-      await ws.connect();
-      await ws.auth();
-      const info = await watch(http, ws, portfolioId, interval, print);
-      process.exitCode = info.portfolioStatus === 'COMPLETED' ? 0 : 2;
-    } finally {
-      await ws.close();
-    }
-  };
-  switch (command) {
-    case 'submit': {
-      const body = JSON.parse(readFileSync(argument, 'utf8')) as unknown;
-      const { portfolioId } = await http.flat<{ portfolioId: number }>(
-        'POST',
-        `${PORTFOLIO_BASE_PATH}/submit`,
-        body,
-      );
-      print(`submitted portfolio ${portfolioId}`);
-      if (!values['no-follow']) await follow(portfolioId);
-      return;
-    }
-    case 'watch':
-      await follow(Number(argument));
-      return;
-    case 'info':
-      print(
-        JSON.stringify(
-          await http.flat('GET', `${PORTFOLIO_BASE_PATH}/info?portfolioId=${Number(argument)}`),
-          null,
-          2,
-        ),
-      );
-      return;
-    case 'cancel':
-      await http.flat('POST', `${PORTFOLIO_BASE_PATH}/cancel`, { portfolioId: Number(argument) });
-      print(`cancel requested for portfolio ${argument}`);
-      return;
-    default:
-      print(USAGE);
-  }
 }
 
 if (process.argv[1]?.endsWith('portfolio.ts')) {

@@ -1,8 +1,12 @@
 /** The operator CLI against a running server: users, accounts (opened and funded), keys, deposits. */
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { HttpClient } from '../../sdk/http-client.ts';
-import { runCli } from '../../src/cli/admin.ts';
+import { runCli, USAGE } from '../../src/cli/admin.ts';
 import { FakeVenue } from '../support/fake-venue.ts';
 import { startHarness } from '../support/gateway-harness.ts';
 
@@ -59,6 +63,88 @@ test('cli creates a user, a funded account and a key that trades; deposits go th
     process.env.DATA_DIR = saved.DATA_DIR;
     if (saved.SECRET_ENCRYPTION_KEY !== undefined)
       process.env.SECRET_ENCRYPTION_KEY = saved.SECRET_ENCRYPTION_KEY;
+    await harness.close();
+  }
+});
+
+test('cli mistakes: usage on --help, errors that name the argument, no store created in a wrong DATA_DIR', async () => {
+  const venue = new FakeVenue();
+  const harness = await startHarness({ venue, fileKeyStore: true });
+  const saved = { DATA_DIR: process.env.DATA_DIR, SECRET_ENCRYPTION_KEY: process.env.SECRET_ENCRYPTION_KEY };
+  process.env.DATA_DIR = harness.dataDir;
+  delete process.env.SECRET_ENCRYPTION_KEY;
+  const lines: string[] = [];
+  const cli = async (...args: string[]) => {
+    lines.length = 0;
+    await runCli(args, (line) => lines.push(line));
+    return lines.join('\n');
+  };
+  const at = ['--url', harness.baseUrl];
+  const refused = (pattern: RegExp, ...args: string[]) =>
+    assert.rejects(cli(...args), (error: Error) => {
+      assert.match(error.message, pattern);
+      return true;
+    });
+  const wrongDir = mkdtempSync(join(tmpdir(), 'cli-wrong-'));
+  try {
+    assert.equal(await cli('--help'), USAGE);
+    assert.equal(await cli('-h'), USAGE);
+    await refused(/^usage:/, ...[]);
+    await refused(/unknown command 'bogus'[\s\S]*usage:/, 'bogus');
+    await refused(/Unknown option '--nope'[\s\S]*usage:/, 'users', '--nope');
+    await refused(/a user named 'taker' already exists/, 'user:create', 'taker');
+    await refused(/userId must be a positive integer, got 'abc'/, 'account:create', 'abc');
+    await refused(/user 999 does not exist/, 'account:create', '999', ...at);
+    await refused(
+      /unknown role 'bogus' in --roles \(roles: trade, taker, maker\)/,
+      'key:create',
+      '1',
+      '--roles',
+      'trade,bogus',
+    );
+    await refused(
+      /--rate-matching must be <perSecond>:<burst> with perSecond > 0 and burst >= 1, got '0:0'/,
+      'key:create',
+      '1',
+      '--rate-matching',
+      '0:0',
+    );
+    await refused(/no API key 'k_missing'/, 'key:disable', 'k_missing');
+    await refused(/unknown currency XYZ; the venue holds .*BTC/, 'deposit', '1', 'XYZ', '1', ...at);
+    const closedPort = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    const unreachable = ['--url', `http://127.0.0.1:${closedPort}`];
+    await refused(
+      /cannot reach the service at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\): is it running\?/,
+      'deposit',
+      '1',
+      'BTC',
+      '1',
+      ...unreachable,
+    );
+    const user = JSON.parse(await cli('user:create', 'offline-user')) as { id: number };
+    assert.match(
+      await cli('account:create', String(user.id), 'main', '--fund', ...unreachable),
+      /account stored; the server will open it at its next start, unfunded: run deposit once it is up \(cannot reach/,
+    );
+    // A DATA_DIR the service never used: refused, and nothing is created there.
+    process.env.DATA_DIR = join(wrongDir, 'data');
+    await refused(
+      /no key store at .*keys\.db: set DATA_DIR to the service's data directory/,
+      'user:create',
+      'x',
+    );
+    assert.equal(existsSync(process.env.DATA_DIR), false);
+    assert.deepEqual(readdirSync(wrongDir), []);
+  } finally {
+    process.env.DATA_DIR = saved.DATA_DIR;
+    if (saved.SECRET_ENCRYPTION_KEY !== undefined)
+      process.env.SECRET_ENCRYPTION_KEY = saved.SECRET_ENCRYPTION_KEY;
+    rmSync(wrongDir, { recursive: true, force: true });
     await harness.close();
   }
 });

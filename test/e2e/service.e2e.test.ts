@@ -4,6 +4,7 @@
  * data directory must give back the same state (hash) and every acknowledged order.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { METHOD_NAMES } from '../../sdk/types.ts';
 import type { WsClient } from '../../sdk/ws-client.ts';
@@ -288,10 +289,22 @@ describe('the assembled service', () => {
       'unregistered names never become labels',
     );
     assert.ok(!body.includes('no_such_method'));
+    // The portfolio routes (earlier tests submitted and read one) are counted by path, and a
+    // refused envelope (HTTP 200 or not) is timed as an error.
+    assert.ok(sample('venue_requests_total{method="/tt/core-broker/openapi/portfolios/submit"}') >= 1);
+    assert.ok(sample('venue_requests_total{method="/tt/core-broker/openapi/portfolios/info"}') >= 1);
+    assert.ok(sample('venue_request_seconds_count{transport="http",outcome="error"}') >= 1);
     assert.ok(sample('venue_journal_entries_total') > 0);
     assert.equal(sample('venue_sequence'), running.service.core.sequence);
     assert.ok(sample('venue_market_turn_seconds_count') > 0);
     assert.match(body, /^nodejs_gc_duration_seconds_count\{kind="minor"\} /m);
+  });
+
+  test('the served API documents are the ones npm run docs:api writes under docs/api', async () => {
+    for (const name of ['openapi', 'asyncapi']) {
+      const served = (await (await fetch(`${running.baseUrl}/docs/${name}.json`)).json()) as unknown;
+      assert.deepEqual(served, JSON.parse(readFileSync(`docs/api/${name}.json`, 'utf8')), name);
+    }
   });
 
   test('a graceful restart rebuilds the same state and keeps every acknowledged order', async () => {

@@ -55,16 +55,17 @@ export async function startHarness(
     ? openKeyStore(config)
     : new SqliteKeyStore(':memory:', SecretBox.fromText('33'.repeat(32)));
   const credentials = (await bootstrapDemo({ keyStore, commands: venue, dataDir }))!;
+  const reads = venue.reads ?? (venue as unknown as ReadPort);
   const gateway = createGateway({
     config,
     commands: venue,
-    reads: venue.reads ?? (venue as unknown as ReadPort),
+    reads,
     history: venue.history,
     events: venue,
     keyStore,
     clock: options.clock ?? new SystemClock(),
   });
-  registerAdminRoutes(gateway, { commands: venue, keyStore, adminToken: loadAdminToken(dataDir) });
+  registerAdminRoutes(gateway, { commands: venue, reads, keyStore, adminToken: loadAdminToken(dataDir) });
   const { port } = await gateway.listen();
   const baseUrl = `http://127.0.0.1:${port}`;
   const wsUrl = `ws://127.0.0.1:${port}/ws`;
