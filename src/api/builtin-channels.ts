@@ -2,11 +2,12 @@
  * The gateway's own channel families: `user.orders.{kind}.{currency}`,
  * `user.trades.{kind}.{currency}` (the key's default account), `book.{instrument}` and
  * `ticker.{instrument}` (public). Kind: future, option, spot, future_combo, option_combo, combo,
- * any; currency: one the venue lists instruments in (any case), or any. Book and ticker pushes
- * are full snapshots, at most one per instrument per committed command, and only when what they
- * show changed (the timestamp aside). The ticker also follows the prices: index, mark, IVs and
- * greeks move with `update_prices`, which has no events, so the subscribed tickers are re-read
- * after every batch without events and at least once a second.
+ * any; currency: one the venue files instruments under (any case; base or settlement currency,
+ * so `USDC` carries the BTC_USDC products and `BTC` them too, src/domain/currency.ts), or any.
+ * Book and ticker pushes are full snapshots, at most one per instrument per committed command,
+ * and only when what they show changed (the timestamp aside). The ticker also follows the prices:
+ * index, mark, IVs and greeks move with `update_prices`, which has no events, so the subscribed
+ * tickers are re-read after every batch without events and at least once a second.
  */
 import { Type } from '@sinclair/typebox';
 import type { OrderView, TradeView } from '../core/events.ts';
@@ -78,7 +79,8 @@ function userChannel(
       function names(instrument: Instrument): string[] {
         const out: string[] = [];
         for (const kind of kindsOf(instrument)) {
-          out.push(`${prefix}.${kind}.${instrument.currency}`, `${prefix}.${kind}.any`);
+          for (const currency of instrument.currencies) out.push(`${prefix}.${kind}.${currency}`);
+          out.push(`${prefix}.${kind}.any`);
         }
         return out;
       }

@@ -105,7 +105,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const limiter = new RateLimiter(config.rateLimits, () => clock.now());
   const observe = metrics === undefined ? null : metrics.request;
   const dispatcher = new Dispatcher(methods, limiter, now, onUnexpected, observe);
-  const routeDeps: HttpRouteDeps = { dispatcher, authenticator, limiter, onUnexpected };
+  const routeDeps: HttpRouteDeps = { dispatcher, authenticator, limiter, onUnexpected, observe };
   const flatRoutes: FlatRouteDefinition[] = [];
 
   const methodDeps = {
@@ -120,7 +120,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   registerBuiltinChannels(channels, reads);
 
   installRawJsonParser(fastify, config.http.bodyLimitBytes);
-  installErrorHandlers(fastify, onUnexpected);
+  installErrorHandlers(fastify, onUnexpected, config.http.bodyLimitBytes);
   registerEnvelopeRoute(fastify, routeDeps);
 
   const openApi = () => buildOpenApi(methods, flatRoutes, API_VERSION);
@@ -146,7 +146,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   }
 
   const ws = new WsGateway(
-    { dispatcher, channels, fanout, commands, clock, onUnexpected },
+    { dispatcher, channels, fanout, commands, reads, clock, onUnexpected },
     {
       maxMessageBytes: config.http.wsMaxMessageBytes,
       maxConnections: config.http.wsMaxConnections,

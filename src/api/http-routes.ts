@@ -23,6 +23,7 @@ import {
   type DispatchOutcome,
   type Envelope,
   parseEnvelope,
+  type RequestObserver,
   salvageRid,
 } from './dispatcher.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -104,6 +105,8 @@ export interface HttpRouteDeps {
   readonly authenticator: Authenticator;
   readonly limiter: RateLimiter;
   readonly onUnexpected: (error: unknown) => void;
+  /** Metrics of the flat routes (the envelope route's go through the dispatcher), labelled by path. */
+  readonly observe?: RequestObserver | null;
 }
 
 /** Bodies are kept as the raw text (it is signed); spec §5 names `Content-Type: application/json`. */
@@ -114,10 +117,18 @@ export function installRawJsonParser(app: FastifyInstance, bodyLimit: number): v
   );
 }
 
-export function installErrorHandlers(app: FastifyInstance, onUnexpected: (error: unknown) => void): void {
+export function installErrorHandlers(
+  app: FastifyInstance,
+  onUnexpected: (error: unknown) => void,
+  bodyLimitBytes: number,
+): void {
   app.setErrorHandler((error: { code?: string; statusCode?: number }, request, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      const mapped = mapError(new VenueError('request_too_large'), onUnexpected);
+      const tooLarge = new VenueError('request_too_large', undefined, {
+        field: 'body',
+        maxBytes: bodyLimitBytes,
+      });
+      const mapped = mapError(tooLarge, onUnexpected);
       return sendUnrouted(app, request.url, reply, mapped.httpStatus, mapped.error);
     }
     if (
@@ -287,6 +298,8 @@ export function registerFlatRoute(
         const stored = await auth.answer;
         return send(reply, stored.status, stored.body);
       }
+      const started = deps.observe ? performance.now() : 0;
+      let ok = false;
       let status = 200;
       let body: string;
       try {
@@ -303,12 +316,18 @@ export function registerFlatRoute(
         const query = { ...(request.query as Record<string, unknown>) };
         validateQuery?.(query);
         body = flatAnswer(await route.handler({ body: parsed, query, principal: auth.principal }));
+        ok = true;
       } catch (error) {
         const mapped = mapError(error, onUnexpected);
         status = mapped.httpStatus;
         body = flatFailure(mapped.error);
       }
       auth.settle({ status, body });
+      try {
+        deps.observe?.(route.url, 'http', ok, performance.now() - started);
+      } catch (error) {
+        onUnexpected(error);
+      }
       return send(reply, status, body);
     },
   });

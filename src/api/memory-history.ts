@@ -6,10 +6,12 @@
  *   `includeUnfilled` is set. Open orders without fills are not history.
  * - Recent (historical=false): updated within 30 min (orders) / 24 h (trades). Historical:
  *   at least 1 s old; older than 2 days only with includeOld.
+ * - `currency` finds the base coin and the quote of a linear or spot pair (src/domain/currency.ts).
  * - Newest first by (last change, id); the continuation token `<time>:<id>` names the last record
  *   returned and is null when nothing follows. A bad token or count is a RangeError.
  */
 import type { OrderView, TradeView } from '../core/events.ts';
+import { pairQuoteCurrency } from '../domain/currency.ts';
 import type {
   CommittedBatch,
   HistoryPort,
@@ -30,6 +32,11 @@ function kindMatches(filter: string | undefined, kind: string | undefined): bool
   if (filter === undefined || filter === 'any') return true;
   if (filter === 'combo') return kind === 'future_combo' || kind === 'option_combo';
   return filter === kind;
+}
+
+/** As the read store files rows: under the base coin and a linear or spot pair's quote. */
+function filedUnder(currency: string, view: { instrumentName: string; currency: string }): boolean {
+  return view.currency === currency || pairQuoteCurrency(view.instrumentName) === currency;
 }
 
 function inWindow(
@@ -93,7 +100,7 @@ export class MemoryHistory implements HistoryPort {
     const n = count(q.count, 20);
     const offset = q.offset ?? 0;
     const candidates = [...this.orders.values()].filter((order) => {
-      if (order.accountId !== q.accountId || order.currency !== q.currency) return false;
+      if (order.accountId !== q.accountId || !filedUnder(q.currency, order)) return false;
       if (!kindMatches(q.kind, this.kindOf(order.instrumentName))) return false;
       const open = order.orderState === 'open' || order.orderState === 'untriggered';
       if (order.filledAmount === 0 && (open || !q.includeUnfilled)) return false;
@@ -119,7 +126,7 @@ export class MemoryHistory implements HistoryPort {
       if (trade.taker.accountId === q.accountId) sides.push({ trade, liquidity: 'T' });
       if (trade.maker.accountId === q.accountId) sides.push({ trade, liquidity: 'M' });
       return sides.filter(({ trade: t }) => {
-        if (q.currency !== undefined && t.currency !== q.currency) return false;
+        if (q.currency !== undefined && !filedUnder(q.currency, t)) return false;
         if (q.instrumentName !== undefined && t.instrumentName !== q.instrumentName) return false;
         if (!kindMatches(q.kind, this.kindOf(t.instrumentName))) return false;
         if (q.startTimestamp !== undefined && t.timestamp < q.startTimestamp) return false;

@@ -38,6 +38,7 @@ export interface CommandPort {
 
 export interface OrderFilter {
   readonly instrumentName?: string;
+  /** A currency the instrument is filed under (`Instrument.filedUnder`). */
   readonly currency?: string;
   /** An InstrumentKind, or 'any'/undefined for all kinds. */
   readonly kind?: string;
@@ -91,9 +92,9 @@ export interface TickerView {
     readonly theta: number;
     readonly rho: number;
   } | null;
-  /** Lots. */
+  /** Lots of open long positions (src/engine/trade-stats.ts); absent for spot. */
   readonly openInterest?: number;
-  /** 24h stats: lots traded, high/low ticks. */
+  /** 24h stats: lots traded, high/low ticks (null without a trade in the window). */
   readonly volume24h?: number;
   readonly high24h?: number | null;
   readonly low24h?: number | null;
@@ -110,7 +111,10 @@ export interface ReadPort {
   accountSummary(accountId: number, currency: string): AccountSummaryView | undefined;
   orderBook(instrumentName: string, depth: number): OrderBookView | undefined;
   ticker(instrumentName: string): TickerView | undefined;
-  /** Currencies with at least one instrument (for `any` expansions and validation). */
+  /**
+   * The currencies instruments are filed under (base and settlement currencies, see
+   * src/domain/currency.ts), sorted: the names `currency` filters take.
+   */
   currencies(): readonly string[];
 }
 

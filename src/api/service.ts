@@ -45,7 +45,7 @@ export async function createGatewayService(options: GatewayServiceOptions): Prom
   const demoCredentials = await bootstrapDemo({ keyStore, commands, reads, dataDir: config.dataDir });
   await provisionMissingAccounts(keyStore, commands, reads);
   const gateway = createGateway({ config, commands, reads, history, events, keyStore, clock });
-  registerAdminRoutes(gateway, { commands, keyStore, adminToken: loadAdminToken(config.dataDir) });
+  registerAdminRoutes(gateway, { commands, reads, keyStore, adminToken: loadAdminToken(config.dataDir) });
   return {
     gateway,
     keyStore,

@@ -5,9 +5,11 @@
  *
  * Mapping notes: initialMargin = position margin + order margin, maintenanceMargin = position
  * margin; the ticker's IVs and underlying come from `tickerExtras` when the market is wired; an
- * expired instrument's ticker shows its settlement price as the mark.
+ * expired instrument's ticker shows its settlement price as the mark; open interest and the 24 h
+ * stats come from the engine (`tradeStats`), and spot has no open interest.
  */
 import type { OrderView, PositionView } from '../core/events.ts';
+import { venueCurrencies } from '../domain/currency.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type { AccountSummaryView, OrderBookView, OrderFilter, ReadPort, TickerView } from './ports.ts';
 
@@ -40,6 +42,13 @@ export interface VenueQueries {
   } | null;
   instrument(name: string): VenueInstrumentInfo | null;
   instruments(): VenueInstrumentInfo[];
+  /** 24 h volume (lots), high and low (ticks) and open interest (lots; null for spot). */
+  tradeStats?(instrumentName: string): {
+    readonly volume: number;
+    readonly high: number | null;
+    readonly low: number | null;
+    readonly openInterest: number | null;
+  } | null;
 }
 
 export interface VenueInstrumentInfo {
@@ -53,7 +62,7 @@ export interface VenueInstrumentInfo {
 }
 
 export interface VenueReadPortOptions {
-  /** IVs, underlying, open interest, 24h stats from the market layer, when wired. */
+  /** IVs, greeks and underlying from the market layer, when wired. */
   readonly tickerExtras?: (instrumentName: string) => Partial<TickerView> | undefined;
 }
 
@@ -105,6 +114,7 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
       if (entry === undefined || book === null) return undefined;
       const bid = book.bids[0];
       const ask = book.asks[0];
+      const stats = venue.tradeStats?.(instrumentName) ?? null;
       return {
         instrumentName,
         timestamp: venue.now,
@@ -117,9 +127,17 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
         // An expired instrument is worth its settlement price; its last mark is stale.
         markPrice: entry.status === 'expired' ? (entry.settlementPrice ?? entry.markPrice) : entry.markPrice,
         indexPrice: entry.indexPrice,
+        ...(stats === null
+          ? {}
+          : {
+              ...(stats.openInterest === null ? {} : { openInterest: stats.openInterest }),
+              volume24h: stats.volume,
+              high24h: stats.high,
+              low24h: stats.low,
+            }),
         ...options.tickerExtras?.(instrumentName),
       };
     },
-    currencies: () => [...new Set(venue.instruments().map((entry) => entry.instrument.currency))].sort(),
+    currencies: () => venueCurrencies(venue.instruments().map((entry) => entry.instrument.spec)),
   };
 }

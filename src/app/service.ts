@@ -91,9 +91,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const log = options.logger ?? pino({ level: config.logLevel });
   // Before anything is read or written: a second service on this directory is refused here.
   const dataDirLock = lockDataDir(config.dataDir);
+  const natsJournal =
+    config.journalUrl === null
+      ? null
+      : { servers: config.journalUrl, stream: config.journalStream, replicas: config.journalReplicas };
   const storage = await openStores<MachineCommand>({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
+    natsJournal,
     projections: subMachineProjections(),
     onReadStoreError: (error) => log.error({ err: error }, 'read store'),
   });
@@ -162,6 +167,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         settings: {
           dataDir: config.dataDir,
           databaseUrl: config.databaseUrl,
+          natsJournal,
           startSeq: report.lastSeq,
           policy: snapshotPolicy,
           writesReadStore: replicaWritesReads,
@@ -240,7 +246,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     );
   }
   registerDesks(gateway, core, keyStore);
-  registerAdminRoutes(gateway, { commands: core, keyStore, adminToken: loadAdminToken(config.dataDir) });
+  registerAdminRoutes(gateway, {
+    commands: core,
+    reads: core,
+    keyStore,
+    adminToken: loadAdminToken(config.dataDir),
+  });
 
   // A recovered venue continues from its last index levels and keeps its listed instruments.
   const venue = core.machine.venue;
@@ -277,7 +288,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     log.info({ path: join(config.dataDir, 'credentials.json') }, 'demo credentials written');
   }
   const address = await gateway.listen();
-  log.info({ ...address, storage: storage.backend, simulator: config.simulator }, 'listening');
+  log.info(
+    { ...address, storage: storage.backend, journal: storage.journalBackend, simulator: config.simulator },
+    'listening',
+  );
 
   let closing: Promise<void> | null = null;
   const close = () => {

@@ -199,11 +199,21 @@ export interface CancelAll extends CommandStamp {
   readonly type: 'cancel_all';
   readonly accountId: number;
   readonly instrumentName?: string | null;
+  /**
+   * A currency the order's instrument is filed under (`Instrument.filedUnder`: its base or its
+   * settlement currency, so USDC finds the BTC_USDC products). Builds before USDC filters were
+   * taken matched the base currency only; no instrument of theirs differs under BTC or ETH.
+   */
   readonly currency?: string | null;
   /** InstrumentKind; 'any' or null = all kinds. */
   readonly kind?: string | null;
   readonly label?: string | null;
   readonly owner?: string | null;
+  /**
+   * Only these orders and the orders they made (a triggered stop's order, an OTO's secondaries):
+   * a WebSocket's cancel-on-disconnect cancels the orders that connection placed. Absent = all.
+   */
+  readonly orderIds?: readonly string[] | null;
   /** Default `user_request`; algorithms and the gateway may pass e.g. `cancel_on_disconnect`. */
   readonly cancelReason?: 'user_request' | 'cancel_on_disconnect' | 'risk_mitigation' | 'mmp_trigger';
 }

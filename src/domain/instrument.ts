@@ -9,6 +9,7 @@
  * 0.005 BTC, 0.0005 above). Prices are still counted in the finest tick; `isOnTick` checks the
  * coarser step where it applies.
  */
+import { instrumentCurrencies } from './currency.ts';
 import { DecimalGrid, parseDecimal, type ScaledDecimal, toScale } from './decimal.ts';
 import { VenueError } from './errors.ts';
 
@@ -62,6 +63,11 @@ export interface InstrumentSpec {
 export class Instrument {
   readonly priceGrid: DecimalGrid;
   readonly amountGrid: DecimalGrid;
+  /**
+   * The currencies the `currency` filters file this instrument under (./currency.ts): the base
+   * currency, then the settlement currency when it differs (USDC for `BTC_USDC` products).
+   */
+  readonly currencies: readonly string[];
   /** Per coarse-tick step: [price in finest ticks above which it applies, multiple of finest tick]. */
   private readonly tickSteps: ReadonlyArray<readonly [number, number]>;
   private readonly contractSize: ScaledDecimal;
@@ -74,6 +80,7 @@ export class Instrument {
   ) {
     this.priceGrid = new DecimalGrid(spec.tickSize);
     this.amountGrid = new DecimalGrid(spec.minTradeAmount);
+    this.currencies = instrumentCurrencies(spec);
     this.tickSteps = spec.tickSizeSteps.map((step) => {
       const above = this.priceGrid.parse(step.abovePrice, 'tickSizeSteps.abovePrice');
       const multiple = this.priceGrid.parse(step.tickSize, 'tickSizeSteps.tickSize');
@@ -101,9 +108,14 @@ export class Instrument {
   get isInverse(): boolean {
     return this.spec.marginKind === 'inverse';
   }
-  /** The currency used by order-history `currency` filters (Deribit: the base currency). */
+  /** The base currency: trade ids, index and MMP groups go by it. Filters use `filedUnder`. */
   get currency(): Currency {
     return this.spec.baseCurrency;
+  }
+
+  /** True when a `currency` filter (an upper-case symbol) finds this instrument. */
+  filedUnder(currency: Currency): boolean {
+    return this.currencies.includes(currency);
   }
 
   /** True when a price (finest ticks) sits on the tick that applies at its level. */
@@ -236,6 +248,18 @@ export interface ParsedInstrumentName {
   readonly expiration: number | null;
   readonly strike: string | null;
   readonly optionType: OptionType | null;
+}
+
+/**
+ * The kind of a combo from its name alone (`BTC-FS-27DEC26_PERP` → future_combo, `BTC-CS-…`,
+ * `BTC_USDC-PS-…`, `ETH-STRD-…` → option_combo); null for any other name. The read store files
+ * rows by name, and combo names are not single-instrument names (market/combos.ts parses them
+ * fully; its test checks the two agree).
+ */
+export function comboKindOfName(name: string): 'future_combo' | 'option_combo' | null {
+  const match = /^[A-Z0-9]+(?:_USDC)?-(FS|CS|PS|STRD)-/.exec(name);
+  if (match === null) return null;
+  return match[1] === 'FS' ? 'future_combo' : 'option_combo';
 }
 
 /**

@@ -21,7 +21,7 @@ import { makeIceberg, validateIceberg } from './iceberg.ts';
 import { placeLinked, reactLinked, validateLinked } from './linked-orders.ts';
 import { clipReduceOnly } from './matching.ts';
 import { mmpRefusal, reactMmp } from './mmp.ts';
-import { FLAG_HIDDEN, FLAG_ICEBERG, type Order } from './order.ts';
+import { FLAG_HIDDEN, FLAG_ICEBERG, madeByAny, type Order } from './order.ts';
 import { refusal, type VenueState } from './state.ts';
 import { editOrder, placeOrder } from './trading.ts';
 import {
@@ -195,13 +195,18 @@ export function cancelWaiting(state: VenueState, command: CancelOrder): CommandR
 }
 
 /** Cancels the waiting orders a cancel_all matches (after the engine cancelled resting ones). */
-export function cancelAllWaiting(state: VenueState, command: CancelAll): ReturnType<Order['toView']>[] {
+export function cancelAllWaiting(
+  state: VenueState,
+  command: CancelAll,
+  ids: ReadonlySet<string> | null,
+): ReturnType<Order['toView']>[] {
   const matches: Order[] = [];
   for (const order of waitingOrders(state)) {
     if (order.accountId !== command.accountId) continue;
+    if (ids !== null && !madeByAny(order, ids)) continue;
     const instrument = state.instrumentList[order.instrumentId]!.instrument;
     if (command.instrumentName != null && instrument.name !== command.instrumentName) continue;
-    if (command.currency != null && order.currency !== command.currency) continue;
+    if (command.currency != null && !instrument.filedUnder(command.currency)) continue;
     if (command.kind != null && command.kind !== 'any' && command.kind !== instrument.kind) continue;
     if (command.label != null && order.label !== command.label) continue;
     if (command.owner != null && order.owner !== command.owner) continue;

@@ -23,6 +23,16 @@ describe('accounts', () => {
     assert.equal(h.run({ type: 'create_account', accountId: 7 }).ok, false);
     assert.equal(h.run({ type: 'deposit', accountId: 8, currency: 'BTC', amount: 1 }).ok, false);
   });
+
+  test('reading the summary of a currency the account holds nothing in changes no state', () => {
+    const h = new Harness();
+    h.account(7, { BTC: 500 });
+    const before = h.venue.stateHash();
+    assert.equal(h.venue.accountSummary(7, 'USDC')!.balance, 0);
+    assert.deepEqual(h.venue.account(7)!.currencies, ['BTC']);
+    // The live core must stay equal to a replay of the journal, which never ran the read.
+    assert.equal(h.venue.stateHash(), before);
+  });
 });
 
 describe('cash flows per instrument kind', () => {

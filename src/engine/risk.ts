@@ -19,7 +19,7 @@
  * refused (price_too_high / price_too_low with the limit); market orders are bounded by it.
  */
 import type { Side } from '../core/types.ts';
-import type { Account, Ledger, Position } from './accounts.ts';
+import { type Account, Ledger, type Position } from './accounts.ts';
 import type { InstrumentState, VenueState } from './state.ts';
 
 export interface PriceBand {
@@ -129,8 +129,9 @@ export interface FundsView {
   readonly availableFunds: number;
 }
 
+/** A read: a currency the account holds no ledger in reads as zero and opens none in the state. */
 export function funds(state: VenueState, account: Account, currency: string): FundsView {
-  const ledger = account.ledger(currency);
+  const ledger = account.ledgers.get(currency) ?? new Ledger(currency);
   valuePositions(state, account, ledger);
   const equity = ledger.balance + ledger.cachedPositionValue;
   return {

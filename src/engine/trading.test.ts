@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CommandResult } from '../core/events.ts';
-import { Harness, perpetualSpec } from './testkit.ts';
+import { Harness, linearPerpetualSpec, perpetualSpec } from './testkit.ts';
 import { sessionEnd } from './trading.ts';
 
 function venue(config = {}): Harness {
@@ -387,6 +387,37 @@ describe('cancel', () => {
     );
     assert.equal(h.venue.openOrders({ accountId: 2 }).length, 1);
     assert.equal(h.ok({ type: 'cancel_all', accountId: 2 }).orders!.length, 1);
+  });
+
+  test('a currency filter finds an instrument under its base and its settlement currency', () => {
+    const h = venue();
+    h.list(linearPerpetualSpec());
+    for (const accountId of [1, 2]) h.ok({ type: 'deposit', accountId, currency: 'USDC', amount: 1e12 });
+    const LINEAR = 'BTC_USDC-PERPETUAL';
+    const inverse = h.order(1, 'buy', 2, 100_000).order!.orderId;
+    h.order(2, 'sell', 1, 100_000);
+    const linear = h.order(1, 'buy', 10, 100_000, { instrumentName: LINEAR }).order!.orderId;
+    h.order(2, 'sell', 5, 100_000, { instrumentName: LINEAR });
+    const stop = h.order(1, 'buy', 10, 110_000, {
+      instrumentName: LINEAR,
+      orderType: 'stop_limit',
+      trigger: 'last_price',
+      triggerPrice: 110_000,
+    }).order!;
+    assert.equal(stop.orderState, 'untriggered');
+    const ids = (currency: string) =>
+      h.venue.openOrders({ accountId: 1, currency }).map((order) => order.orderId);
+    const positions = (currency: string) =>
+      h.venue.positions(1, currency).map((position) => position.instrumentName);
+    assert.deepEqual(ids('USDC'), [linear, stop.orderId]);
+    assert.deepEqual(ids('BTC'), [inverse, linear, stop.orderId]);
+    assert.deepEqual(ids('ETH'), []);
+    assert.deepEqual(positions('USDC'), [LINEAR]);
+    assert.deepEqual(positions('BTC').sort(), ['BTC-PERPETUAL', LINEAR]);
+    const cancelled = h.ok({ type: 'cancel_all', accountId: 1, currency: 'USDC' }).orders!;
+    assert.deepEqual(cancelled.map((order) => order.orderId).sort(), [linear, stop.orderId].sort());
+    assert.deepEqual(ids('BTC'), [inverse]);
+    h.venue.validate();
   });
 });
 

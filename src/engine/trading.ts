@@ -29,6 +29,7 @@ import type { Account } from './accounts.ts';
 import { executedMarketPrice } from './activation.ts';
 import { cancelAllWaiting, cancelWaiting, editSpecial } from './advanced-orders.ts';
 import { cancelResting, closeOrder, match, reducibleLots, rest, unrest } from './matching.ts';
+import { mmpRefusal } from './mmp.ts';
 import {
   FLAG_API,
   FLAG_AUTO_REPLACED,
@@ -42,6 +43,7 @@ import {
   FLAG_REJECT_POST_ONLY,
   FLAG_REPLACED,
   FLAG_WEB,
+  madeByAny,
   Order,
 } from './order.ts';
 import { availableFunds, orderReserve, priceBand } from './risk.ts';
@@ -503,10 +505,12 @@ export function cancelAll(state: VenueState, command: CancelAll): CommandResult 
     );
   }
   const kind = command.kind === 'any' || command.kind === 'combo' ? null : (command.kind ?? null);
+  const ids = command.orderIds == null ? null : new Set(command.orderIds);
   const matches = [...account.openOrders].filter((order) => {
+    if (ids !== null && !madeByAny(order, ids)) return false;
     const instrument = state.instrumentList[order.instrumentId]!.instrument;
     if (command.instrumentName != null && instrument.name !== command.instrumentName) return false;
-    if (command.currency != null && order.currency !== command.currency) return false;
+    if (command.currency != null && !instrument.filedUnder(command.currency)) return false;
     if (kind !== null && instrument.kind !== kind) return false;
     if (command.kind === 'combo' && instrument.kind !== 'future_combo' && instrument.kind !== 'option_combo')
       return false;
@@ -526,7 +530,7 @@ export function cancelAll(state: VenueState, command: CancelAll): CommandResult 
       ),
     );
   }
-  if (state.advanced.active) cancelled.push(...cancelAllWaiting(state, command));
+  if (state.advanced.active) cancelled.push(...cancelAllWaiting(state, command, ids));
   return { ok: true, events: state.events, orders: cancelled };
 }
 
@@ -548,6 +552,14 @@ function inapplicableEdit(command: EditOrder): CoreError | null {
 }
 
 export function editOrder(state: VenueState, command: EditOrder): CommandResult {
+  if (command.mmp === true) {
+    // As on placing: the MMP flag needs the index's MMP config, and not while it is frozen.
+    const target = state.orders.get(command.orderId);
+    if (target !== undefined && target.accountId === command.accountId && target.state === 'open') {
+      const error = mmpRefusal(state, command.accountId, target.currency);
+      if (error !== null) return fail(state, 'edit_order', command.accountId, error);
+    }
+  }
   // Icebergs are edited there too, whether or not anything else makes the advanced state active.
   if (
     state.advanced.active ||

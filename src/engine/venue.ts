@@ -32,11 +32,19 @@ import type { Order } from './order.ts';
 import { type FundsView, funds, type PriceBand, priceBand } from './risk.ts';
 import { restoreState, takeSnapshot, type VenueSnapshot } from './snapshot.ts';
 import { type InstrumentState, VenueState } from './state.ts';
+import {
+  openInterestOf,
+  pruneTradeStats,
+  type TradeStatsView,
+  tradeStatsExpiry,
+  tradeStatsView,
+} from './trade-stats.ts';
 import { cancelAll, cancelOrder, editOrder, placeOrder } from './trading.ts';
 
 export interface OpenOrderFilter {
   readonly accountId: number;
   readonly instrumentName?: string | null;
+  /** A currency the instrument is filed under (`Instrument.filedUnder`: base or settlement). */
   readonly currency?: string | null;
   /** InstrumentKind, 'combo' or 'any'. */
   readonly kind?: string | null;
@@ -106,10 +114,17 @@ export class Venue {
     return this.state.now;
   }
 
-  /** When the engine next has something due (a good_til_day expiry), or null. */
+  /**
+   * When the engine next has something due (a good_til_day expiry, an advanced order's expiry,
+   * trades leaving the ticker's 24 h window), or null.
+   */
   nextWakeup(): number | null {
     this.state.expiries.prune();
-    const at = Math.min(this.state.expiries.nextAt(), this.state.advanced.nextExpiry());
+    const at = Math.min(
+      this.state.expiries.nextAt(),
+      this.state.advanced.nextExpiry(),
+      tradeStatsExpiry(this.state),
+    );
     return Number.isFinite(at) ? at : null;
   }
 
@@ -133,6 +148,7 @@ export class Venue {
     state.events = [];
     if (command.ts > state.now) state.now = command.ts;
     if (state.expiries.nextAt() <= state.now) expireDue(state);
+    if (tradeStatsExpiry(state) <= state.now) pruneTradeStats(state);
     switch (command.type) {
       case 'place_order':
         return isAdvancedPlace(command) ? placeAdvanced(state, command) : placeOrder(state, command);
@@ -197,7 +213,7 @@ export class Venue {
     for (const order of [...account.openOrders, ...waiting]) {
       const instrument = this.state.instrumentList[order.instrumentId]!.instrument;
       if (filter.instrumentName != null && order.instrumentName !== filter.instrumentName) continue;
-      if (filter.currency != null && order.currency !== filter.currency) continue;
+      if (filter.currency != null && !instrument.filedUnder(filter.currency)) continue;
       if (filter.kind != null && filter.kind !== 'any' && !kindMatches(instrument.kind, filter.kind))
         continue;
       if (filter.label != null && order.label !== filter.label) continue;
@@ -213,7 +229,7 @@ export class Venue {
     return instrument.positions.get(accountId)?.toView() ?? null;
   }
 
-  /** Non-flat positions of an account, optionally for one base currency and kind. */
+  /** Non-flat positions of an account, optionally of one currency (`Instrument.filedUnder`) and kind. */
   positions(accountId: number, currency?: string | null, kind?: string | null): PositionView[] {
     const account = this.state.accounts.get(accountId);
     if (account === undefined) return [];
@@ -221,7 +237,7 @@ export class Venue {
     for (const position of account.positions.values()) {
       const instrument = position.economics.instrument;
       if (position.size === 0) continue;
-      if (currency != null && instrument.currency !== currency) continue;
+      if (currency != null && !instrument.filedUnder(currency)) continue;
       if (kind != null && kind !== 'any' && !kindMatches(instrument.kind, kind)) continue;
       out.push(position.toView());
     }
@@ -272,6 +288,15 @@ export class Venue {
     return instrument === undefined ? [] : instrument.recentTrades.slice(-count);
   }
 
+  /**
+   * The ticker's 24 h volume, high and low and the open interest (lots, ticks), as of the last
+   * command's time (trade-stats.ts); null for an unknown instrument.
+   */
+  tradeStats(instrumentName: string): TradeStatsView | null {
+    const instrument = this.state.instruments.get(instrumentName);
+    return instrument === undefined ? null : tradeStatsView(instrument);
+  }
+
   instrument(name: string): InstrumentInfo | null {
     const instrument = this.state.instruments.get(name);
     return instrument === undefined ? null : this.info(instrument);
@@ -312,7 +337,11 @@ export class Venue {
   /** Checks internal consistency (books, totals, reserves); throws on the first breach. For tests. */
   validate(): void {
     const state = this.state;
-    for (const instrument of state.instrumentList) instrument.book.validate();
+    for (const instrument of state.instrumentList) {
+      instrument.book.validate();
+      if (instrument.openInterest !== openInterestOf(instrument))
+        throw new Error(`${instrument.instrument.name} open interest drifted`);
+    }
     validateAdvanced(state);
     for (const account of state.accounts.values()) {
       const reserved = new Map<string, number>();

@@ -5,7 +5,7 @@
  * Invariants: items are ordered by (timestamp, RFQ number) descending, a total order, so pages
  * never repeat or skip an item even when many trades share a timestamp.
  */
-import { matchesCurrency } from './currency.ts';
+import { matchesCurrency } from '../domain/currency.ts';
 import type { RfqTradeRecord } from './types.ts';
 
 export const TRADES_LOOKBACK_MS = 7 * 24 * 3_600_000;

@@ -5,9 +5,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CoreEvent, OrderView, TradeView } from '../../src/core/events.ts';
-import type { Projection } from '../../src/store/read/projection.ts';
+import { parseInstrumentName } from '../../src/domain/instrument.ts';
+import { coreProjection } from '../../src/store/read/core-projections.ts';
+import { type Projection, RowBatch, type TableSpec } from '../../src/store/read/projection.ts';
 import type { ReadDb } from '../../src/store/read/read-db.ts';
 import { ReadStore } from '../../src/store/read/read-store.ts';
+import { changeStatements, createIndexSql, createTableSql } from '../../src/store/read/sql.ts';
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
@@ -107,6 +110,113 @@ export function tradeView(tradeId: string, timestamp: number, taker: number, mak
 }
 
 const order = (o: OrderView): CoreEvent => ({ type: 'order', order: o });
+
+/** Filled orders, trades and positions on inverse BTC, linear BTC_USDC and linear ETH_USDC products. */
+function filedEvents(): CoreEvent[] {
+  const filled = (orderId: string, instrumentName: string, currency: string, at: number): CoreEvent =>
+    order(orderView({ orderId, instrumentName, currency, filledAmount: 1, lastUpdatedAt: NOW - at * MIN }));
+  const trade = (tradeId: string, instrumentName: string, currency: string): CoreEvent => ({
+    type: 'trade',
+    trade: { ...tradeView(tradeId, NOW - MIN, 1, 2), instrumentName, currency },
+  });
+  const position = (instrumentName: string, size: number): CoreEvent => ({
+    type: 'position',
+    position: {
+      accountId: 1,
+      instrumentName,
+      size,
+      openCost: 0,
+      averagePrice: 0,
+      realisedPnl: 0,
+      settlementCurrency: instrumentName.includes('_') ? 'USDC' : 'BTC',
+    },
+  });
+  return [
+    filled('btc-inverse', 'BTC-PERPETUAL', 'BTC', 3),
+    filled('btc-linear', 'BTC_USDC-PERPETUAL', 'BTC', 2),
+    filled('eth-linear', 'ETH_USDC-27DEC24-3000-C', 'ETH', 1),
+    trade('BTC-1', 'BTC-PERPETUAL', 'BTC'),
+    trade('BTC-2', 'BTC_USDC-PERPETUAL', 'BTC'),
+    position('BTC-PERPETUAL', 10),
+    position('BTC_USDC-PERPETUAL', 2),
+  ];
+}
+
+async function assertFiledUnder(store: ReadStore): Promise<void> {
+  const orders = async (currency: string) =>
+    (await store.orderHistory({ accountId: 1, currency, now: NOW })).orders.map((o) => o.orderId);
+  assert.deepEqual(await orders('USDC'), ['eth-linear', 'btc-linear']);
+  assert.deepEqual(await orders('BTC'), ['btc-linear', 'btc-inverse']);
+  assert.deepEqual(await orders('ETH'), ['eth-linear']);
+  const trades = async (currency: string) =>
+    (await store.userTrades({ accountId: 1, currency, now: NOW })).trades.map((t) => t.trade.tradeId);
+  assert.deepEqual(await trades('USDC'), ['BTC-2']);
+  assert.deepEqual((await trades('BTC')).sort(), ['BTC-1', 'BTC-2']);
+  assert.deepEqual(await trades('ETH'), []);
+  const positions = async (currency: string) =>
+    (await store.positions(1, currency)).map((p) => p.instrumentName);
+  assert.deepEqual(await positions('USDC'), ['BTC_USDC-PERPETUAL']);
+  assert.deepEqual(await positions('BTC'), ['BTC-PERPETUAL', 'BTC_USDC-PERPETUAL']);
+}
+
+/** The core tables as the build before `quote_currency` (2943860) created them. */
+const PREVIOUS_TABLES: TableSpec[] = [
+  {
+    name: 'orders',
+    columns: [
+      { name: 'order_id', type: 'text', required: true },
+      { name: 'account_id', type: 'int', required: true },
+      { name: 'currency', type: 'text', required: true },
+      { name: 'kind', type: 'text' },
+      { name: 'instrument_name', type: 'text', required: true },
+      { name: 'order_state', type: 'text', required: true },
+      { name: 'filled_amount', type: 'int', required: true },
+      { name: 'created_at', type: 'int', required: true },
+      { name: 'last_updated_at', type: 'int', required: true },
+      { name: 'updated_seq', type: 'int', required: true },
+      { name: 'view', type: 'text', required: true },
+    ],
+    primaryKey: ['order_id'],
+    indexes: [['account_id', 'currency', 'updated_seq DESC'], ['last_updated_at']],
+  },
+  {
+    name: 'trades',
+    columns: [
+      { name: 'trade_id', type: 'text', required: true },
+      { name: 'role', type: 'text', required: true },
+      { name: 'account_id', type: 'int', required: true },
+      { name: 'order_id', type: 'text', required: true },
+      { name: 'currency', type: 'text', required: true },
+      { name: 'kind', type: 'text' },
+      { name: 'instrument_name', type: 'text', required: true },
+      { name: 'timestamp', type: 'int', required: true },
+      { name: 'trade_seq', type: 'int', required: true },
+      { name: 'seq', type: 'int', required: true },
+      { name: 'block_rfq_id', type: 'text' },
+      { name: 'view', type: 'text', required: true },
+    ],
+    primaryKey: ['trade_id', 'role'],
+    indexes: [
+      ['account_id', 'currency', 'seq DESC'],
+      ['account_id', 'instrument_name', 'seq DESC'],
+      ['order_id'],
+      ['timestamp'],
+    ],
+  },
+  {
+    name: 'positions',
+    columns: [
+      { name: 'account_id', type: 'int', required: true },
+      { name: 'instrument_name', type: 'text', required: true },
+      { name: 'currency', type: 'text' },
+      { name: 'kind', type: 'text' },
+      { name: 'size', type: 'int', required: true },
+      { name: 'updated_seq', type: 'int', required: true },
+      { name: 'view', type: 'text', required: true },
+    ],
+    primaryKey: ['account_id', 'instrument_name'],
+  },
+];
 
 /** A fresh, empty database per call; `open` may be called again to reopen the same one. */
 export type NewDatabase = () => Promise<{ open(): Promise<ReadDb> }>;
@@ -331,6 +441,103 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
         );
         assert.deepEqual(await store.positions(1, 'ETH'), []);
       }));
+
+    test('a currency finds the base coin and the pair quote: USDC the linear products, BTC them too', () =>
+      withStore(async (store) => {
+        store.push({ seq: 1, ts: NOW, events: filedEvents() });
+        await store.flush();
+        await assertFiledUnder(store);
+      }));
+
+    test('tables an older build wrote (no quote_currency, no schema version) are brought up to date', async () => {
+      const database = await newDatabase();
+      const old = await database.open();
+      await old.init(PREVIOUS_TABLES.flatMap((t) => [createTableSql(t, old.dialect), ...createIndexSql(t)]));
+      const tables = new Map(PREVIOUS_TABLES.map((t) => [t.name, t]));
+      const batch = new RowBatch(tables);
+      coreProjection().project({ seq: 7, ts: NOW, events: filedEvents() }, batch);
+      await old.commit(changeStatements(batch.drain(), tables, old.maxParams), 7);
+      await old.close();
+
+      let store = await ReadStore.open({ db: await database.open() });
+      try {
+        assert.equal(store.lastAppliedSeq, 7, 'the rows stay where they were: nothing to re-feed');
+        await assertFiledUnder(store);
+        // New rows carry the column from the projection.
+        const spot = orderView({
+          orderId: 'new-spot',
+          accountId: 3,
+          instrumentName: 'BTC_USDC',
+          filledAmount: 1,
+        });
+        store.push({ seq: 8, ts: NOW, events: [order(spot)] });
+        await store.flush();
+        const usdc = await store.orderHistory({ accountId: 3, currency: 'USDC', now: NOW });
+        assert.deepEqual(
+          usdc.orders.map((o) => o.orderId),
+          ['new-spot'],
+        );
+        // A start cut off after the column was added, before the backfill and its version record,
+        // is finished by the next one.
+        await store.close();
+        const raw = await database.open();
+        await raw.execute("DELETE FROM read_meta WHERE key LIKE 'schema:%'", []);
+        for (const table of tables.keys()) await raw.execute(`UPDATE ${table} SET quote_currency = NULL`, []);
+        await raw.close();
+        store = await ReadStore.open({ db: await database.open() });
+        await assertFiledUnder(store);
+        assert.equal(
+          (await store.orderHistory({ accountId: 3, currency: 'USDC', now: NOW })).orders.length,
+          1,
+        );
+        const versions = await store.query<{ key: string; value: number }>(
+          "SELECT key, value FROM read_meta WHERE key LIKE 'schema:%' ORDER BY key",
+          [],
+        );
+        assert.deepEqual(
+          versions.map((v) => [v.key, v.value]),
+          [
+            ['schema:orders', 3],
+            ['schema:positions', 3],
+            ['schema:trades', 3],
+          ],
+        );
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('combo rows carry their kind, also those of builds that parsed single names only', async () => {
+      const database = await newDatabase();
+      const combo = (orderId: string, instrumentName: string) =>
+        order(orderView({ orderId, instrumentName, filledAmount: 1, orderState: 'filled' }));
+      // Before version 3 the kind came from single-instrument names only: combos had none.
+      let store = await ReadStore.open({
+        db: await database.open(),
+        kindOf: (name) => parseInstrumentName(name)?.kind ?? null,
+      });
+      try {
+        store.push({ seq: 1, ts: NOW, events: [combo('old-fs', 'BTC-FS-27DEC24_PERP')] });
+        await store.flush();
+        await store.close();
+        const raw = await database.open();
+        await raw.execute("UPDATE read_meta SET value = 2 WHERE key LIKE 'schema:%'", []);
+        await raw.close();
+        store = await ReadStore.open({ db: await database.open() });
+        store.push({ seq: 2, ts: NOW, events: [combo('new-cs', 'BTC-CS-27DEC24-60000_65000')] });
+        await store.flush();
+        const ids = async (kind: string) =>
+          (await store.orderHistory({ accountId: 1, currency: 'BTC', kind, now: NOW })).orders
+            .map((o) => o.orderId)
+            .sort();
+        assert.deepEqual(await ids('combo'), ['new-cs', 'old-fs']);
+        assert.deepEqual(await ids('future_combo'), ['old-fs']);
+        assert.deepEqual(await ids('option_combo'), ['new-cs']);
+        assert.deepEqual(await ids('option'), []);
+      } finally {
+        await store.close();
+      }
+    });
 
     test('after a restart already applied seqs are ignored and new ones applied', () =>
       withStore(async (store, reopen) => {

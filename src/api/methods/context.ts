@@ -48,7 +48,10 @@ export async function instrumentOrCombo(
   return instrumentOf(deps.reads, name, field);
 }
 
-/** A currency the venue lists instruments in (upper-cased), or an error naming the field. */
+/**
+ * A currency the venue files instruments under (upper-cased; base or settlement currency, so
+ * USDC finds the BTC_USDC products, see src/domain/currency.ts), or an error naming the field.
+ */
 export function currencyOf(reads: ReadPort, text: string, field = 'currency'): string {
   const currency = text.toUpperCase();
   const known = reads.currencies();

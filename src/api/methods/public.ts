@@ -1,7 +1,7 @@
 /** Public methods: time, test, instruments, order book, ticker. No key needed. */
 import { Type } from '@sinclair/typebox';
+import { matchesInstrument, RFQ_CURRENCIES } from '../../domain/currency.ts';
 import { VenueError } from '../../domain/errors.ts';
-import { matchesCurrency, RFQ_CURRENCIES } from '../../rfq/currency.ts';
 import type { ReadPort } from '../ports.ts';
 import type { MethodRegistry } from '../registry.ts';
 import { InstrumentsParams, OrderBookParams, TestParams, TickerParams } from '../schemas/methods.ts';
@@ -41,7 +41,7 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
   registry.register({
     name: 'public/get_instruments',
     summary:
-      'Instruments of a currency (base or quote: USDC lists the USDC-margined ones; or any), optionally of one kind; expired=true lists expired ones.',
+      'Instruments of a currency (base or settlement: USDC lists the USDC-margined ones; or any), optionally of one kind; expired=true lists expired ones.',
     access: 'public',
     params: InstrumentsParams,
     result: Type.Array(InstrumentSchema),
@@ -50,9 +50,7 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
       const expired = params.expired ?? false;
       return reads
         .instruments(expired)
-        .filter((instrument) =>
-          matchesCurrency(currency, instrument.spec.baseCurrency, instrument.spec.quoteCurrency),
-        )
+        .filter((instrument) => matchesInstrument(currency, instrument.spec))
         .filter((instrument) => kindMatches(params.kind, instrument.kind))
         .map((instrument) => instrumentToWire(instrument, !expired));
     },
@@ -91,10 +89,10 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
 
 /**
  * The `currency` filter of get_instruments, upper-cased: `ANY`, a currency the venue lists
- * instruments in, or one of the spec's currency symbols (4.10). An instrument is listed under its
- * base and its quote currency, as block/rfqs/get_instruments lists it (Deribit lists the
- * USDC-margined products under USDC). Another name is refused rather than answered with an
- * empty list a typo would hide.
+ * instruments in, or one of the spec's currency symbols (4.10). An instrument is listed under the
+ * currencies it is filed under everywhere (../../domain/currency.ts): its base currency and the
+ * currency it is quoted and settled in (Deribit lists the USDC-margined products under USDC).
+ * Another name is refused rather than answered with an empty list a typo would hide.
  */
 function instrumentsCurrency(reads: ReadPort, text: string): string {
   const currency = text.toUpperCase();

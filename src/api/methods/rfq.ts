@@ -5,16 +5,23 @@
  * Roles come from the key: create_rfq, cancel_rfq and accept need `taker`; quoting needs
  * `maker` and a desk name; get_rfqs answers by role; get_trades and get_instruments need any
  * authenticated key. A key acts on its own user's accounts only: trade allocations name the
- * taker's own user. Currency filters and channels follow one classification (../../rfq/currency.ts). Handlers parse decimals against the RFQ's own grids (read from the desk)
- * and submit domain-unit commands; the desk re-validates everything when the command applies.
+ * taker's own user. Currency filters and channels follow one classification
+ * (../../domain/currency.ts). Handlers parse decimals against the RFQ's own grids (read from the
+ * desk) and submit domain-unit commands; the desk re-validates everything when the command applies.
  * An RFQ or quote of someone else is indistinguishable from a missing one (`not_found`).
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { SubResult } from '../../core/submachine.ts';
 import type { Side } from '../../core/types.ts';
+import {
+  currenciesOf,
+  isRfqCurrency,
+  matchesCurrency,
+  matchesInstrument,
+  RFQ_CURRENCIES,
+} from '../../domain/currency.ts';
 import { DecimalGrid } from '../../domain/decimal.ts';
 import { VenueError } from '../../domain/errors.ts';
-import { currenciesOf, isRfqCurrency, matchesCurrency, RFQ_CURRENCIES } from '../../rfq/currency.ts';
 import type { RfqDesk } from '../../rfq/desk.ts';
 import { deriveStructure, type RfqMarket } from '../../rfq/structure.ts';
 import { pageTrades, TRADES_DEFAULT_COUNT } from '../../rfq/trades.ts';
@@ -144,7 +151,7 @@ function parseRatio(text: string, field: string): number {
   return ratio;
 }
 
-/** A currency filter of get_rfqs and get_trades: a symbol RFQs are filed under, or `any`. */
+/** A currency filter of get_rfqs, get_trades and get_instruments: a spec symbol or `any`, any case. */
 function checkedCurrency(text: string): string {
   if (!isRfqCurrency(text)) {
     throw new VenueError(
@@ -565,9 +572,10 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
     params: GetRfqInstrumentsParams,
     result: Type.Object({ results: Type.Array(RfqInstrumentSchema) }),
     handler: (params) => {
+      const currency = checkedCurrency(params.currency);
       const results = reads
         .instruments(params.expired ?? false)
-        .filter((i) => matchesCurrency(params.currency, i.spec.baseCurrency, i.spec.quoteCurrency))
+        .filter((i) => matchesInstrument(currency, i.spec))
         .filter((i) => (params.kind == null ? !i.kind.endsWith('_combo') : i.kind === params.kind))
         .map(rfqInstrumentToWire);
       return { results };

@@ -8,7 +8,7 @@ import type { OrderView } from '../../core/events.ts';
 import type { Side } from '../../core/types.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
-import type { MethodRegistry } from '../registry.ts';
+import type { MethodRegistry, SessionHandle } from '../registry.ts';
 import {
   AccountSummaryParams,
   CancelByCurrencyParams,
@@ -84,17 +84,24 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
       return instrument ? [orderToWire(order, instrument)] : [];
     });
 
-  /** Places the order on a known instrument (no closure per call: this is the hottest path). */
+  /**
+   * Places the order on a known instrument (no closure per call: this is the hottest path). A
+   * WebSocket session is told of the order, for its cancel-on-disconnect.
+   */
   const place = (
     params: Static<typeof PlaceOrderParams>,
     side: Side,
     accountId: number,
     instrument: Instrument,
+    session: SessionHandle | null,
   ) =>
-    submitOrThrow(commands, toPlaceOrder(params, side, accountId, instrument)).then((result) => ({
-      order: orderToWire(result.order!, instrument),
-      trades: tradesToWire(result.trades ?? [], accountId, instrumentNamed),
-    }));
+    submitOrThrow(commands, toPlaceOrder(params, side, accountId, instrument)).then((result) => {
+      session?.placed(result.order!.orderId);
+      return {
+        order: orderToWire(result.order!, instrument),
+        trades: tradesToWire(result.trades ?? [], accountId, instrumentNamed),
+      };
+    });
 
   for (const side of ['buy', 'sell'] as const satisfies readonly Side[]) {
     registry.register({
@@ -109,10 +116,10 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
       handler: (params, context) => {
         const accountId = accountOf(context);
         const instrument = reads.instrument(params.instrumentName);
-        if (instrument !== undefined) return place(params, side, accountId, instrument);
+        if (instrument !== undefined) return place(params, side, accountId, instrument, context.session);
         // A combo id not listed yet is listed first (off the hot path: only unknown names wait).
         return instrumentOrCombo(deps, params.instrumentName).then((listed) =>
-          place(params, side, accountId, listed),
+          place(params, side, accountId, listed, context.session),
         );
       },
     });
@@ -366,20 +373,17 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     handler: (params, context) => {
       const principal = principalOf(context);
       const currency = params.currency.toUpperCase();
-      // Funds are held in instruments' base and settlement currencies; any other name is a typo,
-      // refused rather than answered with zeros.
-      const held = new Set<string>();
-      for (const instrument of reads.instruments(false)) {
-        held.add(instrument.spec.baseCurrency);
-        held.add(instrument.spec.settlementCurrency);
-      }
-      const summary = held.has(currency)
+      // Funds are held in instruments' base and settlement currencies, the currencies the filters
+      // take (USDC: the USDC ledger, which margins and settles the BTC_USDC products); any other
+      // name is a typo, refused rather than answered with zeros.
+      const held = reads.currencies();
+      const summary = held.includes(currency)
         ? reads.accountSummary(principal.defaultAccountId, currency)
         : undefined;
       if (summary === undefined) {
         throw new VenueError(
           'invalid_params',
-          `unknown currency ${params.currency}; the venue holds ${[...held].sort().join(', ')}`,
+          `unknown currency ${params.currency}; the venue holds ${held.join(', ')}`,
           { field: 'currency' },
         );
       }

@@ -8,11 +8,17 @@
  * - `positions`: one row per (account, instrument), the latest view; flat positions stay.
  * - Full views are stored as JSON text next to the indexed columns; orders' and trades' views packed
  *   as arrays of their values (packed-views.ts).
+ * - A row is found by a `currency` filter under `currency` (the base coin) and `quote_currency`
+ *   (the quote of a linear or spot pair, `BTC_USDC…` → USDC; null for inverse products), the
+ *   classification of src/domain/currency.ts read from the instrument name. Version 2 of the
+ *   three tables added `quote_currency`; rows of older builds get it by a backfill (schema.ts).
  */
 import type { CoreEvent, OrderView, PositionView, TradeView } from '../../core/events.ts';
-import { parseInstrumentName } from '../../domain/instrument.ts';
+import { pairQuoteCurrency } from '../../domain/currency.ts';
+import { comboKindOfName, parseInstrumentName } from '../../domain/instrument.ts';
 import { orderViewText, tradeViewText } from './packed-views.ts';
 import {
+  type ColumnBackfill,
   type CommittedEvents,
   JsonText,
   type Projection,
@@ -29,11 +35,43 @@ const kindByName = new Map<string, string | null>();
 export const defaultKindOf: KindOf = (name) => {
   let kind = kindByName.get(name);
   if (kind === undefined) {
-    kind = parseInstrumentName(name)?.kind ?? null;
+    kind = parseInstrumentName(name)?.kind ?? comboKindOfName(name);
     if (kindByName.size >= 100_000) kindByName.clear();
     kindByName.set(name, kind);
   }
   return kind;
+};
+
+const quoteByName = new Map<string, string | null>();
+
+/** The `quote_currency` of an instrument's rows (remembered, as kinds are). */
+function quoteOf(name: string): string | null {
+  let quote = quoteByName.get(name);
+  if (quote === undefined) {
+    quote = pairQuoteCurrency(name);
+    if (quoteByName.size >= 100_000) quoteByName.clear();
+    quoteByName.set(name, quote);
+  }
+  return quote;
+}
+
+/** Fills `quote_currency` in rows written before version 2, from their instrument name. */
+const QUOTE_CURRENCY_BACKFILL: ColumnBackfill = {
+  version: 2,
+  column: 'quote_currency',
+  from: 'instrument_name',
+  value: (name) => (typeof name === 'string' ? quoteOf(name) : null),
+};
+
+/**
+ * Fills `kind` in rows written before version 3 for combos: those builds parsed single-instrument
+ * names only, so combo rows had no kind and the `combo` filters never found them.
+ */
+const COMBO_KIND_BACKFILL: ColumnBackfill = {
+  version: 3,
+  column: 'kind',
+  from: 'instrument_name',
+  value: (name) => (typeof name === 'string' ? comboKindOfName(name) : null),
 };
 
 export const ORDERS_TABLE: TableSpec = {
@@ -50,9 +88,16 @@ export const ORDERS_TABLE: TableSpec = {
     { name: 'last_updated_at', type: 'int', required: true },
     { name: 'updated_seq', type: 'int', required: true },
     { name: 'view', type: 'text', required: true },
+    { name: 'quote_currency', type: 'text' },
   ],
   primaryKey: ['order_id'],
-  indexes: [['account_id', 'currency', 'updated_seq DESC'], ['last_updated_at']],
+  indexes: [
+    ['account_id', 'currency', 'updated_seq DESC'],
+    ['account_id', 'quote_currency', 'updated_seq DESC'],
+    ['last_updated_at'],
+  ],
+  version: 3,
+  backfills: [QUOTE_CURRENCY_BACKFILL, COMBO_KIND_BACKFILL],
 };
 
 export const TRADES_TABLE: TableSpec = {
@@ -70,14 +115,18 @@ export const TRADES_TABLE: TableSpec = {
     { name: 'seq', type: 'int', required: true },
     { name: 'block_rfq_id', type: 'text' },
     { name: 'view', type: 'text', required: true },
+    { name: 'quote_currency', type: 'text' },
   ],
   primaryKey: ['trade_id', 'role'],
   indexes: [
     ['account_id', 'currency', 'seq DESC'],
+    ['account_id', 'quote_currency', 'seq DESC'],
     ['account_id', 'instrument_name', 'seq DESC'],
     ['order_id'],
     ['timestamp'],
   ],
+  version: 3,
+  backfills: [QUOTE_CURRENCY_BACKFILL, COMBO_KIND_BACKFILL],
 };
 
 export const POSITIONS_TABLE: TableSpec = {
@@ -90,8 +139,11 @@ export const POSITIONS_TABLE: TableSpec = {
     { name: 'size', type: 'int', required: true },
     { name: 'updated_seq', type: 'int', required: true },
     { name: 'view', type: 'text', required: true },
+    { name: 'quote_currency', type: 'text' },
   ],
   primaryKey: ['account_id', 'instrument_name'],
+  version: 3,
+  backfills: [QUOTE_CURRENCY_BACKFILL, COMBO_KIND_BACKFILL],
 };
 
 function projectOrder(order: OrderView, seq: number, kindOf: KindOf, out: RowSink): void {
@@ -107,12 +159,14 @@ function projectOrder(order: OrderView, seq: number, kindOf: KindOf, out: RowSin
     last_updated_at: order.lastUpdatedAt,
     updated_seq: seq,
     view: new JsonText(order, orderViewText),
+    quote_currency: quoteOf(order.instrumentName),
   });
 }
 
 function projectTrade(trade: TradeView, seq: number, kindOf: KindOf, out: RowSink): void {
   const view = new JsonText(trade, tradeViewText);
   const kind = kindOf(trade.instrumentName);
+  const quoteCurrency = quoteOf(trade.instrumentName);
   for (const [role, party] of [
     ['T', trade.taker],
     ['M', trade.maker],
@@ -130,6 +184,7 @@ function projectTrade(trade: TradeView, seq: number, kindOf: KindOf, out: RowSin
       seq,
       block_rfq_id: role === 'M' ? (trade.makerBlockRfqId ?? trade.blockRfqId) : trade.blockRfqId,
       view,
+      quote_currency: quoteCurrency,
     });
   }
 }
@@ -143,6 +198,7 @@ function projectPosition(position: PositionView, seq: number, kindOf: KindOf, ou
     size: position.size,
     updated_seq: seq,
     view: new JsonText(position),
+    quote_currency: quoteOf(position.instrumentName),
   });
 }
 

@@ -11,6 +11,8 @@
  *   with `includeOld`.
  * - Newest first by the seq of the last change (then id); a continuation token `<seq>:<id>` names
  *   the last record returned and is null when nothing follows.
+ * - `currency` finds what is filed under it: the base coin, or the quote of a linear or spot pair
+ *   (USDC finds BTC_USDC-PERPETUAL, and so does BTC).
  */
 import type { OrderView, TradeView } from '../../core/events.ts';
 import { parseOrderView, parseTradeView } from './packed-views.ts';
@@ -39,6 +41,7 @@ export const MAX_HISTORY_COUNT = 1000;
 
 export interface OrderHistoryQuery {
   readonly accountId: number;
+  /** An upper-case currency the instruments are filed under (base or pair quote). */
   readonly currency: string;
   /** `any` or undefined: every kind. */
   readonly kind?: string;
@@ -87,6 +90,31 @@ export interface UserTradesPage {
   readonly continuation: string | null;
 }
 
+/**
+ * `select` of an account's rows that meet `where`, and when a currency is given only those filed
+ * under it (src/domain/currency.ts): the base coin (`currency`) or a pair's quote
+ * (`quote_currency`), so USDC finds the BTC_USDC products and BTC finds them too
+ * (core-projections.ts). No row has the same currency in both. The two are separate arms of a
+ * UNION ALL, each read in order from its (account, currency column, seq) index and merged, where
+ * an OR would read and sort every row of the account. The caller adds ORDER BY and LIMIT.
+ */
+function accountRows(
+  select: string,
+  accountId: number,
+  currency: string | undefined,
+  where: readonly string[],
+  params: readonly RowValue[],
+): { sql: string; params: RowValue[] } {
+  const rest = where.map((condition) => ` AND ${condition}`).join('');
+  if (currency === undefined)
+    return { sql: `${select} WHERE account_id = ?${rest}`, params: [accountId, ...params] };
+  const arm = (column: string) => `${select} WHERE account_id = ? AND ${column} = ?${rest}`;
+  return {
+    sql: `${arm('currency')} UNION ALL ${arm('quote_currency')}`,
+    params: [accountId, currency, ...params, accountId, currency, ...params],
+  };
+}
+
 function parseToken(token: string | null | undefined): { seq: number; id: string } | null {
   if (token === null || token === undefined || token === '') return null;
   const colon = token.indexOf(':');
@@ -132,8 +160,8 @@ export async function queryOrderHistory(
   const count = clampCount(q.count, 20);
   const offset = q.offset ?? 0;
   if (!Number.isInteger(offset) || offset < 0) throw new RangeError('offset out of range');
-  const where = ['account_id = ?', 'currency = ?'];
-  const params: RowValue[] = [q.accountId, q.currency];
+  const where: string[] = [];
+  const params: RowValue[] = [];
   if (q.kind !== undefined && q.kind !== 'any') {
     if (q.kind === 'combo') where.push("kind IN ('future_combo', 'option_combo')");
     else {
@@ -161,11 +189,16 @@ export async function queryOrderHistory(
     where.push('(updated_seq < ? OR (updated_seq = ? AND order_id < ?))');
     params.push(token.seq, token.seq, token.id);
   }
-  params.push(count + 1, offset);
-  const rows = await db.query<{ view: string; updated_seq: number; order_id: string }>(
-    `SELECT view, updated_seq, order_id FROM orders WHERE ${where.join(' AND ')}
-     ORDER BY updated_seq DESC, order_id DESC LIMIT ? OFFSET ?`,
+  const selected = accountRows(
+    'SELECT view, updated_seq, order_id FROM orders',
+    q.accountId,
+    q.currency,
+    where,
     params,
+  );
+  const rows = await db.query<{ view: string; updated_seq: number; order_id: string }>(
+    `${selected.sql} ORDER BY updated_seq DESC, order_id DESC LIMIT ? OFFSET ?`,
+    [...selected.params, count + 1, offset],
   );
   const page = rows.slice(0, count);
   const last = page[page.length - 1];
@@ -182,12 +215,8 @@ export async function queryUserTrades(
 ): Promise<UserTradesPage> {
   const count = clampCount(q.count, 10);
   const ascending = q.sorting === 'asc';
-  const where = ['account_id = ?'];
-  const params: RowValue[] = [q.accountId];
-  if (q.currency !== undefined) {
-    where.push('currency = ?');
-    params.push(q.currency);
-  }
+  const where: string[] = [];
+  const params: RowValue[] = [];
   if (q.instrumentName !== undefined) {
     where.push('instrument_name = ?');
     params.push(q.instrumentName);
@@ -224,12 +253,17 @@ export async function queryUserTrades(
     );
     params.push(token.seq, token.seq, token.id);
   }
-  params.push(count + 1);
   const order = ascending ? 'ASC' : 'DESC';
-  const rows = await db.query<{ view: string; role: 'M' | 'T'; seq: number; trade_id: string }>(
-    `SELECT view, role, seq, trade_id FROM trades WHERE ${where.join(' AND ')}
-     ORDER BY seq ${order}, trade_id ${order}, role ${order} LIMIT ?`,
+  const selected = accountRows(
+    'SELECT view, role, seq, trade_id FROM trades',
+    q.accountId,
+    q.currency,
+    where,
     params,
+  );
+  const rows = await db.query<{ view: string; role: 'M' | 'T'; seq: number; trade_id: string }>(
+    `${selected.sql} ORDER BY seq ${order}, trade_id ${order}, role ${order} LIMIT ?`,
+    [...selected.params, count + 1],
   );
   const page = rows.slice(0, count);
   const last = page[page.length - 1];

@@ -34,6 +34,25 @@ export interface TableSpec {
   readonly primaryKey: readonly string[];
   /** Secondary indexes, each a list of columns (append ` DESC` to a column name for descending). */
   readonly indexes?: readonly (readonly string[])[];
+  /**
+   * Schema version (default 1). Raised with a backfill when a column is added whose value rows
+   * written by an older build must get (schema.ts brings such a table up to date at open).
+   */
+  readonly version?: number;
+  readonly backfills?: readonly ColumnBackfill[];
+}
+
+/**
+ * How rows written before `version` get `column`: computed from their `from` column alone (one
+ * UPDATE per distinct result). Null leaves the column null. Must agree with what the projection
+ * writes for new rows.
+ */
+export interface ColumnBackfill {
+  /** The table version that added the column. */
+  readonly version: number;
+  readonly column: string;
+  readonly from: string;
+  readonly value: (from: RowValue) => RowValue;
 }
 
 export type RowValue = number | string | null;

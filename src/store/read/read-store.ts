@@ -16,6 +16,7 @@
  * - Or the rows are written elsewhere (`writeElsewhere`: the snapshot replica projects the same
  *   commands on its thread): this store then takes no pushes and each query first waits for that
  *   writer to have caught up, so reading one's own acknowledged commands holds all the same.
+ * - Tables an older build wrote are brought up to their specs when the store opens (schema.ts).
  */
 import type { CoreEvent, OrderView, PositionView } from '../../core/events.ts';
 import { coreProjection, type KindOf } from './core-projections.ts';
@@ -33,7 +34,8 @@ import { parseOrderView } from './packed-views.ts';
 import type { CommittedEvents, Projection, RowValue, TableSpec } from './projection.ts';
 import { RowBatch } from './projection.ts';
 import type { ReadDb } from './read-db.ts';
-import { changeStatements, createTableSql } from './sql.ts';
+import { prepareTables } from './schema.ts';
+import { changeStatements } from './sql.ts';
 
 export interface RetentionSettings {
   /** Closed orders last updated longer ago than this are deleted by prune (null: keep forever). */
@@ -108,8 +110,7 @@ export class ReadStore {
         tables.set(table.name, table);
       }
     }
-    const ddl = [...tables.values()].flatMap((t) => createTableSql(t, options.db.dialect));
-    await options.db.init(ddl);
+    await prepareTables(options.db, [...tables.values()]);
     const lastApplied = await options.db.lastAppliedSeq();
     return new ReadStore(options, projections, tables, lastApplied);
   }
@@ -268,13 +269,14 @@ export class ReadStore {
     return rows[0] === undefined ? null : parseOrderView(rows[0].view);
   }
 
+  /** Positions of an account, optionally of one currency (base or pair quote, as history). */
   async positions(accountId: number, currency?: string): Promise<PositionView[]> {
     await this.caughtUp(accountId);
     const params: RowValue[] = [accountId];
     let sql = 'SELECT view FROM positions WHERE account_id = ?';
     if (currency !== undefined) {
-      sql += ' AND currency = ?';
-      params.push(currency);
+      sql += ' AND (currency = ? OR quote_currency = ?)';
+      params.push(currency, currency);
     }
     const rows = await this.options.db.query<{ view: string }>(`${sql} ORDER BY instrument_name`, params);
     return rows.map((r) => JSON.parse(r.view) as PositionView);

@@ -9,11 +9,11 @@
  *   item never repeats or skips one; a malformed token reads as none, as the desk does.
  * - `takerRfqs` and `deskQuotes` list records newest first by their number; their continuation
  *   is the number of the last item returned (which is also its id). Null when nothing follows.
- * - A currency filter follows the desk's classification (src/rfq/currency.ts): an RFQ or trade
+ * - A currency filter follows the desk's classification (src/domain/currency.ts): an RFQ or trade
  *   is found under its base currency (the `currency` column) and its quote currency (read from
  *   the stored record's `quoteCurrency`, so the tables need no new column).
  */
-import { currencyFilter } from '../../rfq/currency.ts';
+import { currencyFilter } from '../../domain/currency.ts';
 import { parseContinuation, TRADES_DEFAULT_COUNT, TRADES_LOOKBACK_MS } from '../../rfq/trades.ts';
 import type { QuoteRecord, QuoteStatus, RfqRecord, RfqStatus, RfqTradeRecord } from '../../rfq/types.ts';
 import { checkCount, pageByKeyDesc, type ReadQuerier } from './keyset-page.ts';

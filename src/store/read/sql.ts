@@ -9,6 +9,7 @@
  */
 import {
   boundValue,
+  type ColumnSpec,
   type ColumnType,
   type Row,
   type RowChange,
@@ -40,15 +41,32 @@ function columnType(type: ColumnType, dialect: Dialect): string {
   }
 }
 
-export function createTableSql(spec: TableSpec, dialect: Dialect): string[] {
+export function createTableSql(spec: TableSpec, dialect: Dialect): string {
   const columns = spec.columns.map(
     (c) => `${ident(c.name)} ${columnType(c.type, dialect)}${c.required === true ? ' NOT NULL' : ''}`,
   );
-  const statements = [
-    `CREATE TABLE IF NOT EXISTS ${ident(spec.name)} (${columns.join(', ')}, PRIMARY KEY (${spec.primaryKey
-      .map(ident)
-      .join(', ')}))`,
-  ];
+  return `CREATE TABLE IF NOT EXISTS ${ident(spec.name)} (${columns.join(', ')}, PRIMARY KEY (${spec.primaryKey
+    .map(ident)
+    .join(', ')}))`;
+}
+
+/**
+ * Adds a column an older build's table lacks. Always nullable: the rows already there have no
+ * value until a backfill gives them one (`required` holds for tables created with the column).
+ */
+export function addColumnSql(table: string, column: ColumnSpec, dialect: Dialect): string {
+  return `ALTER TABLE ${ident(table)} ADD COLUMN ${ident(column.name)} ${columnType(column.type, dialect)}`;
+}
+
+/** The names of a table's columns (no rows when it does not exist); one `?`, the table name. */
+export function tableColumnsSql(dialect: Dialect): string {
+  return dialect === 'sqlite'
+    ? 'SELECT name FROM pragma_table_info(?)'
+    : 'SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?';
+}
+
+export function createIndexSql(spec: TableSpec): string[] {
+  const statements: string[] = [];
   for (const index of spec.indexes ?? []) {
     const parts = index.map((c) => {
       const [name = '', order] = c.split(' ');
