@@ -10,10 +10,16 @@ export interface ServiceChild {
   readonly port: number;
   /** The state hash the start logged after recovery (null when it logged none). */
   readonly recoveredHash: string | null;
+  /** Where it keeps its snapshots and read store, and its journal, as `listening` logged them. */
+  readonly storage: unknown;
+  readonly journal: unknown;
 }
 
-/** The child's environment: loopback, any free port, no simulator or rate limits. */
-export function serviceEnv(dataDir: string): NodeJS.ProcessEnv {
+/**
+ * The child's environment: loopback, any free port, no simulator or rate limits; `extra` adds or
+ * overrides settings (the stores' DATABASE_URL, JOURNAL_URL, ...).
+ */
+export function serviceEnv(dataDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return {
     ...process.env,
     DATA_DIR: dataDir,
@@ -22,12 +28,13 @@ export function serviceEnv(dataDir: string): NodeJS.ProcessEnv {
     SIMULATOR: 'off',
     RATE_LIMITS: 'off',
     LOG_LEVEL: 'info',
+    ...extra,
   };
 }
 
-export function startServiceChild(dataDir: string): Promise<ServiceChild> {
+export function startServiceChild(dataDir: string, extra: NodeJS.ProcessEnv = {}): Promise<ServiceChild> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
-    env: serviceEnv(dataDir),
+    env: serviceEnv(dataDir, extra),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! });
@@ -41,7 +48,13 @@ export function startServiceChild(dataDir: string): Promise<ServiceChild> {
       if (entry?.msg === 'listening') {
         clearTimeout(timer);
         child.removeAllListeners('exit');
-        resolve({ process: child, port: Number(entry.port), recoveredHash });
+        resolve({
+          process: child,
+          port: Number(entry.port),
+          recoveredHash,
+          storage: entry.storage,
+          journal: entry.journal,
+        });
       }
     });
   });
