@@ -47,6 +47,8 @@ export interface GatewayDeps {
   readonly clock: Clock;
   /** Combos listed on first use (the market layer); without it only listed instruments exist. */
   readonly combos?: ComboPort;
+  /** Makes WebSocket cancel-on-disconnect session ids unique across runs: the run's start seq. */
+  readonly codSessionPrefix?: string;
   /** Metrics: told of each dispatched request; `render` answers `GET /metrics`. */
   readonly metrics?: {
     readonly request: RequestObserver;
@@ -146,7 +148,16 @@ export function createGateway(deps: GatewayDeps): Gateway {
   }
 
   const ws = new WsGateway(
-    { dispatcher, channels, fanout, commands, reads, clock, onUnexpected },
+    {
+      dispatcher,
+      channels,
+      fanout,
+      commands,
+      reads,
+      clock,
+      onUnexpected,
+      codSessionPrefix: deps.codSessionPrefix,
+    },
     {
       maxMessageBytes: config.http.wsMaxMessageBytes,
       maxConnections: config.http.wsMaxConnections,

@@ -32,10 +32,16 @@ export interface SessionHandle {
   principal: Principal | null;
   authenticate(principal: Principal): void;
   setHeartbeat(intervalSec: number | null): void;
-  setCancelOnDisconnect(enabled: boolean): void;
+  /** Resolves once the core has it (journaled): see ws-gateway.ts. */
+  setCancelOnDisconnect(enabled: boolean): Promise<void>;
   readonly cancelOnDisconnect: boolean;
-  /** Told of each order this connection placed (cancel-on-disconnect cancels exactly those). */
-  placed(orderId: string): void;
+  /** The cancel-on-disconnect session id while it is on (orders placed carry it), else null. */
+  readonly codSession: string | null;
+  /**
+   * Told of each order this connection placed (cancel-on-disconnect cancels exactly those), with
+   * the `codSession` its command carried.
+   */
+  placed(orderId: string, codSession: string | null): void;
   subscribe(channels: readonly string[]): Promise<string[]>;
   unsubscribe(channels: readonly string[]): string[];
   unsubscribeAll(): void;

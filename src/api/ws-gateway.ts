@@ -12,9 +12,13 @@
  *   cancel-on-disconnect runs, later messages are ignored) and the connection is closed.
  * - Cancel-on-disconnect: when enabled, the end of the session cancels the open orders this
  *   connection placed, and the orders they made (cancelReason `cancel_on_disconnect`), in one
- *   journaled `cancel_all` limited to their ids. Orders of other connections and of HTTP stay.
+ *   journaled `cancel_all` of its session. Orders of other connections and of HTTP stay.
  *   The session ends when the connection closes, however it closes, and for the previous key
  *   when `public/auth` switches the connection to another key.
+ * - The core knows which orders those are (src/engine/cod-sessions.ts): turning it on or off is a
+ *   journaled `set_cancel_on_disconnect` (answered once durable) naming a session id unique
+ *   across runs, and orders placed while it is on carry that id. So after a crash, when no
+ *   session could run, the service cancels them at start-up (`cancel_cod_sessions`).
  * - Unauthenticated requests are rate-limited by client address, as over HTTP, not per connection.
  * - A client that stops reading (more than `maxBufferedBytes` queued) is disconnected rather than
  *   allowed to grow server memory.
@@ -23,6 +27,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { Clock } from '../app/clock.ts';
+import type { UnstampedCommand } from '../core/commands.ts';
+import type { CommandResult } from '../core/events.ts';
 import { VenueError } from '../domain/errors.ts';
 import { jsonBytes } from '../store/json-bytes.ts';
 import type { Principal } from './auth/authenticator.ts';
@@ -50,17 +56,31 @@ export interface WsGatewayDeps {
   readonly reads: Pick<ReadPort, 'openOrders'>;
   readonly clock: Clock;
   readonly onUnexpected: (error: unknown) => void;
+  /**
+   * Makes cancel-on-disconnect session ids unique across runs (the run's start seq); each id is
+   * `<prefix>.<connection>.<n>`. Default '0' (a gateway whose core does not outlive it).
+   */
+  readonly codSessionPrefix?: string;
 }
 
 /** The placed-order set is pruned to the open ones when it reaches this size (then twice its size). */
 const PLACED_PRUNE_MIN = 1024;
+
+/** A refusal of the core as the VenueError the dispatcher answers with. */
+function succeeded(result: CommandResult): void {
+  if (!result.ok) throw new VenueError(result.error.name, result.error.message, result.error.data);
+}
 
 /** Messages are JSON text: a Buffer would otherwise go out as a binary frame. */
 const TEXT_FRAME = { binary: false } as const;
 
 class Session implements SessionHandle, Subscriber {
   principal: Principal | null = null;
-  cancelOnDisconnect = false;
+  /** The cancel-on-disconnect session id in the core while it is on, else null. */
+  codSession: string | null = null;
+  private codSessions = 0;
+  /** The last `set_cancel_on_disconnect` submitted: durable once this resolves. */
+  private codCommitted: Promise<void> = Promise.resolve();
   private heartbeatCancel: (() => void) | null = null;
   private heartbeatMs = 0;
   private heardSinceTestRequest = true;
@@ -88,6 +108,10 @@ class Session implements SessionHandle, Subscriber {
     this.anonymousKey = address === undefined ? `ws:${id}` : `ip:${address}`;
   }
 
+  get cancelOnDisconnect(): boolean {
+    return this.codSession !== null;
+  }
+
   /**
    * Another key ends the previous key's session on this connection: its subscriptions go, its
    * cancel-on-disconnect runs, and the new key starts with cancel-on-disconnect off.
@@ -96,21 +120,33 @@ class Session implements SessionHandle, Subscriber {
     if (this.principal !== null && this.principal.apiKey !== principal.apiKey) {
       this.deps.fanout.unsubscribeAll(this);
       this.cancelPlaced();
-      this.cancelOnDisconnect = false;
+      // The session's orders were all cancelled by the command just submitted (applied at once).
+      this.codSession = null;
       this.placedOrders = new Set();
       this.prunePlacedAt = PLACED_PRUNE_MIN;
     }
     this.principal = principal;
   }
 
-  placed(orderId: string): void {
+  placed(orderId: string, codSession: string | null): void {
     if (this.closed) {
       // Placed while the session was ending: its cancel-on-disconnect has already gone out.
-      if (this.cancelOnDisconnect && this.principal !== null) this.submitCancel([orderId]);
+      if (this.codSession !== null && this.principal !== null) {
+        this.submit({
+          type: 'cancel_all',
+          accountId: this.principal.defaultAccountId,
+          orderIds: [orderId],
+          cancelReason: 'cancel_on_disconnect',
+        });
+      }
       return;
     }
     this.placedOrders.add(orderId);
     if (this.placedOrders.size >= this.prunePlacedAt) this.prunePlaced();
+    // Sent before cancel-on-disconnect was turned on (or under an earlier id): it joins now.
+    if (this.codSession !== null && codSession !== this.codSession) {
+      this.joinCod([orderId]).catch(this.deps.onUnexpected);
+    }
   }
 
   /** Keeps the placed orders still open, and open orders they made (which join the set). */
@@ -131,25 +167,57 @@ class Session implements SessionHandle, Subscriber {
     this.prunePlacedAt = Math.max(PLACED_PRUNE_MIN, kept.size * 2);
   }
 
-  /** Cancel-on-disconnect of the current key: the orders this connection placed. */
+  /** Cancel-on-disconnect of the current key: the orders of its session (this connection placed). */
   private cancelPlaced(): void {
-    if (!this.cancelOnDisconnect || this.principal === null || this.placedOrders.size === 0) return;
-    this.submitCancel([...this.placedOrders]);
+    if (this.codSession === null || this.principal === null || this.placedOrders.size === 0) return;
+    this.submit({
+      type: 'cancel_all',
+      accountId: this.principal.defaultAccountId,
+      codSession: this.codSession,
+      cancelReason: 'cancel_on_disconnect',
+    });
   }
 
-  private submitCancel(orderIds: string[]): void {
-    this.deps.commands
+  private submit(command: UnstampedCommand): void {
+    this.deps.commands.submit(command).catch(this.deps.onUnexpected);
+  }
+
+  /** Orders placed by this connection join its session in the core. */
+  private joinCod(orderIds: string[]): Promise<void> {
+    const command: UnstampedCommand = {
+      type: 'set_cancel_on_disconnect',
+      accountId: this.principal!.defaultAccountId,
+      session: this.codSession!,
+      enabled: true,
+      orderIds,
+    };
+    this.codCommitted = this.deps.commands.submit(command).then(succeeded);
+    return this.codCommitted;
+  }
+
+  /**
+   * Turns cancel-on-disconnect on (a new session id; the orders placed so far join it) or off (its
+   * orders leave it), in the core: resolves once that is durable, so an answered `enable` holds
+   * across a crash. The orders placed from now on carry the id (`codSession`).
+   */
+  setCancelOnDisconnect(enabled: boolean): Promise<void> {
+    const principal = this.principal;
+    if (principal === null || enabled === (this.codSession !== null)) return this.codCommitted;
+    if (enabled) {
+      this.codSession = `${this.deps.codSessionPrefix ?? '0'}.${this.id}.${++this.codSessions}`;
+      return this.joinCod([...this.placedOrders]);
+    }
+    const session = this.codSession!;
+    this.codSession = null;
+    this.codCommitted = this.deps.commands
       .submit({
-        type: 'cancel_all',
-        accountId: this.principal!.defaultAccountId,
-        orderIds,
-        cancelReason: 'cancel_on_disconnect',
+        type: 'set_cancel_on_disconnect',
+        accountId: principal.defaultAccountId,
+        session,
+        enabled: false,
       })
-      .catch(this.deps.onUnexpected);
-  }
-
-  setCancelOnDisconnect(enabled: boolean): void {
-    this.cancelOnDisconnect = enabled;
+      .then(succeeded);
+    return this.codCommitted;
   }
 
   setHeartbeat(intervalSec: number | null): void {

@@ -4,12 +4,13 @@
  *
  * Start order: the data directory's lock → storage → recovery (from the latest snapshot; without
  * the snapshot replica, from no later than the read store's last write, re-feeding it) → core
- * service → the replica (which then writes the read store and re-feeds it) → gateway methods and
- * routes, with the replay memory restored (or recent signatures refused after a crash) → market
- * listing and prices → demo credentials (first start) → listen.
+ * service → the replica (which then writes the read store and re-feeds it) → the orders of
+ * cancel-on-disconnect sessions a crash ended are cancelled (`cancel_cod_sessions`) → gateway
+ * methods and routes, with the replay memory restored (or recent signatures refused after a
+ * crash) → market listing and prices → demo credentials (first start) → listen.
  * Stop order (graceful): stop the market and timers → close the gateway (stop accepting, drain
- * requests, close sockets) → drain the sequencer → save the replay memory → snapshot → flush and
- * close storage → release the lock.
+ * requests, close sockets: cancel-on-disconnect runs) → cancel any session order left → drain the
+ * sequencer → save the replay memory → snapshot → flush and close storage → release the lock.
  */
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
@@ -198,6 +199,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     else readStore.push({ seq: batch.seq, ts: batch.ts, events: batch.events, subEvents: batch.subEvents });
     snapshotter.onCommitted(batch.ts);
   });
+  // A crash ends every connection without its cancel-on-disconnect: the orders of those sessions
+  // are cancelled now, journaled, before the market moves and before any request is taken.
+  await cancelEndedCodSessions(core, log, 'start');
 
   const metrics = config.metrics
     ? new ServiceMetrics({
@@ -221,6 +225,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     events: core,
     keyStore,
     clock,
+    // Session ids unique across runs: the journal outlives this run's connections.
+    codSessionPrefix: String(report.lastSeq),
     // The market starts after the gateway is built (it needs the recovered core): bound late.
     combos: {
       list: (name) =>
@@ -299,6 +305,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await market.stop();
       core.stop();
       await gateway.close();
+      // Every connection ran its cancel-on-disconnect; one cut short leaves nothing behind either.
+      if (core.failed === null) await cancelEndedCodSessions(core, log, 'stop');
       await core.drain();
       // Every request is answered and every command durable: the replay memory is complete.
       try {
@@ -336,6 +344,27 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     address,
     close,
   };
+}
+
+/**
+ * Cancels the orders that still belong to a WebSocket cancel-on-disconnect session (one journaled
+ * `cancel_cod_sessions`, cancelReason `cancel_on_disconnect`), when there are any: at start-up
+ * every such session is of a connection of an earlier run, which is gone.
+ */
+async function cancelEndedCodSessions(core: CoreService, log: Logger, when: 'start' | 'stop'): Promise<void> {
+  const sessions = core.machine.venue.codSessionOrders();
+  if (sessions.size === 0) return;
+  try {
+    const result = await core.submit({ type: 'cancel_cod_sessions' });
+    log.info(
+      { when, sessions: sessions.size, cancelled: result.orders?.length ?? 0 },
+      'cancelled the orders of cancel-on-disconnect sessions whose connections are gone',
+    );
+  } catch (error) {
+    // At start-up the service does not serve without it (the core failed: it must restart).
+    if (when === 'start') throw error;
+    log.error({ err: error }, 'cancel-on-disconnect at stop');
+  }
 }
 
 const NO_PERIODIC_SNAPSHOTS: SnapshotPolicy = { everyCommands: 0, everyMs: 0, checkpointEveryCommands: 0 };

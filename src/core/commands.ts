@@ -160,6 +160,12 @@ export interface PlaceOrder extends CommandStamp {
   readonly isLiquidation?: boolean;
   /** With `advanced`: the order's price as USD (usd) or IV percent (implv); `price` is ignored. */
   readonly advancedValue?: number | null;
+  /**
+   * The cancel-on-disconnect session (`set_cancel_on_disconnect`) of the WebSocket connection that
+   * placed it, while that session has it on; absent otherwise. The order and the orders it makes
+   * belong to the session until they close.
+   */
+  readonly codSession?: string | null;
 }
 
 /** Omitted fields keep their value; priority is lost on a price change or a size increase. */
@@ -214,8 +220,39 @@ export interface CancelAll extends CommandStamp {
    * a WebSocket's cancel-on-disconnect cancels the orders that connection placed. Absent = all.
    */
   readonly orderIds?: readonly string[] | null;
+  /** Only the orders of this cancel-on-disconnect session (the end of its connection). */
+  readonly codSession?: string | null;
   /** Default `user_request`; algorithms and the gateway may pass e.g. `cancel_on_disconnect`. */
   readonly cancelReason?: 'user_request' | 'cancel_on_disconnect' | 'risk_mitigation' | 'mmp_trigger';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cancel-on-disconnect sessions (a WebSocket connection's cancel-on-disconnect, kept in the core
+// so that a restart after a crash can cancel the orders of connections the crash ended)
+
+/**
+ * A WebSocket connection turns cancel-on-disconnect on or off for the account. On: the account's
+ * open and waiting orders among `orderIds` (those the connection placed before), and the orders
+ * they made, join `session`; orders placed while it is on carry `codSession`. Off: the
+ * session's orders leave it (they stay open).
+ */
+export interface SetCancelOnDisconnect extends CommandStamp {
+  readonly type: 'set_cancel_on_disconnect';
+  readonly accountId: number;
+  /** Unique across runs (the gateway prefixes the run's start seq). */
+  readonly session: string;
+  readonly enabled: boolean;
+  readonly orderIds?: readonly string[] | null;
+}
+
+/**
+ * Cancels every open and waiting order that belongs to a cancel-on-disconnect session, of every
+ * account (cancelReason `cancel_on_disconnect`). Submitted at start-up, before any request is
+ * taken, when a run ended without its connections' cancel-on-disconnect (a crash): every session
+ * then belongs to a connection that is gone.
+ */
+export interface CancelCodSessions extends CommandStamp {
+  readonly type: 'cancel_cod_sessions';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -308,6 +345,8 @@ export type CoreCommand =
   | EditOrder
   | CancelOrder
   | CancelAll
+  | SetCancelOnDisconnect
+  | CancelCodSessions
   | BlockTrade
   | SetMmpConfig
   | ResetMmp

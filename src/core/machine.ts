@@ -33,6 +33,8 @@ const ENGINE_COMMAND_TYPES: ReadonlySet<string> = new Set<CoreCommand['type']>([
   'edit_order',
   'cancel_order',
   'cancel_all',
+  'set_cancel_on_disconnect',
+  'cancel_cod_sessions',
   'block_trade',
   'set_mmp_config',
   'reset_mmp',

@@ -204,6 +204,7 @@ export function cancelAllWaiting(
   for (const order of waitingOrders(state)) {
     if (order.accountId !== command.accountId) continue;
     if (ids !== null && !madeByAny(order, ids)) continue;
+    if (command.codSession != null && order.codSession !== command.codSession) continue;
     const instrument = state.instrumentList[order.instrumentId]!.instrument;
     if (command.instrumentName != null && instrument.name !== command.instrumentName) continue;
     if (command.currency != null && !instrument.filedUnder(command.currency)) continue;

@@ -173,6 +173,7 @@ function configCommand(primary: PlaceOrder, c: OtocoOrderConfig, amount: number)
     trigger: c.trigger ?? null,
     triggerPrice: c.triggerPrice ?? null,
     triggerOffset: c.triggerOffset ?? null,
+    codSession: primary.codSession ?? null,
   };
 }
 
@@ -263,6 +264,8 @@ function newTemplate(state: VenueState, primary: Order, command: PlaceOrder, c: 
   x.triggerOffset = c.triggerOffset ?? null;
   if (x.trigger !== null) x.triggered = false;
   order.extras = x;
+  // From the command: the primary may have filled already (a closed order belongs to no session).
+  order.codSession = command.codSession ?? null;
   if (c.reduceOnly) order.flags |= FLAG_REDUCE_ONLY;
   if (c.postOnly) order.flags |= FLAG_POST_ONLY | (c.rejectPostOnly ? FLAG_REJECT_POST_ONLY : 0);
   state.orders.set(order.id, order);
@@ -357,6 +360,7 @@ function release(state: VenueState, group: LinkGroup, templateId: string, lots: 
     );
     order.state = 'untriggered';
     order.extras = { ...template.extras!, otoOrderIds: null };
+    order.codSession = template.codSession;
     state.orders.set(order.id, order);
     template.lastUpdatedAt = state.now;
     state.events.push({ type: 'order', order: template.toView() });

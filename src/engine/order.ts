@@ -85,6 +85,11 @@ export class Order {
   /** Good-til-day expiry (ms) or 0. */
   expiresAt = 0;
   extras: OrderExtras | null = null;
+  /**
+   * The cancel-on-disconnect session of the WebSocket connection that placed it (cod-sessions.ts),
+   * while the order is open or waiting; null otherwise (and for every order when none is on).
+   */
+  codSession: string | null = null;
 
   constructor(
     readonly id: string,

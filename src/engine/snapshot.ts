@@ -44,6 +44,8 @@ export interface OrderRecord {
   readonly reserveCurrency: string;
   readonly expiresAt: number;
   readonly extras: OrderExtras | null;
+  /** Its cancel-on-disconnect session (cod-sessions.ts); absent when none, and in older snapshots. */
+  readonly codSession?: string;
 }
 
 export interface VenueSnapshot {
@@ -114,6 +116,7 @@ function record(order: Order): OrderRecord {
     reserveCurrency: order.reserveCurrency,
     expiresAt: order.expiresAt,
     extras: order.extras === null ? null : structuredClone(order.extras),
+    ...(order.codSession === null ? {} : { codSession: order.codSession }),
   };
 }
 
@@ -198,6 +201,7 @@ function revive(state: VenueState, r: OrderRecord): { order: Order; instrument: 
   order.reserveCurrency = r.reserveCurrency;
   order.expiresAt = r.expiresAt;
   order.extras = r.extras === null ? null : structuredClone(r.extras);
+  if (r.codSession !== undefined) order.codSession = r.codSession;
   return { order, instrument };
 }
 

@@ -151,6 +151,8 @@ export class VenueState {
   /** Records an order as closed and drops the oldest closed order beyond the cap (a ring). */
   retire(order: Order): void {
     if (!isClosedState(order.state)) throw new Error(`retiring open order ${order.id}`);
+    // A closed order belongs to no cancel-on-disconnect session.
+    if (order.codSession !== null) order.codSession = null;
     const capacity = this.config.recentClosedOrders;
     if (capacity <= 0) {
       this.orders.delete(order.id);

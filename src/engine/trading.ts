@@ -341,6 +341,7 @@ export function placeOrder(state: VenueState, command: PlaceOrder): CommandResul
     command.owner ?? null,
     flags,
   );
+  if (command.codSession != null) order.codSession = command.codSession;
   state.orders.set(order.id, order);
   const trades: TradeView[] = [];
   if (killed) {
@@ -508,6 +509,7 @@ export function cancelAll(state: VenueState, command: CancelAll): CommandResult 
   const ids = command.orderIds == null ? null : new Set(command.orderIds);
   const matches = [...account.openOrders].filter((order) => {
     if (ids !== null && !madeByAny(order, ids)) return false;
+    if (command.codSession != null && order.codSession !== command.codSession) return false;
     const instrument = state.instrumentList[order.instrumentId]!.instrument;
     if (command.instrumentName != null && instrument.name !== command.instrumentName) return false;
     if (command.currency != null && !instrument.filedUnder(command.currency)) return false;

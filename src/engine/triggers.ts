@@ -227,6 +227,7 @@ export function newTriggerOrder(
     extras.triggerPrice = command.triggerPrice ?? null;
   }
   order.extras = extras;
+  if (command.codSession != null) order.codSession = command.codSession;
   if (command.timeInForce === 'good_til_day') order.expiresAt = sessionEnd(order.createdAt);
   return order;
 }

@@ -15,6 +15,7 @@ import type { CommandResult, CommandSuccess, OrderView, PositionView, TradeView 
 import type { Instrument, InstrumentKind } from '../domain/instrument.ts';
 import { afterCommand, isAdvancedPlace, placeAdvanced, waitingOrders } from './advanced-orders.ts';
 import { validateAdvanced } from './advanced-snapshot.ts';
+import { cancelCodSessions, codSessionOrders, setCancelOnDisconnect } from './cod-sessions.ts';
 import { type EngineConfig, engineConfig } from './config.ts';
 import {
   blockTrade,
@@ -158,6 +159,10 @@ export class Venue {
         return editOrder(state, command);
       case 'cancel_all':
         return cancelAll(state, command);
+      case 'set_cancel_on_disconnect':
+        return setCancelOnDisconnect(state, command);
+      case 'cancel_cod_sessions':
+        return cancelCodSessions(state, command);
       case 'update_prices':
         return updatePrices(state, command);
       case 'create_account':
@@ -191,6 +196,14 @@ export class Venue {
   /** An open order or a recently closed one (the last `recentClosedOrders`). */
   getOrder(orderId: string): OrderView | null {
     return this.state.orders.get(orderId)?.toView() ?? null;
+  }
+
+  /**
+   * The ids of the open and waiting orders that belong to a cancel-on-disconnect session, by
+   * session (cod-sessions.ts). Empty when no WebSocket connection has cancel-on-disconnect on.
+   */
+  codSessionOrders(): Map<string, string[]> {
+    return codSessionOrders(this.state);
   }
 
   /** MMP configs and current window sums of an account, by index name. */

@@ -80,6 +80,39 @@ describe('WebSocket sessions over the real engine', () => {
     await http.call('private/cancel_all', {});
   });
 
+  test('the core knows the connection’s orders: enabling journals them, later ones carry the session, disabling lets go', async () => {
+    const client = harness.ws(0);
+    await client.connect();
+    await client.auth();
+    const sessionOf = (orderId: string) =>
+      [...engine.venue.codSessionOrders()].find(([, orders]) => orders.includes(orderId));
+    const early = await buy(client, '30000');
+    assert.equal(sessionOf(early), undefined, 'nothing while it is off');
+    await client.call('private/enable_cancel_on_disconnect', {});
+    const late = await buy(client, '30010');
+    const overHttp = (
+      await harness.http(0).call('private/buy', { instrumentName: PERP, quantity: '10', price: '30020' })
+    ).order.orderId;
+    const [session, orders] = sessionOf(early)!;
+    assert.match(session, /^\d+\.\d+\.1$/);
+    assert.deepEqual([...orders].sort(), [early, late].sort());
+    assert.equal(sessionOf(overHttp), undefined);
+
+    await client.call('private/disable_cancel_on_disconnect', {});
+    assert.equal(sessionOf(early), undefined);
+    await client.call('private/enable_cancel_on_disconnect', {});
+    const [again, orders2] = sessionOf(early)!;
+    assert.notEqual(again, session, 'a new session id');
+    assert.deepEqual([...orders2].sort(), [early, late].sort());
+
+    await client.close();
+    await until(() => state(late).orderState === 'cancelled');
+    assert.equal(state(early).cancelReason, 'cancel_on_disconnect');
+    assert.equal(sessionOf(early), undefined);
+    assert.equal(state(overHttp).orderState, 'open');
+    await harness.http(0).call('private/cancel_all', {});
+  });
+
   test('public/auth with another key ends the first key’s session on the connection', async () => {
     const client = harness.ws(0);
     await client.connect();

@@ -86,10 +86,10 @@ export function registerSessionMethods(registry: MethodRegistry, authenticator: 
     transports: WS_ONLY,
     params: CancelOnDisconnectParams,
     result: Ok,
-    handler: (_params, context) => {
-      sessionOf(context).setCancelOnDisconnect(true);
-      return 'ok' as const;
-    },
+    handler: (_params, context) =>
+      sessionOf(context)
+        .setCancelOnDisconnect(true)
+        .then(() => 'ok' as const),
   });
   registry.register({
     name: 'private/disable_cancel_on_disconnect',
@@ -98,10 +98,10 @@ export function registerSessionMethods(registry: MethodRegistry, authenticator: 
     transports: WS_ONLY,
     params: CancelOnDisconnectParams,
     result: Ok,
-    handler: (_params, context) => {
-      sessionOf(context).setCancelOnDisconnect(false);
-      return 'ok' as const;
-    },
+    handler: (_params, context) =>
+      sessionOf(context)
+        .setCancelOnDisconnect(false)
+        .then(() => 'ok' as const),
   });
   registry.register({
     name: 'private/get_cancel_on_disconnect',

@@ -94,14 +94,20 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     accountId: number,
     instrument: Instrument,
     session: SessionHandle | null,
-  ) =>
-    submitOrThrow(commands, toPlaceOrder(params, side, accountId, instrument)).then((result) => {
-      session?.placed(result.order!.orderId);
+  ) => {
+    const command = toPlaceOrder(params, side, accountId, instrument);
+    // Cancel-on-disconnect on: the order belongs to the connection's session in the core (nothing
+    // is added to the command when it is off).
+    const codSession = session === null ? null : session.codSession;
+    if (codSession !== null) (command as { codSession?: string }).codSession = codSession;
+    return submitOrThrow(commands, command).then((result) => {
+      session?.placed(result.order!.orderId, codSession);
       return {
         order: orderToWire(result.order!, instrument),
         trades: tradesToWire(result.trades ?? [], accountId, instrumentNamed),
       };
     });
+  };
 
   for (const side of ['buy', 'sell'] as const satisfies readonly Side[]) {
     registry.register({

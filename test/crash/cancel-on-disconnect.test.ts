@@ -1,0 +1,115 @@
+/**
+ * Cancel-on-disconnect across a crash: the service is SIGKILLed while a WebSocket connection with
+ * cancel-on-disconnect has resting orders. No session can run then, so the restarted service
+ * cancels exactly that connection's orders (cancelReason `cancel_on_disconnect`, in state and in
+ * order history) before it serves; the orders of another connection of the same key without it,
+ * and of HTTP, stay open.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ApiError } from '../../sdk/errors.ts';
+import { HttpClient } from '../../sdk/http-client.ts';
+import type { Order } from '../../sdk/types.ts';
+import { WsClient } from '../../sdk/ws-client.ts';
+import type { DemoCredential } from '../../src/api/bootstrap.ts';
+import { killHard, type ServiceChild, startServiceChild } from '../support/service-child.ts';
+
+const PERP = 'BTC-PERPETUAL';
+
+test('after SIGKILL the restart cancels the orders of connections with cancel-on-disconnect, and only those', {
+  timeout: 180_000,
+}, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'cod-crash-'));
+  let child: ServiceChild = await startServiceChild(dataDir);
+  const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as DemoCredential[];
+  const credential = { apiKey: credentials[0]!.apiKey, apiSecret: credentials[0]!.apiSecret };
+  const ws = () =>
+    new WsClient({ url: `ws://127.0.0.1:${child.port}/ws`, credentials: credential, reconnect: false });
+  const sockets: WsClient[] = [];
+  try {
+    const withCod = ws();
+    const without = ws();
+    sockets.push(withCod, without);
+    for (const client of sockets) {
+      await client.connect();
+      await client.auth();
+    }
+    const buy = async (client: Pick<WsClient, 'call'>, price: string, more: object = {}) =>
+      (await client.call('private/buy', { instrumentName: PERP, quantity: '10', price, ...more })).order;
+
+    // Placed before cancel-on-disconnect is turned on: the connection's all the same.
+    const early = await buy(withCod, '40000');
+    assert.equal(await withCod.call('private/enable_cancel_on_disconnect', { scope: 'connection' }), 'ok');
+    const late = await buy(withCod, '40010');
+    const oto = await buy(withCod, '40020', {
+      linkedOrderType: 'one_triggers_other',
+      otocoConfig: [{ side: 'sell', quantity: '10', price: '90000' }],
+    });
+    const secondary = oto.otoOrderIds![0]!;
+    const otherConnection = await buy(without, '40030');
+    const http = new HttpClient({ baseUrl: `http://127.0.0.1:${child.port}`, credentials: credential });
+    const overHttp = (
+      await http.call('private/buy', { instrumentName: PERP, quantity: '10', price: '40040' })
+    ).order;
+    const cod = [early.orderId, late.orderId, oto.orderId, secondary];
+    const kept = [otherConnection.orderId, overHttp.orderId];
+
+    await killHard(child.process);
+    child = await startServiceChild(dataDir);
+    const client = await clientAfterCrash(child.port, credential);
+
+    for (const orderId of cod) {
+      const order = await client.call('private/get_order_state', { orderId });
+      assert.equal(order.orderState, 'cancelled', orderId);
+      assert.equal(order.cancelReason, 'cancel_on_disconnect', orderId);
+    }
+    for (const orderId of kept) {
+      const order = await client.call('private/get_order_state', { orderId });
+      assert.equal(order.orderState, 'open', orderId);
+    }
+    const open = (await client.call('private/get_open_orders', {})).map((o) => o.orderId);
+    assert.deepEqual(open.sort(), [...kept].sort());
+
+    const history = await client.call('private/get_order_history_by_currency', {
+      currency: 'BTC',
+      includeUnfilled: true,
+      count: 100,
+    });
+    const orders = (Array.isArray(history) ? history : (history as { orders: Order[] }).orders) as Order[];
+    for (const orderId of cod) {
+      const order = orders.find((o) => o.orderId === orderId);
+      assert.ok(order !== undefined, `${orderId} in order history`);
+      assert.equal(order.orderState, 'cancelled', orderId);
+      assert.equal(order.cancelReason, 'cancel_on_disconnect', orderId);
+    }
+    for (const orderId of kept) {
+      assert.ok(!orders.some((o) => o.orderId === orderId && o.orderState === 'cancelled'), orderId);
+    }
+  } finally {
+    for (const socket of sockets) await socket.close().catch(() => {});
+    await killHard(child.process);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+/**
+ * After a crash, requests signed up to 15 s after the last journaled command are refused
+ * (`unavailable`, with `retryAfterMs`): a client whose clock reads past that window.
+ */
+async function clientAfterCrash(
+  port: number,
+  credentials: { apiKey: string; apiSecret: string },
+): Promise<HttpClient> {
+  const baseUrl = `http://127.0.0.1:${port}`;
+  try {
+    await new HttpClient({ baseUrl, credentials }).call('private/get_open_orders', {});
+    return new HttpClient({ baseUrl, credentials });
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== 13503) throw error;
+    const ahead = Number(error.data?.retryAfterMs) + 50;
+    return new HttpClient({ baseUrl, credentials, now: () => Date.now() + ahead });
+  }
+}
