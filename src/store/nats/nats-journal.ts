@@ -50,14 +50,13 @@ import {
   type StreamConfig,
   type Subscription,
 } from 'nats';
+import { CommittedJournal } from '../committed-journal.ts';
 import { StoreOpenError } from '../data-dir-lock.ts';
 import { GroupCommitter } from '../group-commit.ts';
 import {
   type BatchLimits,
-  type BatchListener,
   DEFAULT_BATCH_LIMITS,
   type HashCheckpoint,
-  type Journal,
   JournalCorruptError,
   type JournalEntry,
   type OpenReport,
@@ -310,7 +309,7 @@ function fitFrame(frame: StoredFrame, maxBytes: number): StoredFrame[] {
   return split(decodeFrame(frame));
 }
 
-export class NatsJournal<C = unknown> implements Journal<C> {
+export class NatsJournal<C = unknown> extends CommittedJournal<C> {
   private closed = false;
 
   static async open<C = unknown>(options: NatsJournalOptions): Promise<NatsJournal<C>> {
@@ -336,7 +335,7 @@ export class NatsJournal<C = unknown> implements Journal<C> {
     }
   }
 
-  private readonly committer: GroupCommitter;
+  protected readonly committer: GroupCommitter;
   private readonly maxPayloadBytes: number;
   private readonly ackTimeoutMs: number;
   /** The stream's last sequence as this writer left it: every publish expects it. */
@@ -355,6 +354,7 @@ export class NatsJournal<C = unknown> implements Journal<C> {
     streamSeq: number,
     options: NatsJournalOptions,
   ) {
+    super();
     this.streamSeq = streamSeq;
     this.durableSeq = last.seq;
     this.ackTimeoutMs = options.ackTimeoutMs ?? 10_000;
@@ -409,32 +409,8 @@ export class NatsJournal<C = unknown> implements Journal<C> {
     }
   }
 
-  append(entry: JournalEntry<C>): Promise<void> {
-    return this.committer.append(entry);
-  }
-
-  recordCheckpoint(checkpoint: HashCheckpoint): void {
-    this.committer.recordCheckpoint(checkpoint);
-  }
-
-  observeBatches(listener: BatchListener): void {
-    this.committer.observeBatches(listener);
-  }
-
   readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]> {
     return readNatsJournal<C>(this.conn, fromSeq);
-  }
-
-  async *readFrom(fromSeq: number): AsyncIterable<JournalEntry<C>> {
-    for await (const batch of this.readBatches(fromSeq)) yield* batch;
-  }
-
-  async last(): Promise<{ readonly seq: number; readonly ts: number }> {
-    return this.committer.lastDurable;
-  }
-
-  async lastSeq(): Promise<number> {
-    return this.committer.lastDurable.seq;
   }
 
   async checkpoints(fromSeq: number, toSeq: number): Promise<readonly HashCheckpoint[]> {
@@ -448,10 +424,6 @@ export class NatsJournal<C = unknown> implements Journal<C> {
       if (c !== null && c.seq >= fromSeq && c.seq <= toSeq) found.set(c.seq, c.stateHash);
     }
     return [...found].sort((a, b) => a[0] - b[0]).map(([seq, stateHash]) => ({ seq, stateHash }));
-  }
-
-  flush(): Promise<void> {
-    return this.committer.flush();
   }
 
   async close(): Promise<void> {

@@ -13,14 +13,13 @@
  * - Seqs and timestamps are BIGINT, read back as float8 (exact below 2^53).
  */
 import pg from 'pg';
+import { CommittedJournal } from '../committed-journal.ts';
 import { StoreOpenError } from '../data-dir-lock.ts';
 import { GroupCommitter } from '../group-commit.ts';
 import {
   type BatchLimits,
-  type BatchListener,
   DEFAULT_BATCH_LIMITS,
   type HashCheckpoint,
-  type Journal,
   type JournalEntry,
   type OpenReport,
 } from '../journal.ts';
@@ -57,7 +56,7 @@ export interface PgJournalOptions {
   readonly readPageFrames?: number;
 }
 
-export class PgJournal<C = unknown> implements Journal<C> {
+export class PgJournal<C = unknown> extends CommittedJournal<C> {
   private closed = false;
 
   static async open<C = unknown>(options: PgJournalOptions): Promise<PgJournal<C>> {
@@ -91,7 +90,7 @@ export class PgJournal<C = unknown> implements Journal<C> {
     }
   }
 
-  private readonly committer: GroupCommitter;
+  protected readonly committer: GroupCommitter;
   private readonly pageFrames: number;
 
   private constructor(
@@ -101,6 +100,7 @@ export class PgJournal<C = unknown> implements Journal<C> {
     last: { seq: number; ts: number },
     options: PgJournalOptions,
   ) {
+    super();
     this.pageFrames = options.readPageFrames ?? 64;
     this.committer = new GroupCommitter(
       { write: (frame, checkpoints) => this.writeBatch(frame, checkpoints) },
@@ -130,32 +130,8 @@ export class PgJournal<C = unknown> implements Journal<C> {
     ]);
   }
 
-  append(entry: JournalEntry<C>): Promise<void> {
-    return this.committer.append(entry);
-  }
-
-  recordCheckpoint(checkpoint: HashCheckpoint): void {
-    this.committer.recordCheckpoint(checkpoint);
-  }
-
-  observeBatches(listener: BatchListener): void {
-    this.committer.observeBatches(listener);
-  }
-
   readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]> {
     return readPgJournal<C>(this.pool, fromSeq, this.pageFrames);
-  }
-
-  async *readFrom(fromSeq: number): AsyncIterable<JournalEntry<C>> {
-    for await (const batch of this.readBatches(fromSeq)) yield* batch;
-  }
-
-  async last(): Promise<{ readonly seq: number; readonly ts: number }> {
-    return this.committer.lastDurable;
-  }
-
-  async lastSeq(): Promise<number> {
-    return this.committer.lastDurable.seq;
   }
 
   async checkpoints(fromSeq: number, toSeq: number): Promise<readonly HashCheckpoint[]> {
@@ -167,10 +143,6 @@ export class PgJournal<C = unknown> implements Journal<C> {
       seq: r.seq,
       stateHash: r.state_hash,
     }));
-  }
-
-  flush(): Promise<void> {
-    return this.committer.flush();
   }
 
   async close(): Promise<void> {

@@ -15,13 +15,12 @@
  *   `writerThread: false` the main thread writes (the loop blocks; appends queue in the OS).
  */
 import Database from 'better-sqlite3';
+import { CommittedJournal } from '../committed-journal.ts';
 import { GroupCommitter } from '../group-commit.ts';
 import {
   type BatchLimits,
-  type BatchListener,
   DEFAULT_BATCH_LIMITS,
   type HashCheckpoint,
-  type Journal,
   type JournalEntry,
   type OpenReport,
 } from '../journal.ts';
@@ -78,10 +77,10 @@ export interface SqliteJournalOptions {
   readonly writerThread?: boolean;
 }
 
-export class SqliteJournal<C = unknown> implements Journal<C> {
+export class SqliteJournal<C = unknown> extends CommittedJournal<C> {
   readonly openReport: OpenReport;
   private readonly db: Database.Database;
-  private readonly committer: GroupCommitter;
+  protected readonly committer: GroupCommitter;
   private readonly pageFrames: number;
   private readonly writerThread: SqliteWriterThread | null;
   private closed = false;
@@ -91,6 +90,7 @@ export class SqliteJournal<C = unknown> implements Journal<C> {
   }
 
   private constructor(options: SqliteJournalOptions) {
+    super();
     this.db = new Database(options.path);
     for (const pragma of WRITER_PRAGMAS) this.db.pragma(pragma);
     this.db.exec(SCHEMA);
@@ -148,32 +148,8 @@ export class SqliteJournal<C = unknown> implements Journal<C> {
     return { seq: last.seq, ts: last.ts };
   }
 
-  append(entry: JournalEntry<C>): Promise<void> {
-    return this.committer.append(entry);
-  }
-
-  recordCheckpoint(checkpoint: HashCheckpoint): void {
-    this.committer.recordCheckpoint(checkpoint);
-  }
-
-  observeBatches(listener: BatchListener): void {
-    this.committer.observeBatches(listener);
-  }
-
   readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]> {
     return readSqliteJournal<C>(this.db, fromSeq, this.pageFrames);
-  }
-
-  async *readFrom(fromSeq: number): AsyncIterable<JournalEntry<C>> {
-    for await (const batch of this.readBatches(fromSeq)) yield* batch;
-  }
-
-  async last(): Promise<{ readonly seq: number; readonly ts: number }> {
-    return this.committer.lastDurable;
-  }
-
-  async lastSeq(): Promise<number> {
-    return this.committer.lastDurable.seq;
   }
 
   async checkpoints(fromSeq: number, toSeq: number): Promise<readonly HashCheckpoint[]> {
@@ -181,10 +157,6 @@ export class SqliteJournal<C = unknown> implements Journal<C> {
       .prepare('SELECT seq, state_hash FROM hash_checkpoints WHERE seq >= ? AND seq <= ? ORDER BY seq')
       .all(fromSeq, toSeq) as Array<{ seq: number; state_hash: string }>;
     return rows.map((r) => ({ seq: r.seq, stateHash: r.state_hash }));
-  }
-
-  flush(): Promise<void> {
-    return this.committer.flush();
   }
 
   async close(): Promise<void> {
