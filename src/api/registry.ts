@@ -39,9 +39,11 @@ export interface SessionHandle {
   readonly codSession: string | null;
   /**
    * Told of each order this connection placed (cancel-on-disconnect cancels exactly those), with
-   * the `codSession` its command carried.
+   * the `codSession` its command carried. When the order has to join the connection's session in
+   * a second command (it was sent before cancel-on-disconnect was turned on), returns the promise
+   * of that command's durability: the order is answered after it, so an answered order is covered.
    */
-  placed(orderId: string, codSession: string | null): void;
+  placed(orderId: string, codSession: string | null): Promise<void> | undefined;
   subscribe(channels: readonly string[]): Promise<string[]>;
   unsubscribe(channels: readonly string[]): string[];
   unsubscribeAll(): void;

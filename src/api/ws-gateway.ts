@@ -17,8 +17,10 @@
  *   when `public/auth` switches the connection to another key.
  * - The core knows which orders those are (src/engine/cod-sessions.ts): turning it on or off is a
  *   journaled `set_cancel_on_disconnect` (answered once durable) naming a session id unique
- *   across runs, and orders placed while it is on carry that id. So after a crash, when no
- *   session could run, the service cancels them at start-up (`cancel_cod_sessions`).
+ *   across runs, and orders placed while it is on carry that id; an order that was in flight
+ *   when it was turned on joins in a second command, answered (like `enable`) only once that is
+ *   durable. So after a crash, when no session could run, the service cancels them at start-up
+ *   (`cancel_cod_sessions`).
  * - Unauthenticated requests are rate-limited by client address, as over HTTP, not per connection.
  * - A client that stops reading (more than `maxBufferedBytes` queued) is disconnected rather than
  *   allowed to grow server memory.
@@ -128,7 +130,7 @@ class Session implements SessionHandle, Subscriber {
     this.principal = principal;
   }
 
-  placed(orderId: string, codSession: string | null): void {
+  placed(orderId: string, codSession: string | null): Promise<void> | undefined {
     if (this.closed) {
       // Placed while the session was ending: its cancel-on-disconnect has already gone out.
       if (this.codSession !== null && this.principal !== null) {
@@ -139,14 +141,16 @@ class Session implements SessionHandle, Subscriber {
           cancelReason: 'cancel_on_disconnect',
         });
       }
-      return;
+      return undefined;
     }
     this.placedOrders.add(orderId);
     if (this.placedOrders.size >= this.prunePlacedAt) this.prunePlaced();
-    // Sent before cancel-on-disconnect was turned on (or under an earlier id): it joins now.
+    // Sent before cancel-on-disconnect was turned on (or under an earlier id): it joins now, and
+    // is answered once that is durable. A refused join is reported, and the order still answered.
     if (this.codSession !== null && codSession !== this.codSession) {
-      this.joinCod([orderId]).catch(this.deps.onUnexpected);
+      return this.joinCod([orderId]).catch(this.deps.onUnexpected);
     }
+    return undefined;
   }
 
   /** Keeps the placed orders still open, and open orders they made (which join the set). */
@@ -205,7 +209,8 @@ class Session implements SessionHandle, Subscriber {
     if (principal === null || enabled === (this.codSession !== null)) return this.codCommitted;
     if (enabled) {
       this.codSession = `${this.deps.codSessionPrefix ?? '0'}.${this.id}.${++this.codSessions}`;
-      return this.joinCod([...this.placedOrders]);
+      this.joinCod([...this.placedOrders]);
+      return this.codSettled();
     }
     const session = this.codSession!;
     this.codSession = null;
@@ -218,6 +223,19 @@ class Session implements SessionHandle, Subscriber {
       })
       .then(succeeded);
     return this.codCommitted;
+  }
+
+  /**
+   * Resolves once the last session command is durable, including the joins of orders that were
+   * in flight when `enable` came and were placed while it committed (their commands went first,
+   * so their joins are submitted before this looks again).
+   */
+  private async codSettled(): Promise<void> {
+    let last: Promise<void>;
+    do {
+      last = this.codCommitted;
+      await last;
+    } while (last !== this.codCommitted);
   }
 
   setHeartbeat(intervalSec: number | null): void {

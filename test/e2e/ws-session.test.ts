@@ -11,6 +11,7 @@ import WebSocket from 'ws';
 import { ApiError } from '../../sdk/errors.ts';
 import { signWs } from '../../sdk/index.ts';
 import type { WsClient } from '../../sdk/ws-client.ts';
+import type { UnstampedCommand } from '../../src/core/commands.ts';
 import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 import { until } from '../support/until.ts';
@@ -187,6 +188,70 @@ describe('WebSocket sessions over the real engine', () => {
     await until(() => state(order).orderState === 'cancelled', 1000);
     assert.equal(state(order).cancelReason, 'cancel_on_disconnect');
     socket.terminate();
+  });
+});
+
+describe('cancel-on-disconnect of an order in flight when it is enabled', () => {
+  /** Appends wait here while `holding` says so, until the test releases them. */
+  const held: Array<{ command: UnstampedCommand; release: () => void }> = [];
+  let holding: (command: UnstampedCommand) => boolean = () => false;
+  let harness: Harness;
+  let engine: EngineVenue;
+  before(async () => {
+    engine = await startEngineVenue(undefined, {}, (entry) =>
+      holding(entry.command)
+        ? new Promise<void>((release) => held.push({ command: entry.command, release }))
+        : Promise.resolve(),
+    );
+    harness = await startHarness({ venue: engine, clock: engine.clock });
+  });
+  after(() => harness.close());
+
+  const releaseAll = () => {
+    for (const { release } of held.splice(0)) release();
+  };
+
+  test('the order joins the session before it is answered, and enable is answered after that join', async () => {
+    const client = harness.ws(0);
+    await client.connect();
+    await client.auth();
+    const answered: string[] = [];
+    // The order and the enable are both applied before either is durable: the order is placed
+    // without the session, so it has to join it in a second command.
+    holding = () => true;
+    const order = client
+      .call('private/buy', { instrumentName: PERP, quantity: '10', price: '30000' })
+      .then((r) => {
+        answered.push('buy');
+        return r.order.orderId;
+      });
+    const enabled = client
+      .call('private/enable_cancel_on_disconnect', {})
+      .then(() => answered.push('enable'));
+    await until(() => held.length === 2);
+    assert.deepEqual(
+      held.map(({ command }) => command.type),
+      ['place_order', 'set_cancel_on_disconnect'],
+    );
+    holding = (command) => command.type === 'set_cancel_on_disconnect';
+    releaseAll();
+    await until(() => held.length === 1);
+    const join = held[0]!.command as Extract<UnstampedCommand, { type: 'set_cancel_on_disconnect' }>;
+    assert.equal(join.orderIds?.length, 1, 'the order joins in its own command');
+
+    // While the join is not durable, neither answer goes out (a later request is answered first).
+    assert.equal(await client.call('public/test', {}).then(() => 'test'), 'test');
+    assert.deepEqual(answered, []);
+    holding = () => false;
+    releaseAll();
+    const orderId = await order;
+    await enabled;
+    assert.deepEqual(answered.sort(), ['buy', 'enable']);
+    assert.equal(join.orderIds![0], orderId);
+
+    await client.close();
+    await until(() => engine.reads.order(orderId)!.orderState === 'cancelled');
+    assert.equal(engine.reads.order(orderId)!.cancelReason, 'cancel_on_disconnect');
   });
 });
 

@@ -8,7 +8,7 @@ import { MemoryHistory } from '../../src/api/memory-history.ts';
 import type { CommandPort, CommittedBatch, EventPort, ReadPort } from '../../src/api/ports.ts';
 import { createVenueReadPort } from '../../src/api/venue-read-port.ts';
 import { VirtualClock } from '../../src/app/clock.ts';
-import { Sequencer } from '../../src/app/sequencer.ts';
+import { type AppendOnlyJournal, Sequencer } from '../../src/app/sequencer.ts';
 import type { CoreCommand, UnstampedCommand } from '../../src/core/commands.ts';
 import type { CommandResult } from '../../src/core/events.ts';
 import type { EngineConfig } from '../../src/engine/config.ts';
@@ -25,10 +25,12 @@ export interface EngineVenue extends CommandPort, EventPort {
 export async function startEngineVenue(
   start = Date.UTC(2026, 10, 20, 12),
   config: Partial<EngineConfig> = {},
+  /** The journal's append (default: durable at once); a test can hold commands back with it. */
+  append: AppendOnlyJournal<UnstampedCommand>['append'] = async () => {},
 ): Promise<EngineVenue> {
   const venue = Venue.create(config);
   const clock = new VirtualClock(start);
-  const journal = { append: async () => {} };
+  const journal = { append };
   const sequencer = new Sequencer<UnstampedCommand, CommandResult>(
     (command, stamp) => venue.execute({ ...command, ...stamp } as CoreCommand),
     journal,

@@ -4,7 +4,7 @@
  * account summary. Writes go through the command port; reads through the read port.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import type { OrderView } from '../../core/events.ts';
+import type { CommandSuccess, OrderView } from '../../core/events.ts';
 import type { Side } from '../../core/types.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
@@ -101,13 +101,15 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     const codSession = session === null ? null : session.codSession;
     if (codSession !== null) (command as { codSession?: string }).codSession = codSession;
     return submitOrThrow(commands, command).then((result) => {
-      session?.placed(result.order!.orderId, codSession);
-      return {
-        order: orderToWire(result.order!, instrument),
-        trades: tradesToWire(result.trades ?? [], accountId, instrumentNamed),
-      };
+      const joined = session?.placed(result.order!.orderId, codSession);
+      if (joined === undefined) return placedAnswer(result, accountId, instrument);
+      return joined.then(() => placedAnswer(result, accountId, instrument));
     });
   };
+  const placedAnswer = (result: CommandSuccess, accountId: number, instrument: Instrument) => ({
+    order: orderToWire(result.order!, instrument),
+    trades: tradesToWire(result.trades ?? [], accountId, instrumentNamed),
+  });
 
   for (const side of ['buy', 'sell'] as const satisfies readonly Side[]) {
     registry.register({
