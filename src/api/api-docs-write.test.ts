@@ -37,6 +37,21 @@ test('the OpenAPI document is 3.1: every envelope method has a request schema, e
   }
 });
 
+test('every operation has an operationId, and no two share one (client generators need them)', () => {
+  const openapi = JSON.parse(renderApiDocs().openapi) as {
+    paths: Record<string, Record<string, { operationId?: string }>>;
+  };
+  const ids = Object.entries(openapi.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([verb, operation]) => {
+      assert.ok(operation.operationId, `${verb} ${path}`);
+      return operation.operationId;
+    }),
+  );
+  assert.equal(new Set(ids).size, ids.length);
+  assert.ok(ids.includes('portfolios_submit'));
+  assert.ok(ids.includes('get_portfolios_info'));
+});
+
 test('every flat /tt/ route documents its input: a request body schema on POST, query parameters on GET', () => {
   type Schema = { properties?: Record<string, unknown>; anyOf?: Schema[] };
   const openapi = JSON.parse(renderApiDocs().openapi) as {

@@ -42,6 +42,15 @@ const ErrorObject = {
 
 const SECURITY_HEADERS = ['Service-API-Timestamp', 'Service-API-Nonce', 'Service-API-Signature'];
 
+/**
+ * `portfolios_submit` for `POST …/openapi/portfolios/submit`: the path's last two segments, and
+ * the HTTP method in front when it is not POST (a GET and a POST on one path stay distinct).
+ */
+function flatOperationId(route: FlatRouteDefinition): string {
+  const name = route.url.split('/').filter(Boolean).slice(-2).join('_');
+  return route.method === 'POST' ? name : `${route.method.toLowerCase()}_${name}`;
+}
+
 export function buildOpenApi(
   methods: MethodRegistry,
   flatRoutes: readonly FlatRouteDefinition[],
@@ -106,6 +115,7 @@ export function buildOpenApi(
   }
   for (const route of flatRoutes) {
     const operation: Record<string, unknown> = {
+      operationId: flatOperationId(route),
       summary: route.summary,
       security: [{ apiKey: [] }],
       responses: {
