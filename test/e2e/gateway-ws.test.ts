@@ -82,7 +82,8 @@ describe('gateway over WebSocket', () => {
     assert.equal((pushes[1]!.data as { orderState: string }).orderState, 'cancelled');
     // Another user's orders never arrive on this channel.
     await harness.http(0).call('private/buy', { instrumentName: PERP, quantity: '10', price: '39000' });
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // A push of that order would have left before the HTTP answer, so before this one's answer.
+    await client.call('public/test', {});
     assert.equal(pushes.length, 3);
     assert.deepEqual(await client.unsubscribe([channel]), [channel]);
     // A currency the venue lists nothing in is refused, as the order methods refuse it.
@@ -140,7 +141,9 @@ describe('gateway over WebSocket', () => {
       'no book snapshot from the refused list; the answer precedes the snapshot',
     );
     await harness.http(2).call('private/sell', { instrumentName: PERP, quantity: '10', price: '91000' });
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // A book push would have left before the HTTP answer, so before this request's answer.
+    socket.send(JSON.stringify({ rid: 3, method: 'public/test', params: {} }));
+    await until(() => messages.some((m) => m.rid === 3));
     assert.ok(!messages.some((m) => m.params?.channel === `book.${PERP}`), 'book was never subscribed');
     socket.close();
   });
@@ -169,7 +172,8 @@ describe('gateway over WebSocket', () => {
     await client.call('public/set_heartbeat', { interval: 10 });
     clock.advance(10_000);
     await until(() => client.heartbeatsAnswered.count === 1);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The answer has reached the server once a later request on the socket is answered.
+    await client.call('public/time', {});
     clock.advance(10_000);
     await until(() => client.heartbeatsAnswered.count === 2);
     await client.close();

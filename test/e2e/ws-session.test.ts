@@ -141,8 +141,10 @@ describe('WebSocket sessions over the real engine', () => {
     const overHttp = (
       await harness.http(3).call('private/buy', { instrumentName: PERP, quantity: '10', price: '30000' })
     ).order.orderId;
+    const open = harness.gateway.wsConnections();
     await client.close();
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // The session has ended (its cancel-on-disconnect would have been applied by now).
+    await until(() => harness.gateway.wsConnections() === open - 1);
     assert.equal(state(second).orderState, 'open');
     assert.equal(state(overHttp).orderState, 'open');
     await harness.http(3).call('private/cancel_all', {});
