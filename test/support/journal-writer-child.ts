@@ -1,15 +1,16 @@
 /**
- * A child process for journal crash tests: opens the SQLite journal at argv[2], continues after
- * its last entry, and appends deterministic commands forever in bursts of random size, printing
- * `acked <seq>` after each acknowledged burst. The parent SIGKILLs it at a random moment.
+ * A child process for journal crash tests: opens the journal its arguments name (see
+ * ./crash-journals.ts: `sqlite <path>`, `postgres <url>` or `nats <url> <stream>`), continues
+ * after its last entry, and appends deterministic commands forever in bursts of random size,
+ * printing `start <last seq>` once open and `acked <seq>` after each acknowledged burst. The
+ * parent SIGKILLs it at a random moment.
  */
-import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
 import { crashTestCommand } from './crash-commands.ts';
+import { openAfterKill, parseTargetArgs } from './crash-journals.ts';
 
 async function main(): Promise<void> {
-  const path = process.argv[2];
-  if (path === undefined) throw new Error('usage: journal-writer-child <journal path>');
-  const journal = SqliteJournal.open<ReturnType<typeof crashTestCommand>>({ path });
+  const target = parseTargetArgs(process.argv.slice(2));
+  const journal = await openAfterKill<ReturnType<typeof crashTestCommand>>(target);
   let seq = await journal.lastSeq();
   process.stdout.write(`start ${seq}\n`);
   for (;;) {
@@ -24,4 +25,7 @@ async function main(): Promise<void> {
   }
 }
 
-void main();
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
