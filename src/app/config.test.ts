@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { DEFAULT_SNAPSHOT_POLICY } from '../store/snapshotter.ts';
 import { ConfigError, DEFAULT_CONFIG, loadConfig } from './config.ts';
 
 describe('config', () => {
@@ -21,6 +22,7 @@ describe('config', () => {
       metrics: true,
       snapshotReplica: true,
       readStoreOnReplica: true,
+      snapshots: { everyCommands: 1_000_000, everyMs: 600_000, checkpointEveryCommands: 250_000 },
       http: {
         bodyLimitBytes: 262_144,
         wsMaxMessageBytes: 65_536,
@@ -76,6 +78,31 @@ describe('config', () => {
     assert.throws(() => loadConfig({ env: { SIMULATOR: 'maybe' } }), /SIMULATOR/);
     // A stream name is also a subject token: no dots, spaces or wildcards.
     assert.throws(() => loadConfig({ env: { JOURNAL_STREAM: 'a.b' } }), /journalStream/);
+  });
+
+  test('the snapshot cadence comes from env vars; a bad value is refused naming the variable', () => {
+    const config = loadConfig({
+      env: { SNAPSHOT_EVERY_COMMANDS: '300', SNAPSHOT_EVERY_MS: '0', CHECKPOINT_EVERY_COMMANDS: '120' },
+    });
+    assert.deepEqual(config.snapshots, { everyCommands: 300, everyMs: 0, checkpointEveryCommands: 120 });
+    // The defaults are the snapshotter's own, not a second copy of the numbers.
+    assert.deepEqual(loadConfig({ env: {} }).snapshots, DEFAULT_SNAPSHOT_POLICY);
+    assert.throws(() => loadConfig({ env: { SNAPSHOT_EVERY_COMMANDS: 'often' } }), /SNAPSHOT_EVERY_COMMANDS/);
+    assert.throws(() => loadConfig({ env: { SNAPSHOT_EVERY_MS: '1.5' } }), /SNAPSHOT_EVERY_MS/);
+    assert.throws(
+      () => loadConfig({ env: { CHECKPOINT_EVERY_COMMANDS: '-1' } }),
+      /\/snapshots\/checkpointEveryCommands must be >= 0 \(CHECKPOINT_EVERY_COMMANDS\)/,
+    );
+    // The variable is named only while its value is the one refused.
+    assert.throws(
+      () =>
+        loadConfig({
+          env: { SNAPSHOT_EVERY_COMMANDS: '5' },
+          overrides: { snapshots: { everyCommands: -2 } },
+        }),
+      (error: Error) =>
+        /everyCommands must be >= 0/.test(error.message) && !/SNAPSHOT_EVERY/.test(error.message),
+    );
   });
 
   test('a JSON file is merged; unknown keys are rejected; env wins over the file', () => {

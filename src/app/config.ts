@@ -4,12 +4,14 @@
  * Invariants:
  * - Every setting has a default in `DEFAULT_CONFIG` that serves on one machine; a test pins them.
  * - Sources, later wins: defaults < JSON config file (`CONFIG_FILE` or an explicit path) < env vars.
- * - Unknown keys (in the file) and ill-typed values (anywhere) are rejected with the path named;
- *   nothing deep in the code reads `process.env`: constructors receive slices of this object.
+ * - Unknown keys (in the file) and ill-typed values (anywhere) are rejected with the path named,
+ *   and the environment variable too when one set the value; nothing deep in the code reads
+ *   `process.env`: constructors receive slices of this object.
  */
 import { readFileSync } from 'node:fs';
 import { type Static, Type } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
+import { DEFAULT_SNAPSHOT_POLICY } from '../store/snapshotter.ts';
 
 const RateBucket = Type.Object(
   {
@@ -56,6 +58,19 @@ export const ConfigSchema = Type.Object(
      * query first waits for it); off: the live core writes it. Ignored without the replica.
      */
     readStoreOnReplica: Type.Boolean(),
+    /**
+     * When snapshots and hash checkpoints are taken (by the replica, or inline without it): a
+     * restart replays at most about `everyCommands` commands (or `everyMs` of command time) after
+     * the latest snapshot. 0 disables that trigger (a clean stop still snapshots).
+     */
+    snapshots: Type.Object(
+      {
+        everyCommands: Type.Integer({ minimum: 0 }),
+        everyMs: Type.Integer({ minimum: 0 }),
+        checkpointEveryCommands: Type.Integer({ minimum: 0 }),
+      },
+      { additionalProperties: false },
+    ),
     http: Type.Object(
       {
         bodyLimitBytes: Type.Integer({ minimum: 1024 }),
@@ -108,6 +123,7 @@ export const DEFAULT_CONFIG: Config = {
   metrics: true,
   snapshotReplica: true,
   readStoreOnReplica: true,
+  snapshots: { ...DEFAULT_SNAPSHOT_POLICY },
   http: {
     bodyLimitBytes: 262_144,
     wsMaxMessageBytes: 65_536,
@@ -157,6 +173,9 @@ const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser
   ['METRICS', ['metrics'], asBoolean],
   ['SNAPSHOT_REPLICA', ['snapshotReplica'], asBoolean],
   ['READ_STORE_ON_REPLICA', ['readStoreOnReplica'], asBoolean],
+  ['SNAPSHOT_EVERY_COMMANDS', ['snapshots', 'everyCommands'], asInteger],
+  ['SNAPSHOT_EVERY_MS', ['snapshots', 'everyMs'], asInteger],
+  ['CHECKPOINT_EVERY_COMMANDS', ['snapshots', 'checkpointEveryCommands'], asInteger],
   ['BODY_LIMIT_BYTES', ['http', 'bodyLimitBytes'], asInteger],
   ['WS_MAX_MESSAGE_BYTES', ['http', 'wsMaxMessageBytes'], asInteger],
   ['WS_MAX_CONNECTIONS', ['http', 'wsMaxConnections'], asInteger],
@@ -193,14 +212,23 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   let merged: Record<string, unknown> = structuredClone(DEFAULT_CONFIG) as unknown as Record<string, unknown>;
   const file = options.file ?? env.CONFIG_FILE;
   if (file) merged = mergeDeep(merged, readConfigFile(file), file);
+  /** JSON pointer → the variable that set it and its value, to name it when the value is refused. */
+  const fromEnv = new Map<string, { readonly name: string; readonly value: unknown }>();
   for (const [name, path, parse] of ENV_BINDINGS) {
     const raw = env[name];
-    if (raw !== undefined) setPath(merged, path, parse(raw, name));
+    if (raw === undefined) continue;
+    const value = parse(raw, name);
+    setPath(merged, path, value);
+    fromEnv.set(`/${path.join('/')}`, { name, value });
   }
   if (options.overrides)
     merged = mergeDeep(merged, options.overrides as Record<string, unknown>, 'overrides');
   if (!validate(merged)) {
-    const problems = (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message}`);
+    const problems = (validate.errors ?? []).map((error) => {
+      const source = fromEnv.get(error.instancePath);
+      const named = source !== undefined && getPath(merged, error.instancePath) === source.value;
+      return `${error.instancePath || '/'} ${error.message}${named ? ` (${source.name})` : ''}`;
+    });
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   return deepFreeze(merged as unknown as Config);
@@ -238,6 +266,12 @@ function setPath(target: Record<string, unknown>, path: readonly string[], value
   let node = target;
   for (const key of path.slice(0, -1)) node = node[key] as Record<string, unknown>;
   node[path[path.length - 1]!] = value;
+}
+
+function getPath(target: Record<string, unknown>, pointer: string): unknown {
+  let node: unknown = target;
+  for (const key of pointer.split('/').slice(1)) node = isPlainObject(node) ? node[key] : undefined;
+  return node;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

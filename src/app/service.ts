@@ -36,7 +36,7 @@ import { recordAccountSeqs } from '../store/read/core-projections.ts';
 import type { ReadStore } from '../store/read/read-store.ts';
 import { subMachineProjections } from '../store/read/sub-projections.ts';
 import { type RecoveryReport, recover } from '../store/recovery.ts';
-import { DEFAULT_SNAPSHOT_POLICY, type SnapshotPolicy, Snapshotter } from '../store/snapshotter.ts';
+import { type SnapshotPolicy, Snapshotter } from '../store/snapshotter.ts';
 import { type Clock, SystemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createCoreMachine, PORTFOLIOS, RFQ_DESK } from './core-factory.ts';
@@ -55,6 +55,7 @@ export interface ServiceOptions {
   readonly seed?: number;
   /** Market step interval, ms. */
   readonly marketTickMs?: number;
+  /** Overrides `config.snapshots` (tests). */
   readonly snapshotPolicy?: SnapshotPolicy;
   /** When a failed snapshot replica is started again (default: 1 s, doubling up to 60 s). */
   readonly replicaRestart?: RestartPolicy;
@@ -144,7 +145,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       options.onFatal?.(error);
     },
   });
-  const snapshotPolicy = options.snapshotPolicy ?? DEFAULT_SNAPSHOT_POLICY;
+  // The same cadence for the replica and, without it (or while it is down), inline.
+  const snapshotPolicy = options.snapshotPolicy ?? config.snapshots;
   const inlineSnapshotter = (policy: SnapshotPolicy) =>
     new Snapshotter(policy, {
       journal: storage.journal,

@@ -24,7 +24,8 @@ export interface SnapshotPolicy {
 
 /**
  * Defaults: a restart replays at most ~1M commands (about a second); checkpoints are sparse
- * because a state hash costs about as much as a snapshot (it hashes the canonical state).
+ * because a state hash costs about as much as a snapshot (it hashes the canonical state). They are
+ * the defaults of the config's `snapshots` (SNAPSHOT_EVERY_COMMANDS, ...), which the service uses.
  */
 export const DEFAULT_SNAPSHOT_POLICY: SnapshotPolicy = {
   everyCommands: 1_000_000,

@@ -3,7 +3,9 @@
  * cancel-on-disconnect has resting orders. No session can run then, so the restarted service
  * cancels exactly that connection's orders (cancelReason `cancel_on_disconnect`, in state and in
  * order history) before it serves; the orders of another connection of the same key without it,
- * and of HTTP, stay open.
+ * and of HTTP, stay open. The service snapshots after every command here, and is killed once a
+ * snapshot holds the sessions' orders: the restart finds the sessions in the snapshot it loads,
+ * not by replaying the commands that opened them.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,12 +20,14 @@ import type { DemoCredential } from '../../src/api/bootstrap.ts';
 import { killHard, type ServiceChild, startServiceChild } from '../support/service-child.ts';
 
 const PERP = 'BTC-PERPETUAL';
+/** A snapshot after every command (one at a time: those due while one is written are skipped). */
+const SNAPSHOT_ENV = { SNAPSHOT_EVERY_COMMANDS: '1' };
 
 test('after SIGKILL the restart cancels the orders of connections with cancel-on-disconnect, and only those', {
   timeout: 180_000,
 }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'cod-crash-'));
-  let child: ServiceChild = await startServiceChild(dataDir);
+  let child: ServiceChild = await startServiceChild(dataDir, SNAPSHOT_ENV);
   const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as DemoCredential[];
   const credential = { apiKey: credentials[0]!.apiKey, apiSecret: credentials[0]!.apiSecret };
   const ws = () =>
@@ -49,6 +53,7 @@ test('after SIGKILL the restart cancels the orders of connections with cancel-on
       otocoConfig: [{ side: 'sell', quantity: '10', price: '90000' }],
     });
     const secondary = oto.otoOrderIds![0]!;
+    const codSeq = await sequence(child.port);
     const otherConnection = await buy(without, '40030');
     const http = new HttpClient({ baseUrl: `http://127.0.0.1:${child.port}`, credentials: credential });
     const overHttp = (
@@ -57,8 +62,15 @@ test('after SIGKILL the restart cancels the orders of connections with cancel-on
     const cod = [early.orderId, late.orderId, oto.orderId, secondary];
     const kept = [otherConnection.orderId, overHttp.orderId];
 
+    // The market journals its prices every second or so, so a snapshot at codSeq or later comes.
+    await within(child.snapshotSaved(codSeq), 30_000, `a snapshot at seq ${codSeq} or later`);
     await killHard(child.process);
-    child = await startServiceChild(dataDir);
+    child = await startServiceChild(dataDir, SNAPSHOT_ENV);
+    const recovered = child.recovery!;
+    assert.ok(
+      recovered.snapshotSeq !== null && recovered.snapshotSeq >= codSeq,
+      `recovered from a snapshot holding the sessions (at ${codSeq} or later): ${JSON.stringify(recovered)}`,
+    );
     const client = await clientAfterCrash(child.port, credential);
 
     for (const orderId of cod) {
@@ -94,6 +106,26 @@ test('after SIGKILL the restart cancels the orders of connections with cancel-on
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+/** The last seq the service stamped (`venue_sequence` in its metrics). */
+async function sequence(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('venue_sequence '));
+  assert.ok(line !== undefined, 'venue_sequence in /metrics');
+  return Number(line.split(' ')[1]);
+}
+
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * After a crash, requests signed up to 15 s after the last journaled command are refused

@@ -10,9 +10,24 @@ export interface ServiceChild {
   readonly port: number;
   /** The state hash the start logged after recovery (null when it logged none). */
   readonly recoveredHash: string | null;
+  /** How the start recovered, as its `recovered` line logged it (null when it logged none). */
+  readonly recovery: ChildRecovery | null;
+  /** Seqs of the snapshots saved since the start (inline or by the replica), in order, as logged. */
+  readonly snapshotsSaved: readonly number[];
+  /** Resolves with the seq of the first snapshot saved at `seq` or later (one saved already included). */
+  snapshotSaved(seq: number): Promise<number>;
   /** Where it keeps its snapshots and read store, and its journal, as `listening` logged them. */
   readonly storage: unknown;
   readonly journal: unknown;
+}
+
+export interface ChildRecovery {
+  /** The snapshot recovery started from (null: the journal from seq 1). */
+  readonly snapshotSeq: number | null;
+  /** Journal commands replayed on top of it. */
+  readonly replayed: number;
+  readonly lastSeq: number;
+  readonly checkpointsVerified: number;
 }
 
 /**
@@ -39,12 +54,37 @@ export function startServiceChild(dataDir: string, extra: NodeJS.ProcessEnv = {}
   });
   const lines = createInterface({ input: child.stdout! });
   let recoveredHash: string | null = null;
+  let recovery: ChildRecovery | null = null;
+  const snapshotsSaved: number[] = [];
+  const waiting: { seq: number; resolve: (seq: number) => void }[] = [];
+  const snapshotSaved = (seq: number) =>
+    new Promise<number>((resolve) => {
+      const saved = snapshotsSaved.find((at) => at >= seq);
+      if (saved === undefined) waiting.push({ seq, resolve });
+      else resolve(saved);
+    });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the service did not start within 60 s')), 60_000);
     child.once('exit', (code) => reject(new Error(`the service exited early with ${code}`)));
     lines.on('line', (line) => {
       const entry = parseJson(line);
-      if (entry?.msg === 'recovered') recoveredHash = String(entry.stateHash);
+      if (entry?.msg === 'recovered') {
+        recoveredHash = String(entry.stateHash);
+        recovery = {
+          snapshotSeq: entry.snapshotSeq === null ? null : Number(entry.snapshotSeq),
+          replayed: Number(entry.replayed),
+          lastSeq: Number(entry.lastSeq),
+          checkpointsVerified: Number(entry.checkpointsVerified),
+        };
+      }
+      if (entry?.msg === 'snapshot saved' || entry?.msg === 'snapshot saved by the replica') {
+        const seq = Number(entry.seq);
+        snapshotsSaved.push(seq);
+        for (const waiter of waiting.filter((w) => w.seq <= seq)) {
+          waiting.splice(waiting.indexOf(waiter), 1);
+          waiter.resolve(seq);
+        }
+      }
       if (entry?.msg === 'listening') {
         clearTimeout(timer);
         child.removeAllListeners('exit');
@@ -52,6 +92,9 @@ export function startServiceChild(dataDir: string, extra: NodeJS.ProcessEnv = {}
           process: child,
           port: Number(entry.port),
           recoveredHash,
+          recovery,
+          snapshotsSaved,
+          snapshotSaved,
           storage: entry.storage,
           journal: entry.journal,
         });
