@@ -71,9 +71,10 @@ export interface Methods {
   'private/get_account_summary': Call<typeof P.AccountSummaryParams, AccountSummary>;
   'private/enable_cancel_on_disconnect': Call<CancelOnDisconnectScope, 'ok'>;
   'private/disable_cancel_on_disconnect': Call<CancelOnDisconnectScope, 'ok'>;
+  /** `scope` answers the one asked (`connection` by default, or `account`). */
   'private/get_cancel_on_disconnect': Call<
     CancelOnDisconnectScope,
-    { scope: 'connection'; enabled: boolean }
+    { scope: 'connection' | 'account'; enabled: boolean }
   >;
   'private/subscribe': Call<typeof P.ChannelsParams, string[]>;
   'private/unsubscribe': Call<typeof P.ChannelsParams, string[]>;

@@ -118,7 +118,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   };
   registerPublicMethods(methods, methodDeps);
   registerTradingMethods(methods, methodDeps);
-  registerSessionMethods(methods, authenticator);
+  registerSessionMethods(methods, authenticator, methodDeps);
   registerBuiltinChannels(channels, reads);
 
   installRawJsonParser(fastify, config.http.bodyLimitBytes);

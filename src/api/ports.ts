@@ -116,6 +116,11 @@ export interface ReadPort {
    * src/domain/currency.ts), sorted: the names `currency` filters take.
    */
   currencies(): readonly string[];
+  /**
+   * The account's cancel-on-disconnect default (`account` scope): WebSocket connections that
+   * authenticate for it start with cancel-on-disconnect on. False for an unknown account.
+   */
+  accountCancelOnDisconnect(accountId: number): boolean;
 }
 
 /**

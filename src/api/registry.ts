@@ -30,7 +30,11 @@ export interface CallContext {
 export interface SessionHandle {
   readonly id: number;
   principal: Principal | null;
-  authenticate(principal: Principal): void;
+  /**
+   * Sets the principal; resolves once the connection's cancel-on-disconnect is as the account's
+   * default has it (on: durable in the core), so `public/auth` is answered after that.
+   */
+  authenticate(principal: Principal): Promise<void>;
   setHeartbeat(intervalSec: number | null): void;
   /** Resolves once the core has it (journaled): see ws-gateway.ts. */
   setCancelOnDisconnect(enabled: boolean): Promise<void>;

@@ -42,6 +42,8 @@ export interface VenueQueries {
   } | null;
   instrument(name: string): VenueInstrumentInfo | null;
   instruments(): VenueInstrumentInfo[];
+  /** Cancel-on-disconnect's `account` scope: on for the account's new connections. */
+  accountCancelOnDisconnect(accountId: number): boolean;
   /** 24 h volume (lots), high and low (ticks) and open interest (lots; null for spot). */
   tradeStats?(instrumentName: string): {
     readonly volume: number;
@@ -139,5 +141,6 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
       };
     },
     currencies: () => venueCurrencies(venue.instruments().map((entry) => entry.instrument.spec)),
+    accountCancelOnDisconnect: (accountId) => venue.accountCancelOnDisconnect(accountId),
   };
 }

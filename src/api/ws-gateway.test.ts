@@ -35,7 +35,7 @@ function gatewayAnswering(dispatch: () => Promise<DispatchOutcome>, unexpected: 
       channels,
       fanout: new Fanout(channels),
       commands: {} as CommandPort,
-      reads: { openOrders: () => [] },
+      reads: { openOrders: () => [], accountCancelOnDisconnect: () => false },
       clock: new VirtualClock(0),
       onUnexpected: (error) => unexpected.push(error),
     },

@@ -14,7 +14,9 @@
  *   connection placed, and the orders they made (cancelReason `cancel_on_disconnect`), in one
  *   journaled `cancel_all` of its session. Orders of other connections and of HTTP stay.
  *   The session ends when the connection closes, however it closes, and for the previous key
- *   when `public/auth` switches the connection to another key.
+ *   when `public/auth` switches the connection to another key. A key's session starts with it
+ *   on when the account's default (`account` scope, kept in the core) is on; `public/auth` is
+ *   answered once that is durable.
  * - The core knows which orders those are (src/engine/cod-sessions.ts): turning it on or off is a
  *   journaled `set_cancel_on_disconnect` (answered once durable) naming a session id unique
  *   across runs, and orders placed while it is on carry that id; an order that was in flight
@@ -54,8 +56,11 @@ export interface WsGatewayDeps {
   readonly channels: ChannelRegistry;
   readonly fanout: Fanout;
   readonly commands: CommandPort;
-  /** Open orders, to forget the placed orders that are closed (`Session.placed`). */
-  readonly reads: Pick<ReadPort, 'openOrders'>;
+  /**
+   * Open orders, to forget the placed orders that are closed (`Session.placed`); the account's
+   * cancel-on-disconnect default, for connections that authenticate.
+   */
+  readonly reads: Pick<ReadPort, 'openOrders' | 'accountCancelOnDisconnect'>;
   readonly clock: Clock;
   readonly onUnexpected: (error: unknown) => void;
   /**
@@ -116,10 +121,13 @@ class Session implements SessionHandle, Subscriber {
 
   /**
    * Another key ends the previous key's session on this connection: its subscriptions go, its
-   * cancel-on-disconnect runs, and the new key starts with cancel-on-disconnect off.
+   * cancel-on-disconnect runs, and the new key starts afresh. A key's session starts with
+   * cancel-on-disconnect on when its default account's `account` scope is on (resolves once that
+   * is durable), off otherwise; authenticating again with the same key changes nothing.
    */
-  authenticate(principal: Principal): void {
-    if (this.principal !== null && this.principal.apiKey !== principal.apiKey) {
+  authenticate(principal: Principal): Promise<void> {
+    const previous = this.principal;
+    if (previous !== null && previous.apiKey !== principal.apiKey) {
       this.deps.fanout.unsubscribeAll(this);
       this.cancelPlaced();
       // The session's orders were all cancelled by the command just submitted (applied at once).
@@ -128,6 +136,11 @@ class Session implements SessionHandle, Subscriber {
       this.prunePlacedAt = PLACED_PRUNE_MIN;
     }
     this.principal = principal;
+    const starts = previous === null || previous.apiKey !== principal.apiKey;
+    if (starts && this.deps.reads.accountCancelOnDisconnect(principal.defaultAccountId)) {
+      return this.setCancelOnDisconnect(true);
+    }
+    return Promise.resolve();
   }
 
   placed(orderId: string, codSession: string | null): Promise<void> | undefined {

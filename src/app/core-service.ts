@@ -177,6 +177,9 @@ export class CoreService implements CommandPort, ReadPort, EventPort {
   currencies(): readonly string[] {
     return this.reads.currencies();
   }
+  accountCancelOnDisconnect(accountId: number): boolean {
+    return this.reads.accountCancelOnDisconnect(accountId);
+  }
 
   /** Model figures (IVs, underlying) for the ticker, from the latest priced market. */
   private tickerExtras(instrumentName: string): Partial<TickerView> | undefined {

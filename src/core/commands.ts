@@ -246,6 +246,17 @@ export interface SetCancelOnDisconnect extends CommandStamp {
 }
 
 /**
+ * Deribit's `account` scope of cancel-on-disconnect: the account's default for WebSocket
+ * connections that authenticate from now on (on: they start with cancel-on-disconnect on). It
+ * changes no session and no order; connections already open keep theirs.
+ */
+export interface SetAccountCancelOnDisconnect extends CommandStamp {
+  readonly type: 'set_account_cancel_on_disconnect';
+  readonly accountId: number;
+  readonly enabled: boolean;
+}
+
+/**
  * Cancels every open and waiting order that belongs to a cancel-on-disconnect session, of every
  * account (cancelReason `cancel_on_disconnect`). Submitted at start-up, before any request is
  * taken, when a run ended without its connections' cancel-on-disconnect (a crash): every session
@@ -346,6 +357,7 @@ export type CoreCommand =
   | CancelOrder
   | CancelAll
   | SetCancelOnDisconnect
+  | SetAccountCancelOnDisconnect
   | CancelCodSessions
   | BlockTrade
   | SetMmpConfig

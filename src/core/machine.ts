@@ -34,6 +34,7 @@ const ENGINE_COMMAND_TYPES: ReadonlySet<string> = new Set<CoreCommand['type']>([
   'cancel_order',
   'cancel_all',
   'set_cancel_on_disconnect',
+  'set_account_cancel_on_disconnect',
   'cancel_cod_sessions',
   'block_trade',
   'set_mmp_config',

@@ -127,6 +127,11 @@ export class Account {
   /** Open resting orders, in the order they (re)entered the book. */
   readonly openOrders = new OpenOrders();
   openOrderCount = 0;
+  /**
+   * Cancel-on-disconnect's `account` scope: WebSocket connections that authenticate for the
+   * account start with it on (cod-sessions.ts). Saved only when on.
+   */
+  cancelOnDisconnect = false;
 
   constructor(
     readonly id: number,

@@ -172,3 +172,59 @@ describe('cancel-on-disconnect sessions in the core', () => {
     assert.equal(!result.ok && result.error.data.field, 'accountId');
   });
 });
+
+describe('the account scope (set_account_cancel_on_disconnect)', () => {
+  test('a flag on the account: on and off, per account; it touches no session and no order', () => {
+    const h = new AdvancedHarness();
+    const order = orderOf(h.ok(h.orderCommand(1, 'buy', 1, 99_000, { codSession: S1 })));
+    const plain = orderOf(h.ok(h.orderCommand(1, 'buy', 1, 98_000)));
+    const sessions = h.venue.codSessionOrders();
+    assert.equal(h.venue.accountCancelOnDisconnect(1), false);
+    h.ok({ type: 'set_account_cancel_on_disconnect', accountId: 1, enabled: true });
+    assert.equal(h.venue.accountCancelOnDisconnect(1), true);
+    assert.equal(h.venue.accountCancelOnDisconnect(2), false);
+    assert.equal(h.venue.accountCancelOnDisconnect(99), false, 'unknown account');
+    assert.deepEqual(h.venue.codSessionOrders(), sessions);
+    assert.equal(h.get(order.orderId).orderState, 'open');
+    assert.equal(h.get(plain.orderId).orderState, 'open');
+    h.ok({ type: 'set_account_cancel_on_disconnect', accountId: 1, enabled: false });
+    assert.equal(h.venue.accountCancelOnDisconnect(1), false);
+    assert.deepEqual(h.venue.codSessionOrders(), sessions);
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('saved only while on: restore and replay agree, and off leaves the snapshot as if never set', () => {
+    const h = new AdvancedHarness();
+    h.ok(h.orderCommand(1, 'buy', 1, 99_000));
+    const never = structuredClone(h.venue.snapshot());
+    assert.doesNotMatch(JSON.stringify(never), /cancelOnDisconnect/);
+
+    h.ok({ type: 'set_account_cancel_on_disconnect', accountId: 2, enabled: true });
+    const on = structuredClone(h.venue.snapshot());
+    assert.deepEqual(
+      on.accounts.filter((a) => a.cancelOnDisconnect === true).map((a) => a.id),
+      [2],
+      'saved on account 2 only',
+    );
+    const restored = Venue.restore(on);
+    assert.equal(restored.accountCancelOnDisconnect(2), true);
+    assert.equal(restored.accountCancelOnDisconnect(1), false);
+    assert.equal(restored.stateHash(), h.venue.stateHash());
+    assert.deepEqual(Venue.restore(restored.snapshot()).snapshot(), on, 'restore(snapshot) round-trips');
+    assert.equal(h.replayHash(), h.venue.stateHash());
+
+    h.ok({ type: 'set_account_cancel_on_disconnect', accountId: 2, enabled: false });
+    const off = h.venue.snapshot();
+    assert.doesNotMatch(JSON.stringify(off), /cancelOnDisconnect/);
+    // Only the clock and sequence moved: the saved accounts are those of a venue that never set it.
+    assert.deepEqual(off.accounts, never.accounts);
+    assert.equal(Venue.restore(structuredClone(off)).stateHash(), h.venue.stateHash());
+  });
+
+  test('an unknown account is refused naming accountId', () => {
+    const h = new AdvancedHarness();
+    const result = h.run({ type: 'set_account_cancel_on_disconnect', accountId: 99, enabled: true });
+    assert.equal(result.ok, false);
+    assert.equal(!result.ok && result.error.data.field, 'accountId');
+  });
+});

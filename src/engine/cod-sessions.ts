@@ -13,8 +13,15 @@
  * - Saved in the snapshot on the order record, absent when null (snapshots of older builds and of
  *   venues that never used it are unchanged). Nothing here runs for a command that does not name
  *   a session: a placement without `codSession` costs one property read.
+ * - The account's default (Deribit's `account` scope, `set_account_cancel_on_disconnect`) is a
+ *   flag on the account that the gateway reads when a connection authenticates; it changes no
+ *   session and no order. Saved on the account's snapshot record only when on.
  */
-import type { CancelCodSessions, SetCancelOnDisconnect } from '../core/commands.ts';
+import type {
+  CancelCodSessions,
+  SetAccountCancelOnDisconnect,
+  SetCancelOnDisconnect,
+} from '../core/commands.ts';
 import type { CommandResult, OrderView } from '../core/events.ts';
 import type { Account } from './accounts.ts';
 import { waitingOrders } from './advanced-orders.ts';
@@ -32,15 +39,20 @@ function ordersOf(state: VenueState, account: Account): Order[] {
   return orders;
 }
 
+function unknownAccount(
+  state: VenueState,
+  command: SetCancelOnDisconnect | SetAccountCancelOnDisconnect,
+): CommandResult {
+  const error = refusal('account_not_found', `account ${command.accountId} not found`, {
+    field: 'accountId',
+  });
+  state.events.push({ type: 'rejection', commandType: command.type, accountId: command.accountId, error });
+  return { ok: false, error, events: state.events };
+}
+
 export function setCancelOnDisconnect(state: VenueState, command: SetCancelOnDisconnect): CommandResult {
   const account = state.accounts.get(command.accountId);
-  if (account === undefined) {
-    const error = refusal('account_not_found', `account ${command.accountId} not found`, {
-      field: 'accountId',
-    });
-    state.events.push({ type: 'rejection', commandType: command.type, accountId: command.accountId, error });
-    return { ok: false, error, events: state.events };
-  }
+  if (account === undefined) return unknownAccount(state, command);
   if (!command.enabled) {
     for (const order of ordersOf(state, account)) {
       if (order.codSession === command.session) order.codSession = null;
@@ -51,6 +63,16 @@ export function setCancelOnDisconnect(state: VenueState, command: SetCancelOnDis
       if (madeByAny(order, ids)) order.codSession = command.session;
     }
   }
+  return { ok: true, events: state.events };
+}
+
+export function setAccountCancelOnDisconnect(
+  state: VenueState,
+  command: SetAccountCancelOnDisconnect,
+): CommandResult {
+  const account = state.accounts.get(command.accountId);
+  if (account === undefined) return unknownAccount(state, command);
+  account.cancelOnDisconnect = command.enabled;
   return { ok: true, events: state.events };
 }
 

@@ -85,6 +85,11 @@ export interface VenueSnapshot {
       readonly entryValue?: number;
       readonly realisedPnl: number;
     }>;
+    /**
+     * Cancel-on-disconnect's `account` scope (cod-sessions.ts): present (true) only when on, so
+     * snapshots of older builds and of accounts that never used it are unchanged.
+     */
+    readonly cancelOnDisconnect?: true;
   }>;
   readonly openOrders: readonly OrderRecord[];
   readonly closedOrders: readonly OrderRecord[];
@@ -166,6 +171,7 @@ export function takeSnapshot(state: VenueState): VenueSnapshot {
         ...(Number.isNaN(p.entryValue) ? {} : { entryValue: p.entryValue }),
         realisedPnl: p.realisedPnl,
       })),
+      ...(a.cancelOnDisconnect ? { cancelOnDisconnect: true as const } : {}),
     })),
     openOrders,
     closedOrders: state.closedOldestFirst().map(record),
@@ -233,6 +239,7 @@ export function restoreState(snapshot: VenueSnapshot): VenueState {
   for (const saved of snapshot.accounts) {
     const account = new Account(saved.id, saved.userId, saved.selfTradeMode, saved.maxOpenOrders);
     state.accounts.set(account.id, account);
+    if (saved.cancelOnDisconnect === true) account.cancelOnDisconnect = true;
     for (const [currency, balance] of saved.balances) account.ledger(currency).balance = balance;
     for (const p of saved.positions) {
       const position = state.instruments.get(p.instrumentName)!.position(account);

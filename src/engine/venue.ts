@@ -15,7 +15,12 @@ import type { CommandResult, CommandSuccess, OrderView, PositionView, TradeView 
 import type { Instrument, InstrumentKind } from '../domain/instrument.ts';
 import { afterCommand, isAdvancedPlace, placeAdvanced, waitingOrders } from './advanced-orders.ts';
 import { validateAdvanced } from './advanced-snapshot.ts';
-import { cancelCodSessions, codSessionOrders, setCancelOnDisconnect } from './cod-sessions.ts';
+import {
+  cancelCodSessions,
+  codSessionOrders,
+  setAccountCancelOnDisconnect,
+  setCancelOnDisconnect,
+} from './cod-sessions.ts';
 import { type EngineConfig, engineConfig } from './config.ts';
 import {
   blockTrade,
@@ -161,6 +166,8 @@ export class Venue {
         return cancelAll(state, command);
       case 'set_cancel_on_disconnect':
         return setCancelOnDisconnect(state, command);
+      case 'set_account_cancel_on_disconnect':
+        return setAccountCancelOnDisconnect(state, command);
       case 'cancel_cod_sessions':
         return cancelCodSessions(state, command);
       case 'update_prices':
@@ -204,6 +211,14 @@ export class Venue {
    */
   codSessionOrders(): Map<string, string[]> {
     return codSessionOrders(this.state);
+  }
+
+  /**
+   * The account's cancel-on-disconnect default (`account` scope): connections that authenticate
+   * for it start with cancel-on-disconnect on. False for an unknown account.
+   */
+  accountCancelOnDisconnect(accountId: number): boolean {
+    return this.state.accounts.get(accountId)?.cancelOnDisconnect ?? false;
   }
 
   /** MMP configs and current window sums of an account, by index name. */

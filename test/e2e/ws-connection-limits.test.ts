@@ -22,7 +22,7 @@ function gatewayWith(limits: { maxConnections?: number; maxConnectionsPerAddress
       channels,
       fanout: new Fanout(channels),
       commands: {} as CommandPort,
-      reads: { openOrders: () => [] },
+      reads: { openOrders: () => [], accountCancelOnDisconnect: () => false },
       clock: new VirtualClock(0),
       onUnexpected: (error) => {
         throw error;

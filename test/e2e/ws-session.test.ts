@@ -6,14 +6,19 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { ApiError } from '../../sdk/errors.ts';
 import { signWs } from '../../sdk/index.ts';
-import type { WsClient } from '../../sdk/ws-client.ts';
+import { WsClient } from '../../sdk/ws-client.ts';
+import { SecretBox } from '../../src/api/auth/secret-box.ts';
+import { SqliteKeyStore } from '../../src/api/auth/sqlite-key-store.ts';
 import type { UnstampedCommand } from '../../src/core/commands.ts';
 import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { startTestService, type TestService } from '../support/service-harness.ts';
 import { until } from '../support/until.ts';
 
 const PERP = 'BTC-PERPETUAL';
@@ -55,10 +60,6 @@ describe('WebSocket sessions over the real engine', () => {
     });
     const secondary = oto.order.otoOrderIds![0]!;
 
-    await assert.rejects(
-      dropped.call('private/enable_cancel_on_disconnect', { scope: 'account' as never }),
-      (e) => e instanceof ApiError && e.code === -32602 && e.data?.field === 'scope',
-    );
     assert.equal(await dropped.call('private/enable_cancel_on_disconnect', { scope: 'connection' }), 'ok');
     assert.deepEqual(await dropped.call('private/get_cancel_on_disconnect', {}), {
       scope: 'connection',
@@ -254,6 +255,266 @@ describe('cancel-on-disconnect of an order in flight when it is enabled', () => 
     await client.close();
     await until(() => engine.reads.order(orderId)!.orderState === 'cancelled');
     assert.equal(engine.reads.order(orderId)!.cancelReason, 'cancel_on_disconnect');
+  });
+});
+
+describe('cancel-on-disconnect’s account scope: the account’s default for new connections', () => {
+  /** Every command, as journaled. */
+  const journaled: UnstampedCommand[] = [];
+  /** Appends wait here while `holding` says so, until the test releases them. */
+  const held: Array<{ command: UnstampedCommand; release: () => void }> = [];
+  let holding: (command: UnstampedCommand) => boolean = () => false;
+  let harness: Harness;
+  let engine: EngineVenue;
+  before(async () => {
+    engine = await startEngineVenue(undefined, {}, (entry) => {
+      journaled.push(entry.command);
+      return holding(entry.command)
+        ? new Promise<void>((release) => held.push({ command: entry.command, release }))
+        : Promise.resolve();
+    });
+    harness = await startHarness({ venue: engine, clock: engine.clock });
+  });
+  after(() => harness.close());
+
+  const state = (orderId: string) => engine.reads.order(orderId)!;
+  const buy = (client: Pick<WsClient, 'call'>, price: string) =>
+    client.call('private/buy', { instrumentName: PERP, quantity: '10', price }).then((r) => r.order.orderId);
+  const sessionOf = (orderId: string) =>
+    [...engine.venue.codSessionOrders()].find(([, orders]) => orders.includes(orderId))?.[0];
+  /** The session the order's place_order command carried (not a later join). */
+  const placedWith = (price: string) =>
+    journaled
+      .filter((c): c is Extract<UnstampedCommand, { type: 'place_order' }> => c.type === 'place_order')
+      .findLast((c) => c.price === engine.venue.instrument(PERP)!.instrument.parsePrice(price))?.codSession;
+  const connection = async (index = 0) => {
+    const client = harness.ws(index);
+    await client.connect();
+    await client.auth();
+    return client;
+  };
+
+  test('enable with account scope: new connections of the account start with it on, open ones keep theirs', async () => {
+    const asking = await connection(0);
+    const alreadyOpen = await connection(0);
+    assert.deepEqual(await asking.call('private/get_cancel_on_disconnect', { scope: 'account' }), {
+      scope: 'account',
+      enabled: false,
+    });
+    assert.equal(await asking.call('private/enable_cancel_on_disconnect', { scope: 'account' }), 'ok');
+    assert.deepEqual(journaled.at(-2), {
+      type: 'set_account_cancel_on_disconnect',
+      accountId: harness.credentials[0]!.accountIds[0],
+      enabled: true,
+    });
+    assert.deepEqual(await asking.call('private/get_cancel_on_disconnect', { scope: 'account' }), {
+      scope: 'account',
+      enabled: true,
+    });
+    // The connection it was asked on is protected as well; a connection already open is not.
+    assert.deepEqual(await asking.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: true,
+    });
+    assert.deepEqual(await alreadyOpen.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: false,
+    });
+
+    const fresh = await connection(0);
+    assert.deepEqual(await fresh.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: true,
+    });
+    const freshOrder = await buy(fresh, '30000');
+    const session = placedWith('30000');
+    assert.ok(session !== undefined && session !== null, 'placed with the session from the first order on');
+    assert.equal(sessionOf(freshOrder), session);
+    const askingOrder = await buy(asking, '30010');
+    const openOrder = await buy(alreadyOpen, '30020');
+    assert.equal(sessionOf(openOrder), undefined);
+    const overHttp = (
+      await harness.http(0).call('private/buy', { instrumentName: PERP, quantity: '10', price: '30030' })
+    ).order.orderId;
+
+    fresh.dropConnection();
+    await until(() => state(freshOrder).orderState === 'cancelled');
+    assert.equal(state(freshOrder).cancelReason, 'cancel_on_disconnect');
+    for (const orderId of [askingOrder, openOrder, overHttp]) assert.equal(state(orderId).orderState, 'open');
+    asking.dropConnection();
+    await until(() => state(askingOrder).orderState === 'cancelled');
+    assert.equal(state(openOrder).orderState, 'open');
+    assert.equal(state(overHttp).orderState, 'open');
+
+    // Another account (key 3) is not affected.
+    const otherAccount = await connection(3);
+    assert.deepEqual(await otherAccount.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: false,
+    });
+    await otherAccount.close();
+    await alreadyOpen.close();
+    await fresh.close();
+    await asking.close();
+    await harness.http(0).call('private/cancel_all', {});
+  });
+
+  test('disable with account scope: new connections start with it off; the asking one keeps its own', async () => {
+    const asking = await connection(0);
+    assert.deepEqual(await asking.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: true,
+    });
+    assert.equal(await asking.call('private/disable_cancel_on_disconnect', { scope: 'account' }), 'ok');
+    assert.deepEqual(await asking.call('private/get_cancel_on_disconnect', { scope: 'account' }), {
+      scope: 'account',
+      enabled: false,
+    });
+    assert.deepEqual(await asking.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: true,
+    });
+    const fresh = await connection(0);
+    assert.deepEqual(await fresh.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: false,
+    });
+    const freshOrder = await buy(fresh, '30000');
+    assert.equal(placedWith('30000'), undefined);
+    assert.equal(sessionOf(freshOrder), undefined);
+    const open = harness.gateway.wsConnections();
+    await fresh.close();
+    await until(() => harness.gateway.wsConnections() === open - 1);
+    assert.equal(state(freshOrder).orderState, 'open');
+    await asking.close();
+    await harness.http(0).call('private/cancel_all', {});
+  });
+
+  test('over HTTP: the account scope is served, the connection scope refused naming scope', async () => {
+    const http = harness.http(3);
+    assert.equal(await http.call('private/enable_cancel_on_disconnect', { scope: 'account' }), 'ok');
+    assert.deepEqual(await http.call('private/get_cancel_on_disconnect', { scope: 'account' }), {
+      scope: 'account',
+      enabled: true,
+    });
+    for (const params of [{}, { scope: 'connection' as const }]) {
+      await assert.rejects(
+        http.call('private/get_cancel_on_disconnect', params),
+        (e) => e instanceof ApiError && e.code === -32602 && e.data?.field === 'scope',
+      );
+      await assert.rejects(
+        http.call('private/enable_cancel_on_disconnect', params),
+        (e) => e instanceof ApiError && e.code === -32602 && e.data?.field === 'scope',
+      );
+    }
+    // A connection that re-authenticates with key 3 starts that key's session with it on.
+    const client = await connection(0);
+    const first = await buy(client, '30000');
+    const timestamp = engine.now();
+    const nonce = randomUUID();
+    const other = harness.credentials[3]!;
+    await client.call('public/auth', {
+      apiKey: other.apiKey,
+      timestamp,
+      nonce,
+      signature: signWs(other.apiSecret, String(timestamp), nonce),
+    });
+    assert.deepEqual(await client.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: true,
+    });
+    const second = await buy(client, '30010');
+    assert.ok(sessionOf(second) !== undefined);
+    client.dropConnection();
+    await until(() => state(second).orderState === 'cancelled');
+    assert.equal(state(first).orderState, 'open', 'key 0 had it off');
+    assert.equal(await http.call('private/disable_cancel_on_disconnect', { scope: 'account' }), 'ok');
+    await client.close();
+    await harness.http(0).call('private/cancel_all', {});
+  });
+
+  test('public/auth is answered only once the connection’s session is durable', async () => {
+    await harness.http(0).call('private/enable_cancel_on_disconnect', { scope: 'account' });
+    const client = harness.ws(0);
+    await client.connect();
+    let authed = false;
+    holding = (command) => command.type === 'set_cancel_on_disconnect';
+    const auth = client.auth().then(() => {
+      authed = true;
+    });
+    await until(() => held.length === 1);
+    // A later request on the socket is answered first: the auth answer waits for the session.
+    assert.equal(await client.call('public/test', {}).then(() => 'test'), 'test');
+    assert.equal(authed, false);
+    holding = () => false;
+    for (const { release } of held.splice(0)) release();
+    await auth;
+    assert.deepEqual(await client.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: true,
+    });
+    await harness.http(0).call('private/disable_cancel_on_disconnect', { scope: 'account' });
+    await client.close();
+  });
+});
+
+describe('cancel-on-disconnect’s account scope across a restart of the service', () => {
+  let running: TestService;
+  before(async () => {
+    running = await startTestService();
+  });
+  after(async () => {
+    await running.close();
+    rmSync(running.dataDir, { recursive: true, force: true });
+  });
+
+  test('the account’s default survives the restart; new connections and new keys of the account start with it on', async () => {
+    const asking = running.ws(0);
+    await asking.connect();
+    await asking.auth();
+    assert.equal(await asking.call('private/enable_cancel_on_disconnect', { scope: 'account' }), 'ok');
+    await asking.close();
+    running = await running.restart();
+
+    const http = running.http(0);
+    assert.deepEqual(await http.call('private/get_cancel_on_disconnect', { scope: 'account' }), {
+      scope: 'account',
+      enabled: true,
+    });
+    // A key created after the restart, on the same account.
+    const keys = new SqliteKeyStore(join(running.dataDir, 'keys.db'), SecretBox.load(null, running.dataDir));
+    const sameAccount = keys.createApiKey({ userId: running.credentials[0]!.userId, roles: ['trade'] }, 0);
+    keys.close();
+    const clients = {
+      sameKey: running.ws(0),
+      sameAccount: new WsClient({
+        url: running.wsUrl,
+        credentials: { apiKey: sameAccount.record.apiKey, apiSecret: sameAccount.apiSecret },
+        now: () => running.service.core.now(),
+        reconnect: false,
+      }),
+      otherAccount: running.ws(3),
+    };
+    const orders: Record<string, string> = {};
+    for (const [name, client] of Object.entries(clients)) {
+      await client.connect();
+      await client.auth();
+      const expected = name !== 'otherAccount';
+      assert.deepEqual(
+        await client.call('private/get_cancel_on_disconnect', {}),
+        { scope: 'connection', enabled: expected },
+        name,
+      );
+      orders[name] = (
+        await client.call('private/buy', { instrumentName: PERP, quantity: '10', price: '40000' })
+      ).order.orderId;
+      client.dropConnection();
+    }
+    const stateOf = (name: string) => running.service.core.order(orders[name]!)?.orderState;
+    await until(() => stateOf('sameKey') === 'cancelled' && stateOf('sameAccount') === 'cancelled');
+    assert.equal(running.service.core.order(orders.sameKey!)!.cancelReason, 'cancel_on_disconnect');
+    assert.equal(stateOf('otherAccount'), 'open', 'another account has it off');
+    await clients.sameAccount.close();
   });
 });
 

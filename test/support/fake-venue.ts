@@ -18,6 +18,7 @@ export class FakeVenue implements CommandPort, ReadPort, EventPort {
   private readonly orders = new Map<string, OrderView>();
   private readonly balances = new Map<string, number>();
   private readonly accounts = new Set<number>();
+  private readonly codAccounts = new Set<number>();
   private readonly listeners = new Set<(batch: CommittedBatch) => void>();
   private seq = 0;
   private nextOrder = 1;
@@ -163,6 +164,10 @@ export class FakeVenue implements CommandPort, ReadPort, EventPort {
         const events: CoreEvent[] = cancelled.map((order) => ({ type: 'order', order }));
         return { ok: true, orders: cancelled, events };
       }
+      case 'set_account_cancel_on_disconnect':
+        if (command.enabled) this.codAccounts.add(command.accountId);
+        else this.codAccounts.delete(command.accountId);
+        return { ok: true, events: [] };
       default:
         return { ok: true, events: [] };
     }
@@ -251,5 +256,9 @@ export class FakeVenue implements CommandPort, ReadPort, EventPort {
   }
   currencies(): readonly string[] {
     return ['BTC', 'ETH'];
+  }
+  /** Cancel-on-disconnect's `account` scope, as `set_account_cancel_on_disconnect` left it. */
+  accountCancelOnDisconnect(accountId: number): boolean {
+    return this.codAccounts.has(accountId);
   }
 }

@@ -1,10 +1,13 @@
 /**
  * WebSocket session methods: public/auth, heartbeats, cancel-on-disconnect and subscriptions.
- * They act on the calling session (`context.session`), so they exist on the WebSocket only.
+ * They act on the calling session (`context.session`), so they exist on the WebSocket only —
+ * except cancel-on-disconnect's `account` scope (the account's default for new connections, kept
+ * in the core), which is served over HTTP too, as on Deribit.
  */
 import { Type } from '@sinclair/typebox';
 import { VenueError } from '../../domain/errors.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
+import type { CommandPort, ReadPort } from '../ports.ts';
 import type { CallContext, MethodRegistry, SessionHandle } from '../registry.ts';
 import {
   AuthParams,
@@ -13,10 +16,17 @@ import {
   EmptyParams,
   HeartbeatParams,
 } from '../schemas/methods.ts';
+import { accountOf, submitOrThrow } from './context.ts';
 
 const WS_ONLY = ['ws'] as const;
 const Ok = Type.Literal('ok');
 const ChannelList = Type.Array(Type.String());
+const CodScope = Type.Union([Type.Literal('connection'), Type.Literal('account')]);
+
+export interface SessionMethodDeps {
+  readonly commands: CommandPort;
+  readonly reads: Pick<ReadPort, 'accountCancelOnDisconnect'>;
+}
 
 function sessionOf(context: CallContext): SessionHandle {
   if (context.session === null)
@@ -24,7 +34,31 @@ function sessionOf(context: CallContext): SessionHandle {
   return context.session;
 }
 
-export function registerSessionMethods(registry: MethodRegistry, authenticator: Authenticator): void {
+/** The connection scope needs a connection: over HTTP only the account scope exists. */
+function connectionOf(context: CallContext): SessionHandle {
+  if (context.session === null) {
+    throw new VenueError(
+      'invalid_params',
+      'scope connection (the default) exists on the WebSocket only; over HTTP use scope account',
+      { field: 'scope', transports: ['ws'] },
+    );
+  }
+  return context.session;
+}
+
+export function registerSessionMethods(
+  registry: MethodRegistry,
+  authenticator: Authenticator,
+  deps: SessionMethodDeps,
+): void {
+  /** The `account` scope: the key's default account's setting, answered once durable. */
+  const setAccountDefault = (context: CallContext, enabled: boolean) =>
+    submitOrThrow(deps.commands, {
+      type: 'set_account_cancel_on_disconnect',
+      accountId: accountOf(context),
+      enabled,
+    });
+
   registry.register({
     name: 'public/auth',
     summary: 'Authenticates the WebSocket: signature over timestamp\\nnonce\\nGET\\n/ws\\n.',
@@ -38,10 +72,11 @@ export function registerSessionMethods(registry: MethodRegistry, authenticator: 
       roles: Type.Array(Type.String()),
       deskName: Type.Union([Type.String(), Type.Null()]),
     }),
-    handler: (params, context) => {
+    handler: async (params, context) => {
       const session = sessionOf(context);
       const principal = authenticator.authenticateWs(params);
-      session.authenticate(principal);
+      // Answered once the account's cancel-on-disconnect default, when on, is in effect (durable).
+      await session.authenticate(principal);
       return {
         userId: principal.userId,
         accountIds: [...principal.accountIds],
@@ -81,39 +116,45 @@ export function registerSessionMethods(registry: MethodRegistry, authenticator: 
   registry.register({
     name: 'private/enable_cancel_on_disconnect',
     summary:
-      'When this connection closes, cancel the open orders it placed (and the orders they made); orders of other connections stay.',
+      'scope connection (default, WebSocket only): when this connection closes, cancel the open orders it placed (and the orders they made); orders of other connections stay. scope account: connections that authenticate for the key’s default account from now on start with it on, and so does the WebSocket it is asked on.',
     access: 'private',
-    transports: WS_ONLY,
     params: CancelOnDisconnectParams,
     result: Ok,
-    handler: (_params, context) =>
-      sessionOf(context)
-        .setCancelOnDisconnect(true)
-        .then(() => 'ok' as const),
+    handler: async (params, context) => {
+      if (params.scope === 'account') {
+        await setAccountDefault(context, true);
+        // The connection it is asked on is protected too (docs/decisions.md).
+        if (context.session !== null) await context.session.setCancelOnDisconnect(true);
+      } else {
+        await connectionOf(context).setCancelOnDisconnect(true);
+      }
+      return 'ok' as const;
+    },
   });
   registry.register({
     name: 'private/disable_cancel_on_disconnect',
-    summary: 'Turns cancel-on-disconnect off for this connection.',
+    summary:
+      'scope connection (default, WebSocket only): turns cancel-on-disconnect off for this connection. scope account: connections that authenticate for the key’s default account from now on start with it off; open connections keep theirs.',
     access: 'private',
-    transports: WS_ONLY,
     params: CancelOnDisconnectParams,
     result: Ok,
-    handler: (_params, context) =>
-      sessionOf(context)
-        .setCancelOnDisconnect(false)
-        .then(() => 'ok' as const),
+    handler: async (params, context) => {
+      if (params.scope === 'account') await setAccountDefault(context, false);
+      else await connectionOf(context).setCancelOnDisconnect(false);
+      return 'ok' as const;
+    },
   });
   registry.register({
     name: 'private/get_cancel_on_disconnect',
-    summary: 'Whether cancel-on-disconnect is on for this connection.',
+    summary:
+      'Whether cancel-on-disconnect is on for this connection (scope connection, default, WebSocket only) or is the account default for new connections (scope account).',
     access: 'private',
-    transports: WS_ONLY,
     params: CancelOnDisconnectParams,
-    result: Type.Object({ scope: Type.Literal('connection'), enabled: Type.Boolean() }),
-    handler: (_params, context) => ({
-      scope: 'connection' as const,
-      enabled: sessionOf(context).cancelOnDisconnect,
-    }),
+    result: Type.Object({ scope: CodScope, enabled: Type.Boolean() }),
+    handler: (params, context) =>
+      params.scope === 'account'
+        ? { scope: 'account' as const, enabled: deps.reads.accountCancelOnDisconnect(accountOf(context)) }
+        : { scope: 'connection' as const, enabled: connectionOf(context).cancelOnDisconnect },
   });
 
   for (const scope of ['public', 'private'] as const) {

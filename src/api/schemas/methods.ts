@@ -193,9 +193,16 @@ export const HeartbeatParams = Type.Object(
   { interval: Type.Integer({ minimum: 10, maximum: 3600 }) },
   Strict,
 );
-/** Deribit's `scope`: only `connection` (an account-wide setting is not kept; docs/decisions.md). */
+/** Deribit's `scope`: `connection` (default, this WebSocket) or `account` (its new connections). */
 export const CancelOnDisconnectParams = Type.Object(
-  { scope: Opt(StringEnum(['connection'], { description: 'only connection: this WebSocket' })) },
+  {
+    scope: Opt(
+      StringEnum(['connection', 'account'], {
+        description:
+          'connection (default): this WebSocket, WebSocket only; account: the default of connections that authenticate for the key’s default account from now on',
+      }),
+    ),
+  },
   Strict,
 );
 export const ChannelsParams = Type.Object(
