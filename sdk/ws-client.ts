@@ -5,8 +5,11 @@
  * Invariants:
  * - Calls in flight when the connection drops are rejected (the caller decides whether to retry;
  *   the server may or may not have executed them).
- * - After a reconnect the client re-sends `public/auth` (fresh nonce) and re-subscribes every
+ * - After a reconnect the client re-sends `public/auth` (fresh nonce), turns cancel-on-disconnect
+ *   back on if this client had it on, sets the heartbeat it had asked for, and re-subscribes every
  *   channel it held, before resolving `reconnected`. Per-channel `seq` restarts with the snapshot.
+ *   (A connection's session settings die with it on the server: without this, a market maker's
+ *   orders after a reconnect would silently lose their cancel-on-disconnect.)
  */
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
@@ -26,6 +29,14 @@ export interface WsClientOptions {
 
 type PushListener = (push: SubscriptionPush) => void;
 
+/** The methods whose effect on the connection a reconnect restores. */
+const SESSION_SETTINGS: ReadonlySet<MethodName> = new Set<MethodName>([
+  'public/set_heartbeat',
+  'public/disable_heartbeat',
+  'private/enable_cancel_on_disconnect',
+  'private/disable_cancel_on_disconnect',
+]);
+
 interface Pending {
   resolve(value: unknown): void;
   reject(error: Error): void;
@@ -40,6 +51,9 @@ export class WsClient {
   private readonly subscribed = new Set<string>();
   private closedByUser = false;
   private authenticated = false;
+  /** The session settings a reconnect restores (as last answered by the server). */
+  private cancelOnDisconnect = false;
+  private heartbeatInterval: number | null = null;
   /** One reconnect loop at a time: a socket that dies inside the loop is the loop's to retry. */
   private reconnecting = false;
   /** Resolves on each successful (re)connection, after re-auth and resubscribe. */
@@ -126,6 +140,12 @@ export class WsClient {
       try {
         await this.open();
         if (this.authenticated) await this.auth();
+        if (this.authenticated && this.cancelOnDisconnect) {
+          await this.call('private/enable_cancel_on_disconnect', { scope: 'connection' });
+        }
+        if (this.heartbeatInterval !== null) {
+          await this.call('public/set_heartbeat', { interval: this.heartbeatInterval });
+        }
         const channels = [...this.subscribed];
         if (channels.length > 0) {
           await this.call(this.authenticated ? 'private/subscribe' : 'public/subscribe', { channels });
@@ -143,10 +163,26 @@ export class WsClient {
     if (socket === null || socket.readyState !== WebSocket.OPEN)
       return Promise.reject(new Error('not connected'));
     const rid = this.rid++;
-    return new Promise((resolve, reject) => {
+    const answer = new Promise<ResultOf<M>>((resolve, reject) => {
       this.pending.set(rid, { resolve: resolve as (value: unknown) => void, reject });
       socket.send(JSON.stringify({ rid, method, params }));
     });
+    if (!SESSION_SETTINGS.has(method)) return answer;
+    return answer.then((result) => {
+      this.remember(method, params as { interval?: number; scope?: string });
+      return result;
+    });
+  }
+
+  /** Keeps what a session method, once answered, set on this connection (see the header). */
+  private remember(method: MethodName, params: { interval?: number; scope?: string }): void {
+    const connectionScope = params.scope === undefined || params.scope === 'connection';
+    if (method === 'public/set_heartbeat') this.heartbeatInterval = params.interval ?? null;
+    else if (method === 'public/disable_heartbeat') this.heartbeatInterval = null;
+    // The account scope turns it on for the asking connection too, but turns it off only for new ones.
+    else if (method === 'private/enable_cancel_on_disconnect') this.cancelOnDisconnect = true;
+    else if (method === 'private/disable_cancel_on_disconnect' && connectionScope)
+      this.cancelOnDisconnect = false;
   }
 
   /** Sends a raw text frame (tests). */

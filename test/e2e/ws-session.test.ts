@@ -115,6 +115,48 @@ describe('WebSocket sessions over the real engine', () => {
     await harness.http(0).call('private/cancel_all', {});
   });
 
+  test('the sdk’s reconnect restores the connection’s cancel-on-disconnect and heartbeat', async () => {
+    const client = harness.ws(0);
+    await client.connect();
+    await client.auth();
+    await client.call('private/enable_cancel_on_disconnect', {});
+    await client.call('public/set_heartbeat', { interval: 10 });
+    const reconnected = () =>
+      new Promise<void>((resolve) => {
+        client.onReconnected = resolve;
+      });
+    let again = reconnected();
+    client.dropConnection();
+    await again;
+    assert.deepEqual(await client.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: true,
+    });
+    const answered = client.heartbeatsAnswered.count;
+    engine.clock.advance(10_000);
+    await until(() => client.heartbeatsAnswered.count === answered + 1);
+
+    // The new connection's orders are protected: they go when it drops.
+    const order = await buy(client, '30000');
+    again = reconnected();
+    client.dropConnection();
+    await until(() => state(order).orderState === 'cancelled');
+    assert.equal(state(order).cancelReason, 'cancel_on_disconnect');
+    await again;
+
+    // Turned off, it stays off across a reconnect.
+    await client.call('private/disable_cancel_on_disconnect', {});
+    await client.call('public/disable_heartbeat', {});
+    again = reconnected();
+    client.dropConnection();
+    await again;
+    assert.deepEqual(await client.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: false,
+    });
+    await client.close();
+  });
+
   test('public/auth with another key ends the first key’s session on the connection', async () => {
     const client = harness.ws(0);
     await client.connect();
