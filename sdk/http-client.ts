@@ -2,6 +2,11 @@
  * Typed HTTP client: `POST /api/<method>` envelopes and the flat signed routes, signed as
  * SEMANTICS.md says (ts\nnonce\nMETHOD\npathWithQuery\nbody, HMAC-SHA256, base64). Uses the
  * platform `fetch` (keep-alive by default in Node).
+ *
+ * A call whose answer is lost (the connection drops, or no answer within `timeoutMs`) is sent
+ * again, the very same signed bytes, up to `retries` times while the signature's timestamp is
+ * fresh. The service answers a byte-identical retry with the original answer and never runs it
+ * twice, so an order whose answer was lost is neither lost nor placed twice.
  */
 import { randomUUID } from 'node:crypto';
 import { signHttp } from '../src/api/auth/signature.ts';
@@ -18,7 +23,17 @@ export interface HttpClientOptions {
   readonly credentials?: Credentials;
   /** Clock for signatures (tests); defaults to Date.now. */
   readonly now?: () => number;
+  /** Resends of the same signed request after a lost answer (default 2; 0 never resends). */
+  readonly retries?: number;
+  /** How long one attempt waits for its answer, ms (default 10,000). */
+  readonly timeoutMs?: number;
 }
+
+/**
+ * Resends stop this long after the first attempt: the service refuses a timestamp more than 15 s
+ * from its clock (SEMANTICS), and the same bytes carry the same timestamp.
+ */
+const RESEND_WINDOW_MS = 12_000;
 
 export interface RawAnswer {
   readonly status: number;
@@ -68,10 +83,12 @@ export class HttpClient {
     return { method, path, body, headers };
   }
 
+  /** One attempt: rejects when no answer comes (connection lost, refused, timed out). */
   async send(request: SignedRequest): Promise<RawAnswer> {
     const response = await fetch(`${this.options.baseUrl}${request.path}`, {
       method: request.method,
       headers: request.headers,
+      signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
       ...(request.method === 'POST' ? { body: request.body } : {}),
     });
     const text = await response.text();
@@ -84,10 +101,24 @@ export class HttpClient {
     return { status: response.status, body, text };
   }
 
+  /** Sends, and sends the same bytes again while no answer came (see the header). */
+  private async sendUntilAnswered(request: SignedRequest): Promise<RawAnswer> {
+    const retries = this.options.retries ?? 2;
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.send(request);
+      } catch (error) {
+        if (attempt >= retries || Date.now() - started >= RESEND_WINDOW_MS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 1_000)));
+      }
+    }
+  }
+
   /** Calls an envelope method; resolves with `result` or throws `ApiError`. */
   async call<M extends MethodName>(method: M, params: ParamsOf<M> = {} as ParamsOf<M>): Promise<ResultOf<M>> {
     const rid = this.rid++;
-    const answer = await this.send(
+    const answer = await this.sendUntilAnswered(
       this.sign('POST', `/api/${method}`, JSON.stringify({ rid, method, params })),
     );
     const body = answer.body as { rid: number; result?: unknown; error?: WireErrorBody };
@@ -103,7 +134,9 @@ export class HttpClient {
 
   /** A flat signed route (portfolio style); resolves with `value` or throws `ApiError`. */
   async flat<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const answer = await this.send(this.sign(method, path, body === undefined ? '' : JSON.stringify(body)));
+    const answer = await this.sendUntilAnswered(
+      this.sign(method, path, body === undefined ? '' : JSON.stringify(body)),
+    );
     const parsed = answer.body as { succ?: unknown; value?: T } | null;
     if (isObject(parsed) && parsed.succ === true) return parsed.value as T;
     throw new ApiError(flatError(answer), answer.status);

@@ -1,0 +1,118 @@
+/**
+ * The sdk's HTTP client when an answer is lost: a proxy between client and service forwards the
+ * request and then drops the connection instead of the answer. The service has executed the
+ * order; the client sends the same signed bytes again and gets the original answer, and the
+ * order exists once.
+ */
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, test } from 'node:test';
+import { HttpClient } from '../../sdk/http-client.ts';
+import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+
+const PERP = 'BTC-PERPETUAL';
+
+/** Forwards TCP to `port`; while `dropAnswers` > 0, a connection whose answer arrives is cut instead. */
+class LossyProxy {
+  dropAnswers = 0;
+  /** Requests forwarded (first bytes of each upstream write that start a request line). */
+  readonly requests: string[] = [];
+  private readonly server: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+
+  constructor(upstreamPort: number) {
+    this.server = net.createServer((client) => {
+      const upstream = net.connect(upstreamPort, '127.0.0.1');
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => socket.destroy());
+      }
+      client.on('data', (chunk: Buffer) => {
+        const text = chunk.toString('latin1');
+        if (/^(GET|POST) /.test(text)) this.requests.push(text.slice(0, text.indexOf('\r\n')));
+        upstream.write(chunk);
+      });
+      upstream.on('data', (chunk: Buffer) => {
+        if (this.dropAnswers > 0) {
+          this.dropAnswers--;
+          client.destroy();
+          upstream.destroy();
+          return;
+        }
+        client.write(chunk);
+      });
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve) =>
+      this.server.listen(0, '127.0.0.1', () => resolve((this.server.address() as net.AddressInfo).port)),
+    );
+  }
+
+  close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+let engine: EngineVenue;
+let harness: Harness;
+let proxy: LossyProxy;
+let client: (retries?: number) => HttpClient;
+
+before(async () => {
+  engine = await startEngineVenue();
+  harness = await startHarness({ venue: engine, clock: engine.clock });
+  proxy = new LossyProxy(Number(new URL(harness.baseUrl).port));
+  const port = await proxy.listen();
+  const credential = harness.credentials[0]!;
+  client = (retries) =>
+    new HttpClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      credentials: { apiKey: credential.apiKey, apiSecret: credential.apiSecret },
+      now: () => engine.now(),
+      ...(retries === undefined ? {} : { retries }),
+    });
+});
+after(async () => {
+  await proxy.close();
+  await harness.close();
+});
+
+const openWithLabel = (label: string) =>
+  engine.reads.openOrders(harness.credentials[0]!.accountIds[0]!, {}).filter((o) => o.label === label);
+
+test('an order whose answer was lost is sent again byte for byte: answered once, placed once', async () => {
+  proxy.dropAnswers = 1;
+  const before = proxy.requests.length;
+  const { order } = await client().call('private/buy', {
+    instrumentName: PERP,
+    quantity: '10',
+    price: '30000',
+    label: 'lost-answer',
+  });
+  assert.equal(proxy.requests.length - before, 2, 'the request went twice');
+  assert.deepEqual(
+    openWithLabel('lost-answer').map((o) => o.orderId),
+    [order.orderId],
+  );
+});
+
+test('without resends the lost answer is the caller’s problem (and the order was placed)', async () => {
+  proxy.dropAnswers = 1;
+  await assert.rejects(
+    client(0).call('private/buy', {
+      instrumentName: PERP,
+      quantity: '10',
+      price: '30000',
+      label: 'no-resend',
+    }),
+    (error: Error) => error instanceof TypeError,
+  );
+  assert.equal(openWithLabel('no-resend').length, 1);
+});
