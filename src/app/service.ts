@@ -2,12 +2,13 @@
  * The composition root: opens storage, recovers the core (snapshot + journal replay, state hash
  * checked), and wires the sequencer, read store, snapshots, gateway, market and demo bootstrap.
  *
- * Start order: the data directory's lock → storage → recovery (from the latest snapshot; without
- * the snapshot replica, from no later than the read store's last write, re-feeding it) → core
- * service → the replica (which then writes the read store and re-feeds it) → the orders of
- * cancel-on-disconnect sessions a crash ended are cancelled (`cancel_cod_sessions`) → gateway
- * methods and routes, with the replay memory restored (or recent signatures refused after a
- * crash) → market listing and prices → demo credentials (first start) → listen.
+ * Start order: the data directory's lock → storage → a read store ahead of the journal emptied
+ * (to be rebuilt) → recovery (from the latest snapshot; without the snapshot replica, from no
+ * later than the read store's last write, re-feeding it) → core service → the replica (which then
+ * writes the read store and re-feeds it) → the orders of cancel-on-disconnect sessions a crash
+ * ended are cancelled (`cancel_cod_sessions`) → gateway methods and routes, with the replay
+ * memory restored (or recent signatures refused after a crash) → market listing and prices → demo
+ * credentials (first start) → listen.
  * Stop order (graceful): stop the market and timers → close the gateway (stop accepting, drain
  * requests, close sockets: cancel-on-disconnect runs) → cancel any session order left → drain the
  * sequencer → save the replay memory → snapshot → flush and close storage → release the lock.
@@ -108,6 +109,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // With the replica, it writes the read store (projecting the commands it applies anyway) and
   // re-feeds what the store lost; the live core then only queries it.
   const replicaWritesReads = config.snapshotReplica && config.readStoreOnReplica;
+  // A store ahead of the journal is emptied first, so recovery (or the replica) re-feeds it whole.
+  await rebuildReadStoreIfAhead(readStore, await storage.journal.lastSeq(), log);
   const readAppliedAtOpen = readStore.lastAppliedSeq;
 
   const { core: recovered, report } = await recover<MachineCommand, RecoveredCore>({
@@ -346,6 +349,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     address,
     close,
   };
+}
+
+/**
+ * A read store that has written past the journal's last durable seq holds commands the journal no
+ * longer has (a NATS journal that lost acknowledged commands in an OS crash, an older journal
+ * backup restored); the journal now reuses those seqs for other commands, which the store would
+ * skip as already applied. It is emptied (rows and lastAppliedSeq, one transaction) and so re-fed
+ * from seq 1: by recovery's replay without the replica (no snapshot newer than 0 is used), by the
+ * replica otherwise (it starts from the store's seq, now 0). Costs a replay of the whole journal.
+ */
+async function rebuildReadStoreIfAhead(readStore: ReadStore, journalSeq: number, log: Logger): Promise<void> {
+  const readStoreSeq = readStore.lastAppliedSeq;
+  if (readStoreSeq <= journalSeq) return;
+  log.warn(
+    { readStoreSeq, journalSeq },
+    'the read store is ahead of the journal (acknowledged commands lost, or an older journal restored): rebuilding it from the whole journal',
+  );
+  await readStore.reset();
 }
 
 /**

@@ -11,6 +11,7 @@ import { type Projection, RowBatch, type TableSpec } from '../../src/store/read/
 import type { ReadDb } from '../../src/store/read/read-db.ts';
 import { ReadStore } from '../../src/store/read/read-store.ts';
 import { changeStatements, createIndexSql, createTableSql } from '../../src/store/read/sql.ts';
+import { subMachineProjections } from '../../src/store/read/sub-projections.ts';
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
@@ -552,6 +553,90 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
         assert.equal((await again.order('y'))?.filledAmount, 2);
         assert.equal(again.lastAppliedSeq, 2);
       }));
+
+    test('reset empties every projected table and lastAppliedSeq, keeps the schema versions; seqs are re-fed from 1', async () => {
+      const database = await newDatabase();
+      const projections = subMachineProjections();
+      const open = async () => ReadStore.open({ db: await database.open(), projections });
+      const portfolioEvent = {
+        type: 'portfolio',
+        messageType: 'PORTFOLIO_SUBMITTED',
+        portfolioId: 7,
+        accountId: 1,
+        portfolioType: 'TWAP',
+        status: 'WORKING',
+        timestamp: NOW,
+      };
+      let store = await open();
+      try {
+        store.push({
+          seq: 1,
+          ts: NOW,
+          events: [
+            order(orderView({ orderId: 'lost', filledAmount: 1 })),
+            { type: 'trade', trade: tradeView('BTC-1', NOW, 1, 2) },
+            {
+              type: 'position',
+              position: {
+                accountId: 1,
+                instrumentName: 'BTC-PERPETUAL',
+                size: 5,
+                openCost: 0,
+                averagePrice: 0,
+                realisedPnl: 0,
+                settlementCurrency: 'BTC',
+              },
+            },
+          ],
+          subEvents: new Map([['portfolios', [portfolioEvent]]]),
+        });
+        // Left pending: reset writes it first, then empties the tables.
+        store.push({ seq: 2, ts: NOW, events: [order(orderView({ orderId: 'lost-too', filledAmount: 1 }))] });
+        const tables = [
+          'orders',
+          'trades',
+          'positions',
+          ...projections.flatMap((p) => p.tables.map((t) => t.name)),
+        ];
+        const rows = async (table: string) =>
+          (await store.query<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`, []))[0]!.n;
+        await store.flush();
+        for (const table of ['orders', 'trades', 'positions', 'portfolios', 'portfolio_events']) {
+          assert.ok(Number(await rows(table)) > 0, `${table} has rows`);
+        }
+        const versions = async () =>
+          (
+            await store.query<{ key: string; value: number }>(
+              "SELECT key, value FROM read_meta WHERE key LIKE 'schema:%' ORDER BY key",
+              [],
+            )
+          ).map((v) => [v.key, Number(v.value)]);
+        const before = await versions();
+        assert.ok(before.length >= tables.length);
+
+        await store.reset();
+        assert.equal(store.lastAppliedSeq, 0);
+        for (const table of tables) assert.equal(Number(await rows(table)), 0, `${table} emptied`);
+        assert.deepEqual(await versions(), before, 'the schema versions stay');
+
+        // Reopened, the store is at 0 and takes seq 1 again: another command now.
+        await store.close();
+        store = await open();
+        assert.equal(store.lastAppliedSeq, 0);
+        store.push({ seq: 1, ts: NOW, events: [order(orderView({ orderId: 'new', filledAmount: 1 }))] });
+        await store.flush();
+        assert.equal(store.lastAppliedSeq, 1);
+        assert.deepEqual(
+          (await store.orderHistory({ accountId: 1, currency: 'BTC', now: NOW })).orders.map(
+            (o) => o.orderId,
+          ),
+          ['new'],
+        );
+        assert.equal(await store.order('lost'), null);
+      } finally {
+        await store.close();
+      }
+    });
 
     test('written elsewhere: queries wait for the other writer, pushes are refused', async () => {
       const database = await newDatabase();

@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { HttpClient } from '../../sdk/http-client.ts';
 import { WsClient } from '../../sdk/ws-client.ts';
 import type { DemoCredential } from '../../src/api/bootstrap.ts';
@@ -37,6 +37,8 @@ export interface TestServiceOptions {
   readonly config?: DeepPartial<Config>;
   readonly snapshotPolicy?: SnapshotPolicy;
   readonly replicaRestart?: RestartPolicy;
+  /** Where the service logs (default: nowhere). */
+  readonly logger?: Logger;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -56,7 +58,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const service = await startService({
     config,
     clock,
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
     ...(options.snapshotPolicy === undefined ? {} : { snapshotPolicy: options.snapshotPolicy }),
     ...(options.replicaRestart === undefined ? {} : { replicaRestart: options.replicaRestart }),
   });

@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { SqliteWriterThread } from '../sqlite/writer-thread.ts';
 import type { RowValue } from './projection.ts';
-import { type Dialect, type Statement, toPostgresPlaceholders } from './sql.ts';
+import { type Dialect, ident, type Statement, toPostgresPlaceholders } from './sql.ts';
 
 export interface ReadDb {
   readonly dialect: Dialect;
@@ -23,6 +23,11 @@ export interface ReadDb {
   init(ddl: readonly string[]): Promise<void>;
   commit(statements: readonly Statement[], lastSeq: number): Promise<void>;
   lastAppliedSeq(): Promise<number>;
+  /**
+   * Empties `tables` and sets the last applied seq back to 0, in one transaction; the rest of
+   * `read_meta` (the schema versions) stays. For a store to be re-fed from the journal's start.
+   */
+  reset(tables: readonly string[]): Promise<void>;
   query<T>(sql: string, params: readonly RowValue[]): Promise<T[]>;
   /** Runs one statement outside a batch; returns the number of rows changed. */
   execute(sql: string, params: readonly RowValue[]): Promise<number>;
@@ -103,6 +108,17 @@ export class SqliteReadDb implements ReadDb {
     return row?.value ?? 0;
   }
 
+  /**
+   * On this connection: the writer thread, if started, has no write under way (the read store
+   * resets only with nothing pending), and it sees the emptied tables like any committed batch.
+   */
+  async reset(tables: readonly string[]): Promise<void> {
+    this.db.transaction(() => {
+      for (const table of tables) this.db.exec(`DELETE FROM ${ident(table)}`);
+      this.prepared(SET_SEQ).run(0);
+    })();
+  }
+
   async query<T>(sql: string, params: readonly RowValue[]): Promise<T[]> {
     return this.prepared(sql).all(...params) as T[];
   }
@@ -164,6 +180,22 @@ export class PgReadDb implements ReadDb {
   async lastAppliedSeq(): Promise<number> {
     const rows = await this.query<{ value: number }>(GET_SEQ, []);
     return rows[0]?.value ?? 0;
+  }
+
+  async reset(tables: readonly string[]): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // TRUNCATE is transactional in PostgreSQL, and frees the space at once.
+      if (tables.length > 0) await client.query(`TRUNCATE ${tables.map(ident).join(', ')}`);
+      await client.query(toPostgresPlaceholders(SET_SEQ), [0]);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   async query<T>(sql: string, params: readonly RowValue[]): Promise<T[]> {

@@ -11,6 +11,9 @@
  *   crash the store knows exactly where to resume: `push` ignores seqs ≤ lastAppliedSeq, and
  *   recovery must replay from a snapshot no newer than lastAppliedSeq (pass it as
  *   `maxSnapshotSeq`) to re-feed what was lost.
+ * - A store ahead of the journal (`lastAppliedSeq` past its last durable seq: a journal that lost
+ *   acknowledged commands, or an older backup restored) is emptied by `reset` at start-up and
+ *   re-fed from seq 1 (service.ts), since the journal reuses those seqs for other commands.
  * - A write failure is kept and reported by `flush()`/`failure`; later pushes are dropped
  *   (queries still work on what was written). The service should restart to re-feed.
  * - Or the rows are written elsewhere (`writeElsewhere`: the snapshot replica projects the same
@@ -195,6 +198,21 @@ export class ReadStore {
       if (this.error !== null) break;
     }
     if (this.error !== null) throw this.error;
+  }
+
+  /**
+   * Empties every projected table (the sub-projections' too) and sets lastAppliedSeq back to 0,
+   * in one transaction, keeping the schema versions: the store is then re-fed from the journal's
+   * first command. For a store ahead of its journal (the journal came back shorter than what was
+   * projected: those seqs will be reused by other commands). Before anything is pushed, and not
+   * while written elsewhere; what was pushed is written first.
+   */
+  async reset(): Promise<void> {
+    if (this.remote !== null) throw new Error('the read store is written elsewhere: it is reset before that');
+    await this.flush();
+    await this.options.db.reset([...this.tables.keys()]);
+    this.applied = 0;
+    this.pendingSeq = 0;
   }
 
   private schedule(): void {
