@@ -106,6 +106,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     onReadStoreError: (error) => log.error({ err: error }, 'read store'),
   });
   const readStore = storage.readStore;
+  if (natsJournal !== null && natsJournal.replicas === 1) {
+    // decisions.md, "What a JetStream ack guarantees": on one server an ack is not an fsync.
+    log.warn(
+      { journalStream: natsJournal.stream, journalReplicas: 1 },
+      'the journal is on one NATS server: an OS crash or power loss there can lose acknowledged commands (it fsyncs every 2 minutes); use JOURNAL_REPLICAS=3 on a cluster',
+    );
+  }
   // With the replica, it writes the read store (projecting the commands it applies anyway) and
   // re-feeds what the store lost; the live core then only queries it.
   const replicaWritesReads = config.snapshotReplica && config.readStoreOnReplica;

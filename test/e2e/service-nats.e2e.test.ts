@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import pino from 'pino';
 import { StoreOpenError } from '../../src/store/data-dir-lock.ts';
 import { NatsJournalStream } from '../../src/store/nats/nats-journal.ts';
 import { startNats } from '../support/nats.ts';
@@ -18,7 +19,14 @@ test('the service journals on NATS JetStream and recovers from it', {
 }, async () => {
   const stream = `SERVICE_${process.pid}`;
   const config = { journalUrl: server!.url, journalStream: stream, simulator: false };
-  let running = await startTestService({ config });
+  const logs: Array<{ level: number; msg: string; journalReplicas?: number }> = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
+  let running = await startTestService({ config, logger });
+  // One replica: the operator is told that an ack is not an fsync there.
+  assert.ok(
+    logs.some((entry) => entry.level === 40 && entry.journalReplicas === 1),
+    JSON.stringify(logs),
+  );
   try {
     const client = running.http(0);
     const ticker = await client.call('public/ticker', { instrumentName: 'BTC-PERPETUAL' });
