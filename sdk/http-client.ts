@@ -7,6 +7,12 @@
  * again, the very same signed bytes, up to `retries` times while the signature's timestamp is
  * fresh. The service answers a byte-identical retry with the original answer and never runs it
  * twice, so an order whose answer was lost is neither lost nor placed twice.
+ *
+ * After a crash the service refuses requests signed up to a time it names (`signedNotAfter`: it
+ * cannot tell them from retries of requests it may have executed). A call refused so on its first
+ * sending never ran, so it is signed again (new nonce) with a timestamp past that time, as are the
+ * calls after it until the clock passes it. A resend refused so may have run: that refusal goes to
+ * the caller.
  */
 import { randomUUID } from 'node:crypto';
 import { signHttp } from '../src/api/auth/signature.ts';
@@ -48,9 +54,14 @@ export interface SignedRequest {
   readonly headers: Record<string, string>;
 }
 
+/** What `unavailable` after a crash carries (src/api/auth/authenticator.ts, refuseUncertain). */
+const UNAVAILABLE = 13503;
+
 export class HttpClient {
   private rid = 1;
   private readonly now: () => number;
+  /** Sign no earlier than this (past a post-crash `signedNotAfter`); 0: no floor. */
+  private signFloor = 0;
 
   constructor(private readonly options: HttpClientOptions) {
     this.now = options.now ?? Date.now;
@@ -62,7 +73,7 @@ export class HttpClient {
     path: string,
     body: string,
     nonce: string = randomUUID(),
-    ts = this.now(),
+    ts = Math.max(this.now(), this.signFloor),
   ): SignedRequest {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     const credentials = this.options.credentials;
@@ -101,13 +112,25 @@ export class HttpClient {
     return { status: response.status, body, text };
   }
 
+  /**
+   * Signs and sends; sends the same bytes again while no answer came, and signs anew once if the
+   * first sending was refused as signed before a crash (see the header).
+   */
+  private async signAndSend(method: 'GET' | 'POST', path: string, body: string): Promise<RawAnswer> {
+    const first = await this.sendUntilAnswered(this.sign(method, path, body));
+    const floor = first.resent ? null : refusedSignedNotAfter(first.answer);
+    if (floor === null) return first.answer;
+    this.signFloor = Math.max(this.signFloor, floor + 1);
+    return (await this.sendUntilAnswered(this.sign(method, path, body))).answer;
+  }
+
   /** Sends, and sends the same bytes again while no answer came (see the header). */
-  private async sendUntilAnswered(request: SignedRequest): Promise<RawAnswer> {
+  private async sendUntilAnswered(request: SignedRequest): Promise<{ answer: RawAnswer; resent: boolean }> {
     const retries = this.options.retries ?? 2;
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.send(request);
+        return { answer: await this.send(request), resent: attempt > 0 };
       } catch (error) {
         if (attempt >= retries || Date.now() - started >= RESEND_WINDOW_MS) throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 1_000)));
@@ -118,9 +141,7 @@ export class HttpClient {
   /** Calls an envelope method; resolves with `result` or throws `ApiError`. */
   async call<M extends MethodName>(method: M, params: ParamsOf<M> = {} as ParamsOf<M>): Promise<ResultOf<M>> {
     const rid = this.rid++;
-    const answer = await this.sendUntilAnswered(
-      this.sign('POST', `/api/${method}`, JSON.stringify({ rid, method, params })),
-    );
+    const answer = await this.signAndSend('POST', `/api/${method}`, JSON.stringify({ rid, method, params }));
     const body = answer.body as { rid: number; result?: unknown; error?: WireErrorBody };
     if (body && typeof body === 'object' && body.error) throw new ApiError(body.error, answer.status);
     if (!body || typeof body !== 'object' || !('result' in body)) {
@@ -134,13 +155,21 @@ export class HttpClient {
 
   /** A flat signed route (portfolio style); resolves with `value` or throws `ApiError`. */
   async flat<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const answer = await this.sendUntilAnswered(
-      this.sign(method, path, body === undefined ? '' : JSON.stringify(body)),
-    );
+    const answer = await this.signAndSend(method, path, body === undefined ? '' : JSON.stringify(body));
     const parsed = answer.body as { succ?: unknown; value?: T } | null;
     if (isObject(parsed) && parsed.succ === true) return parsed.value as T;
     throw new ApiError(flatError(answer), answer.status);
   }
+}
+
+/** The `signedNotAfter` of a post-crash refusal (envelope or flat answer), else null. */
+function refusedSignedNotAfter(answer: RawAnswer): number | null {
+  const body = answer.body;
+  if (!isObject(body)) return null;
+  const error = isObject(body.error) ? body.error : body;
+  if (error.code !== UNAVAILABLE || !isObject(error.data)) return null;
+  const until = error.data.signedNotAfter;
+  return typeof until === 'number' ? until : null;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

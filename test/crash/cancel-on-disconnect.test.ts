@@ -12,7 +12,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ApiError } from '../../sdk/errors.ts';
 import { HttpClient } from '../../sdk/http-client.ts';
 import type { Order } from '../../sdk/types.ts';
 import { WsClient } from '../../sdk/ws-client.ts';
@@ -129,19 +128,14 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
 
 /**
  * After a crash, requests signed up to 15 s after the last journaled command are refused
- * (`unavailable`, with `retryAfterMs`): a client whose clock reads past that window.
+ * (`unavailable`, with `signedNotAfter`); the sdk signs a refused first sending again past that
+ * time (sdk/http-client.ts), so the client needs nothing special.
  */
 async function clientAfterCrash(
   port: number,
   credentials: { apiKey: string; apiSecret: string },
 ): Promise<HttpClient> {
-  const baseUrl = `http://127.0.0.1:${port}`;
-  try {
-    await new HttpClient({ baseUrl, credentials }).call('private/get_open_orders', {});
-    return new HttpClient({ baseUrl, credentials });
-  } catch (error) {
-    if (!(error instanceof ApiError) || error.code !== 13503) throw error;
-    const ahead = Number(error.data?.retryAfterMs) + 50;
-    return new HttpClient({ baseUrl, credentials, now: () => Date.now() + ahead });
-  }
+  const client = new HttpClient({ baseUrl: `http://127.0.0.1:${port}`, credentials });
+  await client.call('private/get_open_orders', {});
+  return client;
 }

@@ -2,11 +2,14 @@
  * The sdk's HTTP client when an answer is lost: a proxy between client and service forwards the
  * request and then drops the connection instead of the answer. The service has executed the
  * order; the client sends the same signed bytes again and gets the original answer, and the
- * order exists once.
+ * order exists once. And after a crash, when the service refuses requests signed before a time
+ * it names: a call refused on its first sending is signed again past that time; a resend refused
+ * so (it may have run) is not.
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
+import { ApiError } from '../../sdk/errors.ts';
 import { HttpClient } from '../../sdk/http-client.ts';
 import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
@@ -16,6 +19,10 @@ const PERP = 'BTC-PERPETUAL';
 /** Forwards TCP to `port`; while `dropAnswers` > 0, a connection whose answer arrives is cut instead. */
 class LossyProxy {
   dropAnswers = 0;
+  /** An HTTP answer to send for the next request instead of forwarding it (then null). */
+  fabricate: string | null = null;
+  /** Becomes `fabricate` once an answer has been dropped. */
+  fabricateAfterDrop: string | null = null;
   /** Requests forwarded (first bytes of each upstream write that start a request line). */
   readonly requests: string[] = [];
   private readonly server: net.Server;
@@ -32,11 +39,18 @@ class LossyProxy {
       client.on('data', (chunk: Buffer) => {
         const text = chunk.toString('latin1');
         if (/^(GET|POST) /.test(text)) this.requests.push(text.slice(0, text.indexOf('\r\n')));
+        if (this.fabricate !== null) {
+          client.write(this.fabricate);
+          this.fabricate = null;
+          return;
+        }
         upstream.write(chunk);
       });
       upstream.on('data', (chunk: Buffer) => {
         if (this.dropAnswers > 0) {
           this.dropAnswers--;
+          this.fabricate = this.fabricateAfterDrop;
+          this.fabricateAfterDrop = null;
           client.destroy();
           upstream.destroy();
           return;
@@ -115,4 +129,49 @@ test('without resends the lost answer is the caller’s problem (and the order w
     (error: Error) => error instanceof TypeError,
   );
   assert.equal(openWithLabel('no-resend').length, 1);
+});
+
+test('after a crash, a call refused as signed too early is signed again past the named time, once', async () => {
+  const refusedUntil = engine.now() + 10_000;
+  harness.gateway.authenticator.refuseSignedUntil(refusedUntil);
+  try {
+    const sdk = client();
+    const before = proxy.requests.length;
+    const { order } = await sdk.call('private/buy', {
+      instrumentName: PERP,
+      quantity: '10',
+      price: '30000',
+      label: 'after-crash',
+    });
+    assert.equal(proxy.requests.length - before, 2, 'refused, then signed again');
+    assert.deepEqual(
+      openWithLabel('after-crash').map((o) => o.orderId),
+      [order.orderId],
+    );
+    // The next call is signed past the refused time straight away.
+    await sdk.call('private/get_open_orders', {});
+    assert.equal(proxy.requests.length - before, 3);
+  } finally {
+    harness.gateway.authenticator.refuseSignedUntil(0);
+  }
+});
+
+test('a resend refused as signed before a crash may have run: the refusal goes to the caller', async () => {
+  const body = JSON.stringify({
+    rid: 1,
+    error: { code: 13503, message: 'service unavailable', data: { signedNotAfter: engine.now() + 10_000 } },
+  });
+  // The first sending is executed and its answer dropped; the resend meets a restarted service.
+  proxy.dropAnswers = 1;
+  proxy.fabricateAfterDrop = `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const before = proxy.requests.length;
+  const refused = client().call('private/buy', {
+    instrumentName: PERP,
+    quantity: '10',
+    price: '30000',
+    label: 'resend-refused',
+  });
+  await assert.rejects(refused, (error: unknown) => error instanceof ApiError && error.code === 13503);
+  assert.equal(proxy.requests.length - before, 2, 'sent, resent, and not signed again');
+  assert.equal(openWithLabel('resend-refused').length, 1);
 });
