@@ -29,6 +29,9 @@ export interface WsClientOptions {
 
 type PushListener = (push: SubscriptionPush) => void;
 
+/** The code of `unavailable` (a post-crash refusal carries `signedNotAfter`). */
+const UNAVAILABLE = 13503;
+
 /** The methods whose effect on the connection a reconnect restores. */
 const SESSION_SETTINGS: ReadonlySet<MethodName> = new Set<MethodName>([
   'public/set_heartbeat',
@@ -190,16 +193,30 @@ export class WsClient {
     this.socket?.send(text);
   }
 
+  /**
+   * Authenticates the connection. After a crash restart the service refuses an auth signed up to
+   * a time it names (`signedNotAfter`); authenticating changes nothing but this connection, so it
+   * is signed again past that time at once rather than waiting (up to 15 s).
+   */
   async auth(): Promise<AuthResult> {
     const credentials = this.options.credentials;
     if (!credentials) throw new Error('no credentials');
-    const timestamp = (this.options.now ?? Date.now)();
-    const nonce = randomUUID();
-    const result = await this.call('public/auth', {
-      apiKey: credentials.apiKey,
-      timestamp,
-      nonce,
-      signature: signWs(credentials.apiSecret, String(timestamp), nonce),
+    const signed = (timestamp: number) => {
+      const nonce = randomUUID();
+      return this.call('public/auth', {
+        apiKey: credentials.apiKey,
+        timestamp,
+        nonce,
+        signature: signWs(credentials.apiSecret, String(timestamp), nonce),
+      });
+    };
+    const now = (this.options.now ?? Date.now)();
+    const result = await signed(now).catch((error: unknown) => {
+      const until = error instanceof ApiError ? error.data?.signedNotAfter : undefined;
+      if (error instanceof ApiError && error.code === UNAVAILABLE && typeof until === 'number') {
+        return signed(Math.max(now, until + 1));
+      }
+      throw error;
     });
     this.authenticated = true;
     return result;

@@ -157,6 +157,19 @@ describe('WebSocket sessions over the real engine', () => {
     await client.close();
   });
 
+  test('after a crash restart the sdk’s auth, refused as signed too early, is signed again past that time', async () => {
+    harness.gateway.authenticator.refuseSignedUntil(engine.now() + 10_000);
+    try {
+      const client = harness.ws(0);
+      await client.connect();
+      await client.auth();
+      assert.deepEqual(await client.call('private/get_open_orders', {}), []);
+      await client.close();
+    } finally {
+      harness.gateway.authenticator.refuseSignedUntil(0);
+    }
+  });
+
   test('public/auth with another key ends the first key’s session on the connection', async () => {
     const client = harness.ws(0);
     await client.connect();
