@@ -85,6 +85,27 @@ describe('advanced options orders (usd / implv)', () => {
     assert.equal(again.usd, 3_125);
   });
 
+  test('a refused plain edit leaves an advanced order advanced and re-priced', () => {
+    const h = withOption();
+    const order = orderOf(h.ok(optionOrder(h, { advanced: 'usd', advancedValue: 2_500 })));
+    const hash = h.venue.stateHash();
+    const refused = h.run({
+      type: 'edit_order',
+      accountId: 1,
+      orderId: order.orderId,
+      amount: 10,
+      price: 450,
+      validUntil: h.ts - 1,
+    });
+    assert.equal(errorOf(refused), 'timed_out');
+    assert.equal(h.venue.stateHash(), hash);
+    assert.equal(h.get(order.orderId).advanced, 'usd');
+    h.prices(62_500);
+    assert.equal(h.get(order.orderId).price, 400); // still re-priced from its 2,500 USD
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
   test('advanced orders are cancelled 15 minutes before expiry', () => {
     const h = withOption();
     const order = orderOf(h.ok(optionOrder(h, { advanced: 'usd', advancedValue: 2_500 })));

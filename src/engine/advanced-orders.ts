@@ -23,7 +23,7 @@ import { clipReduceOnly } from './matching.ts';
 import { mmpRefusal, reactMmp } from './mmp.ts';
 import { FLAG_HIDDEN, FLAG_ICEBERG, madeByAny, type Order } from './order.ts';
 import { refusal, type VenueState } from './state.ts';
-import { editOrder, placeOrder } from './trading.ts';
+import { editOrder, editPlainOrder, placeOrder } from './trading.ts';
 import {
   cancelUntriggered,
   editUntriggered,
@@ -252,32 +252,53 @@ export function editSpecial(state: VenueState, command: EditOrder): CommandResul
     return result;
   }
   if (x !== null && x.advanced !== null && command.autoReplaced !== true) {
-    // A plain edit turns an advanced order into a plain one (Deribit: re-send `advanced`).
+    // A plain edit turns an advanced order into a plain one (Deribit: re-send `advanced`), once
+    // the edit is accepted: a refused edit leaves the order as it was, still re-priced.
+    const result = editResting(state, order, command) ?? editPlainOrder(state, command);
+    if (!result.ok) return result;
     x.advanced = null;
     x.advancedValue = null;
     state.advanced.advancedValues.delete(order.id);
+    return refreshView(state, result, order);
   }
+  return editResting(state, order, command);
+}
+
+/**
+ * The iceberg parts of an edit of an open order: an iceberg stays one (a new `displayAmount`
+ * applies), and a plain order given a `displayAmount` becomes one; either way it re-enters at the
+ * tail of its level (priority lost). Null when neither applies (the plain edit path).
+ * A refused edit changes nothing: not the display, not the order's place in the queue.
+ */
+function editResting(state: VenueState, order: Order, command: EditOrder): CommandResult | null {
+  const x = order.extras;
   if (x !== null && x.displayAmount !== null && (order.flags & FLAG_ICEBERG) !== 0) {
     const display = command.displayAmount ?? x.refreshAmount!;
     const amount = command.amount ?? order.amount;
-    const error = validateIceberg(
-      display,
-      amount - order.filled + order.filled,
-      'limit',
-      order.timeInForce,
-      false,
-    );
+    const error = validateIceberg(display, amount, 'limit', order.timeInForce, false);
     if (error !== null) return fail(state, command.accountId, error, 'edit_order');
-    // Re-enter as new (priority lost): a plain order edit, then the display again.
+    // Edited as a plain order, in its place (the level counts it whole meanwhile), then made an
+    // iceberg again at the tail; put back as it was when the edit is refused.
     const level = order.level!;
-    level.remove(order);
+    const shown = x.displayAmount;
+    const refresh = x.refreshAmount;
+    const hidden = (order.flags & FLAG_HIDDEN) !== 0;
+    const remaining = order.amount - order.filled;
+    if (!hidden) level.visible += remaining - shown;
     order.flags &= ~FLAG_ICEBERG;
     x.displayAmount = null;
     x.refreshAmount = null;
-    level.append(order);
-    const result = editOrder(state, { ...command, displayAmount: null });
+    const result = editPlainOrder(state, { ...command, displayAmount: null });
+    if (!result.ok) {
+      // A refusal comes before any change: the order is still in `level`, with its size.
+      if (!hidden) level.visible -= remaining - shown;
+      order.flags |= FLAG_ICEBERG;
+      x.displayAmount = shown;
+      x.refreshAmount = refresh;
+      return result;
+    }
     if (order.state === 'open' && order.level !== null) makeIceberg(order, display);
-    return result.ok ? refreshView(state, result, order) : result;
+    return refreshView(state, result, order);
   }
   if (command.displayAmount != null) {
     const amount = command.amount ?? order.amount;
@@ -289,7 +310,7 @@ export function editSpecial(state: VenueState, command: EditOrder): CommandResul
       order.has(FLAG_HIDDEN),
     );
     if (error !== null) return fail(state, command.accountId, error, 'edit_order');
-    const result = editOrder(state, { ...command, displayAmount: null });
+    const result = editPlainOrder(state, { ...command, displayAmount: null });
     if (result.ok && order.state === 'open' && order.level !== null) {
       // Becoming an iceberg loses priority like any re-entry.
       const level = order.level;

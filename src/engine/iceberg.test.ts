@@ -96,4 +96,31 @@ describe('iceberg orders', () => {
     assert.deepEqual(h.venue.book(PERP)!.asks, [{ price: 100_000, amount: 250, orders: 2 }]);
     h.venue.validate();
   });
+
+  test('a refused edit leaves an iceberg as it was: display and place in the queue', () => {
+    const h = new AdvancedHarness();
+    const ice = orderOf(h.ok(h.orderCommand(1, 'sell', 1_000, 100_000, { displayAmount: 200 })));
+    const plain = orderOf(h.ok(h.orderCommand(2, 'sell', 50, 100_000)));
+    const hash = h.venue.stateHash();
+    const late = { type: 'edit_order' as const, accountId: 1, orderId: ice.orderId, validUntil: h.ts - 1 };
+    assert.equal(errorOf(h.run({ ...late, amount: 1_000, displayAmount: 300 })), 'timed_out');
+    assert.equal(errorOf(h.run({ ...late, amount: 900 })), 'timed_out');
+    assert.equal(
+      // At 0.5 USD the inverse perpetual's margin is more coin than the account holds.
+      errorOf(h.run({ type: 'edit_order', accountId: 1, orderId: ice.orderId, amount: 1_000, price: 1 })),
+      'not_enough_funds',
+    );
+    assert.equal(h.venue.stateHash(), hash);
+    assert.equal(h.get(ice.orderId).displayAmount, 200);
+    assert.deepEqual(h.venue.book(PERP)!.asks, [{ price: 100_000, amount: 250, orders: 2 }]);
+    // Still first in the queue: a buyer of 100 takes them from the iceberg's display.
+    const taker = h.ok(h.orderCommand(3, 'buy', 100, 100_000, { timeInForce: 'immediate_or_cancel' }));
+    assert.deepEqual(
+      (taker.trades ?? []).map((t) => [t.maker.orderId, t.amount]),
+      [[ice.orderId, 100]],
+    );
+    assert.equal(h.get(plain.orderId).filledAmount, 0);
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
 });

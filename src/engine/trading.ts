@@ -572,6 +572,11 @@ export function editOrder(state: VenueState, command: EditOrder): CommandResult 
     const special = editSpecial(state, command);
     if (special !== null) return special;
   }
+  return editPlainOrder(state, command);
+}
+
+/** The edit of an open order as a plain limit order (editSpecial has dealt with the rest). */
+export function editPlainOrder(state: VenueState, command: EditOrder): CommandResult {
   const order = ownOpenOrder(state, command.accountId, command.orderId);
   if (!(order instanceof Order)) return fail(state, 'edit_order', command.accountId, order);
   const instrument = state.instrumentList[order.instrumentId]!;

@@ -211,6 +211,25 @@ describe('trigger orders', () => {
     assert.deepEqual(h.venue.openOrders({ accountId: 1 }), []);
   });
 
+  test('an edit of an untriggered order refuses what placing one refuses (post-only, iceberg)', () => {
+    const h = new AdvancedHarness();
+    const more = { orderType: 'stop_limit', trigger: 'last_price', triggerPrice: 90_000 };
+    const stop = orderOf(h.ok(h.orderCommand(1, 'sell', 1_000, 89_000, more)));
+    const hash = h.venue.stateHash();
+    const edit = { type: 'edit_order' as const, accountId: 1, orderId: stop.orderId, amount: 1_000 };
+    const refused = (extra: Record<string, unknown>) => {
+      const result = h.run({ ...edit, ...extra });
+      assert.ok(!result.ok, JSON.stringify(extra));
+      return [result.error.name, result.error.data?.field];
+    };
+    assert.deepEqual(refused({ postOnly: true }), ['post_only_not_allowed', 'postOnly']);
+    assert.deepEqual(refused({ rejectPostOnly: true }), ['invalid_arguments', 'rejectPostOnly']);
+    assert.deepEqual(refused({ displayAmount: 200 }), ['unsupported_arg_combination', 'displayAmount']);
+    assert.equal(h.venue.stateHash(), hash);
+    assert.equal(errorOf(h.run({ ...edit, postOnly: false, rejectPostOnly: false })), null);
+    assert.equal(h.get(stop.orderId).postOnly, false);
+  });
+
   test('good_til_day untriggered orders expire at the session end; settlement cancels them', () => {
     const h = new AdvancedHarness();
     const more = { orderType: 'stop_market', trigger: 'last_price', triggerPrice: 90_000 };

@@ -408,6 +408,20 @@ export function editUntriggered(state: VenueState, order: Order, command: EditOr
     );
   if (command.mmp === true)
     return refuse(refusal('invalid_arguments', 'mmp is only for limit orders', { field: 'mmp' }));
+  // What placing refuses for a trigger order, an edit refuses too, rather than drop it silently.
+  if (command.postOnly === true)
+    return refuse(
+      refusal('post_only_not_allowed', 'trigger orders cannot be post-only', { field: 'postOnly' }),
+    );
+  if (command.rejectPostOnly === true)
+    return refuse(refusal('invalid_arguments', 'rejectPostOnly needs postOnly', { field: 'rejectPostOnly' }));
+  if (command.displayAmount != null || command.advanced != null) {
+    return refuse(
+      refusal('unsupported_arg_combination', 'trigger orders cannot be iceberg or advanced', {
+        field: command.displayAmount != null ? 'displayAmount' : 'advanced',
+      }),
+    );
+  }
   const amount = command.amount ?? order.amount;
   if (!Number.isSafeInteger(amount) || amount <= 0)
     return refuse(refusal('invalid_amount', 'quantity must be positive', { field: 'quantity' }));

@@ -1,0 +1,101 @@
+/**
+ * Edit rules (spec 4.4) through the sdk over the real engine: a refused edit changes nothing
+ * (an iceberg keeps its display and its place in the queue), and an edit of an untriggered
+ * trigger order refuses what placing one refuses instead of dropping it silently.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ApiError } from '../../sdk/errors.ts';
+import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+
+const PERP = 'BTC-PERPETUAL';
+
+async function rejects(promise: Promise<unknown>, code: number, field: string) {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(error instanceof ApiError, String(error));
+    assert.equal(error.code, code, `${error.code} ${error.message}`);
+    assert.equal(error.data?.field, field);
+    return true;
+  });
+}
+
+describe('edit rules over the real engine', () => {
+  let harness: Harness;
+  let engine: EngineVenue;
+  before(async () => {
+    engine = await startEngineVenue();
+    harness = await startHarness({ venue: engine });
+  });
+  after(() => harness.close());
+
+  test('a refused edit of an iceberg keeps its display and its place in the queue', async () => {
+    const iceberg = harness.http(1);
+    const { order: ice } = await iceberg.call('private/sell', {
+      instrumentName: PERP,
+      quantity: '10000',
+      price: '61000',
+      displayAmount: '1000',
+    });
+    await harness.http(2).call('private/sell', { instrumentName: PERP, quantity: '100', price: '61000' });
+    await rejects(
+      iceberg.call('private/edit', {
+        orderId: ice.orderId,
+        quantity: '10000',
+        price: '61000',
+        displayAmount: '2000',
+        validUntil: engine.now() - 1,
+      }),
+      13888,
+      'validUntil',
+    );
+    const after = await iceberg.call('private/get_order_state', { orderId: ice.orderId });
+    assert.equal(after.displayAmount, '1000');
+    assert.equal(after.replaced, false);
+    // Still ahead of the later order at its price: a buyer of 100 trades with the iceberg.
+    const bought = await harness.http(0).call('private/buy', {
+      instrumentName: PERP,
+      quantity: '100',
+      price: '61000',
+      timeInforce: 'immediate_or_cancel',
+    });
+    assert.equal(bought.order.filledQuantity, '100');
+    const filled = await iceberg.call('private/get_order_state', { orderId: ice.orderId });
+    assert.equal(filled.filledQuantity, '100');
+    assert.equal(filled.displayAmount, '900');
+  });
+
+  test('an untriggered stop refuses postOnly, rejectPostOnly and displayAmount on edit, as on placing', async () => {
+    const client = harness.http(0);
+    const stop = {
+      instrumentName: PERP,
+      type: 'stop_limit' as const,
+      price: '58000',
+      trigger: 'mark_price' as const,
+    };
+    await rejects(
+      client.call('private/sell', { ...stop, quantity: '10', triggerPrice: '58500', postOnly: true }),
+      11055,
+      'postOnly',
+    );
+    const { order } = await client.call('private/sell', {
+      ...stop,
+      quantity: '10000',
+      triggerPrice: '58500',
+    });
+    assert.equal(order.orderState, 'untriggered');
+    const edit = { orderId: order.orderId, quantity: '10000' };
+    await rejects(client.call('private/edit', { ...edit, postOnly: true }), 11055, 'postOnly');
+    await rejects(
+      client.call('private/edit', { ...edit, postOnly: true, rejectPostOnly: true }),
+      11055,
+      'postOnly',
+    );
+    await rejects(client.call('private/edit', { ...edit, rejectPostOnly: true }), 11029, 'rejectPostOnly');
+    await rejects(client.call('private/edit', { ...edit, displayAmount: '1000' }), 11047, 'displayAmount');
+    const unchanged = await client.call('private/get_order_state', { orderId: order.orderId });
+    assert.equal(unchanged.postOnly, false);
+    assert.equal(unchanged.displayAmount, undefined);
+    assert.equal(unchanged.replaced, false);
+  });
+});
