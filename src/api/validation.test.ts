@@ -36,3 +36,27 @@ test('schema errors name fields the way handlers do: array indices in brackets',
   assert.equal(fieldOf('x'), 'params');
   assert.equal(fieldOf({ legs: [] }), undefined);
 });
+
+test('a value that fits no branch of a union of plain types is described by every branch', () => {
+  const amount = compileValidator(
+    Type.Object({ displayAmount: Type.Union([Type.String(), Type.Number({ minimum: 0 })]) }, Strict),
+  );
+  assert.throws(
+    () => amount({ displayAmount: -1 }),
+    (error: unknown) =>
+      error instanceof VenueError &&
+      error.data?.field === 'displayAmount' &&
+      error.message === 'displayAmount must be string, or must be >= 0',
+  );
+  // A union of objects keeps the first error, which names the deeper field.
+  const variants = compileValidator(
+    Type.Union([
+      Type.Object({ kind: Type.Literal('a'), size: Type.Number() }, Strict),
+      Type.Object({ kind: Type.Literal('b') }, Strict),
+    ]),
+  );
+  assert.throws(
+    () => variants({ kind: 'a', size: 'x' }),
+    (error: unknown) => error instanceof VenueError && error.data?.field === 'size',
+  );
+});

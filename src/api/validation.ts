@@ -18,8 +18,24 @@ export type Validator = (value: unknown) => void;
 export function compileValidator(schema: TSchema, root = 'params'): Validator {
   const check = ajv.compile(schema);
   return (value) => {
-    if (!check(value)) throw toVenueError(check.errors?.[0], root);
+    if (!check(value)) throw toVenueError(unionError(check.errors) ?? check.errors?.[0], root);
   };
+}
+
+/**
+ * A value that fits no branch of a union of plain types (`"1.5"` or a number ≥ 0) is described by
+ * all of them: Ajv's first error would name only the first branch ("must be string") although a
+ * number was allowed. Unions of objects keep the first error, which names the deeper field.
+ */
+function unionError(errors: ErrorObject[] | null | undefined): ErrorObject | undefined {
+  const first = errors?.[0];
+  const union = errors?.find((e) => e.keyword === 'anyOf' && e.instancePath === first?.instancePath);
+  if (first === undefined || union === undefined) return undefined;
+  const branches = errors!.filter((e) => e !== union && e.instancePath === first.instancePath);
+  // `null` stands for "not given" in optional fields: not worth naming beside the real types.
+  const messages = [...new Set(branches.filter((e) => e.params.type !== 'null').map(requirement))];
+  if (messages.length === 0) return undefined;
+  return { ...first, keyword: 'anyOf', message: messages.join(', or ') };
 }
 
 function toVenueError(error: ErrorObject | undefined, root: string): VenueError {
@@ -37,16 +53,18 @@ function toVenueError(error: ErrorObject | undefined, root: string): VenueError 
       const field = fieldPath([...path, String(error.params.additionalProperty)]);
       return new VenueError('invalid_params', `${field} is not a known field`, { field });
     }
-    case 'enum': {
-      const field = path.length > 0 ? fieldPath(path) : root;
-      const allowed = (error.params.allowedValues as unknown[]).join(', ');
-      return new VenueError('invalid_params', `${field} must be one of ${allowed}`, { field });
-    }
     default: {
       const field = path.length > 0 ? fieldPath(path) : root;
-      return new VenueError('invalid_params', `${field} ${error.message ?? 'is invalid'}`, { field });
+      return new VenueError('invalid_params', `${field} ${requirement(error)}`, { field });
     }
   }
+}
+
+/** What a value failed, e.g. `must be one of buy, sell` (a fixed set is answered with the set). */
+function requirement(error: ErrorObject): string {
+  if (error.keyword === 'enum')
+    return `must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
+  return error.message ?? 'is invalid';
 }
 
 /** `legs[0].quantity` from `['legs', '0', 'quantity']`: array indices in brackets. */
