@@ -227,6 +227,9 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
         machine.absorb(events, context);
       },
       event(portfolio, messageType, extra = {}) {
+        // Every trade-news message is a change `info` shows (a part, a child, a fill, a status):
+        // updateTimestamp moves with it, as the read store's updated_at does.
+        portfolio.updatedAt = stamp.ts;
         out.push({
           type: 'portfolio',
           messageType,
@@ -242,7 +245,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     return context;
   }
 
-  /** Records child fills and closes; the portfolios that changed wait in `pending`. */
+  /** Records child fills, closes and resizes; the portfolios that changed wait in `pending`. */
   private absorb(events: readonly CoreEvent[], context: ChildContext): void {
     const touched = this.pending;
     for (const event of events) {
@@ -252,6 +255,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
       const { portfolio, child } = entry;
       const notionalBefore = child.notional;
       const wasOpen = child.open;
+      const amountBefore = child.amount;
       const filled = absorbOrderView(portfolio, child, event.order, context.stamp.ts);
       if (filled > 0) {
         portfolio.updatedAt = context.stamp.ts;
@@ -264,7 +268,9 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
           notional: child.notional - notionalBefore,
         });
       }
-      if (filled > 0 || wasOpen !== child.open) touched.add(portfolio);
+      // A resize from outside (`private/edit` of a child) is looked at too: the portfolio cuts a
+      // child back to what it still needs, so a grown child cannot trade past the leg's quantity.
+      if (filled > 0 || wasOpen !== child.open || amountBefore !== child.amount) touched.add(portfolio);
     }
   }
 

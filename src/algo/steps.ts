@@ -12,6 +12,8 @@
  *   a child closed with lots unfilled (self-trade prevention, a cancel by hand) is followed by
  *   exactly its unfilled rest. A MARKET leg with nothing to take looks again PRICE_RETRY_MS later.
  * - COMMON: one child per leg with the whole amount, placed once.
+ * Whatever the type, a leg never wants more open than it still needs (TWAP: than the slice still
+ * needs): a child grown from outside (`private/edit` by hand) is cut back to that at once.
  * LIMIT prices are converted when a child is placed and then kept; DYNAMIC prices are
  * re-evaluated one `dynamicMs` of the leg after they were set (a fill is no tick), and the child is
  * amended when the price moved a tick.
@@ -317,12 +319,25 @@ function twapSliceRest(portfolio: PortfolioState, i: number): number {
  * exactly that rest: a slice is worked until it fills, never resized by a cancel. Derived from the
  * children alone, so a snapshot or a replay takes the same decision.
  */
-function icebergSlice(portfolio: PortfolioState): number {
+function icebergSlice(portfolio: PortfolioState, before = portfolio.children.length): number {
   const iceberg = portfolio.spec.iceberg!;
-  const last = portfolio.children[portfolio.children.length - 1];
+  const last = portfolio.children[before - 1];
   if (last === undefined) return iceberg.displayAmount;
   if (last.filled < last.amount) return last.amount - last.filled;
   return iceberg.refreshAmount ?? iceberg.displayAmount;
+}
+
+/**
+ * ICEBERG: open lots the working child may keep: what it was placed for (the slice after the
+ * children before it, at most what remained then) less its fills. A child grown from outside is
+ * cut back to that, so the book never shows more than the slice.
+ */
+function icebergWorkingOpen(portfolio: PortfolioState, childId: string, open: number): number {
+  const index = portfolio.children.findIndex((c) => c.orderId === childId);
+  const child = portfolio.children[index]!;
+  const filledBefore = portfolio.legs[0]!.filled - child.filled;
+  const placedFor = Math.min(icebergSlice(portfolio, index), portfolio.spec.legs[0]!.amount - filledBefore);
+  return Math.min(open, placedFor - child.filled);
 }
 
 /** Desired open lots per leg, by algorithm. */
@@ -335,8 +350,12 @@ function desiredOpen(portfolio: PortfolioState): number[] {
   };
   switch (spec.portfolioType) {
     case 'TWAP':
-      return portfolio.legs.map(
-        (_, i) => openOf(i) ?? Math.min(twapSliceRest(portfolio, i), remaining(portfolio, i)),
+      return portfolio.legs.map((_, i) =>
+        Math.min(
+          openOf(i) ?? twapSliceRest(portfolio, i),
+          twapSliceRest(portfolio, i),
+          remaining(portfolio, i),
+        ),
       );
     case 'BALANCE': {
       const allowed = balanceAllowances(
@@ -351,11 +370,20 @@ function desiredOpen(portfolio: PortfolioState): number[] {
       );
       return allowed.map((lots, i) => Math.max(0, lots - portfolio.legs[i]!.filled));
     }
-    case 'ICEBERG':
-      return [openOf(0) ?? Math.min(icebergSlice(portfolio), remaining(portfolio, 0))];
+    case 'ICEBERG': {
+      const open = openOf(0);
+      const want =
+        open === null
+          ? icebergSlice(portfolio)
+          : icebergWorkingOpen(portfolio, portfolio.legs[0]!.working!, open);
+      return [Math.min(want, remaining(portfolio, 0))];
+    }
     case 'COMMON':
       return portfolio.legs.map((_, i) =>
-        portfolio.children.some((child) => child.leg === i) ? (openOf(i) ?? 0) : remaining(portfolio, i),
+        Math.min(
+          portfolio.children.some((child) => child.leg === i) ? (openOf(i) ?? 0) : remaining(portfolio, i),
+          remaining(portfolio, i),
+        ),
       );
     default: {
       const _exhaustive: never = spec.portfolioType;

@@ -5,162 +5,26 @@
  * the machine asks for a wakeup, as the core service does.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ApiError } from '../../sdk/errors.ts';
-import { HttpClient } from '../../sdk/http-client.ts';
 import type { SubscriptionPush } from '../../sdk/types.ts';
-import { WsClient } from '../../sdk/ws-client.ts';
-import { PortfolioMachine } from '../../src/algo/machine.ts';
-import { venueMarketView } from '../../src/algo/venue-market-view.ts';
-import { SecretBox } from '../../src/api/auth/secret-box.ts';
-import { SqliteKeyStore } from '../../src/api/auth/sqlite-key-store.ts';
-import { bootstrapDemo, type DemoCredential } from '../../src/api/bootstrap.ts';
-import { createGateway, type Gateway } from '../../src/api/gateway.ts';
-import { MemoryHistory } from '../../src/api/memory-history.ts';
-import { registerPortfolioChannels } from '../../src/api/portfolios/channels.ts';
-import { PORTFOLIO_BASE_PATH, registerPortfolioRoutes } from '../../src/api/portfolios/routes.ts';
-import type { CommandPort, CommittedBatch, EventPort } from '../../src/api/ports.ts';
-import { createVenueReadPort } from '../../src/api/venue-read-port.ts';
-import { SystemClock, VirtualClock } from '../../src/app/clock.ts';
-import { type Config, type DeepPartial, loadConfig } from '../../src/app/config.ts';
-import { Sequencer } from '../../src/app/sequencer.ts';
-import type { CommandResult } from '../../src/core/events.ts';
-import { CoreMachine, type MachineCommand, type MachineResult } from '../../src/core/machine.ts';
+import { PORTFOLIO_BASE_PATH } from '../../src/api/portfolios/routes.ts';
 import { ERROR_CATALOGUE } from '../../src/domain/errors.ts';
-import { perpetualSpec } from '../../src/engine/testkit.ts';
-import { Venue } from '../../src/engine/venue.ts';
+import {
+  PERP,
+  type PortfolioCore,
+  type PortfolioHarness,
+  startCore,
+  startPortfolioHarness,
+} from '../support/portfolio-harness.ts';
 import { until } from '../support/until.ts';
 
 const MAKER = 1;
 const MULTI = 3;
-const START = Date.UTC(2026, 10, 20, 12);
-const PERP = 'BTC-PERPETUAL';
-
-async function startCore() {
-  const venue = Venue.create();
-  const algos = new PortfolioMachine(venueMarketView(venue));
-  const machine = new CoreMachine(venue, new Map([['portfolios', algos]]));
-  const clock = new VirtualClock(START);
-  type Unstamped = Omit<MachineCommand, 'seq' | 'ts'>;
-  const sequencer = new Sequencer<Unstamped, MachineResult>(
-    (command, stamp) => machine.execute({ ...command, ...stamp } as MachineCommand),
-    { append: async () => {} },
-    clock,
-    { seq: 0, ts: START },
-  );
-  const history = new MemoryHistory((name) => venue.instrument(name)?.instrument.kind);
-  const listeners = new Set<(batch: CommittedBatch) => void>();
-  sequencer.onCommitted((entry, result) => {
-    const batch: CommittedBatch = {
-      seq: entry.seq,
-      ts: entry.ts,
-      events: result.engineEvents,
-      subEvents: result.subEvents,
-    };
-    history.record(batch);
-    for (const listener of listeners) listener(batch);
-  });
-  const submitMachine = (command: object) => sequencer.submit(command as Unstamped);
-  const ports: CommandPort &
-    EventPort & { reads: ReturnType<typeof createVenueReadPort>; history: MemoryHistory } = {
-    reads: createVenueReadPort(venue),
-    history,
-    submit: async (command) => (await submitMachine(command)).result as CommandResult,
-    now: () => sequencer.now(),
-    onCommitted(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-  };
-  assert.ok((await ports.submit({ type: 'list_instrument', spec: perpetualSpec() })).ok);
-  await ports.submit({
-    type: 'update_prices',
-    indexPrices: [{ currency: 'BTC', price: 60_000 }],
-    markPrices: [{ instrumentName: PERP, markPrice: 120_000 }],
-  });
-  /** Moves the virtual clock by `ms`, submitting a timer at every wakeup the machine asks for. */
-  const advance = async (ms: number) => {
-    const target = clock.now() + ms;
-    for (;;) {
-      const next = algos.nextWakeup();
-      if (next === null || next > target) break;
-      clock.set(Math.max(clock.now(), next));
-      await submitMachine({ type: 'timer' });
-    }
-    clock.set(target);
-  };
-  return { venue, algos, clock, ports, submitMachine, advance };
-}
-
-interface Harness {
-  readonly gateway: Gateway;
-  readonly credentials: DemoCredential[];
-  http(index: number): HttpClient;
-  ws(index: number): WsClient;
-  close(): Promise<void>;
-}
-
-/** The gateway harness of test/support, with the portfolio routes registered before listen(). */
-async function startPortfolioHarness(core: Awaited<ReturnType<typeof startCore>>): Promise<Harness> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'portfolio-e2e-'));
-  const config = loadConfig({
-    env: {},
-    overrides: { port: 0, host: '127.0.0.1', logLevel: 'silent', dataDir } as DeepPartial<Config>,
-  });
-  const keyStore = new SqliteKeyStore(':memory:', SecretBox.fromText('33'.repeat(32)));
-  const credentials = (await bootstrapDemo({ keyStore, commands: core.ports, dataDir }))!;
-  const gateway = createGateway({
-    config,
-    commands: core.ports,
-    reads: core.ports.reads,
-    history: core.ports.history,
-    events: core.ports,
-    keyStore,
-    clock: new SystemClock(),
-  });
-  registerPortfolioRoutes(gateway, {
-    submitMachine: (command) => core.submitMachine(command),
-    now: () => core.ports.now(),
-    instrument: (name) => core.ports.reads.instrument(name),
-    portfolios: () => core.algos,
-  });
-  registerPortfolioChannels(gateway.channels, core.ports.reads);
-  const { port } = await gateway.listen();
-  const clients: WsClient[] = [];
-  const now = () => core.ports.now();
-  const credentialsOf = (index: number) => {
-    const credential = credentials[index]!;
-    return { apiKey: credential.apiKey, apiSecret: credential.apiSecret };
-  };
-  return {
-    gateway,
-    credentials,
-    http: (index) =>
-      new HttpClient({ baseUrl: `http://127.0.0.1:${port}`, credentials: credentialsOf(index), now }),
-    ws(index) {
-      const client = new WsClient({
-        url: `ws://127.0.0.1:${port}/ws`,
-        credentials: credentialsOf(index),
-        now,
-        reconnectDelayMs: 50,
-      });
-      clients.push(client);
-      return client;
-    },
-    async close() {
-      await Promise.all(clients.map((client) => client.close()));
-      await gateway.close();
-      keyStore.close();
-    },
-  };
-}
 
 describe('portfolios through the API', () => {
-  let harness: Harness;
-  let core: Awaited<ReturnType<typeof startCore>>;
+  let harness: PortfolioHarness;
+  let core: PortfolioCore;
 
   before(async () => {
     core = await startCore();

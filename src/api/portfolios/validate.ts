@@ -141,14 +141,15 @@ const INSTRUMENT_TYPES: readonly InstrumentTypeName[] = ['OPTION', 'PERPETUAL', 
 const PRICE_TYPES: readonly PriceType[] = ['LIMIT', 'MARKET', 'DYNAMIC'];
 const STRATEGIES: readonly DynamicStrategy[] = ['MID', 'MARK', 'MODEL', 'BID', 'ASK'];
 const SIDES: Readonly<Record<number, Side>> = { 1: 'buy', 2: 'sell' };
-const TIME_IN_FORCE: Readonly<Record<number, TimeInForce>> = {
+/** The spec's integer codes of leg enums (2.4); `info` answers with the same codes. */
+export const TIME_IN_FORCE: Readonly<Record<number, TimeInForce>> = {
   1: 'good_til_cancelled',
   2: 'immediate_or_cancel',
   3: 'fill_or_kill',
   4: 'good_til_day',
 };
-const TRADE_MODES: Readonly<Record<number, TradeMode>> = { 1: 'CASH', 2: 'CROSS', 3: 'ISOLATED' };
-const POSITION_SIDES: Readonly<Record<number, PositionSide>> = { 1: 'LONG', 2: 'SHORT', 3: 'NET' };
+export const TRADE_MODES: Readonly<Record<number, TradeMode>> = { 1: 'CASH', 2: 'CROSS', 3: 'ISOLATED' };
+export const POSITION_SIDES: Readonly<Record<number, PositionSide>> = { 1: 'LONG', 2: 'SHORT', 3: 'NET' };
 
 function enumCode<T>(value: unknown, field: string, table: Readonly<Record<number, T>>): T | null {
   if (isMissing(value)) return null;

@@ -12,17 +12,27 @@
  * - parts[]: `targetQuantities` and `filledQuantities` are both cumulative per leg: the lots due
  *   by the end of the part and the lots filled by its end (by now for the current part). A TWAP
  *   slice's own lots are its target minus the previous part's filledQuantities.
- * - priceOptions echo `price` and `dynamicPriceOffset` as sent (a string stays a string).
+ * - priceOptions echo `price` and `dynamicPriceOffset` as sent (a string stays a string); every
+ *   leg field of spec 2.4 is echoed (timeInForce, tradeMode, positionSide as their integer codes,
+ *   null when not sent), and so is `sendToDummyAccountIds` ([] on a mirror).
  */
 import type { PartState, PortfolioState } from '../../algo/portfolio-state.ts';
 import type { LegSpec, PortfolioEvent } from '../../algo/types.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import { formatFractionalTicks } from '../wire/market.ts';
 import { formatAveragePrice } from '../wire/orders.ts';
+import { POSITION_SIDES, TIME_IN_FORCE, TRADE_MODES } from './validate.ts';
 
 export type InstrumentLookup = (name: string) => Instrument | undefined;
 
 const SIDE_CODE = { buy: 1, sell: 2 } as const;
+
+/** The spec's integer code of an enum value the leg was sent with (null when it was not sent). */
+function codeOf<T>(table: Readonly<Record<number, T>>, value: T | null): number | null {
+  if (value === null) return null;
+  const entry = Object.entries(table).find(([, v]) => v === value);
+  return entry === undefined ? null : Number(entry[0]);
+}
 
 function slippageBps(leg: LegSpec, average: number | null, arrival: number | null): number | null {
   if (average === null || arrival === null || arrival === 0) return null;
@@ -87,6 +97,9 @@ export function portfolioInfoToWire(portfolio: PortfolioState, lookup: Instrumen
       hidden: leg.hidden,
       postOnly: leg.postOnly,
       reduceOnly: leg.reduceOnly,
+      timeInForce: codeOf(TIME_IN_FORCE, leg.timeInForce),
+      tradeMode: codeOf(TRADE_MODES, leg.tradeMode),
+      positionSide: codeOf(POSITION_SIDES, leg.positionSide),
       forCcy: leg.forCcy,
       workingOrderId: state.working,
       childOrderIds: children.map((child) => child.orderId),
@@ -100,6 +113,7 @@ export function portfolioInfoToWire(portfolio: PortfolioState, lookup: Instrumen
     strategy: spec.strategy,
     customizedNote: spec.customizedNote,
     linkedPortfolioId: portfolio.linkedTo,
+    sendToDummyAccountIds: spec.mirrorAccountIds,
     mirrorPortfolioIds: portfolio.mirrorIds,
     submitTimestamp: portfolio.submittedAt,
     startTimestamp: portfolio.startedAt,
