@@ -13,6 +13,7 @@ import {
   type StoredSnapshot,
   snapshotChecksumValid,
 } from '../record-format.ts';
+import { inTransaction } from './pg-transaction.ts';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS snapshots (
@@ -56,9 +57,7 @@ export class PgSnapshotStore<S = unknown> implements SnapshotStore<S> {
 
   async saveSnapshot(snapshot: Snapshot<S>): Promise<SnapshotInfo> {
     const stored = encodeSnapshot(snapshot.seq, snapshot.ts, snapshot.stateHash, snapshot.state);
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       await client.query(
         `INSERT INTO snapshots (seq, ts, state_hash, version, payload, checksum) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (seq) DO UPDATE SET ts = EXCLUDED.ts, state_hash = EXCLUDED.state_hash,
@@ -69,13 +68,7 @@ export class PgSnapshotStore<S = unknown> implements SnapshotStore<S> {
         'DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT $1)',
         [this.keep],
       );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
     return { seq: stored.seq, ts: stored.ts, stateHash: stored.stateHash, bytes: stored.payload.length };
   }
 

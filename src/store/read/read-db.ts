@@ -12,6 +12,7 @@
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { inTransaction } from '../postgres/pg-transaction.ts';
 import { SqliteWriterThread } from '../sqlite/writer-thread.ts';
 import type { RowValue } from './projection.ts';
 import { type Dialect, ident, type Statement, toPostgresPlaceholders } from './sql.ts';
@@ -162,19 +163,11 @@ export class PgReadDb implements ReadDb {
     for (const sql of ddl) await this.pool.query(sql);
   }
 
-  async commit(statements: readonly Statement[], lastSeq: number): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+  commit(statements: readonly Statement[], lastSeq: number): Promise<void> {
+    return inTransaction(this.pool, async (client) => {
       for (const s of statements) await client.query(toPostgresPlaceholders(s.sql), s.params);
       await client.query(toPostgresPlaceholders(SET_SEQ), [lastSeq]);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async lastAppliedSeq(): Promise<number> {
@@ -182,20 +175,12 @@ export class PgReadDb implements ReadDb {
     return rows[0]?.value ?? 0;
   }
 
-  async reset(tables: readonly string[]): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+  reset(tables: readonly string[]): Promise<void> {
+    return inTransaction(this.pool, async (client) => {
       // TRUNCATE is transactional in PostgreSQL, and frees the space at once.
       if (tables.length > 0) await client.query(`TRUNCATE ${tables.map(ident).join(', ')}`);
       await client.query(toPostgresPlaceholders(SET_SEQ), [0]);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async query<T>(sql: string, params: readonly RowValue[]): Promise<T[]> {
