@@ -5,7 +5,8 @@
  *
  * Child orders are ordinary venue orders: `owner` = the portfolio id, label `portfolio:<id>`,
  * source api. Limit children are good-til-cancelled (COMMON legs keep their own time in force);
- * market children are immediate-or-cancel.
+ * market children are immediate-or-cancel. An ICEBERG child may be a venue iceberg
+ * (`displayAmount`); an amend keeps its display (the engine keeps an iceberg's display on edit).
  */
 import type { CommandStamp } from '../core/commands.ts';
 import type { CommandResult, CoreEvent } from '../core/events.ts';
@@ -46,6 +47,7 @@ export function placeChild(
   legIndex: number,
   amount: number,
   price: number | null,
+  display: number | null = null,
 ): ChildOutcome {
   const leg = portfolio.spec.legs[legIndex]!;
   const market = price === null;
@@ -73,6 +75,7 @@ export function placeChild(
     source: { api: true },
     owner: ownerTag(portfolio.id),
     hidden: !market && leg.hidden,
+    ...(display !== null && !market ? { displayAmount: display } : {}),
   });
   if (!result.ok || result.order === undefined) return failure(result);
   const view = result.order;
@@ -88,6 +91,8 @@ export function placeChild(
     price: view.price,
     open: true,
   };
+  // A venue iceberg child records what it shows (absent on plain children, as in older records).
+  if (display !== null && !market) child.iceberg = view.displayAmount ?? 0;
   portfolio.children.push(child);
   context.registerChild(portfolio, child);
   if (!market) portfolio.legs[legIndex]!.working = view.orderId;
@@ -120,6 +125,8 @@ export function amendChild(
     orderId: child.orderId,
     amount: child.filled + openAmount,
     price,
+    // The portfolio sizes its own child: only an edit for the owner may raise its quantity.
+    owner: ownerTag(portfolio.id),
   });
   if (!result.ok) return failure(result);
   context.absorb(result.events);

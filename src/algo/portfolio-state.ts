@@ -26,6 +26,11 @@ export interface ChildState {
   notional: number;
   price: number | null;
   open: boolean;
+  /**
+   * ICEBERG: the child is a venue iceberg order (placed with `displayAmount`); the lots its book
+   * level shows now. Absent on plain children and in records written before it.
+   */
+  iceberg?: number;
 }
 
 export interface LegState {
@@ -163,6 +168,7 @@ export function absorbOrderView(
   }
   child.amount = view.amount;
   child.price = view.price;
+  if (child.iceberg !== undefined && view.displayAmount !== null) child.iceberg = view.displayAmount;
   if (child.open && view.orderState !== 'open' && view.orderState !== 'untriggered') {
     child.open = false;
     const leg = portfolio.legs[child.leg]!;

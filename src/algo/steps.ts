@@ -8,9 +8,11 @@
  * - TWAP: the current slice's lots not yet filled (MARKET legs: until sent once); a resting child
  *   keeps its size (repriced only).
  * - BALANCE: allowance (planner.ts) − filled; hedge legs with market orders.
- * - ICEBERG: one visible child of displayQuantity, then refreshQuantity (or display) until done;
- *   a child closed with lots unfilled (self-trade prevention, a cancel by hand) is followed by
- *   exactly its unfilled rest. A MARKET leg with nothing to take looks again PRICE_RETRY_MS later.
+ * - ICEBERG: one venue iceberg child of the leg's whole rest showing displayQuantity, when the
+ *   engine accepts one (`icebergDisplay`); else plain slices: one visible child of displayQuantity,
+ *   then refreshQuantity (or display) until done; a child closed with lots unfilled (self-trade
+ *   prevention, a cancel by hand) is followed by exactly its unfilled rest. A MARKET leg with
+ *   nothing to take looks again PRICE_RETRY_MS later.
  * - COMMON: one child per leg with the whole amount, placed once.
  * Whatever the type, a leg never wants more open than it still needs (TWAP: than the slice still
  * needs): a child grown from outside (`private/edit` by hand) is cut back to that at once.
@@ -25,6 +27,7 @@
  * portfolios of one account can never cancel each other in a loop inside one command.
  */
 import type { Instrument } from '../domain/instrument.ts';
+import { validateIceberg } from '../engine/iceberg.ts';
 import { amendChild, type ChildContext, cancelAllChildren, cancelChild, placeChild } from './children.ts';
 import { applyTrigger, failPortfolio, finish } from './lifecycle.ts';
 import type { AlgoMarketView } from './market-view.ts';
@@ -328,15 +331,36 @@ function icebergSlice(portfolio: PortfolioState, before = portfolio.children.len
 }
 
 /**
- * ICEBERG: open lots the working child may keep: what it was placed for (the slice after the
- * children before it, at most what remained then) less its fills. A child grown from outside is
- * cut back to that, so the book never shows more than the slice.
+ * ICEBERG: the display of a venue iceberg child for the leg's whole rest, or null to slice with
+ * plain orders: when the engine would refuse that order (validateIceberg: a display of at least
+ * 100 lots, at most the rest, a rest below 100 displays; never hidden), for a MARKET leg (it
+ * cannot rest), and when refreshQuantity differs from the display (the engine refreshes an
+ * iceberg with its display). A function of the spec and the fills, so replay decides alike.
+ */
+function icebergDisplay(portfolio: PortfolioState): number | null {
+  const spec = portfolio.spec;
+  const leg = spec.legs[0]!;
+  const iceberg = spec.iceberg!;
+  if (leg.pricing.priceType === 'MARKET') return null;
+  if (iceberg.refreshAmount !== null && iceberg.refreshAmount !== iceberg.displayAmount) return null;
+  const rest = remaining(portfolio, 0);
+  const refused = validateIceberg(iceberg.displayAmount, rest, 'limit', 'good_til_cancelled', leg.hidden);
+  return refused === null ? iceberg.displayAmount : null;
+}
+
+/**
+ * ICEBERG: open lots the working child may keep: what it was placed for (a venue iceberg: the
+ * rest of the leg then; a plain child: the slice after the children before it, at most what
+ * remained then) less its fills. A child grown from outside is cut back to that, so the book
+ * never shows more than the slice and the leg never trades more than its total.
  */
 function icebergWorkingOpen(portfolio: PortfolioState, childId: string, open: number): number {
   const index = portfolio.children.findIndex((c) => c.orderId === childId);
   const child = portfolio.children[index]!;
   const filledBefore = portfolio.legs[0]!.filled - child.filled;
-  const placedFor = Math.min(icebergSlice(portfolio, index), portfolio.spec.legs[0]!.amount - filledBefore);
+  const restThen = portfolio.spec.legs[0]!.amount - filledBefore;
+  const placedFor =
+    child.iceberg !== undefined ? restThen : Math.min(icebergSlice(portfolio, index), restThen);
   return Math.min(open, placedFor - child.filled);
 }
 
@@ -372,11 +396,14 @@ function desiredOpen(portfolio: PortfolioState): number[] {
     }
     case 'ICEBERG': {
       const open = openOf(0);
+      const rest = remaining(portfolio, 0);
       const want =
-        open === null
-          ? icebergSlice(portfolio)
-          : icebergWorkingOpen(portfolio, portfolio.legs[0]!.working!, open);
-      return [Math.min(want, remaining(portfolio, 0))];
+        open !== null
+          ? icebergWorkingOpen(portfolio, portfolio.legs[0]!.working!, open)
+          : icebergDisplay(portfolio) !== null
+            ? rest
+            : icebergSlice(portfolio);
+      return [Math.min(want, rest)];
     }
     case 'COMMON':
       return portfolio.legs.map((_, i) =>
@@ -428,10 +455,11 @@ function priceFor(
   const leg = portfolio.spec.legs[i]!;
   const instrument = context.market.instrument(leg.instrumentName);
   if (instrument === undefined) return { kind: 'unavailable', reason: 'instrument gone' };
+  // What the child shows: a venue iceberg only its display.
   const own =
     child === undefined || child.price === null || leg.hidden
       ? null
-      : { side: leg.side, price: child.price, amount: child.amount - child.filled };
+      : { side: leg.side, price: child.price, amount: child.iceberg ?? child.amount - child.filled };
   const resolved = resolvePrice(context.market, instrument, leg.side, leg.pricing, context.stamp.ts, own);
   // A resting child's own price crosses nothing (the book is never crossed): no need to look.
   if (resolved.kind !== 'limit' || resolved.price === child?.price) return resolved;
@@ -530,7 +558,11 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
   }
   if (child === undefined) {
     if (!withinBudget(context, portfolio)) return true;
-    const outcome = placeChild(context, portfolio, i, want, price.price);
+    const display =
+      portfolio.spec.portfolioType === 'ICEBERG' && want === remaining(portfolio, i)
+        ? icebergDisplay(portfolio)
+        : null;
+    const outcome = placeChild(context, portfolio, i, want, price.price, display);
     if (!outcome.ok) {
       failPortfolio(context, portfolio, outcome.message);
       return false;

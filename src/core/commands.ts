@@ -189,6 +189,11 @@ export interface EditOrder extends CommandStamp {
   readonly autoReplaced?: boolean;
   /** With `advanced`: the new price as USD (usd) or IV percent (implv); `price` is ignored. */
   readonly advancedValue?: number | null;
+  /**
+   * The owner the edit is made for: set by a portfolio amending its own child (the order's
+   * `owner`). An edit for anyone else (`private/edit`) may not raise an owned order's quantity.
+   */
+  readonly owner?: string | null;
 }
 
 export interface CancelOrder extends CommandStamp {

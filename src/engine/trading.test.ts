@@ -346,6 +346,36 @@ describe('edit', () => {
     );
   });
 
+  test("an owned order's quantity is raised only by its owner; others may re-price or shrink it", () => {
+    const h = venue();
+    h.order(1, 'sell', 10, 100_000);
+    const child = h.order(2, 'buy', 2, 99_000, { owner: '7' }).order!.orderId;
+    const hash = h.venue.stateHash();
+    // A raise at a crossing price would trade at once: refused, nothing changes.
+    const grown = h.run({ type: 'edit_order', accountId: 2, orderId: child, amount: 10, price: 100_000 });
+    assert.equal(errorName(grown), 'invalid_amount');
+    assert.equal(!grown.ok && grown.error.data.field, 'quantity');
+    assert.equal(!grown.ok && grown.error.data.portfolioId, 7);
+    assert.match(!grown.ok ? grown.error.message : '', /belongs to portfolio 7/);
+    assert.equal(h.venue.stateHash(), hash);
+    assert.equal(h.venue.getOrder(child)!.amount, 2);
+    assert.equal(h.venue.getOrder(child)!.filledAmount, 0);
+    // Another owner is no owner either.
+    assert.equal(
+      errorName(h.run({ type: 'edit_order', accountId: 2, orderId: child, amount: 3, owner: '8' })),
+      'invalid_amount',
+    );
+    // A price-only edit (same quantity) and a decrease stay allowed.
+    assert.ok(h.run({ type: 'edit_order', accountId: 2, orderId: child, amount: 2, price: 99_500 }).ok);
+    assert.equal(h.ok({ type: 'edit_order', accountId: 2, orderId: child, amount: 1 }).order!.amount, 1);
+    // The owner itself (the portfolio amending its child) may raise it.
+    const raised = h.ok({ type: 'edit_order', accountId: 2, orderId: child, amount: 3, owner: '7' });
+    assert.equal(raised.order!.amount, 3);
+    // An order without an owner grows as before.
+    const plain = h.order(2, 'buy', 1, 99_000).order!.orderId;
+    assert.equal(h.ok({ type: 'edit_order', accountId: 2, orderId: plain, amount: 4 }).order!.amount, 4);
+  });
+
   test('post-only edit with rejectPostOnly that would cross cancels the order', () => {
     const h = venue();
     h.order(1, 'sell', 1, 100_000);

@@ -553,7 +553,28 @@ function inapplicableEdit(command: EditOrder): CoreError | null {
   return null;
 }
 
+/**
+ * An order with an owner (a portfolio's child) is sized by that owner alone: an edit for anyone
+ * else (`private/edit` by hand) may re-price or shrink it, never raise its quantity. A grown child
+ * would trade past its leg, at a crossing price at once, before the portfolio could cut it back.
+ */
+function ownedOrderGrowth(state: VenueState, command: EditOrder): CoreError | null {
+  if (command.amount === undefined) return null;
+  const order = state.orders.get(command.orderId);
+  if (order === undefined || order.owner === null || order.owner === (command.owner ?? null)) return null;
+  if (order.accountId !== command.accountId || (order.state !== 'open' && order.state !== 'untriggered'))
+    return null;
+  if (command.amount <= order.amount) return null;
+  return refusal(
+    'invalid_amount',
+    `order ${order.id} belongs to portfolio ${order.owner}: its quantity is the portfolio's and cannot be raised`,
+    { field: 'quantity', portfolioId: /^\d+$/.test(order.owner) ? Number(order.owner) : order.owner },
+  );
+}
+
 export function editOrder(state: VenueState, command: EditOrder): CommandResult {
+  const owned = ownedOrderGrowth(state, command);
+  if (owned !== null) return fail(state, 'edit_order', command.accountId, owned);
   if (command.mmp === true) {
     // As on placing: the MMP flag needs the index's MMP config, and not while it is frozen.
     const target = state.orders.get(command.orderId);

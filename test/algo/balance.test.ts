@@ -128,6 +128,27 @@ describe('BALANCE', () => {
     assert.equal(h.machine.portfolio(uncapped)!.status, 'WORKING');
   });
 
+  test('the portfolio grows its own resting child as the priority leg fills; a hand edit may not', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 5, 500, OPTION);
+    const id = h.submit(balance([callLeg({ priority: true }), putLeg()]));
+    const puts = () => h.openChildren(id).filter((o) => o.instrumentName === PUT);
+    const [put] = puts();
+    assert.equal(put!.amount, 10, 'the put follows: 60 × 5/30, nothing to take');
+    const accountId = h.machine.portfolio(id)!.spec.accountId;
+    const hand = h.core({ type: 'edit_order', accountId, orderId: put!.orderId, amount: 60 });
+    assert.equal(!hand.ok && hand.error.name, 'invalid_amount', 'by hand: refused');
+    h.ts += 1000;
+    h.maker('sell', 5, 500, OPTION);
+    assert.equal(h.machine.portfolio(id)!.legs[0]!.filled, 10);
+    assert.deepEqual(
+      puts().map((o) => [o.orderId, o.amount]),
+      [[put!.orderId, 20]],
+      'the same child, amended up by the portfolio: 60 × 10/30',
+    );
+    assert.equal(h.machine.portfolio(id)!.status, 'WORKING');
+  });
+
   test('DYNAMIC MID repricing amends the working child', () => {
     const h = AlgoHarness.withMarket();
     h.maker('buy', 1, PERP_60K - 100);

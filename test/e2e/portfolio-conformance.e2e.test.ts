@@ -1,10 +1,11 @@
 /**
  * Portfolio conformance through the API (spec 2.1–2.5, SEMANTICS "Portfolios"), on the real core
- * and gateway with the typed sdk: what a child order resized from outside may do, and what `info`
+ * and gateway with the typed sdk: what an edit of a child order by hand may do, and what `info`
  * reports (updateTimestamp, the echo of every leg field of spec 2.4).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { ApiError } from '../../sdk/errors.ts';
 import { PORTFOLIO_BASE_PATH } from '../../src/api/portfolios/routes.ts';
 import {
   PERP,
@@ -17,8 +18,9 @@ import {
 
 const MAKER = 1;
 const MULTI = 3;
-/** 59,000 USD in ticks of BTC-PERPETUAL (0.5). */
+/** 59,000 and 59,500 USD in ticks of BTC-PERPETUAL (0.5). */
 const PRICE_59K = 118_000;
+const PRICE_59_5K = 119_000;
 
 interface Info {
   portfolioStatus: string;
@@ -63,8 +65,8 @@ describe('portfolio conformance through the API', () => {
   const info = (portfolioId: number) =>
     harness.http(MULTI).flat<Info>('GET', `${PORTFOLIO_BASE_PATH}/info?portfolioId=${portfolioId}`);
 
-  /** A maker sells `lots` at 59,000 and takes what rests there, the rest cancelled (IOC). */
-  const makerSells = async (lots: number) => {
+  /** The maker rests `lots` for sale at 59,500 (above every child's bid); returns its order id. */
+  const makerOffers = async (lots: number) => {
     const result = await core.ports.submit({
       type: 'place_order',
       accountId: harness.credentials[MAKER]!.accountIds[0]!,
@@ -72,8 +74,8 @@ describe('portfolio conformance through the API', () => {
       side: 'sell',
       orderType: 'limit',
       amount: lots,
-      price: PRICE_59K,
-      timeInForce: 'immediate_or_cancel',
+      price: PRICE_59_5K,
+      timeInForce: 'good_til_cancelled',
       postOnly: false,
       rejectPostOnly: false,
       reduceOnly: false,
@@ -82,6 +84,7 @@ describe('portfolio conformance through the API', () => {
       source: { api: true },
     });
     assert.ok(result.ok);
+    return result.order!.orderId;
   };
 
   const cases = [
@@ -112,20 +115,39 @@ describe('portfolio conformance through the API', () => {
   ] as const;
 
   for (const c of cases) {
-    test(`${c.type}: a child grown by private/edit is cut back; the leg never fills past what it needs`, async () => {
+    test(`${c.type}: private/edit may not grow a child (refused, nothing changes); a price-only edit trades`, async () => {
       const portfolioId = await submit(c.body);
       const before = await info(portfolioId);
       const child = before.childOrders[0]!;
       assert.equal(child.quantity, c.open);
+      const ask = await makerOffers(1000);
 
+      // Grown at a crossing price, the child would trade 1000 at once: the engine refuses it.
+      await assert.rejects(
+        harness
+          .http(MULTI)
+          .call('private/edit', { orderId: child.orderId, quantity: '1000', price: '59500' }),
+        (error: unknown) => {
+          assert.ok(error instanceof ApiError, String(error));
+          assert.equal(error.code, 10021, error.message);
+          assert.equal(error.data?.field, 'quantity');
+          assert.match(error.message, new RegExp(`portfolio ${portfolioId}\\b`));
+          return true;
+        },
+      );
+      const resting = core.venue.getOrder(child.orderId)!;
+      assert.deepEqual(
+        [resting.amount, resting.filledAmount, resting.price, resting.orderState],
+        [Number(c.open) / 10, 0, PRICE_59K, 'open'],
+      );
+      assert.deepEqual(await info(portfolioId), before, 'the portfolio is untouched');
+
+      // Re-priced to cross, at its own quantity: it trades what the portfolio asked for.
       const edited = await harness
         .http(MULTI)
-        .call('private/edit', { orderId: child.orderId, quantity: '1000', price: '59000' });
+        .call('private/edit', { orderId: child.orderId, quantity: c.open, price: '59500' });
       assert.equal(edited.order.orderId, child.orderId);
-      const resting = core.venue.getOrder(child.orderId)!;
-      assert.equal(resting.amount - resting.filledAmount, Number(c.open) / 10, 'cut back in lots');
-
-      await makerSells(1000);
+      assert.equal(edited.order.filledQuantity, c.open);
       const after = await info(portfolioId);
       assert.equal(after.legs[0]!.filledQuantity, c.open, 'filled only what the portfolio asked for');
       assert.equal(after.childOrders[0]!.quantity, c.open);
@@ -134,6 +156,11 @@ describe('portfolio conformance through the API', () => {
       } else {
         assert.equal(after.portfolioStatus, 'COMPLETED');
       }
+      await core.ports.submit({
+        type: 'cancel_order',
+        accountId: harness.credentials[MAKER]!.accountIds[0]!,
+        orderId: ask,
+      });
     });
   }
 
