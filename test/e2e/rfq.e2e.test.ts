@@ -8,15 +8,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ApiError } from '../../sdk/errors.ts';
 import type { SubscriptionPush } from '../../sdk/types.ts';
-import { MemoryHistory } from '../../src/api/memory-history.ts';
 import { registerRfqChannels, registerRfqMethods } from '../../src/api/methods/rfq.ts';
-import type { CommandPort, CommittedBatch, EventPort } from '../../src/api/ports.ts';
-import { createVenueReadPort } from '../../src/api/venue-read-port.ts';
 import { tradeToWire } from '../../src/api/wire/orders.ts';
 import { VirtualClock } from '../../src/app/clock.ts';
-import { Sequencer } from '../../src/app/sequencer.ts';
-import type { CommandResult } from '../../src/core/events.ts';
-import { CoreMachine, type MachineCommand, type MachineResult } from '../../src/core/machine.ts';
+import { CoreMachine } from '../../src/core/machine.ts';
 import type { SubResult } from '../../src/core/submachine.ts';
 import { ERROR_CATALOGUE } from '../../src/domain/errors.ts';
 import { Venue } from '../../src/engine/venue.ts';
@@ -25,6 +20,7 @@ import { RfqDesk } from '../../src/rfq/desk.ts';
 import { marketOf } from '../../src/rfq/market.ts';
 import type { RfqEvent, RfqValue } from '../../src/rfq/types.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { machinePorts } from '../support/machine-ports.ts';
 import { until } from '../support/until.ts';
 
 const TAKER = 0;
@@ -57,42 +53,13 @@ async function startCore() {
   const desk = new RfqDesk(marketOf(venue));
   const machine = new CoreMachine(venue, new Map([['rfq', desk]]));
   const clock = new VirtualClock(START);
-  type Unstamped = Omit<MachineCommand, 'seq' | 'ts'>;
-  const sequencer = new Sequencer<Unstamped, MachineResult>(
-    (command, stamp) => machine.execute({ ...command, ...stamp } as MachineCommand),
-    { append: async () => {} },
-    clock,
-    { seq: 0, ts: START },
-  );
-  const history = new MemoryHistory((name) => venue.instrument(name)?.instrument.kind);
-  const listeners = new Set<(batch: CommittedBatch) => void>();
-  sequencer.onCommitted((entry, result) => {
-    const batch: CommittedBatch = {
-      seq: entry.seq,
-      ts: entry.ts,
-      events: result.engineEvents,
-      subEvents: result.subEvents,
-    };
-    history.record(batch);
-    for (const listener of listeners) listener(batch);
-  });
-  const ports: CommandPort &
-    EventPort & { reads: ReturnType<typeof createVenueReadPort>; history: MemoryHistory } = {
-    reads: createVenueReadPort(venue),
-    history,
-    submit: async (command) => (await sequencer.submit(command as Unstamped)).result as CommandResult,
-    now: () => sequencer.now(),
-    onCommitted(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-  };
+  const { ports, submitMachine } = machinePorts(venue, machine, clock);
   for (const spec of buildCatalogue(START, { BTC: 60_000, ETH: 3_000 })) {
     const result = await ports.submit({ type: 'list_instrument', spec });
     assert.ok(result.ok);
   }
   const submitRfq = async (command: object) =>
-    (await sequencer.submit(command as Unstamped)).result as SubResult<RfqValue, RfqEvent>;
+    (await submitMachine(command)).result as SubResult<RfqValue, RfqEvent>;
   return { venue, desk, clock, ports, submitRfq };
 }
 

@@ -16,19 +16,15 @@ import { SecretBox } from '../../src/api/auth/secret-box.ts';
 import { SqliteKeyStore } from '../../src/api/auth/sqlite-key-store.ts';
 import { bootstrapDemo, type DemoCredential } from '../../src/api/bootstrap.ts';
 import { createGateway, type Gateway } from '../../src/api/gateway.ts';
-import { MemoryHistory } from '../../src/api/memory-history.ts';
 import { registerPortfolioChannels } from '../../src/api/portfolios/channels.ts';
 import { registerPortfolioRoutes } from '../../src/api/portfolios/routes.ts';
-import type { CommandPort, CommittedBatch, EventPort } from '../../src/api/ports.ts';
-import { createVenueReadPort } from '../../src/api/venue-read-port.ts';
 import { SystemClock, VirtualClock } from '../../src/app/clock.ts';
 import { type Config, type DeepPartial, loadConfig } from '../../src/app/config.ts';
-import { Sequencer } from '../../src/app/sequencer.ts';
-import type { CommandResult } from '../../src/core/events.ts';
-import { CoreMachine, type MachineCommand, type MachineResult } from '../../src/core/machine.ts';
+import { CoreMachine } from '../../src/core/machine.ts';
 import type { InstrumentSpec } from '../../src/domain/instrument.ts';
 import { perpetualSpec } from '../../src/engine/testkit.ts';
 import { Venue } from '../../src/engine/venue.ts';
+import { machinePorts } from './machine-ports.ts';
 
 export const PORTFOLIO_E2E_START = Date.UTC(2026, 10, 20, 12);
 export const PERP = 'BTC-PERPETUAL';
@@ -40,37 +36,7 @@ export async function startCore(extra: readonly InstrumentSpec[] = []) {
   const algos = new PortfolioMachine(venueMarketView(venue));
   const machine = new CoreMachine(venue, new Map([['portfolios', algos]]));
   const clock = new VirtualClock(START);
-  type Unstamped = Omit<MachineCommand, 'seq' | 'ts'>;
-  const sequencer = new Sequencer<Unstamped, MachineResult>(
-    (command, stamp) => machine.execute({ ...command, ...stamp } as MachineCommand),
-    { append: async () => {} },
-    clock,
-    { seq: 0, ts: START },
-  );
-  const history = new MemoryHistory((name) => venue.instrument(name)?.instrument.kind);
-  const listeners = new Set<(batch: CommittedBatch) => void>();
-  sequencer.onCommitted((entry, result) => {
-    const batch: CommittedBatch = {
-      seq: entry.seq,
-      ts: entry.ts,
-      events: result.engineEvents,
-      subEvents: result.subEvents,
-    };
-    history.record(batch);
-    for (const listener of listeners) listener(batch);
-  });
-  const submitMachine = (command: object) => sequencer.submit(command as Unstamped);
-  const ports: CommandPort &
-    EventPort & { reads: ReturnType<typeof createVenueReadPort>; history: MemoryHistory } = {
-    reads: createVenueReadPort(venue),
-    history,
-    submit: async (command) => (await submitMachine(command)).result as CommandResult,
-    now: () => sequencer.now(),
-    onCommitted(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-  };
+  const { ports, submitMachine } = machinePorts(venue, machine, clock);
   for (const spec of [perpetualSpec(), ...extra]) {
     assert.ok((await ports.submit({ type: 'list_instrument', spec })).ok);
   }
