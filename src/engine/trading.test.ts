@@ -374,6 +374,12 @@ describe('edit', () => {
     // An order without an owner grows as before.
     const plain = h.order(2, 'buy', 1, 99_000).order!.orderId;
     assert.equal(h.ok({ type: 'edit_order', accountId: 2, orderId: plain, amount: 4 }).order!.amount, 4);
+    // Nor may anyone but the owner give it a display (an iceberg child's display is the portfolio's).
+    const big = h.order(2, 'buy', 1000, 98_000, { owner: '7' }).order!.orderId;
+    const shown = h.run({ type: 'edit_order', accountId: 2, orderId: big, displayAmount: 100 });
+    assert.equal(errorName(shown), 'invalid_max_show_amount');
+    assert.equal(!shown.ok && shown.error.data.portfolioId, 7);
+    assert.ok(h.ok({ type: 'edit_order', accountId: 2, orderId: big, displayAmount: 100, owner: '7' }));
   });
 
   test('post-only edit with rejectPostOnly that would cross cancels the order', () => {

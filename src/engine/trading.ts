@@ -555,20 +555,31 @@ function inapplicableEdit(command: EditOrder): CoreError | null {
 
 /**
  * An order with an owner (a portfolio's child) is sized by that owner alone: an edit for anyone
- * else (`private/edit` by hand) may re-price or shrink it, never raise its quantity. A grown child
- * would trade past its leg, at a crossing price at once, before the portfolio could cut it back.
+ * else (`private/edit` by hand) may re-price or shrink it, never raise its quantity or change an
+ * iceberg child's display. A grown child would trade past its leg, at a crossing price at once,
+ * before the portfolio could cut it back; a display is the portfolio's `displayQuantity`.
  */
 function ownedOrderGrowth(state: VenueState, command: EditOrder): CoreError | null {
-  if (command.amount === undefined) return null;
+  const raises = command.amount !== undefined;
+  const displays = command.displayAmount != null;
+  if (!raises && !displays) return null;
   const order = state.orders.get(command.orderId);
   if (order === undefined || order.owner === null || order.owner === (command.owner ?? null)) return null;
   if (order.accountId !== command.accountId || (order.state !== 'open' && order.state !== 'untriggered'))
     return null;
-  if (command.amount <= order.amount) return null;
+  const portfolioId = /^\d+$/.test(order.owner) ? Number(order.owner) : order.owner;
+  if (displays) {
+    return refusal(
+      'invalid_max_show_amount',
+      `order ${order.id} belongs to portfolio ${order.owner}: its display is the portfolio's`,
+      { field: 'displayAmount', portfolioId },
+    );
+  }
+  if (command.amount! <= order.amount) return null;
   return refusal(
     'invalid_amount',
     `order ${order.id} belongs to portfolio ${order.owner}: its quantity is the portfolio's and cannot be raised`,
-    { field: 'quantity', portfolioId: /^\d+$/.test(order.owner) ? Number(order.owner) : order.owner },
+    { field: 'quantity', portfolioId },
   );
 }
 
