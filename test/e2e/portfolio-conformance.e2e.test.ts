@@ -32,6 +32,7 @@ interface Info {
     timeInForce: number | null;
     tradeMode: number | null;
     positionSide: number | null;
+    priceOptions: { dynamicPriceStrategy: string | null; dynamicPriceOffset: string | number | null };
   }[];
   childOrders: { orderId: string; quantity: string; open: boolean }[];
 }
@@ -187,7 +188,10 @@ describe('portfolio conformance through the API', () => {
       legs: [
         leg({ timeInForce: 1, tradeMode: 2, positionSide: 3 }),
         leg({ quantity: '50', timeInForce: 4, tradeMode: 3, positionSide: 1 }),
-        leg({ quantity: '20' }),
+        leg({
+          quantity: '20',
+          priceOptions: { priceType: 'LIMIT', price: '59000', priceIn: 'USD', dynamicPriceOffset: '5' },
+        }),
       ],
       sendToDummyAccountIds: [mirrorAccountId],
     });
@@ -200,6 +204,9 @@ describe('portfolio conformance through the API', () => {
         [null, null, null],
       ],
     );
+    // The dynamic fields of a LIMIT leg are all null, an offset sent there too (it is unused).
+    assert.deepEqual(original.legs[2]!.priceOptions.dynamicPriceStrategy, null);
+    assert.deepEqual(original.legs[2]!.priceOptions.dynamicPriceOffset, null);
     assert.deepEqual(original.sendToDummyAccountIds, [mirrorAccountId]);
     const mirror = await info(portfolioId + 1);
     assert.deepEqual(mirror.sendToDummyAccountIds, [], 'a mirror mirrors nothing');

@@ -47,7 +47,8 @@ function pricingToWire(leg: LegSpec) {
     price: p.priceAsSent === undefined ? p.price : p.priceAsSent,
     priceIn: p.priceIn,
     dynamicPriceStrategy: p.dynamicStrategy,
-    dynamicPriceOffset: p.dynamicOffsetAsSent ?? p.dynamicOffset,
+    // Like the other dynamic fields, null on a leg that is not DYNAMIC (an offset sent there is unused).
+    dynamicPriceOffset: p.priceType === 'DYNAMIC' ? (p.dynamicOffsetAsSent ?? p.dynamicOffset) : null,
     dynamicMs: p.dynamicMs,
   };
 }
