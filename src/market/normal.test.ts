@@ -21,6 +21,18 @@ describe('normal distribution', () => {
     assertRelative(normCdf(-20), 2.7536241186062337e-89, 1e-12);
   });
 
+  // mpmath at 40 digits, rounded to doubles. Between the seam and the old one (|x| from 2.1 to 3.5) erfc came from
+  // 1 − erf, which lost up to 3.4 digits (5e-13 relative at x = −3.5); an OTM option priced
+  // there cancels a few more, which showed as 1e-10 noise in implied-volatility round trips.
+  test('Φ keeps full relative accuracy where erfc is small but z is moderate', () => {
+    assertRelative(normCdf(-1.9), 0.028716559816001807, 3e-15);
+    assertRelative(normCdf(-2.2), 0.013903447513498604, 3e-15);
+    assertRelative(normCdf(-2.6), 0.004661188023718749, 3e-15);
+    assertRelative(normCdf(-3.0), 0.0013498980316300946, 3e-15);
+    assertRelative(normCdf(-3.24), 0.0005976484979344153, 3e-15);
+    assertRelative(normCdf(-3.5), 0.00023262907903552504, 3e-15);
+  });
+
   test('erfc reference values', () => {
     assertRelative(erfc(0.5), 0.4795001221869535, 1e-14);
     assertRelative(erfc(3), 2.209049699858544e-5, 1e-13);

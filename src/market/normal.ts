@@ -5,15 +5,17 @@
  * implied-volatility solver inverts them, so `normCdf(x)` must be accurate *relative* to its
  * value for very negative x (a plain `0.5 * (1 + erf)` loses every digit there).
  *
- * Method: for |z| = |x|/√2 < 2.5 a positive-term series for erf (no cancellation,
+ * Method: for |z| = |x|/√2 < 1.25 a positive-term series for erf (no cancellation,
  * erf(z) = 2z/√π · e^{-z²} · Σ (2z²)^n / (1·3·…·(2n+1))); beyond, a continued fraction for
- * erfc evaluated with the modified Lentz algorithm. Both reach ~1e-15 relative.
+ * erfc evaluated with the modified Lentz algorithm. Both reach ~1e-15 relative. The seam is
+ * where erfc = 1 − erf still keeps its digits (erfc(1.25) = 0.077); at 2.5, where it was, 1 − erf
+ * had lost 3.4 of them. The fraction takes about 120 steps at the seam, 45 at 2.5.
  */
 
 const SQRT_2 = Math.SQRT2;
 const INV_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI);
 const INV_SQRT_PI = 1 / Math.sqrt(Math.PI);
-const SERIES_LIMIT = 2.5;
+const SERIES_LIMIT = 1.25;
 
 /** The standard normal density φ(x). */
 export function normPdf(x: number): number {
