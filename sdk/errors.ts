@@ -23,3 +23,16 @@ export class ApiError extends Error {
     this.data = error.data;
   }
 }
+
+/**
+ * The time a post-crash refusal names (`unavailable` with `data.signedNotAfter`: the service
+ * refuses requests signed up to then, as they may repeat ones it executed); null for any other
+ * error. Takes a wire error body or an `ApiError`.
+ */
+export function signedNotAfter(error: { readonly code?: unknown; readonly data?: unknown }): number | null {
+  if (error.code !== ERROR_CATALOGUE.unavailable.code) return null;
+  const data = error.data;
+  if (typeof data !== 'object' || data === null) return null;
+  const until = (data as Record<string, unknown>).signedNotAfter;
+  return typeof until === 'number' ? until : null;
+}

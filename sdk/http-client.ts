@@ -16,7 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { signHttp } from '../src/api/auth/signature.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, signedNotAfter } from './errors.ts';
 import type { MethodName, ParamsOf, ResultOf, WireErrorBody } from './types.ts';
 
 export interface Credentials {
@@ -53,9 +53,6 @@ export interface SignedRequest {
   readonly body: string;
   readonly headers: Record<string, string>;
 }
-
-/** What `unavailable` after a crash carries (src/api/auth/authenticator.ts, refuseUncertain). */
-const UNAVAILABLE = 13503;
 
 export class HttpClient {
   private rid = 1;
@@ -166,10 +163,7 @@ export class HttpClient {
 function refusedSignedNotAfter(answer: RawAnswer): number | null {
   const body = answer.body;
   if (!isObject(body)) return null;
-  const error = isObject(body.error) ? body.error : body;
-  if (error.code !== UNAVAILABLE || !isObject(error.data)) return null;
-  const until = error.data.signedNotAfter;
-  return typeof until === 'number' ? until : null;
+  return signedNotAfter(isObject(body.error) ? body.error : body);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

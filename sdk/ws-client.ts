@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import { signWs } from '../src/api/auth/signature.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, signedNotAfter } from './errors.ts';
 import type { Credentials } from './http-client.ts';
 import type { AuthResult, MethodName, ParamsOf, ResultOf, SubscriptionPush, WireErrorBody } from './types.ts';
 
@@ -28,9 +28,6 @@ export interface WsClientOptions {
 }
 
 type PushListener = (push: SubscriptionPush) => void;
-
-/** The code of `unavailable` (a post-crash refusal carries `signedNotAfter`). */
-const UNAVAILABLE = 13503;
 
 /** The methods whose effect on the connection a reconnect restores. */
 const SESSION_SETTINGS: ReadonlySet<MethodName> = new Set<MethodName>([
@@ -212,11 +209,9 @@ export class WsClient {
     };
     const now = (this.options.now ?? Date.now)();
     const result = await signed(now).catch((error: unknown) => {
-      const until = error instanceof ApiError ? error.data?.signedNotAfter : undefined;
-      if (error instanceof ApiError && error.code === UNAVAILABLE && typeof until === 'number') {
-        return signed(Math.max(now, until + 1));
-      }
-      throw error;
+      const until = error instanceof ApiError ? signedNotAfter(error) : null;
+      if (until === null) throw error;
+      return signed(Math.max(now, until + 1));
     });
     this.authenticated = true;
     return result;

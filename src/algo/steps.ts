@@ -374,13 +374,10 @@ function desiredOpen(portfolio: PortfolioState): number[] {
   };
   switch (spec.portfolioType) {
     case 'TWAP':
-      return portfolio.legs.map((_, i) =>
-        Math.min(
-          openOf(i) ?? twapSliceRest(portfolio, i),
-          twapSliceRest(portfolio, i),
-          remaining(portfolio, i),
-        ),
-      );
+      return portfolio.legs.map((_, i) => {
+        const sliceRest = twapSliceRest(portfolio, i);
+        return Math.min(openOf(i) ?? sliceRest, sliceRest, remaining(portfolio, i));
+      });
     case 'BALANCE': {
       const allowed = balanceAllowances(
         spec.legs.map((leg, i) => ({
@@ -406,12 +403,10 @@ function desiredOpen(portfolio: PortfolioState): number[] {
       return [Math.min(want, rest)];
     }
     case 'COMMON':
-      return portfolio.legs.map((_, i) =>
-        Math.min(
-          portfolio.children.some((child) => child.leg === i) ? (openOf(i) ?? 0) : remaining(portfolio, i),
-          remaining(portfolio, i),
-        ),
-      );
+      return portfolio.legs.map((_, i) => {
+        const rest = remaining(portfolio, i);
+        return portfolio.children.some((child) => child.leg === i) ? Math.min(openOf(i) ?? 0, rest) : rest;
+      });
     default: {
       const _exhaustive: never = spec.portfolioType;
       return _exhaustive;

@@ -27,11 +27,16 @@ export type InstrumentLookup = (name: string) => Instrument | undefined;
 
 const SIDE_CODE = { buy: 1, sell: 2 } as const;
 
-/** The spec's integer code of an enum value the leg was sent with (null when it was not sent). */
-function codeOf<T>(table: Readonly<Record<number, T>>, value: T | null): number | null {
-  if (value === null) return null;
-  const entry = Object.entries(table).find(([, v]) => v === value);
-  return entry === undefined ? null : Number(entry[0]);
+/** Value → the spec's integer code, from validate.ts's code → value tables. */
+const codesOf = <T>(table: Readonly<Record<number, T>>) =>
+  new Map(Object.entries(table).map(([code, value]) => [value, Number(code)]));
+const TIME_IN_FORCE_CODE = codesOf(TIME_IN_FORCE);
+const TRADE_MODE_CODE = codesOf(TRADE_MODES);
+const POSITION_SIDE_CODE = codesOf(POSITION_SIDES);
+
+/** The integer code of an enum value the leg was sent with (null when it was not sent). */
+function codeOf<T>(codes: ReadonlyMap<T, number>, value: T | null): number | null {
+  return value === null ? null : (codes.get(value) ?? null);
 }
 
 function slippageBps(leg: LegSpec, average: number | null, arrival: number | null): number | null {
@@ -98,9 +103,9 @@ export function portfolioInfoToWire(portfolio: PortfolioState, lookup: Instrumen
       hidden: leg.hidden,
       postOnly: leg.postOnly,
       reduceOnly: leg.reduceOnly,
-      timeInForce: codeOf(TIME_IN_FORCE, leg.timeInForce),
-      tradeMode: codeOf(TRADE_MODES, leg.tradeMode),
-      positionSide: codeOf(POSITION_SIDES, leg.positionSide),
+      timeInForce: codeOf(TIME_IN_FORCE_CODE, leg.timeInForce),
+      tradeMode: codeOf(TRADE_MODE_CODE, leg.tradeMode),
+      positionSide: codeOf(POSITION_SIDE_CODE, leg.positionSide),
       forCcy: leg.forCcy,
       workingOrderId: state.working,
       childOrderIds: children.map((child) => child.orderId),
