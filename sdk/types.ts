@@ -15,6 +15,8 @@ type CancelOnDisconnectScope = typeof P.CancelOnDisconnectParams;
 
 export type Order = Static<typeof O.OrderSchema>;
 export type Trade = Static<typeof O.TradeSchema>;
+/** A leg trade of a combo trade (an element of `Trade.legs`). */
+export type LegTrade = Static<typeof O.LegTradeSchema>;
 export type Position = Static<typeof O.PositionSchema>;
 export type AccountSummary = Static<typeof O.AccountSummarySchema>;
 export type OrderBook = Static<typeof O.OrderBookSchema>;

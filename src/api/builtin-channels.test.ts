@@ -1,8 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import {
+  COMBO,
+  comboInstruments,
+  comboTradeView,
+  LONG_LEG,
+  SHORT_LEG,
+} from '../../test/support/combo-trade.ts';
 import type { CoreEvent } from '../core/events.ts';
 import { Instrument } from '../domain/instrument.ts';
 import { DEFAULT_PRODUCTS, inverseFutureSpec } from '../market/products.ts';
+import type { Principal } from './auth/authenticator.ts';
 import { registerBuiltinChannels } from './builtin-channels.ts';
 import { ChannelRegistry, Fanout, type Subscriber } from './channels.ts';
 import type { ReadPort, TickerView } from './ports.ts';
@@ -128,4 +136,103 @@ test('a ticker nobody holds any more is no longer rendered', () => {
   m.publish();
   assert.equal(client.pushes.length, 1);
   assert.equal(m.state.renders, renders);
+});
+
+/** A venue of a listed call spread and its two legs, with accounts 1 and 2 subscribing. */
+function comboMarket() {
+  const instruments = comboInstruments();
+  const lastPrice = new Map<string, number | null>();
+  const reads = {
+    instrument: (name: string) => instruments.get(name),
+    currencies: () => ['BTC'],
+    ticker: (name: string): TickerView | undefined =>
+      instruments.has(name)
+        ? {
+            instrumentName: name,
+            timestamp: 0,
+            state: 'open',
+            bestBidPrice: null,
+            bestBidAmount: 0,
+            bestAskPrice: null,
+            bestAskAmount: 0,
+            lastPrice: lastPrice.get(name) ?? null,
+            markPrice: 100,
+            indexPrice: 65_000,
+          }
+        : undefined,
+  } as unknown as ReadPort;
+  const channels = new ChannelRegistry();
+  registerBuiltinChannels(channels, reads);
+  const fanout = new Fanout(channels);
+  let seq = 0;
+  const publish = (ts: number, events: CoreEvent[]) => fanout.publish({ seq: ++seq, ts, events });
+  const subscribe = (subscriber: Subscriber, name: string, accountId: number | null) => {
+    const principal = accountId === null ? null : ({ defaultAccountId: accountId } as Principal);
+    fanout.subscribe(subscriber, name, channels.resolve(name, principal)!.resolved);
+  };
+  return { lastPrice, publish, subscribe };
+}
+
+test('user.trades: a combo trade goes to the combo kinds with its legs, each leg trade to the leg kinds', () => {
+  const m = comboMarket();
+  const taker = recorder();
+  const maker = recorder();
+  const channels = [
+    'user.trades.option.BTC',
+    'user.trades.option_combo.BTC',
+    'user.trades.combo.any',
+    'user.trades.any.BTC',
+    'user.trades.future.BTC',
+  ];
+  for (const channel of channels) m.subscribe(taker.subscriber, channel, 1);
+  m.subscribe(maker.subscriber, 'user.trades.option.any', 2);
+  m.publish(1_000, [{ type: 'trade', trade: comboTradeView({ tradeId: 'BTC-10', taker: 1, maker: 2 }) }]);
+  type Wire = {
+    tradeId: string;
+    liquidity: string;
+    comboTradeId?: string;
+    legs?: Array<{ tradeId: string }>;
+  };
+  const pushed = (pushes: typeof taker.pushes, channel: string) =>
+    pushes
+      .filter((p) => p.channel === channel)
+      .flatMap((p) => p.data as unknown as Wire[])
+      .map((t) => [
+        t.tradeId,
+        t.liquidity,
+        t.comboTradeId ?? null,
+        t.legs?.map((leg) => leg.tradeId) ?? null,
+      ]);
+  const combo = ['BTC-10', 'T', null, ['BTC-10-L1', 'BTC-10-L2']];
+  const legs = [
+    ['BTC-10-L1', 'T', 'BTC-10', null],
+    ['BTC-10-L2', 'T', 'BTC-10', null],
+  ];
+  assert.deepEqual(pushed(taker.pushes, 'user.trades.option.BTC'), legs);
+  assert.deepEqual(pushed(taker.pushes, 'user.trades.option_combo.BTC'), [combo]);
+  assert.deepEqual(pushed(taker.pushes, 'user.trades.combo.any'), [combo]);
+  assert.deepEqual(pushed(taker.pushes, 'user.trades.any.BTC'), [combo, ...legs]);
+  assert.deepEqual(pushed(taker.pushes, 'user.trades.future.BTC'), []);
+  assert.deepEqual(pushed(maker.pushes, 'user.trades.option.any'), [
+    ['BTC-10-L1', 'M', 'BTC-10', null],
+    ['BTC-10-L2', 'M', 'BTC-10', null],
+  ]);
+});
+
+test("a combo trade re-renders its legs' tickers (their trades count there)", () => {
+  const m = comboMarket();
+  const client = recorder();
+  m.subscribe(client.subscriber, `ticker.${LONG_LEG}`, null);
+  m.subscribe(client.subscriber, `ticker.${SHORT_LEG}`, null);
+  m.publish(1_000, [{ type: 'order', order: { instrumentName: COMBO } } as CoreEvent]); // the price check
+  m.lastPrice.set(LONG_LEG, 300);
+  m.lastPrice.set(SHORT_LEG, 250);
+  m.publish(1_100, [{ type: 'trade', trade: comboTradeView() }]);
+  assert.deepEqual(
+    client.pushes.filter((p) => p.seq > 1).map((p) => [p.channel, p.data.lastPrice]),
+    [
+      [`ticker.${LONG_LEG}`, '0.03'],
+      [`ticker.${SHORT_LEG}`, '0.025'],
+    ],
+  );
 });

@@ -44,6 +44,7 @@ function userChannel(
   summary: string,
   payload: ReturnType<typeof Type.Array> | typeof OrderSchema,
 ): ChannelFamily {
+  const lookup = (name: string) => reads.instrument(name);
   const pattern = new RegExp(`^${prefix.replace('.', '\\.')}\\.([a-z_]+)\\.([A-Za-z0-9]+)$`);
   return {
     pattern: `${prefix}.{kind}.{currency}`,
@@ -94,13 +95,21 @@ function userChannel(
         };
         for (const name of names(instrument)) emit(name, order.accountId, data);
       }
+      /**
+       * A trade on a combo's book goes to the combo's kind channels (with its legs), and each of
+       * its leg trades to its leg's kind channels, as the read store files them.
+       */
       function emitTrade(trade: TradeView): void {
+        emitTradeOn(trade);
+        if (trade.legs !== undefined) for (const leg of trade.legs) emitTradeOn(leg);
+      }
+      function emitTradeOn(trade: TradeView): void {
         const instrument = reads.instrument(trade.instrumentName);
         if (instrument === undefined) return;
         for (const party of [trade.taker, trade.maker]) {
           if (partiesOf(trade, party.accountId)[0] !== party) continue;
           const data = () =>
-            partiesOf(trade, party.accountId).map((own) => tradeToWire(trade, own, instrument));
+            partiesOf(trade, party.accountId).map((own) => tradeToWire(trade, own, instrument, lookup));
           for (const name of names(instrument)) emit(name, party.accountId, data);
         }
       }
@@ -163,8 +172,12 @@ function instrumentChannel(
       const touched = new Set<string>();
       for (const event of batch.events) {
         if (event.type === 'order') touched.add(event.order.instrumentName);
-        else if (event.type === 'trade') touched.add(event.trade.instrumentName);
-        else if (event.type === 'instrument') touched.add(event.instrumentName);
+        else if (event.type === 'trade') {
+          // A combo trade's leg trades count on the legs' tickers too.
+          touched.add(event.trade.instrumentName);
+          if (event.trade.legs !== undefined)
+            for (const leg of event.trade.legs) touched.add(leg.instrumentName);
+        } else if (event.type === 'instrument') touched.add(event.instrumentName);
       }
       if (
         prefix === 'ticker' &&

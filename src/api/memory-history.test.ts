@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import {
+  COMBO,
+  comboInstruments,
+  comboTradeView,
+  LONG_LEG,
+  SHORT_LEG,
+} from '../../test/support/combo-trade.ts';
 import type { OrderView } from '../core/events.ts';
 import { MemoryHistory } from './memory-history.ts';
 
@@ -82,4 +89,25 @@ test('continuation pages through every order exactly once', async () => {
       },
     ),
   );
+});
+
+test('a combo trade is an entry of the combo kind with its legs, each leg trade one of the leg kind', async () => {
+  const instruments = comboInstruments();
+  const history = new MemoryHistory((name) => instruments.get(name)?.kind);
+  const combo = comboTradeView({ timestamp: NOW - 60_000, taker: 1, maker: 2 });
+  history.record({ seq: 1, ts: NOW, events: [{ type: 'trade', trade: combo }] });
+  const found = async (kind?: string) =>
+    (await history.userTrades({ accountId: 1, currency: 'BTC', now: NOW, ...(kind ? { kind } : {}) })).trades
+      .map(({ trade, liquidity }) => `${trade.instrumentName}:${liquidity}`)
+      .sort();
+  const all = [`${LONG_LEG}:T`, `${SHORT_LEG}:T`, `${COMBO}:T`];
+  assert.deepEqual(await found(), all);
+  assert.deepEqual(await found('any'), all);
+  assert.deepEqual(await found('option'), [`${LONG_LEG}:T`, `${SHORT_LEG}:T`]);
+  assert.deepEqual(await found('option_combo'), [`${COMBO}:T`]);
+  assert.deepEqual(await found('combo'), [`${COMBO}:T`]);
+  assert.deepEqual(await found('future'), []);
+  const [comboEntry] = (await history.userTrades({ accountId: 2, kind: 'combo', now: NOW })).trades;
+  assert.equal(comboEntry?.liquidity, 'M');
+  assert.equal(comboEntry?.trade.legs?.length, 2);
 });

@@ -7,6 +7,9 @@
  * - Recent (historical=false): updated within 30 min (orders) / 24 h (trades). Historical:
  *   at least 1 s old; older than 2 days only with includeOld.
  * - `currency` finds the base coin and the quote of a linear or spot pair (src/domain/currency.ts).
+ * - A trade on a combo's book is an entry of the combo's kind (with its `legs`), and each of its
+ *   leg trades an entry of its leg's kind: `option`/`future` find the legs, the combo kinds the
+ *   combo trade, `any` both.
  * - Newest first by (last change, id); the continuation token `<time>:<id>` names the last record
  *   returned and is null when nothing follows. A bad token or count is a RangeError.
  */
@@ -88,7 +91,11 @@ export class MemoryHistory implements HistoryPort {
   record(batch: CommittedBatch): void {
     for (const event of batch.events) {
       if (event.type === 'order') this.orders.set(event.order.orderId, event.order);
-      else if (event.type === 'trade') this.trades.push(event.trade);
+      else if (event.type === 'trade') {
+        // As the read store: a combo trade (with its legs) and each leg trade are entries.
+        this.trades.push(event.trade);
+        if (event.trade.legs !== undefined) this.trades.push(...event.trade.legs);
+      }
     }
   }
 

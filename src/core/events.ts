@@ -136,6 +136,17 @@ export interface TradeView {
   /** The maker's own id of the same Block RFQ (what the maker's views show). */
   readonly makerBlockRfqId?: string | null;
   readonly blockRfqQuoteId: string | null;
+  /**
+   * A leg trade of a combo trade: the combo's name and the combo trade's id. Absent on every
+   * other trade.
+   */
+  readonly comboId?: string;
+  readonly comboTradeId?: string;
+  /**
+   * A trade on a combo's book: its leg trades, one per leg, which carry the positions, fees and
+   * cash (the parties' fee and profitLoss here are the legs' sums). Absent on every other trade.
+   */
+  readonly legs?: readonly TradeView[];
 }
 
 export interface PositionView {

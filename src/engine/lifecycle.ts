@@ -28,6 +28,7 @@ import type {
 import type { CommandResult, CoreError, TradeView } from '../core/events.ts';
 import { Instrument } from '../domain/instrument.ts';
 import { Account, applyFill } from './accounts.ts';
+import { comboLegsProblem } from './combo-legs.ts';
 import { Economics } from './economics.ts';
 import { cancelResting, closeOrder, settleTrade } from './matching.ts';
 import { FLAG_BLOCK_TRADE, Order } from './order.ts';
@@ -154,6 +155,9 @@ export function listInstrument(state: VenueState, command: ListInstrument): Comm
       refusal('invalid_params', `bad instrument spec: ${(error as Error).message}`, { field: 'spec' }),
     );
   }
+  const legsProblem = comboLegsProblem(command.spec, (name) => state.instruments.get(name)?.instrument.spec);
+  if (legsProblem !== null)
+    return fail(state, command.type, null, refusal('invalid_params', legsProblem, { field: 'spec.legs' }));
   const entry = new InstrumentState(instrument, economics);
   state.instruments.set(instrument.name, entry);
   state.instrumentList.push(entry);
@@ -183,6 +187,21 @@ export function expireDue(state: VenueState): void {
     const order = state.expiries.pop()!;
     if (order.state !== 'open' || order.level === null) continue;
     cancelResting(state, state.instrumentList[order.instrumentId]!, order, 'good_til_day');
+  }
+}
+
+/** A leg that expires takes the resting orders of every open combo it belongs to with it. */
+function cancelOnCombosOf(state: VenueState, leg: InstrumentState): void {
+  const name = leg.instrument.name;
+  for (const combo of state.instrumentList) {
+    const legs = combo.instrument.spec.legs;
+    if (combo.status !== 'open' || legs === null || !legs.some((l) => l.instrumentName === name)) continue;
+    const resting: Order[] = [];
+    for (const book of [combo.book.bids, combo.book.asks])
+      for (const level of book.levelsBestFirst())
+        for (let o = level.head; o !== null; o = o.next) resting.push(o);
+    resting.sort((a, b) => a.number - b.number);
+    for (const order of resting) cancelResting(state, combo, order, 'settlement');
   }
 }
 
@@ -221,6 +240,7 @@ export function settleInstrument(state: VenueState, command: SettleInstrument): 
   );
   open.sort((a, b) => a.number - b.number);
   for (const order of open) cancelResting(state, instrument, order, 'settlement');
+  cancelOnCombosOf(state, instrument);
   const economics = instrument.economics;
   const price = command.settlementPrice;
   const accounts = [...instrument.positions.keys()].sort((a, b) => a - b);

@@ -16,6 +16,7 @@
 import type { OrderView, TradeParty, TradeView } from '../core/events.ts';
 import type { CancelReason, TickDirection } from '../core/types.ts';
 import { type Account, applyFill, type Position } from './accounts.ts';
+import { type ComboLegState, comboLegPrices, comboLegs, legSide } from './combo-legs.ts';
 import { consumeDisplay, refreshDisplay } from './iceberg.ts';
 import {
   FLAG_API,
@@ -308,9 +309,17 @@ function fill(
   trades.push(trade);
 }
 
+type BlockTerms = {
+  blockTradeId: string;
+  blockRfqId: string | null;
+  makerBlockRfqId: string | null;
+  blockRfqQuoteId: string | null;
+};
+
 /**
  * Books one trade's money and positions for both sides, emits maker order, trade, positions
- * and balances, and returns the trade. Shared with block trades.
+ * and balances, and returns the trade. Shared with block trades. A trade on a combo's book is
+ * booked on its legs (`settleComboTrade`).
  */
 export function settleTrade(
   state: VenueState,
@@ -321,19 +330,84 @@ export function settleTrade(
   makerAccount: Account,
   price: number,
   lots: number,
-  block: {
-    blockTradeId: string;
-    blockRfqId: string | null;
-    makerBlockRfqId: string | null;
-    blockRfqQuoteId: string | null;
-  } | null,
+  block: BlockTerms | null,
 ): TradeView {
+  const legs = comboLegs(state, instrument);
+  if (legs !== null) {
+    const prices = comboLegPrices(legs, price);
+    // Prices that cannot split are refused when orders are placed (comboPriceRange).
+    if (prices !== null)
+      return settleComboTrade(
+        state,
+        instrument,
+        legs,
+        prices,
+        taker,
+        takerAccount,
+        maker,
+        makerAccount,
+        price,
+        lots,
+        block,
+      );
+  }
+  const tradeId = state.nextTradeId(instrument.instrument.currency);
+  const booked = bookTrade(
+    state,
+    instrument,
+    taker,
+    takerAccount,
+    maker,
+    makerAccount,
+    taker.side,
+    price,
+    lots,
+    tradeId,
+    block,
+    null,
+  );
+  if (block === null) state.events.push({ type: 'order', order: maker.toView() });
+  state.events.push({ type: 'trade', trade: booked.trade });
+  emitPositions(state, instrument, booked);
+  bookCashOf(state, instrument, booked);
+  return booked.trade;
+}
+
+/** One side-pair of a trade as booked: the view and what the parties' cash still needs. */
+interface BookedTrade {
+  readonly trade: TradeView;
+  readonly takerAccount: Account;
+  readonly makerAccount: Account;
+  readonly takerSign: 1 | -1;
+  readonly takerFee: number;
+  readonly makerFee: number;
+  readonly takerPnl: number;
+  readonly makerPnl: number;
+}
+
+/**
+ * A trade's positions, fees and stats on `instrument` (the taker trading `takerSide`), without
+ * events or cash: the trade view, with `combo` set on a combo's leg trade.
+ */
+function bookTrade(
+  state: VenueState,
+  instrument: InstrumentState,
+  taker: Order,
+  takerAccount: Account,
+  maker: Order,
+  makerAccount: Account,
+  takerSide: 'buy' | 'sell',
+  price: number,
+  lots: number,
+  tradeId: string,
+  block: BlockTerms | null,
+  combo: { comboId: string; comboTradeId: string } | null,
+): BookedTrade {
   const economics = instrument.economics;
   const index = state.indexPrice(economics.baseCurrency);
   const takerFee = economics.fee(lots, price, 'T', index);
   const makerFee = economics.fee(lots, price, 'M', index);
-  const takerSign: 1 | -1 = taker.side === 'buy' ? 1 : -1;
-  const events = state.events;
+  const takerSign: 1 | -1 = takerSide === 'buy' ? 1 : -1;
   const makerSign: 1 | -1 = takerSign === 1 ? -1 : 1;
   let takerPnl = 0;
   let makerPnl = 0;
@@ -349,8 +423,10 @@ export function settleTrade(
     noteReduceOnly(state, instrument, takerAccount, takerPosition);
     noteReduceOnly(state, instrument, makerAccount, makerPosition);
   }
-  const trade: TradeView = {
-    tradeId: state.nextTradeId(instrument.instrument.currency),
+  const makerSide = takerSide === 'buy' ? 'sell' : 'buy';
+  const currency = economics.settlementCurrency;
+  const base: TradeView = {
+    tradeId,
     tradeSeq: ++instrument.tradeSeq,
     instrumentName: instrument.instrument.name,
     currency: instrument.instrument.currency,
@@ -360,29 +436,132 @@ export function settleTrade(
     tickDirection: tickDirection(instrument, price),
     indexPrice: index,
     markPrice: instrument.markPrice,
-    taker: party(taker, 'T', takerFee, economics.settlementCurrency, takerPnl),
-    maker: party(maker, 'M', makerFee, economics.settlementCurrency, makerPnl),
+    taker: party(taker, takerSide, 'T', takerFee, currency, takerPnl),
+    maker: party(maker, makerSide, 'M', makerFee, currency, makerPnl),
     blockTradeId: block?.blockTradeId ?? null,
     blockRfqId: block?.blockRfqId ?? null,
     makerBlockRfqId: block?.makerBlockRfqId ?? null,
     blockRfqQuoteId: block?.blockRfqQuoteId ?? null,
   };
-  recordTrade(state, instrument, price, lots);
+  const trade: TradeView = combo === null ? base : { ...base, ...combo };
+  noteTrade(state, instrument, trade);
+  return { trade, takerAccount, makerAccount, takerSign, takerFee, makerFee, takerPnl, makerPnl };
+}
+
+/** A trade in its instrument's 24 h stats and recent trades. */
+function noteTrade(state: VenueState, instrument: InstrumentState, trade: TradeView): void {
+  recordTrade(state, instrument, trade.price, trade.amount);
   const recent = instrument.recentTrades;
   recent.push(trade);
   if (recent.length > state.config.recentTradesPerInstrument * 2) {
     recent.splice(0, recent.length - state.config.recentTradesPerInstrument);
   }
-  // Order: maker order, trade, positions, balances.
-  if (block === null) events.push({ type: 'order', order: maker.toView() });
-  events.push({ type: 'trade', trade });
-  if (!economics.isSpot) {
-    events.push({ type: 'position', position: instrument.position(takerAccount).toView() });
-    events.push({ type: 'position', position: instrument.position(makerAccount).toView() });
+}
+
+/**
+ * A trade on a combo's book: one leg trade per leg at `prices` (which net to the combo price),
+ * carrying the positions, fees and cash; the combo trade itself carries the legs and their sums
+ * and counts in the combo's stats. Events: maker order, the combo trade, the legs' positions,
+ * the legs' balances.
+ */
+function settleComboTrade(
+  state: VenueState,
+  instrument: InstrumentState,
+  legs: readonly ComboLegState[],
+  prices: readonly number[],
+  taker: Order,
+  takerAccount: Account,
+  maker: Order,
+  makerAccount: Account,
+  price: number,
+  lots: number,
+  block: BlockTerms | null,
+): TradeView {
+  const comboTradeId = state.nextTradeId(instrument.instrument.currency);
+  const combo = { comboId: instrument.instrument.name, comboTradeId };
+  const booked = legs.map((leg, i) =>
+    bookTrade(
+      state,
+      leg.instrument,
+      taker,
+      takerAccount,
+      maker,
+      makerAccount,
+      legSide(taker.side, leg.ratio),
+      prices[i]!,
+      lots,
+      state.nextTradeId(leg.instrument.instrument.currency),
+      null,
+      combo,
+    ),
+  );
+  let takerFee = 0;
+  let makerFee = 0;
+  let takerPnl = 0;
+  let makerPnl = 0;
+  for (const leg of booked) {
+    takerFee += leg.takerFee;
+    makerFee += leg.makerFee;
+    takerPnl += leg.takerPnl;
+    makerPnl += leg.makerPnl;
   }
-  bookCash(state, instrument, takerAccount, takerSign, lots, price, takerFee, takerPnl);
-  bookCash(state, instrument, makerAccount, makerSign, lots, price, makerFee, makerPnl);
+  const currency = instrument.economics.settlementCurrency;
+  const trade: TradeView = {
+    tradeId: comboTradeId,
+    tradeSeq: ++instrument.tradeSeq,
+    instrumentName: instrument.instrument.name,
+    currency: instrument.instrument.currency,
+    timestamp: state.now,
+    price,
+    amount: lots,
+    tickDirection: tickDirection(instrument, price),
+    indexPrice: state.indexPrice(instrument.economics.baseCurrency),
+    markPrice: instrument.markPrice,
+    taker: party(taker, taker.side, 'T', takerFee, currency, takerPnl),
+    maker: party(maker, maker.side, 'M', makerFee, currency, makerPnl),
+    blockTradeId: block?.blockTradeId ?? null,
+    blockRfqId: block?.blockRfqId ?? null,
+    makerBlockRfqId: block?.makerBlockRfqId ?? null,
+    blockRfqQuoteId: block?.blockRfqQuoteId ?? null,
+    legs: booked.map((leg) => leg.trade),
+  };
+  noteTrade(state, instrument, trade);
+  if (block === null) state.events.push({ type: 'order', order: maker.toView() });
+  state.events.push({ type: 'trade', trade });
+  for (let i = 0; i < legs.length; i++) emitPositions(state, legs[i]!.instrument, booked[i]!);
+  for (let i = 0; i < legs.length; i++) bookCashOf(state, legs[i]!.instrument, booked[i]!);
   return trade;
+}
+
+function emitPositions(state: VenueState, instrument: InstrumentState, booked: BookedTrade): void {
+  if (instrument.economics.isSpot) return;
+  state.events.push({ type: 'position', position: instrument.position(booked.takerAccount).toView() });
+  state.events.push({ type: 'position', position: instrument.position(booked.makerAccount).toView() });
+}
+
+function bookCashOf(state: VenueState, instrument: InstrumentState, booked: BookedTrade): void {
+  const { trade, takerSign } = booked;
+  const makerSign: 1 | -1 = takerSign === 1 ? -1 : 1;
+  bookCash(
+    state,
+    instrument,
+    booked.takerAccount,
+    takerSign,
+    trade.amount,
+    trade.price,
+    booked.takerFee,
+    booked.takerPnl,
+  );
+  bookCash(
+    state,
+    instrument,
+    booked.makerAccount,
+    makerSign,
+    trade.amount,
+    trade.price,
+    booked.makerFee,
+    booked.makerPnl,
+  );
 }
 
 /** Cash and fee of one side of a trade (futures PnL, option premium, spot delivery); emits balances. */
@@ -422,6 +601,7 @@ function balanceEvent(accountId: number, currency: string, balance: number, chan
 
 function party(
   order: Order,
+  side: 'buy' | 'sell',
   liquidity: 'M' | 'T',
   fee: number,
   feeCurrency: string,
@@ -432,7 +612,7 @@ function party(
     accountId: order.accountId,
     orderId: order.id,
     orderType: order.orderType,
-    side: order.side,
+    side,
     liquidity,
     state: order.state,
     fee,

@@ -20,6 +20,7 @@
  */
 import type { Side } from '../core/types.ts';
 import { type Account, Ledger, type Position } from './accounts.ts';
+import { type ComboLegState, comboLegPrices, comboLegs, legSide } from './combo-legs.ts';
 import type { InstrumentState, VenueState } from './state.ts';
 
 export interface PriceBand {
@@ -63,6 +64,8 @@ export function orderReserve(
   price: number,
   pendingLots = 0,
 ): { currency: string; amount: number } {
+  const legs = comboLegs(state, instrument);
+  if (legs !== null) return comboReserve(state, instrument, legs, account, side, lots, price);
   const economics = instrument.economics;
   const fee = Math.max(0, economics.fee(lots, price, 'T', state.indexPrice(economics.baseCurrency)));
   if (economics.isSpot) {
@@ -85,6 +88,31 @@ export function orderReserve(
     }
   }
   return { currency: economics.settlementCurrency, amount: margin + fee };
+}
+
+/**
+ * A combo order reserves what its legs would at the prices the combo price splits into (legs at
+ * their marks, one absorbing the net): a combo's trades are booked on its legs, so its margin is
+ * theirs, netted against the account's leg positions.
+ */
+function comboReserve(
+  state: VenueState,
+  instrument: InstrumentState,
+  legs: readonly ComboLegState[],
+  account: Account,
+  side: Side,
+  lots: number,
+  price: number,
+): { currency: string; amount: number } {
+  const prices =
+    comboLegPrices(legs, price) ??
+    legs.map((leg) => Math.max(1, leg.instrument.markPrice ?? leg.instrument.lastPrice ?? 1));
+  let amount = 0;
+  for (let i = 0; i < legs.length; i++) {
+    const leg = legs[i]!;
+    amount += orderReserve(state, leg.instrument, account, legSide(side, leg.ratio), lots, prices[i]!).amount;
+  }
+  return { currency: instrument.economics.settlementCurrency, amount };
 }
 
 /** Refreshes the ledger's cached position value and margin when prices or positions changed. */

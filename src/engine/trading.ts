@@ -28,6 +28,7 @@ import {
 import type { Account } from './accounts.ts';
 import { executedMarketPrice } from './activation.ts';
 import { cancelAllWaiting, cancelWaiting, editSpecial } from './advanced-orders.ts';
+import { comboLegs, comboPriceRange } from './combo-legs.ts';
 import { cancelResting, closeOrder, match, reducibleLots, rest, unrest } from './matching.ts';
 import { mmpRefusal } from './mmp.ts';
 import {
@@ -98,6 +99,12 @@ function lookup(
       field: 'instrumentName',
     });
   }
+  const expiredLeg = comboLegs(state, instrument)?.find((leg) => leg.instrument.status !== 'open');
+  if (expiredLeg !== undefined) {
+    return refusal('instrument_expired', `combo leg ${expiredLeg.instrument.instrument.name} has expired`, {
+      field: 'instrumentName',
+    });
+  }
   return { account, instrument };
 }
 
@@ -115,6 +122,32 @@ function checkPrice(
     instrument.instrument.kind !== 'option_combo'
   ) {
     return refusal('invalid_price', 'price must be positive', { field: 'price' });
+  }
+  const legs = comboLegs(state, instrument);
+  if (legs !== null) {
+    const range = comboPriceRange(legs.map((leg) => leg.ratio));
+    if (price < range.min) {
+      const minPrice = instrument.instrument.formatPrice(range.min);
+      return refusal(
+        'invalid_price',
+        `a combo of bought legs trades at ${minPrice} or more (each leg above 0)`,
+        {
+          field: 'price',
+          minPrice,
+        },
+      );
+    }
+    if (price > range.max) {
+      const maxPrice = instrument.instrument.formatPrice(range.max);
+      return refusal(
+        'invalid_price',
+        `a combo of sold legs trades at ${maxPrice} or less (each leg above 0)`,
+        {
+          field: 'price',
+          maxPrice,
+        },
+      );
+    }
   }
   if (!instrument.instrument.isOnTick(price)) {
     return refusal('off_grid', 'price is not on the tick grid at that level', {

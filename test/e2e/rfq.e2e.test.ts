@@ -193,8 +193,11 @@ describe('Block RFQ through the API', () => {
     // Each side's trade shows its own id of the RFQ (spec 4.8: the maker's id is not the taker's).
     const blockTrade = core.venue.recentTrades(call70, 100).find((t) => t.blockRfqId === rfq.blockRfqId)!;
     const option = core.venue.instrument(call70)!.instrument;
-    assert.equal(tradeToWire(blockTrade, blockTrade.maker, option).blockRfqId, id1);
-    assert.equal(tradeToWire(blockTrade, blockTrade.taker, option).blockRfqId, rfq.blockRfqId);
+    assert.equal(tradeToWire(blockTrade, blockTrade.maker, option, () => undefined).blockRfqId, id1);
+    assert.equal(
+      tradeToWire(blockTrade, blockTrade.taker, option, () => undefined).blockRfqId,
+      rfq.blockRfqId,
+    );
 
     const trades = (await maker2.call('block/rfqs/get_trades', { currency: 'any' })) as {
       continuation: string | null;

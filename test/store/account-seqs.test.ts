@@ -8,11 +8,14 @@ import { test } from 'node:test';
 import type { CoreEvent } from '../../src/core/events.ts';
 import { coreProjection, recordAccountSeqs } from '../../src/store/read/core-projections.ts';
 import type { RowSink } from '../../src/store/read/projection.ts';
+import { comboTradeView } from '../support/combo-trade.ts';
 import { orderView, tradeView } from './read-store-contract.ts';
 
 const events: CoreEvent[] = [
   { type: 'order', order: orderView({ orderId: 'a', accountId: 7 }) },
   { type: 'trade', trade: tradeView('BTC-1', 1_000, 3, 4) },
+  // A combo trade: rows for it and for each of its leg trades.
+  { type: 'trade', trade: comboTradeView({ taker: 5, maker: 6 }) },
   {
     type: 'position',
     position: {
@@ -36,7 +39,7 @@ test('recordAccountSeqs names exactly the accounts whose rows the core projectio
   coreProjection().project({ seq: 12, ts: 0, events }, sink);
   const seqs = new Map<number, number>([[1, 3]]);
   recordAccountSeqs(events, 12, seqs);
-  assert.deepEqual([...written].sort(), [3, 4, 7, 9]);
+  assert.deepEqual([...written].sort(), [3, 4, 5, 6, 7, 9]);
   for (const account of written) assert.equal(seqs.get(account), 12, `account ${account}`);
   assert.equal(seqs.get(1), 3, 'other accounts keep their seq');
   assert.equal(seqs.size, written.size + 1);

@@ -12,6 +12,7 @@ import type { ReadDb } from '../../src/store/read/read-db.ts';
 import { ReadStore } from '../../src/store/read/read-store.ts';
 import { changeStatements, createIndexSql, createTableSql } from '../../src/store/read/sql.ts';
 import { subMachineProjections } from '../../src/store/read/sub-projections.ts';
+import { COMBO, comboTradeView, LONG_LEG, SHORT_LEG } from '../support/combo-trade.ts';
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
@@ -417,6 +418,54 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
           ['BTC-3'],
         );
         assert.equal((await store.userTrades({ accountId: 3, now: NOW })).trades[0]?.liquidity, 'M');
+      }));
+
+    test('a combo trade: its rows keep the legs, each leg trade has rows of its own; kind filters', () =>
+      withStore(async (store) => {
+        const combo = comboTradeView({ tradeId: 'BTC-10', timestamp: NOW - MIN, taker: 1, maker: 2 });
+        store.push({
+          seq: 1,
+          ts: 0,
+          events: [
+            { type: 'trade', trade: tradeView('BTC-5', NOW - 2 * MIN, 1, 2) },
+            { type: 'trade', trade: combo },
+          ],
+        });
+        await store.flush();
+        const trades = async (q: object) =>
+          (await store.userTrades({ accountId: 1, currency: 'BTC', now: NOW, ...q })).trades;
+        const ids = async (q: object) =>
+          (await trades(q)).map((t) => [t.trade.tradeId, t.trade.instrumentName, t.liquidity]);
+        const all = [
+          ['BTC-10', COMBO, 'T'],
+          ['BTC-10-L1', LONG_LEG, 'T'],
+          ['BTC-10-L2', SHORT_LEG, 'T'],
+          ['BTC-5', 'BTC-27DEC24-60000-C', 'T'],
+        ];
+        const sorted = (rows: unknown[][]) =>
+          [...rows].sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+        assert.deepEqual(sorted(await ids({})), all);
+        assert.deepEqual(sorted(await ids({ kind: 'any' })), all);
+        assert.deepEqual(sorted(await ids({ kind: 'option' })), all.slice(1));
+        assert.deepEqual(await ids({ kind: 'option_combo' }), [all[0]]);
+        assert.deepEqual(await ids({ kind: 'combo' }), [all[0]]);
+        assert.deepEqual(await ids({ kind: 'future' }), []);
+        assert.deepEqual(await ids({ instrumentName: SHORT_LEG }), [all[2]]);
+        // The views read back as the engine made them: the combo with its legs, the legs with
+        // their combo's name and trade id, and neither field on the combo trade or a plain one.
+        const [comboRow] = await trades({ kind: 'combo' });
+        assert.deepEqual(comboRow!.trade, combo);
+        const legs = await trades({ kind: 'option', instrumentName: LONG_LEG });
+        assert.deepEqual(legs[0]!.trade, combo.legs![0]);
+        const plain = (await trades({ instrumentName: 'BTC-27DEC24-60000-C' }))[0]!.trade;
+        for (const field of ['comboId', 'comboTradeId', 'legs']) assert.equal(field in plain, false, field);
+        // The maker's side: the same trades, as maker.
+        const maker = await store.userTrades({ accountId: 2, now: NOW, kind: 'option' });
+        assert.deepEqual(maker.trades.map((t) => [t.trade.tradeId, t.liquidity]).sort(), [
+          ['BTC-10-L1', 'M'],
+          ['BTC-10-L2', 'M'],
+          ['BTC-5', 'M'],
+        ]);
       }));
 
     test('positions are the latest view per account and instrument', () =>

@@ -147,7 +147,7 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
       const result = await submitOrThrow(commands, toEditOrder(params, order.accountId, instrument));
       return {
         order: orderToWire(result.order!, instrument),
-        trades: tradesToWire(result.trades ?? [], order.accountId, (name) => reads.instrument(name)),
+        trades: tradesToWire(result.trades ?? [], order.accountId, instrumentNamed),
       };
     },
   });
@@ -350,7 +350,7 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
       const trades = page.trades.flatMap(({ trade, liquidity }) => {
         const instrument = reads.instrument(trade.instrumentName);
         const party = liquidity === 'T' ? trade.taker : trade.maker;
-        return instrument ? [tradeToWire(trade, party, instrument)] : [];
+        return instrument ? [tradeToWire(trade, party, instrument, instrumentNamed)] : [];
       });
       return { trades, hasMore: page.hasMore, continuation: page.continuation };
     },

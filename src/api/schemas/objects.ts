@@ -70,43 +70,60 @@ export const OrderSchema = Type.Object(
 );
 export type WireOrder = Static<typeof OrderSchema>;
 
+/** The fields of a trade (spec 2.7), shared by a trade and the leg trades of a combo trade. */
+const TRADE_FIELDS = {
+  tradeId: S,
+  tradeSeq: I,
+  tickDirection: I,
+  timestamp: I,
+  instrumentName: S,
+  orderId: S,
+  orderType: S,
+  state: S,
+  side: S,
+  price: S,
+  quantity: S,
+  contracts: Os,
+  liquidity: Type.Union([Type.Literal('M'), Type.Literal('T')]),
+  fee: S,
+  feeCurrency: S,
+  indexPrice: Type.Union([S, Type.Null()]),
+  markPrice: Type.Union([S, Type.Null()]),
+  underlyingPrice: Os,
+  iv: Os,
+  profitLoss: S,
+  label: Os,
+  api: B,
+  postOnly: B,
+  mmp: B,
+  reduceOnly: B,
+  riskReducing: B,
+  advanced: Os,
+  blockTradeId: Os,
+  blockRfqId: Os,
+  blockRfqQuoteId: Os,
+  matchingId: Type.Null(),
+  comboId: Type.Optional(Type.String({ description: 'a leg trade: the combo instrument name' })),
+  comboTradeId: Type.Optional(Type.String({ description: 'a leg trade: the tradeId of its combo trade' })),
+};
+
+/** A leg trade of a combo trade: a trade on the leg instrument, in the leg's units. */
+export const LegTradeSchema = Type.Object(TRADE_FIELDS, { $id: 'LegTrade' });
+
 export const TradeSchema = Type.Object(
   {
-    tradeId: S,
-    tradeSeq: I,
-    tickDirection: I,
-    timestamp: I,
-    instrumentName: S,
-    orderId: S,
-    orderType: S,
-    state: S,
-    side: S,
-    price: S,
-    quantity: S,
-    contracts: Os,
-    liquidity: Type.Union([Type.Literal('M'), Type.Literal('T')]),
-    fee: S,
-    feeCurrency: S,
-    indexPrice: Type.Union([S, Type.Null()]),
-    markPrice: Type.Union([S, Type.Null()]),
-    underlyingPrice: Os,
-    iv: Os,
-    profitLoss: S,
-    label: Os,
-    api: B,
-    postOnly: B,
-    mmp: B,
-    reduceOnly: B,
-    riskReducing: B,
-    advanced: Os,
-    blockTradeId: Os,
-    blockRfqId: Os,
-    blockRfqQuoteId: Os,
-    matchingId: Type.Null(),
+    ...TRADE_FIELDS,
+    legs: Type.Optional(
+      Type.Array(LegTradeSchema, {
+        description:
+          'a trade on a combo book: its leg trades, which carry the positions, fees and profit/loss',
+      }),
+    ),
   },
   { $id: 'Trade' },
 );
 export type WireTrade = Static<typeof TradeSchema>;
+export type WireLegTrade = Static<typeof LegTradeSchema>;
 
 export const OrderWithTradesSchema = Type.Object({ order: OrderSchema, trades: Type.Array(TradeSchema) });
 

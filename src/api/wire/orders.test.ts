@@ -1,13 +1,23 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Value } from '@sinclair/typebox/value';
+import {
+  COMBO,
+  comboInstruments,
+  comboTradeView,
+  LONG_LEG,
+  SHORT_LEG,
+} from '../../../test/support/combo-trade.ts';
 import type { TradeParty, TradeView } from '../../core/events.ts';
 import { Instrument } from '../../domain/instrument.ts';
 import { Harness, optionSpec, spotSpec } from '../../engine/testkit.ts';
 import { yearsBetween } from '../../market/black76.ts';
 import { quotePriceFromVolatility } from '../../market/conversions.ts';
-import { orderToWire, tradeToWire } from './orders.ts';
+import { TradeSchema } from '../schemas/objects.ts';
+import { type InstrumentLookup, orderToWire, tradesToWire, tradeToWire } from './orders.ts';
 
 const option = new Instrument(1, optionSpec());
+const none: InstrumentLookup = () => undefined;
 
 function party(overrides: Partial<TradeParty> = {}): TradeParty {
   return {
@@ -67,7 +77,7 @@ test('an option trade carries the underlying price and the implied volatility of
     0.55,
   );
   const ticks = option.priceGrid.fromNumber(quote);
-  const wire = tradeToWire(optionTrade(ticks, index, timestamp), party(), option);
+  const wire = tradeToWire(optionTrade(ticks, index, timestamp), party(), option, none);
   assert.equal(wire.underlyingPrice, '65000');
   // The price is rounded to a tick, so the volatility it implies is near, not at, 55%.
   assert.ok(Math.abs(Number(wire.iv) - 55) < 0.2, `iv ${wire.iv}`);
@@ -76,10 +86,10 @@ test('an option trade carries the underlying price and the implied volatility of
 
 test('no iv for a price below intrinsic value, and no option fields without an index', () => {
   const timestamp = Date.UTC(2026, 10, 25, 8);
-  const deepInTheMoney = tradeToWire(optionTrade(1, 90_000, timestamp), party(), option);
+  const deepInTheMoney = tradeToWire(optionTrade(1, 90_000, timestamp), party(), option, none);
   assert.equal(deepInTheMoney.underlyingPrice, '90000');
   assert.equal(deepInTheMoney.iv, undefined);
-  const noIndex = tradeToWire(optionTrade(100, null, timestamp), party(), option);
+  const noIndex = tradeToWire(optionTrade(100, null, timestamp), party(), option, none);
   assert.equal(noIndex.underlyingPrice, undefined);
   assert.equal(noIndex.iv, undefined);
 });
@@ -94,4 +104,78 @@ test('spot orders carry no reduceOnly; other orders do', () => {
   assert.equal('reduceOnly' in orderToWire(spotOrder, spot), false);
   const optionOrder = h.order(1, 'buy', 1, 10, { instrumentName: option.name }).order!;
   assert.equal(orderToWire(optionOrder, option).reduceOnly, false);
+});
+
+test('a combo trade lists its leg trades, each in its leg instrument and from the same liquidity', () => {
+  const instruments = comboInstruments();
+  const lookup: InstrumentLookup = (name) => instruments.get(name);
+  const trade = comboTradeView({ tradeId: 'BTC-10', taker: 1, maker: 2 });
+  const taker = tradeToWire(trade, trade.taker, instruments.get(COMBO)!, lookup);
+  assert.ok(
+    Value.Check(TradeSchema, taker),
+    [...Value.Errors(TradeSchema, taker)].map((e) => e.message).join(),
+  );
+  assert.deepEqual(
+    [taker.instrumentName, taker.side, taker.price, taker.quantity, taker.fee, taker.profitLoss],
+    [COMBO, 'buy', '0.005', '1', '0.00000005', '-0.00000014'],
+  );
+  assert.equal('comboId' in taker, false);
+  assert.equal('comboTradeId' in taker, false);
+  assert.equal('iv' in taker, false, 'a combo is no option: no iv of its own');
+  assert.deepEqual(
+    taker.legs!.map((leg) => [
+      leg.tradeId,
+      leg.instrumentName,
+      leg.orderId,
+      leg.side,
+      leg.liquidity,
+      leg.price,
+      leg.quantity,
+      leg.fee,
+      leg.label,
+      leg.comboId,
+      leg.comboTradeId,
+    ]),
+    [
+      ['BTC-10-L1', LONG_LEG, 'TBTC-10', 'buy', 'T', '0.03', '1', '0.00000003', 'spread', COMBO, 'BTC-10'],
+      ['BTC-10-L2', SHORT_LEG, 'TBTC-10', 'sell', 'T', '0.025', '1', '0.00000002', 'spread', COMBO, 'BTC-10'],
+    ],
+  );
+  for (const leg of taker.legs!) {
+    assert.equal(leg.underlyingPrice, '65000', 'option fields from the leg instrument');
+    assert.match(leg.iv ?? '', /^\d+\.\d\d$/);
+    assert.equal('legs' in leg, false);
+  }
+  const maker = tradeToWire(trade, trade.maker, instruments.get(COMBO)!, lookup);
+  assert.deepEqual(
+    maker.legs!.map((leg) => [leg.orderId, leg.side, leg.liquidity, leg.profitLoss]),
+    [
+      ['MBTC-10', 'sell', 'M', '0.00000007'],
+      ['MBTC-10', 'buy', 'M', '0.00000007'],
+    ],
+  );
+  // A leg whose instrument is unknown is left out; a trade without legs has no `legs`.
+  const partial = tradeToWire(trade, trade.taker, instruments.get(COMBO)!, (name) =>
+    name === SHORT_LEG ? undefined : instruments.get(name),
+  );
+  assert.deepEqual(
+    partial.legs!.map((leg) => leg.instrumentName),
+    [LONG_LEG],
+  );
+  const plain = tradeToWire(trade.legs![0]!, trade.legs![0]!.taker, instruments.get(LONG_LEG)!, lookup);
+  assert.equal('legs' in plain, false);
+  assert.deepEqual([plain.comboId, plain.comboTradeId], [COMBO, 'BTC-10']);
+});
+
+test('a self-trade on a combo book: one entry per own side, each with the legs of its liquidity', () => {
+  const instruments = comboInstruments();
+  const trade = comboTradeView({ taker: 4, maker: 4 });
+  const wire = tradesToWire([trade], 4, (name) => instruments.get(name));
+  assert.deepEqual(
+    wire.map((own) => [own.liquidity, own.legs!.map((leg) => `${leg.liquidity}:${leg.side}`)]),
+    [
+      ['T', ['T:buy', 'T:sell']],
+      ['M', ['M:sell', 'M:buy']],
+    ],
+  );
 });

@@ -8,7 +8,7 @@ import { formatScaled } from '../../domain/decimal.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import { yearsBetween } from '../../market/black76.ts';
 import { impliedVolPercent } from '../../market/conversions.ts';
-import type { WireOrder, WireTrade } from '../schemas/objects.ts';
+import type { WireLegTrade, WireOrder, WireTrade } from '../schemas/objects.ts';
 
 export type InstrumentLookup = (name: string) => Instrument | undefined;
 
@@ -81,8 +81,33 @@ export function partiesOf(trade: TradeView, accountId: number): TradeParty[] {
   return [trade.taker, trade.maker].filter((party) => party.accountId === accountId);
 }
 
-export function tradeToWire(trade: TradeView, party: TradeParty, instrument: Instrument): WireTrade {
-  const wire: WireTrade = {
+/**
+ * The account's view of one side (`party`) of a trade. A trade on a combo's book lists its leg
+ * trades under `legs`, each in its leg instrument's units (looked up by `lookup`) and seen from
+ * the leg party of the same liquidity; a leg whose instrument is unknown is left out.
+ */
+export function tradeToWire(
+  trade: TradeView,
+  party: TradeParty,
+  instrument: Instrument,
+  lookup: InstrumentLookup,
+): WireTrade {
+  const wire: WireTrade = tradeFieldsToWire(trade, party, instrument);
+  if (trade.legs !== undefined) {
+    const maker = party.liquidity === 'M';
+    wire.legs = [];
+    for (const leg of trade.legs) {
+      const legInstrument = lookup(leg.instrumentName);
+      if (legInstrument !== undefined) {
+        wire.legs.push(tradeFieldsToWire(leg, maker ? leg.maker : leg.taker, legInstrument));
+      }
+    }
+  }
+  return wire;
+}
+
+function tradeFieldsToWire(trade: TradeView, party: TradeParty, instrument: Instrument): WireLegTrade {
+  const wire: WireLegTrade = {
     tradeId: trade.tradeId,
     tradeSeq: trade.tradeSeq,
     tickDirection: trade.tickDirection,
@@ -119,6 +144,8 @@ export function tradeToWire(trade: TradeView, party: TradeParty, instrument: Ins
   const blockRfqId = party === trade.maker ? (trade.makerBlockRfqId ?? trade.blockRfqId) : trade.blockRfqId;
   if (blockRfqId !== null) wire.blockRfqId = blockRfqId;
   if (trade.blockRfqQuoteId !== null) wire.blockRfqQuoteId = trade.blockRfqQuoteId;
+  if (trade.comboId != null) wire.comboId = trade.comboId;
+  if (trade.comboTradeId != null) wire.comboTradeId = trade.comboTradeId;
   return wire;
 }
 
@@ -154,7 +181,7 @@ export function tradesToWire(
   for (const trade of trades) {
     const instrument = lookup(trade.instrumentName);
     if (instrument === undefined) continue;
-    for (const party of partiesOf(trade, accountId)) wire.push(tradeToWire(trade, party, instrument));
+    for (const party of partiesOf(trade, accountId)) wire.push(tradeToWire(trade, party, instrument, lookup));
   }
   return wire;
 }

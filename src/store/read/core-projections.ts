@@ -4,7 +4,10 @@
  * Invariants:
  * - `orders`: one row per order, its latest view (the last `order` event wins).
  * - `trades`: one row per trade and side (`role` T or M), so a user's trades are found by
- *   account without looking at the other side; `seq` is the committing command's seq.
+ *   account without looking at the other side; `seq` is the committing command's seq. A trade on
+ *   a combo's book has rows of the combo's kind whose view keeps its `legs`, and each of its leg
+ *   trades has rows of its own (the leg's instrument and kind, with `comboId`/`comboTradeId`):
+ *   the `option`/`future` filters find the legs, the combo kinds the combo trade, `any` both.
  * - `positions`: one row per (account, instrument), the latest view; flat positions stay.
  * - Full views are stored as JSON text next to the indexed columns; orders' and trades' views packed
  *   as arrays of their values (packed-views.ts).
@@ -187,6 +190,7 @@ function projectTrade(trade: TradeView, seq: number, kindOf: KindOf, out: RowSin
       quote_currency: quoteCurrency,
     });
   }
+  if (trade.legs !== undefined) for (const leg of trade.legs) projectTrade(leg, seq, kindOf, out);
 }
 
 function projectPosition(position: PositionView, seq: number, kindOf: KindOf, out: RowSink): void {
@@ -220,6 +224,13 @@ export function recordAccountSeqs(
       case 'trade':
         seqs.set(event.trade.taker.accountId, seq);
         seqs.set(event.trade.maker.accountId, seq);
+        // A combo trade's legs have the same parties' accounts; named anyway, as their rows are.
+        if (event.trade.legs !== undefined) {
+          for (const leg of event.trade.legs) {
+            seqs.set(leg.taker.accountId, seq);
+            seqs.set(leg.maker.accountId, seq);
+          }
+        }
         break;
       case 'position':
         seqs.set(event.position.accountId, seq);

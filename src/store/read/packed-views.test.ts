@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { tradeView as contractTrade } from '../../../test/store/read-store-contract.ts';
+import { comboTradeView } from '../../../test/support/combo-trade.ts';
 import type { OrderView, TradeView } from '../../core/events.ts';
 import { FLAG_API, Order } from '../../engine/order.ts';
 import { orderViewText, parseOrderView, parseTradeView, tradeViewText } from './packed-views.ts';
@@ -99,4 +100,18 @@ test('an unknown layout is refused', () => {
   const packed = JSON.parse(orderViewText(plainView())) as unknown[];
   packed[0] = 2;
   assert.throws(() => parseOrderView(JSON.stringify(packed)), /unknown layout 2/);
+});
+
+test('a combo trade reads back with its legs; comboId, comboTradeId and legs stay absent elsewhere', () => {
+  const combo = comboTradeView();
+  const text = tradeViewText(combo);
+  assert.deepEqual(parseTradeView(text), combo);
+  const leg = combo.legs![0]!;
+  assert.deepEqual(parseTradeView(tradeViewText(leg)), leg);
+  const plain = parseTradeView(tradeViewText(tradeView()));
+  for (const field of ['comboId', 'comboTradeId', 'legs']) assert.equal(field in plain, false, field);
+  // A row packed before the fields were added lacks them, and reads back without them.
+  const older = JSON.parse(tradeViewText(tradeView())) as unknown[];
+  older.splice(-3);
+  assert.deepEqual(parseTradeView(JSON.stringify(older)), tradeView());
 });

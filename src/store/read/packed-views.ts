@@ -9,11 +9,14 @@
  *
  * Invariants:
  * - Each field list names every field of its view exactly once (the type checks below fail
- *   otherwise). An optional field that a view lacks is stored as null and read back as null.
+ *   otherwise). An optional field that a view lacks is stored as null and read back as null,
+ *   except the fields of ABSENT_WHEN_NULL, which are left out of the view read back (a trade's
+ *   `comboId`, `comboTradeId` and `legs` are absent, never null, on other trades).
+ * - A combo trade's `legs` are stored as a list of packed leg trades (without the layout number).
  * - Text that is a JSON object (rows written before this layout) reads back as it was.
  * - A list only grows at its end, so a row packed before a field was added reads that field back
- *   as null. Removing or reordering a field would misread stored rows and needs a new layout
- *   number.
+ *   as null (absent for ABSENT_WHEN_NULL). Removing or reordering a field would misread stored
+ *   rows and needs a new layout number.
  */
 import type { OrderView, TradeParty, TradeView } from '../../core/events.ts';
 
@@ -109,7 +112,13 @@ const TRADE_FIELDS = [
   'blockRfqId',
   'makerBlockRfqId',
   'blockRfqQuoteId',
+  'comboId',
+  'comboTradeId',
+  'legs',
 ] as const satisfies readonly (keyof TradeView)[];
+
+/** Fields left out of a view read back when stored as null. */
+const ABSENT_WHEN_NULL: ReadonlySet<string> = new Set(['comboId', 'comboTradeId', 'legs']);
 
 type Unlisted<V, L extends readonly (keyof V)[]> = Exclude<keyof V, L[number]>;
 const everyFieldListed: [
@@ -129,30 +138,52 @@ interface Layout<V> {
 /**
  * Compiled from the field list (constant identifiers): an array literal packs in half the time
  * of a loop with keyed reads, and an object literal unpacks into one hidden class. `nested`
- * fields are themselves packed with their layout; `head` leads the packed array (the layout
- * number of a top-level view).
+ * fields are themselves packed with their layout, `lists` fields are arrays of views packed
+ * with theirs (null when absent); `head` leads the packed array (the layout number of a
+ * top-level view). A field of ABSENT_WHEN_NULL is added to the unpacked view only when set.
  */
 function layout<V>(
   fields: readonly string[],
   nested: Readonly<Record<string, Layout<unknown>>> = {},
   head: number | null = null,
+  lists: Readonly<Record<string, Layout<unknown>>> = {},
 ): Layout<V> {
-  const packValue = (field: string) =>
-    Object.hasOwn(nested, field) ? `n.${field}.pack(v.${field})` : `v.${field}`;
-  const unpackValue = (field: string, i: number) =>
-    Object.hasOwn(nested, field) ? `n.${field}.unpack(a[f + ${i}], 0)` : `a[f + ${i}] ?? null`;
+  const packValue = (field: string) => {
+    if (Object.hasOwn(nested, field)) return `n.${field}.pack(v.${field})`;
+    if (Object.hasOwn(lists, field))
+      return `(v.${field} == null ? null : v.${field}.map((x) => l.${field}.pack(x)))`;
+    return `v.${field}`;
+  };
+  const unpackValue = (field: string, at: string) => {
+    if (Object.hasOwn(nested, field)) return `n.${field}.unpack(${at}, 0)`;
+    if (Object.hasOwn(lists, field))
+      return `(${at} == null ? null : ${at}.map((x) => l.${field}.unpack(x, 0)))`;
+    return `${at} ?? null`;
+  };
   const values = [...(head === null ? [] : [String(head)]), ...fields.map(packValue)];
-  const pack = new Function('n', `return (v) => [${values.join(', ')}];`)(nested);
+  const pack = new Function('n', 'l', `return (v) => [${values.join(', ')}];`)(nested, lists);
+  const always = fields.flatMap((field, i) =>
+    ABSENT_WHEN_NULL.has(field) ? [] : [`${field}: ${unpackValue(field, `a[f + ${i}]`)}`],
+  );
+  const whenSet = fields.flatMap((field, i) =>
+    ABSENT_WHEN_NULL.has(field)
+      ? [`if (a[f + ${i}] != null) o.${field} = ${unpackValue(field, `a[f + ${i}]`)};`]
+      : [],
+  );
   const unpack = new Function(
     'n',
-    `return (a, f) => ({ ${fields.map((field, i) => `${field}: ${unpackValue(field, i)}`).join(', ')} });`,
-  )(nested);
+    'l',
+    `return (a, f) => { const o = { ${always.join(', ')} }; ${whenSet.join(' ')} return o; };`,
+  )(nested, lists);
   return { pack, unpack };
 }
 
 const PARTY_LAYOUT = layout<TradeParty>(PARTY_FIELDS) as Layout<unknown>;
 const ORDER_LAYOUT = layout<OrderView>(ORDER_FIELDS, {}, LAYOUT);
-const TRADE_LAYOUT = layout<TradeView>(TRADE_FIELDS, { taker: PARTY_LAYOUT, maker: PARTY_LAYOUT }, LAYOUT);
+const PARTIES = { taker: PARTY_LAYOUT, maker: PARTY_LAYOUT };
+/** A leg trade inside its combo trade's `legs` (no layout number; a leg has no legs of its own). */
+const LEG_LAYOUT = layout<TradeView>(TRADE_FIELDS, PARTIES) as Layout<unknown>;
+const TRADE_LAYOUT = layout<TradeView>(TRADE_FIELDS, PARTIES, LAYOUT, { legs: LEG_LAYOUT });
 
 function parse<V>(layout: Layout<V>, text: string, what: string): V {
   const parsed: unknown = JSON.parse(text);
