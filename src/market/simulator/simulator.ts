@@ -40,6 +40,19 @@ export interface SimulatorSnapshot {
   readonly lastStep: number | null;
 }
 
+/**
+ * The maker's inventory in the instrument's own units, for the quote skew. A combo holds no
+ * position (its trades are booked on the legs), so its inventory is read from the legs: the
+ * average of leg position × ratio, which is −10 on every leg after selling 10 call spreads.
+ */
+export function inventoryOf(instrument: Instrument, positions: ReadonlyMap<string, number>): number {
+  const legs = instrument.spec.legs;
+  if (legs === null) return positions.get(instrument.name) ?? 0;
+  let sum = 0;
+  for (const leg of legs) sum += (positions.get(leg.instrumentName) ?? 0) * Math.sign(leg.ratio);
+  return sum / legs.length;
+}
+
 function quotesProducts(maker: MakerAccount, instrument: Instrument): boolean {
   if (!maker.currencies.includes(instrument.spec.baseCurrency)) return false;
   const isOptionLike = instrument.spec.kind === 'option' || instrument.spec.kind === 'option_combo';
@@ -171,7 +184,7 @@ export class LiquiditySimulator {
         instrument,
         mark,
         volatility,
-        positions.get(instrument.name) ?? 0,
+        inventoryOf(instrument, positions),
         this.config,
       );
       const orders = resting.get(instrument.name) ?? NO_ORDERS;
