@@ -7,12 +7,15 @@
  * source api. Limit children are good-til-cancelled (COMMON legs keep their own time in force);
  * market children are immediate-or-cancel. An ICEBERG child may be a venue iceberg
  * (`displayAmount`); an amend keeps its display (the engine keeps an iceberg's display on edit).
+ * A COMMON portfolio whose legs form a listed combo places one child on the combo instead
+ * (`placeComboChild`), with the flags and time in force its legs share.
  */
 import type { CommandStamp } from '../core/commands.ts';
 import type { CommandResult, CoreEvent } from '../core/events.ts';
 import type { EnginePort } from '../core/submachine.ts';
 import type { TimeInForce } from '../core/types.ts';
-import { absorbOrderView, type ChildState, type PortfolioState } from './portfolio-state.ts';
+import type { ComboPlan } from './combo.ts';
+import { absorbOrderView, type ChildState, closeChild, type PortfolioState } from './portfolio-state.ts';
 import type { PortfolioEvent } from './types.ts';
 
 /** What the machine lends to the child-order helpers for one command. */
@@ -39,6 +42,74 @@ export type ChildOutcome = { readonly ok: true } | { readonly ok: false; readonl
 
 function failure(result: CommandResult): ChildOutcome {
   return result.ok ? { ok: true } : { ok: false, message: `${result.error.name}: ${result.error.message}` };
+}
+
+/**
+ * Places one combo order for a COMMON portfolio's legs (`plan`): `amount` lots of the combo on the
+ * plan's side at `price` (ticks, the legs' net) or at market, with the first leg's flags and time
+ * in force (the legs share them). Its fills reach the legs through the combo's leg trades.
+ */
+export function placeComboChild(
+  context: ChildContext,
+  portfolio: PortfolioState,
+  plan: ComboPlan,
+  amount: number,
+  price: number | null,
+): ChildOutcome {
+  const legs = plan.legs.map((l) => l.leg).sort((a, b) => a - b);
+  const first = portfolio.spec.legs[legs[0]!]!;
+  const market = price === null;
+  const timeInForce: TimeInForce = market
+    ? 'immediate_or_cancel'
+    : (first.timeInForce ?? 'good_til_cancelled');
+  const result = context.engine.execute({
+    type: 'place_order',
+    seq: context.stamp.seq,
+    ts: context.stamp.ts,
+    accountId: portfolio.spec.accountId,
+    instrumentName: plan.instrumentName,
+    side: plan.side,
+    orderType: market ? 'market' : 'limit',
+    amount,
+    price,
+    timeInForce,
+    postOnly: !market && first.postOnly && timeInForce === 'good_til_cancelled',
+    rejectPostOnly: false,
+    reduceOnly: false,
+    label: `portfolio:${portfolio.id}`,
+    validUntil: null,
+    source: { api: true },
+    owner: ownerTag(portfolio.id),
+    hidden: !market && first.hidden,
+  });
+  if (!result.ok || result.order === undefined) return failure(result);
+  const view = result.order;
+  const child: ChildState = {
+    orderId: view.orderId,
+    leg: legs[0]!,
+    part: 0,
+    market,
+    placedAt: context.stamp.ts,
+    amount: view.amount,
+    filled: 0,
+    notional: 0,
+    price: view.price,
+    open: true,
+    combo: { instrumentName: plan.instrumentName, legs, tradeSeq: 0 },
+  };
+  portfolio.children.push(child);
+  context.registerChild(portfolio, child);
+  if (!market) for (const i of legs) portfolio.legs[i]!.working = view.orderId;
+  // One message for the one order: no leg index, the combo as its instrument.
+  context.event(portfolio, 'ORDER_PLACED', {
+    orderId: view.orderId,
+    instrumentName: plan.instrumentName,
+    amount,
+    price,
+  });
+  context.absorb(result.events);
+  absorbOrderView(portfolio, child, view, context.stamp.ts);
+  return { ok: true };
 }
 
 export function placeChild(
@@ -151,9 +222,7 @@ export function cancelChild(
   if (result.ok && result.order !== undefined)
     absorbOrderView(portfolio, child, result.order, context.stamp.ts);
   // A child the engine no longer knows as open is gone either way.
-  child.open = false;
-  const leg = portfolio.legs[child.leg]!;
-  if (leg.working === child.orderId) leg.working = null;
+  closeChild(portfolio, child);
   return { ok: true };
 }
 
@@ -168,10 +237,5 @@ export function cancelAllChildren(context: ChildContext, portfolio: PortfolioSta
     owner: ownerTag(portfolio.id),
   });
   context.absorb(result.events);
-  for (const child of portfolio.children) {
-    if (!child.open) continue;
-    child.open = false;
-    const leg = portfolio.legs[child.leg]!;
-    if (leg.working === child.orderId) leg.working = null;
-  }
+  for (const child of portfolio.children) if (child.open) closeChild(portfolio, child);
 }

@@ -4,7 +4,8 @@
  * Commands: `submit_portfolio` (a validated PortfolioSpec), `cancel_portfolio`,
  * `cancel_all_portfolios`. Child orders are placed, amended and cancelled synchronously through the
  * engine inside the journaled command that decided them, with its stamp; the engine's order
- * events are absorbed delta-based (children.ts), whether they arrive in a result or in `react`.
+ * events are absorbed delta-based (children.ts), whether they arrive in a result or in `react`;
+ * a COMMON combo child's legs are filled from its combo trades' leg trades (portfolio-state.ts).
  *
  * Invariants:
  * - Portfolio ids come from a counter in the state (1, 2, 3…); mirrors take the next ids.
@@ -14,12 +15,18 @@
  */
 import { createHash } from 'node:crypto';
 import type { CommandStamp } from '../core/commands.ts';
-import type { CoreEvent } from '../core/events.ts';
+import type { CoreEvent, TradeView } from '../core/events.ts';
 import type { EnginePort, SubMachine, SubResult } from '../core/submachine.ts';
 import type { ChildContext } from './children.ts';
 import { cancelPortfolio } from './lifecycle.ts';
 import type { AlgoMarketView } from './market-view.ts';
-import { absorbOrderView, type ChildState, newPortfolio, type PortfolioState } from './portfolio-state.ts';
+import {
+  absorbComboTrade,
+  absorbOrderView,
+  type ChildState,
+  newPortfolio,
+  type PortfolioState,
+} from './portfolio-state.ts';
 import { isActive } from './status.ts';
 import {
   captureArrival,
@@ -249,6 +256,10 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
   private absorb(events: readonly CoreEvent[], context: ChildContext): void {
     const touched = this.pending;
     for (const event of events) {
+      if (event.type === 'trade' && event.trade.legs !== undefined) {
+        this.absorbComboTrade(event.trade, context);
+        continue;
+      }
       if (event.type !== 'order' || event.order.owner === null) continue;
       const entry = this.childIndex.get(event.order.orderId);
       if (entry === undefined) continue;
@@ -271,6 +282,31 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
       // A resize from outside (`private/edit` of a child) is looked at too: the portfolio cuts a
       // child back to what it still needs, so a grown child cannot trade past the leg's quantity.
       if (filled > 0 || wasOpen !== child.open || amountBefore !== child.amount) touched.add(portfolio);
+    }
+  }
+
+  /**
+   * A trade on a combo's book: each party that is a combo child fills its portfolio's legs at
+   * the leg trades' prices, one ORDER_FILLED per leg (a trade seen again changes nothing).
+   */
+  private absorbComboTrade(trade: TradeView, context: ChildContext): void {
+    for (const party of [trade.taker, trade.maker]) {
+      if (party.owner === null) continue;
+      const entry = this.childIndex.get(party.orderId);
+      if (entry === undefined || entry.child.combo === undefined) continue;
+      const { portfolio, child } = entry;
+      const fills = absorbComboTrade(portfolio, child, trade);
+      for (const fill of fills) {
+        context.event(portfolio, 'ORDER_FILLED', {
+          legIndex: fill.leg,
+          orderId: child.orderId,
+          instrumentName: fill.instrumentName,
+          amount: fill.amount,
+          price: fill.notional / fill.amount,
+          notional: fill.notional,
+        });
+      }
+      if (fills.length > 0) this.pending.add(portfolio);
     }
   }
 

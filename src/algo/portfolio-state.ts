@@ -5,10 +5,15 @@
  * - Everything here is plain JSON data (the layer's snapshot is these records as they are).
  * - A leg's `filled`/`notional` is the sum over its child orders; a child's fill is absorbed by
  *   delta against what was recorded, so seeing the same order event twice changes nothing.
- * - `legs[i].working` names the one resting child of leg i, or null; closed children stay in
- *   `children` for `info` and audit.
+ * - A combo child (COMMON, `combo` set) fills its legs from the combo trade's leg trades: each
+ *   leg gets the leg trade's lots and lots × leg price, once per combo trade (`combo.tradeSeq`
+ *   is the last one absorbed; trade seqs rise per instrument), so the legs' averages are the
+ *   prices the legs really traded at. Its order events move only the child's own figures.
+ * - `legs[i].working` names the one resting child of leg i, or null (a resting combo child is
+ *   the working child of each of its legs); closed children stay in `children` for `info` and
+ *   audit.
  */
-import type { OrderView } from '../core/events.ts';
+import type { OrderView, TradeView } from '../core/events.ts';
 import { selfTradeHoldMs } from './timing.ts';
 import type { EndReason, PortfolioSpec, PortfolioStatus } from './types.ts';
 
@@ -31,6 +36,30 @@ export interface ChildState {
    * level shows now. Absent on plain children and in records written before it.
    */
   iceberg?: number;
+  /**
+   * COMMON: the child is one order on a combo that trades every leg (`leg` is the first of
+   * them). Absent on single-leg children and in records written before it.
+   */
+  combo?: ComboChild;
+}
+
+export interface ComboChild {
+  /** The combo instrument the order rests on. */
+  readonly instrumentName: string;
+  /** The portfolio legs it fills. */
+  readonly legs: readonly number[];
+  /** `tradeSeq` of the last combo trade absorbed (0 before the first). */
+  tradeSeq: number;
+}
+
+/** The portfolio legs a child fills: its leg, or every leg of a combo child. */
+export function childLegs(child: ChildState): readonly number[] {
+  return child.combo?.legs ?? [child.leg];
+}
+
+/** True when the child works leg i (its own leg, or one of a combo child's legs). */
+export function childCovers(child: ChildState, leg: number): boolean {
+  return child.combo === undefined ? child.leg === leg : child.combo.legs.includes(leg);
 }
 
 export interface LegState {
@@ -160,9 +189,12 @@ export function absorbOrderView(
 ): number {
   const delta = view.filledAmount - child.filled;
   if (delta > 0) {
-    const leg = portfolio.legs[child.leg]!;
-    leg.filled += delta;
-    leg.notional += view.filledNotional - child.notional;
+    // A combo child's legs are filled by its trades (`absorbComboTrade`), at the legs' prices.
+    if (child.combo === undefined) {
+      const leg = portfolio.legs[child.leg]!;
+      leg.filled += delta;
+      leg.notional += view.filledNotional - child.notional;
+    }
     child.filled = view.filledAmount;
     child.notional = view.filledNotional;
   }
@@ -170,14 +202,54 @@ export function absorbOrderView(
   child.price = view.price;
   if (child.iceberg !== undefined && view.displayAmount !== null) child.iceberg = view.displayAmount;
   if (child.open && view.orderState !== 'open' && view.orderState !== 'untriggered') {
-    child.open = false;
-    const leg = portfolio.legs[child.leg]!;
-    if (leg.working === child.orderId) leg.working = null;
+    closeChild(portfolio, child);
     if (view.cancelReason === 'self_trade_prevention') {
-      leg.selfTradeHoldUntil = now + selfTradeHoldMs(portfolio.spec.legs[child.leg]!);
+      for (const i of childLegs(child)) {
+        portfolio.legs[i]!.selfTradeHoldUntil = now + selfTradeHoldMs(portfolio.spec.legs[i]!);
+      }
     }
   }
-  return Math.max(0, delta);
+  return child.combo === undefined ? Math.max(0, delta) : 0;
+}
+
+/** Marks a child closed: it is no longer the working child of any of its legs. */
+export function closeChild(portfolio: PortfolioState, child: ChildState): void {
+  child.open = false;
+  for (const i of childLegs(child)) {
+    const leg = portfolio.legs[i]!;
+    if (leg.working === child.orderId) leg.working = null;
+  }
+}
+
+/** One leg's share of a combo child's trade. */
+export interface LegFill {
+  readonly leg: number;
+  readonly instrumentName: string;
+  /** Lots. */
+  readonly amount: number;
+  /** Σ lots × leg ticks. */
+  readonly notional: number;
+}
+
+/**
+ * Books a trade on a combo child's book onto its legs (lots and notional at the leg trades'
+ * prices) and returns the legs' fills; nothing when the trade was absorbed before or has no legs.
+ */
+export function absorbComboTrade(portfolio: PortfolioState, child: ChildState, trade: TradeView): LegFill[] {
+  const combo = child.combo;
+  if (combo === undefined || trade.legs === undefined || trade.tradeSeq <= combo.tradeSeq) return [];
+  combo.tradeSeq = trade.tradeSeq;
+  const fills: LegFill[] = [];
+  for (const legTrade of trade.legs) {
+    const i = combo.legs.find((l) => portfolio.spec.legs[l]!.instrumentName === legTrade.instrumentName);
+    if (i === undefined) continue;
+    const notional = legTrade.amount * legTrade.price;
+    const leg = portfolio.legs[i]!;
+    leg.filled += legTrade.amount;
+    leg.notional += notional;
+    fills.push({ leg: i, instrumentName: legTrade.instrumentName, amount: legTrade.amount, notional });
+  }
+  return fills;
 }
 
 /** True while the leg's self-trade prevention hold lasts; a hold that has run out is dropped. */

@@ -13,7 +13,8 @@
  *   then refreshQuantity (or display) until done; a child closed with lots unfilled (self-trade
  *   prevention, a cancel by hand) is followed by exactly its unfilled rest. A MARKET leg with
  *   nothing to take looks again PRICE_RETRY_MS later.
- * - COMMON: one child per leg with the whole amount, placed once.
+ * - COMMON: one child per leg with the whole amount, placed once; when the legs form a listed
+ *   combo (./combo.ts), one child on the combo for all of them instead, at the legs' net price.
  * Whatever the type, a leg never wants more open than it still needs (TWAP: than the slice still
  * needs): a child grown from outside (`private/edit` by hand) is cut back to that at once.
  * LIMIT prices are converted when a child is placed and then kept; DYNAMIC prices are
@@ -28,7 +29,15 @@
  */
 import type { Instrument } from '../domain/instrument.ts';
 import { validateIceberg } from '../engine/iceberg.ts';
-import { amendChild, type ChildContext, cancelAllChildren, cancelChild, placeChild } from './children.ts';
+import {
+  amendChild,
+  type ChildContext,
+  cancelAllChildren,
+  cancelChild,
+  placeChild,
+  placeComboChild,
+} from './children.ts';
+import { clearOfOwnCombo, commonComboPlan } from './combo.ts';
 import { applyTrigger, failPortfolio, finish } from './lifecycle.ts';
 import type { AlgoMarketView } from './market-view.ts';
 import {
@@ -40,6 +49,7 @@ import {
 } from './planner.ts';
 import {
   type ChildState,
+  childCovers,
   fullyFilled,
   type PortfolioState,
   remaining,
@@ -295,8 +305,8 @@ function partReached(portfolio: PortfolioState): boolean {
 function commonExhausted(portfolio: PortfolioState): boolean {
   return portfolio.legs.every(
     (_, i) =>
-      portfolio.children.some((child) => child.leg === i) &&
-      !portfolio.children.some((c) => c.leg === i && c.open),
+      portfolio.children.some((child) => childCovers(child, i)) &&
+      !portfolio.children.some((c) => childCovers(c, i) && c.open),
   );
 }
 
@@ -405,7 +415,9 @@ function desiredOpen(portfolio: PortfolioState): number[] {
     case 'COMMON':
       return portfolio.legs.map((_, i) => {
         const rest = remaining(portfolio, i);
-        return portfolio.children.some((child) => child.leg === i) ? Math.min(openOf(i) ?? 0, rest) : rest;
+        return portfolio.children.some((child) => childCovers(child, i))
+          ? Math.min(openOf(i) ?? 0, rest)
+          : rest;
       });
     default: {
       const _exhaustive: never = spec.portfolioType;
@@ -432,12 +444,56 @@ function usesMarketForHedge(portfolio: PortfolioState, i: number): boolean {
 
 /** False when the portfolio failed (a child refused). */
 function reconcileLegs(context: StepContext, portfolio: PortfolioState): boolean {
+  if (portfolio.spec.portfolioType === 'COMMON' && portfolio.children.length === 0) {
+    const combo = placeCommonCombo(context, portfolio);
+    if (combo !== 'none') return true;
+  }
   for (const i of legOrder(portfolio)) {
     const want = desiredOpen(portfolio)[i]!;
     if (!reconcileLeg(context, portfolio, i, want)) return false;
     if (portfolio.status !== 'WORKING') return false;
   }
   return true;
+}
+
+/**
+ * COMMON whose legs form a listed, open combo (./combo.ts): one child on the combo for the legs'
+ * whole quantity, at the net of the legs' converted limits (Σ ratio × ticks) kept clear of the
+ * account's own resting combo orders, or at market. 'none': the legs go one order each (no
+ * combo, no opposite combo order for a MARKET portfolio, or the engine refused the combo order:
+ * the legs are then placed as if there were none). 'waiting': a leg price is not available yet
+ * or the placement budget is spent; the portfolio looks again later, as a leg would.
+ */
+function placeCommonCombo(context: StepContext, portfolio: PortfolioState): 'placed' | 'waiting' | 'none' {
+  const plan = commonComboPlan(portfolio.spec, context.market);
+  if (plan === null) return 'none';
+  const spec = portfolio.spec;
+  const amount = spec.legs[plan.legs[0]!.leg]!.amount;
+  let price: number | null = null;
+  if (spec.legs[0]!.pricing.priceType === 'MARKET') {
+    if (noOppositeLiquidity(context, plan.instrumentName, plan.side)) return 'none';
+  } else {
+    let net = 0;
+    for (const { leg: i, ratio } of plan.legs) {
+      const leg = spec.legs[i]!;
+      const instrument = context.market.instrument(leg.instrumentName)!;
+      const resolved = resolvePrice(context.market, instrument, leg.side, leg.pricing, context.stamp.ts);
+      if (resolved.kind !== 'limit') {
+        portfolio.retryAt ??= context.stamp.ts + PRICE_RETRY_MS;
+        return 'waiting';
+      }
+      net += ratio * resolved.price;
+    }
+    const opposite = plan.side === 'buy' ? 'sell' : 'buy';
+    const own = context.market.accountBest(spec.accountId, plan.instrumentName, opposite);
+    price = clearOfOwnCombo(plan.side, net, own);
+  }
+  if (!withinBudget(context, portfolio)) return 'waiting';
+  const outcome = placeComboChild(context, portfolio, plan, amount, price);
+  if (!outcome.ok) return 'none';
+  // As a leg's own limit child would record it (a market child records nothing).
+  if (price !== null) for (const { leg: i } of plan.legs) portfolio.legs[i]!.repricedAt = context.stamp.ts;
+  return 'placed';
 }
 
 function priceFor(

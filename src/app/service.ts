@@ -25,6 +25,7 @@ import { registerMmpChannels, registerMmpMethods } from '../api/methods/mmp.ts';
 import { registerRfqChannels, registerRfqMethods } from '../api/methods/rfq.ts';
 import { registerPortfolioChannels } from '../api/portfolios/channels.ts';
 import { registerPortfolioRoutes } from '../api/portfolios/routes.ts';
+import type { ComboPort } from '../api/ports.ts';
 import type { MachineCommand, MachineSnapshot } from '../core/machine.ts';
 import type { SubResult } from '../core/submachine.ts';
 import { VenueError } from '../domain/errors.ts';
@@ -229,6 +230,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     SecretBox.load(config.secretEncryptionKey, config.dataDir),
   );
   let market: MarketLoop | null = null;
+  // The market starts after the gateway is built (it needs the recovered core): bound late.
+  const combos: ComboPort = {
+    list: (name) =>
+      market === null ? Promise.reject(new VenueError('unavailable')) : market.listCombo(name),
+  };
   const gateway = createGateway({
     config,
     commands: core,
@@ -239,11 +245,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     clock,
     // Session ids unique across runs: the journal outlives this run's connections.
     codSessionPrefix: String(report.lastSeq),
-    // The market starts after the gateway is built (it needs the recovered core): bound late.
-    combos: {
-      list: (name) =>
-        market === null ? Promise.reject(new VenueError('unavailable')) : market.listCombo(name),
-    },
+    combos,
     ...(metrics === null
       ? {}
       : { metrics: { request: metrics.request.bind(metrics), render: () => metrics.render() } }),
@@ -263,7 +265,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       'not stopped cleanly: signed requests timestamped up to signedUntil are refused, as they may repeat executed ones',
     );
   }
-  registerDesks(gateway, core, keyStore);
+  registerDesks(gateway, core, keyStore, combos);
   registerAdminRoutes(gateway, {
     commands: core,
     reads: core,
@@ -443,7 +445,12 @@ function superviseReplica(
 }
 
 /** Block RFQ methods and channels, portfolio routes and channels, over the live sub-machines. */
-function registerDesks(gateway: Gateway, core: CoreService, keyStore: SqliteKeyStore): void {
+function registerDesks(
+  gateway: Gateway,
+  core: CoreService,
+  keyStore: SqliteKeyStore,
+  combos: ComboPort,
+): void {
   const desk = core.machine.sub<RfqDesk>(RFQ_DESK);
   const portfolios = core.machine.sub<PortfolioMachine>(PORTFOLIOS);
   registerRfqMethods(gateway.methods, {
@@ -465,6 +472,7 @@ function registerDesks(gateway: Gateway, core: CoreService, keyStore: SqliteKeyS
     now: () => core.now(),
     instrument: (name) => core.instrument(name),
     portfolios: () => portfolios,
+    combos,
   });
   registerPortfolioChannels(gateway.channels, core);
   registerMmpMethods(gateway.methods, {

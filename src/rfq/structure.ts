@@ -21,7 +21,7 @@ import type { Side } from '../core/types.ts';
 import { formatScaled, parseDecimal } from '../domain/decimal.ts';
 import type { ErrorName } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
-import { comboName } from '../market/combos.ts';
+import { comboIdOf } from '../market/combos.ts';
 import type { HedgeInput, RfqHedge, RfqLeg, RfqLegInput } from './types.ts';
 
 /** What the desk reads from the engine (queries, not journaled; deterministic at a command). */
@@ -269,66 +269,6 @@ function checkHedge(
       price: hedgeIn.price,
     },
   };
-}
-
-/**
- * The combo id when the legs are a call/put spread, straddle or future spread at 1:1 (named
- * after the market's combo naming, the bought leg first; a structure that sells a straddle
- * or a spread whose bought leg is the perpetual carries the id of its mirror combo).
- */
-export function comboIdOf(legs: readonly RfqLeg[], instruments: readonly Instrument[]): string | null {
-  if (legs.length !== 2 || legs[0]!.ratio !== legs[1]!.ratio) return null;
-  const [a, b] = instruments as [Instrument, Instrument];
-  const [legA, legB] = legs as [RfqLeg, RfqLeg];
-  const currency = a.spec.baseCurrency;
-  const linear = a.spec.marginKind === 'linear';
-  if (a.kind === 'option' && b.kind === 'option') {
-    if (a.spec.expiration !== b.spec.expiration || a.spec.expiration === null) return null;
-    if (a.spec.marginKind !== b.spec.marginKind) return null;
-    const strikeA = Number(a.spec.strike);
-    const strikeB = Number(b.spec.strike);
-    if (a.spec.optionType === b.spec.optionType && legA.side !== legB.side && strikeA !== strikeB) {
-      const [long, short] = legA.side === 'buy' ? [strikeA, strikeB] : [strikeB, strikeA];
-      const kind = a.spec.optionType === 'call' ? 'call_spread' : 'put_spread';
-      return comboName({
-        kind,
-        currency,
-        linear,
-        expiration: a.spec.expiration,
-        longStrike: long,
-        shortStrike: short,
-      });
-    }
-    if (a.spec.optionType !== b.spec.optionType && legA.side === legB.side && strikeA === strikeB) {
-      return comboName({
-        kind: 'straddle',
-        currency,
-        linear,
-        expiration: a.spec.expiration,
-        strike: strikeA,
-      });
-    }
-    return null;
-  }
-  if (
-    a.kind === 'future' &&
-    b.kind === 'future' &&
-    legA.side !== legB.side &&
-    a.spec.marginKind === 'inverse'
-  ) {
-    if (b.spec.marginKind !== 'inverse') return null;
-    const [long, short] = legA.side === 'buy' ? [a, b] : [b, a];
-    const dated = long.spec.expiration !== null ? [long, short] : [short, long];
-    const [first, second] = dated as [Instrument, Instrument];
-    if (first.spec.expiration === null) return null;
-    return comboName({
-      kind: 'future_spread',
-      currency,
-      longExpiration: first.spec.expiration,
-      shortExpiration: second.spec.expiration,
-    });
-  }
-  return null;
 }
 
 /**

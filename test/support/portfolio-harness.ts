@@ -18,12 +18,15 @@ import { bootstrapDemo, type DemoCredential } from '../../src/api/bootstrap.ts';
 import { createGateway, type Gateway } from '../../src/api/gateway.ts';
 import { registerPortfolioChannels } from '../../src/api/portfolios/channels.ts';
 import { registerPortfolioRoutes } from '../../src/api/portfolios/routes.ts';
+import type { ComboPort } from '../../src/api/ports.ts';
 import { SystemClock, VirtualClock } from '../../src/app/clock.ts';
 import { type Config, type DeepPartial, loadConfig } from '../../src/app/config.ts';
 import { CoreMachine } from '../../src/core/machine.ts';
+import { VenueError } from '../../src/domain/errors.ts';
 import type { InstrumentSpec } from '../../src/domain/instrument.ts';
 import { perpetualSpec } from '../../src/engine/testkit.ts';
 import { Venue } from '../../src/engine/venue.ts';
+import { createCombo, parseComboName } from '../../src/market/combos.ts';
 import { machinePorts } from './machine-ports.ts';
 
 export const PORTFOLIO_E2E_START = Date.UTC(2026, 10, 20, 12);
@@ -69,6 +72,23 @@ export interface PortfolioHarness {
   close(): Promise<void>;
 }
 
+/**
+ * Combos listed on first use, as the market loop does (src/app/market-loop.ts `listCombo`): the
+ * spec built from the listed legs, listed by a journaled `list_instrument`.
+ */
+export function comboPort(core: PortfolioCore): ComboPort {
+  return {
+    async list(name) {
+      const request = parseComboName(name);
+      if (request === null) throw new VenueError('invalid_instrument', `${name} is not a combo id`);
+      const built = createCombo(request, (leg) => core.ports.reads.instrument(leg)?.spec, core.ports.now());
+      if (!built.ok) throw new VenueError('invalid_instrument', `${name}: ${built.message}`);
+      const result = await core.ports.submit({ type: 'list_instrument', spec: built.spec });
+      if (!result.ok) throw new VenueError(result.error.name, result.error.message);
+    },
+  };
+}
+
 /** The gateway harness of test/support, with the portfolio routes registered before listen(). */
 export async function startPortfolioHarness(core: PortfolioCore): Promise<PortfolioHarness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portfolio-e2e-'));
@@ -78,6 +98,7 @@ export async function startPortfolioHarness(core: PortfolioCore): Promise<Portfo
   });
   const keyStore = new SqliteKeyStore(':memory:', SecretBox.fromText('33'.repeat(32)));
   const credentials = (await bootstrapDemo({ keyStore, commands: core.ports, dataDir }))!;
+  const combos = comboPort(core);
   const gateway = createGateway({
     config,
     commands: core.ports,
@@ -86,12 +107,14 @@ export async function startPortfolioHarness(core: PortfolioCore): Promise<Portfo
     events: core.ports,
     keyStore,
     clock: new SystemClock(),
+    combos,
   });
   registerPortfolioRoutes(gateway, {
     submitMachine: (command) => core.submitMachine(command),
     now: () => core.ports.now(),
     instrument: (name) => core.ports.reads.instrument(name),
     portfolios: () => core.algos,
+    combos,
   });
   registerPortfolioChannels(gateway.channels, core.ports.reads);
   const { port } = await gateway.listen();

@@ -1,7 +1,9 @@
 /**
  * The flat portfolio routes (SEMANTICS, Transport), signed with the same five headers as every
  * HTTP request, answered `{succ, code, message, value}`:
- * - `POST /tt/core-broker/openapi/portfolios/submit`  (flat body of spec 2.1) → `{portfolioId}`
+ * - `POST /tt/core-broker/openapi/portfolios/submit`  (flat body of spec 2.1) → `{portfolioId}`;
+ *   a COMMON portfolio whose legs form a combo lists the combo first (ComboPort), so the listing
+ *   is journaled before the submit and the algorithm can place one combo order (src/algo/combo.ts)
  * - `GET  /tt/core-broker/openapi/portfolios/info?portfolioId=` → the portfolio (wire.ts)
  * - `POST /tt/core-broker/openapi/portfolios/cancel` `{portfolioId, accountId?}` → null
  * - `POST /tt/core-broker/openapi/portfolios/cancel-all` `{accountId, portfolioType?}` →
@@ -12,14 +14,17 @@
  * core travel with their catalogue code and `data.field`. A cancel may name the portfolio's own
  * account or, for a mirror, its original's; another account of the key is `invalid_params`.
  */
+
+import { commonComboCandidate } from '../../algo/combo.ts';
 import type { PortfolioMachine } from '../../algo/machine.ts';
 import type { PortfolioState } from '../../algo/portfolio-state.ts';
-import type { AlgoValue, PortfolioType, UnstampedAlgoCommand } from '../../algo/types.ts';
+import type { AlgoValue, PortfolioSpec, PortfolioType, UnstampedAlgoCommand } from '../../algo/types.ts';
 import type { MachineResult } from '../../core/machine.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { Principal } from '../auth/authenticator.ts';
 import type { FlatRouteDefinition } from '../http-routes.ts';
+import type { ComboPort } from '../ports.ts';
 import { isErrorName } from '../wire-errors.ts';
 import {
   CancelAllPortfoliosBody,
@@ -39,6 +44,8 @@ export interface PortfolioRouteDeps {
   instrument(name: string): Instrument | undefined;
   /** The live algorithm layer (reads only). */
   portfolios(): Pick<PortfolioMachine, 'portfolio'>;
+  /** Lists combos on first use; without it a COMMON portfolio uses combos already listed only. */
+  readonly combos?: ComboPort;
 }
 
 export interface FlatRouteRegistrar {
@@ -80,6 +87,22 @@ function id(value: unknown, field: string, required: boolean): number | null {
 function ownAccount(principal: Principal, accountId: number, field: string): void {
   if (!principal.accountIds.has(accountId)) {
     throw new VenueError('account_not_owned', `${field} ${accountId} does not belong to this key`, { field });
+  }
+}
+
+/**
+ * Lists the combo a COMMON portfolio's legs form, when it is not listed yet. A listing that fails
+ * (an unlisted leg, grids that differ, the market not started) is harmless: the algorithm then
+ * places the legs one order each.
+ */
+async function listCommonCombo(deps: PortfolioRouteDeps, portfolio: PortfolioSpec): Promise<void> {
+  if (deps.combos === undefined) return;
+  const name = commonComboCandidate(portfolio, (n) => deps.instrument(n));
+  if (name === null || deps.instrument(name) !== undefined) return;
+  try {
+    await deps.combos.list(name);
+  } catch {
+    // One order per leg instead.
   }
 }
 
@@ -129,6 +152,7 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
         instrument: (name) => deps.instrument(name),
         now: deps.now(),
       });
+      await listCommonCombo(deps, portfolio);
       const value = await run(deps, { type: 'submit_portfolio', portfolio });
       if (value.kind !== 'submitted') throw new VenueError('internal_error');
       return { portfolioId: value.portfolioId };

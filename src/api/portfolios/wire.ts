@@ -12,11 +12,15 @@
  * - parts[]: `targetQuantities` and `filledQuantities` are both cumulative per leg: the lots due
  *   by the end of the part and the lots filled by its end (by now for the current part). A TWAP
  *   slice's own lots are its target minus the previous part's filledQuantities.
+ * - childOrders[]: each child's instrument and the legs it works (`legIds`; `legId` is the first):
+ *   a COMMON combo child is one order on the combo for every leg, its quantity and price in the
+ *   combo's units, and it is listed in each of its legs' `childOrderIds`. The legs' filled
+ *   quantities and averages come from the combo's leg trades.
  * - priceOptions echo `price` and `dynamicPriceOffset` as sent (a string stays a string); every
  *   leg field of spec 2.4 is echoed (timeInForce, tradeMode, positionSide as their integer codes,
  *   null when not sent), and so is `sendToDummyAccountIds` ([] on a mirror).
  */
-import type { PartState, PortfolioState } from '../../algo/portfolio-state.ts';
+import { childCovers, childLegs, type PartState, type PortfolioState } from '../../algo/portfolio-state.ts';
 import type { LegSpec, PortfolioEvent } from '../../algo/types.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import { formatFractionalTicks } from '../wire/market.ts';
@@ -78,7 +82,7 @@ export function portfolioInfoToWire(portfolio: PortfolioState, lookup: Instrumen
     const state = portfolio.legs[i]!;
     const instrument = instruments[i];
     const averageTicks = state.filled > 0 ? state.notional / state.filled : null;
-    const children = portfolio.children.filter((child) => child.leg === i);
+    const children = portfolio.children.filter((child) => childCovers(child, i));
     return {
       legId: i,
       instrument: leg.instrumentName,
@@ -166,14 +170,18 @@ export function portfolioInfoToWire(portfolio: PortfolioState, lookup: Instrumen
       filledQuantities: filledBy(portfolio, part).map((lots, i) => qty(i, lots)),
     })),
     childOrders: portfolio.children.map((child) => {
-      const instrument = instruments[child.leg];
+      const name = child.combo?.instrumentName ?? spec.legs[child.leg]!.instrumentName;
+      const instrument = child.combo === undefined ? instruments[child.leg] : lookup(name);
+      const lots = (n: number) => instrument?.formatQuantity(n) ?? String(n);
       return {
         orderId: child.orderId,
         legId: child.leg,
+        legIds: childLegs(child),
+        instrument: name,
         part: child.part,
         orderType: child.market ? 'market' : 'limit',
-        quantity: qty(child.leg, child.amount),
-        filledQuantity: qty(child.leg, child.filled),
+        quantity: lots(child.amount),
+        filledQuantity: lots(child.filled),
         price: child.price === null || instrument === undefined ? null : instrument.formatPrice(child.price),
         open: child.open,
         placedTimestamp: child.placedAt,
