@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ERROR_CATALOGUE } from '../domain/errors.ts';
+import { createCombo } from '../market/combos.ts';
 import { AdvancedHarness, errorOf, orderOf } from './advanced-testkit.ts';
 import { optionSpec } from './testkit.ts';
 import { Venue } from './venue.ts';
@@ -97,6 +98,51 @@ describe('market maker protection', () => {
     assert.equal(h.get(quote.orderId).cancelReason, 'mmp_trigger');
     const restored = Venue.restore(h.venue.snapshot());
     assert.equal(restored.stateHash(), h.venue.stateHash());
+  });
+
+  test('a combo fill counts its legs’ delta and vega (a call spread nets its legs), not the combo as a future', () => {
+    const h = new AdvancedHarness();
+    const low = 'BTC-27DEC26-70000-C';
+    const high = 'BTC-27DEC26-75000-C';
+    const legs = new Map([
+      [low, optionSpec()],
+      [high, optionSpec({ name: high, strike: '75000' })],
+    ]);
+    for (const spec of legs.values()) h.list(spec);
+    const created = createCombo(
+      {
+        kind: 'call_spread',
+        currency: 'BTC',
+        linear: false,
+        expiration: Date.UTC(2026, 11, 27, 8),
+        longStrike: 70_000,
+        shortStrike: 75_000,
+      },
+      (name) => legs.get(name),
+      h.ts,
+    );
+    assert.ok(created.ok);
+    h.list(created.spec);
+    const combo = created.spec.name;
+    h.ok({
+      type: 'update_prices',
+      indexPrices: [{ currency: 'BTC', price: 50_000 }],
+      markPrices: [
+        { instrumentName: low, markPrice: 500, delta: 0.5, vega: 20 },
+        { instrumentName: high, markPrice: 300, delta: 0.3, vega: 15 },
+      ],
+    });
+    // Net per spread: 0.2 delta and 5 vega per BTC; the limits allow 4 BTC of spread by delta.
+    config(h, { quantityLimit: 1_000, deltaLimit: 0.8, vegaLimit: 1_000 });
+    const quote = orderOf(
+      h.ok({ ...h.orderCommand(1, 'sell', 100, 200, { mmp: true }), instrumentName: combo }),
+    );
+    // 30 lots × 0.1 BTC × 0.2 = 0.6 delta: fine (as an inverse future it was 3 BTC / 50,000).
+    h.ok({ ...h.orderCommand(2, 'buy', 30, 200), instrumentName: combo });
+    assert.equal(h.get(quote.orderId).orderState, 'open');
+    // 15 more lots: 0.9 > 0.8.
+    h.ok({ ...h.orderCommand(2, 'buy', 15, 200), instrumentName: combo });
+    assert.equal(h.get(quote.orderId).cancelReason, 'mmp_trigger');
   });
 
   test('mmp needs an MMP config for the index: placing and editing to mmp are refused (13040) without one', () => {

@@ -15,7 +15,7 @@
  * - Sums are recomputed from the window each time (no float drift); everything is snapshotted.
  */
 import type { ResetMmp, SetMmpConfig } from '../core/commands.ts';
-import type { CommandResult, CoreError, CoreEvent } from '../core/events.ts';
+import type { CommandResult, CoreError, CoreEvent, TradeParty, TradeView } from '../core/events.ts';
 import { cancelResting } from './matching.ts';
 import { FLAG_MMP, FLAG_MMP_CANCELLED, type Order } from './order.ts';
 import { refusal, type VenueState } from './state.ts';
@@ -183,19 +183,7 @@ export function reactMmp(state: VenueState, events: readonly CoreEvent[], from: 
       if (group === undefined || frozen(group, state.now)) continue;
       const instrument = state.instruments.get(trade.instrumentName)!;
       const quantity = instrument.instrument.amountGrid.toNumber(trade.amount);
-      const sign = party.side === 'buy' ? 1 : -1;
-      let delta: number;
-      let vega = 0;
-      if (instrument.economics.isOption) {
-        const greeks = state.advanced.greeks.get(trade.instrumentName);
-        delta = sign * quantity * (greeks?.delta ?? 0);
-        vega = sign * quantity * (greeks?.vega ?? 0);
-      } else if (instrument.instrument.spec.marginKind === 'inverse') {
-        const index = state.indexPrice(instrument.instrument.currency);
-        delta = index === null || index <= 0 ? 0 : (sign * quantity) / index;
-      } else {
-        delta = sign * quantity;
-      }
+      const { delta, vega } = exposure(state, trade, party);
       group.window.push({ ts: state.now, quantity, delta, vega });
       const since = state.now - group.config.interval * 1000;
       while (group.window.length > 0 && group.window[0]!.ts <= since) group.window.shift();
@@ -212,6 +200,37 @@ export function reactMmp(state: VenueState, events: readonly CoreEvent[], from: 
     }
   }
   return changed;
+}
+
+/**
+ * The delta (coins) and vega a party's side of a trade adds. A combo trade adds its leg trades'
+ * (the party's own side of each): a combo has no greeks of its own, and its legs are what the
+ * account now holds.
+ */
+function exposure(state: VenueState, trade: TradeView, party: TradeParty): { delta: number; vega: number } {
+  if (trade.legs !== undefined) {
+    let delta = 0;
+    let vega = 0;
+    for (const leg of trade.legs) {
+      const own = party.liquidity === 'T' ? leg.taker : leg.maker;
+      const part = exposure(state, leg, own);
+      delta += part.delta;
+      vega += part.vega;
+    }
+    return { delta, vega };
+  }
+  const instrument = state.instruments.get(trade.instrumentName)!;
+  const quantity = instrument.instrument.amountGrid.toNumber(trade.amount);
+  const sign = party.side === 'buy' ? 1 : -1;
+  if (instrument.economics.isOption) {
+    const greeks = state.advanced.greeks.get(trade.instrumentName);
+    return { delta: sign * quantity * (greeks?.delta ?? 0), vega: sign * quantity * (greeks?.vega ?? 0) };
+  }
+  if (instrument.instrument.spec.marginKind === 'inverse') {
+    const index = state.indexPrice(instrument.instrument.currency);
+    return { delta: index === null || index <= 0 ? 0 : (sign * quantity) / index, vega: 0 };
+  }
+  return { delta: sign * quantity, vega: 0 };
 }
 
 function trigger(state: VenueState, group: MmpGroup, currency: string): void {
