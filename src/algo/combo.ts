@@ -9,10 +9,11 @@
  * uses it only when it is listed and open at placement (`commonComboPlan`), from journaled state
  * alone, so replay decides alike. Otherwise the legs are placed one order each, as before.
  *
- * Prices: the combo's limit is the net of the legs' converted limits, Σ ratio_i × price_i in
- * ticks (a combo and its legs share one tick, which the engine checks when it lists the combo).
+ * Prices: the combo's limit is the net of the legs' converted limits, Σ ratio_i × price_i, put on
+ * the combo's grid (`netComboTicks`: a leg's tick may be finer than the combo's).
  */
 import type { Side } from '../core/types.ts';
+import { parseDecimal } from '../domain/decimal.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { comboIdOf } from '../market/combos.ts';
 import type { AlgoMarketView } from './market-view.ts';
@@ -87,6 +88,31 @@ export function commonComboPlan(spec: PortfolioSpec, market: AlgoMarketView): Co
   }
   if (side === null) return null;
   return { instrumentName: name, instrument: combo, side, legs };
+}
+
+/**
+ * The combo price (combo ticks) of legs at `legTicks` (each in its own leg's ticks): Σ ratio ×
+ * price, exact in decimals, then onto the combo's grid, down for a buy and up for a sell (as
+ * converted prices round). A future spread on the perpetual has legs of 2.5 and 0.5 USD ticks.
+ */
+export function netComboTicks(
+  plan: ComboPlan,
+  legInstruments: readonly Instrument[],
+  legTicks: readonly number[],
+): number {
+  const ticks = [plan.instrument, ...legInstruments].map((instrument) =>
+    parseDecimal(instrument.spec.tickSize, 'tickSize'),
+  );
+  const scale = Math.max(...ticks.map((tick) => tick.scale));
+  const [comboTick, ...legTick] = ticks.map((tick) => tick.units * 10n ** BigInt(scale - tick.scale));
+  let net = 0n;
+  for (let i = 0; i < plan.legs.length; i++) net += BigInt(plan.legs[i]!.ratio * legTicks[i]!) * legTick[i]!;
+  const quotient = net / comboTick!;
+  const exact = quotient * comboTick! === net;
+  if (exact) return Number(quotient);
+  // BigInt division truncates toward zero: step to the floor (buy) or the ceiling (sell).
+  const floor = net < 0n ? quotient - 1n : quotient;
+  return Number(plan.side === 'buy' ? floor : floor + 1n);
 }
 
 /**

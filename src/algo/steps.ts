@@ -37,7 +37,7 @@ import {
   placeChild,
   placeComboChild,
 } from './children.ts';
-import { clearOfOwnCombo, commonComboPlan } from './combo.ts';
+import { clearOfOwnCombo, commonComboPlan, netComboTicks } from './combo.ts';
 import { applyTrigger, failPortfolio, finish } from './lifecycle.ts';
 import type { AlgoMarketView } from './market-view.ts';
 import {
@@ -458,7 +458,7 @@ function reconcileLegs(context: StepContext, portfolio: PortfolioState): boolean
 
 /**
  * COMMON whose legs form a listed, open combo (./combo.ts): one child on the combo for the legs'
- * whole quantity, at the net of the legs' converted limits (Σ ratio × ticks) kept clear of the
+ * whole quantity, at the net of the legs' converted limits (`netComboTicks`) kept clear of the
  * account's own resting combo orders, or at market. 'none': the legs go one order each (no
  * combo, no opposite combo order for a MARKET portfolio, or the engine refused the combo order:
  * the legs are then placed as if there were none). 'waiting': a leg price is not available yet
@@ -473,8 +473,9 @@ function placeCommonCombo(context: StepContext, portfolio: PortfolioState): 'pla
   if (spec.legs[0]!.pricing.priceType === 'MARKET') {
     if (noOppositeLiquidity(context, plan.instrumentName, plan.side)) return 'none';
   } else {
-    let net = 0;
-    for (const { leg: i, ratio } of plan.legs) {
+    const instruments: Instrument[] = [];
+    const ticks: number[] = [];
+    for (const { leg: i } of plan.legs) {
       const leg = spec.legs[i]!;
       const instrument = context.market.instrument(leg.instrumentName)!;
       const resolved = resolvePrice(context.market, instrument, leg.side, leg.pricing, context.stamp.ts);
@@ -482,8 +483,10 @@ function placeCommonCombo(context: StepContext, portfolio: PortfolioState): 'pla
         portfolio.retryAt ??= context.stamp.ts + PRICE_RETRY_MS;
         return 'waiting';
       }
-      net += ratio * resolved.price;
+      instruments.push(instrument);
+      ticks.push(resolved.price);
     }
+    const net = netComboTicks(plan, instruments, ticks);
     const opposite = plan.side === 'buy' ? 'sell' : 'buy';
     const own = context.market.accountBest(spec.accountId, plan.instrumentName, opposite);
     price = clearOfOwnCombo(plan.side, net, own);

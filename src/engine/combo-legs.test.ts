@@ -3,8 +3,9 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { CoreEvent } from '../core/events.ts';
 import type { InstrumentSpec } from '../domain/instrument.ts';
-import { createCombo } from '../market/combos.ts';
-import { comboPriceRange, legPrices } from './combo-legs.ts';
+import { buildCatalogue } from '../market/catalogue.ts';
+import { type ComboRequest, createCombo } from '../market/combos.ts';
+import { type ComboBook, comboLegsProblem, comboPriceRange, type LegTerms, legPrices } from './combo-legs.ts';
 import { Harness, optionSpec, perpetualSpec } from './testkit.ts';
 
 const EXPIRY = Date.UTC(2026, 11, 27, 8);
@@ -16,7 +17,8 @@ const PUT = 'BTC-27DEC26-70000-P';
 function specs(): Map<string, InstrumentSpec> {
   const list = [
     perpetualSpec(),
-    perpetualSpec({ name: FUTURE, settlementPeriod: 'month', expiration: EXPIRY }),
+    // Dated futures tick by 2.5 USD, the perpetual by 0.5 (the catalogue's grids).
+    perpetualSpec({ name: FUTURE, settlementPeriod: 'month', expiration: EXPIRY, tickSize: '2.5' }),
     optionSpec({ name: LOW_CALL }),
     optionSpec({ name: HIGH_CALL, strike: '75000' }),
     optionSpec({ name: PUT, optionType: 'put' }),
@@ -35,7 +37,7 @@ function venue(combo: string): Harness {
     indexPrices: [{ currency: 'BTC', price: 60_000 }],
     markPrices: [
       { instrumentName: 'BTC-PERPETUAL', markPrice: 120_010 }, // 60,005 USD
-      { instrumentName: FUTURE, markPrice: 121_000 }, // 60,500 USD
+      { instrumentName: FUTURE, markPrice: 24_200 }, // 60,500 USD
       { instrumentName: LOW_CALL, markPrice: 500 }, // 0.05 BTC
       { instrumentName: HIGH_CALL, markPrice: 300 },
       { instrumentName: PUT, markPrice: 900 },
@@ -74,91 +76,142 @@ function trades(events: readonly CoreEvent[]) {
   return events.flatMap((event) => (event.type === 'trade' ? [event.trade] : []));
 }
 
+/** Plain legs of one tick each, for the cases where ticks do not matter. */
+function plain(...legs: [1 | -1, number | null][]): LegTerms[] {
+  return legs.map(([ratio, reference]) => ({ ratio, step: 1, reference }));
+}
+
+/** A combo book of the given ratios and leg ticks (units), for comboPriceRange. */
+function book(legs: [1 | -1, number][], step = 1): ComboBook {
+  return {
+    legs: legs.map(([ratio, legStep]) => ({ ratio, step: legStep, instrument: undefined as never })),
+    step,
+  };
+}
+
 describe('legPrices', () => {
   test('legs stay at their references when they already net to the price', () => {
-    assert.deepEqual(
-      legPrices(200, [
-        { ratio: 1, reference: 500 },
-        { ratio: -1, reference: 300 },
-      ]),
-      [500, 300],
-    );
+    assert.deepEqual(legPrices(200, plain([1, 500], [-1, 300])), [500, 300]);
   });
 
   test('the dearest leg absorbs the difference; a sold leg moves the other way', () => {
-    assert.deepEqual(
-      legPrices(250, [
-        { ratio: 1, reference: 500 },
-        { ratio: -1, reference: 300 },
-      ]),
-      [550, 300],
-    );
-    assert.deepEqual(
-      legPrices(250, [
-        { ratio: 1, reference: 300 },
-        { ratio: -1, reference: 500 },
-      ]),
-      [300, 50],
-    );
+    assert.deepEqual(legPrices(250, plain([1, 500], [-1, 300])), [550, 300]);
+    assert.deepEqual(legPrices(250, plain([1, 300], [-1, 500])), [300, 50]);
   });
 
-  test('a leg that would go below one tick stops there and the next one takes the rest', () => {
+  test('a leg that would go below one tick stops there and another one moves', () => {
+    assert.deepEqual(legPrices(-600, plain([1, 500], [-1, 300])), [1, 601]);
+    assert.deepEqual(legPrices(3, plain([1, 500], [1, 900])), [2, 1]);
+  });
+
+  test('the finest-ticked leg absorbs, so every leg stays on its own grid', () => {
+    // A future spread on the perpetual: the dated future ticks by 2.5 USD (5 units of 0.5).
+    const spread = (perp: number) => [
+      { ratio: 1 as const, step: 5, reference: 121_000 },
+      { ratio: -1 as const, step: 1, reference: perp },
+    ];
+    assert.deepEqual(legPrices(1_000, spread(120_011)), [121_000, 120_000]);
+    // Bought legs only, the fine one at its floor: the coarse one falls in whole ticks.
     assert.deepEqual(
-      legPrices(-600, [
-        { ratio: 1, reference: 500 },
-        { ratio: -1, reference: 300 },
+      legPrices(12, [
+        { ratio: 1, step: 5, reference: 50 },
+        { ratio: 1, step: 1, reference: 40 },
       ]),
-      [1, 601],
-    );
-    assert.deepEqual(
-      legPrices(3, [
-        { ratio: 1, reference: 500 },
-        { ratio: 1, reference: 900 },
-      ]),
-      [2, 1],
+      [10, 2],
     );
   });
 
   test('bought legs only: no split below one tick per leg', () => {
-    assert.deepEqual(comboPriceRange([1, 1]), { min: 2, max: Number.POSITIVE_INFINITY });
-    assert.deepEqual(comboPriceRange([1, -1]), {
-      min: Number.NEGATIVE_INFINITY,
-      max: Number.POSITIVE_INFINITY,
-    });
-    assert.deepEqual(comboPriceRange([-1, -1, -1]), { min: Number.NEGATIVE_INFINITY, max: -3 });
-    assert.equal(
-      legPrices(1, [
-        { ratio: 1, reference: 5 },
-        { ratio: 1, reference: null },
-      ]),
-      null,
+    assert.deepEqual(
+      comboPriceRange(
+        book([
+          [1, 1],
+          [1, 1],
+        ]),
+      ),
+      { min: 2, max: Number.POSITIVE_INFINITY },
     );
+    assert.deepEqual(
+      comboPriceRange(
+        book(
+          [
+            [1, 5],
+            [1, 1],
+          ],
+          5,
+        ),
+      ),
+      { min: 2, max: Number.POSITIVE_INFINITY },
+    );
+    assert.deepEqual(
+      comboPriceRange(
+        book([
+          [1, 1],
+          [-1, 1],
+        ]),
+      ),
+      {
+        min: Number.NEGATIVE_INFINITY,
+        max: Number.POSITIVE_INFINITY,
+      },
+    );
+    assert.deepEqual(
+      comboPriceRange(
+        book([
+          [-1, 1],
+          [-1, 1],
+          [-1, 1],
+        ]),
+      ),
+      { min: Number.NEGATIVE_INFINITY, max: -3 },
+    );
+    assert.equal(legPrices(1, plain([1, 5], [1, null])), null);
   });
 
-  test('property: whole ticks ≥ 1 netting exactly to the price, or null exactly outside the range', () => {
+  test('property: on each leg grid, at least one tick, netting exactly, or null exactly outside the range', () => {
     const leg = fc.record({
       ratio: fc.constantFrom<1 | -1>(1, -1),
-      reference: fc.option(fc.integer({ min: -10, max: 1_000_000 }), { nil: null }),
+      step: fc.constantFrom(1, 5),
+      reference: fc.option(fc.integer({ min: -10, max: 200_000 }), { nil: null }),
     });
     fc.assert(
       fc.property(
         fc.array(leg, { minLength: 2, maxLength: 4 }),
-        fc.integer({ min: -2_000_000, max: 2_000_000 }),
-        (legs, price) => {
+        fc.integer({ min: -500_000, max: 500_000 }),
+        (drawn, price) => {
+          // References are whole ticks of their legs; one leg has the finest tick (the unit).
+          const legs: LegTerms[] = drawn.map((l, i) => ({
+            ratio: l.ratio,
+            step: i === 0 ? 1 : l.step,
+            reference: l.reference === null ? null : l.reference * (i === 0 ? 1 : l.step),
+          }));
           const prices = legPrices(price, legs);
-          const range = comboPriceRange(legs.map((l) => l.ratio));
+          const range = comboPriceRange(book(legs.map((l) => [l.ratio, l.step])));
           if (price < range.min || price > range.max) return prices === null;
-          assert.ok(prices !== null);
-          assert.ok(prices.every((p) => Number.isSafeInteger(p) && p >= 1));
+          assert.ok(prices !== null, 'splits inside the range');
+          for (const [i, p] of prices.entries()) {
+            assert.ok(
+              Number.isSafeInteger(p) && p >= legs[i]!.step && p % legs[i]!.step === 0,
+              `leg ${i} at ${p}`,
+            );
+          }
           assert.equal(
             legs.reduce((sum, l, i) => sum + l.ratio * prices[i]!, 0),
             price,
           );
-          // Only the net moves legs off their references: the moves add up to exactly it.
-          const start = legs.map((l) => Math.max(1, l.reference ?? 1));
-          const net = price - legs.reduce((sum, l, i) => sum + l.ratio * start[i]!, 0);
-          const moves = prices.reduce((sum, p, i) => sum + Math.abs(p - start[i]!), 0);
-          assert.equal(moves, Math.abs(net));
+          // When the dearest finest-ticked leg can take the whole net, no other leg moves.
+          const start = legs.map((l) => Math.max(l.step, l.reference ?? l.step));
+          let absorber = -1;
+          for (const [i, l] of legs.entries())
+            if (l.step === 1 && (absorber < 0 || start[i]! > start[absorber]!)) absorber = i;
+          const alone =
+            legs[absorber]!.ratio *
+            (price - legs.reduce((sum, l, i) => (i === absorber ? sum : sum + l.ratio * start[i]!), 0));
+          if (alone >= 1)
+            assert.deepEqual(
+              prices.filter((_, i) => i !== absorber),
+              start.filter((_, i) => i !== absorber),
+            );
           return true;
         },
       ),
@@ -223,23 +276,28 @@ describe('a trade on a combo book is booked on its legs', () => {
     assert.equal(h.venue.recentTrades(LOW_CALL).length, 1);
   });
 
-  test('future spread: the perpetual leg stays at its mark, PnL is booked on the legs when closed', () => {
+  test('future spread: legs on their own grids, PnL booked on the legs when closed', () => {
     const h = venue('BTC-FS-27DEC26_PERP');
     const combo = 'BTC-FS-27DEC26_PERP';
-    h.order(1, 'sell', 100, 990, { instrumentName: combo }); // 495 USD spread, 1,000 USD
-    const opened = trades(h.order(2, 'buy', 100, 990, { instrumentName: combo }).events)[0]!;
+    h.order(1, 'sell', 100, 198, { instrumentName: combo }); // a 495 USD spread (2.5 USD ticks), 1,000 USD
+    const opened = trades(h.order(2, 'buy', 100, 198, { instrumentName: combo }).events)[0]!;
     assert.deepEqual(
       opened.legs!.map((l) => [l.instrumentName, l.price, l.taker.side]),
       [
-        [FUTURE, 121_000, 'buy'],
+        [FUTURE, 24_200, 'buy'],
         ['BTC-PERPETUAL', 120_010, 'sell'],
       ],
     );
     assert.equal(h.venue.position(2, FUTURE)!.size, 100);
     assert.equal(h.venue.position(2, 'BTC-PERPETUAL')!.size, -100);
     // Closing at a wider spread: the legs realise the profit.
-    h.order(1, 'buy', 100, 1_010, { instrumentName: combo });
-    const closed = trades(h.order(2, 'sell', 100, 1_010, { instrumentName: combo }).events)[0]!;
+    h.order(1, 'buy', 100, 202, { instrumentName: combo });
+    const closed = trades(h.order(2, 'sell', 100, 202, { instrumentName: combo }).events)[0]!;
+    // The perpetual (the finer tick) absorbs the wider spread: 60,500 − 505 USD.
+    assert.deepEqual(
+      closed.legs!.map((l) => l.price),
+      [24_200, 119_990],
+    );
     assert.equal(h.venue.position(2, FUTURE)?.size ?? 0, 0);
     assert.equal(h.venue.position(2, 'BTC-PERPETUAL')?.size ?? 0, 0);
     assert.equal(
@@ -274,9 +332,9 @@ describe('a trade on a combo book is booked on its legs', () => {
   test('a leg that expires cancels the resting combo orders, and the combo takes no new ones', () => {
     const h = venue('BTC-FS-27DEC26_PERP');
     const combo = 'BTC-FS-27DEC26_PERP';
-    const resting = h.order(1, 'sell', 100, 990, { instrumentName: combo });
+    const resting = h.order(1, 'sell', 100, 198, { instrumentName: combo });
     assert.ok(resting.ok);
-    const settled = h.ok({ type: 'settle_instrument', instrumentName: FUTURE, settlementPrice: 121_000 });
+    const settled = h.ok({ type: 'settle_instrument', instrumentName: FUTURE, settlementPrice: 24_200 });
     assert.ok(
       settled.events.some(
         (e) =>
@@ -285,10 +343,65 @@ describe('a trade on a combo book is booked on its legs', () => {
           e.order.cancelReason === 'settlement',
       ),
     );
-    const refused = h.order(2, 'buy', 100, 990, { instrumentName: combo });
+    const refused = h.order(2, 'buy', 100, 198, { instrumentName: combo });
     assert.ok(!refused.ok);
     assert.equal(refused.error.name, 'instrument_expired');
     assert.match(refused.error.message, /BTC-27DEC26/);
+  });
+
+  test('every combo the catalogue can build is listed: spreads, straddles and future spreads, inverse and linear', () => {
+    const now = Date.UTC(2026, 10, 22, 6);
+    const specs = buildCatalogue(now, { BTC: 65_000, ETH: 3_200 });
+    const byName = new Map(specs.map((spec) => [spec.name, spec]));
+    const futures = specs.filter((spec) => spec.kind === 'future' && spec.marginKind === 'inverse');
+    const requests: ComboRequest[] = [];
+    for (const currency of ['BTC', 'ETH']) {
+      const dated = futures
+        .filter((spec) => spec.baseCurrency === currency && spec.expiration !== null)
+        .map((spec) => spec.expiration!)
+        .sort((a, b) => a - b);
+      requests.push({ kind: 'future_spread', currency, longExpiration: dated[1]!, shortExpiration: null });
+      requests.push({
+        kind: 'future_spread',
+        currency,
+        longExpiration: dated[1]!,
+        shortExpiration: dated[0]!,
+      });
+      for (const linear of [false, true]) {
+        const calls = specs.filter(
+          (spec) =>
+            spec.kind === 'option' &&
+            spec.optionType === 'call' &&
+            spec.baseCurrency === currency &&
+            (spec.marginKind === 'linear') === linear,
+        );
+        const expiration = calls[0]!.expiration!;
+        const strikes = calls
+          .filter((spec) => spec.expiration === expiration)
+          .map((spec) => Number(spec.strike))
+          .sort((a, b) => a - b);
+        const [longStrike, shortStrike] = [strikes[0]!, strikes[1]!];
+        requests.push({ kind: 'call_spread', currency, linear, expiration, longStrike, shortStrike });
+        requests.push({
+          kind: 'put_spread',
+          currency,
+          linear,
+          expiration,
+          longStrike: shortStrike,
+          shortStrike: longStrike,
+        });
+        requests.push({ kind: 'straddle', currency, linear, expiration, strike: longStrike });
+      }
+    }
+    for (const request of requests) {
+      const created = createCombo(request, (name) => byName.get(name), now);
+      assert.ok(created.ok, JSON.stringify(request));
+      assert.equal(
+        comboLegsProblem(created.spec, (name) => byName.get(name)),
+        null,
+        created.spec.name,
+      );
+    }
   });
 
   test('a combo whose legs cannot carry its trades is not listed', () => {

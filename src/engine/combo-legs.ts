@@ -3,15 +3,22 @@
  * model: a trade on a combo's book is booked as one trade per leg, and positions live on the
  * legs only).
  *
+ * Prices are worked in one unit u, the finest leg tick: a leg's tick is `step` units and the
+ * combo's tick `ComboBook.step` units (BTC-FS-25DEC26_PERP: u = 0.5 USD, the perpetual's tick;
+ * the dated future and the combo tick 2.5 USD, 5 units).
+ *
  * Invariants:
- * - Every leg has ratio ±1 and the combo's own price and amount grids (`comboLegsProblem`
- *   refuses anything else at listing), so a combo tick is a leg tick and a combo lot a leg lot.
- * - `legPrices(P, legs)` returns whole leg ticks p_i ≥ 1 with Σ ratio_i × p_i = P exactly, each leg
- *   at its reference (mark, else last price) except where the net must be absorbed; the dearest
- *   leg absorbs first, so the relative move off the marks is smallest. It returns null only when
- *   no such prices exist: every ratio is +1 and P is below the number of legs.
+ * - Every leg has ratio ±1, the combo's amount grid (a combo lot is a leg lot) and its
+ *   settlement currency, and every tick is a whole number of units (`comboLegsProblem` refuses
+ *   anything else at listing).
+ * - `legPrices(P, legs)` returns leg prices on each leg's own grid, each at least one tick, with
+ *   Σ ratio_i × p_i = P exactly: every leg at its reference (mark, else last price) but one, the
+ *   dearest of the finest-ticked legs, which absorbs the net. Only when that would take it below
+ *   one tick do the others move, as little as their ticks allow. It returns null only when no
+ *   such prices exist (P outside `comboPriceRange`).
  */
 import type { Side } from '../core/types.ts';
+import { parseDecimal } from '../domain/decimal.ts';
 import type { InstrumentSpec } from '../domain/instrument.ts';
 import type { InstrumentState, VenueState } from './state.ts';
 
@@ -19,6 +26,29 @@ export interface ComboLegState {
   readonly instrument: InstrumentState;
   /** +1: traded in the combo's direction; −1: the opposite one. */
   readonly ratio: 1 | -1;
+  /** The leg's tick in units. */
+  readonly step: number;
+}
+
+export interface ComboBook {
+  readonly legs: readonly ComboLegState[];
+  /** The combo's tick in units. */
+  readonly step: number;
+}
+
+/** Each tick in units of the finest leg tick, or null when one is not a whole number of them. */
+function ticksInUnits(
+  comboTick: string,
+  legTicks: readonly string[],
+): { combo: number; legs: number[] } | null {
+  const parsed = [comboTick, ...legTicks].map((tick) => parseDecimal(tick, 'tickSize'));
+  const scale = Math.max(...parsed.map((p) => p.scale));
+  const units = parsed.map((p) => p.units * 10n ** BigInt(scale - p.scale));
+  let unit = units[1]!;
+  for (const u of units.slice(2)) if (u < unit) unit = u;
+  if (unit <= 0n || units.some((u) => u % unit !== 0n)) return null;
+  const steps = units.map((u) => Number(u / unit));
+  return { combo: steps[0]!, legs: steps.slice(1) };
 }
 
 /** Why a combo spec cannot be split into its legs, or null when it can. */
@@ -28,35 +58,53 @@ export function comboLegsProblem(
 ): string | null {
   if (spec.legs === null) return null;
   if (spec.legs.length < 2) return 'a combo needs at least two legs';
+  const legSpecs: InstrumentSpec[] = [];
   for (const leg of spec.legs) {
     const legSpec = lookup(leg.instrumentName);
     if (legSpec === undefined) return `combo leg ${leg.instrumentName} is not listed`;
     if (legSpec.legs !== null) return `combo leg ${leg.instrumentName} is itself a combo`;
     if (leg.ratio !== 1 && leg.ratio !== -1)
       return `combo leg ${leg.instrumentName} has ratio ${leg.ratio}, not ±1`;
-    if (legSpec.tickSize !== spec.tickSize || legSpec.minTradeAmount !== spec.minTradeAmount)
-      return `combo leg ${leg.instrumentName} has other grids than the combo`;
+    if (legSpec.minTradeAmount !== spec.minTradeAmount)
+      return `combo leg ${leg.instrumentName} trades in other lots than the combo`;
     if (legSpec.settlementCurrency !== spec.settlementCurrency)
       return `combo leg ${leg.instrumentName} settles in another currency`;
+    legSpecs.push(legSpec);
   }
+  if (
+    ticksInUnits(
+      spec.tickSize,
+      legSpecs.map((legSpec) => legSpec.tickSize),
+    ) === null
+  )
+    return 'combo and leg ticks must all be whole multiples of the finest leg tick';
   return null;
 }
 
-const resolved = new WeakMap<InstrumentState, readonly ComboLegState[]>();
+const resolved = new WeakMap<InstrumentState, ComboBook>();
 
-/** The combo's legs (resolved once per instrument), or null for an instrument that is no combo. */
-export function comboLegs(state: VenueState, instrument: InstrumentState): readonly ComboLegState[] | null {
+/** The combo's legs and ticks (resolved once per instrument), or null for an instrument that is no combo. */
+export function comboLegs(state: VenueState, instrument: InstrumentState): ComboBook | null {
   const legs = instrument.instrument.spec.legs;
   if (legs === null) return null;
-  let out = resolved.get(instrument);
-  if (out === undefined) {
-    out = legs.map((leg) => ({
-      instrument: state.instruments.get(leg.instrumentName)!,
-      ratio: leg.ratio > 0 ? 1 : -1,
-    }));
-    resolved.set(instrument, out);
+  let book = resolved.get(instrument);
+  if (book === undefined) {
+    const legStates = legs.map((leg) => state.instruments.get(leg.instrumentName)!);
+    const ticks = ticksInUnits(
+      instrument.instrument.spec.tickSize,
+      legStates.map((leg) => leg.instrument.spec.tickSize),
+    )!;
+    book = {
+      legs: legs.map((leg, i) => ({
+        instrument: legStates[i]!,
+        ratio: leg.ratio > 0 ? 1 : -1,
+        step: ticks.legs[i]!,
+      })),
+      step: ticks.combo,
+    };
+    resolved.set(instrument, book);
   }
-  return out;
+  return book;
 }
 
 /** The side a party trades a leg on when it trades the combo on `side`. */
@@ -66,47 +114,88 @@ export function legSide(side: Side, ratio: 1 | -1): Side {
 }
 
 /**
- * The combo prices that split into positive leg prices: a combo of bought legs only trades at one
- * tick per leg or more, one of sold legs only at minus one tick per leg or less.
+ * The combo prices (ticks) that split into leg prices of at least one tick: a combo of bought
+ * legs only trades at one tick of each leg or more, one of sold legs only at minus that or less.
  */
-export function comboPriceRange(ratios: readonly (1 | -1)[]): { readonly min: number; readonly max: number } {
-  const bought = ratios.filter((ratio) => ratio > 0).length;
-  const sold = ratios.length - bought;
+export function comboPriceRange(book: ComboBook): { readonly min: number; readonly max: number } {
+  let bought = 0;
+  let sold = 0;
+  for (const leg of book.legs) {
+    if (leg.ratio > 0) bought += leg.step;
+    else sold += leg.step;
+  }
   return {
-    min: sold === 0 ? bought : Number.NEGATIVE_INFINITY,
-    max: bought === 0 ? -sold : Number.POSITIVE_INFINITY,
+    min: sold === 0 ? Math.ceil(bought / book.step) : Number.NEGATIVE_INFINITY,
+    max: bought === 0 ? -Math.ceil(sold / book.step) : Number.POSITIVE_INFINITY,
   };
 }
 
-/**
- * Leg prices in ticks for a combo price `price` (see the invariants above). `references` are the
- * legs' marks (or last prices), null when the leg has neither.
- */
-export function legPrices(
-  price: number,
-  legs: readonly { readonly ratio: 1 | -1; readonly reference: number | null }[],
-): number[] | null {
-  const prices = legs.map((leg) => Math.max(1, leg.reference ?? 1));
-  let residual = price;
-  for (let i = 0; i < legs.length; i++) residual -= legs[i]!.ratio * prices[i]!;
-  const dearestFirst = legs.map((_, i) => i).sort((a, b) => prices[b]! - prices[a]! || a - b);
-  for (const i of dearestFirst) {
-    if (residual === 0) break;
-    const ratio = legs[i]!.ratio;
-    const moved = Math.max(1, prices[i]! + ratio * residual);
-    residual -= ratio * (moved - prices[i]!);
-    prices[i] = moved;
-  }
-  return residual === 0 ? prices : null;
+export interface LegTerms {
+  readonly ratio: 1 | -1;
+  /** The leg's tick in units. */
+  readonly step: number;
+  /** Its reference price in units (a whole number of its ticks), null when it has none. */
+  readonly reference: number | null;
 }
 
-/** Leg prices for a trade or a reserve on `instrument`'s combo book at `price`, from the legs' marks. */
-export function comboLegPrices(legs: readonly ComboLegState[], price: number): number[] | null {
-  return legPrices(
-    price,
-    legs.map((leg) => ({
-      ratio: leg.ratio,
-      reference: leg.instrument.markPrice ?? leg.instrument.lastPrice,
-    })),
+/** Leg prices in units for a combo price of `price` units (see the invariants above). */
+export function legPrices(price: number, legs: readonly LegTerms[]): number[] | null {
+  const prices = legs.map((leg) => Math.max(leg.step, leg.reference ?? leg.step));
+  const finest = Math.min(...legs.map((leg) => leg.step));
+  let absorber = -1;
+  for (let i = 0; i < legs.length; i++) {
+    if (legs[i]!.step === finest && (absorber < 0 || prices[i]! > prices[absorber]!)) absorber = i;
+  }
+  const solve = (): number => {
+    let rest = price;
+    for (let i = 0; i < legs.length; i++) if (i !== absorber) rest -= legs[i]!.ratio * prices[i]!;
+    return legs[absorber]!.ratio * rest;
+  };
+  const own = legs[absorber]!;
+  let absorbed = solve();
+  if (absorbed % own.step !== 0) return null;
+  let shortfall = own.step - absorbed;
+  if (shortfall > 0) {
+    // The absorber rises by `shortfall` when the others shift their net by −ratio × shortfall: a
+    // leg of the opposite ratio rises (no bound), one of the same ratio falls (to one tick).
+    const others = legs.map((_, i) => i).filter((i) => i !== absorber);
+    others.sort((a, b) => prices[b]! - prices[a]! || a - b);
+    for (const i of others) {
+      if (shortfall <= 0) break;
+      const leg = legs[i]!;
+      const move = Math.ceil(shortfall / leg.step) * leg.step;
+      if (leg.ratio !== own.ratio) {
+        prices[i] = prices[i]! + move;
+        shortfall -= move;
+      } else {
+        const room = prices[i]! - leg.step;
+        const fall = Math.min(room, move);
+        prices[i] = prices[i]! - fall;
+        shortfall -= fall;
+      }
+    }
+    absorbed = solve();
+    if (absorbed < own.step || absorbed % own.step !== 0) return null;
+  }
+  prices[absorber] = absorbed;
+  return prices;
+}
+
+/**
+ * Leg prices in each leg's own ticks for a trade (or a reserve) at `price` combo ticks, from the
+ * legs' marks (else their last prices); null when they cannot net to it.
+ */
+export function comboLegPrices(book: ComboBook, price: number): number[] | null {
+  const units = legPrices(
+    price * book.step,
+    book.legs.map((leg) => {
+      const reference = leg.instrument.markPrice ?? leg.instrument.lastPrice;
+      return {
+        ratio: leg.ratio,
+        step: leg.step,
+        reference: reference === null ? null : reference * leg.step,
+      };
+    }),
   );
+  return units === null ? null : units.map((p, i) => p / book.legs[i]!.step);
 }

@@ -16,7 +16,7 @@
 import type { OrderView, TradeParty, TradeView } from '../core/events.ts';
 import type { CancelReason, TickDirection } from '../core/types.ts';
 import { type Account, applyFill, type Position } from './accounts.ts';
-import { type ComboLegState, comboLegPrices, comboLegs, legSide } from './combo-legs.ts';
+import { type ComboBook, comboLegPrices, comboLegs, legSide } from './combo-legs.ts';
 import { consumeDisplay, refreshDisplay } from './iceberg.ts';
 import {
   FLAG_API,
@@ -332,15 +332,15 @@ export function settleTrade(
   lots: number,
   block: BlockTerms | null,
 ): TradeView {
-  const legs = comboLegs(state, instrument);
-  if (legs !== null) {
-    const prices = comboLegPrices(legs, price);
+  const combo = comboLegs(state, instrument);
+  if (combo !== null) {
+    const prices = comboLegPrices(combo, price);
     // Prices that cannot split are refused when orders are placed (comboPriceRange).
     if (prices !== null)
       return settleComboTrade(
         state,
         instrument,
-        legs,
+        combo.legs,
         prices,
         taker,
         takerAccount,
@@ -467,7 +467,7 @@ function noteTrade(state: VenueState, instrument: InstrumentState, trade: TradeV
 function settleComboTrade(
   state: VenueState,
   instrument: InstrumentState,
-  legs: readonly ComboLegState[],
+  legs: ComboBook['legs'],
   prices: readonly number[],
   taker: Order,
   takerAccount: Account,

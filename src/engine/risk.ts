@@ -20,7 +20,7 @@
  */
 import type { Side } from '../core/types.ts';
 import { type Account, Ledger, type Position } from './accounts.ts';
-import { type ComboLegState, comboLegPrices, comboLegs, legSide } from './combo-legs.ts';
+import { type ComboBook, comboLegPrices, comboLegs, legSide } from './combo-legs.ts';
 import type { InstrumentState, VenueState } from './state.ts';
 
 export interface PriceBand {
@@ -64,8 +64,8 @@ export function orderReserve(
   price: number,
   pendingLots = 0,
 ): { currency: string; amount: number } {
-  const legs = comboLegs(state, instrument);
-  if (legs !== null) return comboReserve(state, instrument, legs, account, side, lots, price);
+  const combo = comboLegs(state, instrument);
+  if (combo !== null) return comboReserve(state, instrument, combo, account, side, lots, price);
   const economics = instrument.economics;
   const fee = Math.max(0, economics.fee(lots, price, 'T', state.indexPrice(economics.baseCurrency)));
   if (economics.isSpot) {
@@ -98,18 +98,18 @@ export function orderReserve(
 function comboReserve(
   state: VenueState,
   instrument: InstrumentState,
-  legs: readonly ComboLegState[],
+  combo: ComboBook,
   account: Account,
   side: Side,
   lots: number,
   price: number,
 ): { currency: string; amount: number } {
   const prices =
-    comboLegPrices(legs, price) ??
-    legs.map((leg) => Math.max(1, leg.instrument.markPrice ?? leg.instrument.lastPrice ?? 1));
+    comboLegPrices(combo, price) ??
+    combo.legs.map((leg) => Math.max(1, leg.instrument.markPrice ?? leg.instrument.lastPrice ?? 1));
   let amount = 0;
-  for (let i = 0; i < legs.length; i++) {
-    const leg = legs[i]!;
+  for (let i = 0; i < combo.legs.length; i++) {
+    const leg = combo.legs[i]!;
     amount += orderReserve(state, leg.instrument, account, legSide(side, leg.ratio), lots, prices[i]!).amount;
   }
   return { currency: instrument.economics.settlementCurrency, amount };

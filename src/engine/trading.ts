@@ -99,7 +99,7 @@ function lookup(
       field: 'instrumentName',
     });
   }
-  const expiredLeg = comboLegs(state, instrument)?.find((leg) => leg.instrument.status !== 'open');
+  const expiredLeg = comboLegs(state, instrument)?.legs.find((leg) => leg.instrument.status !== 'open');
   if (expiredLeg !== undefined) {
     return refusal('instrument_expired', `combo leg ${expiredLeg.instrument.instrument.name} has expired`, {
       field: 'instrumentName',
@@ -123,9 +123,9 @@ function checkPrice(
   ) {
     return refusal('invalid_price', 'price must be positive', { field: 'price' });
   }
-  const legs = comboLegs(state, instrument);
-  if (legs !== null) {
-    const range = comboPriceRange(legs.map((leg) => leg.ratio));
+  const combo = comboLegs(state, instrument);
+  if (combo !== null) {
+    const range = comboPriceRange(combo);
     if (price < range.min) {
       const minPrice = instrument.instrument.formatPrice(range.min);
       return refusal(
