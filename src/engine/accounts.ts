@@ -121,6 +121,11 @@ export class OpenOrders implements Iterable<Order> {
   }
 }
 
+export interface OpenLots {
+  buys: number;
+  sells: number;
+}
+
 export class Account {
   readonly ledgers = new Map<string, Ledger>();
   readonly positions = new Map<number, Position>();
@@ -132,6 +137,12 @@ export class Account {
    * account start with it on (cod-sessions.ts). Saved only when on.
    */
   cancelOnDisconnect = false;
+  /**
+   * The remaining lots the account's resting combo orders would trade on each leg, by leg
+   * instrument id: the legs' share of its open orders for the reducing-order exemption
+   * (risk.ts). Derived from the resting orders (matching.ts `changeOpenLots`), not saved.
+   */
+  readonly comboOpen = new Map<number, OpenLots>();
 
   constructor(
     readonly id: number,

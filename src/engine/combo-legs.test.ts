@@ -316,6 +316,27 @@ describe('a trade on a combo book is booked on its legs', () => {
     assert.ok(reserved > 0, `reserved ${reserved}`);
   });
 
+  test('a combo order that closes leg positions reserves no margin, but only once', () => {
+    const h = venue('BTC-FS-27DEC26_PERP');
+    const combo = 'BTC-FS-27DEC26_PERP';
+    h.order(1, 'sell', 100, 198, { instrumentName: combo });
+    h.order(2, 'buy', 100, 198, { instrumentName: combo });
+    // Account 2: long 100 lots of the future, short 100 of the perpetual.
+    const available = () => h.venue.accountSummary(2, 'BTC')!.availableFunds;
+    const before = available();
+    assert.ok(h.order(2, 'sell', 100, 200, { instrumentName: combo }).ok);
+    const closing = before - available();
+    // A second order closing the same legs is no longer reducing: it reserves the legs' margin.
+    assert.ok(h.order(2, 'sell', 100, 200, { instrumentName: combo }).ok);
+    const opening = before - closing - available();
+    assert.ok(opening > 10 * closing, `closing ${closing}, opening ${opening}`);
+    // So does an order on a leg itself, once combo orders claim the position.
+    const legBefore = available();
+    assert.ok(h.order(2, 'sell', 100, 24_400, { instrumentName: FUTURE }).ok);
+    assert.ok(legBefore - available() > closing);
+    h.venue.validate();
+  });
+
   test('a straddle below one tick per leg is refused, naming the price', () => {
     const h = venue('BTC-STRD-27DEC26-70000');
     h.ok({

@@ -10,8 +10,8 @@
  *   positions (or spot balances), books fees and cash, and emits: maker order, trade,
  *   positions, balances. The taker's order event is emitted once by the caller at the end.
  * - A resting order is counted in its level totals, its account's open set, its position's
- *   openBuys/openSells (and reduce-only counters) and its ledger's reserve, and leaves all of
- *   them together (`unrest`).
+ *   openBuys/openSells (a combo order: and its account's `comboOpen` on each leg), its reduce-only
+ *   counters and its ledger's reserve, and leaves all of them together (`unrest`).
  */
 import type { OrderView, TradeParty, TradeView } from '../core/events.ts';
 import type { CancelReason, TickDirection } from '../core/types.ts';
@@ -45,14 +45,40 @@ export function rest(
   account.openOrderCount++;
   const position = instrument.position(account);
   const remaining = order.amount - order.filled;
-  if (order.side === 'buy') position.openBuys += remaining;
-  else position.openSells += remaining;
+  changeOpenLots(state, instrument, account, position, order.side, remaining);
   if ((order.flags & FLAG_REDUCE_ONLY) !== 0) {
     if (order.side === 'buy') position.reduceOnlyBuys += remaining;
     else position.reduceOnlySells += remaining;
   }
   if (order.reserved !== 0) account.ledger(order.reserveCurrency).reserved += order.reserved;
   if (queueExpiry && order.expiresAt !== 0) state.expiries.push(order);
+}
+
+/**
+ * Moves a resting order's open lots on its position by `lots` (negative: fewer), and for a combo
+ * order the account's open lots on each leg too, each on the leg's own side.
+ */
+export function changeOpenLots(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  position: Position,
+  side: 'buy' | 'sell',
+  lots: number,
+): void {
+  if (side === 'buy') position.openBuys += lots;
+  else position.openSells += lots;
+  const combo = comboLegs(state, instrument);
+  if (combo === null) return;
+  for (const leg of combo.legs) {
+    let open = account.comboOpen.get(leg.instrument.id);
+    if (open === undefined) {
+      open = { buys: 0, sells: 0 };
+      account.comboOpen.set(leg.instrument.id, open);
+    }
+    if (legSide(side, leg.ratio) === 'buy') open.buys += lots;
+    else open.sells += lots;
+  }
 }
 
 /** Removes a resting order from its book and every per-account total (state unchanged). */
@@ -63,8 +89,7 @@ export function unrest(state: VenueState, instrument: InstrumentState, order: Or
   account.openOrderCount--;
   const position = instrument.position(account);
   const remaining = order.amount - order.filled;
-  if (order.side === 'buy') position.openBuys -= remaining;
-  else position.openSells -= remaining;
+  changeOpenLots(state, instrument, account, position, order.side, -remaining);
   if ((order.flags & FLAG_REDUCE_ONLY) !== 0) {
     if (order.side === 'buy') position.reduceOnlyBuys -= remaining;
     else position.reduceOnlySells -= remaining;
@@ -229,13 +254,9 @@ function shrinkResting(
     x.displayAmount = display;
   } else level.reduce(order, lots);
   const position = instrument.position(account);
-  if (order.side === 'buy') {
-    position.openBuys -= lots;
-    position.reduceOnlyBuys -= lots;
-  } else {
-    position.openSells -= lots;
-    position.reduceOnlySells -= lots;
-  }
+  changeOpenLots(state, instrument, account, position, order.side, -lots);
+  if (order.side === 'buy') position.reduceOnlyBuys -= lots;
+  else position.reduceOnlySells -= lots;
   if (order.reserved !== 0) {
     const released = Math.floor((order.reserved * lots) / remainingBefore);
     order.reserved -= released;
@@ -275,8 +296,7 @@ function fill(
   level.reduce(maker, lots);
   if ((maker.flags & FLAG_ICEBERG) !== 0) consumeDisplay(maker, lots);
   const makerPosition = instrument.position(makerAccount);
-  if (maker.side === 'buy') makerPosition.openBuys -= lots;
-  else makerPosition.openSells -= lots;
+  changeOpenLots(state, instrument, makerAccount, makerPosition, maker.side, -lots);
   if ((maker.flags & FLAG_REDUCE_ONLY) !== 0) {
     if (maker.side === 'buy') makerPosition.reduceOnlyBuys -= lots;
     else makerPosition.reduceOnlySells -= lots;

@@ -11,7 +11,7 @@
  */
 
 import type { LinkGroup } from './linked-orders.ts';
-import { cancelResting } from './matching.ts';
+import { cancelResting, changeOpenLots } from './matching.ts';
 import { FLAG_ICEBERG, FLAG_REDUCE_ONLY, type Order } from './order.ts';
 import { isClosedState } from './order-state.ts';
 import type { VenueState } from './state.ts';
@@ -96,8 +96,7 @@ function shrink(state: VenueState, order: Order, lots: number): void {
   // An iceberg's visible share is its display: take it out and put it back (priority lost).
   if (iceberg) level.remove(order);
   else level.reduce(order, lots);
-  if (order.side === 'buy') position.openBuys -= lots;
-  else position.openSells -= lots;
+  changeOpenLots(state, instrument, account, position, order.side, -lots);
   if ((order.flags & FLAG_REDUCE_ONLY) !== 0) {
     if (order.side === 'buy') position.reduceOnlyBuys -= lots;
     else position.reduceOnlySells -= lots;

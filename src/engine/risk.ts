@@ -8,8 +8,9 @@
  *   optionShortMarginBps × underlying notional (coin amount for coin-settled options, amount ×
  *   index for stablecoin-settled ones, the premium when no index is known yet).
  * - spot: a buy reserves the quote value, a sell the base amount (in the base currency).
- * - lots of an order that only reduce the position (beyond other open orders on that side)
- *   need no margin; every order also reserves its worst-case taker fee.
+ * - lots of an order that only reduce the position (beyond other open orders on that side,
+ *   resting combo orders' shares of the leg included) need no margin; every order also reserves
+ *   its worst-case taker fee.
  * Equity = balance + unrealised futures PnL at mark + marked value of option positions (long
  * adds, short subtracts; at cost without a mark, long options at 0). Available funds =
  * equity − position margin − reserved by open orders. An order is accepted when its reserve ≤
@@ -19,7 +20,7 @@
  * refused (price_too_high / price_too_low with the limit); market orders are bounded by it.
  */
 import type { Side } from '../core/types.ts';
-import { type Account, Ledger, type Position } from './accounts.ts';
+import { type Account, Ledger, type OpenLots, type Position } from './accounts.ts';
 import { type ComboBook, comboLegPrices, comboLegs, legSide } from './combo-legs.ts';
 import type { InstrumentState, VenueState } from './state.ts';
 
@@ -45,12 +46,18 @@ function ceilBps(amount: number, bps: number): number {
  * on the same side, not yet booked (earlier blocks of one atomic batch), use up the reducible
  * part first, as open orders on that side do.
  */
-function exposureLots(position: Position | undefined, side: Side, lots: number, pendingLots: number): number {
+function exposureLots(
+  position: Position | undefined,
+  comboOpen: OpenLots | undefined,
+  side: Side,
+  lots: number,
+  pendingLots: number,
+): number {
   if (position === undefined) return lots;
   const reducible =
     side === 'buy'
-      ? Math.max(0, -position.size - position.openBuys - pendingLots)
-      : Math.max(0, position.size - position.openSells - pendingLots);
+      ? Math.max(0, -position.size - position.openBuys - (comboOpen?.buys ?? 0) - pendingLots)
+      : Math.max(0, position.size - position.openSells - (comboOpen?.sells ?? 0) - pendingLots);
   return lots > reducible ? lots - reducible : 0;
 }
 
@@ -73,7 +80,13 @@ export function orderReserve(
       return { currency: economics.settlementCurrency, amount: economics.value(lots, price) + fee };
     return { currency: economics.baseCurrency, amount: economics.baseAmount(lots) };
   }
-  const exposed = exposureLots(account.positions.get(instrument.id), side, lots, pendingLots);
+  const exposed = exposureLots(
+    account.positions.get(instrument.id),
+    account.comboOpen.get(instrument.id),
+    side,
+    lots,
+    pendingLots,
+  );
   let margin = 0;
   if (exposed > 0) {
     if (!economics.isOption) {

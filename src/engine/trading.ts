@@ -29,7 +29,7 @@ import type { Account } from './accounts.ts';
 import { executedMarketPrice } from './activation.ts';
 import { cancelAllWaiting, cancelWaiting, editSpecial } from './advanced-orders.ts';
 import { comboLegs, comboPriceRange } from './combo-legs.ts';
-import { cancelResting, closeOrder, match, reducibleLots, rest, unrest } from './matching.ts';
+import { cancelResting, changeOpenLots, closeOrder, match, reducibleLots, rest, unrest } from './matching.ts';
 import { mmpRefusal } from './mmp.ts';
 import {
   FLAG_API,
@@ -749,8 +749,7 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
     const shrink = order.amount - newAmount;
     const remainingAfter = remainingBefore - shrink;
     order.level!.reduce(order, shrink);
-    if (order.side === 'buy') position.openBuys -= shrink;
-    else position.openSells -= shrink;
+    changeOpenLots(state, instrument, account, position, order.side, -shrink);
     const roBefore = order.has(FLAG_REDUCE_ONLY) ? remainingBefore : 0;
     const roAfter = reduceOnly ? remainingAfter : 0;
     if (order.side === 'buy') position.reduceOnlyBuys += roAfter - roBefore;

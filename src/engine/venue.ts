@@ -21,6 +21,7 @@ import {
   setAccountCancelOnDisconnect,
   setCancelOnDisconnect,
 } from './cod-sessions.ts';
+import { comboLegs, legSide } from './combo-legs.ts';
 import { type EngineConfig, engineConfig } from './config.ts';
 import {
   blockTrade,
@@ -393,6 +394,28 @@ export class Venue {
         const lots = open.get(position.instrumentId) ?? { buys: 0, sells: 0 };
         if (position.openBuys !== lots.buys || position.openSells !== lots.sells)
           throw new Error(`account ${account.id} open lots drifted`);
+      }
+      const comboOpen = new Map<number, { buys: number; sells: number }>();
+      for (const order of account.openOrders) {
+        const combo = comboLegs(this.state, this.state.instrumentList[order.instrumentId]!);
+        if (combo === null) continue;
+        for (const leg of combo.legs) {
+          const lots = comboOpen.get(leg.instrument.id) ?? { buys: 0, sells: 0 };
+          if (legSide(order.side, leg.ratio) === 'buy') lots.buys += order.amount - order.filled;
+          else lots.sells += order.amount - order.filled;
+          comboOpen.set(leg.instrument.id, lots);
+        }
+      }
+      for (const [id, lots] of account.comboOpen) {
+        const expected = comboOpen.get(id) ?? { buys: 0, sells: 0 };
+        if (lots.buys !== expected.buys || lots.sells !== expected.sells)
+          throw new Error(`account ${account.id} combo open lots drifted on instrument ${id}`);
+      }
+      for (const id of comboOpen.keys()) {
+        if (!account.comboOpen.has(id))
+          throw new Error(`account ${account.id} combo open lots missing on ${id}`);
+      }
+      for (const position of account.positions.values()) {
         if (position.size === 0 && position.openCost !== 0)
           throw new Error(`account ${account.id} flat position with cost`);
       }

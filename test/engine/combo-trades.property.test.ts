@@ -181,6 +181,7 @@ test('combo trades book on their legs: positions net out, legs net to the price,
             assert.deepEqual(sizes, [0, 0, 0], `no position on ${name}`);
           else assert.equal(sizes[0]! + sizes[1]! + sizes[2]!, 0, `${name} positions net to zero`);
         }
+        h.venue.validate();
         const cash = ACCOUNTS.reduce(
           (sum, a) => sum + h.venue.accountSummary(a, 'BTC')!.balance - DEPOSIT,
           0,
