@@ -32,7 +32,9 @@ export interface PriceBand {
 export function priceBand(state: VenueState, instrument: InstrumentState): PriceBand | null {
   const mark = instrument.markPrice;
   if (mark === null) return null;
-  const bps = instrument.economics.isOption ? state.config.optionBandBps : state.config.futureBandBps;
+  // An option combo takes the options' band (its net moves with option prices), a future spread the futures'.
+  const optionLike = instrument.economics.isOption || instrument.instrument.kind === 'option_combo';
+  const bps = optionLike ? state.config.optionBandBps : state.config.futureBandBps;
   const width = Math.max(Math.floor((Math.abs(mark) * bps) / 10_000), state.config.minBandTicks);
   return { min: mark - width, max: mark + width };
 }
