@@ -337,6 +337,28 @@ describe('a trade on a combo book is booked on its legs', () => {
     h.venue.validate();
   });
 
+  test('reduce-only is refused on a combo, which holds no position, on placing and on an edit', () => {
+    const h = venue('BTC-CS-27DEC26-70000_75000');
+    const combo = 'BTC-CS-27DEC26-70000_75000';
+    const placed = h.order(1, 'sell', 10, 250, { instrumentName: combo, reduceOnly: true });
+    assert.ok(!placed.ok);
+    assert.equal(placed.error.name, 'invalid_arguments');
+    assert.equal(placed.error.data.field, 'reduceOnly');
+    assert.match(placed.error.message, /combo holds no position/);
+    const resting = h.order(1, 'sell', 10, 250, { instrumentName: combo });
+    assert.ok(resting.ok);
+    const edit = h.run({
+      type: 'edit_order',
+      accountId: 1,
+      orderId: resting.order!.orderId,
+      price: 260,
+      reduceOnly: true,
+    });
+    assert.ok(!edit.ok);
+    assert.equal(edit.error.data.field, 'reduceOnly');
+    assert.equal(h.venue.getOrder(resting.order!.orderId)!.price, 250, 'the refused edit changed nothing');
+  });
+
   test('a straddle below one tick per leg is refused, naming the price', () => {
     const h = venue('BTC-STRD-27DEC26-70000');
     h.ok({

@@ -108,6 +108,15 @@ function lookup(
   return { account, instrument };
 }
 
+/** A combo holds no position (its trades are booked on its legs), so nothing could reduce it. */
+function comboReduceOnly(): CoreError {
+  return refusal(
+    'invalid_arguments',
+    'reduceOnly is not available for combos: a combo holds no position, its trades are booked on its legs',
+    { field: 'reduceOnly' },
+  );
+}
+
 function checkPrice(
   state: VenueState,
   instrument: InstrumentState,
@@ -484,6 +493,7 @@ function validatePlace(
   if (command.reduceOnly) {
     if (instrument.economics.isSpot)
       return refusal('invalid_arguments', 'reduceOnly is not available for spot', { field: 'reduceOnly' });
+    if (instrument.instrument.spec.legs !== null) return comboReduceOnly();
     const position = instrument.position(account);
     const pending = command.side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells;
     const reducible = reducibleLots(position, command.side) - pending;
@@ -705,6 +715,8 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
   let newAmount = amount;
   const reduceOnly = command.reduceOnly ?? order.has(FLAG_REDUCE_ONLY);
   const position = instrument.position(account);
+  if (reduceOnly && instrument.instrument.spec.legs !== null)
+    return fail(state, 'edit_order', command.accountId, comboReduceOnly());
   if (reduceOnly) {
     const ownPending = order.has(FLAG_REDUCE_ONLY) ? remainingBefore : 0;
     const pending = (order.side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells) - ownPending;
