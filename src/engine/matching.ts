@@ -445,6 +445,35 @@ function bookTrade(
   }
   const makerSide = takerSide === 'buy' ? 'sell' : 'buy';
   const currency = economics.settlementCurrency;
+  const trade = newTrade(
+    state,
+    instrument,
+    tradeId,
+    price,
+    lots,
+    party(taker, takerSide, 'T', takerFee, currency, takerPnl),
+    party(maker, makerSide, 'M', makerFee, currency, makerPnl),
+    block,
+    combo,
+  );
+  return { trade, takerAccount, makerAccount, takerSign, takerFee, makerFee, takerPnl, makerPnl };
+}
+
+/**
+ * A new trade on `instrument` (its next trade seq and tick direction), noted in its 24 h stats
+ * and recent trades; `extra` carries a leg trade's combo ids or a combo trade's legs.
+ */
+function newTrade(
+  state: VenueState,
+  instrument: InstrumentState,
+  tradeId: string,
+  price: number,
+  lots: number,
+  taker: TradeParty,
+  maker: TradeParty,
+  block: BlockTerms | null,
+  extra: Pick<TradeView, 'comboId' | 'comboTradeId' | 'legs'> | null,
+): TradeView {
   const base: TradeView = {
     tradeId,
     tradeSeq: ++instrument.tradeSeq,
@@ -454,18 +483,18 @@ function bookTrade(
     price,
     amount: lots,
     tickDirection: tickDirection(instrument, price),
-    indexPrice: index,
+    indexPrice: state.indexPrice(instrument.economics.baseCurrency),
     markPrice: instrument.markPrice,
-    taker: party(taker, takerSide, 'T', takerFee, currency, takerPnl),
-    maker: party(maker, makerSide, 'M', makerFee, currency, makerPnl),
+    taker,
+    maker,
     blockTradeId: block?.blockTradeId ?? null,
     blockRfqId: block?.blockRfqId ?? null,
     makerBlockRfqId: block?.makerBlockRfqId ?? null,
     blockRfqQuoteId: block?.blockRfqQuoteId ?? null,
   };
-  const trade: TradeView = combo === null ? base : { ...base, ...combo };
+  const trade = extra === null ? base : { ...base, ...extra };
   noteTrade(state, instrument, trade);
-  return { trade, takerAccount, makerAccount, takerSign, takerFee, makerFee, takerPnl, makerPnl };
+  return trade;
 }
 
 /** A trade in its instrument's 24 h stats and recent trades. */
@@ -526,26 +555,17 @@ function settleComboTrade(
     makerPnl += leg.makerPnl;
   }
   const currency = instrument.economics.settlementCurrency;
-  const trade: TradeView = {
-    tradeId: comboTradeId,
-    tradeSeq: ++instrument.tradeSeq,
-    instrumentName: instrument.instrument.name,
-    currency: instrument.instrument.currency,
-    timestamp: state.now,
+  const trade = newTrade(
+    state,
+    instrument,
+    comboTradeId,
     price,
-    amount: lots,
-    tickDirection: tickDirection(instrument, price),
-    indexPrice: state.indexPrice(instrument.economics.baseCurrency),
-    markPrice: instrument.markPrice,
-    taker: party(taker, taker.side, 'T', takerFee, currency, takerPnl),
-    maker: party(maker, maker.side, 'M', makerFee, currency, makerPnl),
-    blockTradeId: block?.blockTradeId ?? null,
-    blockRfqId: block?.blockRfqId ?? null,
-    makerBlockRfqId: block?.makerBlockRfqId ?? null,
-    blockRfqQuoteId: block?.blockRfqQuoteId ?? null,
-    legs: booked.map((leg) => leg.trade),
-  };
-  noteTrade(state, instrument, trade);
+    lots,
+    party(taker, taker.side, 'T', takerFee, currency, takerPnl),
+    party(maker, maker.side, 'M', makerFee, currency, makerPnl),
+    block,
+    { legs: booked.map((leg) => leg.trade) },
+  );
   if (block === null) state.events.push({ type: 'order', order: maker.toView() });
   state.events.push({ type: 'trade', trade });
   for (let i = 0; i < legs.length; i++) emitPositions(state, legs[i]!.instrument, booked[i]!);
