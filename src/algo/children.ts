@@ -13,7 +13,7 @@
 import type { CommandStamp } from '../core/commands.ts';
 import type { CommandResult, CoreEvent } from '../core/events.ts';
 import type { EnginePort } from '../core/submachine.ts';
-import type { TimeInForce } from '../core/types.ts';
+import type { Side, TimeInForce } from '../core/types.ts';
 import type { ComboPlan } from './combo.ts';
 import { absorbOrderView, type ChildState, closeChild, type PortfolioState } from './portfolio-state.ts';
 import type { PortfolioEvent } from './types.ts';
@@ -44,6 +44,46 @@ function failure(result: CommandResult): ChildOutcome {
   return result.ok ? { ok: true } : { ok: false, message: `${result.error.name}: ${result.error.message}` };
 }
 
+interface ChildTerms {
+  readonly instrumentName: string;
+  readonly side: Side;
+  readonly amount: number;
+  /** Ticks; null for a market child. */
+  readonly price: number | null;
+  readonly timeInForce: TimeInForce;
+  readonly postOnly: boolean;
+  readonly reduceOnly: boolean;
+  readonly hidden: boolean;
+  /** A venue iceberg's display, or null. */
+  readonly display: number | null;
+}
+
+/** The portfolio's child order through the engine, within the deciding command and its stamp. */
+function placeOrder(context: ChildContext, portfolio: PortfolioState, terms: ChildTerms): CommandResult {
+  const market = terms.price === null;
+  return context.engine.execute({
+    type: 'place_order',
+    seq: context.stamp.seq,
+    ts: context.stamp.ts,
+    accountId: portfolio.spec.accountId,
+    instrumentName: terms.instrumentName,
+    side: terms.side,
+    orderType: market ? 'market' : 'limit',
+    amount: terms.amount,
+    price: terms.price,
+    timeInForce: terms.timeInForce,
+    postOnly: !market && terms.postOnly && terms.timeInForce === 'good_til_cancelled',
+    rejectPostOnly: false,
+    reduceOnly: terms.reduceOnly,
+    label: `portfolio:${portfolio.id}`,
+    validUntil: null,
+    source: { api: true },
+    owner: ownerTag(portfolio.id),
+    hidden: !market && terms.hidden,
+    ...(terms.display !== null && !market ? { displayAmount: terms.display } : {}),
+  });
+}
+
 /**
  * Places one combo order for a COMMON portfolio's legs (`plan`): `amount` lots of the combo on the
  * plan's side at `price` (ticks, the legs' net) or at market, with the first leg's flags and time
@@ -62,25 +102,16 @@ export function placeComboChild(
   const timeInForce: TimeInForce = market
     ? 'immediate_or_cancel'
     : (first.timeInForce ?? 'good_til_cancelled');
-  const result = context.engine.execute({
-    type: 'place_order',
-    seq: context.stamp.seq,
-    ts: context.stamp.ts,
-    accountId: portfolio.spec.accountId,
+  const result = placeOrder(context, portfolio, {
     instrumentName: plan.instrumentName,
     side: plan.side,
-    orderType: market ? 'market' : 'limit',
     amount,
     price,
     timeInForce,
-    postOnly: !market && first.postOnly && timeInForce === 'good_til_cancelled',
-    rejectPostOnly: false,
+    postOnly: first.postOnly,
     reduceOnly: false,
-    label: `portfolio:${portfolio.id}`,
-    validUntil: null,
-    source: { api: true },
-    owner: ownerTag(portfolio.id),
-    hidden: !market && first.hidden,
+    hidden: first.hidden,
+    display: null,
   });
   if (!result.ok || result.order === undefined) return failure(result);
   const view = result.order;
@@ -127,26 +158,16 @@ export function placeChild(
     : portfolio.spec.portfolioType === 'COMMON' && leg.timeInForce !== null
       ? leg.timeInForce
       : 'good_til_cancelled';
-  const result = context.engine.execute({
-    type: 'place_order',
-    seq: context.stamp.seq,
-    ts: context.stamp.ts,
-    accountId: portfolio.spec.accountId,
+  const result = placeOrder(context, portfolio, {
     instrumentName: leg.instrumentName,
     side: leg.side,
-    orderType: market ? 'market' : 'limit',
     amount,
     price,
     timeInForce,
-    postOnly: !market && leg.postOnly && timeInForce === 'good_til_cancelled',
-    rejectPostOnly: false,
+    postOnly: leg.postOnly,
     reduceOnly: leg.reduceOnly,
-    label: `portfolio:${portfolio.id}`,
-    validUntil: null,
-    source: { api: true },
-    owner: ownerTag(portfolio.id),
-    hidden: !market && leg.hidden,
-    ...(display !== null && !market ? { displayAmount: display } : {}),
+    hidden: leg.hidden,
+    display,
   });
   if (!result.ok || result.order === undefined) return failure(result);
   const view = result.order;
