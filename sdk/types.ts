@@ -67,7 +67,7 @@ export interface Methods {
   >;
   'private/get_user_trades_by_currency': Call<
     typeof P.UserTradesParams,
-    { trades: Trade[]; hasMore: boolean }
+    { trades: Trade[]; hasMore: boolean; continuation: string | null }
   >;
   'private/get_positions': Call<typeof P.PositionsParams, Position[]>;
   'private/get_account_summary': Call<typeof P.AccountSummaryParams, AccountSummary>;

@@ -103,8 +103,9 @@ export class Harness {
   seq = 0;
   ts = T0;
 
-  constructor(config: Partial<EngineConfig> = {}) {
-    this.venue = Venue.create(config);
+  /** `venue`: drive an existing one (a restored venue) instead of a new one. */
+  constructor(config: Partial<EngineConfig> = {}, venue: Venue = Venue.create(config)) {
+    this.venue = venue;
   }
 
   run(command: UnstampedCommand): CommandResult {

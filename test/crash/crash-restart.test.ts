@@ -14,7 +14,14 @@
  *    the offline replay's, and its book the offline replay's book. Over the cycles at least one
  *    restart must have loaded a snapshot and replayed a tail on top of it;
  * 3. the restarted service's order history (the read store, which lost its unwritten rows in the
- *    crash and is re-fed) holds every order acknowledged closed, in its acknowledged state.
+ *    crash and is re-fed) holds every order acknowledged closed, in its acknowledged state;
+ * 4. combos: two other accounts cross on a call spread and a future spread on the perpetual
+ *    (`test/support/crash-combos.ts`; the future spread's first order, which lists it, comes after
+ *    the first restart). The restarted service lists every acknowledged combo trade and its leg
+ *    trades as they were answered, no combo trade that was neither acknowledged nor in flight at
+ *    a kill, and positions on the legs only that are their leg trades' sums and the offline
+ *    replay's. Over the cycles a restart must have loaded combo trades from its snapshot and
+ *    replayed more in its tail.
  *
  * On NATS only the service is killed; nats-server keeps running, so an acknowledged append must
  * survive (decisions, "What a JetStream ack guarantees": the ack is not an fsync).
@@ -50,6 +57,13 @@ import { StoreOpenError } from '../../src/store/data-dir-lock.ts';
 import type { SnapshotStore } from '../../src/store/journal.ts';
 import { openStores, type Stores } from '../../src/store/open-stores.ts';
 import { recover } from '../../src/store/recovery.ts';
+import {
+  ComboLedger,
+  type CrashCombos,
+  checkComboTraffic,
+  chooseCombos,
+  driveComboTraffic,
+} from '../support/crash-combos.ts';
 import { type ServiceBackend, startServiceBackends } from '../support/service-backends.ts';
 import { type ChildRecovery, killHard, startServiceChild } from '../support/service-child.ts';
 
@@ -59,6 +73,8 @@ const cyclesOn = (backend: ServiceBackend) =>
   backend.storage === 'sqlite' ? CYCLES : Math.max(1, Math.round(CYCLES * 0.3));
 const INSTRUMENT = 'BTC-PERPETUAL';
 const WORKERS = 6;
+/** The demo keys from this index on (two) trade the combos; the first two trade the perpetual. */
+const COMBO_KEYS = 2;
 /**
  * The service's snapshot cadence here, far below the defaults: the first start journals about
  * 1,500 commands (listing, demo accounts) and a cycle a few hundred, so every restart loads a
@@ -100,8 +116,13 @@ async function openAfterKill(dataDir: string, backend: ServiceBackend): Promise<
  * snapshot store is an empty one, so it also deletes none of the service's snapshots (recovery
  * discards those ahead of the journal: that is for the restart to do and report).
  */
-async function recoverOffline(dataDir: string, backend: ServiceBackend): Promise<CoreMachine> {
+async function recoverOffline(
+  dataDir: string,
+  backend: ServiceBackend,
+): Promise<{ machine: CoreMachine; comboTradeSeqs: number[] }> {
   const stores = await openAfterKill(dataDir, backend);
+  /** The seq of every trade on a combo's book (the trade events with legs). */
+  const comboTradeSeqs: number[] = [];
   try {
     const { core, report } = await recover({
       journal: stores.journal,
@@ -111,15 +132,18 @@ async function recoverOffline(dataDir: string, backend: ServiceBackend): Promise
         const machine = createCoreMachine(state as MachineSnapshot | null);
         return {
           machine,
-          apply: (entry: { seq: number; ts: number; command: MachineCommand }) =>
-            void machine.execute(stampInPlace(entry.command, entry)),
+          apply: (entry: { seq: number; ts: number; command: MachineCommand }) => {
+            const { engineEvents } = machine.execute(stampInPlace(entry.command, entry));
+            for (const event of engineEvents)
+              if (event.type === 'trade' && event.trade.legs !== undefined) comboTradeSeqs.push(entry.seq);
+          },
           stateHash: () => machine.stateHash(),
         };
       },
     });
     assert.equal(report.ok, true);
     assert.equal(report.snapshotSeq, null);
-    return core.machine;
+    return { machine: core.machine, comboTradeSeqs };
   } finally {
     await stores.close();
   }
@@ -245,42 +269,65 @@ async function crashCycles(t: TestContext, backend: ServiceBackend, cycles: numb
   let seed = 42;
   let child = await start();
   const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as DemoCredential[];
+  /** Signed clients of the first `count` demo credentials from `offset` on the running child. */
+  const clientsOf = (offset: number) =>
+    [offset, offset + 1].map(
+      (index) =>
+        new HttpClient({
+          baseUrl: `http://127.0.0.1:${child.port}`,
+          credentials: { apiKey: credentials[index]!.apiKey, apiSecret: credentials[index]!.apiSecret },
+          now: signingClock,
+        }),
+    ) as [HttpClient, HttpClient];
+  /** The combo accounts (the third and fourth keys' default accounts) trade combos only. */
+  const comboAccounts = [
+    credentials[COMBO_KEYS]!.accountIds[0]!,
+    credentials[COMBO_KEYS + 1]!.accountIds[0]!,
+  ];
+  const combos = await chooseCombos(clientsOf(0)[0], Date.now());
+  const comboLedger = new ComboLedger();
   let totalAcknowledged = 0;
   const recoveries: ChildRecovery[] = [];
+  /** Per restart: combo trades in the snapshot it loaded, and in the tail it replayed on top. */
+  const comboTradesAround: { inSnapshot: number; inTail: number }[] = [];
   const began = performance.now();
   try {
     for (let cycle = 1; cycle <= cycles; cycle++) {
       const cycleBegan = performance.now();
-      const baseUrl = `http://127.0.0.1:${child.port}`;
-      const clients = [0, 1].map(
-        (index) =>
-          new HttpClient({
-            baseUrl,
-            credentials: { apiKey: credentials[index]!.apiKey, apiSecret: credentials[index]!.apiSecret },
-            now: signingClock,
-          }),
-      );
+      const clients = clientsOf(0);
       const ticker = await clients[0]!.call('public/ticker', { instrumentName: INSTRUMENT });
       const mid = Math.round(Number(ticker.markPrice));
       const trafficSeed = seed++;
       /** Names the run in failures (the seed drives the traffic's choices and the kill delay). */
       const at = `${backend.name} cycle ${cycle} (seed ${trafficSeed})`;
       const traffic = driveTraffic(clients, mid, trafficSeed);
+      // The future spread's first use (its listing) follows a restart when there is one.
+      const comboTraffic = driveComboTraffic(clientsOf(COMBO_KEYS), combos, comboLedger, {
+        cycle,
+        seed: trafficSeed,
+        withFutureSpread: cycle > 1 || cycles === 1,
+      });
       await delay(800 + ((seed * 7919) % 1200));
       // Right after an answer: a store that answered early loses the commands answered last.
       await Promise.race([traffic.acknowledgment(), delay(5_000)]);
       await killHard(child.process);
-      await traffic.stop();
+      await Promise.all([traffic.stop(), comboTraffic.stop()]);
       totalAcknowledged += traffic.acknowledged.size;
 
-      const reference = await recoverOffline(dataDir, backend);
+      const { machine: reference, comboTradeSeqs } = await recoverOffline(dataDir, backend);
       checkAcknowledged(reference, traffic.acknowledged, at);
+      checkComboOrders(reference, comboLedger, combos, at);
       reference.venue.validate();
 
       child = await start();
       assert.equal(child.recoveredHash, reference.stateHash(), `${at}: restart hash = offline replay hash`);
       const recovery = child.recovery!;
       recoveries.push(recovery);
+      const snapshotSeq = recovery.snapshotSeq ?? 0;
+      comboTradesAround.push({
+        inSnapshot: comboTradeSeqs.filter((seq) => seq <= snapshotSeq).length,
+        inTail: comboTradeSeqs.filter((seq) => seq > snapshotSeq).length,
+      });
       const book = await clients[0]!
         .call('public/get_order_book', { instrumentName: INSTRUMENT, depth: 1000 })
         .catch(() => null);
@@ -303,14 +350,7 @@ async function crashCycles(t: TestContext, backend: ServiceBackend, cycles: numb
         expected.asks.map((level) => level.amount * 10),
         `${at}: asks`,
       );
-      const restarted = credentials.slice(0, 2).map(
-        (credential) =>
-          new HttpClient({
-            baseUrl: `http://127.0.0.1:${child.port}`,
-            credentials: { apiKey: credential.apiKey, apiSecret: credential.apiSecret },
-            now: signingClock,
-          }),
-      );
+      const restarted = clientsOf(0);
       const history = new Map<string, string>();
       for (const client of restarted)
         for (const [id, state] of await historyStates(client)) history.set(id, state);
@@ -318,8 +358,44 @@ async function crashCycles(t: TestContext, backend: ServiceBackend, cycles: numb
         if (ack.orderState !== 'cancelled' && ack.orderState !== 'filled') continue;
         assert.equal(history.get(orderId), ack.orderState, `${at}: order ${orderId} in the history`);
       }
+
+      // The combos: still listed, their trades and the leg positions as acknowledged.
+      const comboClients = clientsOf(COMBO_KEYS);
+      const view = await checkComboTraffic(comboClients, combos, comboLedger, at);
+      for (const [index, accountId] of comboAccounts.entries()) {
+        const held = new Map(
+          reference.venue.positions(accountId).map((position) => [position.instrumentName, position.size]),
+        );
+        assert.deepEqual(
+          view.positions[index],
+          held,
+          `${at}: account ${accountId}'s positions = offline replay's`,
+        );
+      }
+      const used = new Set([...comboLedger.trades.values()].map(({ trade }) => trade.instrumentName));
+      for (const combo of [combos.callSpread, combos.futureSpread].filter((c) => used.has(c.name))) {
+        const listed = await comboClients[0].call('public/get_instruments', {
+          currency: 'BTC',
+          kind: combo.kind,
+        });
+        assert.ok(
+          listed.some((instrument) => instrument.instrumentName === combo.name),
+          `${at}: ${combo.name} is listed after the restart`,
+        );
+      }
+      const comboHistory = new Map<string, string>();
+      for (const client of comboClients)
+        for (const [id, state] of await historyStates(client)) comboHistory.set(id, state);
+      for (const [orderId, ack] of comboLedger.orders) {
+        if (ack.orderState !== 'cancelled' && ack.orderState !== 'filled') continue;
+        assert.equal(
+          comboHistory.get(orderId),
+          ack.orderState,
+          `${at}: combo order ${orderId} in the history`,
+        );
+      }
       t.diagnostic(
-        `${at}: ${traffic.acknowledged.size} orders acknowledged before SIGKILL; restart from snapshot ${recovery.snapshotSeq} + ${recovery.replayed} replayed to seq ${recovery.lastSeq}, ${recovery.checkpointsVerified} checkpoints checked; cycle took ${seconds(performance.now() - cycleBegan)}`,
+        `${at}: ${traffic.acknowledged.size} orders acknowledged before SIGKILL, ${comboTraffic.traded} combo trades in ${comboTraffic.rounds} combo rounds${comboTraffic.refused.length === 0 ? '' : ` (refused: ${comboTraffic.refused.join('; ')})`}; restart from snapshot ${recovery.snapshotSeq} + ${recovery.replayed} replayed to seq ${recovery.lastSeq}, ${recovery.checkpointsVerified} checkpoints checked, combo trades ${comboTradesAround.at(-1)!.inSnapshot} in the snapshot and ${comboTradesAround.at(-1)!.inTail} in the tail; cycle took ${seconds(performance.now() - cycleBegan)}`,
       );
     }
     assert.ok(totalAcknowledged > cycles * 5, `enough traffic was acknowledged (${totalAcknowledged})`);
@@ -328,10 +404,38 @@ async function crashCycles(t: TestContext, backend: ServiceBackend, cycles: numb
       recoveries.some((r) => r.snapshotSeq !== null && r.snapshotSeq > 0 && r.replayed > 0),
       `a restart recovered from a snapshot plus a tail: ${JSON.stringify(recoveries)}`,
     );
-    t.diagnostic(`${backend.name}: ${cycles} cycles took ${seconds(performance.now() - began)}`);
+    // Both combos traded, and (over several cycles) a restart loaded combo trades from its
+    // snapshot and replayed more on top of it.
+    const traded = new Set([...comboLedger.trades.values()].map(({ trade }) => trade.instrumentName));
+    assert.deepEqual(
+      [...traded].sort(),
+      [combos.callSpread.name, combos.futureSpread.name].sort(),
+      'both combos traded',
+    );
+    if (cycles > 1)
+      assert.ok(
+        comboTradesAround.some((around) => around.inSnapshot > 0 && around.inTail > 0),
+        `a restart had combo trades in its snapshot and in its tail: ${JSON.stringify(comboTradesAround)}`,
+      );
+    t.diagnostic(
+      `${backend.name}: ${cycles} cycles took ${seconds(performance.now() - began)}, ${comboLedger.trades.size} combo trades acknowledged`,
+    );
   } finally {
     await killHard(child.process).catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Every acknowledged combo order is in the replay, in its acknowledged terminal state, its fills kept. */
+function checkComboOrders(machine: CoreMachine, ledger: ComboLedger, combos: CrashCombos, at: string): void {
+  const lots = new Map([combos.callSpread, combos.futureSpread].map((combo) => [combo.name, combo.lot]));
+  for (const [orderId, ack] of ledger.orders) {
+    const order = machine.venue.getOrder(orderId);
+    assert.ok(order !== null, `${at}: acknowledged combo order ${orderId} is missing after the crash`);
+    if (ack.orderState === 'cancelled' || ack.orderState === 'filled')
+      assert.equal(order.orderState, ack.orderState, `${at}: combo order ${orderId} state`);
+    const filledLots = Math.round(Number(ack.filledQuantity) / lots.get(ack.instrumentName)!);
+    assert.ok(order.filledAmount >= filledLots, `${at}: combo order ${orderId} lost fills`);
   }
 }
 
