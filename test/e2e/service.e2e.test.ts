@@ -67,7 +67,16 @@ describe('the assembled service', () => {
     const book = await client.call('public/get_order_book', { instrumentName: combo, depth: 5 });
     assert.equal(book.instrumentName, combo);
     const listed = await client.call('public/get_instruments', { currency: 'BTC', kind: 'option_combo' });
-    assert.ok(listed.some((instrument) => instrument.instrumentName === combo));
+    const info = listed.find((instrument) => instrument.instrumentName === combo);
+    assert.deepEqual(info?.legs, [
+      { instrumentName: `BTC-${expiry}-${strikes[0]}-C`, ratio: 1 },
+      { instrumentName: `BTC-${expiry}-${strikes[1]}-C`, ratio: -1 },
+    ]);
+    const perpetual = await client.call('public/get_instruments', { currency: 'BTC', kind: 'future' });
+    assert.ok(
+      perpetual.every((instrument) => instrument.legs === undefined),
+      'legs only on combos',
+    );
     const ticker = await client.call('public/ticker', { instrumentName: combo });
     assert.equal(ticker.instrumentName, combo);
     const placed = await client.call('private/buy', {

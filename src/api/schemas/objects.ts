@@ -235,6 +235,17 @@ export const InstrumentSchema = Type.Object(
     blockTradeMinTradeAmount: S,
     createdAt: I,
     isActive: B,
+    legs: Type.Optional(
+      Type.Array(
+        Type.Object({
+          instrumentName: S,
+          ratio: Type.Integer({
+            description: 'legs traded per combo unit; negative: the opposite direction',
+          }),
+        }),
+        { description: "a combo's legs (absent on other instruments)" },
+      ),
+    ),
   },
   { $id: 'Instrument' },
 );

@@ -154,5 +154,8 @@ export function instrumentToWire(instrument: Instrument, isActive: boolean) {
     blockTradeMinTradeAmount: spec.blockTradeMinTradeAmount,
     createdAt: spec.createdAt,
     isActive,
+    ...(spec.legs === null
+      ? {}
+      : { legs: spec.legs.map((leg) => ({ instrumentName: leg.instrumentName, ratio: leg.ratio })) }),
   };
 }
