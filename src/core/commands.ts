@@ -282,6 +282,11 @@ export interface BlockTradeLeg {
   readonly amount: number;
   /** Ticks. */
   readonly price: number;
+  /**
+   * The combo the Block RFQ's legs form, on each of its legs' trades (not the hedge's), as
+   * Deribit's block RFQ trades carry `combo_id`; absent otherwise.
+   */
+  readonly comboId?: string | null;
 }
 
 /** One block trade: a multi-leg trade between two accounts at given prices. */

@@ -452,7 +452,10 @@ function bookBlock(state: VenueState, block: CheckedBlock): { blockTradeId: stri
     state.events.push({ type: 'order', order: takerOrder.toView() });
     state.events.push({ type: 'order', order: makerOrder.toView() });
     trades.push(
-      settleTrade(state, instrument, takerOrder, taker, makerOrder, maker, leg.price, leg.amount, ids),
+      settleTrade(state, instrument, takerOrder, taker, makerOrder, maker, leg.price, leg.amount, {
+        ...ids,
+        comboId: leg.comboId ?? null,
+      }),
     );
   });
   return { blockTradeId, trades };

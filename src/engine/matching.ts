@@ -334,6 +334,8 @@ type BlockTerms = {
   blockRfqId: string | null;
   makerBlockRfqId: string | null;
   blockRfqQuoteId: string | null;
+  /** A Block RFQ leg's trade: the combo the RFQ's legs form, if any. */
+  comboId?: string | null;
 };
 
 /**
@@ -384,7 +386,7 @@ export function settleTrade(
     lots,
     tradeId,
     block,
-    null,
+    block?.comboId ? { comboId: block.comboId } : null,
   );
   if (block === null) state.events.push({ type: 'order', order: maker.toView() });
   state.events.push({ type: 'trade', trade: booked.trade });
@@ -421,7 +423,7 @@ function bookTrade(
   lots: number,
   tradeId: string,
   block: BlockTerms | null,
-  combo: { comboId: string; comboTradeId: string } | null,
+  combo: Pick<TradeView, 'comboId' | 'comboTradeId'> | null,
 ): BookedTrade {
   const economics = instrument.economics;
   const index = state.indexPrice(economics.baseCurrency);

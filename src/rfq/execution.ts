@@ -122,6 +122,7 @@ function planBlocks(rfq: RfqRecord, fills: readonly PlannedFill[], takerSide: Si
         side: takerSide === 'buy' ? leg.side : flip(leg.side),
         amount: part.quantity * leg.lotsPerUnit,
         price: quote.legs[index]!.price,
+        ...(rfq.comboId === null ? {} : { comboId: rfq.comboId }),
       }));
       if (rfq.hedge !== null && hedgeAmount > 0) {
         legs.push({

@@ -431,6 +431,15 @@ describe('accept', () => {
       ],
     );
     assert.equal(h.size(TAKER, PERP), -10_000 / 10);
+    // As on Deribit, the structure's leg trades carry the combo the legs form; the hedge's do not.
+    assert.equal(rfq.comboId, 'BTC-CS-27DEC26-70000_75000');
+    for (const name of [CALL_70, CALL_75]) {
+      const trades = h.venue.recentTrades(name);
+      assert.ok(
+        trades.length > 0 && trades.every((t) => t.comboId === rfq.comboId && t.comboTradeId === undefined),
+      );
+    }
+    assert.ok(h.venue.recentTrades(PERP).every((t) => t.comboId === undefined));
   });
 
   test('allocations: listed shares are booked to their accounts, the rest to the taker', () => {
