@@ -2,35 +2,25 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { CoreEvent } from '../core/events.ts';
-import type { InstrumentSpec } from '../domain/instrument.ts';
 import { buildCatalogue } from '../market/catalogue.ts';
 import { type ComboRequest, createCombo } from '../market/combos.ts';
 import { type ComboBook, comboLegsProblem, comboPriceRange, type LegTerms, legPrices } from './combo-legs.ts';
-import { Harness, optionSpec, perpetualSpec } from './testkit.ts';
-
-const EXPIRY = Date.UTC(2026, 11, 27, 8);
-const FUTURE = 'BTC-27DEC26';
-const LOW_CALL = 'BTC-27DEC26-70000-C';
-const HIGH_CALL = 'BTC-27DEC26-75000-C';
-const PUT = 'BTC-27DEC26-70000-P';
-
-function specs(): Map<string, InstrumentSpec> {
-  const list = [
-    perpetualSpec(),
-    // Dated futures tick by 2.5 USD, the perpetual by 0.5 (the catalogue's grids).
-    perpetualSpec({ name: FUTURE, settlementPeriod: 'month', expiration: EXPIRY, tickSize: '2.5' }),
-    optionSpec({ name: LOW_CALL }),
-    optionSpec({ name: HIGH_CALL, strike: '75000' }),
-    optionSpec({ name: PUT, optionType: 'put' }),
-  ];
-  return new Map(list.map((spec) => [spec.name, spec]));
-}
+import {
+  comboLegSpecs,
+  comboSpec,
+  FUTURE,
+  FUTURE_SPREAD,
+  HIGH_CALL,
+  LOW_CALL,
+  listCombos,
+  PUT,
+} from './combo-testkit.ts';
+import { Harness } from './testkit.ts';
 
 /** A venue with the legs listed and marked, accounts 1–3 funded, and `combo` listed. */
 function venue(combo: string): Harness {
   const h = new Harness();
-  const legs = specs();
-  for (const spec of legs.values()) h.list(spec);
+  listCombos(h, [combo]);
   for (const a of [1, 2, 3]) h.account(a);
   h.ok({
     type: 'update_prices',
@@ -43,32 +33,6 @@ function venue(combo: string): Harness {
       { instrumentName: PUT, markPrice: 900 },
     ],
   });
-  const request = {
-    'BTC-CS-27DEC26-70000_75000': {
-      kind: 'call_spread',
-      currency: 'BTC',
-      linear: false,
-      expiration: EXPIRY,
-      longStrike: 70_000,
-      shortStrike: 75_000,
-    },
-    'BTC-STRD-27DEC26-70000': {
-      kind: 'straddle',
-      currency: 'BTC',
-      linear: false,
-      expiration: EXPIRY,
-      strike: 70_000,
-    },
-    'BTC-FS-27DEC26_PERP': {
-      kind: 'future_spread',
-      currency: 'BTC',
-      longExpiration: EXPIRY,
-      shortExpiration: null,
-    },
-  } as const;
-  const created = createCombo(request[combo as keyof typeof request], (name) => legs.get(name), h.ts);
-  assert.ok(created.ok);
-  h.list(created.spec);
   return h;
 }
 
@@ -449,15 +413,8 @@ describe('a trade on a combo book is booked on its legs', () => {
 
   test('a combo whose legs cannot carry its trades is not listed', () => {
     const h = new Harness();
-    const legs = specs();
-    for (const spec of legs.values()) h.list(spec);
-    const created = createCombo(
-      { kind: 'future_spread', currency: 'BTC', longExpiration: EXPIRY, shortExpiration: null },
-      (name) => legs.get(name),
-      h.ts,
-    );
-    assert.ok(created.ok);
-    const spec = created.spec;
+    listCombos(h, []);
+    const spec = comboSpec(FUTURE_SPREAD, comboLegSpecs(), h.ts);
     const doubled = h.run({
       type: 'list_instrument',
       spec: { ...spec, legs: [spec.legs![0]!, { ...spec.legs![1]!, ratio: -2 }] },

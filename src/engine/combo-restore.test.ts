@@ -15,55 +15,28 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CoreCommand, UnstampedCommand } from '../core/commands.ts';
 import type { CommandResult, CoreEvent, TradeView } from '../core/events.ts';
-import type { InstrumentSpec } from '../domain/instrument.ts';
-import { type ComboRequest, createCombo } from '../market/combos.ts';
 import { decodeSnapshotState, encodeSnapshot } from '../store/record-format.ts';
-import { Harness, optionSpec, perpetualSpec } from './testkit.ts';
+import {
+  FUTURE,
+  FUTURE_SPREAD,
+  HIGH_CALL,
+  LOW_CALL,
+  listCombos,
+  PERP,
+  PUT,
+  SPREAD,
+  STRADDLE,
+} from './combo-testkit.ts';
+import { Harness } from './testkit.ts';
 import { Venue, type VenueSnapshot } from './venue.ts';
 
-const EXPIRY = Date.UTC(2026, 11, 27, 8);
-const PERP = 'BTC-PERPETUAL';
-const FUTURE = 'BTC-27DEC26';
-const LOW_CALL = 'BTC-27DEC26-70000-C';
-const HIGH_CALL = 'BTC-27DEC26-75000-C';
-const PUT = 'BTC-27DEC26-70000-P';
-const SPREAD = 'BTC-CS-27DEC26-70000_75000';
-const STRADDLE = 'BTC-STRD-27DEC26-70000';
-const FUTURE_SPREAD = 'BTC-FS-27DEC26_PERP';
 const LEGS = [PERP, FUTURE, LOW_CALL, HIGH_CALL, PUT] as const;
 const COMBOS = [SPREAD, STRADDLE, FUTURE_SPREAD] as const;
 const ACCOUNTS = [1, 2, 3];
 
-const COMBO_REQUESTS: Record<(typeof COMBOS)[number], ComboRequest> = {
-  [SPREAD]: {
-    kind: 'call_spread',
-    currency: 'BTC',
-    linear: false,
-    expiration: EXPIRY,
-    longStrike: 70_000,
-    shortStrike: 75_000,
-  },
-  [STRADDLE]: { kind: 'straddle', currency: 'BTC', linear: false, expiration: EXPIRY, strike: 70_000 },
-  [FUTURE_SPREAD]: { kind: 'future_spread', currency: 'BTC', longExpiration: EXPIRY, shortExpiration: null },
-};
-
 /** Legs (dated future on 2.5 USD, perpetual 0.5 USD, options 0.0001 BTC), the combos, accounts, marks. */
 function setup(h: Harness): void {
-  const specs = new Map<string, InstrumentSpec>(
-    [
-      perpetualSpec(),
-      perpetualSpec({ name: FUTURE, settlementPeriod: 'month', expiration: EXPIRY, tickSize: '2.5' }),
-      optionSpec({ name: LOW_CALL }),
-      optionSpec({ name: HIGH_CALL, strike: '75000' }),
-      optionSpec({ name: PUT, optionType: 'put' }),
-    ].map((spec) => [spec.name, spec]),
-  );
-  for (const spec of specs.values()) h.list(spec);
-  for (const name of COMBOS) {
-    const created = createCombo(COMBO_REQUESTS[name], (leg) => specs.get(leg), h.ts);
-    assert.ok(created.ok);
-    h.list(created.spec);
-  }
+  listCombos(h, COMBOS);
   for (const a of ACCOUNTS) h.account(a);
   h.ok({ type: 'update_prices', indexPrices: [{ currency: 'BTC', price: 60_000 }] });
 }

@@ -13,17 +13,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { CoreEvent, TradeView } from '../../src/core/events.ts';
-import type { InstrumentSpec } from '../../src/domain/instrument.ts';
-import { Harness, optionSpec } from '../../src/engine/testkit.ts';
-import { createCombo } from '../../src/market/combos.ts';
+import { HIGH_CALL, LOW_CALL, listCombos, PUT, SPREAD, STRADDLE } from '../../src/engine/combo-testkit.ts';
+import { Harness } from '../../src/engine/testkit.ts';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 200);
 const ACCOUNTS = [1, 2, 3];
 const DEPOSIT = 1_000_000_000_000;
-const EXPIRY = Date.UTC(2026, 11, 27, 8);
-const LEGS = ['BTC-27DEC26-70000-C', 'BTC-27DEC26-75000-C', 'BTC-27DEC26-70000-P'] as const;
-const SPREAD = 'BTC-CS-27DEC26-70000_75000';
-const STRADDLE = 'BTC-STRD-27DEC26-70000';
+const LEGS = [LOW_CALL, HIGH_CALL, PUT] as const;
 const INSTRUMENTS = [...LEGS, SPREAD, STRADDLE];
 /** What orders are placed on: the combos twice as often as each leg. */
 const CHOICES = [...LEGS, SPREAD, SPREAD, STRADDLE, STRADDLE];
@@ -38,28 +34,7 @@ const MIDS: Record<string, number> = {
 
 function venue(): Harness {
   const h = new Harness();
-  const specs = new Map<string, InstrumentSpec>([
-    [LEGS[0], optionSpec({ name: LEGS[0] })],
-    [LEGS[1], optionSpec({ name: LEGS[1], strike: '75000' })],
-    [LEGS[2], optionSpec({ name: LEGS[2], optionType: 'put' })],
-  ]);
-  for (const spec of specs.values()) h.list(spec);
-  const lookup = (name: string) => specs.get(name);
-  for (const request of [
-    {
-      kind: 'call_spread',
-      currency: 'BTC',
-      linear: false,
-      expiration: EXPIRY,
-      longStrike: 70_000,
-      shortStrike: 75_000,
-    },
-    { kind: 'straddle', currency: 'BTC', linear: false, expiration: EXPIRY, strike: 70_000 },
-  ] as const) {
-    const created = createCombo(request, lookup, h.ts);
-    assert.ok(created.ok);
-    h.list(created.spec);
-  }
+  listCombos(h, [SPREAD, STRADDLE]);
   for (const a of ACCOUNTS) h.account(a, { BTC: DEPOSIT });
   h.ok({ type: 'update_prices', indexPrices: [{ currency: 'BTC', price: 60_000 }] });
   return h;
