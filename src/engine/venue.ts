@@ -116,6 +116,11 @@ export class Venue {
     return this.state.config;
   }
 
+  /** Closed orders the venue still keeps (at most `config.recentClosedOrders`, the newest). */
+  closedOrderCount(): number {
+    return this.state.closedOrders.reduce((count, order) => (order === undefined ? count : count + 1), 0);
+  }
+
   /** Time of the last command (ms). */
   get now(): number {
     return this.state.now;
