@@ -16,7 +16,13 @@ import { HttpClient } from '../../sdk/http-client.ts';
 import type { Order } from '../../sdk/types.ts';
 import { WsClient } from '../../sdk/ws-client.ts';
 import type { DemoCredential } from '../../src/api/bootstrap.ts';
-import { killHard, type ServiceChild, startServiceChild } from '../support/service-child.ts';
+import {
+  killHard,
+  type ServiceChild,
+  sequence,
+  startServiceChild,
+  within,
+} from '../support/service-child.ts';
 
 const PERP = 'BTC-PERPETUAL';
 /** A snapshot after every command (one at a time: those due while one is written are skipped). */
@@ -105,26 +111,6 @@ test('after SIGKILL the restart cancels the orders of connections with cancel-on
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
-
-/** The last seq the service stamped (`venue_sequence` in its metrics). */
-async function sequence(port: number): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('venue_sequence '));
-  assert.ok(line !== undefined, 'venue_sequence in /metrics');
-  return Number(line.split(' ')[1]);
-}
-
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * After a crash, requests signed up to 15 s after the last journaled command are refused

@@ -65,7 +65,13 @@ import {
   driveComboTraffic,
 } from '../support/crash-combos.ts';
 import { type ServiceBackend, startServiceBackends } from '../support/service-backends.ts';
-import { type ChildRecovery, killHard, startServiceChild } from '../support/service-child.ts';
+import {
+  type ChildRecovery,
+  killHard,
+  sequence,
+  startServiceChild,
+  within,
+} from '../support/service-child.ts';
 
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 10);
 /** Cycles on a backend: fewer on the server backends (see the header). */
@@ -308,6 +314,16 @@ async function crashCycles(t: TestContext, backend: ServiceBackend, cycles: numb
         withFutureSpread: cycle > 1 || cycles === 1,
       });
       await delay(800 + ((seed * 7919) % 1200));
+      if (cycle === 2) {
+        // One restart must load combo trades from its snapshot (cycle 1's are in the journal) and
+        // replay more after it, however slowly the machine snapshots: wait for such a snapshot,
+        // then for one more combo trade.
+        const seq = await sequence(child.port);
+        await within(child.snapshotSaved(seq), 30_000, `a snapshot at seq ${seq} or later`);
+        const before = comboTraffic.traded;
+        const deadline = Date.now() + 15_000;
+        while (comboTraffic.traded === before && Date.now() < deadline) await delay(50);
+      }
       // Right after an answer: a store that answered early loses the commands answered last.
       await Promise.race([traffic.acknowledgment(), delay(5_000)]);
       await killHard(child.process);

@@ -2,6 +2,7 @@
  * The real service (`src/app/main.ts`) in a child process on a free port, for tests that kill or
  * restart it: started on a data directory, ready once it logs `listening`.
  */
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
@@ -116,5 +117,25 @@ export function parseJson(line: string): Record<string, unknown> | null {
     return JSON.parse(line) as Record<string, unknown>;
   } catch {
     return null;
+  }
+}
+
+/** The last seq the service stamped (`venue_sequence` in its metrics). */
+export async function sequence(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('venue_sequence '));
+  assert.ok(line !== undefined, 'venue_sequence in /metrics');
+  return Number(line.split(' ')[1]);
+}
+
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
