@@ -5,7 +5,7 @@
  */
 import type { CoreCommand } from '../core/commands.ts';
 import type { CommandResult, OrderView } from '../core/events.ts';
-import { Harness, perpetualSpec } from './testkit.ts';
+import { Harness, orderCommand, perpetualSpec } from './testkit.ts';
 import { Venue } from './venue.ts';
 
 export const PERP = 'BTC-PERPETUAL';
@@ -48,23 +48,7 @@ export class AdvancedHarness extends Harness {
     price: number | null,
     more: Record<string, unknown> = {},
   ) {
-    return {
-      type: 'place_order' as const,
-      accountId,
-      instrumentName: PERP,
-      side,
-      orderType: price === null ? ('market' as const) : ('limit' as const),
-      amount,
-      price,
-      timeInForce: 'good_til_cancelled' as const,
-      postOnly: false,
-      rejectPostOnly: false,
-      reduceOnly: false,
-      label: '',
-      validUntil: null,
-      source: { api: true },
-      ...more,
-    };
+    return { ...orderCommand(accountId, side, amount, price, { instrumentName: PERP }), ...more };
   }
 
   get(orderId: string): OrderView {

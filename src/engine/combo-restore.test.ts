@@ -27,7 +27,7 @@ import {
   SPREAD,
   STRADDLE,
 } from './combo-testkit.ts';
-import { Harness } from './testkit.ts';
+import { Harness, orderCommand } from './testkit.ts';
 import { Venue, type VenueSnapshot } from './venue.ts';
 
 const LEGS = [PERP, FUTURE, LOW_CALL, HIGH_CALL, PUT] as const;
@@ -280,20 +280,5 @@ function placeOn(
   amount: number,
   price: number,
 ): UnstampedCommand {
-  return {
-    type: 'place_order',
-    accountId,
-    instrumentName,
-    side,
-    orderType: 'limit',
-    amount,
-    price,
-    timeInForce: 'good_til_cancelled',
-    postOnly: false,
-    rejectPostOnly: false,
-    reduceOnly: false,
-    label: '',
-    validUntil: null,
-    source: { api: true },
-  };
+  return orderCommand(accountId, side, amount, price, { instrumentName });
 }

@@ -137,22 +137,33 @@ export class Harness {
     price: number | null,
     more: Partial<Omit<PlaceOrder, 'type' | 'seq' | 'ts'>> = {},
   ): CommandResult {
-    return this.run({
-      type: 'place_order',
-      accountId,
-      instrumentName: 'BTC-PERPETUAL',
-      side,
-      orderType: price === null ? 'market' : 'limit',
-      amount,
-      price,
-      timeInForce: 'good_til_cancelled',
-      postOnly: false,
-      rejectPostOnly: false,
-      reduceOnly: false,
-      label: '',
-      validUntil: null,
-      source: { api: true },
-      ...more,
-    });
+    return this.run(orderCommand(accountId, side, amount, price, more));
   }
+}
+
+/** A good-til-cancelled limit (or, without a price, market) order on the perpetual unless `more` says otherwise. */
+export function orderCommand(
+  accountId: number,
+  side: 'buy' | 'sell',
+  amount: number,
+  price: number | null,
+  more: Partial<Omit<PlaceOrder, 'type' | 'seq' | 'ts'>> = {},
+): Omit<PlaceOrder, 'seq' | 'ts'> {
+  return {
+    type: 'place_order',
+    accountId,
+    instrumentName: 'BTC-PERPETUAL',
+    side,
+    orderType: price === null ? 'market' : 'limit',
+    amount,
+    price,
+    timeInForce: 'good_til_cancelled',
+    postOnly: false,
+    rejectPostOnly: false,
+    reduceOnly: false,
+    label: '',
+    validUntil: null,
+    source: { api: true },
+    ...more,
+  };
 }
