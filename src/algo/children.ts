@@ -11,11 +11,17 @@
  * (`placeComboChild`), with the flags and time in force its legs share.
  */
 import type { CommandStamp } from '../core/commands.ts';
-import type { CommandResult, CoreEvent } from '../core/events.ts';
+import type { CommandResult, CoreEvent, OrderView } from '../core/events.ts';
 import type { EnginePort } from '../core/submachine.ts';
 import type { Side, TimeInForce } from '../core/types.ts';
 import type { ComboPlan } from './combo.ts';
-import { absorbOrderView, type ChildState, closeChild, type PortfolioState } from './portfolio-state.ts';
+import {
+  absorbOrderView,
+  type ChildState,
+  childLegs,
+  closeChild,
+  type PortfolioState,
+} from './portfolio-state.ts';
 import type { PortfolioEvent } from './types.ts';
 
 /** What the machine lends to the child-order helpers for one command. */
@@ -114,32 +120,17 @@ export function placeComboChild(
     display: null,
   });
   if (!result.ok || result.order === undefined) return failure(result);
-  const view = result.order;
   const child: ChildState = {
-    orderId: view.orderId,
-    leg: legs[0]!,
-    part: 0,
-    market,
-    placedAt: context.stamp.ts,
-    amount: view.amount,
-    filled: 0,
-    notional: 0,
-    price: view.price,
-    open: true,
+    ...newChild(result.order, legs[0]!, 0, market, context.stamp.ts),
     combo: { instrumentName: plan.instrumentName, legs, tradeSeq: 0 },
   };
-  portfolio.children.push(child);
-  context.registerChild(portfolio, child);
-  if (!market) for (const i of legs) portfolio.legs[i]!.working = view.orderId;
   // One message for the one order: no leg index, the combo as its instrument.
-  context.event(portfolio, 'ORDER_PLACED', {
-    orderId: view.orderId,
+  adoptChild(context, portfolio, child, result, {
+    orderId: child.orderId,
     instrumentName: plan.instrumentName,
     amount,
     price,
   });
-  context.absorb(result.events);
-  absorbOrderView(portfolio, child, view, context.stamp.ts);
   return { ok: true };
 }
 
@@ -171,34 +162,53 @@ export function placeChild(
   });
   if (!result.ok || result.order === undefined) return failure(result);
   const view = result.order;
-  const child: ChildState = {
-    orderId: view.orderId,
-    leg: legIndex,
-    part: Math.max(0, portfolio.part),
-    market,
-    placedAt: context.stamp.ts,
-    amount: view.amount,
-    filled: 0,
-    notional: 0,
-    price: view.price,
-    open: true,
-  };
+  const child = newChild(view, legIndex, Math.max(0, portfolio.part), market, context.stamp.ts);
   // A venue iceberg child records what it shows (absent on plain children, as in older records).
   if (display !== null && !market) child.iceberg = view.displayAmount ?? 0;
-  portfolio.children.push(child);
-  context.registerChild(portfolio, child);
-  if (!market) portfolio.legs[legIndex]!.working = view.orderId;
-  context.event(portfolio, 'ORDER_PLACED', {
+  adoptChild(context, portfolio, child, result, {
     legIndex,
     orderId: view.orderId,
     instrumentName: leg.instrumentName,
     amount,
     price,
   });
-  context.absorb(result.events);
-  // The result's order view is the order after the command, even if no event named it.
-  absorbOrderView(portfolio, child, view, context.stamp.ts);
   return { ok: true };
+}
+
+/** A just-placed order as a child record (fields in the order snapshots have them). */
+function newChild(view: OrderView, leg: number, part: number, market: boolean, placedAt: number): ChildState {
+  return {
+    orderId: view.orderId,
+    leg,
+    part,
+    market,
+    placedAt,
+    amount: view.amount,
+    filled: 0,
+    notional: 0,
+    price: view.price,
+    open: true,
+  };
+}
+
+/**
+ * Files a placed child: the portfolio's record, the working child of each leg it works (limit
+ * children), its ORDER_PLACED message, then the placing command's events and the result's order
+ * view, which is the order after the command even if no event named it.
+ */
+function adoptChild(
+  context: ChildContext,
+  portfolio: PortfolioState,
+  child: ChildState,
+  result: Extract<CommandResult, { ok: true }>,
+  placed: Record<string, unknown>,
+): void {
+  portfolio.children.push(child);
+  context.registerChild(portfolio, child);
+  if (!child.market) for (const i of childLegs(child)) portfolio.legs[i]!.working = child.orderId;
+  context.event(portfolio, 'ORDER_PLACED', placed);
+  context.absorb(result.events);
+  absorbOrderView(portfolio, child, result.order!, context.stamp.ts);
 }
 
 /** Re-prices and/or re-sizes a resting child; `amount` is its new open (unfilled) lots. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { perpetualSpec, T0 } from '../engine/testkit.ts';
+import { orderCommand, perpetualSpec, T0 } from '../engine/testkit.ts';
 import { Venue } from '../engine/venue.ts';
 import type { CommandStamp, CoreCommand } from './commands.ts';
 import type { CoreEvent } from './events.ts';
@@ -110,22 +110,7 @@ function setup() {
   return { machine, run };
 }
 
-const sellOrder = (price: number, amount: number) => ({
-  type: 'place_order',
-  accountId: 2,
-  instrumentName: 'BTC-PERPETUAL',
-  side: 'sell',
-  orderType: 'limit',
-  amount,
-  price,
-  timeInForce: 'good_til_cancelled',
-  postOnly: false,
-  rejectPostOnly: false,
-  reduceOnly: false,
-  label: '',
-  validUntil: null,
-  source: { api: true },
-});
+const sellOrder = (price: number, amount: number) => orderCommand(2, 'sell', amount, price);
 
 describe('CoreMachine', () => {
   test('routes sub-machine commands and lets sub-machines react to fills through the engine', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CoreCommand } from '../core/commands.ts';
-import { Harness, perpetualSpec } from './testkit.ts';
+import { Harness, orderCommand, perpetualSpec } from './testkit.ts';
 import { tradeForParty, Venue } from './venue.ts';
 
 /** A deterministic little session that exercises most paths. */
@@ -49,22 +49,9 @@ describe('determinism, snapshots and hashes', () => {
     assert.equal(restored.stateHash(), live.venue.stateHash());
     assert.deepEqual(restored.snapshot(), live.venue.snapshot());
     const next: CoreCommand = {
-      type: 'place_order',
+      ...orderCommand(2, 'buy', 20, null, { timeInForce: 'immediate_or_cancel' }),
       seq: 10_000,
       ts: live.ts + 1,
-      accountId: 2,
-      instrumentName: 'BTC-PERPETUAL',
-      side: 'buy',
-      orderType: 'market',
-      amount: 20,
-      price: null,
-      timeInForce: 'immediate_or_cancel',
-      postOnly: false,
-      rejectPostOnly: false,
-      reduceOnly: false,
-      label: '',
-      validUntil: null,
-      source: { api: true },
     };
     assert.deepEqual(restored.execute(next), live.venue.execute(next));
     assert.equal(restored.stateHash(), live.venue.stateHash());

@@ -13,7 +13,7 @@ import type { CommandStamp, CoreCommand, UnstampedCommand } from '../../src/core
 import type { CommandResult, CoreEvent } from '../../src/core/events.ts';
 import type { EnginePort } from '../../src/core/submachine.ts';
 import type { InstrumentSpec } from '../../src/domain/instrument.ts';
-import { optionSpec, perpetualSpec, T0 } from '../../src/engine/testkit.ts';
+import { optionSpec, orderCommand, perpetualSpec, T0 } from '../../src/engine/testkit.ts';
 import { Venue } from '../../src/engine/venue.ts';
 
 export { T0 };
@@ -151,22 +151,7 @@ export class AlgoHarness {
     label: string,
     instrumentName = PERP,
   ): CommandResult {
-    return this.core({
-      type: 'place_order',
-      accountId,
-      instrumentName,
-      side,
-      orderType: 'limit',
-      amount,
-      price,
-      timeInForce: 'good_til_cancelled',
-      postOnly: false,
-      rejectPostOnly: false,
-      reduceOnly: false,
-      label,
-      validUntil: null,
-      source: { api: true },
-    });
+    return this.core(orderCommand(accountId, side, amount, price, { instrumentName, label }));
   }
 
   childOrders(portfolioId: number) {

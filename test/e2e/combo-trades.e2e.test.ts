@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { HttpClient } from '../../sdk/http-client.ts';
 import type { SubscriptionPush, Trade } from '../../sdk/types.ts';
+import { callSpread } from '../support/combo-picks.ts';
 import { startTestService, type TestService } from '../support/service-harness.ts';
 import { until } from '../support/until.ts';
 
@@ -16,24 +17,6 @@ const TICK = 0.0001;
 
 async function markOf(client: HttpClient, instrumentName: string): Promise<number> {
   return Number((await client.call('public/ticker', { instrumentName })).markPrice);
-}
-
-/** A call spread of the nearest expiry with two listed calls, cheapest strike bought. */
-async function callSpread(client: HttpClient): Promise<{ combo: string; long: string; short: string }> {
-  const calls = (await client.call('public/get_instruments', { currency: 'BTC', kind: 'option' }))
-    .map((instrument) => instrument.instrumentName)
-    .filter((name) => /^BTC-\w+-\d+-C$/.test(name));
-  const expiry = calls[0]!.split('-')[1]!;
-  const strikes = calls
-    .filter((name) => name.split('-')[1] === expiry)
-    .map((name) => Number(name.split('-')[2]))
-    .sort((a, b) => a - b);
-  const [low, high] = [strikes[0]!, strikes[1]!];
-  return {
-    combo: `BTC-CS-${expiry}-${low}_${high}`,
-    long: `BTC-${expiry}-${low}-C`,
-    short: `BTC-${expiry}-${high}-C`,
-  };
 }
 
 describe('combo trades: booked on the legs, listed and pushed as the combo trade and its leg trades', () => {

@@ -3,10 +3,12 @@
  * and gateway with the typed sdk: what an edit of a child order by hand may do, and what `info`
  * reports (updateTimestamp, the echo of every leg field of spec 2.4).
  */
+
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ApiError } from '../../sdk/errors.ts';
 import { PORTFOLIO_BASE_PATH } from '../../src/api/portfolios/routes.ts';
+import { orderCommand } from '../../src/engine/testkit.ts';
 import {
   PERP,
   PORTFOLIO_E2E_START,
@@ -68,22 +70,11 @@ describe('portfolio conformance through the API', () => {
 
   /** The maker rests `lots` for sale at 59,500 (above every child's bid); returns its order id. */
   const makerOffers = async (lots: number) => {
-    const result = await core.ports.submit({
-      type: 'place_order',
-      accountId: harness.credentials[MAKER]!.accountIds[0]!,
-      instrumentName: PERP,
-      side: 'sell',
-      orderType: 'limit',
-      amount: lots,
-      price: PRICE_59_5K,
-      timeInForce: 'good_til_cancelled',
-      postOnly: false,
-      rejectPostOnly: false,
-      reduceOnly: false,
-      label: '',
-      validUntil: null,
-      source: { api: true },
-    });
+    const result = await core.ports.submit(
+      orderCommand(harness.credentials[MAKER]!.accountIds[0]!, 'sell', lots, PRICE_59_5K, {
+        instrumentName: PERP,
+      }),
+    );
     assert.ok(result.ok);
     return result.order!.orderId;
   };

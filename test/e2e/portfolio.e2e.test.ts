@@ -4,12 +4,14 @@
  * routes) and WebSocket (trade-news, order.change.any). Timers are submitted by the test when
  * the machine asks for a wakeup, as the core service does.
  */
+
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ApiError } from '../../sdk/errors.ts';
 import type { SubscriptionPush } from '../../sdk/types.ts';
 import { PORTFOLIO_BASE_PATH } from '../../src/api/portfolios/routes.ts';
 import { ERROR_CATALOGUE } from '../../src/domain/errors.ts';
+import { orderCommand } from '../../src/engine/testkit.ts';
 import {
   PERP,
   type PortfolioCore,
@@ -36,22 +38,7 @@ describe('portfolios through the API', () => {
     const user = harness.credentials[MULTI]!;
     const [accountId, mirrorAccountId] = user.accountIds as [number, number];
     const makerAccount = harness.credentials[MAKER]!.accountIds[0]!;
-    await core.ports.submit({
-      type: 'place_order',
-      accountId: makerAccount,
-      instrumentName: PERP,
-      side: 'sell',
-      orderType: 'limit',
-      amount: 5,
-      price: 120_000,
-      timeInForce: 'good_til_cancelled',
-      postOnly: false,
-      rejectPostOnly: false,
-      reduceOnly: false,
-      label: '',
-      validUntil: null,
-      source: { api: true },
-    });
+    await core.ports.submit(orderCommand(makerAccount, 'sell', 5, 120_000, { instrumentName: PERP }));
     const http = harness.http(MULTI);
     const ws = harness.ws(MULTI);
     await ws.connect();

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { METHOD_NAMES } from '../../sdk/types.ts';
 import type { WsClient } from '../../sdk/ws-client.ts';
 import { portfolioHistory } from '../../src/store/read/portfolio-queries.ts';
+import { callSpread } from '../support/combo-picks.ts';
 import { startTestService, type TestService } from '../support/service-harness.ts';
 
 const PERPETUAL = 'BTC-PERPETUAL';
@@ -49,15 +50,8 @@ describe('the assembled service', () => {
 
   test('a combo id lists the combo on first use: its book and ticker, and orders on it', async () => {
     const client = running.http(0);
-    const calls = (await client.call('public/get_instruments', { currency: 'BTC', kind: 'option' }))
-      .map((instrument) => instrument.instrumentName)
-      .filter((name) => /^BTC-\w+-\d+-C$/.test(name));
-    const expiry = calls[0]!.split('-')[1]!;
-    const strikes = calls
-      .filter((name) => name.split('-')[1] === expiry)
-      .map((name) => Number(name.split('-')[2]))
-      .sort((a, b) => a - b);
-    const combo = `BTC-CS-${expiry}-${strikes[0]}_${strikes[1]}`;
+    const { combo, long, short } = await callSpread(client);
+    const expiry = combo.split('-')[2]!;
     const listedBefore = await client.call('public/get_instruments', {
       currency: 'BTC',
       kind: 'option_combo',
@@ -69,8 +63,8 @@ describe('the assembled service', () => {
     const listed = await client.call('public/get_instruments', { currency: 'BTC', kind: 'option_combo' });
     const info = listed.find((instrument) => instrument.instrumentName === combo);
     assert.deepEqual(info?.legs, [
-      { instrumentName: `BTC-${expiry}-${strikes[0]}-C`, ratio: 1 },
-      { instrumentName: `BTC-${expiry}-${strikes[1]}-C`, ratio: -1 },
+      { instrumentName: long, ratio: 1 },
+      { instrumentName: short, ratio: -1 },
     ]);
     const perpetual = await client.call('public/get_instruments', { currency: 'BTC', kind: 'future' });
     assert.ok(

@@ -9,7 +9,7 @@ import type { PortfolioSpec, UnstampedAlgoCommand } from '../../src/algo/types.t
 import { createCoreMachine } from '../../src/app/core-factory.ts';
 import type { UnstampedCommand } from '../../src/core/commands.ts';
 import type { MachineCommand, MachineResult } from '../../src/core/machine.ts';
-import { optionSpec, perpetualSpec, T0 } from '../../src/engine/testkit.ts';
+import { optionSpec, orderCommand, perpetualSpec, T0 } from '../../src/engine/testkit.ts';
 import type { RfqRecord, RfqTradeRecord, RfqValue, UnstampedRfqCommand } from '../../src/rfq/types.ts';
 import type { CommittedEvents } from '../../src/store/read/projection.ts';
 
@@ -156,22 +156,7 @@ export class CoreDriver {
   }
 
   makerOrder(side: 'buy' | 'sell', amount: number, price: number, instrumentName = PERP): void {
-    const { result } = this.run({
-      type: 'place_order',
-      accountId: MAKER,
-      instrumentName,
-      side,
-      orderType: 'limit',
-      amount,
-      price,
-      timeInForce: 'good_til_cancelled',
-      postOnly: false,
-      rejectPostOnly: false,
-      reduceOnly: false,
-      label: 'maker',
-      validUntil: null,
-      source: { api: true },
-    });
+    const { result } = this.run(orderCommand(MAKER, side, amount, price, { instrumentName, label: 'maker' }));
     assert.ok('ok' in result && result.ok);
   }
 }
