@@ -9,7 +9,8 @@
  * BENCH_WS_WINDOW (256), BENCH_TRANSPORTS (http,ws), BENCH_SIMULATOR (off; on runs the liquidity simulator
  * in the server as `npm start` does), BENCH_PROF (server CPU profile into /tmp/prof), BENCH_NODE_FLAGS
  * (node flags for the server; default: those of `npm start`), BENCH_RATES (offered rates for
- * the open-loop WebSocket latency runs, default `1000,5000`; empty or 0 skips them), BENCH_CEILING
+ * the open-loop WebSocket latency runs, default `1000,5000`; empty or 0 skips them; with no saturation phase
+ * before them a 3 s warm-up at the first rate runs unmeasured), BENCH_CEILING
  * (on: then the same phases against bench/api-ceiling-server.ts, the transports with no service
  * behind them, for the machine's own bound in the same run), BENCH_HEAP_PROF (a file: the server's
  * sampled allocations, garbage included, written at exit), BENCH_MARKET_TICK_MS (the server's
@@ -42,6 +43,7 @@ const RATES = (process.env.BENCH_RATES ?? '1000,5000')
 /** on: the trading account reads its history; other: an account that does not trade does. */
 const HISTORY = process.env.BENCH_HISTORY ?? 'off';
 const HISTORY_INTERVAL_MS = 20;
+const WARM_UP_SECONDS = 3;
 const INSTRUMENT = 'BTC-PERPETUAL';
 
 interface Credential {
@@ -308,7 +310,13 @@ async function benchWs(port: number, credentials: Credential[], serverTime: () =
  * stall cannot slow the sender down and hide itself: no coordinated omission). Latency runs from
  * the moment an order is written to the socket to its answer.
  */
-async function wsAtRate(port: number, credential: Credential, serverTime: () => number, rate: number) {
+async function wsAtRate(
+  port: number,
+  credential: Credential,
+  serverTime: () => number,
+  rate: number,
+  seconds = SECONDS,
+) {
   const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`);
   await new Promise((resolve, reject) => {
     socket.on('open', resolve);
@@ -357,7 +365,7 @@ async function wsAtRate(port: number, credential: Credential, serverTime: () => 
   );
   await authenticated;
   const started = performance.now();
-  const total = Math.round(rate * SECONDS);
+  const total = Math.round(rate * seconds);
   let sent = 0;
   await new Promise<void>((resolve) => {
     const pump = () => {
@@ -429,6 +437,13 @@ async function runAgainst(serverScript: string): Promise<void> {
     );
     if (TRANSPORTS.includes('http')) await benchHttp(port, credentials[0]!, serverTime);
     if (TRANSPORTS.includes('ws')) await benchWs(port, credentials, serverTime);
+    if (RATES.length > 0 && !TRANSPORTS.includes('http') && !TRANSPORTS.includes('ws')) {
+      // A fresh server compiles its hot paths during its first thousands of orders: without a
+      // saturation phase before, the first open-loop run would measure the JIT, not the service.
+      console.log(`warm-up: ${WARM_UP_SECONDS} s at ${RATES[0]}/s, not measured`);
+      await wsAtRate(port, credentials[0]!, serverTime, RATES[0]!, WARM_UP_SECONDS);
+      await serverStalls();
+    }
     for (const rate of RATES) {
       const reader = HISTORY === 'other' ? credentials[1]! : credentials[0]!;
       const history =

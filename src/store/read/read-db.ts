@@ -13,6 +13,7 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { inTransaction } from '../postgres/pg-transaction.ts';
+import { walPragmas } from '../sqlite/wal.ts';
 import { SqliteWriterThread } from '../sqlite/writer-thread.ts';
 import type { RowValue } from './projection.ts';
 import { type Dialect, ident, type Statement, toPostgresPlaceholders } from './sql.ts';
@@ -40,7 +41,7 @@ const SET_SEQ =
   "INSERT INTO read_meta (key, value) VALUES ('last_applied_seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 const GET_SEQ = "SELECT value FROM read_meta WHERE key = 'last_applied_seq'";
 
-const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = NORMAL'];
+const SQLITE_PRAGMAS = walPragmas('NORMAL');
 
 export interface SqliteReadDbOptions {
   /** Commit batches on a worker thread (default true): row writes leave the event loop. */

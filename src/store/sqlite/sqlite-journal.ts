@@ -26,6 +26,7 @@ import {
 } from '../journal.ts';
 import { type FrameRow, readFramePages, readVerifiedFrames, toFrame } from '../read-frames.ts';
 import { frameChecksumValid, type StoredFrame } from '../record-format.ts';
+import { walPragmas } from './wal.ts';
 import { SqliteWriterThread, type WriteStatement } from './writer-thread.ts';
 
 const SCHEMA = `
@@ -42,12 +43,7 @@ CREATE TABLE IF NOT EXISTS hash_checkpoints (
 );
 `;
 
-const WRITER_PRAGMAS = [
-  'journal_mode = WAL',
-  'synchronous = FULL',
-  // Fewer, larger checkpoints: each one copies WAL pages into the database and fsyncs it.
-  'wal_autocheckpoint = 4000',
-];
+const WRITER_PRAGMAS = walPragmas('FULL');
 const INSERT_FRAME =
   'INSERT INTO journal (first_seq, count, version, payload, checksum) VALUES (?, ?, ?, ?, ?)';
 const INSERT_CHECKPOINT = 'INSERT OR REPLACE INTO hash_checkpoints (seq, state_hash) VALUES (?, ?)';

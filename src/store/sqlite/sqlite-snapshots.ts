@@ -14,6 +14,7 @@ import {
   type StoredSnapshot,
   snapshotChecksumValid,
 } from '../record-format.ts';
+import { walPragmas } from './wal.ts';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS snapshots (
@@ -58,8 +59,7 @@ export class SqliteSnapshotStore<S = unknown> implements SnapshotStore<S> {
 
   constructor(options: SqliteSnapshotStoreOptions) {
     this.db = new Database(options.path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
+    for (const pragma of walPragmas('FULL')) this.db.pragma(pragma);
     this.db.exec(SCHEMA);
     this.keep = Math.max(1, options.keep ?? 3);
   }
