@@ -44,6 +44,7 @@ const RATES = (process.env.BENCH_RATES ?? '1000,5000')
 const HISTORY = process.env.BENCH_HISTORY ?? 'off';
 const HISTORY_INTERVAL_MS = 20;
 const WARM_UP_SECONDS = 3;
+const READ_STORE_WAIT_MS = 60_000;
 const INSTRUMENT = 'BTC-PERPETUAL';
 
 interface Credential {
@@ -82,6 +83,31 @@ async function measured(
     console.log(`    ${errors} requests were answered with an error: these figures do not measure orders`);
     process.exitCode = 1;
   }
+  await serverStalls();
+}
+
+/**
+ * Waits until the read store has caught up with the journal (`venue_read_store_lag_commands` 0 on
+ * `/metrics`), so an open-loop run does not measure the backlog a saturation phase left behind;
+ * prints how long that took. Servers without the metric (the ceiling) return at once.
+ */
+async function readStoreCaughtUp(port: number): Promise<void> {
+  const started = performance.now();
+  for (;;) {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const lag = /^venue_read_store_lag_commands (\d+)/m.exec(text)?.[1];
+    if (lag === undefined) return;
+    if (Number(lag) === 0) break;
+    if (performance.now() - started > READ_STORE_WAIT_MS) {
+      console.log(`    the read store is still ${lag} commands behind after ${READ_STORE_WAIT_MS / 1000} s`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const waited = performance.now() - started;
+  if (waited < 150) return;
+  // The server's figures of the catch-up go under this line, not into the next phase's.
+  console.log(`read store caught up ${(waited / 1000).toFixed(1)} s after the phase before; meanwhile:`);
   await serverStalls();
 }
 
@@ -445,6 +471,7 @@ async function runAgainst(serverScript: string): Promise<void> {
       await serverStalls();
     }
     for (const rate of RATES) {
+      await readStoreCaughtUp(port);
       const reader = HISTORY === 'other' ? credentials[1]! : credentials[0]!;
       const history =
         HISTORY !== 'off' && ceiling !== true ? readHistoryMeanwhile(port, reader, serverTime) : null;
