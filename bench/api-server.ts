@@ -70,8 +70,9 @@ async function histogram(name: string, labels: Record<string, string> = {}): Pro
 /** Prints (stderr) and resets the stall figures: the bench asks with SIGUSR2 after each phase. */
 async function reportStalls(): Promise<void> {
   // Where a request's time goes inside the server: in the dispatcher (method, engine, journal
-  // acknowledgement) and, of that, the journal's group commit (one transaction and one fsync).
-  const inServer = `in server: request ${await histogram('venue_request_seconds', { outcome: 'ok' })}; journal batch ${await histogram('venue_journal_batch_seconds')}`;
+  // acknowledgement); of that, the journal's group commit; of that, the storage's own time (the
+  // transaction and its fsync on the writer thread: the disk, not the hand-over).
+  const inServer = `in server: request ${await histogram('venue_request_seconds', { outcome: 'ok' })}; journal batch ${await histogram('venue_journal_batch_seconds')}, of it in storage ${await histogram('venue_journal_storage_seconds')}`;
   service.metrics?.registry.resetMetrics();
   const delayMs = (ns: number) => Math.max(0, ns / 1e6 - LOOP_DELAY_RESOLUTION_MS).toFixed(1);
   const gc = [...gcPauses]

@@ -51,13 +51,16 @@ describe('service metrics', () => {
       wsConnections: () => 2,
     });
     metrics.journalBatch(250, 0.9);
-    metrics.journalBatch(1, 12);
+    metrics.journalBatch(1, 12, 0.4);
     metrics.marketTurn(1.5);
     sequence = 12;
     const { body } = await metrics.render();
     assert.equal(sampleValue(body, 'venue_journal_entries_total'), 251);
     assert.equal(sampleValue(body, 'venue_journal_batch_seconds_count'), 2);
     assert.equal(sampleValue(body, 'venue_journal_batch_seconds_bucket{le="0.001"}'), 1);
+    // Only the batch whose storage time is known is in the storage series.
+    assert.equal(sampleValue(body, 'venue_journal_storage_seconds_count'), 1);
+    assert.equal(sampleValue(body, 'venue_journal_storage_seconds_bucket{le="0.001"}'), 1);
     assert.equal(sampleValue(body, 'venue_market_turn_seconds_bucket{le="0.002"}'), 1);
     assert.equal(sampleValue(body, 'venue_sequence'), 12);
     assert.equal(sampleValue(body, 'venue_read_store_lag_commands'), 5);

@@ -31,6 +31,7 @@ export class ServiceMetrics {
   private readonly requestsByMethod: SeriesCounter;
   private readonly methodCounters = new Map<string, CounterSeries>();
   private readonly journalBatchSeconds: HistogramSeries;
+  private readonly journalStorageSeconds: HistogramSeries;
   private readonly journalEntries: CounterSeries;
   private readonly marketTurnSeconds: HistogramSeries;
 
@@ -52,6 +53,12 @@ export class ServiceMetrics {
     this.journalBatchSeconds = new SeriesHistogram(
       'venue_journal_batch_seconds',
       'Group-commit write time per batch (one transaction and one fsync)',
+      LATENCY_BUCKETS,
+      registry,
+    ).labels();
+    this.journalStorageSeconds = new SeriesHistogram(
+      'venue_journal_storage_seconds',
+      "The storage's own part of a batch's write time (SQLite: the transaction and its fsync, timed on the writer thread)",
       LATENCY_BUCKETS,
       registry,
     ).labels();
@@ -109,8 +116,9 @@ export class ServiceMetrics {
     counter.inc();
   }
 
-  journalBatch(entries: number, ms: number): void {
+  journalBatch(entries: number, ms: number, storageMs: number | null = null): void {
     this.journalBatchSeconds.observe(ms / 1000);
+    if (storageMs !== null) this.journalStorageSeconds.observe(storageMs / 1000);
     this.journalEntries.inc(entries);
   }
 

@@ -223,7 +223,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         wsConnections: () => gateway.wsConnections(),
       })
     : null;
-  if (metrics !== null) storage.journal.observeBatches((entries, ms) => metrics.journalBatch(entries, ms));
+  if (metrics !== null)
+    storage.journal.observeBatches((entries, ms, _frame, storageMs) =>
+      metrics.journalBatch(entries, ms, storageMs),
+    );
 
   const keyStore = new SqliteKeyStore(
     join(config.dataDir, 'keys.db'),

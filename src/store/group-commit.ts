@@ -23,8 +23,14 @@ import {
 import { FrameBuilder, type StoredFrame } from './record-format.ts';
 
 export interface BatchWriter {
-  /** Durably writes the frame and checkpoints in one transaction. */
-  write(frame: StoredFrame | null, checkpoints: readonly HashCheckpoint[]): void | Promise<void>;
+  /**
+   * Durably writes the frame and checkpoints in one transaction. May give the ms the storage
+   * itself took (without the hand-over to it), for `observeBatches`.
+   */
+  write(
+    frame: StoredFrame | null,
+    checkpoints: readonly HashCheckpoint[],
+  ): void | number | Promise<void> | Promise<number>;
 }
 
 /**
@@ -147,9 +153,11 @@ export class GroupCommitter {
       this.queuedCheckpoints = [];
       const started = performance.now();
       const frame = next === undefined ? null : next.builder.finish();
+      let storageMs: number | null = null;
       try {
         const written = this.writer.write(frame, checkpoints);
-        if (written !== undefined) await written;
+        const settled = written instanceof Promise ? await written : written;
+        if (typeof settled === 'number') storageMs = settled;
       } catch (error) {
         const failure = new JournalWriteError('journal write failed', { cause: error });
         next?.reject(failure);
@@ -158,7 +166,7 @@ export class GroupCommitter {
       }
       if (next !== undefined) this.durable = { seq: next.lastSeq, ts: next.lastTs };
       const ms = performance.now() - started;
-      for (const listener of this.batchListeners) listener(next?.count ?? 0, ms, frame);
+      for (const listener of this.batchListeners) listener(next?.count ?? 0, ms, frame, storageMs);
       next?.resolve();
     }
     this.writing = false;

@@ -31,7 +31,12 @@ export interface HashCheckpoint {
 }
 
 /** See `Journal.observeBatches`. */
-export type BatchListener = (entries: number, ms: number, frame: StoredFrame | null) => void;
+export type BatchListener = (
+  entries: number,
+  ms: number,
+  frame: StoredFrame | null,
+  storageMs: number | null,
+) => void;
 
 export interface Journal<C = unknown> {
   /** Resolves once the entry is durable. Rejects (and keeps rejecting) after a write failure. */
@@ -42,8 +47,10 @@ export interface Journal<C = unknown> {
    */
   recordCheckpoint(checkpoint: HashCheckpoint): void;
   /**
-   * Calls the listener after each batch is durable with its entry count, write time (ms) and the
-   * frame as stored (null when the batch held only checkpoints); in seq order.
+   * Calls the listener after each batch is durable with its entry count, write time (ms), the
+   * frame as stored (null when the batch held only checkpoints) and, where the backend measures
+   * it, the part of the write time the storage itself took (SQLite: the transaction and its fsync
+   * on the writer thread; null otherwise); in seq order.
    */
   observeBatches(listener: BatchListener): void;
   /** Durable entries with seq ≥ fromSeq, in batches, in order. */

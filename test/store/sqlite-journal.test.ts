@@ -1,7 +1,9 @@
 /** The journal contract on the SQLite backend (a fresh temp directory per test). */
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import type { BatchLimits } from '../../src/store/journal.ts';
 import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
@@ -79,4 +81,21 @@ journalContract('sqlite', async (): Promise<StoreHarness> => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+});
+
+describe('SQLite journal on its writer thread', () => {
+  test('each batch reports the time its transaction took on the writer thread', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-storage-'));
+    const journal = SqliteJournal.open<TestCommand>({ path: join(dir, 'journal.sqlite') });
+    const reported: Array<{ ms: number; storageMs: number | null }> = [];
+    journal.observeBatches((_entries, ms, _frame, storageMs) => reported.push({ ms, storageMs }));
+    for (let seq = 1; seq <= 3; seq++)
+      await journal.append({ seq, ts: seq, command: { type: 'noop', n: seq } });
+    await journal.close();
+    rmSync(dir, { recursive: true, force: true });
+    assert.equal(reported.length, 3);
+    for (const { ms, storageMs } of reported) {
+      assert.ok(storageMs !== null && storageMs > 0 && storageMs <= ms, `storage ${storageMs} ms of ${ms}`);
+    }
+  });
 });

@@ -91,7 +91,7 @@ export class SqliteReadDb implements ReadDb {
   commit(statements: readonly Statement[], lastSeq: number): Promise<void> {
     if (this.useWriterThread) {
       this.writer ??= new SqliteWriterThread(this.path, SQLITE_PRAGMAS);
-      return this.writer.run([...statements, { sql: SET_SEQ, params: [lastSeq] }]);
+      return this.writer.run([...statements, { sql: SET_SEQ, params: [lastSeq] }]).then(() => undefined);
     }
     try {
       this.db.transaction(() => {

@@ -56,8 +56,9 @@ parentPort.on('message', (message) => {
     return;
   }
   try {
+    const started = performance.now();
     runAll(message.statements);
-    parentPort.postMessage({ id: message.id, error: null });
+    parentPort.postMessage({ id: message.id, error: null, ms: performance.now() - started });
   } catch (error) {
     parentPort.postMessage({ id: message.id, error: String((error && error.stack) || error) });
   }
@@ -72,7 +73,7 @@ export interface WriteStatement {
 
 interface PendingWrite {
   readonly id: number;
-  readonly resolve: () => void;
+  readonly resolve: (ms: number) => void;
   readonly reject: (error: Error) => void;
 }
 
@@ -97,7 +98,7 @@ export class SqliteWriterThread {
       workerData: { path, sqliteModule, pragmas: [...pragmas] },
     });
     this.worker.unref();
-    this.worker.on('message', (answer: { id: number; error: string | null }) => {
+    this.worker.on('message', (answer: { id: number; error: string | null; ms?: number }) => {
       const waiting = this.pending[0];
       if (waiting === undefined || waiting.id !== answer.id) {
         this.fail(new Error(`journal writer answered write ${answer.id} out of order`));
@@ -105,7 +106,7 @@ export class SqliteWriterThread {
       }
       this.pending.shift();
       if (this.pending.length === 0) this.worker.unref();
-      if (answer.error === null) waiting.resolve();
+      if (answer.error === null) waiting.resolve(answer.ms ?? 0);
       else waiting.reject(new Error(`journal writer: ${answer.error}`));
     });
     this.worker.on('error', (error) => this.fail(error));
@@ -117,11 +118,14 @@ export class SqliteWriterThread {
     });
   }
 
-  /** Runs the statements in one transaction on the worker; resolves once it committed. */
-  run(statements: readonly WriteStatement[]): Promise<void> {
+  /**
+   * Runs the statements in one transaction on the worker; resolves once it committed, with the ms
+   * the transaction took on the worker (its fsync included, the messages there and back not).
+   */
+  run(statements: readonly WriteStatement[]): Promise<number> {
     if (this.failure !== null) return Promise.reject(this.failure);
     const id = this.nextId++;
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<number>((resolve, reject) => {
       if (this.pending.length === 0) this.worker.ref();
       this.pending.push({ id, resolve, reject });
       this.worker.postMessage({ id, statements });
