@@ -5,13 +5,13 @@
  * same clients in the same run, it shows what this machine allows before any work is done.
  * Prints `{"port", "dataDir", "ceiling"}` (dataDir holds a credentials.json the bench client reads).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import { WebSocketServer } from 'ws';
+import { throwawayDataDir } from './bench-config.ts';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'bench-ceiling-'));
+const dataDir = throwawayDataDir('bench-ceiling-');
 writeFileSync(
   join(dataDir, 'credentials.json'),
   JSON.stringify([{ apiKey: 'ceiling', apiSecret: 'ceiling' }]),

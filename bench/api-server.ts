@@ -2,15 +2,13 @@
  * The server half of `npm run bench:api`: the full service (`startService`: journal on, rate limits
  * off, market prices ticking every second; the liquidity simulator off unless BENCH_SIMULATOR=on) on a free port in a fresh DATA_DIR; prints `{"port", "dataDir"}` as its first line.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import type { Histogram } from 'prom-client';
 import { startService } from '../src/app/service.ts';
-import { benchConfig } from './bench-config.ts';
+import { benchConfig, throwawayDataDir } from './bench-config.ts';
 
-const dataDir = process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'bench-api-'));
+const dataDir = process.env.DATA_DIR ?? throwawayDataDir('bench-api-');
 const config = benchConfig(dataDir, {
   simulator: process.env.BENCH_SIMULATOR === 'on',
   logLevel: process.env.LOG_LEVEL as 'warn' | undefined,
