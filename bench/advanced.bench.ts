@@ -7,7 +7,7 @@
  * Run: npx tsx bench/advanced.bench.ts
  */
 import type { CoreCommand, UnstampedCommand } from '../src/core/commands.ts';
-import { perpetualSpec, T0 } from '../src/engine/testkit.ts';
+import { orderCommand as order, perpetualSpec, T0 } from '../src/engine/testkit.ts';
 import { Venue } from '../src/engine/venue.ts';
 
 function setup(): { venue: Venue; run: (c: UnstampedCommand) => void } {
@@ -25,26 +25,6 @@ function setup(): { venue: Venue; run: (c: UnstampedCommand) => void } {
     run({ type: 'deposit', accountId: a, currency: 'BTC', amount: 1e15 });
   }
   return { venue, run };
-}
-
-function order(accountId: number, side: 'buy' | 'sell', amount: number, price: number | null, more = {}) {
-  return {
-    type: 'place_order' as const,
-    accountId,
-    instrumentName: 'BTC-PERPETUAL',
-    side,
-    orderType: price === null ? ('market' as const) : ('limit' as const),
-    amount,
-    price,
-    timeInForce: 'good_til_cancelled' as const,
-    postOnly: false,
-    rejectPostOnly: false,
-    reduceOnly: false,
-    label: '',
-    validUntil: null,
-    source: { api: true },
-    ...more,
-  };
 }
 
 function time(label: string, n: number, body: (i: number) => void): void {

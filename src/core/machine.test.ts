@@ -76,23 +76,9 @@ class FollowMachine implements SubMachine<FollowCommand, string, string> {
 
   private place(stamp: CommandStamp, side: 'buy' | 'sell', amount: number, price: number): CoreCommand {
     return {
-      type: 'place_order',
+      ...orderCommand(this.state.accountId, side, amount, price, { source: { api: false }, owner: 'follow' }),
       seq: stamp.seq,
       ts: stamp.ts,
-      accountId: this.state.accountId,
-      instrumentName: 'BTC-PERPETUAL',
-      side,
-      orderType: 'limit',
-      amount,
-      price,
-      timeInForce: 'good_til_cancelled',
-      postOnly: false,
-      rejectPostOnly: false,
-      reduceOnly: false,
-      label: '',
-      validUntil: null,
-      source: { api: false },
-      owner: 'follow',
     };
   }
 }

@@ -3,7 +3,7 @@
  * Not used by production code.
  */
 import type { CoreCommand, PlaceOrder, UnstampedCommand } from '../core/commands.ts';
-import type { CommandResult } from '../core/events.ts';
+import type { CommandResult, TradeParty } from '../core/events.ts';
 import type { InstrumentSpec } from '../domain/instrument.ts';
 import type { EngineConfig } from './config.ts';
 import { Venue } from './venue.ts';
@@ -164,6 +164,33 @@ export function orderCommand(
     label: '',
     validUntil: null,
     source: { api: true },
+    ...more,
+  };
+}
+
+/** One side of a trade: a limit order over the API, filled, no fee or PnL, unless `fields` say otherwise. */
+export function tradeParty(
+  fields: Pick<TradeParty, 'accountId' | 'orderId' | 'side' | 'liquidity'> & Partial<TradeParty>,
+): TradeParty {
+  const { accountId, orderId, side, liquidity, ...more } = fields;
+  return {
+    accountId,
+    orderId,
+    orderType: 'limit',
+    side,
+    liquidity,
+    state: 'filled',
+    fee: 0,
+    feeCurrency: 'BTC',
+    profitLoss: 0,
+    label: '',
+    owner: null,
+    api: true,
+    postOnly: false,
+    mmp: false,
+    reduceOnly: false,
+    riskReducing: false,
+    advanced: null,
     ...more,
   };
 }

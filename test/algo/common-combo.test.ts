@@ -5,12 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { PortfolioMachine } from '../../src/algo/machine.ts';
 import type { LegSpec, PortfolioSpec } from '../../src/algo/types.ts';
-import { venueMarketView } from '../../src/algo/venue-market-view.ts';
 import { portfolioInfoToWire, tradeNewsToWire } from '../../src/api/portfolios/wire.ts';
 import { optionSpec } from '../../src/engine/testkit.ts';
-import { Venue } from '../../src/engine/venue.ts';
 import { createCombo, parseComboName } from '../../src/market/combos.ts';
 import { AlgoHarness, leg, MAKER, OPTION, PUT, portfolio, TRADER } from './harness.ts';
 
@@ -370,21 +367,10 @@ describe('COMMON as a combo order', () => {
     h.submit(callSpread());
     h.limit(MAKER, 'sell', 4, 200, 'maker', SPREAD);
 
-    const venue = Venue.restore(h.venue.snapshot());
-    const machine = new PortfolioMachine(venueMarketView(venue));
-    machine.restore(h.machine.snapshot());
-    assert.equal(machine.stateHash(), h.machine.stateHash());
-    const restored = new AlgoHarness(venue, machine);
-    restored.seq = h.seq;
-    restored.ts = h.ts;
+    const restored = h.restarted();
+    assert.equal(restored.machine.stateHash(), h.machine.stateHash());
 
-    const replayed = new AlgoHarness();
-    for (const entry of h.journal) {
-      replayed.seq = entry.command.seq - 1;
-      replayed.ts = entry.command.ts;
-      if (entry.kind === 'core') replayed.core(entry.command);
-      else replayed.algo(entry.command);
-    }
+    const replayed = h.replayed();
     assert.equal(replayed.machine.stateHash(), h.machine.stateHash());
 
     for (const copy of [h, restored, replayed]) {

@@ -47,6 +47,29 @@ export class AlgoHarness {
     this.machine = machine ?? new PortfolioMachine(venueMarketView(venue));
   }
 
+  /** A restart: both machines restored from their snapshots, at this harness's seq and time. */
+  restarted(): AlgoHarness {
+    const venue = Venue.restore(this.venue.snapshot());
+    const machine = new PortfolioMachine(venueMarketView(venue));
+    machine.restore(this.machine.snapshot());
+    const copy = new AlgoHarness(venue, machine);
+    copy.seq = this.seq;
+    copy.ts = this.ts;
+    return copy;
+  }
+
+  /** A fresh pair fed this harness's whole journal, each command at its own stamp. */
+  replayed(): AlgoHarness {
+    const copy = new AlgoHarness();
+    for (const entry of this.journal) {
+      copy.seq = entry.command.seq - 1;
+      copy.ts = entry.command.ts;
+      if (entry.kind === 'core') copy.core(entry.command);
+      else copy.algo(entry.command);
+    }
+    return copy;
+  }
+
   /** Standard market: BTC index 60,000, perpetual and option listed, maker and trader funded. */
   static withMarket(): AlgoHarness {
     const h = new AlgoHarness();

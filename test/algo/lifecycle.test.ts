@@ -284,22 +284,11 @@ describe('portfolio lifecycle', () => {
     h.maker('sell', 40, PERP_60K);
 
     // Restart from a snapshot of both the engine and the algorithm layer.
-    const venue = Venue.restore(h.venue.snapshot());
-    const machine = new PortfolioMachine(venueMarketView(venue));
-    machine.restore(h.machine.snapshot());
-    assert.equal(machine.stateHash(), h.machine.stateHash());
-    const restored = new AlgoHarness(venue, machine);
-    restored.seq = h.seq;
-    restored.ts = h.ts;
+    const restored = h.restarted();
+    assert.equal(restored.machine.stateHash(), h.machine.stateHash());
 
     // Replay of the whole journal into a fresh pair.
-    const replayed = new AlgoHarness();
-    for (const entry of h.journal) {
-      replayed.seq = entry.command.seq - 1;
-      replayed.ts = entry.command.ts;
-      if (entry.kind === 'core') replayed.core(entry.command);
-      else replayed.algo(entry.command);
-    }
+    const replayed = h.replayed();
     assert.equal(replayed.machine.stateHash(), h.machine.stateHash());
     assert.equal(replayed.venue.stateHash(), h.venue.stateHash());
 

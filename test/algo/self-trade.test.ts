@@ -185,12 +185,7 @@ describe('ICEBERG children cancelled by self-trade prevention', () => {
     assert.equal(h.machine.nextWakeup(), T0 + PRICE_RETRY_MS);
 
     // A restart in the hold decides the same replacement.
-    const venue = Venue.restore(h.venue.snapshot());
-    const machine = new PortfolioMachine(venueMarketView(venue));
-    machine.restore(h.machine.snapshot());
-    const restored = new AlgoHarness(venue, machine);
-    restored.seq = h.seq;
-    restored.ts = h.ts;
+    const restored = h.restarted();
 
     for (const copy of [h, restored]) {
       copy.runUntil(T0 + PRICE_RETRY_MS);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CoreEvent, OrderView, TradeView } from '../../src/core/events.ts';
 import { parseInstrumentName } from '../../src/domain/instrument.ts';
+import { tradeParty } from '../../src/engine/testkit.ts';
 import { coreProjection } from '../../src/store/read/core-projections.ts';
 import { type Projection, RowBatch, type TableSpec } from '../../src/store/read/projection.ts';
 import type { ReadDb } from '../../src/store/read/read-db.ts';
@@ -70,25 +71,7 @@ export function orderView(overrides: Partial<OrderView> & { orderId: string }): 
 }
 
 function party(accountId: number, orderId: string, liquidity: 'M' | 'T') {
-  return {
-    accountId,
-    orderId,
-    orderType: 'limit' as const,
-    side: liquidity === 'T' ? ('buy' as const) : ('sell' as const),
-    liquidity,
-    state: 'filled' as const,
-    fee: 1,
-    feeCurrency: 'BTC',
-    profitLoss: 0,
-    label: '',
-    owner: null,
-    api: true,
-    postOnly: false,
-    mmp: false,
-    reduceOnly: false,
-    riskReducing: false,
-    advanced: null,
-  };
+  return tradeParty({ accountId, orderId, side: liquidity === 'T' ? 'buy' : 'sell', liquidity, fee: 1 });
 }
 
 export function tradeView(tradeId: string, timestamp: number, taker: number, maker: number): TradeView {

@@ -6,7 +6,7 @@
 import type { TradeParty, TradeView } from '../../src/core/events.ts';
 import type { Side } from '../../src/core/types.ts';
 import { Instrument, type InstrumentSpec } from '../../src/domain/instrument.ts';
-import { optionSpec } from '../../src/engine/testkit.ts';
+import { optionSpec, tradeParty } from '../../src/engine/testkit.ts';
 import { createCombo, parseComboName } from '../../src/market/combos.ts';
 
 export const COMBO = 'BTC-CS-27DEC26-70000_75000';
@@ -39,25 +39,15 @@ function party(
   liquidity: 'M' | 'T',
   fee: number,
 ): TradeParty {
-  return {
+  return tradeParty({
     accountId,
     orderId,
-    orderType: 'limit',
     side,
     liquidity,
-    state: 'filled',
     fee,
-    feeCurrency: 'BTC',
     profitLoss: liquidity === 'T' ? -7 : 7,
     label: liquidity === 'T' ? 'spread' : '',
-    owner: null,
-    api: true,
-    postOnly: false,
-    mmp: false,
-    reduceOnly: false,
-    riskReducing: false,
-    advanced: null,
-  };
+  });
 }
 
 export interface ComboTradeOptions {

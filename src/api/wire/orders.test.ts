@@ -10,7 +10,7 @@ import {
 } from '../../../test/support/combo-trade.ts';
 import type { TradeParty, TradeView } from '../../core/events.ts';
 import { Instrument } from '../../domain/instrument.ts';
-import { Harness, optionSpec, spotSpec } from '../../engine/testkit.ts';
+import { Harness, optionSpec, spotSpec, tradeParty } from '../../engine/testkit.ts';
 import { yearsBetween } from '../../market/black76.ts';
 import { quotePriceFromVolatility } from '../../market/conversions.ts';
 import { TradeSchema } from '../schemas/objects.ts';
@@ -20,26 +20,7 @@ const option = new Instrument(1, optionSpec());
 const none: InstrumentLookup = () => undefined;
 
 function party(overrides: Partial<TradeParty> = {}): TradeParty {
-  return {
-    accountId: 1,
-    orderId: 'BTC-1',
-    orderType: 'limit',
-    side: 'buy',
-    liquidity: 'T',
-    state: 'filled',
-    fee: 0,
-    feeCurrency: 'BTC',
-    profitLoss: 0,
-    label: '',
-    owner: null,
-    api: true,
-    postOnly: false,
-    mmp: false,
-    reduceOnly: false,
-    riskReducing: false,
-    advanced: null,
-    ...overrides,
-  };
+  return tradeParty({ accountId: 1, orderId: 'BTC-1', side: 'buy', liquidity: 'T', ...overrides });
 }
 
 function optionTrade(priceTicks: number, indexPrice: number | null, timestamp: number): TradeView {
