@@ -50,6 +50,8 @@ export interface AccountSummaryView {
   readonly currency: string;
   readonly balance: number;
   readonly equity: number;
+  /** Equity less what is no collateral: long options' value beyond the shorts they cover. */
+  readonly marginBalance: number;
   readonly availableFunds: number;
   readonly initialMargin: number;
   readonly maintenanceMargin: number;

@@ -29,6 +29,7 @@ export interface VenueQueries {
   ): {
     readonly balance: number;
     readonly equity: number;
+    readonly marginBalance: number;
     readonly positionMargin: number;
     readonly orderMargin: number;
     readonly availableFunds: number;
@@ -95,6 +96,7 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
         currency,
         balance: funds.balance,
         equity: funds.equity,
+        marginBalance: funds.marginBalance,
         availableFunds: funds.availableFunds,
         initialMargin: funds.positionMargin + funds.orderMargin,
         maintenanceMargin: funds.positionMargin,

@@ -21,6 +21,8 @@ export class Ledger {
   cachedEpoch = -1;
   cachedPositionValue = 0;
   cachedPositionMargin = 0;
+  /** Long options' marked value that is no collateral (risk.ts). */
+  cachedUncollateralised = 0;
   constructor(readonly currency: string) {}
 }
 

@@ -98,6 +98,14 @@ export class Economics {
   /** +1 when value grows with price, -1 for inverse futures. */
   readonly direction: 1 | -1;
   readonly isOption: boolean;
+  readonly isCall: boolean;
+  /** Options: the strike in USD (NaN otherwise). */
+  readonly strike: number;
+  /**
+   * Options that can cover each other's shorts (option-offsets.ts): same underlying, settlement
+   * currency, expiry, type and lot. Null for anything else.
+   */
+  readonly coverGroup: string | null;
   readonly isSpot: boolean;
   readonly isInverseFuture: boolean;
   readonly baseCurrency: string;
@@ -110,6 +118,17 @@ export class Economics {
   constructor(readonly instrument: Instrument) {
     const spec = instrument.spec;
     this.isOption = spec.kind === 'option';
+    this.isCall = spec.optionType === 'call';
+    this.strike = spec.strike === null ? Number.NaN : Number(spec.strike);
+    this.coverGroup = this.isOption
+      ? [
+          spec.baseCurrency,
+          spec.settlementCurrency,
+          spec.expiration,
+          spec.optionType,
+          spec.minTradeAmount,
+        ].join('|')
+      : null;
     this.isSpot = spec.kind === 'spot';
     this.isInverseFuture = spec.quoteCurrency !== spec.settlementCurrency && !this.isSpot;
     this.settlementCurrency = this.isSpot ? spec.quoteCurrency : spec.settlementCurrency;

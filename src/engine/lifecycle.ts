@@ -32,7 +32,7 @@ import { comboLegsProblem } from './combo-legs.ts';
 import { Economics } from './economics.ts';
 import { cancelResting, closeOrder, settleTrade } from './matching.ts';
 import { FLAG_BLOCK_TRADE, Order } from './order.ts';
-import { availableFunds, orderReserve } from './risk.ts';
+import { availableFunds, legsReserve, type ReserveLeg } from './risk.ts';
 import { InstrumentState, refusal, type VenueState } from './state.ts';
 
 function fail(
@@ -373,10 +373,11 @@ function checkBlock(
 /**
  * Checks every account's funds against what it needs over all the blocks together; null when
  * every account can pay. An account's earlier lots on the same instrument and side count as
- * pending, so a position is not counted as reducible twice.
+ * pending, so a position is not counted as reducible twice; its option legs cover each other's
+ * shorts as a combo's do.
  */
 function checkBlockFunds(state: VenueState, blocks: readonly CheckedBlock[]): CoreError | null {
-  const needs = new Map<Account, Map<string, number>>();
+  const legs = new Map<Account, ReserveLeg[]>();
   const fields = new Map<Account, string>();
   const pending = new Map<string, number>();
   for (const block of blocks) {
@@ -388,21 +389,20 @@ function checkBlockFunds(state: VenueState, blocks: readonly CheckedBlock[]): Co
       ] as const;
       for (const [account, side, field] of parties) {
         const key = `${account.id}|${instrument.id}|${side}`;
-        const before = pending.get(key) ?? 0;
-        const reserve = orderReserve(state, instrument, account, side, leg.amount, leg.price, before);
-        pending.set(key, before + leg.amount);
-        let byCurrency = needs.get(account);
-        if (byCurrency === undefined) {
-          byCurrency = new Map();
-          needs.set(account, byCurrency);
+        const pendingLots = pending.get(key) ?? 0;
+        pending.set(key, pendingLots + leg.amount);
+        let accountLegs = legs.get(account);
+        if (accountLegs === undefined) {
+          accountLegs = [];
+          legs.set(account, accountLegs);
           fields.set(account, blockField(block.index, field));
         }
-        byCurrency.set(reserve.currency, (byCurrency.get(reserve.currency) ?? 0) + reserve.amount);
+        accountLegs.push({ instrument, side, lots: leg.amount, price: leg.price, pendingLots });
       }
     }
   }
-  for (const [account, byCurrency] of needs) {
-    for (const [currency, amount] of byCurrency) {
+  for (const [account, accountLegs] of legs) {
+    for (const [currency, amount] of legsReserve(state, account, accountLegs)) {
       const available = availableFunds(state, account, currency);
       if (amount > available) {
         return refusal('not_enough_funds', `account ${account.id} lacks funds for the block trade`, {

@@ -6,15 +6,18 @@
  *   (at their limit price) and for positions (at the mark, or at cost without a mark).
  * - options: a buy order reserves its premium; a sell order and a short position reserve
  *   optionShortMarginBps × underlying notional (coin amount for coin-settled options, amount ×
- *   index for stablecoin-settled ones, the premium when no index is known yet).
+ *   index for stablecoin-settled ones, the premium when no index is known yet). A short covered
+ *   by a long position, or by a long leg traded with it (combo, block trade), needs only the
+ *   pair's spread loss (option-offsets.ts).
  * - spot: a buy reserves the quote value, a sell the base amount (in the base currency).
  * - lots of an order that only reduce the position (beyond other open orders on that side,
  *   resting combo orders' shares of the leg included) need no margin; every order also reserves
  *   its worst-case taker fee.
  * Equity = balance + unrealised futures PnL at mark + marked value of option positions (long
- * adds, short subtracts; at cost without a mark, long options at 0). Available funds =
- * equity − position margin − reserved by open orders. An order is accepted when its reserve ≤
- * available funds.
+ * adds, short subtracts; at cost without a mark, long options at 0). Long options are no
+ * collateral: margin balance = equity − their value, except the part that offsets the liability
+ * of shorts they cover. Available funds = margin balance − position margin − reserved by open
+ * orders. An order is accepted when its reserve ≤ available funds.
  *
  * Price band: with a mark, buys above mark × (1 + band) and sells below mark × (1 − band) are
  * refused (price_too_high / price_too_low with the limit); market orders are bounded by it.
@@ -22,6 +25,8 @@
 import type { Side } from '../core/types.ts';
 import { type Account, Ledger, type OpenLots, type Position } from './accounts.ts';
 import { type ComboBook, comboLegPrices, comboLegs, legSide } from './combo-legs.ts';
+import type { Economics } from './economics.ts';
+import { type OptionHolding, offsetGroup } from './option-offsets.ts';
 import type { InstrumentState, VenueState } from './state.ts';
 
 export interface PriceBand {
@@ -63,6 +68,12 @@ function exposureLots(
   return lots > reducible ? lots - reducible : 0;
 }
 
+/** Naked margin of `lots` of a short option (the premium's value when no index is known yet). */
+function nakedMargin(state: VenueState, economics: Economics, lots: number, fallback: number): number {
+  const underlying = economics.underlyingNotional(lots, state.indexPrice(economics.baseCurrency)) ?? fallback;
+  return ceilBps(underlying, state.config.optionShortMarginBps);
+}
+
 /** The currency and amount an order of `lots` at `price` must reserve. */
 export function orderReserve(
   state: VenueState,
@@ -96,19 +107,87 @@ export function orderReserve(
     } else if (side === 'buy') {
       margin = economics.value(exposed, price);
     } else {
-      const underlying =
-        economics.underlyingNotional(exposed, state.indexPrice(economics.baseCurrency)) ??
-        economics.value(exposed, price);
-      margin = ceilBps(underlying, state.config.optionShortMarginBps);
+      margin = nakedMargin(state, economics, exposed, economics.value(exposed, price));
     }
   }
   return { currency: economics.settlementCurrency, amount: margin + fee };
 }
 
+/** One leg of a trade that books several at once (a combo's legs, a block trade's). */
+export interface ReserveLeg {
+  readonly instrument: InstrumentState;
+  readonly side: Side;
+  readonly lots: number;
+  readonly price: number;
+  /** Lots of earlier legs on the same instrument and side, not yet booked. */
+  readonly pendingLots: number;
+}
+
+/**
+ * What legs traded together must reserve, per currency: each leg's own reserve, except that
+ * their short options covered by their long options (option-offsets.ts) need only the pair's
+ * spread loss, less the long premium that offsets the short's. The legs fill together, so each
+ * covers the other from the start; positions already held are netted as for one order.
+ */
+export function legsReserve(
+  state: VenueState,
+  account: Account,
+  legs: readonly ReserveLeg[],
+): Map<string, number> {
+  const totals = new Map<string, number>();
+  const add = (currency: string, amount: number) =>
+    totals.set(currency, (totals.get(currency) ?? 0) + amount);
+  const groups = new Map<string, { shorts: OptionHolding[]; longs: OptionHolding[] }>();
+  for (const leg of legs) {
+    const { instrument, side, lots, price, pendingLots } = leg;
+    const economics = instrument.economics;
+    if (!economics.isOption) {
+      const reserve = orderReserve(state, instrument, account, side, lots, price, pendingLots);
+      add(reserve.currency, reserve.amount);
+      continue;
+    }
+    add(
+      economics.settlementCurrency,
+      Math.max(0, economics.fee(lots, price, 'T', state.indexPrice(economics.baseCurrency))),
+    );
+    const exposed = exposureLots(
+      account.positions.get(instrument.id),
+      account.comboOpen.get(instrument.id),
+      side,
+      lots,
+      pendingLots,
+    );
+    if (exposed === 0) continue;
+    const value = economics.value(exposed, price);
+    let group = groups.get(economics.coverGroup!);
+    if (group === undefined) {
+      group = { shorts: [], longs: [] };
+      groups.set(economics.coverGroup!, group);
+    }
+    if (side === 'buy') {
+      add(economics.settlementCurrency, value);
+      group.longs.push({ economics, lots: exposed, value, naked: 0 });
+    } else {
+      group.shorts.push({
+        economics,
+        lots: exposed,
+        value,
+        naked: nakedMargin(state, economics, exposed, value),
+      });
+    }
+  }
+  for (const { shorts, longs } of groups.values()) {
+    if (shorts.length === 0) continue;
+    const covered = offsetGroup(shorts, longs);
+    add(shorts[0]!.economics.settlementCurrency, covered.margin - covered.offset);
+  }
+  return totals;
+}
+
 /**
  * A combo order reserves what its legs would at the prices the combo price splits into (legs at
  * their marks, one absorbing the net): a combo's trades are booked on its legs, so its margin is
- * theirs, netted against the account's leg positions.
+ * theirs, netted against the account's leg positions, with the offsets of legs covering each other.
  */
 function comboReserve(
   state: VenueState,
@@ -122,12 +201,15 @@ function comboReserve(
   const prices =
     comboLegPrices(combo, price) ??
     combo.legs.map((leg) => Math.max(1, leg.instrument.markPrice ?? leg.instrument.lastPrice ?? 1));
-  let amount = 0;
-  for (let i = 0; i < combo.legs.length; i++) {
-    const leg = combo.legs[i]!;
-    amount += orderReserve(state, leg.instrument, account, legSide(side, leg.ratio), lots, prices[i]!).amount;
-  }
-  return { currency: instrument.economics.settlementCurrency, amount };
+  const legs = combo.legs.map((leg, i) => ({
+    instrument: leg.instrument,
+    side: legSide(side, leg.ratio),
+    lots,
+    price: prices[i]!,
+    pendingLots: 0,
+  }));
+  const currency = instrument.economics.settlementCurrency;
+  return { currency, amount: legsReserve(state, account, legs).get(currency) ?? 0 };
 }
 
 /** Refreshes the ledger's cached position value and margin when prices or positions changed. */
@@ -135,30 +217,52 @@ function valuePositions(state: VenueState, account: Account, ledger: Ledger): vo
   if (ledger.cachedEpoch === state.priceEpoch) return;
   let value = 0;
   let margin = 0;
+  let longOptionValue = 0;
+  let options: Map<string, { shorts: OptionHolding[]; longs: OptionHolding[] }> | null = null;
   for (const position of account.positions.values()) {
     const economics = position.economics;
     if (position.size === 0 || economics.isSpot || economics.settlementCurrency !== ledger.currency) continue;
     const instrument = state.instrumentList[position.instrumentId]!;
     const mark = instrument.markPrice;
     const held = Math.abs(position.size);
-    const sigma = position.size > 0 ? 1 : -1;
     if (!economics.isOption) {
+      const sigma = position.size > 0 ? 1 : -1;
       const notional = mark === null ? Math.abs(position.openCost) : economics.value(held, mark);
       if (mark !== null) value += economics.direction * (sigma * notional - position.openCost);
       margin += ceilBps(notional, state.config.futureInitialMarginBps);
+      continue;
+    }
+    options ??= new Map();
+    const group = economics.coverGroup!;
+    let holdings = options.get(group);
+    if (holdings === undefined) {
+      holdings = { shorts: [], longs: [] };
+      options.set(group, holdings);
+    }
+    if (position.size > 0) {
+      const worth = mark === null ? 0 : economics.value(held, mark);
+      value += worth;
+      longOptionValue += worth;
+      holdings.longs.push({ economics, lots: held, value: worth, naked: 0 });
     } else {
-      if (mark !== null) value += sigma * economics.value(held, mark);
-      else if (sigma < 0) value += position.openCost;
-      if (sigma < 0) {
-        const underlying =
-          economics.underlyingNotional(held, state.indexPrice(economics.baseCurrency)) ??
-          Math.abs(position.openCost);
-        margin += ceilBps(underlying, state.config.optionShortMarginBps);
-      }
+      const liability = mark === null ? -position.openCost : economics.value(held, mark);
+      value -= liability;
+      const naked = nakedMargin(state, economics, held, Math.abs(position.openCost));
+      holdings.shorts.push({ economics, lots: held, value: liability, naked });
+    }
+  }
+  let offset = 0;
+  if (options !== null) {
+    for (const { shorts, longs } of options.values()) {
+      if (shorts.length === 0) continue;
+      const covered = offsetGroup(shorts, longs);
+      margin += covered.margin;
+      offset += covered.offset;
     }
   }
   ledger.cachedPositionValue = value;
   ledger.cachedPositionMargin = margin;
+  ledger.cachedUncollateralised = longOptionValue - offset;
   ledger.cachedEpoch = state.priceEpoch;
 }
 
@@ -167,6 +271,8 @@ export interface FundsView {
   /** Unrealised futures PnL plus marked option value. */
   readonly positionValue: number;
   readonly equity: number;
+  /** Equity less the long options' value, bar what offsets covered shorts' liability. */
+  readonly marginBalance: number;
   readonly positionMargin: number;
   readonly orderMargin: number;
   readonly availableFunds: number;
@@ -177,18 +283,26 @@ export function funds(state: VenueState, account: Account, currency: string): Fu
   const ledger = account.ledgers.get(currency) ?? new Ledger(currency);
   valuePositions(state, account, ledger);
   const equity = ledger.balance + ledger.cachedPositionValue;
+  const marginBalance = equity - ledger.cachedUncollateralised;
   return {
     balance: ledger.balance,
     positionValue: ledger.cachedPositionValue,
     equity,
+    marginBalance,
     positionMargin: ledger.cachedPositionMargin,
     orderMargin: ledger.reserved,
-    availableFunds: equity - ledger.cachedPositionMargin - ledger.reserved,
+    availableFunds: marginBalance - ledger.cachedPositionMargin - ledger.reserved,
   };
 }
 
 export function availableFunds(state: VenueState, account: Account, currency: string): number {
   const ledger = account.ledger(currency);
   valuePositions(state, account, ledger);
-  return ledger.balance + ledger.cachedPositionValue - ledger.cachedPositionMargin - ledger.reserved;
+  return (
+    ledger.balance +
+    ledger.cachedPositionValue -
+    ledger.cachedUncollateralised -
+    ledger.cachedPositionMargin -
+    ledger.reserved
+  );
 }

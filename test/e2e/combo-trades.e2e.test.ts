@@ -83,6 +83,23 @@ describe('combo trades: booked on the legs, listed and pushed as the combo trade
     assert.deepEqual(await positions(taker), { [long]: '1', [short]: '-1' });
     assert.deepEqual(await positions(maker), { [long]: '-1', [short]: '1' });
 
+    // Margined as the spreads they are (docs/decisions.md, "Option spread offsets"): the bought
+    // spread needs none; the sold one needs its width at the higher strike, in coin, not 15%.
+    const [low, high] = [long, short].map((name) => Number(name.split('-')[2]));
+    const summary = (client: HttpClient) => client.call('private/get_account_summary', { currency: 'BTC' });
+    const bought = await summary(taker);
+    const sold = await summary(maker);
+    assert.equal(bought.maintenanceMargin, '0');
+    assert.equal(Number(sold.maintenanceMargin), Math.ceil((1e8 * (high! - low!)) / high!) / 1e8);
+    for (const account of [bought, sold]) {
+      assert.ok(Number(account.marginBalance) <= Number(account.equity));
+      assert.ok(
+        Math.abs(
+          Number(account.availableFunds) - (Number(account.marginBalance) - Number(account.initialMargin)),
+        ) < 1e-9,
+      );
+    }
+
     // User trades: which kind finds which.
     const listed = async (client: HttpClient, kind?: 'option' | 'option_combo' | 'combo' | 'any') =>
       (

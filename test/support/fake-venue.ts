@@ -221,6 +221,7 @@ export class FakeVenue implements CommandPort, ReadPort, EventPort {
       currency,
       balance,
       equity: balance,
+      marginBalance: balance,
       availableFunds: balance,
       initialMargin: 0,
       maintenanceMargin: 0,

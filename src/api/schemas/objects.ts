@@ -146,7 +146,10 @@ export const AccountSummarySchema = Type.Object(
     currency: S,
     balance: S,
     equity: S,
-    availableFunds: S,
+    marginBalance: Type.String({
+      description: "equity less long options' value, except what offsets the liability of shorts they cover",
+    }),
+    availableFunds: Type.String({ description: 'marginBalance − initialMargin' }),
     initialMargin: S,
     maintenanceMargin: S,
   },

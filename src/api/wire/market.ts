@@ -38,6 +38,7 @@ export function accountSummaryToWire(summary: AccountSummaryView) {
     currency: summary.currency,
     balance: money(summary.balance),
     equity: money(summary.equity),
+    marginBalance: money(summary.marginBalance),
     availableFunds: money(summary.availableFunds),
     initialMargin: money(summary.initialMargin),
     maintenanceMargin: money(summary.maintenanceMargin),

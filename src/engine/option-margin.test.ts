@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { HIGH_CALL, LOW_CALL, listCombos, PUT, SPREAD } from './combo-testkit.ts';
+import { Harness, optionSpec, orderCommand } from './testkit.ts';
+
+// Inverse options of lot 0.1 BTC priced in 0.0001 BTC: 10 lots at 100 ticks are 1,000,000 sat.
+// The naked margin of 10 lots (1 BTC) is 15% of 1 BTC: 15,000,000 sat. A taker fee on 10 lots
+// is 0.03% of 1 BTC: 30,000 sat.
+const FUNDS = 100_000_000;
+const NAKED = 15_000_000;
+const FEE = 30_000;
+const LOW_PUT = 'BTC-27DEC26-65000-P';
+
+/** Accounts 1 (the counterparty, rich) and 2 (FUNDS sat), the 27DEC26 legs marked at 60,000. */
+function venue(): Harness {
+  const h = new Harness();
+  listCombos(h, [SPREAD]);
+  h.list(optionSpec({ name: LOW_PUT, optionType: 'put', strike: '65000' }));
+  h.account(1);
+  h.account(2, { BTC: FUNDS });
+  h.ok({
+    type: 'update_prices',
+    indexPrices: [{ currency: 'BTC', price: 60_000 }],
+    markPrices: [
+      { instrumentName: LOW_CALL, markPrice: 500 },
+      { instrumentName: HIGH_CALL, markPrice: 300 },
+      { instrumentName: PUT, markPrice: 900 },
+      { instrumentName: LOW_PUT, markPrice: 600 },
+    ],
+  });
+  return h;
+}
+
+/** Account 2 trades 10 lots of `instrumentName` at `price` against a resting order of account 1. */
+function trade(h: Harness, side: 'buy' | 'sell', instrumentName: string, price: number): void {
+  h.ok(orderCommand(1, side === 'buy' ? 'sell' : 'buy', 10, price, { instrumentName }));
+  const result = h.order(2, side, 10, price, { instrumentName });
+  assert.ok(result.ok && result.trades!.length === 1, JSON.stringify(result));
+}
+
+const summary = (h: Harness) => h.venue.accountSummary(2, 'BTC')!;
+
+describe('long options are paid in full and are no collateral', () => {
+  test('a bought option counts in equity, not in the funds that buy the next one', () => {
+    const h = new Harness();
+    h.list(optionSpec());
+    h.account(1);
+    h.account(2, { BTC: 1_500_000 });
+    h.ok({
+      type: 'update_prices',
+      indexPrices: [{ currency: 'BTC', price: 50_000 }],
+      markPrices: [{ instrumentName: LOW_CALL, markPrice: 100 }],
+    });
+    h.order(1, 'sell', 30, 100, { instrumentName: LOW_CALL });
+    assert.ok(h.order(2, 'buy', 10, 100, { instrumentName: LOW_CALL }).ok);
+    const after = summary(h);
+    assert.equal(after.balance, 1_500_000 - 1_000_000 - FEE);
+    assert.equal(after.equity, after.balance + 1_000_000);
+    assert.equal(after.marginBalance, after.balance);
+    assert.equal(after.availableFunds, after.balance);
+    // Before, the first option's value paid for the second and the balance went negative.
+    const second = h.order(2, 'buy', 10, 100, { instrumentName: LOW_CALL });
+    assert.equal(!second.ok && second.error.name, 'not_enough_funds');
+    assert.equal(summary(h).balance, after.balance);
+  });
+});
+
+describe('option spread offsets on positions', () => {
+  test('a bought call spread needs no margin: it uses exactly its debit', () => {
+    const h = venue();
+    trade(h, 'buy', LOW_CALL, 500);
+    trade(h, 'sell', HIGH_CALL, 300);
+    const s = summary(h);
+    assert.equal(s.balance, FUNDS - 5_000_000 + 3_000_000 - 2 * FEE);
+    assert.equal(s.positionMargin, 0);
+    // The long's 5,000,000 covers the short's 3,000,000 liability; the other 2,000,000 is no collateral.
+    assert.equal(s.equity, s.balance + 2_000_000);
+    assert.equal(s.marginBalance, s.balance);
+    assert.equal(s.availableFunds, FUNDS - 2_000_000 - 2 * FEE);
+  });
+
+  test('a sold call spread needs its width at the long strike, in coin, not the naked margin', () => {
+    const h = venue();
+    trade(h, 'sell', LOW_CALL, 500);
+    trade(h, 'buy', HIGH_CALL, 300);
+    const s = summary(h);
+    // 1 BTC × (75,000 − 70,000) / 75,000, rounded up.
+    assert.equal(s.positionMargin, 6_666_667);
+    assert.equal(s.equity, s.balance - 2_000_000);
+    assert.equal(s.marginBalance, s.equity);
+    assert.equal(s.availableFunds, FUNDS - 2 * FEE - 6_666_667);
+  });
+
+  test('a sold coin-settled put spread keeps its naked margin: its coin loss has no bound', () => {
+    const h = venue();
+    trade(h, 'sell', PUT, 900);
+    trade(h, 'buy', LOW_PUT, 600);
+    const s = summary(h);
+    assert.equal(s.positionMargin, NAKED);
+    // The long put covers nothing, so its value is no collateral either.
+    assert.equal(s.marginBalance, s.balance - 9_000_000);
+  });
+
+  test('a short covered by a long of another type or expiry stays naked', () => {
+    const h = venue();
+    trade(h, 'sell', HIGH_CALL, 300);
+    trade(h, 'buy', PUT, 900);
+    assert.equal(summary(h).positionMargin, NAKED);
+  });
+
+  test('closing the covering long brings the naked margin back', () => {
+    const h = venue();
+    trade(h, 'buy', LOW_CALL, 500);
+    trade(h, 'sell', HIGH_CALL, 300);
+    assert.equal(summary(h).positionMargin, 0);
+    trade(h, 'sell', LOW_CALL, 500);
+    assert.equal(summary(h).positionMargin, NAKED);
+    h.venue.validate();
+  });
+});
+
+describe('spread offsets on orders traded together', () => {
+  test('a call-spread combo order reserves its net debit and fees, not premium plus naked margin', () => {
+    const h = venue();
+    const before = summary(h).availableFunds;
+    assert.ok(h.order(2, 'buy', 10, 200, { instrumentName: SPREAD }).ok);
+    // Legs at their marks (500 and 300): 5,000,000 premium less the 3,000,000 the short brings.
+    assert.equal(before - summary(h).availableFunds, 2_000_000 + 2 * FEE);
+  });
+
+  test('selling the call-spread combo reserves the spread width, not the naked margin', () => {
+    const h = venue();
+    const before = summary(h).availableFunds;
+    assert.ok(h.order(2, 'sell', 10, 200, { instrumentName: SPREAD }).ok);
+    // The long 75,000 call's 3,000,000 offsets as much of the short 70,000 call's 5,000,000.
+    assert.equal(before - summary(h).availableFunds, 6_666_667 + 3_000_000 - 3_000_000 + 2 * FEE);
+  });
+
+  test('a two-leg block trade is funded as the spread it is', () => {
+    const h = venue();
+    const legs = [
+      { instrumentName: LOW_CALL, side: 'buy' as const, amount: 10, price: 500 },
+      { instrumentName: HIGH_CALL, side: 'sell' as const, amount: 10, price: 300 },
+    ];
+    h.ok({ type: 'withdraw', accountId: 2, currency: 'BTC', amount: FUNDS - 2_000_000 - 2 * FEE });
+    // Exactly the debit and the taker fees: per leg it would need 5,000,000 + 15,000,000.
+    h.ok({ type: 'block_trade', takerAccountId: 2, makerAccountId: 1, legs });
+    assert.equal(summary(h).balance, 0);
+    assert.equal(summary(h).availableFunds, 0);
+    h.venue.validate();
+  });
+
+  test('a block trade one satoshi short of the debit is refused and books nothing', () => {
+    const h = venue();
+    h.ok({ type: 'withdraw', accountId: 2, currency: 'BTC', amount: FUNDS - 2_000_000 - 2 * FEE + 1 });
+    const refused = h.run({
+      type: 'block_trade',
+      takerAccountId: 2,
+      makerAccountId: 1,
+      legs: [
+        { instrumentName: LOW_CALL, side: 'buy', amount: 10, price: 500 },
+        { instrumentName: HIGH_CALL, side: 'sell', amount: 10, price: 300 },
+      ],
+    });
+    assert.equal(!refused.ok && refused.error.name, 'not_enough_funds');
+    assert.equal(!refused.ok && refused.error.data.required, 2_000_000 + 2 * FEE);
+    assert.equal(h.venue.position(2, LOW_CALL), null);
+  });
+});
