@@ -104,6 +104,12 @@ export interface SettleInstrument extends CommandStamp {
   readonly instrumentName: string;
   /** Integer ticks. */
   readonly settlementPrice: number;
+  /**
+   * The settlement index (USD, an exact decimal string). When given, options and dated futures
+   * settle exactly against it rather than at `settlementPrice`, which is rounded to a tick. Absent
+   * in commands journaled before it existed.
+   */
+  readonly settlementIndex?: string;
 }
 
 // ---------------------------------------------------------------------------------------------

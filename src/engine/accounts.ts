@@ -195,6 +195,20 @@ export function applyFill(position: Position, sign: 1 | -1, lots: number, price:
   return pnl;
 }
 
+/**
+ * Closes the whole position at an exit value (settlement minor units) that need not be a whole
+ * number of ticks, as an exact settlement is; returns the realised PnL.
+ */
+export function closeAtValue(position: Position, exitValue: number): number {
+  const sigma = position.size > 0 ? 1 : -1;
+  const pnl = position.economics.direction * (sigma * exitValue - position.openCost) + 0;
+  position.size = 0;
+  position.openCost = 0;
+  position.entryValue = 0;
+  position.realisedPnl += pnl;
+  return pnl;
+}
+
 function entryValueOf(economics: Economics, lots: number, price: number): number {
   if (!economics.isInverseFuture) return lots * price;
   return price > 0 ? lots / price : Number.NaN;

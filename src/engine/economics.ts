@@ -18,7 +18,7 @@
  */
 
 import { currencyDecimals } from '../core/types.ts';
-import { parseDecimal } from '../domain/decimal.ts';
+import { parseDecimal, type ScaledDecimal } from '../domain/decimal.ts';
 import type { Instrument } from '../domain/instrument.ts';
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -107,6 +107,8 @@ export class Economics {
    */
   readonly coverGroup: string | null;
   readonly isSpot: boolean;
+  /** A dated future or perpetual (not a combo). */
+  readonly isFuture: boolean;
   readonly isInverseFuture: boolean;
   readonly baseCurrency: string;
   readonly makerRatePpb: number;
@@ -130,6 +132,7 @@ export class Economics {
         ].join('|')
       : null;
     this.isSpot = spec.kind === 'spot';
+    this.isFuture = spec.kind === 'future';
     this.isInverseFuture = spec.quoteCurrency !== spec.settlementCurrency && !this.isSpot;
     this.settlementCurrency = this.isSpot ? spec.quoteCurrency : spec.settlementCurrency;
     this.baseCurrency = spec.baseCurrency;
@@ -203,6 +206,45 @@ export class Economics {
     if (indexPrice === null) return null;
     const scale = 10 ** (currencyDecimals(this.settlementCurrency) - currencyDecimals(this.baseCurrency));
     return Math.ceil(base * indexPrice * scale);
+  }
+
+  /**
+   * Value of `lots` at a price that need not be on the tick grid (a settlement index), exactly,
+   * rounded to nearest (halves away from zero); `value` for a price in whole ticks.
+   */
+  valueAt(lots: number, price: ScaledDecimal): number {
+    const tick = this.instrument.priceGrid;
+    // price in ticks = price.units · 10^tick.scale / (10^price.scale · tick.stepUnits)
+    const tickNumerator = price.units * 10n ** BigInt(tick.scale);
+    const tickDenominator = 10n ** BigInt(price.scale) * tick.stepUnits;
+    const f = this.factor;
+    const numerator = BigInt(lots) * BigInt(f.numerator);
+    if (this.isInverseFuture) {
+      return tickNumerator <= 0n
+        ? 0
+        : bigDivRound(numerator * tickDenominator, BigInt(f.denominator) * tickNumerator);
+    }
+    return bigDivRound(numerator * tickNumerator, BigInt(f.denominator) * tickDenominator);
+  }
+
+  /**
+   * An option's payoff at expiry for `lots` against the settlement index, exactly, in settlement
+   * minor units rounded to nearest (halves away from zero): max(±(S − K), 0) / S coin for
+   * coin-settled options, max(±(S − K), 0) in the settlement currency otherwise.
+   */
+  optionPayoff(lots: number, index: ScaledDecimal): number {
+    const strike = parseDecimal(this.instrument.spec.strike!, 'strike');
+    const scale = Math.max(strike.scale, index.scale);
+    const s = index.units * 10n ** BigInt(scale - index.scale);
+    const k = strike.units * 10n ** BigInt(scale - strike.scale);
+    const intrinsic = this.isCall ? s - k : k - s;
+    if (intrinsic <= 0n) return 0;
+    const base = BigInt(this.baseAmount(lots));
+    if (this.settlementCurrency === this.baseCurrency) return bigDivRound(base * intrinsic, s);
+    const decimals = currencyDecimals(this.settlementCurrency) - currencyDecimals(this.baseCurrency) - scale;
+    return decimals >= 0
+      ? Number(base * intrinsic * 10n ** BigInt(decimals))
+      : bigDivRound(base * intrinsic, 10n ** BigInt(-decimals));
   }
 
   /** Display average price in ticks for a signed cost basis over `lots` (0 when flat). */

@@ -134,6 +134,86 @@ describe('settlement', () => {
     const late = h.order(1, 'sell', 1, 100, { instrumentName: OPTION });
     assert.equal(!late.ok && late.error.name, 'instrument_expired');
   });
+
+  /** Account 2 long and account 1 short `lots` of `spec` at `price`; settled by `settle`. */
+  function settled(
+    spec: ReturnType<typeof optionSpec>,
+    price: number,
+    settle: Record<string, unknown>,
+    lots = 10,
+  ) {
+    const h = new Harness();
+    h.list(spec);
+    h.account(1, { BTC: 100_000_000_000, USDC: 100_000_000_000 });
+    h.account(2, { BTC: 100_000_000_000, USDC: 100_000_000_000 });
+    h.order(1, 'sell', lots, price, { instrumentName: spec.name });
+    h.order(2, 'buy', lots, price, { instrumentName: spec.name });
+    const currency = spec.settlementCurrency;
+    const balances = [1, 2].map((a) => h.venue.accountSummary(a, currency)!.balance);
+    const result = h.run({ type: 'settle_instrument', instrumentName: spec.name, ...settle } as never);
+    const change = (a: number) => h.venue.accountSummary(a, currency)!.balance - balances[a - 1]!;
+    return { h, result, short: change(1), long: change(2) };
+  }
+
+  test('options settle at their exact payoff against the settlement index, not a rounded tick', () => {
+    // 1 BTC of the 70,000 call at 73,333.33: 3,333.33 / 73,333.33 BTC = 4,545,450.2 sat. Rounded
+    // to the option's 0.0001 tick (455 ticks) it would have paid 4,550,000.
+    const call = settled(optionSpec(), 100, { settlementPrice: 455, settlementIndex: '73333.33' });
+    assert.equal(call.long, 4_545_450);
+    assert.equal(call.short, -4_545_450);
+    assert.equal(call.h.venue.position(2, OPTION)!.realisedPnl, 4_545_450 - 1_000_000);
+    assert.equal(call.h.venue.position(1, OPTION)!.realisedPnl, 1_000_000 - 4_545_450);
+    assert.equal(call.h.venue.instrument(OPTION)!.settlementPrice, 455);
+    call.h.venue.validate();
+    // 0.1 BTC of a USDC-settled 70,000 put at 65,432.10: 456.79 USDC, where the 5 USDC tick gives 457.
+    const linearPut = optionSpec({
+      name: 'BTC_USDC-27DEC26-70000-P',
+      optionType: 'put',
+      quoteCurrency: 'USDC',
+      settlementCurrency: 'USDC',
+      marginKind: 'linear',
+      tickSize: '5',
+      tickSizeSteps: [],
+      minTradeAmount: '0.01',
+    });
+    const put = settled(linearPut, 900, { settlementPrice: 914, settlementIndex: '65432.10' });
+    assert.equal(put.long, 456_790_000);
+    assert.equal(put.short, -456_790_000);
+    // Out of the money pays nothing, exactly.
+    const worthless = settled(optionSpec(), 100, { settlementPrice: 0, settlementIndex: '69999.99' });
+    assert.deepEqual([worthless.long, worthless.short], [0, 0]);
+  });
+
+  test('dated futures settle at the exact index, not at the index rounded to their tick', () => {
+    const future = perpetualSpec({
+      name: 'BTC-27DEC26',
+      settlementPeriod: 'month',
+      expiration: Date.UTC(2026, 11, 27, 8),
+      tickSize: '2.5',
+    });
+    // 10,000 USD bought at 60,000, settled at 61,234.56: 10,000/60,000 − 10,000/61,234.56 BTC.
+    // At the tick (61,235) it would have been 336,137.
+    const { h, long, short } = settled(
+      future,
+      24_000,
+      { settlementPrice: 24_494, settlementIndex: '61234.56' },
+      1000,
+    );
+    assert.equal(long, 16_666_667 - 16_330_647);
+    assert.equal(short, -(16_666_667 - 16_330_647));
+    assert.equal(h.venue.position(2, 'BTC-27DEC26')!.realisedPnl, 336_020);
+    h.venue.validate();
+  });
+
+  test('a settlement index that is not a positive decimal is refused, and nothing settles', () => {
+    for (const settlementIndex of ['0', '-65000', 'abc', ' 65000', 65_000]) {
+      const { h, result, long } = settled(optionSpec(), 100, { settlementPrice: 300, settlementIndex });
+      assert.equal(!result.ok && result.error.name, 'invalid_price', String(settlementIndex));
+      assert.equal(!result.ok && result.error.data.field, 'settlementIndex');
+      assert.equal(long, 0);
+      assert.equal(h.venue.instrument(OPTION)!.status, 'open');
+    }
+  });
 });
 
 describe('block trades', () => {

@@ -26,8 +26,9 @@ import type {
   Withdraw,
 } from '../core/commands.ts';
 import type { CommandResult, CoreError, TradeView } from '../core/events.ts';
+import { parseDecimal, type ScaledDecimal } from '../domain/decimal.ts';
 import { Instrument } from '../domain/instrument.ts';
-import { Account, applyFill } from './accounts.ts';
+import { Account, applyFill, closeAtValue } from './accounts.ts';
 import { comboLegsProblem } from './combo-legs.ts';
 import { Economics } from './economics.ts';
 import { cancelResting, closeOrder, settleTrade } from './matching.ts';
@@ -205,6 +206,17 @@ function cancelOnCombosOf(state: VenueState, leg: InstrumentState): void {
   }
 }
 
+function settlementIndexOf(command: SettleInstrument): ScaledDecimal | null | 'invalid' {
+  if (command.settlementIndex === undefined) return null;
+  if (typeof command.settlementIndex !== 'string') return 'invalid';
+  try {
+    const index = parseDecimal(command.settlementIndex, 'settlementIndex');
+    return index.units > 0n ? index : 'invalid';
+  } catch {
+    return 'invalid';
+  }
+}
+
 export function settleInstrument(state: VenueState, command: SettleInstrument): CommandResult {
   const instrument = state.instruments.get(command.instrumentName);
   if (instrument === undefined) {
@@ -231,6 +243,15 @@ export function settleInstrument(state: VenueState, command: SettleInstrument): 
       refusal('invalid_price', 'settlement price must be integer ticks', { field: 'settlementPrice' }),
     );
   }
+  const index = settlementIndexOf(command);
+  if (index === 'invalid') {
+    return fail(
+      state,
+      command.type,
+      null,
+      refusal('invalid_price', 'settlement index must be a positive decimal', { field: 'settlementIndex' }),
+    );
+  }
   const open = [...instrument.book.bids.levelsBestFirst(), ...instrument.book.asks.levelsBestFirst()].flatMap(
     (level) => {
       const orders: Order[] = [];
@@ -250,8 +271,16 @@ export function settleInstrument(state: VenueState, command: SettleInstrument): 
     const account = state.accounts.get(accountId)!;
     const lots = Math.abs(position.size);
     const sigma: 1 | -1 = position.size > 0 ? 1 : -1;
-    const pnl = applyFill(position, sigma === 1 ? -1 : 1, lots, price);
-    const cash = (economics.isOption ? sigma * economics.value(lots, Math.max(0, price)) : pnl) + 0;
+    const exact =
+      index === null || !(economics.isOption || economics.isFuture)
+        ? null
+        : economics.isOption
+          ? economics.optionPayoff(lots, index)
+          : economics.valueAt(lots, index);
+    const pnl =
+      exact === null ? applyFill(position, sigma === 1 ? -1 : 1, lots, price) : closeAtValue(position, exact);
+    const cash =
+      (economics.isOption ? sigma * (exact ?? economics.value(lots, Math.max(0, price))) : pnl) + 0;
     const ledger = account.ledger(economics.settlementCurrency);
     ledger.balance += cash;
     ledger.cachedEpoch = -1;

@@ -147,10 +147,11 @@ describe('price updates and settlement', () => {
     assert.equal(settlementValue(lookup('BTC-PERPETUAL')!, 66_000), null);
     assert.equal(settlementValue(spread.spec, 66_000, lookup), 0);
     const instrument = new Instrument(1, future);
-    assert.deepEqual(settlementCommand(instrument, 66_001.3), {
+    assert.deepEqual(settlementCommand(instrument, 66_001.304), {
       type: 'settle_instrument',
       instrumentName: 'BTC-25DEC26',
       settlementPrice: toTicks(instrument, 66_001.3),
+      settlementIndex: '66001.30',
     });
   });
 });

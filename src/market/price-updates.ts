@@ -7,9 +7,10 @@
  *
  * Settlement value at expiry against the settlement index S (settlement.ts, 30-min TWAP):
  * dated futures S (USD); inverse options max(±(S − K), 0) / S in coin; linear options
- * max(±(S − K), 0) in USDC. Rounding that value to the finest tick loses up to half a tick
- * (0.00005 BTC on an inverse option) — a limit of the integer-tick `settle_instrument`
- * contract, reported to the engine owner.
+ * max(±(S − K), 0) in USDC. The index is fixed to cents (Deribit's delivery prices have two
+ * decimals) and sent with the command, so the engine settles options and dated futures exactly;
+ * the `settlementPrice` in ticks (the value rounded to the finest tick) is what the instrument
+ * shows, and what combos settle at.
  */
 import type { MarkPriceUpdate, UnstampedCommand } from '../core/commands.ts';
 import type { Instrument, InstrumentSpec } from '../domain/instrument.ts';
@@ -144,11 +145,17 @@ export function settlementCommand(
   settlementIndex: number,
   lookup?: (name: string) => InstrumentSpec | undefined,
 ): UnstampedCommand | null {
-  const value = settlementValue(instrument.spec, settlementIndex, lookup);
+  const index = settlementIndex.toFixed(2);
+  const value = settlementValue(instrument.spec, Number(index), lookup);
   if (value === null) return null;
   const tick = Number(instrument.spec.tickSize);
   // Combos may settle negative (future spreads); single instruments never do.
   const settlementPrice =
     instrument.spec.legs === null ? toTicks(instrument, value) : Math.round(value / tick);
-  return { type: 'settle_instrument', instrumentName: instrument.name, settlementPrice };
+  return {
+    type: 'settle_instrument',
+    instrumentName: instrument.name,
+    settlementPrice,
+    settlementIndex: index,
+  };
 }
