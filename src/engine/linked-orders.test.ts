@@ -218,7 +218,7 @@ describe('linked orders', () => {
     ]);
     const oto = (entry: Record<string, unknown>) =>
       fieldOf({ linkedOrderType: 'one_triggers_other', otocoConfig: [{ ...TP, ...entry }] });
-    assert.deepEqual(oto({ rejectPostOnly: true }), ['invalid_arguments', 'otocoConfig[0].rejectPostOnly']);
+    assert.deepEqual(oto({ rejectPostOnly: true }), ['invalid_params', 'otocoConfig[0].rejectPostOnly']);
     assert.deepEqual(oto({ postOnly: true, timeInForce: 'immediate_or_cancel' }), [
       'post_only_not_allowed',
       'otocoConfig[0].postOnly',

@@ -122,7 +122,7 @@ export function validateLinked(state: VenueState, command: PlaceOrder): CoreErro
       });
     // The top-level post-only rules hold for each entry too (spec 4.3: same meanings).
     if (c.rejectPostOnly === true && c.postOnly !== true)
-      return refusal('invalid_arguments', 'rejectPostOnly needs postOnly', {
+      return refusal('invalid_params', 'rejectPostOnly needs postOnly', {
         field: field('rejectPostOnly'),
       });
     if (c.postOnly === true && (c.timeInForce ?? 'good_til_cancelled') !== 'good_til_cancelled')

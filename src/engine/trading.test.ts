@@ -194,7 +194,7 @@ describe('post-only', () => {
       errorName(h.order(1, 'buy', 1, 100_000, { postOnly: true, timeInForce: 'immediate_or_cancel' })),
       'post_only_not_allowed',
     );
-    assert.equal(errorName(h.order(1, 'buy', 1, 100_000, { rejectPostOnly: true })), 'invalid_arguments');
+    assert.equal(errorName(h.order(1, 'buy', 1, 100_000, { rejectPostOnly: true })), 'invalid_params');
   });
 });
 
@@ -283,9 +283,9 @@ describe('edit', () => {
     const plain = h.order(1, 'sell', 5, 100_000).order!.orderId;
     const edit = (orderId: string, more = {}) =>
       h.run({ type: 'edit_order', accountId: 1, orderId, amount: 5, rejectPostOnly: true, ...more });
-    assert.equal(errorName(edit(plain)), 'invalid_arguments');
+    assert.equal(errorName(edit(plain)), 'invalid_params');
     assert.equal(h.venue.getOrder(plain)!.rejectPostOnly, false);
-    assert.equal(errorName(edit(plain, { postOnly: false })), 'invalid_arguments');
+    assert.equal(errorName(edit(plain, { postOnly: false })), 'invalid_params');
     const both = edit(plain, { postOnly: true });
     assert.ok(both.ok);
     assert.equal(both.order!.rejectPostOnly, true);

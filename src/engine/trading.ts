@@ -467,7 +467,7 @@ function validatePlace(
   if (notSupported !== null) return notSupported;
   const market = command.orderType === 'market';
   if (command.rejectPostOnly && !command.postOnly)
-    return refusal('invalid_arguments', 'rejectPostOnly needs postOnly', { field: 'rejectPostOnly' });
+    return refusal('invalid_params', 'rejectPostOnly needs postOnly', { field: 'rejectPostOnly' });
   if (command.postOnly && (market || command.timeInForce !== 'good_til_cancelled')) {
     return refusal('post_only_not_allowed', 'postOnly needs a good_til_cancelled limit order', {
       field: 'postOnly',
@@ -689,7 +689,7 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
       state,
       'edit_order',
       command.accountId,
-      refusal('invalid_arguments', 'rejectPostOnly needs postOnly', { field: 'rejectPostOnly' }),
+      refusal('invalid_params', 'rejectPostOnly needs postOnly', { field: 'rejectPostOnly' }),
     );
   }
   if (postOnly && order.timeInForce !== 'good_til_cancelled') {

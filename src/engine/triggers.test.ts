@@ -223,7 +223,7 @@ describe('trigger orders', () => {
       return [result.error.name, result.error.data?.field];
     };
     assert.deepEqual(refused({ postOnly: true }), ['post_only_not_allowed', 'postOnly']);
-    assert.deepEqual(refused({ rejectPostOnly: true }), ['invalid_arguments', 'rejectPostOnly']);
+    assert.deepEqual(refused({ rejectPostOnly: true }), ['invalid_params', 'rejectPostOnly']);
     assert.deepEqual(refused({ displayAmount: 200 }), ['unsupported_arg_combination', 'displayAmount']);
     assert.equal(h.venue.stateHash(), hash);
     assert.equal(errorOf(h.run({ ...edit, postOnly: false, rejectPostOnly: false })), null);

@@ -414,7 +414,7 @@ export function editUntriggered(state: VenueState, order: Order, command: EditOr
       refusal('post_only_not_allowed', 'trigger orders cannot be post-only', { field: 'postOnly' }),
     );
   if (command.rejectPostOnly === true)
-    return refuse(refusal('invalid_arguments', 'rejectPostOnly needs postOnly', { field: 'rejectPostOnly' }));
+    return refuse(refusal('invalid_params', 'rejectPostOnly needs postOnly', { field: 'rejectPostOnly' }));
   if (command.displayAmount != null || command.advanced != null) {
     return refuse(
       refusal('unsupported_arg_combination', 'trigger orders cannot be iceberg or advanced', {

@@ -91,7 +91,7 @@ describe('edit rules over the real engine', () => {
       11055,
       'postOnly',
     );
-    await rejects(client.call('private/edit', { ...edit, rejectPostOnly: true }), 11029, 'rejectPostOnly');
+    await rejects(client.call('private/edit', { ...edit, rejectPostOnly: true }), -32602, 'rejectPostOnly');
     await rejects(client.call('private/edit', { ...edit, displayAmount: '1000' }), 11047, 'displayAmount');
     const unchanged = await client.call('private/get_order_state', { orderId: order.orderId });
     assert.equal(unchanged.postOnly, false);
