@@ -19,7 +19,7 @@ import type { CancelReason, OrderType } from '../core/types.ts';
 import { closeOrder, match, reducibleLots, rest } from './matching.ts';
 import { FLAG_POST_ONLY, FLAG_REDUCE_ONLY, FLAG_REJECT_POST_ONLY, type Order } from './order.ts';
 import { transition } from './order-state.ts';
-import { availableFunds, orderReserve, priceBand } from './risk.ts';
+import { availableFunds, coverRelease, orderReserve, priceBand } from './risk.ts';
 import type { VenueState } from './state.ts';
 import { sessionEnd } from './trading.ts';
 
@@ -111,7 +111,8 @@ export function activate(state: VenueState, order: Order, trades: TradeView[] = 
     : ((buying ? instrument.book.bestAsk() : instrument.book.bestBid()) ?? 0);
   const lots = order.amount - order.filled;
   const reserve = orderReserve(state, instrument, account, order.side, lots, checkPrice);
-  if (reserve.amount > 0 && reserve.amount > availableFunds(state, account, reserve.currency)) {
+  const required = reserve.amount + coverRelease(state, instrument, account, order.side, lots);
+  if (required > 0 && required > availableFunds(state, account, reserve.currency)) {
     reject();
     return;
   }

@@ -68,6 +68,8 @@ export function changeOpenLots(
 ): void {
   if (side === 'buy') position.openBuys += lots;
   else position.openSells += lots;
+  // A long option's lots an order would sell cover no short (risk.ts): the margin changes.
+  if (side === 'sell' && position.size > 0 && instrument.economics.isOption) staleMargin(account, instrument);
   const combo = comboLegs(state, instrument);
   if (combo === null) return;
   for (const leg of combo.legs) {
@@ -77,8 +79,16 @@ export function changeOpenLots(
       account.comboOpen.set(leg.instrument.id, open);
     }
     if (legSide(side, leg.ratio) === 'buy') open.buys += lots;
-    else open.sells += lots;
+    else {
+      open.sells += lots;
+      if (leg.instrument.economics.isOption) staleMargin(account, leg.instrument);
+    }
   }
+}
+
+function staleMargin(account: Account, instrument: InstrumentState): void {
+  const ledger = account.ledgers.get(instrument.economics.settlementCurrency);
+  if (ledger !== undefined) ledger.cachedEpoch = -1;
 }
 
 /** Removes a resting order from its book and every per-account total (state unchanged). */

@@ -108,6 +108,71 @@ describe('option spread offsets on positions', () => {
     assert.equal(summary(h).positionMargin, NAKED);
   });
 
+  test('selling a long that covers a short is no mere reduction: the short needs its margin', () => {
+    const h = venue();
+    trade(h, 'buy', LOW_CALL, 500);
+    trade(h, 'sell', HIGH_CALL, 300);
+    const before = summary(h).availableFunds;
+    // Without cover the short needs its naked margin, and the long no longer offsets its
+    // 3,000,000 liability: the position margin carries that from the moment the sale is placed.
+    assert.ok(h.order(2, 'sell', 10, 600, { instrumentName: LOW_CALL }).ok);
+    assert.equal(summary(h).positionMargin, NAKED);
+    assert.equal(before - summary(h).availableFunds, NAKED + 3_000_000 + FEE);
+    h.ok({ type: 'cancel_all', accountId: 2 });
+    // Once the short is bought back, the long covers nothing and selling it is a reduction again.
+    trade(h, 'buy', HIGH_CALL, 300);
+    const free = summary(h).availableFunds;
+    assert.ok(h.order(2, 'sell', 10, 600, { instrumentName: LOW_CALL }).ok);
+    assert.equal(free - summary(h).availableFunds, FEE);
+    h.venue.validate();
+  });
+
+  test('a long that an open order would sell covers nothing', () => {
+    const h = venue();
+    trade(h, 'buy', LOW_CALL, 500);
+    // Selling the long while it covers nothing is a reduction: the fee only.
+    const sale = h.order(2, 'sell', 10, 900, { instrumentName: LOW_CALL }).order!.orderId;
+    trade(h, 'sell', HIGH_CALL, 300);
+    // Were the short covered now, the sale could leave it naked with nothing held for it.
+    assert.equal(summary(h).positionMargin, NAKED);
+    h.ok({ type: 'cancel_order', accountId: 2, orderId: sale });
+    assert.equal(summary(h).positionMargin, 0);
+    h.venue.validate();
+  });
+
+  test('a resting combo that closes a held spread uncovers its short until it fills', () => {
+    const h = venue();
+    assert.ok(h.order(1, 'sell', 10, 200, { instrumentName: SPREAD }).ok);
+    assert.ok(h.order(2, 'buy', 10, 200, { instrumentName: SPREAD }).ok);
+    assert.equal(summary(h).positionMargin, 0);
+    const before = summary(h).availableFunds;
+    // The combo sells the covering long and buys the short back, but not until it fills.
+    const closing = h.order(2, 'sell', 10, 250, { instrumentName: SPREAD });
+    assert.ok(closing.ok && closing.order!.orderState === 'open');
+    assert.equal(before - summary(h).availableFunds, NAKED + 3_000_000 + 2 * FEE);
+    // Filled, it leaves nothing to margin.
+    assert.ok(h.order(1, 'buy', 10, 250, { instrumentName: SPREAD }).ok);
+    assert.equal(summary(h).positionMargin, 0);
+    assert.equal(summary(h).orderMargin, 0);
+    h.venue.validate();
+  });
+
+  test('a block trade that closes a held spread needs only its fees', () => {
+    const h = venue();
+    trade(h, 'buy', LOW_CALL, 500);
+    trade(h, 'sell', HIGH_CALL, 300);
+    const legs = [
+      { instrumentName: LOW_CALL, side: 'sell' as const, amount: 10, price: 500 },
+      { instrumentName: HIGH_CALL, side: 'buy' as const, amount: 10, price: 300 },
+    ];
+    // Both legs only reduce, the short bought back with the long that covered it: the fees will do.
+    const s = summary(h);
+    h.ok({ type: 'withdraw', accountId: 2, currency: 'BTC', amount: s.availableFunds - 2 * FEE });
+    h.ok({ type: 'block_trade', takerAccountId: 2, makerAccountId: 1, legs });
+    assert.equal(summary(h).positionMargin, 0);
+    h.venue.validate();
+  });
+
   test('closing the covering long brings the naked margin back', () => {
     const h = venue();
     trade(h, 'buy', LOW_CALL, 500);

@@ -20,6 +20,8 @@ import type { Economics } from './economics.ts';
 
 export interface OptionHolding {
   readonly economics: Economics;
+  /** Longs: set by `offsetGroup` to the lots it used to cover shorts. */
+  coverUsed?: number;
   /** Unsigned lots. */
   readonly lots: number;
   /** Marked value of `lots` (settlement minor units); 0 when unknown for a long. */
@@ -74,6 +76,7 @@ export function offsetGroup(shorts: OptionHolding[], longs: OptionHolding[]): Of
   shorts.sort(order);
   longs.sort(order);
   const longLeft = longs.map((long) => long.lots);
+  for (const long of longs) long.coverUsed = 0;
   let offset = 0;
   let next = 0;
   for (const short of shorts) {
@@ -94,6 +97,7 @@ export function offsetGroup(shorts: OptionHolding[], longs: OptionHolding[]): Of
         prorata(short.value, lots, short.lots, false),
       );
       longLeft[next] = longLeft[next]! - lots;
+      long.coverUsed = (long.coverUsed ?? 0) + lots;
       left -= lots;
     }
     if (left > 0) margin += prorata(short.naked, left, short.lots, true);

@@ -8,7 +8,8 @@
  *   optionShortMarginBps × underlying notional (coin amount for coin-settled options, amount ×
  *   index for stablecoin-settled ones, the premium when no index is known yet). A short covered
  *   by a long position, or by a long leg traded with it (combo, block trade), needs only the
- *   pair's spread loss (option-offsets.ts).
+ *   pair's spread loss (option-offsets.ts). Lots of a long that open orders would sell cover
+ *   nothing; an order that commits more of them is checked for what it uncovers (`coverRelease`).
  * - spot: a buy reserves the quote value, a sell the base amount (in the base currency).
  * - lots of an order that only reduce the position (beyond other open orders on that side,
  *   resting combo orders' shares of the leg included) need no margin; every order also reserves
@@ -51,7 +52,9 @@ function ceilBps(amount: number, bps: number): number {
 /**
  * Lots of `lots` that would increase exposure (the rest only reduce the position). `pendingLots`
  * on the same side, not yet booked (earlier blocks of one atomic batch), use up the reducible
- * part first, as open orders on that side do.
+ * part first, as open orders on that side do. `coverLots` of a long option cover short options
+ * (option-offsets.ts): selling them is no mere reduction, since those shorts would need more
+ * margin, so they count as exposure (at most the naked margin the shorts would gain).
  */
 function exposureLots(
   position: Position | undefined,
@@ -59,13 +62,57 @@ function exposureLots(
   side: Side,
   lots: number,
   pendingLots: number,
+  coverLots = 0,
 ): number {
   if (position === undefined) return lots;
   const reducible =
     side === 'buy'
       ? Math.max(0, -position.size - position.openBuys - (comboOpen?.buys ?? 0) - pendingLots)
-      : Math.max(0, position.size - position.openSells - (comboOpen?.sells ?? 0) - pendingLots);
+      : Math.max(0, position.size - position.openSells - (comboOpen?.sells ?? 0) - pendingLots - coverLots);
   return lots > reducible ? lots - reducible : 0;
+}
+
+/** Lots of a long option position free to cover shorts: those no open order would sell. */
+function coverCapacity(account: Account, position: Position): number {
+  const selling = position.openSells + (account.comboOpen.get(position.instrumentId)?.sells ?? 0);
+  return Math.max(0, position.size - selling);
+}
+
+/**
+ * Lots of a long option position that cover short positions of its group, as the position margin
+ * pairs them, after `buyBacks` (instrument id → lots of a short bought back in the same trade).
+ */
+function coverInUse(
+  state: VenueState,
+  account: Account,
+  position: Position,
+  buyBacks?: ReadonlyMap<number, number>,
+): number {
+  const group = position.economics.coverGroup;
+  if (group === null || position.size <= 0) return 0;
+  const shorts: OptionHolding[] = [];
+  const longs: OptionHolding[] = [];
+  let own: OptionHolding | null = null;
+  for (const other of account.positions.values()) {
+    const economics = other.economics;
+    if (other.size === 0 || economics.coverGroup !== group) continue;
+    if (other.size > 0) {
+      const cover = coverCapacity(account, other);
+      if (cover === 0) continue;
+      const holding: OptionHolding = { economics, lots: cover, value: 0, naked: 0 };
+      longs.push(holding);
+      if (other === position) own = holding;
+      continue;
+    }
+    const held = -other.size;
+    const lots = held - Math.min(held, buyBacks?.get(other.instrumentId) ?? 0);
+    if (lots === 0) continue;
+    const fallback = Math.ceil((Math.abs(other.openCost) * lots) / held);
+    shorts.push({ economics, lots, value: 0, naked: nakedMargin(state, economics, lots, fallback) });
+  }
+  if (own === null || shorts.length === 0) return 0;
+  offsetGroup(shorts, longs);
+  return own.coverUsed ?? 0;
 }
 
 /** Naked margin of `lots` of a short option (the premium's value when no index is known yet). */
@@ -128,16 +175,33 @@ export interface ReserveLeg {
  * their short options covered by their long options (option-offsets.ts) need only the pair's
  * spread loss, less the long premium that offsets the short's. The legs fill together, so each
  * covers the other from the start; positions already held are netted as for one order.
+ *
+ * `immediate`: the legs book at once (a block trade), so selling a long that covers a short
+ * counts as exposure here, unless the legs buy that short back. A resting order (a combo's)
+ * leaves that to `coverRelease`, which the position margin then carries.
  */
 export function legsReserve(
   state: VenueState,
   account: Account,
   legs: readonly ReserveLeg[],
+  immediate: boolean,
 ): Map<string, number> {
   const totals = new Map<string, number>();
   const add = (currency: string, amount: number) =>
     totals.set(currency, (totals.get(currency) ?? 0) + amount);
   const groups = new Map<string, { shorts: OptionHolding[]; longs: OptionHolding[] }>();
+  // Short options these legs buy back no longer need the cover of longs these legs sell.
+  let buyBacks: Map<number, number> | null = null;
+  for (const { instrument, side, lots, pendingLots } of immediate ? legs : []) {
+    const position = account.positions.get(instrument.id);
+    if (side !== 'buy' || !instrument.economics.isOption || position === undefined || position.size >= 0)
+      continue;
+    const reducing =
+      lots - exposureLots(position, account.comboOpen.get(instrument.id), side, lots, pendingLots);
+    if (reducing === 0) continue;
+    buyBacks ??= new Map();
+    buyBacks.set(instrument.id, (buyBacks.get(instrument.id) ?? 0) + reducing);
+  }
   for (const leg of legs) {
     const { instrument, side, lots, price, pendingLots } = leg;
     const economics = instrument.economics;
@@ -150,12 +214,18 @@ export function legsReserve(
       economics.settlementCurrency,
       Math.max(0, economics.fee(lots, price, 'T', state.indexPrice(economics.baseCurrency))),
     );
+    const position = account.positions.get(instrument.id);
+    const cover =
+      immediate && side === 'sell' && position !== undefined
+        ? coverInUse(state, account, position, buyBacks ?? undefined)
+        : 0;
     const exposed = exposureLots(
-      account.positions.get(instrument.id),
+      position,
       account.comboOpen.get(instrument.id),
       side,
       lots,
       pendingLots,
+      cover,
     );
     if (exposed === 0) continue;
     const value = economics.value(exposed, price);
@@ -209,41 +279,61 @@ function comboReserve(
     pendingLots: 0,
   }));
   const currency = instrument.economics.settlementCurrency;
-  return { currency, amount: legsReserve(state, account, legs).get(currency) ?? 0 };
+  return { currency, amount: legsReserve(state, account, legs, false).get(currency) ?? 0 };
 }
 
-/** Refreshes the ledger's cached position value and margin when prices or positions changed. */
-function valuePositions(state: VenueState, account: Account, ledger: Ledger): void {
-  if (ledger.cachedEpoch === state.priceEpoch) return;
+interface OptionBook {
+  /** Marked value of the option positions: longs add, shorts subtract. */
+  readonly value: number;
+  readonly longValue: number;
+  readonly margin: number;
+  /** Liability of covered shorts that their covering longs' value offsets. */
+  readonly offset: number;
+  readonly shorts: boolean;
+}
+
+const NO_OPTIONS: OptionBook = { value: 0, longValue: 0, margin: 0, offset: 0, shorts: false };
+
+/**
+ * The option positions settled in `currency`, valued and margined with their spread offsets.
+ * A long's lots that open orders would sell cover nothing, as if `extraSells` (instrument id →
+ * lots) were committed too. `only`: just these cover groups.
+ */
+function optionBook(
+  state: VenueState,
+  account: Account,
+  currency: string,
+  extraSells: ReadonlyMap<number, number> | null,
+  only: ReadonlySet<string> | null = null,
+): OptionBook {
   let value = 0;
-  let margin = 0;
-  let longOptionValue = 0;
-  let options: Map<string, { shorts: OptionHolding[]; longs: OptionHolding[] }> | null = null;
+  let longValue = 0;
+  let groups: Map<string, { shorts: OptionHolding[]; longs: OptionHolding[] }> | null = null;
   for (const position of account.positions.values()) {
     const economics = position.economics;
-    if (position.size === 0 || economics.isSpot || economics.settlementCurrency !== ledger.currency) continue;
-    const instrument = state.instrumentList[position.instrumentId]!;
-    const mark = instrument.markPrice;
+    if (position.size === 0 || !economics.isOption || economics.settlementCurrency !== currency) continue;
+    if (only !== null && !only.has(economics.coverGroup!)) continue;
+    const mark = state.instrumentList[position.instrumentId]!.markPrice;
     const held = Math.abs(position.size);
-    if (!economics.isOption) {
-      const sigma = position.size > 0 ? 1 : -1;
-      const notional = mark === null ? Math.abs(position.openCost) : economics.value(held, mark);
-      if (mark !== null) value += economics.direction * (sigma * notional - position.openCost);
-      margin += ceilBps(notional, state.config.futureInitialMarginBps);
-      continue;
-    }
-    options ??= new Map();
+    groups ??= new Map();
     const group = economics.coverGroup!;
-    let holdings = options.get(group);
+    let holdings = groups.get(group);
     if (holdings === undefined) {
       holdings = { shorts: [], longs: [] };
-      options.set(group, holdings);
+      groups.set(group, holdings);
     }
     if (position.size > 0) {
       const worth = mark === null ? 0 : economics.value(held, mark);
       value += worth;
-      longOptionValue += worth;
-      holdings.longs.push({ economics, lots: held, value: worth, naked: 0 });
+      longValue += worth;
+      const cover = Math.max(
+        0,
+        coverCapacity(account, position) - (extraSells?.get(position.instrumentId) ?? 0),
+      );
+      if (cover > 0) {
+        const coverWorth = cover === held ? worth : Math.floor((worth * cover) / held);
+        holdings.longs.push({ economics, lots: cover, value: coverWorth, naked: 0 });
+      }
     } else {
       const liability = mark === null ? -position.openCost : economics.value(held, mark);
       value -= liability;
@@ -251,18 +341,79 @@ function valuePositions(state: VenueState, account: Account, ledger: Ledger): vo
       holdings.shorts.push({ economics, lots: held, value: liability, naked });
     }
   }
+  if (groups === null) return NO_OPTIONS;
+  let margin = 0;
   let offset = 0;
-  if (options !== null) {
-    for (const { shorts, longs } of options.values()) {
-      if (shorts.length === 0) continue;
-      const covered = offsetGroup(shorts, longs);
-      margin += covered.margin;
-      offset += covered.offset;
-    }
+  let anyShorts = false;
+  for (const { shorts, longs } of groups.values()) {
+    if (shorts.length === 0) continue;
+    anyShorts = true;
+    const covered = offsetGroup(shorts, longs);
+    margin += covered.margin;
+    offset += covered.offset;
   }
-  ledger.cachedPositionValue = value;
-  ledger.cachedPositionMargin = margin;
-  ledger.cachedUncollateralised = longOptionValue - offset;
+  return { value, longValue, margin, offset, shorts: anyShorts };
+}
+
+/**
+ * What committing `lots` more sells of `instrument` (of a combo: its sold legs) takes from the
+ * available funds by leaving shorts uncovered: the position margin they gain and the offset they
+ * lose. 0 when it sells no long option. A funds check adds it to the order's reserve; it is not
+ * reserved, since the position margin carries it from then on.
+ */
+export function coverRelease(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  side: Side,
+  lots: number,
+): number {
+  // The hot path (futures, spot, buys of an option) allocates nothing.
+  const combo = comboLegs(state, instrument);
+  if (lots <= 0 || (combo === null && (side === 'buy' || !instrument.economics.isOption))) return 0;
+  let sells: Map<number, number> | null = null;
+  const groups = new Set<string>();
+  const sell = (leg: InstrumentState) => {
+    const position = account.positions.get(leg.id);
+    if (!leg.economics.isOption || position === undefined || position.size <= 0) return;
+    sells ??= new Map();
+    sells.set(leg.id, (sells.get(leg.id) ?? 0) + lots);
+    groups.add(leg.economics.coverGroup!);
+  };
+  if (combo === null) sell(instrument);
+  else for (const leg of combo.legs) if (legSide(side, leg.ratio) === 'sell') sell(leg.instrument);
+  if (sells === null) return 0;
+  const currency = instrument.economics.settlementCurrency;
+  const before = optionBook(state, account, currency, null, groups);
+  if (!before.shorts) return 0;
+  const after = optionBook(state, account, currency, sells, groups);
+  return Math.max(0, after.margin - before.margin - (after.offset - before.offset));
+}
+
+/** Refreshes the ledger's cached position value and margin when prices or positions changed. */
+function valuePositions(state: VenueState, account: Account, ledger: Ledger): void {
+  if (ledger.cachedEpoch === state.priceEpoch) return;
+  let value = 0;
+  let margin = 0;
+  let options = false;
+  for (const position of account.positions.values()) {
+    const economics = position.economics;
+    if (position.size === 0 || economics.isSpot || economics.settlementCurrency !== ledger.currency) continue;
+    if (economics.isOption) {
+      options = true;
+      continue;
+    }
+    const mark = state.instrumentList[position.instrumentId]!.markPrice;
+    const held = Math.abs(position.size);
+    const sigma = position.size > 0 ? 1 : -1;
+    const notional = mark === null ? Math.abs(position.openCost) : economics.value(held, mark);
+    if (mark !== null) value += economics.direction * (sigma * notional - position.openCost);
+    margin += ceilBps(notional, state.config.futureInitialMarginBps);
+  }
+  const book = options ? optionBook(state, account, ledger.currency, null) : NO_OPTIONS;
+  ledger.cachedPositionValue = value + book.value;
+  ledger.cachedPositionMargin = margin + book.margin;
+  ledger.cachedUncollateralised = book.longValue - book.offset;
   ledger.cachedEpoch = state.priceEpoch;
 }
 

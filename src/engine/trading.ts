@@ -47,7 +47,7 @@ import {
   madeByAny,
   Order,
 } from './order.ts';
-import { availableFunds, orderReserve, priceBand } from './risk.ts';
+import { availableFunds, coverRelease, orderReserve, priceBand } from './risk.ts';
 import { type InstrumentState, refusal, type VenueState } from './state.ts';
 
 const DAY_MS = 86_400_000;
@@ -328,15 +328,11 @@ export function placeOrder(state: VenueState, command: PlaceOrder): CommandResul
     ? limit
     : ((command.side === 'buy' ? instrument.book.bestAsk() : instrument.book.bestBid()) ?? 0);
   const reserve = orderReserve(state, instrument, account, command.side, amount, checkPriceTicks);
-  if (reserve.amount > 0) {
+  const required = reserve.amount + coverRelease(state, instrument, account, command.side, amount);
+  if (required > 0) {
     const available = availableFunds(state, account, reserve.currency);
-    if (reserve.amount > available) {
-      return fail(
-        state,
-        'place_order',
-        account.id,
-        fundsShortfall(reserve.amount, available, reserve.currency),
-      );
+    if (required > available) {
+      return fail(state, 'place_order', account.id, fundsShortfall(required, available, reserve.currency));
     }
   }
   let killed = false;
@@ -734,15 +730,18 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
     newAmount = Math.min(newAmount, order.filled + reducible);
   }
   const reserve = orderReserve(state, instrument, account, order.side, newAmount - order.filled, price);
-  if (reserve.amount > 0) {
+  // The order's own open lots are committed already; only more of them can uncover shorts.
+  const more = newAmount - order.filled - remainingBefore;
+  const required = reserve.amount + coverRelease(state, instrument, account, order.side, more);
+  if (required > 0) {
     const own = order.reserveCurrency === reserve.currency ? order.reserved : 0;
     const available = availableFunds(state, account, reserve.currency) + own;
-    if (reserve.amount > available) {
+    if (required > available) {
       return fail(
         state,
         'edit_order',
         command.accountId,
-        fundsShortfall(reserve.amount, available, reserve.currency),
+        fundsShortfall(required, available, reserve.currency),
       );
     }
   }
