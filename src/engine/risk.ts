@@ -72,10 +72,18 @@ function exposureLots(
   return lots > reducible ? lots - reducible : 0;
 }
 
-/** Lots of a long option position free to cover shorts: those no open order would sell. */
-function coverCapacity(account: Account, position: Position): number {
-  const selling = position.openSells + (account.comboOpen.get(position.instrumentId)?.sells ?? 0);
-  return Math.max(0, position.size - selling);
+/**
+ * Lots of a long option position (of `size` lots, the position's by default) free to cover
+ * shorts: those no open order would sell.
+ */
+function coverCapacity(
+  account: Account,
+  instrumentId: number,
+  position: Position | undefined,
+  size = position?.size ?? 0,
+): number {
+  const selling = (position?.openSells ?? 0) + (account.comboOpen.get(instrumentId)?.sells ?? 0);
+  return Math.max(0, size - selling);
 }
 
 /**
@@ -97,7 +105,7 @@ function coverInUse(
     const economics = other.economics;
     if (other.size === 0 || economics.coverGroup !== group) continue;
     if (other.size > 0) {
-      const cover = coverCapacity(account, other);
+      const cover = coverCapacity(account, other.instrumentId, other);
       if (cover === 0) continue;
       const holding: OptionHolding = { economics, lots: cover, value: 0, naked: 0 };
       longs.push(holding);
@@ -236,7 +244,15 @@ export function legsReserve(
     }
     if (side === 'buy') {
       add(economics.settlementCurrency, value);
-      group.longs.push({ economics, lots: exposed, value, naked: 0 });
+      // Open orders that sell this long take the bought lots first (coverCapacity).
+      const held = Math.max(0, position?.size ?? 0) + pendingLots;
+      const cover =
+        coverCapacity(account, instrument.id, position, held + exposed) -
+        coverCapacity(account, instrument.id, position, held);
+      if (cover > 0) {
+        const coverValue = cover === exposed ? value : Math.floor((value * cover) / exposed);
+        group.longs.push({ economics, lots: cover, value: coverValue, naked: 0 });
+      }
     } else {
       group.shorts.push({
         economics,
@@ -328,7 +344,8 @@ function optionBook(
       longValue += worth;
       const cover = Math.max(
         0,
-        coverCapacity(account, position) - (extraSells?.get(position.instrumentId) ?? 0),
+        coverCapacity(account, position.instrumentId, position) -
+          (extraSells?.get(position.instrumentId) ?? 0),
       );
       if (cover > 0) {
         const coverWorth = cover === held ? worth : Math.floor((worth * cover) / held);
