@@ -40,6 +40,25 @@ function trade(h: Harness, side: 'buy' | 'sell', instrumentName: string, price: 
 
 const summary = (h: Harness) => h.venue.accountSummary(2, 'BTC')!;
 
+/** Account 2 holds a bought call spread: long the 70,000 call and short the 75,000, 10 lots each. */
+function holdBoughtSpread(h: Harness): void {
+  trade(h, 'buy', LOW_CALL, 500);
+  trade(h, 'sell', HIGH_CALL, 300);
+}
+
+/** Block-trade legs of 10 lots at the marks: the call spread bought (`buy`) or sold. */
+function spreadBlockLegs(side: 'buy' | 'sell') {
+  return [
+    { instrumentName: LOW_CALL, side, amount: 10, price: 500 },
+    {
+      instrumentName: HIGH_CALL,
+      side: side === 'buy' ? ('sell' as const) : ('buy' as const),
+      amount: 10,
+      price: 300,
+    },
+  ];
+}
+
 describe('long options are paid in full and are no collateral', () => {
   test('a bought option counts in equity, not in the funds that buy the next one', () => {
     const h = new Harness();
@@ -68,8 +87,7 @@ describe('long options are paid in full and are no collateral', () => {
 describe('option spread offsets on positions', () => {
   test('a bought call spread needs no margin: it uses exactly its debit', () => {
     const h = venue();
-    trade(h, 'buy', LOW_CALL, 500);
-    trade(h, 'sell', HIGH_CALL, 300);
+    holdBoughtSpread(h);
     const s = summary(h);
     assert.equal(s.balance, FUNDS - 5_000_000 + 3_000_000 - 2 * FEE);
     assert.equal(s.positionMargin, 0);
@@ -110,8 +128,7 @@ describe('option spread offsets on positions', () => {
 
   test('selling a long that covers a short is no mere reduction: the short needs its margin', () => {
     const h = venue();
-    trade(h, 'buy', LOW_CALL, 500);
-    trade(h, 'sell', HIGH_CALL, 300);
+    holdBoughtSpread(h);
     const before = summary(h).availableFunds;
     // Without cover the short needs its naked margin, and the long no longer offsets its
     // 3,000,000 liability: the position margin carries that from the moment the sale is placed.
@@ -159,12 +176,8 @@ describe('option spread offsets on positions', () => {
 
   test('a block trade that closes a held spread needs only its fees', () => {
     const h = venue();
-    trade(h, 'buy', LOW_CALL, 500);
-    trade(h, 'sell', HIGH_CALL, 300);
-    const legs = [
-      { instrumentName: LOW_CALL, side: 'sell' as const, amount: 10, price: 500 },
-      { instrumentName: HIGH_CALL, side: 'buy' as const, amount: 10, price: 300 },
-    ];
+    holdBoughtSpread(h);
+    const legs = spreadBlockLegs('sell');
     // Both legs only reduce, the short bought back with the long that covered it: the fees will do.
     const s = summary(h);
     h.ok({ type: 'withdraw', accountId: 2, currency: 'BTC', amount: s.availableFunds - 2 * FEE });
@@ -175,8 +188,7 @@ describe('option spread offsets on positions', () => {
 
   test('closing the covering long brings the naked margin back', () => {
     const h = venue();
-    trade(h, 'buy', LOW_CALL, 500);
-    trade(h, 'sell', HIGH_CALL, 300);
+    holdBoughtSpread(h);
     assert.equal(summary(h).positionMargin, 0);
     trade(h, 'sell', LOW_CALL, 500);
     assert.equal(summary(h).positionMargin, NAKED);
@@ -203,10 +215,7 @@ describe('spread offsets on orders traded together', () => {
 
   test('a two-leg block trade is funded as the spread it is', () => {
     const h = venue();
-    const legs = [
-      { instrumentName: LOW_CALL, side: 'buy' as const, amount: 10, price: 500 },
-      { instrumentName: HIGH_CALL, side: 'sell' as const, amount: 10, price: 300 },
-    ];
+    const legs = spreadBlockLegs('buy');
     h.ok({ type: 'withdraw', accountId: 2, currency: 'BTC', amount: FUNDS - 2_000_000 - 2 * FEE });
     // Exactly the debit and the taker fees: per leg it would need 5,000,000 + 15,000,000.
     h.ok({ type: 'block_trade', takerAccountId: 2, makerAccountId: 1, legs });
@@ -222,10 +231,7 @@ describe('spread offsets on orders traded together', () => {
       type: 'block_trade',
       takerAccountId: 2,
       makerAccountId: 1,
-      legs: [
-        { instrumentName: LOW_CALL, side: 'buy', amount: 10, price: 500 },
-        { instrumentName: HIGH_CALL, side: 'sell', amount: 10, price: 300 },
-      ],
+      legs: spreadBlockLegs('buy'),
     });
     assert.equal(!refused.ok && refused.error.name, 'not_enough_funds');
     assert.equal(!refused.ok && refused.error.data.required, 2_000_000 + 2 * FEE);
