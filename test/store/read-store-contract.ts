@@ -7,10 +7,16 @@ import { describe, test } from 'node:test';
 import type { CoreEvent, OrderView, TradeView } from '../../src/core/events.ts';
 import { parseInstrumentName } from '../../src/domain/instrument.ts';
 import { tradeParty } from '../../src/engine/testkit.ts';
-import { coreProjection } from '../../src/store/read/core-projections.ts';
+import {
+  coreProjection,
+  ORDERS_TABLE,
+  POSITIONS_TABLE,
+  TRADES_TABLE,
+} from '../../src/store/read/core-projections.ts';
 import { type Projection, RowBatch, type TableSpec } from '../../src/store/read/projection.ts';
 import type { ReadDb } from '../../src/store/read/read-db.ts';
 import { ReadStore } from '../../src/store/read/read-store.ts';
+import { prepareTables, tableVersion } from '../../src/store/read/schema.ts';
 import { changeStatements, createIndexSql, createTableSql } from '../../src/store/read/sql.ts';
 import { subMachineProjections } from '../../src/store/read/sub-projections.ts';
 import { COMBO, comboTradeView, LONG_LEG, SHORT_LEG } from '../support/combo-trade.ts';
@@ -567,6 +573,46 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
         assert.deepEqual(await ids('future_combo'), ['old-fs']);
         assert.deepEqual(await ids('option_combo'), ['new-cs']);
         assert.deepEqual(await ids('option'), []);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('rows an older versioned build wrote after an upgrade are backfilled at the next upgrade', async () => {
+      const database = await newDatabase();
+      const combo = (orderId: string, instrumentName: string) =>
+        order(orderView({ orderId, instrumentName, filledAmount: 1, orderState: 'filled' }));
+      let store = await ReadStore.open({ db: await database.open() });
+      try {
+        store.push({ seq: 1, ts: NOW, events: [combo('new-fs', 'BTC-FS-27DEC24_PERP')] });
+        await store.flush();
+        await store.close();
+        // The older build (core tables at version 2, kinds from single names only) opens the
+        // store: it records its own version, then writes a combo row without a kind.
+        const older = await database.open();
+        const olderTables = [ORDERS_TABLE, TRADES_TABLE, POSITIONS_TABLE].map((t) => ({
+          ...t,
+          version: 2,
+          backfills: t.backfills?.filter((b) => b.version <= 2),
+        }));
+        await prepareTables(older, olderTables);
+        const tables = new Map(olderTables.map((t) => [t.name, t]));
+        const batch = new RowBatch(tables);
+        coreProjection((name) => parseInstrumentName(name)?.kind ?? null).project(
+          { seq: 2, ts: NOW, events: [combo('old-cs', 'BTC-CS-27DEC24-60000_65000')] },
+          batch,
+        );
+        await older.commit(changeStatements(batch.drain(), tables, older.maxParams), 2);
+        assert.equal(await tableVersion(older, 'orders'), 2);
+        await older.close();
+        // Upgraded again, the store fills the older build's rows.
+        store = await ReadStore.open({ db: await database.open() });
+        const ids = async (kind: string) =>
+          (await store.orderHistory({ accountId: 1, currency: 'BTC', kind, now: NOW })).orders
+            .map((o) => o.orderId)
+            .sort();
+        assert.deepEqual(await ids('option_combo'), ['old-cs']);
+        assert.deepEqual(await ids('combo'), ['new-fs', 'old-cs']);
       } finally {
         await store.close();
       }
