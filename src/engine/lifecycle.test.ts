@@ -100,6 +100,25 @@ describe('margin with a mark price', () => {
     assert.equal(summary.availableFunds, summary.equity - summary.positionMargin - summary.orderMargin);
   });
 
+  test('a future bought above its mark reserves the loss against the mark with its margin', () => {
+    const h = new Harness();
+    h.list(perpetualSpec());
+    h.account(2, { BTC: 100_000_000 });
+    h.ok({
+      type: 'update_prices',
+      markPrices: [{ instrumentName: 'BTC-PERPETUAL', markPrice: 100_000 }], // 50,000 USD
+    });
+    const free = h.venue.accountSummary(2, 'BTC')!.availableFunds;
+    assert.ok(h.order(2, 'buy', 100, 101_000).ok); // 1,000 USD at 50,500
+    // 5% of 1,000/50,500 BTC, the taker fee, and 1,000/50,000 − 1,000/50,500 BTC marked away at once.
+    const margin = Math.ceil(1_980_198 * 0.05);
+    const fee = Math.ceil(1_980_198 * 0.0005);
+    assert.equal(
+      free - h.venue.accountSummary(2, 'BTC')!.availableFunds,
+      margin + fee + (2_000_000 - 1_980_198),
+    );
+  });
+
   test('orders that only reduce a position need no margin', () => {
     const h = new Harness();
     h.list(perpetualSpec());

@@ -431,7 +431,7 @@ function checkBlockFunds(state: VenueState, blocks: readonly CheckedBlock[]): Co
     }
   }
   for (const [account, accountLegs] of legs) {
-    for (const [currency, amount] of legsReserve(state, account, accountLegs, true)) {
+    for (const [currency, amount] of legsReserve(state, account, accountLegs)) {
       const available = availableFunds(state, account, currency);
       if (amount > available) {
         return refusal('not_enough_funds', `account ${account.id} lacks funds for the block trade`, {

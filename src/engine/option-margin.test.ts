@@ -144,6 +144,28 @@ describe('option spread offsets on positions', () => {
     h.venue.validate();
   });
 
+  test('buying back a covered short costs the offset its long gave; a naked one only the fee', () => {
+    const h = venue();
+    holdBoughtSpread(h);
+    const before = summary(h).availableFunds;
+    // The long's value offset the short's 3,000,000 liability; with the short gone it backs nothing.
+    assert.ok(h.order(2, 'buy', 10, 300, { instrumentName: HIGH_CALL }).ok);
+    assert.equal(before - summary(h).availableFunds, 3_000_000 + FEE);
+    const naked = venue();
+    trade(naked, 'sell', HIGH_CALL, 300);
+    const free = summary(naked).availableFunds;
+    assert.ok(naked.order(2, 'buy', 10, 300, { instrumentName: HIGH_CALL }).ok);
+    assert.equal(free - summary(naked).availableFunds, FEE);
+  });
+
+  test('selling an option below its mark reserves the loss against the mark too', () => {
+    const h = venue();
+    const before = summary(h).availableFunds;
+    assert.ok(h.order(2, 'sell', 10, 200, { instrumentName: HIGH_CALL }).ok);
+    // Marked at 300, the short is worth 3,000,000 against the 2,000,000 it brings.
+    assert.equal(before - summary(h).availableFunds, NAKED + 1_000_000 + FEE);
+  });
+
   test('a long that an open order would sell covers nothing', () => {
     const h = venue();
     trade(h, 'buy', LOW_CALL, 500);

@@ -12,8 +12,10 @@
  *   nothing; an order that commits more of them is checked for what it uncovers (`coverRelease`).
  * - spot: a buy reserves the quote value, a sell the base amount (in the base currency).
  * - lots of an order that only reduce the position (beyond other open orders on that side,
- *   resting combo orders' shares of the leg included) need no margin; every order also reserves
- *   its worst-case taker fee.
+ *   resting combo orders' shares of the leg included) need no margin, but option lots that only
+ *   reduce are valued exactly (`reductionNeed`): a short bought back loses its long's offset.
+ *   Lots that open a position at a loss against the mark reserve that loss (`markLoss`); every
+ *   order also reserves its worst-case taker fee.
  * Equity = balance + unrealised futures PnL at mark + marked value of option positions (long
  * adds, short subtracts; at cost without a mark, long options at 0). Long options are no
  * collateral: margin balance = equity − their value, except the part that offsets the liability
@@ -52,9 +54,7 @@ function ceilBps(amount: number, bps: number): number {
 /**
  * Lots of `lots` that would increase exposure (the rest only reduce the position). `pendingLots`
  * on the same side, not yet booked (earlier blocks of one atomic batch), use up the reducible
- * part first, as open orders on that side do. `coverLots` of a long option cover short options
- * (option-offsets.ts): selling them is no mere reduction, since those shorts would need more
- * margin, so they count as exposure (at most the naked margin the shorts would gain).
+ * part first, as open orders on that side do.
  */
 function exposureLots(
   position: Position | undefined,
@@ -62,13 +62,12 @@ function exposureLots(
   side: Side,
   lots: number,
   pendingLots: number,
-  coverLots = 0,
 ): number {
   if (position === undefined) return lots;
   const reducible =
     side === 'buy'
       ? Math.max(0, -position.size - position.openBuys - (comboOpen?.buys ?? 0) - pendingLots)
-      : Math.max(0, position.size - position.openSells - (comboOpen?.sells ?? 0) - pendingLots - coverLots);
+      : Math.max(0, position.size - position.openSells - (comboOpen?.sells ?? 0) - pendingLots);
   return lots > reducible ? lots - reducible : 0;
 }
 
@@ -84,43 +83,6 @@ function coverCapacity(
 ): number {
   const selling = (position?.openSells ?? 0) + (account.comboOpen.get(instrumentId)?.sells ?? 0);
   return Math.max(0, size - selling);
-}
-
-/**
- * Lots of a long option position that cover short positions of its group, as the position margin
- * pairs them, after `buyBacks` (instrument id → lots of a short bought back in the same trade).
- */
-function coverInUse(
-  state: VenueState,
-  account: Account,
-  position: Position,
-  buyBacks?: ReadonlyMap<number, number>,
-): number {
-  const group = position.economics.coverGroup;
-  if (group === null || position.size <= 0) return 0;
-  const shorts: OptionHolding[] = [];
-  const longs: OptionHolding[] = [];
-  let own: OptionHolding | null = null;
-  for (const other of account.positions.values()) {
-    const economics = other.economics;
-    if (other.size === 0 || economics.coverGroup !== group) continue;
-    if (other.size > 0) {
-      const cover = coverCapacity(account, other.instrumentId, other);
-      if (cover === 0) continue;
-      const holding: OptionHolding = { economics, lots: cover, value: 0, naked: 0 };
-      longs.push(holding);
-      if (other === position) own = holding;
-      continue;
-    }
-    const held = -other.size;
-    const lots = held - Math.min(held, buyBacks?.get(other.instrumentId) ?? 0);
-    if (lots === 0) continue;
-    const fallback = Math.ceil((Math.abs(other.openCost) * lots) / held);
-    shorts.push({ economics, lots, value: 0, naked: nakedMargin(state, economics, lots, fallback) });
-  }
-  if (own === null || shorts.length === 0) return 0;
-  offsetGroup(shorts, longs);
-  return own.coverUsed ?? 0;
 }
 
 /** Naked margin of `lots` of a short option (the premium's value when no index is known yet). */
@@ -164,8 +126,34 @@ export function orderReserve(
     } else {
       margin = nakedMargin(state, economics, exposed, economics.value(exposed, price));
     }
+    margin += markLoss(instrument, side, exposed, price);
+  }
+  const buyingBack = economics.isOption && side === 'buy' ? lots - exposed : 0;
+  if (buyingBack > 0) {
+    const change = new Map([[instrument.id, buyingBack]]);
+    margin += reductionNeed(
+      state,
+      account,
+      economics.settlementCurrency,
+      change,
+      -economics.value(buyingBack, price),
+    );
   }
   return { currency: economics.settlementCurrency, amount: margin + fee };
+}
+
+/**
+ * What `lots` opened at `price` lose at once against the mark: a future bought above it or sold
+ * below it, an option sold below it (its liability is marked). 0 without a mark, on a gain, and
+ * for a bought option, which is paid in full and no collateral anyway.
+ */
+function markLoss(instrument: InstrumentState, side: Side, lots: number, price: number): number {
+  const mark = instrument.markPrice;
+  const economics = instrument.economics;
+  if (mark === null || mark === price || (economics.isOption && side === 'buy')) return 0;
+  const sigma = side === 'buy' ? 1 : -1;
+  const change = economics.direction * sigma * (economics.value(lots, mark) - economics.value(lots, price));
+  return change < 0 ? -change : 0;
 }
 
 /** One leg of a trade that books several at once (a combo's legs, a block trade's). */
@@ -179,37 +167,23 @@ export interface ReserveLeg {
 }
 
 /**
- * What legs traded together must reserve, per currency: each leg's own reserve, except that
- * their short options covered by their long options (option-offsets.ts) need only the pair's
- * spread loss, less the long premium that offsets the short's. The legs fill together, so each
- * covers the other from the start; positions already held are netted as for one order.
- *
- * `immediate`: the legs book at once (a block trade), so selling a long that covers a short
- * counts as exposure here, unless the legs buy that short back. A resting order (a combo's)
- * leaves that to `coverRelease`, which the position margin then carries.
+ * What legs traded together must reserve, per currency. The lots of option legs that only reduce
+ * positions are valued exactly (`reductionNeed`): a short bought back frees its margin but also
+ * the cover its long gave, a covering long sold leaves its short to be margined. The lots that
+ * open positions reserve as one order would, except that their short options covered by their
+ * long options (option-offsets.ts) need only the pair's spread loss, less the long premium that
+ * offsets the short's: the legs fill together, so each covers the other from the start.
  */
 export function legsReserve(
   state: VenueState,
   account: Account,
   legs: readonly ReserveLeg[],
-  immediate: boolean,
 ): Map<string, number> {
   const totals = new Map<string, number>();
   const add = (currency: string, amount: number) =>
     totals.set(currency, (totals.get(currency) ?? 0) + amount);
   const groups = new Map<string, { shorts: OptionHolding[]; longs: OptionHolding[] }>();
-  // Short options these legs buy back no longer need the cover of longs these legs sell.
-  let buyBacks: Map<number, number> | null = null;
-  for (const { instrument, side, lots, pendingLots } of immediate ? legs : []) {
-    const position = account.positions.get(instrument.id);
-    if (side !== 'buy' || !instrument.economics.isOption || position === undefined || position.size >= 0)
-      continue;
-    const reducing =
-      lots - exposureLots(position, account.comboOpen.get(instrument.id), side, lots, pendingLots);
-    if (reducing === 0) continue;
-    buyBacks ??= new Map();
-    buyBacks.set(instrument.id, (buyBacks.get(instrument.id) ?? 0) + reducing);
-  }
+  const reductions = new Map<string, { lots: Map<number, number>; cash: number }>();
   for (const leg of legs) {
     const { instrument, side, lots, price, pendingLots } = leg;
     const economics = instrument.economics;
@@ -218,23 +192,21 @@ export function legsReserve(
       add(reserve.currency, reserve.amount);
       continue;
     }
-    add(
-      economics.settlementCurrency,
-      Math.max(0, economics.fee(lots, price, 'T', state.indexPrice(economics.baseCurrency))),
-    );
+    const currency = economics.settlementCurrency;
+    add(currency, Math.max(0, economics.fee(lots, price, 'T', state.indexPrice(economics.baseCurrency))));
     const position = account.positions.get(instrument.id);
-    const cover =
-      immediate && side === 'sell' && position !== undefined
-        ? coverInUse(state, account, position, buyBacks ?? undefined)
-        : 0;
-    const exposed = exposureLots(
-      position,
-      account.comboOpen.get(instrument.id),
-      side,
-      lots,
-      pendingLots,
-      cover,
-    );
+    const exposed = exposureLots(position, account.comboOpen.get(instrument.id), side, lots, pendingLots);
+    const reducing = lots - exposed;
+    if (reducing > 0) {
+      let reduction = reductions.get(currency);
+      if (reduction === undefined) {
+        reduction = { lots: new Map(), cash: 0 };
+        reductions.set(currency, reduction);
+      }
+      const signed = side === 'buy' ? reducing : -reducing;
+      reduction.lots.set(instrument.id, (reduction.lots.get(instrument.id) ?? 0) + signed);
+      reduction.cash -= signed > 0 ? economics.value(reducing, price) : -economics.value(reducing, price);
+    }
     if (exposed === 0) continue;
     const value = economics.value(exposed, price);
     let group = groups.get(economics.coverGroup!);
@@ -243,7 +215,7 @@ export function legsReserve(
       groups.set(economics.coverGroup!, group);
     }
     if (side === 'buy') {
-      add(economics.settlementCurrency, value);
+      add(currency, value);
       // Open orders that sell this long take the bought lots first (coverCapacity).
       const held = Math.max(0, position?.size ?? 0) + pendingLots;
       const cover =
@@ -254,6 +226,7 @@ export function legsReserve(
         group.longs.push({ economics, lots: cover, value: coverValue, naked: 0 });
       }
     } else {
+      add(currency, markLoss(instrument, side, exposed, price));
       group.shorts.push({
         economics,
         lots: exposed,
@@ -261,6 +234,9 @@ export function legsReserve(
         naked: nakedMargin(state, economics, exposed, value),
       });
     }
+  }
+  for (const [currency, reduction] of reductions) {
+    add(currency, reductionNeed(state, account, currency, reduction.lots, reduction.cash));
   }
   for (const { shorts, longs } of groups.values()) {
     if (shorts.length === 0) continue;
@@ -295,7 +271,7 @@ function comboReserve(
     pendingLots: 0,
   }));
   const currency = instrument.economics.settlementCurrency;
-  return { currency, amount: legsReserve(state, account, legs, false).get(currency) ?? 0 };
+  return { currency, amount: legsReserve(state, account, legs).get(currency) ?? 0 };
 }
 
 interface OptionBook {
@@ -313,7 +289,8 @@ const NO_OPTIONS: OptionBook = { value: 0, longValue: 0, margin: 0, offset: 0, s
 /**
  * The option positions settled in `currency`, valued and margined with their spread offsets.
  * A long's lots that open orders would sell cover nothing, as if `extraSells` (instrument id →
- * lots) were committed too. `only`: just these cover groups.
+ * lots) were committed too. `only`: just these cover groups. `reductions`: as if positions
+ * had moved toward zero by these signed lots (instrument id → lots bought, negative: sold).
  */
 function optionBook(
   state: VenueState,
@@ -321,6 +298,7 @@ function optionBook(
   currency: string,
   extraSells: ReadonlyMap<number, number> | null,
   only: ReadonlySet<string> | null = null,
+  reductions: ReadonlyMap<number, number> | null = null,
 ): OptionBook {
   let value = 0;
   let longValue = 0;
@@ -330,7 +308,9 @@ function optionBook(
     if (position.size === 0 || !economics.isOption || economics.settlementCurrency !== currency) continue;
     if (only !== null && !only.has(economics.coverGroup!)) continue;
     const mark = state.instrumentList[position.instrumentId]!.markPrice;
-    const held = Math.abs(position.size);
+    const size = position.size + (reductions?.get(position.instrumentId) ?? 0);
+    if (size === 0 || size > 0 !== position.size > 0) continue;
+    const held = Math.abs(size);
     groups ??= new Map();
     const group = economics.coverGroup!;
     let holdings = groups.get(group);
@@ -338,13 +318,13 @@ function optionBook(
       holdings = { shorts: [], longs: [] };
       groups.set(group, holdings);
     }
-    if (position.size > 0) {
+    if (size > 0) {
       const worth = mark === null ? 0 : economics.value(held, mark);
       value += worth;
       longValue += worth;
       const cover = Math.max(
         0,
-        coverCapacity(account, position.instrumentId, position) -
+        coverCapacity(account, position.instrumentId, position, size) -
           (extraSells?.get(position.instrumentId) ?? 0),
       );
       if (cover > 0) {
@@ -352,10 +332,17 @@ function optionBook(
         holdings.longs.push({ economics, lots: cover, value: coverWorth, naked: 0 });
       }
     } else {
-      const liability = mark === null ? -position.openCost : economics.value(held, mark);
+      const whole = -position.size;
+      // Without a mark a short is valued at its cost basis, pro rata for what is left of it.
+      const cost = held === whole ? -position.openCost : Math.ceil((-position.openCost * held) / whole);
+      const liability = mark === null ? cost : economics.value(held, mark);
       value -= liability;
-      const naked = nakedMargin(state, economics, held, Math.abs(position.openCost));
-      holdings.shorts.push({ economics, lots: held, value: liability, naked });
+      holdings.shorts.push({
+        economics,
+        lots: held,
+        value: liability,
+        naked: nakedMargin(state, economics, held, Math.abs(cost)),
+      });
     }
   }
   if (groups === null) return NO_OPTIONS;
@@ -405,6 +392,32 @@ export function coverRelease(
   if (!before.shorts) return 0;
   const after = optionBook(state, account, currency, sells, groups);
   return Math.max(0, after.margin - before.margin - (after.offset - before.offset));
+}
+
+/** The available funds the option book gives: its value that counts as collateral, less its margin. */
+function optionFunds(book: OptionBook): number {
+  return book.value - book.longValue + book.offset - book.margin;
+}
+
+/**
+ * What trading lots that only reduce option positions (instrument id → signed lots, bought
+ * positive) takes from the available funds in `currency`, exactly: `cash` paid (negative) or got,
+ * and how the option book's collateral value and margin move. A short bought back frees its margin
+ * but also the cover its long gave; a covering long sold leaves its short to be margined. 0 when
+ * the trade frees funds.
+ */
+function reductionNeed(
+  state: VenueState,
+  account: Account,
+  currency: string,
+  reductions: ReadonlyMap<number, number>,
+  cash: number,
+): number {
+  const groups = new Set<string>();
+  for (const id of reductions.keys()) groups.add(state.instrumentList[id]!.economics.coverGroup!);
+  const before = optionBook(state, account, currency, null, groups);
+  const after = optionBook(state, account, currency, null, groups, reductions);
+  return Math.max(0, -(cash + optionFunds(after) - optionFunds(before)));
 }
 
 /** Refreshes the ledger's cached position value and margin when prices or positions changed. */

@@ -729,7 +729,11 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
     }
     newAmount = Math.min(newAmount, order.filled + reducible);
   }
+  // The order's own open lots are no other order's claim on the position: leave them out while
+  // reserving, as resting it again does.
+  changeOpenLots(state, instrument, account, position, order.side, -remainingBefore);
   const reserve = orderReserve(state, instrument, account, order.side, newAmount - order.filled, price);
+  changeOpenLots(state, instrument, account, position, order.side, remainingBefore);
   // The order's own open lots are committed already; only more of them can uncover shorts.
   const more = newAmount - order.filled - remainingBefore;
   const required = reserve.amount + coverRelease(state, instrument, account, order.side, more);
