@@ -729,11 +729,14 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
     }
     newAmount = Math.min(newAmount, order.filled + reducible);
   }
-  // The order's own open lots are no other order's claim on the position: leave them out while
-  // reserving, as resting it again does.
-  changeOpenLots(state, instrument, account, position, order.side, -remainingBefore);
+  // An option's or combo's own open lots are no other order's claim on the position: leave them
+  // out while reserving, as resting it again does (lots that only reduce an option position are
+  // valued exactly and can cost more than opening ones). Elsewhere counting them only reserves more.
+  const ownLots =
+    instrument.economics.isOption || instrument.instrument.spec.legs !== null ? remainingBefore : 0;
+  if (ownLots > 0) changeOpenLots(state, instrument, account, position, order.side, -ownLots);
   const reserve = orderReserve(state, instrument, account, order.side, newAmount - order.filled, price);
-  changeOpenLots(state, instrument, account, position, order.side, remainingBefore);
+  if (ownLots > 0) changeOpenLots(state, instrument, account, position, order.side, ownLots);
   // The order's own open lots are committed already; only more of them can uncover shorts.
   const more = newAmount - order.filled - remainingBefore;
   const required = reserve.amount + coverRelease(state, instrument, account, order.side, more);
