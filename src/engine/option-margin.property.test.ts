@@ -2,7 +2,8 @@
  * Funds soundness with option spread offsets: with the marks fixed, an account whose available
  * funds were not negative never has them go negative through an order, an edit, a cancel or a
  * trade of someone else's against it. Leg orders are priced up to 100 ticks either side of the
- * mark (a third of the cheapest leg's), so selling below it costs its loss against the mark. The orders are
+ * mark (a third of the cheapest leg's), so selling below it costs its loss against the mark; the
+ * perpetual trades too, up to 4% from its mark, bought above it or sold below it. The orders are
  * plain legs, combos and block trades over calls and puts of one expiry, so shorts are covered,
  * uncovered and re-covered in every order.
  *
@@ -18,7 +19,14 @@ import { HIGH_CALL, LOW_CALL, listCombos, PUT, SPREAD } from './combo-testkit.ts
 import { Harness, optionSpec, orderCommand } from './testkit.ts';
 
 const LOW_PUT = 'BTC-27DEC26-65000-P';
-const MARKS: Record<string, number> = { [LOW_CALL]: 500, [HIGH_CALL]: 300, [PUT]: 900, [LOW_PUT]: 600 };
+const PERP = 'BTC-PERPETUAL';
+const MARKS: Record<string, number> = {
+  [LOW_CALL]: 500,
+  [HIGH_CALL]: 300,
+  [PUT]: 900,
+  [LOW_PUT]: 600,
+  [PERP]: 120_010, // 60,005 USD
+};
 const LEGS = Object.keys(MARKS);
 const ACCOUNTS = [1, 2, 3];
 const COMBO_MAKER = 3;
@@ -40,7 +48,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       kind: fc.constant('leg' as const),
       account,
       side,
-      leg: fc.nat(3),
+      leg: fc.nat(4),
       lots,
       away: fc.integer({ min: -100, max: 100 }),
     }),
@@ -79,7 +87,10 @@ function command(h: Harness, s: Step): UnstampedCommand | null {
     case 'leg': {
       if (s.account === COMBO_MAKER) return null;
       const instrumentName = LEGS[s.leg]!;
-      return orderCommand(s.account, s.side, s.lots, MARKS[instrumentName]! + s.away, { instrumentName });
+      // The perpetual: 10 USD lots, up to 5,000 ticks (2,500 USD, 4%) from its mark.
+      const perp = instrumentName === PERP;
+      const price = MARKS[instrumentName]! + (perp ? s.away * 50 : s.away);
+      return orderCommand(s.account, s.side, perp ? s.lots * 100 : s.lots, price, { instrumentName });
     }
     case 'combo':
       // At the legs' marks' difference, so its legs trade at their marks.
