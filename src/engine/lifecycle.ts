@@ -272,11 +272,13 @@ export function settleInstrument(state: VenueState, command: SettleInstrument): 
     const lots = Math.abs(position.size);
     const sigma: 1 | -1 = position.size > 0 ? 1 : -1;
     const exact =
-      index === null || !(economics.isOption || economics.isFuture)
+      index === null
         ? null
         : economics.isOption
           ? economics.optionPayoff(lots, index)
-          : economics.valueAt(lots, index);
+          : economics.isFuture
+            ? economics.valueAt(lots, index)
+            : null;
     const pnl =
       exact === null ? applyFill(position, sigma === 1 ? -1 : 1, lots, price) : closeAtValue(position, exact);
     const cash =

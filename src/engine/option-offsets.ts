@@ -37,7 +37,8 @@ export interface OffsetResult {
   readonly offset: number;
 }
 
-function prorata(total: number, part: number, whole: number, roundUp: boolean): number {
+/** `total` for `part` of `whole` lots, rounded up (what is owed) or down (what is credited). */
+export function prorata(total: number, part: number, whole: number, roundUp: boolean): number {
   if (part === whole) return total;
   const exact = (total * part) / whole;
   return roundUp ? Math.ceil(exact) : Math.floor(exact);

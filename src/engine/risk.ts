@@ -29,7 +29,7 @@ import type { Side } from '../core/types.ts';
 import { type Account, Ledger, type OpenLots, type Position } from './accounts.ts';
 import { type ComboBook, comboLegPrices, comboLegs, legSide } from './combo-legs.ts';
 import type { Economics } from './economics.ts';
-import { type OptionHolding, offsetGroup } from './option-offsets.ts';
+import { type OptionHolding, offsetGroup, prorata } from './option-offsets.ts';
 import type { InstrumentState, VenueState } from './state.ts';
 
 export interface PriceBand {
@@ -222,8 +222,7 @@ export function legsReserve(
         coverCapacity(account, instrument.id, position, held + exposed) -
         coverCapacity(account, instrument.id, position, held);
       if (cover > 0) {
-        const coverValue = cover === exposed ? value : Math.floor((value * cover) / exposed);
-        group.longs.push({ economics, lots: cover, value: coverValue, naked: 0 });
+        group.longs.push({ economics, lots: cover, value: prorata(value, cover, exposed, false), naked: 0 });
       }
     } else {
       add(currency, markLoss(instrument, side, exposed, price));
@@ -274,6 +273,16 @@ function comboReserve(
   return { currency, amount: legsReserve(state, account, legs).get(currency) ?? 0 };
 }
 
+/** A hypothetical change to an account's option book, and which of it to value. */
+interface OptionChange {
+  /** Just these cover groups. */
+  readonly only?: ReadonlySet<string>;
+  /** As if open orders would also sell these lots (instrument id → lots) of longs. */
+  readonly extraSells?: ReadonlyMap<number, number>;
+  /** As if positions had moved toward zero by these signed lots (instrument id → bought). */
+  readonly reductions?: ReadonlyMap<number, number>;
+}
+
 interface OptionBook {
   /** Marked value of the option positions: longs add, shorts subtract. */
   readonly value: number;
@@ -284,29 +293,28 @@ interface OptionBook {
   readonly shorts: boolean;
 }
 
+const NO_CHANGE: OptionChange = {};
+
 const NO_OPTIONS: OptionBook = { value: 0, longValue: 0, margin: 0, offset: 0, shorts: false };
 
 /**
  * The option positions settled in `currency`, valued and margined with their spread offsets.
- * A long's lots that open orders would sell cover nothing, as if `extraSells` (instrument id →
- * lots) were committed too. `only`: just these cover groups. `reductions`: as if positions
- * had moved toward zero by these signed lots (instrument id → lots bought, negative: sold).
+ * A long's lots that open orders would sell cover nothing.
  */
 function optionBook(
   state: VenueState,
   account: Account,
   currency: string,
-  extraSells: ReadonlyMap<number, number> | null,
-  only: ReadonlySet<string> | null = null,
-  reductions: ReadonlyMap<number, number> | null = null,
+  what: OptionChange = NO_CHANGE,
 ): OptionBook {
+  const { only, extraSells, reductions } = what;
   let value = 0;
   let longValue = 0;
   let groups: Map<string, { shorts: OptionHolding[]; longs: OptionHolding[] }> | null = null;
   for (const position of account.positions.values()) {
     const economics = position.economics;
     if (position.size === 0 || !economics.isOption || economics.settlementCurrency !== currency) continue;
-    if (only !== null && !only.has(economics.coverGroup!)) continue;
+    if (only !== undefined && !only.has(economics.coverGroup!)) continue;
     const mark = state.instrumentList[position.instrumentId]!.markPrice;
     const size = position.size + (reductions?.get(position.instrumentId) ?? 0);
     if (size === 0 || size > 0 !== position.size > 0) continue;
@@ -328,13 +336,12 @@ function optionBook(
           (extraSells?.get(position.instrumentId) ?? 0),
       );
       if (cover > 0) {
-        const coverWorth = cover === held ? worth : Math.floor((worth * cover) / held);
-        holdings.longs.push({ economics, lots: cover, value: coverWorth, naked: 0 });
+        holdings.longs.push({ economics, lots: cover, value: prorata(worth, cover, held, false), naked: 0 });
       }
     } else {
       const whole = -position.size;
       // Without a mark a short is valued at its cost basis, pro rata for what is left of it.
-      const cost = held === whole ? -position.openCost : Math.ceil((-position.openCost * held) / whole);
+      const cost = prorata(-position.openCost, held, whole, true);
       const liability = mark === null ? cost : economics.value(held, mark);
       value -= liability;
       holdings.shorts.push({
@@ -387,16 +394,31 @@ export function coverRelease(
   if (combo === null) sell(instrument);
   else for (const leg of combo.legs) if (legSide(side, leg.ratio) === 'sell') sell(leg.instrument);
   if (sells === null) return 0;
-  const currency = instrument.economics.settlementCurrency;
-  const before = optionBook(state, account, currency, null, groups);
-  if (!before.shorts) return 0;
-  const after = optionBook(state, account, currency, sells, groups);
-  return Math.max(0, after.margin - before.margin - (after.offset - before.offset));
+  return Math.max(
+    0,
+    fundsDrop(state, account, instrument.economics.settlementCurrency, { only: groups, extraSells: sells }),
+  );
 }
 
 /** The available funds the option book gives: its value that counts as collateral, less its margin. */
 function optionFunds(book: OptionBook): number {
   return book.value - book.longValue + book.offset - book.margin;
+}
+
+/**
+ * How much less the option book in `currency` gives to the available funds after `change` (of the
+ * cover groups in `change.only`); 0 at once when those groups hold no short, since then only
+ * reductions of longs move it, by value that was no collateral.
+ */
+function fundsDrop(
+  state: VenueState,
+  account: Account,
+  currency: string,
+  change: OptionChange & { readonly only: ReadonlySet<string> },
+): number {
+  const before = optionBook(state, account, currency, { only: change.only });
+  if (!before.shorts) return 0;
+  return optionFunds(before) - optionFunds(optionBook(state, account, currency, change));
 }
 
 /**
@@ -413,11 +435,9 @@ function reductionNeed(
   reductions: ReadonlyMap<number, number>,
   cash: number,
 ): number {
-  const groups = new Set<string>();
-  for (const id of reductions.keys()) groups.add(state.instrumentList[id]!.economics.coverGroup!);
-  const before = optionBook(state, account, currency, null, groups);
-  const after = optionBook(state, account, currency, null, groups, reductions);
-  return Math.max(0, -(cash + optionFunds(after) - optionFunds(before)));
+  const only = new Set<string>();
+  for (const id of reductions.keys()) only.add(state.instrumentList[id]!.economics.coverGroup!);
+  return Math.max(0, fundsDrop(state, account, currency, { only, reductions }) - cash);
 }
 
 /** Refreshes the ledger's cached position value and margin when prices or positions changed. */
@@ -440,7 +460,7 @@ function valuePositions(state: VenueState, account: Account, ledger: Ledger): vo
     if (mark !== null) value += economics.direction * (sigma * notional - position.openCost);
     margin += ceilBps(notional, state.config.futureInitialMarginBps);
   }
-  const book = options ? optionBook(state, account, ledger.currency, null) : NO_OPTIONS;
+  const book = options ? optionBook(state, account, ledger.currency) : NO_OPTIONS;
   ledger.cachedPositionValue = value + book.value;
   ledger.cachedPositionMargin = margin + book.margin;
   ledger.cachedUncollateralised = book.longValue - book.offset;
