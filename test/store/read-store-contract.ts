@@ -209,6 +209,33 @@ const PREVIOUS_TABLES: TableSpec[] = [
   },
 ];
 
+/** The secondary indexes of the core tables before the quote_currency ones were partial. */
+const INDEXES_BEFORE_PARTIAL = {
+  orders: [
+    ['account_id', 'currency', 'updated_seq DESC'],
+    ['account_id', 'quote_currency', 'updated_seq DESC'],
+    ['last_updated_at'],
+  ],
+  trades: [
+    ['account_id', 'currency', 'seq DESC'],
+    ['account_id', 'quote_currency', 'seq DESC'],
+    ['account_id', 'instrument_name', 'seq DESC'],
+    ['order_id'],
+    ['timestamp'],
+  ],
+};
+
+/** A table's secondary indexes by name, sorted (not the primary key's). */
+async function indexNames(db: ReadDb, table: string): Promise<string[]> {
+  const rows = await db.query<{ name: string }>(
+    db.dialect === 'sqlite'
+      ? "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL"
+      : "SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ? AND indexname NOT LIKE '%_pkey'",
+    [table],
+  );
+  return rows.map((r) => r.name).sort();
+}
+
 /** A fresh, empty database per call; `open` may be called again to reopen the same one. */
 export type NewDatabase = () => Promise<{ open(): Promise<ReadDb> }>;
 
@@ -613,6 +640,60 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
             .sort();
         assert.deepEqual(await ids('option_combo'), ['old-cs']);
         assert.deepEqual(await ids('combo'), ['new-fs', 'old-cs']);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('indexes an older build made are replaced: partial quote_currency ones, no trades by order', async () => {
+      const database = await newDatabase();
+      // The core tables as the build before partial indexes made them.
+      const fullQuoteIndexes = [
+        { ...ORDERS_TABLE, indexes: INDEXES_BEFORE_PARTIAL.orders, retiredIndexes: [] },
+        { ...TRADES_TABLE, indexes: INDEXES_BEFORE_PARTIAL.trades, retiredIndexes: [] },
+        POSITIONS_TABLE,
+      ];
+      const older = await database.open();
+      await prepareTables(older, fullQuoteIndexes);
+      const tables = new Map(fullQuoteIndexes.map((t) => [t.name, t]));
+      const batch = new RowBatch(tables);
+      coreProjection().project({ seq: 1, ts: NOW, events: filedEvents() }, batch);
+      await older.commit(changeStatements(batch.drain(), tables, older.maxParams), 1);
+      assert.ok((await indexNames(older, 'trades')).includes('trades_order_id_idx'));
+      await older.close();
+
+      const store = await ReadStore.open({ db: await database.open() });
+      try {
+        const db = await database.open();
+        try {
+          assert.deepEqual(await indexNames(db, 'orders'), [
+            'orders_account_id_currency_updated_seq_idx',
+            'orders_account_id_quote_currency_updated_seq_present_idx',
+            'orders_last_updated_at_idx',
+          ]);
+          assert.deepEqual(await indexNames(db, 'trades'), [
+            'trades_account_id_currency_seq_idx',
+            'trades_account_id_instrument_name_seq_idx',
+            'trades_account_id_quote_currency_seq_present_idx',
+            'trades_timestamp_idx',
+          ]);
+        } finally {
+          await db.close();
+        }
+        // The partial indexes hold the pair rows the build before wrote, and new ones.
+        await assertFiledUnder(store);
+        store.push({
+          seq: 2,
+          ts: NOW,
+          events: [
+            order(
+              orderView({ orderId: 'new-spot', accountId: 3, instrumentName: 'BTC_USDC', filledAmount: 1 }),
+            ),
+          ],
+        });
+        await store.flush();
+        const usdc = await store.orderHistory({ accountId: 3, currency: 'USDC', now: NOW });
+        assert.ok(usdc.orders.some((o) => o.orderId === 'new-spot'));
       } finally {
         await store.close();
       }

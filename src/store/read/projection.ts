@@ -32,14 +32,31 @@ export interface TableSpec {
   readonly name: string;
   readonly columns: readonly ColumnSpec[];
   readonly primaryKey: readonly string[];
-  /** Secondary indexes, each a list of columns (append ` DESC` to a column name for descending). */
-  readonly indexes?: readonly (readonly string[])[];
+  /**
+   * Secondary indexes: each a list of columns (append ` DESC` to a column name for descending), or
+   * an IndexSpec for a partial one.
+   */
+  readonly indexes?: readonly (readonly string[] | IndexSpec)[];
+  /**
+   * Names of indexes earlier builds made on this table and this one no longer has (unused, or
+   * replaced by a partial one): dropped at open, after the table's indexes are made.
+   */
+  readonly retiredIndexes?: readonly string[];
   /**
    * Schema version (default 1). Raised with a backfill when a column is added whose value rows
    * written by an older build must get (schema.ts brings such a table up to date at open).
    */
   readonly version?: number;
   readonly backfills?: readonly ColumnBackfill[];
+}
+
+/**
+ * A secondary index over only the rows where `whereNotNull` is not null: a column most rows leave
+ * null costs those rows no index entry. A query whose condition implies it (`column = ?`) uses it.
+ */
+export interface IndexSpec {
+  readonly columns: readonly string[];
+  readonly whereNotNull: string;
 }
 
 /**

@@ -8,8 +8,8 @@
  *   `schema:<table>`. A table with no record was written by a build before versions: version 1.
  * - At open, a column the spec has and the table lacks is added (nullable), then each backfill
  *   newer than the recorded version fills it in for the rows already there, then the spec's
- *   version is recorded, and last the indexes are made. Every step repeats harmlessly, so a start
- *   cut off in between is finished by the next one.
+ *   version is recorded, and last the indexes are made and those the spec retired dropped. Every
+ *   step repeats harmlessly, so a start cut off in between is finished by the next one.
  * - `lastAppliedSeq` is not touched: the rows stay where they were, now complete; rows projected
  *   from then on carry the new column from the projection itself.
  *
@@ -20,7 +20,14 @@
  */
 import type { ColumnBackfill, RowValue, TableSpec } from './projection.ts';
 import type { ReadDb } from './read-db.ts';
-import { addColumnSql, createIndexSql, createTableSql, ident, tableColumnsSql } from './sql.ts';
+import {
+  addColumnSql,
+  createIndexSql,
+  createTableSql,
+  dropRetiredIndexSql,
+  ident,
+  tableColumnsSql,
+} from './sql.ts';
 
 const GET_META = 'SELECT value FROM read_meta WHERE key = ?';
 const SET_META =
@@ -63,6 +70,7 @@ export async function prepareTables(db: ReadDb, tables: readonly TableSpec[]): P
     await db.execute(SET_META, [versionKey(spec.name), version]);
   }
   await db.init(tables.flatMap(createIndexSql));
+  await db.init(tables.flatMap(dropRetiredIndexSql));
 }
 
 async function runBackfill(db: ReadDb, table: string, backfill: ColumnBackfill): Promise<void> {

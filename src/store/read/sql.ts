@@ -65,19 +65,33 @@ export function tableColumnsSql(dialect: Dialect): string {
     : 'SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?';
 }
 
+/**
+ * The table's indexes, named after their columns (`orders_account_id_currency_updated_seq_idx`);
+ * a partial index's name ends in `_present_idx`, so a full index an older build made under the
+ * plain name is never taken for it. PostgreSQL cuts names at 63 bytes: keep them shorter.
+ */
 export function createIndexSql(spec: TableSpec): string[] {
   const statements: string[] = [];
   for (const index of spec.indexes ?? []) {
-    const parts = index.map((c) => {
+    const { columns, whereNotNull }: { columns: readonly string[]; whereNotNull: string | null } =
+      'whereNotNull' in index ? index : { columns: index, whereNotNull: null };
+    const parts = columns.map((c) => {
       const [name = '', order] = c.split(' ');
       return order === 'DESC' ? `${ident(name)} DESC` : ident(name);
     });
-    const indexName = `${spec.name}_${index.map((c) => c.split(' ')[0]).join('_')}_idx`;
+    const named = columns.map((c) => c.split(' ')[0]).join('_');
+    const indexName = `${spec.name}_${named}${whereNotNull === null ? '' : '_present'}_idx`;
+    const where = whereNotNull === null ? '' : ` WHERE ${ident(whereNotNull)} IS NOT NULL`;
     statements.push(
-      `CREATE INDEX IF NOT EXISTS ${ident(indexName)} ON ${ident(spec.name)} (${parts.join(', ')})`,
+      `CREATE INDEX IF NOT EXISTS ${ident(indexName)} ON ${ident(spec.name)} (${parts.join(', ')})${where}`,
     );
   }
   return statements;
+}
+
+/** Drops the indexes an older build made that the spec retired. */
+export function dropRetiredIndexSql(spec: TableSpec): string[] {
+  return (spec.retiredIndexes ?? []).map((name) => `DROP INDEX IF EXISTS ${ident(name)}`);
 }
 
 /** Rewrites `?` placeholders to `$1, $2, ...` (no `?` may appear inside literals). */
