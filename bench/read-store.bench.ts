@@ -25,7 +25,7 @@ import type { CommittedEvents } from '../src/store/read/projection.ts';
 import { SqliteReadDb } from '../src/store/read/read-db.ts';
 import { ReadStore } from '../src/store/read/read-store.ts';
 
-const COMMANDS = Number(process.env.COMMANDS ?? 200_000);
+const COMMANDS = Number(process.env.COMMANDS ?? 100_000);
 const BATCH = Number(process.env.BATCH ?? 200);
 const RUNS = Number(process.env.RUNS ?? 3);
 const MID = 200_000;
