@@ -39,6 +39,8 @@ function venueWithAccounts(): { run: (c: object) => CommittedEvents<CoreEvent> }
   const run = (c: object): CommittedEvents<CoreEvent> => {
     const command = { seq: ++seq, ts: T0 + seq, ...c } as CoreCommand;
     const result = venue.execute(command);
+    // A refused command would measure refusals, not history rows.
+    if (!result.ok) throw new Error(`${command.type} refused: ${result.error.message}`);
     return { seq: command.seq, ts: command.ts, events: [...result.events] };
   };
   run({ type: 'list_instrument', spec: perpetualSpec({ takerCommission: '0.0005', makerCommission: '0' }) });

@@ -11,6 +11,7 @@ import { test } from 'node:test';
 const SMALL: ReadonlyArray<{ script: string; env: Record<string, string>; prints: RegExp }> = [
   { script: 'bench:rfq', env: { RFQS: '20' }, prints: /20 traded/ },
   { script: 'bench:advanced', env: {}, prints: /advanced present: true/ },
+  { script: 'bench:read-store', env: { COMMANDS: '2000', RUNS: '1' }, prints: /trades .* rows and .* bytes/ },
   { script: 'bench:algos', env: { TWAPS: '10', BALANCES: '3', SECONDS: '4' }, prints: /algorithm layer CPU/ },
   {
     script: 'bench:pipeline',
