@@ -22,6 +22,7 @@ describe('config', () => {
       metrics: true,
       snapshotReplica: true,
       readStoreOnReplica: true,
+      historyRetentionDays: null,
       snapshots: { everyCommands: 1_000_000, everyMs: 600_000, checkpointEveryCommands: 250_000 },
       http: {
         bodyLimitBytes: 262_144,
@@ -103,6 +104,18 @@ describe('config', () => {
       (error: Error) =>
         /everyCommands must be >= 0/.test(error.message) && !/SNAPSHOT_EVERY/.test(error.message),
     );
+  });
+
+  test('history retention: days from HISTORY_RETENTION_DAYS, off or empty keeps it forever, under 2 refused', () => {
+    assert.equal(loadConfig({ env: { HISTORY_RETENTION_DAYS: '30' } }).historyRetentionDays, 30);
+    assert.equal(loadConfig({ env: { HISTORY_RETENTION_DAYS: '2.5' } }).historyRetentionDays, 2.5);
+    assert.equal(loadConfig({ env: { HISTORY_RETENTION_DAYS: 'off' } }).historyRetentionDays, null);
+    assert.equal(loadConfig({ env: { HISTORY_RETENTION_DAYS: '' } }).historyRetentionDays, null);
+    assert.throws(
+      () => loadConfig({ env: { HISTORY_RETENTION_DAYS: '1' } }),
+      /\/historyRetentionDays must be >= 2 \(HISTORY_RETENTION_DAYS\)/,
+    );
+    assert.throws(() => loadConfig({ env: { HISTORY_RETENTION_DAYS: 'a month' } }), /HISTORY_RETENTION_DAYS/);
   });
 
   test('a JSON file is merged; unknown keys are rejected; env wins over the file', () => {

@@ -59,6 +59,13 @@ export const ConfigSchema = Type.Object(
      */
     readStoreOnReplica: Type.Boolean(),
     /**
+     * Days of history the read store keeps: closed orders, trades, RFQ history and finished
+     * portfolios older than this are deleted as the store writes (open orders, open RFQs and
+     * working portfolios never). Null: kept forever. At least 2, the history methods' `includeOld`
+     * horizon.
+     */
+    historyRetentionDays: Type.Union([Type.Number({ minimum: 2 }), Type.Null()]),
+    /**
      * When snapshots and hash checkpoints are taken (by the replica, or inline without it): a
      * restart replays at most about `everyCommands` commands (or `everyMs` of command time) after
      * the latest snapshot. 0 disables that trigger (a clean stop still snapshots).
@@ -123,6 +130,7 @@ export const DEFAULT_CONFIG: Config = {
   metrics: true,
   snapshotReplica: true,
   readStoreOnReplica: true,
+  historyRetentionDays: null,
   snapshots: { ...DEFAULT_SNAPSHOT_POLICY },
   http: {
     bodyLimitBytes: 262_144,
@@ -157,6 +165,8 @@ const asBoolean: EnvParser = (raw, name) => {
   throw new ConfigError(`${name} must be on/off, got '${raw}'`);
 };
 const asNullableString: EnvParser = (raw) => (raw === '' ? null : raw);
+const asNumberOrOff: EnvParser = (raw, name) =>
+  raw.trim() === '' || raw.trim().toLowerCase() === 'off' ? null : asNumber(raw, name);
 
 /** Environment variable → config path and parser. */
 const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser]> = [
@@ -173,6 +183,7 @@ const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser
   ['METRICS', ['metrics'], asBoolean],
   ['SNAPSHOT_REPLICA', ['snapshotReplica'], asBoolean],
   ['READ_STORE_ON_REPLICA', ['readStoreOnReplica'], asBoolean],
+  ['HISTORY_RETENTION_DAYS', ['historyRetentionDays'], asNumberOrOff],
   ['SNAPSHOT_EVERY_COMMANDS', ['snapshots', 'everyCommands'], asInteger],
   ['SNAPSHOT_EVERY_MS', ['snapshots', 'everyMs'], asInteger],
   ['CHECKPOINT_EVERY_COMMANDS', ['snapshots', 'checkpointEveryCommands'], asInteger],

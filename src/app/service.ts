@@ -35,7 +35,7 @@ import { lockDataDir } from '../store/data-dir-lock.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import { openStores } from '../store/open-stores.ts';
 import { recordAccountSeqs } from '../store/read/core-projections.ts';
-import type { ReadStore } from '../store/read/read-store.ts';
+import type { ReadStore, RetentionSettings } from '../store/read/read-store.ts';
 import { subMachineProjections } from '../store/read/sub-projections.ts';
 import { type RecoveryReport, recover } from '../store/recovery.ts';
 import { type SnapshotPolicy, Snapshotter } from '../store/snapshotter.ts';
@@ -89,6 +89,13 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** One horizon for every kind of history (config `historyRetentionDays`); undefined: forever. */
+export function historyRetention(days: number | null): RetentionSettings | undefined {
+  if (days === null) return undefined;
+  const ms = Math.round(days * 86_400_000);
+  return { closedOrdersMs: ms, tradesMs: ms, rfqsMs: ms, finishedPortfoliosMs: ms };
+}
+
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { config } = options;
   const clock = options.clock ?? new SystemClock();
@@ -99,11 +106,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     config.journalUrl === null
       ? null
       : { servers: config.journalUrl, stream: config.journalStream, replicas: config.journalReplicas };
+  const retention = historyRetention(config.historyRetentionDays);
   const storage = await openStores<MachineCommand>({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
     natsJournal,
     projections: subMachineProjections(),
+    ...(retention === undefined ? {} : { retention }),
     onReadStoreError: (error) => log.error({ err: error }, 'read store'),
   });
   const readStore = storage.readStore;
@@ -185,6 +194,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           startSeq: report.lastSeq,
           policy: snapshotPolicy,
           writesReadStore: replicaWritesReads,
+          ...(retention === undefined ? {} : { retention }),
         },
         readAppliedSeq: readAppliedAtOpen,
         restartPolicy: options.replicaRestart ?? DEFAULT_RESTART_POLICY,

@@ -43,6 +43,7 @@ const stores = await openFollowerStores<MachineCommand>({
         readStore: {
           // The same projections the service registers (service.ts).
           projections: subMachineProjections(),
+          ...(settings.retention === undefined ? {} : { retention: settings.retention }),
           onWritten: (seq: number) => post({ type: 'readWritten', seq }),
           onError: (error: unknown) => void fail(new Error('read store write failed', { cause: error })),
         },

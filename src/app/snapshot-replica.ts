@@ -26,6 +26,7 @@
 import { Worker } from 'node:worker_threads';
 import type { HashCheckpoint, SnapshotInfo } from '../store/journal.ts';
 import type { NatsJournalTarget } from '../store/nats/nats-journal.ts';
+import type { RetentionSettings } from '../store/read/read-store.ts';
 import type { StoredFrame } from '../store/record-format.ts';
 import type { SnapshotPolicy } from '../store/snapshotter.ts';
 
@@ -56,6 +57,8 @@ export interface ReplicaSettings {
   readonly policy: SnapshotPolicy;
   /** The replica writes the read store, not the live core (whose store only answers queries). */
   readonly writesReadStore?: boolean;
+  /** How long the read store it writes keeps history (absent: forever). */
+  readonly retention?: RetentionSettings;
 }
 
 export type ReplicaRequest =

@@ -131,7 +131,7 @@ export interface FollowerStores<C> {
 export interface FollowerSettings
   extends Pick<StoreSettings, 'dataDir' | 'databaseUrl' | 'natsJournal' | 'keepSnapshots'> {
   /** Open the read store to write (its tables already made by the live side's `openStores`). */
-  readonly readStore?: Pick<ReadStoreOptions, 'projections' | 'onError' | 'onWritten'>;
+  readonly readStore?: Pick<ReadStoreOptions, 'projections' | 'retention' | 'onError' | 'onWritten'>;
 }
 
 export async function openFollowerStores<C = unknown>(

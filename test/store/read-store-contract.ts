@@ -871,6 +871,45 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
       }
     });
 
+    test('the store writes sweep history past retention, a bounded chunk per second of command time', async () => {
+      const db = await makeDb();
+      const store = await ReadStore.open({ db, retention: { closedOrdersMs: DAY, tradesMs: DAY } });
+      const closedOrders = async () =>
+        (
+          await store.query<{ n: number }>("SELECT COUNT(*) AS n FROM orders WHERE order_id LIKE 'old-%'", [])
+        )[0]!.n;
+      try {
+        const old = { orderState: 'cancelled' as const, lastUpdatedAt: NOW - 3 * DAY };
+        const events: CoreEvent[] = [order(orderView({ orderId: 'open-old', lastUpdatedAt: NOW - 5 * DAY }))];
+        for (let i = 0; i < 2_500; i++) events.push(order(orderView({ orderId: `old-${i}`, ...old })));
+        events.push({ type: 'trade', trade: tradeView('BTC-9', NOW - 5 * DAY, 1, 2) });
+        // Written at a command time when nothing was old yet.
+        store.push({ seq: 1, ts: NOW - 3 * DAY, events });
+        await store.flush();
+        assert.equal(await closedOrders(), 2_500);
+        // A write at NOW sweeps: at most 2,000 + 8 per command since the last sweep, per table.
+        store.push({ seq: 2, ts: NOW, events: [order(orderView({ orderId: 'new', lastUpdatedAt: NOW }))] });
+        await store.flush();
+        assert.equal(await closedOrders(), 2_500 - 2_008);
+        assert.equal(
+          (await store.userTrades({ accountId: 1, historical: true, includeOld: true, now: NOW })).trades
+            .length,
+          0,
+        );
+        // Less than a second of command time later: no sweep.
+        store.push({ seq: 3, ts: NOW + 999, events: [] });
+        await store.flush();
+        assert.equal(await closedOrders(), 492);
+        store.push({ seq: 4, ts: NOW + 1_000, events: [] });
+        await store.flush();
+        assert.equal(await closedOrders(), 0);
+        assert.notEqual(await store.order('open-old'), null, 'open orders stay whatever their age');
+        assert.notEqual(await store.order('new'), null);
+      } finally {
+        await store.close();
+      }
+    });
+
     test('other modules add their own projections and query them', async () => {
       const rfqTrades: Projection = {
         name: 'rfq',

@@ -20,6 +20,9 @@
  *   commands on its thread): this store then takes no pushes and each query first waits for that
  *   writer to have caught up, so reading one's own acknowledged commands holds all the same.
  * - Tables an older build wrote are brought up to their specs when the store opens (schema.ts).
+ * - With retention settings, the store's writes also delete history past them, a bounded chunk
+ *   per second of command time inside the write's own transaction (retention.ts): so on whichever
+ *   thread and connection write the rows, never the event loop's, and never racing them.
  */
 import type { CoreEvent, OrderView, PositionView } from '../../core/events.ts';
 import { coreProjection, type KindOf } from './core-projections.ts';
@@ -37,8 +40,19 @@ import { parseOrderView } from './packed-views.ts';
 import type { CommittedEvents, Projection, RowValue, TableSpec } from './projection.ts';
 import { RowBatch } from './projection.ts';
 import type { ReadDb } from './read-db.ts';
+import { retainsForever, retentionDeletes } from './retention.ts';
 import { prepareTables } from './schema.ts';
-import { changeStatements } from './sql.ts';
+import { changeStatements, type Statement } from './sql.ts';
+
+/**
+ * How often the store's writes sweep history past its retention (command time), and how many rows
+ * a sweep deletes from a table at most: a floor, plus a share per command since the last sweep
+ * that outpaces the rows those commands can add, so the sweep keeps up with any load while one
+ * chunk stays short (a store whose retention was just shortened is trimmed over a while).
+ */
+const SWEEP_EVERY_MS = 1_000;
+const SWEEP_MIN_ROWS = 2_000;
+const SWEEP_ROWS_PER_COMMAND = 8;
 
 export interface RetentionSettings {
   /** Closed orders last updated longer ago than this are deleted by prune (null: keep forever). */
@@ -130,6 +144,10 @@ export class ReadStore {
   private readonly writeDelayMs: number;
   private remote: RemoteReadWriter | null = null;
   private accountSeq: ((accountId: number) => number) | null = null;
+  /** The newest command time pushed, the one of the last sweep, and the commands since it. */
+  private latestTs = Number.NEGATIVE_INFINITY;
+  private sweptAt = Number.NEGATIVE_INFINITY;
+  private commandsSinceSweep = 0;
 
   private constructor(
     private readonly options: ReadStoreOptions,
@@ -175,6 +193,8 @@ export class ReadStore {
     for (const projection of this.projections) projection.project(committed, this.batch);
     this.pendingSeq = committed.seq;
     this.pendingCommands++;
+    this.commandsSinceSweep++;
+    if (committed.ts > this.latestTs) this.latestTs = committed.ts;
     if (this.pendingCommands >= this.maxBatchCommands && this.writing === null) {
       void this.write();
     } else {
@@ -251,6 +271,7 @@ export class ReadStore {
     const seq = this.pendingSeq;
     this.pendingCommands = 0;
     const statements = changeStatements(changes, this.tables, this.options.db.maxParams);
+    statements.push(...this.sweepDeletes());
     const writing = this.options.db.commit(statements, seq).then(
       () => {
         this.applied = seq;
@@ -266,6 +287,19 @@ export class ReadStore {
     );
     this.writing = writing;
     return writing;
+  }
+
+  /**
+   * A chunk of the retention sweep, for the write under way (same transaction): due once per
+   * SWEEP_EVERY_MS of command time, at the newest command's time, so replays and virtual clocks
+   * sweep as live time does. None when the settings keep everything.
+   */
+  private sweepDeletes(): Statement[] {
+    if (retainsForever(this.retention) || this.latestTs - this.sweptAt < SWEEP_EVERY_MS) return [];
+    const limit = SWEEP_MIN_ROWS + SWEEP_ROWS_PER_COMMAND * this.commandsSinceSweep;
+    this.sweptAt = this.latestTs;
+    this.commandsSinceSweep = 0;
+    return retentionDeletes(this.tables, this.retention, this.latestTs, limit).map((d) => d.statement);
   }
 
   async orderHistory(query: OrderHistoryQuery): Promise<OrderHistoryPage> {
@@ -306,52 +340,24 @@ export class ReadStore {
     return this.options.db.query<T>(sql, params);
   }
 
-  /** Deletes history beyond the retention settings (never open orders). */
+  /**
+   * Deletes all history beyond the retention settings at `now` (never open orders), at once. The
+   * store's own writes also sweep it, a chunk at a time (`write`).
+   */
   async prune(now: number): Promise<PruneReport> {
-    let orders = 0;
-    let trades = 0;
-    if (this.retention.closedOrdersMs !== null) {
-      orders = await this.options.db.execute(
-        "DELETE FROM orders WHERE last_updated_at < ? AND order_state IN ('filled', 'cancelled', 'rejected')",
-        [now - this.retention.closedOrdersMs],
-      );
+    const deleted = new Map<string, number>();
+    for (const { table, statement } of retentionDeletes(this.tables, this.retention, now, null)) {
+      deleted.set(table, await this.options.db.execute(statement.sql, statement.params));
     }
-    if (this.retention.tradesMs !== null) {
-      trades = await this.options.db.execute('DELETE FROM trades WHERE timestamp < ?', [
-        now - this.retention.tradesMs,
-      ]);
-    }
-    return { orders, trades, ...(await this.pruneSubHistory(now)) };
-  }
-
-  private async pruneSubHistory(now: number): Promise<Pick<PruneReport, 'rfqs' | 'portfolios'>> {
-    const db = this.options.db;
-    const report: { rfqs?: PruneReport['rfqs']; portfolios?: number } = {};
-    const rfqsMs = this.retention.rfqsMs ?? null;
-    if (rfqsMs !== null && this.tables.has('rfqs')) {
-      const before = now - rfqsMs;
-      report.rfqs = {
-        trades: await db.execute('DELETE FROM rfq_trades WHERE timestamp < ?', [before]),
-        quotes: await db.execute("DELETE FROM rfq_quotes WHERE last_updated_at < ? AND status <> 'open'", [
-          before,
-        ]),
-        rfqs: await db.execute(
-          "DELETE FROM rfqs WHERE last_updated_at < ? AND status NOT IN ('created', 'open')",
-          [before],
-        ),
-      };
-    }
-    const portfoliosMs = this.retention.finishedPortfoliosMs ?? null;
-    if (portfoliosMs !== null && this.tables.has('portfolios')) {
-      // ended_at is set only on terminal statuses; events first, so no event outlives its row.
-      const before = now - portfoliosMs;
-      await db.execute(
-        'DELETE FROM portfolio_events WHERE portfolio_id IN (SELECT portfolio_id FROM portfolios WHERE ended_at < ?)',
-        [before],
-      );
-      report.portfolios = await db.execute('DELETE FROM portfolios WHERE ended_at < ?', [before]);
-    }
-    return report;
+    const count = (table: string) => deleted.get(table) ?? 0;
+    return {
+      orders: count('orders'),
+      trades: count('trades'),
+      ...(deleted.has('rfqs')
+        ? { rfqs: { rfqs: count('rfqs'), quotes: count('rfq_quotes'), trades: count('rfq_trades') } }
+        : {}),
+      ...(deleted.has('portfolios') ? { portfolios: count('portfolios') } : {}),
+    };
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,67 @@
+/**
+ * `HISTORY_RETENTION_DAYS` through the service: closed orders older than the horizon leave order
+ * history and the read store once it writes again, open orders stay whatever their age,
+ * and recent history stays. With the snapshot replica writing the store (the default) and without.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { VirtualClock } from '../../src/app/clock.ts';
+import { SERVICE_T0, startTestService, type TestService } from '../support/service-harness.ts';
+
+const DAY = 86_400_000;
+
+async function buy(running: TestService, price: string, label: string): Promise<string> {
+  const placed = await running.http(0).call('private/buy', {
+    instrumentName: 'BTC-PERPETUAL',
+    quantity: '10',
+    price,
+    postOnly: true,
+    label,
+  });
+  return placed.order.orderId;
+}
+
+async function historyLabels(running: TestService): Promise<string[]> {
+  const orders = await running.http(0).call('private/get_order_history_by_currency', {
+    currency: 'BTC',
+    count: 1000,
+    includeUnfilled: true,
+    historical: true,
+    includeOld: true,
+  });
+  assert.ok(Array.isArray(orders));
+  return orders.map((order) => order.label).sort();
+}
+
+for (const snapshotReplica of [true, false]) {
+  describe(`history retention (snapshot replica ${snapshotReplica ? 'on' : 'off'})`, () => {
+    test('closed orders past the horizon leave history; open ones and recent ones stay', async () => {
+      const options = { config: { simulator: false, snapshotReplica, historyRetentionDays: 2 } };
+      let running = await startTestService(options);
+      try {
+        const old = await buy(running, '1000', 'old');
+        await running.http(0).call('private/cancel', { orderId: old });
+        const resting = await buy(running, '1001', 'resting');
+        running.clock.advance(2_000);
+        assert.deepEqual(await historyLabels(running), ['old']);
+        await running.close();
+
+        // Three days later: the first writes sweep what is older than two days.
+        const clock = new VirtualClock(SERVICE_T0 + 3 * DAY);
+        running = await startTestService({ ...options, dataDir: running.dataDir, clock });
+        const recent = await buy(running, '1002', 'recent');
+        await running.http(0).call('private/cancel', { orderId: recent });
+        running.clock.advance(2_000);
+        assert.deepEqual(await historyLabels(running), ['recent']);
+        // Gone from the store. (`get_order_state` still answers for it from the engine's memory
+        // of its last 10,000 closed orders, which retention does not touch.)
+        assert.equal(await running.service.readStore.order(old), null);
+        assert.notEqual(await running.service.readStore.order(recent), null);
+        const state = await running.http(0).call('private/get_order_state', { orderId: resting });
+        assert.equal(state.orderState, 'open');
+      } finally {
+        await running.close();
+      }
+    });
+  });
+}
