@@ -24,8 +24,8 @@ const INVERSE_PERP = 'BTC-PERPETUAL';
 
 /** What the build before `quote_currency` had: no such column, index or schema versions. */
 const PREVIOUS_SCHEMA = [
-  'DROP INDEX orders_account_id_quote_currency_updated_seq_idx',
-  'DROP INDEX trades_account_id_quote_currency_seq_idx',
+  'DROP INDEX orders_account_id_quote_currency_updated_seq_present_idx',
+  'DROP INDEX trades_account_id_quote_currency_seq_present_idx',
   'ALTER TABLE orders DROP COLUMN quote_currency',
   'ALTER TABLE trades DROP COLUMN quote_currency',
   'ALTER TABLE positions DROP COLUMN quote_currency',
