@@ -12,7 +12,7 @@
  * - trades: a resting order and an immediate-or-cancel order that fills it (two order rows, two
  *   trade rows and two position rows per pair).
  *
- * Run: `npm run bench:read-store` (COMMANDS=…, BATCH=…, RUNS=…).
+ * Run: `npm run bench:read-store` (COMMANDS=…, BATCH=…, RUNS=…, RETENTION_MS=…).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +28,11 @@ import { ReadStore } from '../src/store/read/read-store.ts';
 const COMMANDS = Number(process.env.COMMANDS ?? 100_000);
 const BATCH = Number(process.env.BATCH ?? 200);
 const RUNS = Number(process.env.RUNS ?? 3);
+/**
+ * History retention in command time (commands are 1 ms apart): with it, the store's writes also
+ * sweep, and past the first RETENTION_MS each row written is, in time, also deleted.
+ */
+const RETENTION_MS = process.env.RETENTION_MS === undefined ? null : Number(process.env.RETENTION_MS);
 const MID = 200_000;
 const ACCOUNTS = 64;
 
@@ -116,6 +121,9 @@ async function replay(tape: Tape): Promise<{ cpuUs: number; bytes: number; rows:
       db: new SqliteReadDb(path, { writerThread: false }),
       maxBatchCommands: BATCH,
       writeDelayMs: 60_000,
+      ...(RETENTION_MS === null
+        ? {}
+        : { retention: { closedOrdersMs: RETENTION_MS, tradesMs: RETENTION_MS } }),
     });
     const before = writtenChars();
     const cpu = process.cpuUsage();
@@ -140,7 +148,10 @@ async function replay(tape: Tape): Promise<{ cpuUs: number; bytes: number; rows:
 
 const fastest = (values: number[]) => Math.min(...values);
 
-console.log(`read store on SQLite: ${COMMANDS} commands, batches of ${BATCH}, fastest of ${RUNS} runs`);
+console.log(
+  `read store on SQLite: ${COMMANDS} commands, batches of ${BATCH}, fastest of ${RUNS} runs` +
+    (RETENTION_MS === null ? '' : `, history kept ${RETENTION_MS} ms of command time`),
+);
 for (const [name, makeTape] of [
   ['misses', missesTape],
   ['trades', tradesTape],
