@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CoreCommand } from '../src/core/commands.ts';
 import type { CoreEvent } from '../src/core/events.ts';
-import { perpetualSpec, T0 } from '../src/engine/testkit.ts';
+import { orderCommand, perpetualSpec, T0 } from '../src/engine/testkit.ts';
 import { Venue } from '../src/engine/venue.ts';
 import type { CommittedEvents } from '../src/store/read/projection.ts';
 import { SqliteReadDb } from '../src/store/read/read-db.ts';
@@ -56,40 +56,15 @@ function venueWithAccounts(): { run: (c: object) => CommittedEvents<CoreEvent> }
   return { run };
 }
 
-function order(accountId: number, side: 'buy' | 'sell', price: number, timeInForce: string): object {
-  return {
-    type: 'place_order',
-    accountId,
-    instrumentName: 'BTC-PERPETUAL',
-    side,
-    orderType: 'limit',
-    amount: 10,
-    price,
-    timeInForce,
-    postOnly: false,
-    rejectPostOnly: false,
-    reduceOnly: false,
-    label: '',
-    validUntil: null,
-    source: { api: true },
-  };
-}
+const IOC = { timeInForce: 'immediate_or_cancel' } as const;
 
 function missesTape(): Tape {
   const { run } = venueWithAccounts();
   const tape: Tape = [];
   for (let i = 0; i < COMMANDS; i++) {
     const buy = i % 2 === 0;
-    tape.push(
-      run(
-        order(
-          1 + (i % ACCOUNTS),
-          buy ? 'buy' : 'sell',
-          buy ? MID - 40_000 : MID + 40_000,
-          'immediate_or_cancel',
-        ),
-      ),
-    );
+    const price = buy ? MID - 40_000 : MID + 40_000;
+    tape.push(run(orderCommand(1 + (i % ACCOUNTS), buy ? 'buy' : 'sell', 10, price, IOC)));
   }
   return tape;
 }
@@ -101,8 +76,8 @@ function tradesTape(): Tape {
     const maker = 1 + (i % ACCOUNTS);
     const taker = 1 + ((i + 1) % ACCOUNTS);
     const buy = i % 4 === 0;
-    tape.push(run(order(maker, buy ? 'buy' : 'sell', MID, 'good_til_cancelled')));
-    tape.push(run(order(taker, buy ? 'sell' : 'buy', MID, 'immediate_or_cancel')));
+    tape.push(run(orderCommand(maker, buy ? 'buy' : 'sell', 10, MID)));
+    tape.push(run(orderCommand(taker, buy ? 'sell' : 'buy', 10, MID, IOC)));
   }
   return tape;
 }
