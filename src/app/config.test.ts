@@ -111,9 +111,17 @@ describe('config', () => {
     assert.equal(loadConfig({ env: { HISTORY_RETENTION_DAYS: '2.5' } }).historyRetentionDays, 2.5);
     assert.equal(loadConfig({ env: { HISTORY_RETENTION_DAYS: 'off' } }).historyRetentionDays, null);
     assert.equal(loadConfig({ env: { HISTORY_RETENTION_DAYS: '' } }).historyRetentionDays, null);
+    // Only the reason: not also that 1 is not null, nor that the union failed.
     assert.throws(
       () => loadConfig({ env: { HISTORY_RETENTION_DAYS: '1' } }),
-      /\/historyRetentionDays must be >= 2 \(HISTORY_RETENTION_DAYS\)/,
+      (error: Error) =>
+        error.message ===
+        'invalid configuration: /historyRetentionDays must be >= 2 (HISTORY_RETENTION_DAYS)',
+    );
+    assert.throws(
+      () => loadConfig({ env: {}, overrides: { databaseUrl: '' } }),
+      (error: Error) =>
+        error.message === 'invalid configuration: /databaseUrl must NOT have fewer than 1 characters',
     );
     assert.throws(() => loadConfig({ env: { HISTORY_RETENTION_DAYS: 'a month' } }), /HISTORY_RETENTION_DAYS/);
   });

@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { type Static, Type } from '@sinclair/typebox';
-import { Ajv } from 'ajv';
+import { Ajv, type ErrorObject } from 'ajv';
 import { DEFAULT_SNAPSHOT_POLICY } from '../store/snapshotter.ts';
 
 const RateBucket = Type.Object(
@@ -235,7 +235,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   if (options.overrides)
     merged = mergeDeep(merged, options.overrides as Record<string, unknown>, 'overrides');
   if (!validate(merged)) {
-    const problems = (validate.errors ?? []).map((error) => {
+    const problems = plainErrors(validate.errors ?? []).map((error) => {
       const source = fromEnv.get(error.instancePath);
       const named = source !== undefined && getPath(merged, error.instancePath) === source.value;
       return `${error.instancePath || '/'} ${error.message}${named ? ` (${source.name})` : ''}`;
@@ -243,6 +243,17 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   return deepFreeze(merged as unknown as Config);
+}
+
+/**
+ * The errors worth reading: a refused `X | null` value also fails the null branch and the union
+ * itself ("must be null", "must match a schema in anyOf"); only the branch's own reason is kept.
+ */
+function plainErrors(errors: readonly ErrorObject[]): ErrorObject[] {
+  const unionNoise = (e: ErrorObject) =>
+    e.keyword === 'anyOf' || (e.keyword === 'type' && e.params.type === 'null');
+  const explained = new Set(errors.filter((e) => !unionNoise(e)).map((e) => e.instancePath));
+  return errors.filter((e) => !(unionNoise(e) && explained.has(e.instancePath)));
 }
 
 function readConfigFile(path: string): Record<string, unknown> {
