@@ -645,7 +645,7 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
       }
     });
 
-    test('indexes an older build made are replaced: partial quote_currency ones, no trades by order', async () => {
+    test('indexes an older build made are replaced: partial quote_currency and closed-order ones, no trades by order', async () => {
       const database = await newDatabase();
       // The core tables as the build before partial indexes made them.
       const fullQuoteIndexes = [
@@ -669,7 +669,7 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
           assert.deepEqual(await indexNames(db, 'orders'), [
             'orders_account_id_currency_updated_seq_idx',
             'orders_account_id_quote_currency_updated_seq_present_idx',
-            'orders_last_updated_at_idx',
+            'orders_last_updated_at_closed_idx',
           ]);
           assert.deepEqual(await indexNames(db, 'trades'), [
             'trades_account_id_currency_seq_idx',

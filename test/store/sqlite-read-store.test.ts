@@ -5,8 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { ORDERS_TABLE, TRADES_TABLE } from '../../src/store/read/core-projections.ts';
 import { SqliteReadDb } from '../../src/store/read/read-db.ts';
 import { ReadStore } from '../../src/store/read/read-store.ts';
+import { retentionDeletes } from '../../src/store/read/retention.ts';
 import { readStoreContract } from './read-store-contract.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'read-store-test-'));
@@ -17,7 +19,7 @@ readStoreContract('sqlite', async () => {
   return { open: async () => new SqliteReadDb(path) };
 });
 
-test('SQLite: the quote_currency arm of a currency filter reads the partial index', async () => {
+test('SQLite: the quote_currency arm of a currency filter and the retention sweep read the partial indexes', async () => {
   const path = join(root, 'plan.sqlite');
   await (await ReadStore.open({ db: new SqliteReadDb(path) })).close();
   const db = new Database(path, { readonly: true });
@@ -30,6 +32,16 @@ test('SQLite: the quote_currency arm of a currency filter reads the partial inde
         .prepare(`EXPLAIN QUERY PLAN SELECT view FROM ${table} WHERE account_id = ? AND quote_currency = ?`)
         .all(1, 'USDC') as { detail: string }[];
       assert.match(plan.map((p) => p.detail).join('\n'), new RegExp(`USING INDEX ${index} `));
+    }
+    // The retention sweep finds closed orders through their own index, never walking open ones.
+    const tables = new Map([ORDERS_TABLE, TRADES_TABLE].map((t) => [t.name, t]));
+    const retention = { closedOrdersMs: 1, tradesMs: 1 };
+    for (const { table, statement } of retentionDeletes(tables, retention, 1_000, 100)) {
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${statement.sql}`).all(...statement.params) as {
+        detail: string;
+      }[];
+      const index = table === 'orders' ? 'orders_last_updated_at_closed_idx' : 'trades_timestamp_idx';
+      assert.match(plan.map((p) => p.detail).join('\n'), new RegExp(`USING INDEX ${index} `), table);
     }
   } finally {
     db.close();

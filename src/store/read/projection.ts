@@ -51,12 +51,16 @@ export interface TableSpec {
 }
 
 /**
- * A secondary index over only the rows where `whereNotNull` is not null: a column most rows leave
- * null costs those rows no index entry. A query whose condition implies it (`column = ?`) uses it.
+ * A partial index: over only the rows that meet `where` (SQL over the table's columns, written in
+ * code), so rows that no query reads through it cost no entry. SQLite uses it only for a query
+ * that has `where` as one of its AND-ed terms word for word, or implies an `IS NOT NULL` one
+ * (`column = ?`); PostgreSQL proves more, but not less. `name` tells it from a full index on the
+ * same columns (`<table>_<columns>_<name>_idx`).
  */
 export interface IndexSpec {
   readonly columns: readonly string[];
-  readonly whereNotNull: string;
+  readonly where: string;
+  readonly name: string;
 }
 
 /**

@@ -10,6 +10,7 @@
  * - A chunk deletes by primary key (`(key) IN (SELECT key … LIMIT ?)`), the one form both backends
  *   take; rows are found through the table's index on the time column.
  */
+import { CLOSED_ORDER_SQL } from './core-projections.ts';
 import type { RowValue, TableSpec } from './projection.ts';
 import type { RetentionSettings } from './read-store.ts';
 import { ident, type Statement } from './sql.ts';
@@ -26,7 +27,8 @@ const RULES: readonly RetentionRule[] = [
   {
     table: 'orders',
     keepMs: (s) => s.closedOrdersMs,
-    where: "last_updated_at < ? AND order_state IN ('filled', 'cancelled', 'rejected')",
+    // The closed-orders index serves only queries that name its condition as it is written.
+    where: `last_updated_at < ? AND ${CLOSED_ORDER_SQL}`,
   },
   { table: 'trades', keepMs: (s) => s.tradesMs, where: 'timestamp < ?' },
   { table: 'rfq_trades', keepMs: (s) => s.rfqsMs, where: 'timestamp < ?' },

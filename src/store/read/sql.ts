@@ -11,6 +11,7 @@ import {
   boundValue,
   type ColumnSpec,
   type ColumnType,
+  type IndexSpec,
   type Row,
   type RowChange,
   type RowValue,
@@ -67,21 +68,21 @@ export function tableColumnsSql(dialect: Dialect): string {
 
 /**
  * The table's indexes, named after their columns (`orders_account_id_currency_updated_seq_idx`);
- * a partial index's name ends in `_present_idx`, so a full index an older build made under the
- * plain name is never taken for it. PostgreSQL cuts names at 63 bytes: keep them shorter.
+ * a partial index's name adds its own (`…_present_idx`), so a full index an older build made under
+ * the plain name is never taken for it. PostgreSQL cuts names at 63 bytes: keep them shorter.
  */
 export function createIndexSql(spec: TableSpec): string[] {
   const statements: string[] = [];
   for (const index of spec.indexes ?? []) {
-    const { columns, whereNotNull }: { columns: readonly string[]; whereNotNull: string | null } =
-      'whereNotNull' in index ? index : { columns: index, whereNotNull: null };
+    const partial: IndexSpec | null = 'where' in index ? index : null;
+    const columns = partial?.columns ?? (index as readonly string[]);
     const parts = columns.map((c) => {
       const [name = '', order] = c.split(' ');
       return order === 'DESC' ? `${ident(name)} DESC` : ident(name);
     });
     const named = columns.map((c) => c.split(' ')[0]).join('_');
-    const indexName = `${spec.name}_${named}${whereNotNull === null ? '' : '_present'}_idx`;
-    const where = whereNotNull === null ? '' : ` WHERE ${ident(whereNotNull)} IS NOT NULL`;
+    const indexName = `${spec.name}_${named}${partial === null ? '' : `_${partial.name}`}_idx`;
+    const where = partial === null ? '' : ` WHERE ${partial.where}`;
     statements.push(
       `CREATE INDEX IF NOT EXISTS ${ident(indexName)} ON ${ident(spec.name)} (${parts.join(', ')})${where}`,
     );
