@@ -205,7 +205,8 @@ export function legsReserve(
       }
       const signed = side === 'buy' ? reducing : -reducing;
       reduction.lots.set(instrument.id, (reduction.lots.get(instrument.id) ?? 0) + signed);
-      reduction.cash -= signed > 0 ? economics.value(reducing, price) : -economics.value(reducing, price);
+      // Cash paid for what is bought back, got for what is sold.
+      reduction.cash -= Math.sign(signed) * economics.value(reducing, price);
     }
     if (exposed === 0) continue;
     const value = economics.value(exposed, price);

@@ -81,7 +81,8 @@ const COMBO_KIND_BACKFILL: ColumnBackfill = {
 /**
  * The index of the `quote_currency` arm of a currency filter (history-queries.ts), over only the
  * rows that have one: the linear and spot pairs. Inverse products, most rows, leave it null and
- * cost no entry (a full index had one per row, about a fifth of an order row's write).
+ * cost no entry (with a full index an IOC miss on the perpetual wrote 13,956 bytes against 8,034,
+ * `npm run bench:read-store`).
  */
 function quoteCurrencyIndex(order: string): IndexSpec {
   return {

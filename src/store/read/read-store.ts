@@ -140,6 +140,8 @@ export class ReadStore {
   private error: unknown = null;
   private readonly windows: HistoryWindows;
   private readonly retention: RetentionSettings;
+  /** Whether the settings delete anything, so writes sweep at all (fixed at open). */
+  private readonly sweeps: boolean;
   private readonly maxBatchCommands: number;
   private readonly writeDelayMs: number;
   private remote: RemoteReadWriter | null = null;
@@ -159,6 +161,7 @@ export class ReadStore {
     this.pendingSeq = applied;
     this.windows = options.windows ?? DEFAULT_HISTORY_WINDOWS;
     this.retention = options.retention ?? DEFAULT_RETENTION;
+    this.sweeps = !retainsForever(this.retention);
     this.maxBatchCommands = options.maxBatchCommands ?? 10_000;
     this.writeDelayMs = options.writeDelayMs ?? 10;
   }
@@ -271,7 +274,7 @@ export class ReadStore {
     const seq = this.pendingSeq;
     this.pendingCommands = 0;
     const statements = changeStatements(changes, this.tables, this.options.db.maxParams);
-    statements.push(...this.sweepDeletes());
+    if (this.sweeps) this.addSweep(statements);
     const writing = this.options.db.commit(statements, seq).then(
       () => {
         this.applied = seq;
@@ -290,16 +293,18 @@ export class ReadStore {
   }
 
   /**
-   * A chunk of the retention sweep, for the write under way (same transaction): due once per
-   * SWEEP_EVERY_MS of command time, at the newest command's time, so replays and virtual clocks
-   * sweep as live time does. None when the settings keep everything.
+   * Adds a chunk of the retention sweep to the write under way (same transaction) when one is due:
+   * once per SWEEP_EVERY_MS of command time, at the newest command's time, so replays and virtual
+   * clocks sweep as live time does.
    */
-  private sweepDeletes(): Statement[] {
-    if (retainsForever(this.retention) || this.latestTs - this.sweptAt < SWEEP_EVERY_MS) return [];
+  private addSweep(statements: Statement[]): void {
+    if (this.latestTs - this.sweptAt < SWEEP_EVERY_MS) return;
     const limit = SWEEP_MIN_ROWS + SWEEP_ROWS_PER_COMMAND * this.commandsSinceSweep;
     this.sweptAt = this.latestTs;
     this.commandsSinceSweep = 0;
-    return retentionDeletes(this.tables, this.retention, this.latestTs, limit).map((d) => d.statement);
+    for (const { statement } of retentionDeletes(this.tables, this.retention, this.latestTs, limit)) {
+      statements.push(statement);
+    }
   }
 
   async orderHistory(query: OrderHistoryQuery): Promise<OrderHistoryPage> {

@@ -69,8 +69,8 @@ export async function prepareTables(db: ReadDb, tables: readonly TableSpec[]): P
     }
     await db.execute(SET_META, [versionKey(spec.name), version]);
   }
-  await db.init(tables.flatMap(createIndexSql));
-  await db.init(tables.flatMap(dropRetiredIndexSql));
+  // New indexes first, so a query never finds neither the old one nor its replacement.
+  await db.init([...tables.flatMap(createIndexSql), ...tables.flatMap(dropRetiredIndexSql)]);
 }
 
 async function runBackfill(db: ReadDb, table: string, backfill: ColumnBackfill): Promise<void> {
