@@ -266,10 +266,12 @@ async function benchBackend(backend: Backend): Promise<void> {
 }
 
 const emptySnapshots: SnapshotStore = {
-  saveSnapshot: async () => ({ seq: 0, ts: 0, stateHash: '', bytes: 0 }),
+  saveSnapshot: async () => ({ seq: 0, ts: 0, stateHash: '', bytes: 0, pinned: false }),
   latestSnapshot: async () => null,
   listSnapshots: async () => [],
   discardAfter: async () => 0,
+  pin: async () => false,
+  unpinBefore: async () => 0,
   close: async () => undefined,
 };
 

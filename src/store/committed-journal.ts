@@ -1,19 +1,42 @@
 /**
  * What every journal backend shares: appends, checkpoints, batch listeners, the last durable
  * entry and flush all go through the backend's `GroupCommitter`; `readFrom` flattens
- * `readBatches`. A backend supplies its committer (built over its own batch writer), its reads,
- * its checkpoint query and its close.
+ * `readBatches`; `trimThrough` checks its arguments and runs one trim at a time. A backend
+ * supplies its committer (built over its own batch writer), its reads, its checkpoint query, its
+ * first stored seq, its trim (serialised with its batch writes) and its close.
  */
 import type { GroupCommitter } from './group-commit.ts';
-import type { BatchListener, HashCheckpoint, Journal, JournalEntry, OpenReport } from './journal.ts';
+import {
+  type BatchListener,
+  type HashCheckpoint,
+  type Journal,
+  type JournalEntry,
+  JournalWriteError,
+  type OpenReport,
+  type TrimResult,
+} from './journal.ts';
 
 export abstract class CommittedJournal<C> implements Journal<C> {
   abstract readonly openReport: OpenReport;
+  abstract readonly canTrim: boolean;
   protected abstract readonly committer: GroupCommitter;
+  /** Set by `close` (first thing): later trims are refused. */
+  protected closed = false;
+  /** The trim running or last run: trims run one after another. */
+  private trimming: Promise<unknown> = Promise.resolve();
 
   abstract readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]>;
   abstract checkpoints(fromSeq: number, toSeq: number): Promise<readonly HashCheckpoint[]>;
+  abstract firstSeq(): Promise<number>;
   abstract close(): Promise<void>;
+
+  /**
+   * Deletes the records (see `Journal.trimThrough`): called one at a time and never after close
+   * when `canTrim`; where it is false, `trimThrough` returns this (a `JournalWriteError` saying
+   * why). Must be serialised with the backend's batch writes and pick the records in the same
+   * atomic step that deletes them.
+   */
+  protected abstract trimRecords(seq: number, maxRecords: number): Promise<TrimResult>;
 
   append(entry: JournalEntry<C>): Promise<void> {
     return this.committer.append(entry);
@@ -41,5 +64,40 @@ export abstract class CommittedJournal<C> implements Journal<C> {
 
   flush(): Promise<void> {
     return this.committer.flush();
+  }
+
+  /**
+   * Rejects with `JournalWriteError` when the backend cannot trim, the journal is closed or
+   * poisoned, or the delete failed (the journal stays usable: the delete rolled back). A
+   * `RangeError` for a seq or record count that is not a (positive) safe integer.
+   */
+  trimThrough(seq: number, maxRecords: number): Promise<TrimResult> {
+    if (!this.canTrim) return this.trimRecords(seq, maxRecords);
+    if (!Number.isSafeInteger(seq)) {
+      return Promise.reject(new RangeError(`trimThrough: seq must be a safe integer, got ${seq}`));
+    }
+    if (!Number.isSafeInteger(maxRecords) || maxRecords < 1) {
+      return Promise.reject(
+        new RangeError(`trimThrough: maxRecords must be a positive integer, got ${maxRecords}`),
+      );
+    }
+    const run = this.trimming.then(async () => {
+      if (this.closed) throw new JournalWriteError('the journal is closed');
+      const failure = this.committer.failed;
+      if (failure !== null) throw failure;
+      try {
+        return await this.trimRecords(seq, maxRecords);
+      } catch (error) {
+        if (error instanceof JournalWriteError) throw error;
+        throw new JournalWriteError('journal trim failed', { cause: error });
+      }
+    });
+    this.trimming = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Resolves once the trims started so far have finished (close waits for them). */
+  protected async trimsSettled(): Promise<void> {
+    await this.trimming;
   }
 }

@@ -13,6 +13,9 @@
  * - Reads return exactly the durable entries in `seq` order. A record whose checksum fails is
  *   dropped when it is the LAST record (a torn write from a crash, never acknowledged) and is a
  *   hard `JournalCorruptError` anywhere else.
+ * - Trimming (`trimThrough`) deletes whole records from the oldest end only, never the newest
+ *   record (it holds the last seq and ts a restart resumes from), so the stored entries stay one
+ *   contiguous run from `firstSeq()` to the last durable seq.
  * - Every stored record carries a format version; readers accept every version ever written.
  * - Commands are opaque JSON-serialisable values to the journal.
  */
@@ -62,12 +65,31 @@ export interface Journal<C = unknown> {
   lastSeq(): Promise<number>;
   /** Hash checkpoints with fromSeq ≤ seq ≤ toSeq, ascending. */
   checkpoints(fromSeq: number, toSeq: number): Promise<readonly HashCheckpoint[]>;
+  /** The seq of the first stored entry: 1 unless trimmed; lastSeq + 1 when the journal is empty. */
+  firstSeq(): Promise<number>;
+  /** Whether `trimThrough` is supported (false: it throws `JournalWriteError`). */
+  readonly canTrim: boolean;
+  /**
+   * Deletes up to `maxRecords` of the oldest stored records whose entries all have seq ≤ `seq`
+   * (never the newest record), with the hash checkpoints up to the last entry deleted. Serialised
+   * with appends (a backend with a writer thread runs it there, between batches). `done` is true
+   * once no such record is left. Callers trim only what a kept snapshot covers.
+   */
+  trimThrough(seq: number, maxRecords: number): Promise<TrimResult>;
   /** Resolves once everything appended so far is durable (or failed). */
   flush(): Promise<void>;
   /** What opening found: a torn tail dropped, and so on. */
   readonly openReport: OpenReport;
   /** Flushes, then releases the backend. Further appends reject. */
   close(): Promise<void>;
+}
+
+export interface TrimResult {
+  /** Records deleted by this call, and the entries they held. */
+  readonly records: number;
+  readonly entries: number;
+  /** No record whose entries are all ≤ the given seq is left (the newest record aside). */
+  readonly done: boolean;
 }
 
 export interface OpenReport {
@@ -94,6 +116,8 @@ export interface SnapshotInfo {
   readonly stateHash: string;
   /** Stored size in bytes. */
   readonly bytes: number;
+  /** Kept whatever `keep` says (see `SnapshotStore.pin`). */
+  readonly pinned: boolean;
 }
 
 export interface SnapshotStore<S = unknown> {
@@ -115,6 +139,16 @@ export interface SnapshotStore<S = unknown> {
    * Recovery calls it with the journal's last durable seq. Returns how many were deleted.
    */
   discardAfter(seq: number): Promise<number>;
+  /**
+   * Pins the snapshot at `seq`: pruning to the newest `keep` passes it by, so it can be the base
+   * a trimmed journal starts after. Resolves false when there is no snapshot at `seq`.
+   */
+  pin(seq: number): Promise<boolean>;
+  /**
+   * Unpins the pinned snapshots with seq < `seq` and deletes those of them that are not among the
+   * newest `keep`; returns how many were deleted.
+   */
+  unpinBefore(seq: number): Promise<number>;
   close(): Promise<void>;
 }
 

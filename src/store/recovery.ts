@@ -9,7 +9,9 @@
  * - The restored core's hash must equal the hash recorded with the snapshot; after replay, the
  *   core's hash at every recorded checkpoint seq must equal the recorded one. Mismatches are
  *   reported (and thrown with `strict`), never silently ignored.
- * - Replay starts exactly at snapshot.seq + 1 and is contiguous to the journal's end.
+ * - Replay starts exactly at snapshot.seq + 1 and is contiguous to the journal's end. A trimmed
+ *   journal (its first seq past 1) needs a snapshot at or after the seq before its first entry;
+ *   without one recovery stops with `JournalTrimmedError` rather than replaying a partial history.
  */
 import { performance } from 'node:perf_hooks';
 import { type Journal, JournalCorruptError, type JournalEntry, type SnapshotStore } from './journal.ts';
@@ -74,6 +76,20 @@ export class RecoveryMismatchError extends Error {
   }
 }
 
+/** The journal was trimmed past what the snapshots recovery may use can continue from. */
+export class JournalTrimmedError extends JournalCorruptError {
+  constructor(
+    readonly firstSeq: number,
+    readonly snapshotSeq: number | null,
+  ) {
+    super(
+      `the journal starts at seq ${firstSeq} (trimmed), and no usable snapshot at seq ${firstSeq - 1} or later was found (newest usable: ${snapshotSeq ?? 'none'})`,
+      firstSeq,
+    );
+    this.name = 'JournalTrimmedError';
+  }
+}
+
 export async function recover<C, K extends RecoverableCore<C>>(
   options: RecoveryOptions<C, K>,
 ): Promise<{ readonly core: K; readonly report: RecoveryReport }> {
@@ -99,6 +115,8 @@ export async function recover<C, K extends RecoverableCore<C>>(
   const restoreMs = performance.now() - restoreStart;
 
   const from = (snapshot?.seq ?? 0) + 1;
+  const firstSeq = await journal.firstSeq();
+  if (from <= last.seq && from < firstSeq) throw new JournalTrimmedError(firstSeq, snapshot?.seq ?? null);
   const checkpoints = await journal.checkpoints(from, last.seq);
   let nextCheckpoint = 0;
   let expectedSeq = from;

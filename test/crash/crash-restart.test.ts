@@ -160,6 +160,8 @@ const NO_SNAPSHOTS: SnapshotStore = {
   latestSnapshot: async () => null,
   listSnapshots: async () => [],
   discardAfter: async () => 0,
+  pin: async () => false,
+  unpinBefore: async () => 0,
   close: async () => undefined,
 };
 

@@ -12,7 +12,9 @@ import {
   type Journal,
   JournalCorruptError,
   type JournalEntry,
+  JournalWriteError,
   type SnapshotStore,
+  type TrimResult,
 } from '../../src/store/journal.ts';
 import { encodeSnapshotV1, type StoredSnapshot } from '../../src/store/record-format.ts';
 
@@ -63,7 +65,31 @@ export function rawV1Frame(firstSeq: number, pairsJson: string, count: number): 
   return { firstSeq, count, version: 1, payload, checksum };
 }
 
-export function journalContract(backend: string, makeHarness: () => Promise<StoreHarness>): void {
+export interface ContractOptions {
+  /**
+   * False: the backend does not trim (`canTrim` false, `trimThrough` refused); the trim tests
+   * then check the refusal instead. Default true.
+   */
+  readonly trims?: boolean;
+}
+
+async function seqsFrom(journal: Journal<TestCommand>, from: number): Promise<number[]> {
+  const seqs: number[] = [];
+  for await (const batch of journal.readBatches(from)) for (const e of batch) seqs.push(e.seq);
+  return seqs;
+}
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(to - from + 1, 0) }, (_, i) => from + i);
+}
+
+export function journalContract(
+  backend: string,
+  makeHarness: () => Promise<StoreHarness>,
+  options: ContractOptions = {},
+): void {
+  const trims = options.trims ?? true;
+  const trimming = { skip: trims ? false : `the ${backend} journal does not trim` } as const;
   async function withHarness(run: (h: StoreHarness) => Promise<void>): Promise<void> {
     const harness = await makeHarness();
     try {
@@ -79,6 +105,7 @@ export function journalContract(backend: string, makeHarness: () => Promise<Stor
         const journal = await h.openJournal();
         assert.equal(await journal.lastSeq(), 0);
         assert.deepEqual(await journal.last(), { seq: 0, ts: 0 });
+        assert.equal(await journal.firstSeq(), 1);
         assert.deepEqual(await collect(journal.readFrom(1)), []);
         assert.deepEqual(journal.openReport, { droppedTailRecords: 0, droppedTailEntries: 0 });
         await journal.close();
@@ -89,6 +116,7 @@ export function journalContract(backend: string, makeHarness: () => Promise<Stor
         const journal = await h.openJournal();
         await appendRange(journal, 1, 500);
         assert.equal(await journal.lastSeq(), 500);
+        assert.equal(await journal.firstSeq(), 1);
         assert.equal(await h.frameCount(), 1);
         await journal.close();
         const reopened = await h.openJournal();
@@ -278,6 +306,168 @@ export function journalContract(backend: string, makeHarness: () => Promise<Stor
         await journal.close();
       }));
 
+    test(
+      'a journal that does not trim says so, refuses, and still tells its first seq',
+      {
+        skip: trims ? `the ${backend} journal trims` : false,
+      },
+      () =>
+        withHarness(async (h) => {
+          const journal = await h.openJournal({ maxEntries: 10 });
+          assert.equal(journal.canTrim, false);
+          await appendRange(journal, 1, 25);
+          await assert.rejects(
+            journal.trimThrough(20, 10),
+            (error: unknown) => error instanceof JournalWriteError && /not trimmed/.test(error.message),
+          );
+          assert.equal(await journal.firstSeq(), 1);
+          assert.deepEqual(await seqsFrom(journal, 1), range(1, 25));
+          assert.equal(await h.frameCount(), 3);
+          await journal.close();
+        }),
+    );
+
+    test('trimming deletes whole records ≤ the seq, oldest first, at most maxRecords a call', trimming, () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal({ maxEntries: 10 });
+        assert.equal(journal.canTrim, true);
+        // Records [1-10] [11-20] [21-30] [31-40] [41-45].
+        await appendRange(journal, 1, 45);
+        assert.equal(await h.frameCount(), 5);
+        const last = await journal.last();
+        assert.deepEqual(await journal.trimThrough(25, 1), { records: 1, entries: 10, done: false });
+        assert.equal(await journal.firstSeq(), 11);
+        assert.deepEqual(await journal.trimThrough(25, 5), { records: 1, entries: 10, done: true });
+        // [21-30] straddles 25: it stays.
+        assert.equal(await journal.firstSeq(), 21);
+        assert.deepEqual(await journal.trimThrough(25, 5), { records: 0, entries: 0, done: true });
+        assert.deepEqual(await journal.trimThrough(5, 5), { records: 0, entries: 0, done: true });
+        assert.equal(await h.frameCount(), 3);
+        assert.deepEqual(await journal.last(), last);
+        assert.equal(await journal.lastSeq(), 45);
+        for (const from of [21, 22, 29, 30, 31, 40, 41, 45, 46]) {
+          assert.deepEqual(await seqsFrom(journal, from), range(from, 45), `from ${from}`);
+        }
+        assert.deepEqual(
+          await collect(journal.readFrom(33)),
+          range(33, 45).map((seq) => entry(seq)),
+        );
+        // Exactly at a record's end: that record goes too.
+        assert.deepEqual(await journal.trimThrough(40, 10), { records: 2, entries: 20, done: true });
+        assert.equal(await journal.firstSeq(), 41);
+        assert.deepEqual(await seqsFrom(journal, 41), range(41, 45));
+        await assert.rejects(journal.trimThrough(40, 0), RangeError);
+        await journal.close();
+        await assert.rejects(journal.trimThrough(40, 1), JournalWriteError);
+      }),
+    );
+
+    test('the newest record is never trimmed; a restart resumes after it', trimming, () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal({ maxEntries: 10 });
+        assert.deepEqual(await journal.trimThrough(100, 10), { records: 0, entries: 0, done: true });
+        assert.equal(await journal.firstSeq(), 1);
+        await appendRange(journal, 1, 10);
+        // A single record is the newest.
+        assert.deepEqual(await journal.trimThrough(100, 10), { records: 0, entries: 0, done: true });
+        await appendRange(journal, 11, 25);
+        assert.deepEqual(await journal.trimThrough(1000, 100), { records: 2, entries: 20, done: true });
+        assert.equal(await journal.firstSeq(), 21);
+        assert.equal(await h.frameCount(), 1);
+        assert.deepEqual(await journal.last(), { seq: 25, ts: entry(25).ts });
+        await journal.close();
+        const reopened = await h.openJournal({ maxEntries: 10 });
+        assert.deepEqual(reopened.openReport, { droppedTailRecords: 0, droppedTailEntries: 0 });
+        assert.deepEqual(await reopened.last(), { seq: 25, ts: entry(25).ts });
+        assert.equal(await reopened.firstSeq(), 21);
+        await appendRange(reopened, 26, 30);
+        assert.deepEqual(await seqsFrom(reopened, 21), range(21, 30));
+        // Reading from before the first stored seq starts at it.
+        assert.deepEqual(await seqsFrom(reopened, 1), range(21, 30));
+        assert.deepEqual(await reopened.trimThrough(1000, 100), { records: 1, entries: 5, done: true });
+        assert.equal(await reopened.firstSeq(), 26);
+        await reopened.close();
+      }),
+    );
+
+    test('trimming deletes the hash checkpoints the deleted records cover, no later ones', trimming, () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal({ maxEntries: 10 });
+        const appended = appendRange(journal, 1, 25);
+        for (const seq of [5, 10, 11, 15, 20, 21, 25])
+          journal.recordCheckpoint({ seq, stateHash: `h${seq}` });
+        await appended;
+        await journal.flush();
+        assert.equal((await journal.checkpoints(1, 100)).length, 7);
+        await journal.trimThrough(20, 1);
+        assert.deepEqual(
+          (await journal.checkpoints(1, 100)).map((c) => c.seq),
+          [11, 15, 20, 21, 25],
+        );
+        await journal.trimThrough(24, 5);
+        assert.deepEqual(await journal.checkpoints(1, 100), [
+          { seq: 21, stateHash: 'h21' },
+          { seq: 25, stateHash: 'h25' },
+        ]);
+        await journal.close();
+      }),
+    );
+
+    test('trims racing appends lose nothing appended (property)', trimming, () =>
+      withHarness(async (h) => {
+        const journal = await h.openJournal({ maxEntries: 4 });
+        let next = 1;
+        let trimmed = 0;
+        let trimmedThrough = 0;
+        const step = fc.oneof(
+          fc.record({ append: fc.integer({ min: 1, max: 9 }) }),
+          fc.record({ back: fc.integer({ min: -3, max: 12 }), max: fc.integer({ min: 1, max: 3 }) }),
+        );
+        await fc.assert(
+          fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 12 }), async (steps) => {
+            const appends: Promise<void>[] = [];
+            const trimCalls: Array<{ seq: number; max: number; result: Promise<TrimResult> }> = [];
+            // Everything fired in one go: appends and trims interleave with the batches in flight.
+            for (const s of steps) {
+              if ('append' in s) {
+                for (let i = 0; i < s.append; i++) appends.push(journal.append(entry(next++)));
+              } else {
+                const seq = next - 1 - s.back;
+                trimCalls.push({ seq, max: s.max, result: journal.trimThrough(seq, s.max) });
+              }
+            }
+            await Promise.all(appends);
+            for (const call of trimCalls) {
+              const result = await call.result;
+              assert.ok(result.records <= call.max);
+              assert.ok(result.entries >= result.records);
+              trimmed += result.entries;
+              if (result.records > 0) trimmedThrough = Math.max(trimmedThrough, call.seq);
+            }
+            const lastSeq = next - 1;
+            const first = await journal.firstSeq();
+            assert.equal(first, trimmed + 1, 'the entries reported trimmed are the ones gone');
+            assert.ok(first <= trimmedThrough + 1, 'nothing past a trim seq was trimmed');
+            assert.ok(lastSeq === 0 || first <= lastSeq, 'the newest record stays');
+            assert.equal(await journal.lastSeq(), lastSeq);
+            assert.deepEqual(await seqsFrom(journal, first), range(first, lastSeq));
+            const tail = Math.max(first, lastSeq - 5);
+            assert.deepEqual(
+              await collect(journal.readFrom(tail)),
+              range(tail, lastSeq).map((seq) => entry(seq)),
+            );
+          }),
+          { numRuns: 20 },
+        );
+        const lastSeq = next - 1;
+        await journal.close();
+        const reopened = await h.openJournal({ maxEntries: 4 });
+        assert.equal(await reopened.lastSeq(), lastSeq);
+        assert.deepEqual(await seqsFrom(reopened, trimmed + 1), range(trimmed + 1, lastSeq));
+        await reopened.close();
+      }),
+    );
+
     test('any JSON-serialisable commands round-trip exactly (property)', () =>
       withHarness(async (h) => {
         const journal = await h.openJournal({ maxEntries: 7 });
@@ -334,6 +524,77 @@ export function journalContract(backend: string, makeHarness: () => Promise<Stor
           stateHash: 'b',
           state: { books: [3] },
         });
+        await reopened.close();
+      }));
+
+    test('snapshots: pinned ones outlive keep, are listed as pinned and unpinned by unpinBefore', () =>
+      withHarness(async (h) => {
+        const store = await h.openSnapshots(2);
+        const save = (seq: number) =>
+          store.saveSnapshot({ seq, ts: seq * 10, stateHash: `h${seq}`, state: { seq } });
+        const listed = async () => (await store.listSnapshots()).map((s) => [s.seq, s.pinned]);
+        assert.equal((await save(10)).pinned, false);
+        await save(20);
+        assert.equal(await store.pin(10), true);
+        assert.equal(await store.pin(10), true, 'pinning again is fine');
+        assert.equal(await store.pin(15), false, 'no snapshot at 15');
+        await save(30);
+        await save(40);
+        assert.deepEqual(await listed(), [
+          [40, false],
+          [30, false],
+          [10, true],
+        ]);
+        assert.deepEqual(await store.latestSnapshot(25), {
+          seq: 10,
+          ts: 100,
+          stateHash: 'h10',
+          state: { seq: 10 },
+        });
+        // Saved again at its seq (the same state), a pinned snapshot stays pinned.
+        assert.equal((await save(10)).pinned, true);
+        assert.equal(await store.unpinBefore(10), 0, 'only seqs below are unpinned');
+        assert.equal(await store.unpinBefore(35), 1);
+        assert.deepEqual(await listed(), [
+          [40, false],
+          [30, false],
+        ]);
+        assert.equal(await store.pin(30), true);
+        assert.equal(await store.pin(40), true);
+        await save(50);
+        await save(60);
+        assert.deepEqual(await listed(), [
+          [60, false],
+          [50, false],
+          [40, true],
+          [30, true],
+        ]);
+        assert.equal(await store.pin(50), true);
+        assert.equal(await store.unpinBefore(35), 1, '30 is unpinned and pruned');
+        assert.deepEqual(await listed(), [
+          [60, false],
+          [50, true],
+          [40, true],
+        ]);
+        // Unpinned but among the newest keep: it stays.
+        assert.equal(await store.unpinBefore(55), 1, '40 goes; 50 is among the newest 2');
+        assert.deepEqual(await listed(), [
+          [60, false],
+          [50, false],
+        ]);
+        await store.close();
+        const reopened = await h.openSnapshots(2);
+        assert.equal(await reopened.pin(50), true);
+        assert.deepEqual(
+          (await reopened.listSnapshots()).map((s) => [s.seq, s.pinned]),
+          [
+            [60, false],
+            [50, true],
+          ],
+        );
+        // Snapshots of lost commands go, pinned or not.
+        assert.equal(await reopened.discardAfter(40), 2);
+        assert.deepEqual(await reopened.listSnapshots(), []);
         await reopened.close();
       }));
 

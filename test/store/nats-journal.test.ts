@@ -87,88 +87,92 @@ if (server === null) {
     skip: 'nats-server is not installed (run scripts/ensure-system-deps.sh)',
   });
 } else {
-  journalContract('nats', async (): Promise<StoreHarness> => {
-    const target = freshTarget();
-    const dir = mkdtempSync(join(tmpdir(), 'nats-journal-test-'));
-    const snapshotPath = join(dir, 'snapshots.sqlite');
-    const open: Array<{ close(): Promise<void> }> = [];
-    const openJournal = async (limits?: BatchLimits) => {
-      const journal = await NatsJournal.open<TestCommand>(limits ? { ...target, limits } : target);
-      open.push(journal);
-      return journal;
-    };
-    const flipSnapshotByte = (seq: number) => {
-      const db = new Database(snapshotPath);
-      const row = db.prepare('SELECT payload FROM snapshots WHERE seq = ?').get(seq) as { payload: Buffer };
-      const payload = Buffer.from(row.payload);
-      payload[0] = payload[0]! ^ 0xff;
-      db.prepare('UPDATE snapshots SET payload = ? WHERE seq = ?').run(payload, seq);
-      db.close();
-    };
-    return {
-      openJournal,
-      async openSnapshots(keep) {
-        const store = new SqliteSnapshotStore({ path: snapshotPath, keep: keep ?? 3 });
-        open.push(store);
-        return store;
-      },
-      async insertRawFrame(frame) {
-        // Opening through the journal makes the stream exactly as a real writer did; the frame
-        // then goes where its seqs put it in the stream.
-        await (await openJournal()).close();
-        await rewriteStream(target, (messages) => {
-          const at = messages.findIndex(
-            (m) => m.subject.endsWith('.frames') && firstSeqOf(m) > frame.firstSeq,
-          );
-          const raw = rawFrameMessage(target, frame);
-          if (at < 0) return [...messages, raw];
-          return [...messages.slice(0, at), raw, ...messages.slice(at)];
-        });
-      },
-      async corruptFrame(firstSeq) {
-        await rewriteStream(target, (messages) =>
-          messages.map((m) => {
-            if (!m.subject.endsWith('.frames') || firstSeqOf(m) !== firstSeq) return m;
-            const data = Buffer.from(m.data);
-            data[0] = data[0]! ^ 0xff;
-            return { ...m, data };
-          }),
-        );
-      },
-      async corruptSnapshot(seq) {
-        flipSnapshotByte(seq);
-      },
-      async insertRawSnapshot(snapshot) {
+  journalContract(
+    'nats',
+    async (): Promise<StoreHarness> => {
+      const target = freshTarget();
+      const dir = mkdtempSync(join(tmpdir(), 'nats-journal-test-'));
+      const snapshotPath = join(dir, 'snapshots.sqlite');
+      const open: Array<{ close(): Promise<void> }> = [];
+      const openJournal = async (limits?: BatchLimits) => {
+        const journal = await NatsJournal.open<TestCommand>(limits ? { ...target, limits } : target);
+        open.push(journal);
+        return journal;
+      };
+      const flipSnapshotByte = (seq: number) => {
         const db = new Database(snapshotPath);
-        db.prepare(
-          'INSERT INTO snapshots (seq, ts, state_hash, version, payload, checksum) VALUES (?, ?, ?, ?, ?, ?)',
-        ).run(
-          snapshot.seq,
-          snapshot.ts,
-          snapshot.stateHash,
-          snapshot.version,
-          snapshot.payload,
-          snapshot.checksum,
-        );
+        const row = db.prepare('SELECT payload FROM snapshots WHERE seq = ?').get(seq) as { payload: Buffer };
+        const payload = Buffer.from(row.payload);
+        payload[0] = payload[0]! ^ 0xff;
+        db.prepare('UPDATE snapshots SET payload = ? WHERE seq = ?').run(payload, seq);
         db.close();
-      },
-      async frameCount() {
-        const conn = await NatsJournalStream.connect(target, 'test count');
-        try {
-          const info = await conn.jsm.streams.info(target.stream, {
-            subjects_filter: `${target.stream}.frames`,
+      };
+      return {
+        openJournal,
+        async openSnapshots(keep) {
+          const store = new SqliteSnapshotStore({ path: snapshotPath, keep: keep ?? 3 });
+          open.push(store);
+          return store;
+        },
+        async insertRawFrame(frame) {
+          // Opening through the journal makes the stream exactly as a real writer did; the frame
+          // then goes where its seqs put it in the stream.
+          await (await openJournal()).close();
+          await rewriteStream(target, (messages) => {
+            const at = messages.findIndex(
+              (m) => m.subject.endsWith('.frames') && firstSeqOf(m) > frame.firstSeq,
+            );
+            const raw = rawFrameMessage(target, frame);
+            if (at < 0) return [...messages, raw];
+            return [...messages.slice(0, at), raw, ...messages.slice(at)];
           });
-          return info.state.subjects?.[`${target.stream}.frames`] ?? 0;
-        } finally {
-          await conn.close();
-        }
-      },
-      async dispose() {
-        for (const store of open) await store.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  });
+        },
+        async corruptFrame(firstSeq) {
+          await rewriteStream(target, (messages) =>
+            messages.map((m) => {
+              if (!m.subject.endsWith('.frames') || firstSeqOf(m) !== firstSeq) return m;
+              const data = Buffer.from(m.data);
+              data[0] = data[0]! ^ 0xff;
+              return { ...m, data };
+            }),
+          );
+        },
+        async corruptSnapshot(seq) {
+          flipSnapshotByte(seq);
+        },
+        async insertRawSnapshot(snapshot) {
+          const db = new Database(snapshotPath);
+          db.prepare(
+            'INSERT INTO snapshots (seq, ts, state_hash, version, payload, checksum) VALUES (?, ?, ?, ?, ?, ?)',
+          ).run(
+            snapshot.seq,
+            snapshot.ts,
+            snapshot.stateHash,
+            snapshot.version,
+            snapshot.payload,
+            snapshot.checksum,
+          );
+          db.close();
+        },
+        async frameCount() {
+          const conn = await NatsJournalStream.connect(target, 'test count');
+          try {
+            const info = await conn.jsm.streams.info(target.stream, {
+              subjects_filter: `${target.stream}.frames`,
+            });
+            return info.state.subjects?.[`${target.stream}.frames`] ?? 0;
+          } finally {
+            await conn.close();
+          }
+        },
+        async dispose() {
+          for (const store of open) await store.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+    { trims: false },
+  );
 
   const entry = (seq: number, command: TestCommand = { type: 'noop', n: seq }) => ({
     seq,
@@ -274,6 +278,25 @@ if (server === null) {
       { seq: 50, stateHash: 'h50' },
       { seq: 60, stateHash: 'h60' },
     ]);
+    await journal.close();
+  });
+
+  test("the first seq is the first stored frame's, past messages deleted from the stream", async () => {
+    const target = freshTarget();
+    const journal = await NatsJournal.open({ ...target, limits: { maxEntries: 10 } });
+    const pending: Promise<void>[] = [];
+    for (let seq = 1; seq <= 25; seq++) pending.push(journal.append(entry(seq)));
+    journal.recordCheckpoint({ seq: 25, stateHash: 'h25' });
+    await Promise.all(pending);
+    await journal.flush();
+    assert.equal(await journal.firstSeq(), 1);
+    // The stream denies purges, not deletes: someone deletes the first frame by hand.
+    const conn = await NatsJournalStream.connect(target, 'test delete');
+    const first = await conn.nextOn(`${target.stream}.frames`, 1);
+    await conn.jsm.streams.deleteMessage(target.stream, first!.seq, false);
+    await conn.close();
+    assert.equal(await journal.firstSeq(), 11);
+    await assert.rejects(journal.trimThrough(20, 1), /NATS journal is not trimmed/);
     await journal.close();
   });
 

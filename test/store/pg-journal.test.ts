@@ -10,6 +10,7 @@ import { StoreOpenError } from '../../src/store/data-dir-lock.ts';
 import type { BatchLimits } from '../../src/store/journal.ts';
 import { PgJournal } from '../../src/store/postgres/pg-journal.ts';
 import { PgSnapshotStore } from '../../src/store/postgres/pg-snapshots.ts';
+import { encodeSnapshot } from '../../src/store/record-format.ts';
 import { startPostgres } from '../support/postgres.ts';
 import { journalContract, type StoreHarness, type TestCommand } from './journal-contract.ts';
 
@@ -94,6 +95,59 @@ if (server === null) {
         for (const store of open) await store.close();
       },
     };
+  });
+
+  test('a snapshot table made by an older build gets its pinned column, even by two opens at once', async () => {
+    const url = await server.createDatabase(`journal_${process.pid}_old_snapshots`);
+    await withClient(url, async (c) => {
+      await c.query(`CREATE TABLE snapshots (
+        seq BIGINT PRIMARY KEY,
+        ts BIGINT NOT NULL,
+        state_hash TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        payload BYTEA NOT NULL,
+        checksum INTEGER NOT NULL
+      )`);
+      for (const seq of [10, 20, 30]) {
+        const s = encodeSnapshot(seq, seq * 10, `h${seq}`, { seq });
+        await c.query(
+          'INSERT INTO snapshots (seq, ts, state_hash, version, payload, checksum) VALUES ($1, $2, $3, $4, $5, $6)',
+          [s.seq, s.ts, s.stateHash, s.version, s.payload, s.checksum],
+        );
+      }
+    });
+    // The service and its snapshot replica each open the store: both at once.
+    const [store, replica] = await Promise.all([
+      PgSnapshotStore.open({ connectionString: url, keep: 2 }),
+      PgSnapshotStore.open({ connectionString: url, keep: 2 }),
+    ]);
+    try {
+      assert.deepEqual(
+        (await store.listSnapshots()).map((s) => [s.seq, s.pinned]),
+        [
+          [30, false],
+          [20, false],
+          [10, false],
+        ],
+      );
+      assert.equal(await store.pin(10), true);
+      assert.equal(
+        (await store.saveSnapshot({ seq: 40, ts: 400, stateHash: 'h40', state: {} })).pinned,
+        false,
+      );
+      assert.deepEqual(
+        (await replica.listSnapshots()).map((s) => [s.seq, s.pinned]),
+        [
+          [40, false],
+          [30, false],
+          [10, true],
+        ],
+      );
+      assert.deepEqual((await replica.latestSnapshot(15))?.state, { seq: 10 });
+    } finally {
+      await store.close();
+      await replica.close();
+    }
   });
 
   test('one writer per database: a second open is refused until the first closes', async () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import type { Journal, JournalEntry, SnapshotStore } from '../../src/store/journal.ts';
-import { RecoveryMismatchError, recover } from '../../src/store/recovery.ts';
+import { JournalTrimmedError, RecoveryMismatchError, recover } from '../../src/store/recovery.ts';
 import { Snapshotter } from '../../src/store/snapshotter.ts';
 import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
@@ -151,6 +151,45 @@ test('starts from the snapshot, replays only after it, and verifies checkpoints'
     assert.equal(lagging.report.snapshotSeq, 100);
     assert.equal(lagging.report.replayed, 150);
     assert.equal(lagging.core.stateHash(), live.stateHash());
+  } finally {
+    await f.dispose();
+  }
+});
+
+test('a trimmed journal recovers from the snapshot it starts after, and refuses without one', async () => {
+  const f = await fixture();
+  try {
+    const live = new ToyCore();
+    await runLive(f, live, 1, 100);
+    await f.snapshots.saveSnapshot({
+      seq: 100,
+      ts: 1100,
+      stateHash: live.stateHash(),
+      state: live.snapshot(),
+    });
+    await runLive(f, live, 101, 100);
+    // Records are batches: everything through 100 goes, whatever straddles it stays.
+    for (;;) if ((await f.journal.trimThrough(100, 4)).done) break;
+    const firstSeq = await f.journal.firstSeq();
+    assert.ok(firstSeq > 1 && firstSeq <= 101, `first seq ${firstSeq}`);
+    await f.reopen();
+    const { core, report } = await recover({
+      journal: f.journal,
+      snapshots: f.snapshots,
+      createCore: ToyCore.from,
+    });
+    assert.equal(report.snapshotSeq, 100);
+    assert.equal(report.replayed, 100);
+    assert.equal(core.stateHash(), live.stateHash());
+    // A read store behind the trimmed journal (maxSnapshotSeq) cannot be re-fed from it.
+    await assert.rejects(
+      recover({ journal: f.journal, snapshots: f.snapshots, createCore: ToyCore.from, maxSnapshotSeq: 50 }),
+      (error: unknown) =>
+        error instanceof JournalTrimmedError &&
+        error.firstSeq === firstSeq &&
+        error.snapshotSeq === null &&
+        /the journal starts at seq \d+ \(trimmed\)/.test(error.message),
+    );
   } finally {
     await f.dispose();
   }

@@ -32,6 +32,8 @@
  *   (re-encoded; readers see ordinary frames); a single entry that does not fit fails the write.
  * - Reads run on ephemeral ordered consumers from the frame holding `fromSeq`, found by binary
  *   search over stream sequences; they end at the last frame pending when they get there.
+ * - Never trimmed (`canTrim` false): the stream denies purges on purpose, so no one empties the
+ *   journal by accident; it keeps every frame from seq 1 (unless something outside deleted some).
  */
 import {
   connect,
@@ -59,7 +61,9 @@ import {
   type HashCheckpoint,
   JournalCorruptError,
   type JournalEntry,
+  JournalWriteError,
   type OpenReport,
+  type TrimResult,
 } from '../journal.ts';
 import { readVerifiedFrames } from '../read-frames.ts';
 import { buildFrame, decodeFrame, frameChecksumValid, type StoredFrame } from '../record-format.ts';
@@ -310,7 +314,7 @@ function fitFrame(frame: StoredFrame, maxBytes: number): StoredFrame[] {
 }
 
 export class NatsJournal<C = unknown> extends CommittedJournal<C> {
-  private closed = false;
+  readonly canTrim = false;
 
   static async open<C = unknown>(options: NatsJournalOptions): Promise<NatsJournal<C>> {
     const conn = await NatsJournalStream.connect(options, `journal writer ${options.stream}`);
@@ -424,6 +428,22 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
       if (c !== null && c.seq >= fromSeq && c.seq <= toSeq) found.set(c.seq, c.stateHash);
     }
     return [...found].sort((a, b) => a[0] - b[0]).map(([seq, stateHash]) => ({ seq, stateHash }));
+  }
+
+  async firstSeq(): Promise<number> {
+    // Read before the query: were there no frame then, nothing was durable before it either.
+    const last = this.committer.lastDurable.seq;
+    const { firstSeq } = await this.conn.state();
+    const first = await this.conn.nextOn(this.conn.subjects.frames, Math.max(firstSeq, 1));
+    return first === null ? last + 1 : frameOf(first.header, first.data, first.seq).firstSeq;
+  }
+
+  protected trimRecords(): Promise<TrimResult> {
+    return Promise.reject(
+      new JournalWriteError(
+        `the NATS journal is not trimmed (the stream ${this.conn.stream} denies purges on purpose)`,
+      ),
+    );
   }
 
   async close(): Promise<void> {

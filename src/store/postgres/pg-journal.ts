@@ -11,6 +11,11 @@
  *   (another service on the same DATABASE_URL) is refused with `StoreOpenError` before it reads.
  * - While a batch is in flight, appends accumulate for the next one (pipelined group commit).
  * - Seqs and timestamps are BIGINT, read back as float8 (exact below 2^53).
+ * - A trim is ONE statement on the writer connection: the connection runs its queries in the
+ *   order they were issued, so the trim commits between two batches (the committer issues a
+ *   batch only after the previous one answered), and the records it deletes are chosen in that
+ *   statement, so the newest record at that moment is never among them. It never runs before
+ *   opening (and its torn-tail drop) finished.
  */
 import pg from 'pg';
 import { CommittedJournal } from '../committed-journal.ts';
@@ -22,6 +27,7 @@ import {
   type HashCheckpoint,
   type JournalEntry,
   type OpenReport,
+  type TrimResult,
 } from '../journal.ts';
 import { type FrameRow, readFramePages, readVerifiedFrames, toFrame } from '../read-frames.ts';
 import { frameChecksumValid, type StoredFrame } from '../record-format.ts';
@@ -50,6 +56,29 @@ const WRITER_LOCK_KEY = 7_305_611_001;
 
 const FRAME_COLUMNS = 'first_seq::float8 AS first_seq, count, version, payload, checksum';
 
+/**
+ * The trim ($1 = seq, $2 = maxRecords): the oldest records whose entries all have seq ≤ $1, the
+ * newest excluded, and the checkpoints up to the last entry deleted, in one statement. Its
+ * snapshot predates its own deletes, so `done` looks past the records it deleted.
+ */
+const ELIGIBLE = `first_seq <= $1 AND first_seq + count - 1 <= $1
+  AND first_seq < (SELECT MAX(first_seq) FROM journal)`;
+const TRIM = `
+WITH deleted AS (
+  DELETE FROM journal WHERE first_seq IN (
+    SELECT first_seq FROM journal WHERE ${ELIGIBLE} ORDER BY first_seq LIMIT $2
+  ) RETURNING first_seq, count
+), checkpoints AS (
+  DELETE FROM hash_checkpoints WHERE seq <= (SELECT MAX(first_seq + count - 1) FROM deleted)
+)
+SELECT
+  (SELECT COUNT(*) FROM deleted)::float8 AS records,
+  (SELECT COALESCE(SUM(count), 0) FROM deleted)::float8 AS entries,
+  NOT EXISTS (
+    SELECT 1 FROM journal
+    WHERE ${ELIGIBLE} AND first_seq > COALESCE((SELECT MAX(first_seq) FROM deleted), -1)
+  ) AS done`;
+
 export interface PgJournalOptions {
   readonly connectionString: string;
   readonly limits?: BatchLimits;
@@ -57,7 +86,7 @@ export interface PgJournalOptions {
 }
 
 export class PgJournal<C = unknown> extends CommittedJournal<C> {
-  private closed = false;
+  readonly canTrim = true;
 
   static async open<C = unknown>(options: PgJournalOptions): Promise<PgJournal<C>> {
     const pool = new pg.Pool({ connectionString: options.connectionString, max: 4 });
@@ -145,10 +174,24 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
     }));
   }
 
+  async firstSeq(): Promise<number> {
+    // Read before the query: were the journal empty then, nothing was durable before it either.
+    const last = this.committer.lastDurable.seq;
+    const result = await this.pool.query('SELECT MIN(first_seq)::float8 AS s FROM journal');
+    return (result.rows[0] as { s: number | null }).s ?? last + 1;
+  }
+
+  protected async trimRecords(seq: number, maxRecords: number): Promise<TrimResult> {
+    const result = await this.writer.query(TRIM, [seq, maxRecords]);
+    const row = result.rows[0] as { records: number; entries: number; done: boolean };
+    return { records: row.records, entries: row.entries, done: row.done };
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.committer.close();
+    await this.trimsSettled();
     this.writer.release();
     await this.pool.end();
   }

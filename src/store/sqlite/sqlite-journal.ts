@@ -13,6 +13,9 @@
  * - Batches are written on a worker thread by default (./writer-thread.ts): better-sqlite3 is
  *   synchronous, and a commit on the main thread would block the event loop for its fsync. With
  *   `writerThread: false` the main thread writes (the loop blocks; appends queue in the OS).
+ * - A trim is one transaction on the same writer (the thread, or the main thread's connection),
+ *   so it runs between two batches; it picks the records to delete inside its own statements, so
+ *   the newest record at that moment is never among them, whatever was appended meanwhile.
  */
 import Database from 'better-sqlite3';
 import { CommittedJournal } from '../committed-journal.ts';
@@ -23,6 +26,7 @@ import {
   type HashCheckpoint,
   type JournalEntry,
   type OpenReport,
+  type TrimResult,
 } from '../journal.ts';
 import { type FrameRow, readFramePages, readVerifiedFrames, toFrame } from '../read-frames.ts';
 import { frameChecksumValid, type StoredFrame } from '../record-format.ts';
@@ -47,6 +51,29 @@ const WRITER_PRAGMAS = walPragmas('FULL');
 const INSERT_FRAME =
   'INSERT INTO journal (first_seq, count, version, payload, checksum) VALUES (?, ?, ?, ?, ?)';
 const INSERT_CHECKPOINT = 'INSERT OR REPLACE INTO hash_checkpoints (seq, state_hash) VALUES (?, ?)';
+
+/**
+ * The first_seq of the oldest records (params: seq, seq, maxRecords) whose entries all have
+ * seq ≤ seq, the newest record excluded. Eligible records are a prefix of the journal.
+ */
+const TRIMMED_RECORDS = `SELECT first_seq FROM journal
+  WHERE first_seq <= ? AND first_seq + count - 1 <= ?
+    AND first_seq < (SELECT MAX(first_seq) FROM journal)
+  ORDER BY first_seq LIMIT ?`;
+/** The trim: checkpoints first (they are found through the records), then the records. */
+const TRIM_CHECKPOINTS = `DELETE FROM hash_checkpoints WHERE seq <=
+  (SELECT MAX(first_seq + count - 1) FROM journal WHERE first_seq IN (${TRIMMED_RECORDS}))`;
+const TRIM_RECORDS = `DELETE FROM journal WHERE first_seq IN (${TRIMMED_RECORDS})`;
+const TRIM_LEFT = `SELECT EXISTS (${TRIMMED_RECORDS}) AS more`;
+const FIRST_SEQ = 'SELECT MIN(first_seq) AS s FROM journal';
+
+function trimStatements(seq: number, maxRecords: number): WriteStatement[] {
+  const params = [seq, seq, maxRecords];
+  return [
+    { sql: TRIM_CHECKPOINTS, params },
+    { sql: TRIM_RECORDS, params },
+  ];
+}
 
 function batchStatements(
   frame: StoredFrame | null,
@@ -79,7 +106,9 @@ export class SqliteJournal<C = unknown> extends CommittedJournal<C> {
   protected readonly committer: GroupCommitter;
   private readonly pageFrames: number;
   private readonly writerThread: SqliteWriterThread | null;
-  private closed = false;
+  /** The trim as one transaction on the main thread's connection (no writer thread). */
+  private readonly trimHere: (seq: number, maxRecords: number) => number;
+  readonly canTrim = true;
 
   static open<C = unknown>(options: SqliteJournalOptions): SqliteJournal<C> {
     return new SqliteJournal<C>(options);
@@ -102,6 +131,12 @@ export class SqliteJournal<C = unknown> extends CommittedJournal<C> {
         for (const c of checkpoints) insertCheckpoint.run(c.seq, c.stateHash);
       },
     );
+    const trimCheckpoints = this.db.prepare(TRIM_CHECKPOINTS);
+    const trimRecords = this.db.prepare(TRIM_RECORDS);
+    this.trimHere = this.db.transaction((seq: number, maxRecords: number) => {
+      trimCheckpoints.run(seq, seq, maxRecords);
+      return trimRecords.run(seq, seq, maxRecords).changes;
+    });
     const last = this.lastDurableRow();
     // Checkpoints of commands applied but never made durable describe a lost future.
     this.db.prepare('DELETE FROM hash_checkpoints WHERE seq > ?').run(last.seq);
@@ -155,10 +190,34 @@ export class SqliteJournal<C = unknown> extends CommittedJournal<C> {
     return rows.map((r) => ({ seq: r.seq, stateHash: r.state_hash }));
   }
 
+  async firstSeq(): Promise<number> {
+    const row = this.db.prepare(FIRST_SEQ).get() as { s: number | null };
+    return row.s ?? this.committer.lastDurable.seq + 1;
+  }
+
+  /**
+   * On the writer (thread), after the batches submitted before it. The entries deleted are the
+   * distance the first stored seq moved: nothing but a trim deletes at the front, and trims run
+   * one at a time; `done` is read after the delete committed.
+   */
+  protected async trimRecords(seq: number, maxRecords: number): Promise<TrimResult> {
+    const before = this.db.prepare(FIRST_SEQ).get() as { s: number | null };
+    const thread = this.writerThread;
+    const records =
+      thread === null
+        ? this.trimHere(seq, maxRecords)
+        : (await thread.runCounted(trimStatements(seq, maxRecords))).changes[1]!;
+    const after = this.db.prepare(FIRST_SEQ).get() as { s: number | null };
+    const left = this.db.prepare(TRIM_LEFT).get(seq, seq, 1) as { more: number };
+    const entries = records > 0 && before.s !== null && after.s !== null ? after.s - before.s : 0;
+    return { records, entries, done: left.more === 0 };
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.committer.close();
+    await this.trimsSettled();
     await this.writerThread?.close();
     this.db.close();
   }

@@ -4,7 +4,11 @@
  * Invariants:
  * - A saved snapshot is durable when `saveSnapshot` resolves (WAL, synchronous=FULL).
  * - `latestSnapshot` skips rows whose checksum fails (recovery then starts from an older one).
- * - At most `keep` snapshots are retained (the newest ones).
+ * - The newest `keep` snapshots are retained, and every pinned one besides; `discardAfter`
+ *   deletes pinned ones too.
+ * - Databases written before pinning existed (no `pinned` column) get the column when opened,
+ *   their snapshots unpinned; two connections opening at once (the service and its snapshot
+ *   replica) may both try: the second finds the column there.
  */
 import Database from 'better-sqlite3';
 import type { Snapshot, SnapshotInfo, SnapshotStore } from '../journal.ts';
@@ -23,9 +27,29 @@ CREATE TABLE IF NOT EXISTS snapshots (
   state_hash TEXT NOT NULL,
   version INTEGER NOT NULL,
   payload BLOB NOT NULL,
-  checksum INTEGER NOT NULL
+  checksum INTEGER NOT NULL,
+  pinned INTEGER NOT NULL DEFAULT 0
 );
 `;
+
+const ADD_PINNED = 'ALTER TABLE snapshots ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0';
+
+/** Adds the `pinned` column to a table made by an older build; a no-op when it is there. */
+function addPinnedColumn(db: Database.Database): void {
+  const hasPinned = () =>
+    (db.pragma('table_info(snapshots)') as Array<{ name: string }>).some((c) => c.name === 'pinned');
+  if (hasPinned()) return;
+  try {
+    db.exec(ADD_PINNED);
+  } catch (error) {
+    // Another connection added it between our look and our ALTER.
+    if (!/duplicate column/i.test(String((error as Error).message)) || !hasPinned()) throw error;
+  }
+}
+
+/** Deletes what is neither pinned nor among the newest ? (keep). */
+const PRUNE =
+  'DELETE FROM snapshots WHERE pinned = 0 AND seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)';
 
 interface SnapshotRow {
   seq: number;
@@ -61,24 +85,34 @@ export class SqliteSnapshotStore<S = unknown> implements SnapshotStore<S> {
     this.db = new Database(options.path);
     for (const pragma of walPragmas('FULL')) this.db.pragma(pragma);
     this.db.exec(SCHEMA);
+    addPinnedColumn(this.db);
     this.keep = Math.max(1, options.keep ?? 3);
   }
 
   async saveSnapshot(snapshot: Snapshot<S>): Promise<SnapshotInfo> {
     const stored = encodeSnapshot(snapshot.seq, snapshot.ts, snapshot.stateHash, snapshot.state);
-    this.db.transaction(() => {
-      this.db
+    // Saved again at the same seq (the same state): a pin stays.
+    const pinned = this.db.transaction(() => {
+      const row = this.db
         .prepare(
-          'INSERT OR REPLACE INTO snapshots (seq, ts, state_hash, version, payload, checksum) VALUES (?, ?, ?, ?, ?, ?)',
+          `INSERT INTO snapshots (seq, ts, state_hash, version, payload, checksum) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (seq) DO UPDATE SET ts = excluded.ts, state_hash = excluded.state_hash,
+             version = excluded.version, payload = excluded.payload, checksum = excluded.checksum
+           RETURNING pinned`,
         )
-        .run(stored.seq, stored.ts, stored.stateHash, stored.version, stored.payload, stored.checksum);
-      this.db
-        .prepare(
-          'DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)',
-        )
-        .run(this.keep);
+        .get(stored.seq, stored.ts, stored.stateHash, stored.version, stored.payload, stored.checksum) as {
+        pinned: number;
+      };
+      this.db.prepare(PRUNE).run(this.keep);
+      return row.pinned !== 0;
     })();
-    return { seq: stored.seq, ts: stored.ts, stateHash: stored.stateHash, bytes: stored.payload.length };
+    return {
+      seq: stored.seq,
+      ts: stored.ts,
+      stateHash: stored.stateHash,
+      bytes: stored.payload.length,
+      pinned,
+    };
   }
 
   async latestSnapshot(maxSeq = Number.MAX_SAFE_INTEGER): Promise<Snapshot<S> | null> {
@@ -98,9 +132,33 @@ export class SqliteSnapshotStore<S = unknown> implements SnapshotStore<S> {
 
   async listSnapshots(): Promise<readonly SnapshotInfo[]> {
     const rows = this.db
-      .prepare('SELECT seq, ts, state_hash, length(payload) AS bytes FROM snapshots ORDER BY seq DESC')
-      .all() as Array<{ seq: number; ts: number; state_hash: string; bytes: number }>;
-    return rows.map((r) => ({ seq: r.seq, ts: r.ts, stateHash: r.state_hash, bytes: r.bytes }));
+      .prepare(
+        'SELECT seq, ts, state_hash, length(payload) AS bytes, pinned FROM snapshots ORDER BY seq DESC',
+      )
+      .all() as Array<{ seq: number; ts: number; state_hash: string; bytes: number; pinned: number }>;
+    return rows.map((r) => ({
+      seq: r.seq,
+      ts: r.ts,
+      stateHash: r.state_hash,
+      bytes: r.bytes,
+      pinned: r.pinned !== 0,
+    }));
+  }
+
+  async pin(seq: number): Promise<boolean> {
+    return this.db.prepare('UPDATE snapshots SET pinned = 1 WHERE seq = ?').run(seq).changes > 0;
+  }
+
+  async unpinBefore(seq: number): Promise<number> {
+    return this.db.transaction(() => {
+      const deleted = this.db
+        .prepare(
+          'DELETE FROM snapshots WHERE pinned = 1 AND seq < ? AND seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)',
+        )
+        .run(seq, this.keep).changes;
+      this.db.prepare('UPDATE snapshots SET pinned = 0 WHERE pinned = 1 AND seq < ?').run(seq);
+      return deleted;
+    })();
   }
 
   async discardAfter(seq: number): Promise<number> {

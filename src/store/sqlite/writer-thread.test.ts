@@ -51,6 +51,21 @@ describe('SqliteWriterThread', () => {
     );
   });
 
+  test('a counted write resolves with the rows each statement changed, in order', async () => {
+    const writer = new SqliteWriterThread(database('counted.db'), ['journal_mode = WAL']);
+    await writer.run([{ sql: 'INSERT INTO t (n) VALUES (1), (2), (3)', params: [] }]);
+    const counted = await writer.runCounted([
+      { sql: 'DELETE FROM t WHERE n < ?', params: [3] },
+      { sql: 'DELETE FROM t WHERE n = ?', params: [99] },
+      { sql: 'INSERT INTO t (n) VALUES (?)', params: [4] },
+    ]);
+    assert.deepEqual(counted.changes, [2, 0, 1]);
+    assert.ok(counted.ms >= 0);
+    // Uncounted writes after it still resolve with the time alone.
+    assert.equal(typeof (await writer.run([{ sql: 'DELETE FROM t', params: [] }])), 'number');
+    await writer.close();
+  });
+
   test('a write after close is rejected, not lost silently', async () => {
     const writer = new SqliteWriterThread(database('closed.db'), []);
     await writer.close();

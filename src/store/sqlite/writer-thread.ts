@@ -42,11 +42,13 @@ function param(value) {
 }
 // The params arrays are this thread's own copies (structured clone): converted in place, and bound
 // as one array (spreading tens of thousands of arguments cost more than the insert).
-const runAll = db.transaction((statements) => {
+// \`changes\` (when asked for) collects each statement's count of rows changed.
+const runAll = db.transaction((statements, changes) => {
   for (const s of statements) {
     const params = s.params;
     for (let i = 0; i < params.length; i++) params[i] = param(params[i]);
-    statement(s.sql).run(params);
+    const info = statement(s.sql).run(params);
+    if (changes !== null) changes.push(info.changes);
   }
 });
 parentPort.on('message', (message) => {
@@ -57,8 +59,9 @@ parentPort.on('message', (message) => {
   }
   try {
     const started = performance.now();
-    runAll(message.statements);
-    parentPort.postMessage({ id: message.id, error: null, ms: performance.now() - started });
+    const changes = message.counted ? [] : null;
+    runAll(message.statements, changes);
+    parentPort.postMessage({ id: message.id, error: null, ms: performance.now() - started, changes });
   } catch (error) {
     parentPort.postMessage({ id: message.id, error: String((error && error.stack) || error) });
   }
@@ -71,9 +74,23 @@ export interface WriteStatement {
   readonly params: readonly (number | string | null | Uint8Array)[];
 }
 
+/** What `runCounted` resolves with. */
+export interface CountedWrite {
+  readonly ms: number;
+  /** Rows changed by each statement, in order. */
+  readonly changes: readonly number[];
+}
+
+interface WriteAnswer {
+  readonly id: number;
+  readonly error: string | null;
+  readonly ms?: number;
+  readonly changes?: readonly number[] | null;
+}
+
 interface PendingWrite {
   readonly id: number;
-  readonly resolve: (ms: number) => void;
+  readonly resolve: (ms: number, changes: readonly number[] | null) => void;
   readonly reject: (error: Error) => void;
 }
 
@@ -98,7 +115,7 @@ export class SqliteWriterThread {
       workerData: { path, sqliteModule, pragmas: [...pragmas] },
     });
     this.worker.unref();
-    this.worker.on('message', (answer: { id: number; error: string | null; ms?: number }) => {
+    this.worker.on('message', (answer: WriteAnswer) => {
       const waiting = this.pending[0];
       if (waiting === undefined || waiting.id !== answer.id) {
         this.fail(new Error(`journal writer answered write ${answer.id} out of order`));
@@ -106,7 +123,7 @@ export class SqliteWriterThread {
       }
       this.pending.shift();
       if (this.pending.length === 0) this.worker.unref();
-      if (answer.error === null) waiting.resolve(answer.ms ?? 0);
+      if (answer.error === null) waiting.resolve(answer.ms ?? 0, answer.changes ?? null);
       else waiting.reject(new Error(`journal writer: ${answer.error}`));
     });
     this.worker.on('error', (error) => this.fail(error));
@@ -123,12 +140,31 @@ export class SqliteWriterThread {
    * the transaction took on the worker (its fsync included, the messages there and back not).
    */
   run(statements: readonly WriteStatement[]): Promise<number> {
+    return this.submit(statements, false, (resolve) => resolve);
+  }
+
+  /**
+   * As `run`, and resolves with the number of rows each statement changed (in order) as well.
+   */
+  runCounted(statements: readonly WriteStatement[]): Promise<CountedWrite> {
+    return this.submit<CountedWrite>(
+      statements,
+      true,
+      (resolve) => (ms, changes) => resolve({ ms, changes: changes ?? [] }),
+    );
+  }
+
+  private submit<T>(
+    statements: readonly WriteStatement[],
+    counted: boolean,
+    settle: (resolve: (value: T) => void) => PendingWrite['resolve'],
+  ): Promise<T> {
     if (this.failure !== null) return Promise.reject(this.failure);
     const id = this.nextId++;
-    return new Promise<number>((resolve, reject) => {
+    return new Promise<T>((resolve, reject) => {
       if (this.pending.length === 0) this.worker.ref();
-      this.pending.push({ id, resolve, reject });
-      this.worker.postMessage({ id, statements });
+      this.pending.push({ id, resolve: settle(resolve), reject });
+      this.worker.postMessage(counted ? { id, statements, counted } : { id, statements });
     });
   }
 
