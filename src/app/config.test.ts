@@ -23,6 +23,7 @@ describe('config', () => {
       snapshotReplica: true,
       readStoreOnReplica: true,
       historyRetentionDays: null,
+      journalRetentionDays: null,
       snapshots: { everyCommands: 1_000_000, everyMs: 600_000, checkpointEveryCommands: 250_000 },
       http: {
         bodyLimitBytes: 262_144,
@@ -124,6 +125,31 @@ describe('config', () => {
         error.message === 'invalid configuration: /databaseUrl must NOT have fewer than 1 characters',
     );
     assert.throws(() => loadConfig({ env: { HISTORY_RETENTION_DAYS: 'a month' } }), /HISTORY_RETENTION_DAYS/);
+  });
+
+  test('journal retention: days from JOURNAL_RETENTION_DAYS; refused under 1, under the history retention, with NATS, without periodic snapshots', () => {
+    assert.equal(loadConfig({ env: { JOURNAL_RETENTION_DAYS: '7' } }).journalRetentionDays, 7);
+    assert.equal(loadConfig({ env: { JOURNAL_RETENTION_DAYS: 'off' } }).journalRetentionDays, null);
+    const both = loadConfig({ env: { JOURNAL_RETENTION_DAYS: '30', HISTORY_RETENTION_DAYS: '30' } });
+    assert.equal(both.journalRetentionDays, 30);
+    const refused = (env: Record<string, string>, message: string) =>
+      assert.throws(
+        () => loadConfig({ env }),
+        (error: Error) => error.message === `invalid configuration: ${message}`,
+      );
+    refused({ JOURNAL_RETENTION_DAYS: '0.5' }, '/journalRetentionDays must be >= 1 (JOURNAL_RETENTION_DAYS)');
+    refused(
+      { JOURNAL_RETENTION_DAYS: '7', HISTORY_RETENTION_DAYS: '30' },
+      '/journalRetentionDays (JOURNAL_RETENTION_DAYS) must be >= /historyRetentionDays (HISTORY_RETENTION_DAYS) (30), so a read store rebuilt from the journal holds all the history it keeps',
+    );
+    refused(
+      { JOURNAL_RETENTION_DAYS: '7', JOURNAL_URL: 'nats://127.0.0.1:4222' },
+      '/journalRetentionDays (JOURNAL_RETENTION_DAYS) cannot be used with /journalUrl (JOURNAL_URL): a NATS journal is never trimmed',
+    );
+    refused(
+      { JOURNAL_RETENTION_DAYS: '7', SNAPSHOT_EVERY_COMMANDS: '0', SNAPSHOT_EVERY_MS: '0' },
+      '/journalRetentionDays (JOURNAL_RETENTION_DAYS) needs periodic snapshots: /snapshots/everyCommands (SNAPSHOT_EVERY_COMMANDS) and /snapshots/everyMs (SNAPSHOT_EVERY_MS) are both 0',
+    );
   });
 
   test('a JSON file is merged; unknown keys are rejected; env wins over the file', () => {

@@ -66,6 +66,13 @@ export const ConfigSchema = Type.Object(
      */
     historyRetentionDays: Type.Union([Type.Number({ minimum: 2 }), Type.Null()]),
     /**
+     * Days of commands the journal keeps at least: older records are deleted down to a kept
+     * snapshot, which recovery and a rebuilt read store then start from. Null: kept forever. At
+     * least 1, no less than `historyRetentionDays`, and not with a NATS journal (never trimmed);
+     * needs periodic snapshots.
+     */
+    journalRetentionDays: Type.Union([Type.Number({ minimum: 1 }), Type.Null()]),
+    /**
      * When snapshots and hash checkpoints are taken (by the replica, or inline without it): a
      * restart replays at most about `everyCommands` commands (or `everyMs` of command time) after
      * the latest snapshot. 0 disables that trigger (a clean stop still snapshots).
@@ -131,6 +138,7 @@ export const DEFAULT_CONFIG: Config = {
   snapshotReplica: true,
   readStoreOnReplica: true,
   historyRetentionDays: null,
+  journalRetentionDays: null,
   snapshots: { ...DEFAULT_SNAPSHOT_POLICY },
   http: {
     bodyLimitBytes: 262_144,
@@ -184,6 +192,7 @@ const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser
   ['SNAPSHOT_REPLICA', ['snapshotReplica'], asBoolean],
   ['READ_STORE_ON_REPLICA', ['readStoreOnReplica'], asBoolean],
   ['HISTORY_RETENTION_DAYS', ['historyRetentionDays'], asNumberOrOff],
+  ['JOURNAL_RETENTION_DAYS', ['journalRetentionDays'], asNumberOrOff],
   ['SNAPSHOT_EVERY_COMMANDS', ['snapshots', 'everyCommands'], asInteger],
   ['SNAPSHOT_EVERY_MS', ['snapshots', 'everyMs'], asInteger],
   ['CHECKPOINT_EVERY_COMMANDS', ['snapshots', 'checkpointEveryCommands'], asInteger],
@@ -242,7 +251,41 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     });
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
-  return deepFreeze(merged as unknown as Config);
+  const config = merged as unknown as Config;
+  const conflicts = settingConflicts(config);
+  if (conflicts.length > 0) throw new ConfigError(`invalid configuration: ${conflicts.join('; ')}`);
+  return deepFreeze(config);
+}
+
+/** A setting by its config path and the environment variable that sets it. */
+function setting(path: string): string {
+  const binding = ENV_BINDINGS.find(([, at]) => `/${at.join('/')}` === path);
+  return binding === undefined ? path : `${path} (${binding[0]})`;
+}
+
+/** Settings valid one by one that do not go together. */
+function settingConflicts(config: Config): string[] {
+  const problems: string[] = [];
+  const journalDays = config.journalRetentionDays;
+  if (journalDays === null) return problems;
+  const journal = setting('/journalRetentionDays');
+  if (config.journalUrl !== null) {
+    problems.push(
+      `${journal} cannot be used with ${setting('/journalUrl')}: a NATS journal is never trimmed`,
+    );
+  }
+  const historyDays = config.historyRetentionDays;
+  if (historyDays !== null && journalDays < historyDays) {
+    problems.push(
+      `${journal} must be >= ${setting('/historyRetentionDays')} (${historyDays}), so a read store rebuilt from the journal holds all the history it keeps`,
+    );
+  }
+  if (config.snapshots.everyCommands === 0 && config.snapshots.everyMs === 0) {
+    problems.push(
+      `${journal} needs periodic snapshots: ${setting('/snapshots/everyCommands')} and ${setting('/snapshots/everyMs')} are both 0`,
+    );
+  }
+  return problems;
 }
 
 /**

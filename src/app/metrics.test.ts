@@ -10,7 +10,12 @@ function sampleValue(body: string, line: string): number {
 
 /** Metrics whose scrape-time sources all read 0. */
 function idleMetrics(): ServiceMetrics {
-  return new ServiceMetrics({ sequence: () => 0, readStoreApplied: () => 0, wsConnections: () => 0 });
+  return new ServiceMetrics({
+    sequence: () => 0,
+    readStoreApplied: () => 0,
+    journalFirstSeq: () => 1,
+    wsConnections: () => 0,
+  });
 }
 
 /** `venue_request_seconds_<sample>` of one transport and outcome (`le` for a bucket). */
@@ -48,6 +53,7 @@ describe('service metrics', () => {
     const metrics = new ServiceMetrics({
       sequence: () => sequence,
       readStoreApplied: () => 7,
+      journalFirstSeq: () => 3,
       wsConnections: () => 2,
     });
     metrics.journalBatch(250, 0.9);
@@ -64,6 +70,7 @@ describe('service metrics', () => {
     assert.equal(sampleValue(body, 'venue_market_turn_seconds_bucket{le="0.002"}'), 1);
     assert.equal(sampleValue(body, 'venue_sequence'), 12);
     assert.equal(sampleValue(body, 'venue_read_store_lag_commands'), 5);
+    assert.equal(sampleValue(body, 'venue_journal_first_seq'), 3);
     assert.equal(sampleValue(body, 'venue_ws_connections'), 2);
     assert.match(body, /^nodejs_eventloop_lag_seconds /m, 'the process collectors are registered');
   });

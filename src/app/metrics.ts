@@ -21,6 +21,8 @@ export interface MetricsSources {
   readonly sequence: () => number;
   /** The last seq the read store has written. */
   readonly readStoreApplied: () => number;
+  /** The seq of the journal's first stored entry (past 1 once trimmed). */
+  readonly journalFirstSeq: () => number;
   readonly wsConnections: () => number;
 }
 
@@ -87,6 +89,14 @@ export class ServiceMetrics {
       registers,
       collect() {
         this.set(Math.max(0, sources.sequence() - sources.readStoreApplied()));
+      },
+    });
+    new Gauge({
+      name: 'venue_journal_first_seq',
+      help: "The seq of the journal's first stored entry (past 1 once JOURNAL_RETENTION_DAYS trimmed it)",
+      registers,
+      collect() {
+        this.set(sources.journalFirstSeq());
       },
     });
     new Gauge({

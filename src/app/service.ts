@@ -32,12 +32,13 @@ import { VenueError } from '../domain/errors.ts';
 import { defaultMarketDriverConfig, MarketDriver } from '../market/driver.ts';
 import type { RfqDesk } from '../rfq/desk.ts';
 import { lockDataDir } from '../store/data-dir-lock.ts';
-import type { Journal, JournalEntry } from '../store/journal.ts';
+import type { Journal, JournalEntry, SnapshotInfo, SnapshotStore } from '../store/journal.ts';
+import { JournalTrimmer } from '../store/journal-trimmer.ts';
 import { openStores } from '../store/open-stores.ts';
 import { recordAccountSeqs } from '../store/read/core-projections.ts';
 import type { ReadStore, RetentionSettings } from '../store/read/read-store.ts';
 import { subMachineProjections } from '../store/read/sub-projections.ts';
-import { type RecoveryReport, recover } from '../store/recovery.ts';
+import { JournalTrimmedError, type RecoveryReport, recover } from '../store/recovery.ts';
 import { type SnapshotPolicy, Snapshotter } from '../store/snapshotter.ts';
 import { type Clock, SystemClock } from './clock.ts';
 import type { Config } from './config.ts';
@@ -83,6 +84,10 @@ export interface RunningService {
    * again if it fails (null when `snapshotReplica` is off).
    */
   readonly snapshotReplica: ReplicaSupervisor | null;
+  /** Trims the journal to `journalRetentionDays` (null when it is kept forever). */
+  readonly journalTrimmer: JournalTrimmer | null;
+  /** The seq of the journal's first stored entry, as of the last trim. */
+  journalFirstSeq(): number;
   /** Demo credentials written on this (first) start, else null. */
   readonly demoCredentials: DemoCredential[] | null;
   readonly address: { readonly host: string; readonly port: number };
@@ -128,6 +133,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const replicaWritesReads = config.snapshotReplica && config.readStoreOnReplica;
   // A store ahead of the journal is emptied first, so recovery (or the replica) re-feeds it whole.
   await rebuildReadStoreIfAhead(readStore, await storage.journal.lastSeq(), log);
+  await refeedReadStoreFromJournalBase(readStore, storage.journal, storage.snapshots, log);
   const readAppliedAtOpen = readStore.lastAppliedSeq;
 
   const { core: recovered, report } = await recover<MachineCommand, RecoveredCore>({
@@ -165,6 +171,22 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       options.onFatal?.(error);
     },
   });
+  let journalFirstSeq = await storage.journal.firstSeq();
+  const trimmer =
+    config.journalRetentionDays === null
+      ? null
+      : new JournalTrimmer({
+          journal: storage.journal,
+          snapshots: storage.snapshots,
+          keepMs: Math.round(config.journalRetentionDays * 86_400_000),
+          readStoreSeq: () => readStore.lastAppliedSeq,
+          onTrimmed: (trim) => {
+            journalFirstSeq = trim.firstSeq;
+            log.info({ ...trim, ms: Math.round(trim.ms) }, 'journal trimmed');
+          },
+          onError: (error) => log.error({ err: error }, 'journal trim'),
+        });
+  const snapshotSaved = (info: SnapshotInfo) => trimmer?.onSnapshotSaved(info);
   // The same cadence for the replica and, without it (or while it is down), inline.
   const snapshotPolicy = options.snapshotPolicy ?? config.snapshots;
   const inlineSnapshotter = (policy: SnapshotPolicy) =>
@@ -178,8 +200,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         state: core.machine.snapshot(),
       }),
       currentHash: () => ({ seq: core.sequence, stateHash: core.machine.stateHash() }),
-      onSaved: (info, ms) =>
-        log.info({ seq: info.seq, bytes: info.bytes, ms: Math.round(ms) }, 'snapshot saved'),
+      onSaved: (info, ms) => {
+        log.info({ seq: info.seq, bytes: info.bytes, ms: Math.round(ms) }, 'snapshot saved');
+        snapshotSaved(info);
+      },
       onError: (error) => log.error({ err: error }, 'snapshot failed'),
     });
   // With the replica, the inline snapshotter only serves a shutdown after the replica failed.
@@ -199,6 +223,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         readAppliedSeq: readAppliedAtOpen,
         restartPolicy: options.replicaRestart ?? DEFAULT_RESTART_POLICY,
         log,
+        onSaved: snapshotSaved,
         onFailed: () => {
           snapshotter = inlineSnapshotter(snapshotPolicy);
         },
@@ -230,6 +255,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     ? new ServiceMetrics({
         sequence: () => core.sequence,
         readStoreApplied: () => readStore.lastAppliedSeq,
+        journalFirstSeq: () => journalFirstSeq,
         wsConnections: () => gateway.wsConnections(),
       })
     : null;
@@ -330,6 +356,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const close = () => {
     closing ??= (async () => {
       await market.stop();
+      // A trim under way ends at its next step; the next start carries on.
+      await trimmer?.stop();
       core.stop();
       await gateway.close();
       // Every connection ran its cancel-on-disconnect; one cut short leaves nothing behind either.
@@ -367,6 +395,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     readStore,
     metrics,
     snapshotReplica: replica,
+    journalTrimmer: trimmer,
+    journalFirstSeq: () => journalFirstSeq,
     demoCredentials,
     address,
     close,
@@ -389,6 +419,31 @@ async function rebuildReadStoreIfAhead(readStore: ReadStore, journalSeq: number,
     'the read store is ahead of the journal (acknowledged commands lost, or an older journal restored): rebuilding it from the whole journal',
   );
   await readStore.reset();
+}
+
+/**
+ * A trimmed journal cannot re-feed a read store behind its first entry (a store emptied above, or
+ * one deleted or restored from an old backup): the store is emptied and set to the oldest snapshot
+ * the journal can continue from, and recovery (or the replica) re-feeds it from there. What the
+ * journal no longer holds is not restored: orders closed and trades made before that snapshot.
+ */
+async function refeedReadStoreFromJournalBase(
+  readStore: ReadStore,
+  journal: Journal<MachineCommand>,
+  snapshots: SnapshotStore,
+  log: Logger,
+): Promise<void> {
+  const firstSeq = await journal.firstSeq();
+  const readStoreSeq = readStore.lastAppliedSeq;
+  if (readStoreSeq >= firstSeq - 1) return;
+  const usable = (await snapshots.listSnapshots()).filter((s) => s.seq >= firstSeq - 1);
+  if (usable.length === 0) throw new JournalTrimmedError(firstSeq, null);
+  const baseSeq = Math.min(...usable.map((s) => s.seq));
+  log.warn(
+    { readStoreSeq, firstSeq, baseSeq },
+    'the read store is behind the trimmed journal: it is emptied and re-fed from the snapshot the journal starts after; history before that snapshot is not restored',
+  );
+  await readStore.reset(baseSeq);
 }
 
 /**
@@ -426,6 +481,7 @@ function superviseReplica(
     readAppliedSeq: number;
     restartPolicy: RestartPolicy;
     log: Logger;
+    onSaved: (info: SnapshotInfo) => void;
     onFailed: () => void;
     onRestarted: () => void;
   },
@@ -437,8 +493,10 @@ function superviseReplica(
     options.readAppliedSeq,
     {
       onCheckpoint: (checkpoint) => journal.recordCheckpoint(checkpoint),
-      onSaved: (info, ms) =>
-        log.info({ seq: info.seq, bytes: info.bytes, ms: Math.round(ms) }, 'snapshot saved by the replica'),
+      onSaved: (info, ms) => {
+        log.info({ seq: info.seq, bytes: info.bytes, ms: Math.round(ms) }, 'snapshot saved by the replica');
+        options.onSaved(info);
+      },
       onFailed: (error, restartInMs) => {
         log.error(
           { err: error, ...(Number.isFinite(restartInMs) ? { restartInMs } : {}) },

@@ -26,10 +26,11 @@ export interface ReadDb {
   commit(statements: readonly Statement[], lastSeq: number): Promise<void>;
   lastAppliedSeq(): Promise<number>;
   /**
-   * Empties `tables` and sets the last applied seq back to 0, in one transaction; the rest of
-   * `read_meta` (the schema versions) stays. For a store to be re-fed from the journal's start.
+   * Empties `tables` and sets the last applied seq to `seq`, in one transaction; the rest of
+   * `read_meta` (the schema versions) stays. For a store to be re-fed from the journal's start
+   * (0), or from after the snapshot a trimmed journal starts at.
    */
-  reset(tables: readonly string[]): Promise<void>;
+  reset(tables: readonly string[], seq: number): Promise<void>;
   query<T>(sql: string, params: readonly RowValue[]): Promise<T[]>;
   /** Runs one statement outside a batch; returns the number of rows changed. */
   execute(sql: string, params: readonly RowValue[]): Promise<number>;
@@ -114,10 +115,10 @@ export class SqliteReadDb implements ReadDb {
    * On this connection: the writer thread, if started, has no write under way (the read store
    * resets only with nothing pending), and it sees the emptied tables like any committed batch.
    */
-  async reset(tables: readonly string[]): Promise<void> {
+  async reset(tables: readonly string[], seq: number): Promise<void> {
     this.db.transaction(() => {
       for (const table of tables) this.db.exec(`DELETE FROM ${ident(table)}`);
-      this.prepared(SET_SEQ).run(0);
+      this.prepared(SET_SEQ).run(seq);
     })();
   }
 
@@ -176,11 +177,11 @@ export class PgReadDb implements ReadDb {
     return rows[0]?.value ?? 0;
   }
 
-  reset(tables: readonly string[]): Promise<void> {
+  reset(tables: readonly string[], seq: number): Promise<void> {
     return inTransaction(this.pool, async (client) => {
       // TRUNCATE is transactional in PostgreSQL, and frees the space at once.
       if (tables.length > 0) await client.query(`TRUNCATE ${tables.map(ident).join(', ')}`);
-      await client.query(toPostgresPlaceholders(SET_SEQ), [0]);
+      await client.query(toPostgresPlaceholders(SET_SEQ), [seq]);
     });
   }
 

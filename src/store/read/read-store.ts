@@ -13,7 +13,8 @@
  *   `maxSnapshotSeq`) to re-feed what was lost.
  * - A store ahead of the journal (`lastAppliedSeq` past its last durable seq: a journal that lost
  *   acknowledged commands, or an older backup restored) is emptied by `reset` at start-up and
- *   re-fed from seq 1 (service.ts), since the journal reuses those seqs for other commands.
+ *   re-fed from seq 1 (service.ts), since the journal reuses those seqs for other commands; from
+ *   the snapshot a trimmed journal starts after when the journal no longer holds seq 1.
  * - A write failure is kept and reported by `flush()`/`failure`; later pushes are dropped
  *   (queries still work on what was written). The service should restart to re-feed.
  * - Or the rows are written elsewhere (`writeElsewhere`: the snapshot replica projects the same
@@ -224,18 +225,19 @@ export class ReadStore {
   }
 
   /**
-   * Empties every projected table (the sub-projections' too) and sets lastAppliedSeq back to 0,
-   * in one transaction, keeping the schema versions: the store is then re-fed from the journal's
-   * first command. For a store ahead of its journal (the journal came back shorter than what was
-   * projected: those seqs will be reused by other commands). Before anything is pushed, and not
+   * Empties every projected table (the sub-projections' too) and sets lastAppliedSeq to `seq`
+   * (default 0), in one transaction, keeping the schema versions: the store is then re-fed from
+   * the command after it. For a store ahead of its journal (the journal came back shorter than
+   * what was projected: those seqs will be reused by other commands), or behind a trimmed one
+   * (`seq` is then the snapshot the journal starts after). Before anything is pushed, and not
    * while written elsewhere; what was pushed is written first.
    */
-  async reset(): Promise<void> {
+  async reset(seq = 0): Promise<void> {
     if (this.remote !== null) throw new Error('the read store is written elsewhere: it is reset before that');
     await this.flush();
-    await this.options.db.reset([...this.tables.keys()]);
-    this.applied = 0;
-    this.pendingSeq = 0;
+    await this.options.db.reset([...this.tables.keys()], seq);
+    this.applied = seq;
+    this.pendingSeq = seq;
   }
 
   private schedule(): void {
