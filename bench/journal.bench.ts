@@ -1,7 +1,7 @@
 /**
  * Journal benchmark: group-commit append throughput with fsync, append-to-ack latency, replay
  * speed (read + verify + decode) for 1M and 10M entries, restart time (open + snapshot + replay),
- * snapshot size and time.
+ * snapshot size and time, and append latency while the journal is trimmed as retention does it.
  *
  *   npm run bench:journal                 # SQLite, 1M + 10M entries (a few minutes)
  *   npm run bench:journal -- --quick      # SQLite, 200k entries only
@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Journal, JournalEntry, SnapshotStore } from '../src/store/journal.ts';
+import { TRIM_STEP_PAUSE_MS, TRIM_STEP_RECORDS } from '../src/store/journal-trimmer.ts';
 import { PgJournal } from '../src/store/postgres/pg-journal.ts';
 import { PgSnapshotStore } from '../src/store/postgres/pg-snapshots.ts';
 import { recover } from '../src/store/recovery.ts';
@@ -128,6 +129,42 @@ async function pacedLatency(journal: Journal, from: number, rate: number, second
   };
 }
 
+/**
+ * `pacedLatency` while the journal is trimmed through `throughSeq` in the steps the retention
+ * trimmer takes (JOURNAL_RETENTION_DAYS), from the oldest record on.
+ */
+async function trimUnderLoad(
+  journal: Journal,
+  from: number,
+  rate: number,
+  seconds: number,
+  throughSeq: number,
+) {
+  const steps: number[] = [];
+  let records = 0;
+  let loaded = false;
+  const trimming = (async () => {
+    while (!loaded) {
+      const started = performance.now();
+      const result = await journal.trimThrough(throughSeq, TRIM_STEP_RECORDS);
+      steps.push(performance.now() - started);
+      records += result.records;
+      if (result.done) break;
+      await new Promise((resolve) => setTimeout(resolve, TRIM_STEP_PAUSE_MS));
+    }
+  })();
+  const load = await pacedLatency(journal, from, rate, seconds);
+  loaded = true;
+  await trimming;
+  steps.sort((a, b) => a - b);
+  return {
+    ...load,
+    'records trimmed': fmt(records),
+    'trim step p50 ms': percentile(steps, 50).toFixed(2),
+    'trim step p99 ms': percentile(steps, 99).toFixed(2),
+  };
+}
+
 async function replay(journal: Journal, from: number) {
   const started = performance.now();
   let n = 0;
@@ -224,7 +261,8 @@ async function benchBackend(backend: Backend): Promise<void> {
     console.log('steady load:', await pacedLatency(journal, written + 1, rate, quick ? 2 : 4));
     written = await journal.lastSeq();
   }
-
+  // What the steady load wrote is trimmed at the end (small records, as live traffic makes).
+  const steadyEnd = written;
   const snapshots = await backend.openSnapshots();
   const state = syntheticState(quick ? 100_000 : 500_000);
   const saveStart = performance.now();
@@ -262,6 +300,18 @@ async function benchBackend(backend: Backend): Promise<void> {
     await j.close();
     await s.close();
   }
+
+  journal = await backend.openJournal();
+  // A warm-up first: right after the restarts above the first second's tail is the disk's.
+  await pacedLatency(journal, (await journal.lastSeq()) + 1, 10_000, 1);
+  written = await journal.lastSeq();
+  console.log('steady load, no trim:', await pacedLatency(journal, written + 1, 10_000, quick ? 2 : 4));
+  written = await journal.lastSeq();
+  console.log(
+    'steady load while trimming:',
+    await trimUnderLoad(journal, written + 1, 10_000, quick ? 2 : 4, steadyEnd),
+  );
+  await journal.close();
   await backend.dispose();
 }
 

@@ -48,8 +48,10 @@ export interface JournalTrimmerDeps {
 
 /** Anchors per retention period. */
 const ANCHORS_PER_PERIOD = 4;
-const DEFAULT_RECORDS_PER_STEP = 16;
-const defaultPause = () => new Promise<void>((resolve) => setTimeout(resolve, 10));
+/** A trim step's records and the pause after it (bench:journal measures them under load). */
+export const TRIM_STEP_RECORDS = 16;
+export const TRIM_STEP_PAUSE_MS = 10;
+const defaultPause = () => new Promise<void>((resolve) => setTimeout(resolve, TRIM_STEP_PAUSE_MS));
 
 export class JournalTrimmer {
   private offered: SnapshotInfo | null = null;
@@ -110,7 +112,7 @@ export class JournalTrimmer {
     const started = performance.now();
     let records = 0;
     let entries = 0;
-    const step = this.deps.recordsPerStep ?? DEFAULT_RECORDS_PER_STEP;
+    const step = this.deps.recordsPerStep ?? TRIM_STEP_RECORDS;
     const pause = this.deps.pause ?? defaultPause;
     for (;;) {
       const result = await journal.trimThrough(base.seq, step);
