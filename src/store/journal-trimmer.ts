@@ -12,8 +12,8 @@
  * Invariants:
  * - Never trims past the read store's last written seq: a store that lost its last writes (SQLite
  *   `synchronous=NORMAL` after a power cut) is re-fed from a snapshot no newer than its seq.
- * - The base is pinned before anything it covers is deleted, and released only once a newer
- *   base has been trimmed to.
+ * - The base is pinned before anything it covers is deleted, and released only when a newer
+ *   base is chosen.
  * - Trims go in steps of `recordsPerStep` records with a pause between them, so the journal's
  *   writer, which runs them between its batches, never holds an append back for long; a large
  *   backlog (retention just switched on) is worked off over a while.
@@ -108,6 +108,10 @@ export class JournalTrimmer {
     let base: SnapshotInfo | undefined;
     for (const anchor of anchors) if (anchor.ts <= horizon && anchor.seq <= readSeq) base = anchor;
     if (base === undefined) return;
+    // Right after a save, before the trim: the snapshot store's next write is a policy interval
+    // away, so on SQLite this write does not wait behind the replica's (synchronously, on the
+    // event loop). The anchors before the base cover only what this trim deletes.
+    await snapshots.unpinBefore(base.seq);
 
     const started = performance.now();
     let records = 0;
@@ -122,7 +126,6 @@ export class JournalTrimmer {
       if (this.stopping) return;
       await pause();
     }
-    await snapshots.unpinBefore(base.seq);
     if (records > 0) {
       this.deps.onTrimmed?.({
         throughSeq: base.seq,
