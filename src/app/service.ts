@@ -107,56 +107,23 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const log = options.logger ?? pino({ level: config.logLevel });
   // Before anything is read or written: a second service on this directory is refused here.
   const dataDirLock = lockDataDir(config.dataDir);
-  const natsJournal =
-    config.journalUrl === null
-      ? null
-      : { servers: config.journalUrl, stream: config.journalStream, replicas: config.journalReplicas };
-  const retention = historyRetention(config.historyRetentionDays);
-  const storage = await openStores<MachineCommand>({
-    dataDir: config.dataDir,
-    databaseUrl: config.databaseUrl,
-    natsJournal,
-    projections: subMachineProjections(),
-    ...(retention === undefined ? {} : { retention }),
-    onReadStoreError: (error) => log.error({ err: error }, 'read store'),
-  });
-  const readStore = storage.readStore;
-  if (natsJournal !== null && natsJournal.replicas === 1) {
-    // decisions.md, "What a JetStream ack guarantees": on one server an ack is not an fsync.
-    log.warn(
-      { journalStream: natsJournal.stream, journalReplicas: 1 },
-      'the journal is on one NATS server: an OS crash or power loss there can lose acknowledged commands (it fsyncs every 2 minutes); use JOURNAL_REPLICAS=3 on a cluster',
-    );
+  let recoveredStores: RecoveredStores;
+  try {
+    recoveredStores = await openAndRecover(config, log);
+  } catch (error) {
+    dataDirLock.release();
+    throw error;
   }
-  // With the replica, it writes the read store (projecting the commands it applies anyway) and
-  // re-feeds what the store lost; the live core then only queries it.
-  const replicaWritesReads = config.snapshotReplica && config.readStoreOnReplica;
-  // A store ahead of the journal is emptied first, so recovery (or the replica) re-feeds it whole.
-  await rebuildReadStoreIfAhead(readStore, await storage.journal.lastSeq(), log);
-  await refeedReadStoreFromJournalBase(readStore, storage.journal, storage.snapshots, log);
-  const readAppliedAtOpen = readStore.lastAppliedSeq;
-
-  const { core: recovered, report } = await recover<MachineCommand, RecoveredCore>({
-    journal: storage.journal,
-    snapshots: storage.snapshots,
-    // Replay from no later than what the read store has written, so it is re-fed what it lost.
-    ...(replicaWritesReads ? {} : { maxSnapshotSeq: readAppliedAtOpen }),
-    createCore: (state) =>
-      new RecoveredCore(state as MachineSnapshot | null, replicaWritesReads ? null : readStore),
-    strict: true,
-  });
-  log.info(
-    {
-      snapshotSeq: report.snapshotSeq,
-      replayed: report.replayed,
-      lastSeq: report.lastSeq,
-      droppedTailRecords: report.droppedTailRecords,
-      checkpointsVerified: report.checkpointsVerified,
-      stateHash: report.finalStateHash,
-      replayMs: Math.round(report.replayMs),
-    },
-    'recovered',
-  );
+  const {
+    storage,
+    readStore,
+    report,
+    recovered,
+    readAppliedAtOpen,
+    replicaWritesReads,
+    natsJournal,
+    retention,
+  } = recoveredStores;
 
   let driver: MarketDriver | null = null;
   const core = new CoreService({
@@ -421,6 +388,89 @@ async function rebuildReadStoreIfAhead(readStore: ReadStore, journalSeq: number,
   await readStore.reset();
 }
 
+interface RecoveredStores {
+  readonly storage: Awaited<ReturnType<typeof openStores<MachineCommand>>>;
+  readonly readStore: ReadStore;
+  readonly report: RecoveryReport;
+  readonly recovered: RecoveredCore;
+  readonly readAppliedAtOpen: number;
+  readonly replicaWritesReads: boolean;
+  readonly natsJournal: { servers: string; stream: string; replicas: number } | null;
+  readonly retention: RetentionSettings | undefined;
+}
+
+/**
+ * Opens the stores and recovers the core from them. A failure closes what it opened (a start that
+ * fails leaves no thread or connection behind), and the caller releases the data directory.
+ */
+async function openAndRecover(config: Readonly<Config>, log: Logger): Promise<RecoveredStores> {
+  const natsJournal =
+    config.journalUrl === null
+      ? null
+      : { servers: config.journalUrl, stream: config.journalStream, replicas: config.journalReplicas };
+  const retention = historyRetention(config.historyRetentionDays);
+  const storage = await openStores<MachineCommand>({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    natsJournal,
+    projections: subMachineProjections(),
+    ...(retention === undefined ? {} : { retention }),
+    onReadStoreError: (error) => log.error({ err: error }, 'read store'),
+  });
+  try {
+    const readStore = storage.readStore;
+    if (natsJournal !== null && natsJournal.replicas === 1) {
+      // decisions.md, "What a JetStream ack guarantees": on one server an ack is not an fsync.
+      log.warn(
+        { journalStream: natsJournal.stream, journalReplicas: 1 },
+        'the journal is on one NATS server: an OS crash or power loss there can lose acknowledged commands (it fsyncs every 2 minutes); use JOURNAL_REPLICAS=3 on a cluster',
+      );
+    }
+    // With the replica, it writes the read store (projecting the commands it applies anyway) and
+    // re-feeds what the store lost; the live core then only queries it.
+    const replicaWritesReads = config.snapshotReplica && config.readStoreOnReplica;
+    // A store ahead of the journal is emptied first, so recovery (or the replica) re-feeds it whole.
+    await rebuildReadStoreIfAhead(readStore, await storage.journal.lastSeq(), log);
+    await refeedReadStoreFromJournalBase(readStore, storage.journal, storage.snapshots, log);
+    const readAppliedAtOpen = readStore.lastAppliedSeq;
+
+    const { core: recovered, report } = await recover<MachineCommand, RecoveredCore>({
+      journal: storage.journal,
+      snapshots: storage.snapshots,
+      // Replay from no later than what the read store has written, so it is re-fed what it lost.
+      ...(replicaWritesReads ? {} : { maxSnapshotSeq: readAppliedAtOpen }),
+      createCore: (state) =>
+        new RecoveredCore(state as MachineSnapshot | null, replicaWritesReads ? null : readStore),
+      strict: true,
+    });
+    log.info(
+      {
+        snapshotSeq: report.snapshotSeq,
+        replayed: report.replayed,
+        lastSeq: report.lastSeq,
+        droppedTailRecords: report.droppedTailRecords,
+        checkpointsVerified: report.checkpointsVerified,
+        stateHash: report.finalStateHash,
+        replayMs: Math.round(report.replayMs),
+      },
+      'recovered',
+    );
+    return {
+      storage,
+      readStore,
+      report,
+      recovered,
+      readAppliedAtOpen,
+      replicaWritesReads,
+      natsJournal,
+      retention,
+    };
+  } catch (error) {
+    await storage.close().catch(() => undefined);
+    throw error;
+  }
+}
+
 /**
  * A trimmed journal cannot re-feed a read store behind its first entry (a store emptied above, or
  * one deleted or restored from an old backup): the store is emptied and set to the oldest snapshot
@@ -436,9 +486,17 @@ async function refeedReadStoreFromJournalBase(
   const firstSeq = await journal.firstSeq();
   const readStoreSeq = readStore.lastAppliedSeq;
   if (readStoreSeq >= firstSeq - 1) return;
-  const usable = (await snapshots.listSnapshots()).filter((s) => s.seq >= firstSeq - 1);
-  if (usable.length === 0) throw new JournalTrimmedError(firstSeq, null);
-  const baseSeq = Math.min(...usable.map((s) => s.seq));
+  // The oldest that loads (its checksum verifies): recovery then starts from it.
+  const candidates = (await snapshots.listSnapshots())
+    .filter((s) => s.seq >= firstSeq - 1)
+    .sort((a, b) => a.seq - b.seq);
+  let baseSeq: number | null = null;
+  for (const candidate of candidates) {
+    if ((await snapshots.latestSnapshot(candidate.seq))?.seq !== candidate.seq) continue;
+    baseSeq = candidate.seq;
+    break;
+  }
+  if (baseSeq === null) throw new JournalTrimmedError(firstSeq, null);
   log.warn(
     { readStoreSeq, firstSeq, baseSeq },
     'the read store is behind the trimmed journal: it is emptied and re-fed from the snapshot the journal starts after; history before that snapshot is not restored',

@@ -2,15 +2,18 @@
  * `JOURNAL_RETENTION_DAYS` through the service, on a virtual clock 40 hours long: the journal keeps
  * at least a day of commands and starts right after a kept snapshot; a restart recovers from that
  * snapshot with the orders resting since before it; a read store lost while the service was down
- * is re-fed from that snapshot, with the history the journal still holds. With the snapshot
- * replica (the default) and without.
+ * is re-fed from that snapshot, with the history the journal still holds (from the next snapshot
+ * when that one is damaged; refused, naming the journal's start, when none loads). With the
+ * snapshot replica (the default) and without.
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { lockDataDir } from '../../src/store/data-dir-lock.ts';
 import type { JournalEntry } from '../../src/store/journal.ts';
+import { JournalTrimmedError } from '../../src/store/recovery.ts';
 import { readSqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
 import { startTestService, type TestService } from '../support/service-harness.ts';
 
@@ -107,7 +110,46 @@ for (const snapshotReplica of [true, false]) {
         assert.equal(open.orderState, 'open');
         // The service goes on: new orders are journaled and listed.
         await running.http(0).call('private/cancel', { orderId: await buy(running, '1001', 'later') });
-        assert.ok((await historyLabels(running)).includes('later'));
+        const rebuilt = await historyLabels(running);
+        assert.ok(rebuilt.includes('later'));
+        await running.close();
+
+        // Lost again, and the snapshot it was re-fed from is damaged: the next one that loads is
+        // used, with less history.
+        const snapshotDb = new Database(join(dataDir, 'snapshots.sqlite'));
+        try {
+          const base = snapshotDb
+            .prepare('SELECT seq, payload FROM snapshots WHERE seq >= ? ORDER BY seq LIMIT 1')
+            .get(firstSeq - 1) as { seq: number; payload: Buffer };
+          const payload = Buffer.from(base.payload);
+          payload[payload.length >> 1] = payload[payload.length >> 1]! ^ 0xff;
+          snapshotDb.prepare('UPDATE snapshots SET payload = ? WHERE seq = ?').run(payload, base.seq);
+        } finally {
+          snapshotDb.close();
+        }
+        for (const suffix of ['', '-wal', '-shm'])
+          rmSync(join(dataDir, `read.sqlite${suffix}`), { force: true });
+        running = await startTestService({ ...options, dataDir, clock });
+        const again = await historyLabels(running);
+        assert.ok(again.includes('later') && again.includes('h40'));
+        assert.ok(again.length < rebuilt.length && again.every((label) => rebuilt.includes(label)));
+        await running.close();
+
+        // With no snapshot the trimmed journal can continue from, the start is refused, and what
+        // it opened is released.
+        const damaged = new Database(join(dataDir, 'snapshots.sqlite'));
+        try {
+          damaged.prepare("UPDATE snapshots SET payload = x'00' WHERE seq >= ?").run(firstSeq - 1);
+        } finally {
+          damaged.close();
+        }
+        for (const suffix of ['', '-wal', '-shm'])
+          rmSync(join(dataDir, `read.sqlite${suffix}`), { force: true });
+        await assert.rejects(
+          startTestService({ ...options, dataDir, clock }),
+          (error: unknown) => error instanceof JournalTrimmedError && error.firstSeq === firstSeq,
+        );
+        lockDataDir(dataDir).release();
       } finally {
         await running.close();
       }
