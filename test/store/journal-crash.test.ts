@@ -17,6 +17,10 @@
  * without waiting for the ack lost nothing in 9 of 9 cycles: the message is already on its way to
  * the server, which outlives the writer (as in test/crash/crash-restart.test.ts).
  *
+ * The same on SQLite and PostgreSQL with the writer trimming the journal as it appends: after each
+ * kill the journal is intact and contiguous from its first seq, with every acknowledged entry the
+ * trims were not asked to delete.
+ *
  * JOURNAL_CRASH_CYCLES sets the kill/restart cycles on each backend (default 4; a cycle takes
  * about 1.5 s on each). A missing PostgreSQL or nats-server skips its backend, except under
  * CI=true, where starting it fails.
@@ -49,11 +53,15 @@ after(async () => {
   }
 });
 
-/** Checks the journal holds entries 1..n, intact and contiguous, and returns n. */
-async function verify(target: CrashJournalTarget): Promise<number> {
+/**
+ * Checks the journal holds entries first..n, intact and contiguous (first is 1 unless trimmed),
+ * and returns n and first.
+ */
+async function verifyFrom(target: CrashJournalTarget): Promise<{ last: number; first: number }> {
   const journal = await openAfterKill<ReturnType<typeof crashTestCommand>>(target);
   try {
-    let expected = 1;
+    const first = await journal.firstSeq();
+    let expected = first;
     for await (const entry of journal.readFrom(1)) {
       assert.equal(entry.seq, expected);
       assert.equal(entry.ts, 1_700_000_000_000 + entry.seq);
@@ -61,17 +69,28 @@ async function verify(target: CrashJournalTarget): Promise<number> {
       expected++;
     }
     assert.equal(await journal.lastSeq(), expected - 1);
-    return expected - 1;
+    return { last: expected - 1, first };
   } finally {
     await journal.close();
   }
 }
 
+/** Checks the journal holds entries 1..n, intact and contiguous, and returns n. */
+async function verify(target: CrashJournalTarget): Promise<number> {
+  const { last, first } = await verifyFrom(target);
+  assert.equal(first, 1);
+  return last;
+}
+
 async function runAndKill(
   target: CrashJournalTarget,
   minAckedAhead: number,
+  trimBehind = 0,
 ): Promise<{ start: number; acked: number }> {
-  const child = spawnTs(childFile, targetArgs(target));
+  const child = spawnTs(childFile, targetArgs(target), {
+    ...process.env,
+    JOURNAL_TRIM_BEHIND: String(trimBehind),
+  });
   try {
     const start = Number((await child.waitForLine((l) => l.startsWith('start '))).slice(6));
     await child.waitForLine((l) => l.startsWith('acked ') && Number(l.slice(6)) >= start + minAckedAhead);
@@ -118,6 +137,50 @@ test(`NATS JetStream: every acknowledged append survives SIGKILL of the writer (
 }, async () => {
   await killCycles({ kind: 'nats', url: nats!.url, stream: `JOURNAL_CRASH_${process.pid}` }, CYCLES);
 });
+
+/**
+ * Trimming while appending: after each kill the journal is an intact, contiguous run from its
+ * first seq, holding every acknowledged entry the trims were not asked to delete.
+ */
+async function trimKillCycles(target: CrashJournalTarget, cycles: number): Promise<void> {
+  const behind = 1_000;
+  let durable = 0;
+  let trimmed = false;
+  for (let cycle = 0; cycle < cycles; cycle++) {
+    const { start, acked } = await runAndKill(target, 1_500 + Math.floor(Math.random() * 3000), behind);
+    assert.equal(start, durable, 'the writer continues right after the last durable entry');
+    const { last, first } = await verifyFrom(target);
+    durable = last;
+    assert.ok(durable >= acked, `acknowledged up to ${acked} but only ${durable} survived`);
+    assert.ok(
+      first - 1 <= Math.max(0, acked - behind),
+      `trimmed through ${first - 1}, asked ${acked - behind}`,
+    );
+    trimmed ||= first > 1;
+  }
+  assert.ok(trimmed, 'the trims deleted something');
+}
+
+for (const backend of ['sqlite', 'postgres'] as const) {
+  test(`${backend === 'sqlite' ? 'SQLite' : 'PostgreSQL'}: trims while appending lose nothing acknowledged across SIGKILL (${CYCLES} cycles)`, {
+    skip:
+      backend === 'postgres' && postgres === null
+        ? 'PostgreSQL is not installed (run scripts/ensure-system-deps.sh)'
+        : false,
+  }, async () => {
+    if (backend === 'postgres') {
+      const url = await postgres!.createDatabase(`journal_trim_crash_${process.pid}`);
+      await trimKillCycles({ kind: 'postgres', url }, CYCLES);
+      return;
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'journal-trim-crash-'));
+    try {
+      await trimKillCycles({ kind: 'sqlite', path: join(dir, 'journal.sqlite') }, CYCLES);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
 
 test('SQLite: a torn WAL tail leaves an intact, contiguous prefix', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'journal-torn-'));
