@@ -107,23 +107,23 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const log = options.logger ?? pino({ level: config.logLevel });
   // Before anything is read or written: a second service on this directory is refused here.
   const dataDirLock = lockDataDir(config.dataDir);
+  const natsJournal =
+    config.journalUrl === null
+      ? null
+      : { servers: config.journalUrl, stream: config.journalStream, replicas: config.journalReplicas };
+  const retention = historyRetention(config.historyRetentionDays);
+  // With the replica, it writes the read store (projecting the commands it applies anyway) and
+  // re-feeds what the store lost; the live core then only queries it.
+  const replicaWritesReads = config.snapshotReplica && config.readStoreOnReplica;
   let recoveredStores: RecoveredStores;
   try {
-    recoveredStores = await openAndRecover(config, log);
+    recoveredStores = await openAndRecover(config, { natsJournal, retention, replicaWritesReads }, log);
   } catch (error) {
     dataDirLock.release();
     throw error;
   }
-  const {
-    storage,
-    readStore,
-    report,
-    recovered,
-    readAppliedAtOpen,
-    replicaWritesReads,
-    natsJournal,
-    retention,
-  } = recoveredStores;
+  const { storage, report, recovered, readAppliedAtOpen } = recoveredStores;
+  const readStore = storage.readStore;
 
   let driver: MarketDriver | null = null;
   const core = new CoreService({
@@ -388,27 +388,30 @@ async function rebuildReadStoreIfAhead(readStore: ReadStore, journalSeq: number,
   await readStore.reset();
 }
 
-interface RecoveredStores {
-  readonly storage: Awaited<ReturnType<typeof openStores<MachineCommand>>>;
-  readonly readStore: ReadStore;
-  readonly report: RecoveryReport;
-  readonly recovered: RecoveredCore;
-  readonly readAppliedAtOpen: number;
-  readonly replicaWritesReads: boolean;
+interface StoreSettings {
   readonly natsJournal: { servers: string; stream: string; replicas: number } | null;
   readonly retention: RetentionSettings | undefined;
+  /** The snapshot replica writes the read store: recovery does not feed it. */
+  readonly replicaWritesReads: boolean;
+}
+
+interface RecoveredStores {
+  readonly storage: Awaited<ReturnType<typeof openStores<MachineCommand>>>;
+  readonly report: RecoveryReport;
+  readonly recovered: RecoveredCore;
+  /** The read store's last written seq once reconciled with the journal, before recovery. */
+  readonly readAppliedAtOpen: number;
 }
 
 /**
  * Opens the stores and recovers the core from them. A failure closes what it opened (a start that
  * fails leaves no thread or connection behind), and the caller releases the data directory.
  */
-async function openAndRecover(config: Readonly<Config>, log: Logger): Promise<RecoveredStores> {
-  const natsJournal =
-    config.journalUrl === null
-      ? null
-      : { servers: config.journalUrl, stream: config.journalStream, replicas: config.journalReplicas };
-  const retention = historyRetention(config.historyRetentionDays);
+async function openAndRecover(
+  config: Readonly<Config>,
+  { natsJournal, retention, replicaWritesReads }: StoreSettings,
+  log: Logger,
+): Promise<RecoveredStores> {
   const storage = await openStores<MachineCommand>({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
@@ -426,9 +429,6 @@ async function openAndRecover(config: Readonly<Config>, log: Logger): Promise<Re
         'the journal is on one NATS server: an OS crash or power loss there can lose acknowledged commands (it fsyncs every 2 minutes); use JOURNAL_REPLICAS=3 on a cluster',
       );
     }
-    // With the replica, it writes the read store (projecting the commands it applies anyway) and
-    // re-feeds what the store lost; the live core then only queries it.
-    const replicaWritesReads = config.snapshotReplica && config.readStoreOnReplica;
     // A store ahead of the journal is emptied first, so recovery (or the replica) re-feeds it whole.
     await rebuildReadStoreIfAhead(readStore, await storage.journal.lastSeq(), log);
     await refeedReadStoreFromJournalBase(readStore, storage.journal, storage.snapshots, log);
@@ -455,16 +455,7 @@ async function openAndRecover(config: Readonly<Config>, log: Logger): Promise<Re
       },
       'recovered',
     );
-    return {
-      storage,
-      readStore,
-      report,
-      recovered,
-      readAppliedAtOpen,
-      replicaWritesReads,
-      natsJournal,
-      retention,
-    };
+    return { storage, report, recovered, readAppliedAtOpen };
   } catch (error) {
     await storage.close().catch(() => undefined);
     throw error;

@@ -6,20 +6,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { VirtualClock } from '../../src/app/clock.ts';
-import { SERVICE_T0, startTestService, type TestService } from '../support/service-harness.ts';
+import { restingBuy, SERVICE_T0, startTestService, type TestService } from '../support/service-harness.ts';
 
 const DAY = 86_400_000;
-
-async function buy(running: TestService, price: string, label: string): Promise<string> {
-  const placed = await running.http(0).call('private/buy', {
-    instrumentName: 'BTC-PERPETUAL',
-    quantity: '10',
-    price,
-    postOnly: true,
-    label,
-  });
-  return placed.order.orderId;
-}
 
 async function historyLabels(running: TestService): Promise<string[]> {
   const orders = await running.http(0).call('private/get_order_history_by_currency', {
@@ -39,9 +28,9 @@ for (const snapshotReplica of [true, false]) {
       const options = { config: { simulator: false, snapshotReplica, historyRetentionDays: 2 } };
       let running = await startTestService(options);
       try {
-        const old = await buy(running, '1000', 'old');
+        const old = await restingBuy(running, '1000', 'old');
         await running.http(0).call('private/cancel', { orderId: old });
-        const resting = await buy(running, '1001', 'resting');
+        const resting = await restingBuy(running, '1001', 'resting');
         running.clock.advance(2_000);
         assert.deepEqual(await historyLabels(running), ['old']);
         await running.close();
@@ -49,7 +38,7 @@ for (const snapshotReplica of [true, false]) {
         // Three days later: the first writes sweep what is older than two days.
         const clock = new VirtualClock(SERVICE_T0 + 3 * DAY);
         running = await startTestService({ ...options, dataDir: running.dataDir, clock });
-        const recent = await buy(running, '1002', 'recent');
+        const recent = await restingBuy(running, '1002', 'recent');
         await running.http(0).call('private/cancel', { orderId: recent });
         running.clock.advance(2_000);
         assert.deepEqual(await historyLabels(running), ['recent']);

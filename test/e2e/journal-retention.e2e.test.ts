@@ -15,21 +15,10 @@ import { lockDataDir } from '../../src/store/data-dir-lock.ts';
 import type { JournalEntry } from '../../src/store/journal.ts';
 import { JournalTrimmedError } from '../../src/store/recovery.ts';
 import { readSqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
-import { startTestService, type TestService } from '../support/service-harness.ts';
+import { restingBuy, startTestService, type TestService } from '../support/service-harness.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-
-async function buy(running: TestService, price: string, label: string): Promise<string> {
-  const placed = await running.http(0).call('private/buy', {
-    instrumentName: 'BTC-PERPETUAL',
-    quantity: '10',
-    price,
-    postOnly: true,
-    label,
-  });
-  return placed.order.orderId;
-}
 
 /** Labels in order history, both windows: the recent one and the historical one. */
 async function historyLabels(running: TestService): Promise<string[]> {
@@ -68,12 +57,14 @@ for (const snapshotReplica of [true, false]) {
       };
       let running = await startTestService(options);
       try {
-        const resting = await buy(running, '1000', 'resting');
-        await running.http(0).call('private/cancel', { orderId: await buy(running, '1001', 'early') });
+        const resting = await restingBuy(running, '1000', 'resting');
+        await running.http(0).call('private/cancel', { orderId: await restingBuy(running, '1001', 'early') });
         // A snapshot an hour, an order placed and cancelled after each.
         for (let hour = 1; hour <= 40; hour++) {
           running.clock.advance(HOUR);
-          await running.http(0).call('private/cancel', { orderId: await buy(running, '1001', `h${hour}`) });
+          await running
+            .http(0)
+            .call('private/cancel', { orderId: await restingBuy(running, '1001', `h${hour}`) });
           // The replica's saves reach the trimmer before its status answer.
           await running.service.snapshotReplica?.status();
           await running.service.journalTrimmer?.idle();
@@ -109,7 +100,7 @@ for (const snapshotReplica of [true, false]) {
         const open = await running.http(0).call('private/get_order_state', { orderId: resting });
         assert.equal(open.orderState, 'open');
         // The service goes on: new orders are journaled and listed.
-        await running.http(0).call('private/cancel', { orderId: await buy(running, '1001', 'later') });
+        await running.http(0).call('private/cancel', { orderId: await restingBuy(running, '1001', 'later') });
         const rebuilt = await historyLabels(running);
         assert.ok(rebuilt.includes('later'));
         await running.close();

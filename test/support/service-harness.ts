@@ -101,3 +101,15 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     close,
   };
 }
+
+/** A post-only buy of 10 BTC-PERPETUAL by the first demo key at `price` (rests below the market). */
+export async function restingBuy(running: TestService, price: string, label: string): Promise<string> {
+  const placed = await running.http(0).call('private/buy', {
+    instrumentName: 'BTC-PERPETUAL',
+    quantity: '10',
+    price,
+    postOnly: true,
+    label,
+  });
+  return placed.order.orderId;
+}
