@@ -7,6 +7,7 @@
  *                  [--rate-matching <perSecond>:<burst>] [--rate-non-matching <perSecond>:<burst>]
  *   npm run cli -- key:list [userId]  |  key:disable <apiKey>  |  users
  *   npm run cli -- deposit <accountId> <currency> <amount>      (through the running server)
+ *   npm run cli -- storage:vacuum                                (the service stopped)
  *
  * Users, accounts and keys go straight to the key store under DATA_DIR (same config as the
  * server). Engine changes (opening an account, deposits) go through the running server's admin
@@ -21,6 +22,7 @@ import { ROLES, type Role } from '../api/auth/key-store.ts';
 import { openKeyStore } from '../api/auth/open-key-store.ts';
 import { DEMO_DEPOSITS } from '../api/bootstrap.ts';
 import { loadConfig } from '../app/config.ts';
+import { vacuumSqliteStores } from '../store/sqlite/vacuum.ts';
 
 export const USAGE = `usage: npm run cli -- <command> [options]
   user:create <name>
@@ -31,6 +33,8 @@ export const USAGE = `usage: npm run cli -- <command> [options]
   key:list [userId]
   key:disable <apiKey>
   deposit <accountId> <currency> <amount>      through the running service
+  storage:vacuum                               with the service stopped: gives the embedded SQLite
+                                               stores' freed space back (after retention trimmed them)
 options: --url <service>  default http://127.0.0.1:$PORT;  -h, --help
 The key store is DATA_DIR/keys.db (DATA_DIR as for the service, default ./data).`;
 
@@ -110,6 +114,7 @@ const COMMANDS = new Set([
   'key:list',
   'key:disable',
   'deposit',
+  'storage:vacuum',
 ]);
 
 export async function runCli(
@@ -131,6 +136,17 @@ export async function runCli(
   if (command === undefined) throw new UsageError(USAGE);
   if (!COMMANDS.has(command)) throw new UsageError(`unknown command '${command}'\n${USAGE}`);
   const config = loadConfig();
+  if (command === 'storage:vacuum') {
+    if (config.databaseUrl !== null) {
+      throw new UsageError(
+        'storage:vacuum compacts the embedded SQLite stores; with DATABASE_URL, PostgreSQL reclaims space itself (VACUUM)',
+      );
+    }
+    for (const file of vacuumSqliteStores(config.dataDir)) {
+      print(`${file.file}: ${file.before} → ${file.after} bytes`);
+    }
+    return;
+  }
   const url = values.url ?? `http://127.0.0.1:${config.port}`;
   // A wrong DATA_DIR must not quietly start a second, empty key store (and admin token) that the
   // service never reads: the CLI works only on the store the service created.

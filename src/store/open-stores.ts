@@ -30,7 +30,7 @@ import { readSqliteJournal, SqliteJournal } from './sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from './sqlite/sqlite-snapshots.ts';
 
 /** The embedded stores' files under dataDir (the live stores and the follower open the same). */
-const SQLITE_FILES = {
+export const SQLITE_FILES = {
   journal: 'journal.sqlite',
   snapshots: 'snapshots.sqlite',
   read: 'read.sqlite',

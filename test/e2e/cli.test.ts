@@ -1,4 +1,7 @@
-/** The operator CLI against a running server: users, accounts (opened and funded), keys, deposits. */
+/**
+ * The operator CLI against a running server: users, accounts (opened and funded), keys, deposits;
+ * and against a stopped one's data directory: storage:vacuum.
+ */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -9,6 +12,7 @@ import { HttpClient } from '../../sdk/http-client.ts';
 import { runCli, USAGE } from '../../src/cli/admin.ts';
 import { FakeVenue } from '../support/fake-venue.ts';
 import { startHarness } from '../support/gateway-harness.ts';
+import { startTestService } from '../support/service-harness.ts';
 
 test('cli creates a user, a funded account and a key that trades; deposits go through the server', async () => {
   const venue = new FakeVenue();
@@ -146,5 +150,40 @@ test('cli mistakes: usage on --help, errors that name the argument, no store cre
       process.env.SECRET_ENCRYPTION_KEY = saved.SECRET_ENCRYPTION_KEY;
     rmSync(wrongDir, { recursive: true, force: true });
     await harness.close();
+  }
+});
+
+test('cli storage:vacuum compacts the stopped service’s SQLite stores; refused while it runs or with DATABASE_URL', async () => {
+  const running = await startTestService({ config: { simulator: false } });
+  const saved = { DATA_DIR: process.env.DATA_DIR, DATABASE_URL: process.env.DATABASE_URL };
+  process.env.DATA_DIR = running.dataDir;
+  delete process.env.DATABASE_URL;
+  const lines: string[] = [];
+  const cli = async (...args: string[]) => {
+    lines.length = 0;
+    await runCli(args, (line) => lines.push(line));
+    return lines;
+  };
+  try {
+    await assert.rejects(cli('storage:vacuum'), /is in use by another running service/);
+    await running.close();
+    const out = await cli('storage:vacuum');
+    assert.deepEqual(
+      out.map((line) => line.split(':')[0]),
+      ['journal.sqlite', 'snapshots.sqlite', 'read.sqlite'],
+    );
+    for (const line of out) assert.match(line, /^\S+: \d+ → \d+ bytes$/);
+    // The service starts again on the compacted stores.
+    const again = await running.restart();
+    assert.equal(again.service.recovery.ok, true);
+    await again.close();
+    process.env.DATABASE_URL = 'postgres://127.0.0.1:1/none';
+    await assert.rejects(cli('storage:vacuum'), /with DATABASE_URL, PostgreSQL reclaims space itself/);
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    await running.close();
   }
 });
