@@ -8,6 +8,7 @@
  *   npm run cli -- key:list [userId]  |  key:disable <apiKey>  |  users
  *   npm run cli -- deposit <accountId> <currency> <amount>      (through the running server)
  *   npm run cli -- storage:vacuum                                (the service stopped)
+ *   npm run cli -- storage:backup <dir>                          (while the service runs)
  *
  * Users, accounts and keys go straight to the key store under DATA_DIR (same config as the
  * server). Engine changes (opening an account, deposits) go through the running server's admin
@@ -22,6 +23,7 @@ import { ROLES, type Role } from '../api/auth/key-store.ts';
 import { openKeyStore } from '../api/auth/open-key-store.ts';
 import { DEMO_DEPOSITS } from '../api/bootstrap.ts';
 import { loadConfig } from '../app/config.ts';
+import { backupDataDir } from '../app/data-dir-backup.ts';
 import { vacuumSqliteStores } from '../store/sqlite/vacuum.ts';
 
 export const USAGE = `usage: npm run cli -- <command> [options]
@@ -35,6 +37,9 @@ export const USAGE = `usage: npm run cli -- <command> [options]
   deposit <accountId> <currency> <amount>      through the running service
   storage:vacuum                               with the service stopped: gives the embedded SQLite
                                                stores' freed space back (after retention trimmed them)
+  storage:backup <dir>                         a consistent copy of DATA_DIR's SQLite stores and key
+                                               files, taken while the service runs; restore = start
+                                               the service with DATA_DIR=<dir>
 options: --url <service>  default http://127.0.0.1:$PORT;  -h, --help
 The key store is DATA_DIR/keys.db (DATA_DIR as for the service, default ./data).`;
 
@@ -115,6 +120,7 @@ const COMMANDS = new Set([
   'key:disable',
   'deposit',
   'storage:vacuum',
+  'storage:backup',
 ]);
 
 export async function runCli(
@@ -144,6 +150,20 @@ export async function runCli(
     }
     for (const file of vacuumSqliteStores(config.dataDir)) {
       print(`${file.file}: ${file.before} → ${file.after} bytes`);
+    }
+    return;
+  }
+  if (command === 'storage:backup') {
+    const target = args[0];
+    if (!target) throw new UsageError('usage: storage:backup <dir>');
+    if (!existsSync(join(config.dataDir, 'keys.db'))) {
+      throw new UsageError(`nothing to back up: no service data in ${config.dataDir} (set DATA_DIR)`);
+    }
+    for (const file of backupDataDir(config.dataDir, target)) print(`${file.file}: ${file.bytes} bytes`);
+    if (config.databaseUrl !== null || config.journalUrl !== null) {
+      print(
+        'the journal, snapshots and read store outside DATA_DIR (DATABASE_URL, JOURNAL_URL) are not in it',
+      );
     }
     return;
   }

@@ -1,0 +1,66 @@
+/**
+ * A consistent copy of a data directory, taken while the service runs: what `DATA_DIR` pointed at
+ * the copy starts from (a restore is starting the service on it).
+ *
+ * Invariants:
+ * - Each SQLite store is copied by `VACUUM INTO` on a connection of its own: one read transaction,
+ *   so the copy is the store as of one commit, whatever the service writes meanwhile (copying
+ *   the files of a store in WAL mode while it is written would not be), and compact.
+ * - Order: the read store, then the snapshots, then the journal. So the copy's journal holds at
+ *   least every command the copied read store and snapshots saw: the restored service replays
+ *   the journal after its snapshot and re-feeds the read store from its seq, as after a crash
+ *   (a snapshot ahead of the durable journal is discarded then, as always).
+ * - The key store and the small files beside it (the secrets key, the admin token, the demo
+ *   credentials) are copied too, with their modes; the replay memory is not: a restored copy is
+ *   treated as after a crash (recently signed requests are refused until their window passes).
+ * - The target must be new or empty; every file and the directory are fsynced before it returns.
+ */
+import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { fsyncPath } from '../store/durable-file.ts';
+import { SQLITE_FILES } from '../store/open-stores.ts';
+
+/** SQLite files in copy order (see the invariants), then plain files. */
+const DATABASES = [SQLITE_FILES.read, SQLITE_FILES.snapshots, SQLITE_FILES.journal, 'keys.db'];
+const PLAIN_FILES = ['secret.key', 'admin.token', 'credentials.json'];
+
+export interface CopiedFile {
+  readonly file: string;
+  readonly bytes: number;
+}
+
+export class BackupTargetError extends Error {
+  override name = 'BackupTargetError';
+}
+
+export function backupDataDir(dataDir: string, target: string): CopiedFile[] {
+  if (existsSync(target) && readdirSync(target).length > 0) {
+    throw new BackupTargetError(`the backup target ${target} is not empty: give a new or empty directory`);
+  }
+  mkdirSync(target, { recursive: true, mode: 0o700 });
+  const copied: CopiedFile[] = [];
+  for (const file of DATABASES) {
+    const source = join(dataDir, file);
+    if (!existsSync(source)) continue;
+    const destination = join(target, file);
+    const db = new Database(source, { fileMustExist: true });
+    try {
+      db.prepare('VACUUM INTO ?').run(destination);
+    } finally {
+      db.close();
+    }
+    fsyncPath(destination);
+    copied.push({ file, bytes: statSync(destination).size });
+  }
+  for (const file of PLAIN_FILES) {
+    const source = join(dataDir, file);
+    if (!existsSync(source)) continue;
+    const destination = join(target, file);
+    copyFileSync(source, destination);
+    fsyncPath(destination);
+    copied.push({ file, bytes: statSync(destination).size });
+  }
+  fsyncPath(target);
+  return copied;
+}
