@@ -7,7 +7,7 @@
 import pino from 'pino';
 import { StoreOpenError } from '../store/data-dir-lock.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { type RunningService, startService } from './service.ts';
+import { PortInUseError, type RunningService, startService } from './service.ts';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -53,8 +53,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  // Storage in use by another service, or a data directory not writable: one line, no stack.
-  if (error instanceof StoreOpenError) console.error(`cannot start: ${error.message}`);
-  else console.error(error);
+  // Storage or port in use, or a data directory not writable: one line, no stack.
+  if (error instanceof StoreOpenError || error instanceof PortInUseError) {
+    console.error(`cannot start: ${error.message}`);
+  } else console.error(error);
   process.exit(1);
 });

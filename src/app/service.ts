@@ -13,6 +13,7 @@
  * requests, close sockets: cancel-on-disconnect runs) → cancel any session order left → drain the
  * sequencer → save the replay memory → snapshot → flush and close storage → release the lock.
  */
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { PortfolioMachine } from '../algo/machine.ts';
@@ -105,7 +106,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const { config } = options;
   const clock = options.clock ?? new SystemClock();
   const log = options.logger ?? pino({ level: config.logLevel });
-  // Before anything is read or written: a second service on this directory is refused here.
+  // Before anything is read or written: a port another process holds, or a second service on
+  // this directory, is refused here (listening comes last, after the start is journaled).
+  await checkPortFree(config.host, config.port);
   const dataDirLock = lockDataDir(config.dataDir);
   const natsJournal =
     config.journalUrl === null
@@ -460,6 +463,27 @@ async function openAndRecover(
     await storage.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** The port is taken by another process: refused before anything is journaled. */
+export class PortInUseError extends Error {
+  override name = 'PortInUseError';
+}
+
+/** Binds the port for a moment (port 0: any free one, nothing to check). */
+async function checkPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new PortInUseError(`PORT ${port} on ${host} is in use by another process; stop it or set PORT`)
+          : error,
+      ),
+    );
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
 }
 
 /**

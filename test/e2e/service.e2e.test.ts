@@ -4,10 +4,14 @@
  * data directory must give back the same state (hash) and every acknowledged order.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { METHOD_NAMES } from '../../sdk/types.ts';
 import type { WsClient } from '../../sdk/ws-client.ts';
+import { PortInUseError } from '../../src/app/service.ts';
 import { portfolioHistory } from '../../src/store/read/portfolio-queries.ts';
 import { callSpread } from '../support/combo-picks.ts';
 import { startTestService, type TestService } from '../support/service-harness.ts';
@@ -343,3 +347,23 @@ async function waitFor(condition: () => boolean, what: string): Promise<void> {
   }
   assert.fail(`timed out waiting for ${what}`);
 }
+
+test('a port another process holds is refused before anything is journaled', async () => {
+  const holder = createServer();
+  const port = await new Promise<number>((resolve) =>
+    holder.listen(0, '127.0.0.1', () => resolve((holder.address() as AddressInfo).port)),
+  );
+  const dataDir = mkdtempSync(join(tmpdir(), 'service-port-'));
+  try {
+    await assert.rejects(
+      startTestService({ dataDir, config: { port } }),
+      (error: unknown) =>
+        error instanceof PortInUseError &&
+        error.message === `PORT ${port} on 127.0.0.1 is in use by another process; stop it or set PORT`,
+    );
+    assert.deepEqual(readdirSync(dataDir), [], 'no store opened, nothing journaled');
+  } finally {
+    holder.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
