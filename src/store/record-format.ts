@@ -22,7 +22,7 @@
  */
 import { crc32 } from 'node:zlib';
 import { BatchEncoder, decodeBatch, encodeBatch } from './binary-codec.ts';
-import type { JournalEntry } from './journal.ts';
+import type { JournalEntry, SnapshotInfo } from './journal.ts';
 
 export const JOURNAL_FORMAT_VERSION = 2;
 export const SNAPSHOT_FORMAT_VERSION = 2;
@@ -205,4 +205,15 @@ export function decodeSnapshotState<S>(snapshot: StoredSnapshot): S {
     default:
       throw new Error(`snapshot at seq ${snapshot.seq} has unknown format version ${snapshot.version}`);
   }
+}
+
+/** What a store reports of a snapshot it saved. */
+export function savedSnapshotInfo(stored: StoredSnapshot, pinned: boolean): SnapshotInfo {
+  return {
+    seq: stored.seq,
+    ts: stored.ts,
+    stateHash: stored.stateHash,
+    bytes: stored.payload.length,
+    pinned,
+  };
 }

@@ -14,6 +14,7 @@ import {
   decodeSnapshotState,
   encodeSnapshot,
   type StoredSnapshot,
+  savedSnapshotInfo,
   snapshotChecksumValid,
 } from '../record-format.ts';
 import { inTransaction } from './pg-transaction.ts';
@@ -89,13 +90,7 @@ export class PgSnapshotStore<S = unknown> implements SnapshotStore<S> {
       await client.query(PRUNE, [this.keep]);
       return (saved.rows[0] as { pinned: boolean }).pinned;
     });
-    return {
-      seq: stored.seq,
-      ts: stored.ts,
-      stateHash: stored.stateHash,
-      bytes: stored.payload.length,
-      pinned,
-    };
+    return savedSnapshotInfo(stored, pinned);
   }
 
   async latestSnapshot(maxSeq = Number.MAX_SAFE_INTEGER): Promise<Snapshot<S> | null> {

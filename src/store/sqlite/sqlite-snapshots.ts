@@ -16,6 +16,7 @@ import {
   decodeSnapshotState,
   encodeSnapshot,
   type StoredSnapshot,
+  savedSnapshotInfo,
   snapshotChecksumValid,
 } from '../record-format.ts';
 import { walPragmas } from './wal.ts';
@@ -106,13 +107,7 @@ export class SqliteSnapshotStore<S = unknown> implements SnapshotStore<S> {
       this.db.prepare(PRUNE).run(this.keep);
       return row.pinned !== 0;
     })();
-    return {
-      seq: stored.seq,
-      ts: stored.ts,
-      stateHash: stored.stateHash,
-      bytes: stored.payload.length,
-      pinned,
-    };
+    return savedSnapshotInfo(stored, pinned);
   }
 
   async latestSnapshot(maxSeq = Number.MAX_SAFE_INTEGER): Promise<Snapshot<S> | null> {
