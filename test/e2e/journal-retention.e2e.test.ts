@@ -3,18 +3,20 @@
  * at least a day of commands and starts right after a kept snapshot; a restart recovers from that
  * snapshot with the orders resting since before it; a read store lost while the service was down
  * is re-fed from that snapshot, with the history the journal still holds (from the next snapshot
- * when that one is damaged; refused, naming the journal's start, when none loads). With the
- * snapshot replica (the default) and without.
+ * when that one is damaged; refused, naming the journal's start, when none loads). On SQLite
+ * with the snapshot replica (the default) and without, and on PostgreSQL.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { lockDataDir } from '../../src/store/data-dir-lock.ts';
 import type { JournalEntry } from '../../src/store/journal.ts';
+import { openFollowerStores, openStores } from '../../src/store/open-stores.ts';
+import { subMachineProjections } from '../../src/store/read/sub-projections.ts';
 import { JournalTrimmedError } from '../../src/store/recovery.ts';
-import { readSqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
+import { startPostgres } from '../support/postgres.ts';
 import { restingBuy, startTestService, type TestService } from '../support/service-harness.ts';
 
 const HOUR = 3_600_000;
@@ -37,22 +39,95 @@ async function historyLabels(running: TestService): Promise<string[]> {
   return labels;
 }
 
-/** The first entry the journal file holds, read on a read-only connection of its own. */
-async function firstStoredEntry(dataDir: string): Promise<JournalEntry> {
-  const db = new Database(join(dataDir, 'journal.sqlite'), { readonly: true });
+interface Backend {
+  readonly name: string;
+  readonly databaseUrl: () => Promise<string | null>;
+  /** Sets the payload of the snapshots with seq ≥ `fromSeq` (all of them: `only` false) to junk. */
+  readonly damageSnapshots: (
+    dataDir: string,
+    databaseUrl: string | null,
+    fromSeq: number,
+    only: boolean,
+  ) => Promise<void>;
+}
+
+const postgres = await startPostgres();
+after(async () => {
+  await postgres?.stop();
+});
+
+const BACKENDS: ReadonlyArray<Backend & { readonly replicaOff: boolean; readonly skip: string | false }> = [
+  { ...sqliteBackend(), replicaOff: true, skip: false },
+  {
+    name: 'PostgreSQL',
+    databaseUrl: () => postgres!.createDatabase(`journal_retention_${process.pid}_${Date.now()}`),
+    damageSnapshots: async (_dataDir, url, fromSeq, only) => {
+      const client = new pg.Client({ connectionString: url! });
+      await client.connect();
+      try {
+        await client.query(
+          `UPDATE snapshots SET payload = '\\x00'::bytea WHERE seq IN (SELECT seq FROM snapshots WHERE seq >= $1 ORDER BY seq LIMIT $2)`,
+          [fromSeq, only ? 1 : 1_000_000],
+        );
+      } finally {
+        await client.end();
+      }
+    },
+    replicaOff: false,
+    skip: postgres === null ? 'PostgreSQL is not installed (run scripts/ensure-system-deps.sh)' : false,
+  },
+];
+
+function sqliteBackend(): Backend {
+  return {
+    name: 'SQLite',
+    databaseUrl: async () => null,
+    damageSnapshots: async (dataDir, _url, fromSeq, only) => {
+      const db = new Database(join(dataDir, 'snapshots.sqlite'));
+      try {
+        db.prepare(
+          "UPDATE snapshots SET payload = x'00' WHERE seq IN (SELECT seq FROM snapshots WHERE seq >= ? ORDER BY seq LIMIT ?)",
+        ).run(fromSeq, only ? 1 : 1_000_000);
+      } finally {
+        db.close();
+      }
+    },
+  };
+}
+
+/** The first entry the journal holds, read as the snapshot replica reads it. */
+async function firstStoredEntry(dataDir: string, databaseUrl: string | null): Promise<JournalEntry> {
+  const stores = await openFollowerStores({ dataDir, databaseUrl, natsJournal: null });
   try {
-    for await (const batch of readSqliteJournal(db, 0)) return batch[0]!;
+    for await (const batch of stores.readJournal(0)) return batch[0]!;
     throw new Error('the journal is empty');
   } finally {
-    db.close();
+    await stores.close();
   }
 }
 
-for (const snapshotReplica of [true, false]) {
-  describe(`journal retention (snapshot replica ${snapshotReplica ? 'on' : 'off'})`, () => {
-    test('keeps a day of commands, recovers from the snapshot it starts after, re-feeds a lost read store from there', async () => {
+/** The read store is lost while the service is down: emptied, as a new one would be. */
+async function loseReadStore(dataDir: string, databaseUrl: string | null): Promise<void> {
+  const stores = await openStores({ dataDir, databaseUrl, projections: subMachineProjections() });
+  try {
+    await stores.readStore.reset();
+  } finally {
+    await stores.close();
+  }
+}
+
+const RUNS = BACKENDS.flatMap((backend) =>
+  (backend.replicaOff ? [true, false] : [true]).map((snapshotReplica) => ({ backend, snapshotReplica })),
+);
+
+for (const { backend, snapshotReplica } of RUNS) {
+  describe(`journal retention (${backend.name}, snapshot replica ${snapshotReplica ? 'on' : 'off'})`, () => {
+    test('keeps a day of commands, recovers from the snapshot it starts after, re-feeds a lost read store from there', {
+      skip: backend.skip,
+    }, async () => {
+      const databaseUrl = await backend.databaseUrl();
       const options = {
-        config: { simulator: false, snapshotReplica, journalRetentionDays: 1 },
+        config: { simulator: false, snapshotReplica, journalRetentionDays: 1, databaseUrl },
         snapshotPolicy: { everyCommands: 0, everyMs: HOUR, checkpointEveryCommands: 0 },
       };
       let running = await startTestService(options);
@@ -71,7 +146,7 @@ for (const snapshotReplica of [true, false]) {
         }
         const firstSeq = running.service.journalFirstSeq();
         assert.ok(firstSeq > 1, 'trimmed');
-        const first = await firstStoredEntry(running.dataDir);
+        const first = await firstStoredEntry(running.dataDir, databaseUrl);
         assert.equal(first.seq, firstSeq);
         const kept = running.clock.now() - first.ts;
         // At least the retention; at most a quarter more, plus the snapshot interval.
@@ -88,8 +163,7 @@ for (const snapshotReplica of [true, false]) {
         await running.close();
 
         // The read store is lost while the service is down.
-        for (const suffix of ['', '-wal', '-shm'])
-          rmSync(join(dataDir, `read.sqlite${suffix}`), { force: true });
+        await loseReadStore(dataDir, databaseUrl);
         running = await startTestService({ ...options, dataDir, clock });
         const after = await historyLabels(running);
         // What the journal holds is back (every order of the last day at least); what it no
@@ -107,19 +181,8 @@ for (const snapshotReplica of [true, false]) {
 
         // Lost again, and the snapshot it was re-fed from is damaged: the next one that loads is
         // used, with less history.
-        const snapshotDb = new Database(join(dataDir, 'snapshots.sqlite'));
-        try {
-          const base = snapshotDb
-            .prepare('SELECT seq, payload FROM snapshots WHERE seq >= ? ORDER BY seq LIMIT 1')
-            .get(firstSeq - 1) as { seq: number; payload: Buffer };
-          const payload = Buffer.from(base.payload);
-          payload[payload.length >> 1] = payload[payload.length >> 1]! ^ 0xff;
-          snapshotDb.prepare('UPDATE snapshots SET payload = ? WHERE seq = ?').run(payload, base.seq);
-        } finally {
-          snapshotDb.close();
-        }
-        for (const suffix of ['', '-wal', '-shm'])
-          rmSync(join(dataDir, `read.sqlite${suffix}`), { force: true });
+        await backend.damageSnapshots(dataDir, databaseUrl, firstSeq - 1, true);
+        await loseReadStore(dataDir, databaseUrl);
         running = await startTestService({ ...options, dataDir, clock });
         const again = await historyLabels(running);
         assert.ok(again.includes('later') && again.includes('h40'));
@@ -128,14 +191,8 @@ for (const snapshotReplica of [true, false]) {
 
         // With no snapshot the trimmed journal can continue from, the start is refused, and what
         // it opened is released.
-        const damaged = new Database(join(dataDir, 'snapshots.sqlite'));
-        try {
-          damaged.prepare("UPDATE snapshots SET payload = x'00' WHERE seq >= ?").run(firstSeq - 1);
-        } finally {
-          damaged.close();
-        }
-        for (const suffix of ['', '-wal', '-shm'])
-          rmSync(join(dataDir, `read.sqlite${suffix}`), { force: true });
+        await backend.damageSnapshots(dataDir, databaseUrl, firstSeq - 1, false);
+        await loseReadStore(dataDir, databaseUrl);
         await assert.rejects(
           startTestService({ ...options, dataDir, clock }),
           (error: unknown) => error instanceof JournalTrimmedError && error.firstSeq === firstSeq,
