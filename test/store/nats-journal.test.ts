@@ -24,6 +24,7 @@ import {
 import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
 import { startNats } from '../support/nats.ts';
 import { journalContract, type RawFrame, type StoreHarness, type TestCommand } from './journal-contract.ts';
+import { insertRawSqliteSnapshot } from './sqlite-raw-snapshot.ts';
 
 const server = await startNats({ jetstream: true });
 after(() => server?.stop());
@@ -141,18 +142,7 @@ if (server === null) {
           flipSnapshotByte(seq);
         },
         async insertRawSnapshot(snapshot) {
-          const db = new Database(snapshotPath);
-          db.prepare(
-            'INSERT INTO snapshots (seq, ts, state_hash, version, payload, checksum) VALUES (?, ?, ?, ?, ?, ?)',
-          ).run(
-            snapshot.seq,
-            snapshot.ts,
-            snapshot.stateHash,
-            snapshot.version,
-            snapshot.payload,
-            snapshot.checksum,
-          );
-          db.close();
+          insertRawSqliteSnapshot(snapshotPath, snapshot);
         },
         async frameCount() {
           const conn = await NatsJournalStream.connect(target, 'test count');

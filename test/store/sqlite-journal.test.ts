@@ -10,6 +10,7 @@ import { encodeSnapshot } from '../../src/store/record-format.ts';
 import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
 import { journalContract, type StoreHarness, type TestCommand } from './journal-contract.ts';
+import { insertRawSqliteSnapshot } from './sqlite-raw-snapshot.ts';
 
 function flipFirstByte(path: string, sql: string, key: number): void {
   const db = new Database(path);
@@ -58,18 +59,7 @@ journalContract('sqlite', async (): Promise<StoreHarness> => {
       flipFirstByte(snapshotPath, 'SELECT $COLS FROM snapshots WHERE seq = ?', seq);
     },
     async insertRawSnapshot(snapshot) {
-      const db = new Database(snapshotPath);
-      db.prepare(
-        'INSERT INTO snapshots (seq, ts, state_hash, version, payload, checksum) VALUES (?, ?, ?, ?, ?, ?)',
-      ).run(
-        snapshot.seq,
-        snapshot.ts,
-        snapshot.stateHash,
-        snapshot.version,
-        snapshot.payload,
-        snapshot.checksum,
-      );
-      db.close();
+      insertRawSqliteSnapshot(snapshotPath, snapshot);
     },
     async frameCount() {
       const db = new Database(journalPath);
