@@ -8,7 +8,7 @@
  *   npm run cli -- key:list [userId]  |  key:disable <apiKey>  |  users
  *   npm run cli -- deposit <accountId> <currency> <amount>      (through the running server)
  *   npm run cli -- storage:vacuum                                (the service stopped)
- *   npm run cli -- storage:backup <dir>                          (while the service runs)
+ *   npm run cli -- storage:backup <dir> [--verify]               (while the service runs)
  *
  * Users, accounts and keys go straight to the key store under DATA_DIR (same config as the
  * server). Engine changes (opening an account, deposits) go through the running server's admin
@@ -23,7 +23,7 @@ import { ROLES, type Role } from '../api/auth/key-store.ts';
 import { openKeyStore } from '../api/auth/open-key-store.ts';
 import { DEMO_DEPOSITS } from '../api/bootstrap.ts';
 import { loadConfig } from '../app/config.ts';
-import { backupDataDir } from '../app/data-dir-backup.ts';
+import { backupDataDir, verifyBackup } from '../app/data-dir-backup.ts';
 import { vacuumSqliteStores } from '../store/sqlite/vacuum.ts';
 
 export const USAGE = `usage: npm run cli -- <command> [options]
@@ -37,9 +37,10 @@ export const USAGE = `usage: npm run cli -- <command> [options]
   deposit <accountId> <currency> <amount>      through the running service
   storage:vacuum                               with the service stopped: gives the embedded SQLite
                                                stores' freed space back (after retention trimmed them)
-  storage:backup <dir>                         a consistent copy of DATA_DIR's SQLite stores and key
+  storage:backup <dir> [--verify]              a consistent copy of DATA_DIR's SQLite stores and key
                                                files, taken while the service runs; restore = start
-                                               the service with DATA_DIR=<dir>
+                                               the service with DATA_DIR=<dir>; --verify checks the
+                                               copy (every journal record, the snapshot it needs)
 options: --url <service>  default http://127.0.0.1:$PORT;  -h, --help
 The key store is DATA_DIR/keys.db (DATA_DIR as for the service, default ./data).`;
 
@@ -160,6 +161,12 @@ export async function runCli(
       throw new UsageError(`nothing to back up: no service data in ${config.dataDir} (set DATA_DIR)`);
     }
     for (const file of backupDataDir(config.dataDir, target)) print(`${file.file}: ${file.bytes} bytes`);
+    if (values.verify) {
+      const check = await verifyBackup(target);
+      print(
+        `verified: journal seqs ${check.firstSeq}–${check.lastSeq}, a restore starts from ${check.snapshotSeq === null ? 'seq 1 (no snapshot)' : `the snapshot at seq ${check.snapshotSeq}`}`,
+      );
+    }
     if (config.databaseUrl !== null || config.journalUrl !== null) {
       print(
         'the journal, snapshots and read store outside DATA_DIR (DATABASE_URL, JOURNAL_URL) are not in it',
@@ -282,6 +289,7 @@ function parseCli(argv: readonly string[]) {
       desk: { type: 'string' },
       account: { type: 'string' },
       fund: { type: 'boolean' },
+      verify: { type: 'boolean' },
       url: { type: 'string' },
       'rate-matching': { type: 'string' },
       'rate-non-matching': { type: 'string' },

@@ -1,13 +1,16 @@
 /**
  * `npm run cli -- storage:backup <dir>` against a running service: the copy starts a service that
  * holds what was acknowledged before the backup (resting orders, history, keys), not what came
- * after, and recovers cleanly; a non-empty target is refused.
+ * after, and recovers cleanly; `--verify` passes it and fails a damaged copy; a non-empty target is
+ * refused.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { BackupVerifyError, backupDataDir, verifyBackup } from '../../src/app/data-dir-backup.ts';
 import { runCli } from '../../src/cli/admin.ts';
 import { restingBuy, startTestService } from '../support/service-harness.ts';
 
@@ -23,7 +26,9 @@ test('a backup taken while the service runs restores what was acknowledged befor
     await running.http(0).call('private/cancel', { orderId: cancelled });
 
     const lines: string[] = [];
-    await runCli(['storage:backup', target], (line) => lines.push(line));
+    await runCli(['storage:backup', target, '--verify'], (line) => lines.push(line));
+    const verified = lines.pop()!;
+    assert.match(verified, /^verified: journal seqs 1–(\d+), a restore starts from seq 1 \(no snapshot\)$/);
     assert.deepEqual(
       lines.map((line) => line.split(':')[0]),
       [
@@ -62,6 +67,28 @@ test('a backup taken while the service runs restores what was acknowledged befor
     assert.deepEqual(
       history.map((order) => order.label),
       ['cancelled'],
+    );
+
+    // A copy damaged afterwards fails verification, naming the record.
+    const damaged = join(target, '..', 'damaged');
+    backupDataDir(target, damaged);
+    const db = new Database(join(damaged, 'journal.sqlite'));
+    try {
+      const row = db
+        .prepare('SELECT first_seq, payload FROM journal ORDER BY first_seq LIMIT 1 OFFSET 1')
+        .get() as {
+        first_seq: number;
+        payload: Buffer;
+      };
+      const payload = Buffer.from(row.payload);
+      payload[0] = payload[0]! ^ 0xff;
+      db.prepare('UPDATE journal SET payload = ? WHERE first_seq = ?').run(payload, row.first_seq);
+    } finally {
+      db.close();
+    }
+    await assert.rejects(
+      verifyBackup(damaged),
+      (error: unknown) => error instanceof BackupVerifyError && /fails its checksum/.test(error.message),
     );
 
     // Never over what is there.
