@@ -95,10 +95,14 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+function daysToMs(days: number): number {
+  return Math.round(days * 86_400_000);
+}
+
 /** One horizon for every kind of history (config `historyRetentionDays`); undefined: forever. */
 export function historyRetention(days: number | null): RetentionSettings | undefined {
   if (days === null) return undefined;
-  const ms = Math.round(days * 86_400_000);
+  const ms = daysToMs(days);
   return { closedOrdersMs: ms, tradesMs: ms, rfqsMs: ms, finishedPortfoliosMs: ms };
 }
 
@@ -148,7 +152,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       : new JournalTrimmer({
           journal: storage.journal,
           snapshots: storage.snapshots,
-          keepMs: Math.round(config.journalRetentionDays * 86_400_000),
+          keepMs: daysToMs(config.journalRetentionDays),
           readStoreSeq: () => readStore.lastAppliedSeq,
           onTrimmed: (trim) => {
             journalFirstSeq = trim.firstSeq;
@@ -373,25 +377,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   };
 }
 
-/**
- * A read store that has written past the journal's last durable seq holds commands the journal no
- * longer has (a NATS journal that lost acknowledged commands in an OS crash, an older journal
- * backup restored); the journal now reuses those seqs for other commands, which the store would
- * skip as already applied. It is emptied (rows and lastAppliedSeq, one transaction) and so re-fed
- * from seq 1: by recovery's replay without the replica (no snapshot newer than 0 is used), by the
- * replica otherwise (it starts from the store's seq, now 0). Costs a replay of the whole journal.
- */
-async function rebuildReadStoreIfAhead(readStore: ReadStore, journalSeq: number, log: Logger): Promise<void> {
-  const readStoreSeq = readStore.lastAppliedSeq;
-  if (readStoreSeq <= journalSeq) return;
-  log.warn(
-    { readStoreSeq, journalSeq },
-    'the read store is ahead of the journal (acknowledged commands lost, or an older journal restored): rebuilding it from the whole journal',
-  );
-  await readStore.reset();
-}
-
-interface StoreSettings {
+interface OpenSettings {
   readonly natsJournal: { servers: string; stream: string; replicas: number } | null;
   readonly retention: RetentionSettings | undefined;
   /** The snapshot replica writes the read store: recovery does not feed it. */
@@ -412,7 +398,7 @@ interface RecoveredStores {
  */
 async function openAndRecover(
   config: Readonly<Config>,
-  { natsJournal, retention, replicaWritesReads }: StoreSettings,
+  { natsJournal, retention, replicaWritesReads }: OpenSettings,
   log: Logger,
 ): Promise<RecoveredStores> {
   const storage = await openStores<MachineCommand>({
@@ -432,9 +418,7 @@ async function openAndRecover(
         'the journal is on one NATS server: an OS crash or power loss there can lose acknowledged commands (it fsyncs every 2 minutes); use JOURNAL_REPLICAS=3 on a cluster',
       );
     }
-    // A store ahead of the journal is emptied first, so recovery (or the replica) re-feeds it whole.
-    await rebuildReadStoreIfAhead(readStore, await storage.journal.lastSeq(), log);
-    await refeedReadStoreFromJournalBase(readStore, storage.journal, storage.snapshots, log);
+    await reconcileReadStore(readStore, storage.journal, storage.snapshots, log);
     const readAppliedAtOpen = readStore.lastAppliedSeq;
 
     const { core: recovered, report } = await recover<MachineCommand, RecoveredCore>({
@@ -487,36 +471,55 @@ async function checkPortFree(host: string, port: number): Promise<void> {
 }
 
 /**
- * A trimmed journal cannot re-feed a read store behind its first entry (a store emptied above, or
- * one deleted or restored from an old backup): the store is emptied and set to the oldest snapshot
- * the journal can continue from, and recovery (or the replica) re-feeds it from there. What the
- * journal no longer holds is not restored: orders closed and trades made before that snapshot.
+ * Before recovery, makes the read store one the journal can re-feed. A store that has written past
+ * the journal's last durable seq holds commands the journal no longer has (a NATS journal that lost
+ * acknowledged commands in an OS crash, an older journal backup restored), and the journal reuses
+ * those seqs for other commands, which the store would skip as already applied. A store behind a
+ * trimmed journal's first entry (deleted, or restored from an old backup) lacks commands the
+ * journal no longer holds. Either way it is emptied (rows and lastAppliedSeq, one transaction) and
+ * set to where the journal can re-feed it from: 0 for a journal that starts at seq 1 (a replay of
+ * the whole journal), else the oldest snapshot that loads and that the trimmed journal continues
+ * (history before it is not restored). Recovery without the replica, or the replica, re-feeds it.
  */
-async function refeedReadStoreFromJournalBase(
+async function reconcileReadStore(
   readStore: ReadStore,
   journal: Journal<MachineCommand>,
   snapshots: SnapshotStore,
   log: Logger,
 ): Promise<void> {
-  const firstSeq = await journal.firstSeq();
   const readStoreSeq = readStore.lastAppliedSeq;
-  if (readStoreSeq >= firstSeq - 1) return;
-  // The oldest that loads (its checksum verifies): recovery then starts from it.
-  const candidates = (await snapshots.listSnapshots())
-    .filter((s) => s.seq >= firstSeq - 1)
-    .sort((a, b) => a.seq - b.seq);
-  let baseSeq: number | null = null;
-  for (const candidate of candidates) {
-    if ((await snapshots.latestSnapshot(candidate.seq))?.seq !== candidate.seq) continue;
-    baseSeq = candidate.seq;
-    break;
-  }
-  if (baseSeq === null) throw new JournalTrimmedError(firstSeq, null);
+  const journalSeq = await journal.lastSeq();
+  const firstSeq = await journal.firstSeq();
+  const ahead = readStoreSeq > journalSeq;
+  if (!ahead && readStoreSeq >= firstSeq - 1) return;
+  const baseSeq = firstSeq > 1 ? await journalBaseSnapshot(snapshots, firstSeq, journalSeq) : 0;
+  const from =
+    baseSeq === 0 ? 'the whole journal' : `the snapshot at seq ${baseSeq} the trimmed journal starts after`;
   log.warn(
-    { readStoreSeq, firstSeq, baseSeq },
-    'the read store is behind the trimmed journal: it is emptied and re-fed from the snapshot the journal starts after; history before that snapshot is not restored',
+    { readStoreSeq, journalSeq, firstSeq, baseSeq },
+    ahead
+      ? `the read store is ahead of the journal (acknowledged commands lost, or an older journal restored): rebuilding it from ${from}`
+      : `the read store is behind the trimmed journal: rebuilding it from ${from}; history before that snapshot is not restored`,
   );
   await readStore.reset(baseSeq);
+}
+
+/**
+ * The oldest snapshot a trimmed journal (first entry `firstSeq`, last `journalSeq`) continues
+ * that loads (its checksum verifies); `JournalTrimmedError` when there is none.
+ */
+async function journalBaseSnapshot(
+  snapshots: SnapshotStore,
+  firstSeq: number,
+  journalSeq: number,
+): Promise<number> {
+  const candidates = (await snapshots.listSnapshots())
+    .filter((s) => s.seq >= firstSeq - 1 && s.seq <= journalSeq)
+    .sort((a, b) => a.seq - b.seq);
+  for (const candidate of candidates) {
+    if ((await snapshots.latestSnapshot(candidate.seq))?.seq === candidate.seq) return candidate.seq;
+  }
+  throw new JournalTrimmedError(firstSeq, null);
 }
 
 /**

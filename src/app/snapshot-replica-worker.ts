@@ -52,7 +52,7 @@ const stores = await openFollowerStores<MachineCommand>({
 });
 const readStore = stores.readStore;
 // The service empties a store ahead of the journal before it starts a replica (service.ts,
-// `rebuildReadStoreIfAhead`), and a restarted replica starts at the last durable seq, which the
+// `reconcileReadStore`), and a restarted replica starts at the last durable seq, which the
 // store never passes: a store ahead here was written by something else, and is not touched.
 if (readStore !== null && readStore.lastAppliedSeq > settings.startSeq) {
   throw new Error(

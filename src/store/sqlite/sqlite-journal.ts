@@ -108,6 +108,10 @@ export class SqliteJournal<C = unknown> extends CommittedJournal<C> {
   private readonly writerThread: SqliteWriterThread | null;
   /** The trim as one transaction on the main thread's connection (no writer thread). */
   private readonly trimHere: (seq: number, maxRecords: number) => number;
+  /** The smallest stored first_seq (null when empty), on the reader connection. */
+  private readonly storedFirstSeq: () => number | null;
+  /** Whether records ≤ a seq are left to trim (params: seq, seq, 1). */
+  private readonly trimLeft: Database.Statement;
   readonly canTrim = true;
 
   static open<C = unknown>(options: SqliteJournalOptions): SqliteJournal<C> {
@@ -133,6 +137,9 @@ export class SqliteJournal<C = unknown> extends CommittedJournal<C> {
     );
     const trimCheckpoints = this.db.prepare(TRIM_CHECKPOINTS);
     const trimRecords = this.db.prepare(TRIM_RECORDS);
+    const firstSeq = this.db.prepare(FIRST_SEQ);
+    this.storedFirstSeq = () => (firstSeq.get() as { s: number | null }).s;
+    this.trimLeft = this.db.prepare(TRIM_LEFT);
     this.trimHere = this.db.transaction((seq: number, maxRecords: number) => {
       trimCheckpoints.run(seq, seq, maxRecords);
       return trimRecords.run(seq, seq, maxRecords).changes;
@@ -191,8 +198,7 @@ export class SqliteJournal<C = unknown> extends CommittedJournal<C> {
   }
 
   async firstSeq(): Promise<number> {
-    const row = this.db.prepare(FIRST_SEQ).get() as { s: number | null };
-    return row.s ?? this.committer.lastDurable.seq + 1;
+    return this.storedFirstSeq() ?? this.committer.lastDurable.seq + 1;
   }
 
   /**
@@ -201,15 +207,15 @@ export class SqliteJournal<C = unknown> extends CommittedJournal<C> {
    * one at a time; `done` is read after the delete committed.
    */
   protected async trimRecords(seq: number, maxRecords: number): Promise<TrimResult> {
-    const before = this.db.prepare(FIRST_SEQ).get() as { s: number | null };
+    const before = this.storedFirstSeq();
     const thread = this.writerThread;
     const records =
       thread === null
         ? this.trimHere(seq, maxRecords)
         : (await thread.runCounted(trimStatements(seq, maxRecords))).changes[1]!;
-    const after = this.db.prepare(FIRST_SEQ).get() as { s: number | null };
-    const left = this.db.prepare(TRIM_LEFT).get(seq, seq, 1) as { more: number };
-    const entries = records > 0 && before.s !== null && after.s !== null ? after.s - before.s : 0;
+    const after = this.storedFirstSeq();
+    const left = this.trimLeft.get(seq, seq, 1) as { more: number };
+    const entries = records > 0 && before !== null && after !== null ? after - before : 0;
     return { records, entries, done: left.more === 0 };
   }
 
