@@ -18,7 +18,6 @@ import {
 
 export abstract class CommittedJournal<C> implements Journal<C> {
   abstract readonly openReport: OpenReport;
-  abstract readonly canTrim: boolean;
   protected abstract readonly committer: GroupCommitter;
   /** Set by `close` (first thing): later trims are refused. */
   protected closed = false;
@@ -31,10 +30,9 @@ export abstract class CommittedJournal<C> implements Journal<C> {
   abstract close(): Promise<void>;
 
   /**
-   * Deletes the records (see `Journal.trimThrough`): called one at a time and never after close
-   * when `canTrim`; where it is false, `trimThrough` returns this (a `JournalWriteError` saying
-   * why). Must be serialised with the backend's batch writes and pick the records in the same
-   * atomic step that deletes them.
+   * Deletes the records (see `Journal.trimThrough`): called one at a time and never after close.
+   * Must never leave a gap: either pick the records in the same atomic step that deletes them,
+   * serialised with the backend's batch writes, or delete them one by one, oldest first.
    */
   protected abstract trimRecords(seq: number, maxRecords: number): Promise<TrimResult>;
 
@@ -67,12 +65,12 @@ export abstract class CommittedJournal<C> implements Journal<C> {
   }
 
   /**
-   * Rejects with `JournalWriteError` when the backend cannot trim, the journal is closed or
-   * poisoned, or the delete failed (the journal stays usable: the delete rolled back). A
+   * Rejects with `JournalWriteError` when the journal is closed or poisoned, or the delete failed
+   * (the journal stays usable: the delete rolled back, or on NATS stopped at a record with the
+   * older ones gone). A
    * `RangeError` for a seq or record count that is not a (positive) safe integer.
    */
   trimThrough(seq: number, maxRecords: number): Promise<TrimResult> {
-    if (!this.canTrim) return this.trimRecords(seq, maxRecords);
     if (!Number.isSafeInteger(seq)) {
       return Promise.reject(new RangeError(`trimThrough: seq must be a safe integer, got ${seq}`));
     }

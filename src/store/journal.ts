@@ -67,13 +67,13 @@ export interface Journal<C = unknown> {
   checkpoints(fromSeq: number, toSeq: number): Promise<readonly HashCheckpoint[]>;
   /** The seq of the first stored entry: 1 unless trimmed; lastSeq + 1 when the journal is empty. */
   firstSeq(): Promise<number>;
-  /** Whether `trimThrough` is supported (false: it throws `JournalWriteError`). */
-  readonly canTrim: boolean;
   /**
    * Deletes up to `maxRecords` of the oldest stored records whose entries all have seq ≤ `seq`
-   * (never the newest record), with the hash checkpoints up to the last entry deleted. Serialised
-   * with appends (a backend with a writer thread runs it there, between batches). `done` is true
-   * once no such record is left. Callers trim only what a kept snapshot covers.
+   * (never the newest record), with the hash checkpoints up to the last entry deleted (on NATS,
+   * one stored after a kept record stays until a later trim passes it). Never interleaved with a
+   * batch write in a way that could leave a gap (a backend with a writer thread runs it there,
+   * between batches). `done` is true once no such record is left. Callers trim only what a kept
+   * snapshot covers.
    */
   trimThrough(seq: number, maxRecords: number): Promise<TrimResult>;
   /** Resolves once everything appended so far is durable (or failed). */

@@ -65,14 +65,6 @@ export function rawV1Frame(firstSeq: number, pairsJson: string, count: number): 
   return { firstSeq, count, version: 1, payload, checksum };
 }
 
-export interface ContractOptions {
-  /**
-   * False: the backend does not trim (`canTrim` false, `trimThrough` refused); the trim tests
-   * then check the refusal instead. Default true.
-   */
-  readonly trims?: boolean;
-}
-
 async function seqsFrom(journal: Journal<TestCommand>, from: number): Promise<number[]> {
   const seqs: number[] = [];
   for await (const batch of journal.readBatches(from)) for (const e of batch) seqs.push(e.seq);
@@ -83,13 +75,7 @@ function range(from: number, to: number): number[] {
   return Array.from({ length: Math.max(to - from + 1, 0) }, (_, i) => from + i);
 }
 
-export function journalContract(
-  backend: string,
-  makeHarness: () => Promise<StoreHarness>,
-  options: ContractOptions = {},
-): void {
-  const trims = options.trims ?? true;
-  const trimming = { skip: trims ? false : `the ${backend} journal does not trim` } as const;
+export function journalContract(backend: string, makeHarness: () => Promise<StoreHarness>): void {
   async function withHarness(run: (h: StoreHarness) => Promise<void>): Promise<void> {
     const harness = await makeHarness();
     try {
@@ -306,31 +292,9 @@ export function journalContract(
         await journal.close();
       }));
 
-    test(
-      'a journal that does not trim says so, refuses, and still tells its first seq',
-      {
-        skip: trims ? `the ${backend} journal trims` : false,
-      },
-      () =>
-        withHarness(async (h) => {
-          const journal = await h.openJournal({ maxEntries: 10 });
-          assert.equal(journal.canTrim, false);
-          await appendRange(journal, 1, 25);
-          await assert.rejects(
-            journal.trimThrough(20, 10),
-            (error: unknown) => error instanceof JournalWriteError && /not trimmed/.test(error.message),
-          );
-          assert.equal(await journal.firstSeq(), 1);
-          assert.deepEqual(await seqsFrom(journal, 1), range(1, 25));
-          assert.equal(await h.frameCount(), 3);
-          await journal.close();
-        }),
-    );
-
-    test('trimming deletes whole records ≤ the seq, oldest first, at most maxRecords a call', trimming, () =>
+    test('trimming deletes whole records ≤ the seq, oldest first, at most maxRecords a call', () =>
       withHarness(async (h) => {
         const journal = await h.openJournal({ maxEntries: 10 });
-        assert.equal(journal.canTrim, true);
         // Records [1-10] [11-20] [21-30] [31-40] [41-45].
         await appendRange(journal, 1, 45);
         assert.equal(await h.frameCount(), 5);
@@ -359,10 +323,9 @@ export function journalContract(
         await assert.rejects(journal.trimThrough(40, 0), RangeError);
         await journal.close();
         await assert.rejects(journal.trimThrough(40, 1), JournalWriteError);
-      }),
-    );
+      }));
 
-    test('the newest record is never trimmed; a restart resumes after it', trimming, () =>
+    test('the newest record is never trimmed; a restart resumes after it', () =>
       withHarness(async (h) => {
         const journal = await h.openJournal({ maxEntries: 10 });
         assert.deepEqual(await journal.trimThrough(100, 10), { records: 0, entries: 0, done: true });
@@ -387,10 +350,9 @@ export function journalContract(
         assert.deepEqual(await reopened.trimThrough(1000, 100), { records: 1, entries: 5, done: true });
         assert.equal(await reopened.firstSeq(), 26);
         await reopened.close();
-      }),
-    );
+      }));
 
-    test('trimming deletes the hash checkpoints the deleted records cover, no later ones', trimming, () =>
+    test('trimming deletes the hash checkpoints the deleted records cover, no later ones', () =>
       withHarness(async (h) => {
         const journal = await h.openJournal({ maxEntries: 10 });
         const appended = appendRange(journal, 1, 25);
@@ -410,10 +372,9 @@ export function journalContract(
           { seq: 25, stateHash: 'h25' },
         ]);
         await journal.close();
-      }),
-    );
+      }));
 
-    test('trims racing appends lose nothing appended (property)', trimming, () =>
+    test('trims racing appends lose nothing appended (property)', () =>
       withHarness(async (h) => {
         const journal = await h.openJournal({ maxEntries: 4 });
         let next = 1;
@@ -465,8 +426,7 @@ export function journalContract(
         assert.equal(await reopened.lastSeq(), lastSeq);
         assert.deepEqual(await seqsFrom(reopened, trimmed + 1), range(trimmed + 1, lastSeq));
         await reopened.close();
-      }),
-    );
+      }));
 
     test('any JSON-serialisable commands round-trip exactly (property)', () =>
       withHarness(async (h) => {

@@ -17,9 +17,9 @@
  * without waiting for the ack lost nothing in 9 of 9 cycles: the message is already on its way to
  * the server, which outlives the writer (as in test/crash/crash-restart.test.ts).
  *
- * The same on SQLite and PostgreSQL with the writer trimming the journal as it appends: after each
- * kill the journal is intact and contiguous from its first seq, with every acknowledged entry the
- * trims were not asked to delete.
+ * The same on each backend with the writer trimming the journal as it appends: after each kill the
+ * journal is intact and contiguous from its first seq, with every acknowledged entry the trims were
+ * not asked to delete (NATS deletes a trim's messages one by one, so a kill can cut one short).
  *
  * JOURNAL_CRASH_CYCLES sets the kill/restart cycles on each backend (default 4; a cycle takes
  * about 1.5 s on each). A missing PostgreSQL or nats-server skips its backend, except under
@@ -161,23 +161,48 @@ async function trimKillCycles(target: CrashJournalTarget, cycles: number): Promi
   assert.ok(trimmed, 'the trims deleted something');
 }
 
-for (const backend of ['sqlite', 'postgres'] as const) {
-  test(`${backend === 'sqlite' ? 'SQLite' : 'PostgreSQL'}: trims while appending lose nothing acknowledged across SIGKILL (${CYCLES} cycles)`, {
-    skip:
-      backend === 'postgres' && postgres === null
-        ? 'PostgreSQL is not installed (run scripts/ensure-system-deps.sh)'
-        : false,
+const TRIM_BACKENDS: ReadonlyArray<{
+  readonly name: string;
+  readonly skip: string | false;
+  /** The journal to crash, and how to clean up after it. */
+  readonly target: () => Promise<{ target: CrashJournalTarget; dispose?: () => void }>;
+}> = [
+  {
+    name: 'SQLite',
+    skip: false,
+    target: async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'journal-trim-crash-'));
+      return {
+        target: { kind: 'sqlite', path: join(dir, 'journal.sqlite') },
+        dispose: () => rmSync(dir, { recursive: true, force: true }),
+      };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    skip: postgres === null ? 'PostgreSQL is not installed (run scripts/ensure-system-deps.sh)' : false,
+    target: async () => ({
+      target: { kind: 'postgres', url: await postgres!.createDatabase(`journal_trim_crash_${process.pid}`) },
+    }),
+  },
+  {
+    name: 'NATS JetStream',
+    skip: nats === null ? 'nats-server is not installed (run scripts/ensure-system-deps.sh)' : false,
+    target: async () => ({
+      target: { kind: 'nats', url: nats!.url, stream: `JOURNAL_TRIM_CRASH_${process.pid}` },
+    }),
+  },
+];
+
+for (const backend of TRIM_BACKENDS) {
+  test(`${backend.name}: trims while appending lose nothing acknowledged across SIGKILL (${CYCLES} cycles)`, {
+    skip: backend.skip,
   }, async () => {
-    if (backend === 'postgres') {
-      const url = await postgres!.createDatabase(`journal_trim_crash_${process.pid}`);
-      await trimKillCycles({ kind: 'postgres', url }, CYCLES);
-      return;
-    }
-    const dir = mkdtempSync(join(tmpdir(), 'journal-trim-crash-'));
+    const { target, dispose } = await backend.target();
     try {
-      await trimKillCycles({ kind: 'sqlite', path: join(dir, 'journal.sqlite') }, CYCLES);
+      await trimKillCycles(target, CYCLES);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      dispose?.();
     }
   });
 }

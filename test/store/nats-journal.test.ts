@@ -88,81 +88,77 @@ if (server === null) {
     skip: 'nats-server is not installed (run scripts/ensure-system-deps.sh)',
   });
 } else {
-  journalContract(
-    'nats',
-    async (): Promise<StoreHarness> => {
-      const target = freshTarget();
-      const dir = mkdtempSync(join(tmpdir(), 'nats-journal-test-'));
-      const snapshotPath = join(dir, 'snapshots.sqlite');
-      const open: Array<{ close(): Promise<void> }> = [];
-      const openJournal = async (limits?: BatchLimits) => {
-        const journal = await NatsJournal.open<TestCommand>(limits ? { ...target, limits } : target);
-        open.push(journal);
-        return journal;
-      };
-      const flipSnapshotByte = (seq: number) => {
-        const db = new Database(snapshotPath);
-        const row = db.prepare('SELECT payload FROM snapshots WHERE seq = ?').get(seq) as { payload: Buffer };
-        const payload = Buffer.from(row.payload);
-        payload[0] = payload[0]! ^ 0xff;
-        db.prepare('UPDATE snapshots SET payload = ? WHERE seq = ?').run(payload, seq);
-        db.close();
-      };
-      return {
-        openJournal,
-        async openSnapshots(keep) {
-          const store = new SqliteSnapshotStore({ path: snapshotPath, keep: keep ?? 3 });
-          open.push(store);
-          return store;
-        },
-        async insertRawFrame(frame) {
-          // Opening through the journal makes the stream exactly as a real writer did; the frame
-          // then goes where its seqs put it in the stream.
-          await (await openJournal()).close();
-          await rewriteStream(target, (messages) => {
-            const at = messages.findIndex(
-              (m) => m.subject.endsWith('.frames') && firstSeqOf(m) > frame.firstSeq,
-            );
-            const raw = rawFrameMessage(target, frame);
-            if (at < 0) return [...messages, raw];
-            return [...messages.slice(0, at), raw, ...messages.slice(at)];
-          });
-        },
-        async corruptFrame(firstSeq) {
-          await rewriteStream(target, (messages) =>
-            messages.map((m) => {
-              if (!m.subject.endsWith('.frames') || firstSeqOf(m) !== firstSeq) return m;
-              const data = Buffer.from(m.data);
-              data[0] = data[0]! ^ 0xff;
-              return { ...m, data };
-            }),
+  journalContract('nats', async (): Promise<StoreHarness> => {
+    const target = freshTarget();
+    const dir = mkdtempSync(join(tmpdir(), 'nats-journal-test-'));
+    const snapshotPath = join(dir, 'snapshots.sqlite');
+    const open: Array<{ close(): Promise<void> }> = [];
+    const openJournal = async (limits?: BatchLimits) => {
+      const journal = await NatsJournal.open<TestCommand>(limits ? { ...target, limits } : target);
+      open.push(journal);
+      return journal;
+    };
+    const flipSnapshotByte = (seq: number) => {
+      const db = new Database(snapshotPath);
+      const row = db.prepare('SELECT payload FROM snapshots WHERE seq = ?').get(seq) as { payload: Buffer };
+      const payload = Buffer.from(row.payload);
+      payload[0] = payload[0]! ^ 0xff;
+      db.prepare('UPDATE snapshots SET payload = ? WHERE seq = ?').run(payload, seq);
+      db.close();
+    };
+    return {
+      openJournal,
+      async openSnapshots(keep) {
+        const store = new SqliteSnapshotStore({ path: snapshotPath, keep: keep ?? 3 });
+        open.push(store);
+        return store;
+      },
+      async insertRawFrame(frame) {
+        // Opening through the journal makes the stream exactly as a real writer did; the frame
+        // then goes where its seqs put it in the stream.
+        await (await openJournal()).close();
+        await rewriteStream(target, (messages) => {
+          const at = messages.findIndex(
+            (m) => m.subject.endsWith('.frames') && firstSeqOf(m) > frame.firstSeq,
           );
-        },
-        async corruptSnapshot(seq) {
-          flipSnapshotByte(seq);
-        },
-        async insertRawSnapshot(snapshot) {
-          insertRawSqliteSnapshot(snapshotPath, snapshot);
-        },
-        async frameCount() {
-          const conn = await NatsJournalStream.connect(target, 'test count');
-          try {
-            const info = await conn.jsm.streams.info(target.stream, {
-              subjects_filter: `${target.stream}.frames`,
-            });
-            return info.state.subjects?.[`${target.stream}.frames`] ?? 0;
-          } finally {
-            await conn.close();
-          }
-        },
-        async dispose() {
-          for (const store of open) await store.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-    { trims: false },
-  );
+          const raw = rawFrameMessage(target, frame);
+          if (at < 0) return [...messages, raw];
+          return [...messages.slice(0, at), raw, ...messages.slice(at)];
+        });
+      },
+      async corruptFrame(firstSeq) {
+        await rewriteStream(target, (messages) =>
+          messages.map((m) => {
+            if (!m.subject.endsWith('.frames') || firstSeqOf(m) !== firstSeq) return m;
+            const data = Buffer.from(m.data);
+            data[0] = data[0]! ^ 0xff;
+            return { ...m, data };
+          }),
+        );
+      },
+      async corruptSnapshot(seq) {
+        flipSnapshotByte(seq);
+      },
+      async insertRawSnapshot(snapshot) {
+        insertRawSqliteSnapshot(snapshotPath, snapshot);
+      },
+      async frameCount() {
+        const conn = await NatsJournalStream.connect(target, 'test count');
+        try {
+          const info = await conn.jsm.streams.info(target.stream, {
+            subjects_filter: `${target.stream}.frames`,
+          });
+          return info.state.subjects?.[`${target.stream}.frames`] ?? 0;
+        } finally {
+          await conn.close();
+        }
+      },
+      async dispose() {
+        for (const store of open) await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  });
 
   const entry = (seq: number, command: TestCommand = { type: 'noop', n: seq }) => ({
     seq,
@@ -286,7 +282,30 @@ if (server === null) {
     await conn.jsm.streams.deleteMessage(target.stream, first!.seq, false);
     await conn.close();
     assert.equal(await journal.firstSeq(), 11);
-    await assert.rejects(journal.trimThrough(20, 1), /NATS journal is not trimmed/);
+    assert.deepEqual(await journal.trimThrough(20, 5), { records: 1, entries: 10, done: true });
+    assert.equal(await journal.firstSeq(), 21);
+    await journal.close();
+  });
+
+  test("a trim deletes the stream's first messages: the stream shrinks, and still denies purges", async () => {
+    const target = freshTarget();
+    const journal = await NatsJournal.open({ ...target, limits: { maxEntries: 10 } });
+    const pending: Promise<void>[] = [];
+    for (let seq = 1; seq <= 50; seq++) pending.push(journal.append(entry(seq)));
+    await Promise.all(pending);
+    const conn = await NatsJournalStream.connect(target, 'test trim');
+    try {
+      const before = (await conn.jsm.streams.info(target.stream)).state;
+      assert.equal(before.messages, 5);
+      assert.deepEqual(await journal.trimThrough(40, 100), { records: 4, entries: 40, done: true });
+      const after = (await conn.jsm.streams.info(target.stream)).state;
+      assert.equal(after.messages, 1);
+      assert.equal(after.first_seq, before.first_seq + 4);
+      assert.ok(after.bytes < before.bytes / 4, `${after.bytes} bytes left of ${before.bytes}`);
+      await assert.rejects(conn.jsm.streams.purge(target.stream), /purge/i);
+    } finally {
+      await conn.close();
+    }
     await journal.close();
   });
 

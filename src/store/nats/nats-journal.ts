@@ -32,8 +32,8 @@
  *   (re-encoded; readers see ordinary frames); a single entry that does not fit fails the write.
  * - Reads run on ephemeral ordered consumers from the frame holding `fromSeq`, found by binary
  *   search over stream sequences; they end at the last frame pending when they get there.
- * - Never trimmed (`canTrim` false): the stream denies purges on purpose, so no one empties the
- *   journal by accident; it keeps every frame from seq 1 (unless something outside deleted some).
+ * - Trimmed by deleting messages one by one from the stream's start (see `trimRecords`). The
+ *   stream denies purges on purpose, so no one empties the journal at a stroke by accident.
  */
 import {
   connect,
@@ -61,7 +61,6 @@ import {
   type HashCheckpoint,
   JournalCorruptError,
   type JournalEntry,
-  JournalWriteError,
   type OpenReport,
   type TrimResult,
 } from '../journal.ts';
@@ -199,9 +198,9 @@ export class NatsJournalStream {
     }
   }
 
-  async state(): Promise<{ firstSeq: number; lastSeq: number }> {
+  async state(): Promise<{ firstSeq: number; lastSeq: number; messages: number }> {
     const info = await this.jsm.streams.info(this.stream);
-    return { firstSeq: info.state.first_seq, lastSeq: info.state.last_seq };
+    return { firstSeq: info.state.first_seq, lastSeq: info.state.last_seq, messages: info.state.messages };
   }
 
   /**
@@ -238,8 +237,26 @@ export class NatsJournalStream {
   async *scan(subject: string, start: number): AsyncIterable<JsMsg> {
     // With nothing to deliver, a consumer would wait for new messages instead of ending.
     if ((await this.nextOn(subject, start)) === null) return;
+    yield* this.consume(start, { filterSubjects: subject });
+  }
+
+  /**
+   * The headers of every message of the stream (frames and checkpoints) from its first one, in
+   * order, up to the last one pending when the read gets there.
+   */
+  async *scanHeaders(): AsyncIterable<JsMsg> {
+    const { firstSeq, messages } = await this.state();
+    // With nothing to deliver, a consumer would wait for new messages instead of ending.
+    if (messages === 0) return;
+    yield* this.consume(firstSeq, { headers_only: true });
+  }
+
+  private async *consume(
+    start: number,
+    options: { filterSubjects?: string; headers_only?: boolean },
+  ): AsyncIterable<JsMsg> {
     const consumer = await this.js.consumers.get(this.stream, {
-      filterSubjects: subject,
+      ...options,
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: start,
     });
@@ -261,24 +278,33 @@ export class NatsJournalStream {
 
 /** A stored frame from a message's headers and data; `JournalCorruptError` when they are not one. */
 export function frameOf(header: MsgHdrs | undefined, data: Uint8Array, streamSeq: number): StoredFrame {
-  const number = (name: string) => {
-    const text = header?.get(name) ?? '';
-    const value = Number(text);
-    if (text === '' || !Number.isSafeInteger(value)) {
-      throw new JournalCorruptError(
-        `journal message ${streamSeq} has no valid ${name} header`,
-        Number(header?.get(HEADER.firstSeq)) || 0,
-      );
-    }
-    return value;
-  };
+  const number = (name: string) => headerNumber(header, name, streamSeq);
   return {
-    firstSeq: number(HEADER.firstSeq),
-    count: number(HEADER.count),
+    ...frameSpan(header, streamSeq),
     version: number(HEADER.version),
     checksum: number(HEADER.checksum),
     payload: Buffer.from(data.buffer, data.byteOffset, data.byteLength),
   };
+}
+
+/** The seqs a frame message holds, from its headers alone. */
+function frameSpan(header: MsgHdrs | undefined, streamSeq: number): { firstSeq: number; count: number } {
+  return {
+    firstSeq: headerNumber(header, HEADER.firstSeq, streamSeq),
+    count: headerNumber(header, HEADER.count, streamSeq),
+  };
+}
+
+function headerNumber(header: MsgHdrs | undefined, name: string, streamSeq: number): number {
+  const text = header?.get(name) ?? '';
+  const value = Number(text);
+  if (text === '' || !Number.isSafeInteger(value)) {
+    throw new JournalCorruptError(
+      `journal message ${streamSeq} has no valid ${name} header`,
+      Number(header?.get(HEADER.firstSeq)) || 0,
+    );
+  }
+  return value;
 }
 
 export function frameHeaders(frame: StoredFrame): MsgHdrs {
@@ -314,8 +340,6 @@ function fitFrame(frame: StoredFrame, maxBytes: number): StoredFrame[] {
 }
 
 export class NatsJournal<C = unknown> extends CommittedJournal<C> {
-  readonly canTrim = false;
-
   static async open<C = unknown>(options: NatsJournalOptions): Promise<NatsJournal<C>> {
     const conn = await NatsJournalStream.connect(options, `journal writer ${options.stream}`);
     let responder: Subscription | null = null;
@@ -329,9 +353,9 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
         },
       });
       const openReport = await dropTornTail(conn);
-      const last = await lastDurable(conn);
+      const lastFrame = await conn.lastFrame();
       const { lastSeq } = await conn.state();
-      return new NatsJournal<C>(conn, responder, openReport, last, lastSeq, options);
+      return new NatsJournal<C>(conn, responder, openReport, lastFrame, lastSeq, options);
     } catch (error) {
       responder?.unsubscribe();
       await conn.close();
@@ -344,6 +368,8 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
   private readonly ackTimeoutMs: number;
   /** The stream's last sequence as this writer left it: every publish expects it. */
   private streamSeq: number;
+  /** The stream sequence of the newest frame message (0: none), which trims never delete. */
+  private newestFrameStreamSeq: number;
   private durableSeq: number;
   /** Checkpoints waiting for the frame holding their seq to be acknowledged. */
   private waitingCheckpoints: HashCheckpoint[] = [];
@@ -354,12 +380,14 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
     private readonly conn: NatsJournalStream,
     private readonly responder: Subscription,
     readonly openReport: OpenReport,
-    last: { seq: number; ts: number },
+    lastFrame: StoredMsg | null,
     streamSeq: number,
     options: NatsJournalOptions,
   ) {
     super();
+    const last = lastDurable(lastFrame);
     this.streamSeq = streamSeq;
+    this.newestFrameStreamSeq = lastFrame?.seq ?? 0;
     this.durableSeq = last.seq;
     this.ackTimeoutMs = options.ackTimeoutMs ?? 10_000;
     this.maxPayloadBytes = Math.max((conn.nc.info?.max_payload ?? 1024 * 1024) - HEADER_ROOM, 1024);
@@ -370,7 +398,8 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
     );
   }
 
-  private async publish(subject: string, data: Uint8Array, h: MsgHdrs): Promise<void> {
+  /** Publishes one message after the stream's last; resolves with its stream sequence. */
+  private async publish(subject: string, data: Uint8Array, h: MsgHdrs): Promise<number> {
     try {
       const ack = await this.conn.js.publish(subject, data, {
         headers: h,
@@ -378,6 +407,7 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
         timeout: this.ackTimeoutMs,
       });
       this.streamSeq = ack.seq;
+      return ack.seq;
     } catch (error) {
       if (apiErrorCode(error) === WRONG_LAST_SEQUENCE) {
         throw new Error(
@@ -394,7 +424,11 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
     for (const c of checkpoints) this.waitingCheckpoints.push(c);
     if (frame !== null) {
       for (const part of fitFrame(frame, this.maxPayloadBytes)) {
-        await this.publish(this.conn.subjects.frames, part.payload, frameHeaders(part));
+        this.newestFrameStreamSeq = await this.publish(
+          this.conn.subjects.frames,
+          part.payload,
+          frameHeaders(part),
+        );
       }
       this.durableSeq = frame.firstSeq + frame.count - 1;
     }
@@ -438,12 +472,38 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
     return first === null ? last + 1 : frameOf(first.header, first.data, first.seq).firstSeq;
   }
 
-  protected trimRecords(): Promise<TrimResult> {
-    return Promise.reject(
-      new JournalWriteError(
-        `the NATS journal is not trimmed (the stream ${this.conn.stream} denies purges on purpose)`,
-      ),
-    );
+  /**
+   * Deletes the stream's messages from its first one up to the first frame to keep, one by one
+   * and oldest first, so a trim cut short (by a crash, say) leaves a contiguous journal. The
+   * checkpoints among them were published before that frame, so all are for deleted seqs. One
+   * published after it for a deleted seq (its frame was acknowledged before the checkpoint was
+   * recorded) stays until a later trim passes it: it still describes that seq's state. Publishes
+   * go on meanwhile: a delete does not move the stream's last sequence, which they expect.
+   */
+  protected async trimRecords(seq: number, maxRecords: number): Promise<TrimResult> {
+    const newestFrame = this.newestFrameStreamSeq;
+    if (newestFrame === 0) return { records: 0, entries: 0, done: true };
+    const doomed: number[] = [];
+    let records = 0;
+    let entries = 0;
+    let done = true;
+    for await (const message of this.conn.scanHeaders()) {
+      if (message.seq >= newestFrame) break;
+      if (message.subject === this.conn.subjects.frames) {
+        const frame = frameSpan(message.headers, message.seq);
+        if (frame.firstSeq + frame.count - 1 > seq) break;
+        if (records === maxRecords) {
+          done = false;
+          break;
+        }
+        records += 1;
+        entries += frame.count;
+      }
+      doomed.push(message.seq);
+    }
+    for (const streamSeq of doomed)
+      await this.conn.jsm.streams.deleteMessage(this.conn.stream, streamSeq, false);
+    return { records, entries, done };
   }
 
   async close(): Promise<void> {
@@ -452,6 +512,7 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
     try {
       await this.committer.close();
     } finally {
+      await this.trimsSettled();
       this.responder.unsubscribe();
       await this.conn.close();
     }
@@ -517,8 +578,7 @@ async function dropTornTail(conn: NatsJournalStream): Promise<OpenReport> {
   return { droppedTailRecords: 1, droppedTailEntries: frame.count };
 }
 
-async function lastDurable(conn: NatsJournalStream): Promise<{ seq: number; ts: number }> {
-  const last = await conn.lastFrame();
+function lastDurable(last: StoredMsg | null): { seq: number; ts: number } {
   if (last === null) return { seq: 0, ts: 0 };
   const frame = frameOf(last.header, last.data, last.seq);
   const entries = readVerifiedFrames([frame], frame.firstSeq, null);

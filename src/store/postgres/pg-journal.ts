@@ -86,8 +86,6 @@ export interface PgJournalOptions {
 }
 
 export class PgJournal<C = unknown> extends CommittedJournal<C> {
-  readonly canTrim = true;
-
   static async open<C = unknown>(options: PgJournalOptions): Promise<PgJournal<C>> {
     const pool = new pg.Pool({ connectionString: options.connectionString, max: 4 });
     // An idle connection dropped by the server must not crash the process; the next query fails.

@@ -112,7 +112,6 @@ export class SqliteJournal<C = unknown> extends CommittedJournal<C> {
   private readonly storedFirstSeq: () => number | null;
   /** Whether records ≤ a seq are left to trim (params: seq, seq, 1). */
   private readonly trimLeft: Database.Statement;
-  readonly canTrim = true;
 
   static open<C = unknown>(options: SqliteJournalOptions): SqliteJournal<C> {
     return new SqliteJournal<C>(options);
