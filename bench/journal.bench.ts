@@ -6,6 +6,8 @@
  *   npm run bench:journal                 # SQLite, 1M + 10M entries (a few minutes)
  *   npm run bench:journal -- --quick      # SQLite, 200k entries only
  *   npm run bench:journal -- --pg         # also PostgreSQL (a throwaway server, fsync on)
+ *   npm run bench:journal -- --nats       # also NATS JetStream (a throwaway nats-server; its
+ *                                         # acks are not fsyncs: docs/decisions.md)
  *
  * Figures are printed, never asserted. Commands are realistic place_order objects (~330 bytes
  * of JSON each). "Replay" here is the journal side of a restart; applying to the engine is
@@ -17,17 +19,20 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Journal, JournalEntry, SnapshotStore } from '../src/store/journal.ts';
 import { TRIM_STEP_PAUSE_MS, TRIM_STEP_RECORDS } from '../src/store/journal-trimmer.ts';
+import { NatsJournal } from '../src/store/nats/nats-journal.ts';
 import { PgJournal } from '../src/store/postgres/pg-journal.ts';
 import { PgSnapshotStore } from '../src/store/postgres/pg-snapshots.ts';
 import { recover } from '../src/store/recovery.ts';
 import { SqliteJournal } from '../src/store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../src/store/sqlite/sqlite-snapshots.ts';
+import { startNats } from '../test/support/nats.ts';
 import { startPostgres } from '../test/support/postgres.ts';
 import { percentile } from './measure.ts';
 
 const args = new Set(process.argv.slice(2));
 const quick = args.has('--quick');
 const withPg = args.has('--pg');
+const withNats = args.has('--nats');
 
 function command(seq: number): Record<string, unknown> {
   return {
@@ -221,6 +226,23 @@ async function sqliteBackend(): Promise<Backend> {
   };
 }
 
+/** The journal on a JetStream stream of a throwaway nats-server; snapshots in SQLite, as the service keeps them. */
+async function natsBackend(): Promise<Backend | null> {
+  const server = await startNats({ jetstream: true });
+  if (server === null) return null;
+  const dir = mkdtempSync(join(tmpdir(), 'journal-bench-nats-'));
+  return {
+    name: 'nats jetstream (1 replica, file storage)',
+    openJournal: () => NatsJournal.open({ servers: server.url, stream: 'BENCH_JOURNAL', replicas: 1 }),
+    openSnapshots: async () => new SqliteSnapshotStore({ path: join(dir, 'snapshots.sqlite') }),
+    size: () => 'n/a',
+    dispose: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 async function pgBackend(): Promise<Backend | null> {
   const server = await startPostgres({ fsync: true });
   if (server === null) return null;
@@ -331,4 +353,9 @@ if (withPg) {
   const pg = await pgBackend();
   if (pg === null) console.log('\nPostgreSQL not installed: skipped');
   else await benchBackend(pg);
+}
+if (withNats) {
+  const nats = await natsBackend();
+  if (nats === null) console.log('\nnats-server not installed: skipped');
+  else await benchBackend(nats);
 }

@@ -127,11 +127,13 @@ describe('config', () => {
     assert.throws(() => loadConfig({ env: { HISTORY_RETENTION_DAYS: 'a month' } }), /HISTORY_RETENTION_DAYS/);
   });
 
-  test('journal retention: days from JOURNAL_RETENTION_DAYS; refused under 1, under the history retention, with NATS, without periodic snapshots', () => {
+  test('journal retention: days from JOURNAL_RETENTION_DAYS; on every journal backend; refused under 1, under the history retention, without periodic snapshots', () => {
     assert.equal(loadConfig({ env: { JOURNAL_RETENTION_DAYS: '7' } }).journalRetentionDays, 7);
     assert.equal(loadConfig({ env: { JOURNAL_RETENTION_DAYS: 'off' } }).journalRetentionDays, null);
     const both = loadConfig({ env: { JOURNAL_RETENTION_DAYS: '30', HISTORY_RETENTION_DAYS: '30' } });
     assert.equal(both.journalRetentionDays, 30);
+    const nats = loadConfig({ env: { JOURNAL_RETENTION_DAYS: '7', JOURNAL_URL: 'nats://127.0.0.1:4222' } });
+    assert.equal(nats.journalRetentionDays, 7);
     const refused = (env: Record<string, string>, message: string) =>
       assert.throws(
         () => loadConfig({ env }),
@@ -141,10 +143,6 @@ describe('config', () => {
     refused(
       { JOURNAL_RETENTION_DAYS: '7', HISTORY_RETENTION_DAYS: '30' },
       '/journalRetentionDays (JOURNAL_RETENTION_DAYS) must be >= /historyRetentionDays (HISTORY_RETENTION_DAYS) (30), so a read store rebuilt from the journal holds all the history it keeps',
-    );
-    refused(
-      { JOURNAL_RETENTION_DAYS: '7', JOURNAL_URL: 'nats://127.0.0.1:4222' },
-      '/journalRetentionDays (JOURNAL_RETENTION_DAYS) cannot be used with /journalUrl (JOURNAL_URL): a NATS journal is never trimmed',
     );
     refused(
       { JOURNAL_RETENTION_DAYS: '7', SNAPSHOT_EVERY_COMMANDS: '0', SNAPSHOT_EVERY_MS: '0' },

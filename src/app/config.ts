@@ -68,8 +68,7 @@ export const ConfigSchema = Type.Object(
     /**
      * Days of commands the journal keeps at least: older records are deleted down to a kept
      * snapshot, which recovery and a rebuilt read store then start from. Null: kept forever. At
-     * least 1, no less than `historyRetentionDays`, and not with a NATS journal (never trimmed);
-     * needs periodic snapshots.
+     * least 1 and no less than `historyRetentionDays`; needs periodic snapshots.
      */
     journalRetentionDays: Type.Union([Type.Number({ minimum: 1 }), Type.Null()]),
     /**
@@ -269,11 +268,6 @@ function settingConflicts(config: Config): string[] {
   const journalDays = config.journalRetentionDays;
   if (journalDays === null) return problems;
   const journal = setting('/journalRetentionDays');
-  if (config.journalUrl !== null) {
-    problems.push(
-      `${journal} cannot be used with ${setting('/journalUrl')}: a NATS journal is never trimmed`,
-    );
-  }
   const historyDays = config.historyRetentionDays;
   if (historyDays !== null && journalDays < historyDays) {
     problems.push(

@@ -4,7 +4,8 @@
  * snapshot with the orders resting since before it; a read store lost while the service was down
  * is re-fed from that snapshot, with the history the journal still holds (from the next snapshot
  * when that one is damaged; refused, naming the journal's start, when none loads). On SQLite
- * with the snapshot replica (the default) and without, and on PostgreSQL.
+ * with the snapshot replica (the default) and without, on PostgreSQL, and with the journal on NATS
+ * JetStream (snapshots and read store on SQLite).
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -13,9 +14,11 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { lockDataDir } from '../../src/store/data-dir-lock.ts';
 import type { JournalEntry } from '../../src/store/journal.ts';
+import type { NatsJournalTarget } from '../../src/store/nats/nats-journal.ts';
 import { openFollowerStores, openStores } from '../../src/store/open-stores.ts';
 import { subMachineProjections } from '../../src/store/read/sub-projections.ts';
 import { JournalTrimmedError } from '../../src/store/recovery.ts';
+import { startNats } from '../support/nats.ts';
 import { startPostgres } from '../support/postgres.ts';
 import { restingBuy, startTestService, type TestService } from '../support/service-harness.ts';
 
@@ -39,9 +42,15 @@ async function historyLabels(running: TestService): Promise<string[]> {
   return labels;
 }
 
+/** Where the stores of one run are. */
+interface Stores {
+  readonly databaseUrl: string | null;
+  readonly natsJournal: NatsJournalTarget | null;
+}
+
 interface Backend {
   readonly name: string;
-  readonly databaseUrl: () => Promise<string | null>;
+  readonly stores: () => Promise<Stores>;
   /** Sets the payload of the snapshots with seq ≥ `fromSeq` (all of them: `only` false) to junk. */
   readonly damageSnapshots: (
     dataDir: string,
@@ -52,15 +61,27 @@ interface Backend {
 }
 
 const postgres = await startPostgres();
-after(async () => {
+const nats = await startNats({ jetstream: true }).catch(async (error: unknown) => {
   await postgres?.stop();
+  throw error;
 });
+after(async () => {
+  try {
+    await nats?.stop();
+  } finally {
+    await postgres?.stop();
+  }
+});
+let streams = 0;
 
 const BACKENDS: ReadonlyArray<Backend & { readonly replicaOff: boolean; readonly skip: string | false }> = [
   { ...sqliteBackend(), replicaOff: true, skip: false },
   {
     name: 'PostgreSQL',
-    databaseUrl: () => postgres!.createDatabase(`journal_retention_${process.pid}_${Date.now()}`),
+    stores: async () => ({
+      databaseUrl: await postgres!.createDatabase(`journal_retention_${process.pid}_${Date.now()}`),
+      natsJournal: null,
+    }),
     damageSnapshots: async (_dataDir, url, fromSeq, only) => {
       const client = new pg.Client({ connectionString: url! });
       await client.connect();
@@ -76,12 +97,22 @@ const BACKENDS: ReadonlyArray<Backend & { readonly replicaOff: boolean; readonly
     replicaOff: false,
     skip: postgres === null ? 'PostgreSQL is not installed (run scripts/ensure-system-deps.sh)' : false,
   },
+  {
+    ...sqliteBackend(),
+    name: 'NATS JetStream',
+    stores: async () => ({
+      databaseUrl: null,
+      natsJournal: { servers: nats!.url, stream: `RETENTION_${process.pid}_${++streams}`, replicas: 1 },
+    }),
+    replicaOff: false,
+    skip: nats === null ? 'nats-server is not installed (run scripts/ensure-system-deps.sh)' : false,
+  },
 ];
 
 function sqliteBackend(): Backend {
   return {
     name: 'SQLite',
-    databaseUrl: async () => null,
+    stores: async () => ({ databaseUrl: null, natsJournal: null }),
     damageSnapshots: async (dataDir, _url, fromSeq, only) => {
       const db = new Database(join(dataDir, 'snapshots.sqlite'));
       try {
@@ -96,8 +127,8 @@ function sqliteBackend(): Backend {
 }
 
 /** The first entry the journal holds, read as the snapshot replica reads it. */
-async function firstStoredEntry(dataDir: string, databaseUrl: string | null): Promise<JournalEntry> {
-  const stores = await openFollowerStores({ dataDir, databaseUrl, natsJournal: null });
+async function firstStoredEntry(dataDir: string, at: Stores): Promise<JournalEntry> {
+  const stores = await openFollowerStores({ dataDir, ...at });
   try {
     for await (const batch of stores.readJournal(0)) return batch[0]!;
     throw new Error('the journal is empty');
@@ -107,8 +138,8 @@ async function firstStoredEntry(dataDir: string, databaseUrl: string | null): Pr
 }
 
 /** The read store is lost while the service is down: emptied, as a new one would be. */
-async function loseReadStore(dataDir: string, databaseUrl: string | null): Promise<void> {
-  const stores = await openStores({ dataDir, databaseUrl, projections: subMachineProjections() });
+async function loseReadStore(dataDir: string, at: Stores): Promise<void> {
+  const stores = await openStores({ dataDir, ...at, projections: subMachineProjections() });
   try {
     await stores.readStore.reset();
   } finally {
@@ -125,9 +156,14 @@ for (const { backend, snapshotReplica } of RUNS) {
     test('keeps a day of commands, recovers from the snapshot it starts after, re-feeds a lost read store from there', {
       skip: backend.skip,
     }, async () => {
-      const databaseUrl = await backend.databaseUrl();
+      const at = await backend.stores();
+      const { databaseUrl, natsJournal } = at;
+      const journal =
+        natsJournal === null
+          ? {}
+          : { journalUrl: natsJournal.servers, journalStream: natsJournal.stream, journalReplicas: 1 };
       const options = {
-        config: { simulator: false, snapshotReplica, journalRetentionDays: 1, databaseUrl },
+        config: { simulator: false, snapshotReplica, journalRetentionDays: 1, databaseUrl, ...journal },
         snapshotPolicy: { everyCommands: 0, everyMs: HOUR, checkpointEveryCommands: 0 },
       };
       let running = await startTestService(options);
@@ -146,7 +182,7 @@ for (const { backend, snapshotReplica } of RUNS) {
         }
         const firstSeq = running.service.journalFirstSeq();
         assert.ok(firstSeq > 1, 'trimmed');
-        const first = await firstStoredEntry(running.dataDir, databaseUrl);
+        const first = await firstStoredEntry(running.dataDir, at);
         assert.equal(first.seq, firstSeq);
         const kept = running.clock.now() - first.ts;
         // At least the retention; at most a quarter more, plus the snapshot interval.
@@ -163,7 +199,7 @@ for (const { backend, snapshotReplica } of RUNS) {
         await running.close();
 
         // The read store is lost while the service is down.
-        await loseReadStore(dataDir, databaseUrl);
+        await loseReadStore(dataDir, at);
         running = await startTestService({ ...options, dataDir, clock });
         const after = await historyLabels(running);
         // What the journal holds is back (every order of the last day at least); what it no
@@ -182,7 +218,7 @@ for (const { backend, snapshotReplica } of RUNS) {
         // Lost again, and the snapshot it was re-fed from is damaged: the next one that loads is
         // used, with less history.
         await backend.damageSnapshots(dataDir, databaseUrl, firstSeq - 1, true);
-        await loseReadStore(dataDir, databaseUrl);
+        await loseReadStore(dataDir, at);
         running = await startTestService({ ...options, dataDir, clock });
         const again = await historyLabels(running);
         assert.ok(again.includes('later') && again.includes('h40'));
@@ -192,7 +228,7 @@ for (const { backend, snapshotReplica } of RUNS) {
         // With no snapshot the trimmed journal can continue from, the start is refused, and what
         // it opened is released.
         await backend.damageSnapshots(dataDir, databaseUrl, firstSeq - 1, false);
-        await loseReadStore(dataDir, databaseUrl);
+        await loseReadStore(dataDir, at);
         await assert.rejects(
           startTestService({ ...options, dataDir, clock }),
           (error: unknown) => error instanceof JournalTrimmedError && error.firstSeq === firstSeq,
