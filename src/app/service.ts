@@ -32,7 +32,7 @@ import type { SubResult } from '../core/submachine.ts';
 import { VenueError } from '../domain/errors.ts';
 import { defaultMarketDriverConfig, MarketDriver } from '../market/driver.ts';
 import type { RfqDesk } from '../rfq/desk.ts';
-import { lockDataDir } from '../store/data-dir-lock.ts';
+import { type DataDirLock, lockDataDir } from '../store/data-dir-lock.ts';
 import type { Journal, JournalEntry, SnapshotInfo, SnapshotStore } from '../store/journal.ts';
 import { JournalTrimmer } from '../store/journal-trimmer.ts';
 import { openStores } from '../store/open-stores.ts';
@@ -122,14 +122,48 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // With the replica, it writes the read store (projecting the commands it applies anyway) and
   // re-feeds what the store lost; the live core then only queries it.
   const replicaWritesReads = config.snapshotReplica && config.readStoreOnReplica;
-  let recoveredStores: RecoveredStores;
+  // Whatever is started from here on is stopped again, newest first, when a later step fails.
+  const undo = new StartUndo(log);
+  undo.push('data directory lock', () => dataDirLock.release());
   try {
-    recoveredStores = await openAndRecover(config, { natsJournal, retention, replicaWritesReads }, log);
+    // A key that cannot be read is refused before anything is journaled.
+    const secrets = SecretBox.load(config.secretEncryptionKey, config.dataDir);
+    const recoveredStores = await openAndRecover(config, { natsJournal, retention, replicaWritesReads }, log);
+    const { storage } = recoveredStores;
+    undo.push('stores', async () => {
+      await storage.readStore.flush();
+      await storage.close();
+    });
+    return await launch(
+      options,
+      { clock, log, natsJournal, retention, replicaWritesReads, secrets, dataDirLock },
+      recoveredStores,
+      undo,
+    );
   } catch (error) {
-    dataDirLock.release();
+    await undo.run();
     throw error;
   }
-  const { storage, report, recovered, readAppliedAtOpen } = recoveredStores;
+}
+
+interface LaunchContext {
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly natsJournal: OpenSettings['natsJournal'];
+  readonly retention: RetentionSettings | undefined;
+  readonly replicaWritesReads: boolean;
+  readonly secrets: SecretBox;
+  readonly dataDirLock: DataDirLock;
+}
+
+/** Starts the service on recovered stores; each part started is pushed on `undo`. */
+async function launch(
+  options: ServiceOptions,
+  { clock, log, natsJournal, retention, replicaWritesReads, secrets, dataDirLock }: LaunchContext,
+  { storage, report, recovered, readAppliedAtOpen }: RecoveredStores,
+  undo: StartUndo,
+): Promise<RunningService> {
+  const { config } = options;
   const readStore = storage.readStore;
 
   let driver: MarketDriver | null = null;
@@ -144,6 +178,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       log.fatal({ err: error }, 'the core stopped taking commands; restart the service to recover');
       options.onFatal?.(error);
     },
+  });
+  undo.push('core', () => {
+    core.stop();
+    return core.drain();
   });
   let journalFirstSeq = await storage.journal.firstSeq();
   const trimmer =
@@ -160,6 +198,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           },
           onError: (error) => log.error({ err: error }, 'journal trim'),
         });
+  if (trimmer !== null) undo.push('journal trimmer', () => trimmer.stop());
   const snapshotSaved = (info: SnapshotInfo) => trimmer?.onSnapshotSaved(info);
   // The same cadence for the replica and, without it (or while it is down), inline.
   const snapshotPolicy = options.snapshotPolicy ?? config.snapshots;
@@ -209,6 +248,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         },
       })
     : null;
+  undo.push('snapshots', async () => {
+    await replica?.stop(false);
+    await snapshotter.idle();
+    await retiredSaves;
+  });
   // Per account, the last committed command that changed its rows: a query for an account waits
   // for that one only. Accounts not seen since start may have rows the store lost in a crash, so
   // they wait for everything recovered.
@@ -238,10 +282,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       metrics.journalBatch(entries, ms, storageMs),
     );
 
-  const keyStore = new SqliteKeyStore(
-    join(config.dataDir, 'keys.db'),
-    SecretBox.load(config.secretEncryptionKey, config.dataDir),
-  );
+  const keyStore = new SqliteKeyStore(join(config.dataDir, 'keys.db'), secrets);
+  undo.push('key store', () => keyStore.close());
   let market: MarketLoop | null = null;
   // The market starts after the gateway is built (it needs the recovered core): bound late.
   const combos: ComboPort = {
@@ -263,6 +305,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       ? {}
       : { metrics: { request: metrics.request.bind(metrics), render: () => metrics.render() } }),
   });
+  undo.push('gateway', () => gateway.close());
   // Nonces across the restart: restored after a clean stop; after a crash, requests signed while
   // the crashed run could have admitted them are refused (their retries must not run twice).
   const guard = replayGuard(
@@ -307,6 +350,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     onError: (error) => log.error({ err: error }, 'market step'),
   });
   if (metrics !== null) market.observeSlices((ms) => metrics.marketTurn(ms));
+  undo.push('market', () => market?.stop());
   await market.start(listed);
   const demoCredentials = await bootstrapDemo({
     keyStore,
@@ -446,6 +490,31 @@ async function openAndRecover(
   } catch (error) {
     await storage.close().catch(() => undefined);
     throw error;
+  }
+}
+
+/**
+ * What a start has started so far, to stop again, newest first, when a later step fails: a start
+ * that fails leaves no thread, connection or lock behind. A step that fails is logged and the
+ * others still run.
+ */
+class StartUndo {
+  private readonly steps: Array<{ what: string; run: () => unknown }> = [];
+
+  constructor(private readonly log: Logger) {}
+
+  push(what: string, run: () => unknown): void {
+    this.steps.push({ what, run });
+  }
+
+  async run(): Promise<void> {
+    for (const step of this.steps.reverse()) {
+      try {
+        await step.run();
+      } catch (error) {
+        this.log.error({ err: error }, `after a failed start, stopping the ${step.what} failed`);
+      }
+    }
   }
 }
 

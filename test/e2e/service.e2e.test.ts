@@ -4,7 +4,7 @@
  * data directory must give back the same state (hash) and every acknowledged order.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { METHOD_NAMES } from '../../sdk/types.ts';
 import type { WsClient } from '../../sdk/ws-client.ts';
 import { PortInUseError } from '../../src/app/service.ts';
+import { lockDataDir } from '../../src/store/data-dir-lock.ts';
 import { portfolioHistory } from '../../src/store/read/portfolio-queries.ts';
 import { callSpread } from '../support/combo-picks.ts';
 import { startTestService, type TestService } from '../support/service-harness.ts';
@@ -364,6 +365,32 @@ test('a port another process holds is refused before anything is journaled', asy
     assert.deepEqual(readdirSync(dataDir), [], 'no store opened, nothing journaled');
   } finally {
     holder.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+/** What keeps the process alive, by kind (timers aside: the test runner has its own). */
+function liveResources(): string[] {
+  return process
+    .getActiveResourcesInfo()
+    .filter((kind) => kind !== 'Timeout' && kind !== 'Immediate')
+    .sort();
+}
+
+test('a start that fails after recovery stops what it started and releases the data directory', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'service-failed-start-'));
+  try {
+    const first = await startTestService({ dataDir });
+    const { clock } = first;
+    await first.close();
+    // The key store is opened after recovery, with the snapshot replica's thread running.
+    for (const file of ['keys.db-wal', 'keys.db-shm']) rmSync(join(dataDir, file), { force: true });
+    writeFileSync(join(dataDir, 'keys.db'), Buffer.alloc(8192, 7));
+    const before = liveResources();
+    await assert.rejects(startTestService({ dataDir, clock }), /not a database/);
+    assert.deepEqual(liveResources(), before, 'no thread, connection or server left running');
+    lockDataDir(dataDir).release();
+  } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
