@@ -18,9 +18,8 @@ import type { NatsJournalTarget } from '../../src/store/nats/nats-journal.ts';
 import { openFollowerStores, openStores } from '../../src/store/open-stores.ts';
 import { subMachineProjections } from '../../src/store/read/sub-projections.ts';
 import { JournalTrimmedError } from '../../src/store/recovery.ts';
-import { startNats } from '../support/nats.ts';
-import { startPostgres } from '../support/postgres.ts';
 import { restingBuy, startTestService, type TestService } from '../support/service-harness.ts';
+import { startStoreServers } from '../support/store-servers.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -60,18 +59,9 @@ interface Backend {
   ) => Promise<void>;
 }
 
-const postgres = await startPostgres();
-const nats = await startNats({ jetstream: true }).catch(async (error: unknown) => {
-  await postgres?.stop();
-  throw error;
-});
-after(async () => {
-  try {
-    await nats?.stop();
-  } finally {
-    await postgres?.stop();
-  }
-});
+const servers = await startStoreServers();
+after(() => servers.stop());
+const { postgres, nats } = servers;
 let streams = 0;
 
 const BACKENDS: ReadonlyArray<Backend & { readonly replicaOff: boolean; readonly skip: string | false }> = [

@@ -34,24 +34,14 @@ import { fileURLToPath } from 'node:url';
 import { spawnTs } from '../support/child-process.ts';
 import { crashTestCommand } from '../support/crash-commands.ts';
 import { type CrashJournalTarget, openAfterKill, targetArgs } from '../support/crash-journals.ts';
-import { startNats } from '../support/nats.ts';
-import { startPostgres } from '../support/postgres.ts';
+import { startStoreServers } from '../support/store-servers.ts';
 
 const childFile = fileURLToPath(new URL('../support/journal-writer-child.ts', import.meta.url));
 const CYCLES = Number(process.env.JOURNAL_CRASH_CYCLES ?? 4);
 
-const postgres = await startPostgres({ fsync: true });
-const nats = await startNats({ jetstream: true }).catch(async (error: unknown) => {
-  await postgres?.stop();
-  throw error;
-});
-after(async () => {
-  try {
-    await nats?.stop();
-  } finally {
-    await postgres?.stop();
-  }
-});
+const servers = await startStoreServers({ fsync: true });
+after(() => servers.stop());
+const { postgres, nats } = servers;
 
 /**
  * Checks the journal holds entries first..n, intact and contiguous (first is 1 unless trimmed),

@@ -14,8 +14,7 @@
  * the support code throws instead, so CI fails rather than skips.
  */
 import type { NatsJournalTarget } from '../../src/store/nats/nats-journal.ts';
-import { startNats } from './nats.ts';
-import { startPostgres } from './postgres.ts';
+import { startStoreServers } from './store-servers.ts';
 
 export interface ServiceBackend {
   readonly name: string;
@@ -45,11 +44,8 @@ export async function startServiceBackends(): Promise<ServiceBackends> {
   // journal that answered before its write reached the server would lose what it answered. With
   // fsync off the server commits so fast that a kill never caught such a write (see the header of
   // test/crash/crash-restart.test.ts).
-  const postgres = await startPostgres({ fsync: true });
-  const natsServer = await startNats({ jetstream: true }).catch(async (error: unknown) => {
-    await postgres?.stop();
-    throw error;
-  });
+  const servers = await startStoreServers({ fsync: true });
+  const { postgres, nats: natsServer } = servers;
   const sqlite: ServiceBackend = {
     name: 'SQLite',
     missing: null,
@@ -86,12 +82,6 @@ export async function startServiceBackends(): Promise<ServiceBackends> {
   };
   return {
     all: [sqlite, pgBackend, natsBackend],
-    async stop() {
-      try {
-        await natsServer?.stop();
-      } finally {
-        await postgres?.stop();
-      }
-    },
+    stop: () => servers.stop(),
   };
 }
