@@ -131,8 +131,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const recoveredStores = await openAndRecover(config, { natsJournal, retention, replicaWritesReads }, log);
     const { storage } = recoveredStores;
     undo.push('stores', async () => {
-      await storage.readStore.flush();
-      await storage.close();
+      try {
+        await storage.readStore.flush();
+      } finally {
+        await storage.close();
+      }
     });
     return await launch(
       options,

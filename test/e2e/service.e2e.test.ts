@@ -394,3 +394,20 @@ test('a start that fails after recovery stops what it started and releases the d
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+test('an unreadable secret key is refused before any store is opened', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'service-bad-key-'));
+  try {
+    writeFileSync(join(dataDir, 'secret.key'), 'too short');
+    await assert.rejects(startTestService({ dataDir }), /secret encryption key must be 32 bytes/);
+    // The data directory's lock files aside.
+    assert.deepEqual(
+      readdirSync(dataDir).sort(),
+      ['secret.key', 'service.lock', 'service.pid'],
+      'no store opened, nothing journaled',
+    );
+    lockDataDir(dataDir).release();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
