@@ -10,7 +10,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { headers, StorageType, type StreamConfig } from 'nats';
 import { StoreOpenError } from '../../src/store/data-dir-lock.ts';
 import { type BatchLimits, JournalWriteError } from '../../src/store/journal.ts';
@@ -24,7 +23,7 @@ import {
 import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
 import { startNats } from '../support/nats.ts';
 import { journalContract, type RawFrame, type StoreHarness, type TestCommand } from './journal-contract.ts';
-import { insertRawSqliteSnapshot } from './sqlite-raw-snapshot.ts';
+import { flipSqliteSnapshotByte, insertRawSqliteSnapshot } from './sqlite-raw-snapshot.ts';
 
 const server = await startNats({ jetstream: true });
 after(() => server?.stop());
@@ -98,14 +97,6 @@ if (server === null) {
       open.push(journal);
       return journal;
     };
-    const flipSnapshotByte = (seq: number) => {
-      const db = new Database(snapshotPath);
-      const row = db.prepare('SELECT payload FROM snapshots WHERE seq = ?').get(seq) as { payload: Buffer };
-      const payload = Buffer.from(row.payload);
-      payload[0] = payload[0]! ^ 0xff;
-      db.prepare('UPDATE snapshots SET payload = ? WHERE seq = ?').run(payload, seq);
-      db.close();
-    };
     return {
       openJournal,
       async openSnapshots(keep) {
@@ -137,7 +128,7 @@ if (server === null) {
         );
       },
       async corruptSnapshot(seq) {
-        flipSnapshotByte(seq);
+        flipSqliteSnapshotByte(snapshotPath, seq);
       },
       async insertRawSnapshot(snapshot) {
         insertRawSqliteSnapshot(snapshotPath, snapshot);

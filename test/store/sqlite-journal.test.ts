@@ -10,7 +10,7 @@ import { encodeSnapshot } from '../../src/store/record-format.ts';
 import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
 import { journalContract, type StoreHarness, type TestCommand } from './journal-contract.ts';
-import { insertRawSqliteSnapshot } from './sqlite-raw-snapshot.ts';
+import { flipSqliteSnapshotByte, insertRawSqliteSnapshot } from './sqlite-raw-snapshot.ts';
 
 function flipFirstByte(path: string, sql: string, key: number): void {
   const db = new Database(path);
@@ -56,7 +56,7 @@ journalContract('sqlite', async (): Promise<StoreHarness> => {
       flipFirstByte(journalPath, 'SELECT $COLS FROM journal WHERE first_seq = ?', firstSeq);
     },
     async corruptSnapshot(seq) {
-      flipFirstByte(snapshotPath, 'SELECT $COLS FROM snapshots WHERE seq = ?', seq);
+      flipSqliteSnapshotByte(snapshotPath, seq);
     },
     async insertRawSnapshot(snapshot) {
       insertRawSqliteSnapshot(snapshotPath, snapshot);
