@@ -128,33 +128,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   try {
     // A key that cannot be read is refused before anything is journaled.
     const secrets = SecretBox.load(config.secretEncryptionKey, config.dataDir);
-    const recoveredStores = await openAndRecover(config, { natsJournal, retention, replicaWritesReads }, log);
-    const { storage } = recoveredStores;
-    undo.push('stores', async () => {
-      try {
-        await storage.readStore.flush();
-      } finally {
-        await storage.close();
-      }
-    });
-    return await launch(
-      options,
-      { clock, log, natsJournal, retention, replicaWritesReads, secrets, dataDirLock },
-      recoveredStores,
-      undo,
-    );
+    const settings = { natsJournal, retention, replicaWritesReads };
+    const recoveredStores = await openAndRecover(config, settings, log, undo);
+    return await launch(options, { ...settings, clock, log, secrets, dataDirLock }, recoveredStores, undo);
   } catch (error) {
     await undo.run();
     throw error;
   }
 }
 
-interface LaunchContext {
+interface LaunchContext extends OpenSettings {
   readonly clock: Clock;
   readonly log: Logger;
-  readonly natsJournal: OpenSettings['natsJournal'];
-  readonly retention: RetentionSettings | undefined;
-  readonly replicaWritesReads: boolean;
   readonly secrets: SecretBox;
   readonly dataDirLock: DataDirLock;
 }
@@ -439,14 +424,12 @@ interface RecoveredStores {
   readonly readAppliedAtOpen: number;
 }
 
-/**
- * Opens the stores and recovers the core from them. A failure closes what it opened (a start that
- * fails leaves no thread or connection behind), and the caller releases the data directory.
- */
+/** Opens the stores (closed again by `undo` when the start fails) and recovers the core from them. */
 async function openAndRecover(
   config: Readonly<Config>,
   { natsJournal, retention, replicaWritesReads }: OpenSettings,
   log: Logger,
+  undo: StartUndo,
 ): Promise<RecoveredStores> {
   const storage = await openStores<MachineCommand>({
     dataDir: config.dataDir,
@@ -456,44 +439,46 @@ async function openAndRecover(
     ...(retention === undefined ? {} : { retention }),
     onReadStoreError: (error) => log.error({ err: error }, 'read store'),
   });
-  try {
-    const readStore = storage.readStore;
-    if (natsJournal !== null && natsJournal.replicas === 1) {
-      // decisions.md, "What a JetStream ack guarantees": on one server an ack is not an fsync.
-      log.warn(
-        { journalStream: natsJournal.stream, journalReplicas: 1 },
-        'the journal is on one NATS server: an OS crash or power loss there can lose acknowledged commands (it fsyncs every 2 minutes); use JOURNAL_REPLICAS=3 on a cluster',
-      );
+  undo.push('stores', async () => {
+    try {
+      await storage.readStore.flush();
+    } finally {
+      await storage.close();
     }
-    await reconcileReadStore(readStore, storage.journal, storage.snapshots, log);
-    const readAppliedAtOpen = readStore.lastAppliedSeq;
-
-    const { core: recovered, report } = await recover<MachineCommand, RecoveredCore>({
-      journal: storage.journal,
-      snapshots: storage.snapshots,
-      // Replay from no later than what the read store has written, so it is re-fed what it lost.
-      ...(replicaWritesReads ? {} : { maxSnapshotSeq: readAppliedAtOpen }),
-      createCore: (state) =>
-        new RecoveredCore(state as MachineSnapshot | null, replicaWritesReads ? null : readStore),
-      strict: true,
-    });
-    log.info(
-      {
-        snapshotSeq: report.snapshotSeq,
-        replayed: report.replayed,
-        lastSeq: report.lastSeq,
-        droppedTailRecords: report.droppedTailRecords,
-        checkpointsVerified: report.checkpointsVerified,
-        stateHash: report.finalStateHash,
-        replayMs: Math.round(report.replayMs),
-      },
-      'recovered',
+  });
+  const readStore = storage.readStore;
+  if (natsJournal !== null && natsJournal.replicas === 1) {
+    // decisions.md, "What a JetStream ack guarantees": on one server an ack is not an fsync.
+    log.warn(
+      { journalStream: natsJournal.stream, journalReplicas: 1 },
+      'the journal is on one NATS server: an OS crash or power loss there can lose acknowledged commands (it fsyncs every 2 minutes); use JOURNAL_REPLICAS=3 on a cluster',
     );
-    return { storage, report, recovered, readAppliedAtOpen };
-  } catch (error) {
-    await storage.close().catch(() => undefined);
-    throw error;
   }
+  await reconcileReadStore(readStore, storage.journal, storage.snapshots, log);
+  const readAppliedAtOpen = readStore.lastAppliedSeq;
+
+  const { core: recovered, report } = await recover<MachineCommand, RecoveredCore>({
+    journal: storage.journal,
+    snapshots: storage.snapshots,
+    // Replay from no later than what the read store has written, so it is re-fed what it lost.
+    ...(replicaWritesReads ? {} : { maxSnapshotSeq: readAppliedAtOpen }),
+    createCore: (state) =>
+      new RecoveredCore(state as MachineSnapshot | null, replicaWritesReads ? null : readStore),
+    strict: true,
+  });
+  log.info(
+    {
+      snapshotSeq: report.snapshotSeq,
+      replayed: report.replayed,
+      lastSeq: report.lastSeq,
+      droppedTailRecords: report.droppedTailRecords,
+      checkpointsVerified: report.checkpointsVerified,
+      stateHash: report.finalStateHash,
+      replayMs: Math.round(report.replayMs),
+    },
+    'recovered',
+  );
+  return { storage, report, recovered, readAppliedAtOpen };
 }
 
 /**

@@ -67,8 +67,8 @@ export abstract class CommittedJournal<C> implements Journal<C> {
   /**
    * Rejects with `JournalWriteError` when the journal is closed or poisoned, or the delete failed
    * (the journal stays usable: the delete rolled back, or on NATS stopped at a record with the
-   * older ones gone). A
-   * `RangeError` for a seq or record count that is not a (positive) safe integer.
+   * older ones gone). A `RangeError` for a seq or record count that is not a (positive) safe
+   * integer.
    */
   trimThrough(seq: number, maxRecords: number): Promise<TrimResult> {
     if (!Number.isSafeInteger(seq)) {

@@ -151,14 +151,10 @@ export class PgSnapshotStore<S = unknown> implements SnapshotStore<S> {
   }
 
   async unpinBefore(seq: number): Promise<number> {
+    // Unpinned, they are pruned as a save prunes.
     return inTransaction(this.pool, async (client) => {
-      const deleted = await client.query(
-        `DELETE FROM snapshots WHERE pinned AND seq < $1
-           AND seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT $2)`,
-        [seq, this.keep],
-      );
       await client.query('UPDATE snapshots SET pinned = false WHERE pinned AND seq < $1', [seq]);
-      return deleted.rowCount ?? 0;
+      return (await client.query(PRUNE, [this.keep])).rowCount ?? 0;
     });
   }
 

@@ -145,14 +145,10 @@ export class SqliteSnapshotStore<S = unknown> implements SnapshotStore<S> {
   }
 
   async unpinBefore(seq: number): Promise<number> {
+    // Unpinned, they are pruned as a save prunes.
     return this.db.transaction(() => {
-      const deleted = this.db
-        .prepare(
-          'DELETE FROM snapshots WHERE pinned = 1 AND seq < ? AND seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)',
-        )
-        .run(seq, this.keep).changes;
       this.db.prepare('UPDATE snapshots SET pinned = 0 WHERE pinned = 1 AND seq < ?').run(seq);
-      return deleted;
+      return this.db.prepare(PRUNE).run(this.keep).changes;
     })();
   }
 
