@@ -16,7 +16,8 @@
  * - The target must be new or empty; every file and the directory are fsynced before it returns.
  * - `verifyBackup` checks a copy without changing its contents: SQLite's `quick_check` of every store, every
  *   journal record's checksum and the seqs' contiguity, and that the snapshot a restore would
- *   start from loads and reaches the journal's start.
+ *   start from loads and reaches the journal's start. A copy of a service whose journal is kept
+ *   elsewhere (`JOURNAL_URL`) holds none: then it reports the newest snapshot that loads.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +25,7 @@ import Database from 'better-sqlite3';
 import { fsyncPath } from '../store/durable-file.ts';
 import { JournalCorruptError } from '../store/journal.ts';
 import { openFollowerStores, SQLITE_FILES } from '../store/open-stores.ts';
+import { SqliteSnapshotStore } from '../store/sqlite/sqlite-snapshots.ts';
 
 /** SQLite files in copy order (see the invariants), then plain files. */
 const DATABASES = [SQLITE_FILES.read, SQLITE_FILES.snapshots, SQLITE_FILES.journal, 'keys.db'];
@@ -70,10 +72,12 @@ export function backupDataDir(dataDir: string, target: string): CopiedFile[] {
 }
 
 export interface BackupCheck {
-  /** The journal's stored seqs, first to last (0, 0 when empty or absent). */
-  readonly firstSeq: number;
-  readonly lastSeq: number;
-  /** The snapshot a restore would start from (null: none, the journal is replayed from seq 1). */
+  /** The journal's stored seqs, first to last (0, 0 when empty); null when the copy holds none. */
+  readonly journal: { readonly firstSeq: number; readonly lastSeq: number } | null;
+  /**
+   * The snapshot a restore would start from (null: none, the journal is replayed from seq 1); with
+   * no journal in the copy, the newest snapshot that loads.
+   */
   readonly snapshotSeq: number | null;
 }
 
@@ -95,7 +99,8 @@ export async function verifyBackup(dir: string): Promise<BackupCheck> {
       db.close();
     }
   }
-  if (!existsSync(join(dir, SQLITE_FILES.journal))) return { firstSeq: 0, lastSeq: 0, snapshotSeq: null };
+  if (!existsSync(join(dir, SQLITE_FILES.journal)))
+    return { journal: null, snapshotSeq: await newestSnapshotSeq(dir) };
   const stores = await openFollowerStores({ dataDir: dir, databaseUrl: null, natsJournal: null });
   try {
     let firstSeq = 0;
@@ -122,8 +127,18 @@ export async function verifyBackup(dir: string): Promise<BackupCheck> {
         `the journal starts at seq ${firstSeq} and no snapshot that loads reaches it (newest: ${snapshot?.seq ?? 'none'})`,
       );
     }
-    return { firstSeq, lastSeq, snapshotSeq: snapshot?.seq ?? null };
+    return { journal: { firstSeq, lastSeq }, snapshotSeq: snapshot?.seq ?? null };
   } finally {
     await stores.close();
+  }
+}
+
+async function newestSnapshotSeq(dir: string): Promise<number | null> {
+  if (!existsSync(join(dir, SQLITE_FILES.snapshots))) return null;
+  const snapshots = new SqliteSnapshotStore({ path: join(dir, SQLITE_FILES.snapshots) });
+  try {
+    return (await snapshots.latestSnapshot())?.seq ?? null;
+  } finally {
+    await snapshots.close();
   }
 }

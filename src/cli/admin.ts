@@ -23,7 +23,7 @@ import { ROLES, type Role } from '../api/auth/key-store.ts';
 import { openKeyStore } from '../api/auth/open-key-store.ts';
 import { DEMO_DEPOSITS } from '../api/bootstrap.ts';
 import { loadConfig } from '../app/config.ts';
-import { backupDataDir, verifyBackup } from '../app/data-dir-backup.ts';
+import { type BackupCheck, backupDataDir, verifyBackup } from '../app/data-dir-backup.ts';
 import { vacuumSqliteStores } from '../store/sqlite/vacuum.ts';
 
 export const USAGE = `usage: npm run cli -- <command> [options]
@@ -162,10 +162,7 @@ export async function runCli(
     }
     for (const file of backupDataDir(config.dataDir, target)) print(`${file.file}: ${file.bytes} bytes`);
     if (values.verify) {
-      const check = await verifyBackup(target);
-      print(
-        `verified: journal seqs ${check.firstSeq}–${check.lastSeq}, a restore starts from ${check.snapshotSeq === null ? 'seq 1 (no snapshot)' : `the snapshot at seq ${check.snapshotSeq}`}`,
-      );
+      print(`verified: ${describeBackup(await verifyBackup(target))}`);
     }
     if (config.databaseUrl !== null || config.journalUrl !== null) {
       print(
@@ -278,6 +275,17 @@ export async function runCli(
   } finally {
     store.close();
   }
+}
+
+function describeBackup(check: BackupCheck): string {
+  if (check.journal === null) {
+    return check.snapshotSeq === null
+      ? 'the copy holds no journal and no snapshot'
+      : `the copy holds no journal; its newest snapshot that loads is at seq ${check.snapshotSeq}`;
+  }
+  const start =
+    check.snapshotSeq === null ? 'seq 1 (no snapshot)' : `the snapshot at seq ${check.snapshotSeq}`;
+  return `journal seqs ${check.journal.firstSeq}–${check.journal.lastSeq}, a restore starts from ${start}`;
 }
 
 function parseCli(argv: readonly string[]) {

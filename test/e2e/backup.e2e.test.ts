@@ -2,7 +2,7 @@
  * `npm run cli -- storage:backup <dir>` against a running service: the copy starts a service that
  * holds what was acknowledged before the backup (resting orders, history, keys), not what came
  * after, and recovers cleanly; `--verify` passes it and fails a damaged copy; a non-empty target is
- * refused.
+ * refused. A copy of a service whose journal is on NATS holds no journal, and verify says so.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { BackupVerifyError, backupDataDir, verifyBackup } from '../../src/app/data-dir-backup.ts';
 import { runCli } from '../../src/cli/admin.ts';
+import { startNats } from '../support/nats.ts';
 import { restingBuy, startTestService } from '../support/service-harness.ts';
 
 test('a backup taken while the service runs restores what was acknowledged before it', async () => {
@@ -103,5 +104,49 @@ test('a backup taken while the service runs restores what was acknowledged befor
     await restored?.close();
     await running.close();
     rmSync(join(target, '..'), { recursive: true, force: true });
+  }
+});
+
+test('a backup of a service whose journal is on NATS holds its snapshot, and says the journal is elsewhere', async (t) => {
+  const nats = await startNats({ jetstream: true });
+  if (nats === null) return t.skip('nats-server is not installed');
+  const journal = { journalUrl: nats.url, journalStream: `BACKUP_${process.pid}`, journalReplicas: 1 };
+  const saved = { DATA_DIR: process.env.DATA_DIR, JOURNAL_URL: process.env.JOURNAL_URL };
+  let running = await startTestService({ config: { simulator: false, ...journal } });
+  const original = running.dataDir;
+  const target = join(mkdtempSync(join(tmpdir(), 'backup-')), 'copy');
+  try {
+    const resting = await restingBuy(running, '1000', 'before');
+    // A clean stop snapshots: the copy then holds the state, and the journal on NATS the rest.
+    await running.close();
+    process.env.DATA_DIR = original;
+    process.env.JOURNAL_URL = nats.url;
+    const lines: string[] = [];
+    await runCli(['storage:backup', target, '--verify'], (line) => lines.push(line));
+    assert.ok(!readdirSync(target).includes('journal.sqlite'));
+    assert.match(
+      lines.at(-2)!,
+      /^verified: the copy holds no journal; its newest snapshot that loads is at seq [1-9]\d*$/,
+    );
+    assert.match(lines.at(-1)!, /not in it$/);
+
+    running = await startTestService({
+      config: { simulator: false, ...journal },
+      dataDir: target,
+      clock: running.clock,
+    });
+    assert.equal(running.service.recovery.ok, true);
+    running.clock.advance(20_000);
+    const state = await running.http(0).call('private/get_order_state', { orderId: resting });
+    assert.equal(state.orderState, 'open');
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    await running.close();
+    await nats.stop();
+    rmSync(join(target, '..'), { recursive: true, force: true });
+    rmSync(original, { recursive: true, force: true });
   }
 });
