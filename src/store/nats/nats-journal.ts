@@ -35,6 +35,7 @@
  * - Trimmed by deleting messages one by one from the stream's start (see `trimRecords`). The
  *   stream denies purges on purpose, so no one empties the journal at a stroke by accident.
  */
+import { randomUUID } from 'node:crypto';
 import {
   connect,
   DeliverPolicy,
@@ -84,7 +85,10 @@ export interface NatsJournalOptions extends NatsJournalTarget {
    * the sequence fence (tests model two writers that opened at the same moment with it).
    */
   readonly exclusive?: boolean;
-  /** How long a publish waits for its ack before the journal fails (default 10 s). */
+  /**
+   * How long a publish may wait for its ack, tries included, before the journal fails (default
+   * 30 s: long enough for a cluster to elect a new stream leader).
+   */
   readonly ackTimeoutMs?: number;
 }
 
@@ -101,6 +105,11 @@ const HEADER = {
 /** Room left in a message for its headers and protocol framing. */
 const HEADER_ROOM = 4096;
 const NOT_FOUND = 10037;
+/** "JetStream system temporarily unavailable": the cluster has no leader for the moment. */
+const CLUSTER_NOT_AVAILABLE = 10008;
+/** Each try of a publish waits this long for its ack before it is sent again. */
+const PUBLISH_TRY_MS = 2_000;
+const PUBLISH_RETRY_PAUSE_MS = 250;
 const WRONG_LAST_SEQUENCE = 10071;
 const STREAM_NOT_FOUND = 10059;
 
@@ -141,6 +150,12 @@ export function natsServers(servers: string): string[] {
 
 function apiErrorCode(error: unknown): number | undefined {
   return (error as { api_error?: { err_code?: number } } | null)?.api_error?.err_code;
+}
+
+/** No ack in time, no stream leader to take the message, or no JetStream leader for the moment. */
+function isPassingUnavailability(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  return code === 'TIMEOUT' || code === '503' || apiErrorCode(error) === CLUSTER_NOT_AVAILABLE;
 }
 
 /** A connection to the journal's stream: what the writer and every reader share. */
@@ -368,6 +383,9 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
   private readonly ackTimeoutMs: number;
   /** The stream's last sequence as this writer left it: every publish expects it. */
   private streamSeq: number;
+  /** Message ids are `<writerId>.<count>`: unique to this writer, the same for each try. */
+  private readonly writerId = randomUUID();
+  private published = 0;
   /** The stream sequence of the newest frame message (0: none), which trims never delete. */
   private newestFrameStreamSeq: number;
   private durableSeq: number;
@@ -389,7 +407,7 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
     this.streamSeq = streamSeq;
     this.newestFrameStreamSeq = lastFrame?.seq ?? 0;
     this.durableSeq = last.seq;
-    this.ackTimeoutMs = options.ackTimeoutMs ?? 10_000;
+    this.ackTimeoutMs = options.ackTimeoutMs ?? 30_000;
     this.maxPayloadBytes = Math.max((conn.nc.info?.max_payload ?? 1024 * 1024) - HEADER_ROOM, 1024);
     this.committer = new GroupCommitter(
       { write: (frame, checkpoints) => this.writeBatch(frame, checkpoints) },
@@ -398,24 +416,43 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
     );
   }
 
-  /** Publishes one message after the stream's last; resolves with its stream sequence. */
+  /**
+   * Publishes one message after the stream's last; resolves with its stream sequence. A try that
+   * times out or finds the stream without a leader (a server of the cluster went down and another
+   * is being elected) is sent again, with the same message id, until `ackTimeoutMs` has passed.
+   * JetStream stores a message id once and answers a repeat as a duplicate with the first copy's
+   * sequence, so the message is stored once whether or not the lost try reached the stream.
+   */
   private async publish(subject: string, data: Uint8Array, h: MsgHdrs): Promise<number> {
-    try {
-      const ack = await this.conn.js.publish(subject, data, {
-        headers: h,
-        expect: { lastSequence: this.streamSeq },
-        timeout: this.ackTimeoutMs,
-      });
-      this.streamSeq = ack.seq;
-      return ack.seq;
-    } catch (error) {
-      if (apiErrorCode(error) === WRONG_LAST_SEQUENCE) {
-        throw new Error(
-          `another writer appended to the journal stream ${this.conn.stream} (expected last sequence ${this.streamSeq}); this writer stops`,
-          { cause: error },
-        );
+    const msgID = `${this.writerId}.${++this.published}`;
+    const deadline = Date.now() + this.ackTimeoutMs;
+    for (;;) {
+      let retryable: unknown;
+      try {
+        const ack = await this.conn.js.publish(subject, data, {
+          headers: h,
+          msgID,
+          expect: { lastSequence: this.streamSeq },
+          timeout: Math.max(1, Math.min(PUBLISH_TRY_MS, deadline - Date.now())),
+        });
+        // A duplicate of a try the stream has not stored yet: its sequence is still to come.
+        if (!(ack.duplicate && ack.seq === 0)) {
+          this.streamSeq = ack.seq;
+          return ack.seq;
+        }
+        retryable = new Error(`the journal stream ${this.conn.stream} has not stored message ${msgID} yet`);
+      } catch (error) {
+        if (apiErrorCode(error) === WRONG_LAST_SEQUENCE) {
+          throw new Error(
+            `another writer appended to the journal stream ${this.conn.stream} (expected last sequence ${this.streamSeq}); this writer stops`,
+            { cause: error },
+          );
+        }
+        if (!isPassingUnavailability(error)) throw error;
+        retryable = error;
       }
-      throw error;
+      if (Date.now() + PUBLISH_RETRY_PAUSE_MS >= deadline) throw retryable;
+      await new Promise((resolve) => setTimeout(resolve, PUBLISH_RETRY_PAUSE_MS));
     }
   }
 
