@@ -8,6 +8,8 @@
  *   npm run bench:journal -- --pg         # also PostgreSQL (a throwaway server, fsync on)
  *   npm run bench:journal -- --nats       # also NATS JetStream (a throwaway nats-server; its
  *                                         # acks are not fsyncs: docs/decisions.md)
+ *   npm run bench:journal -- --nats-cluster  # also a 3-replica stream on a throwaway 3-server
+ *                                         # cluster on loopback (all on this machine's cores)
  *
  * Figures are printed, never asserted. Commands are realistic place_order objects (~330 bytes
  * of JSON each). "Replay" here is the journal side of a restart; applying to the engine is
@@ -25,7 +27,7 @@ import { PgSnapshotStore } from '../src/store/postgres/pg-snapshots.ts';
 import { recover } from '../src/store/recovery.ts';
 import { SqliteJournal } from '../src/store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../src/store/sqlite/sqlite-snapshots.ts';
-import { startNats } from '../test/support/nats.ts';
+import { startNats, startNatsCluster } from '../test/support/nats.ts';
 import { startPostgres } from '../test/support/postgres.ts';
 import { percentile } from './measure.ts';
 
@@ -33,6 +35,7 @@ const args = new Set(process.argv.slice(2));
 const quick = args.has('--quick');
 const withPg = args.has('--pg');
 const withNats = args.has('--nats');
+const withNatsCluster = args.has('--nats-cluster');
 
 function command(seq: number): Record<string, unknown> {
   return {
@@ -243,6 +246,23 @@ async function natsBackend(): Promise<Backend | null> {
   };
 }
 
+/** As natsBackend, on a stream with 3 replicas of a throwaway 3-server cluster. */
+async function natsClusterBackend(): Promise<Backend | null> {
+  const cluster = await startNatsCluster(3);
+  if (cluster === null) return null;
+  const dir = mkdtempSync(join(tmpdir(), 'journal-bench-nats-cluster-'));
+  return {
+    name: 'nats jetstream cluster (3 servers on loopback, 3 replicas, file storage)',
+    openJournal: () => NatsJournal.open({ servers: cluster.url, stream: 'BENCH_JOURNAL', replicas: 3 }),
+    openSnapshots: async () => new SqliteSnapshotStore({ path: join(dir, 'snapshots.sqlite') }),
+    size: () => 'n/a',
+    dispose: async () => {
+      await cluster.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 async function pgBackend(): Promise<Backend | null> {
   const server = await startPostgres({ fsync: true });
   if (server === null) return null;
@@ -358,4 +378,9 @@ if (withNats) {
   const nats = await natsBackend();
   if (nats === null) console.log('\nnats-server not installed: skipped');
   else await benchBackend(nats);
+}
+if (withNatsCluster) {
+  const cluster = await natsClusterBackend();
+  if (cluster === null) console.log('\nnats-server not installed: skipped');
+  else await benchBackend(cluster);
 }
