@@ -26,6 +26,11 @@ export type OrderType =
   | 'market_limit'
   | 'trailing_stop';
 
+/** Types that trade as market orders once live or triggered (their view shows no price). */
+export function isMarketLike(type: OrderType): boolean {
+  return type === 'market' || type === 'stop_market' || type === 'take_market' || type === 'trailing_stop';
+}
+
 export type TimeInForce = 'good_til_cancelled' | 'good_til_day' | 'fill_or_kill' | 'immediate_or_cancel';
 
 /** Spec section 3. `untriggered` is reserved for trigger orders. */

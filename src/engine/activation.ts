@@ -15,7 +15,7 @@
  *   orders hold no slot, so the limit is never exceeded.
  */
 import type { TradeView } from '../core/events.ts';
-import type { CancelReason, OrderType } from '../core/types.ts';
+import { type CancelReason, isMarketLike } from '../core/types.ts';
 import { closeOrder, match, reducibleLots, rest } from './matching.ts';
 import { FLAG_POST_ONLY, FLAG_REDUCE_ONLY, FLAG_REJECT_POST_ONLY, type Order } from './order.ts';
 import { transition } from './order-state.ts';
@@ -23,10 +23,6 @@ import { availableFunds, coverRelease, orderReserve, priceBand } from './risk.ts
 import type { VenueState } from './state.ts';
 import { sessionEnd } from './trading.ts';
 
-/** Types that trade as market orders once triggered (price shown as `market_price`). */
-export function isMarketLike(type: OrderType): boolean {
-  return type === 'market' || type === 'stop_market' || type === 'take_market' || type === 'trailing_stop';
-}
 
 /**
  * The price a market-type order shows once it has executed: the band edge it could trade to, or

@@ -9,16 +9,17 @@
  *   to keep a resting order small.
  */
 import type { OrderView } from '../core/events.ts';
-import type {
-  AdvancedKind,
-  CancelReason,
-  LinkedOrderType,
-  OrderState,
-  OrderType,
-  Side,
-  TimeInForce,
-  TriggerFillCondition,
-  TriggerKind,
+import {
+  type AdvancedKind,
+  type CancelReason,
+  isMarketLike,
+  type LinkedOrderType,
+  type OrderState,
+  type OrderType,
+  type Side,
+  type TimeInForce,
+  type TriggerFillCondition,
+  type TriggerKind,
 } from '../core/types.ts';
 import type { PriceLevel } from './price-level.ts';
 
@@ -61,10 +62,6 @@ export interface OrderExtras {
   linkedOrderType?: LinkedOrderType | null;
 }
 
-/** Types that trade at market once live: their view shows no price (`market_price`). */
-function isMarketType(type: OrderType): boolean {
-  return type === 'market' || type === 'stop_market' || type === 'take_market' || type === 'trailing_stop';
-}
 
 export class Order {
   prev: Order | null = null;
@@ -140,7 +137,7 @@ export class Order {
       orderType: type,
       originalOrderType: null,
       orderState: this.state,
-      price: type === 'limit' || this.price !== 0 || !isMarketType(type) ? this.price : null,
+      price: type === 'limit' || this.price !== 0 || !isMarketLike(type) ? this.price : null,
       amount: this.amount,
       filledAmount: this.filled,
       filledNotional: this.filledNotional,
@@ -196,7 +193,7 @@ export class Order {
       orderType: this.orderType,
       originalOrderType: x.originalOrderType ?? null,
       orderState: this.state,
-      price: this.price === 0 && isMarketType(this.orderType) ? null : this.price,
+      price: this.price === 0 && isMarketLike(this.orderType) ? null : this.price,
       amount: this.amount,
       filledAmount: this.filled,
       filledNotional: this.filledNotional,

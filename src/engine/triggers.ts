@@ -17,8 +17,8 @@
  */
 import type { EditOrder, PlaceOrder } from '../core/commands.ts';
 import type { CommandResult, CoreError } from '../core/events.ts';
-import { LABEL_MAX_LENGTH, labelTooLong, type OrderType, type TriggerKind } from '../core/types.ts';
-import { activate, isMarketLike } from './activation.ts';
+import { isMarketLike, LABEL_MAX_LENGTH, labelTooLong, type OrderType, type TriggerKind } from '../core/types.ts';
+import { activate } from './activation.ts';
 import { closeOrder } from './matching.ts';
 import {
   FLAG_API,

@@ -78,7 +78,7 @@ const TRADE_FIELDS = {
   timestamp: I,
   instrumentName: S,
   orderId: S,
-  orderType: S,
+  orderType: Type.Union([Type.Literal('limit'), Type.Literal('market'), Type.Literal('liquidation')]),
   state: S,
   side: S,
   price: S,

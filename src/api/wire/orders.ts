@@ -3,7 +3,7 @@
  * units, camelCase names, lowercase states; optional fields appear only when they apply.
  */
 import type { OrderView, TradeParty, TradeView } from '../../core/events.ts';
-import { formatMoney } from '../../core/types.ts';
+import { formatMoney, isMarketLike } from '../../core/types.ts';
 import { formatScaled } from '../../domain/decimal.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import { yearsBetween } from '../../market/black76.ts';
@@ -106,6 +106,16 @@ export function tradeToWire(
   return wire;
 }
 
+/**
+ * Spec 2.7: a trade's `orderType` is `limit`, `market` or `liquidation`. A trigger order trades as
+ * the limit or market order it became; a market_limit order takes as a market order and rests
+ * (then makes) as a limit. The venue liquidates no one, so `liquidation` never occurs.
+ */
+function tradeOrderType(party: TradeParty): 'limit' | 'market' {
+  if (party.orderType === 'market_limit') return party.liquidity === 'M' ? 'limit' : 'market';
+  return isMarketLike(party.orderType) ? 'market' : 'limit';
+}
+
 function tradeFieldsToWire(trade: TradeView, party: TradeParty, instrument: Instrument): WireLegTrade {
   const wire: WireLegTrade = {
     tradeId: trade.tradeId,
@@ -114,7 +124,7 @@ function tradeFieldsToWire(trade: TradeView, party: TradeParty, instrument: Inst
     timestamp: trade.timestamp,
     instrumentName: trade.instrumentName,
     orderId: party.orderId,
-    orderType: party.orderType,
+    orderType: tradeOrderType(party),
     state: party.state,
     side: party.side,
     price: instrument.formatPrice(trade.price),
