@@ -40,14 +40,14 @@ describe('iceberg orders', () => {
     assert.equal(h.replayHash(), h.venue.stateHash());
   });
 
-  test('display rules: at least 100 lots, ratio below 100, resting limit only', () => {
+  test('display rules: at least 100 lots, hidden part below 100 × the display, resting limit only', () => {
     const h = new AdvancedHarness();
     assert.equal(
       errorOf(h.run(h.orderCommand(1, 'sell', 1_000, 100_000, { displayAmount: 99 }))),
       'invalid_max_show_amount',
     );
     assert.equal(
-      errorOf(h.run(h.orderCommand(1, 'sell', 10_000, 100_000, { displayAmount: 100 }))),
+      errorOf(h.run(h.orderCommand(1, 'sell', 10_100, 100_000, { displayAmount: 100 }))),
       'invalid_max_show_amount',
     );
     assert.equal(
@@ -61,7 +61,8 @@ describe('iceberg orders', () => {
       ),
       'invalid_max_show_amount',
     );
-    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 9_999, 100_000, { displayAmount: 100 }))), null);
+    // Hidden 9,999 lots against a display of 100: a ratio of 99.99.
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 10_099, 100_000, { displayAmount: 100 }))), null);
   });
 
   test('an iceberg survives snapshot/restore with its display', () => {

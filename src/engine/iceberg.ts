@@ -40,7 +40,8 @@ export function validateIceberg(
     });
   if (displayAmount > amount)
     return refusal('invalid_max_show_amount', 'displayAmount exceeds the amount', { field: 'displayAmount' });
-  if (amount >= displayAmount * 100)
+  // Spec 4.3: the hidden part (what the display does not show) below 100 times the display.
+  if (amount - displayAmount >= displayAmount * 100)
     return refusal('invalid_max_show_amount', 'hidden-to-visible ratio must be below 100', {
       field: 'displayAmount',
     });

@@ -72,19 +72,19 @@ describe('toPlaceOrder', () => {
     );
   });
 
-  test('displayAmount: at least 100 lots, and quantity/display below 100', () => {
+  test('displayAmount: at least 100 lots, and the hidden part below 100 × the display', () => {
     const base = { instrumentName: perp.name, price: '60000' };
     assert.equal(
       refusal(() => toPlaceOrder({ ...base, quantity: '10000', displayAmount: '990' }, 'buy', 1, perp)).name,
       'invalid_max_show_amount',
     );
     assert.equal(
-      refusal(() => toPlaceOrder({ ...base, quantity: '100000', displayAmount: '1000' }, 'buy', 1, perp))
+      refusal(() => toPlaceOrder({ ...base, quantity: '101000', displayAmount: '1000' }, 'buy', 1, perp))
         .name,
       'invalid_max_show_amount',
     );
     assert.equal(
-      toPlaceOrder({ ...base, quantity: '99990', displayAmount: '1000' }, 'buy', 1, perp).displayAmount,
+      toPlaceOrder({ ...base, quantity: '100990', displayAmount: '1000' }, 'buy', 1, perp).displayAmount,
       100,
     );
   });

@@ -82,7 +82,8 @@ function checkDisplayAmount(instrument: Instrument, displayLots: number | null, 
       },
     );
   }
-  if (totalLots >= displayLots * 100) {
+  // Spec 4.3: the hidden part (what the display does not show) below 100 times the display.
+  if (totalLots - displayLots >= displayLots * 100) {
     throw new VenueError('invalid_max_show_amount', 'the hidden-to-visible ratio must be below 100', {
       field: 'displayAmount',
     });
