@@ -175,6 +175,25 @@ describe('the assembled service', () => {
     assert.equal(stop.order.trigger, 'mark_price');
     await client.call('private/cancel', { orderId: stop.order.orderId });
 
+    // A stop whose trigger is already crossed fires at once, and its trades are those of the
+    // market order it became: a trade's orderType is limit, market or liquidation (spec 2.7).
+    const fired = await client.call('private/sell', {
+      instrumentName: PERPETUAL,
+      quantity: '10',
+      type: 'stop_market',
+      trigger: 'mark_price',
+      triggerPrice: String(Math.ceil(mark * 1.05)),
+    });
+    assert.equal(fired.order.orderType, 'stop_market');
+    assert.ok(fired.trades.length > 0, 'the stop fired');
+    assert.deepEqual([...new Set(fired.trades.map((trade) => trade.orderType))], ['market']);
+    const flat = await client.call('private/buy', {
+      instrumentName: PERPETUAL,
+      quantity: '10',
+      type: 'market',
+    });
+    assert.equal(flat.order.filledQuantity, '10');
+
     const price = String(Math.floor(mark * 0.97));
     const iceberg = await client.call('private/buy', {
       instrumentName: PERPETUAL,
