@@ -1,7 +1,8 @@
 /**
  * Edit rules (spec 4.4) through the sdk over the real engine: a refused edit changes nothing
  * (an iceberg keeps its display and its place in the queue), and an edit of an untriggered
- * trigger order refuses what placing one refuses instead of dropping it silently.
+ * trigger order refuses what placing one refuses instead of dropping it silently; a crossing
+ * post-only edit with rejectPostOnly is refused and cancels the order.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -63,6 +64,41 @@ describe('edit rules over the real engine', () => {
     const filled = await iceberg.call('private/get_order_state', { orderId: ice.orderId });
     assert.equal(filled.filledQuantity, '100');
     assert.equal(filled.displayAmount, '900');
+  });
+
+  test('a crossing post-only edit with rejectPostOnly is refused and cancels the order, as on Deribit', async () => {
+    const maker = harness.http(1);
+    await harness.http(2).call('private/buy', { instrumentName: PERP, quantity: '100', price: '59000' });
+    const { order } = await maker.call('private/sell', {
+      instrumentName: PERP,
+      quantity: '100',
+      price: '61500',
+    });
+    await assert.rejects(
+      maker.call('private/edit', {
+        orderId: order.orderId,
+        quantity: '100',
+        price: '59000',
+        postOnly: true,
+        rejectPostOnly: true,
+      }),
+      (error: unknown) => {
+        assert.ok(error instanceof ApiError, String(error));
+        assert.equal(error.code, 11054);
+        assert.deepEqual(error.data, {
+          field: 'price',
+          orderId: order.orderId,
+          orderState: 'cancelled',
+          cancelReason: 'edit_post_only_reject',
+        });
+        return true;
+      },
+    );
+    const after = await maker.call('private/get_order_state', { orderId: order.orderId });
+    assert.equal(after.orderState, 'cancelled');
+    assert.equal(after.cancelReason, 'edit_post_only_reject');
+    assert.equal(after.replaced, true);
+    assert.equal(after.filledQuantity, '0');
   });
 
   test('an untriggered stop refuses postOnly, rejectPostOnly and displayAmount on edit, as on placing', async () => {

@@ -145,6 +145,20 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
       const order = ownedOrder(reads, context, params.orderId);
       const instrument = instrumentOf(reads, order.instrumentName);
       const result = await submitOrThrow(commands, toEditOrder(params, order.accountId, instrument));
+      // A crossing post-only edit with rejectPostOnly cancels the order (journaled) and is refused,
+      // as Deribit does: the caller must not read it as an edit that went through.
+      if (result.order!.cancelReason === 'edit_post_only_reject') {
+        throw new VenueError(
+          'post_only_reject',
+          'the post-only edit would take liquidity: the order is cancelled',
+          {
+            field: 'price',
+            orderId: result.order!.orderId,
+            orderState: result.order!.orderState,
+            cancelReason: 'edit_post_only_reject',
+          },
+        );
+      }
       return {
         order: orderToWire(result.order!, instrument),
         trades: tradesToWire(result.trades ?? [], order.accountId, instrumentNamed),
