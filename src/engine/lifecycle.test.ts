@@ -67,6 +67,38 @@ describe('cash flows per instrument kind', () => {
     assert.equal(h.venue.position(2, 'BTC_USDC'), null);
   });
 
+  test('spot: reduceOnly is refused the same way on placing, on a trigger order and on an edit', () => {
+    const h = new Harness();
+    h.list(spotSpec());
+    h.account(1, { BTC: 100_000_000 });
+    const spot = { instrumentName: 'BTC_USDC' };
+    const refusals = [
+      h.order(1, 'sell', 100, 50_000, { ...spot, reduceOnly: true }),
+      h.order(1, 'sell', 100, 50_000, {
+        ...spot,
+        reduceOnly: true,
+        orderType: 'stop_limit',
+        trigger: 'index_price',
+        triggerPrice: 40_000,
+      }),
+      h.run({
+        type: 'edit_order',
+        accountId: 1,
+        orderId: h.order(1, 'sell', 100, 50_000, spot).order!.orderId,
+        amount: 100,
+        price: 51_000,
+        reduceOnly: true,
+      }),
+    ];
+    for (const refused of refusals) {
+      assert.equal(refused.ok, false);
+      assert.deepEqual(!refused.ok && [refused.error.name, refused.error.data.field], [
+        'invalid_arguments',
+        'reduceOnly',
+      ]);
+    }
+  });
+
   test('linear futures: realised PnL and fees in USDC, maker rebate credited', () => {
     const h = new Harness();
     h.list(linearPerpetualSpec());

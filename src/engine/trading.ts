@@ -109,12 +109,18 @@ function lookup(
 }
 
 /** A combo holds no position (its trades are booked on its legs), so nothing could reduce it. */
-function comboReduceOnly(): CoreError {
-  return refusal(
-    'invalid_arguments',
-    'reduceOnly is not available for combos: a combo holds no position, its trades are booked on its legs',
-    { field: 'reduceOnly' },
-  );
+/** reduceOnly needs a position to reduce: spot moves balances, a combo books its trades on its legs. */
+export function reduceOnlyUnavailable(instrument: InstrumentState): CoreError | null {
+  if (instrument.economics.isSpot)
+    return refusal('invalid_arguments', 'reduceOnly is not available for spot', { field: 'reduceOnly' });
+  if (instrument.instrument.spec.legs !== null) {
+    return refusal(
+      'invalid_arguments',
+      'reduceOnly is not available for combos: a combo holds no position, its trades are booked on its legs',
+      { field: 'reduceOnly' },
+    );
+  }
+  return null;
 }
 
 function checkPrice(
@@ -487,9 +493,8 @@ function validatePlace(
   }
   let amount = command.amount;
   if (command.reduceOnly) {
-    if (instrument.economics.isSpot)
-      return refusal('invalid_arguments', 'reduceOnly is not available for spot', { field: 'reduceOnly' });
-    if (instrument.instrument.spec.legs !== null) return comboReduceOnly();
+    const unavailable = reduceOnlyUnavailable(instrument);
+    if (unavailable !== null) return unavailable;
     const position = instrument.position(account);
     const pending = command.side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells;
     const reducible = reducibleLots(position, command.side) - pending;
@@ -710,9 +715,9 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
   const remainingBefore = order.amount - order.filled;
   let newAmount = amount;
   const reduceOnly = command.reduceOnly ?? order.has(FLAG_REDUCE_ONLY);
+  const unavailable = reduceOnly ? reduceOnlyUnavailable(instrument) : null;
+  if (unavailable !== null) return fail(state, 'edit_order', command.accountId, unavailable);
   const position = instrument.position(account);
-  if (reduceOnly && instrument.instrument.spec.legs !== null)
-    return fail(state, 'edit_order', command.accountId, comboReduceOnly());
   if (reduceOnly) {
     const ownPending = order.has(FLAG_REDUCE_ONLY) ? remainingBefore : 0;
     const pending = (order.side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells) - ownPending;

@@ -17,7 +17,13 @@
  */
 import type { EditOrder, PlaceOrder } from '../core/commands.ts';
 import type { CommandResult, CoreError } from '../core/events.ts';
-import { isMarketLike, LABEL_MAX_LENGTH, labelTooLong, type OrderType, type TriggerKind } from '../core/types.ts';
+import {
+  isMarketLike,
+  LABEL_MAX_LENGTH,
+  labelTooLong,
+  type OrderType,
+  type TriggerKind,
+} from '../core/types.ts';
 import { activate } from './activation.ts';
 import { closeOrder } from './matching.ts';
 import {
@@ -30,7 +36,7 @@ import {
   type OrderExtras,
 } from './order.ts';
 import { type InstrumentState, refusal, type VenueState } from './state.ts';
-import { sessionEnd } from './trading.ts';
+import { reduceOnlyUnavailable, sessionEnd } from './trading.ts';
 
 /** Untriggered orders one account may hold. */
 export const MAX_TRIGGER_ORDERS_PER_ACCOUNT = 200;
@@ -268,12 +274,8 @@ export function placeTriggerOrder(state: VenueState, command: PlaceOrder): Comma
       command,
       refusal('invalid_amount', 'quantity must be positive', { field: 'quantity' }),
     );
-  if (command.reduceOnly && instrument.economics.isSpot)
-    return fail(
-      state,
-      command,
-      refusal('invalid_arguments', 'reduceOnly is not available for spot', { field: 'reduceOnly' }),
-    );
+  const reduceOnlyRefusal = command.reduceOnly ? reduceOnlyUnavailable(instrument) : null;
+  if (reduceOnlyRefusal !== null) return fail(state, command, reduceOnlyRefusal);
   const error = validateTrigger(state, instrument, command);
   if (error !== null) return fail(state, command, error);
   let count = 0;
