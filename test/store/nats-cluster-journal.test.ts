@@ -112,3 +112,39 @@ test('a journal on 3 replicas rides through the loss of its stream leader, stori
     await journal.close();
   }
 });
+
+test('opening waits for a cluster that lost its quorum to get it back', {
+  skip: cluster === null ? 'nats-server is not installed' : false,
+  timeout: 120_000,
+}, async () => {
+  const target: NatsJournalTarget = {
+    servers: cluster!.url,
+    stream: `R3_QUORUM_${process.pid}`,
+    replicas: 3,
+  };
+  const [, second, third] = cluster!.members;
+  await second!.kill();
+  await third!.kill();
+  const started = Date.now();
+  let openedAt = 0;
+  const opening = NatsJournal.open<TestCommand>(target).then((journal) => {
+    openedAt = Date.now();
+    return journal;
+  });
+  await new Promise((r) => setTimeout(r, 2_000));
+  assert.equal(openedAt, 0, 'no stream can be made without a quorum');
+  const backAt = Date.now();
+  await second!.restart();
+  const journal = await opening;
+  try {
+    assert.ok(
+      openedAt >= backAt,
+      `opened ${openedAt - started} ms after the start, quorum back at ${backAt - started}`,
+    );
+    await journal.append(entry(1));
+    assert.equal(await journal.firstSeq(), 1);
+  } finally {
+    await journal.close();
+    await third!.restart();
+  }
+});

@@ -86,8 +86,8 @@ export interface NatsJournalOptions extends NatsJournalTarget {
    */
   readonly exclusive?: boolean;
   /**
-   * How long a publish may wait for its ack, tries included, before the journal fails (default
-   * 30 s: long enough for a cluster to elect a new stream leader).
+   * How long a publish may wait for its ack, tries included, before the journal fails, and an
+   * open for the cluster to answer (default 30 s: long enough for a cluster to elect leaders).
    */
   readonly ackTimeoutMs?: number;
 }
@@ -110,6 +110,8 @@ const CLUSTER_NOT_AVAILABLE = 10008;
 /** Each try of a publish waits this long for its ack before it is sent again. */
 const PUBLISH_TRY_MS = 2_000;
 const PUBLISH_RETRY_PAUSE_MS = 250;
+const OPEN_RETRY_PAUSE_MS = 500;
+const DEFAULT_ACK_TIMEOUT_MS = 30_000;
 const WRONG_LAST_SEQUENCE = 10071;
 const STREAM_NOT_FOUND = 10059;
 
@@ -355,7 +357,23 @@ function fitFrame(frame: StoredFrame, maxBytes: number): StoredFrame[] {
 }
 
 export class NatsJournal<C = unknown> extends CommittedJournal<C> {
+  /**
+   * Opens the journal; while the cluster has no JetStream or stream leader (it is still forming,
+   * or electing after a loss), tries again for up to `ackTimeoutMs`.
+   */
   static async open<C = unknown>(options: NatsJournalOptions): Promise<NatsJournal<C>> {
+    const deadline = Date.now() + (options.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS);
+    for (;;) {
+      try {
+        return await NatsJournal.openOnce<C>(options);
+      } catch (error) {
+        if (!isPassingUnavailability(error) || Date.now() + OPEN_RETRY_PAUSE_MS >= deadline) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, OPEN_RETRY_PAUSE_MS));
+    }
+  }
+
+  private static async openOnce<C>(options: NatsJournalOptions): Promise<NatsJournal<C>> {
     const conn = await NatsJournalStream.connect(options, `journal writer ${options.stream}`);
     let responder: Subscription | null = null;
     try {
@@ -407,7 +425,7 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
     this.streamSeq = streamSeq;
     this.newestFrameStreamSeq = lastFrame?.seq ?? 0;
     this.durableSeq = last.seq;
-    this.ackTimeoutMs = options.ackTimeoutMs ?? 30_000;
+    this.ackTimeoutMs = options.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS;
     this.maxPayloadBytes = Math.max((conn.nc.info?.max_payload ?? 1024 * 1024) - HEADER_ROOM, 1024);
     this.committer = new GroupCommitter(
       { write: (frame, checkpoints) => this.writeBatch(frame, checkpoints) },
