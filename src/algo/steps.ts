@@ -343,7 +343,7 @@ function icebergSlice(portfolio: PortfolioState, before = portfolio.children.len
 /**
  * ICEBERG: the display of a venue iceberg child for the leg's whole rest, or null to slice with
  * plain orders: when the engine would refuse that order (validateIceberg: a display of at least
- * 100 lots, at most the rest, a rest below 100 displays; never hidden), for a MARKET leg (it
+ * 100 lots, at most the rest, the rest beyond it below 100 displays; never hidden), for a MARKET leg (it
  * cannot rest), and when refreshQuantity differs from the display (the engine refreshes an
  * iceberg with its display). A function of the spec and the fills, so replay decides alike.
  */

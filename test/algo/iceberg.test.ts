@@ -128,13 +128,14 @@ describe('ICEBERG falls back to plain slices', () => {
     assert.equal(h.openChildren(id)[0]!.displayAmount, null);
   });
 
-  test('a quantity of 100 displays or more, then the venue iceberg once the rest is below that', () => {
+  test('a hidden rest of 100 displays or more, then the venue iceberg once it is below that', () => {
     const h = AlgoHarness.withMarket();
-    const id = h.submit(iceberg(10_000, 100));
+    // 10,100 lots showing 100 would hide 10,000: 100 displays.
+    const id = h.submit(iceberg(10_100, 100));
     assert.deepEqual([h.openChildren(id)[0]!.amount, h.openChildren(id)[0]!.displayAmount], [100, null]);
     h.maker('sell', 100, PERP_60K);
     const open = h.openChildren(id);
-    assert.deepEqual([open[0]!.amount, open[0]!.displayAmount], [9_900, 100]);
+    assert.deepEqual([open[0]!.amount, open[0]!.displayAmount], [10_000, 100]);
   });
 
   test('a MARKET leg slices with market orders', () => {
