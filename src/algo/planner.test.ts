@@ -66,15 +66,26 @@ describe('planner arithmetic', () => {
             hedge: false,
             priority: false,
           }));
-          // The slowest leg's filled fraction, compared and applied in integers: in floats,
-          // 9,726 × (1 / 9,726) is just under 1 and the bound came out a lot too low.
-          const slowest = legs.reduce((s, l) => (l.filled * s.amount < s.filled * l.amount ? l : s));
           balanceAllowances(legs, parts, part).forEach((allowed, i) => {
             const leg = legs[i]!;
-            assert.ok(allowed <= balanceCumulativeTarget(leg.amount, parts, part));
-            // allowed − tranche ≤ amount × slowest fraction
+            const target = balanceCumulativeTarget(leg.amount, parts, part);
+            assert.ok(allowed <= target);
+            const others = legs.filter((_, j) => j !== i);
+            if (others.length === 0) {
+              assert.equal(allowed, target, 'a leg alone works its whole target');
+              return;
+            }
+            // Filled up to its allowance, the leg is at most one tranche ahead of every other leg
+            // (compared in integers: in floats, 9,726 × (1 / 9,726) is just under 1 and the bound
+            // came out a lot too low) ...
+            const slowest = others.reduce((s, l) => (l.filled * s.amount < s.filled * l.amount ? l : s));
             const beyond = allowed - balanceTranche(leg.amount, parts);
             assert.ok(beyond * slowest.amount <= leg.amount * slowest.filled);
+            // ... and works all it may: its target, or one tranche past the slowest other leg.
+            assert.ok(
+              allowed === target || (beyond + 1) * slowest.amount > leg.amount * slowest.filled,
+              `leg ${i} held back below what the rule allows`,
+            );
           });
         },
       ),
@@ -107,14 +118,29 @@ describe('planner arithmetic', () => {
     );
   });
 
+  test('BALANCE: an unfilled rest rolls into the next part unless another leg would fall behind', () => {
+    const leg = (amount: number, filled: number) => ({ amount, filled, hedge: false, priority: false });
+    assert.deepEqual(balanceAllowances([leg(100, 0)], 2, 1), [100], 'one leg: part 1 works both tranches');
+    assert.deepEqual(
+      balanceAllowances([leg(100, 0), leg(100, 50)], 4, 1),
+      [50, 25],
+      'the leg behind works its whole target; the other stays one tranche past it',
+    );
+    assert.deepEqual(
+      balanceAllowances([leg(100, 0), leg(100, 0)], 4, 1),
+      [25, 25],
+      'neither may fill more than one tranche ahead of the other',
+    );
+  });
+
   test('BALANCE: following the slowest leg loses no lot to float rounding', () => {
     const main = (filled: number) => ({ amount: 22, filled, hedge: false, priority: false });
     const hedge = { amount: 22, filled: 0, hedge: true, priority: false };
     assert.deepEqual(balanceAllowances([main(15), hedge], 1, 0), [22, 15], 'the hedge matches 15 of 22');
     assert.deepEqual(
       balanceAllowances([main(15), main(22)], 22, 21),
-      [16, 16],
-      'one tranche (1 lot) past the slowest 15',
+      [22, 16],
+      'the slower catches up to its target; the other one tranche (1 lot) past the slower 15',
     );
     fc.assert(
       fc.property(

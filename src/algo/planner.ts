@@ -6,8 +6,10 @@
  *   floor(remaining / (N − k)) lots of each leg (shortfalls roll forward into later slices).
  * - BALANCE: tranche k of a leg ends at the cumulative target floor(amount·(k+1)/parts) (the last
  *   part's target is the whole amount). With a priority leg P, another leg i may fill at most
- *   floor(amount_i · filled_P / amount_P); without one, at most one tranche beyond the slowest
- *   leg's filled fraction. Hedge legs follow the slowest non-hedge leg's filled fraction.
+ *   floor(amount_i · filled_P / amount_P); without one, at most one tranche beyond the filled
+ *   fraction of the slowest of the other legs (so a leg alone, or one behind the others, works
+ *   its whole target: the unfilled rest of earlier parts rolls in). Hedge legs follow the slowest
+ *   non-hedge leg's filled fraction.
  * Every allowance is capped by the part's cumulative target (hedges only by their amount).
  */
 
@@ -53,16 +55,24 @@ export function balanceAllowances(legs: readonly BalanceLegInput[], parts: numbe
   const priority = legs.find((leg) => leg.priority && isMain(leg));
   // The slowest filled fraction as lots over amount, kept exact: amount × (filled / amount) in
   // floats comes out just under a whole lot (22 × (15 / 22) = 14.999…) and floor lost that lot.
-  let slowest = { filled: 1, amount: 1 };
-  for (const leg of legs) {
-    if (isMain(leg) && leg.filled * slowest.amount < slowest.filled * leg.amount) slowest = leg;
-  }
-  const followSlowest = (amount: number) => Math.floor((amount * slowest.filled) / slowest.amount);
+  const slowestOf = (except: BalanceLegInput | null) => {
+    let slowest: { filled: number; amount: number } | null = null;
+    for (const leg of legs) {
+      if (leg === except || !isMain(leg)) continue;
+      if (slowest === null || leg.filled * slowest.amount < slowest.filled * leg.amount) slowest = leg;
+    }
+    return slowest;
+  };
+  const follow = (amount: number, slowest: { filled: number; amount: number }) =>
+    Math.floor((amount * slowest.filled) / slowest.amount);
+  const slowestMain = slowestOf(null) ?? { filled: 1, amount: 1 };
   return legs.map((leg) => {
-    if (!isMain(leg)) return Math.min(leg.amount, followSlowest(leg.amount));
+    if (!isMain(leg)) return Math.min(leg.amount, follow(leg.amount, slowestMain));
     const target = balanceCumulativeTarget(leg.amount, parts, part);
     if (priority === undefined) {
-      return Math.min(target, followSlowest(leg.amount) + balanceTranche(leg.amount, parts));
+      const slowestOther = slowestOf(leg);
+      if (slowestOther === null) return target;
+      return Math.min(target, follow(leg.amount, slowestOther) + balanceTranche(leg.amount, parts));
     }
     if (leg === priority) return target;
     return Math.min(target, Math.floor((leg.amount * priority.filled) / priority.amount));

@@ -68,6 +68,28 @@ describe('BALANCE', () => {
     assert.equal(p.legs[1]!.filled, 40, 'slowest at 1/3 → put may reach 20 + 20');
   });
 
+  test('an unfilled rest rolls into the next part: a leg alone, or behind the others, works its whole target', () => {
+    const h = AlgoHarness.withMarket();
+    const alone = h.submit(balance([callLeg()]));
+    const open = () => h.openChildren(alone).map((o) => o.amount);
+    assert.deepEqual(open(), [10], 'part 1: tranche 1 of 30 lots in 3 parts');
+    h.runUntil(T0 + 10_000);
+    assert.deepEqual(open(), [20], 'part 2: tranches 1 and 2');
+    h.runUntil(T0 + 20_000);
+    assert.deepEqual(open(), [30], 'part 3: the whole leg');
+
+    const g = AlgoHarness.withMarket();
+    g.maker('sell', 1000, 1000, PUT);
+    const pair = g.submit(balance([callLeg(), putLeg()]));
+    g.runUntil(T0 + 10_000);
+    // The put filled its first tranche (20 of 60); the call, a third behind, may catch up to its
+    // part-2 target of 20 lots, and the put waits one tranche past the call.
+    assert.deepEqual(
+      g.openChildren(pair).map((o) => [o.instrumentName, o.amount]),
+      [[OPTION, 20]],
+    );
+  });
+
   test('hedge legs follow the non-hedge filled fraction with marketable orders', () => {
     const h = AlgoHarness.withMarket();
     h.maker('buy', 1000, PERP_60K - 2);
