@@ -100,6 +100,27 @@ describe('leg price resolution', () => {
     assert.ok(Math.abs((buy as { price: number }).price * 0.0001 - expected) <= 0.0005);
   });
 
+  test('BTC on an ETH leg goes through USD at the two indices', () => {
+    const ethOption = new Instrument(
+      3,
+      optionSpec({ name: 'ETH-27DEC26-4000-C', baseCurrency: 'ETH', quoteCurrency: 'ETH', strike: '4000' }),
+    );
+    const ethPerp = new Instrument(
+      4,
+      perpetualSpec({ name: 'ETH-PERPETUAL', baseCurrency: 'ETH', tickSize: '0.05' }),
+    );
+    const indices = view({
+      indexPrice: (currency) => (currency === 'BTC' ? 60_000 : currency === 'ETH' ? 3_000 : null),
+    });
+    // 0.01 BTC = 600 USD = 0.2 ETH.
+    const option = resolvePrice(indices, ethOption, 'buy', limit(0.01, 'BTC'), 0);
+    assert.deepEqual(option, { kind: 'limit', price: roundToTicks(ethOption, 'buy', 0.2) });
+    const perpetual = resolvePrice(indices, ethPerp, 'sell', limit(0.05, 'BTC'), 0);
+    assert.deepEqual(perpetual, { kind: 'limit', price: roundToTicks(ethPerp, 'sell', 3_000) });
+    const noBtcIndex = view({ indexPrice: (currency) => (currency === 'ETH' ? 3_000 : null) });
+    assert.equal(resolvePrice(noBtcIndex, ethOption, 'buy', limit(0.01, 'BTC'), 0).kind, 'unavailable');
+  });
+
   test('a conversion the market cannot make is unavailable, never a guess', () => {
     assert.equal(
       resolvePrice(view({ indexPrice: () => null }), option, 'buy', limit(3000, 'USD'), 0).kind,

@@ -1,7 +1,8 @@
 /**
  * Price resolution of one leg at one instant (SEMANTICS, Portfolios):
- * - LIMIT: `price` converted from `priceIn` (USD, USDT, USDC, the base coin, IV through Black-76
- *   with the current forward and expiry) into the instrument's quote currency;
+ * - LIMIT: `price` converted from `priceIn` (USD, USDT, USDC, the base coin, another coin through
+ *   USD at its index, IV through Black-76 with the current forward and expiry) into the
+ *   instrument's quote currency;
  * - MARKET: a market order (the engine bounds it by its price band);
  * - DYNAMIC: the reference named by the strategy (MID, MARK, MODEL, BID, ASK) plus the offset in
  *   `priceIn` units (IV: volatility points on the reference's implied vol), bounded by `price` as
@@ -65,6 +66,16 @@ function quoteOf(instrument: Instrument, ticks: number): number {
   return ticks * Number(instrument.spec.tickSize);
 }
 
+const USD_LIKE_OR_IV = new Set(['USD', 'USDT', 'USDC', 'IV']);
+
+function isOtherCoin(unit: string, instrument: Instrument): boolean {
+  return (
+    !USD_LIKE_OR_IV.has(unit) &&
+    unit !== instrument.spec.baseCurrency &&
+    unit !== instrument.spec.quoteCurrency
+  );
+}
+
 /** `value` in `priceIn` units → quote currency float; null when the market cannot convert it. */
 export function convertToQuote(
   view: AlgoMarketView,
@@ -74,6 +85,12 @@ export function convertToQuote(
   now: number,
 ): number | null {
   if (priceIn === null || priceIn.toUpperCase() === instrument.spec.quoteCurrency) return value;
+  if (isOtherCoin(priceIn.toUpperCase(), instrument)) {
+    // A coin the leg is not in (BTC on an ETH leg): to USD at that coin's index, then as USD.
+    const coinIndex = view.indexPrice(priceIn.toUpperCase());
+    if (coinIndex === null) return null;
+    return convertToQuote(view, instrument, 'USD', value * coinIndex, now);
+  }
   const index = view.indexPrice(instrument.spec.baseCurrency);
   const option = view.optionContext(instrument.name, now);
   const converted = convertPriceIn(

@@ -433,6 +433,17 @@ describe('portfolio body validation', () => {
       'legs[0].priceOptions.priceIn',
     );
   });
+  test('priceIn BTC, listed by spec 2.5, is taken on an ETH leg too', () => {
+    const body = balanceBody({
+      legs: [
+        perpLeg({
+          instrument: 'ETH-PERPETUAL',
+          priceOptions: { priceType: 'LIMIT', price: '0.05', priceIn: 'BTC' },
+        }),
+      ],
+    });
+    assert.equal(validatePortfolioBody(body, context).legs[0]!.pricing.priceIn, 'BTC');
+  });
   test('priceIn IV is for options only', () =>
     expectRefusal(
       balanceBody({ legs: [perpLeg({ priceOptions: { priceType: 'LIMIT', price: '50', priceIn: 'IV' } })] }),

@@ -170,9 +170,19 @@ function instrumentTypeOf(instrument: Instrument): InstrumentTypeName | null {
   }
 }
 
-/** priceIn units a leg may use: USD-likes, the base coin, the quote currency, IV (options). */
+/**
+ * priceIn units a leg may use: spec 2.5's USD, USDT, USDC and BTC (on any leg: BTC on an ETH leg
+ * goes through USD at the two indices), the leg's base coin and quote currency, IV (options).
+ */
 function allowedPriceIn(instrument: Instrument): string[] {
-  const units = new Set(['USD', 'USDT', 'USDC', instrument.spec.baseCurrency, instrument.spec.quoteCurrency]);
+  const units = new Set([
+    'USD',
+    'USDT',
+    'USDC',
+    'BTC',
+    instrument.spec.baseCurrency,
+    instrument.spec.quoteCurrency,
+  ]);
   if (instrument.isOption) units.add('IV');
   return [...units];
 }
