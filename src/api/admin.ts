@@ -76,7 +76,7 @@ export function registerAdminRoutes(gateway: Gateway, deps: AdminDeps): void {
         try {
           body = JSON.parse(typeof request.body === 'string' ? request.body : '');
         } catch {
-          throw new VenueError('parse_error');
+          throw new VenueError('parse_error', undefined, { field: 'body' });
         }
         validate(body);
         return reply.code(200).send(flatAnswer(await run(body as T)));

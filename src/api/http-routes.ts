@@ -187,7 +187,7 @@ export function registerEnvelopeRoute(app: FastifyInstance, deps: HttpRouteDeps)
       try {
         parsed = JSON.parse(raw);
       } catch {
-        throw new VenueError('parse_error', 'the body is not JSON');
+        throw new VenueError('parse_error', 'the body is not JSON', { field: 'body' });
       }
       envelope = parseEnvelope(parsed);
       if (envelope.method !== pathMethod) {
@@ -309,7 +309,7 @@ export function registerFlatRoute(
           try {
             parsed = JSON.parse(raw);
           } catch {
-            throw new VenueError('parse_error', 'the body is not JSON');
+            throw new VenueError('parse_error', 'the body is not JSON', { field: 'body' });
           }
         }
         validateBody?.(parsed);

@@ -353,7 +353,7 @@ class Session implements SessionHandle, Subscriber {
       try {
         parsed = JSON.parse(raw);
       } catch {
-        throw new VenueError('parse_error', 'the message is not JSON');
+        throw new VenueError('parse_error', 'the message is not JSON', { field: 'message' });
       }
       const envelope = parseEnvelope(parsed);
       return this.deps.dispatcher

@@ -296,7 +296,8 @@ describe('gateway over HTTP', () => {
     }
     const notJson = await post('/api/public/time', '{');
     assert.equal(notJson.status, 400);
-    assert.equal(((await notJson.json()) as { error: { code: number } }).error.code, -32700);
+    const notJsonError = ((await notJson.json()) as { error: { code: number; data: unknown } }).error;
+    assert.deepEqual([notJsonError.code, notJsonError.data], [-32700, { field: 'body' }]);
     assert.equal((await post('/api/public/time', '[1]')).status, 400);
     assert.equal(
       (await post('/api/public/time', JSON.stringify({ rid: 'x', method: 'public/time' }))).status,

@@ -47,7 +47,8 @@ describe('gateway over WebSocket', () => {
         socket.close();
       });
     });
-    assert.deepEqual(((await raw) as { error: { code: number } }).error.code, -32700);
+    const notJson = (await raw) as { error: { code: number; data: unknown } };
+    assert.deepEqual([notJson.error.code, notJson.error.data], [-32700, { field: 'message' }]);
     await assert.rejects(
       (client.call as (m: string, p: object) => Promise<unknown>)('public/nope', {}),
       (e) => e instanceof ApiError && e.code === -32601,

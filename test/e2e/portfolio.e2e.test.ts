@@ -187,6 +187,15 @@ describe('portfolios through the API', () => {
         error.code === ERROR_CATALOGUE.request_too_large.code &&
         error.httpStatus === 413,
     );
+    const notJson = await http.send(http.sign('POST', `${PORTFOLIO_BASE_PATH}/submit`, '{bad'));
+    assert.equal(notJson.status, 400);
+    assert.deepEqual(notJson.body, {
+      succ: false,
+      code: -32700,
+      message: 'the body is not JSON',
+      value: null,
+      data: { field: 'body' },
+    });
     const outside = await http.send(http.sign('GET', '/tt/core-broker/openapi/elsewhere', ''));
     assert.equal(outside.status, 404);
     assert.equal((outside.body as { error: { code: number } }).error.code, notFound, 'envelope elsewhere');
