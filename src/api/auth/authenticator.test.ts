@@ -115,6 +115,19 @@ test('a reused nonce is refused unless the request is byte-identical, which repl
   assert.ok(auth.rememberedNonces <= 2);
 });
 
+test('a nonce is kept a window past the moment it was seen, not only past its timestamp', () => {
+  const { auth, request, clock } = setup();
+  // Signed 14 s ago: still inside the window when it arrives.
+  assert.equal(auth.authenticateHttp(request({ ts: clock.now() - 14_000 })).kind, 'fresh');
+  clock.advance(2_000);
+  assert.equal(
+    errorName(() => auth.authenticateHttp(request({ ts: clock.now(), body: '{"other":1}' }))),
+    'nonce_reused',
+  );
+  clock.advance(14_000);
+  assert.equal(auth.authenticateHttp(request({ ts: clock.now(), body: '{"other":1}' })).kind, 'fresh');
+});
+
 test('websocket auth signs ts\\nnonce\\nGET\\n/ws\\n and never accepts a nonce twice', () => {
   const { auth, key, clock } = setup();
   const ts = clock.now();

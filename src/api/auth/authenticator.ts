@@ -4,10 +4,10 @@
  * Invariants:
  * - A timestamp more than `clockSkewMs` from server time is refused with `clock_skew`, carrying
  *   `serverTime`; a bad or unknown key or signature is `invalid_credentials`.
- * - A nonce is remembered per key until its timestamp leaves the window. Seen again with a
- *   byte-identical request (same method, path, body, timestamp and signature) the ORIGINAL answer
- *   is returned (waiting for it if still in flight) and nothing runs twice; with any other
- *   request it is `nonce_reused`.
+ * - A nonce is remembered per key until both its timestamp and the moment it was first seen have
+ *   left the window. Seen again with a byte-identical request (same method, path, body, timestamp
+ *   and signature) the ORIGINAL answer is returned (waiting for it if still in flight) and nothing
+ *   runs twice; with any other request it is `nonce_reused`.
  * - WebSocket `public/auth` binds a session, so a reused nonce there is always refused.
  * - Replay memory is bounded (ReplayMemory): answers are kept only for requests whose re-run would
  *   matter; past `maxEntries` / `maxAnswerBytes` new signed requests are refused with 429 rather
@@ -153,13 +153,7 @@ export class Authenticator {
       }
     }
     this.admit('Service-API-Nonce');
-    const settle = this.memory.remember(
-      apiKey,
-      nonce,
-      ts + this.options.clockSkewMs + 1,
-      signature,
-      retention,
-    );
+    const settle = this.memory.remember(apiKey, nonce, this.nonceExpiry(ts, now), signature, retention);
     return { kind: 'fresh', principal: key.principal, settle };
   }
 
@@ -179,7 +173,7 @@ export class Authenticator {
     }
     this.refuseUncertain(ts, now, 'timestamp');
     this.admit('nonce');
-    this.memory.rememberSession(params.apiKey, params.nonce, ts + this.options.clockSkewMs + 1);
+    this.memory.rememberSession(params.apiKey, params.nonce, this.nonceExpiry(ts, now));
     return key.principal;
   }
 
@@ -236,6 +230,14 @@ export class Authenticator {
         retryAfterMs: Math.max(1, this.uncertainUntil + 1 - now),
       },
     );
+  }
+
+  /**
+   * A nonce is kept a window past both its timestamp and the moment it was first seen: a request
+   * signed 14 s ago and another with its nonce 2 s later are both inside the window (SEMANTICS).
+   */
+  private nonceExpiry(ts: number, now: number): number {
+    return Math.max(ts, now) + this.options.clockSkewMs + 1;
   }
 
   private checkTimestamp(text: string, now: number, field: string): number {
