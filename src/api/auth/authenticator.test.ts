@@ -77,9 +77,13 @@ test('method, path and body are covered by the signature', () => {
     errorName(() => auth.authenticateHttp({ ...request(), authorization: undefined })),
     'authorization_required',
   );
-  assert.equal(
-    errorName(() => auth.authenticateHttp({ ...request(), authorization: 'Bearer nope' })),
-    'invalid_credentials',
+  assert.throws(
+    () => auth.authenticateHttp({ ...request(), authorization: 'Bearer nope' }),
+    (error: unknown) =>
+      error instanceof VenueError &&
+      error.errorName === 'invalid_credentials' &&
+      error.data?.field === 'Authorization',
+    'an unknown key names the header it came in',
   );
 });
 

@@ -113,7 +113,7 @@ export class Authenticator {
     if (!signature) throw missingHeader('Service-API-Signature');
     const now = this.now();
     const ts = this.checkTimestamp(timestamp, now, 'Service-API-Timestamp');
-    const key = this.lookup(apiKey, now);
+    const key = this.lookup(apiKey, now, 'Authorization');
     const expected = signHttp(
       key.secret,
       timestamp,
@@ -163,7 +163,7 @@ export class Authenticator {
     const now = this.now();
     const ts = this.checkTimestamp(timestamp, now, 'timestamp');
     checkNonceForm(params.nonce, 'nonce');
-    const key = this.lookup(params.apiKey, now);
+    const key = this.lookup(params.apiKey, now, 'apiKey');
     if (!signaturesMatch(params.signature, signWs(key.secret, timestamp, params.nonce))) {
       throw new VenueError('invalid_credentials', 'signature does not match', { field: 'signature' });
     }
@@ -255,13 +255,14 @@ export class Authenticator {
     return ts;
   }
 
-  private lookup(apiKey: string, now: number): CachedKey {
+  /** `field`: where the key came from (the Authorization header, or `apiKey` of `public/auth`). */
+  private lookup(apiKey: string, now: number, field: string): CachedKey {
     const cached = this.keys.get(apiKey);
     if (cached !== undefined && now - cached.loadedAt < this.cacheTtlMs) return cached;
     const found = this.store.findKey(apiKey);
     if (found === undefined || found.record.disabled) {
       this.keys.delete(apiKey);
-      throw new VenueError('invalid_credentials', 'unknown or disabled API key', { field: 'apiKey' });
+      throw new VenueError('invalid_credentials', 'unknown or disabled API key', { field });
     }
     const record = found.record;
     const principal: Principal = {
