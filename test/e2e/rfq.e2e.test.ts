@@ -292,11 +292,19 @@ describe('Block RFQ through the API', () => {
       }),
       'account_not_owned',
     );
+    const clientInfo = { clientId: 7, clientLinkId: 8, name: 9 };
     const rfq = (await taker.call('block/rfqs/create_rfq', {
       legs,
-      tradeAllocations: [{ amount: '12.5', userId: takerUser }],
-    })) as Rfq & { tradeAllocations: { amount: string; userId: number }[] };
-    assert.deepEqual(rfq.tradeAllocations, [{ amount: '12.5', userId: takerUser }]);
+      tradeAllocations: [
+        { amount: '12.5', userId: takerUser },
+        { amount: '5', clientInfo },
+      ],
+    })) as Rfq & { tradeAllocations: unknown[] };
+    // clientInfo.name (an integer, spec 2.8) is taken and echoed.
+    assert.deepEqual(rfq.tradeAllocations, [
+      { amount: '12.5', userId: takerUser },
+      { amount: '5', clientInfo },
+    ]);
     await refusedWith(
       taker.call('block/rfqs/create_rfq', {
         legs,

@@ -100,8 +100,23 @@ describe('the assembled service', () => {
   });
 
   test('serves the Block RFQ methods and the portfolio routes on the same port', async () => {
+    // Without a kind, every kind (spec 4.10): a call spread, listed once its ticker was asked for,
+    // among them.
+    const calls = (await running.http(0).call('public/get_instruments', { currency: 'BTC', kind: 'option' }))
+      .filter((i) => i.optionType === 'call' && i.instrumentName.startsWith('BTC-'))
+      .sort((a, b) => a.expiration! - b.expiration! || Number(a.strike) - Number(b.strike));
+    const [low, high] = calls.filter((i) => i.expiration === calls[0]!.expiration);
+    const spread = `BTC-CS-${low!.instrumentName.split('-')[1]}-${low!.strike}_${high!.strike}`;
+    await running.http(0).call('public/ticker', { instrumentName: spread });
     const instruments = await running.http(0).call('block/rfqs/get_instruments', { currency: 'BTC' });
     assert.ok(instruments.results.some((instrument) => instrument.instrumentName === PERPETUAL));
+    assert.ok(instruments.results.some((i) => i.instrumentName === spread && i.kind === 'option_combo'));
+    assert.deepEqual([...new Set(instruments.results.map((i) => i.kind))].sort(), [
+      'future',
+      'option',
+      'option_combo',
+      'spot',
+    ]);
     const info = await running
       .http(0)
       .flat('GET', '/tt/core-broker/openapi/portfolios/info?portfolioId=999999')

@@ -567,7 +567,8 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
 
   registry.register({
     name: 'block/rfqs/get_instruments',
-    summary: 'Instruments usable in RFQs (single instruments; combos are formed by the legs).',
+    summary:
+      'Instruments by kind (spec 4.10): every kind, the combos listed so far included, when kind is omitted. RFQ legs are single instruments.',
     access: 'private',
     params: GetRfqInstrumentsParams,
     result: Type.Object({ results: Type.Array(RfqInstrumentSchema) }),
@@ -576,7 +577,7 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
       const results = reads
         .instruments(params.expired ?? false)
         .filter((i) => matchesInstrument(currency, i.spec))
-        .filter((i) => (params.kind == null ? !i.kind.endsWith('_combo') : i.kind === params.kind))
+        .filter((i) => params.kind == null || i.kind === params.kind)
         .map(rfqInstrumentToWire);
       return { results };
     },

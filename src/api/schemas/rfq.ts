@@ -53,7 +53,8 @@ export const CreateRfqParams = Type.Object(
           {
             amount: DecimalString(),
             userId: Opt(I),
-            clientInfo: Opt(Type.Object({ clientId: I, clientLinkId: I }, Strict)),
+            // Spec 2.8 documents `name` as an integer.
+            clientInfo: Opt(Type.Object({ clientId: I, clientLinkId: I, name: Opt(I) }, Strict)),
           },
           Strict,
         ),
