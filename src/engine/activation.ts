@@ -23,7 +23,6 @@ import { availableFunds, coverRelease, orderReserve, priceBand } from './risk.ts
 import type { VenueState } from './state.ts';
 import { sessionEnd } from './trading.ts';
 
-
 /**
  * The price a market-type order shows once it has executed: the band edge it could trade to, or
  * without a band (no mark price yet) its last and worst fill; 0 (shown as `market_price`) if

@@ -62,7 +62,6 @@ export interface OrderExtras {
   linkedOrderType?: LinkedOrderType | null;
 }
 
-
 export class Order {
   prev: Order | null = null;
   next: Order | null = null;
