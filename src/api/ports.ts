@@ -66,6 +66,13 @@ export interface OrderBookView {
   /** Best first. */
   readonly bids: readonly BookLevel[];
   readonly asks: readonly BookLevel[];
+  /** The price band orders must keep to now, in ticks (null before the first mark, or expired). */
+  readonly priceBand?: PriceBandView | null;
+}
+
+export interface PriceBandView {
+  readonly min: number;
+  readonly max: number;
 }
 
 export interface TickerView {
@@ -81,6 +88,8 @@ export interface TickerView {
   readonly markPrice: number | null;
   /** USD per coin (a plain number). */
   readonly indexPrice: number | null;
+  /** The price band orders must keep to now, in ticks (null before the first mark, or expired). */
+  readonly priceBand?: PriceBandView | null;
   /** Implied volatilities in percent, options only, when a pricing model is wired. */
   readonly markIv?: number | null;
   readonly bidIv?: number | null;

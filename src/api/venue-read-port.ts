@@ -11,7 +11,14 @@
 import type { OrderView, PositionView } from '../core/events.ts';
 import { venueCurrencies } from '../domain/currency.ts';
 import type { Instrument } from '../domain/instrument.ts';
-import type { AccountSummaryView, OrderBookView, OrderFilter, ReadPort, TickerView } from './ports.ts';
+import type {
+  AccountSummaryView,
+  OrderBookView,
+  OrderFilter,
+  PriceBandView,
+  ReadPort,
+  TickerView,
+} from './ports.ts';
 
 export interface VenueQueries {
   readonly now: number;
@@ -62,6 +69,8 @@ export interface VenueInstrumentInfo {
   readonly lastPrice: number | null;
   /** Ticks, once expired by settlement. */
   readonly settlementPrice?: number | null;
+  /** Ticks: the band orders must keep to (absent or null before the first mark). */
+  readonly priceBand?: PriceBandView | null;
 }
 
 export interface VenueReadPortOptions {
@@ -71,6 +80,9 @@ export interface VenueReadPortOptions {
 
 export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortOptions = {}): ReadPort {
   const info = (name: string) => venue.instrument(name) ?? undefined;
+  // An expired instrument takes no orders: no band.
+  const liveBand = (entry: VenueInstrumentInfo | undefined) =>
+    entry === undefined || entry.status === 'expired' ? null : (entry.priceBand ?? null);
   return {
     instrument: (name) => info(name)?.instrument,
     instruments: (expired) =>
@@ -110,6 +122,7 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
         timestamp: venue.now,
         bids: book.bids.map((level) => [level.price, level.amount] as const),
         asks: book.asks.map((level) => [level.price, level.amount] as const),
+        priceBand: liveBand(info(instrumentName)),
       };
     },
     ticker: (instrumentName): TickerView | undefined => {
@@ -131,6 +144,7 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
         // An expired instrument is worth its settlement price; its last mark is stale.
         markPrice: entry.status === 'expired' ? (entry.settlementPrice ?? entry.markPrice) : entry.markPrice,
         indexPrice: entry.indexPrice,
+        priceBand: liveBand(entry),
         ...(stats === null
           ? {}
           : {

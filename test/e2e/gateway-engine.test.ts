@@ -128,14 +128,31 @@ describe('gateway over the real engine', () => {
 
   test('errors speak wire units: band limits are prices, funds are decimals of the currency', async () => {
     const taker = harness.http(TAKER);
+    // The ticker and the book show the band before an order is refused for it.
+    const ticker = await taker.call('public/ticker', { instrumentName: PERP });
+    const book = await taker.call('public/get_order_book', { instrumentName: PERP });
+    assert.ok(ticker.minPrice !== null && ticker.maxPrice !== null);
+    assert.ok(
+      Number(ticker.minPrice) < Number(ticker.markPrice) &&
+        Number(ticker.markPrice) < Number(ticker.maxPrice),
+    );
+    assert.deepEqual([book.minPrice, book.maxPrice], [ticker.minPrice, ticker.maxPrice]);
     await assert.rejects(
       taker.call('private/buy', { instrumentName: PERP, quantity: '10', price: '1000000' }),
       (error) =>
         error instanceof ApiError &&
         error.data?.field === 'price' &&
-        typeof error.data.maxPrice === 'string' &&
+        error.data.maxPrice === ticker.maxPrice &&
         error.message.endsWith(String(error.data.maxPrice)),
     );
+    const atEdge = await taker.call('private/buy', {
+      instrumentName: PERP,
+      quantity: '10',
+      price: ticker.minPrice!,
+      postOnly: true,
+    });
+    assert.equal(atEdge.order.orderState, 'open', 'the band edge itself is inside the band');
+    await taker.call('private/cancel', { orderId: atEdge.order.orderId });
   });
 });
 

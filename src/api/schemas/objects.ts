@@ -158,6 +158,10 @@ export const AccountSummarySchema = Type.Object(
 
 const Level = Type.Tuple([S, S], { description: '[price, quantity]' });
 const NullableDecimal = Type.Union([S, Type.Null()]);
+const BandEdge = (edge: 'lowest' | 'highest') =>
+  Type.Union([S, Type.Null()], {
+    description: `the ${edge} price a new order may have now (the price band around the mark); null before the first mark`,
+  });
 
 export const OrderBookSchema = Type.Object(
   {
@@ -167,6 +171,8 @@ export const OrderBookSchema = Type.Object(
     asks: Type.Array(Level),
     bestBidPrice: NullableDecimal,
     bestAskPrice: NullableDecimal,
+    minPrice: BandEdge('lowest'),
+    maxPrice: BandEdge('highest'),
   },
   { $id: 'OrderBook' },
 );
@@ -183,6 +189,8 @@ export const TickerSchema = Type.Object(
     lastPrice: NullableDecimal,
     markPrice: NullableDecimal,
     indexPrice: NullableDecimal,
+    minPrice: BandEdge('lowest'),
+    maxPrice: BandEdge('highest'),
     markIv: Type.Optional(NullableDecimal),
     bidIv: Type.Optional(NullableDecimal),
     askIv: Type.Optional(NullableDecimal),

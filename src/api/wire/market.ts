@@ -2,7 +2,7 @@
 import type { PositionView } from '../../core/events.ts';
 import { formatMoney } from '../../core/types.ts';
 import type { Instrument } from '../../domain/instrument.ts';
-import type { AccountSummaryView, OrderBookView, TickerView } from '../ports.ts';
+import type { AccountSummaryView, OrderBookView, PriceBandView, TickerView } from '../ports.ts';
 
 export function positionToWire(position: PositionView, instrument: Instrument) {
   const size = position.size;
@@ -59,6 +59,15 @@ export function orderBookToWire(book: OrderBookView, instrument: Instrument) {
     asks: book.asks.map(level),
     bestBidPrice: bestBid ? instrument.formatPrice(bestBid[0]) : null,
     bestAskPrice: bestAsk ? instrument.formatPrice(bestAsk[0]) : null,
+    ...bandToWire(book.priceBand, instrument),
+  };
+}
+
+/** Deribit's max_price / min_price: the band a new order's price must keep to now. */
+function bandToWire(band: PriceBandView | null | undefined, instrument: Instrument) {
+  return {
+    minPrice: band ? instrument.formatPrice(band.min) : null,
+    maxPrice: band ? instrument.formatPrice(band.max) : null,
   };
 }
 
@@ -90,6 +99,7 @@ export function tickerToWire(ticker: TickerView, instrument: Instrument) {
     lastPrice: price(ticker.lastPrice),
     markPrice: price(ticker.markPrice),
     indexPrice: plain(ticker.indexPrice),
+    ...bandToWire(ticker.priceBand, instrument),
   };
   if (instrument.isOption) {
     wire.markIv = plain(ticker.markIv);
@@ -126,6 +136,8 @@ export function tickerToWire(ticker: TickerView, instrument: Instrument) {
     lastPrice: string | null;
     markPrice: string | null;
     indexPrice: string | null;
+    minPrice: string | null;
+    maxPrice: string | null;
   };
 }
 
