@@ -38,6 +38,14 @@ describe('public market data', () => {
       btc.includes('BTC-PERPETUAL') && btc.includes('BTC_USDC-PERPETUAL') && !btc.includes('ETH_USDT'),
     );
     assert.equal((await names('any')).length, (await names('BTC')).length + (await names('ETH')).length);
+    // Spec 2.10's words for the margin kind, as the Block RFQ instruments give it.
+    const kinds = new Map(
+      (await client.call('public/get_instruments', { currency: 'BTC' })).map((i) => [
+        i.instrumentName,
+        i.marginKind,
+      ]),
+    );
+    assert.deepEqual([kinds.get('BTC-PERPETUAL'), kinds.get('BTC_USDC-PERPETUAL')], ['reversed', 'linear']);
   });
 
   test('get_instruments refuses a currency the venue does not know, naming the field', async () => {

@@ -232,7 +232,9 @@ export const InstrumentSchema = Type.Object(
     quoteCurrency: S,
     counterCurrency: S,
     settlementCurrency: S,
-    marginKind: S,
+    marginKind: Type.Union([Type.Literal('linear'), Type.Literal('reversed')], {
+      description: 'reversed: inverse (margined and settled in the coin); linear: in the quote currency',
+    }),
     settlementPeriod: Type.Union([S, Type.Null()]),
     optionType: Type.Union([S, Type.Null()]),
     strike: Type.Union([S, Type.Null()]),

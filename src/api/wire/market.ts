@@ -141,6 +141,11 @@ export function tickerToWire(ticker: TickerView, instrument: Instrument) {
   };
 }
 
+/** Spec 2.10's words (Deribit's instrument_type): an inverse instrument is `reversed`. */
+export function wireMarginKind(spec: Instrument['spec']): 'linear' | 'reversed' {
+  return spec.marginKind === 'inverse' ? 'reversed' : 'linear';
+}
+
 export function instrumentToWire(instrument: Instrument, isActive: boolean) {
   const spec = instrument.spec;
   return {
@@ -150,7 +155,7 @@ export function instrumentToWire(instrument: Instrument, isActive: boolean) {
     quoteCurrency: spec.quoteCurrency,
     counterCurrency: spec.counterCurrency,
     settlementCurrency: spec.settlementCurrency,
-    marginKind: spec.marginKind,
+    marginKind: wireMarginKind(spec),
     settlementPeriod: spec.settlementPeriod,
     optionType: spec.optionType,
     strike: spec.strike,

@@ -15,6 +15,7 @@ import { formatRfqLots, rfqLotGrid } from '../../rfq/lots.ts';
 import { hedgeShare } from '../../rfq/quote-terms.ts';
 import type { QuoteRecord, RfqFill, RfqHedge, RfqRecord, RfqTradeRecord } from '../../rfq/types.ts';
 import type { WireQuote, WireRfq, WireRfqInstrument, WireRfqTrade } from '../schemas/rfq.ts';
+import { wireMarginKind } from './market.ts';
 
 export type InstrumentLookup = (name: string) => Instrument | undefined;
 
@@ -214,7 +215,7 @@ export function rfqInstrumentToWire(instrument: Instrument): WireRfqInstrument {
     instrumentName: spec.name,
     baseCurrency: spec.baseCurrency,
     kind: spec.kind,
-    marginKind: spec.marginKind === 'inverse' ? 'reversed' : 'linear',
+    marginKind: wireMarginKind(spec),
     optionKind: spec.optionType,
     strike: spec.strike,
     expiration: spec.expiration,
