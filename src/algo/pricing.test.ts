@@ -92,6 +92,22 @@ describe('leg price resolution', () => {
     });
   });
 
+  test('a buy below one tick has no price (the leg waits); a sell below it goes up to one tick', () => {
+    assert.equal(roundToTicks(option, 'buy', 0.00005), null);
+    assert.equal(roundToTicks(option, 'buy', 0), null);
+    assert.equal(roundToTicks(option, 'buy', 0.0001), 1);
+    assert.equal(roundToTicks(option, 'sell', 0.00005), 1);
+    const oneTickMark = view({ markPrice: (name) => (name === option.name ? 1 : 120_000) });
+    for (const pricing of [
+      limit(0.00005, 'BTC'),
+      dynamic('MARK', 0, 'BTC', 0.00005),
+      dynamic('MARK', 0, 'IV', 1),
+    ]) {
+      assert.equal(resolvePrice(oneTickMark, option, 'buy', pricing, 0).kind, 'unavailable');
+      assert.deepEqual(resolvePrice(oneTickMark, option, 'sell', pricing, 0), { kind: 'limit', price: 1 });
+    }
+  });
+
   test('IV → Black-76 price on the forward and expiry', () => {
     const expected = quotePriceFromVolatility(context, 0.5);
     const buy = resolvePrice(view(), option, 'buy', limit(50, 'IV'), 0);

@@ -9,7 +9,8 @@
  *   the worst acceptable price when one is given.
  *
  * Rounding (the only float → integer step): a buy rounds down and a sell rounds up to the tick
- * that applies at that level, so a converted price is never worse for the client than asked.
+ * that applies at that level, so a converted price is never worse for the client than asked; a
+ * buy limit below one tick is `unavailable` (no valid price is that low), not raised to one tick.
  * Missing market data is a result (`unavailable`), never a guess: the caller waits for data.
  */
 import type { Side } from '../core/types.ts';
@@ -30,15 +31,28 @@ function alignToStep(instrument: Instrument, side: Side, ticks: number): number 
   return side === 'buy' ? Math.floor(ticks / step) * step : Math.ceil(ticks / step) * step;
 }
 
-/** Rounds a quote-currency price to ticks, in the client's favour for `side`; at least 1 tick. */
-export function roundToTicks(instrument: Instrument, side: Side, quotePrice: number): number {
+/**
+ * Rounds a quote-currency price to ticks, in the client's favour for `side`. A sell is at least
+ * 1 tick (higher than asked is better); a buy below 1 tick has no valid price: null, never a
+ * tick above what the client allowed.
+ */
+export function roundToTicks(instrument: Instrument, side: Side, quotePrice: number): number | null {
   const tick = Number(instrument.spec.tickSize);
   const raw = quotePrice / tick;
   // Absorb float noise (0.1/0.0001 = 999.9999999) before the directed rounding.
   const nearest = Math.round(raw);
   const exact = Math.abs(raw - nearest) < 1e-7 ? nearest : raw;
   const ticks = alignToStep(instrument, side, side === 'buy' ? Math.floor(exact) : Math.ceil(exact));
+  if (side === 'buy') return ticks >= 1 ? ticks : null;
   return Math.max(ticks, 1);
+}
+
+/** A rounded limit, or `unavailable` (the leg waits) for a buy limit below the smallest price. */
+function limitAt(instrument: Instrument, side: Side, quotePrice: number): ResolvedPrice {
+  const ticks = roundToTicks(instrument, side, quotePrice);
+  return ticks === null
+    ? { kind: 'unavailable', reason: 'buy limit below one tick' }
+    : { kind: 'limit', price: ticks };
 }
 
 /**
@@ -151,7 +165,7 @@ export function resolvePrice(
       if (pricing.price === null) return { kind: 'unavailable', reason: 'no price' };
       const quote = convertToQuote(view, instrument, pricing.priceIn, pricing.price, now);
       if (quote === null) return { kind: 'unavailable', reason: `cannot convert ${pricing.priceIn}` };
-      return { kind: 'limit', price: roundToTicks(instrument, side, quote) };
+      return limitAt(instrument, side, quote);
     }
     case 'DYNAMIC': {
       const strategy = pricing.dynamicStrategy ?? 'MARK';
@@ -168,7 +182,7 @@ export function resolvePrice(
         if (worst === null) return { kind: 'unavailable', reason: `cannot convert ${pricing.priceIn}` };
         quote = side === 'buy' ? Math.min(quote, worst) : Math.max(quote, worst);
       }
-      return { kind: 'limit', price: roundToTicks(instrument, side, quote) };
+      return limitAt(instrument, side, quote);
     }
     default: {
       const _exhaustive: never = pricing.priceType;

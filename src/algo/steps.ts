@@ -7,7 +7,8 @@
  * Per type, the open lots a leg wants (its "desired open"):
  * - TWAP: the current slice's lots not yet filled (MARKET legs: until sent once); a resting child
  *   keeps its size (repriced only).
- * - BALANCE: allowance (planner.ts) − filled; hedge legs with market orders.
+ * - BALANCE: allowance (planner.ts) − filled; hedge legs with market orders. A market leg with
+ *   nothing to take looks again PRICE_RETRY_MS later, until its part's deadline.
  * - ICEBERG: one venue iceberg child of the leg's whole rest showing displayQuantity, when the
  *   engine accepts one (`icebergDisplay`); else plain slices: one visible child of displayQuantity,
  *   then refreshQuantity (or display) until done; a child closed with lots unfilled (self-trade
@@ -550,10 +551,19 @@ function withinBudget(context: StepContext, portfolio: PortfolioState): boolean 
 }
 
 /**
- * An ICEBERG has no deadline, so a MARKET leg that cannot trade must not wait for nothing: with
- * the opposite side empty it places no child, and after a market child that filled nothing it
- * looks again PRICE_RETRY_MS later, as a leg waiting for a price does.
+ * True when a market leg that cannot trade must look again: ICEBERG (no deadline) and BALANCE
+ * (its part waits up to eachLimitMs, and a hedge leg must follow the main legs) have no next
+ * slice to roll the rest into. Such a leg places no child while the opposite side is empty, and
+ * after a market child that filled nothing it looks again PRICE_RETRY_MS later, as a leg waiting
+ * for a price does: a timer, since a new order in the book does not wake the portfolio. A TWAP
+ * market leg sends each slice once and rolls its rest into the next slice; a COMMON one sends
+ * its order once.
  */
+function retriesUnfilledMarket(portfolio: PortfolioState): boolean {
+  const type = portfolio.spec.portfolioType;
+  return type === 'ICEBERG' || type === 'BALANCE';
+}
+
 function noOppositeLiquidity(context: StepContext, instrumentName: string, side: 'buy' | 'sell'): boolean {
   const market = context.market;
   return (side === 'buy' ? market.bestAsk(instrumentName) : market.bestBid(instrumentName)) === null;
@@ -592,8 +602,8 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
   if (price.kind === 'market') {
     if (child !== undefined) cancelChild(context, portfolio, child);
     if (legState.lastMarketSeq === context.stamp.seq && !legState.lastMarketFilled) return true;
-    const iceberg = portfolio.spec.portfolioType === 'ICEBERG';
-    if (iceberg && noOppositeLiquidity(context, leg.instrumentName, leg.side)) {
+    const retries = retriesUnfilledMarket(portfolio);
+    if (retries && noOppositeLiquidity(context, leg.instrumentName, leg.side)) {
       retryAfterPriceWait(context, portfolio);
       return true;
     }
@@ -607,7 +617,7 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
     legState.lastMarketSeq = context.stamp.seq;
     legState.lastMarketFilled = legState.filled > filledBefore;
     legState.slicePending = 0;
-    if (iceberg && !legState.lastMarketFilled) retryAfterPriceWait(context, portfolio);
+    if (retries && !legState.lastMarketFilled) retryAfterPriceWait(context, portfolio);
     return true;
   }
   if (child === undefined) {

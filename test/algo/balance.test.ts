@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { roundToTicks } from '../../src/algo/pricing.ts';
+import { PRICE_RETRY_MS } from '../../src/algo/timing.ts';
 import type { BalanceSpec, LegSpec } from '../../src/algo/types.ts';
 import { optionSpec } from '../../src/engine/testkit.ts';
 import { quotePriceFromVolatility } from '../../src/market/conversions.ts';
@@ -105,6 +106,52 @@ describe('BALANCE', () => {
     assert.equal(p.legs[1]!.filled, 30, '90 × 10/30 by market order');
     const hedgeChildren = p.children.filter((c) => c.leg === 1);
     assert.ok(hedgeChildren.every((c) => c.market));
+  });
+
+  test('a hedge leg whose market order found nothing tries again while the part lasts', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 30, 500, OPTION);
+    const hedge = leg({
+      side: 'sell',
+      amount: 90,
+      hedge: true,
+      pricing: { ...leg().pricing, price: 70_000 },
+    });
+    const id = h.submit(balance([callLeg(), hedge], { parts: 1, eachLimitMs: 60_000 }));
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.legs[0]!.filled, 30, 'the main leg fills at once');
+    assert.equal(p.legs[1]!.filled, 0, 'no bid for the hedge');
+    assert.equal(h.machine.nextWakeup(), T0 + PRICE_RETRY_MS, 'not idle until the part deadline');
+    h.ts = T0 + 1_000;
+    h.maker('buy', 1000, PERP_60K - 2);
+    h.runUntil(T0 + 59_999);
+    assert.equal(p.legs[1]!.filled, 90, 'the hedge follows the main leg once a bid arrives');
+    assert.ok(p.children.filter((c) => c.leg === 1).every((c) => c.market));
+    assert.equal(p.status, 'COMPLETED');
+    assert.equal(p.endedAt, T0 + 2_000, 'at the first retry after the bid');
+    assert.equal(h.replayed().machine.stateHash(), h.machine.stateHash(), 'replay retries alike');
+  });
+
+  test('a MARKET leg into an empty book waits for an offer within its part, without sending orders', () => {
+    const h = AlgoHarness.withMarket();
+    const market = { ...leg().pricing, priceType: 'MARKET' as const, price: null, priceIn: null };
+    const id = h.submit(balance([leg({ amount: 30, pricing: market })], { parts: 1, eachLimitMs: 60_000 }));
+    const p = h.machine.portfolio(id)!;
+    h.ts = T0 + 1_000;
+    h.maker('sell', 100, PERP_60K);
+    assert.equal(h.childOrders(id).length, 0, 'no market order sent into the empty book');
+    h.runUntil(T0 + 59_999);
+    assert.equal(p.legs[0]!.filled, 30);
+    assert.equal(p.status, 'COMPLETED');
+    assert.equal(h.childOrders(id).length, 1);
+
+    const never = AlgoHarness.withMarket();
+    const idle = never.submit(
+      balance([leg({ amount: 30, pricing: market })], { parts: 1, eachLimitMs: 60_000 }),
+    );
+    never.runUntil(T0 + 60_000);
+    assert.equal(never.machine.portfolio(idle)!.status, 'EXPIRED', 'the part deadline still ends it');
+    assert.equal(never.machine.nextWakeup(), null);
   });
 
   test('end action 1 cancels the remainder when the last part ends: EXPIRED', () => {
