@@ -9,12 +9,21 @@
  * - `historical: false` → records updated within the recent window (orders 30 min, trades 24 h).
  *   `historical: true` → records older than the indexing delay; records older than 2 days only
  *   with `includeOld`.
- * - Newest first by the seq of the last change (then id); a continuation token `<seq>:<id>` names
- *   the last record returned and is null when nothing follows.
+ * - Newest first by the seq of the last change, then by the number the id ends in, so the rows
+ *   one command wrote come in the order the engine made them (history-keyset.ts); a continuation
+ *   token `<seq>:<id>` names the last record returned and is null when nothing follows.
  * - `currency` finds what is filed under it: the base coin, or the quote of a linear or spot pair
  *   (USDC finds BTC_USDC-PERPETUAL, and so does BTC).
  */
 import type { OrderView, TradeView } from '../../core/events.ts';
+import {
+  afterPosition,
+  historyOrderBy,
+  historyToken,
+  ID_NUMBER_COLUMN,
+  idNumberSql,
+  parseHistoryToken,
+} from './history-keyset.ts';
 import { parseOrderView, parseTradeView } from './packed-views.ts';
 import type { RowValue } from './projection.ts';
 import type { ReadDb } from './read-db.ts';
@@ -115,14 +124,6 @@ function accountRows(
   };
 }
 
-function parseToken(token: string | null | undefined): { seq: number; id: string } | null {
-  if (token === null || token === undefined || token === '') return null;
-  const colon = token.indexOf(':');
-  const seq = Number(token.slice(0, colon));
-  if (colon <= 0 || !Number.isSafeInteger(seq)) throw new RangeError('invalid continuation token');
-  return { seq, id: token.slice(colon + 1) };
-}
-
 function clampCount(count: number | undefined, fallback: number): number {
   const n = count ?? fallback;
   if (!Number.isInteger(n) || n < 1 || n > MAX_HISTORY_COUNT) throw new RangeError('count out of range');
@@ -184,27 +185,29 @@ export async function queryOrderHistory(
     where,
     params,
   );
-  const token = parseToken(q.continuation);
+  const token = parseHistoryToken(q.continuation);
   if (token !== null) {
-    where.push('(updated_seq < ? OR (updated_seq = ? AND order_id < ?))');
-    params.push(token.seq, token.seq, token.id);
+    const after = afterPosition('updated_seq', 'order_id', token, false);
+    where.push(after.condition);
+    params.push(...after.params);
   }
   const selected = accountRows(
-    'SELECT view, updated_seq, order_id FROM orders',
+    `SELECT view, updated_seq, order_id, ${idNumberSql('order_id')} AS ${ID_NUMBER_COLUMN} FROM orders`,
     q.accountId,
     q.currency,
     where,
     params,
   );
   const rows = await db.query<{ view: string; updated_seq: number; order_id: string }>(
-    `${selected.sql} ORDER BY updated_seq DESC, order_id DESC LIMIT ? OFFSET ?`,
+    `${selected.sql} ORDER BY ${historyOrderBy('updated_seq', 'order_id', false)} LIMIT ? OFFSET ?`,
     [...selected.params, count + 1, offset],
   );
   const page = rows.slice(0, count);
   const last = page[page.length - 1];
   return {
     orders: page.map((r) => parseOrderView(r.view)),
-    continuation: rows.length > count && last !== undefined ? `${last.updated_seq}:${last.order_id}` : null,
+    continuation:
+      rows.length > count && last !== undefined ? historyToken(last.updated_seq, last.order_id) : null,
   };
 }
 
@@ -246,23 +249,23 @@ export async function queryUserTrades(
     where,
     params,
   );
-  const token = parseToken(q.continuation);
+  const token = parseHistoryToken(q.continuation);
   if (token !== null) {
-    where.push(
-      ascending ? '(seq > ? OR (seq = ? AND trade_id > ?))' : '(seq < ? OR (seq = ? AND trade_id < ?))',
-    );
-    params.push(token.seq, token.seq, token.id);
+    const after = afterPosition('seq', 'trade_id', token, ascending);
+    where.push(after.condition);
+    params.push(...after.params);
   }
-  const order = ascending ? 'ASC' : 'DESC';
   const selected = accountRows(
-    'SELECT view, role, seq, trade_id FROM trades',
+    `SELECT view, role, seq, trade_id, ${idNumberSql('trade_id')} AS ${ID_NUMBER_COLUMN} FROM trades`,
     q.accountId,
     q.currency,
     where,
     params,
   );
   const rows = await db.query<{ view: string; role: 'M' | 'T'; seq: number; trade_id: string }>(
-    `${selected.sql} ORDER BY seq ${order}, trade_id ${order}, role ${order} LIMIT ?`,
+    // A trade's two rows (role T and M) are one account's only in a self-trade, which the engine
+    // prevents; role keeps their order fixed all the same.
+    `${selected.sql} ORDER BY ${historyOrderBy('seq', 'trade_id', ascending)}, role ${ascending ? 'ASC' : 'DESC'} LIMIT ?`,
     [...selected.params, count + 1],
   );
   const page = rows.slice(0, count);
@@ -271,6 +274,6 @@ export async function queryUserTrades(
   return {
     trades: page.map((r) => ({ trade: parseTradeView(r.view), liquidity: r.role })),
     hasMore,
-    continuation: hasMore && last !== undefined ? `${last.seq}:${last.trade_id}` : null,
+    continuation: hasMore && last !== undefined ? historyToken(last.seq, last.trade_id) : null,
   };
 }
