@@ -107,6 +107,8 @@ const HEADER_ROOM = 4096;
 const NOT_FOUND = 10037;
 /** "JetStream system temporarily unavailable": the cluster has no leader for the moment. */
 const CLUSTER_NOT_AVAILABLE = 10008;
+/** "no suitable peers for placement": too few servers up for the stream's replicas, for now. */
+const NO_SUITABLE_PEERS = 10005;
 /** Each try of a publish waits this long for its ack before it is sent again. */
 const PUBLISH_TRY_MS = 2_000;
 const PUBLISH_RETRY_PAUSE_MS = 250;
@@ -268,23 +270,35 @@ export class NatsJournalStream {
     yield* this.consume(firstSeq, { headers_only: true });
   }
 
+  /**
+   * Messages from stream sequence `start` to the last one there when the read gets there. The
+   * end is confirmed by the stream leader, not taken from the pending count a clustered stream
+   * reports, which can fall short (seen on a 3-replica stream after its leader was killed: a read
+   * ended halfway); a consumer that stops early is followed by a new one after the last message.
+   */
   private async *consume(
     start: number,
     options: { filterSubjects?: string; headers_only?: boolean },
   ): AsyncIterable<JsMsg> {
-    const consumer = await this.js.consumers.get(this.stream, {
-      ...options,
-      deliver_policy: DeliverPolicy.StartSequence,
-      opt_start_seq: start,
-    });
-    const messages = await consumer.consume({ max_messages: 64 });
-    try {
-      for await (const message of messages) {
-        yield message;
-        if (message.info.pending === 0) return;
+    const subject = options.filterSubjects ?? `${this.stream}.*`;
+    let from = start;
+    for (;;) {
+      const consumer = await this.js.consumers.get(this.stream, {
+        ...options,
+        deliver_policy: DeliverPolicy.StartSequence,
+        opt_start_seq: from,
+      });
+      const messages = await consumer.consume({ max_messages: 64 });
+      try {
+        for await (const message of messages) {
+          yield message;
+          from = message.seq + 1;
+          if (message.info.pending === 0 && (await this.nextOn(subject, from)) === null) return;
+        }
+      } finally {
+        await messages.close();
       }
-    } finally {
-      await messages.close();
+      if ((await this.nextOn(subject, from)) === null) return;
     }
   }
 
@@ -358,8 +372,9 @@ function fitFrame(frame: StoredFrame, maxBytes: number): StoredFrame[] {
 
 export class NatsJournal<C = unknown> extends CommittedJournal<C> {
   /**
-   * Opens the journal; while the cluster has no JetStream or stream leader (it is still forming,
-   * or electing after a loss), tries again for up to `ackTimeoutMs`.
+   * Opens the journal; while the cluster has no JetStream or stream leader, or too few servers up
+   * to place the stream (it is still forming, or electing after a loss), tries again for up to
+   * `ackTimeoutMs`.
    */
   static async open<C = unknown>(options: NatsJournalOptions): Promise<NatsJournal<C>> {
     const deadline = Date.now() + (options.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS);
@@ -367,7 +382,8 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
       try {
         return await NatsJournal.openOnce<C>(options);
       } catch (error) {
-        if (!isPassingUnavailability(error) || Date.now() + OPEN_RETRY_PAUSE_MS >= deadline) throw error;
+        const passing = isPassingUnavailability(error) || apiErrorCode(error) === NO_SUITABLE_PEERS;
+        if (!passing || Date.now() + OPEN_RETRY_PAUSE_MS >= deadline) throw error;
       }
       await new Promise((resolve) => setTimeout(resolve, OPEN_RETRY_PAUSE_MS));
     }
