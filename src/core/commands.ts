@@ -86,6 +86,11 @@ export interface MarkPriceUpdate {
   /** Options: delta and vega per unit of quantity (MMP delta/vega limits); optional. */
   readonly delta?: number;
   readonly vega?: number;
+  /**
+   * Options: the forward of the expiry over the index, so `advanced=implv` prices on the same
+   * underlying as the marks; absent in commands journaled before it (the index is used then).
+   */
+  readonly forwardFactor?: number;
 }
 
 /** Latest index/mark prices; the engine keeps them as its price source (bands, trades, margin). */

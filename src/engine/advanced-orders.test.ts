@@ -39,7 +39,7 @@ describe('advanced options orders (usd / implv)', () => {
     assert.equal(restored.stateHash(), h.venue.stateHash());
   });
 
-  test('implv: Black-76 on the index as forward, snapped to the nearest tick', () => {
+  test('implv: Black-76 on the index as forward before any forward is published, snapped to the nearest tick', () => {
     const h = withOption();
     const order = orderOf(h.ok(optionOrder(h, { advanced: 'implv', advancedValue: 60 })));
     const usd = black76Price({
@@ -54,6 +54,32 @@ describe('advanced options orders (usd / implv)', () => {
     assert.equal(order.implv, 60);
     h.prices(55_000);
     assert.ok(h.get(order.orderId).price! > order.price!);
+  });
+
+  test('implv: on the forward the market publishes with the option mark, as the mark itself', () => {
+    const h = withOption();
+    h.ts += 1000;
+    // The market's forward for the expiry: 4% over the index; the mark at 60% on it.
+    const forward = 52_000;
+    const coin =
+      black76Price({
+        optionType: 'call',
+        forward,
+        strike: 70_000,
+        timeToExpiry: yearsBetween(h.ts, EXPIRY),
+        volatility: 0.6,
+      }) / forward;
+    const markPrice = Math.round(coin / 0.0001);
+    h.ok({
+      type: 'update_prices',
+      markPrices: [{ instrumentName: OPTION, markPrice, delta: 0.3, vega: 50, forwardFactor: 1.04 }],
+    });
+    const order = orderOf(h.ok(optionOrder(h, { advanced: 'implv', advancedValue: 60 })));
+    assert.ok(Math.abs(order.price! - markPrice) <= 5, `${order.price} vs the mark ${markPrice}`);
+    assert.ok(Math.abs(order.price! * 0.0001 - coin) <= 0.00025 + 1e-12, `${order.price} vs ${coin}`);
+    assert.equal(h.replayHash(), h.venue.stateHash());
+    const restored = Venue.restore(h.venue.snapshot());
+    assert.equal(restored.stateHash(), h.venue.stateHash());
   });
 
   test('refusals: futures, linear usd, post-only, missing value; a plain edit drops advanced', () => {

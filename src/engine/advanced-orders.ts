@@ -331,8 +331,13 @@ export function afterCommand(state: VenueState, command: CoreCommand): void {
   const advanced = state.advanced;
   if (command.type === 'update_prices') {
     for (const mark of command.markPrices ?? []) {
-      if (mark.delta !== undefined || mark.vega !== undefined)
-        advanced.greeks.set(mark.instrumentName, { delta: mark.delta ?? 0, vega: mark.vega ?? 0 });
+      if (mark.delta !== undefined || mark.vega !== undefined) {
+        advanced.greeks.set(mark.instrumentName, {
+          delta: mark.delta ?? 0,
+          vega: mark.vega ?? 0,
+          ...(mark.forwardFactor === undefined ? {} : { forwardFactor: mark.forwardFactor }),
+        });
+      }
     }
   }
   if (command.type === 'settle_instrument') cancelWaitingOn(state, command.instrumentName);

@@ -4,8 +4,10 @@
  *
  * Invariants:
  * - usd (inverse options only): ticks = nearest valid tick of usd / index.
- * - implv: Black-76 with the index as the forward and the time to expiry from the command
- *   time, converted to the coin for inverse options; nearest valid tick, at least one tick.
+ * - implv: Black-76 on the forward of the expiry (the index × the forward factor the market
+ *   last published with the option's mark; the index alone before any) and the time to expiry
+ *   from the command time, in coin for inverse options (USD value / forward, as the marks);
+ *   nearest valid tick, at least one tick.
  * - Refused within 15 minutes of expiry; resting ones are cancelled then (`settlement`).
  * - Re-pricing edits the order in place only when its tick changes (`replaced`,
  *   `autoReplaced`); an edit the engine refuses (band, funds) leaves the order as it was and
@@ -46,14 +48,15 @@ export function advancedTicks(
   let quote: number;
   if (kind === 'usd') quote = value / index;
   else {
+    const forward = index * (state.advanced.greeks.get(spec.name)?.forwardFactor ?? 1);
     const usd = black76Price({
       optionType: spec.optionType!,
-      forward: index,
+      forward,
       strike: Number(spec.strike),
       timeToExpiry: yearsBetween(state.now, expiry),
       volatility: value / 100,
     });
-    quote = spec.marginKind === 'inverse' ? usd / index : usd;
+    quote = spec.marginKind === 'inverse' ? usd / forward : usd;
   }
   const grid = instrument.instrument.priceGrid;
   let ticks = Math.max(1, grid.fromNumber(quote));

@@ -26,6 +26,8 @@ export interface Greeks {
   /** Per one lot of the instrument, in base-coin units. */
   readonly delta: number;
   readonly vega: number;
+  /** Forward of the option's expiry over the index, as last published (absent: 1). */
+  readonly forwardFactor?: number;
 }
 
 /** The waiting trigger orders of one instrument and trigger kind. */

@@ -104,6 +104,14 @@ describe('price updates and settlement', () => {
     assert.equal(new Set(command.indexPrices!.map((p) => p.currency)).size, command.indexPrices!.length);
     for (const update of command.markPrices!)
       assert.ok(Number.isSafeInteger(update.markPrice) && update.markPrice >= 0);
+    // Options carry their expiry's forward over the index, for implv orders in the engine.
+    const options = instruments.filter((i) => i.isOption);
+    assert.ok(options.length > 0);
+    for (const option of options) {
+      const update = command.markPrices!.find((m) => m.instrumentName === option.name)!;
+      const mark = state.mark(option.name)!;
+      assert.equal(update.forwardFactor, mark.underlyingPrice / state.index(option.spec.baseCurrency));
+    }
   });
 
   test('a big update_prices splits in order; the first command carries the indices', () => {

@@ -57,7 +57,8 @@ export function priceUpdateCommand(
       if (lastSent.get(instrument.name) === markPrice) continue;
       lastSent.set(instrument.name, markPrice);
     }
-    // Options carry delta (per coin) and vega (USD per vol point) for MMP delta/vega limits.
+    // Options carry delta (per coin) and vega (USD per vol point) for MMP delta/vega limits, and
+    // their forward over the index for implv orders.
     markPrices.push(
       mark.greeks === null
         ? { instrumentName: instrument.name, markPrice }
@@ -66,6 +67,9 @@ export function priceUpdateCommand(
             markPrice,
             delta: mark.greeks.delta,
             vega: mark.greeks.vega / 100,
+            ...(state.hasIndex(currency)
+              ? { forwardFactor: mark.underlyingPrice / state.index(currency) }
+              : {}),
           },
     );
   }
