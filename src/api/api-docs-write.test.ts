@@ -129,3 +129,36 @@ test('the OpenAPI schemas are JSON Schema 2020-12: tuples are prefixItems, never
   assert.deepEqual(found, []);
   assert.ok(tuples >= 2, 'the order book levels are tuples');
 });
+
+test('the AsyncAPI document describes each channel snapshot besides its changes, from the same schemas', () => {
+  interface Message {
+    name: string;
+    payload: { type?: string; $id?: string; items?: unknown; properties?: Record<string, unknown> };
+  }
+  const asyncapi = JSON.parse(renderApiDocs().asyncapi) as {
+    channels: Record<string, { subscribe: { message: Message | { oneOf: Message[] } } }>;
+  };
+  const messages = (pattern: string): Record<string, Message['payload']> => {
+    const message = asyncapi.channels[pattern]!.subscribe.message;
+    const all = 'oneOf' in message ? message.oneOf : [message];
+    return Object.fromEntries(all.map((m) => [m.name, m.payload]));
+  };
+  const orders = messages('user.orders.{kind}.{currency}');
+  assert.equal(orders.snapshot?.type, 'array');
+  assert.deepEqual(orders.snapshot?.items, orders.change, 'user.orders: the snapshot is an array of orders');
+  const orderChange = messages('order.change.any');
+  assert.deepEqual(
+    orderChange.snapshot?.properties,
+    { openOrders: { type: 'array', items: orderChange.change } },
+    'order.change.any: the snapshot is {openOrders: [...]} of the changed orders',
+  );
+  assert.ok(orderChange.change?.properties?.portfolioId && orderChange.change.properties.riskReducing);
+  for (const pattern of ['book.{instrument}', 'ticker.{instrument}']) {
+    const { snapshot, change } = messages(pattern);
+    assert.ok(snapshot?.properties?.instrumentName, `${pattern}: a snapshot`);
+    assert.deepEqual(snapshot, change, `${pattern}: the snapshot is a full change`);
+  }
+  for (const pattern of ['user.trades.{kind}.{currency}', 'trade-news']) {
+    assert.deepEqual(Object.keys(messages(pattern)), ['change'], `${pattern}: no snapshot`);
+  }
+});

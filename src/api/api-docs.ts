@@ -179,9 +179,24 @@ export function buildAsyncApi(
 ): Record<string, unknown> {
   const channelDocs: Record<string, unknown> = {};
   for (const family of channels.list()) {
+    const change = { name: 'change', payload: plain(family.payload) };
     channelDocs[family.pattern] = {
-      description: `${family.summary} (${family.access}). Push: {method:"subscription", params:{channel, seq, snapshot?, data}}.`,
-      subscribe: { message: { payload: plain(family.payload) } },
+      description: `${family.summary} (${family.access}). Push: {method:"subscription", params:{channel, seq, snapshot?, data}}; the message payload is its data.`,
+      subscribe: {
+        message:
+          family.snapshotPayload === undefined
+            ? change
+            : {
+                oneOf: [
+                  {
+                    name: 'snapshot',
+                    summary: 'The first push on subscribing: seq 1 with snapshot: true.',
+                    payload: plain(family.snapshotPayload),
+                  },
+                  { ...change, summary: 'Each change after the snapshot: seq 2, 3, … without snapshot.' },
+                ],
+              },
+      },
     };
   }
   const requests = methods.list().map((method) => ({

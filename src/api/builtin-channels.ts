@@ -4,8 +4,9 @@
  * `ticker.{instrument}` (public). Kind: future, option, spot, future_combo, option_combo, combo,
  * any; currency: one the venue files instruments under (any case; base or settlement currency,
  * so `USDC` carries the BTC_USDC products and `BTC` them too, src/domain/currency.ts), or any.
- * Book and ticker pushes are full snapshots, at most one per instrument per committed command,
- * and only when what they show changed (the timestamp aside). The ticker also follows the prices:
+ * Book and ticker pushes are full snapshots of the state when they are published (so none is
+ * older than a subscription's snapshot), at most one per instrument per committed command, and
+ * only when what they show changed (the timestamp aside). The ticker also follows the prices:
  * index, mark, IVs and greeks move with `update_prices`, which has no events, so the subscribed
  * tickers are re-read after every batch without events and at least once a second.
  */
@@ -44,6 +45,7 @@ function userChannel(
   summary: string,
   payload: ReturnType<typeof Type.Array> | typeof OrderSchema,
 ): ChannelFamily {
+  const snapshotPayload = prefix === 'user.orders' ? { snapshotPayload: Type.Array(OrderSchema) } : {};
   const lookup = (name: string) => reads.instrument(name);
   const pattern = new RegExp(`^${prefix.replace('.', '\\.')}\\.([a-z_]+)\\.([A-Za-z0-9]+)$`);
   return {
@@ -51,6 +53,7 @@ function userChannel(
     summary,
     access: 'private',
     payload,
+    ...snapshotPayload,
     resolve(name, principal) {
       const match = pattern.exec(name);
       if (match === null || !KINDS.has(match[1]!)) return null;
@@ -148,6 +151,7 @@ function instrumentChannel(
     summary,
     access: 'public',
     payload,
+    snapshotPayload: payload,
     resolve(name) {
       if (!name.startsWith(`${prefix}.`)) return null;
       const instrumentName = name.slice(prefix.length + 1);
@@ -157,6 +161,7 @@ function instrumentChannel(
       }
       return {
         topics: [topicFor(name, null)],
+        pushesCurrentState: true,
         snapshot: () => {
           const data = render(instrument);
           const shown = shownForm(data);

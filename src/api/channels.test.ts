@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Type } from '@sinclair/typebox';
-import { ChannelRegistry, Fanout, type Subscriber, topicFor } from './channels.ts';
+import { ChannelRegistry, type Emit, Fanout, type Subscriber, topicFor } from './channels.ts';
+import type { CommittedBatch } from './ports.ts';
 
 function recorder(): Subscriber & { pushes: Array<[string, number, unknown, boolean]> } {
   const pushes: Array<[string, number, unknown, boolean]> = [];
@@ -36,8 +37,9 @@ test('snapshot is seq 1, changes count on per (subscriber, channel); producers r
   const resolved = channels.resolve('demo.x', null)!.resolved;
   assert.ok(fanout.subscribe(a, 'demo.x', resolved));
   assert.ok(!fanout.subscribe(a, 'demo.x', resolved));
+  let seq = 0;
   const batch = (accountId: number) => ({
-    seq: 1,
+    seq: ++seq,
     ts: 0,
     events: [{ type: 'account' as const, accountId, change: 'created' as const }],
   });
@@ -58,4 +60,64 @@ test('snapshot is seq 1, changes count on per (subscriber, channel); producers r
   fanout.unsubscribeAll(a);
   fanout.unsubscribe(b, 'demo.x');
   assert.equal(fanout.topicCount, 0);
+});
+
+test('after a snapshot of the applied state, the pushes of commands it shows are dropped, and seq stays gap-free', () => {
+  const channels = new ChannelRegistry();
+  // Each pushed change shows the account id of its command; the snapshot the ones applied so far.
+  let applied = 0;
+  const family = (pattern: string, pushesCurrentState: boolean) => ({
+    pattern,
+    summary: pattern,
+    access: 'private' as const,
+    payload: Type.Unknown(),
+    resolve: (name: string) =>
+      name === pattern ? { topics: [topicFor(name, 1)], snapshot: () => applied, pushesCurrentState } : null,
+    produce: (batch: CommittedBatch, emit: Emit) => {
+      for (const event of batch.events) if (event.type === 'account') emit(pattern, 1, () => batch.seq);
+    },
+  });
+  channels.register(family('orders', false));
+  channels.register(family('book', true));
+  const fanout = new Fanout(channels, () => applied);
+  const batch = (seq: number) => ({
+    seq,
+    ts: 0,
+    events: [{ type: 'account' as const, accountId: 1, change: 'created' as const }],
+  });
+  // Commands 1-3 applied, only 1 published when the subscriptions are made.
+  applied = 3;
+  fanout.publish(batch(1));
+  const a = recorder();
+  fanout.subscribe(a, 'orders', channels.resolve('orders', null)!.resolved);
+  fanout.subscribe(a, 'book', channels.resolve('book', null)!.resolved);
+  applied = 4;
+  for (const seq of [2, 3, 4]) fanout.publish(batch(seq));
+  assert.deepEqual(
+    a.pushes.filter(([channel]) => channel === 'orders'),
+    [
+      ['orders', 1, 3, true],
+      ['orders', 2, 4, false],
+    ],
+  );
+  // Pushes that render the state when published are never older than the snapshot: all kept.
+  assert.deepEqual(
+    a.pushes.filter(([channel]) => channel === 'book'),
+    [
+      ['book', 1, 3, true],
+      ['book', 2, 2, false],
+      ['book', 3, 3, false],
+      ['book', 4, 4, false],
+    ],
+  );
+  // Without the applied seq, the state read is the published one: nothing is dropped.
+  const published = new Fanout(channels);
+  published.publish(batch(4));
+  const b = recorder();
+  published.subscribe(b, 'orders', channels.resolve('orders', null)!.resolved);
+  published.publish(batch(5));
+  assert.deepEqual(b.pushes, [
+    ['orders', 1, 4, true],
+    ['orders', 2, 5, false],
+  ]);
 });

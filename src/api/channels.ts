@@ -9,6 +9,11 @@
  *   someone is subscribed to the topic (`emit` takes a thunk).
  * - Every push carries `seq`, counting 1, 2, 3… per (connection, channel); the snapshot, when the
  *   family has one, is seq 1 with `snapshot: true`. A gap in seq means a lost push.
+ * - After a snapshot a subscriber gets exactly the changes made after the state it shows. The
+ *   core applies a command at once but publishes it only once durable, so a snapshot (read from
+ *   the applied state) may already show commands still to be published: their pushes are not
+ *   sent to that subscription (they would show an older state, or the same one twice). Families
+ *   whose pushes render the state as it is when published (book, ticker) are exempt.
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { Principal } from './auth/authenticator.ts';
@@ -25,6 +30,11 @@ export interface ResolvedChannel {
   readonly topics: readonly Topic[];
   /** The first push, taken at subscription time (e.g. open orders, the book). */
   readonly snapshot?: () => unknown;
+  /**
+   * The pushes render the state as it is when they are published, not as their command left it:
+   * never older than a snapshot taken before, so the pushes of commands it shows are kept.
+   */
+  readonly pushesCurrentState?: boolean;
 }
 
 export type Emit = (channel: string, accountId: number | null, data: () => unknown) => void;
@@ -34,8 +44,10 @@ export interface ChannelFamily {
   readonly pattern: string;
   readonly summary: string;
   readonly access: 'public' | 'private';
-  /** Payload schema for the AsyncAPI document. */
+  /** Payload schema of a change push, for the AsyncAPI document. */
   readonly payload: TSchema;
+  /** Payload schema of the snapshot (seq 1, `snapshot: true`), for families that send one. */
+  readonly snapshotPayload?: TSchema;
   /** null when `name` is not of this family; throws a VenueError when refused. */
   resolve(name: string, principal: Principal | null): ResolvedChannel | null;
   /** Turns one committed batch into pushes. */
@@ -50,6 +62,8 @@ interface Subscription {
   readonly subscriber: Subscriber;
   readonly channel: string;
   seq: number;
+  /** The last command the snapshot shows (its pushes and those before are not sent), or -∞. */
+  readonly shownSeq: number;
 }
 
 export class ChannelRegistry {
@@ -85,7 +99,19 @@ export class Fanout {
     Map<string, { sub: Subscription; topics: readonly Topic[] }>
   >();
 
-  constructor(private readonly channels: ChannelRegistry) {}
+  private publishedSeq = 0;
+  private readonly appliedSeq: () => number;
+
+  /**
+   * `appliedSeq`: the seq of the last command applied to the state snapshots read. Without it the
+   * state read is taken to be the published one (a core that publishes as it applies).
+   */
+  constructor(
+    private readonly channels: ChannelRegistry,
+    appliedSeq?: () => number,
+  ) {
+    this.appliedSeq = appliedSeq ?? (() => this.publishedSeq);
+  }
 
   /** Adds a subscription; pushes the snapshot first. Returns false if already subscribed. */
   subscribe(subscriber: Subscriber, channel: string, resolved: ResolvedChannel): boolean {
@@ -95,7 +121,11 @@ export class Fanout {
       this.bySubscriber.set(subscriber, own);
     }
     if (own.has(channel)) return false;
-    const sub: Subscription = { subscriber, channel, seq: 0 };
+    const shownSeq =
+      resolved.snapshot === undefined || resolved.pushesCurrentState === true
+        ? Number.NEGATIVE_INFINITY
+        : this.appliedSeq();
+    const sub: Subscription = { subscriber, channel, seq: 0, shownSeq };
     own.set(channel, { sub, topics: resolved.topics });
     for (const topic of resolved.topics) {
       let set = this.byTopic.get(topic);
@@ -134,12 +164,21 @@ export class Fanout {
 
   /** Routes one committed batch through every family's producer. */
   publish(batch: CommittedBatch): void {
+    this.publishedSeq = batch.seq;
     if (this.byTopic.size === 0) return;
     const emit: Emit = (channel, accountId, data) => {
       const subs = this.byTopic.get(topicFor(channel, accountId));
       if (subs === undefined) return;
-      const payload = data();
-      for (const sub of subs) sub.subscriber.push(sub.channel, ++sub.seq, payload, false);
+      let payload: unknown;
+      let built = false;
+      for (const sub of subs) {
+        if (batch.seq <= sub.shownSeq) continue;
+        if (!built) {
+          payload = data();
+          built = true;
+        }
+        sub.subscriber.push(sub.channel, ++sub.seq, payload, false);
+      }
     };
     for (const family of this.channels.list()) family.produce(batch, emit);
   }

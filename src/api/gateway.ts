@@ -99,7 +99,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   const methods = new MethodRegistry();
   const channels = new ChannelRegistry();
-  const fanout = new Fanout(channels);
+  const fanout = new Fanout(channels, () => events.sequence);
   const authenticator = new Authenticator(keyStore, now, {
     clockSkewMs: config.auth.clockSkewMs,
     replay: { maxEntries: config.auth.replayMaxEntries, maxAnswerBytes: config.auth.replayMaxAnswerBytes },
@@ -118,7 +118,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   };
   registerPublicMethods(methods, methodDeps);
   registerTradingMethods(methods, methodDeps);
-  registerSessionMethods(methods, authenticator, methodDeps);
+  registerSessionMethods(methods, authenticator, { ...methodDeps, channels });
   registerBuiltinChannels(channels, reads);
 
   installRawJsonParser(fastify, config.http.bodyLimitBytes);

@@ -158,4 +158,10 @@ export interface CommittedBatch {
 export interface EventPort {
   /** Called for every committed command, in sequence order; returns an unsubscribe function. */
   onCommitted(listener: (batch: CommittedBatch) => void): () => void;
+  /**
+   * The seq of the last command applied to the state `ReadPort` shows. A command is applied at
+   * once and published once durable, so this may be ahead of the last published batch: a
+   * subscription's snapshot shows every command up to it (src/api/channels.ts).
+   */
+  readonly sequence: number;
 }

@@ -81,6 +81,12 @@ function succeeded(result: CommandResult): void {
 /** Messages are JSON text: a Buffer would otherwise go out as a binary frame. */
 const TEXT_FRAME = { binary: false } as const;
 
+/** The pushes of the channels one subscribe added, held until that subscribe's answer is sent. */
+interface Hold {
+  readonly channels: string[];
+  readonly messages: unknown[];
+}
+
 class Session implements SessionHandle, Subscriber {
   principal: Principal | null = null;
   /** The cancel-on-disconnect session id in the core while it is on, else null. */
@@ -93,8 +99,10 @@ class Session implements SessionHandle, Subscriber {
   private heardSinceTestRequest = true;
   private closed = false;
   private corked = false;
-  /** Pushes held back while a subscribe answer is on its way (see `subscribe`). */
-  private held: unknown[] | null = null;
+  /** By channel: the hold of the subscribe whose answer is on its way (see `subscribe`). */
+  private readonly holds = new Map<string, Hold>();
+  /** The hold made while the message being received was dispatched, for `receive` to take. */
+  private dispatchedHold: Hold | null = null;
   /** The rate-limit identity before authentication (made once, not per message). */
   private readonly anonymousKey: string;
   /** Orders this connection placed under the current key that may still be open. */
@@ -278,8 +286,10 @@ class Session implements SessionHandle, Subscriber {
 
   /**
    * All or nothing: every channel is checked before any is subscribed. The snapshots (and any push
-   * that follows them) are held until the answer has been sent, so the client reads the answer
-   * first and each channel's sequence from 1.
+   * that follows them) of the channels this call adds are held until its own answer has been
+   * sent, so the client reads the answer first and each channel's sequence from 1, however many
+   * subscribes are on their way. Called while `receive` dispatches (the handler runs within the
+   * synchronous part of `Dispatcher.dispatch`), which takes the hold to release with the answer.
    */
   async subscribe(names: readonly string[]): Promise<string[]> {
     const resolved = names.map((name, index) => {
@@ -296,8 +306,16 @@ class Session implements SessionHandle, Subscriber {
       }
       return found.resolved;
     });
-    this.held ??= [];
-    for (const [i, name] of names.entries()) this.deps.fanout.subscribe(this, name, resolved[i]!);
+    const hold: Hold = { channels: [], messages: [] };
+    for (const [i, name] of names.entries()) {
+      // Held from the snapshot on, which `fanout.subscribe` pushes.
+      const earlier = this.holds.get(name);
+      this.holds.set(name, hold);
+      if (this.deps.fanout.subscribe(this, name, resolved[i]!)) hold.channels.push(name);
+      else if (earlier === undefined) this.holds.delete(name);
+      else this.holds.set(name, earlier);
+    }
+    if (hold.channels.length > 0) this.dispatchedHold = hold;
     return [...names];
   }
 
@@ -311,16 +329,15 @@ class Session implements SessionHandle, Subscriber {
 
   push(channel: string, seq: number, data: unknown, snapshot: boolean): void {
     const params = snapshot ? { channel, seq, snapshot: true, data } : { channel, seq, data };
-    if (this.held !== null) this.held.push({ method: 'subscription', params });
+    const hold = this.holds.size === 0 ? undefined : this.holds.get(channel);
+    if (hold !== undefined) hold.messages.push({ method: 'subscription', params });
     else this.send({ method: 'subscription', params });
   }
 
-  /** Sends what `subscribe` held back, in order; called once an answer has gone out. */
-  private releaseHeld(): void {
-    const held = this.held;
-    if (held === null) return;
-    this.held = null;
-    for (const message of held) this.send(message);
+  /** Sends what one subscribe held back, in order; called once its answer has gone out. */
+  private release(hold: Hold): void {
+    for (const channel of hold.channels) if (this.holds.get(channel) === hold) this.holds.delete(channel);
+    for (const message of hold.messages) this.send(message);
   }
 
   send(message: unknown): void {
@@ -356,14 +373,25 @@ class Session implements SessionHandle, Subscriber {
         throw new VenueError('parse_error', 'the message is not JSON', { field: 'message' });
       }
       const envelope = parseEnvelope(parsed);
-      return this.deps.dispatcher
-        .dispatch(envelope, {
-          principal: this.principal,
-          transport: 'ws',
-          session: this,
-          anonymousKey: this.anonymousKey,
-        })
-        .then(this.sendOutcome, this.sendUnexpected);
+      const answered = this.deps.dispatcher.dispatch(envelope, {
+        principal: this.principal,
+        transport: 'ws',
+        session: this,
+        anonymousKey: this.anonymousKey,
+      });
+      const hold = this.dispatchedHold;
+      if (hold === null) return answered.then(this.sendOutcome, this.sendUnexpected);
+      this.dispatchedHold = null;
+      return answered.then(
+        (outcome) => {
+          this.sendOutcome(outcome);
+          this.release(hold);
+        },
+        (error: unknown) => {
+          this.sendUnexpected(error);
+          this.release(hold);
+        },
+      );
     } catch (error) {
       const mapped = mapError(error, this.deps.onUnexpected);
       this.send({ rid: salvageRid(parsed), error: mapped.error });
@@ -378,11 +406,9 @@ class Session implements SessionHandle, Subscriber {
     } catch (error) {
       this.send({ rid: outcome.answer.rid, error: mapError(error, this.deps.onUnexpected).error });
     }
-    this.releaseHeld();
   };
   private readonly sendUnexpected = (error: unknown): void => {
     this.send({ rid: null, error: mapError(error, this.deps.onUnexpected).error });
-    this.releaseHeld();
   };
 
   onClose(): void {

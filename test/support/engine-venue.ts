@@ -55,6 +55,9 @@ export async function startEngineVenue(
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    get sequence() {
+      return sequencer.sequence;
+    },
   };
   for (const spec of buildCatalogue(start, { BTC: 60_000, ETH: 3_000 })) {
     const result = await port.submit({ type: 'list_instrument', spec });

@@ -189,6 +189,11 @@ export class FakeVenue implements CommandPort, ReadPort, EventPort {
     return () => this.listeners.delete(listener);
   }
 
+  /** Commands are published as they are applied. */
+  get sequence(): number {
+    return this.seq;
+  }
+
   instrument(name: string): Instrument | undefined {
     return this.instrumentsByName.get(name);
   }

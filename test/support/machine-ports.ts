@@ -46,6 +46,9 @@ export function machinePorts(venue: Venue, machine: CoreMachine, clock: VirtualC
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    get sequence() {
+      return sequencer.sequence;
+    },
   };
   return { ports, submitMachine };
 }

@@ -6,7 +6,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import { VenueError } from '../../domain/errors.ts';
-import type { Authenticator } from '../auth/authenticator.ts';
+import type { Authenticator, Principal } from '../auth/authenticator.ts';
+import type { ChannelRegistry } from '../channels.ts';
 import type { CommandPort, ReadPort } from '../ports.ts';
 import type { CallContext, MethodRegistry, SessionHandle } from '../registry.ts';
 import {
@@ -26,12 +27,47 @@ const CodScope = Type.Union([Type.Literal('connection'), Type.Literal('account')
 export interface SessionMethodDeps {
   readonly commands: CommandPort;
   readonly reads: Pick<ReadPort, 'accountCancelOnDisconnect'>;
+  /**
+   * The channels, for `public/subscribe` to refuse private ones. Absent only where the handlers
+   * never run (the API documents' builder).
+   */
+  readonly channels?: Pick<ChannelRegistry, 'resolve'>;
 }
 
 function sessionOf(context: CallContext): SessionHandle {
   if (context.session === null)
     throw new VenueError('method_not_found', 'this method exists on the WebSocket only');
   return context.session;
+}
+
+/**
+ * `public/subscribe` is for public channels, as on Deribit: a private one (which an authenticated
+ * connection could see) is refused, naming its index, with nothing subscribed. The channels before
+ * it are checked first: at the first one that does not resolve, the session's own checks refuse
+ * it (an unknown name, or a private channel before `public/auth`).
+ */
+function refusePrivateChannels(
+  channels: Pick<ChannelRegistry, 'resolve'> | undefined,
+  names: readonly string[],
+  principal: Principal | null,
+): void {
+  if (channels === undefined) throw new Error('public/subscribe needs the channel registry');
+  for (const [index, name] of names.entries()) {
+    let found: ReturnType<ChannelRegistry['resolve']>;
+    try {
+      found = channels.resolve(name, principal);
+    } catch {
+      return;
+    }
+    if (found === null) return;
+    if (found.family.access === 'private') {
+      throw new VenueError(
+        'invalid_params',
+        `${name} is a private channel: subscribe to it with private/subscribe`,
+        { field: `channels[${index}]`, channel: name },
+      );
+    }
+  }
 }
 
 /** The connection scope needs a connection: over HTTP only the account scope exists. */
@@ -160,12 +196,16 @@ export function registerSessionMethods(
   for (const scope of ['public', 'private'] as const) {
     registry.register({
       name: `${scope}/subscribe`,
-      summary: `Subscribes to ${scope === 'public' ? 'public' : 'public and private'} channels; returns the channels subscribed.`,
+      summary: `Subscribes to ${scope === 'public' ? 'public channels (a private one is refused)' : 'public and private channels'}; returns the channels subscribed.`,
       access: scope,
       transports: WS_ONLY,
       params: ChannelsParams,
       result: ChannelList,
-      handler: (params, context) => sessionOf(context).subscribe(params.channels),
+      handler: (params, context) => {
+        const session = sessionOf(context);
+        if (scope === 'public') refusePrivateChannels(deps.channels, params.channels, session.principal);
+        return session.subscribe(params.channels);
+      },
     });
     registry.register({
       name: `${scope}/unsubscribe`,

@@ -12,6 +12,7 @@ import type { OrderView } from '../../core/events.ts';
 import { VenueError } from '../../domain/errors.ts';
 import { type ChannelFamily, type ChannelRegistry, topicFor } from '../channels.ts';
 import type { ReadPort } from '../ports.ts';
+import { OrderSchema } from '../schemas/objects.ts';
 import { orderToWire } from '../wire/orders.ts';
 import { tradeNewsToWire } from './wire.ts';
 
@@ -19,6 +20,12 @@ export const TRADE_NEWS = 'trade-news';
 export const ORDER_CHANGE = 'order.change.any';
 /** The sub-machine name the core factory registers the algorithm layer under. */
 export const PORTFOLIO_SUB_MACHINE = 'portfolios';
+
+/** An order as `order.change.any` shows it: the order object with the portfolio owning it. */
+const OrderChangeSchema = Type.Composite([
+  OrderSchema,
+  Type.Object({ portfolioId: Type.Union([Type.Integer(), Type.Null()]) }),
+]);
 
 function portfolioIdOf(order: OrderView): number | null {
   return order.owner !== null && /^\d+$/.test(order.owner) ? Number(order.owner) : null;
@@ -73,7 +80,8 @@ export function orderChangeChannel(reads: ReadPort): ChannelFamily {
     pattern: ORDER_CHANGE,
     summary: "Every changed order of the user's accounts with its portfolioId; open orders on subscribe.",
     access: 'private',
-    payload: Type.Object({ orderId: Type.String(), portfolioId: Type.Union([Type.Integer(), Type.Null()]) }),
+    payload: OrderChangeSchema,
+    snapshotPayload: Type.Object({ openOrders: Type.Array(OrderChangeSchema) }),
     resolve(name, principal) {
       if (name !== ORDER_CHANGE) return null;
       const user = requireUser(principal, name);
