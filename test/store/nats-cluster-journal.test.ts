@@ -45,7 +45,7 @@ async function untilEveryReplicaIsCurrent(probe: NatsJournalStream): Promise<voi
 }
 
 /** An error with its causes, for a failure message. */
-function describe(error: unknown): string {
+function describeError(error: unknown): string {
   const parts: string[] = [];
   for (let e = error; e !== undefined && e !== null; e = (e as { cause?: unknown }).cause) {
     parts.push(
@@ -106,7 +106,7 @@ test('a journal on 3 replicas rides through the loss of its stream leader, stori
       assert.equal(
         failures.length,
         0,
-        `an append failed after ${leader} was killed: ${describe(failures[0])}`,
+        `an append failed after ${leader} was killed: ${describeError(failures[0])}`,
       );
       await member.restart();
       // One machine at a time: the next loss comes once the restarted one has caught up.
