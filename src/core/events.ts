@@ -161,6 +161,10 @@ export interface PositionView {
   /** Cumulative realised PnL, settlement minor units. */
   readonly realisedPnl: number;
   readonly settlementCurrency: string;
+  /** Reads only (not in events): the mark in ticks, null before the first one. */
+  readonly markPrice?: number | null;
+  /** Reads only: PnL of the open size at the mark, settlement minor units; null without a mark. */
+  readonly floatingPnl?: number | null;
 }
 
 export type BalanceReason = 'deposit' | 'withdraw' | 'trade' | 'settlement';

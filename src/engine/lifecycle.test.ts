@@ -50,6 +50,12 @@ describe('cash flows per instrument kind', () => {
     assert.equal(h.venue.accountSummary(1, 'BTC')!.balance, 100_000_000_000 + 1_000_000 - 30_000);
     assert.equal(h.venue.position(2, OPTION)!.size, 10);
     assert.equal(h.venue.position(1, OPTION)!.size, -10);
+    // At a mark of 0.015 BTC the long is up 0.005 BTC on its 1 BTC, the short down as much.
+    h.ok({ type: 'update_prices', markPrices: [{ instrumentName: OPTION, markPrice: 150 }] });
+    const floating = (account: number) =>
+      h.venue.positions(account).find((p) => p.instrumentName === OPTION)!.floatingPnl;
+    assert.deepEqual([floating(2), floating(1)], [500_000, -500_000]);
+    assert.equal(h.venue.positions(2)[0]!.markPrice, 150);
   });
 
   test('spot: quote currency against base currency, no position', () => {

@@ -468,6 +468,13 @@ function valuePositions(state: VenueState, account: Account, ledger: Ledger): vo
   ledger.cachedEpoch = state.priceEpoch;
 }
 
+/** PnL of a position's open size at `mark`, in settlement minor units (as equity counts it). */
+export function floatingPnl(position: Position, mark: number): number {
+  const economics = position.economics;
+  const sigma = position.size > 0 ? 1 : -1;
+  return economics.direction * (sigma * economics.value(Math.abs(position.size), mark) - position.openCost);
+}
+
 export interface FundsView {
   readonly balance: number;
   /** Unrealised futures PnL plus marked option value. */

@@ -36,7 +36,7 @@ import {
 import { clipReduceOnly } from './matching.ts';
 import { type MmpStatus, mmpStatus, resetMmp, setMmpConfig } from './mmp.ts';
 import type { Order } from './order.ts';
-import { type FundsView, funds, type PriceBand, priceBand } from './risk.ts';
+import { type FundsView, floatingPnl, funds, type PriceBand, priceBand } from './risk.ts';
 import { restoreState, takeSnapshot, type VenueSnapshot } from './snapshot.ts';
 import { type InstrumentState, VenueState } from './state.ts';
 import {
@@ -273,7 +273,12 @@ export class Venue {
       if (position.size === 0) continue;
       if (currency != null && !instrument.filedUnder(currency)) continue;
       if (kind != null && kind !== 'any' && !kindMatches(instrument.kind, kind)) continue;
-      out.push(position.toView());
+      const mark = this.state.instrumentList[position.instrumentId]!.markPrice;
+      out.push({
+        ...position.toView(),
+        markPrice: mark,
+        floatingPnl: mark === null ? null : floatingPnl(position, mark),
+      });
     }
     return out;
   }

@@ -66,6 +66,19 @@ describe('gateway over the real engine', () => {
       positions.map((p) => [p.instrumentName, p.direction, p.size]),
       [[PERP, 'buy', '400']],
     );
+    // Deribit's floating and total PnL at the mark: 400 USD bought at 60,500, inverse.
+    const { markPrice } = await taker.call('public/ticker', { instrumentName: PERP });
+    const position = positions[0]!;
+    assert.equal(position.markPrice, markPrice);
+    const expected = 400 / 60_500 - 400 / Number(markPrice);
+    assert.ok(
+      Math.abs(Number(position.floatingProfitLoss) - expected) < 2e-8,
+      `${position.floatingProfitLoss} vs ${expected}`,
+    );
+    assert.equal(
+      Number(position.totalProfitLoss),
+      Number(position.realizedProfitLoss) + Number(position.floatingProfitLoss),
+    );
     const trades = await taker.call('private/get_user_trades_by_currency', { currency: 'BTC' });
     assert.equal(trades.trades[0]?.tradeId, trade.tradeId);
     const history = await taker.call('private/get_order_history_by_currency', { currency: 'BTC' });

@@ -135,6 +135,11 @@ export const PositionSchema = Type.Object(
     size: Type.String({ description: 'signed quantity: positive long, negative short' }),
     averagePrice: S,
     realizedProfitLoss: S,
+    markPrice: Type.Union([S, Type.Null()], { description: 'null before the first mark' }),
+    floatingProfitLoss: Type.Union([S, Type.Null()], {
+      description: 'PnL of the open size at the mark, in the settlement currency (as equity counts it)',
+    }),
+    totalProfitLoss: Type.Union([S, Type.Null()], { description: 'realizedProfitLoss + floatingProfitLoss' }),
     settlementCurrency: S,
   },
   { $id: 'Position' },

@@ -15,7 +15,20 @@ export function positionToWire(position: PositionView, instrument: Instrument) {
     size: size < 0 ? `-${magnitude}` : magnitude,
     averagePrice: formatFractionalTicks(averageTicks, instrument),
     realizedProfitLoss: formatMoney(position.realisedPnl, position.settlementCurrency),
+    ...floatingToWire(position, instrument),
     settlementCurrency: position.settlementCurrency,
+  };
+}
+
+/** Deribit's mark_price, floating_profit_loss and total_profit_loss; null without a mark. */
+function floatingToWire(position: PositionView, instrument: Instrument) {
+  const mark = position.markPrice ?? null;
+  const floating = position.floatingPnl ?? null;
+  const money = (value: number) => formatMoney(value, position.settlementCurrency);
+  return {
+    markPrice: mark === null ? null : instrument.formatPrice(mark),
+    floatingProfitLoss: floating === null ? null : money(floating),
+    totalProfitLoss: floating === null ? null : money(position.realisedPnl + floating),
   };
 }
 
