@@ -128,6 +128,11 @@ export interface TradeView {
   readonly indexPrice: number | null;
   /** Ticks, or null when no mark was published yet. */
   readonly markPrice: number | null;
+  /**
+   * Options: the forward of the expiry at trade time (USD per coin), the underlying of the marks
+   * and of the trade's IV; absent before the market published one (and in older records).
+   */
+  readonly underlyingPrice?: number | null;
   readonly taker: TradeParty;
   readonly maker: TradeParty;
   readonly blockTradeId: string | null;

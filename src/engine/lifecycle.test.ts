@@ -56,6 +56,16 @@ describe('cash flows per instrument kind', () => {
       h.venue.positions(account).find((p) => p.instrumentName === OPTION)!.floatingPnl;
     assert.deepEqual([floating(2), floating(1)], [500_000, -500_000]);
     assert.equal(h.venue.positions(2)[0]!.markPrice, 150);
+    // Trades carry the forward of the expiry once the market publishes it with the mark.
+    assert.equal(trade.underlyingPrice, null);
+    h.ok({
+      type: 'update_prices',
+      markPrices: [{ instrumentName: OPTION, markPrice: 150, delta: 0.5, vega: 10, forwardFactor: 1.02 }],
+    });
+    h.order(1, 'sell', 10, 150, { instrumentName: OPTION });
+    const later = h.order(2, 'buy', 10, 150, { instrumentName: OPTION }).trades![0]!;
+    assert.equal(later.underlyingPrice, 50_000 * 1.02);
+    assert.equal(later.indexPrice, 50_000);
   });
 
   test('spot: quote currency against base currency, no position', () => {

@@ -471,6 +471,14 @@ function bookTrade(
   return { trade, takerAccount, makerAccount, takerSign, takerFee, makerFee, takerPnl, makerPnl };
 }
 
+/** An option's forward at trade time: the index × the forward factor last published with its mark. */
+function optionForward(state: VenueState, instrument: InstrumentState): number | null {
+  if (!instrument.economics.isOption) return null;
+  const index = state.indexPrice(instrument.economics.baseCurrency);
+  const factor = state.advanced.greeks.get(instrument.instrument.name)?.forwardFactor;
+  return index === null || factor === undefined ? null : index * factor;
+}
+
 /**
  * A new trade on `instrument` (its next trade seq and tick direction), noted in its 24 h stats
  * and recent trades; `extra` carries a leg trade's combo ids or a combo trade's legs.
@@ -497,6 +505,7 @@ function newTrade(
     tickDirection: tickDirection(instrument, price),
     indexPrice: state.indexPrice(instrument.economics.baseCurrency),
     markPrice: instrument.markPrice,
+    underlyingPrice: optionForward(state, instrument),
     taker,
     maker,
     blockTradeId: block?.blockTradeId ?? null,

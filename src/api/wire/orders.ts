@@ -145,7 +145,7 @@ function tradeFieldsToWire(trade: TradeView, party: TradeParty, instrument: Inst
   };
   if (party.label !== '') wire.label = party.label;
   if (instrument.isOption && trade.indexPrice !== null) {
-    wire.underlyingPrice = String(trade.indexPrice);
+    wire.underlyingPrice = String(trade.underlyingPrice ?? trade.indexPrice);
     const iv = tradeIvPercent(trade, instrument);
     if (iv !== null) wire.iv = iv;
   }
@@ -160,20 +160,22 @@ function tradeFieldsToWire(trade: TradeView, party: TradeParty, instrument: Inst
 }
 
 /**
- * An option trade's implied volatility in percent (2 decimals), from its price with the index at
- * trade time as the underlying (the engine's convention for `implv` orders); null when the price
- * is outside what any volatility gives (below intrinsic value) or the option had expired.
+ * An option trade's implied volatility in percent (2 decimals), from its price on the forward of
+ * its expiry at trade time, as the marks and `implv` orders use (the index for trades recorded
+ * before the market published forwards); null when the price is outside what any volatility
+ * gives (below intrinsic value) or the option had expired.
  */
 function tradeIvPercent(trade: TradeView, instrument: Instrument): string | null {
   const spec = instrument.spec;
-  const forward = trade.indexPrice!;
+  const index = trade.indexPrice!;
+  const forward = trade.underlyingPrice ?? index;
   const result = impliedVolPercent(
     {
       optionType: spec.optionType!,
       marginKind: spec.marginKind,
       strike: Number(spec.strike),
       forward,
-      index: forward,
+      index,
       timeToExpiry: yearsBetween(trade.timestamp, spec.expiration ?? trade.timestamp),
     },
     Number(instrument.formatPrice(trade.price)),

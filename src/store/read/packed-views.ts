@@ -115,10 +115,11 @@ const TRADE_FIELDS = [
   'comboId',
   'comboTradeId',
   'legs',
+  'underlyingPrice',
 ] as const satisfies readonly (keyof TradeView)[];
 
 /** Fields left out of a view read back when stored as null. */
-const ABSENT_WHEN_NULL: ReadonlySet<string> = new Set(['comboId', 'comboTradeId', 'legs']);
+const ABSENT_WHEN_NULL: ReadonlySet<string> = new Set(['comboId', 'comboTradeId', 'legs', 'underlyingPrice']);
 
 type Unlisted<V, L extends readonly (keyof V)[]> = Exclude<keyof V, L[number]>;
 const everyFieldListed: [
