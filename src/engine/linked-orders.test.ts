@@ -92,6 +92,31 @@ describe('linked orders', () => {
     assert.equal(h.get(tp.orderId).orderState, 'open');
   });
 
+  test('OCO: one sweep through both members fills one and cancels the other before reaching it', () => {
+    const h = new AdvancedHarness();
+    const first = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 5, 100_000, {
+          linkedOrderType: 'one_cancels_other',
+          otocoConfig: [{ side: 'sell', orderType: 'limit', price: 100_100 }],
+        }),
+      ),
+    );
+    const second = h.venue.openOrders({ accountId: 1 }).find((o) => o.orderId !== first.orderId)!;
+    assert.equal(second.orderState, 'open');
+    const sweep = h.ok(h.orderCommand(2, 'buy', 10, 100_200, { timeInForce: 'immediate_or_cancel' }));
+    assert.deepEqual(
+      sweep.trades!.map((t) => [t.price, t.amount]),
+      [[100_000, 5]],
+      'the group sold 5, not 10',
+    );
+    assert.equal(h.get(first.orderId).orderState, 'filled');
+    assert.equal(h.get(second.orderId).orderState, 'cancelled');
+    assert.equal(h.get(second.orderId).cancelReason, 'oco_other_closed');
+    assert.equal(h.venue.position(1, 'BTC-PERPETUAL')!.size, -5);
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
   test('OCO incremental cuts the other member in proportion', () => {
     const h = new AdvancedHarness();
     const a = orderOf(

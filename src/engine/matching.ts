@@ -18,6 +18,7 @@ import type { CancelReason, TickDirection } from '../core/types.ts';
 import { type Account, applyFill, type Position } from './accounts.ts';
 import { type ComboBook, comboLegPrices, comboLegs, legSide } from './combo-legs.ts';
 import { consumeDisplay, refreshDisplay } from './iceberg.ts';
+import { reactMember } from './oco.ts';
 import {
   FLAG_API,
   FLAG_HIDDEN,
@@ -181,6 +182,14 @@ export function match(
           }
         }
         fill(state, instrument, taker, takerAccount, maker, level.price, lots, trades);
+        // One-cancels-other within the sweep: the maker's fill cancels (or cuts) the other members
+        // before the taker can reach them. Their levels may change, so the book is read again.
+        const group = state.advanced.linkOf.get(maker.id);
+        if (group?.members.includes(maker.id)) {
+          const eventsBefore = state.events.length;
+          reactMember(state, group, maker);
+          if (state.events.length !== eventsBefore) break;
+        }
       }
       if (lastInLevel) break;
       maker = next;
