@@ -128,7 +128,9 @@ export function activate(state: VenueState, order: Order, trades: TradeView[] = 
     );
     order.reserved = hold.amount;
     order.reserveCurrency = hold.currency;
-    order.expiresAt = order.timeInForce === 'good_til_day' ? sessionEnd(order.createdAt) : 0;
+    // The session it goes live in: an OTO secondary released days after it was made (with its
+    // primary) lives to the end of today's session, not of the session it was made in.
+    order.expiresAt = order.timeInForce === 'good_til_day' ? sessionEnd(state.now) : 0;
     rest(state, instrument, account, order);
   }
   state.events.push({ type: 'order', order: order.toView() });

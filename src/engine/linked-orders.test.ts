@@ -117,6 +117,29 @@ describe('linked orders', () => {
     assert.equal(h.replayHash(), h.venue.stateHash());
   });
 
+  test('a good_til_day secondary released days later lives to the end of the session it goes live in', () => {
+    const h = new AdvancedHarness();
+    const primary = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 10, 100_000, {
+          linkedOrderType: 'one_triggers_other',
+          otocoConfig: [{ ...TP, timeInForce: 'good_til_day' }],
+        }),
+      ),
+    );
+    h.ts += 2 * 86_400_000;
+    h.ok(h.orderCommand(2, 'sell', 10, 100_000));
+    const secondary = primary.otoOrderIds![0]!;
+    assert.equal(h.get(secondary).orderState, 'open');
+    h.ts += 1000;
+    h.ok({ type: 'timer' } as never);
+    assert.equal(h.get(secondary).orderState, 'open', 'still open a second later');
+    h.ts += 86_400_000;
+    h.ok({ type: 'timer' } as never);
+    assert.equal(h.get(secondary).cancelReason, 'good_til_day');
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
   test('OCO incremental cuts the other member in proportion', () => {
     const h = new AdvancedHarness();
     const a = orderOf(
