@@ -17,6 +17,10 @@ const answers = new Map<string, { status: number; body: string }>([
   ],
   ['/envelope-error', { status: 413, body: '{"rid":null,"error":{"code":-32600,"message":"too large"}}' }],
   ['/not-json', { status: 502, body: '<html>bad gateway</html>' }],
+  [
+    '/api/public/time',
+    { status: 503, body: '{"error":"Service Unavailable","message":"Service Unavailable","statusCode":503}' },
+  ],
 ]);
 
 describe('HttpClient.flat', () => {
@@ -62,6 +66,27 @@ describe('HttpClient.flat', () => {
         error instanceof ApiError && error.code === -1 && /HTTP 502.*bad gateway/.test(error.message),
     );
   });
+});
+
+test("call: an error that is not an error object (a server's own 503) is code -1 with the status and text", async () => {
+  const server = createServer((request, response) => {
+    const answer = answers.get(request.url ?? '') ?? { status: 404, body: '' };
+    response.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const client = new HttpClient({ baseUrl: `http://127.0.0.1:${port}` });
+    await assert.rejects(client.call('public/time'), (error: unknown) => {
+      assert.ok(error instanceof ApiError);
+      assert.equal(error.code, -1);
+      assert.equal(error.httpStatus, 503);
+      assert.match(error.message, /HTTP 503.*Service Unavailable/);
+      return true;
+    });
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
 });
 
 test('ApiError names the catalogue entry of its code', () => {

@@ -139,11 +139,21 @@ export class HttpClient {
   async call<M extends MethodName>(method: M, params: ParamsOf<M> = {} as ParamsOf<M>): Promise<ResultOf<M>> {
     const rid = this.rid++;
     const answer = await this.signAndSend('POST', `/api/${method}`, JSON.stringify({ rid, method, params }));
-    const body = answer.body as { rid: number; result?: unknown; error?: WireErrorBody };
-    if (body && typeof body === 'object' && body.error) throw new ApiError(body.error, answer.status);
-    if (!body || typeof body !== 'object' || !('result' in body)) {
+    const body = answer.body as { rid: number; result?: unknown; error?: unknown };
+    if (isObject(body) && body.error !== undefined) {
+      // An error that is not ours (a proxy's, or a server's own `{error: "…"}`): code -1, its text.
+      const error = isObject(body.error) ? errorBody(body.error) : null;
       throw new ApiError(
-        { code: -1, message: `unexpected answer: ${answer.text.slice(0, 200)}` },
+        error ?? {
+          code: -1,
+          message: `unexpected answer (HTTP ${answer.status}): ${answer.text.slice(0, 200)}`,
+        },
+        answer.status,
+      );
+    }
+    if (!isObject(body) || !('result' in body)) {
+      throw new ApiError(
+        { code: -1, message: `unexpected answer (HTTP ${answer.status}): ${answer.text.slice(0, 200)}` },
         answer.status,
       );
     }

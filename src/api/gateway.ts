@@ -24,6 +24,7 @@ import {
   type HttpRouteDeps,
   installErrorHandlers,
   installRawJsonParser,
+  installShutdownRefusal,
   registerEnvelopeRoute,
   registerFlatRoute,
 } from './http-routes.ts';
@@ -93,7 +94,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
       requestLogs ? logger.child(bindings, options) : logger,
     bodyLimit: config.http.bodyLimitBytes,
     forceCloseConnections: 'idle',
+    // Requests that arrive while the service shuts down get an error envelope (installShutdownRefusal),
+    // not Fastify's own 503 body, which no client of the envelope can read.
+    return503OnClosing: false,
   });
+  let closing = false;
   const onUnexpected = (error: unknown, method?: string) =>
     fastify.log.error({ err: error, method }, 'unexpected error answered as internal_error');
 
@@ -123,6 +128,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   installRawJsonParser(fastify, config.http.bodyLimitBytes);
   installErrorHandlers(fastify, onUnexpected, config.http.bodyLimitBytes);
+  installShutdownRefusal(fastify, () => closing);
   registerEnvelopeRoute(fastify, routeDeps);
 
   const openApi = () => buildOpenApi(methods, flatRoutes, API_VERSION);
@@ -193,6 +199,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return { host: config.host, port };
     },
     async close() {
+      closing = true;
       stopEvents();
       await Promise.all([fastify.close(), ws.close(config.http.shutdownGraceMs)]);
     },

@@ -156,6 +156,25 @@ export function installErrorHandlers(
   });
 }
 
+/**
+ * While the service shuts down, a request that reaches routing (one more on a keep-alive
+ * connection) is refused with `unavailable` in the shape of its path, HTTP 503, and the
+ * connection closes after it: it was not run, so the client may send it again once the service
+ * is back. Requests already being handled finish as usual.
+ */
+export function installShutdownRefusal(app: FastifyInstance, closing: () => boolean): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!closing()) return done();
+    const { code } = ERROR_CATALOGUE.unavailable;
+    reply.header('connection', 'close');
+    sendUnrouted(app, request.url, reply, 503, {
+      code,
+      message:
+        'the service is shutting down: the request was not run; send it again once the service is back',
+    });
+  });
+}
+
 export function registerEnvelopeRoute(app: FastifyInstance, deps: HttpRouteDeps): void {
   const { dispatcher, authenticator, onUnexpected } = deps;
   // Not an async handler (see `Dispatcher.dispatch`): it answers at once or returns a promise that
