@@ -80,6 +80,12 @@ describe('config', () => {
     assert.throws(() => loadConfig({ env: { SIMULATOR: 'maybe' } }), /SIMULATOR/);
     // A stream name is also a subject token: no dots, spaces or wildcards.
     assert.throws(() => loadConfig({ env: { JOURNAL_STREAM: 'a.b' } }), /journalStream/);
+    // The secrets key is 32 bytes, as hex or base64; anything else is refused at start, named.
+    assert.throws(() => loadConfig({ env: { SECRET_ENCRYPTION_KEY: 'abcd' } }), /SECRET_ENCRYPTION_KEY/);
+    const hex = 'ab'.repeat(32);
+    assert.equal(loadConfig({ env: { SECRET_ENCRYPTION_KEY: hex } }).secretEncryptionKey, hex);
+    const base64 = Buffer.alloc(32, 7).toString('base64');
+    assert.equal(loadConfig({ env: { SECRET_ENCRYPTION_KEY: base64 } }).secretEncryptionKey, base64);
   });
 
   test('the snapshot cadence comes from env vars; a bad value is refused naming the variable', () => {

@@ -41,7 +41,13 @@ export const ConfigSchema = Type.Object(
     /** Replicas of the stream: 1 on a single server, 3 in a cluster. */
     journalReplicas: Type.Integer({ minimum: 1, maximum: 5 }),
     /** 32-byte key (64 hex chars or base64) encrypting API secrets; null: a key file under dataDir. */
-    secretEncryptionKey: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    secretEncryptionKey: Type.Union([
+      Type.String({
+        pattern: '^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?)$',
+        description: '32 bytes: 64 hex characters, or base64',
+      }),
+      Type.Null(),
+    ]),
     logLevel: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     ),
