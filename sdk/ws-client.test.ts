@@ -70,3 +70,36 @@ test('a connect() that fails rejects and leaves no reconnect loop behind (the pr
   assert.equal(client.connected, false);
   await client.close();
 });
+
+test('a call with no answer rejects after timeoutMs (virtual timers), and a late answer is ignored', async (t) => {
+  const silent = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await new Promise<void>((resolve) => silent.once('listening', () => resolve()));
+  const client = new WsClient({
+    url: `ws://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+    reconnect: false,
+    timeoutMs: 5_000,
+  });
+  try {
+    await client.connect();
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const call = client.call('public/time');
+    t.mock.timers.tick(4_999);
+    let settled = false;
+    void call.then(
+      () => {
+        settled = true;
+      },
+      () => {
+        settled = true;
+      },
+    );
+    await Promise.resolve();
+    assert.equal(settled, false, 'still waiting before the timeout');
+    t.mock.timers.tick(1);
+    await assert.rejects(call, /public\/time: no answer within 5000 ms/);
+  } finally {
+    t.mock.timers.reset();
+    await client.close();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+  }
+});

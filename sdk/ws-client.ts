@@ -25,9 +25,16 @@ export interface WsClientOptions {
   readonly reconnect?: boolean;
   readonly reconnectDelayMs?: number;
   readonly now?: () => number;
+  /**
+   * How long a call waits for its answer before it rejects (default 30 s). The request may still
+   * have run: check the state before sending it again.
+   */
+  readonly timeoutMs?: number;
 }
 
 type PushListener = (push: SubscriptionPush) => void;
+
+const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 
 /** The methods whose effect on the connection a reconnect restores. */
 const SESSION_SETTINGS: ReadonlySet<MethodName> = new Set<MethodName>([
@@ -40,6 +47,7 @@ const SESSION_SETTINGS: ReadonlySet<MethodName> = new Set<MethodName>([
 interface Pending {
   resolve(value: unknown): void;
   reject(error: Error): void;
+  readonly timer: ReturnType<typeof setTimeout>;
 }
 
 export class WsClient {
@@ -112,6 +120,7 @@ export class WsClient {
     const pending = this.pending.get(message.rid);
     if (pending === undefined) return;
     this.pending.delete(message.rid);
+    clearTimeout(pending.timer);
     if (message.error) pending.reject(new ApiError(message.error, null));
     else pending.resolve(message.result);
   }
@@ -122,7 +131,10 @@ export class WsClient {
    */
   private onClose(socket: WebSocket, opened: boolean): void {
     if (this.socket !== socket) return;
-    for (const pending of this.pending.values()) pending.reject(new Error('connection closed'));
+    for (const pending of this.pending.values()) {
+      clearTimeout(pending.timer);
+      pending.reject(new Error('connection closed'));
+    }
     this.pending.clear();
     this.socket = null;
     if (!opened || this.closedByUser || this.options.reconnect === false || this.reconnecting) return;
@@ -164,7 +176,12 @@ export class WsClient {
       return Promise.reject(new Error('not connected'));
     const rid = this.rid++;
     const answer = new Promise<ResultOf<M>>((resolve, reject) => {
-      this.pending.set(rid, { resolve: resolve as (value: unknown) => void, reject });
+      const timeoutMs = this.options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+      const timer = setTimeout(() => {
+        this.pending.delete(rid);
+        reject(new Error(`${method}: no answer within ${timeoutMs} ms (it may still have run)`));
+      }, timeoutMs);
+      this.pending.set(rid, { resolve: resolve as (value: unknown) => void, reject, timer });
       socket.send(JSON.stringify({ rid, method, params }));
     });
     if (!SESSION_SETTINGS.has(method)) return answer;
