@@ -232,32 +232,30 @@ async function sqliteBackend(): Promise<Backend> {
 /** The journal on a JetStream stream of a throwaway nats-server; snapshots in SQLite, as the service keeps them. */
 async function natsBackend(): Promise<Backend | null> {
   const server = await startNats({ jetstream: true });
-  if (server === null) return null;
-  const dir = mkdtempSync(join(tmpdir(), 'journal-bench-nats-'));
-  return {
-    name: 'nats jetstream (1 replica, file storage)',
-    openJournal: () => NatsJournal.open({ servers: server.url, stream: 'BENCH_JOURNAL', replicas: 1 }),
-    openSnapshots: async () => new SqliteSnapshotStore({ path: join(dir, 'snapshots.sqlite') }),
-    size: () => 'n/a',
-    dispose: async () => {
-      await server.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return server && natsStreamBackend('nats jetstream (1 replica, file storage)', server.url, 1, server);
 }
 
 /** As natsBackend, on a stream with 3 replicas of a throwaway 3-server cluster. */
 async function natsClusterBackend(): Promise<Backend | null> {
   const cluster = await startNatsCluster(3);
-  if (cluster === null) return null;
-  const dir = mkdtempSync(join(tmpdir(), 'journal-bench-nats-cluster-'));
+  const name = 'nats jetstream cluster (3 servers on loopback, 3 replicas, file storage)';
+  return cluster && natsStreamBackend(name, cluster.url, 3, cluster);
+}
+
+function natsStreamBackend(
+  name: string,
+  servers: string,
+  replicas: number,
+  nats: { stop(): Promise<void> },
+): Backend {
+  const dir = mkdtempSync(join(tmpdir(), 'journal-bench-nats-'));
   return {
-    name: 'nats jetstream cluster (3 servers on loopback, 3 replicas, file storage)',
-    openJournal: () => NatsJournal.open({ servers: cluster.url, stream: 'BENCH_JOURNAL', replicas: 3 }),
+    name,
+    openJournal: () => NatsJournal.open({ servers, stream: 'BENCH_JOURNAL', replicas }),
     openSnapshots: async () => new SqliteSnapshotStore({ path: join(dir, 'snapshots.sqlite') }),
     size: () => 'n/a',
     dispose: async () => {
-      await cluster.stop();
+      await nats.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
