@@ -69,8 +69,30 @@ describe('trigger orders', () => {
     );
     h.prices(50_999.5);
     assert.equal(h.get(take.orderId).orderState, 'untriggered');
+    // A quarter tick short: the index has not reached the trigger (nearest rounding fired here).
+    h.prices(50_999.75);
+    assert.equal(h.get(take.orderId).orderState, 'untriggered');
     h.prices(51_000);
     assert.equal(h.get(take.orderId).orderState, 'open');
+  });
+
+  test('an index trigger below the index fires only once the index is at or under it, not a part-tick above', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000);
+    const stop = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 2, 97_000, {
+          orderType: 'stop_limit',
+          trigger: 'index_price',
+          triggerPrice: 98_000,
+        }),
+      ),
+    );
+    h.prices(49_000.2);
+    assert.equal(h.get(stop.orderId).orderState, 'untriggered');
+    h.prices(49_000);
+    assert.equal(h.get(stop.orderId).triggered, true);
+    assert.equal(h.replayHash(), h.venue.stateHash());
   });
 
   test('trailing_stop sell follows the peak by the offset and fires on the retrace', () => {

@@ -79,11 +79,16 @@ function fail(state: VenueState, command: { accountId: number }, error: CoreErro
   return { ok: false, error, events: state.events };
 }
 
-/** The current price of `kind` for an instrument in its ticks, or null when none is known. */
+/**
+ * The current price of `kind` for an instrument in its ticks, or null when none is known. The
+ * index (a plain number) is rounded as asked: `down` for triggers that fire at or above their
+ * price, `up` for those at or below, so none fires before the index reaches it.
+ */
 export function triggerSourcePrice(
   state: VenueState,
   instrument: InstrumentState,
   kind: TriggerKind,
+  rounding: 'nearest' | 'down' | 'up' = 'nearest',
 ): number | null {
   switch (kind) {
     case 'last_price':
@@ -92,7 +97,7 @@ export function triggerSourcePrice(
       return instrument.markPrice;
     case 'index_price': {
       const index = state.indexPrice(instrument.instrument.currency);
-      return index === null ? null : instrument.instrument.priceGrid.fromNumber(index);
+      return index === null ? null : instrument.instrument.priceGrid.fromNumber(index, rounding);
     }
     default: {
       const _exhaustive: never = kind;
@@ -364,12 +369,14 @@ export function evaluateTriggers(state: VenueState): boolean {
         if (book === undefined) continue;
         const price = triggerSourcePrice(state, instrument, kind);
         if (price === null) continue;
+        const reachedUp = triggerSourcePrice(state, instrument, kind, 'down')!;
         for (const order of book.up) {
-          if (order.extras!.triggerPrice! > price) break;
+          if (order.extras!.triggerPrice! > reachedUp) break;
           due.push(order);
         }
+        const reachedDown = triggerSourcePrice(state, instrument, kind, 'up')!;
         for (const order of book.down) {
-          if (order.extras!.triggerPrice! < price) break;
+          if (order.extras!.triggerPrice! < reachedDown) break;
           due.push(order);
         }
         for (const order of book.trailing) {
