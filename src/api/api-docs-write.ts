@@ -30,7 +30,7 @@ export function renderApiDocs(): { openapi: string; asyncapi: string } {
   const unused = {} as MethodDeps;
   registerPublicMethods(methods, unused);
   registerTradingMethods(methods, unused);
-  registerSessionMethods(methods, {} as Authenticator, unused);
+  registerSessionMethods(methods, {} as Authenticator, { ...unused, channels });
   registerBuiltinChannels(channels, {} as ReadPort);
   registerRfqMethods(methods, {} as RfqMethodDeps);
   registerMmpMethods(methods, {} as MmpDeps);

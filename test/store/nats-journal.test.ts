@@ -20,10 +20,13 @@ import {
   NatsJournalStream,
   type NatsJournalTarget,
 } from '../../src/store/nats/nats-journal.ts';
-import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
 import { startNats } from '../support/nats.ts';
 import { journalContract, type RawFrame, type StoreHarness, type TestCommand } from './journal-contract.ts';
-import { flipSqliteSnapshotByte, insertRawSqliteSnapshot } from './sqlite-raw-snapshot.ts';
+import {
+  flipSqliteSnapshotByte,
+  insertRawSqliteSnapshot,
+  sqliteSnapshotOpener,
+} from './sqlite-raw-snapshot.ts';
 
 const server = await startNats({ jetstream: true });
 after(() => server?.stop());
@@ -99,11 +102,7 @@ if (server === null) {
     };
     return {
       openJournal,
-      async openSnapshots(keep) {
-        const store = new SqliteSnapshotStore({ path: snapshotPath, keep: keep ?? 3 });
-        open.push(store);
-        return store;
-      },
+      openSnapshots: sqliteSnapshotOpener(snapshotPath, open),
       async insertRawFrame(frame) {
         // Opening through the journal makes the stream exactly as a real writer did; the frame
         // then goes where its seqs put it in the stream.

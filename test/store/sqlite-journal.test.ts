@@ -10,7 +10,11 @@ import { encodeSnapshot } from '../../src/store/record-format.ts';
 import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
 import { journalContract, type StoreHarness, type TestCommand } from './journal-contract.ts';
-import { flipSqliteSnapshotByte, insertRawSqliteSnapshot } from './sqlite-raw-snapshot.ts';
+import {
+  flipSqliteSnapshotByte,
+  insertRawSqliteSnapshot,
+  sqliteSnapshotOpener,
+} from './sqlite-raw-snapshot.ts';
 
 function flipFirstByte(path: string, sql: string, key: number): void {
   const db = new Database(path);
@@ -38,11 +42,7 @@ journalContract('sqlite', async (): Promise<StoreHarness> => {
   };
   return {
     openJournal,
-    async openSnapshots(keep) {
-      const store = new SqliteSnapshotStore({ path: snapshotPath, keep: keep ?? 3 });
-      open.push(store);
-      return store;
-    },
+    openSnapshots: sqliteSnapshotOpener(snapshotPath, open),
     async insertRawFrame(frame) {
       // Opening through the journal creates the schema exactly as a real writer did.
       await (await openJournal()).close();

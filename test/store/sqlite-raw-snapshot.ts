@@ -1,9 +1,19 @@
 /**
- * Raw writes to a SQLite snapshot file, under the snapshot store's feet: a record as an older
- * writer stored it, a damaged payload.
+ * SQLite snapshot files for the journal contract harnesses: the store the service opens, and raw
+ * writes under its feet (a record as an older writer stored it, a damaged payload).
  */
 import Database from 'better-sqlite3';
 import type { StoredSnapshot } from '../../src/store/record-format.ts';
+import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
+
+/** A harness's `openSnapshots`: a store on `path` keeping `keep` (3), closed with the others in `open`. */
+export function sqliteSnapshotOpener(path: string, open: Array<{ close(): Promise<void> }>) {
+  return async (keep?: number) => {
+    const store = new SqliteSnapshotStore({ path, keep: keep ?? 3 });
+    open.push(store);
+    return store;
+  };
+}
 
 export function insertRawSqliteSnapshot(path: string, snapshot: StoredSnapshot): void {
   const db = new Database(path);

@@ -27,11 +27,8 @@ const CodScope = Type.Union([Type.Literal('connection'), Type.Literal('account')
 export interface SessionMethodDeps {
   readonly commands: CommandPort;
   readonly reads: Pick<ReadPort, 'accountCancelOnDisconnect'>;
-  /**
-   * The channels, for `public/subscribe` to refuse private ones. Absent only where the handlers
-   * never run (the API documents' builder).
-   */
-  readonly channels?: Pick<ChannelRegistry, 'resolve'>;
+  /** The channels, for `public/subscribe` to refuse private ones. */
+  readonly channels: Pick<ChannelRegistry, 'resolve'>;
 }
 
 function sessionOf(context: CallContext): SessionHandle {
@@ -47,11 +44,10 @@ function sessionOf(context: CallContext): SessionHandle {
  * it (an unknown name, or a private channel before `public/auth`).
  */
 function refusePrivateChannels(
-  channels: Pick<ChannelRegistry, 'resolve'> | undefined,
+  channels: Pick<ChannelRegistry, 'resolve'>,
   names: readonly string[],
   principal: Principal | null,
 ): void {
-  if (channels === undefined) throw new Error('public/subscribe needs the channel registry');
   for (const [index, name] of names.entries()) {
     let found: ReturnType<ChannelRegistry['resolve']>;
     try {
