@@ -10,11 +10,14 @@
  * - A trade on a combo's book is an entry of the combo's kind (with its `legs`), and each of its
  *   leg trades an entry of its leg's kind: `option`/`future` find the legs, the combo kinds the
  *   combo trade, `any` both.
- * - Newest first by (last change, id); the continuation token `<time>:<id>` names the last record
- *   returned and is null when nothing follows. A bad token or count is a RangeError.
+ * - Newest first by (last change, the number the id ends in, id), so `BTC-T12` follows `BTC-T2`
+ *   as in the read store (src/store/read/history-keyset.ts); the continuation token `<time>:<id>`
+ *   names the last record returned and is null when nothing follows. A bad token or count is a
+ *   RangeError.
  */
 import type { OrderView, TradeView } from '../core/events.ts';
 import { pairQuoteCurrency } from '../domain/currency.ts';
+import { idNumber } from '../store/read/history-keyset.ts';
 import type {
   CommittedBatch,
   HistoryPort,
@@ -67,19 +70,28 @@ function count(value: number | undefined, fallback: number): number {
   return n;
 }
 
-/** Newest first by (at, id); keeps those strictly after the token. */
-function page<T>(items: T[], key: (item: T) => { at: number; id: string }, token: string | null | undefined) {
-  items.sort((a, b) => {
-    const ka = key(a);
-    const kb = key(b);
-    return kb.at - ka.at || (ka.id < kb.id ? 1 : ka.id > kb.id ? -1 : 0);
-  });
+interface PageKey {
+  readonly at: number;
+  /** The id the row's order and its token use; `numberedId` is the part whose number counts. */
+  readonly id: string;
+  readonly numberedId: string;
+}
+
+/** Newest first: by time, then the number the id ends in, then the id's text. */
+function compareKeys(a: PageKey, b: PageKey): number {
+  return (
+    b.at - a.at || idNumber(b.numberedId) - idNumber(a.numberedId) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
+  );
+}
+
+/** Newest first (compareKeys); keeps those strictly after the token. */
+function page<T>(items: T[], key: (item: T) => PageKey, token: string | null | undefined) {
+  items.sort((a, b) => compareKeys(key(a), key(b)));
   const after = parseToken(token);
   if (after === null) return items;
-  return items.filter((item) => {
-    const k = key(item);
-    return k.at < after.at || (k.at === after.at && k.id < after.id);
-  });
+  // A trade's token id carries its liquidity letter after the trade id's number.
+  const afterKey: PageKey = { ...after, numberedId: after.id.replace(/[MT]$/, '') };
+  return items.filter((item) => compareKeys(key(item), afterKey) > 0);
 }
 
 export class MemoryHistory implements HistoryPort {
@@ -119,7 +131,11 @@ export class MemoryHistory implements HistoryPort {
         q.includeOld ?? false,
       );
     });
-    const sorted = page(candidates, (o) => ({ at: o.lastUpdatedAt, id: o.orderId }), q.continuation);
+    const sorted = page(
+      candidates,
+      (o) => ({ at: o.lastUpdatedAt, id: o.orderId, numberedId: o.orderId }),
+      q.continuation,
+    );
     const orders = sorted.slice(offset, offset + n);
     const last = orders[orders.length - 1];
     const more = sorted.length > offset + n;
@@ -143,7 +159,11 @@ export class MemoryHistory implements HistoryPort {
     });
     const sorted = page(
       own,
-      ({ trade, liquidity }) => ({ at: trade.timestamp, id: `${trade.tradeId}${liquidity}` }),
+      ({ trade, liquidity }) => ({
+        at: trade.timestamp,
+        id: `${trade.tradeId}${liquidity}`,
+        numberedId: trade.tradeId,
+      }),
       q.continuation,
     );
     if (q.sorting === 'asc') sorted.reverse();
