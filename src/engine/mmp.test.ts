@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { ERROR_CATALOGUE } from '../domain/errors.ts';
 import { createCombo } from '../market/combos.ts';
 import { AdvancedHarness, errorOf, orderOf } from './advanced-testkit.ts';
-import { optionSpec } from './testkit.ts';
+import { optionSpec, perpetualSpec } from './testkit.ts';
 import { Venue } from './venue.ts';
 
 function config(h: AdvancedHarness, more: Record<string, unknown> = {}) {
@@ -76,6 +76,21 @@ describe('market maker protection', () => {
     config(h, { interval: 0 });
     assert.deepEqual(h.venue.mmpConfig(1), []);
     assert.equal(errorOf(h.run({ type: 'reset_mmp', accountId: 1, indexName: 'btc_usd' })), 'not_found');
+  });
+
+  test('a config for an index no listed instrument follows is refused, naming indexName', () => {
+    const h = new AdvancedHarness();
+    const result = h.run({
+      type: 'set_mmp_config',
+      accountId: 1,
+      indexName: 'doge_usd',
+      interval: 10,
+      frozenTime: 5,
+      quantityLimit: 500,
+    });
+    assert.equal(errorOf(result), 'invalid_params');
+    assert.deepEqual(result.ok ? null : result.error.data, { field: 'indexName' });
+    assert.deepEqual(h.venue.mmpConfig(1), []);
   });
 
   test('delta limit counts option fills with the published delta; vega likewise', () => {
@@ -161,6 +176,7 @@ describe('market maker protection', () => {
 
     // Another account's or another index's config does not count.
     config(h, { accountId: 2 });
+    h.list(perpetualSpec({ name: 'ETH-PERPETUAL', baseCurrency: 'ETH', settlementCurrency: 'ETH' }));
     config(h, { indexName: 'eth_usd' });
     assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 101_000, { mmp: true }))), 'mmp_required');
 

@@ -59,6 +59,11 @@ export function indexNameOf(currency: string): string {
   return `${currency.toLowerCase()}_usd`;
 }
 
+/** Whether some listed instrument's currency has this index: a config for any other protects nothing. */
+function indexListed(state: VenueState, indexName: string): boolean {
+  return state.instrumentList.some((entry) => indexNameOf(entry.instrument.currency) === indexName);
+}
+
 function key(accountId: number, indexName: string): string {
   return `${accountId}:${indexName}`;
 }
@@ -78,8 +83,10 @@ export function setMmpConfig(state: VenueState, command: SetMmpConfig): CommandR
   const error =
     seconds(command.interval, 'interval') ??
     seconds(command.frozenTime, 'frozenTime') ??
-    (!/^[a-z0-9]+_[a-z0-9]+$/.test(command.indexName)
-      ? refusal('invalid_params', 'bad indexName', { field: 'indexName' })
+    (!indexListed(state, command.indexName)
+      ? refusal('invalid_params', `no listed instrument follows the index ${command.indexName}`, {
+          field: 'indexName',
+        })
       : null) ??
     (!(command.quantityLimit > 0) && command.interval !== 0
       ? refusal('invalid_params', 'quantityLimit must be positive', { field: 'quantityLimit' })

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CoreCommand, UnstampedCommand } from '../../core/commands.ts';
 import { Instrument } from '../../domain/instrument.ts';
-import { optionSpec, T0 } from '../../engine/testkit.ts';
+import { optionSpec, perpetualSpec, T0 } from '../../engine/testkit.ts';
 import { Venue } from '../../engine/venue.ts';
 import type { Principal } from '../auth/authenticator.ts';
 import { type CallContext, MethodRegistry } from '../registry.ts';
@@ -14,6 +14,7 @@ function setup() {
   let seq = 0;
   const stamp = (command: UnstampedCommand) => ({ ...command, seq: ++seq, ts: T0 }) as CoreCommand;
   venue.execute(stamp({ type: 'create_account', accountId: 7 }));
+  venue.execute(stamp({ type: 'list_instrument', spec: perpetualSpec() }));
   const registry = new MethodRegistry();
   registerMmpMethods(registry, {
     commands: { submit: async (command) => venue.execute(stamp(command)), now: () => T0 },
