@@ -23,6 +23,8 @@ export type OrderBook = Static<typeof O.OrderBookSchema>;
 export type Ticker = Static<typeof O.TickerSchema>;
 export type InstrumentInfo = Static<typeof O.InstrumentSchema>;
 export type OrderWithTrades = { order: Order; trades: Trade[] };
+/** A group of a detailed cancel_all* answer. */
+export type CancelReport = O.CancelReport;
 export type BlockRfq = Static<typeof R.RfqSchema>;
 export type BlockRfqQuote = Static<typeof R.QuoteSchema>;
 export type BlockRfqTrade = Static<typeof R.RfqTradeSchema>;
@@ -54,9 +56,10 @@ export interface Methods {
   'private/sell': Call<typeof P.PlaceOrderParams, OrderWithTrades>;
   'private/edit': Call<typeof P.EditOrderParams, OrderWithTrades>;
   'private/cancel': Call<typeof P.OrderIdParams, Order>;
-  'private/cancel_all': Call<Empty, number>;
-  'private/cancel_all_by_instrument': Call<typeof P.CancelByInstrumentParams, number>;
-  'private/cancel_all_by_currency': Call<typeof P.CancelByCurrencyParams, number>;
+  /** The count, or with `detailed: true` the cancelled orders in groups. */
+  'private/cancel_all': Call<typeof P.CancelAllParams, number | CancelReport[]>;
+  'private/cancel_all_by_instrument': Call<typeof P.CancelByInstrumentParams, number | CancelReport[]>;
+  'private/cancel_all_by_currency': Call<typeof P.CancelByCurrencyParams, number | CancelReport[]>;
   'private/get_order_state': Call<typeof P.OrderIdParams, Order>;
   'private/get_open_orders': Call<typeof P.OpenOrdersParams, Order[]>;
   'private/get_open_orders_by_currency': Call<typeof P.OpenOrdersByCurrencyParams, Order[]>;

@@ -12,6 +12,7 @@
  * - Additive evolution only: new optional fields and new variants; existing fields keep meaning.
  */
 import type { InstrumentSpec } from '../domain/instrument.ts';
+import type { OrderTypeFilter } from './order-type-filter.ts';
 import type {
   AdvancedKind,
   LinkedOrderType,
@@ -231,6 +232,8 @@ export interface CancelAll extends CommandStamp {
   readonly kind?: string | null;
   readonly label?: string | null;
   readonly owner?: string | null;
+  /** Only orders of these current types (ORDER_TYPE_FILTERS); absent = all. */
+  readonly orderType?: OrderTypeFilter | null;
   /**
    * Only these orders and the orders they made (a triggered stop's order, an OTO's secondaries):
    * a WebSocket's cancel-on-disconnect cancels the orders that connection placed. Absent = all.

@@ -17,11 +17,12 @@
 import type { CancelAll, CancelOrder, CoreCommand, EditOrder, PlaceOrder } from '../core/commands.ts';
 import type { CommandResult, CoreError } from '../core/events.ts';
 import { advancedTicks, repriceAdvanced } from './advanced-pricing.ts';
+import { cancelAllFilter } from './cancel-all-filter.ts';
 import { makeIceberg, validateIceberg } from './iceberg.ts';
 import { placeLinked, reactLinked, validateLinked } from './linked-orders.ts';
 import { clipReduceOnly } from './matching.ts';
 import { mmpRefusal, reactMmp } from './mmp.ts';
-import { FLAG_HIDDEN, FLAG_ICEBERG, madeByAny, type Order } from './order.ts';
+import { FLAG_HIDDEN, FLAG_ICEBERG, type Order } from './order.ts';
 import { refusal, type VenueState } from './state.ts';
 import { editOrder, editPlainOrder, placeOrder } from './trading.ts';
 import {
@@ -195,24 +196,8 @@ export function cancelWaiting(state: VenueState, command: CancelOrder): CommandR
 }
 
 /** Cancels the waiting orders a cancel_all matches (after the engine cancelled resting ones). */
-export function cancelAllWaiting(
-  state: VenueState,
-  command: CancelAll,
-  ids: ReadonlySet<string> | null,
-): ReturnType<Order['toView']>[] {
-  const matches: Order[] = [];
-  for (const order of waitingOrders(state)) {
-    if (order.accountId !== command.accountId) continue;
-    if (ids !== null && !madeByAny(order, ids)) continue;
-    if (command.codSession != null && order.codSession !== command.codSession) continue;
-    const instrument = state.instrumentList[order.instrumentId]!.instrument;
-    if (command.instrumentName != null && instrument.name !== command.instrumentName) continue;
-    if (command.currency != null && !instrument.filedUnder(command.currency)) continue;
-    if (command.kind != null && command.kind !== 'any' && command.kind !== instrument.kind) continue;
-    if (command.label != null && order.label !== command.label) continue;
-    if (command.owner != null && order.owner !== command.owner) continue;
-    matches.push(order);
-  }
+export function cancelAllWaiting(state: VenueState, command: CancelAll): ReturnType<Order['toView']>[] {
+  const matches = waitingOrders(state).filter(cancelAllFilter(state, command));
   matches.sort((a, b) => a.number - b.number);
   return matches.map((order) => {
     cancelUntriggered(state, order, command.cancelReason ?? 'user_request');

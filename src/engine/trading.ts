@@ -28,6 +28,7 @@ import {
 import type { Account } from './accounts.ts';
 import { executedMarketPrice } from './activation.ts';
 import { cancelAllWaiting, cancelWaiting, editSpecial } from './advanced-orders.ts';
+import { cancelAllFilter } from './cancel-all-filter.ts';
 import { comboLegs, comboPriceRange } from './combo-legs.ts';
 import { cancelResting, changeOpenLots, closeOrder, match, reducibleLots, rest, unrest } from './matching.ts';
 import { mmpRefusal } from './mmp.ts';
@@ -44,7 +45,6 @@ import {
   FLAG_REJECT_POST_ONLY,
   FLAG_REPLACED,
   FLAG_WEB,
-  madeByAny,
   Order,
 } from './order.ts';
 import { availableFunds, coverRelease, orderReserve, priceBand } from './risk.ts';
@@ -549,21 +549,7 @@ export function cancelAll(state: VenueState, command: CancelAll): CommandResult 
       refusal('account_not_found', `account ${command.accountId} not found`, { field: 'accountId' }),
     );
   }
-  const kind = command.kind === 'any' || command.kind === 'combo' ? null : (command.kind ?? null);
-  const ids = command.orderIds == null ? null : new Set(command.orderIds);
-  const matches = [...account.openOrders].filter((order) => {
-    if (ids !== null && !madeByAny(order, ids)) return false;
-    if (command.codSession != null && order.codSession !== command.codSession) return false;
-    const instrument = state.instrumentList[order.instrumentId]!.instrument;
-    if (command.instrumentName != null && instrument.name !== command.instrumentName) return false;
-    if (command.currency != null && !instrument.filedUnder(command.currency)) return false;
-    if (kind !== null && instrument.kind !== kind) return false;
-    if (command.kind === 'combo' && instrument.kind !== 'future_combo' && instrument.kind !== 'option_combo')
-      return false;
-    if (command.label != null && order.label !== command.label) return false;
-    if (command.owner != null && order.owner !== command.owner) return false;
-    return true;
-  });
+  const matches = [...account.openOrders].filter(cancelAllFilter(state, command));
   matches.sort((a, b) => a.number - b.number);
   const cancelled: OrderView[] = [];
   for (const order of matches) {
@@ -576,7 +562,7 @@ export function cancelAll(state: VenueState, command: CancelAll): CommandResult 
       ),
     );
   }
-  if (state.advanced.active) cancelled.push(...cancelAllWaiting(state, command, ids));
+  if (state.advanced.active) cancelled.push(...cancelAllWaiting(state, command));
   return { ok: true, events: state.events, orders: cancelled };
 }
 

@@ -139,6 +139,61 @@ describe('gateway over the real engine', () => {
     assert.deepEqual(await taker.call('private/get_open_orders_by_currency', { currency: 'btc' }), []);
   });
 
+  test('cancel_all* filter by order type and, detailed, return the orders grouped by currency, type and instrument', async () => {
+    const user = harness.http(3);
+    const rest = await user.call('private/buy', {
+      instrumentName: PERP,
+      quantity: '10',
+      price: '40000',
+      postOnly: true,
+    });
+    const stop = await user.call('private/sell', {
+      instrumentName: PERP,
+      quantity: '10',
+      type: 'stop_market',
+      trigger: 'mark_price',
+      triggerPrice: '40000',
+    });
+    assert.equal(stop.order.orderState, 'untriggered');
+    await assert.rejects(
+      user.call('private/cancel_all_by_currency', { currency: 'BTC', type: 'stop_all' as never }),
+      (error) => error instanceof ApiError && error.data?.field === 'type',
+    );
+
+    const triggers = await user.call('private/cancel_all_by_currency', {
+      currency: 'BTC',
+      type: 'trigger_all',
+      detailed: true,
+    });
+    assert.ok(Array.isArray(triggers));
+    assert.deepEqual(
+      triggers.map((g) => [
+        g.currency,
+        g.type,
+        g.instrumentName,
+        g.result.map((o) => [o.orderId, o.orderState]),
+      ]),
+      [['BTC', 'trigger', PERP, [[stop.order.orderId, 'cancelled']]]],
+    );
+    assert.equal(
+      (await user.call('private/get_order_state', { orderId: rest.order.orderId })).orderState,
+      'open',
+    );
+
+    assert.equal(
+      await user.call('private/cancel_all_by_instrument', { instrumentName: PERP, type: 'take' }),
+      0,
+    );
+    const all = await user.call('private/cancel_all', { detailed: true });
+    assert.ok(Array.isArray(all));
+    assert.deepEqual(
+      all.map((g) => [g.type, g.instrumentName, g.result.map((o) => o.orderId)]),
+      [['limit', PERP, [rest.order.orderId]]],
+    );
+    assert.equal(all[0]!.result[0]!.cancelReason, 'user_request');
+    assert.deepEqual(await user.call('private/cancel_all', { detailed: true }), []);
+  });
+
   test('errors speak wire units: band limits are prices, funds are decimals of the currency', async () => {
     const taker = harness.http(TAKER);
     // The ticker and the book show the band before an order is refused for it.

@@ -31,7 +31,9 @@ async function placeOrders(running: TestService, count: number): Promise<void> {
 
 /** Cancels the resting orders of `placeOrders`: each is then history (with `includeUnfilled`). */
 async function cancelAll(running: TestService): Promise<number> {
-  return running.http(0).call('private/cancel_all_by_currency', { currency: 'BTC' });
+  const count = await running.http(0).call('private/cancel_all_by_currency', { currency: 'BTC' });
+  assert.equal(typeof count, 'number');
+  return count as number;
 }
 
 async function historyCount(running: TestService): Promise<number> {

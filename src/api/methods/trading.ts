@@ -5,16 +5,17 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { CommandSuccess, OrderView } from '../../core/events.ts';
+import { ORDER_TYPE_FILTERS, type OrderTypeFilter } from '../../core/order-type-filter.ts';
 import type { Side } from '../../core/types.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { MethodRegistry, SessionHandle } from '../registry.ts';
 import {
   AccountSummaryParams,
+  CancelAllParams,
   CancelByCurrencyParams,
   CancelByInstrumentParams,
   EditOrderParams,
-  EmptyParams,
   OpenOrdersByCurrencyParams,
   OpenOrdersByInstrumentParams,
   OpenOrdersParams,
@@ -26,13 +27,15 @@ import {
 } from '../schemas/methods.ts';
 import {
   AccountSummarySchema,
+  type CancelReport,
+  CancelReportSchema,
   OrderSchema,
   OrderWithTradesSchema,
   PositionSchema,
   TradeSchema,
 } from '../schemas/objects.ts';
 import { accountSummaryToWire, positionToWire } from '../wire/market.ts';
-import { orderToWire, tradesToWire, tradeToWire } from '../wire/orders.ts';
+import { cancelReports, orderToWire, tradesToWire, tradeToWire } from '../wire/orders.ts';
 import {
   accountOf,
   currencyOf,
@@ -46,20 +49,6 @@ import {
   submitOrThrow,
 } from './context.ts';
 import { toEditOrder, toPlaceOrder } from './order-params.ts';
-
-const OPEN_TYPE_FILTERS: Record<string, (orderType: string) => boolean> = {
-  all: () => true,
-  limit: (t) => t === 'limit',
-  trigger_all: (t) => t.startsWith('stop_') || t.startsWith('take_') || t === 'trailing_stop',
-  stop_all: (t) => t.startsWith('stop_'),
-  stop_limit: (t) => t === 'stop_limit',
-  stop_market: (t) => t === 'stop_market',
-  take_all: (t) => t.startsWith('take_'),
-  take_limit: (t) => t === 'take_limit',
-  take_market: (t) => t === 'take_market',
-  trailing_all: (t) => t === 'trailing_stop',
-  trailing_stop: (t) => t === 'trailing_stop',
-};
 
 /** The read store signals a bad count or continuation token with a RangeError. */
 async function historyQuery<T>(query: () => Promise<T>): Promise<T> {
@@ -187,55 +176,74 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
 
   const cancelAll = async (
     accountId: number,
-    filter: { instrumentName?: string; currency?: string; kind?: string | null },
-  ): Promise<number> => {
+    filter: {
+      instrumentName?: string;
+      currency?: string;
+      kind?: string | null;
+      type?: OrderTypeFilter | null;
+      detailed?: boolean | null;
+    },
+  ): Promise<number | CancelReport[]> => {
     const result = await submitOrThrow(commands, {
       type: 'cancel_all',
       accountId,
       instrumentName: filter.instrumentName ?? null,
       currency: filter.currency ?? null,
       kind: filter.kind ?? null,
+      orderType: filter.type ?? null,
       cancelReason: 'user_request',
     });
-    return result.orders?.length ?? 0;
+    const orders = result.orders ?? [];
+    return filter.detailed === true ? cancelReports(orders, (name) => reads.instrument(name)) : orders.length;
   };
-  const CountResult = Type.Integer({ description: 'number of orders cancelled' });
+  const CancelAllResult = Type.Union([
+    Type.Integer({ description: 'number of orders cancelled' }),
+    Type.Array(CancelReportSchema, { description: 'with detailed: the cancelled orders, grouped' }),
+  ]);
 
   registry.register({
     name: 'private/cancel_all',
-    summary: "Cancels every open order of the key's account; returns the count.",
+    summary: "Cancels every open order of the key's account; returns the count (or, detailed, the orders).",
     access: 'private',
     roles: ['trade'],
     matching: true,
-    params: EmptyParams,
-    result: CountResult,
-    handler: (_params, context) => cancelAll(accountOf(context), {}),
+    params: CancelAllParams,
+    result: CancelAllResult,
+    handler: (params, context) => cancelAll(accountOf(context), { detailed: params.detailed ?? null }),
   });
   registry.register({
     name: 'private/cancel_all_by_instrument',
-    summary: 'Cancels every open order on one instrument; returns the count.',
+    summary:
+      'Cancels every open order (of a type) on one instrument; returns the count (or, detailed, the orders).',
     access: 'private',
     roles: ['trade'],
     matching: true,
     params: CancelByInstrumentParams,
-    result: CountResult,
+    result: CancelAllResult,
     handler: (params, context) => {
       instrumentOf(reads, params.instrumentName);
-      return cancelAll(accountOf(context), { instrumentName: params.instrumentName });
+      return cancelAll(accountOf(context), {
+        instrumentName: params.instrumentName,
+        type: params.type ?? null,
+        detailed: params.detailed ?? null,
+      });
     },
   });
   registry.register({
     name: 'private/cancel_all_by_currency',
-    summary: 'Cancels every open order in a currency (and kind); returns the count.',
+    summary:
+      'Cancels every open order in a currency (of a kind and type); returns the count (or, detailed, the orders).',
     access: 'private',
     roles: ['trade'],
     matching: true,
     params: CancelByCurrencyParams,
-    result: CountResult,
+    result: CancelAllResult,
     handler: (params, context) =>
       cancelAll(accountOf(context), {
         currency: currencyOf(reads, params.currency),
         kind: params.kind ?? null,
+        type: params.type ?? null,
+        detailed: params.detailed ?? null,
       }),
   });
 
@@ -253,7 +261,7 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     accountId: number,
     filter: { instrumentName?: string; currency?: string; kind?: string | null; type?: string | null },
   ) => {
-    const typeFilter = OPEN_TYPE_FILTERS[filter.type ?? 'all']!;
+    const typeFilter = ORDER_TYPE_FILTERS[(filter.type ?? 'all') as OrderTypeFilter];
     const orders = reads
       .openOrders(accountId, {
         ...(filter.instrumentName ? { instrumentName: filter.instrumentName } : {}),

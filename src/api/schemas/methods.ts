@@ -3,6 +3,7 @@
  * additions of SEMANTICS.md, Orders). Unknown fields are refused; optional params may be null.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { CANCEL_ORDER_TYPES, OPEN_ORDER_TYPES } from '../../core/order-type-filter.ts';
 import { DecimalString, Opt, Strict, StringEnum } from '../validation.ts';
 
 export const ORDER_TYPES = [
@@ -22,19 +23,6 @@ export const TIME_IN_FORCE = [
   'immediate_or_cancel',
 ] as const;
 export const KINDS = ['future', 'option', 'spot', 'future_combo', 'option_combo', 'combo', 'any'] as const;
-export const OPEN_ORDER_TYPES = [
-  'all',
-  'limit',
-  'trigger_all',
-  'stop_all',
-  'stop_limit',
-  'stop_market',
-  'take_all',
-  'take_limit',
-  'take_market',
-  'trailing_all',
-  'trailing_stop',
-] as const;
 
 const InstrumentName = Type.String({ minLength: 1, maxLength: 64 });
 const Currency = Type.String({ minLength: 1, maxLength: 16, pattern: '^[A-Za-z0-9]+$' });
@@ -115,9 +103,20 @@ export type EditOrderParams = Static<typeof EditOrderParams>;
 export const OrderIdParams = Type.Object({ orderId: OrderId }, Strict);
 export const EmptyParams = Type.Object({}, Strict);
 
-export const CancelByInstrumentParams = Type.Object({ instrumentName: InstrumentName }, Strict);
+const Detailed = Opt(
+  Type.Boolean({
+    description:
+      'true: the cancelled orders, by currency, type (limit or trigger) and instrument, instead of a count',
+  }),
+);
+const CancelType = Opt(StringEnum(CANCEL_ORDER_TYPES));
+export const CancelAllParams = Type.Object({ detailed: Detailed }, Strict);
+export const CancelByInstrumentParams = Type.Object(
+  { instrumentName: InstrumentName, type: CancelType, detailed: Detailed },
+  Strict,
+);
 export const CancelByCurrencyParams = Type.Object(
-  { currency: Currency, kind: Opt(StringEnum(KINDS)) },
+  { currency: Currency, kind: Opt(StringEnum(KINDS)), type: CancelType, detailed: Detailed },
   Strict,
 );
 

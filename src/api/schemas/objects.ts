@@ -127,6 +127,15 @@ export type WireLegTrade = Static<typeof LegTradeSchema>;
 
 export const OrderWithTradesSchema = Type.Object({ order: OrderSchema, trades: Type.Array(TradeSchema) });
 
+/** One group of a detailed cancel_all* answer (Deribit's execution report, camelCase). */
+export const CancelReportSchema = Type.Object({
+  currency: S,
+  type: Type.Union([Type.Literal('limit'), Type.Literal('trigger')]),
+  instrumentName: S,
+  result: Type.Array(OrderSchema),
+});
+export type CancelReport = Static<typeof CancelReportSchema>;
+
 export const PositionSchema = Type.Object(
   {
     instrumentName: S,

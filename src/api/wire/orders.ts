@@ -8,7 +8,7 @@ import { formatScaled } from '../../domain/decimal.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import { yearsBetween } from '../../market/black76.ts';
 import { impliedVolPercent } from '../../market/conversions.ts';
-import type { WireLegTrade, WireOrder, WireTrade } from '../schemas/objects.ts';
+import type { CancelReport, WireLegTrade, WireOrder, WireTrade } from '../schemas/objects.ts';
 
 export type InstrumentLookup = (name: string) => Instrument | undefined;
 
@@ -196,4 +196,26 @@ export function tradesToWire(
     for (const party of partiesOf(trade, accountId)) wire.push(tradeToWire(trade, party, instrument, lookup));
   }
   return wire;
+}
+
+/**
+ * A detailed cancel_all* answer: the cancelled orders grouped by currency, type (`trigger` for
+ * orders cancelled before their trigger fired, else `limit`) and instrument, in the order the
+ * groups first appear. Orders of instruments `lookup` no longer finds are left out.
+ */
+export function cancelReports(orders: readonly OrderView[], lookup: InstrumentLookup): CancelReport[] {
+  const groups = new Map<string, CancelReport>();
+  for (const order of orders) {
+    const instrument = lookup(order.instrumentName);
+    if (instrument === undefined) continue;
+    const type = order.trigger !== null && order.triggered !== true ? 'trigger' : 'limit';
+    const key = `${order.currency}|${type}|${order.instrumentName}`;
+    let group = groups.get(key);
+    if (group === undefined) {
+      group = { currency: order.currency, type, instrumentName: order.instrumentName, result: [] };
+      groups.set(key, group);
+    }
+    group.result.push(orderToWire(order, instrument));
+  }
+  return [...groups.values()];
 }
