@@ -31,6 +31,7 @@ export type BlockRfqTrade = Static<typeof R.RfqTradeSchema>;
 export type BlockRfqInstrument = Static<typeof R.RfqInstrumentSchema>;
 export type MmpConfig = ReturnType<typeof M.mmpToWire>;
 export type Page<T> = { continuation: string | null; results: T[] };
+export type UserTradesPage = { trades: Trade[]; hasMore: boolean; continuation: string | null };
 
 export interface AuthResult {
   userId: number;
@@ -60,18 +61,18 @@ export interface Methods {
   'private/cancel_all': Call<typeof P.CancelAllParams, number | CancelReport[]>;
   'private/cancel_all_by_instrument': Call<typeof P.CancelByInstrumentParams, number | CancelReport[]>;
   'private/cancel_all_by_currency': Call<typeof P.CancelByCurrencyParams, number | CancelReport[]>;
+  'private/cancel_by_label': Call<typeof P.CancelByLabelParams, number | CancelReport[]>;
   'private/get_order_state': Call<typeof P.OrderIdParams, Order>;
   'private/get_open_orders': Call<typeof P.OpenOrdersParams, Order[]>;
   'private/get_open_orders_by_currency': Call<typeof P.OpenOrdersByCurrencyParams, Order[]>;
   'private/get_open_orders_by_instrument': Call<typeof P.OpenOrdersByInstrumentParams, Order[]>;
+  'private/get_open_orders_by_label': Call<typeof P.OpenOrdersByLabelParams, Order[]>;
   'private/get_order_history_by_currency': Call<
     typeof P.OrderHistoryParams,
     Order[] | { orders: Order[]; continuation: string | null }
   >;
-  'private/get_user_trades_by_currency': Call<
-    typeof P.UserTradesParams,
-    { trades: Trade[]; hasMore: boolean; continuation: string | null }
-  >;
+  'private/get_user_trades_by_currency': Call<typeof P.UserTradesParams, UserTradesPage>;
+  'private/get_user_trades_by_instrument': Call<typeof P.UserTradesByInstrumentParams, UserTradesPage>;
   'private/get_positions': Call<typeof P.PositionsParams, Position[]>;
   'private/get_account_summary': Call<typeof P.AccountSummaryParams, AccountSummary>;
   'private/enable_cancel_on_disconnect': Call<CancelOnDisconnectScope, 'ok'>;
@@ -127,12 +128,15 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'private/cancel_all',
   'private/cancel_all_by_instrument',
   'private/cancel_all_by_currency',
+  'private/cancel_by_label',
   'private/get_order_state',
   'private/get_open_orders',
   'private/get_open_orders_by_currency',
   'private/get_open_orders_by_instrument',
+  'private/get_open_orders_by_label',
   'private/get_order_history_by_currency',
   'private/get_user_trades_by_currency',
+  'private/get_user_trades_by_instrument',
   'private/get_positions',
   'private/get_account_summary',
   'private/enable_cancel_on_disconnect',

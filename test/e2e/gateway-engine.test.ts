@@ -194,6 +194,46 @@ describe('gateway over the real engine', () => {
     assert.deepEqual(await user.call('private/cancel_all', { detailed: true }), []);
   });
 
+  test('by label: open orders and cancel; user trades by instrument', async () => {
+    const user = harness.http(3);
+    const place = (label: string) =>
+      user.call('private/buy', {
+        instrumentName: PERP,
+        quantity: '10',
+        price: '40000',
+        postOnly: true,
+        label,
+      });
+    const [a, , c] = [await place('grid'), await place('other'), await place('grid')];
+    const byLabel = await user.call('private/get_open_orders_by_label', { currency: 'BTC', label: 'grid' });
+    assert.deepEqual(byLabel.map((o) => o.orderId).sort(), [a.order.orderId, c.order.orderId].sort());
+    assert.equal(await user.call('private/cancel_by_label', { label: 'grid', currency: 'ETH' }), 0);
+    assert.equal(await user.call('private/cancel_by_label', { label: 'grid' }), 2);
+    assert.deepEqual(
+      await user.call('private/get_open_orders_by_label', { currency: 'BTC', label: 'grid' }),
+      [],
+    );
+    assert.equal(
+      (await user.call('private/get_open_orders_by_label', { currency: 'BTC', label: 'other' })).length,
+      1,
+    );
+    assert.equal(await user.call('private/cancel_all', {}), 1);
+
+    // The first test's taker traded on the perpetual: the same trades by instrument as by currency.
+    const taker = harness.http(TAKER);
+    const byInstrument = await taker.call('private/get_user_trades_by_instrument', { instrumentName: PERP });
+    const byCurrency = await taker.call('private/get_user_trades_by_currency', {
+      currency: 'BTC',
+      kind: 'future',
+    });
+    assert.ok(byInstrument.trades.length > 0);
+    assert.deepEqual(byInstrument, byCurrency);
+    await assert.rejects(
+      taker.call('private/get_user_trades_by_instrument', { instrumentName: 'NOPE' }),
+      (error) => error instanceof ApiError && error.data?.field === 'instrumentName',
+    );
+  });
+
   test('errors speak wire units: band limits are prices, funds are decimals of the currency', async () => {
     const taker = harness.http(TAKER);
     // The ticker and the book show the band before an order is refused for it.

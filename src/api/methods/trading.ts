@@ -15,14 +15,17 @@ import {
   CancelAllParams,
   CancelByCurrencyParams,
   CancelByInstrumentParams,
+  CancelByLabelParams,
   EditOrderParams,
   OpenOrdersByCurrencyParams,
   OpenOrdersByInstrumentParams,
+  OpenOrdersByLabelParams,
   OpenOrdersParams,
   OrderHistoryParams,
   OrderIdParams,
   PlaceOrderParams,
   PositionsParams,
+  UserTradesByInstrumentParams,
   UserTradesParams,
 } from '../schemas/methods.ts';
 import {
@@ -180,6 +183,7 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
       instrumentName?: string;
       currency?: string;
       kind?: string | null;
+      label?: string;
       type?: OrderTypeFilter | null;
       detailed?: boolean | null;
     },
@@ -190,6 +194,7 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
       instrumentName: filter.instrumentName ?? null,
       currency: filter.currency ?? null,
       kind: filter.kind ?? null,
+      label: filter.label ?? null,
       orderType: filter.type ?? null,
       cancelReason: 'user_request',
     });
@@ -248,6 +253,23 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
   });
 
   registry.register({
+    name: 'private/cancel_by_label',
+    summary:
+      'Cancels every open order with this label (in a currency); returns the count (or, detailed, the orders).',
+    access: 'private',
+    roles: ['trade'],
+    matching: true,
+    params: CancelByLabelParams,
+    result: CancelAllResult,
+    handler: (params, context) =>
+      cancelAll(accountOf(context), {
+        label: params.label,
+        ...(params.currency != null ? { currency: currencyOf(reads, params.currency) } : {}),
+        detailed: params.detailed ?? null,
+      }),
+  });
+
+  registry.register({
     name: 'private/get_order_state',
     summary: 'One order by id (spec 4.5).',
     access: 'private',
@@ -259,7 +281,13 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
 
   const openOrders = (
     accountId: number,
-    filter: { instrumentName?: string; currency?: string; kind?: string | null; type?: string | null },
+    filter: {
+      instrumentName?: string;
+      currency?: string;
+      kind?: string | null;
+      type?: string | null;
+      label?: string;
+    },
   ) => {
     const typeFilter = ORDER_TYPE_FILTERS[(filter.type ?? 'all') as OrderTypeFilter];
     const orders = reads
@@ -270,7 +298,10 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
       .filter((order) => {
         const instrument = reads.instrument(order.instrumentName);
         return (
-          instrument !== undefined && kindMatches(filter.kind, instrument.kind) && typeFilter(order.orderType)
+          instrument !== undefined &&
+          kindMatches(filter.kind, instrument.kind) &&
+          typeFilter(order.orderType) &&
+          (filter.label === undefined || order.label === filter.label)
         );
       });
     return wireOrders(orders);
@@ -311,6 +342,16 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
   });
 
   registry.register({
+    name: 'private/get_open_orders_by_label',
+    summary: 'Open orders in one currency with this label.',
+    access: 'private',
+    params: OpenOrdersByLabelParams,
+    result: Type.Array(OrderSchema),
+    handler: (params, context) =>
+      openOrders(accountOf(context), { currency: currencyOf(reads, params.currency), label: params.label }),
+  });
+
+  registry.register({
     name: 'private/get_order_history_by_currency',
     summary: 'Order history (spec 4.2); withContinuation gives {orders, continuation}.',
     access: 'private',
@@ -342,40 +383,65 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     },
   });
 
+  const UserTradesResult = Type.Object({
+    trades: Type.Array(TradeSchema),
+    hasMore: Type.Boolean(),
+    continuation: Type.Union([Type.String(), Type.Null()]),
+  });
+  const userTrades = async (
+    accountId: number,
+    filter: { currency?: string; instrumentName?: string; kind?: string | null },
+    params: Omit<UserTradesParams, 'currency' | 'kind'>,
+  ) => {
+    const page = await historyQuery(() =>
+      history.userTrades({
+        accountId,
+        ...(filter.currency !== undefined ? { currency: filter.currency } : {}),
+        ...(filter.instrumentName !== undefined ? { instrumentName: filter.instrumentName } : {}),
+        ...(filter.kind != null ? { kind: filter.kind } : {}),
+        ...(params.startTimestamp != null ? { startTimestamp: params.startTimestamp } : {}),
+        ...(params.endTimestamp != null ? { endTimestamp: params.endTimestamp } : {}),
+        ...(params.count != null ? { count: params.count } : {}),
+        ...(params.sorting != null ? { sorting: params.sorting } : {}),
+        historical: params.historical ?? false,
+        includeOld: params.includeOld ?? false,
+        continuation: params.continuation ?? null,
+        now: commands.now(),
+      }),
+    );
+    const trades = page.trades.flatMap(({ trade, liquidity }) => {
+      const instrument = reads.instrument(trade.instrumentName);
+      const party = liquidity === 'T' ? trade.taker : trade.maker;
+      return instrument ? [tradeToWire(trade, party, instrument, instrumentNamed)] : [];
+    });
+    return { trades, hasMore: page.hasMore, continuation: page.continuation };
+  };
+
   registry.register({
     name: 'private/get_user_trades_by_currency',
     summary: "The account's trades in one currency: {trades, hasMore, continuation}.",
     access: 'private',
     params: UserTradesParams,
-    result: Type.Object({
-      trades: Type.Array(TradeSchema),
-      hasMore: Type.Boolean(),
-      continuation: Type.Union([Type.String(), Type.Null()]),
-    }),
-    handler: async (params, context) => {
-      const accountId = accountOf(context);
-      const page = await historyQuery(() =>
-        history.userTrades({
-          accountId,
-          currency: currencyOf(reads, params.currency),
-          ...(params.kind != null ? { kind: params.kind } : {}),
-          ...(params.startTimestamp != null ? { startTimestamp: params.startTimestamp } : {}),
-          ...(params.endTimestamp != null ? { endTimestamp: params.endTimestamp } : {}),
-          ...(params.count != null ? { count: params.count } : {}),
-          ...(params.sorting != null ? { sorting: params.sorting } : {}),
-          historical: params.historical ?? false,
-          includeOld: params.includeOld ?? false,
-          continuation: params.continuation ?? null,
-          now: commands.now(),
-        }),
-      );
-      const trades = page.trades.flatMap(({ trade, liquidity }) => {
-        const instrument = reads.instrument(trade.instrumentName);
-        const party = liquidity === 'T' ? trade.taker : trade.maker;
-        return instrument ? [tradeToWire(trade, party, instrument, instrumentNamed)] : [];
-      });
-      return { trades, hasMore: page.hasMore, continuation: page.continuation };
-    },
+    result: UserTradesResult,
+    handler: (params, context) =>
+      userTrades(
+        accountOf(context),
+        { currency: currencyOf(reads, params.currency), kind: params.kind },
+        params,
+      ),
+  });
+  registry.register({
+    name: 'private/get_user_trades_by_instrument',
+    summary: "The account's trades on one instrument: {trades, hasMore, continuation}.",
+    access: 'private',
+    params: UserTradesByInstrumentParams,
+    result: UserTradesResult,
+    handler: (params, context) =>
+      userTrades(
+        accountOf(context),
+        { instrumentName: instrumentOf(reads, params.instrumentName).name },
+        params,
+      ),
   });
 
   registry.register({

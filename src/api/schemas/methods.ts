@@ -120,6 +120,12 @@ export const CancelByCurrencyParams = Type.Object(
   Strict,
 );
 
+export const CancelByLabelParams = Type.Object(
+  { label: Label, currency: Opt(Currency), detailed: Detailed },
+  Strict,
+);
+export const OpenOrdersByLabelParams = Type.Object({ currency: Currency, label: Label }, Strict);
+
 export const OpenOrdersParams = Type.Object(
   { kind: Opt(StringEnum(KINDS)), type: Opt(StringEnum(OPEN_ORDER_TYPES)) },
   Strict,
@@ -164,6 +170,19 @@ export const UserTradesParams = Type.Object(
   Strict,
 );
 export type UserTradesParams = Static<typeof UserTradesParams>;
+export const UserTradesByInstrumentParams = Type.Object(
+  {
+    instrumentName: InstrumentName,
+    count: Opt(Type.Integer({ minimum: 1, maximum: 1000 })),
+    startTimestamp: Opt(Timestamp),
+    endTimestamp: Opt(Timestamp),
+    sorting: Opt(StringEnum(['asc', 'desc', 'default'])),
+    historical: Opt(Type.Boolean()),
+    includeOld: Opt(Type.Boolean()),
+    continuation: Opt(Type.String({ maxLength: 128 })),
+  },
+  Strict,
+);
 
 export const PositionsParams = Type.Object({ currency: Opt(Currency), kind: Opt(StringEnum(KINDS)) }, Strict);
 export const AccountSummaryParams = Type.Object({ currency: Currency }, Strict);
