@@ -240,6 +240,9 @@ export function clipReduceOnly(state: VenueState): void {
         )
           orders.push(order);
       }
+      // Newest by placing: the account's list is in book-entry order, which a snapshot restore
+      // rebuilds in price priority instead, so it cannot decide.
+      orders.sort((a, b) => a.number - b.number);
       for (let i = orders.length - 1; i >= 0 && excess > 0; i--) {
         const order = orders[i]!;
         const remaining = order.amount - order.filled;

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CommandResult } from '../core/events.ts';
+import { decodeSnapshotState, encodeSnapshot } from '../store/record-format.ts';
 import { Harness, linearPerpetualSpec, perpetualSpec } from './testkit.ts';
 import { sessionEnd } from './trading.ts';
+import { Venue, type VenueSnapshot } from './venue.ts';
 
 function venue(config = {}): Harness {
   const h = new Harness(config);
@@ -208,6 +210,25 @@ describe('reduce-only', () => {
     assert.equal(result.order!.amount, 3);
     assert.equal(errorName(h.order(1, 'sell', 1, 101_000, { reduceOnly: true })), 'reduce_only_violation');
     assert.equal(errorName(h.order(1, 'buy', 1, 99_000, { reduceOnly: true })), 'reduce_only_violation');
+  });
+
+  test('newest is by placing, not by book priority: a venue restored from a snapshot clips the same order', () => {
+    const h = venue();
+    h.order(2, 'sell', 6, 100_000);
+    h.order(1, 'buy', 6, 100_000);
+    // The newer order has the better price, so the book (which a restore rebuilds from) lists it first.
+    const older = h.order(1, 'sell', 3, 102_000, { reduceOnly: true }).order!.orderId;
+    const newer = h.order(1, 'sell', 3, 101_000, { reduceOnly: true }).order!.orderId;
+    const stored = encodeSnapshot(h.seq, h.ts, h.venue.stateHash(), h.venue.snapshot());
+    const restored = new Harness({}, Venue.restore(decodeSnapshotState<VenueSnapshot>(stored)));
+    restored.seq = h.seq;
+    for (const run of [h, restored]) {
+      run.order(3, 'buy', 3, 99_000);
+      run.order(1, 'sell', 3, 99_000);
+      assert.equal(run.venue.getOrder(newer)!.orderState, 'cancelled');
+      assert.equal(run.venue.getOrder(older)!.orderState, 'open');
+    }
+    assert.equal(restored.venue.stateHash(), h.venue.stateHash());
   });
 
   test('a resting reduce-only order shrinks with the position, newest first, and goes when it is gone', () => {
