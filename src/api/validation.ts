@@ -60,10 +60,18 @@ function toVenueError(error: ErrorObject | undefined, root: string): VenueError 
   }
 }
 
+/**
+ * A pattern for text that reaches the read store's SQL: no control characters (PostgreSQL refuses
+ * a NUL in a text parameter, which would surface as an internal error instead of a bad param).
+ */
+export const PLAIN_TEXT = '^[^\\u0000-\\u001f\\u007f]*$';
+
 /** What a value failed, e.g. `must be one of buy, sell` (a fixed set is answered with the set). */
 function requirement(error: ErrorObject): string {
   if (error.keyword === 'enum')
     return `must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
+  if (error.keyword === 'pattern' && error.params.pattern === PLAIN_TEXT)
+    return 'must not contain control characters';
   return error.message ?? 'is invalid';
 }
 

@@ -220,6 +220,29 @@ describe('gateway over HTTP', () => {
       -32602,
       'continuation',
     );
+    // A token says where the page starts: an offset on top of it is refused (0 is no offset).
+    await rejects(
+      client.call('private/get_order_history_by_currency', {
+        ...query,
+        continuation: first.continuation,
+        offset: 1,
+      }),
+      -32602,
+      'offset',
+    );
+    const fromToken = await client.call('private/get_order_history_by_currency', {
+      ...query,
+      continuation: first.continuation,
+      offset: 0,
+    });
+    assert.deepEqual(fromToken, second);
+    // Control characters never reach the read store's SQL (PostgreSQL refuses a NUL outright).
+    await rejects(
+      client.call('private/get_order_history_by_currency', { currency: 'BTC', continuation: '1:BTC-\u0000' }),
+      -32602,
+      'continuation',
+    );
+    await rejects(client.call('private/get_order_state', { orderId: 'BTC-\u0000' }), -32602, 'orderId');
     const summary = await client.call('private/get_account_summary', { currency: 'BTC' });
     assert.equal(summary.balance, '100');
     // A currency the venue holds nothing in is a typo, not an account of zeros.

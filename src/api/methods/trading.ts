@@ -364,6 +364,12 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
       }),
     ]),
     handler: async (params, context) => {
+      // A token already says where the page starts: an offset on top of it would skip rows on
+      // every page of a walk that repeats its query with each new token.
+      if (params.continuation != null && params.continuation !== '' && (params.offset ?? 0) > 0)
+        throw new VenueError('invalid_params', 'offset cannot be combined with continuation', {
+          field: 'offset',
+        });
       const page = await historyQuery(() =>
         history.orderHistory({
           accountId: accountOf(context),

@@ -4,7 +4,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { CANCEL_ORDER_TYPES, OPEN_ORDER_TYPES } from '../../core/order-type-filter.ts';
-import { DecimalString, Opt, Strict, StringEnum } from '../validation.ts';
+import { DecimalString, Opt, PLAIN_TEXT, Strict, StringEnum } from '../validation.ts';
 
 export const ORDER_TYPES = [
   'limit',
@@ -27,7 +27,8 @@ export const KINDS = ['future', 'option', 'spot', 'future_combo', 'option_combo'
 const InstrumentName = Type.String({ minLength: 1, maxLength: 64 });
 const Currency = Type.String({ minLength: 1, maxLength: 16, pattern: '^[A-Za-z0-9]+$' });
 const Label = Type.String({ maxLength: 64 });
-const OrderId = Type.String({ minLength: 1, maxLength: 64 });
+const OrderId = Type.String({ minLength: 1, maxLength: 64, pattern: PLAIN_TEXT });
+const HistoryToken = Type.String({ maxLength: 128, pattern: PLAIN_TEXT });
 const Timestamp = Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000 });
 const Trigger = StringEnum(['index_price', 'mark_price', 'last_price']);
 
@@ -148,7 +149,7 @@ export const OrderHistoryParams = Type.Object(
     includeOld: Opt(Type.Boolean()),
     includeUnfilled: Opt(Type.Boolean()),
     withContinuation: Opt(Type.Boolean()),
-    continuation: Opt(Type.String({ maxLength: 128 })),
+    continuation: Opt(HistoryToken),
     historical: Opt(Type.Boolean()),
   },
   Strict,
@@ -165,7 +166,7 @@ export const UserTradesParams = Type.Object(
     sorting: Opt(StringEnum(['asc', 'desc', 'default'])),
     historical: Opt(Type.Boolean()),
     includeOld: Opt(Type.Boolean()),
-    continuation: Opt(Type.String({ maxLength: 128 })),
+    continuation: Opt(HistoryToken),
   },
   Strict,
 );
@@ -179,7 +180,7 @@ export const UserTradesByInstrumentParams = Type.Object(
     sorting: Opt(StringEnum(['asc', 'desc', 'default'])),
     historical: Opt(Type.Boolean()),
     includeOld: Opt(Type.Boolean()),
-    continuation: Opt(Type.String({ maxLength: 128 })),
+    continuation: Opt(HistoryToken),
   },
   Strict,
 );
