@@ -156,32 +156,23 @@ export const OrderHistoryParams = Type.Object(
 );
 export type OrderHistoryParams = Static<typeof OrderHistoryParams>;
 
+/** The paging and window params both user-trades methods take. */
+const USER_TRADES_PAGING = {
+  count: Opt(Type.Integer({ minimum: 1, maximum: 1000 })),
+  startTimestamp: Opt(Timestamp),
+  endTimestamp: Opt(Timestamp),
+  sorting: Opt(StringEnum(['asc', 'desc', 'default'])),
+  historical: Opt(Type.Boolean()),
+  includeOld: Opt(Type.Boolean()),
+  continuation: Opt(HistoryToken),
+};
 export const UserTradesParams = Type.Object(
-  {
-    currency: Currency,
-    kind: Opt(StringEnum(KINDS)),
-    count: Opt(Type.Integer({ minimum: 1, maximum: 1000 })),
-    startTimestamp: Opt(Timestamp),
-    endTimestamp: Opt(Timestamp),
-    sorting: Opt(StringEnum(['asc', 'desc', 'default'])),
-    historical: Opt(Type.Boolean()),
-    includeOld: Opt(Type.Boolean()),
-    continuation: Opt(HistoryToken),
-  },
+  { currency: Currency, kind: Opt(StringEnum(KINDS)), ...USER_TRADES_PAGING },
   Strict,
 );
 export type UserTradesParams = Static<typeof UserTradesParams>;
 export const UserTradesByInstrumentParams = Type.Object(
-  {
-    instrumentName: InstrumentName,
-    count: Opt(Type.Integer({ minimum: 1, maximum: 1000 })),
-    startTimestamp: Opt(Timestamp),
-    endTimestamp: Opt(Timestamp),
-    sorting: Opt(StringEnum(['asc', 'desc', 'default'])),
-    historical: Opt(Type.Boolean()),
-    includeOld: Opt(Type.Boolean()),
-    continuation: Opt(HistoryToken),
-  },
+  { instrumentName: InstrumentName, ...USER_TRADES_PAGING },
   Strict,
 );
 
