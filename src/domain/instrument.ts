@@ -10,7 +10,7 @@
  * coarser step where it applies.
  */
 import { instrumentCurrencies } from './currency.ts';
-import { DecimalGrid, parseDecimal, type ScaledDecimal, toScale } from './decimal.ts';
+import { DecimalGrid, parseDecimal, type ScaledDecimal, toSafeInteger, toScale } from './decimal.ts';
 import { VenueError } from './errors.ts';
 
 export type InstrumentKind = 'future' | 'option' | 'spot' | 'future_combo' | 'option_combo';
@@ -179,7 +179,7 @@ export class Instrument {
     if (quantityUnits % lotUnits !== 0n) {
       throw new VenueError('off_grid', `${field} ${text} is not a whole number of lots`, { field });
     }
-    const lots = Number(quantityUnits / lotUnits);
+    const lots = toSafeInteger(quantityUnits / lotUnits, field);
     if (lots <= 0) throw new VenueError('invalid_amount', `${field} must be positive`, { field });
     return lots;
   }

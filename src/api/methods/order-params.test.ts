@@ -120,6 +120,52 @@ describe('toPlaceOrder', () => {
       ).field,
       'otocoConfig[0].price',
     );
+    const disagreeing = refusal(() =>
+      toPlaceOrder(
+        {
+          instrumentName: perp.name,
+          quantity: '10',
+          price: '60000',
+          linkedOrderType: 'one_triggers_other',
+          otocoConfig: [{ side: 'sell', timeInforce: 'good_til_day', timeInForce: 'good_til_cancelled' }],
+        },
+        'buy',
+        1,
+        perp,
+      ),
+    );
+    assert.deepEqual(disagreeing, { name: 'invalid_params', field: 'otocoConfig[0].timeInForce' });
+  });
+
+  test('an advanced price has at most 12 digits and 6 decimals, so it prints back as the decimal sent', () => {
+    const option = new Instrument(
+      2,
+      specs.find((spec) => spec.kind === 'option' && spec.settlementCurrency === 'BTC')!,
+    );
+    const place = (price: string) =>
+      toPlaceOrder({ instrumentName: option.name, quantity: '1', price, advanced: 'usd' }, 'buy', 1, option);
+    assert.equal(place('12.345678').advancedValue, 12.345678);
+    assert.equal(String(place('0.000001').advancedValue), '0.000001');
+    for (const price of ['0.00000000000000000001', '1234567890123', '0', '1e3'])
+      assert.deepEqual(
+        refusal(() => place(price)),
+        { name: 'invalid_price', field: 'price' },
+        price,
+      );
+  });
+
+  test('contracts beyond the safe integer range are out of range, naming contracts', () => {
+    assert.deepEqual(
+      refusal(() =>
+        toPlaceOrder(
+          { instrumentName: perp.name, contracts: '99999999999999999999', type: 'market' },
+          'buy',
+          1,
+          perp,
+        ),
+      ),
+      { name: 'invalid_params', field: 'contracts' },
+    );
   });
 });
 

@@ -45,20 +45,27 @@ export function resolveLots(
 export function resolveTimeInForce(
   lower: TimeInForce | null | undefined,
   upper: TimeInForce | null | undefined,
-  field = 'timeInforce',
+  field = 'timeInForce',
 ): TimeInForce {
   if (lower != null && upper != null && lower !== upper) {
-    throw new VenueError('invalid_params', 'timeInforce and timeInForce disagree', { field: 'timeInForce' });
+    throw new VenueError('invalid_params', 'timeInforce and timeInForce disagree', { field });
   }
-  void field;
   return lower ?? upper ?? 'good_til_cancelled';
 }
 
-/** An advanced order's price: a positive decimal (USD or IV percent), kept as a number. */
+/**
+ * An advanced order's price: a positive decimal (USD or IV percent) of at most 12 integer digits
+ * and 6 decimals, kept as a number. Within those bounds the number prints back as the plain
+ * decimal it was (no exponent form on the order's `usd`/`implv`).
+ */
 function advancedValueOf(text: string): number {
   const value = Number(text);
-  if (!/^\d+(\.\d+)?$/.test(text) || !(value > 0))
-    throw new VenueError('invalid_price', 'advanced price must be a positive decimal', { field: 'price' });
+  if (!/^\d{1,12}(\.\d{1,6})?$/.test(text) || !(value > 0))
+    throw new VenueError(
+      'invalid_price',
+      'advanced price must be a positive decimal of at most 12 digits and 6 decimals',
+      { field: 'price' },
+    );
   return value;
 }
 
@@ -180,7 +187,7 @@ function toOtoco(
     ...(entry.label != null ? { label: entry.label } : {}),
     price: optionalPrice(instrument, entry.price, at('price')),
     ...(entry.reduceOnly != null ? { reduceOnly: entry.reduceOnly } : {}),
-    timeInForce: resolveTimeInForce(entry.timeInforce, entry.timeInForce),
+    timeInForce: resolveTimeInForce(entry.timeInforce, entry.timeInForce, at('timeInForce')),
     ...(entry.postOnly != null ? { postOnly: entry.postOnly } : {}),
     ...(entry.rejectPostOnly != null ? { rejectPostOnly: entry.rejectPostOnly } : {}),
     triggerPrice: optionalPrice(instrument, entry.triggerPrice, at('triggerPrice')),
