@@ -21,6 +21,8 @@ export type Position = Static<typeof O.PositionSchema>;
 export type AccountSummary = Static<typeof O.AccountSummarySchema>;
 export type OrderBook = Static<typeof O.OrderBookSchema>;
 export type Ticker = Static<typeof O.TickerSchema>;
+/** A trade on the public tape (`public/get_last_trades_by_instrument`, `trades.{instrument}`). */
+export type PublicTrade = Static<typeof O.PublicTradeSchema>;
 export type InstrumentInfo = Static<typeof O.InstrumentSchema>;
 export type OrderWithTrades = { order: Order; trades: Trade[] };
 /** A group of a detailed cancel_all* answer. */
@@ -47,6 +49,10 @@ export interface Methods {
   'public/get_instruments': Call<typeof P.InstrumentsParams, InstrumentInfo[]>;
   'public/get_order_book': Call<typeof P.OrderBookParams, OrderBook>;
   'public/ticker': Call<typeof P.TickerParams, Ticker>;
+  'public/get_last_trades_by_instrument': Call<
+    typeof P.LastTradesParams,
+    { trades: PublicTrade[]; hasMore: boolean }
+  >;
   'public/auth': Call<typeof P.AuthParams, AuthResult>;
   'public/set_heartbeat': Call<typeof P.HeartbeatParams, 'ok'>;
   'public/disable_heartbeat': Call<Empty, 'ok'>;
@@ -115,6 +121,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'public/get_instruments',
   'public/get_order_book',
   'public/ticker',
+  'public/get_last_trades_by_instrument',
   'public/auth',
   'public/set_heartbeat',
   'public/disable_heartbeat',

@@ -1,7 +1,7 @@
 /**
  * The gateway's own channel families: `user.orders.{kind}.{currency}`,
- * `user.trades.{kind}.{currency}` (the key's default account), `book.{instrument}` and
- * `ticker.{instrument}` (public). Kind: future, option, spot, future_combo, option_combo, combo,
+ * `user.trades.{kind}.{currency}` (the key's default account), `book.{instrument}`,
+ * `ticker.{instrument}` and `trades.{instrument}` (public). Kind: future, option, spot, future_combo, option_combo, combo,
  * any; currency: one the venue files instruments under (any case; base or settlement currency,
  * so `USDC` carries the BTC_USDC products and `BTC` them too, src/domain/currency.ts), or any.
  * Book and ticker pushes are full snapshots of the state when they are published (so none is
@@ -17,9 +17,15 @@ import type { Instrument } from '../domain/instrument.ts';
 import type { Principal } from './auth/authenticator.ts';
 import { type ChannelFamily, type ChannelRegistry, topicFor } from './channels.ts';
 import type { ReadPort } from './ports.ts';
-import { OrderBookSchema, OrderSchema, TickerSchema, TradeSchema } from './schemas/objects.ts';
+import {
+  OrderBookSchema,
+  OrderSchema,
+  PublicTradeSchema,
+  TickerSchema,
+  TradeSchema,
+} from './schemas/objects.ts';
 import { orderBookToWire, tickerToWire } from './wire/market.ts';
-import { orderToWire, partiesOf, tradeToWire } from './wire/orders.ts';
+import { orderToWire, partiesOf, publicTradeToWire, tradeToWire } from './wire/orders.ts';
 
 const KINDS = new Set(['future', 'option', 'spot', 'future_combo', 'option_combo', 'combo', 'any']);
 const BOOK_DEPTH = 20;
@@ -212,6 +218,47 @@ function instrumentChannel(
   };
 }
 
+/**
+ * `trades.{instrument}`: the public tape, each committed command's trades on the instrument as
+ * one array (leg trades of a combo trade on their legs' channels), without a snapshot
+ * (`public/get_last_trades_by_instrument` reads the recent ones).
+ */
+function tradesChannel(reads: ReadPort): ChannelFamily {
+  return {
+    pattern: 'trades.{instrument}',
+    summary: 'Public trades of one instrument, as arrays (no snapshot).',
+    access: 'public',
+    payload: Type.Array(PublicTradeSchema),
+    resolve(name) {
+      if (!name.startsWith('trades.')) return null;
+      const instrument = reads.instrument(name.slice('trades.'.length));
+      if (instrument === undefined) {
+        throw new VenueError('invalid_instrument', `unknown instrument in ${name}`, { field: 'channels' });
+      }
+      return { topics: [topicFor(name, null)] };
+    },
+    produce(batch, emit) {
+      const byInstrument = new Map<string, TradeView[]>();
+      const add = (trade: TradeView) => {
+        const list = byInstrument.get(trade.instrumentName);
+        if (list === undefined) byInstrument.set(trade.instrumentName, [trade]);
+        else list.push(trade);
+      };
+      for (const event of batch.events) {
+        if (event.type !== 'trade') continue;
+        add(event.trade);
+        if (event.trade.legs !== undefined) for (const leg of event.trade.legs) add(leg);
+      }
+      for (const [instrumentName, trades] of byInstrument) {
+        emit(`trades.${instrumentName}`, null, () => {
+          const instrument = reads.instrument(instrumentName);
+          return instrument === undefined ? [] : trades.map((trade) => publicTradeToWire(trade, instrument));
+        });
+      }
+    },
+  };
+}
+
 export function registerBuiltinChannels(channels: ChannelRegistry, reads: ReadPort): void {
   channels.register(
     userChannel('user.orders', reads, "Changes of the key's orders (snapshot: open orders).", OrderSchema),
@@ -223,4 +270,5 @@ export function registerBuiltinChannels(channels: ChannelRegistry, reads: ReadPo
     instrumentChannel('book', reads, 'Order book snapshots of one instrument.', OrderBookSchema),
   );
   channels.register(instrumentChannel('ticker', reads, 'Ticker of one instrument.', TickerSchema));
+  channels.register(tradesChannel(reads));
 }

@@ -10,7 +10,7 @@
  * - `EventPort` delivers every committed command's events, in sequence order, after durability.
  */
 import type { UnstampedCommand } from '../core/commands.ts';
-import type { CommandResult, CoreEvent, OrderView, PositionView } from '../core/events.ts';
+import type { CommandResult, CoreEvent, OrderView, PositionView, TradeView } from '../core/events.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type {
   OrderHistoryPage,
@@ -122,6 +122,11 @@ export interface ReadPort {
   accountSummary(accountId: number, currency: string): AccountSummaryView | undefined;
   orderBook(instrumentName: string, depth: number): OrderBookView | undefined;
   ticker(instrumentName: string): TickerView | undefined;
+  /**
+   * The instrument's most recent trades, at most `count` (the venue keeps at least the last
+   * 100), newest last; leg trades of combo trades are on their legs' instruments.
+   */
+  recentTrades(instrumentName: string, count: number): readonly TradeView[];
   /**
    * The currencies instruments are filed under (base and settlement currencies, see
    * src/domain/currency.ts), sorted: the names `currency` filters take.

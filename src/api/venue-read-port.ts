@@ -8,7 +8,7 @@
  * expired instrument's ticker shows its settlement price as the mark; open interest and the 24 h
  * stats come from the engine (`tradeStats`), and spot has no open interest.
  */
-import type { OrderView, PositionView } from '../core/events.ts';
+import type { OrderView, PositionView, TradeView } from '../core/events.ts';
 import { venueCurrencies } from '../domain/currency.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type {
@@ -53,6 +53,8 @@ export interface VenueQueries {
   /** Cancel-on-disconnect's `account` scope: on for the account's new connections. */
   accountCancelOnDisconnect(accountId: number): boolean;
   /** 24 h volume (lots), high and low (ticks) and open interest (lots; null for spot). */
+  /** Newest last. */
+  recentTrades(instrumentName: string, count: number): TradeView[];
   tradeStats?(instrumentName: string): {
     readonly volume: number;
     readonly high: number | null;
@@ -125,6 +127,7 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
         priceBand: liveBand(info(instrumentName)),
       };
     },
+    recentTrades: (instrumentName, count) => venue.recentTrades(instrumentName, count),
     ticker: (instrumentName): TickerView | undefined => {
       const entry = info(instrumentName);
       const book = venue.book(instrumentName, 1);

@@ -22,7 +22,7 @@ import type {
 } from '../api/ports.ts';
 import { createVenueReadPort } from '../api/venue-read-port.ts';
 import type { UnstampedCommand } from '../core/commands.ts';
-import type { CommandResult, OrderView, PositionView } from '../core/events.ts';
+import type { CommandResult, OrderView, PositionView, TradeView } from '../core/events.ts';
 import type { CoreMachine, MachineCommand, MachineResult } from '../core/machine.ts';
 import type { SubCommand } from '../core/submachine.ts';
 import type { Instrument } from '../domain/instrument.ts';
@@ -173,6 +173,9 @@ export class CoreService implements CommandPort, ReadPort, EventPort {
   }
   ticker(instrumentName: string): TickerView | undefined {
     return this.reads.ticker(instrumentName);
+  }
+  recentTrades(instrumentName: string, count: number): readonly TradeView[] {
+    return this.reads.recentTrades(instrumentName, count);
   }
   currencies(): readonly string[] {
     return this.reads.currencies();

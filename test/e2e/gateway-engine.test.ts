@@ -97,6 +97,64 @@ describe('gateway over the real engine', () => {
     await ws.close();
   });
 
+  test('the public tape: recent trades by instrument and the trades channel, without orders or accounts', async () => {
+    const ws = harness.ws(MAKER1);
+    await ws.connect();
+    const tape: SubscriptionPush[] = [];
+    await ws.subscribe([`trades.${PERP}`], (push) => tape.push(push));
+    const maker = harness.http(MAKER1);
+    const taker = harness.http(TAKER);
+    await maker.call('private/sell', {
+      instrumentName: PERP,
+      quantity: '30',
+      price: '60500',
+      postOnly: true,
+    });
+    const taken = await taker.call('private/buy', {
+      instrumentName: PERP,
+      quantity: '30',
+      price: '60500',
+      timeInforce: 'immediate_or_cancel',
+    });
+    const own = taken.trades[0]!;
+
+    const { trades, hasMore } = await taker.call('public/get_last_trades_by_instrument', {
+      instrumentName: PERP,
+      count: 1,
+    });
+    assert.equal(hasMore, true, 'the first test traded on the perpetual too');
+    assert.deepEqual(trades, [
+      {
+        tradeId: own.tradeId,
+        tradeSeq: own.tradeSeq,
+        timestamp: own.timestamp,
+        tickDirection: own.tickDirection,
+        instrumentName: PERP,
+        direction: 'buy',
+        price: '60500',
+        quantity: '30',
+        contracts: own.contracts,
+        indexPrice: own.indexPrice,
+        markPrice: own.markPrice,
+      },
+    ]);
+    const ascending = await taker.call('public/get_last_trades_by_instrument', {
+      instrumentName: PERP,
+      sorting: 'asc',
+      startSeq: own.tradeSeq - 1,
+    });
+    assert.deepEqual(
+      ascending.trades.map((t) => t.tradeSeq),
+      [own.tradeSeq - 1, own.tradeSeq],
+    );
+    assert.equal(ascending.hasMore, false);
+
+    await until(() => tape.length > 0);
+    assert.equal(tape[0]!.channel, `trades.${PERP}`);
+    assert.deepEqual(tape[0]!.data, trades);
+    await ws.close();
+  });
+
   test('engine refusals travel as catalogue errors naming the field', async () => {
     const taker = harness.http(TAKER);
     await assert.rejects(

@@ -7,7 +7,7 @@
 import { MemoryHistory } from '../../src/api/memory-history.ts';
 import type { CommandPort, CommittedBatch, EventPort, ReadPort } from '../../src/api/ports.ts';
 import type { UnstampedCommand } from '../../src/core/commands.ts';
-import type { CommandResult, CoreEvent, OrderView } from '../../src/core/events.ts';
+import type { CommandResult, CoreEvent, OrderView, TradeView } from '../../src/core/events.ts';
 import { Instrument } from '../../src/domain/instrument.ts';
 import { buildCatalogue } from '../../src/market/catalogue.ts';
 
@@ -243,6 +243,10 @@ export class FakeVenue implements CommandPort, ReadPort, EventPort {
         .sort((a, b) => (side === 'buy' ? b.price! - a.price! : a.price! - b.price!))
         .map((o) => [o.price!, o.amount - o.filledAmount] as const);
     return { instrumentName, timestamp: this.time, bids: level('buy'), asks: level('sell') };
+  }
+  /** The fake never trades. */
+  recentTrades(): readonly TradeView[] {
+    return [];
   }
   ticker(instrumentName: string) {
     const book = this.orderBook(instrumentName);

@@ -1,12 +1,20 @@
-/** Public methods: time, test, instruments, order book, ticker. No key needed. */
+/** Public methods: time, test, instruments, order book, ticker, the trade tape. No key needed. */
 import { Type } from '@sinclair/typebox';
 import { matchesInstrument, RFQ_CURRENCIES } from '../../domain/currency.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { ReadPort } from '../ports.ts';
 import type { MethodRegistry } from '../registry.ts';
-import { InstrumentsParams, OrderBookParams, TestParams, TickerParams } from '../schemas/methods.ts';
-import { InstrumentSchema, OrderBookSchema, TickerSchema } from '../schemas/objects.ts';
+import {
+  InstrumentsParams,
+  LastTradesParams,
+  OrderBookParams,
+  PUBLIC_TRADES_KEPT,
+  TestParams,
+  TickerParams,
+} from '../schemas/methods.ts';
+import { InstrumentSchema, OrderBookSchema, PublicTradeSchema, TickerSchema } from '../schemas/objects.ts';
 import { instrumentToWire, orderBookToWire, tickerToWire } from '../wire/market.ts';
+import { publicTradeToWire } from '../wire/orders.ts';
 import { instrumentOrCombo, kindMatches, type MethodDeps } from './context.ts';
 
 export const API_VERSION = '1.0.0';
@@ -68,6 +76,33 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
       if (book === undefined)
         throw new VenueError('invalid_instrument', undefined, { field: 'instrumentName' });
       return orderBookToWire(book, instrument);
+    },
+  });
+
+  registry.register({
+    name: 'public/get_last_trades_by_instrument',
+    summary: `The instrument's recent trades (of its last ${PUBLIC_TRADES_KEPT}), newest first unless sorting is asc.`,
+    access: 'public',
+    params: LastTradesParams,
+    result: Type.Object({ trades: Type.Array(PublicTradeSchema), hasMore: Type.Boolean() }),
+    handler: async (params) => {
+      const instrument = await instrumentOrCombo(deps, params.instrumentName);
+      const matching = reads
+        .recentTrades(instrument.name, PUBLIC_TRADES_KEPT)
+        .filter(
+          (trade) =>
+            (params.startSeq == null || trade.tradeSeq >= params.startSeq) &&
+            (params.endSeq == null || trade.tradeSeq <= params.endSeq) &&
+            (params.startTimestamp == null || trade.timestamp >= params.startTimestamp) &&
+            (params.endTimestamp == null || trade.timestamp <= params.endTimestamp),
+        );
+      const count = params.count ?? 10;
+      // With asc, the oldest `count` of the range; otherwise the newest, newest first.
+      const page = params.sorting === 'asc' ? matching.slice(0, count) : matching.slice(-count).reverse();
+      return {
+        trades: page.map((trade) => publicTradeToWire(trade, instrument)),
+        hasMore: matching.length > count,
+      };
     },
   });
 

@@ -188,6 +188,20 @@ export const OrderBookParams = Type.Object(
   Strict,
 );
 export const TickerParams = Type.Object({ instrumentName: InstrumentName }, Strict);
+/** The venue keeps an instrument's last 100 trades for the public tape. */
+export const PUBLIC_TRADES_KEPT = 100;
+export const LastTradesParams = Type.Object(
+  {
+    instrumentName: InstrumentName,
+    count: Opt(Type.Integer({ minimum: 1, maximum: PUBLIC_TRADES_KEPT })),
+    startSeq: Opt(Type.Integer({ minimum: 0 })),
+    endSeq: Opt(Type.Integer({ minimum: 0 })),
+    startTimestamp: Opt(Timestamp),
+    endTimestamp: Opt(Timestamp),
+    sorting: Opt(StringEnum(['asc', 'desc', 'default'])),
+  },
+  Strict,
+);
 export const TestParams = Type.Object({ expectedResult: Opt(StringEnum(['exception'])) }, Strict);
 
 export const AuthParams = Type.Object(

@@ -125,6 +125,30 @@ export const TradeSchema = Type.Object(
 export type WireTrade = Static<typeof TradeSchema>;
 export type WireLegTrade = Static<typeof LegTradeSchema>;
 
+/** A trade as the public tape shows it (Deribit's public trades): no order, account or fee. */
+export const PublicTradeSchema = Type.Object(
+  {
+    tradeId: S,
+    tradeSeq: Type.Integer(),
+    timestamp: Type.Integer(),
+    tickDirection: Type.Integer({ minimum: 0, maximum: 3 }),
+    instrumentName: S,
+    direction: Type.Union([Type.Literal('buy'), Type.Literal('sell')], { description: "the taker's side" }),
+    price: S,
+    quantity: S,
+    contracts: S,
+    indexPrice: Type.Union([S, Type.Null()]),
+    markPrice: Type.Union([S, Type.Null()]),
+    underlyingPrice: Type.Optional(S),
+    iv: Type.Optional(S),
+    blockTradeId: Type.Optional(S),
+    comboId: Type.Optional(S),
+    comboTradeId: Type.Optional(S),
+  },
+  { $id: 'PublicTrade' },
+);
+export type WirePublicTrade = Static<typeof PublicTradeSchema>;
+
 export const OrderWithTradesSchema = Type.Object({ order: OrderSchema, trades: Type.Array(TradeSchema) });
 
 /** One group of a detailed cancel_all* answer (Deribit's execution report, camelCase). */

@@ -8,7 +8,13 @@ import { formatScaled } from '../../domain/decimal.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import { yearsBetween } from '../../market/black76.ts';
 import { impliedVolPercent } from '../../market/conversions.ts';
-import type { CancelReport, WireLegTrade, WireOrder, WireTrade } from '../schemas/objects.ts';
+import type {
+  CancelReport,
+  WireLegTrade,
+  WireOrder,
+  WirePublicTrade,
+  WireTrade,
+} from '../schemas/objects.ts';
 
 export type InstrumentLookup = (name: string) => Instrument | undefined;
 
@@ -154,6 +160,32 @@ function tradeFieldsToWire(trade: TradeView, party: TradeParty, instrument: Inst
   const blockRfqId = party === trade.maker ? (trade.makerBlockRfqId ?? trade.blockRfqId) : trade.blockRfqId;
   if (blockRfqId !== null) wire.blockRfqId = blockRfqId;
   if (trade.blockRfqQuoteId !== null) wire.blockRfqQuoteId = trade.blockRfqQuoteId;
+  if (trade.comboId != null) wire.comboId = trade.comboId;
+  if (trade.comboTradeId != null) wire.comboTradeId = trade.comboTradeId;
+  return wire;
+}
+
+/** A trade on the public tape: what everyone may see of it (no order, account, fee or label). */
+export function publicTradeToWire(trade: TradeView, instrument: Instrument): WirePublicTrade {
+  const wire: WirePublicTrade = {
+    tradeId: trade.tradeId,
+    tradeSeq: trade.tradeSeq,
+    timestamp: trade.timestamp,
+    tickDirection: trade.tickDirection,
+    instrumentName: trade.instrumentName,
+    direction: trade.taker.side,
+    price: instrument.formatPrice(trade.price),
+    quantity: instrument.formatQuantity(trade.amount),
+    contracts: instrument.formatContracts(trade.amount),
+    indexPrice: trade.indexPrice === null ? null : String(trade.indexPrice),
+    markPrice: trade.markPrice === null ? null : instrument.formatPrice(trade.markPrice),
+  };
+  if (instrument.isOption && trade.indexPrice !== null) {
+    wire.underlyingPrice = String(trade.underlyingPrice ?? trade.indexPrice);
+    const iv = tradeIvPercent(trade, instrument);
+    if (iv !== null) wire.iv = iv;
+  }
+  if (trade.blockTradeId !== null) wire.blockTradeId = trade.blockTradeId;
   if (trade.comboId != null) wire.comboId = trade.comboId;
   if (trade.comboTradeId != null) wire.comboTradeId = trade.comboTradeId;
   return wire;
