@@ -20,6 +20,8 @@ import { registerBuiltinChannels } from './builtin-channels.ts';
 import { ChannelRegistry, Fanout } from './channels.ts';
 import { Dispatcher, type RequestObserver } from './dispatcher.ts';
 import {
+  answerClientError,
+  answerFrameworkError,
   type FlatRouteDefinition,
   type HttpRouteDeps,
   installErrorHandlers,
@@ -97,6 +99,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // Requests that arrive while the service shuts down get an error envelope (installShutdownRefusal),
     // not Fastify's own 503 body, which no client of the envelope can read.
     return503OnClosing: false,
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
   });
   let closing = false;
   const onUnexpected = (error: unknown, method?: string) =>

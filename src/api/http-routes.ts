@@ -12,6 +12,8 @@
  *   routes and non-public methods) or runs again (signed `public/*` reads, answers not kept).
  */
 
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CATALOGUE, VenueError } from '../domain/errors.ts';
@@ -100,6 +102,42 @@ function sendUnrouted(
   return send(reply, status, body);
 }
 
+/**
+ * Fastify's own refusals before routing (a path that is not valid percent-encoding): 400 with
+ * `bad_request` in the shape of the path, as the not-found and body errors are.
+ */
+export function answerFrameworkError(error: Error, request: FastifyRequest, reply: FastifyReply) {
+  return sendUnrouted(request.server, request.url, reply, 400, {
+    code: ERROR_CATALOGUE.bad_request.code,
+    message: error.message,
+    data: { field: 'url' },
+  });
+}
+
+/**
+ * A request Node's HTTP parser refuses (a bad Content-Length, both Content-Length and
+ * Transfer-Encoding, a control character in a header, headers over the size limit, garbage):
+ * there is no URL to shape the answer by, so it is an envelope, `bad_request` with HTTP 400 (431
+ * for oversized headers, 408 for a request that timed out), and the connection closes.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'the request headers are too large']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'the request did not arrive in time']
+        : [400, 'the request is not valid HTTP'];
+  const body = JSON.stringify({ rid: null, error: { code: ERROR_CATALOGUE.bad_request.code, message } });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
 export interface HttpRouteDeps {
   readonly dispatcher: Dispatcher;
   readonly authenticator: Authenticator;
@@ -175,6 +213,15 @@ export function installShutdownRefusal(app: FastifyInstance, closing: () => bool
   });
 }
 
+/** The rid of a body refused before it was parsed (authentication), when it has one. */
+function ridOf(raw: string): number | null {
+  try {
+    return salvageRid(JSON.parse(raw));
+  } catch {
+    return null;
+  }
+}
+
 export function registerEnvelopeRoute(app: FastifyInstance, deps: HttpRouteDeps): void {
   const { dispatcher, authenticator, onUnexpected } = deps;
   // Not an async handler (see `Dispatcher.dispatch`): it answers at once or returns a promise that
@@ -191,7 +238,7 @@ export function registerEnvelopeRoute(app: FastifyInstance, deps: HttpRouteDeps)
       if (signed || !pathMethod.startsWith('public/'))
         auth = authenticator.authenticateHttp(authParts(request, raw), retention);
     } catch (error) {
-      sendError(reply, error, null, onUnexpected);
+      sendError(reply, error, ridOf(raw), onUnexpected);
       return;
     }
     if (auth?.kind === 'replay') {

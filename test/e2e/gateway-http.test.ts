@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ApiError } from '../../sdk/errors.ts';
@@ -260,6 +261,11 @@ describe('gateway over HTTP', () => {
       body,
     });
     assert.equal(unsigned.status, 401);
+    assert.equal(
+      ((await unsigned.json()) as { rid: unknown }).rid,
+      7,
+      'a refusal before the body is read still echoes its rid',
+    );
     // Skew: 401 with serverTime.
     const skewed = await client.send(
       client.sign('POST', '/api/private/get_open_orders', body, randomUUID(), venue.now() - 20_000),
@@ -353,6 +359,43 @@ describe('gateway over HTTP', () => {
       field: 'body',
       maxBytes: 262_144,
     });
+  });
+
+  test('malformed HTTP is answered in the API shape, not with the server framework’s own body', async () => {
+    const { hostname, port } = new URL(harness.baseUrl);
+    const raw = (request: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const socket = createConnection({ host: hostname, port: Number(port) });
+        let text = '';
+        socket.on('data', (chunk) => {
+          text += chunk.toString('latin1');
+        });
+        socket.on('error', reject);
+        socket.on('close', () => {
+          const [head = '', body = ''] = text.split('\r\n\r\n');
+          resolve({ status: Number(head.split(' ')[1]), body });
+        });
+        socket.end(request);
+      });
+    const envelope = (body: string) => JSON.parse(body) as { rid: null; error: { code: number } };
+    // A path that is no valid percent-encoding: bad_request in the path's shape.
+    const badUrl = await raw(
+      `POST /api/private/%ZZ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+    );
+    assert.equal(badUrl.status, 400);
+    assert.equal(envelope(badUrl.body).error.code, 11050);
+    // What Node's parser refuses: an envelope, and the connection closes.
+    const conflicting = await raw(
+      `POST /api/public/time HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}`,
+    );
+    assert.equal(conflicting.status, 400);
+    assert.deepEqual(envelope(conflicting.body), {
+      rid: null,
+      error: { code: 11050, message: 'the request is not valid HTTP' },
+    });
+    const garbage = await raw('\u0001\u0002 nonsense\r\n\r\n');
+    assert.equal(garbage.status, 400);
+    assert.equal(envelope(garbage.body).error.code, 11050);
   });
 
   test('docs: OpenAPI 3.1 lists every HTTP method; AsyncAPI lists the channels', async () => {

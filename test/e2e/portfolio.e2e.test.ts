@@ -170,6 +170,8 @@ describe('portfolios through the API', () => {
       { method: 'GET', path: '/submit', body: '', status: 404, code: notFound },
       { method: 'POST', path: '/nope', body: '{}', status: 404, code: notFound },
       { method: 'GET', path: '', body: '', status: 404, code: notFound },
+      // A path that is no valid percent-encoding, refused before routing.
+      { method: 'GET', path: '/%ZZ', body: '', status: 400, code: ERROR_CATALOGUE.bad_request.code },
     ] as const;
     for (const c of cases) {
       const answer = await http.send(http.sign(c.method, `${PORTFOLIO_BASE_PATH}${c.path}`, c.body));

@@ -146,6 +146,8 @@ test('websocket auth signs ts\\nnonce\\nGET\\n/ws\\n and never accepts a nonce t
     errorName(() => auth.authenticateWs(params)),
     'nonce_reused',
   );
+  // The same message again is no "different request": the refusal says what to do instead.
+  assert.throws(() => auth.authenticateWs(params), /accepted once; sign a new one/);
   assert.equal(
     errorName(() => auth.authenticateWs({ ...params, nonce: uuid('w2') })),
     'invalid_credentials',

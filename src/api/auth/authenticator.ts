@@ -169,7 +169,9 @@ export class Authenticator {
     }
     this.memory.prune(now);
     if (this.memory.has(params.apiKey, params.nonce)) {
-      throw new VenueError('nonce_reused', undefined, { field: 'nonce' });
+      throw new VenueError('nonce_reused', 'a public/auth nonce is accepted once; sign a new one', {
+        field: 'nonce',
+      });
     }
     this.refuseUncertain(ts, now, 'timestamp');
     this.admit('nonce');
