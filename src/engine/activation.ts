@@ -7,6 +7,10 @@
  *   new order: limit types at `price` with their time in force (post-only re-priced just inside
  *   the spread, or rejected with rejectPostOnly), market types up to the band with the rest
  *   cancelled (`immediate_or_cancel`).
+ * - A limit type's price is clamped into the price band of the moment it goes live (a buy to at
+ *   most the band's max, a sell to at least its min, on the tick grid), as Deribit clamps: it was
+ *   placed under an earlier band, or none, and is not checked against the band until now. The
+ *   order keeps and shows the clamped price.
  * - Funds and reduce-only are checked at this moment; failing them rejects the order
  *   (state `rejected`), as does an expired instrument. Its event is emitted last.
  * - The open-order limit is checked like a new placement: an order that could rest (limit types,
@@ -19,8 +23,8 @@ import { type CancelReason, isMarketLike } from '../core/types.ts';
 import { closeOrder, match, reducibleLots, rest } from './matching.ts';
 import { FLAG_POST_ONLY, FLAG_REDUCE_ONLY, FLAG_REJECT_POST_ONLY, type Order } from './order.ts';
 import { transition } from './order-state.ts';
-import { availableFunds, coverRelease, orderReserve, priceBand } from './risk.ts';
-import type { VenueState } from './state.ts';
+import { availableFunds, coverRelease, orderReserve, type PriceBand, priceBand } from './risk.ts';
+import type { InstrumentState, VenueState } from './state.ts';
 import { sessionEnd } from './trading.ts';
 
 /**
@@ -35,6 +39,19 @@ export function executedMarketPrice(limit: number, trades: readonly TradeView[],
     if (trade.taker.orderId === orderId) return trade.price;
   }
   return 0;
+}
+
+/**
+ * A limit price moved into the band: a buy down to its max, a sell up to its min, then further
+ * inward to the next price on the instrument's tick grid (the band's edge need not be on it).
+ * A price already inside is returned as it is.
+ */
+function clampToBand(instrument: InstrumentState, buying: boolean, price: number, band: PriceBand): number {
+  if (buying ? price <= band.max : price >= band.min) return price;
+  const tool = instrument.instrument;
+  let clamped = buying ? band.max : band.min;
+  while (!tool.isOnTick(clamped)) clamped += buying ? -1 : 1;
+  return clamped;
 }
 
 /**
@@ -78,6 +95,7 @@ export function activate(state: VenueState, order: Order, trades: TradeView[] = 
   }
   const band = priceBand(state, instrument);
   const buying = order.side === 'buy';
+  if (!market && band !== null) order.price = clampToBand(instrument, buying, order.price, band);
   if (!market && order.has(FLAG_POST_ONLY)) {
     // Post-only (linked secondaries): rest just inside the spread, or reject when asked to.
     const touch = buying ? instrument.book.bestAsk() : instrument.book.bestBid();

@@ -111,6 +111,32 @@ describe('advanced options orders (usd / implv)', () => {
     assert.equal(again.usd, 3_125);
   });
 
+  test('an edit that makes an order advanced and post-only is refused like such a placement', () => {
+    const h = withOption();
+    const plain = orderOf(h.ok(optionOrder(h, { price: 300 })));
+    const advanced = orderOf(h.ok(optionOrder(h, { advanced: 'usd', advancedValue: 2_500 })));
+    const hash = h.venue.stateHash();
+    for (const order of [plain, advanced]) {
+      const refused = h.run({
+        type: 'edit_order',
+        accountId: 1,
+        orderId: order.orderId,
+        amount: 10,
+        advanced: 'usd',
+        advancedValue: 2_000,
+        postOnly: true,
+      });
+      assert.equal(errorOf(refused), 'no_adv_postonly');
+      assert.equal(refused.ok ? null : refused.error.data.field, 'postOnly');
+    }
+    assert.equal(h.venue.stateHash(), hash);
+    assert.equal(h.get(plain.orderId).advanced, null);
+    assert.equal(h.get(plain.orderId).postOnly, false);
+    assert.equal(h.get(advanced.orderId).usd, 2_500);
+    assert.equal(h.get(advanced.orderId).postOnly, false);
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
   test('a refused plain edit leaves an advanced order advanced and re-priced', () => {
     const h = withOption();
     const order = orderOf(h.ok(optionOrder(h, { advanced: 'usd', advancedValue: 2_500 })));
@@ -167,5 +193,36 @@ describe('market_limit', () => {
       ),
       'invalid_arguments',
     );
+  });
+
+  test('displayAmount is refused as on a market order, not dropped', () => {
+    const h = new AdvancedHarness();
+    h.ok(h.orderCommand(2, 'sell', 1_000, 100_000));
+    const market = h.run(h.orderCommand(1, 'buy', 10_000, null, { displayAmount: 1_000 }));
+    assert.equal(errorOf(market), 'invalid_max_show_amount');
+    const hash = h.venue.stateHash();
+    const refused = h.run(
+      h.orderCommand(1, 'buy', 10_000, null, { orderType: 'market_limit', displayAmount: 1_000 }),
+    );
+    assert.equal(errorOf(refused), 'invalid_max_show_amount');
+    assert.equal(refused.ok ? null : refused.error.data.field, 'displayAmount');
+    assert.equal(h.venue.stateHash(), hash);
+  });
+
+  test('postOnly is refused as on a market order', () => {
+    const h = new AdvancedHarness();
+    h.ok(h.orderCommand(2, 'sell', 5, 100_000));
+    const market = h.run(h.orderCommand(1, 'buy', 5, null, { postOnly: true }));
+    assert.equal(errorOf(market), 'post_only_not_allowed');
+    const hash = h.venue.stateHash();
+    for (const rejectPostOnly of [false, true]) {
+      const refused = h.run(
+        h.orderCommand(1, 'buy', 5, null, { orderType: 'market_limit', postOnly: true, rejectPostOnly }),
+      );
+      assert.equal(errorOf(refused), 'post_only_not_allowed');
+      assert.deepEqual(refused.ok ? null : refused.error, market.ok ? null : market.error);
+    }
+    assert.equal(h.venue.stateHash(), hash);
+    assert.equal(h.venue.book(PERP)!.bestBid, null);
   });
 });

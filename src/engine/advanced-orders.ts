@@ -6,7 +6,8 @@
  *   (iceberg.ts), MMP freezes (mmp.ts), `market_limit`, and `advanced` usd/implv options orders.
  * - `market_limit`: a limit order at the best opposite price at arrival (it takes that level
  *   and rests the rest there); orderType `limit`, originalOrderType `market_limit`; refused
- *   with `invalid_arguments` when the opposite side is empty.
+ *   with `invalid_arguments` when the opposite side is empty. It is a market type for
+ *   `displayAmount` and `postOnly`: both are refused with the errors a `market` order gets.
  * - Advanced options orders: `advancedValue` is USD (usd) or IV percent (implv), priced and
  *   re-priced by advanced-pricing.ts; a plain edit turns them into plain orders.
  * - `afterCommand` runs after every command while anything advanced exists: MMP counts new
@@ -117,6 +118,26 @@ function placeSingle(state: VenueState, command: PlaceOrder): CommandResult {
 }
 
 function placeMarketLimit(state: VenueState, command: PlaceOrder): CommandResult {
+  // A market type: no iceberg (it was rested whole, the display dropped) and no post-only (it
+  // was re-priced inside the spread and rested, or always refused with rejectPostOnly).
+  if (command.displayAmount != null) {
+    const error = validateIceberg(
+      command.displayAmount,
+      command.amount,
+      'market',
+      command.timeInForce,
+      false,
+    );
+    if (error !== null) return fail(state, command.accountId, error);
+  }
+  if (command.postOnly)
+    return fail(
+      state,
+      command.accountId,
+      refusal('post_only_not_allowed', 'postOnly needs a good_til_cancelled limit order', {
+        field: 'postOnly',
+      }),
+    );
   const instrument = state.instruments.get(command.instrumentName);
   if (instrument === undefined || instrument.status !== 'open')
     return placeOrder(state, { ...command, orderType: 'limit', price: 0 });
@@ -213,6 +234,14 @@ export function editSpecial(state: VenueState, command: EditOrder): CommandResul
   if (order.state !== 'open') return null;
   const x = order.extras;
   if (command.advanced != null) {
+    // As placing one: an advanced order cannot be post-only (checked before anything changes).
+    if (command.postOnly === true)
+      return fail(
+        state,
+        command.accountId,
+        refusal('no_adv_postonly', 'advanced orders cannot be post-only', { field: 'postOnly' }),
+        'edit_order',
+      );
     const instrument = state.instrumentList[order.instrumentId]!;
     const value = command.advancedValue ?? null;
     if (value === null)
