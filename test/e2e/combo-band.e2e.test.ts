@@ -46,6 +46,21 @@ describe('combo price band', () => {
     const [, expiry, strike] = calls[Math.floor(calls.length / 2)]!.split('-');
     const straddle = `BTC-STRD-${expiry}-${strike}`;
     const spread = 'BTC-FS-25DEC26_PERP';
+    // Only a signed request lists a combo: an anonymous read of an unlisted one lists nothing.
+    const anonymous = await fetch(`${running.baseUrl}/api/public/ticker`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rid: 1, method: 'public/ticker', params: { instrumentName: straddle } }),
+    });
+    const anonymousError = ((await anonymous.json()) as { error: { code: number; data: { field: string } } })
+      .error;
+    assert.deepEqual([anonymousError.code, anonymousError.data.field], [10020, 'instrumentName']);
+    assert.equal(
+      (await client.call('public/get_instruments', { currency: 'BTC', kind: 'option_combo' })).some(
+        (instrument) => instrument.instrumentName === straddle,
+      ),
+      false,
+    );
     await client.call('public/ticker', { instrumentName: straddle });
     await client.call('public/ticker', { instrumentName: spread });
     const mark = await markOf(running, client, straddle);

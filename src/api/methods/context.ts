@@ -36,15 +36,30 @@ export function instrumentOf(reads: ReadPort, name: string, field = 'instrumentN
 
 /**
  * The instrument, or for a combo id not listed yet the combo, listed now (the ways into a new
- * combo: placing an order on it, reading its book or ticker).
+ * combo: placing an order on it, reading its book or ticker). Only a signed call lists one: a
+ * listing is journaled and the market prices the combo from then on, so anonymous reads (which
+ * only the per-address limit bounds) could otherwise grow the venue without end.
  */
 export async function instrumentOrCombo(
   deps: MethodDeps,
   name: string,
+  context: CallContext,
   field = 'instrumentName',
 ): Promise<Instrument> {
-  if (deps.reads.instrument(name) === undefined && deps.combos !== undefined && parseComboName(name) !== null)
+  if (
+    deps.reads.instrument(name) === undefined &&
+    deps.combos !== undefined &&
+    parseComboName(name) !== null
+  ) {
+    if (context.principal === null) {
+      throw new VenueError(
+        'invalid_instrument',
+        `combo ${name} is not listed yet: a signed request (its book, its ticker or an order) lists it`,
+        { field, instrumentName: name },
+      );
+    }
     await deps.combos.list(name);
+  }
   return instrumentOf(deps.reads, name, field);
 }
 

@@ -15,7 +15,7 @@ import {
 import { InstrumentSchema, OrderBookSchema, PublicTradeSchema, TickerSchema } from '../schemas/objects.ts';
 import { instrumentToWire, orderBookToWire, tickerToWire } from '../wire/market.ts';
 import { publicTradeToWire } from '../wire/orders.ts';
-import { instrumentOrCombo, kindMatches, type MethodDeps } from './context.ts';
+import { instrumentOf, instrumentOrCombo, kindMatches, type MethodDeps } from './context.ts';
 
 export const API_VERSION = '1.0.0';
 
@@ -70,8 +70,8 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
     access: 'public',
     params: OrderBookParams,
     result: OrderBookSchema,
-    handler: async (params) => {
-      const instrument = await instrumentOrCombo(deps, params.instrumentName);
+    handler: async (params, context) => {
+      const instrument = await instrumentOrCombo(deps, params.instrumentName, context);
       const book = reads.orderBook(instrument.name, params.depth ?? 20);
       if (book === undefined)
         throw new VenueError('invalid_instrument', undefined, { field: 'instrumentName' });
@@ -85,8 +85,9 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
     access: 'public',
     params: LastTradesParams,
     result: Type.Object({ trades: Type.Array(PublicTradeSchema), hasMore: Type.Boolean() }),
-    handler: async (params) => {
-      const instrument = await instrumentOrCombo(deps, params.instrumentName);
+    handler: (params) => {
+      // An unlisted combo has no trades: reading its tape lists nothing.
+      const instrument = instrumentOf(reads, params.instrumentName);
       const matching = reads
         .recentTrades(instrument.name, PUBLIC_TRADES_KEPT)
         .filter(
@@ -112,8 +113,8 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
     access: 'public',
     params: TickerParams,
     result: TickerSchema,
-    handler: async (params) => {
-      const instrument = await instrumentOrCombo(deps, params.instrumentName);
+    handler: async (params, context) => {
+      const instrument = await instrumentOrCombo(deps, params.instrumentName, context);
       const ticker = reads.ticker(instrument.name);
       if (ticker === undefined)
         throw new VenueError('invalid_instrument', undefined, { field: 'instrumentName' });

@@ -118,7 +118,7 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
         const instrument = reads.instrument(params.instrumentName);
         if (instrument !== undefined) return place(params, side, accountId, instrument, context.session);
         // A combo id not listed yet is listed first (off the hot path: only unknown names wait).
-        return instrumentOrCombo(deps, params.instrumentName).then((listed) =>
+        return instrumentOrCombo(deps, params.instrumentName, context).then((listed) =>
           place(params, side, accountId, listed, context.session),
         );
       },
