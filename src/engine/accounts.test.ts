@@ -73,6 +73,57 @@ describe('positions and realised PnL', () => {
   });
 });
 
+describe('a fill moves exactly opposite amounts on its two sides', () => {
+  /** What a fill books for a position: pnl − dir × ΔopenCost, summed over its fills. */
+  const booked = (p: Position) => p.realisedPnl - p.economics.direction * p.openCost;
+
+  test('an inverse flip books value(lots) in one piece, as the counterparty does', () => {
+    // 10 USD at 60,000.5 USD is 16,666.53 sat (16,667) and 20 USD 33,333.06 (33,333): closing 1
+    // and opening 1 separately would book 33,334 against the buyer's 33,333.
+    const seller = position();
+    const buyer = position();
+    const third = position();
+    applyFill(seller, 1, 1, 120_000); // long 1, bought from the third account
+    applyFill(third, -1, 1, 120_000);
+    applyFill(seller, -1, 2, 120_001); // sells 2 to a flat buyer: short 1
+    applyFill(buyer, 1, 2, 120_001);
+    assert.equal(seller.size, -1);
+    assert.equal(seller.openCost, -(33_333 - 16_667));
+    assert.equal(booked(seller) + booked(buyer) + booked(third), 0);
+  });
+
+  test('property: over random fills among three accounts, flips included, nothing is made or lost', () => {
+    // Three accounts, so that one side of a fill can flip while the other does not.
+    const fill = fc.record({
+      buyer: fc.nat(2),
+      seller: fc.nat(1),
+      lots: fc.integer({ min: 1, max: 40 }),
+      price: fc.integer({ min: 100_000, max: 140_000 }),
+    });
+    for (const spec of [perpetualSpec(), linearPerpetualSpec()]) {
+      fc.assert(
+        fc.property(fc.array(fill, { minLength: 1, maxLength: 30 }), (fills) => {
+          const positions = [position(spec), position(spec), position(spec)];
+          for (const { buyer, seller, lots, price } of fills) {
+            applyFill(positions[buyer]!, 1, lots, price);
+            applyFill(positions[seller >= buyer ? seller + 1 : seller]!, -1, lots, price);
+            assert.equal(
+              positions.reduce((sum, p) => sum + p.size, 0),
+              0,
+            );
+            // All started flat, so what they booked sums to 0 after every fill.
+            assert.equal(
+              positions.reduce((sum, p) => sum + booked(p), 0),
+              0,
+            );
+          }
+        }),
+        { numRuns: 300 },
+      );
+    }
+  });
+});
+
 describe('exactShare', () => {
   const reference = (cost: number, part: number, whole: number): number => {
     const big = BigInt(cost) * BigInt(part);

@@ -166,6 +166,8 @@ export class Account {
 /**
  * Applies a fill of `lots` at `price` with direction `sign` (+1 buy, −1 sell) to a position.
  * Returns the realised PnL of the closed part (settlement minor units). Spot has no positions.
+ * Conservation: pnl − dir × ΔopenCost = −dir × sign × value(lots, price) for every fill, flips
+ * included, so the two sides of a trade move exactly opposite amounts.
  */
 export function applyFill(position: Position, sign: 1 | -1, lots: number, price: number): number {
   const economics = position.economics;
@@ -188,7 +190,10 @@ export function applyFill(position: Position, sign: 1 | -1, lots: number, price:
   position.size = size + sign * lots;
   const opened = lots - closed;
   if (opened > 0) {
-    position.openCost = sign * economics.value(opened, price);
+    // The opened part costs what the fill is worth less the closed part's exit value, not
+    // value(opened) rounded on its own: the fill then moves value(lots) in all, exactly what the
+    // counterparty books in one piece, and no minor unit is made or lost in the flip.
+    position.openCost = sign * (economics.value(lots, price) - exitValue) + 0;
     position.entryValue = entryValueOf(economics, opened, price);
   }
   position.realisedPnl += pnl;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { parseDecimal } from '../domain/decimal.ts';
 import { Instrument } from '../domain/instrument.ts';
 import { divRound, Economics, mulDivRound } from './economics.ts';
 import { linearPerpetualSpec, optionSpec, perpetualSpec, spotSpec } from './testkit.ts';
@@ -59,5 +60,32 @@ describe('fees', () => {
     assert.equal(e.fee(10, 1000, 'T', 50_000), 30_000);
     // cheap option: premium 0.0001 BTC × 1 = 10,000 sat → cap 1,250 sat
     assert.equal(e.fee(10, 1, 'T', 50_000), 1_250);
+  });
+});
+
+describe('settlement values round one way, as the caller asks', () => {
+  const decimal = (text: string) => parseDecimal(text, 'settlementIndex');
+  test('inverse future at an index: 10 USD at 60,000.5 USD is 16,666.53 sat', () => {
+    const e = economics(perpetualSpec());
+    assert.equal(e.valueAt(1, decimal('60000.5'), 'floor'), 16_666);
+    assert.equal(e.valueAt(1, decimal('60000.5'), 'ceil'), 16_667);
+    // In whole ticks, the same value as `value` but rounded the way asked.
+    assert.equal(e.valueOfTicks(1, 120_001, 'floor'), 16_666);
+    assert.equal(e.valueOfTicks(1, 120_001, 'ceil'), 16_667);
+    // Exact values do not move.
+    assert.equal(e.valueOfTicks(10, 100_000, 'floor'), e.value(10, 100_000));
+    assert.equal(e.valueOfTicks(10, 100_000, 'ceil'), e.value(10, 100_000));
+  });
+  test('signed: a negative linear value rounds toward −∞ or +∞', () => {
+    // 0.001 BTC at −0.0005 USDC: −0.0000005 USDC, half a micro-unit below zero.
+    const e = economics(linearPerpetualSpec({ tickSize: '0.0005' }));
+    assert.equal(e.valueOfTicks(1, -1, 'floor'), -1);
+    assert.equal(e.valueOfTicks(1, -1, 'ceil'), 0);
+  });
+  test('option payoff: 0.1 BTC of the 70,000 call at 70,000.38 is 54.28 sat', () => {
+    const e = economics(optionSpec());
+    assert.equal(e.optionPayoff(1, decimal('70000.38'), 'floor'), 54);
+    assert.equal(e.optionPayoff(1, decimal('70000.38'), 'ceil'), 55);
+    assert.equal(e.optionPayoff(1, decimal('69999.99'), 'ceil'), 0);
   });
 });

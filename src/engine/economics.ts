@@ -9,7 +9,8 @@
  *   i.e. lots × F / ticks.
  * Rounding: to the nearest minor unit, halves away from zero (exact: integer numerator and
  * denominator, BigInt fallback beyond 2^53). Fees round up (a fee never undercharges; a rebate
- * never overpays).
+ * never overpays). Settlement values (`valueAt`, `valueOfTicks`, `optionPayoff`) round one way,
+ * chosen by the caller against the holder, so the venue never pays out a rounding unit.
  *
  * Realised PnL on closing part of a position (dir = +1 "value grows with price", -1 inverse
  * futures whose coin value falls as the price rises; σ = sign of the position):
@@ -67,6 +68,19 @@ function mulDiv(a: number, b: number, c: number, roundUp: boolean): number {
   const big = BigInt(a) * BigInt(b);
   const quotient = big / BigInt(c);
   return Number(roundUp && big % BigInt(c) > 0n ? quotient + 1n : quotient);
+}
+
+/** A one-way rounding of a signed value: `floor` toward −∞, `ceil` toward +∞. */
+export type Rounding = 'floor' | 'ceil';
+
+/** numerator / denominator (denominator > 0) rounded toward −∞ or +∞, exactly. */
+function divDirected(numerator: bigint, denominator: bigint, rounding: Rounding): number {
+  let quotient = numerator / denominator; // truncated toward zero
+  if (numerator % denominator !== 0n) {
+    if (rounding === 'floor' && numerator < 0n) quotient -= 1n;
+    else if (rounding === 'ceil' && numerator > 0n) quotient += 1n;
+  }
+  return Number(quotient);
 }
 
 interface Rational {
@@ -210,9 +224,9 @@ export class Economics {
 
   /**
    * Value of `lots` at a price that need not be on the tick grid (a settlement index), exactly,
-   * rounded to nearest (halves away from zero); `value` for a price in whole ticks.
+   * rounded once to the minor unit in the direction given (signed: `floor` toward −∞).
    */
-  valueAt(lots: number, price: ScaledDecimal): number {
+  valueAt(lots: number, price: ScaledDecimal, rounding: Rounding): number {
     const tick = this.instrument.priceGrid;
     // price in ticks = price.units · 10^tick.scale / (10^price.scale · tick.stepUnits)
     const tickNumerator = price.units * 10n ** BigInt(tick.scale);
@@ -222,29 +236,38 @@ export class Economics {
     if (this.isInverseFuture) {
       return tickNumerator <= 0n
         ? 0
-        : bigDivRound(numerator * tickDenominator, BigInt(f.denominator) * tickNumerator);
+        : divDirected(numerator * tickDenominator, BigInt(f.denominator) * tickNumerator, rounding);
     }
-    return bigDivRound(numerator * tickNumerator, BigInt(f.denominator) * tickDenominator);
+    return divDirected(numerator * tickNumerator, BigInt(f.denominator) * tickDenominator, rounding);
+  }
+
+  /** `value` of `lots` at `price` whole ticks, rounded in the direction given instead of to nearest. */
+  valueOfTicks(lots: number, price: number, rounding: Rounding): number {
+    const tick = this.instrument.priceGrid;
+    return this.valueAt(lots, { units: BigInt(price) * tick.stepUnits, scale: tick.scale }, rounding);
   }
 
   /**
    * An option's payoff at expiry for `lots` against the settlement index, exactly, in settlement
-   * minor units rounded to nearest (halves away from zero): max(±(S − K), 0) / S coin for
-   * coin-settled options, max(±(S − K), 0) in the settlement currency otherwise.
+   * minor units rounded once in the direction given: max(±(S − K), 0) / S coin for coin-settled
+   * options, max(±(S − K), 0) in the settlement currency otherwise.
    */
-  optionPayoff(lots: number, index: ScaledDecimal): number {
+  optionPayoff(lots: number, index: ScaledDecimal, rounding: Rounding): number {
     const strike = parseDecimal(this.instrument.spec.strike!, 'strike');
     const scale = Math.max(strike.scale, index.scale);
     const s = index.units * 10n ** BigInt(scale - index.scale);
     const k = strike.units * 10n ** BigInt(scale - strike.scale);
     const intrinsic = this.isCall ? s - k : k - s;
     if (intrinsic <= 0n) return 0;
-    const base = BigInt(this.baseAmount(lots));
-    if (this.settlementCurrency === this.baseCurrency) return bigDivRound(base * intrinsic, s);
+    // The underlying in base minor units, exactly: lots × baseFactor.
+    const base = BigInt(lots) * BigInt(this.baseFactor.numerator);
+    const baseDenominator = BigInt(this.baseFactor.denominator);
+    if (this.settlementCurrency === this.baseCurrency)
+      return divDirected(base * intrinsic, baseDenominator * s, rounding);
     const decimals = currencyDecimals(this.settlementCurrency) - currencyDecimals(this.baseCurrency) - scale;
     return decimals >= 0
-      ? Number(base * intrinsic * 10n ** BigInt(decimals))
-      : bigDivRound(base * intrinsic, 10n ** BigInt(-decimals));
+      ? divDirected(base * intrinsic * 10n ** BigInt(decimals), baseDenominator, rounding)
+      : divDirected(base * intrinsic, baseDenominator * 10n ** BigInt(-decimals), rounding);
   }
 
   /** Display average price in ticks for a signed cost basis over `lots` (0 when flat). */

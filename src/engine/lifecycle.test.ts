@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { LOW_CALL, listCombos, PUT, STRADDLE } from './combo-testkit.ts';
 import { Harness, linearPerpetualSpec, optionSpec, perpetualSpec, spotSpec } from './testkit.ts';
 
 const OPTION = 'BTC-27DEC26-70000-C';
@@ -224,12 +225,13 @@ describe('settlement', () => {
 
   test('options settle at their exact payoff against the settlement index, not a rounded tick', () => {
     // 1 BTC of the 70,000 call at 73,333.33: 3,333.33 / 73,333.33 BTC = 4,545,450.2 sat. Rounded
-    // to the option's 0.0001 tick (455 ticks) it would have paid 4,550,000.
+    // to the option's 0.0001 tick (455 ticks) it would have paid 4,550,000. The payoff rounds
+    // against each holder: the long receives 4,545,450, the short pays 4,545,451.
     const call = settled(optionSpec(), 100, { settlementPrice: 455, settlementIndex: '73333.33' });
     assert.equal(call.long, 4_545_450);
-    assert.equal(call.short, -4_545_450);
+    assert.equal(call.short, -4_545_451);
     assert.equal(call.h.venue.position(2, OPTION)!.realisedPnl, 4_545_450 - 1_000_000);
-    assert.equal(call.h.venue.position(1, OPTION)!.realisedPnl, 1_000_000 - 4_545_450);
+    assert.equal(call.h.venue.position(1, OPTION)!.realisedPnl, 1_000_000 - 4_545_451);
     assert.equal(call.h.venue.instrument(OPTION)!.settlementPrice, 455);
     call.h.venue.validate();
     // 0.1 BTC of a USDC-settled 70,000 put at 65,432.10: 456.79 USDC, where the 5 USDC tick gives 457.
@@ -259,17 +261,93 @@ describe('settlement', () => {
       tickSize: '2.5',
     });
     // 10,000 USD bought at 60,000, settled at 61,234.56: 10,000/60,000 − 10,000/61,234.56 BTC.
-    // At the tick (61,235) it would have been 336,137.
+    // At the tick (61,235) it would have been 336,137. The exit value, 16,330,647.27 sat, rounds
+    // against each holder: up for the long (an inverse long gains as it falls), down for the short.
     const { h, long, short } = settled(
       future,
       24_000,
       { settlementPrice: 24_494, settlementIndex: '61234.56' },
       1000,
     );
-    assert.equal(long, 16_666_667 - 16_330_647);
+    assert.equal(long, 16_666_667 - 16_330_648);
     assert.equal(short, -(16_666_667 - 16_330_647));
-    assert.equal(h.venue.position(2, 'BTC-27DEC26')!.realisedPnl, 336_020);
+    assert.equal(h.venue.position(2, 'BTC-27DEC26')!.realisedPnl, 336_019);
     h.venue.validate();
+  });
+
+  /**
+   * Account 1 long `a + b` lots at `price`, bought from 2 (`a`) and 3 (`b`); settled by `settle`.
+   * Returns the settlement's balance changes and Σ balances + fees − deposits afterwards.
+   */
+  function settledAgainstTwo(
+    spec: ReturnType<typeof optionSpec>,
+    price: number,
+    a: number,
+    b: number,
+    settle: Record<string, unknown>,
+  ) {
+    const h = new Harness();
+    h.list(spec);
+    for (const id of [1, 2, 3]) h.account(id, { BTC: 1_000_000_000 });
+    h.ok({
+      type: 'update_prices',
+      indexPrices: [{ currency: 'BTC', price: 60_000 }],
+      markPrices: [{ instrumentName: spec.name, markPrice: price }],
+    });
+    let fees = 0;
+    for (const [maker, amount] of [
+      [2, a],
+      [3, b],
+    ] as const) {
+      const result = h.ok({
+        type: 'block_trade',
+        takerAccountId: 1,
+        makerAccountId: maker,
+        legs: [{ instrumentName: spec.name, side: 'buy', amount, price }],
+      });
+      for (const trade of result.trades!) fees += trade.taker.fee + trade.maker.fee;
+    }
+    const result = h.ok({ type: 'settle_instrument', instrumentName: spec.name, ...settle } as never);
+    const changes = [1, 2, 3].map((id) => {
+      for (const e of result.events)
+        if (e.type === 'balance' && e.accountId === id && e.reason === 'settlement') return e.change;
+      return undefined;
+    });
+    let residual = fees - 3_000_000_000;
+    for (const id of [1, 2, 3]) residual += h.venue.accountSummary(id, 'BTC')!.balance;
+    h.venue.validate();
+    return { changes, residual };
+  }
+
+  test('each position settles rounded against its holder: the venue never pays out a rounding unit', () => {
+    const future = perpetualSpec({
+      name: 'BTC-27DEC26',
+      settlementPeriod: 'month',
+      expiration: Date.UTC(2026, 11, 27, 8),
+      tickSize: '2.5',
+    });
+    // 520 USD long against 390 and 130 short at 40,000.05: 1,299,998.375, 974,998.78 and
+    // 324,999.59 sat of exit value. Rounded to nearest the two shorts got 1 sat more than the
+    // long gave; now the long's exit rounds up and the shorts' down.
+    const index = settledAgainstTwo(future, 24_100, 39, 13, {
+      settlementPrice: 16_000,
+      settlementIndex: '40000.05',
+    });
+    assert.deepEqual(index.changes, [-436_928, 327_695, 109_231]);
+    assert.equal(index.residual, -2);
+    // Without an index, at the settlement price in ticks (40,002.5 USD), the same way.
+    const ticks = settledAgainstTwo(future, 24_100, 1, 2, { settlementPrice: 16_001 });
+    assert.deepEqual(ticks.changes, [-25_203, 8_400, 16_801]);
+    assert.equal(ticks.residual, -2);
+    // The 70,000 call at 70,000.38 pays 54.28 sat per 0.1 BTC: the long's 0.2 BTC gets 108
+    // (108.57) and each short's 0.1 BTC pays 55; rounded to nearest the long got 109 and each
+    // short paid 54.
+    const call = settledAgainstTwo(optionSpec(), 500, 1, 1, {
+      settlementPrice: 1,
+      settlementIndex: '70000.38',
+    });
+    assert.deepEqual(call.changes, [108, -55, -55]);
+    assert.equal(call.residual, -2);
   });
 
   test('a settlement index that is not a positive decimal is refused, and nothing settles', () => {
@@ -432,5 +510,49 @@ describe('block trades', () => {
     assert.equal(h.venue.position(3, OPTION)!.size, 10);
     h.ok({ type: 'block_trade', ...sell(1) });
     assert.equal(h.venue.position(3, OPTION)!.size, 0);
+  });
+
+  test('a combo leg at a price its legs cannot split is refused: nothing booked on the combo, no negative fee', () => {
+    const h = new Harness();
+    listCombos(h, [STRADDLE]);
+    h.account(1);
+    h.account(2);
+    h.ok({
+      type: 'update_prices',
+      indexPrices: [{ currency: 'BTC', price: 60_000 }],
+      markPrices: [
+        { instrumentName: LOW_CALL, markPrice: 500 },
+        { instrumentName: PUT, markPrice: 1700 },
+      ],
+    });
+    const straddle = (price: number) => ({
+      takerAccountId: 1,
+      makerAccountId: 2,
+      legs: [{ instrumentName: STRADDLE, side: 'buy' as const, amount: 10, price }],
+    });
+    // A straddle buys both legs, so it trades at one tick of each or more.
+    for (const price of [-50, 0, 1]) {
+      const alone = h.run({ type: 'block_trade', ...straddle(price) });
+      assert.equal(!alone.ok && alone.error.name, 'invalid_price', String(price));
+      assert.equal(!alone.ok && alone.error.data.field, 'legs[0].price');
+      assert.equal(!alone.ok && alone.error.data.minPrice, '0.0002');
+      const batched = h.run({ type: 'block_trade', ...straddle(2200), batch: [straddle(price)] });
+      assert.equal(!batched.ok && batched.error.data.field, 'batch[0].legs[0].price');
+    }
+    assert.deepEqual(h.venue.positions(1), []);
+    assert.equal(h.venue.instrument(STRADDLE)!.tradeSeq, 0);
+    // At a price the legs split into, the trade is booked on the legs.
+    const booked = h.ok({ type: 'block_trade', ...straddle(2200) });
+    assert.deepEqual(
+      h.venue
+        .positions(1)
+        .map((p) => [p.instrumentName, p.size])
+        .sort(),
+      [
+        [LOW_CALL, 10],
+        [PUT, 10],
+      ],
+    );
+    assert.ok(booked.trades!.every((t) => t.taker.fee >= 0 && t.maker.fee >= 0));
   });
 });

@@ -28,9 +28,9 @@ import type {
 import type { CommandResult, CoreError, TradeView } from '../core/events.ts';
 import { parseDecimal, type ScaledDecimal } from '../domain/decimal.ts';
 import { Instrument } from '../domain/instrument.ts';
-import { Account, applyFill, closeAtValue } from './accounts.ts';
-import { comboLegsProblem } from './combo-legs.ts';
-import { Economics } from './economics.ts';
+import { Account, closeAtValue } from './accounts.ts';
+import { comboLegPrices, comboLegs, comboLegsProblem, comboPriceRange } from './combo-legs.ts';
+import { Economics, type Rounding } from './economics.ts';
 import { cancelResting, closeOrder, settleTrade } from './matching.ts';
 import { FLAG_BLOCK_TRADE, Order } from './order.ts';
 import { availableFunds, legsReserve, type ReserveLeg } from './risk.ts';
@@ -271,18 +271,18 @@ export function settleInstrument(state: VenueState, command: SettleInstrument): 
     const account = state.accounts.get(accountId)!;
     const lots = Math.abs(position.size);
     const sigma: 1 | -1 = position.size > 0 ? 1 : -1;
-    const exact =
-      index === null
-        ? null
-        : economics.isOption
-          ? economics.optionPayoff(lots, index)
-          : economics.isFuture
-            ? economics.valueAt(lots, index)
-            : null;
-    const pnl =
-      exact === null ? applyFill(position, sigma === 1 ? -1 : 1, lots, price) : closeAtValue(position, exact);
-    const cash =
-      (economics.isOption ? sigma * (exact ?? economics.value(lots, Math.max(0, price))) : pnl) + 0;
+    // Each position's value rounds once, against its holder: the holder's cash from it,
+    // dir × σ × value, rounds down, so over all positions the venue keeps under one minor unit
+    // per position and never pays one out (docs/decisions.md, "Settlement index").
+    const rounding: Rounding = economics.direction * sigma > 0 ? 'floor' : 'ceil';
+    const exit =
+      index !== null && economics.isOption
+        ? economics.optionPayoff(lots, index, rounding)
+        : index !== null && economics.isFuture
+          ? economics.valueAt(lots, index, rounding)
+          : economics.valueOfTicks(lots, economics.isOption ? Math.max(0, price) : price, rounding);
+    const pnl = closeAtValue(position, exit);
+    const cash = (economics.isOption ? sigma * exit : pnl) + 0;
     const ledger = account.ledger(economics.settlementCurrency);
     ledger.balance += cash;
     ledger.cachedEpoch = -1;
@@ -396,6 +396,32 @@ function checkBlock(
     // give both sides negative fees: money created.
     if (leg.price <= 0 && isOutright(instrument))
       return refused('invalid_price', `leg ${i}: price must be positive`, `legs[${i}].price`);
+    // A combo's trade is booked on its legs (docs/decisions.md, "Combo trades"), at leg prices of
+    // at least one tick each: a price they cannot split into is refused, as an order's is.
+    const combo = comboLegs(state, instrument);
+    if (combo !== null && comboLegPrices(combo, leg.price) === null) {
+      const range = comboPriceRange(combo);
+      const format = (price: number) => instrument.instrument.formatPrice(price);
+      return leg.price < range.min
+        ? refused(
+            'invalid_price',
+            `leg ${i}: a combo of bought legs trades at ${format(range.min)} or more (each leg above 0)`,
+            `legs[${i}].price`,
+            { minPrice: format(range.min) },
+          )
+        : leg.price > range.max
+          ? refused(
+              'invalid_price',
+              `leg ${i}: a combo of sold legs trades at ${format(range.max)} or less (each leg above 0)`,
+              `legs[${i}].price`,
+              { maxPrice: format(range.max) },
+            )
+          : refused(
+              'invalid_price',
+              `leg ${i}: the combo's legs cannot split this price`,
+              `legs[${i}].price`,
+            );
+    }
     instruments.push(instrument);
   }
   return { ok: true, block: { terms, index, taker, maker, instruments } };

@@ -379,21 +379,23 @@ export function settleTrade(
   const combo = comboLegs(state, instrument);
   if (combo !== null) {
     const prices = comboLegPrices(combo, price);
-    // Prices that cannot split are refused when orders are placed (comboPriceRange).
-    if (prices !== null)
-      return settleComboTrade(
-        state,
-        instrument,
-        combo.legs,
-        prices,
-        taker,
-        takerAccount,
-        maker,
-        makerAccount,
-        price,
-        lots,
-        block,
-      );
+    // Prices that cannot split are refused when orders are placed (comboPriceRange) and when a
+    // block trade is checked; the combo holds no position, so nothing may be booked on it.
+    if (prices === null)
+      throw new Error(`combo ${instrument.instrument.name} traded at ${price}, which its legs cannot split`);
+    return settleComboTrade(
+      state,
+      instrument,
+      combo.legs,
+      prices,
+      taker,
+      takerAccount,
+      maker,
+      makerAccount,
+      price,
+      lots,
+      block,
+    );
   }
   const tradeId = state.nextTradeId(instrument.instrument.currency);
   const booked = bookTrade(
