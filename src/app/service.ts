@@ -329,6 +329,7 @@ async function launch(
     if (price !== null) lastIndex[currency] = price;
   }
   driver = new MarketDriver(defaultMarketDriverConfig(core.now(), options.seed ?? 1, lastIndex));
+  driver.seedIndexHistory(venue.indexSamples());
   market = new MarketLoop({
     driver,
     core,

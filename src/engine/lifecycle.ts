@@ -172,7 +172,10 @@ export function listInstrument(state: VenueState, command: ListInstrument): Comm
 }
 
 export function updatePrices(state: VenueState, command: UpdatePrices): CommandResult {
-  for (const update of command.indexPrices ?? []) state.indexPrices.set(update.currency, update.price);
+  for (const update of command.indexPrices ?? []) {
+    state.indexPrices.set(update.currency, update.price);
+    state.indexSamples.record(update.currency, state.now, update.price);
+  }
   for (const update of command.markPrices ?? []) {
     const instrument = state.instruments.get(update.instrumentName);
     if (instrument !== undefined && Number.isSafeInteger(update.markPrice))

@@ -56,6 +56,11 @@ export interface VenueSnapshot {
   readonly blockTradeNumber: number;
   readonly tradeCounters: ReadonlyArray<readonly [string, number]>;
   readonly indexPrices: ReadonlyArray<readonly [string, number]>;
+  /**
+   * `VenueState.indexSamples`: `[currency, [time, price][]]`. Absent in snapshots from before it
+   * was kept, and never part of the state hash (`hashedSnapshot`).
+   */
+  readonly indexSamples?: ReadonlyArray<readonly [string, ReadonlyArray<readonly [number, number]>]>;
   readonly instruments: ReadonlyArray<{
     readonly spec: InstrumentSpec;
     readonly status: 'open' | 'expired';
@@ -142,6 +147,7 @@ export function takeSnapshot(state: VenueState): VenueSnapshot {
     blockTradeNumber: state.blockTradeNumber,
     tradeCounters: [...state.tradeCounters],
     indexPrices: [...state.indexPrices],
+    indexSamples: state.indexSamples.samples(),
     instruments: state.instrumentList.map((i) => {
       const tradeStats = saveTradeStats(i);
       return {
@@ -219,6 +225,7 @@ export function restoreState(snapshot: VenueSnapshot): VenueState {
   state.blockTradeNumber = snapshot.blockTradeNumber;
   for (const [currency, n] of snapshot.tradeCounters) state.tradeCounters.set(currency, n);
   for (const [currency, price] of snapshot.indexPrices) state.indexPrices.set(currency, price);
+  state.indexSamples.restore(snapshot.indexSamples ?? []);
   for (const saved of snapshot.instruments) {
     const instrument = new Instrument(state.instrumentList.length, saved.spec);
     const entry = new InstrumentState(instrument, new Economics(instrument));

@@ -10,6 +10,7 @@
  */
 import type { CoreError, CoreEvent, TradeView } from '../core/events.ts';
 import type { Instrument } from '../domain/instrument.ts';
+import { IndexHistory, SETTLEMENT_WINDOW_MS } from '../market/settlement.ts';
 import { type Account, Position } from './accounts.ts';
 import { AdvancedState } from './advanced-state.ts';
 import { OrderBook } from './book.ts';
@@ -122,6 +123,13 @@ export class VenueState {
   readonly closedOrders: (Order | undefined)[] = [];
   closedNext = 0;
   readonly indexPrices = new Map<string, number>();
+  /**
+   * The index prices of the last settlement window, by command time: what the market's
+   * settlement TWAP needs after a restart (the market keeps its own only in memory). Saved in
+   * snapshots but left out of the state hash, which it cannot change: it is derived from the
+   * journaled price updates alone, and hashes from before it was kept stay comparable.
+   */
+  readonly indexSamples = new IndexHistory(SETTLEMENT_WINDOW_MS);
   readonly tradeCounters = new Map<string, number>();
   readonly expiries = new ExpiryQueue();
   /** Every instrument's trade buckets in time order, for pruning the 24 h window. */

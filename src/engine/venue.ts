@@ -368,9 +368,18 @@ export class Venue {
     return takeSnapshot(this.state);
   }
 
-  /** SHA-256 over the canonical snapshot: equal for equal books, orders, accounts, counters. */
+  /**
+   * SHA-256 over the canonical snapshot: equal for equal books, orders, accounts, counters. The
+   * index samples are left out (see `VenueState.indexSamples`).
+   */
   stateHash(): string {
-    return createHash('sha256').update(JSON.stringify(this.snapshot())).digest('hex');
+    const { indexSamples: _derived, ...hashed } = this.snapshot();
+    return createHash('sha256').update(JSON.stringify(hashed)).digest('hex');
+  }
+
+  /** The index samples of the last settlement window (`VenueState.indexSamples`). */
+  indexSamples(): Array<[string, Array<[number, number]>]> {
+    return this.state.indexSamples.samples();
   }
 
   /** Checks internal consistency (books, totals, reserves); throws on the first breach. For tests. */

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { UnstampedCommand } from '../core/commands.ts';
+import { Harness } from '../engine/testkit.ts';
+import { Venue, type VenueSnapshot } from '../engine/venue.ts';
+import { decodeSnapshotState, encodeSnapshot } from '../store/record-format.ts';
 import { defaultMarketDriverConfig, MarketDriver } from './driver.ts';
 import { parseIndexCsv, ReplayIndex } from './index-source.ts';
 
@@ -92,6 +95,54 @@ describe('MarketDriver', () => {
     assert.equal(driver.market().index('BTC'), 70_000);
     const settled = byType(driver.tick(restart + 1000), 'settle_instrument');
     assert.ok(settled.some((c) => c.type === 'settle_instrument' && c.instrumentName === 'BTC-22NOV26'));
+  });
+
+  test('a restart inside a settlement window averages the whole window from the samples the venue kept', () => {
+    const rows = `timestamp,price\n${START},60000\n${EXPIRY - 20 * 60_000},61000\n${EXPIRY - 10 * 60_000},62000\n`;
+    const parsed = parseIndexCsv(rows);
+    assert.ok(parsed.ok);
+    const config = defaultMarketDriverConfig(START);
+    const replayConfig = { ...config, sources: [new ReplayIndex('BTC', parsed.rows), config.sources[1]!] };
+    const before = new MarketDriver(replayConfig);
+    // The venue sees the driver's price updates at their times, as the journal delivers them.
+    const venue = new Harness();
+    const feed = (now: number, commands: readonly UnstampedCommand[]) => {
+      venue.ts = now;
+      for (const command of byType(commands, 'update_prices')) venue.ok(command);
+    };
+    feed(START, before.start(START));
+    const restart = EXPIRY - 5 * 60_000;
+    for (let now = START + 60_000; now < restart; now += 60_000) feed(now, before.tick(now));
+    const stored = encodeSnapshot(venue.seq, venue.ts, venue.venue.stateHash(), venue.venue.snapshot());
+    const recovered = Venue.restore(decodeSnapshotState<VenueSnapshot>(stored));
+
+    const settleAfterRestart = (seeded: boolean) => {
+      const driver = new MarketDriver({
+        ...replayConfig,
+        sources: [new ReplayIndex('BTC', parsed.rows), config.sources[1]!],
+      });
+      if (seeded) driver.seedIndexHistory(recovered.indexSamples());
+      driver.start(
+        restart,
+        before.instruments().map((instrument) => instrument.spec),
+      );
+      let settled: UnstampedCommand[] = [];
+      for (let now = restart + 60_000; now <= EXPIRY; now += 60_000)
+        settled = settled.concat(byType(driver.tick(now), 'settle_instrument'));
+      const future = settled.find(
+        (c) => c.type === 'settle_instrument' && c.instrumentName === 'BTC-22NOV26',
+      );
+      assert.ok(future?.type === 'settle_instrument');
+      return future.settlementPrice;
+    };
+    // As the uninterrupted run: 10 min at 60000, 10 at 61000, 10 at 62000.
+    assert.equal(settleAfterRestart(true), 61_000 / 2.5);
+    // Without the samples, the first one after the restart stood for the whole window.
+    assert.notEqual(settleAfterRestart(false), 61_000 / 2.5);
+    // The samples are no part of the state hash.
+    const { indexSamples, ...rest } = venue.venue.snapshot();
+    assert.ok((indexSamples ?? []).length > 0);
+    assert.equal(Venue.restore(rest as VenueSnapshot).stateHash(), venue.venue.stateHash());
   });
 
   test('deterministic for a seed', () => {

@@ -86,6 +86,17 @@ export class MarketDriver {
     this.simulator = new LiquiditySimulator(config.simulator);
   }
 
+  /**
+   * Index samples a recovered venue kept (its `indexSamples()`): a restart inside a settlement
+   * window then averages over the whole window, not only over what was sampled since the start
+   * with the first sample stretched back over the gap.
+   */
+  seedIndexHistory(
+    samples: ReadonlyArray<readonly [string, ReadonlyArray<readonly [number, number]>]>,
+  ): void {
+    this.history.restore(samples);
+  }
+
   /** Commands that bring an empty venue to a listed, priced market. */
   /**
    * `alreadyListed`: the instruments a recovered venue already has (active ones). They are

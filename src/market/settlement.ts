@@ -18,15 +18,15 @@ interface Sample {
 }
 
 export class IndexHistory {
-  private readonly samples = new Map<string, Sample[]>();
+  private readonly byCurrency = new Map<string, Sample[]>();
 
   constructor(private readonly retentionMs = 2 * 60 * 60 * 1000) {}
 
   record(currency: string, time: number, price: number): void {
-    let list = this.samples.get(currency);
+    let list = this.byCurrency.get(currency);
     if (list === undefined) {
       list = [];
-      this.samples.set(currency, list);
+      this.byCurrency.set(currency, list);
     }
     const last = list[list.length - 1];
     if (last !== undefined && last.time === time) list[list.length - 1] = { time, price };
@@ -38,13 +38,13 @@ export class IndexHistory {
   }
 
   latest(currency: string): number | null {
-    const list = this.samples.get(currency);
+    const list = this.byCurrency.get(currency);
     return list && list.length > 0 ? list[list.length - 1]!.price : null;
   }
 
   /** Time-weighted average over [from, to]; null when nothing was ever recorded. */
   twap(currency: string, from: number, to: number): number | null {
-    const list = this.samples.get(currency);
+    const list = this.byCurrency.get(currency);
     if (list === undefined || list.length === 0) return null;
     if (to <= from) return priceAtTime(list, to);
     let weighted = 0;
@@ -65,6 +65,17 @@ export class IndexHistory {
       covered += gap;
     }
     return covered > 0 ? weighted / covered : priceAtTime(list, to);
+  }
+
+  /** Every kept sample as `[time, price]` pairs per currency (to save, or to seed another). */
+  samples(): Array<[string, Array<[number, number]>]> {
+    return [...this.byCurrency].map(([currency, list]) => [currency, list.map((s) => [s.time, s.price])]);
+  }
+
+  /** Records saved `samples()` (oldest first), as if each had been recorded in turn. */
+  restore(saved: ReadonlyArray<readonly [string, ReadonlyArray<readonly [number, number]>]>): void {
+    for (const [currency, list] of saved)
+      for (const [time, price] of list) this.record(currency, time, price);
   }
 
   /** The settlement index for an expiry: TWAP over the last 30 minutes. */
