@@ -29,12 +29,13 @@ import type { CommandResult, CoreError, TradeView } from '../core/events.ts';
 import { parseDecimal, type ScaledDecimal } from '../domain/decimal.ts';
 import { Instrument } from '../domain/instrument.ts';
 import { Account, closeAtValue } from './accounts.ts';
-import { comboLegPrices, comboLegs, comboLegsProblem, comboPriceRange } from './combo-legs.ts';
+import { comboLegsProblem } from './combo-legs.ts';
 import { Economics, type Rounding } from './economics.ts';
 import { cancelResting, closeOrder, settleTrade } from './matching.ts';
 import { FLAG_BLOCK_TRADE, Order } from './order.ts';
 import { availableFunds, legsReserve, type ReserveLeg } from './risk.ts';
 import { InstrumentState, refusal, type VenueState } from './state.ts';
+import { comboPriceProblem } from './trading.ts';
 
 function fail(
   state: VenueState,
@@ -401,29 +402,10 @@ function checkBlock(
       return refused('invalid_price', `leg ${i}: price must be positive`, `legs[${i}].price`);
     // A combo's trade is booked on its legs (docs/decisions.md, "Combo trades"), at leg prices of
     // at least one tick each: a price they cannot split into is refused, as an order's is.
-    const combo = comboLegs(state, instrument);
-    if (combo !== null && comboLegPrices(combo, leg.price) === null) {
-      const range = comboPriceRange(combo);
-      const format = (price: number) => instrument.instrument.formatPrice(price);
-      return leg.price < range.min
-        ? refused(
-            'invalid_price',
-            `leg ${i}: a combo of bought legs trades at ${format(range.min)} or more (each leg above 0)`,
-            `legs[${i}].price`,
-            { minPrice: format(range.min) },
-          )
-        : leg.price > range.max
-          ? refused(
-              'invalid_price',
-              `leg ${i}: a combo of sold legs trades at ${format(range.max)} or less (each leg above 0)`,
-              `legs[${i}].price`,
-              { maxPrice: format(range.max) },
-            )
-          : refused(
-              'invalid_price',
-              `leg ${i}: the combo's legs cannot split this price`,
-              `legs[${i}].price`,
-            );
+    const combo = comboPriceProblem(state, instrument, leg.price);
+    if (combo !== null) {
+      const { field: _price, ...bound } = combo.data;
+      return refused(combo.name, `leg ${i}: ${combo.message}`, `legs[${i}].price`, bound);
     }
     instruments.push(instrument);
   }

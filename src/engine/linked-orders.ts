@@ -14,12 +14,31 @@
  *   increment. Quantity accounting: template amount + Σ released increments = configured total,
  *   always. When the primary closes, unreleased templates are cancelled (`oto_primary_closed`).
  * - OTOCO: released secondaries (and their increments) form one OCO group.
+ * - A released `market_limit` secondary goes out as placing one does: a limit at the best
+ *   opposite price then, originalOrderType market_limit; rejected when that side is empty or its
+ *   best price is outside the band.
+ * - OCO: every secondary's placement conditions are checked before the primary is placed (on the
+ *   state before it, counting the command's own earlier orders as resting), so a secondary that
+ *   cannot be placed refuses the whole command, naming `otocoConfig[i].<field>`, and changes
+ *   nothing. One that still fails once placed (what it depends on changed when the primary traded)
+ *   cancels the members already placed (`oco_other_closed`): no member lives without its partners.
  * - Reactions run after each command on the order events it produced, in event order.
  */
 import type { OtocoOrderConfig, PlaceOrder } from '../core/commands.ts';
 import type { CommandResult, CoreError, CoreEvent } from '../core/events.ts';
-import type { LinkedOrderType, TriggerFillCondition } from '../core/types.ts';
+import {
+  formatMoney,
+  LABEL_MAX_LENGTH,
+  type LinkedOrderType,
+  labelTooLong,
+  type OrderType,
+  type Side,
+  type TimeInForce,
+  type TriggerFillCondition,
+} from '../core/types.ts';
+import type { Account } from './accounts.ts';
 import { activate } from './activation.ts';
+import { cancelResting, closeOrder, reducibleLots } from './matching.ts';
 import { dropIfDone, join, reactMember } from './oco.ts';
 import {
   FLAG_API,
@@ -31,11 +50,14 @@ import {
   Order,
 } from './order.ts';
 import { isClosedState } from './order-state.ts';
-import { refusal, type VenueState } from './state.ts';
+import { availableFunds, coverRelease, orderReserve, priceBand } from './risk.ts';
+import { type InstrumentState, refusal, type VenueState } from './state.ts';
+import { bandProblem, comboPriceProblem, reduceOnlyUnavailable } from './trading.ts';
 import {
   cancelUntriggered,
   emptyExtras,
   extrasOf,
+  MAX_TRIGGER_ORDERS_PER_ACCOUNT,
   TRIGGER_TYPES,
   triggerSourcePrice,
   validateTrigger,
@@ -116,19 +138,45 @@ export function validateLinked(state: VenueState, command: PlaceOrder): CoreErro
   for (const [i, c] of configs.entries()) {
     const type = c.orderType ?? 'limit';
     const field = (name: string) => `otocoConfig[${i}].${name}`;
+    const timeInForce = c.timeInForce ?? 'good_til_cancelled';
     if (c.amount != null && (!Number.isSafeInteger(c.amount) || c.amount <= 0))
       return refusal('invalid_amount', 'amount must be a positive number of lots', {
         field: field('quantity'),
       });
+    if (c.label != null && labelTooLong(c.label))
+      return refusal('invalid_params', `label is longer than ${LABEL_MAX_LENGTH} characters`, {
+        field: field('label'),
+      });
+    // Trigger fields on a type without a trigger are refused, as on the top level (spec 4.3).
+    if (!TRIGGER_TYPES.has(type)) {
+      const misplaced =
+        c.trigger != null
+          ? 'trigger'
+          : c.triggerPrice != null
+            ? 'triggerPrice'
+            : c.triggerOffset != null
+              ? 'triggerOffset'
+              : null;
+      if (misplaced !== null)
+        return refusal('unsupported_arg_combination', `${misplaced} applies only to trigger order types`, {
+          field: field(misplaced),
+        });
+    }
     // The top-level post-only rules hold for each entry too (spec 4.3: same meanings).
     if (c.rejectPostOnly === true && c.postOnly !== true)
       return refusal('invalid_params', 'rejectPostOnly needs postOnly', {
         field: field('rejectPostOnly'),
       });
-    if (c.postOnly === true && (c.timeInForce ?? 'good_til_cancelled') !== 'good_til_cancelled')
+    if (c.postOnly === true && timeInForce !== 'good_til_cancelled')
       return refusal('post_only_not_allowed', 'postOnly is valid only with good_til_cancelled', {
         field: field('postOnly'),
       });
+    if (c.postOnly === true && (type === 'market' || type === 'market_limit'))
+      return refusal('post_only_not_allowed', 'postOnly needs a good_til_cancelled limit order', {
+        field: field('postOnly'),
+      });
+    if (type === 'market' && timeInForce === 'good_til_day')
+      return refusal('invalid_arguments', 'market orders cannot rest', { field: field('timeInForce') });
     if (type === 'limit' && (c.price == null || !instrument.instrument.isOnTick(c.price) || c.price <= 0))
       return refusal('invalid_price', 'a limit secondary needs a price on the tick grid', {
         field: field('price'),
@@ -141,14 +189,247 @@ export function validateLinked(state: VenueState, command: PlaceOrder): CoreErro
         triggerOffset: c.triggerOffset ?? null,
         price: c.price ?? null,
         side: c.side,
-        timeInForce: c.timeInForce ?? 'good_til_cancelled',
+        timeInForce,
         postOnly: c.postOnly ?? false,
       });
-      if (error !== null)
-        return { ...error, data: { ...error.data, field: field(String(error.data.field ?? 'type')) } };
+      if (error !== null) return entryError(error, i, 'type');
     }
   }
   return null;
+}
+
+/** An error of otocoConfig entry `i`, its field written as `otocoConfig[i].<field>`. */
+function entryError(error: CoreError, i: number, fallback: string): CoreError {
+  const field = `otocoConfig[${i}].${String(error.data.field ?? fallback)}`;
+  return { ...error, data: { ...error.data, field } };
+}
+
+/** What the command's orders before an OCO secondary hold once placed (all taken as resting). */
+interface Planned {
+  openSlots: number;
+  triggerSlots: number;
+  /** Best price of the command's resting orders on each side. */
+  readonly best: Record<Side, number | null>;
+  /** Lots of its reduce-only orders on each side (they use up the position first). */
+  readonly reduceOnly: Record<Side, number>;
+  /** Lots of its resting orders on each side (orderReserve's pendingLots). */
+  readonly pending: Record<Side, number>;
+  /** Funds its resting orders reserve, by currency. */
+  readonly spent: Map<string, number>;
+  /** False when the primary alone is short of funds: its own refusal reports it. */
+  fundsKnown: boolean;
+}
+
+function better(side: Side, a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return side === 'buy' ? Math.max(a, b) : Math.min(a, b);
+}
+
+/** Funds `lots` more on `side` at `price` need beyond what the command's earlier orders hold. */
+function fundsProblem(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  planned: Planned,
+  side: Side,
+  lots: number,
+  price: number,
+  field: string,
+): { error: CoreError | null; currency: string; required: number } {
+  const reserve = orderReserve(state, instrument, account, side, lots, price, planned.pending[side]);
+  const required = reserve.amount + coverRelease(state, instrument, account, side, lots);
+  const currency = reserve.currency;
+  const free = availableFunds(state, account, currency) - (planned.spent.get(currency) ?? 0);
+  if (required <= 0 || required <= free) return { error: null, currency, required };
+  const needed = formatMoney(required, currency);
+  const available = formatMoney(free, currency);
+  const error = refusal('not_enough_funds', `order needs ${needed} ${currency}, ${available} available`, {
+    field,
+    required: needed,
+    available,
+    currency,
+  });
+  return { error, currency, required };
+}
+
+function rests(type: OrderType, timeInForce: TimeInForce): boolean {
+  return (
+    type !== 'market' &&
+    !TRIGGER_TYPES.has(type) &&
+    (timeInForce === 'good_til_cancelled' || timeInForce === 'good_til_day')
+  );
+}
+
+/**
+ * OCO: what placing each secondary after the primary would refuse, checked before anything is
+ * placed, on the current state with the command's earlier orders (the primary, then the
+ * secondaries before it) taken as resting: price band and combo range, reduce-only, the
+ * open-order and trigger-order limits, funds (all of them together), post-only with
+ * rejectPostOnly, a market_limit with no opposite side, and members that would trade with each
+ * other. What only the primary's own trading can change is found when placing (placeLinked).
+ */
+function checkOcoSecondaries(state: VenueState, command: PlaceOrder): CoreError | null {
+  const account = state.accounts.get(command.accountId);
+  const instrument = state.instruments.get(command.instrumentName);
+  if (account === undefined || instrument === undefined || instrument.status !== 'open') return null;
+  const book = instrument.book;
+  const tool = instrument.instrument;
+  const band = priceBand(state, instrument);
+  const position = account.positions.get(instrument.id);
+  let triggers = 0;
+  for (const o of state.advanced.untriggered.values()) if (o.accountId === account.id) triggers++;
+  const planned: Planned = {
+    openSlots: account.openOrderCount,
+    triggerSlots: triggers,
+    best: { buy: null, sell: null },
+    reduceOnly: { buy: 0, sell: 0 },
+    pending: { buy: 0, sell: 0 },
+    spent: new Map(),
+    fundsKnown: true,
+  };
+  const bookBest = (side: Side) => (side === 'buy' ? book.bestAsk() : book.bestBid());
+  const reducible = (side: Side) =>
+    reducibleLots({ size: position?.size ?? 0 }, side) -
+    ((side === 'buy' ? position?.reduceOnlyBuys : position?.reduceOnlySells) ?? 0) -
+    planned.reduceOnly[side];
+  const hold = (
+    side: Side,
+    lots: number,
+    price: number,
+    reduceOnly: boolean,
+    currency: string,
+    required: number,
+  ) => {
+    planned.openSlots++;
+    planned.best[side] = better(side, planned.best[side], price);
+    planned.pending[side] += lots;
+    if (reduceOnly) planned.reduceOnly[side] += lots;
+    if (required > 0) planned.spent.set(currency, (planned.spent.get(currency) ?? 0) + required);
+  };
+  // The primary, as it would rest (its own refusals are its own placement's to report).
+  if (TRIGGER_TYPES.has(command.orderType)) planned.triggerSlots++;
+  else {
+    const price =
+      command.orderType === 'limit' && command.advanced == null
+        ? command.price
+        : command.orderType === 'market_limit'
+          ? bookBest(command.side)
+          : null;
+    if (price != null && rests(command.orderType, command.timeInForce)) {
+      let lots = command.amount;
+      if (command.reduceOnly) lots = Math.max(0, Math.min(lots, reducible(command.side)));
+      const funds = fundsProblem(state, instrument, account, planned, command.side, lots, price, 'quantity');
+      if (funds.error !== null) planned.fundsKnown = false;
+      hold(command.side, lots, price, command.reduceOnly, funds.currency, funds.required);
+    }
+  }
+  for (const [i, c] of (command.otocoConfig ?? []).entries()) {
+    const type = c.orderType ?? 'limit';
+    const side = c.side;
+    const buying = side === 'buy';
+    const timeInForce = c.timeInForce ?? 'good_til_cancelled';
+    const field = (name: string) => `otocoConfig[${i}].${name}`;
+    let lots = c.amount ?? command.amount;
+    if (c.reduceOnly === true) {
+      const unavailable = reduceOnlyUnavailable(instrument);
+      if (unavailable !== null) return entryError(unavailable, i, 'reduceOnly');
+    }
+    if (TRIGGER_TYPES.has(type)) {
+      // Waits untriggered: funds and reduce-only are checked when it fires.
+      if (planned.triggerSlots >= MAX_TRIGGER_ORDERS_PER_ACCOUNT)
+        return refusal('no_more_triggers', `at most ${MAX_TRIGGER_ORDERS_PER_ACCOUNT} trigger orders`, {
+          field: field('type'),
+        });
+      planned.triggerSlots++;
+      continue;
+    }
+    const market = type === 'market';
+    const opposite = bookBest(side);
+    const own = planned.best[buying ? 'sell' : 'buy'];
+    let price: number | null = null;
+    if (type === 'market_limit') {
+      if (own !== null && (opposite === null || (buying ? own <= opposite : own >= opposite)))
+        return refusal('order_overlap', 'market_limit would trade against another order of this command', {
+          field: field('type'),
+        });
+      if (opposite === null)
+        return refusal('invalid_arguments', 'market_limit needs liquidity on the other side', {
+          field: field('type'),
+        });
+      price = opposite;
+    } else if (!market) price = c.price!;
+    if (price !== null) {
+      // The price refusals placing runs after the static checks: combo range and price band.
+      const problem =
+        comboPriceProblem(state, instrument, price) ?? bandProblem(state, instrument, side, price);
+      if (problem !== null) return entryError(problem, i, 'price');
+    }
+    if (price !== null && c.postOnly === true) {
+      // Re-priced just inside the spread (its own partners part of it), or refused.
+      const touch = better(buying ? 'sell' : 'buy', opposite, own);
+      if (touch !== null && (buying ? price >= touch : price <= touch)) {
+        if (c.rejectPostOnly === true)
+          return refusal('post_only_reject', 'post-only order would take liquidity', {
+            field: field('price'),
+          });
+        let repriced = buying ? touch - tool.tickAt(touch) : touch + tool.tickAt(touch);
+        while (!tool.isOnTick(repriced)) repriced += buying ? -1 : 1;
+        if (repriced <= 0)
+          return refusal('post_only_price_modification_not_possible', 'no price below the ask', {
+            field: field('price'),
+          });
+        price = repriced;
+      }
+    }
+    if (c.reduceOnly === true) {
+      const left = reducible(side);
+      if (left <= 0)
+        return refusal('reduce_only_violation', 'reduce-only order would increase the position', {
+          field: field('reduceOnly'),
+        });
+      if (lots > left) lots = left;
+    }
+    const resting = rests(type, timeInForce);
+    // The top level names accountId; here, the entry that needs the slot.
+    if (resting && planned.openSlots >= account.maxOpenOrders)
+      return refusal('max_open_orders', `at most ${account.maxOpenOrders} open orders`, {
+        field: `otocoConfig[${i}]`,
+        limit: account.maxOpenOrders,
+      });
+    const limit =
+      price ?? (buying ? (band?.max ?? Number.POSITIVE_INFINITY) : (band?.min ?? Number.NEGATIVE_INFINITY));
+    let currency = '';
+    let required = 0;
+    if (planned.fundsKnown) {
+      const checkPrice = Number.isFinite(limit) ? limit : (opposite ?? 0);
+      const funds = fundsProblem(
+        state,
+        instrument,
+        account,
+        planned,
+        side,
+        lots,
+        checkPrice,
+        field('quantity'),
+      );
+      if (funds.error !== null) return funds.error;
+      currency = funds.currency;
+      required = funds.required;
+    }
+    if (c.postOnly !== true && own !== null && (buying ? limit >= own : limit <= own))
+      return refusal('order_overlap', 'order would trade against another order of this command', {
+        field: field(price === null ? 'type' : 'price'),
+      });
+    if (resting && price !== null) hold(side, lots, price, c.reduceOnly === true, currency, required);
+    else if (c.reduceOnly === true) planned.reduceOnly[side] += lots;
+  }
+  return null;
+}
+
+function failed(state: VenueState, command: PlaceOrder, error: CoreError): CommandResult {
+  state.events.push({ type: 'rejection', commandType: 'place_order', accountId: command.accountId, error });
+  return { ok: false, error, events: state.events };
 }
 
 function configCommand(primary: PlaceOrder, c: OtocoOrderConfig, amount: number): PlaceOrder {
@@ -181,6 +462,10 @@ function configCommand(primary: PlaceOrder, c: OtocoOrderConfig, amount: number)
 export function placeLinked(state: VenueState, command: PlaceOrder, place: Place): CommandResult {
   const type = command.linkedOrderType!;
   const condition = command.triggerFillCondition ?? 'first_hit';
+  if (type === 'one_cancels_other') {
+    const error = checkOcoSecondaries(state, command);
+    if (error !== null) return failed(state, command, error);
+  }
   const result = place(state, {
     ...command,
     linkedOrderType: null,
@@ -198,7 +483,12 @@ export function placeLinked(state: VenueState, command: PlaceOrder, place: Place
     join(state, group, primary);
     for (const c of configs) {
       const placed = place(state, configCommand(command, c, c.amount ?? command.amount));
-      if (!placed.ok || placed.order === undefined) continue;
+      if (!placed.ok || placed.order === undefined) {
+        // Checked before the primary, so only what the primary's trading changed gets here.
+        // Trades stand; no member stays live without its partners.
+        abandonGroup(state, group);
+        return withView(state, result, primary);
+      }
       const order = state.orders.get(placed.order.orderId)!;
       extrasOf(order).triggerFillCondition = condition;
       join(state, group, order);
@@ -218,6 +508,21 @@ export function placeLinked(state: VenueState, command: PlaceOrder, place: Place
   group.seenFilled[primary.id] = 0;
   state.advanced.linkOf.set(primary.id, group);
   return withView(state, result, primary);
+}
+
+/** Cancels the live members of an OCO group (`oco_other_closed`) and unlinks them all. */
+function abandonGroup(state: VenueState, group: LinkGroup): void {
+  for (const id of group.members) {
+    const order = state.orders.get(id);
+    if (order?.state === 'untriggered') {
+      if (state.advanced.untriggered.has(order.id)) cancelUntriggered(state, order, 'oco_other_closed');
+    } else if (order?.state === 'open' && order.level !== null) {
+      cancelResting(state, state.instrumentList[order.instrumentId]!, order, 'oco_other_closed');
+    }
+    state.advanced.linkOf.delete(id);
+  }
+  group.members.length = 0;
+  dropIfDone(state, group);
 }
 
 /** Refreshes the command's order view (and its event) after linking fields were set. */
@@ -405,5 +710,52 @@ function enter(state: VenueState, order: Order): void {
     state.events.push({ type: 'order', order: order.toView() });
     return;
   }
+  if (order.orderType === 'market_limit') {
+    const limit = marketLimitAtBest(state, order);
+    if (limit !== null) activate(state, limit);
+    return;
+  }
   activate(state, order);
+}
+
+/**
+ * A released market_limit secondary, as placing one does (advanced-orders.ts): a limit order at
+ * the best opposite price now, with originalOrderType market_limit; the same order (id, number),
+ * in the index in place of the market_limit one. Rejected, its event emitted, when that side of
+ * the book is empty or its best price is outside the band (placing refuses both); null then.
+ */
+function marketLimitAtBest(state: VenueState, order: Order): Order | null {
+  const instrument = state.instrumentList[order.instrumentId]!;
+  const buying = order.side === 'buy';
+  const best = buying ? instrument.book.bestAsk() : instrument.book.bestBid();
+  const band = priceBand(state, instrument);
+  if (best === null || (band !== null && (buying ? best > band.max : best < band.min))) {
+    closeOrder(state, order, 'reject', null);
+    state.events.push({ type: 'order', order: order.toView() });
+    return null;
+  }
+  const limit = new Order(
+    order.id,
+    order.number,
+    order.accountId,
+    order.instrumentId,
+    order.instrumentName,
+    order.currency,
+    order.side,
+    'limit',
+    best,
+    order.amount,
+    order.timeInForce,
+    order.createdAt,
+    order.label,
+    order.owner,
+    order.flags,
+  );
+  limit.state = order.state;
+  limit.lastUpdatedAt = order.lastUpdatedAt;
+  limit.expiresAt = order.expiresAt;
+  limit.codSession = order.codSession;
+  limit.extras = { ...extrasOf(order), originalOrderType: 'market_limit' };
+  state.orders.set(limit.id, limit);
+  return limit;
 }

@@ -123,6 +123,66 @@ export function reduceOnlyUnavailable(instrument: InstrumentState): CoreError | 
   return null;
 }
 
+/**
+ * A combo price its legs cannot split into prices of at least one tick each (outside
+ * `comboPriceRange`), as an `invalid_price` naming `price` with the bound; null otherwise and for
+ * any instrument that is not a combo. Orders, OCO secondaries and block trades all refuse it.
+ */
+export function comboPriceProblem(
+  state: VenueState,
+  instrument: InstrumentState,
+  price: number,
+): CoreError | null {
+  const combo = comboLegs(state, instrument);
+  if (combo === null) return null;
+  const range = comboPriceRange(combo);
+  if (price < range.min) {
+    const minPrice = instrument.instrument.formatPrice(range.min);
+    return refusal(
+      'invalid_price',
+      `a combo of bought legs trades at ${minPrice} or more (each leg above 0)`,
+      {
+        field: 'price',
+        minPrice,
+      },
+    );
+  }
+  if (price > range.max) {
+    const maxPrice = instrument.instrument.formatPrice(range.max);
+    return refusal('invalid_price', `a combo of sold legs trades at ${maxPrice} or less (each leg above 0)`, {
+      field: 'price',
+      maxPrice,
+    });
+  }
+  return null;
+}
+
+/** A limit outside the instrument's price band now (a buy above it, a sell below it); null when inside or there is none. */
+export function bandProblem(
+  state: VenueState,
+  instrument: InstrumentState,
+  side: Side,
+  price: number,
+): CoreError | null {
+  const band = priceBand(state, instrument);
+  if (band === null) return null;
+  if (side === 'buy' && price > band.max) {
+    const maxPrice = instrument.instrument.formatPrice(band.max);
+    return refusal('price_too_high', `price is above the band maximum ${maxPrice}`, {
+      field: 'price',
+      maxPrice,
+    });
+  }
+  if (side === 'sell' && price < band.min) {
+    const minPrice = instrument.instrument.formatPrice(band.min);
+    return refusal('price_too_low', `price is below the band minimum ${minPrice}`, {
+      field: 'price',
+      minPrice,
+    });
+  }
+  return null;
+}
+
 function checkPrice(
   state: VenueState,
   instrument: InstrumentState,
@@ -138,56 +198,15 @@ function checkPrice(
   ) {
     return refusal('invalid_price', 'price must be positive', { field: 'price' });
   }
-  const combo = comboLegs(state, instrument);
-  if (combo !== null) {
-    const range = comboPriceRange(combo);
-    if (price < range.min) {
-      const minPrice = instrument.instrument.formatPrice(range.min);
-      return refusal(
-        'invalid_price',
-        `a combo of bought legs trades at ${minPrice} or more (each leg above 0)`,
-        {
-          field: 'price',
-          minPrice,
-        },
-      );
-    }
-    if (price > range.max) {
-      const maxPrice = instrument.instrument.formatPrice(range.max);
-      return refusal(
-        'invalid_price',
-        `a combo of sold legs trades at ${maxPrice} or less (each leg above 0)`,
-        {
-          field: 'price',
-          maxPrice,
-        },
-      );
-    }
-  }
+  const combo = comboPriceProblem(state, instrument, price);
+  if (combo !== null) return combo;
   if (!instrument.instrument.isOnTick(price)) {
     return refusal('off_grid', 'price is not on the tick grid at that level', {
       field: 'price',
       tickSize: instrument.instrument.formatPrice(instrument.instrument.tickAt(price)),
     });
   }
-  const band = priceBand(state, instrument);
-  if (band !== null) {
-    if (side === 'buy' && price > band.max) {
-      const maxPrice = instrument.instrument.formatPrice(band.max);
-      return refusal('price_too_high', `price is above the band maximum ${maxPrice}`, {
-        field: 'price',
-        maxPrice,
-      });
-    }
-    if (side === 'sell' && price < band.min) {
-      const minPrice = instrument.instrument.formatPrice(band.min);
-      return refusal('price_too_low', `price is below the band minimum ${minPrice}`, {
-        field: 'price',
-        minPrice,
-      });
-    }
-  }
-  return null;
+  return bandProblem(state, instrument, side, price);
 }
 
 /** Post-only repricing: the price just inside the spread, or an error; null = unchanged. */
