@@ -391,7 +391,12 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     ) {
       return refuse('portfolio_not_found', `portfolio ${command.portfolioId} not found`, 'portfolioId', out);
     }
-    if (!isActive(portfolio.status)) {
+    // A finished original still reaches its mirrors that work on: cancelling it cancels them.
+    const liveMirrors = portfolio.mirrorIds.some((id) => {
+      const mirror = this.portfolios.get(id);
+      return mirror !== undefined && isActive(mirror.status);
+    });
+    if (!isActive(portfolio.status) && !liveMirrors) {
       return refuse(
         'portfolio_not_active',
         `portfolio ${command.portfolioId} is ${portfolio.status}`,
@@ -399,7 +404,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
         out,
       );
     }
-    const cancelled = [portfolio.id];
+    const cancelled = isActive(portfolio.status) ? [portfolio.id] : [];
     cancelPortfolio(context, portfolio);
     this.track(portfolio);
     this.cancelMirrors(context, portfolio, cancelled);
@@ -408,12 +413,17 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
 
   private cancelAll(command: CancelAllPortfolios, context: StepContext, out: PortfolioEvent[]) {
     const cancelled: number[] = [];
+    const matches = (p: PortfolioState) =>
+      p.spec.accountId === command.accountId &&
+      (command.portfolioType === null || p.spec.portfolioType === command.portfolioType);
+    // The account's active portfolios, and the active mirrors of its originals (finished or not:
+    // a submit's mirrors are reached through the account it was submitted for).
     const targets = [...this.active]
-      .filter(
-        (p) =>
-          p.spec.accountId === command.accountId &&
-          (command.portfolioType === null || p.spec.portfolioType === command.portfolioType),
-      )
+      .filter((p) => {
+        if (matches(p)) return true;
+        const original = p.linkedTo === null ? undefined : this.portfolios.get(p.linkedTo);
+        return original !== undefined && matches(original);
+      })
       .sort((a, b) => a.id - b.id);
     for (const target of targets) {
       if (cancelPortfolio(context, target)) cancelled.push(target.id);

@@ -261,6 +261,27 @@ describe('portfolio lifecycle', () => {
     assert.equal(h.openChildren(mirror.id).length, 0);
   });
 
+  test('a finished original still reaches its working mirror: cancel and cancel-all cancel it', () => {
+    for (const how of ['cancel', 'cancel-all'] as const) {
+      const h = AlgoHarness.withMarket();
+      // The original takes the only liquidity and completes; its mirror rests.
+      h.maker('sell', 13, PERP_60K);
+      const id = h.submit(portfolio({ legs: [leg({ amount: 13 })], mirrorAccountIds: [MIRROR] }));
+      const original = h.machine.portfolio(id)!;
+      const mirror = h.machine.portfolio(original.mirrorIds[0]!)!;
+      assert.equal(original.status, 'COMPLETED');
+      assert.equal(mirror.status, 'WORKING');
+      const result =
+        how === 'cancel'
+          ? h.algo({ type: 'cancel_portfolio', portfolioId: id, accountId: null } as never)
+          : h.algo({ type: 'cancel_all_portfolios', accountId: TRADER, portfolioType: null } as never);
+      assert.deepEqual(result.ok && result.value, { kind: 'cancelled', portfolioIds: [mirror.id] }, how);
+      assert.equal(mirror.status, 'CANCELLED', how);
+      assert.equal(h.openChildren(mirror.id).length, 0, how);
+      assert.equal(original.status, 'COMPLETED', how);
+    }
+  });
+
   test('restart mid-portfolio: snapshot/restore and journal replay reach the same state, no duplicate child', () => {
     const h = AlgoHarness.withMarket();
     h.maker('sell', 30, PERP_60K);

@@ -294,8 +294,56 @@ describe('portfolio body validation', () => {
           perpLeg({ forCcy: 'ETH', priceOptions: { priceType: 'MARKET' } }),
         ],
       }),
-      'invalid_portfolio',
+      'invalid_params',
       'legs[1].forCcy',
+    );
+  });
+  test('forCcy names a currency of its leg: base, quote or settlement', () => {
+    for (const forCcy of ['XYZ', '', 'ETH'])
+      expectRefusal(
+        twapBody({ legs: [perpLeg({ forCcy, priceOptions: { priceType: 'MARKET' } })] }),
+        'invalid_params',
+        'legs[0].forCcy',
+      );
+    // Both quantities in USD: one forCcy, legs of two coins.
+    const usd = validatePortfolioBody(
+      twapBody({
+        legs: [
+          perpLeg({ forCcy: 'usd', priceOptions: { priceType: 'MARKET' } }),
+          perpLeg({ instrument: 'ETH-PERPETUAL', forCcy: 'USD', priceOptions: { priceType: 'MARKET' } }),
+        ],
+      }),
+      context,
+    );
+    assert.deepEqual(
+      usd.legs.map((leg) => leg.forCcy),
+      ['USD', 'USD'],
+    );
+  });
+  test('prices and offsets beyond 1e9, or in exponent form, are refused naming the field', () => {
+    for (const price of [1e300, 1e9])
+      expectRefusal(
+        twapBody({ legs: [perpLeg({ priceOptions: { priceType: 'LIMIT', price, priceIn: 'USD' } })] }),
+        'invalid_params',
+        'legs[0].priceOptions.price',
+      );
+    expectRefusal(
+      twapBody({
+        legs: [
+          perpLeg({
+            priceOptions: {
+              priceType: 'DYNAMIC',
+              price: 60000,
+              priceIn: 'USD',
+              dynamicPriceStrategy: 'MID',
+              dynamicPriceOffset: 1e20,
+              dynamicMs: 1000,
+            },
+          }),
+        ],
+      }),
+      'invalid_params',
+      'legs[0].priceOptions.dynamicPriceOffset',
     );
   });
   test('Balance price is a string; a number is refused', () =>

@@ -115,14 +115,26 @@ function oneOf<T extends string | number>(value: unknown, field: string, allowed
 }
 
 const DECIMAL = /^-?\d{1,20}(\.\d{1,20})?$/;
+/**
+ * Bound of a leg's price and dynamic offset in any `priceIn` unit: far above any real price, and
+ * low enough that every conversion to the instrument's ticks stays an exact integer (beyond it a
+ * portfolio was accepted and then failed with "price must be an integer tick count").
+ */
+const PRICE_LIMIT = 1e9;
 
-/** A decimal as number or string; returns its canonical text. */
+/** A decimal as number or string (a number in plain notation, as JSON writes it below 1e21); returns its canonical text. */
 function decimalText(value: unknown, field: string, as: 'number' | 'string' | 'either'): string {
-  if (typeof value === 'number' && as !== 'string' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'number' && as !== 'string' && DECIMAL.test(String(value))) return String(value);
   if (typeof value === 'string' && as !== 'number' && DECIMAL.test(value)) return value;
   const kind =
     as === 'either' ? 'a decimal (number or string)' : as === 'string' ? 'a decimal string' : 'a number';
   return fail('invalid_params', field, `${field} must be ${kind}`);
+}
+
+/** The currencies a leg's `forCcy` may name: its instrument's base, quote and settlement currencies. */
+function legCurrencies(instrument: Instrument): string[] {
+  const spec = instrument.spec;
+  return [...new Set([spec.baseCurrency, spec.quoteCurrency, spec.settlementCurrency])];
 }
 
 function lots(instrument: Instrument, value: unknown, field: string): number {
@@ -217,6 +229,8 @@ function pricing(raw: unknown, field: string, type: PortfolioType, instrument: I
   }
   if (price !== null && priceIn !== 'IV' && price <= 0)
     fail('invalid_params', priceField, `${priceField} must be positive`);
+  if (price !== null && price >= PRICE_LIMIT)
+    fail('invalid_params', priceField, `${priceField} must be below ${PRICE_LIMIT}`);
   if (priceIn === 'IV' && price !== null && (price <= 0 || price > 1000)) {
     fail('invalid_params', priceField, `${priceField} in IV must be a volatility in percent (0, 1000]`);
   }
@@ -231,6 +245,8 @@ function pricing(raw: unknown, field: string, type: PortfolioType, instrument: I
   const dynamicOffset = isMissing(options.dynamicPriceOffset)
     ? 0
     : Number(decimalText(options.dynamicPriceOffset, offsetField, 'either'));
+  if (Math.abs(dynamicOffset) >= PRICE_LIMIT)
+    fail('invalid_params', offsetField, `${offsetField} must be between -${PRICE_LIMIT} and ${PRICE_LIMIT}`);
   const msField = `${field}.dynamicMs`;
   const dynamicMs = optionalLong(options.dynamicMs, msField, MIN_DYNAMIC_MS, PORTFOLIO_HORIZON_MS);
   if (type === 'TWAP' && dynamicStrategy !== null && dynamicMs === null) {
@@ -302,6 +318,9 @@ function leg(raw: unknown, i: number, type: PortfolioType, context: PortfolioVal
   const forCcy = isMissing(body.forCcy)
     ? instrument.spec.baseCurrency
     : string(body.forCcy, `${field}.forCcy`).toUpperCase();
+  const currencies = legCurrencies(instrument);
+  if (!currencies.includes(forCcy))
+    fail('invalid_params', `${field}.forCcy`, `${field}.forCcy must be one of ${currencies.join(', ')}`);
   return {
     instrument,
     spec: {
