@@ -178,5 +178,6 @@ export function venueSimulatorView(venue: Venue): SimulatorView {
       const book = venue.book(instrumentName, 1);
       return { bestBid: book?.bestBid ?? null, bestAsk: book?.bestAsk ?? null };
     },
+    priceBand: (instrumentName) => venue.instrument(instrumentName)?.priceBand ?? null,
   };
 }

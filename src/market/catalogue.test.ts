@@ -46,6 +46,13 @@ describe('strike grids', () => {
     assert.ok(daily[1]! - daily[0]! < quarterly[1]! - quarterly[0]!);
     assert.ok(daily.every((strike) => strike % 500 === 0));
   });
+
+  test('never finer than 0.5% of the index, even when a finer nice step is nearer the target', () => {
+    // Half a day at 55%: a quarter sigma is about 268, nearest nice 250, under the 325 floor.
+    const grid = strikeGrid(65_000, 0.5 / 365, 0.55);
+    const steps = grid.slice(1).map((strike, i) => strike - grid[i]!);
+    assert.ok(steps.every((step) => step >= 325), steps.join(','));
+  });
 });
 
 describe('catalogue', () => {

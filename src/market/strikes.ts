@@ -20,13 +20,17 @@ export const DEFAULT_STRIKE_GRID: StrikeGridConfig = {
   maxEachSide: 10,
 };
 
-/** The nice number (1, 2, 2.5, 5 × 10^n) nearest to `value` in log terms, ≥ `floor`. */
+/**
+ * The nice number (1, 2, 2.5, 5 × 10^n) nearest to `value` in log terms among those ≥ `floor`
+ * (the nearest overall could be finer than the floor: 250 for a floor of 325).
+ */
 export function niceStep(value: number, floor: number): number {
   const target = Math.max(value, floor);
   const magnitude = 10 ** Math.floor(Math.log10(target));
-  let best = magnitude;
-  for (const multiple of [1, 2, 2.5, 5, 10]) {
+  let best = Number.POSITIVE_INFINITY;
+  for (const multiple of [1, 2, 2.5, 5, 10, 20]) {
     const candidate = multiple * magnitude;
+    if (candidate < floor) continue;
     if (Math.abs(Math.log(candidate / target)) < Math.abs(Math.log(best / target))) best = candidate;
   }
   return best;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Instrument } from '../../domain/instrument.ts';
 import { buildCatalogue } from '../catalogue.ts';
+import { createCombo, parseComboName } from '../combos.ts';
 import { defaultMarketModel, priceMarket } from '../market-state.ts';
 import { simulatorConfig } from './config.ts';
 import { ceilToTick, floorToTick, quoteLadder } from './quoting.ts';
@@ -51,16 +52,44 @@ describe('quote ladders', () => {
     assert.ok(width('BTC-PERPETUAL', 0.6, 200) > width('BTC-PERPETUAL', 0.6, 0));
   });
 
-  test('cheap options keep a 1-tick bid and a higher ask', () => {
+  test('an option worth less than its bid would be gets no bid, only an ask', () => {
     const far = specs
       .filter((spec) => spec.name.startsWith('BTC-22NOV26-') && spec.name.endsWith('-C'))
       .at(-1)!;
     const option = new Instrument(2, far);
-    const ladder = quoteLadder(option, market.mark(far.name)!, 0.5, 0, config);
-    const bestBid = Math.max(...ladder.quotes.filter((q) => q.side === 'buy').map((q) => q.price));
-    const bestAsk = Math.min(...ladder.quotes.filter((q) => q.side === 'sell').map((q) => q.price));
-    assert.equal(bestBid, 1);
-    assert.ok(bestAsk > bestBid);
+    const mark = market.mark(far.name)!;
+    const tick = Number(far.tickSize);
+    assert.ok(mark.markPrice < tick, 'the far call is marked below one tick');
+    const ladder = quoteLadder(option, mark, 0.5, 0, config);
+    assert.deepEqual(
+      ladder.quotes.filter((q) => q.side === 'buy'),
+      [],
+      'a 1-tick bid would pay a seller many times what the option is worth',
+    );
+    assert.ok(ladder.quotes.some((q) => q.side === 'sell' && q.price >= 1));
+  });
+
+  test('with the venue band, a future spread quotes only where orders may trade', () => {
+    const listed = createCombo(
+      parseComboName('BTC-FS-25DEC26_PERP')!,
+      (name) => specs.find((spec) => spec.name === name),
+      NOW,
+    );
+    assert.ok(listed.ok);
+    const spread = new Instrument(3, listed.spec);
+    const mark = priceMarket(NOW, INDEX, [...specs, listed.spec], defaultMarketModel()).mark(spread.name)!;
+    const markTicks = Math.round(mark.markPrice / Number(spread.spec.tickSize));
+    const band = { min: markTicks - 10, max: markTicks + 10 };
+    // Long inventory: the maker's bids widen and skew down, past the band without it.
+    const loose = quoteLadder(spread, mark, 0.6, 400, config);
+    assert.ok(loose.quotes.some((q) => q.side === 'buy' && q.price < band.min));
+    const kept = quoteLadder(spread, mark, 0.6, 400, config, band);
+    const bids = kept.quotes.filter((q) => q.side === 'buy');
+    const asks = kept.quotes.filter((q) => q.side === 'sell');
+    assert.ok(bids.length >= 1 && asks.length >= 1);
+    for (const quote of kept.quotes)
+      assert.ok(quote.price >= band.min + 1 && quote.price <= band.max - 1, `${quote.side} ${quote.price}`);
+    assert.ok(Math.max(...bids.map((q) => q.price)) < Math.min(...asks.map((q) => q.price)));
   });
 });
 

@@ -11,7 +11,15 @@
  * levelGapFraction · h). Bids round down and asks up onto the tick that applies at their level
  * (options: 0.0005 above 0.005). Option prices stay ≥ 1 tick; level-0 ask > level-0 bid; a level
  * that rounds onto the one inside it moves one valid tick further out, so the set of levels is
- * stable (only option bids that would fall below 1 tick are left out).
+ * stable.
+ * - An option bid that would fall below 1 tick is left out, never raised to 1 tick: an option
+ *   marked at a fraction of a tick bid at one tick paid a seller up to thousands of times its
+ *   value, riskless.
+ * - With the venue's price band (`band`, ticks): the band's edges, a tenth of its width inside
+ *   (the mark the band was taken from may have moved since), bound the ladder: a level-0 quote
+ *   beyond is brought to the edge, deeper levels beyond are left out. A future spread's band (5%
+ *   of its net price) is narrower than its spread (bps of the underlying) and inventory widening
+ *   together, and quotes outside it were depth nobody could trade.
  */
 import type { Side } from '../../core/types.ts';
 import type { Instrument } from '../../domain/instrument.ts';
@@ -84,6 +92,7 @@ export function quoteLadder(
   volatility: number,
   positionLots: number,
   config: SimulatorConfig,
+  band: { readonly min: number; readonly max: number } | null = null,
 ): QuoteLadder {
   const tick = Number(instrument.spec.tickSize);
   const half = Math.max(halfSpread(instrument, mark, volatility, config), config.minHalfSpreadTicks * tick);
@@ -95,6 +104,9 @@ export function quoteLadder(
   const gap = Math.max(tick, config.levelGapFraction * half);
   const isOption = instrument.spec.kind === 'option';
   const minPrice = isOption ? 1 : Number.NEGATIVE_INFINITY;
+  const margin = band === null ? 0 : Math.floor((band.max - band.min) / 20);
+  const lowest = band === null ? Number.NEGATIVE_INFINITY : ceilToTick(instrument, band.min + margin);
+  const highest = band === null ? Number.POSITIVE_INFINITY : floorToTick(instrument, band.max - margin);
   const quotes: Quote[] = [];
   let previousBid = Number.POSITIVE_INFINITY;
   let previousAsk = Number.NEGATIVE_INFINITY;
@@ -104,8 +116,8 @@ export function quoteLadder(
     let bid = floorToTick(instrument, (centre - bidHalf - level * gap) / tick);
     // A level that rounds onto the one inside it is pushed one valid tick further out.
     if (bid >= previousBid) bid = floorToTick(instrument, previousBid - 1);
-    bid = Math.max(minPrice, bid);
-    if (bid < previousBid) {
+    if (level === 0 && bid < lowest) bid = lowest;
+    if (bid >= minPrice && bid >= lowest && bid < previousBid) {
       quotes.push({ side: 'buy', level, price: bid, amount });
       previousBid = bid;
       if (level === 0) firstBid = bid;
@@ -113,6 +125,8 @@ export function quoteLadder(
     let ask = Math.max(minPrice, ceilToTick(instrument, (centre + askHalf + level * gap) / tick));
     if (level === 0 && ask <= firstBid) ask = ceilToTick(instrument, firstBid + 1);
     if (ask <= previousAsk) ask = ceilToTick(instrument, previousAsk + 1);
+    if (level === 0 && ask > highest) ask = Math.max(highest, ceilToTick(instrument, firstBid + 1));
+    if (ask > highest) continue;
     quotes.push({ side: 'sell', level, price: ask, amount });
     previousAsk = ask;
   }

@@ -186,6 +186,7 @@ export class LiquiditySimulator {
         volatility,
         inventoryOf(instrument, positions),
         this.config,
+        view.priceBand?.(instrument.name) ?? null,
       );
       const orders = resting.get(instrument.name) ?? NO_ORDERS;
       resting.delete(instrument.name);

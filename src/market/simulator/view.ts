@@ -30,4 +30,9 @@ export interface SimulatorView {
   positions(accountId: number): Iterable<SimulatorPosition>;
   /** Best bid and ask in ticks (null when that side is empty). */
   bestPrices(instrumentName: string): { readonly bestBid: number | null; readonly bestAsk: number | null };
+  /**
+   * The price band orders must keep to now, in ticks (null: none, before a first mark). Absent
+   * in views that do not know it: quotes are then not kept to one.
+   */
+  priceBand?(instrumentName: string): { readonly min: number; readonly max: number } | null;
 }
