@@ -72,6 +72,8 @@ export interface WsGatewayDeps {
 
 /** The placed-order set is pruned to the open ones when it reaches this size (then twice its size). */
 const PLACED_PRUNE_MIN = 1024;
+/** Ended cancel-on-disconnect sessions a connection remembers (one per key switch). */
+const ENDED_SESSIONS_KEPT = 16;
 
 /** A refusal of the core as the VenueError the dispatcher answers with. */
 function succeeded(result: CommandResult): void {
@@ -107,6 +109,12 @@ class Session implements SessionHandle, Subscriber {
   private readonly anonymousKey: string;
   /** Orders this connection placed under the current key that may still be open. */
   private placedOrders = new Set<string>();
+  /**
+   * Cancel-on-disconnect sessions of earlier keys on this connection, ended by a key switch, with
+   * their accounts: an order sent under one and placed after the switch is cancelled as it lands
+   * (the switch's cancel went out before the order was known here). The last few are kept.
+   */
+  private readonly endedSessions = new Map<string, number>();
   private prunePlacedAt = PLACED_PRUNE_MIN;
   private readonly uncork = () => {
     this.corked = false;
@@ -138,6 +146,11 @@ class Session implements SessionHandle, Subscriber {
     if (previous !== null && previous.apiKey !== principal.apiKey) {
       this.deps.fanout.unsubscribeAll(this);
       this.cancelPlaced();
+      if (this.codSession !== null) {
+        this.endedSessions.set(this.codSession, previous.defaultAccountId);
+        if (this.endedSessions.size > ENDED_SESSIONS_KEPT)
+          this.endedSessions.delete(this.endedSessions.keys().next().value!);
+      }
       // The session's orders were all cancelled by the command just submitted (applied at once).
       this.codSession = null;
       this.placedOrders = new Set();
@@ -152,6 +165,17 @@ class Session implements SessionHandle, Subscriber {
   }
 
   placed(orderId: string, codSession: string | null): Promise<void> | undefined {
+    const endedAccount = codSession === null ? undefined : this.endedSessions.get(codSession);
+    if (endedAccount !== undefined) {
+      // Sent under a key whose session a switch ended, with cancel-on-disconnect on: it goes too.
+      this.submit({
+        type: 'cancel_all',
+        accountId: endedAccount,
+        orderIds: [orderId],
+        cancelReason: 'cancel_on_disconnect',
+      });
+      return undefined;
+    }
     if (this.closed) {
       // Placed while the session was ending: its cancel-on-disconnect has already gone out.
       if (this.codSession !== null && this.principal !== null) {

@@ -206,6 +206,29 @@ describe('WebSocket sessions over the real engine', () => {
     await harness.http(3).call('private/cancel_all', {});
   });
 
+  test('an order in flight when the key switches goes with the first key’s cancel-on-disconnect', async () => {
+    const client = harness.ws(0);
+    await client.connect();
+    await client.auth();
+    await client.call('private/enable_cancel_on_disconnect', {});
+    const other = harness.credentials[3]!;
+    const timestamp = engine.now();
+    const nonce = randomUUID();
+    // Sent back to back: the switch is handled before the order is answered (known placed).
+    const inFlight = client.call('private/buy', { instrumentName: PERP, quantity: '10', price: '30000' });
+    const switched = client.call('public/auth', {
+      apiKey: other.apiKey,
+      timestamp,
+      nonce,
+      signature: signWs(other.apiSecret, String(timestamp), nonce),
+    });
+    const { order } = await inFlight;
+    await switched;
+    await until(() => state(order.orderId).orderState === 'cancelled');
+    assert.equal(state(order.orderId).cancelReason, 'cancel_on_disconnect');
+    await client.close();
+  });
+
   test('an unanswered test_request ends the session at once, though the peer never completes the close', async () => {
     const credential = harness.credentials[0]!;
     const socket = new WebSocket(harness.wsUrl);
