@@ -51,7 +51,10 @@ describe('strike grids', () => {
     // Half a day at 55%: a quarter sigma is about 268, nearest nice 250, under the 325 floor.
     const grid = strikeGrid(65_000, 0.5 / 365, 0.55);
     const steps = grid.slice(1).map((strike, i) => strike - grid[i]!);
-    assert.ok(steps.every((step) => step >= 325), steps.join(','));
+    assert.ok(
+      steps.every((step) => step >= 325),
+      steps.join(','),
+    );
   });
 });
 
