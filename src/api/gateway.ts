@@ -19,6 +19,7 @@ import type { KeyStore } from './auth/key-store.ts';
 import { registerBuiltinChannels } from './builtin-channels.ts';
 import { ChannelRegistry, Fanout } from './channels.ts';
 import { Dispatcher, type RequestObserver } from './dispatcher.ts';
+import { historyAnsweringOutages } from './history-outages.ts';
 import {
   answerClientError,
   answerFrameworkError,
@@ -122,7 +123,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const methodDeps = {
     commands,
     reads,
-    history,
+    history: historyAnsweringOutages(history),
     ...(deps.combos === undefined ? {} : { combos: deps.combos }),
   };
   registerPublicMethods(methods, methodDeps);

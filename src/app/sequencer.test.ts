@@ -48,16 +48,27 @@ test('stamps increasing seq and non-decreasing ts, and acknowledges only after d
   await sequencer.drain();
 });
 
-test('a journal failure is fatal: later submits are refused', async () => {
+test('a journal failure is fatal: the write under way has an unknown outcome, later submits were not run', async () => {
   const journal = new ManualJournal();
   const sequencer = new Sequencer<string, string>((c) => c, journal, new VirtualClock(0));
   const first = sequencer.submit('a');
   journal.pending[0]!.reject(new Error('disk full'));
   await assert.rejects(
     first,
-    (error: unknown) => error instanceof VenueError && error.errorName === 'unavailable',
+    (error: unknown) =>
+      error instanceof VenueError &&
+      error.errorName === 'unavailable' &&
+      error.data?.outcome === 'unknown' &&
+      /may or may not have run/.test(error.message),
   );
-  await assert.rejects(sequencer.submit('b'), VenueError);
+  await assert.rejects(
+    sequencer.submit('b'),
+    (error: unknown) =>
+      error instanceof VenueError &&
+      error.errorName === 'unavailable' &&
+      error.data?.outcome === undefined &&
+      /not run/.test(error.message),
+  );
   assert.equal(sequencer.failed?.message, 'disk full');
 });
 

@@ -54,7 +54,7 @@ export interface AppendOnlyJournal<C> {
 
 export type CommittedListener<C, R> = (entry: JournalEntry<C>, result: R) => void;
 
-const STOPPING = 'the service is stopping after a fatal error';
+const STOPPING = 'the service is stopping after a fatal error: the request was not run';
 
 export class Sequencer<C, R> {
   private lastSeq: number;
@@ -115,7 +115,13 @@ export class Sequencer<C, R> {
       (error: unknown) => {
         this.settle();
         this.fail(error);
-        throw new VenueError('unavailable', 'the journal failed; the service is stopping');
+        // The write may have reached the store all the same (a publish stored after its ack timed
+        // out, a commit whose reply was lost): unlike the refusals after it, this is no "not run".
+        throw new VenueError(
+          'unavailable',
+          'the journal failed while this request was being made durable: it may or may not have run; check once the service is back before sending it again',
+          { outcome: 'unknown' },
+        );
       },
     );
   }

@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { VenueError } from '../domain/errors.ts';
+import { historyAnsweringOutages, isStorageOutage } from './history-outages.ts';
+import type { HistoryPort } from './ports.ts';
+
+function failing(error: unknown): HistoryPort {
+  return {
+    order: () => Promise.reject(error),
+    orderHistory: () => Promise.reject(error),
+    userTrades: () => Promise.reject(error),
+  };
+}
+
+test('a history store that cannot be reached is unavailable, naming history; other errors pass', async () => {
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  const shutdown = Object.assign(new Error('terminating connection due to administrator command'), {
+    code: '57P01',
+  });
+  for (const error of [refused, shutdown, new Error('Connection terminated unexpectedly')]) {
+    assert.ok(isStorageOutage(error));
+    const history = historyAnsweringOutages(failing(error));
+    await assert.rejects(
+      history.orderHistory({ accountId: 1, currency: 'BTC', now: 0 }),
+      (e: unknown) => e instanceof VenueError && e.errorName === 'unavailable' && e.data?.field === 'history',
+    );
+    await assert.rejects(history.order('BTC-1'), (e: unknown) => e instanceof VenueError);
+    await assert.rejects(
+      history.userTrades({ accountId: 1, now: 0 }),
+      (e: unknown) => e instanceof VenueError,
+    );
+  }
+  const bug = new TypeError('x is undefined');
+  assert.equal(isStorageOutage(bug), false);
+  await assert.rejects(historyAnsweringOutages(failing(bug)).order('BTC-1'), (e: unknown) => e === bug);
+  const badToken = new RangeError('invalid continuation token');
+  await assert.rejects(
+    historyAnsweringOutages(failing(badToken)).orderHistory({ accountId: 1, currency: 'BTC', now: 0 }),
+    (e: unknown) => e === badToken,
+  );
+});

@@ -1,0 +1,45 @@
+/**
+ * The history store's outages as `unavailable`: a read store that cannot be reached (its
+ * database down or restarting, a connection dropped) is answered with an error a client may
+ * retry, not `internal_error`, which says the service is at fault. Other errors pass as they are.
+ */
+import { VenueError } from '../domain/errors.ts';
+import type { HistoryPort } from './ports.ts';
+
+/** Node's socket errors and PostgreSQL's connection (08), resources (53) and operator-intervention (57) classes. */
+const OUTAGE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+]);
+const OUTAGE_SQLSTATE = /^(08|53|57)/;
+
+export function isStorageOutage(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (OUTAGE_CODES.has(code) || OUTAGE_SQLSTATE.test(code))) return true;
+  // node-postgres after the server went away.
+  return error instanceof Error && /Connection terminated|connection timeout/i.test(error.message);
+}
+
+function answered<T>(query: Promise<T>): Promise<T> {
+  return query.catch((error: unknown) => {
+    if (isStorageOutage(error)) {
+      throw new VenueError('unavailable', 'the order history store is not answering; try again shortly', {
+        field: 'history',
+      });
+    }
+    throw error;
+  });
+}
+
+export function historyAnsweringOutages(history: HistoryPort): HistoryPort {
+  return {
+    order: (orderId) => answered(history.order(orderId)),
+    orderHistory: (query) => answered(history.orderHistory(query)),
+    userTrades: (query) => answered(history.userTrades(query)),
+  };
+}
