@@ -150,6 +150,31 @@ if (server === null) {
     }
   });
 
+  test('a server that stops answering fails the journal after the write timeout, not never', async () => {
+    const url = await server.createDatabase(`journal_${process.pid}_stalled`);
+    const journal = await PgJournal.open({ connectionString: url, writeTimeoutMs: 500 });
+    await journal.append({ seq: 1, ts: 1, command: { type: 'x' } });
+    // The writer's own backend process, stopped: the server then neither answers nor drops it.
+    const backends = await withClient(url, async (client) => {
+      const rows = await client.query(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
+      );
+      return (rows.rows as Array<{ pid: number }>).map((row) => row.pid);
+    });
+    assert.ok(backends.length > 0);
+    for (const pid of backends) process.kill(pid, 'SIGSTOP');
+    try {
+      await assert.rejects(journal.append({ seq: 2, ts: 2, command: { type: 'x' } }), /journal write failed/);
+      await assert.rejects(
+        journal.append({ seq: 3, ts: 3, command: { type: 'x' } }),
+        'the journal stays failed',
+      );
+    } finally {
+      for (const pid of backends) process.kill(pid, 'SIGCONT');
+      await journal.close().catch(() => undefined);
+    }
+  });
+
   test('one writer per database: a second open is refused until the first closes', async () => {
     const url = await server.createDatabase(`journal_${process.pid}_lock`);
     const first = await PgJournal.open({ connectionString: url });

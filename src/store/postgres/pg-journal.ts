@@ -83,7 +83,15 @@ export interface PgJournalOptions {
   readonly connectionString: string;
   readonly limits?: BatchLimits;
   readonly readPageFrames?: number;
+  /**
+   * How long one batch's write may take before the journal counts as failed (default 30 s, as a
+   * NATS publish): a server that stops answering (stopped, its disk hung) fails the service
+   * instead of stalling it while commands pile up in memory, applied but never acknowledged.
+   */
+  readonly writeTimeoutMs?: number;
 }
+
+const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
 
 export class PgJournal<C = unknown> extends CommittedJournal<C> {
   static async open<C = unknown>(options: PgJournalOptions): Promise<PgJournal<C>> {
@@ -119,6 +127,7 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
 
   protected readonly committer: GroupCommitter;
   private readonly pageFrames: number;
+  private readonly writeTimeoutMs: number;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -129,6 +138,7 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
   ) {
     super();
     this.pageFrames = options.readPageFrames ?? 64;
+    this.writeTimeoutMs = options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS;
     this.committer = new GroupCommitter(
       { write: (frame, checkpoints) => this.writeBatch(frame, checkpoints) },
       options.limits ?? DEFAULT_BATCH_LIMITS,
@@ -141,8 +151,11 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
       'INSERT INTO journal (first_seq, count, version, payload, checksum) VALUES ($1, $2, $3, $4, $5)';
     const frameParams =
       frame === null ? [] : [frame.firstSeq, frame.count, frame.version, frame.payload, frame.checksum];
+    // node-postgres reads a per-query `query_timeout` (client.js) that its typings leave out.
+    const write = (text: string, values: unknown[]) =>
+      this.writer.query({ text, values, query_timeout: this.writeTimeoutMs } as pg.QueryConfig);
     if (checkpoints.length === 0) {
-      if (frame !== null) await this.writer.query(frameInsert, frameParams);
+      if (frame !== null) await write(frameInsert, frameParams);
       return;
     }
     const n = frameParams.length;
@@ -150,11 +163,7 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
       SELECT * FROM unnest($${n + 1}::bigint[], $${n + 2}::text[])
       ON CONFLICT (seq) DO UPDATE SET state_hash = EXCLUDED.state_hash`;
     const sql = frame === null ? checkpointInsert : `WITH f AS (${frameInsert}) ${checkpointInsert}`;
-    await this.writer.query(sql, [
-      ...frameParams,
-      checkpoints.map((c) => c.seq),
-      checkpoints.map((c) => c.stateHash),
-    ]);
+    await write(sql, [...frameParams, checkpoints.map((c) => c.seq), checkpoints.map((c) => c.stateHash)]);
   }
 
   readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]> {
