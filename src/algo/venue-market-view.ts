@@ -1,14 +1,15 @@
 /**
  * `AlgoMarketView` over the engine (`Venue` queries: book, mark, index, instruments, an account's
  * open orders) and the market model (forward and vol surface, src/market/market-state.ts) for IV
- * conversions and MODEL prices. Everything comes from journaled state (the engine's index/mark prices, the seeded
- * model), so replay sees the same numbers.
+ * conversions and MODEL prices. Everything comes from journaled state (the engine's index/mark
+ * prices and index samples, the seeded model), so replay sees the same numbers.
  */
 import type { Instrument } from '../domain/instrument.ts';
 import type { Venue } from '../engine/venue.ts';
 import type { OptionPricingContext } from '../market/conversions.ts';
 import {
   defaultMarketModel,
+  type FixingSource,
   type MarketModel,
   type MarketState,
   priceMarket,
@@ -28,7 +29,10 @@ function best(venue: VenueReads, name: string, side: 'buy' | 'sell', own: OwnOrd
 }
 
 /** The engine queries the view needs (Venue satisfies this structurally). */
-export type VenueReads = Pick<Venue, 'book' | 'instrument' | 'indexPrice' | 'openOrders'>;
+export type VenueReads = Pick<
+  Venue,
+  'book' | 'instrument' | 'indexPrice' | 'openOrders' | 'settlementFixing'
+>;
 
 /** Best price of an account's resting orders on one side (trigger orders waiting are not on the book). */
 function accountBest(
@@ -49,6 +53,10 @@ export function venueMarketView(
   venue: VenueReads,
   model: MarketModel = defaultMarketModel(),
 ): AlgoMarketView {
+  // Inside a settlement window the engine's index samples give the part already fixed.
+  const fixings: FixingSource = {
+    fixing: (currency, expiration, now) => venue.settlementFixing(currency, expiration, now),
+  };
   // One priced market per (instrument, time): the model is pure, so caching by key is safe.
   let cachedAt = Number.NaN;
   let cache = new Map<string, MarketState>();
@@ -64,7 +72,7 @@ export function venueMarketView(
     const key = `${instrument.name}|${index}`;
     let state = cache.get(key);
     if (state === undefined) {
-      state = priceMarket(now, { [currency]: index }, [instrument.spec], model);
+      state = priceMarket(now, { [currency]: index }, [instrument.spec], model, fixings);
       cache.set(key, state);
     }
     return state;

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import type { CoreCommand } from '../core/commands.ts';
 import type { CommandResult, CommandSuccess, OrderView, PositionView, TradeView } from '../core/events.ts';
 import type { Instrument, InstrumentKind } from '../domain/instrument.ts';
+import type { Fixing } from '../market/settlement.ts';
 import { afterCommand, isAdvancedPlace, placeAdvanced, waitingOrders } from './advanced-orders.ts';
 import { validateAdvanced } from './advanced-snapshot.ts';
 import {
@@ -380,6 +381,14 @@ export class Venue {
   /** The index samples of the last settlement window (`VenueState.indexSamples`). */
   indexSamples(): Array<[string, Array<[number, number]>]> {
     return this.state.indexSamples.samples();
+  }
+
+  /**
+   * The part of an expiry's settlement average the index samples have fixed at `now`
+   * (`IndexHistory.fixing`); null outside its window.
+   */
+  settlementFixing(currency: string, expiration: number, now: number): Fixing | null {
+    return this.state.indexSamples.fixing(currency, expiration, now);
   }
 
   /** Checks internal consistency (books, totals, reserves); throws on the first breach. For tests. */

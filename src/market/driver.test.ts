@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { UnstampedCommand } from '../core/commands.ts';
+import type { InstrumentSpec } from '../domain/instrument.ts';
 import { Harness } from '../engine/testkit.ts';
 import { Venue, type VenueSnapshot } from '../engine/venue.ts';
 import { decodeSnapshotState, encodeSnapshot } from '../store/record-format.ts';
@@ -57,6 +58,60 @@ describe('MarketDriver', () => {
     );
     assert.ok(driver.expiredSpecs().some((spec) => spec.name === 'BTC-22NOV26'));
     assert.ok(!driver.instruments().some((instrument) => instrument.name === 'BTC-22NOV26'));
+  });
+
+  test('through a drifting settlement window the expiring marks converge to the settlement', () => {
+    // The index climbs 1% across 07:30-08:00 (in 10 s steps); the settlement averages the climb.
+    const windowStart = EXPIRY - 30 * 60_000;
+    const rows = [{ timestamp: START, price: 60_000 }];
+    for (let t = windowStart; t <= EXPIRY; t += 10_000)
+      rows.push({ timestamp: t, price: 60_000 * (1 + (0.01 * (t - windowStart)) / (30 * 60_000)) });
+    const config = defaultMarketDriverConfig(START);
+    const driver = new MarketDriver({
+      ...config,
+      sources: [new ReplayIndex('BTC', rows), config.sources[1]!],
+    });
+    driver.start(START);
+    const at = EXPIRY - 60_000;
+    let settled: UnstampedCommand[] = [];
+    let marks = new Map<string, { spec: InstrumentSpec; mark: number }>();
+    let index = 0;
+    for (let now = START + 10_000; now <= EXPIRY; now += 10_000) {
+      settled = settled.concat(byType(driver.tick(now), 'settle_instrument'));
+      if (now === at) {
+        const market = driver.market();
+        index = market.index('BTC');
+        marks = new Map(
+          driver
+            .instruments()
+            .filter(
+              (i) => i.spec.baseCurrency === 'BTC' && i.spec.expiration === EXPIRY && i.spec.legs === null,
+            )
+            .map((i) => [i.name, { spec: i.spec, mark: market.mark(i.name)!.markPrice }]),
+        );
+      }
+    }
+    const future = settled.find((c) => c.type === 'settle_instrument' && c.instrumentName === 'BTC-22NOV26');
+    assert.ok(future?.type === 'settle_instrument');
+    const settlement = Number(future.settlementIndex);
+    // About the middle of the climb, well below the index at 07:59.
+    assert.ok(Math.abs(settlement - 60_300) < 5 && index - settlement > 250);
+    // The future: the fixed average blended with the index for the minute left.
+    assert.ok(Math.abs(marks.get('BTC-22NOV26')!.mark - settlement) < settlement * 1e-4);
+    // The options: their payoff at the settlement index (coin for inverse, USDC for linear).
+    let options = 0;
+    let between = 0;
+    for (const [name, { spec, mark }] of marks) {
+      if (spec.kind !== 'option') continue;
+      options++;
+      const strike = Number(spec.strike);
+      if (strike > settlement && strike < index) between++;
+      const usd = Math.max(spec.optionType === 'call' ? settlement - strike : strike - settlement, 0);
+      if (spec.marginKind === 'inverse')
+        assert.ok(Math.abs(mark - usd / settlement) < 1e-4, `${name} ${mark} vs ${usd / settlement}`);
+      else assert.ok(Math.abs(mark - usd) < 5, `${name} ${mark} vs ${usd}`);
+    }
+    assert.ok(options > 10 && between > 0);
   });
 
   test('combos list on demand once', () => {

@@ -6,7 +6,8 @@
  *   start(now): list_instrument for the catalogue, the simulator's accounts and funding, and
  *               the first update_prices;
  *   tick(now, view?) (or tickSteps, the same in small steps for the event loop):
- *     1. sample every index (recorded for the settlement TWAP);
+ *     1. sample every index (recorded for the settlement TWAP, and passed to the pricing as the
+ *        part of a settlement average already fixed);
  *     2. roll: settle_instrument for every listed instrument whose expiry is ≤ now, at the
  *        settlement index (30-min TWAP before expiry), then list_instrument for what is due
  *        (checked at every expiry and at least once a minute);
@@ -111,7 +112,7 @@ export class MarketDriver {
       if (!this.listed.has(spec.name)) commands.push(this.list(spec));
     }
     commands.push(...this.simulator.setupCommands());
-    this.state = priceMarket(now, levels, this.specs(), this.config.model);
+    this.state = priceMarket(now, levels, this.specs(), this.config.model, this.history);
     commands.push(priceUpdateCommand(this.state, this.listed.values(), this.sentMarks));
     return commands;
   }
@@ -154,6 +155,7 @@ export class MarketDriver {
       levels,
       instruments.map((instrument) => instrument.spec),
       this.config.model,
+      this.history,
     );
     this.state = state;
     for (let i = 0; i < instruments.length; i++) {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Instrument } from '../domain/instrument.ts';
-import { black76Price, yearsBetween } from './black76.ts';
+import { black76Price, MS_PER_YEAR, yearsBetween } from './black76.ts';
 import { buildCatalogue } from './catalogue.ts';
 import { comboLegs, createCombo, parseComboName } from './combos.ts';
 import { volatilityFromQuotePrice } from './conversions.ts';
-import { basisAt, defaultMarketModel, priceMarket } from './market-state.ts';
+import { basisAt, defaultMarketModel, priceMarket, settlementVolatility } from './market-state.ts';
 import {
   priceUpdateCommand,
   settlementCommand,
@@ -13,6 +13,7 @@ import {
   splitPriceUpdate,
   toTicks,
 } from './price-updates.ts';
+import { IndexHistory, SETTLEMENT_WINDOW_MS } from './settlement.ts';
 import { tickerFigures } from './ticker.ts';
 
 const NOW = Date.UTC(2026, 10, 22, 6);
@@ -41,17 +42,23 @@ describe('MarketState', () => {
     assert.equal(state.mark('BTC_USDT')!.markPrice, 65_000);
   });
 
-  test('inverse option mark = Black-76 USD / forward; linear = USD; IV recovers the surface', () => {
+  test('inverse option mark = Black-76 USD / forward; linear = USD; IV recovers the mark IV', () => {
     const forward = state.forward('BTC', EXPIRY);
-    const volatility = state.volatility('BTC', 70_000, EXPIRY);
+    const t = yearsBetween(NOW, EXPIRY);
+    const inverse = state.mark('BTC-25DEC26-70000-C')!;
+    // The surface's volatility, scaled to the settlement average over the last 30 minutes.
+    const window = SETTLEMENT_WINDOW_MS / MS_PER_YEAR;
+    const volatility = inverse.markIv!;
+    const surface = state.volatility('BTC', 70_000, EXPIRY);
+    assert.ok(Math.abs(volatility - surface * Math.sqrt(1 - (2 * window) / (3 * t))) < 1e-12);
+    assert.ok(volatility < surface && volatility > surface * 0.9995);
     const usd = black76Price({
       optionType: 'call',
       forward,
       strike: 70_000,
-      timeToExpiry: yearsBetween(NOW, EXPIRY),
+      timeToExpiry: t,
       volatility,
     });
-    const inverse = state.mark('BTC-25DEC26-70000-C')!;
     assert.ok(Math.abs(inverse.markPrice - usd / forward) < 1e-15);
     assert.ok(Math.abs(state.mark('BTC_USDC-25DEC26-70000-C')!.markPrice - usd) < 1e-9);
     const iv = volatilityFromQuotePrice(
@@ -92,6 +99,76 @@ describe('MarketState', () => {
     const later = priceMarket(Date.UTC(2026, 10, 22, 8), INDEX, allSpecs, model);
     assert.equal(later.mark('BTC-22NOV26'), undefined);
     assert.equal(state.mark('BTC-NOPE'), undefined);
+  });
+});
+
+describe('inside the settlement window', () => {
+  const SOON = Date.UTC(2026, 10, 22, 8);
+  const WINDOW_START = SOON - SETTLEMENT_WINDOW_MS;
+  const CALL = 'BTC-22NOV26-65000-C';
+
+  test('the mark IV is continuous at the window start: σ/√3 just before and just after', () => {
+    const ivs = [-1, 1].map((offset) => {
+      const at = priceMarket(WINDOW_START + offset, INDEX, allSpecs, model);
+      const sigma = at.volatility('BTC', 65_000, SOON);
+      const iv = at.mark(CALL)!.markIv!;
+      assert.ok(Math.abs(iv - sigma / Math.sqrt(3)) < 1e-5 * sigma, `${iv} vs ${sigma}`);
+      return iv;
+    });
+    assert.ok(Math.abs(ivs[0]! - ivs[1]!) < 1e-5 * ivs[0]!);
+    // The same from the formula: the variance of the average over the window, σ²·W/3.
+    const window = SETTLEMENT_WINDOW_MS / MS_PER_YEAR;
+    assert.ok(Math.abs(settlementVolatility(0.6, window, 0, 1, 1) - 0.6 / Math.sqrt(3)) < 1e-12);
+    const epsilon = window * 1e-9;
+    const justBefore = settlementVolatility(0.6, window + epsilon, 0, 1, 1);
+    const justAfter = settlementVolatility(0.6, window - epsilon, 1e-9, 1, 1);
+    assert.ok(Math.abs(justBefore - justAfter) < 1e-8, `${justBefore} vs ${justAfter}`);
+    // T → 0: no NaN, no volatility left.
+    assert.equal(settlementVolatility(0.6, 0, 1, 1, 1), 0);
+  });
+
+  test('the fixed part of the average moves the forward, the future and the options', () => {
+    const history = new IndexHistory();
+    history.record('BTC', WINDOW_START - 60_000, 64_000);
+    const halfway = WINDOW_START + SETTLEMENT_WINDOW_MS / 2;
+    history.record('BTC', halfway, 65_000);
+    const fixing = history.fixing('BTC', SOON, halfway)!;
+    assert.deepEqual(fixing, { average: 64_000, fixedFraction: 0.5 });
+    assert.equal(history.fixing('BTC', SOON, WINDOW_START), null);
+    assert.equal(history.fixing('BTC', SOON, SOON), null);
+    const plain = priceMarket(halfway, INDEX, allSpecs, model);
+    const fixed = priceMarket(halfway, INDEX, allSpecs, model, history);
+    const carry = plain.forward('BTC', SOON);
+    const forward = 0.5 * 64_000 + 0.5 * carry;
+    assert.ok(Math.abs(fixed.forward('BTC', SOON) - forward) < 1e-9);
+    assert.equal(fixed.mark('BTC-22NOV26')!.markPrice, fixed.forward('BTC', SOON));
+    assert.equal(fixed.forwardExposure('BTC', SOON), 0.5);
+    assert.equal(fixed.forwardExposure('BTC', Date.UTC(2026, 11, 25, 8)), 1);
+    assert.equal(fixed.forwardExposure('BTC', null), 1);
+    // Later expiries and the perpetual are untouched.
+    assert.equal(fixed.mark('BTC-25DEC26')!.markPrice, plain.mark('BTC-25DEC26')!.markPrice);
+    assert.equal(fixed.mark('BTC-PERPETUAL')!.markPrice, plain.mark('BTC-PERPETUAL')!.markPrice);
+    const call = fixed.mark(CALL)!;
+    const sigma = fixed.volatility('BTC', 65_000, SOON);
+    assert.equal(call.underlyingPrice, fixed.forward('BTC', SOON));
+    assert.ok(Math.abs(call.markIv! - ((sigma * 0.5) / Math.sqrt(3)) * (carry / forward)) < 1e-12);
+    const usd = black76Price({
+      optionType: 'call',
+      forward,
+      strike: 65_000,
+      timeToExpiry: call.timeToExpiry!,
+      volatility: call.markIv!,
+    });
+    assert.ok(Math.abs(call.markPrice - usd / forward) < 1e-12);
+    // A millisecond before expiry the mark is the payoff at the average fixed so far.
+    const last = priceMarket(SOON - 1, INDEX, allSpecs, model, history);
+    const average = history.fixing('BTC', SOON, SOON - 1)!.average;
+    assert.ok(average > 64_000 && average < 65_000);
+    assert.ok(Math.abs(last.mark('BTC-22NOV26')!.markPrice - average) < 1e-3);
+    const inTheMoney = last.mark('BTC-22NOV26-64000-C')!;
+    assert.ok(Math.abs(inTheMoney.markPrice - (average - 64_000) / average) < 1e-7);
+    assert.ok(Number.isFinite(inTheMoney.markIv!) && inTheMoney.markIv! < 1e-3);
+    assert.ok(last.mark('BTC-22NOV26-65000-C')!.markPrice < 1e-12);
   });
 });
 

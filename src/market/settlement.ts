@@ -8,9 +8,28 @@
  *
  * `IndexHistory` keeps samples for `retentionMs` (default 2 h) per currency; recording is
  * idempotent for equal timestamps (the later price wins).
+ *
+ * Inside the window part of the settlement is already fixed: `fixing(currency, expiration, now)`
+ * gives the average so far over [expiration − window, now] and the fraction f of the window it
+ * covers, so the settlement is f · average + (1 − f) · (the average still to come). The market
+ * state prices expiring futures and options on that (market-state.ts).
  */
 
 export const SETTLEMENT_WINDOW_MS = 30 * 60 * 1000;
+
+/** The part of an expiry's settlement average fixed at some instant inside its window. */
+export interface Fixing {
+  /** Time-weighted average of the index from the window's start to now. */
+  readonly average: number;
+  /** Share of the window already past, in (0, 1). */
+  readonly fixedFraction: number;
+}
+
+/** Share of the settlement window of `expiration` already past at `now`, in [0, 1]. */
+export function settlementWindowFraction(expiration: number, now: number): number {
+  const start = expiration - SETTLEMENT_WINDOW_MS;
+  return Math.min(1, Math.max(0, (now - start) / SETTLEMENT_WINDOW_MS));
+}
 
 interface Sample {
   readonly time: number;
@@ -76,6 +95,17 @@ export class IndexHistory {
   restore(saved: ReadonlyArray<readonly [string, ReadonlyArray<readonly [number, number]>]>): void {
     for (const [currency, list] of saved)
       for (const [time, price] of list) this.record(currency, time, price);
+  }
+
+  /**
+   * The fixed part of an expiry's settlement at `now`: null outside the window (before it
+   * opens, at or after expiry) or when nothing was recorded for the currency.
+   */
+  fixing(currency: string, expiration: number, now: number): Fixing | null {
+    const fraction = settlementWindowFraction(expiration, now);
+    if (!(fraction > 0 && fraction < 1)) return null;
+    const average = this.twap(currency, expiration - SETTLEMENT_WINDOW_MS, now);
+    return average === null ? null : { average, fixedFraction: fraction };
   }
 
   /** The settlement index for an expiry: TWAP over the last 30 minutes. */

@@ -118,6 +118,33 @@ describe('liquidity simulator', () => {
     assert.equal(hedge.timeInForce, 'immediate_or_cancel');
   });
 
+  test('inside the settlement window only the unfixed part of an expiring delta is hedged', () => {
+    const expiry = Date.UTC(2026, 10, 22, 8);
+    const call = specs.find(
+      (spec) =>
+        spec.kind === 'option' &&
+        spec.expiration === expiry &&
+        spec.optionType === 'call' &&
+        spec.baseCurrency === 'BTC' &&
+        spec.marginKind === 'inverse' &&
+        Number(spec.strike) <= 63_000,
+    )!;
+    const name = instruments[specs.indexOf(call)]!.name;
+    const hedges = (at: number) => {
+      const { simulator, venue } = setup({ takerAccountId: null });
+      const market = priceMarket(at, INDEX, specs, model);
+      venue.apply(simulator.step(at, market, venue));
+      venue.setPosition(900_001, name, 200); // 20 BTC of in-the-money calls, delta ≈ 0.9
+      const commands = simulator.step(at + 1000, market, venue);
+      return { market, hedge: commands.find((c) => c.type === 'place_order' && c.label === 'lp-hedge') };
+    };
+    assert.ok(hedges(NOW).hedge !== undefined);
+    // At 07:57 nine tenths of the average is fixed: about 2 BTC of index exposure, under the threshold.
+    const late = hedges(expiry - 3 * 60_000);
+    assert.ok(Math.abs(late.market.forwardExposure('BTC', expiry) - 0.1) < 1e-12);
+    assert.equal(late.hedge, undefined);
+  });
+
   test('switched off: no accounts, no commands', () => {
     const { simulator, venue } = setup({ enabled: false });
     assert.deepEqual(simulator.setupCommands(), []);

@@ -224,6 +224,8 @@ export class LiquiditySimulator {
       else if (spec.kind === 'future' && spec.marginKind === 'inverse')
         coins = (position.size * lot) / mark.markPrice;
       else if (spec.kind === 'future' || spec.kind === 'spot') coins = position.size * lot;
+      // Greeks are against the forward; inside a settlement window only its unfixed part moves.
+      if (spec.kind !== 'spot') coins *= market.forwardExposure(spec.baseCurrency, spec.expiration);
       delta.set(spec.baseCurrency, (delta.get(spec.baseCurrency) ?? 0) + coins);
     }
     for (const currency of maker.currencies) {
