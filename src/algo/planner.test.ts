@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import {
   balanceAllowances,
   balanceCumulativeTarget,
+  balancePartReached,
   balanceTranche,
   twapSliceAmount,
   twapSliceAt,
@@ -131,6 +132,41 @@ describe('planner arithmetic', () => {
       [25, 25],
       'neither may fill more than one tranche ahead of the other',
     );
+  });
+
+  test('BALANCE: followers reach their whole amount past 2^53 of lots × lots', () => {
+    const lead = 880_298_138;
+    const follower = 23_782_593;
+    const legs = (priority: boolean, hedge: boolean) => [
+      { amount: lead, filled: lead, hedge: false, priority },
+      { amount: follower, filled: 0, hedge, priority: false },
+    ];
+    assert.deepEqual(balanceAllowances(legs(true, false), 3, 2), [lead, follower]);
+    assert.deepEqual(balanceAllowances(legs(false, true), 3, 2), [lead, follower]);
+  });
+
+  test('BALANCE: a part is reached when the lead legs reached their targets and the others all they may', () => {
+    const leg = (amount: number, filled: number, more: { hedge?: boolean; priority?: boolean } = {}) => ({
+      amount,
+      filled,
+      hedge: more.hedge ?? false,
+      priority: more.priority ?? false,
+    });
+    const targets = (legs: ReturnType<typeof leg>[]) =>
+      legs.map((l) => balanceCumulativeTarget(l.amount, 3, 0));
+    // A hedge allowed 30 of its target 33 by the main leg's 3 of 10.
+    const hedged = [leg(10, 3), leg(100, 30, { hedge: true })];
+    assert.equal(balancePartReached(hedged, 3, 0, targets(hedged)), true);
+    const hedgeBehind = [leg(10, 3), leg(100, 29, { hedge: true })];
+    assert.equal(balancePartReached(hedgeBehind, 3, 0, targets(hedgeBehind)), false);
+    // The lead below its own target holds the part whatever the followers did.
+    const leadBehind = [leg(10, 2, { priority: true }), leg(10, 3)];
+    assert.equal(balancePartReached(leadBehind, 3, 0, targets(leadBehind)), false);
+    // Without a priority leg every main leg leads.
+    const mains = [leg(7, 2), leg(10, 2)];
+    assert.equal(balancePartReached(mains, 3, 0, targets(mains)), false);
+    const followed = [leg(7, 2, { priority: true }), leg(10, 2)];
+    assert.equal(balancePartReached(followed, 3, 0, targets(followed)), true);
   });
 
   test('BALANCE: following the slowest leg loses no lot to float rounding', () => {

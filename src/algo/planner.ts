@@ -13,6 +13,8 @@
  * Every allowance is capped by the part's cumulative target (hedges only by their amount).
  */
 
+import { mulDivFloor } from '../engine/economics.ts';
+
 export function twapSliceCount(durationMs: number, frequencyMs: number): number {
   return Math.max(1, Math.ceil(durationMs / frequencyMs));
 }
@@ -48,15 +50,20 @@ export interface BalanceLegInput {
   readonly priority: boolean;
 }
 
-/** Cumulative lots each leg may have filled now (its working order covers allowed − filled). */
-export function balanceAllowances(legs: readonly BalanceLegInput[], parts: number, part: number): number[] {
+/** Main legs (all legs when every one is a hedge) and the priority leg among them. */
+function balanceRoles(legs: readonly BalanceLegInput[]) {
   const anyMain = legs.some((leg) => !leg.hedge);
   const isMain = (leg: BalanceLegInput) => !anyMain || !leg.hedge;
-  const priority = legs.find((leg) => leg.priority && isMain(leg));
+  return { isMain, priority: legs.find((leg) => leg.priority && isMain(leg)) };
+}
+
+/** Cumulative lots each leg may have filled now (its working order covers allowed − filled). */
+export function balanceAllowances(legs: readonly BalanceLegInput[], parts: number, part: number): number[] {
+  const { isMain, priority } = balanceRoles(legs);
   // The slowest filled fraction as lots over amount, kept exact: amount × (filled / amount) in
   // floats comes out just under a whole lot (22 × (15 / 22) = 14.999…) and floor lost that lot.
   const slowestOf = (except: BalanceLegInput | null) => {
-    let slowest: { filled: number; amount: number } | null = null;
+    let slowest: BalanceLegInput | null = null;
     for (const leg of legs) {
       if (leg === except || !isMain(leg)) continue;
       if (slowest === null || leg.filled * slowest.amount < slowest.filled * leg.amount) slowest = leg;
@@ -64,17 +71,42 @@ export function balanceAllowances(legs: readonly BalanceLegInput[], parts: numbe
     return slowest;
   };
   const follow = (amount: number, slowest: { filled: number; amount: number }) =>
-    Math.floor((amount * slowest.filled) / slowest.amount);
-  const slowestMain = slowestOf(null) ?? { filled: 1, amount: 1 };
+    mulDivFloor(amount, slowest.filled, slowest.amount);
+  // The slowest main leg, and the slowest of the others for that leg itself: two passes, not one
+  // per leg (a step evaluates every leg, so per-leg scans made it cubic in the legs).
+  const slowest = slowestOf(null);
+  const runnerUp = slowest === null ? null : slowestOf(slowest);
+  const slowestMain = slowest ?? { filled: 1, amount: 1 };
   return legs.map((leg) => {
     if (!isMain(leg)) return Math.min(leg.amount, follow(leg.amount, slowestMain));
     const target = balanceCumulativeTarget(leg.amount, parts, part);
     if (priority === undefined) {
-      const slowestOther = slowestOf(leg);
+      const slowestOther = leg === slowest ? runnerUp : slowest;
       if (slowestOther === null) return target;
       return Math.min(target, follow(leg.amount, slowestOther) + balanceTranche(leg.amount, parts));
     }
     if (leg === priority) return target;
-    return Math.min(target, Math.floor((leg.amount * priority.filled) / priority.amount));
+    return Math.min(target, follow(leg.amount, priority));
+  });
+}
+
+/**
+ * Whether a BALANCE part is done: its lead legs (the priority leg; without one every main leg)
+ * reached their targets, and every other leg filled what it may. A follower's allowance can sit
+ * below its own target when the lead's target was rounded down (a 10-lot option hedged with 100
+ * perpetual lots in 3 parts: 3 option lots allow 30 hedge lots, not 33), and the part must not
+ * wait out its time for lots nothing will send.
+ */
+export function balancePartReached(
+  legs: readonly BalanceLegInput[],
+  parts: number,
+  part: number,
+  targets: readonly number[],
+): boolean {
+  const { isMain, priority } = balanceRoles(legs);
+  const allowed = balanceAllowances(legs, parts, part);
+  return legs.every((leg, i) => {
+    const leads = priority === undefined ? isMain(leg) : leg === priority;
+    return leg.filled >= (leads ? targets[i]! : Math.min(targets[i]!, allowed[i]!));
   });
 }

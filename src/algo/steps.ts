@@ -42,8 +42,10 @@ import { clearOfOwnCombo, commonComboPlan, netComboTicks } from './combo.ts';
 import { applyTrigger, failPortfolio, finish } from './lifecycle.ts';
 import type { AlgoMarketView } from './market-view.ts';
 import {
+  type BalanceLegInput,
   balanceAllowances,
   balanceCumulativeTarget,
+  balancePartReached,
   twapSliceAmount,
   twapSliceAt,
   twapSliceCount,
@@ -300,7 +302,22 @@ export function evaluate(context: StepContext, portfolio: PortfolioState): void 
 
 function partReached(portfolio: PortfolioState): boolean {
   const part = portfolio.parts[portfolio.parts.length - 1];
-  return part !== undefined && portfolio.legs.every((leg, i) => leg.filled >= part.targets[i]!);
+  if (part === undefined) return false;
+  return balancePartReached(
+    balanceLegs(portfolio),
+    portfolio.spec.balance!.parts,
+    portfolio.part,
+    part.targets,
+  );
+}
+
+function balanceLegs(portfolio: PortfolioState): BalanceLegInput[] {
+  return portfolio.spec.legs.map((leg, i) => ({
+    amount: leg.amount,
+    filled: portfolio.legs[i]!.filled,
+    hedge: leg.hedge,
+    priority: leg.priority,
+  }));
 }
 
 function commonExhausted(portfolio: PortfolioState): boolean {
@@ -390,16 +407,7 @@ function desiredOpen(portfolio: PortfolioState): number[] {
         return Math.min(openOf(i) ?? sliceRest, sliceRest, remaining(portfolio, i));
       });
     case 'BALANCE': {
-      const allowed = balanceAllowances(
-        spec.legs.map((leg, i) => ({
-          amount: leg.amount,
-          filled: portfolio.legs[i]!.filled,
-          hedge: leg.hedge,
-          priority: leg.priority,
-        })),
-        spec.balance!.parts,
-        portfolio.part,
-      );
+      const allowed = balanceAllowances(balanceLegs(portfolio), spec.balance!.parts, portfolio.part);
       return allowed.map((lots, i) => Math.max(0, lots - portfolio.legs[i]!.filled));
     }
     case 'ICEBERG': {

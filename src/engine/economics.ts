@@ -57,6 +57,11 @@ export function mulDivRound(a: number, b: number, c: number): number {
   return bigDivRound(BigInt(a) * BigInt(b), BigInt(c));
 }
 
+/** a × b / c for non-negative safe integers, rounded down, exact past 2^53. */
+export function mulDivFloor(a: number, b: number, c: number): number {
+  return mulDiv(a, b, c, false);
+}
+
 /** a × b / c for non-negative inputs, rounded up or down. */
 function mulDiv(a: number, b: number, c: number, roundUp: boolean): number {
   const product = a * b;

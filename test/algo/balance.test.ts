@@ -108,6 +108,39 @@ describe('BALANCE', () => {
     assert.ok(hedgeChildren.every((c) => c.market));
   });
 
+  test('a part whose followers filled all the lead lets them ends at once, not at eachLimitMs', () => {
+    // 10 option lots in 3 parts: the first target is 3 lots, which allow 30 hedge lots, under the
+    // hedge's own first target of 33. A 7-lot priority leg's first target, 2 lots, allows
+    // floor(10 × 2 / 7) = 2 lots of a 10-lot follower, under its first target of 3.
+    const cases: Array<{ legs: LegSpec[]; filled: number[] }> = [
+      {
+        legs: [
+          callLeg({ amount: 10 }),
+          leg({ side: 'sell', amount: 100, hedge: true, pricing: { ...leg().pricing, price: 50_000 } }),
+        ],
+        filled: [10, 100],
+      },
+      {
+        legs: [callLeg({ amount: 7, priority: true }), callLeg({ amount: 10 })],
+        filled: [7, 10],
+      },
+    ];
+    for (const { legs, filled } of cases) {
+      const h = AlgoHarness.withMarket();
+      h.maker('sell', 1000, 500, OPTION);
+      h.maker('buy', 100_000, PERP_60K - 2);
+      const id = h.submit(balance(legs, { totalLimitMs: 15_000 }));
+      const p = h.machine.portfolio(id)!;
+      h.runUntil(T0 + 30_000);
+      assert.equal(p.status, 'COMPLETED', `${legs.map((l) => l.amount)}: ${p.endReason}`);
+      assert.equal(p.endedAt, T0);
+      assert.deepEqual(
+        p.legs.map((l) => l.filled),
+        filled,
+      );
+    }
+  });
+
   test('a hedge leg whose market order found nothing tries again while the part lasts', () => {
     const h = AlgoHarness.withMarket();
     h.maker('sell', 30, 500, OPTION);

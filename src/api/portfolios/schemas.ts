@@ -15,6 +15,8 @@ import { DecimalString, Opt } from '../validation.ts';
 import {
   CUSTOMIZED_NOTE_MAX,
   MAX_BALANCE_PARTS,
+  MAX_PORTFOLIO_LEGS,
+  MAX_PRICE_SNAPSHOT,
   MAX_TWAP_SLICES,
   MIN_DYNAMIC_MS,
   PORTFOLIO_HORIZON_MS,
@@ -147,7 +149,10 @@ function legSchema(price: TSchema, priceNote: string) {
       quantity: Decimal('total (TWAP) / order (Balance) quantity, on the lot grid'),
       priceOptions: priceOptionsSchema(price, priceNote),
       priceSnapshot: Opt(
-        Type.Array(PriceSnapshotEntrySchema, { description: 'reference prices at submit time (audit)' }),
+        Type.Array(PriceSnapshotEntrySchema, {
+          description: 'reference prices at submit time (audit)',
+          maxItems: MAX_PRICE_SNAPSHOT,
+        }),
       ),
       timeInForce: Opt(IntCode([1, 2, 3, 4], '1 = GTC, 2 = IOC, 3 = FOK, 4 = GTD')),
       postOnly: Opt(Type.Boolean({ description: 'default false' })),
@@ -186,7 +191,7 @@ function submitSchema(type: string, block: Record<string, TSchema>, price: TSche
         Type.String({ description: 'free-text label (Custom, Straddle, ...)', maxLength: STRATEGY_MAX }),
       ),
       ...block,
-      legs: Type.Array(legSchema(price, priceNote), { minItems: 1 }),
+      legs: Type.Array(legSchema(price, priceNote), { minItems: 1, maxItems: MAX_PORTFOLIO_LEGS }),
       customizedNote: Opt(Type.String({ maxLength: CUSTOMIZED_NOTE_MAX })),
       sendToDummyAccountIds: Opt(
         Type.Array(Long('another account of the key to mirror the portfolio to', 1), {

@@ -105,6 +105,21 @@ describe('portfolio body validation', () => {
   });
   test('at least one leg', () => expectRefusal(balanceBody({ legs: [] }), 'invalid_portfolio', 'legs'));
   test('legs is required', () => expectRefusal(balanceBody({ legs: undefined }), 'value_required', 'legs'));
+  test('at most 20 legs and 20 price snapshots per leg', () => {
+    assert.ok(
+      validatePortfolioBody(balanceBody({ legs: Array.from({ length: 20 }, () => optionLeg()) }), context),
+    );
+    expectRefusal(
+      balanceBody({ legs: Array.from({ length: 21 }, () => optionLeg()) }),
+      'invalid_params',
+      'legs',
+    );
+    const entry = { placePriceIn: 'USD', placePrice: 1, price: 1, priceIn: 'USD' };
+    const withSnapshots = (n: number) =>
+      balanceBody({ legs: [optionLeg({ priceSnapshot: Array.from({ length: n }, () => entry) })] });
+    assert.ok(validatePortfolioBody(withSnapshots(20), context));
+    expectRefusal(withSnapshots(21), 'invalid_params', 'legs[0].priceSnapshot');
+  });
   test('customizedNote at most 100 characters', () => {
     assert.ok(validatePortfolioBody(balanceBody({ customizedNote: 'x'.repeat(100) }), context));
     expectRefusal(balanceBody({ customizedNote: 'x'.repeat(101) }), 'invalid_params', 'customizedNote');

@@ -39,6 +39,10 @@ import { type ErrorName, VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 
 export const CUSTOMIZED_NOTE_MAX = 100;
+/** Legs per portfolio: every step of a BALANCE weighs each leg against the others. */
+export const MAX_PORTFOLIO_LEGS = 20;
+/** Audit reference prices kept per leg (stored with the portfolio). */
+export const MAX_PRICE_SNAPSHOT = 20;
 /** A label such as Custom or Straddle; kept short because every info and push repeats it. */
 export const STRATEGY_MAX = 64;
 /** How far ahead a portfolio may plan: its longest run, and its latest TWAP start (30 days). */
@@ -273,6 +277,8 @@ function asSent(value: unknown): string | number | null {
 function snapshot(raw: unknown, field: string): PriceSnapshotEntry[] {
   if (isMissing(raw)) return [];
   if (!Array.isArray(raw)) fail('invalid_params', field, `${field} must be an array`);
+  if (raw.length > MAX_PRICE_SNAPSHOT)
+    fail('invalid_params', field, `${field} must hold at most ${MAX_PRICE_SNAPSHOT} entries`);
   return raw.map((entry, i) => {
     const f = `${field}[${i}]`;
     const item = object(entry, f);
@@ -455,6 +461,8 @@ export function validatePortfolioBody(raw: unknown, context: PortfolioValidation
   const rawLegs = requireValue(body.legs, 'legs');
   if (!Array.isArray(rawLegs)) fail('invalid_params', 'legs', 'legs must be an array');
   if (rawLegs.length === 0) fail('invalid_portfolio', 'legs', 'legs must hold at least 1 leg');
+  if (rawLegs.length > MAX_PORTFOLIO_LEGS)
+    fail('invalid_params', 'legs', `legs must hold at most ${MAX_PORTFOLIO_LEGS} legs`);
   const parsed = rawLegs.map((entry, i) => leg(entry, i, type, context));
 
   const hasOption = parsed.some((p) => p.instrument.isOption);
