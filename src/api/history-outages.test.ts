@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { VenueError } from '../domain/errors.ts';
+import { ReadStoreBehindError } from '../store/read/read-store.ts';
 import { historyAnsweringOutages, isStorageOutage } from './history-outages.ts';
 import type { HistoryPort } from './ports.ts';
 
@@ -38,4 +39,27 @@ test('a history store that cannot be reached is unavailable, naming history; oth
     historyAnsweringOutages(failing(badToken)).orderHistory({ accountId: 1, currency: 'BTC', now: 0 }),
     (e: unknown) => e === badToken,
   );
+});
+
+test('a history store still behind the caller after its wait is unavailable: history behind, safe to retry', async () => {
+  const behind = new ReadStoreBehindError(120, 100, 2_000, new Error('disk I/O error'));
+  const history = historyAnsweringOutages(failing(behind));
+  for (const query of [
+    history.orderHistory({ accountId: 1, currency: 'BTC', now: 0 }),
+    history.userTrades({ accountId: 1, now: 0 }),
+    history.order('BTC-1'),
+  ]) {
+    await assert.rejects(query, (e: unknown) => {
+      assert.ok(e instanceof VenueError);
+      assert.equal(e.errorName, 'unavailable');
+      assert.match(e.message, /behind.*safe to try again/);
+      assert.deepEqual(e.data, {
+        field: 'history',
+        reason: 'history_behind',
+        safeToRetry: true,
+        behindCommands: 20,
+      });
+      return true;
+    });
+  }
 });

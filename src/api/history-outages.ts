@@ -1,9 +1,13 @@
 /**
  * The history store's outages as `unavailable`: a read store that cannot be reached (its
  * database down or restarting, a connection dropped) is answered with an error a client may
- * retry, not `internal_error`, which says the service is at fault. Other errors pass as they are.
+ * retry, not `internal_error`, which says the service is at fault. So is a store still behind the
+ * caller's acknowledged commands once the query's wait ran out (`ReadStoreBehindError`): the
+ * query is refused rather than answered without them (`data.reason: 'history_behind'`,
+ * `safeToRetry: true`, `behindCommands`). Other errors pass as they are.
  */
 import { VenueError } from '../domain/errors.ts';
+import { ReadStoreBehindError } from '../store/read/read-store.ts';
 import type { HistoryPort } from './ports.ts';
 
 /** Node's socket errors and PostgreSQL's connection (08), resources (53) and operator-intervention (57) classes. */
@@ -27,6 +31,18 @@ export function isStorageOutage(error: unknown): boolean {
 
 function answered<T>(query: Promise<T>): Promise<T> {
   return query.catch((error: unknown) => {
+    if (error instanceof ReadStoreBehindError) {
+      throw new VenueError(
+        'unavailable',
+        'the order history store is behind your latest acknowledged commands and is catching up; nothing was changed, it is safe to try again shortly',
+        {
+          field: 'history',
+          reason: 'history_behind',
+          safeToRetry: true,
+          behindCommands: Math.max(1, error.neededSeq - error.writtenSeq),
+        },
+      );
+    }
     if (isStorageOutage(error)) {
       throw new VenueError('unavailable', 'the order history store is not answering; try again shortly', {
         field: 'history',

@@ -22,6 +22,7 @@ describe('config', () => {
       metrics: true,
       snapshotReplica: true,
       readStoreOnReplica: true,
+      historyWaitMs: 2_000,
       historyRetentionDays: null,
       journalRetentionDays: null,
       snapshots: { everyCommands: 1_000_000, everyMs: 600_000, checkpointEveryCommands: 250_000 },
@@ -111,6 +112,15 @@ describe('config', () => {
       (error: Error) =>
         /everyCommands must be >= 0/.test(error.message) && !/SNAPSHOT_EVERY/.test(error.message),
     );
+  });
+
+  test('the history wait bound comes from HISTORY_WAIT_MS; 0 or a fraction is refused naming it', () => {
+    assert.equal(loadConfig({ env: { HISTORY_WAIT_MS: '500' } }).historyWaitMs, 500);
+    assert.throws(
+      () => loadConfig({ env: { HISTORY_WAIT_MS: '0' } }),
+      /historyWaitMs must be >= 1 \(HISTORY_WAIT_MS\)/,
+    );
+    assert.throws(() => loadConfig({ env: { HISTORY_WAIT_MS: '1.5' } }), /HISTORY_WAIT_MS/);
   });
 
   test('history retention: days from HISTORY_RETENTION_DAYS, off or empty keeps it forever, under 2 refused', () => {

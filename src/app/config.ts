@@ -65,6 +65,14 @@ export const ConfigSchema = Type.Object(
      */
     readStoreOnReplica: Type.Boolean(),
     /**
+     * How long a history query (order history, user trades, an old order's state) waits, in ms,
+     * for the read store to write the commands it must show (the account's last acknowledged
+     * one) while the store is behind (a write being tried again, the replica restarting or
+     * catching up). Past it the query is refused with `unavailable` (safe to retry), never
+     * answered without them. Queries whose rows are written answer at once.
+     */
+    historyWaitMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
+    /**
      * Days of history the read store keeps: closed orders, trades, RFQ history and finished
      * portfolios older than this are deleted as the store writes (open orders, open RFQs and
      * working portfolios never). Null: kept forever. At least 2, the history methods' `includeOld`
@@ -142,6 +150,7 @@ export const DEFAULT_CONFIG: Config = {
   metrics: true,
   snapshotReplica: true,
   readStoreOnReplica: true,
+  historyWaitMs: 2_000,
   historyRetentionDays: null,
   journalRetentionDays: null,
   snapshots: { ...DEFAULT_SNAPSHOT_POLICY },
@@ -196,6 +205,7 @@ const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser
   ['METRICS', ['metrics'], asBoolean],
   ['SNAPSHOT_REPLICA', ['snapshotReplica'], asBoolean],
   ['READ_STORE_ON_REPLICA', ['readStoreOnReplica'], asBoolean],
+  ['HISTORY_WAIT_MS', ['historyWaitMs'], asInteger],
   ['HISTORY_RETENTION_DAYS', ['historyRetentionDays'], asNumberOrOff],
   ['JOURNAL_RETENTION_DAYS', ['journalRetentionDays'], asNumberOrOff],
   ['SNAPSHOT_EVERY_COMMANDS', ['snapshots', 'everyCommands'], asInteger],

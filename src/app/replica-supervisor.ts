@@ -9,8 +9,9 @@
  * - A new replica starts at the last seq handed to the old one's journal feed: everything up to
  *   it is durable, so it reads it from the journal; every later frame is fed to it.
  * - While no replica runs, snapshots are the caller's (`onFailed`, then `onStarted` gives them
- *   back) and the read store is not written: `caughtUp` resolves at once and `failure` is the
- *   last error. The new replica re-feeds the store from its last write, and queries wait for it.
+ *   back) and the read store is not written: `failure` is the last error, and `caughtUp` waits
+ *   for the new replica to re-feed the store from its last write (a query bounds its wait with its
+ *   signal and is then refused as behind: it never answers from what was written).
  */
 import type { MachineCommand } from '../core/machine.ts';
 import type { Journal } from '../store/journal.ts';
@@ -63,7 +64,7 @@ export class ReplicaSupervisor implements RemoteReadWriter {
   /** The last seq of the frames the journal made durable (where a new replica starts). */
   private durableSeq: number;
   private readApplied: number;
-  private runningWaiters: (() => void)[] = [];
+  private runningWaiters: { readonly resolve: () => void }[] = [];
 
   constructor(
     journal: Journal<MachineCommand>,
@@ -98,8 +99,32 @@ export class ReplicaSupervisor implements RemoteReadWriter {
     return this.replica === null ? this.lastFailure : null;
   }
 
-  caughtUp(throughSeq?: number): Promise<void> {
-    return this.replica === null ? Promise.resolve() : this.replica.readCaughtUp(throughSeq);
+  /** The last seq of the frames handed over: every command committed so far. */
+  get handedSeq(): number {
+    return this.durableSeq;
+  }
+
+  /**
+   * Resolves once the read store holds `throughSeq` (default: every frame handed over before the
+   * call), across replica failures: while none runs, it waits for the next to start and re-feed
+   * the store. Also resolves when `signal` aborts or the supervisor stops; the caller checks
+   * `lastAppliedSeq`.
+   */
+  async caughtUp(throughSeq?: number, signal?: AbortSignal): Promise<void> {
+    if (this.settings.writesReadStore !== true) return;
+    const target = Math.min(throughSeq ?? this.durableSeq, this.durableSeq);
+    while (this.lastAppliedSeq < target && !this.stopping && signal?.aborted !== true) {
+      const replica = this.replica;
+      // A replica's wait ends when it has written the target, fails (it is then gone) or stops.
+      if (replica === null) {
+        await this.running(signal);
+        continue;
+      }
+      await replica.readCaughtUp(target, signal);
+      // Only a failed replica's wait goes on (with its successor); one that is still running ended
+      // its wait because it wrote the target, stopped, or the wait was aborted: never spin.
+      if (this.replica === replica && !replica.failed) return;
+    }
   }
 
   /** The running replica's seq and state hash once it applied every frame fed so far. */
@@ -108,10 +133,26 @@ export class ReplicaSupervisor implements RemoteReadWriter {
     return this.replica.status();
   }
 
-  /** Resolves once a replica runs (at once if one does): after a failure, when its successor starts. */
-  running(): Promise<void> {
-    if (this.replica !== null || this.stopping) return Promise.resolve();
-    return new Promise((resolve) => this.runningWaiters.push(resolve));
+  /**
+   * Resolves once a replica runs (at once if one does): after a failure, when its successor starts;
+   * or when `signal` aborts, or the supervisor stops.
+   */
+  running(signal?: AbortSignal): Promise<void> {
+    if (this.replica !== null || this.stopping || signal?.aborted === true) return Promise.resolve();
+    return new Promise((resolve) => {
+      const aborted = () => {
+        this.runningWaiters = this.runningWaiters.filter((w) => w !== waiter);
+        resolve();
+      };
+      const waiter = {
+        resolve: () => {
+          signal?.removeEventListener('abort', aborted);
+          resolve();
+        },
+      };
+      signal?.addEventListener('abort', aborted, { once: true });
+      this.runningWaiters.push(waiter);
+    });
   }
 
   /** Stops the running replica (see `SnapshotReplica.stop`) and starts no other. */
@@ -166,6 +207,6 @@ export class ReplicaSupervisor implements RemoteReadWriter {
   private releaseRunningWaiters(): void {
     const waiting = this.runningWaiters;
     this.runningWaiters = [];
-    for (const resolve of waiting) resolve();
+    for (const waiter of waiting) waiter.resolve();
   }
 }

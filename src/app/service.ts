@@ -242,15 +242,20 @@ async function launch(
     await retiredSaves;
   });
   // Per account, the last committed command that changed its rows: a query for an account waits
-  // for that one only. Accounts not seen since start may have rows the store lost in a crash, so
-  // they wait for everything recovered.
+  // for that one only (whoever writes the store), so an account whose rows are written answers at
+  // once even while the store is behind. Accounts not seen since start may have rows the store
+  // lost in a crash, so they wait for everything recovered. A query waits for the store at most
+  // `historyWaitMs` (on the service's clock, which also times the retries of a failed inline
+  // write); past it, it is refused as behind, never answered without the caller's commands.
   const accountSeqs = new Map<number, number>();
-  if (replica !== null && replicaWritesReads) {
-    readStore.writeElsewhere(replica, (accountId) => accountSeqs.get(accountId) ?? report.lastSeq);
-  }
+  readStore.boundWaits(config.historyWaitMs, (ms, callback) => clock.schedule(clock.now() + ms, callback));
+  readStore.waitPerAccount((accountId) => accountSeqs.get(accountId) ?? report.lastSeq);
+  if (replica !== null && replicaWritesReads) readStore.writeElsewhere(replica);
   core.onCommitted((batch) => {
-    if (replicaWritesReads) recordAccountSeqs(batch.events, batch.seq, accountSeqs);
-    else readStore.push({ seq: batch.seq, ts: batch.ts, events: batch.events, subEvents: batch.subEvents });
+    if (!replicaWritesReads) {
+      readStore.push({ seq: batch.seq, ts: batch.ts, events: batch.events, subEvents: batch.subEvents });
+    }
+    recordAccountSeqs(batch.events, batch.seq, accountSeqs);
     snapshotter.onCommitted(batch.ts);
   });
   // A crash ends every connection without its cancel-on-disconnect: the orders of those sessions
@@ -438,7 +443,11 @@ async function openAndRecover(
     natsJournal,
     projections: subMachineProjections(),
     ...(retention === undefined ? {} : { retention }),
-    onReadStoreError: (error) => log.error({ err: error }, 'read store'),
+    onReadStoreError: (error) =>
+      log.error(
+        { err: error },
+        'read store write failed: it is tried again shortly; meanwhile history that needs the unwritten commands is refused as unavailable',
+      ),
   });
   undo.push('stores', async () => {
     try {

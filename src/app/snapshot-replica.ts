@@ -20,8 +20,9 @@
  *   live core does not: the rows are the same, as its events are. `readCaughtUp` resolves once
  *   the store holds every frame handed over before the call, which includes every acknowledged
  *   command (frames are fed before their commands are acknowledged). A read-store write that
- *   fails stops the replica like any other failure; waits then end at once (queries answer from
- *   what was written) until a new replica re-feeds the store from its last write.
+ *   fails stops the replica like any other failure; its waits then end, and the supervisor has
+ *   them wait for the new replica, which re-feeds the store from its last write (a query gives up
+ *   after its bound and is refused as behind, never answered from what was written).
  */
 import { Worker } from 'node:worker_threads';
 import type { HashCheckpoint, SnapshotInfo } from '../store/journal.ts';
@@ -104,7 +105,7 @@ export class SnapshotReplica {
   private readonly writesReadStore: boolean;
   private readApplied: number;
   private readFlushPending = false;
-  /** Queries waiting for the read store, each until it has written through `seq`; oldest first. */
+  /** Queries waiting for the read store, each until it has written through `seq`. */
   private readWaiters: { readonly seq: number; readonly resolve: () => void }[] = [];
 
   /**
@@ -194,15 +195,30 @@ export class SnapshotReplica {
   /**
    * Resolves once the read store has written through `throughSeq` (default: every frame handed
    * over so far, so a query then sees every acknowledged command); at once if it has, if the
-   * replica failed (nothing more will be written), or if it does not write the read store.
+   * replica failed (nothing more will be written), or if it does not write the read store; or
+   * when `signal` aborts (the caller's wait is over; it checks `readAppliedSeq`).
    */
-  readCaughtUp(throughSeq?: number): Promise<void> {
+  readCaughtUp(throughSeq?: number, signal?: AbortSignal): Promise<void> {
     const seq = throughSeq === undefined ? this.fedSeq : Math.min(throughSeq, this.fedSeq);
     if (!this.writesReadStore || this.readApplied >= seq || this.failure !== null) return Promise.resolve();
+    if (signal?.aborted === true) return Promise.resolve();
     // A stopping replica writes what it was handed before it ends.
     if (this.stopped !== null) return this.stopped;
     return new Promise((resolve) => {
-      this.readWaiters.push({ seq, resolve });
+      const aborted = () => {
+        this.readWaiters = this.readWaiters.filter((w) => w !== waiter);
+        this.unrefWhenIdle();
+        resolve();
+      };
+      const waiter = {
+        seq,
+        resolve: () => {
+          signal?.removeEventListener('abort', aborted);
+          resolve();
+        },
+      };
+      signal?.addEventListener('abort', aborted, { once: true });
+      this.readWaiters.push(waiter);
       this.worker.ref();
       this.requestReadFlush();
     });
@@ -219,10 +235,12 @@ export class SnapshotReplica {
 
   private readWritten(seq: number): void {
     if (seq > this.readApplied) this.readApplied = seq;
-    let done = 0;
-    while (done < this.readWaiters.length && this.readWaiters[done]!.seq <= this.readApplied) done++;
-    if (done === 0) return;
-    for (const waiter of this.readWaiters.splice(0, done)) waiter.resolve();
+    // Waiters' seqs are not in order (each account's last command): every one now written goes.
+    const applied = this.readApplied;
+    if (!this.readWaiters.some((waiter) => waiter.seq <= applied)) return;
+    const done = this.readWaiters.filter((waiter) => waiter.seq <= applied);
+    this.readWaiters = this.readWaiters.filter((waiter) => waiter.seq > applied);
+    for (const waiter of done) waiter.resolve();
     this.unrefWhenIdle();
   }
 

@@ -3,16 +3,21 @@
  * live core's exact state, records checkpoints that a full replay verifies, saves the snapshots a
  * restart starts from, writes the read store (queries still see every acknowledged command, and a
  * restart re-feeds what the store lost), and when it fails the service goes back to snapshotting
- * inline and queries stop waiting for it.
+ * inline, and a history query that needs what the store has not written waits for the next replica
+ * up to `historyWaitMs`, then is refused as behind (never answered stale).
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { ApiError } from '../../sdk/errors.ts';
+import { DEFAULT_CONFIG } from '../../src/app/config.ts';
+import type { ReadDb } from '../../src/store/read/read-db.ts';
 import { buildFrame } from '../../src/store/record-format.ts';
 import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
 import { startTestService, type TestService } from '../support/service-harness.ts';
+import { until } from '../support/until.ts';
 
 const POLICY = { everyCommands: 40, everyMs: 0, checkpointEveryCommands: 25 };
 
@@ -36,8 +41,8 @@ async function cancelAll(running: TestService): Promise<number> {
   return count as number;
 }
 
-async function historyCount(running: TestService): Promise<number> {
-  const orders = await running.http(0).call('private/get_order_history_by_currency', {
+async function historyCount(running: TestService, index = 0): Promise<number> {
+  const orders = await running.http(index).call('private/get_order_history_by_currency', {
     currency: 'BTC',
     count: 1000,
     includeUnfilled: true,
@@ -147,10 +152,12 @@ describe('the snapshot replica', () => {
       const supervisor = running.service.snapshotReplica!;
       const asked: (number | undefined)[] = [];
       const caughtUp = supervisor.caughtUp.bind(supervisor);
-      supervisor.caughtUp = (throughSeq?: number) => {
+      // Called only when the store has not written what the query needs (else it answers at once).
+      supervisor.caughtUp = (throughSeq?: number, signal?: AbortSignal) => {
         asked.push(throughSeq);
-        return caughtUp(throughSeq);
+        return caughtUp(throughSeq, signal);
       };
+      const askedSince = (from: number) => asked.slice(from);
       const history = async (index: number) => {
         const orders = await running.http(index).call('private/get_order_history_by_currency', {
           currency: 'BTC',
@@ -162,11 +169,12 @@ describe('the snapshot replica', () => {
       await placeOrders(running, 10);
       await cancelAll(running);
       const tradersLast = running.service.core.sequence;
-      // The other account has no command since start: nothing to wait for.
+      // The other account has no command since start: nothing to wait for past the recovered ones.
       assert.deepEqual(await history(1), []);
-      assert.deepEqual(asked, [running.service.recovery.lastSeq]);
+      for (const seq of asked) assert.equal(seq, running.service.recovery.lastSeq);
+      let from = asked.length;
       assert.equal((await history(0)).length, 10);
-      assert.deepEqual(asked.at(-1), tradersLast);
+      for (const seq of askedSince(from)) assert.equal(seq, tradersLast);
 
       // Its own command, acknowledged, is then what it waits for, and sees.
       const placed = await running.http(1).call('private/sell', {
@@ -177,12 +185,13 @@ describe('the snapshot replica', () => {
       });
       await running.http(1).call('private/cancel', { orderId: placed.order.orderId });
       const othersLast = running.service.core.sequence;
+      from = asked.length;
       const others = await history(1);
       assert.deepEqual(
         others.map((order) => order.orderId),
         [placed.order.orderId],
       );
-      assert.equal(asked.at(-1), othersLast);
+      for (const seq of askedSince(from)) assert.equal(seq, othersLast);
     } finally {
       await running.close();
     }
@@ -205,6 +214,55 @@ describe('the snapshot replica', () => {
       assert.equal(running.service.recovery.snapshotSeq, null, 'replayed from the start for the store');
       assert.equal(running.service.recovery.replayed, lastSeq);
       assert.equal(await historyCount(running), 10);
+    } finally {
+      await running.close();
+    }
+  });
+
+  test('with READ_STORE_ON_REPLICA off a failed store write is tried again; meanwhile history is refused as behind', async () => {
+    const running = await startTestService({
+      snapshotPolicy: POLICY,
+      config: { simulator: false, readStoreOnReplica: false },
+    });
+    try {
+      const readStore = running.service.readStore;
+      // Fault injection: the store's database refuses its commits while `failing` is set.
+      const db = (readStore as unknown as { options: { db: ReadDb } }).options.db;
+      const commit = db.commit.bind(db);
+      let failing = false;
+      db.commit = (statements, lastSeq) =>
+        failing
+          ? Promise.reject(Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' }))
+          : commit(statements, lastSeq);
+      await placeOrders(running, 5);
+      assert.equal(await cancelAll(running), 5);
+      assert.equal(await historyCount(running), 5);
+
+      failing = true;
+      await placeOrders(running, 5);
+      assert.equal(await cancelAll(running), 5);
+      await running.service.core.drain();
+      const cancelledAt = running.service.core.sequence;
+      await until(() => readStore.failure !== null);
+      assert.ok(readStore.lastAppliedSeq < cancelledAt);
+      // The lag metric shows the store behind the commands.
+      assert.ok((await readStoreLag(running)) >= cancelledAt - readStore.lastAppliedSeq);
+      // Rows all written (no command since start): at once. Its own newest commands missing: refused.
+      assert.equal(await historyCount(running, 1), 0);
+      await refusedAsBehind(running);
+
+      // The database answers again: the next retry (on the service's clock) writes what was lost.
+      failing = false;
+      for (let step = 0; step < 20 && readStore.lastAppliedSeq < cancelledAt; step++) {
+        running.clock.advance(1_000);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      assert.ok(readStore.lastAppliedSeq >= cancelledAt, 'the store caught up without a restart');
+      assert.equal(readStore.failure, null);
+      assert.equal(await historyCount(running), 10);
+      await running.service.core.drain();
+      await readStore.flush();
+      assert.equal(await readStoreLag(running), 0, 'and the metric shows it caught up');
     } finally {
       await running.close();
     }
@@ -246,13 +304,20 @@ describe('the snapshot replica', () => {
       assert.equal(replica.current, null);
       await placeOrders(running, 60);
       assert.equal(await cancelAll(running), 65);
-      // Nothing writes the store any more: queries answer from what was written, without waiting.
-      assert.ok((await historyCount(running)) < 65);
       assert.ok(running.service.readStore.failure !== null);
-      await running.service.core.drain();
-      const lastSeq = running.service.core.sequence;
+      // Nothing writes the store until a replica runs again. An account whose rows are all written
+      // (none since start) is answered at once; the trading account's newest commands are not in
+      // the store: its query waits up to the bound and is refused, never answered stale.
+      assert.equal(await historyCount(running, 1), 0);
+      const refused = await refusedAsBehind(running);
+      assert.ok(Number(refused.data?.behindCommands) > 0);
       running = await running.restart();
-      assert.equal(running.service.recovery.snapshotSeq, lastSeq, 'the inline snapshot at shutdown');
+      // The clock moved (the market stepped): the journal's last seq is read at the restart.
+      assert.equal(
+        running.service.recovery.snapshotSeq,
+        running.service.recovery.lastSeq,
+        'the inline snapshot at shutdown',
+      );
       assert.ok(running.service.recovery.ok);
       assert.equal(await historyCount(running), 65, 'the restarted replica re-fed the store');
     } finally {
@@ -264,7 +329,8 @@ describe('the snapshot replica', () => {
     let running = await startTestService({
       snapshotPolicy: POLICY,
       config: { simulator: false },
-      replicaRestart: { firstDelayMs: 0, maxDelayMs: 0, healthyAfterMs: 0 },
+      // Started again after 200 ms of real time: long enough to ask while none runs.
+      replicaRestart: { firstDelayMs: 200, maxDelayMs: 200, healthyAfterMs: 0 },
     });
     try {
       const replica = running.service.snapshotReplica!;
@@ -273,10 +339,16 @@ describe('the snapshot replica', () => {
         // Queries waiting on the replica when it fails are answered all the same.
         const waiting = Promise.all([1, 2, 3].map(() => historyCount(running)));
         await failReplica(running);
+        assert.equal(replica.current, null, 'not started again yet');
+        // Asked while no replica runs, with its newest command not written: it waits for the new
+        // replica, which re-feeds the store, instead of answering from what was written.
+        assert.equal(await cancelAll(running), 20);
+        const asked = historyCount(running);
         assert.equal((await waiting).length, 3);
+        assert.equal(await asked, 30 * failure - 10, 'answered with the cancels acknowledged before it');
         await placeOrders(running, 10);
         await replica.running();
-        assert.equal(await cancelAll(running), 30);
+        assert.equal(await cancelAll(running), 10);
         assert.equal(await historyCount(running), 30 * failure, 'the new replica re-fed the store');
       }
       const lastSeq = await replicaFollowsCore(running);
@@ -288,6 +360,41 @@ describe('the snapshot replica', () => {
     }
   });
 });
+
+/** `venue_read_store_lag_commands` as `/metrics` shows it. */
+async function readStoreLag(running: TestService): Promise<number> {
+  const { body } = await running.service.metrics!.render();
+  const line = body.split('\n').find((l) => l.startsWith('venue_read_store_lag_commands '));
+  assert.ok(line !== undefined, 'the metric is rendered');
+  return Number(line.split(' ')[1]);
+}
+
+/**
+ * The first demo account's history query, asked while the store lacks its newest commands: it
+ * waits for the store (a timer on the service's clock), and once `historyWaitMs` passed it is
+ * refused with `unavailable`, saying the history store is behind and a retry is safe.
+ */
+async function refusedAsBehind(running: TestService): Promise<ApiError> {
+  const timers = running.clock.pendingTimers();
+  let answered: number | null = null;
+  const outcome = historyCount(running).then(
+    (count) => {
+      answered = count;
+      return count;
+    },
+    (error: unknown) => error,
+  );
+  await until(() => answered !== null || running.clock.pendingTimers() > timers);
+  assert.equal(answered, null, 'the query waits for the store: it is not answered from what was written');
+  running.clock.advance(DEFAULT_CONFIG.historyWaitMs);
+  const error = await outcome;
+  assert.ok(error instanceof ApiError, `refused, not answered from what was written: ${String(error)}`);
+  assert.equal(error.errorName, 'unavailable');
+  assert.equal(error.data?.field, 'history');
+  assert.equal(error.data?.reason, 'history_behind');
+  assert.equal(error.data?.safeToRetry, true);
+  return error;
+}
 
 /** A replica restart only when the test has long finished. */
 const NO_RESTART = { firstDelayMs: 3_600_000, maxDelayMs: 3_600_000, healthyAfterMs: 3_600_000 };

@@ -816,9 +816,13 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
       const reader = await ReadStore.open({ db: await database.open() });
       let failure: unknown = null;
       let waits = 0;
+      let handedSeq = 0;
       reader.writeElsewhere({
         get lastAppliedSeq() {
           return writer.lastAppliedSeq;
+        },
+        get handedSeq() {
+          return handedSeq;
         },
         get failure() {
           return failure;
@@ -830,6 +834,7 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
       });
       try {
         writer.push({ seq: 1, ts: 0, events: [order(orderView({ orderId: 'x', filledAmount: 1 }))] });
+        handedSeq = 1;
         assert.equal((await reader.order('x'))?.filledAmount, 1, 'the query waited for the write');
         assert.equal(waits, 1);
         assert.equal(reader.lastAppliedSeq, 1);

@@ -36,6 +36,28 @@ test('RowBatch: an upsert after a delete does not resurrect old values', () => {
   ]);
 });
 
+test("RowBatch: a failed write's changes put back ahead of later ones give the batch never drained", () => {
+  const changes = (batch: RowBatch) => {
+    batch.upsert('t', { id: 1, status: 'new', created_at: 5 });
+    batch.upsert('t', { id: 2, status: 'new', created_at: 6 });
+    batch.upsert('t', { id: 3, status: 'new', created_at: 7 });
+  };
+  const later = (batch: RowBatch) => {
+    batch.upsert('t', { id: 1, status: 'done', created_at: null });
+    batch.delete('t', { id: 2 });
+    batch.upsert('t', { id: 4, status: 'new', created_at: 8 });
+  };
+  const never = new RowBatch(tables);
+  changes(never);
+  later(never);
+  const restored = new RowBatch(tables);
+  changes(restored);
+  const failed = restored.drain();
+  later(restored);
+  restored.restore(failed);
+  assert.deepEqual(restored.drain(), never.drain());
+});
+
 test('SQL upsert: keepWhenNull columns coalesce with the stored value', () => {
   const [statement] = changeStatements(
     [{ op: 'upsert', table: 't', row: { id: 1, status: 'a', created_at: null } }],

@@ -189,6 +189,23 @@ export class RowBatch implements RowSink {
     return this.changes.size;
   }
 
+  /**
+   * Puts back the changes of a drained batch whose write failed (and rolled back), ahead of those
+   * collected since: the batch then holds what it would had it never been drained, later changes
+   * winning (and merging) as usual.
+   */
+  restore(earlier: readonly RowChange[]): void {
+    const later = this.changes;
+    this.changes = new Map();
+    for (const change of earlier) this.apply(change);
+    for (const change of later.values()) this.apply(change);
+  }
+
+  private apply(change: RowChange): void {
+    if (change.op === 'upsert') this.upsert(change.table, change.row);
+    else this.delete(change.table, change.key);
+  }
+
   drain(): RowChange[] {
     const all = [...this.changes.values()];
     // A new Map rather than clear(): V8 links a cleared table, entries and all, to its successor,

@@ -5,8 +5,8 @@
  * Invariants:
  * - Fed in seq order from the sequencer's committed listener (after durability), never on the
  *   acknowledgement path: `push` only projects into memory; writes are coalesced (`writeDelayMs`)
- *   and, on SQLite, run on a worker thread. Every query first waits until what was pushed
- *   before it is written, so a client reads its own acknowledged commands.
+ *   and, on SQLite, run on a worker thread. A query first waits until the commands it must see
+ *   that were pushed before it are written, so a client reads its own acknowledged commands.
  * - Each write is one transaction holding the row changes AND the last applied seq, so after a
  *   crash the store knows exactly where to resume: `push` ignores seqs ≤ lastAppliedSeq, and
  *   recovery must replay from a snapshot no newer than lastAppliedSeq (pass it as
@@ -15,11 +15,18 @@
  *   acknowledged commands, or an older backup restored) is emptied by `reset` at start-up and
  *   re-fed from seq 1 (service.ts), since the journal reuses those seqs for other commands; from
  *   the snapshot a trimmed journal starts after when the journal no longer holds seq 1.
- * - A write failure is kept and reported by `flush()`/`failure`; later pushes are dropped
- *   (queries still work on what was written). The service should restart to re-feed.
+ * - A write that fails is tried again, after a delay that doubles from RETRY_FIRST_MS up to
+ *   RETRY_MAX_MS, for as long as it fails: its rows are put back ahead of those pushed since
+ *   (`RowBatch.restore`), so the next write holds both, and pushes go on being projected. Until one
+ *   succeeds, `failure` is the last error and `flush()` rejects with it. The rows wait in memory
+ *   meanwhile (a long outage costs memory; a restart re-feeds from the journal instead).
  * - Or the rows are written elsewhere (`writeElsewhere`: the snapshot replica projects the same
  *   commands on its thread): this store then takes no pushes and each query first waits for that
  *   writer to have caught up, so reading one's own acknowledged commands holds all the same.
+ * - Never a stale answer: a query whose rows the store has written (with `waitPerAccount`, the
+ *   account's last command; else every command pushed or handed over) answers at once; one whose
+ *   rows it has not waits for them up to `maxWaitMs`, and is then refused with
+ *   `ReadStoreBehindError` (the gateway answers `unavailable`, safe to retry).
  * - Tables an older build wrote are brought up to their specs when the store opens (schema.ts).
  * - With retention settings, the store's writes also delete history past them, a bounded chunk
  *   per second of command time inside the write's own transaction (retention.ts): so on whichever
@@ -55,6 +62,45 @@ const SWEEP_EVERY_MS = 1_000;
 const SWEEP_MIN_ROWS = 2_000;
 const SWEEP_ROWS_PER_COMMAND = 8;
 
+/** The delays before a failed write is tried again: doubling from the first, capped. */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 5_000;
+
+/** How long a query waits for the store to write the commands it must see (default). */
+export const DEFAULT_MAX_WAIT_MS = 2_000;
+
+/** Calls `callback` once after `delayMs`; returns a cancel function (a clock's timer, in tests). */
+export type Schedule = (delayMs: number, callback: () => void) => () => void;
+
+const realTimer: Schedule = (delayMs, callback) => {
+  const handle = setTimeout(callback, delayMs);
+  handle.unref();
+  return () => clearTimeout(handle);
+};
+
+/**
+ * A query needed commands the store has not written (a write failed and is being tried again, the
+ * replica writing it is down or catching up) and they were still not written after `waitedMs`: it
+ * was refused rather than answered without them. Nothing was changed; asking again is safe.
+ */
+export class ReadStoreBehindError extends Error {
+  override name = 'ReadStoreBehindError';
+
+  constructor(
+    /** The last seq the query had to see. */
+    readonly neededSeq: number,
+    /** The last seq the store had written. */
+    readonly writtenSeq: number,
+    readonly waitedMs: number,
+    /** Why the writer stopped, when it did (a write error, a failed replica). */
+    readonly reason: unknown,
+  ) {
+    super(
+      `the read store has written through seq ${writtenSeq}, the query needs seq ${neededSeq}; still behind after ${waitedMs} ms`,
+    );
+  }
+}
+
 export interface RetentionSettings {
   /** Closed orders last updated longer ago than this are deleted by prune (null: keep forever). */
   readonly closedOrdersMs: number | null;
@@ -88,22 +134,30 @@ export interface ReadStoreOptions {
    * turn). Queries never see this delay: they first wait for what was pushed before them.
    */
   readonly writeDelayMs?: number;
+  /** Told each write that failed (it is tried again). */
   readonly onError?: (error: unknown) => void;
   /** Told the last applied seq after each write. */
   readonly onWritten?: (lastAppliedSeq: number) => void;
+  /** How long a query waits for commands the store has not written (default 2 s). */
+  readonly maxWaitMs?: number;
+  /** The timers of those waits and of the write retries (default: real ones, unref'd). */
+  readonly schedule?: Schedule;
 }
 
 /** Another writer of this store's rows (the snapshot replica's read store, on its thread). */
 export interface RemoteReadWriter {
   /** The last seq it has written. */
   readonly lastAppliedSeq: number;
-  /** Why it stopped writing, or null. */
+  /** The last seq handed to it to write: every command committed so far. */
+  readonly handedSeq: number;
+  /** Why it stopped writing, or null (while it runs, or is restarted, it writes again). */
   readonly failure: unknown;
   /**
-   * Resolves once it has written through `throughSeq`, or without it every command committed
-   * before the call; at once when it has failed (queries then answer from what was written).
+   * Resolves once it has written through `throughSeq` (at most `handedSeq`), or without it every
+   * command committed before the call; also when `signal` aborts, or when it stops for good. A
+   * writer being restarted is waited for. The caller checks `lastAppliedSeq` afterwards.
    */
-  caughtUp(throughSeq?: number): Promise<void>;
+  caughtUp(throughSeq?: number, signal?: AbortSignal): Promise<void>;
 }
 
 export interface PruneReport {
@@ -147,6 +201,14 @@ export class ReadStore {
   private readonly writeDelayMs: number;
   private remote: RemoteReadWriter | null = null;
   private accountSeq: ((accountId: number) => number) | null = null;
+  private maxWaitMs: number;
+  private timer: Schedule;
+  /** Writes that failed in a row, and the cancel of the retry they wait for (null: none waits). */
+  private failedWrites = 0;
+  private retry: (() => void) | null = null;
+  private closed = false;
+  /** Queries waiting for the store's own writes, each until it has written through `seq`. */
+  private waiters: { readonly seq: number; readonly resolve: () => void }[] = [];
   /** The newest command time pushed, the one of the last sweep, and the commands since it. */
   private latestTs = Number.NEGATIVE_INFINITY;
   private sweptAt = Number.NEGATIVE_INFINITY;
@@ -165,6 +227,26 @@ export class ReadStore {
     this.sweeps = !retainsForever(this.retention);
     this.maxBatchCommands = options.maxBatchCommands ?? 10_000;
     this.writeDelayMs = options.writeDelayMs ?? 10;
+    this.maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+    this.timer = options.schedule ?? realTimer;
+  }
+
+  /**
+   * How long a query waits for commands the store has not written, and the timers it (and the
+   * retry of a failed write) run on: the service's clock, set once it runs.
+   */
+  boundWaits(maxWaitMs: number, schedule?: Schedule): void {
+    this.maxWaitMs = maxWaitMs;
+    if (schedule !== undefined) this.timer = schedule;
+  }
+
+  /**
+   * With `accountSeq` (the last committed seq that changed an account's order, trade or position
+   * rows), a query for one account needs only that seq written: an account that is not trading
+   * answers at once, whatever the store's backlog or failure.
+   */
+  waitPerAccount(accountSeq: (accountId: number) => number): void {
+    this.accountSeq = accountSeq;
   }
 
   /** The last seq whose projections are written (as of open, then of each write). */
@@ -187,19 +269,19 @@ export class ReadStore {
       throw new Error('the read store has pending writes of its own');
     }
     this.remote = writer;
-    this.accountSeq = accountSeq ?? null;
+    if (accountSeq !== undefined) this.accountSeq = accountSeq;
   }
 
   /** Projects one committed command's events; seqs already applied are ignored. */
   push(committed: CommittedEvents<CoreEvent | unknown>): void {
     if (this.remote !== null) throw new Error('the read store is written elsewhere: nothing is pushed to it');
-    if (this.error !== null || committed.seq <= this.pendingSeq) return;
+    if (committed.seq <= this.pendingSeq) return;
     for (const projection of this.projections) projection.project(committed, this.batch);
     this.pendingSeq = committed.seq;
     this.pendingCommands++;
     this.commandsSinceSweep++;
     if (committed.ts > this.latestTs) this.latestTs = committed.ts;
-    if (this.pendingCommands >= this.maxBatchCommands && this.writing === null) {
+    if (this.pendingCommands >= this.maxBatchCommands && this.writing === null && this.retry === null) {
       void this.write();
     } else {
       this.schedule();
@@ -207,18 +289,25 @@ export class ReadStore {
   }
 
   /**
-   * Resolves once everything pushed so far (written elsewhere: everything committed) is written;
-   * rejects if a write failed.
+   * Resolves once everything pushed so far is written, trying a failed write again at once;
+   * rejects if a write fails. Written elsewhere: once everything committed is written, waiting up
+   * to `maxWaitMs`; rejects with the writer's failure, or `ReadStoreBehindError`.
    */
   async flush(): Promise<void> {
-    if (this.remote !== null) {
-      await this.remote.caughtUp();
-      if (this.remote.failure !== null) throw this.remote.failure;
+    const remote = this.remote;
+    if (remote !== null) {
+      await this.waitFor(remote.handedSeq).catch((error: unknown) => {
+        throw remote.failure ?? error;
+      });
+      if (remote.failure !== null) throw remote.failure;
       return;
     }
     while (this.writing !== null || this.pendingCommands > 0) {
       if (this.writing !== null) await this.writing;
-      else await this.write();
+      else {
+        this.cancelRetry();
+        await this.write();
+      }
       if (this.error !== null) break;
     }
     if (this.error !== null) throw this.error;
@@ -241,39 +330,96 @@ export class ReadStore {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
+    // A write that failed waits for its retry, which writes everything pushed since as well.
+    if (this.scheduled || this.retry !== null) return;
     this.scheduled = true;
     const due = () => {
       this.scheduled = false;
-      if (this.writing === null && this.pendingCommands > 0) void this.write();
+      if (this.writing === null && this.pendingCommands > 0 && this.retry === null) void this.write();
     };
     if (this.writeDelayMs > 0) setTimeout(due, this.writeDelayMs).unref();
     else setImmediate(due);
   }
 
+  /** Tries the failed write again after the backoff: 100 ms, doubling up to 5 s, for as long as it fails. */
+  private scheduleRetry(): void {
+    if (this.closed || this.retry !== null) return;
+    const delay = Math.min(RETRY_FIRST_MS * 2 ** Math.min(this.failedWrites - 1, 16), RETRY_MAX_MS);
+    this.retry = this.timer(delay, () => {
+      this.retry = null;
+      if (!this.closed && this.writing === null && this.pendingCommands > 0) void this.write();
+    });
+  }
+
+  private cancelRetry(): void {
+    this.retry?.();
+    this.retry = null;
+  }
+
+  /** The last seq a query must see: the account's last command, else every command pushed or handed over. */
+  private neededSeq(accountId?: number): number {
+    const all = this.remote === null ? this.pendingSeq : this.remote.handedSeq;
+    if (accountId === undefined || this.accountSeq === null) return all;
+    return Math.min(this.accountSeq(accountId), all);
+  }
+
   /**
-   * Resolves once everything pushed before the call is written (writing it now if it waits),
-   * so a query sees every command acknowledged before it arrived; written elsewhere, with an
-   * account, only that account's commands. After a write failure it resolves at once: queries
-   * answer from what was written.
+   * Resolves once the store has written what a query must see (see `neededSeq`): at once when it
+   * has. Else it waits (asking for the pending write now, unless a failed one waits for its
+   * retry) up to `maxWaitMs`, and rejects with `ReadStoreBehindError` if the store is still behind:
+   * never an answer without the caller's acknowledged commands.
    */
-  private async caughtUp(accountId?: number): Promise<void> {
-    if (this.remote !== null) {
-      return this.remote.caughtUp(
-        accountId === undefined || this.accountSeq === null ? undefined : this.accountSeq(accountId),
-      );
+  private caughtUp(accountId?: number): Promise<void> {
+    return this.waitFor(this.neededSeq(accountId));
+  }
+
+  private async waitFor(seq: number): Promise<void> {
+    if (this.lastAppliedSeq >= seq) return;
+    const abort = new AbortController();
+    const cancel = this.timer(this.maxWaitMs, () => abort.abort());
+    try {
+      if (this.remote !== null) await this.remote.caughtUp(seq, abort.signal);
+      else await this.written(seq, abort.signal);
+    } finally {
+      cancel();
     }
-    const target = this.pendingSeq;
-    while (this.applied < target && this.error === null) {
-      if (this.writing !== null) await this.writing;
-      else if (this.pendingCommands > 0) await this.write();
-      else break;
+    if (this.lastAppliedSeq < seq) {
+      throw new ReadStoreBehindError(seq, this.lastAppliedSeq, this.maxWaitMs, this.failure);
     }
+  }
+
+  /** Resolves once this store's own writes reached `seq`, or `signal` aborts, or it closes. */
+  private written(seq: number, signal: AbortSignal): Promise<void> {
+    if (this.writing === null && this.pendingCommands > 0 && this.retry === null) void this.write();
+    return new Promise((resolve) => {
+      const waiter = {
+        seq,
+        resolve: () => {
+          signal.removeEventListener('abort', aborted);
+          resolve();
+        },
+      };
+      const aborted = () => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        resolve();
+      };
+      signal.addEventListener('abort', aborted, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  private wakeWaiters(all = false): void {
+    if (this.waiters.length === 0) return;
+    const done = this.waiters.filter((w) => all || w.seq <= this.applied);
+    if (done.length === 0) return;
+    this.waiters = all ? [] : this.waiters.filter((w) => w.seq > this.applied);
+    for (const waiter of done) waiter.resolve();
   }
 
   private write(): Promise<void> {
     const changes = this.batch.drain();
     const seq = this.pendingSeq;
+    const commands = this.pendingCommands;
     this.pendingCommands = 0;
     const statements = changeStatements(changes, this.tables, this.options.db.maxParams);
     if (this.sweeps) this.addSweep(statements);
@@ -281,13 +427,25 @@ export class ReadStore {
       () => {
         this.applied = seq;
         this.writing = null;
+        this.error = null;
+        this.failedWrites = 0;
         this.options.onWritten?.(seq);
-        if (this.pendingCommands > 0) this.schedule();
+        this.wakeWaiters();
+        if (this.pendingCommands > 0) {
+          // Queries wait for what came meanwhile: written now, not after the coalescing delay.
+          if (this.waiters.length > 0) void this.write();
+          else this.schedule();
+        }
       },
       (error: unknown) => {
-        this.error = error;
         this.writing = null;
+        this.error = error;
+        this.failedWrites++;
+        // Rolled back: its rows go back ahead of those pushed since, and are written with them.
+        this.batch.restore(changes);
+        this.pendingCommands += commands;
         this.options.onError?.(error);
+        this.scheduleRetry();
       },
     );
     this.writing = writing;
@@ -368,7 +526,11 @@ export class ReadStore {
   }
 
   async close(): Promise<void> {
-    await this.flush().catch(() => undefined);
+    // A write that failed is not tried once more here: a restart re-feeds it from the journal.
+    if (this.error === null) await this.flush().catch(() => undefined);
+    this.closed = true;
+    this.cancelRetry();
+    this.wakeWaiters(true);
     await this.options.db.close();
   }
 }
