@@ -277,6 +277,7 @@ async function launch(
 
   const keyStore = new SqliteKeyStore(join(config.dataDir, 'keys.db'), secrets);
   undo.push('key store', () => keyStore.close());
+  assertSecretsOpen(keyStore);
   let market: MarketLoop | null = null;
   // The market starts after the gateway is built (it needs the recovered core): bound late.
   const combos: ComboPort = {
@@ -720,5 +721,22 @@ class RecoveredCore {
 
   stateHash(): string {
     return this.machine.stateHash();
+  }
+}
+
+/**
+ * A different encryption key than the one the stored API secrets were sealed with opens none of
+ * them: refused at start, naming the setting, rather than answering every signed request with
+ * `internal_error`.
+ */
+function assertSecretsOpen(keyStore: SqliteKeyStore): void {
+  const first = keyStore.listKeys()[0];
+  if (first === undefined) return;
+  try {
+    keyStore.findKey(first.apiKey);
+  } catch {
+    throw new Error(
+      'the stored API secrets cannot be opened with this encryption key: set SECRET_ENCRYPTION_KEY (or DATA_DIR/secret.key) to the key they were sealed with',
+    );
   }
 }

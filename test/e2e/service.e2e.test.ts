@@ -429,6 +429,30 @@ test('a start that fails after recovery stops what it started and releases the d
   }
 });
 
+test('an encryption key that opens none of the stored API secrets is refused at start, named', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'service-wrong-key-'));
+  try {
+    const first = await startTestService({ dataDir, config: { secretEncryptionKey: '11'.repeat(32) } });
+    const { clock } = first;
+    await first.close();
+    const before = liveResources();
+    await assert.rejects(
+      startTestService({ dataDir, clock, config: { secretEncryptionKey: '22'.repeat(32) } }),
+      /SECRET_ENCRYPTION_KEY/,
+    );
+    assert.deepEqual(liveResources(), before, 'no thread, connection or server left running');
+    lockDataDir(dataDir).release();
+    const again = await startTestService({
+      dataDir,
+      clock,
+      config: { secretEncryptionKey: '11'.repeat(32) },
+    });
+    await again.close();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test('an unreadable secret key is refused before any store is opened', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'service-bad-key-'));
   try {
