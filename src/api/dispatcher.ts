@@ -96,6 +96,11 @@ export class Dispatcher {
     private readonly observe: RequestObserver | null = null,
   ) {}
 
+  /** Whether `method` is a registered method that needs an authenticated principal. */
+  isPrivate(method: string): boolean {
+    return this.registry.get(method)?.access === 'private';
+  }
+
   /**
    * Never rejects: every failure becomes an error answer. Written without `async`: an async frame
    * costs about 400 bytes per call, a `then` with two small closures about half that.

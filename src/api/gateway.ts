@@ -112,7 +112,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const fanout = new Fanout(channels, () => events.sequence);
   const authenticator = new Authenticator(keyStore, now, {
     clockSkewMs: config.auth.clockSkewMs,
-    replay: { maxEntries: config.auth.replayMaxEntries, maxAnswerBytes: config.auth.replayMaxAnswerBytes },
+    replay: {
+      maxEntries: config.auth.replayMaxEntries,
+      maxAnswerBytes: config.auth.replayMaxAnswerBytes,
+      maxEntriesPerKey: config.auth.replayMaxEntriesPerKey,
+      maxAnswerBytesPerKey: config.auth.replayMaxAnswerBytesPerKey,
+    },
   });
   const limiter = new RateLimiter(config.rateLimits, () => clock.now());
   const observe = metrics === undefined ? null : metrics.request;
@@ -166,6 +171,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       commands,
       reads,
       clock,
+      keyWorks: (apiKey) => authenticator.keyWorks(apiKey),
       onUnexpected,
       codSessionPrefix: deps.codSessionPrefix,
     },

@@ -8,8 +8,9 @@
  *   400 `bad_request`, failed authentication 401, rate limiting 429; refusals of a well-formed
  *   envelope travel with 200. No path answers 5xx.
  * - `public/*` envelope methods need no signature (a signature, when sent, is still checked);
- *   everything else must be signed. A byte-identical signed retry gets the stored answer (flat
- *   routes and non-public methods) or runs again (signed `public/*` reads, answers not kept).
+ *   everything else must be signed. A byte-identical signed retry gets the stored answer (methods
+ *   and flat routes with effects) or runs again (reads: `public/*`, methods named `get_*` and
+ *   `GET` flat routes, whose answers are not kept; see `retentionOf`).
  */
 
 import { STATUS_CODES } from 'node:http';
@@ -18,7 +19,13 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CATALOGUE, VenueError } from '../domain/errors.ts';
 import { jsonBytes } from '../store/json-bytes.ts';
-import type { Authenticator, HttpAuthOutcome, Principal, StoredAnswer } from './auth/authenticator.ts';
+import type {
+  AnswerRetention,
+  Authenticator,
+  HttpAuthOutcome,
+  Principal,
+  StoredAnswer,
+} from './auth/authenticator.ts';
 import { HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP } from './auth/signature.ts';
 import {
   type Dispatcher,
@@ -213,6 +220,21 @@ export function installShutdownRefusal(app: FastifyInstance, closing: () => bool
   });
 }
 
+const READ_METHOD = /\/get_[a-z_]+$/;
+
+/**
+ * What the replay memory keeps of a signed envelope request to `method` (the path's): reads, which
+ * have no effects, keep only the request's fingerprint, so a byte-identical retry runs again (their
+ * answers, a whole order book or history, are not held for a window); anything else keeps its
+ * answer, so a retry gets it and never runs twice. Reads are the `public/*` methods and those named
+ * `get_*` in any scope (`private/get_open_orders`, `block/rfqs/get_quotes`): the API names no
+ * method with effects so (a read named otherwise only keeps its answer, which is safe). A body
+ * naming another method than the path is refused before anything runs.
+ */
+export function retentionOf(method: string): AnswerRetention {
+  return method.startsWith('public/') || READ_METHOD.test(method) ? 'fingerprint' : 'answer';
+}
+
 /** The rid of a body refused before it was parsed (authentication), when it has one. */
 function ridOf(raw: string): number | null {
   try {
@@ -233,10 +255,9 @@ export function registerEnvelopeRoute(app: FastifyInstance, deps: HttpRouteDeps)
     const signed =
       request.headers.authorization !== undefined || request.headers[HEADER_SIGNATURE] !== undefined;
     try {
-      // A signed public read may simply run again on a retry; anything else keeps its answer.
-      const retention = pathMethod.startsWith('public/') ? 'fingerprint' : 'answer';
+      // A signed read may simply run again on a retry; anything else keeps its answer.
       if (signed || !pathMethod.startsWith('public/'))
-        auth = authenticator.authenticateHttp(authParts(request, raw), retention);
+        auth = authenticator.authenticateHttp(authParts(request, raw), retentionOf(pathMethod));
     } catch (error) {
       sendError(reply, error, ridOf(raw), onUnexpected);
       return;
@@ -355,7 +376,11 @@ export function registerFlatRoute(
       const raw = typeof request.body === 'string' ? request.body : '';
       let auth: HttpAuthOutcome;
       try {
-        auth = authenticator.authenticateHttp(authParts(request, raw), 'answer');
+        // A GET route reads (no effects): its retry runs again, its answer is not kept.
+        auth = authenticator.authenticateHttp(
+          authParts(request, raw),
+          route.method === 'GET' ? 'fingerprint' : 'answer',
+        );
       } catch (error) {
         const mapped = mapError(error, onUnexpected);
         return send(reply, mapped.httpStatus, flatFailure(mapped.error));

@@ -4,7 +4,14 @@
  *
  * Invariants:
  * - Until `public/auth` succeeds only `public/*` methods are answered (private ones get
- *   `authorization_required`).
+ *   `authorization_required`). A failed `public/auth` is answered with its error and changes
+ *   nothing: a connection already authenticated keeps its key and session.
+ * - A disabled key stops on open connections as over HTTP, within the key cache's TTL: each private
+ *   request asks the authenticator's cache first (`keyWorks`), and every `keyCheckMs` the
+ *   authenticated connections are checked too (so one that only listens stops as well). A private
+ *   request on a disabled key is refused with `invalid_credentials`, as over HTTP; then, or when
+ *   the periodic check finds it, the session ends as on a disconnect (subscriptions dropped,
+ *   cancel-on-disconnect run, later messages ignored) and the connection closes with 1008.
  * - Frames over `wsMaxMessageBytes` close the connection (1009); a frame that is not JSON or not
  *   an envelope gets an error answer with `rid: null` (or the salvaged rid) and the session lives on.
  * - Heartbeat: every `interval` s the server sends `{method:"heartbeat", params:{type:"test_request"}}`;
@@ -35,7 +42,7 @@ import type { UnstampedCommand } from '../core/commands.ts';
 import type { CommandResult } from '../core/events.ts';
 import { VenueError } from '../domain/errors.ts';
 import { jsonBytes } from '../store/json-bytes.ts';
-import type { Principal } from './auth/authenticator.ts';
+import { DEFAULT_KEY_CACHE_TTL_MS, disabledKeyError, type Principal } from './auth/authenticator.ts';
 import type { ChannelRegistry, Fanout, Subscriber } from './channels.ts';
 import { type Dispatcher, type DispatchOutcome, parseEnvelope, salvageRid } from './dispatcher.ts';
 import type { CommandPort, ReadPort } from './ports.ts';
@@ -49,6 +56,11 @@ export interface WsGatewayOptions {
   readonly maxConnections?: number;
   /** The same, per client address. */
   readonly maxConnectionsPerAddress?: number;
+  /**
+   * How often the keys of authenticated connections are checked (through the authenticator's key
+   * cache); default `DEFAULT_KEY_CACHE_TTL_MS`, the cache's own TTL.
+   */
+  readonly keyCheckMs?: number;
 }
 
 export interface WsGatewayDeps {
@@ -62,6 +74,11 @@ export interface WsGatewayDeps {
    */
   readonly reads: Pick<ReadPort, 'openOrders' | 'accountCancelOnDisconnect'>;
   readonly clock: Clock;
+  /**
+   * Whether a key still works (the authenticator's `keyWorks`, through its key cache); absent:
+   * always (a gateway without a key store).
+   */
+  readonly keyWorks?: (apiKey: string) => boolean;
   readonly onUnexpected: (error: unknown) => void;
   /**
    * Makes cancel-on-disconnect session ids unique across runs (the run's start seq); each id is
@@ -127,6 +144,8 @@ class Session implements SessionHandle, Subscriber {
     private readonly deps: WsGatewayDeps,
     private readonly maxBufferedBytes: number,
     address: string | undefined,
+    /** Told when the session authenticates, so its key is checked periodically. */
+    private readonly watchKey: () => void,
   ) {
     this.anonymousKey = address === undefined ? `ws:${id}` : `ip:${address}`;
   }
@@ -157,6 +176,7 @@ class Session implements SessionHandle, Subscriber {
       this.prunePlacedAt = PLACED_PRUNE_MIN;
     }
     this.principal = principal;
+    this.watchKey();
     const starts = previous === null || previous.apiKey !== principal.apiKey;
     if (starts && this.deps.reads.accountCancelOnDisconnect(principal.defaultAccountId)) {
       return this.setCancelOnDisconnect(true);
@@ -397,6 +417,17 @@ class Session implements SessionHandle, Subscriber {
         throw new VenueError('parse_error', 'the message is not JSON', { field: 'message' });
       }
       const envelope = parseEnvelope(parsed);
+      const principal = this.principal;
+      if (
+        principal !== null &&
+        this.deps.dispatcher.isPrivate(envelope.method) &&
+        !(this.deps.keyWorks?.(principal.apiKey) ?? true)
+      ) {
+        // Refused as over HTTP; the session then ends, as the periodic check would end it.
+        this.send({ rid: envelope.rid, error: mapError(disabledKeyError('apiKey')).error });
+        this.endForDisabledKey();
+        return Promise.resolve();
+      }
       const answered = this.deps.dispatcher.dispatch(envelope, {
         principal: this.principal,
         transport: 'ws',
@@ -435,6 +466,32 @@ class Session implements SessionHandle, Subscriber {
     this.send({ rid: null, error: mapError(error, this.deps.onUnexpected).error });
   };
 
+  /**
+   * The periodic check: ends the session when its key no longer works. True while the session
+   * goes on authenticated. A failing key store is reported and the session left as it is.
+   */
+  checkKey(): boolean {
+    if (this.closed || this.principal === null) return false;
+    let works: boolean;
+    try {
+      works = this.deps.keyWorks?.(this.principal.apiKey) ?? true;
+    } catch (error) {
+      this.deps.onUnexpected(error);
+      return true;
+    }
+    if (!works) this.endForDisabledKey();
+    return works;
+  }
+
+  /**
+   * The key was disabled: the session ends as on a disconnect (its subscriptions dropped, its
+   * cancel-on-disconnect run) and the connection closes with 1008, policy violation.
+   */
+  private endForDisabledKey(): void {
+    this.onClose();
+    this.socket.close(1008, 'the API key is disabled');
+  }
+
   onClose(): void {
     if (this.closed) return;
     this.closed = true;
@@ -452,6 +509,9 @@ export class WsGateway {
   /** Upgraded and upgrading connections, in all and by client address. */
   private connections = 0;
   private readonly perAddress = new Map<string, number>();
+  /** The pending periodic key check (see `watchKeys`), null while none is due. */
+  private keyCheckCancel: (() => void) | null = null;
+  private closing = false;
 
   constructor(
     private readonly deps: WsGatewayDeps,
@@ -502,6 +562,7 @@ export class WsGateway {
       this.deps,
       this.options.maxBufferedBytes ?? 8 * 1024 * 1024,
       address,
+      this.watchKeys,
     );
     this.sessions.add(session);
     socket.on('message', (data, isBinary) => {
@@ -525,8 +586,26 @@ export class WsGateway {
     return this.sessions.size;
   }
 
+  /**
+   * Checks the keys of the authenticated connections every `keyCheckMs` on the service's clock,
+   * while there are any (no timer otherwise): those whose key was disabled end (Session.checkKey).
+   */
+  private readonly watchKeys = (): void => {
+    if (this.keyCheckCancel !== null || this.closing) return;
+    const every = this.options.keyCheckMs ?? DEFAULT_KEY_CACHE_TTL_MS;
+    this.keyCheckCancel = this.deps.clock.schedule(this.deps.clock.now() + every, () => {
+      this.keyCheckCancel = null;
+      let authenticated = false;
+      for (const session of this.sessions) if (session.checkKey()) authenticated = true;
+      if (authenticated) this.watchKeys();
+    });
+  };
+
   /** Closes every connection (1001 going away) and waits until they are gone or `graceMs` passes. */
   async close(graceMs: number): Promise<void> {
+    this.closing = true;
+    this.keyCheckCancel?.();
+    this.keyCheckCancel = null;
     for (const client of this.server.clients) client.close(1001, 'server shutting down');
     const deadline = Date.now() + graceMs;
     while (this.server.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));

@@ -33,7 +33,13 @@ describe('config', () => {
         wsMaxConnectionsPerAddress: 1_000,
         shutdownGraceMs: 5_000,
       },
-      auth: { clockSkewMs: 15_000, replayMaxEntries: 1_000_000, replayMaxAnswerBytes: 268_435_456 },
+      auth: {
+        clockSkewMs: 15_000,
+        replayMaxEntries: 1_000_000,
+        replayMaxAnswerBytes: 268_435_456,
+        replayMaxEntriesPerKey: null,
+        replayMaxAnswerBytesPerKey: null,
+      },
       rateLimits: {
         enabled: true,
         matching: { perSecond: 200, burst: 500 },
@@ -163,6 +169,25 @@ describe('config', () => {
     refused(
       { JOURNAL_RETENTION_DAYS: '7', SNAPSHOT_EVERY_COMMANDS: '0', SNAPSHOT_EVERY_MS: '0' },
       '/journalRetentionDays (JOURNAL_RETENTION_DAYS) needs periodic snapshots: /snapshots/everyCommands (SNAPSHOT_EVERY_COMMANDS) and /snapshots/everyMs (SNAPSHOT_EVERY_MS) are both 0',
+    );
+  });
+
+  test('a key’s share of the replay memory: auto by default, an integer from the env, 0 refused naming it', () => {
+    const config = loadConfig({
+      env: { REPLAY_MAX_ENTRIES_PER_KEY: '5000', REPLAY_MAX_ANSWER_BYTES_PER_KEY: 'auto' },
+    });
+    assert.equal(config.auth.replayMaxEntriesPerKey, 5000);
+    assert.equal(config.auth.replayMaxAnswerBytesPerKey, null);
+    assert.equal(loadConfig({ env: { REPLAY_MAX_ENTRIES_PER_KEY: '' } }).auth.replayMaxEntriesPerKey, null);
+    assert.throws(
+      () => loadConfig({ env: { REPLAY_MAX_ANSWER_BYTES_PER_KEY: '0' } }),
+      (error: Error) =>
+        error.message ===
+        'invalid configuration: /auth/replayMaxAnswerBytesPerKey must be >= 1 (REPLAY_MAX_ANSWER_BYTES_PER_KEY)',
+    );
+    assert.throws(
+      () => loadConfig({ env: { REPLAY_MAX_ENTRIES_PER_KEY: 'half' } }),
+      /REPLAY_MAX_ENTRIES_PER_KEY/,
     );
   });
 

@@ -117,6 +117,13 @@ export const ConfigSchema = Type.Object(
         replayMaxEntries: Type.Integer({ minimum: 1 }),
         /** Size of answers kept for byte-identical retries (bytes; characters for text answers); past it signed requests get 429. */
         replayMaxAnswerBytes: Type.Integer({ minimum: 1 }),
+        /**
+         * One key's share of `replayMaxEntries` and `replayMaxAnswerBytes`: once the memory is half
+         * full, a key holding more gets 429 while the other keys still get in. Null (auto): a
+         * sixteenth of the cap (62,500 nonces and 16 MiB with the default caps).
+         */
+        replayMaxEntriesPerKey: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+        replayMaxAnswerBytesPerKey: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
       },
       { additionalProperties: false },
     ),
@@ -161,7 +168,13 @@ export const DEFAULT_CONFIG: Config = {
     wsMaxConnectionsPerAddress: 1_000,
     shutdownGraceMs: 5_000,
   },
-  auth: { clockSkewMs: 15_000, replayMaxEntries: 1_000_000, replayMaxAnswerBytes: 268_435_456 },
+  auth: {
+    clockSkewMs: 15_000,
+    replayMaxEntries: 1_000_000,
+    replayMaxAnswerBytes: 268_435_456,
+    replayMaxEntriesPerKey: null,
+    replayMaxAnswerBytesPerKey: null,
+  },
   rateLimits: {
     enabled: true,
     matching: { perSecond: 200, burst: 500 },
@@ -189,6 +202,8 @@ const asBoolean: EnvParser = (raw, name) => {
 const asNullableString: EnvParser = (raw) => (raw === '' ? null : raw);
 const asNumberOrOff: EnvParser = (raw, name) =>
   raw.trim() === '' || raw.trim().toLowerCase() === 'off' ? null : asNumber(raw, name);
+const asIntegerOrAuto: EnvParser = (raw, name) =>
+  raw.trim() === '' || raw.trim().toLowerCase() === 'auto' ? null : asInteger(raw, name);
 
 /** Environment variable → config path and parser. */
 const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser]> = [
@@ -218,6 +233,8 @@ const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser
   ['SHUTDOWN_GRACE_MS', ['http', 'shutdownGraceMs'], asInteger],
   ['REPLAY_MAX_ENTRIES', ['auth', 'replayMaxEntries'], asInteger],
   ['REPLAY_MAX_ANSWER_BYTES', ['auth', 'replayMaxAnswerBytes'], asInteger],
+  ['REPLAY_MAX_ENTRIES_PER_KEY', ['auth', 'replayMaxEntriesPerKey'], asIntegerOrAuto],
+  ['REPLAY_MAX_ANSWER_BYTES_PER_KEY', ['auth', 'replayMaxAnswerBytesPerKey'], asIntegerOrAuto],
   ['RATE_LIMITS', ['rateLimits', 'enabled'], asBoolean],
   ['RATE_MATCHING_PER_SEC', ['rateLimits', 'matching', 'perSecond'], asNumber],
   ['RATE_MATCHING_BURST', ['rateLimits', 'matching', 'burst'], asInteger],

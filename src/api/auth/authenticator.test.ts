@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { VenueError } from '../../domain/errors.ts';
-import { Authenticator, type HttpRequestParts } from './authenticator.ts';
+import { Authenticator, DEFAULT_KEY_CACHE_TTL_MS, type HttpRequestParts } from './authenticator.ts';
 import { SecretBox } from './secret-box.ts';
 import { signHttp, signWs } from './signature.ts';
 import { SqliteKeyStore } from './sqlite-key-store.ts';
@@ -171,7 +171,8 @@ test('at the cap new signed requests are refused with too_many_requests, retries
   const { store, key, clock, request } = setup();
   const capped = new Authenticator(store, clock.now, {
     clockSkewMs: 15_000,
-    replay: { maxEntries: 2, maxAnswerBytes: 1_000 },
+    // A key's share as large as the caps: this is about the caps themselves.
+    replay: { maxEntries: 2, maxAnswerBytes: 1_000, maxEntriesPerKey: 2, maxAnswerBytesPerKey: 1_000 },
   });
   const first = capped.authenticateHttp(request({ nonce: uuid('a') }));
   if (first.kind === 'fresh') first.settle({ status: 200, body: 'A' });
@@ -272,4 +273,84 @@ test('saved and restored across a clean restart: retries replay, reused nonces c
     errorName(() => restarted.authenticateHttp(request({ nonce: uuid('cut') }))),
     'unavailable',
   );
+});
+
+test('a request re-signed with its nonce upper-cased is the same nonce: refused as reused', () => {
+  const { auth, request, key, clock } = setup();
+  const nonce = '8f14e45f-ceea-467f-a0e6-b3c4d5e6f7a8';
+  assert.equal(auth.authenticateHttp(request({ nonce })).kind, 'fresh');
+  assert.equal(
+    errorName(() => auth.authenticateHttp(request({ nonce: nonce.toUpperCase() }))),
+    'nonce_reused',
+  );
+  const ts = clock.now();
+  const ws = (wsNonce: string) => ({
+    apiKey: key.record.apiKey,
+    timestamp: ts,
+    nonce: wsNonce,
+    signature: signWs(key.apiSecret, String(ts), wsNonce),
+  });
+  const wsNonce = 'c9f0f895-fb98-4b91-99f5-1e4c1a2b3d4e';
+  assert.equal(auth.authenticateWs(ws(wsNonce)).userId, key.record.userId);
+  assert.equal(
+    errorName(() => auth.authenticateWs(ws(wsNonce.toUpperCase()))),
+    'nonce_reused',
+  );
+});
+
+test('a key over its share of the replay memory gets too_many_requests; another key still gets in', () => {
+  const { store, key, clock, request } = setup();
+  const user = store.createUser('other', 0);
+  store.createAccount(user.id, 'b', 0);
+  const other = store.createApiKey({ userId: user.id, roles: ['trade'] }, 0);
+  const shared = new Authenticator(store, clock.now, {
+    clockSkewMs: 15_000,
+    replay: { maxEntries: 8, maxAnswerBytes: 1_000_000, maxEntriesPerKey: 2 },
+  });
+  for (const n of ['a', 'b', 'c', 'd'])
+    assert.equal(shared.authenticateHttp(request({ nonce: uuid(n) })).kind, 'fresh');
+  let refusal: VenueError | null = null;
+  try {
+    shared.authenticateHttp(request({ nonce: uuid('e') }));
+  } catch (error) {
+    refusal = error as VenueError;
+  }
+  assert.equal(refusal?.errorName, 'too_many_requests');
+  assert.deepEqual(refusal?.data, { field: 'Service-API-Nonce', retryAfterMs: 100 });
+  assert.deepEqual(shared.rememberedBy(key.record.apiKey), { entries: 4, answerBytes: 0 });
+  const ts = clock.now();
+  const ws = (apiKey: string, secret: string, nonce: string) => ({
+    apiKey,
+    timestamp: ts,
+    nonce,
+    signature: signWs(secret, String(ts), nonce),
+  });
+  assert.equal(
+    errorName(() => shared.authenticateWs(ws(key.record.apiKey, key.apiSecret, uuid('w')))),
+    'too_many_requests',
+  );
+  // The other key: a signed request and a WebSocket auth, up to its own share.
+  const body = '{"rid":1,"method":"public/test","params":{}}';
+  const signed = signHttp(other.apiSecret, String(ts), uuid('o1'), 'POST', '/api/public/test', body);
+  const fromOther = shared.authenticateHttp({
+    ...request({ nonce: uuid('o1') }),
+    authorization: `Bearer ${other.record.apiKey}`,
+    signature: signed,
+  });
+  assert.equal(fromOther.kind, 'fresh');
+  assert.equal(shared.authenticateWs(ws(other.record.apiKey, other.apiSecret, uuid('o2'))).userId, user.id);
+});
+
+test('keyWorks: a key stops working once disabled and the cache expired', () => {
+  const { auth, request, store, key, clock } = setup();
+  const outcome = auth.authenticateHttp(request());
+  if (outcome.kind !== 'fresh') assert.fail('expected fresh');
+  const apiKey = key.record.apiKey;
+  assert.equal(auth.keyWorks(apiKey), true);
+  store.disableKey(apiKey);
+  clock.advance(DEFAULT_KEY_CACHE_TTL_MS - 1);
+  assert.equal(auth.keyWorks(apiKey), true, 'the cache holds for its TTL, as over HTTP');
+  clock.advance(1);
+  assert.equal(auth.keyWorks(apiKey), false);
+  assert.equal(auth.keyWorks('no-such-key'), false);
 });

@@ -5,13 +5,15 @@
  * - A timestamp more than `clockSkewMs` from server time is refused with `clock_skew`, carrying
  *   `serverTime`; a bad or unknown key or signature is `invalid_credentials`.
  * - A nonce is remembered per key until both its timestamp and the moment it was first seen have
- *   left the window. Seen again with a byte-identical request (same method, path, body, timestamp
+ *   left the window, without regard to case (a UUID in either case is accepted, and is one nonce;
+ *   the signature is over the nonce as sent). Seen again with a byte-identical request (same method, path, body, timestamp
  *   and signature) the ORIGINAL answer is returned (waiting for it if still in flight) and nothing
  *   runs twice; with any other request it is `nonce_reused`.
  * - WebSocket `public/auth` binds a session, so a reused nonce there is always refused.
  * - Replay memory is bounded (ReplayMemory): answers are kept only for requests whose re-run would
  *   matter; past `maxEntries` / `maxAnswerBytes` new signed requests are refused with 429 rather
- *   than forgetting a nonce still inside the window.
+ *   than forgetting a nonce still inside the window. Once it is half full, a key over its share
+ *   is refused so (`fullFor`): one key cannot take the memory from the others.
  * - Across a restart: after a clean stop the service saves the replay memory and restores it
  *   (`saveReplayMemory`, `restoreReplayMemory`), so retries and reused nonces are answered as
  *   before. After a crash the memory is lost, so `refuseSignedUntil` refuses every request signed
@@ -19,7 +21,9 @@
  *   not remembered: it may be the retry of a request the crashed run executed. Signed `public/*`
  *   reads (fingerprint retention) run again anyway and are not refused.
  * - Principals are cached for `cacheTtlMs` so a key created by the CLI in another process is
- *   seen at once (misses always re-read) and a disabled key stops within the TTL.
+ *   seen at once (misses always re-read) and a disabled key stops within the TTL. A WebSocket
+ *   session asks again through the same cache (`keyWorks`) before each private request and
+ *   periodically, so its key stops within the TTL there too.
  */
 import { VenueError } from '../../domain/errors.ts';
 import type { KeyStore, RateLimitOverride, Role } from './key-store.ts';
@@ -74,14 +78,23 @@ interface CachedKey {
   readonly loadedAt: number;
 }
 
+/** How long a key's principal is cached (a disabled key works at most this long). */
+export const DEFAULT_KEY_CACHE_TTL_MS = 30_000;
+
 export interface AuthenticatorOptions {
   readonly clockSkewMs: number;
+  /** Default `DEFAULT_KEY_CACHE_TTL_MS`. */
   readonly cacheTtlMs?: number;
   /** Caps on the replay memory; absent: `DEFAULT_REPLAY_LIMITS`. */
   readonly replay?: ReplayMemoryLimits;
 }
 
 export type { AnswerRetention, SavedNonce } from './replay-memory.ts';
+
+/** The refusal of a key that is unknown or disabled, on every path (`field`: where it came from). */
+export function disabledKeyError(field: string): VenueError {
+  return new VenueError('invalid_credentials', 'unknown or disabled API key', { field });
+}
 
 export class Authenticator {
   private readonly keys = new Map<string, CachedKey>();
@@ -95,7 +108,7 @@ export class Authenticator {
     private readonly now: () => number,
     private readonly options: AuthenticatorOptions,
   ) {
-    this.cacheTtlMs = options.cacheTtlMs ?? 30_000;
+    this.cacheTtlMs = options.cacheTtlMs ?? DEFAULT_KEY_CACHE_TTL_MS;
     this.memory = new ReplayMemory(options.clockSkewMs, options.replay);
   }
 
@@ -152,7 +165,7 @@ export class Authenticator {
         throw _exhaustive;
       }
     }
-    this.admit('Service-API-Nonce');
+    this.admit(apiKey, 'Service-API-Nonce');
     const settle = this.memory.remember(apiKey, nonce, this.nonceExpiry(ts, now), signature, retention);
     return { kind: 'fresh', principal: key.principal, settle };
   }
@@ -174,7 +187,7 @@ export class Authenticator {
       });
     }
     this.refuseUncertain(ts, now, 'timestamp');
-    this.admit('nonce');
+    this.admit(params.apiKey, 'nonce');
     this.memory.rememberSession(params.apiKey, params.nonce, this.nonceExpiry(ts, now));
     return key.principal;
   }
@@ -197,6 +210,21 @@ export class Authenticator {
     this.uncertainUntil = ts;
   }
 
+  /**
+   * Whether `apiKey` is known and enabled now, through the key cache: a key disabled in the store
+   * stops within `cacheTtlMs`, as over HTTP (WebSocket sessions ask before each private request).
+   * A failing store read throws.
+   */
+  keyWorks(apiKey: string): boolean {
+    try {
+      this.lookup(apiKey, this.now(), 'apiKey');
+      return true;
+    } catch (error) {
+      if (error instanceof VenueError && error.errorName === 'invalid_credentials') return false;
+      throw error;
+    }
+  }
+
   /** Forgets cached principals (after the CLI or bootstrap changed keys in this process). */
   invalidate(apiKey?: string): void {
     if (apiKey === undefined) this.keys.clear();
@@ -212,13 +240,21 @@ export class Authenticator {
     return this.memory.answerBytes;
   }
 
-  /** Refuses rather than forgets: a forgotten nonce inside the window could run a request twice. */
-  private admit(field: string): void {
-    if (!this.memory.full) return;
-    throw new VenueError('too_many_requests', 'too many signed requests inside the replay window', {
-      field,
-      retryAfterMs: this.memory.bucketMs,
-    });
+  /** What one key holds in the replay memory (what its share caps). */
+  rememberedBy(apiKey: string): { readonly entries: number; readonly answerBytes: number } {
+    return this.memory.heldBy(apiKey);
+  }
+
+  /**
+   * Refuses rather than forgets: a forgotten nonce inside the window could run a request twice.
+   * A key over its share is refused before the memory is full, so the others still get in.
+   */
+  private admit(apiKey: string, field: string): void {
+    if (!this.memory.fullFor(apiKey)) return;
+    const message = this.memory.full
+      ? 'too many signed requests inside the replay window'
+      : 'too many signed requests by this key inside the replay window: it holds its share of the replay memory';
+    throw new VenueError('too_many_requests', message, { field, retryAfterMs: this.memory.bucketMs });
   }
 
   private refuseUncertain(ts: number, now: number, field: string): void {
@@ -264,7 +300,7 @@ export class Authenticator {
     const found = this.store.findKey(apiKey);
     if (found === undefined || found.record.disabled) {
       this.keys.delete(apiKey);
-      throw new VenueError('invalid_credentials', 'unknown or disabled API key', { field });
+      throw disabledKeyError(field);
     }
     const record = found.record;
     const principal: Principal = {

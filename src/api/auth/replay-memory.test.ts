@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fingerprintOf, ReplayMemory } from './replay-memory.ts';
+import { fingerprintOf, ReplayMemory, type ReplayMemoryLimits } from './replay-memory.ts';
 
 const SKEW = 15_000;
 const T0 = 1_700_000_000_000;
 
-function memory(limits = { maxEntries: 1_000, maxAnswerBytes: 1_000 }) {
+function memory(limits: ReplayMemoryLimits = { maxEntries: 1_000, maxAnswerBytes: 1_000 }) {
   const replay = new ReplayMemory(SKEW, limits);
   replay.prune(T0);
   return replay;
@@ -133,4 +133,64 @@ test('save and restore: answers (text and bytes), fingerprints, sessions and uns
   after.prune(T0 + SKEW + 1 + after.bucketMs);
   assert.equal(after.entries, 0);
   assert.equal(after.answerBytes, 0);
+});
+
+test('a key over its share is full once the memory is half full; the others get in up to their share or the cap', () => {
+  const replay = memory({ maxEntries: 8, maxAnswerBytes: 1_000, maxEntriesPerKey: 2 });
+  for (const nonce of ['a', 'b', 'c']) replay.remember('hog', nonce, T0 + 1, nonce, 'fingerprint');
+  assert.equal(replay.fullFor('hog'), false, 'below half full no key is held to its share');
+  replay.remember('hog', 'd', T0 + 1, 'd', 'fingerprint');
+  assert.equal(replay.fullFor('hog'), true);
+  assert.equal(replay.full, false);
+  assert.equal(replay.fullFor('other'), false);
+  replay.remember('other', 'a', T0 + 2_000, 'a', 'fingerprint');
+  assert.equal(replay.fullFor('other'), false, 'within its share');
+  replay.remember('other', 'b', T0 + 2_000, 'b', 'fingerprint');
+  assert.equal(replay.fullFor('other'), true, 'at its share while the memory is pressed');
+  assert.deepEqual(replay.heldBy('hog'), { entries: 4, answerBytes: 0 });
+  // The hog's nonces expire: the memory is no longer pressed, nobody is held to a share.
+  replay.prune(T0 + 1_000);
+  assert.equal(replay.fullFor('hog'), false);
+  assert.equal(replay.fullFor('other'), false);
+  assert.deepEqual(replay.heldBy('hog'), { entries: 0, answerBytes: 0 });
+});
+
+test('answer bytes are counted per key too, and forgotten with their nonces', () => {
+  const replay = memory({ maxEntries: 1_000, maxAnswerBytes: 100, maxAnswerBytesPerKey: 10 });
+  replay.remember('hog', 'a', T0 + 1, 'a', 'answer')({ status: 200, body: 'x'.repeat(30) });
+  assert.equal(replay.fullFor('hog'), false, 'less than half of the bytes');
+  replay.remember('hog', 'b', T0 + 1, 'b', 'answer')({ status: 200, body: Buffer.alloc(20) });
+  assert.deepEqual(replay.heldBy('hog'), { entries: 2, answerBytes: 50 });
+  assert.equal(replay.fullFor('hog'), true);
+  assert.equal(replay.fullFor('other'), false);
+  replay.remember('other', 'a', T0 + 2_000, 'a', 'answer')({ status: 200, body: 'y'.repeat(10) });
+  assert.equal(replay.fullFor('other'), true);
+  replay.prune(T0 + 1_000);
+  assert.deepEqual(replay.heldBy('hog'), { entries: 0, answerBytes: 0 });
+  assert.equal(replay.answerBytes, 10);
+  assert.equal(replay.fullFor('other'), false);
+});
+
+test('a key’s default share is a sixteenth of each cap', () => {
+  const replay = new ReplayMemory(SKEW);
+  assert.equal(replay.maxEntriesPerKey, 62_500);
+  assert.equal(replay.maxAnswerBytesPerKey, 16_777_216);
+  const explicit = new ReplayMemory(SKEW, { maxEntries: 100, maxAnswerBytes: 100, maxEntriesPerKey: 7 });
+  assert.equal(explicit.maxEntriesPerKey, 7);
+  assert.equal(explicit.maxAnswerBytesPerKey, 7);
+});
+
+test('nonces are compared without regard to case, saved and restored so too', () => {
+  const replay = memory();
+  const nonce = '0000000a-0000-4000-8000-00000000abcd';
+  replay.remember('k', nonce.toUpperCase(), T0 + SKEW + 1, 'sig', 'answer');
+  assert.ok(replay.has('k', nonce));
+  assert.equal(replay.lookup('k', nonce, 'other').kind, 'conflict');
+  assert.equal(replay.lookup('k', nonce, 'sig').kind, 'replay');
+  replay.rememberSession('k', nonce.replace('a', 'b'), T0 + SKEW + 1);
+  assert.ok(replay.has('k', nonce.replace('a', 'b').toUpperCase()));
+  const restored = memory();
+  restored.restore([{ apiKey: 'k', nonce: nonce.toUpperCase(), expiresAt: T0 + SKEW + 1, value: 5 }], T0);
+  assert.equal(restored.lookup('k', nonce, 'x').kind, 'conflict');
+  assert.equal(replay.save()[0]?.nonce, nonce);
 });

@@ -14,6 +14,13 @@
  *   is a conflict. A WebSocket session nonce conflicts with everything.
  * - `full` turns true at `maxEntries` nonces or `maxAnswerBytes` of kept bodies (bytes, or a text
  *   body's length); the caller refuses new requests then, nothing already remembered is dropped early.
+ * - Each key's nonces and kept bytes are counted too: `fullFor(key)` is also true when the memory is
+ *   at least half full (entries or bytes) and that key holds its share or more
+ *   (`maxEntriesPerKey` / `maxAnswerBytesPerKey`). So one key takes at most about half of the
+ *   memory, and the other half stays for the keys within their share, refused only at the global
+ *   cap; below half full no key is held to its share (a lone busy key is not refused for it).
+ * - Nonces are compared without regard to case (they are UUIDs, accepted in either case): the
+ *   same nonce upper-cased is the same nonce.
  * - `save` lists every remembered nonce with the end of its bucket, and `restore` takes such a list
  *   back (after a clean restart), so a nonce is still remembered as long as it would have been. A
  *   request saved before its answer was settled is restored as 'unknown': its retry is told the
@@ -26,12 +33,25 @@ export type AnswerRetention = 'answer' | 'fingerprint';
 export interface ReplayMemoryLimits {
   readonly maxEntries: number;
   readonly maxAnswerBytes: number;
+  /** One key's share of `maxEntries`; absent or null: `defaultKeyShare(maxEntries)`. */
+  readonly maxEntriesPerKey?: number | null;
+  /** One key's share of `maxAnswerBytes`; absent or null: `defaultKeyShare(maxAnswerBytes)`. */
+  readonly maxAnswerBytesPerKey?: number | null;
 }
 
 export const DEFAULT_REPLAY_LIMITS: ReplayMemoryLimits = {
   maxEntries: 1_000_000,
   maxAnswerBytes: 268_435_456,
 };
+
+/**
+ * A key's default share: a sixteenth of the global cap. With the default caps that is 62,500
+ * nonces and 16 MiB, well above what a key at the default rate limits holds inside the window (at
+ * most 250 requests/s for 30 s: 7,500 nonces, and its order answers, some 700 bytes each: ~5 MB).
+ */
+export function defaultKeyShare(globalCap: number): number {
+  return Math.ceil(globalCap / 16);
+}
 
 export type ReplayLookup =
   | { readonly kind: 'absent' }
@@ -66,6 +86,15 @@ const UNKNOWN: ReplayLookup = { kind: 'unknown' };
 /** A session nonce: matches no fingerprint (those are >= 0). */
 const SESSION = -1;
 
+/** One key's remembered nonces (lower-cased), with the size of the answers it keeps. */
+class NonceTable extends Map<string, Remembered> {
+  bytes = 0;
+
+  constructor(readonly apiKey: string) {
+    super();
+  }
+}
+
 /** A request whose answer is kept for byte-identical retries. */
 class KeptAnswer {
   status = 0;
@@ -87,7 +116,6 @@ class KeptAnswer {
 }
 
 type Remembered = number | KeptAnswer;
-type NonceTable = Map<string, Remembered>;
 
 export class ReplayMemory {
   private readonly tables = new Map<string, NonceTable>();
@@ -96,6 +124,8 @@ export class ReplayMemory {
   private cursor = Number.NaN;
   private count = 0;
   private bytes = 0;
+  readonly maxEntriesPerKey: number;
+  readonly maxAnswerBytesPerKey: number;
 
   constructor(
     clockSkewMs: number,
@@ -105,6 +135,8 @@ export class ReplayMemory {
     // expiresAt lies in (now, now + 2 * skew + 1], so this many slots never wrap onto a live bucket.
     const slots = Math.ceil((2 * clockSkewMs + 1) / bucketMs) + 2;
     this.ring = Array.from({ length: slots }, () => []);
+    this.maxEntriesPerKey = limits.maxEntriesPerKey ?? defaultKeyShare(limits.maxEntries);
+    this.maxAnswerBytesPerKey = limits.maxAnswerBytesPerKey ?? defaultKeyShare(limits.maxAnswerBytes);
   }
 
   get entries(): number {
@@ -119,12 +151,27 @@ export class ReplayMemory {
     return this.count >= this.limits.maxEntries || this.bytes >= this.limits.maxAnswerBytes;
   }
 
+  /** Full for this key: the whole memory is, or it is half full and the key is over its share. */
+  fullFor(apiKey: string): boolean {
+    if (this.full) return true;
+    const table = this.tables.get(apiKey);
+    if (table === undefined) return false;
+    const pressed = 2 * this.count >= this.limits.maxEntries || 2 * this.bytes >= this.limits.maxAnswerBytes;
+    return pressed && (table.size >= this.maxEntriesPerKey || table.bytes >= this.maxAnswerBytesPerKey);
+  }
+
+  /** Nonces and kept answer bytes of one key. */
+  heldBy(apiKey: string): { readonly entries: number; readonly answerBytes: number } {
+    const table = this.tables.get(apiKey);
+    return { entries: table?.size ?? 0, answerBytes: table?.bytes ?? 0 };
+  }
+
   has(apiKey: string, nonce: string): boolean {
-    return this.tables.get(apiKey)?.has(nonce) ?? false;
+    return this.tables.get(apiKey)?.has(nonce.toLowerCase()) ?? false;
   }
 
   lookup(apiKey: string, nonce: string, signature: string): ReplayLookup {
-    const seen = this.tables.get(apiKey)?.get(nonce);
+    const seen = this.tables.get(apiKey)?.get(nonce.toLowerCase());
     if (seen === undefined) return ABSENT;
     if (typeof seen === 'number') return seen === fingerprintOf(signature) ? RERUN : CONFLICT;
     if (seen.signature !== signature) return CONFLICT;
@@ -135,8 +182,6 @@ export class ReplayMemory {
   save(): SavedNonce[] {
     const saved: SavedNonce[] = [];
     if (Number.isNaN(this.cursor)) return saved;
-    const keyOf = new Map<NonceTable, string>();
-    for (const [apiKey, table] of this.tables) keyOf.set(table, apiKey);
     // Slot (cursor + step) mod size holds bucket cursor + step (they never wrap onto a live one).
     for (let step = 0; step < this.ring.length; step += 1) {
       const bucket = this.cursor + step;
@@ -146,10 +191,9 @@ export class ReplayMemory {
         const table = slot[i] as NonceTable;
         const nonce = slot[i + 1] as string;
         const value = table.get(nonce);
-        const apiKey = keyOf.get(table);
-        if (value === undefined || apiKey === undefined) continue;
+        if (value === undefined) continue;
         saved.push({
-          apiKey,
+          apiKey: table.apiKey,
           nonce,
           expiresAt,
           value:
@@ -184,9 +228,9 @@ export class ReplayMemory {
       }
       const kept = new KeptAnswer(value.signature);
       if (value.body === null) kept.unknown = true;
-      this.insert(entry.apiKey, entry.nonce, entry.expiresAt, kept);
+      const table = this.insert(entry.apiKey, entry.nonce, entry.expiresAt, kept);
       if (value.body !== null) {
-        this.settle(kept, {
+        this.settle(kept, table, {
           status: value.status,
           body: value.bytes ? Buffer.from(value.body, 'base64') : value.body,
         });
@@ -207,8 +251,8 @@ export class ReplayMemory {
       return ignoreAnswer;
     }
     const kept = new KeptAnswer(signature);
-    this.insert(apiKey, nonce, expiresAt, kept);
-    return (answer) => this.settle(kept, answer);
+    const table = this.insert(apiKey, nonce, expiresAt, kept);
+    return (answer) => this.settle(kept, table, answer);
   }
 
   rememberSession(apiKey: string, nonce: string, expiresAt: number): void {
@@ -226,23 +270,28 @@ export class ReplayMemory {
     this.cursor = limit;
   }
 
-  private insert(apiKey: string, nonce: string, expiresAt: number, value: Remembered): void {
+  private insert(apiKey: string, nonce: string, expiresAt: number, value: Remembered): NonceTable {
     let table = this.tables.get(apiKey);
     if (table === undefined) {
-      table = new Map();
+      table = new NonceTable(apiKey);
       this.tables.set(apiKey, table);
     }
-    table.set(nonce, value);
+    const key = nonce.toLowerCase();
+    table.set(key, value);
     this.count += 1;
     const bucket = Math.floor(expiresAt / this.bucketMs);
-    this.ring[bucket % this.ring.length]!.push(table, nonce);
+    this.ring[bucket % this.ring.length]!.push(table, key);
+    return table;
   }
 
-  private settle(kept: KeptAnswer, answer: StoredAnswer): void {
+  private settle(kept: KeptAnswer, table: NonceTable, answer: StoredAnswer): void {
     if (kept.body !== null) return;
     kept.status = answer.status;
     kept.body = answer.body;
-    if (!kept.forgotten) this.bytes += answer.body.length;
+    if (!kept.forgotten) {
+      this.bytes += answer.body.length;
+      table.bytes += answer.body.length;
+    }
     const waiters = kept.waiters;
     kept.waiters = null;
     if (waiters !== null) for (const resolve of waiters) resolve({ status: kept.status, body: answer.body });
@@ -258,12 +307,15 @@ export class ReplayMemory {
       this.count -= 1;
       if (typeof value !== 'number') {
         value.forgotten = true;
-        if (value.body !== null) this.bytes -= value.body.length;
+        if (value.body !== null) {
+          this.bytes -= value.body.length;
+          table.bytes -= value.body.length;
+        }
       }
+      // An emptied table goes; a nonce of its key remembered later starts a new one.
+      if (table.size === 0 && this.tables.get(table.apiKey) === table) this.tables.delete(table.apiKey);
     }
-    const drained = slot.length > 0;
     slot.length = 0;
-    if (drained) for (const [apiKey, table] of this.tables) if (table.size === 0) this.tables.delete(apiKey);
   }
 }
 
