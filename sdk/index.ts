@@ -5,4 +5,10 @@ export { ApiError } from './errors.ts';
 export { type Credentials, HttpClient, type HttpClientOptions } from './http-client.ts';
 export type * from './types.ts';
 export { METHOD_NAMES } from './types.ts';
-export { WsClient, type WsClientOptions } from './ws-client.ts';
+export {
+  ReconnectError,
+  type ReconnectErrorKind,
+  SUBSCRIBE_CHANNELS_PER_CALL,
+  WsClient,
+  type WsClientOptions,
+} from './ws-client.ts';

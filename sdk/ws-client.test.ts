@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { WebSocketServer } from 'ws';
-import { WsClient } from './ws-client.ts';
+import { ChannelsParams } from '../src/api/schemas/methods.ts';
+import { SUBSCRIBE_CHANNELS_PER_CALL, WsClient } from './ws-client.ts';
 
 /**
  * A server that drops the first FLAKY connections as soon as they try to authenticate, then
@@ -101,5 +102,35 @@ test('a call with no answer rejects after timeoutMs (virtual timers), and a late
     t.mock.timers.reset();
     await client.close();
     await new Promise<void>((resolve) => silent.close(() => resolve()));
+  }
+});
+
+test('the channels a reconnect resubscribes per call are at most what the service takes in one', () => {
+  assert.equal(SUBSCRIBE_CHANNELS_PER_CALL, ChannelsParams.properties.channels.maxItems);
+});
+
+test('a reconnect due when the client is closed and connected again does not replace the new connection', async (t) => {
+  const client = new WsClient({ url, reconnectDelayMs: 1_000 });
+  await client.connect();
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    client.dropConnection();
+    // The drop's reconnect waits for its delay (virtual) ...
+    while ((client as unknown as { reconnecting: boolean }).reconnecting === false) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await client.close();
+    await client.connect();
+    const opened = connections;
+    // ... which comes due on the new session: that loop is over, it opens nothing.
+    t.mock.timers.tick(1_000);
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(client.connected);
+    // Had the loop opened a socket, it would be the client's by now and carry this call.
+    assert.deepEqual(await client.call('public/test', {}), { accessToken: 'x' });
+    assert.equal(connections, opened);
+  } finally {
+    t.mock.timers.reset();
+    await client.close();
   }
 });

@@ -4,12 +4,23 @@
  *
  * Invariants:
  * - Calls in flight when the connection drops are rejected (the caller decides whether to retry;
- *   the server may or may not have executed them).
- * - After a reconnect the client re-sends `public/auth` (fresh nonce), turns cancel-on-disconnect
- *   back on if this client had it on, sets the heartbeat it had asked for, and re-subscribes every
- *   channel it held, before resolving `reconnected`. Per-channel `seq` restarts with the snapshot.
- *   (A connection's session settings die with it on the server: without this, a market maker's
- *   orders after a reconnect would silently lose their cancel-on-disconnect.)
+ *   the server may or may not have executed them). Until a reconnect has restored the session,
+ *   calls are rejected as while disconnected (`not connected`), so no order goes out on a new
+ *   connection before its cancel-on-disconnect is back on.
+ * - After a reconnect the client re-sends `public/auth` (fresh nonce), sets the heartbeat it had
+ *   asked for, re-subscribes every channel it held (at most `SUBSCRIBE_CHANNELS_PER_CALL` a call;
+ *   a channel the server now refuses is dropped and reported, the others subscribed), and last
+ *   turns cancel-on-disconnect back on if this client had it on, before it calls `onReconnected`.
+ *   Per-channel `seq` restarts with the snapshot. (A connection's session settings die with it on
+ *   the server: without this, a market maker's orders after a reconnect would silently lose their
+ *   cancel-on-disconnect.)
+ * - A reconnect that fails is reported (`onReconnectError`) and tried again with backoff, unless
+ *   the server refused something trying again cannot change (the credentials): then the client
+ *   stops, as if closed, and says so.
+ * - A session is one `connect()`: `close()` ends it, and the next `connect()` starts with nothing
+ *   of the last (not authenticated, no channels, heartbeat and cancel-on-disconnect off).
+ * - A channel's listeners last as long as its subscription: `unsubscribe()`, the end of the
+ *   session, or a refusal on resubscribe removes them. `onAnyPush` listeners stay.
  */
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
@@ -34,6 +45,37 @@ export interface WsClientOptions {
 
 type PushListener = (push: SubscriptionPush) => void;
 
+/**
+ * The most channels the service takes in one `public/subscribe` or `private/subscribe`
+ * (`ChannelsParams`, `maxItems`, in src/api/schemas/methods.ts; a test keeps the two equal).
+ * A reconnect resubscribes in calls of at most this many.
+ */
+export const SUBSCRIBE_CHANNELS_PER_CALL = 100;
+
+/**
+ * What `onReconnectError` reports:
+ * - `retrying`: this attempt failed (`cause`); the client tries again after the backoff.
+ * - `channels_refused`: the client reconnected, but the server refused the channels in
+ *   `refusedChannels` (each with its error); they are no longer held, the others are subscribed.
+ * - `gave_up`: the server refused something trying again cannot change (`cause`, e.g. a disabled
+ *   key); the client stopped and holds nothing, as after `close()`. `connect()` starts afresh.
+ */
+export type ReconnectErrorKind = 'retrying' | 'channels_refused' | 'gave_up';
+
+export class ReconnectError extends Error {
+  readonly refusedChannels: ReadonlyMap<string, ApiError>;
+
+  constructor(
+    readonly kind: ReconnectErrorKind,
+    message: string,
+    details: { cause?: unknown; refusedChannels?: ReadonlyMap<string, ApiError> } = {},
+  ) {
+    super(message, 'cause' in details ? { cause: details.cause } : undefined);
+    this.name = 'ReconnectError';
+    this.refusedChannels = details.refusedChannels ?? new Map();
+  }
+}
+
 const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 
 /** The methods whose effect on the connection a reconnect restores. */
@@ -44,53 +86,90 @@ const SESSION_SETTINGS: ReadonlySet<MethodName> = new Set<MethodName>([
   'private/disable_cancel_on_disconnect',
 ]);
 
+/**
+ * Refusals a reconnect gets again however often it tries: the key is unknown, disabled or lacks
+ * the right, or the request itself is refused (it was accepted before, so the service changed).
+ * Anything else (the connection, `unavailable`, rate limits, clock skew) may pass: it is retried.
+ */
+const LASTING_REFUSALS: ReadonlySet<string> = new Set([
+  'invalid_credentials',
+  'unauthorized',
+  'forbidden',
+  'permission_denied',
+  'invalid_params',
+  'method_not_found',
+]);
+
 interface Pending {
+  readonly socket: WebSocket;
   resolve(value: unknown): void;
   reject(error: Error): void;
   readonly timer: ReturnType<typeof setTimeout>;
 }
 
+type Send = <M extends MethodName>(method: M, params: ParamsOf<M>) => Promise<ResultOf<M>>;
+
 export class WsClient {
   private socket: WebSocket | null = null;
+  /** The socket's session is usable by the caller (false while a reconnect restores it). */
+  private ready = false;
+  /** One per `connect()`: work of an earlier session that finishes late changes nothing. */
+  private generation = 0;
   private rid = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly listeners = new Map<string, Set<PushListener>>();
   private readonly anyListeners = new Set<PushListener>();
   private readonly subscribed = new Set<string>();
-  private closedByUser = false;
+  /** By `close()`, or by a reconnect that gave up. */
+  private closed = false;
   private authenticated = false;
   /** The session settings a reconnect restores (as last answered by the server). */
   private cancelOnDisconnect = false;
   private heartbeatInterval: number | null = null;
   /** One reconnect loop at a time: a socket that dies inside the loop is the loop's to retry. */
   private reconnecting = false;
-  /** Resolves on each successful (re)connection, after re-auth and resubscribe. */
+  /** Called on each successful reconnection, after re-auth, resubscribe and session settings. */
   onReconnected: (() => void) | null = null;
+  /** Called when a reconnect attempt fails, gives up, or loses channels (see `ReconnectError`). */
+  onReconnectError: ((error: ReconnectError) => void) | null = null;
   readonly heartbeatsAnswered = { count: 0 };
 
   constructor(private readonly options: WsClientOptions) {}
 
+  /** Opens a new session: nothing of an earlier one (closed, or dropped and not reconnected) carries over. */
   async connect(): Promise<void> {
-    this.closedByUser = false;
-    await this.open();
+    const generation = ++this.generation;
+    this.closed = false;
+    this.reconnecting = false;
+    this.ready = false;
+    this.endSession();
+    const previous = this.socket;
+    this.socket = null;
+    previous?.terminate();
+    const socket = await this.open();
+    if (generation !== this.generation || this.closed) {
+      socket.terminate();
+      throw new Error('connection closed');
+    }
+    this.ready = true;
   }
 
-  private open(): Promise<void> {
+  private open(): Promise<WebSocket> {
     return new Promise((resolve, reject) => {
       const socket = new WebSocket(this.options.url);
       this.socket = socket;
       let opened = false;
       socket.on('open', () => {
         opened = true;
-        resolve();
+        resolve(socket);
       });
       socket.on('error', (error) => reject(error));
-      socket.on('message', (data) => this.onMessage(data.toString()));
+      socket.on('message', (data) => this.onMessage(socket, data.toString()));
       socket.on('close', () => this.onClose(socket, opened));
     });
   }
 
-  private onMessage(text: string): void {
+  private onMessage(socket: WebSocket, text: string): void {
     let message: {
       rid?: number | null;
       result?: unknown;
@@ -104,6 +183,7 @@ export class WsClient {
       return;
     }
     if (message.method === 'subscription' && message.params) {
+      if (socket !== this.socket) return;
       const push = message.params as SubscriptionPush;
       for (const listener of this.listeners.get(push.channel) ?? []) listener(push);
       for (const listener of this.anyListeners) listener(push);
@@ -112,7 +192,8 @@ export class WsClient {
     if (message.method === 'heartbeat') {
       if (message.params?.type === 'test_request') {
         this.heartbeatsAnswered.count++;
-        void this.call('public/test', {}).catch(() => {});
+        // On the socket asked, even while a reconnect restores it.
+        void this.request(socket, 'public/test', {}).catch(() => {});
       }
       return;
     }
@@ -130,64 +211,168 @@ export class WsClient {
    * rejected, and a loop behind the caller's back would keep the process alive, retrying.
    */
   private onClose(socket: WebSocket, opened: boolean): void {
-    if (this.socket !== socket) return;
-    for (const pending of this.pending.values()) {
+    for (const [rid, pending] of this.pending) {
+      if (pending.socket !== socket) continue;
       clearTimeout(pending.timer);
+      this.pending.delete(rid);
       pending.reject(new Error('connection closed'));
     }
-    this.pending.clear();
+    if (this.socket !== socket) return;
     this.socket = null;
-    if (!opened || this.closedByUser || this.options.reconnect === false || this.reconnecting) return;
+    this.ready = false;
+    if (!opened || this.closed || this.options.reconnect === false || this.reconnecting) return;
     this.reconnecting = true;
-    void this.reconnectLoop().finally(() => {
-      this.reconnecting = false;
+    const generation = this.generation;
+    void this.reconnectLoop(generation).finally(() => {
+      if (generation === this.generation) this.reconnecting = false;
     });
   }
 
-  private async reconnectLoop(): Promise<void> {
+  /** The session `generation` is over (closed, given up, or replaced by a new `connect()`). */
+  private stale(generation: number): boolean {
+    return this.closed || generation !== this.generation;
+  }
+
+  private async reconnectLoop(generation: number): Promise<void> {
     const delay = this.options.reconnectDelayMs ?? 200;
-    for (let attempt = 0; !this.closedByUser; attempt++) {
+    for (let attempt = 0; ; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(delay * 2 ** attempt, 5_000)));
-      if (this.closedByUser) return;
+      if (this.stale(generation)) return;
+      let socket: WebSocket | null = null;
+      let refused: Map<string, ApiError>;
       try {
-        await this.open();
-        if (this.authenticated) await this.auth();
-        if (this.authenticated && this.cancelOnDisconnect) {
-          await this.call('private/enable_cancel_on_disconnect', { scope: 'connection' });
+        socket = await this.open();
+        refused = await this.restore(socket);
+      } catch (error) {
+        socket?.terminate();
+        if (this.stale(generation)) return;
+        if (error instanceof ApiError && error.errorName !== null && LASTING_REFUSALS.has(error.errorName)) {
+          this.closed = true;
+          this.ready = false;
+          this.endSession();
+          this.onReconnectError?.(
+            new ReconnectError('gave_up', `reconnect refused, not retried: ${error.message}`, {
+              cause: error,
+            }),
+          );
+          return;
         }
-        if (this.heartbeatInterval !== null) {
-          await this.call('public/set_heartbeat', { interval: this.heartbeatInterval });
-        }
-        const channels = [...this.subscribed];
-        if (channels.length > 0) {
-          await this.call(this.authenticated ? 'private/subscribe' : 'public/subscribe', { channels });
-        }
-        this.onReconnected?.();
+        const reason = error instanceof Error ? error.message : String(error);
+        this.onReconnectError?.(
+          new ReconnectError('retrying', `reconnect attempt failed, retrying: ${reason}`, { cause: error }),
+        );
+        continue;
+      }
+      if (this.stale(generation)) {
+        socket.terminate();
         return;
-      } catch {
-        this.socket?.terminate();
+      }
+      if (socket !== this.socket || socket.readyState !== WebSocket.OPEN) {
+        // It closed as the restore ended (its close left the retrying to this loop): try again.
+        socket.terminate();
+        this.onReconnectError?.(
+          new ReconnectError('retrying', 'reconnect attempt failed, retrying: connection closed'),
+        );
+        continue;
+      }
+      for (const channel of refused.keys()) {
+        this.subscribed.delete(channel);
+        this.listeners.delete(channel);
+      }
+      this.ready = true;
+      if (refused.size > 0) {
+        this.onReconnectError?.(
+          new ReconnectError('channels_refused', `resubscribe refused ${[...refused.keys()].join(', ')}`, {
+            refusedChannels: refused,
+          }),
+        );
+      }
+      this.onReconnected?.();
+      return;
+    }
+  }
+
+  /**
+   * Brings a new socket's session back to what the last one had. Cancel-on-disconnect comes last,
+   * once re-auth and everything else succeeded: an attempt that fails earlier leaves nothing
+   * journaled behind, and no call of the caller's goes out before it (the socket is not `ready`).
+   * Returns the channels the server refused, each with its error.
+   */
+  private async restore(socket: WebSocket): Promise<Map<string, ApiError>> {
+    const send: Send = (method, params) => this.request(socket, method, params);
+    if (this.authenticated) await this.authenticate(send);
+    if (this.heartbeatInterval !== null) {
+      await send('public/set_heartbeat', { interval: this.heartbeatInterval });
+    }
+    const refused = await this.resubscribe(send);
+    if (this.authenticated && this.cancelOnDisconnect) {
+      await send('private/enable_cancel_on_disconnect', { scope: 'connection' });
+    }
+    return refused;
+  }
+
+  /**
+   * Resubscribes every channel held, `SUBSCRIBE_CHANNELS_PER_CALL` at a time. The service checks
+   * a call's channels all or nothing and names the first it refuses (`channels[i]`): that one is
+   * set aside and the rest sent again. Any other error fails the attempt.
+   */
+  private async resubscribe(send: Send): Promise<Map<string, ApiError>> {
+    const method = this.authenticated ? 'private/subscribe' : 'public/subscribe';
+    const channels = [...this.subscribed];
+    const refused = new Map<string, ApiError>();
+    for (let start = 0; start < channels.length; start += SUBSCRIBE_CHANNELS_PER_CALL) {
+      let chunk = channels.slice(start, start + SUBSCRIBE_CHANNELS_PER_CALL);
+      while (chunk.length > 0) {
+        try {
+          await send(method, { channels: chunk });
+          break;
+        } catch (error) {
+          const index = refusedChannelIndex(error, chunk.length);
+          if (index === null) throw error;
+          refused.set(chunk[index]!, error as ApiError);
+          chunk = chunk.filter((_, i) => i !== index);
+        }
       }
     }
+    return refused;
   }
 
   call<M extends MethodName>(method: M, params: ParamsOf<M> = {} as ParamsOf<M>): Promise<ResultOf<M>> {
     const socket = this.socket;
-    if (socket === null || socket.readyState !== WebSocket.OPEN)
+    if (!this.ready || socket === null || socket.readyState !== WebSocket.OPEN)
       return Promise.reject(new Error('not connected'));
+    const answer = this.request(socket, method, params);
+    const generation = this.generation;
+    if (method === 'public/unsubscribe_all') {
+      return answer.then((result) => {
+        if (generation === this.generation) this.forgetChannels([...this.subscribed]);
+        return result;
+      });
+    }
+    if (!SESSION_SETTINGS.has(method)) return answer;
+    return answer.then((result) => {
+      if (generation === this.generation)
+        this.remember(method, params as { interval?: number; scope?: string });
+      return result;
+    });
+  }
+
+  /** Sends on `socket`, ready or not (the caller's calls go through `call`). */
+  private request<M extends MethodName>(
+    socket: WebSocket,
+    method: M,
+    params: ParamsOf<M>,
+  ): Promise<ResultOf<M>> {
+    if (socket.readyState !== WebSocket.OPEN) return Promise.reject(new Error('not connected'));
     const rid = this.rid++;
-    const answer = new Promise<ResultOf<M>>((resolve, reject) => {
+    return new Promise<ResultOf<M>>((resolve, reject) => {
       const timeoutMs = this.options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
       const timer = setTimeout(() => {
         this.pending.delete(rid);
         reject(new Error(`${method}: no answer within ${timeoutMs} ms (it may still have run)`));
       }, timeoutMs);
-      this.pending.set(rid, { resolve: resolve as (value: unknown) => void, reject, timer });
+      this.pending.set(rid, { socket, resolve: resolve as (value: unknown) => void, reject, timer });
       socket.send(JSON.stringify({ rid, method, params }));
-    });
-    if (!SESSION_SETTINGS.has(method)) return answer;
-    return answer.then((result) => {
-      this.remember(method, params as { interval?: number; scope?: string });
-      return result;
     });
   }
 
@@ -202,6 +387,21 @@ export class WsClient {
       this.cancelOnDisconnect = false;
   }
 
+  /** Forgets the session: what a reconnect would restore, and the listeners of its channels. */
+  private endSession(): void {
+    this.forgetChannels([...this.subscribed]);
+    this.authenticated = false;
+    this.cancelOnDisconnect = false;
+    this.heartbeatInterval = null;
+  }
+
+  private forgetChannels(channels: readonly string[]): void {
+    for (const channel of channels) {
+      this.subscribed.delete(channel);
+      this.listeners.delete(channel);
+    }
+  }
+
   /** Sends a raw text frame (tests). */
   sendRaw(text: string): void {
     this.socket?.send(text);
@@ -213,11 +413,18 @@ export class WsClient {
    * is signed again past that time at once rather than waiting (up to 15 s).
    */
   async auth(): Promise<AuthResult> {
+    const generation = this.generation;
+    const result = await this.authenticate((method, params) => this.call(method, params));
+    if (generation === this.generation) this.authenticated = true;
+    return result;
+  }
+
+  private async authenticate(send: Send): Promise<AuthResult> {
     const credentials = this.options.credentials;
     if (!credentials) throw new Error('no credentials');
     const signed = (timestamp: number) => {
       const nonce = randomUUID();
-      return this.call('public/auth', {
+      return send('public/auth', {
         apiKey: credentials.apiKey,
         timestamp,
         nonce,
@@ -225,39 +432,64 @@ export class WsClient {
       });
     };
     const now = (this.options.now ?? Date.now)();
-    const result = await signed(now).catch((error: unknown) => {
+    return signed(now).catch((error: unknown) => {
       const until = error instanceof ApiError ? signedNotAfter(error) : null;
       if (until === null) throw error;
       return signed(Math.max(now, until + 1));
     });
-    this.authenticated = true;
-    return result;
   }
 
+  /**
+   * Subscribes `channels`, and calls `listener` (if given) with their pushes until they are
+   * unsubscribed or the session ends. A subscribe the server refuses adds no listener.
+   */
   async subscribe(channels: string[], listener?: PushListener): Promise<string[]> {
-    if (listener) for (const channel of channels) this.on(channel, listener);
-    const result = await this.call(this.authenticated ? 'private/subscribe' : 'public/subscribe', {
-      channels,
-    });
-    for (const channel of result) this.subscribed.add(channel);
+    const generation = this.generation;
+    // Before the call: the snapshots follow its answer at once.
+    const added = listener ? channels.filter((channel) => this.addListener(channel, listener)) : [];
+    let result: string[];
+    try {
+      result = await this.call(this.authenticated ? 'private/subscribe' : 'public/subscribe', { channels });
+    } catch (error) {
+      if (generation === this.generation) for (const channel of added) this.off(channel, listener!);
+      throw error;
+    }
+    if (generation === this.generation) for (const channel of result) this.subscribed.add(channel);
     return result;
   }
 
+  /** Unsubscribes `channels` and removes their listeners (those of `subscribe` and of `on`). */
   async unsubscribe(channels: string[]): Promise<string[]> {
+    const generation = this.generation;
     const result = await this.call(this.authenticated ? 'private/unsubscribe' : 'public/unsubscribe', {
       channels,
     });
-    for (const channel of channels) this.subscribed.delete(channel);
+    if (generation === this.generation) this.forgetChannels(channels);
     return result;
   }
 
+  /** Calls `listener` with the pushes of `channel` until the channel is unsubscribed or the session ends. */
   on(channel: string, listener: PushListener): void {
+    this.addListener(channel, listener);
+  }
+
+  /** False when `listener` was already listening to `channel`. */
+  private addListener(channel: string, listener: PushListener): boolean {
     let set = this.listeners.get(channel);
     if (set === undefined) {
       set = new Set();
       this.listeners.set(channel, set);
     }
+    if (set.has(listener)) return false;
     set.add(listener);
+    return true;
+  }
+
+  private off(channel: string, listener: PushListener): void {
+    const set = this.listeners.get(channel);
+    if (set === undefined) return;
+    set.delete(listener);
+    if (set.size === 0) this.listeners.delete(channel);
   }
 
   onAnyPush(listener: PushListener): void {
@@ -269,12 +501,16 @@ export class WsClient {
     this.socket?.terminate();
   }
 
+  /** Open, and (after a drop) its session restored. */
   get connected(): boolean {
-    return this.socket?.readyState === WebSocket.OPEN;
+    return this.ready && this.socket?.readyState === WebSocket.OPEN;
   }
 
+  /** Ends the session: no reconnect, and the next `connect()` starts with nothing of it. */
   async close(): Promise<void> {
-    this.closedByUser = true;
+    this.closed = true;
+    this.ready = false;
+    this.endSession();
     const socket = this.socket;
     if (socket === null) return;
     await new Promise<void>((resolve) => {
@@ -282,4 +518,13 @@ export class WsClient {
       socket.close();
     });
   }
+}
+
+/** The index of the channel a subscribe's refusal names (`data.field` = `channels[i]`), or null. */
+function refusedChannelIndex(error: unknown, count: number): number | null {
+  if (!(error instanceof ApiError)) return null;
+  const match = /^channels\[(\d+)\]$/.exec(String(error.data?.field ?? ''));
+  if (match === null) return null;
+  const index = Number(match[1]);
+  return index < count ? index : null;
 }

@@ -1,0 +1,290 @@
+/**
+ * The sdk's WebSocket client against the whole service (virtual clock): reconnecting while it
+ * holds more channels than one subscribe takes, channels the service refuses on resubscribe,
+ * reconnect failures reported (retried, or given up on a disabled key), sessions that start clean
+ * after `close()`/`connect()`, and listeners that go with their channels.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { ApiError } from '../../sdk/errors.ts';
+import { signWs } from '../../sdk/index.ts';
+import type { SubscriptionPush } from '../../sdk/types.ts';
+import { type ReconnectError, SUBSCRIBE_CHANNELS_PER_CALL, WsClient } from '../../sdk/ws-client.ts';
+import { SecretBox } from '../../src/api/auth/secret-box.ts';
+import { SqliteKeyStore } from '../../src/api/auth/sqlite-key-store.ts';
+import { startTestService, type TestService } from '../support/service-harness.ts';
+import { until } from '../support/until.ts';
+
+const PERP = 'BTC-PERPETUAL';
+/** Real time a reconnect gets (it takes milliseconds; the bound only ends a test that hangs). */
+const RECONNECT_BOUND_MS = 3_000;
+
+describe('the sdk WebSocket client against the service', () => {
+  let running: TestService;
+  const clients: WsClient[] = [];
+  before(async () => {
+    running = await startTestService();
+  });
+  after(async () => {
+    await Promise.all(clients.map((client) => client.close()));
+    await running.close();
+    rmSync(running.dataDir, { recursive: true, force: true });
+  });
+
+  const client = (
+    credentials: { apiKey: string; apiSecret: string } = running.credentials[0]!,
+    options: { now?: () => number; reconnect?: boolean } = {},
+  ) => {
+    const made = new WsClient({
+      url: running.wsUrl,
+      credentials: { apiKey: credentials.apiKey, apiSecret: credentials.apiSecret },
+      now: options.now ?? (() => running.service.core.now()),
+      reconnectDelayMs: 1,
+      ...(options.reconnect === undefined ? {} : { reconnect: options.reconnect }),
+    });
+    clients.push(made);
+    return made;
+  };
+
+  /** Resolves on the client's next `onReconnected`, rejects on `gave_up` or after the bound. */
+  const reconnected = (ws: WsClient, errors: ReconnectError[] = []) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no reconnect in time')), RECONNECT_BOUND_MS);
+      ws.onReconnected = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      ws.onReconnectError = (error) => {
+        errors.push(error);
+        if (error.kind === 'gave_up') {
+          clearTimeout(timer);
+          reject(error);
+        }
+      };
+    });
+
+  /** Resolves with the client's next `onReconnectError`, or rejects after the bound. */
+  const nextReconnectError = (ws: WsClient) =>
+    new Promise<ReconnectError>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no reconnect error in time')), RECONNECT_BOUND_MS);
+      ws.onReconnectError = (error) => {
+        clearTimeout(timer);
+        resolve(error);
+      };
+    });
+
+  const signedAuth = (ws: WsClient, credentials: { apiKey: string; apiSecret: string }) => {
+    const timestamp = running.service.core.now();
+    const nonce = randomUUID();
+    return ws.call('public/auth', {
+      apiKey: credentials.apiKey,
+      timestamp,
+      nonce,
+      signature: signWs(credentials.apiSecret, String(timestamp), nonce),
+    });
+  };
+
+  test('holding more channels than one subscribe takes, it reconnects: all resubscribed, then cancel-on-disconnect', async () => {
+    const ws = client();
+    await ws.connect();
+    await ws.auth();
+    const instruments = await ws.call('public/get_instruments', { currency: 'BTC' });
+    const channels = instruments.map((instrument) => `ticker.${instrument.instrumentName}`);
+    assert.ok(channels.length > SUBSCRIBE_CHANNELS_PER_CALL, `${channels.length} channels`);
+    for (let start = 0; start < channels.length; start += SUBSCRIBE_CHANNELS_PER_CALL) {
+      await ws.subscribe(channels.slice(start, start + SUBSCRIBE_CHANNELS_PER_CALL));
+    }
+    await ws.call('private/enable_cancel_on_disconnect', {});
+    const snapshots = new Set<string>();
+    ws.onAnyPush((push) => {
+      if (push.snapshot) snapshots.add(push.channel);
+    });
+    const errors: ReconnectError[] = [];
+    const again = reconnected(ws, errors);
+    ws.dropConnection();
+    await again;
+    await until(() => snapshots.size === channels.length);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(await ws.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: true,
+    });
+    await ws.close();
+  });
+
+  test('a channel the service now refuses is dropped and reported; the others are resubscribed', async () => {
+    // Subscribed while the connection was authenticated with a maker key: the reconnect
+    // re-authenticates with the client's own (taker) key, which may not read the maker channel.
+    const ws = client(running.credentials[0]!);
+    await ws.connect();
+    await ws.auth();
+    await signedAuth(ws, running.credentials[1]!);
+    const pushes: SubscriptionPush[] = [];
+    const held = ['block_rfq.maker.BTC', `ticker.${PERP}`, 'user.orders.any.any'];
+    assert.deepEqual(await ws.subscribe(held, (push) => pushes.push(push)), held);
+    await until(() => pushes.length === 2); // the ticker's and the orders' snapshots
+    pushes.length = 0;
+
+    const errors: ReconnectError[] = [];
+    let again = reconnected(ws, errors);
+    ws.dropConnection();
+    await again;
+    assert.deepEqual(
+      errors.map((error) => error.kind),
+      ['channels_refused'],
+    );
+    assert.deepEqual([...errors[0]!.refusedChannels.keys()], ['block_rfq.maker.BTC']);
+    const refusal = errors[0]!.refusedChannels.get('block_rfq.maker.BTC')!;
+    assert.ok(refusal instanceof ApiError && refusal.errorName === 'permission_denied', String(refusal));
+    await until(() => pushes.length === 2);
+    assert.deepEqual(pushes.map((push) => push.channel).sort(), [`ticker.${PERP}`, 'user.orders.any.any']);
+    assert.ok(pushes.every((push) => push.snapshot && push.seq === 1));
+
+    // No longer held: the next reconnect has nothing to report.
+    errors.length = 0;
+    again = reconnected(ws, errors);
+    ws.dropConnection();
+    await again;
+    assert.deepEqual(errors, []);
+    await ws.close();
+  });
+
+  test('a failed reconnect attempt is reported and retried; cancel-on-disconnect is back once it succeeds', async () => {
+    let skewMs = 0;
+    const ws = client(running.credentials[0]!, { now: () => running.service.core.now() + skewMs });
+    await ws.connect();
+    await ws.auth();
+    await ws.call('private/enable_cancel_on_disconnect', {});
+    // The client's clock runs an hour ahead: its re-auth is refused (clock_skew), which may pass.
+    skewMs = 3_600_000;
+    const failed = nextReconnectError(ws);
+    ws.dropConnection();
+    const error = await failed;
+    assert.equal(error.kind, 'retrying');
+    assert.ok(error.cause instanceof ApiError && error.cause.errorName === 'clock_skew', String(error.cause));
+    assert.equal(ws.connected, false);
+    await assert.rejects(ws.call('public/test', {}), /not connected/);
+
+    const again = reconnected(ws);
+    skewMs = 0;
+    await again;
+    assert.ok(ws.connected);
+    assert.deepEqual(await ws.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: true,
+    });
+    await ws.close();
+  });
+
+  test('a key disabled while the client is away: the reconnect gives up, says why, and tries no more', async () => {
+    const keys = new SqliteKeyStore(join(running.dataDir, 'keys.db'), SecretBox.load(null, running.dataDir));
+    const created = keys.createApiKey({ userId: running.credentials[0]!.userId, roles: ['trade'] }, 0);
+    const credentials = { apiKey: created.record.apiKey, apiSecret: created.apiSecret };
+    const ws = client(credentials);
+    await ws.connect();
+    await ws.auth();
+    await ws.subscribe([`ticker.${PERP}`]);
+    assert.equal(keys.disableKey(credentials.apiKey), true);
+    keys.close();
+    running.clock.advance(60_000); // past the service's key cache
+
+    const errors: ReconnectError[] = [];
+    const again = reconnected(ws, errors);
+    ws.dropConnection();
+    const error = await again.then(
+      () => assert.fail('reconnected with a disabled key'),
+      (e: unknown) => e as ReconnectError,
+    );
+    assert.equal(error.kind, 'gave_up');
+    assert.ok(error.cause instanceof ApiError && error.cause.errorName === 'invalid_credentials');
+    assert.deepEqual(
+      errors.map((e) => e.kind),
+      ['gave_up'],
+    );
+    await until(() => !(ws as unknown as { reconnecting: boolean }).reconnecting);
+    assert.equal(ws.connected, false);
+    // A new session starts from nothing: unauthenticated, public channels only.
+    await ws.connect();
+    assert.deepEqual(await ws.subscribe([`ticker.${PERP}`]), [`ticker.${PERP}`]);
+    await ws.close();
+  });
+
+  test('close() then connect() starts clean: nothing of the closed session is sent or restored', async () => {
+    const ws = client();
+    await ws.connect();
+    await ws.auth();
+    await ws.call('public/set_heartbeat', { interval: 10 });
+    await ws.call('private/enable_cancel_on_disconnect', {});
+    await ws.subscribe([`ticker.${PERP}`]);
+    await ws.close();
+
+    await ws.connect();
+    const pushes: SubscriptionPush[] = [];
+    ws.onAnyPush((push) => pushes.push(push));
+    // Unauthenticated: a public subscribe, not a private one.
+    assert.deepEqual(await ws.subscribe(['ticker.ETH-PERPETUAL']), ['ticker.ETH-PERPETUAL']);
+    await ws.auth();
+    await until(() => pushes.length === 1);
+    pushes.length = 0;
+    const again = reconnected(ws);
+    ws.dropConnection();
+    await again;
+    // The resubscribe's snapshots are pushed before the answer to a later call.
+    await ws.call('public/test', {});
+    assert.deepEqual(
+      pushes.map((push) => push.channel),
+      ['ticker.ETH-PERPETUAL'],
+    );
+    assert.deepEqual(await ws.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: false,
+    });
+    // No heartbeat on the new connection: a test_request would come before this call's answer.
+    const answered = ws.heartbeatsAnswered.count;
+    running.clock.advance(10_000);
+    await ws.call('public/test', {});
+    assert.equal(ws.heartbeatsAnswered.count, answered);
+    await ws.close();
+  });
+
+  test('connect() after a drop the client did not reconnect starts clean too', async () => {
+    const ws = client(running.credentials[0]!, { reconnect: false });
+    await ws.connect();
+    await ws.auth();
+    await ws.subscribe([`ticker.${PERP}`]);
+    ws.dropConnection();
+    await until(() => !ws.connected);
+    await ws.connect();
+    assert.deepEqual(await ws.subscribe(['ticker.ETH-PERPETUAL']), ['ticker.ETH-PERPETUAL']);
+    await ws.close();
+  });
+
+  test('unsubscribing removes the channel’s listeners; a refused subscribe leaves none', async () => {
+    const ws = client();
+    await ws.connect();
+    const got: string[] = [];
+    await ws.subscribe([`ticker.${PERP}`], () => got.push('first'));
+    await until(() => got.length === 1);
+    assert.deepEqual(await ws.unsubscribe([`ticker.${PERP}`]), [`ticker.${PERP}`]);
+    await assert.rejects(
+      ws.subscribe([`ticker.${PERP}`, 'nope.channel'], () => got.push('refused')),
+      (e) => e instanceof ApiError && e.data?.field === 'channels[1]',
+    );
+    await ws.subscribe([`ticker.${PERP}`], () => got.push('second'));
+    await until(() => got.includes('second'));
+    assert.deepEqual(got, ['first', 'second']);
+
+    // public/unsubscribe_all through call(): the channels are not restored by a reconnect.
+    await ws.call('public/unsubscribe_all', {});
+    got.length = 0;
+    const again = reconnected(ws);
+    ws.dropConnection();
+    await again;
+    await ws.call('public/test', {});
+    assert.deepEqual(got, []);
+    await ws.close();
+  });
+});
