@@ -9,7 +9,8 @@
  *   statusReason says why), `expired` (its expiresAt).
  * - An accept closes the RFQ; quotes still open then are cancelled (`rfq_closed`).
  * - A GTC accept that cannot fill now leaves a trigger (one per side, a new one replaces it)
- *   re-checked whenever a quote on the RFQ is created or edited.
+ *   re-checked whenever a quote on the RFQ is created or edited; it keeps the accept's hedge
+ *   limit (the worst hedge price of its optional `hedge`).
  * - An accept books its whole quantity or nothing: all its block trades go to the engine as one
  *   atomic batch (./execution.ts).
  * - Who may trade with whom: trade allocations go only to accounts of the taker's own user; a
@@ -34,7 +35,7 @@ import { LABEL_MAX_LENGTH, labelTooLong } from '../core/types.ts';
 import { ERROR_CATALOGUE } from '../domain/errors.ts';
 import { executeAccept } from './execution.ts';
 import { formatRfqLots } from './lots.ts';
-import { crossesOwnQuote, validateTerms } from './quote-terms.ts';
+import { checkAcceptHedge, crossesOwnQuote, validateTerms } from './quote-terms.ts';
 import { type DeskSnapshot, DeskState, hashText } from './state.ts';
 import { deriveStructure, type Refusal, type RfqMarket } from './structure.ts';
 import {
@@ -497,7 +498,13 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
         minTradeAmount: formatRfqLots(rfq, rfq.minTradeAmount),
       });
     }
-    const trade = this.tryTrade(rfq, command.side, command.price, quantity, command, engine);
+    let hedgeLimit: number | null = null;
+    if (command.hedge != null) {
+      const hedge = checkAcceptHedge(rfq, command.hedge, quantity);
+      if (!hedge.ok) return this.refuseWith(hedge.error);
+      hedgeLimit = hedge.limit;
+    }
+    const trade = this.tryTrade(rfq, command.side, command.price, quantity, command, engine, hedgeLimit);
     if (trade.kind === 'traded')
       return this.ok({ kind: 'accept', rfq: clone(rfq), trade: trade.trade, trigger: null });
     if (trade.kind === 'refused') return this.refuseWith(trade.refusal);
@@ -507,7 +514,13 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
         available: formatRfqLots(rfq, trade.available),
       });
     }
-    const trigger: RfqTrigger = { side: command.side, price: command.price, quantity, createdAt: command.ts };
+    const trigger: RfqTrigger = {
+      side: command.side,
+      price: command.price,
+      quantity,
+      createdAt: command.ts,
+      ...(hedgeLimit === null ? {} : { hedgePrice: hedgeLimit }),
+    };
     rfq.triggers = [...rfq.triggers.filter((t) => t.side !== command.side), trigger];
     rfq.lastUpdatedAt = command.ts;
     this.triggersChanged(rfq);
@@ -524,12 +537,13 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
     quantity: number,
     stamp: CommandStamp,
     engine: EnginePort,
+    hedgeLimit: number | null,
   ):
     | { kind: 'traded'; trade: RfqTradeRecord }
     | { kind: 'refused'; refusal: Refusal }
     | { kind: 'unfilled'; available: number } {
     const quotes = this.state.quotesOf(rfq.blockRfqId);
-    const outcome = executeAccept(rfq, quotes, side, limit, quantity, stamp, engine);
+    const outcome = executeAccept(rfq, quotes, side, limit, quantity, stamp, engine, hedgeLimit);
     for (const quote of outcome.touched) if (quote.status !== 'filled') this.quoteChanged(quote, rfq);
     if (outcome.kind === 'refused') return { kind: 'refused', refusal: outcome.refusal };
     if (outcome.kind === 'unfilled') return { kind: 'unfilled', available: outcome.available };
@@ -564,7 +578,15 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
   private fireTriggers(rfq: RfqRecord, stamp: CommandStamp, engine: EnginePort): void {
     for (const trigger of [...rfq.triggers]) {
       if (rfq.status !== 'open') return;
-      const result = this.tryTrade(rfq, trigger.side, trigger.price, trigger.quantity, stamp, engine);
+      const result = this.tryTrade(
+        rfq,
+        trigger.side,
+        trigger.price,
+        trigger.quantity,
+        stamp,
+        engine,
+        trigger.hedgePrice ?? null,
+      );
       if (result.kind === 'refused') {
         rfq.triggers = rfq.triggers.filter((t) => t !== trigger);
         rfq.lastUpdatedAt = stamp.ts;

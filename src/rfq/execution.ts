@@ -6,8 +6,15 @@
  * them, before it books any, so an accept either books its whole quantity or nothing.
  *
  * Invariants:
- * - Leg i of q RFQ lots trades q × lotsPerUnit[i] lots. The hedge trades its pro-rata share
- *   with cumulative flooring, so the shares sum to the hedge amount when the whole RFQ trades.
+ * - Leg i of q RFQ lots trades q × lotsPerUnit[i] lots. A quote's fill of q lots books the
+ *   hedge the quote shows for q: its share floor(hedge × q ÷ RFQ quantity) (quote-terms
+ *   `hedgeShare`), cumulated over the quote's own fill when it splits by receiving account. So a
+ *   maker never books more hedge than its quote states; the rounding remainder of the RFQ's
+ *   hedge is booked to no one (the taker's hedge falls short of it by less than one hedge lot
+ *   per quote filled).
+ * - With a hedge limit (the accept's `hedge.price`), quotes whose hedge price (theirs, or the
+ *   RFQ's when they set none) is worse for the taker's own hedge trade are passed over, as
+ *   quotes whose strategy price is worse are.
  * - Allocations with an account take the traded quantity in their listed order, up to their
  *   amounts; whatever is left is booked to the taker.
  * - When the engine refuses because of a maker (its funds, its account), every quote of that
@@ -20,6 +27,7 @@ import type { CommandResult, TradeView } from '../core/events.ts';
 import type { EnginePort } from '../core/submachine.ts';
 import { formatMoney, type Side } from '../core/types.ts';
 import { type PlannedFill, planFills, rankQuotes } from './matching.ts';
+import { hedgeShare } from './quote-terms.ts';
 import { flip, type Refusal } from './structure.ts';
 import type { QuoteRecord, RfqFill, RfqRecord } from './types.ts';
 
@@ -57,10 +65,13 @@ export function executeAccept(
   requested: number,
   stamp: CommandStamp,
   engine: EnginePort,
+  hedgeLimit: number | null = null,
 ): AcceptOutcome {
   const dropped: QuoteRecord[] = [];
+  const eligible =
+    hedgeLimit === null ? quotes : quotes.filter((quote) => hedgeWithin(rfq, quote, takerSide, hedgeLimit));
   for (;;) {
-    const plan = planFills(rankQuotes(quotes, takerSide, limit, stamp.ts), requested, rfq.minTradeAmount);
+    const plan = planFills(rankQuotes(eligible, takerSide, limit, stamp.ts), requested, rfq.minTradeAmount);
     if (plan.covered < requested) return { kind: 'unfilled', available: plan.covered, touched: dropped };
     const blocks = planBlocks(rfq, plan.fills, takerSide);
     const result = engine.execute(blockTradeCommand(rfq, blocks, stamp));
@@ -78,6 +89,21 @@ export function executeAccept(
       dropped.push(planned.quote);
     }
   }
+}
+
+/** The taker's own direction on the RFQ's hedge when it takes `takerSide` of the structure. */
+export function takerHedgeSide(hedgeSide: Side, takerSide: Side): Side {
+  return takerSide === 'buy' ? hedgeSide : flip(hedgeSide);
+}
+
+/**
+ * True when the quote's hedge price (its own, or the RFQ's) is no worse than `limit` for the
+ * taker's hedge trade: at most the limit when the taker buys the hedge, at least it when it sells.
+ */
+export function hedgeWithin(rfq: RfqRecord, quote: QuoteRecord, takerSide: Side, limit: number): boolean {
+  if (rfq.hedge === null) return true;
+  const price = quote.hedgePrice ?? rfq.hedge.price;
+  return takerHedgeSide(rfq.hedge.side, takerSide) === 'buy' ? price <= limit : price >= limit;
 }
 
 /** Splits `quantity` RFQ lots, the next ones after `tradedSoFar`, by receiving account. */
@@ -105,17 +131,20 @@ function splitByAccount(
   return parts;
 }
 
-/** The plan's fills as blocks, in plan order, with the hedge shared out cumulatively. */
+/**
+ * The plan's fills as blocks, in plan order. Each quote's fill books the quote's own hedge share
+ * of what it fills (counted from the quote's earlier fills), split cumulatively over its blocks.
+ */
 function planBlocks(rfq: RfqRecord, fills: readonly PlannedFill[], takerSide: Side): PlannedBlock[] {
   const blocks: PlannedBlock[] = [];
-  const hedgeAt = (lots: number) =>
-    rfq.hedge === null ? 0 : Math.floor((rfq.hedge.amount * lots) / rfq.quantity);
   let traded = rfq.filledQuantity;
   for (const planned of fills) {
     const quote = planned.quote;
     const hedgePrice = rfq.hedge === null ? null : (quote.hedgePrice ?? rfq.hedge.price);
+    let quoteFilled = quote.filledQuantity;
     for (const part of splitByAccount(rfq, traded - rfq.filledQuantity, planned.quantity)) {
-      const hedgeAmount = hedgeAt(traded + part.quantity) - hedgeAt(traded);
+      const hedgeAmount = hedgeShare(rfq, quoteFilled + part.quantity) - hedgeShare(rfq, quoteFilled);
+      quoteFilled += part.quantity;
       traded += part.quantity;
       const legs: BlockTradeLeg[] = rfq.legs.map((leg, index) => ({
         instrumentName: leg.instrumentName,
@@ -127,7 +156,7 @@ function planBlocks(rfq: RfqRecord, fills: readonly PlannedFill[], takerSide: Si
       if (rfq.hedge !== null && hedgeAmount > 0) {
         legs.push({
           instrumentName: rfq.hedge.instrumentName,
-          side: takerSide === 'buy' ? rfq.hedge.side : flip(rfq.hedge.side),
+          side: takerHedgeSide(rfq.hedge.side, takerSide),
           amount: hedgeAmount,
           price: hedgePrice!,
         });

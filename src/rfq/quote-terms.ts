@@ -11,14 +11,23 @@
  * A quote's hedge restates the RFQ's hedge: the same instrument and side, and as quantity the
  * RFQ's hedge quantity or the quote's pro-rata share of it (what the quote shows back), at a
  * positive price. Without a hedge the quote trades the RFQ's hedge at the RFQ's hedge price.
- * The hedge price and the price of a future leg lie within the band around the mark
- * (futurePriceOutsideBand in ./structure.ts): the taker's limit does not bound them.
+ * Whichever quantity the quote restates, a fill of q lots books the share of q (`hedgeShare`),
+ * what the quote shows. The hedge price and the price of a future leg lie within the band
+ * around the mark (futurePriceOutsideBand in ./structure.ts): the taker's strategy limit does
+ * not bound them; an accept's optional hedge limit (`checkAcceptHedge`) bounds the hedge price.
  * Errors name the field of the quote's own request (`legs[i]` is the quote's i-th leg).
  */
 import { LABEL_MAX_LENGTH, labelTooLong } from '../core/types.ts';
 import { formatRfqLots } from './lots.ts';
 import { futurePriceOutsideBand, type Refusal, type RfqMarket, strategyPrice } from './structure.ts';
-import type { QuoteHedgeInput, QuoteLeg, QuoteRecord, QuoteTerms, RfqRecord } from './types.ts';
+import type {
+  AcceptHedgeInput,
+  QuoteHedgeInput,
+  QuoteLeg,
+  QuoteRecord,
+  QuoteTerms,
+  RfqRecord,
+} from './types.ts';
 
 export type TermsResult =
   | {
@@ -149,6 +158,35 @@ function checkHedge(
   const band = futurePriceOutsideBand(market, expected.instrumentName, hedge.price, 'hedge.price');
   if (band !== null) return { ok: false, error: band };
   return { ok: true, price: hedge.price };
+}
+
+/**
+ * An accept's hedge (the taker's worst hedge price): it restates the RFQ's hedge as a quote's
+ * does (instrument, side, and the RFQ's hedge quantity or the accepted quantity's share of it),
+ * at a positive price. No band: it is a limit, not a trade price. Gives the limit in ticks.
+ */
+export function checkAcceptHedge(
+  rfq: RfqRecord,
+  hedge: AcceptHedgeInput,
+  quantity: number,
+): { readonly ok: true; readonly limit: number } | Refused {
+  const expected = rfq.hedge;
+  if (expected === null) return refuse('the RFQ has no hedge leg', 'hedge');
+  if (hedge.instrumentName !== expected.instrumentName) {
+    return refuse(`the hedge must be the RFQ's hedge ${expected.instrumentName}`, 'hedge.instrumentName');
+  }
+  if (hedge.side !== expected.side) return refuse(`the hedge side must be ${expected.side}`, 'hedge.side');
+  if (hedge.amount !== expected.amount && hedge.amount !== hedgeShare(rfq, quantity)) {
+    return refuse(
+      "the hedge quantity must be the RFQ's hedge quantity or the accepted quantity's share of it",
+      'hedge.quantity',
+      'invalid_amount',
+    );
+  }
+  if (!Number.isSafeInteger(hedge.price) || hedge.price <= 0) {
+    return refuse('hedge price must be positive', 'hedge.price', 'invalid_price');
+  }
+  return { ok: true, limit: hedge.price };
 }
 
 /** True when a new/edited quote would cross one of the same desk's open quotes on the RFQ. */

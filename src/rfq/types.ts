@@ -168,6 +168,26 @@ export interface AcceptRfq extends CommandStamp {
   /** RFQ lots; null = the whole RFQ. */
   readonly quantity: number | null;
   readonly timeInForce: AcceptTimeInForce;
+  /**
+   * The RFQ's hedge restated with the worst hedge price the taker takes: quotes whose hedge
+   * price is worse are passed over. Absent or null: any hedge price (and in commands journaled
+   * before it existed).
+   */
+  readonly hedge?: AcceptHedgeInput | null;
+}
+
+/**
+ * An accept's hedge: the RFQ's hedge restated (instrument, side as on the RFQ, and the RFQ's hedge
+ * amount or the accepted quantity's share of it) with the taker's worst hedge price.
+ */
+export interface AcceptHedgeInput {
+  readonly instrumentName: string;
+  /** The RFQ hedge's side (relative to the RFQ, as the accept's legs). */
+  readonly side: Side;
+  /** Lots of the hedge instrument. */
+  readonly amount: number;
+  /** Ticks, positive: the worst price of the taker's own hedge trade. */
+  readonly price: number;
 }
 
 /** Withdraws the taker's waiting GTC accept (trade trigger) on one side, or on both. */
@@ -236,6 +256,11 @@ export interface RfqTrigger {
   readonly price: number;
   readonly quantity: number;
   readonly createdAt: number;
+  /**
+   * Worst hedge price (ticks) of the waiting accept. Absent when the accept set none (and on
+   * triggers saved before it was kept: a restored snapshot must hash as it was written).
+   */
+  readonly hedgePrice?: number;
 }
 
 export interface MakerRecord {
@@ -333,6 +358,10 @@ export interface RfqFill {
   readonly quantity: number;
   /** Strategy units. */
   readonly price: number;
+  /**
+   * Hedge lots booked: the quote's share rule (RFQ hedge × quantity ÷ RFQ quantity, floored)
+   * applied to the quote's fill, so a quote never books more hedge than it shows.
+   */
   readonly hedgeAmount: number;
   readonly legPrices: readonly number[];
   readonly hedgePrice: number | null;

@@ -459,4 +459,112 @@ describe('Block RFQ through the API', () => {
     assert.equal(after.status, 'open');
     await taker.call('block/rfqs/cancel_rfq', { blockRfqId: rfq.blockRfqId });
   });
+
+  test('hedge: the taker sees and bounds each hedge price; each maker books the hedge its quote shows', async () => {
+    const taker = harness.http(TAKER);
+    const maker1 = harness.http(MAKER1);
+    const maker2 = harness.http(MAKER2);
+    const perp = 'BTC-PERPETUAL';
+    const perpSize = async (client: typeof taker) =>
+      Number(
+        (
+          (await client.call('private/get_positions', { currency: 'BTC' })) as {
+            instrumentName: string;
+            size: string;
+          }[]
+        ).find((p) => p.instrumentName === perp)?.size ?? '0',
+      );
+    const before = [await perpSize(taker), await perpSize(maker1), await perpSize(maker2)];
+    // 50 of the spread, hedged by selling 30 USD (3 lots of 10) of the perpetual.
+    const rfq = (await taker.call('block/rfqs/create_rfq', {
+      legs: [
+        { instrumentName: call70, quantity: '50', side: 'buy' },
+        { instrumentName: call75, quantity: '50', side: 'sell' },
+      ],
+      hedge: { instrumentName: perp, quantity: '30', side: 'sell', price: '60000' },
+    })) as Rfq;
+    core.clock.advance(5_000);
+    await core.ports.submit({ type: 'timer' });
+    const makerId = async (client: typeof taker) =>
+      ((await client.call('block/rfqs/get_rfqs', { status: 'open' })) as { results: Rfq[] }).results[0]!
+        .blockRfqId;
+    const quote = (price70: string) => ({
+      executionInstruction: 'any_part_of' as const,
+      side: 'sell' as const,
+      quantity: '25',
+      legs: [
+        { instrumentName: call70, price: price70, ratio: '1', side: 'buy' as const },
+        { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' as const },
+      ],
+    });
+    // Maker 1 trades the RFQ's hedge price; maker 2 restates its share (10 of 30) at its own price.
+    await maker1.call('block/rfqs/create_quote', { blockRfqId: await makerId(maker1), ...quote('0.05') });
+    const q2 = (await maker2.call('block/rfqs/create_quote', {
+      blockRfqId: await makerId(maker2),
+      ...quote('0.0505'),
+      hedge: { instrumentName: perp, quantity: '10', side: 'sell', price: '60010' },
+    })) as { quoteId: string; hedge?: { quantity: string } };
+    assert.equal(q2.hedge?.quantity, '10');
+
+    const view = (await taker.call('block/rfqs/get_rfqs', { blockRfqId: rfq.blockRfqId })) as {
+      results: { asks: { price: string; hedgePrice?: string }[] }[];
+    };
+    assert.deepEqual(
+      view.results[0]!.asks.map((a) => [a.price, a.hedgePrice]),
+      [
+        ['0.02', '60000'],
+        ['0.0205', '60010'],
+      ],
+    );
+    // The taker sells the hedge: a worst hedge price of 60005 passes over maker 1's 60000.
+    const hedge = (price: string) => ({ instrumentName: perp, quantity: '30', side: 'sell' as const, price });
+    await assert.rejects(
+      taker.call('block/rfqs/accept', {
+        blockRfqId: rfq.blockRfqId,
+        side: 'buy',
+        price: '0.0205',
+        hedge: hedge('60005'),
+      }),
+      (error: unknown) => {
+        assert.ok(error instanceof ApiError, String(error));
+        assert.equal(error.code, ERROR_CATALOGUE.not_fully_filled.code, error.message);
+        assert.equal(error.data?.available, '25');
+        return true;
+      },
+    );
+    await refusedWith(
+      taker.call('block/rfqs/accept', {
+        blockRfqId: rfq.blockRfqId,
+        side: 'buy',
+        price: '0.0205',
+        hedge: { ...hedge('60000'), side: 'buy' },
+      }),
+      'invalid_arguments',
+    );
+    const accepted = (await taker.call('block/rfqs/accept', {
+      blockRfqId: rfq.blockRfqId,
+      side: 'buy',
+      price: '0.0205',
+      hedge: hedge('60000'),
+    })) as { rfq: Rfq; blockTrades: { quoteId: string; hedgeQuantity?: string }[] };
+    assert.equal(accepted.rfq.status, 'filled');
+    // Each quote's share of the hedge is floor(3 × 25 / 50) = 1 lot (10): neither maker books
+    // more than its quote showed; the third lot is booked to no one.
+    assert.deepEqual(
+      accepted.blockTrades.map((t) => t.hedgeQuantity),
+      ['10', '10'],
+    );
+    const trades = (await taker.call('block/rfqs/get_trades', { currency: 'any' })) as {
+      results: { blockRfqId: string; hedge?: { quantity: string }; trades: { hedgeQuantity?: string }[] }[];
+    };
+    const listed = trades.results.find((t) => t.blockRfqId === rfq.blockRfqId)!;
+    assert.deepEqual(
+      listed.trades.map((t) => t.hedgeQuantity),
+      ['10', '10'],
+    );
+    assert.equal(listed.hedge?.quantity, '20');
+    const after = [await perpSize(taker), await perpSize(maker1), await perpSize(maker2)];
+    const moved = after.map((size, index) => size - before[index]!);
+    assert.deepEqual(moved, [-20, 10, 10]);
+  });
 });

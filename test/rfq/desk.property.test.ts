@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { TradeView } from '../../src/core/events.ts';
+import { hedgeShare } from '../../src/rfq/quote-terms.ts';
 import type { UnstampedRfqCommand } from '../../src/rfq/types.ts';
 import {
   CALL_70,
@@ -251,6 +252,7 @@ function checkInvariants(h: RfqHarness, rfqIds: readonly string[]): void {
     assert.equal(rfq.status === 'filled', rfq.filledQuantity === rfq.quantity && rfq.quantity > 0);
     if (rfq.filledQuantity > 0) assert.ok(rfq.status === 'filled' || rfq.status === 'traded');
     let hedgeTotal = 0;
+    const hedgeByQuote = new Map<string, number>();
     for (const fill of trade?.fills ?? []) {
       fillCount++;
       const legs = tradesByBlock.get(fill.blockTradeId) ?? [];
@@ -274,9 +276,13 @@ function checkInvariants(h: RfqHarness, rfqIds: readonly string[]): void {
         add(fill.makerAccountId, PERP, -signed);
       }
       hedgeTotal += fill.hedgeAmount;
+      hedgeByQuote.set(fill.quoteId, (hedgeByQuote.get(fill.quoteId) ?? 0) + fill.hedgeAmount);
     }
-    if (rfq.hedge !== null && rfq.status === 'filled') assert.equal(hedgeTotal, rfq.hedge.amount);
+    if (rfq.hedge === null) assert.equal(hedgeTotal, 0);
+    else assert.ok(hedgeTotal <= rfq.hedge.amount, 'never more hedge than the RFQ asked');
     for (const quote of h.desk.quotesOfRfq(id)) {
+      // A quote books exactly the hedge it shows for what it filled: its share, never more.
+      assert.equal(hedgeByQuote.get(quote.quoteId) ?? 0, hedgeShare(rfq, quote.filledQuantity));
       assert.ok(quote.filledQuantity <= quote.quantity);
       if (quote.status !== 'filled') assert.equal(quote.filledQuantity, 0, 'only filled quotes traded');
       if (quote.executionInstruction === 'all_or_none')

@@ -68,6 +68,7 @@ import {
   rfqInstrumentToWire,
   rfqToWire,
   rfqTradeToWire,
+  triggerToWire,
 } from '../wire/rfq.ts';
 import { instrumentOf, principalOf } from './context.ts';
 
@@ -325,7 +326,7 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
   registry.register({
     name: 'block/rfqs/accept',
     summary:
-      'Trades the RFQ against crossing quotes at the given worst strategy price: fill_or_kill (default) or good_til_cancelled (a trigger).',
+      'Trades the RFQ against crossing quotes at the given worst strategy price (and, with `hedge`, worst hedge price): fill_or_kill (default) or good_til_cancelled (a trigger).',
     access: 'private',
     roles: ['taker'],
     matching: true,
@@ -354,6 +355,8 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
         price: parseStrategyPrice(rfq, params.price),
         quantity: params.quantity == null ? null : parseRfqQuantity(rfq, params.quantity),
         timeInForce: params.timeInForce ?? 'fill_or_kill',
+        // The RFQ's hedge restated with the taker's worst hedge price; the desk checks it.
+        ...(params.hedge == null ? {} : { hedge: quoteHedge(deps, params.hedge) }),
       });
       if (value.kind !== 'accept') throw new VenueError('internal_error');
       const after = value.rfq;
@@ -374,14 +377,7 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
           timestamp: value.trade!.timestamp,
           tradeIds: [...fill.tradeIds],
         })),
-        trigger:
-          value.trigger === null
-            ? null
-            : {
-                side: value.trigger.side,
-                price: formatStrategyPrice(after, value.trigger.price),
-                quantity: formatRfqQuantity(after, value.trigger.quantity),
-              },
+        trigger: value.trigger === null ? null : triggerToWire(after, value.trigger, lookup),
       };
     },
   });

@@ -102,6 +102,21 @@ export const AcceptParams = Type.Object(
     legs: Opt(
       Type.Array(Type.Object({ instrumentName: InstrumentName, ratio: DecimalString(), side: Side }, Strict)),
     ),
+    hedge: Opt(
+      Type.Object(
+        {
+          instrumentName: InstrumentName,
+          quantity: DecimalString(),
+          side: Side,
+          price: DecimalString('worst acceptable hedge price'),
+        },
+        {
+          ...Strict,
+          description:
+            "the RFQ's hedge restated (instrument, side, its quantity or the accepted quantity's share) with the worst hedge price the taker trades at: quotes whose hedge price is worse are passed over",
+        },
+      ),
+    ),
   },
   Strict,
 );
@@ -158,6 +173,12 @@ const BookEntry = Type.Object({
   makers: Type.Array(S),
   expiresAt: Type.Union([I, Type.Null()]),
   lastUpdatedAt: I,
+  hedgePrice: Type.Optional(
+    Type.String({
+      description:
+        "with a hedge: the price the quote trades the hedge at (the maker's, or the RFQ's when the quote set none)",
+    }),
+  ),
 });
 
 export const QuoteSchema = Type.Object({
@@ -211,10 +232,13 @@ export const RfqSchema = Type.Object({
     Type.Union([S, Type.Null()], { description: 'maker view: the taker alias when disclosed' }),
   ),
   tradeTriggers: Type.Optional(
-    Type.Array(Type.Object({ side: Side, price: S, quantity: S, createdAt: I }), {
-      description:
-        'taker view: waiting good_til_cancelled accepts, at most one per side; they fire when a quote crosses',
-    }),
+    Type.Array(
+      Type.Object({ side: Side, price: S, quantity: S, createdAt: I, hedgePrice: Type.Optional(S) }),
+      {
+        description:
+          'taker view: waiting good_til_cancelled accepts, at most one per side; they fire when a quote crosses',
+      },
+    ),
   ),
   bids: Type.Optional(Type.Array(BookEntry, { description: 'taker view once open' })),
   asks: Type.Optional(Type.Array(BookEntry, { description: 'taker view once open' })),
@@ -259,7 +283,10 @@ export const AcceptResultSchema = Type.Object({
       tradeIds: Type.Array(S),
     }),
   ),
-  trigger: Type.Union([Type.Object({ side: Side, price: S, quantity: S }), Type.Null()]),
+  trigger: Type.Union([
+    Type.Object({ side: Side, price: S, quantity: S, hedgePrice: Type.Optional(S) }),
+    Type.Null(),
+  ]),
 });
 
 export const PageOf = <T extends ReturnType<typeof Type.Object>>(item: T) =>

@@ -4,7 +4,11 @@
  *
  * Views:
  * - taker: the taker's id, `makers` as sent, label, allocations, and once `open` the live
- *   quotes as `bids`/`asks` (maker desk names only when disclosed, else `ANONYMOUS`).
+ *   quotes as `bids`/`asks` (maker desk names only when disclosed, else `ANONYMOUS`; with a
+ *   hedge, each entry's `hedgePrice`).
+ * - Hedge quantities: a quote shows, and a fill books, the quote's share of the RFQ's hedge
+ *   (`hedgeShare`); `trades[].hedgeQuantity` and the trade's `hedge.quantity` are the booked
+ *   amounts.
  * - maker: the desk's own maker-side id, `makers` empty, the taker alias when disclosed, and
  *   the desk's own quotes; never the label, allocations or other makers' quotes.
  */
@@ -13,7 +17,14 @@ import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import { formatRfqLots, rfqLotGrid } from '../../rfq/lots.ts';
 import { hedgeShare } from '../../rfq/quote-terms.ts';
-import type { QuoteRecord, RfqFill, RfqHedge, RfqRecord, RfqTradeRecord } from '../../rfq/types.ts';
+import type {
+  QuoteRecord,
+  RfqFill,
+  RfqHedge,
+  RfqRecord,
+  RfqTradeRecord,
+  RfqTrigger,
+} from '../../rfq/types.ts';
 import type { WireQuote, WireRfq, WireRfqInstrument, WireRfqTrade } from '../schemas/rfq.ts';
 import { wireMarginKind } from './market.ts';
 
@@ -89,9 +100,21 @@ export function quoteToWire(quote: QuoteRecord, rfq: RfqRecord, lookup: Instrume
   return wire;
 }
 
-function bookSide(rfq: RfqRecord, quotes: readonly QuoteRecord[], side: 'buy' | 'sell') {
+/**
+ * The taker's bids or asks. With a hedge, each entry shows the hedge price its quote trades the
+ * hedge at (the maker's, or the RFQ's when the quote set none): `hedgePrice`, an addition
+ * (Deribit's bids/asks show no hedge price) that the accept's `hedge.price` bounds.
+ */
+function bookSide(
+  rfq: RfqRecord,
+  quotes: readonly QuoteRecord[],
+  side: 'buy' | 'sell',
+  lookup: InstrumentLookup,
+) {
   const live = quotes.filter((q) => q.status === 'open' && q.side === side);
   live.sort((a, b) => (side === 'buy' ? b.price - a.price : a.price - b.price) || a.priority - b.priority);
+  const hedge =
+    rfq.hedge === null ? null : { ...rfq.hedge, instrument: must(lookup, rfq.hedge.instrumentName) };
   return live.map((q) => ({
     price: formatStrategyPrice(rfq, q.price),
     quantity: formatRfqQuantity(rfq, q.quantity - q.filledQuantity),
@@ -99,7 +122,23 @@ function bookSide(rfq: RfqRecord, quotes: readonly QuoteRecord[], side: 'buy' | 
     makers: [rfq.disclosed ? q.desk : 'ANONYMOUS'],
     expiresAt: q.expiresAt,
     lastUpdatedAt: q.lastUpdatedAt,
+    ...(hedge === null ? {} : { hedgePrice: hedge.instrument.formatPrice(q.hedgePrice ?? hedge.price) }),
   }));
+}
+
+function triggerHedgePrice(rfq: RfqRecord, trigger: RfqTrigger, lookup: InstrumentLookup) {
+  if (trigger.hedgePrice === undefined || rfq.hedge === null) return {};
+  return { hedgePrice: must(lookup, rfq.hedge.instrumentName).formatPrice(trigger.hedgePrice) };
+}
+
+/** A GTC accept's trigger as the accept answer and the taker view show it. */
+export function triggerToWire(rfq: RfqRecord, trigger: RfqTrigger, lookup: InstrumentLookup) {
+  return {
+    side: trigger.side,
+    price: formatStrategyPrice(rfq, trigger.price),
+    quantity: formatRfqQuantity(rfq, trigger.quantity),
+    ...triggerHedgePrice(rfq, trigger, lookup),
+  };
 }
 
 export function rfqToWire(
@@ -143,10 +182,11 @@ export function rfqToWire(
       price: formatStrategyPrice(rfq, t.price),
       quantity: formatRfqQuantity(rfq, t.quantity),
       createdAt: t.createdAt,
+      ...triggerHedgePrice(rfq, t, lookup),
     }));
     if (rfq.status !== 'created') {
-      wire.bids = bookSide(rfq, quotes, 'buy');
-      wire.asks = bookSide(rfq, quotes, 'sell');
+      wire.bids = bookSide(rfq, quotes, 'buy', lookup);
+      wire.asks = bookSide(rfq, quotes, 'sell', lookup);
     }
   } else {
     wire.taker = rfq.disclosed ? rfq.takerAlias : null;
