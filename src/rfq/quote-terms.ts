@@ -139,23 +139,9 @@ function checkHedge(
   market: RfqMarket,
 ): { readonly ok: true; readonly price: number | null } | Refused {
   if (hedge === null) return { ok: true, price: null };
-  const expected = rfq.hedge;
-  if (expected === null) return refuse('the RFQ has no hedge leg', 'hedge');
-  if (hedge.instrumentName !== expected.instrumentName) {
-    return refuse(`the hedge must be the RFQ's hedge ${expected.instrumentName}`, 'hedge.instrumentName');
-  }
-  if (hedge.side !== expected.side) return refuse(`the hedge side must be ${expected.side}`, 'hedge.side');
-  if (hedge.amount !== expected.amount && hedge.amount !== hedgeShare(rfq, quantity)) {
-    return refuse(
-      "the hedge quantity must be the RFQ's hedge quantity or the quote's share of it",
-      'hedge.quantity',
-      'invalid_amount',
-    );
-  }
-  if (!Number.isSafeInteger(hedge.price) || hedge.price <= 0) {
-    return refuse('hedge price must be positive', 'hedge.price', 'invalid_price');
-  }
-  const band = futurePriceOutsideBand(market, expected.instrumentName, hedge.price, 'hedge.price');
+  const restated = restatesHedge(rfq, hedge, quantity, "the quote's");
+  if (restated !== null) return restated;
+  const band = futurePriceOutsideBand(market, hedge.instrumentName, hedge.price, 'hedge.price');
   if (band !== null) return { ok: false, error: band };
   return { ok: true, price: hedge.price };
 }
@@ -170,6 +156,20 @@ export function checkAcceptHedge(
   hedge: AcceptHedgeInput,
   quantity: number,
 ): { readonly ok: true; readonly limit: number } | Refused {
+  const restated = restatesHedge(rfq, hedge, quantity, "the accepted quantity's");
+  return restated ?? { ok: true, limit: hedge.price };
+}
+
+/**
+ * A quote's or an accept's hedge restates the RFQ's: its instrument and side, the RFQ's hedge
+ * quantity or the share of it for `quantity`, at a positive price. Null when it does.
+ */
+function restatesHedge(
+  rfq: RfqRecord,
+  hedge: AcceptHedgeInput,
+  quantity: number,
+  whose: string,
+): Refused | null {
   const expected = rfq.hedge;
   if (expected === null) return refuse('the RFQ has no hedge leg', 'hedge');
   if (hedge.instrumentName !== expected.instrumentName) {
@@ -178,7 +178,7 @@ export function checkAcceptHedge(
   if (hedge.side !== expected.side) return refuse(`the hedge side must be ${expected.side}`, 'hedge.side');
   if (hedge.amount !== expected.amount && hedge.amount !== hedgeShare(rfq, quantity)) {
     return refuse(
-      "the hedge quantity must be the RFQ's hedge quantity or the accepted quantity's share of it",
+      `the hedge quantity must be the RFQ's hedge quantity or ${whose} share of it`,
       'hedge.quantity',
       'invalid_amount',
     );
@@ -186,7 +186,7 @@ export function checkAcceptHedge(
   if (!Number.isSafeInteger(hedge.price) || hedge.price <= 0) {
     return refuse('hedge price must be positive', 'hedge.price', 'invalid_price');
   }
-  return { ok: true, limit: hedge.price };
+  return null;
 }
 
 /** True when a new/edited quote would cross one of the same desk's open quotes on the RFQ. */
