@@ -8,7 +8,9 @@
  * older than a subscription's snapshot), at most one per instrument per committed command, and
  * only when what they show changed (the timestamp aside). The ticker also follows the prices:
  * index, mark, IVs and greeks move with `update_prices`, which has no events, so the subscribed
- * tickers are re-read after every batch without events and at least once a second.
+ * tickers are re-read after every batch without events and at least once a second; a book shows
+ * the price band, which moves with the marks, so at the same moments a book whose band moved is
+ * re-rendered.
  */
 import { Type } from '@sinclair/typebox';
 import type { OrderView, TradeView } from '../core/events.ts';
@@ -16,7 +18,7 @@ import { VenueError } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type { Principal } from './auth/authenticator.ts';
 import { type ChannelFamily, type ChannelRegistry, topicFor } from './channels.ts';
-import type { ReadPort } from './ports.ts';
+import type { PriceBandView, ReadPort } from './ports.ts';
 import {
   OrderBookSchema,
   OrderSchema,
@@ -138,6 +140,7 @@ function instrumentChannel(
   const render = (instrument: Instrument): unknown => {
     if (prefix === 'book') {
       const book = reads.orderBook(instrument.name, BOOK_DEPTH);
+      lastBand.set(instrument.name, bandKey(book?.priceBand));
       return book && orderBookToWire(book, instrument);
     }
     const ticker = reads.ticker(instrument.name);
@@ -150,6 +153,13 @@ function instrumentChannel(
   const watched = new Map<string, Instrument>();
   const lastShown = new Map<string, string>();
   let lastPriceCheck = Number.NEGATIVE_INFINITY;
+  // A book shows the price band, which moves with the marks (commands without events): its
+  // channel re-renders a book when the band differs from the one last rendered, not every book
+  // every second as the ticker channel does (a depth-1 read is the cheap way to see the band).
+  const lastBand = new Map<string, string>();
+  const bandKey = (band: PriceBandView | null | undefined): string => (band ? `${band.min}|${band.max}` : '');
+  const bandMoved = (instrumentName: string): boolean =>
+    lastBand.get(instrumentName) !== bandKey(reads.orderBook(instrumentName, 1)?.priceBand);
   const shownForm = (data: unknown): string =>
     JSON.stringify(data, (key, value) => (key === 'timestamp' ? undefined : value));
   return {
@@ -190,12 +200,11 @@ function instrumentChannel(
             for (const leg of event.trade.legs) touched.add(leg.instrumentName);
         } else if (event.type === 'instrument') touched.add(event.instrumentName);
       }
-      if (
-        prefix === 'ticker' &&
-        (batch.events.length === 0 || batch.ts >= lastPriceCheck + TICKER_PRICE_CHECK_MS)
-      ) {
+      if (batch.events.length === 0 || batch.ts >= lastPriceCheck + TICKER_PRICE_CHECK_MS) {
         lastPriceCheck = batch.ts;
-        for (const instrumentName of watched.keys()) touched.add(instrumentName);
+        for (const instrumentName of watched.keys()) {
+          if (prefix === 'ticker' || bandMoved(instrumentName)) touched.add(instrumentName);
+        }
       }
       for (const instrumentName of touched) {
         const instrument = watched.get(instrumentName);
@@ -212,6 +221,7 @@ function instrumentChannel(
         else {
           watched.delete(instrumentName);
           lastShown.delete(instrumentName);
+          lastBand.delete(instrumentName);
         }
       }
     },
