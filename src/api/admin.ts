@@ -23,6 +23,9 @@ import { mapError } from './wire-errors.ts';
 
 export const ADMIN_TOKEN_HEADER = 'x-admin-token';
 
+/** Shorter admin tokens are refused at start: an empty one matched a request that sent none. */
+export const MIN_ADMIN_TOKEN_LENGTH = 16;
+
 /** Reads (or creates, mode 0600) the admin token under dataDir. */
 export function loadAdminToken(dataDir: string): string {
   const path = join(dataDir, 'admin.token');
@@ -30,7 +33,13 @@ export function loadAdminToken(dataDir: string): string {
     mkdirSync(dataDir, { recursive: true });
     writeFileDurably(path, randomBytes(24).toString('base64url'), { exclusive: true });
   }
-  return readFileSync(path, 'utf8').trim();
+  const token = readFileSync(path, 'utf8').trim();
+  if (token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new Error(
+      `the admin token in ${path} is shorter than ${MIN_ADMIN_TOKEN_LENGTH} characters: delete the file to have a new one made, or write a longer one`,
+    );
+  }
+  return token;
 }
 
 const ProvisionBody = Type.Object(
@@ -52,13 +61,26 @@ const DepositBody = Type.Object(
 export interface AdminDeps {
   readonly commands: CommandPort;
   /** The currencies instruments are filed under: a deposit names one of them (or a test-fund one). */
-  readonly reads: Pick<ReadPort, 'currencies'>;
+  readonly reads: Pick<ReadPort, 'currencies' | 'accountSummary'>;
   readonly keyStore: KeyStore;
   readonly adminToken: string;
 }
 
 export function registerAdminRoutes(gateway: Gateway, deps: AdminDeps): void {
+  if (deps.adminToken.length < MIN_ADMIN_TOKEN_LENGTH) throw new Error('the admin token is too short');
   const expected = Buffer.from(deps.adminToken);
+  // As get_account_summary: a balance in a currency the venue does not hold would be a typo no
+  // API call can show. Gives the currency upper-cased.
+  const heldCurrency = (raw: string, field: string): string => {
+    const currency = raw.toUpperCase();
+    const held = [...new Set([...deps.reads.currencies(), ...Object.keys(DEMO_DEPOSITS)])].sort();
+    if (!held.includes(currency)) {
+      throw new VenueError('invalid_params', `unknown currency ${raw}; the venue holds ${held.join(', ')}`, {
+        field,
+      });
+    }
+    return currency;
+  };
   const route = <T>(
     url: string,
     schema: Parameters<typeof compileValidator>[0],
@@ -99,7 +121,24 @@ export function registerAdminRoutes(gateway: Gateway, deps: AdminDeps): void {
     async (body) => {
       const account = deps.keyStore.getAccount(body.accountId);
       if (account === undefined) throw new VenueError('account_not_found', undefined, { field: 'accountId' });
-      await provisionAccount(deps.commands, account.id, account.userId, body.deposits ?? {});
+      // Every deposit is checked before the account is opened: a refusal changes nothing.
+      const deposits: Record<string, string> = {};
+      for (const [raw, amount] of Object.entries(body.deposits ?? {})) {
+        const field = `deposits.${raw}`;
+        const currency = heldCurrency(raw, field);
+        if (deposits[currency] !== undefined)
+          throw new VenueError('invalid_params', `${currency} is named twice`, { field });
+        toMinorUnits(amount, currency, field);
+        deposits[currency] = amount;
+      }
+      if (deps.reads.accountSummary(account.id, 'BTC') !== undefined) {
+        throw new VenueError(
+          'invalid_params',
+          `account ${account.id} is already open; fund it with /admin/deposit`,
+          { field: 'accountId' },
+        );
+      }
+      await provisionAccount(deps.commands, account.id, account.userId, deposits);
       return { accountId: account.id };
     },
   );
@@ -107,19 +146,7 @@ export function registerAdminRoutes(gateway: Gateway, deps: AdminDeps): void {
     '/admin/deposit',
     DepositBody,
     async (body) => {
-      const currency = body.currency.toUpperCase();
-      // As get_account_summary: a balance in a currency the venue does not hold would be a typo
-      // no API call can show.
-      const held = [...new Set([...deps.reads.currencies(), ...Object.keys(DEMO_DEPOSITS)])].sort();
-      if (!held.includes(currency)) {
-        throw new VenueError(
-          'invalid_params',
-          `unknown currency ${body.currency}; the venue holds ${held.join(', ')}`,
-          {
-            field: 'currency',
-          },
-        );
-      }
+      const currency = heldCurrency(body.currency, 'currency');
       const result = await deps.commands.submit({
         type: 'deposit',
         accountId: body.accountId,

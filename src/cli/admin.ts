@@ -55,6 +55,16 @@ class Unreachable extends Error {
   }
 }
 
+/** Errors of a connection that was never made: nothing reached the service. */
+const NOT_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EADDRNOTAVAIL',
+]);
+
 /** Calls an admin endpoint of the running service; says so plainly when it cannot be reached. */
 async function admin(url: string, token: string, path: string, body: unknown): Promise<unknown> {
   let response: Response;
@@ -65,7 +75,12 @@ async function admin(url: string, token: string, path: string, body: unknown): P
       body: JSON.stringify(body),
     });
   } catch (error) {
-    throw new Unreachable(url, error);
+    const code = (error as { cause?: { code?: string } }).cause?.code;
+    if (code !== undefined && NOT_CONNECTED.has(code)) throw new Unreachable(url, error);
+    // The request may have reached the service: a deposit retried blindly could be credited twice.
+    throw new Error(
+      `the call to ${url}${path} failed without an answer (${code ?? (error as Error).message}); it may have been applied: check (e.g. the balance) before running it again`,
+    );
   }
   const answer = (await response.json()) as { succ: boolean; code: number; message: string; value: unknown };
   if (!answer.succ) throw new Error(`the service refused: ${answer.code} ${answer.message}`);
@@ -227,6 +242,7 @@ export async function runCli(
       }
       case 'key:create': {
         const userId = integer(args[0], 'userId');
+        if (store.getUser(userId) === undefined) throw new UsageError(`user ${userId} does not exist`);
         const roles = (values.roles ?? 'trade').split(',').map((role) => role.trim()) as Role[];
         for (const role of roles) {
           if (!ROLES.includes(role)) {

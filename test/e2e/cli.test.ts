@@ -3,12 +3,13 @@
  * and against a stopped one's data directory: storage:vacuum.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { HttpClient } from '../../sdk/http-client.ts';
+import { loadAdminToken } from '../../src/api/admin.ts';
 import { runCli, USAGE } from '../../src/cli/admin.ts';
 import { FakeVenue } from '../support/fake-venue.ts';
 import { startHarness } from '../support/gateway-harness.ts';
@@ -71,6 +72,45 @@ test('cli creates a user, a funded account and a key that trades; deposits go th
   }
 });
 
+test('admin provisioning checks every deposit before opening the account; a short admin token is refused at start', async () => {
+  const venue = new FakeVenue();
+  const harness = await startHarness({ venue, fileKeyStore: true });
+  try {
+    const token = readFileSync(join(harness.dataDir, 'admin.token'), 'utf8').trim();
+    const provision = async (body: object) => {
+      const answer = await fetch(`${harness.baseUrl}/admin/accounts/provision`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-admin-token': token },
+        body: JSON.stringify(body),
+      });
+      return (await answer.json()) as { succ: boolean; message: string };
+    };
+    const user = harness.keyStore.createUser('provisioned', venue.now());
+    const account = harness.keyStore.createAccount(user.id, 'main', venue.now());
+    const unknown = await provision({ accountId: account.id, deposits: { XYZ: '1' } });
+    assert.equal(unknown.succ, false);
+    assert.match(unknown.message, /unknown currency XYZ/);
+    const negative = await provision({ accountId: account.id, deposits: { BTC: '-1' } });
+    assert.equal(negative.succ, false);
+    assert.equal(venue.accountSummary(account.id, 'BTC'), undefined, 'a refusal opened nothing');
+    // A currency in lower case is the currency: it lands where get_account_summary shows it.
+    assert.equal((await provision({ accountId: account.id, deposits: { btc: '7' } })).succ, true);
+    assert.equal(venue.accountSummary(account.id, 'BTC')!.balance, 700_000_000);
+    const again = await provision({ accountId: account.id });
+    assert.equal(again.succ, false);
+    assert.match(again.message, /already open/);
+  } finally {
+    await harness.close();
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), 'admin-token-'));
+  try {
+    writeFileSync(join(dataDir, 'admin.token'), '\n', { mode: 0o600 });
+    assert.throws(() => loadAdminToken(dataDir), /admin token .* shorter than 16 characters/);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test('cli mistakes: usage on --help, errors that name the argument, no store created in a wrong DATA_DIR', async () => {
   const venue = new FakeVenue();
   const harness = await startHarness({ venue, fileKeyStore: true });
@@ -130,6 +170,25 @@ test('cli mistakes: usage on --help, errors that name the argument, no store cre
       '1',
       ...unreachable,
     );
+    // A service that took the request and dropped the connection may have applied it.
+    const dropping = createServer((socket) => socket.once('data', () => socket.destroy()));
+    const droppingPort = await new Promise<number>((resolve) =>
+      dropping.listen(0, '127.0.0.1', () => resolve((dropping.address() as { port: number }).port)),
+    );
+    try {
+      await refused(
+        /failed without an answer .*it may have been applied: check/,
+        'deposit',
+        '1',
+        'BTC',
+        '1',
+        '--url',
+        `http://127.0.0.1:${droppingPort}`,
+      );
+    } finally {
+      dropping.close();
+    }
+    await refused(/user 999 does not exist/, 'key:create', '999');
     const user = JSON.parse(await cli('user:create', 'offline-user')) as { id: number };
     assert.match(
       await cli('account:create', String(user.id), 'main', '--fund', ...unreachable),

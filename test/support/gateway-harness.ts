@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { HttpClient } from '../../sdk/http-client.ts';
 import { WsClient } from '../../sdk/ws-client.ts';
 import { loadAdminToken, registerAdminRoutes } from '../../src/api/admin.ts';
+import type { KeyStore } from '../../src/api/auth/key-store.ts';
 import { openKeyStore } from '../../src/api/auth/open-key-store.ts';
 import { SecretBox } from '../../src/api/auth/secret-box.ts';
 import { SqliteKeyStore } from '../../src/api/auth/sqlite-key-store.ts';
@@ -31,6 +32,7 @@ export interface Harness {
   readonly wsUrl: string;
   readonly credentials: DemoCredential[];
   readonly dataDir: string;
+  readonly keyStore: KeyStore;
   http(index?: number, now?: () => number): HttpClient;
   ws(index?: number): WsClient;
   close(): Promise<void>;
@@ -76,6 +78,7 @@ export async function startHarness(
     wsUrl,
     credentials,
     dataDir,
+    keyStore,
     http(index = 0, now = () => venue.now()) {
       const credential = credentials[index]!;
       return new HttpClient({
