@@ -275,10 +275,7 @@ export class WsClient {
         );
         continue;
       }
-      for (const channel of refused.keys()) {
-        this.subscribed.delete(channel);
-        this.listeners.delete(channel);
-      }
+      this.forgetChannels([...refused.keys()]);
       this.ready = true;
       if (refused.size > 0) {
         this.onReconnectError?.(
