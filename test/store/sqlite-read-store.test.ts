@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { ORDERS_TABLE, TRADES_TABLE } from '../../src/store/read/core-projections.ts';
 import { SqliteReadDb } from '../../src/store/read/read-db.ts';
@@ -45,5 +46,20 @@ test('SQLite: the quote_currency arm of a currency filter and the retention swee
     }
   } finally {
     db.close();
+  }
+});
+
+test('SQLite: a writer thread that died is replaced at the next commit, which then succeeds', async () => {
+  const db = new SqliteReadDb(join(root, 'dead-writer.sqlite'));
+  try {
+    await db.init(['CREATE TABLE t (n INTEGER PRIMARY KEY)']);
+    await db.commit([{ sql: 'INSERT INTO t (n) VALUES (?)', params: [1] }], 1);
+    const writer = (db as unknown as { writer: { worker: Worker } }).writer;
+    await writer.worker.terminate();
+    await db.commit([{ sql: 'INSERT INTO t (n) VALUES (?)', params: [2] }], 2);
+    assert.deepEqual(await db.query('SELECT n FROM t ORDER BY n', []), [{ n: 1 }, { n: 2 }]);
+    assert.equal(await db.lastAppliedSeq(), 2);
+  } finally {
+    await db.close();
   }
 });

@@ -91,6 +91,9 @@ export class SqliteReadDb implements ReadDb {
    */
   commit(statements: readonly Statement[], lastSeq: number): Promise<void> {
     if (this.useWriterThread) {
+      // A writer thread that died is replaced: the write being retried (read-store.ts) then
+      // succeeds, instead of every retry failing until a restart.
+      if (this.writer?.failed != null) this.writer = null;
       this.writer ??= new SqliteWriterThread(this.path, SQLITE_PRAGMAS);
       return this.writer.run([...statements, { sql: SET_SEQ, params: [lastSeq] }]).then(() => undefined);
     }

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { SqliteWriterThread } from './writer-thread.ts';
 
@@ -70,5 +71,17 @@ describe('SqliteWriterThread', () => {
     const writer = new SqliteWriterThread(database('closed.db'), []);
     await writer.close();
     await assert.rejects(writer.run([{ sql: 'INSERT INTO t (n) VALUES (1)', params: [] }]), /exited/);
+  });
+
+  test('a worker that stops answering in order is stopped and reports why writes are refused', async () => {
+    const writer = new SqliteWriterThread(database('misbehaving.db'), []);
+    assert.equal(writer.failed, null);
+    const worker = (writer as unknown as { worker: Worker }).worker;
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.emit('message', { id: 99, error: null });
+    assert.match(String(writer.failed), /out of order/);
+    await exited;
+    await assert.rejects(writer.run([{ sql: 'INSERT INTO t (n) VALUES (1)', params: [] }]), /out of order/);
+    await writer.close();
   });
 });

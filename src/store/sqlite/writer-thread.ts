@@ -10,7 +10,8 @@
  * - The worker owns the only write connection; the main thread keeps its own connection for
  *   reads (WAL lets readers see every committed transaction).
  * - If the worker fails or exits unexpectedly, every pending and later write is rejected (the
- *   committer then poisons the journal, as for any write failure).
+ *   committer then poisons the journal, as for any write failure), and the worker is stopped, so
+ *   its connection cannot hold the write lock against a writer started in its place.
  * - The worker is referenced only while a write is pending, so an idle journal never keeps a
  *   process alive.
  *
@@ -168,6 +169,11 @@ export class SqliteWriterThread {
     });
   }
 
+  /** Why writes are refused (the worker failed, exited or was closed); null while it works. */
+  get failed(): Error | null {
+    return this.failure;
+  }
+
   /** Closes the worker's connection and waits for the thread to end (after pending writes). */
   async close(): Promise<void> {
     if (this.failure === null) {
@@ -178,7 +184,12 @@ export class SqliteWriterThread {
   }
 
   private fail(error: Error): void {
-    if (this.failure === null) this.failure = error;
+    if (this.failure === null) {
+      this.failure = error;
+      // A worker still running after an 'error' or an answer out of order is stopped; one that
+      // exited is not affected.
+      void this.worker.terminate();
+    }
     const waiting = this.pending;
     this.pending = [];
     for (const write of waiting) write.reject(this.failure);
