@@ -78,12 +78,18 @@ export class ReconnectError extends Error {
 
 const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 
-/** The methods whose effect on the connection a reconnect restores. */
-const SESSION_SETTINGS: ReadonlySet<MethodName> = new Set<MethodName>([
+/** The methods whose effect on the connection a reconnect restores (see `track`). */
+const TRACKED_METHODS: ReadonlySet<MethodName> = new Set<MethodName>([
   'public/set_heartbeat',
   'public/disable_heartbeat',
   'private/enable_cancel_on_disconnect',
   'private/disable_cancel_on_disconnect',
+  'public/subscribe',
+  'private/subscribe',
+  'public/unsubscribe',
+  'private/unsubscribe',
+  'public/unsubscribe_all',
+  'private/unsubscribe_all',
 ]);
 
 /**
@@ -339,19 +345,35 @@ export class WsClient {
     if (!this.ready || socket === null || socket.readyState !== WebSocket.OPEN)
       return Promise.reject(new Error('not connected'));
     const answer = this.request(socket, method, params);
+    if (!TRACKED_METHODS.has(method)) return answer;
     const generation = this.generation;
-    if (method === 'public/unsubscribe_all') {
-      return answer.then((result) => {
-        if (generation === this.generation) this.forgetChannels([...this.subscribed]);
-        return result;
-      });
-    }
-    if (!SESSION_SETTINGS.has(method)) return answer;
     return answer.then((result) => {
-      if (generation === this.generation)
-        this.remember(method, params as { interval?: number; scope?: string });
+      if (generation === this.generation) this.track(method, params, result);
       return result;
     });
+  }
+
+  /**
+   * Keeps what an answered call changed on the connection, made through `call` or the helpers
+   * alike: the channels held (a reconnect resubscribes them) and the session settings.
+   */
+  private track(method: MethodName, params: unknown, result: unknown): void {
+    switch (method) {
+      case 'public/subscribe':
+      case 'private/subscribe':
+        for (const channel of result as string[]) this.subscribed.add(channel);
+        return;
+      case 'public/unsubscribe':
+      case 'private/unsubscribe':
+        this.forgetChannels([...(params as { channels: string[] }).channels, ...(result as string[])]);
+        return;
+      case 'public/unsubscribe_all':
+      case 'private/unsubscribe_all':
+        this.forgetChannels([...this.subscribed]);
+        return;
+      default:
+        this.remember(method, params as { interval?: number; scope?: string });
+    }
   }
 
   /** Sends on `socket`, ready or not (the caller's calls go through `call`). */
@@ -444,25 +466,17 @@ export class WsClient {
     const generation = this.generation;
     // Before the call: the snapshots follow its answer at once.
     const added = listener ? channels.filter((channel) => this.addListener(channel, listener)) : [];
-    let result: string[];
     try {
-      result = await this.call(this.authenticated ? 'private/subscribe' : 'public/subscribe', { channels });
+      return await this.call(this.authenticated ? 'private/subscribe' : 'public/subscribe', { channels });
     } catch (error) {
       if (generation === this.generation) for (const channel of added) this.off(channel, listener!);
       throw error;
     }
-    if (generation === this.generation) for (const channel of result) this.subscribed.add(channel);
-    return result;
   }
 
   /** Unsubscribes `channels` and removes their listeners (those of `subscribe` and of `on`). */
-  async unsubscribe(channels: string[]): Promise<string[]> {
-    const generation = this.generation;
-    const result = await this.call(this.authenticated ? 'private/unsubscribe' : 'public/unsubscribe', {
-      channels,
-    });
-    if (generation === this.generation) this.forgetChannels(channels);
-    return result;
+  unsubscribe(channels: string[]): Promise<string[]> {
+    return this.call(this.authenticated ? 'private/unsubscribe' : 'public/unsubscribe', { channels });
   }
 
   /** Calls `listener` with the pushes of `channel` until the channel is unsubscribed or the session ends. */

@@ -287,4 +287,33 @@ describe('the sdk WebSocket client against the service', () => {
     assert.deepEqual(got, []);
     await ws.close();
   });
+
+  test('channels subscribed through call() are resubscribed; private/unsubscribe_all through call() forgets them', async () => {
+    const ws = client();
+    await ws.connect();
+    await ws.auth();
+    const snapshots: string[] = [];
+    ws.onAnyPush((push) => {
+      if (push.snapshot) snapshots.push(push.channel);
+    });
+    await ws.call('private/subscribe', { channels: [`ticker.${PERP}`, 'user.orders.any.any'] });
+    await until(() => snapshots.length === 2);
+    snapshots.length = 0;
+    let again = reconnected(ws);
+    ws.dropConnection();
+    await again;
+    await until(() => snapshots.length === 2);
+    assert.deepEqual(snapshots.sort(), [`ticker.${PERP}`, 'user.orders.any.any']);
+
+    // Unsubscribed through call(): one channel, then all; a reconnect restores neither.
+    await ws.call('private/unsubscribe', { channels: ['user.orders.any.any'] });
+    await ws.call('private/unsubscribe_all', {});
+    snapshots.length = 0;
+    again = reconnected(ws);
+    ws.dropConnection();
+    await again;
+    await ws.call('public/test', {});
+    assert.deepEqual(snapshots, []);
+    await ws.close();
+  });
 });
