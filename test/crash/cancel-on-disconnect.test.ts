@@ -16,6 +16,7 @@ import { HttpClient } from '../../sdk/http-client.ts';
 import type { Order } from '../../sdk/types.ts';
 import { WsClient } from '../../sdk/ws-client.ts';
 import type { DemoCredential } from '../../src/api/bootstrap.ts';
+import { retryWhileHistoryBehind } from '../support/history-retry.ts';
 import {
   killHard,
   type ServiceChild,
@@ -90,11 +91,13 @@ test('after SIGKILL the restart cancels the orders of connections with cancel-on
     const open = (await client.call('private/get_open_orders', {})).map((o) => o.orderId);
     assert.deepEqual(open.sort(), [...kept].sort());
 
-    const history = await client.call('private/get_order_history_by_currency', {
-      currency: 'BTC',
-      includeUnfilled: true,
-      count: 100,
-    });
+    const history = await retryWhileHistoryBehind(() =>
+      client.call('private/get_order_history_by_currency', {
+        currency: 'BTC',
+        includeUnfilled: true,
+        count: 100,
+      }),
+    );
     const orders = (Array.isArray(history) ? history : (history as { orders: Order[] }).orders) as Order[];
     for (const orderId of cod) {
       const order = orders.find((o) => o.orderId === orderId);

@@ -64,6 +64,7 @@ import {
   chooseCombos,
   driveComboTraffic,
 } from '../support/crash-combos.ts';
+import { retryWhileHistoryBehind } from '../support/history-retry.ts';
 import { type ServiceBackend, startServiceBackends } from '../support/service-backends.ts';
 import {
   type ChildRecovery,
@@ -249,13 +250,15 @@ async function historyStates(client: HttpClient): Promise<Map<string, string>> {
   const states = new Map<string, string>();
   let continuation: string | null | undefined;
   do {
-    const page = await client.call('private/get_order_history_by_currency', {
-      currency: 'BTC',
-      count: 1000,
-      includeUnfilled: true,
-      withContinuation: true,
-      ...(continuation ? { continuation } : {}),
-    });
+    const page = await retryWhileHistoryBehind(() =>
+      client.call('private/get_order_history_by_currency', {
+        currency: 'BTC',
+        count: 1000,
+        includeUnfilled: true,
+        withContinuation: true,
+        ...(continuation ? { continuation } : {}),
+      }),
+    );
     assert.ok(!Array.isArray(page));
     for (const order of page.orders) states.set(order.orderId, order.orderState);
     continuation = page.continuation;
