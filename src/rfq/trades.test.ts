@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { pageTrades, parseContinuation, TRADES_LOOKBACK_MS } from './trades.ts';
-import type { RfqTradeRecord } from './types.ts';
+import { pageTrades, parseContinuation, TRADES_LOOKBACK_MS, tradeAverages } from './trades.ts';
+import type { RfqFill, RfqTradeRecord } from './types.ts';
 
 function trade(number: number, timestamp: number, currency = 'BTC'): RfqTradeRecord {
   return {
@@ -51,4 +51,43 @@ test('pages newest first by (timestamp, id), with a continuation naming the last
     ['5', '4', '2'],
   );
   assert.equal(parseContinuation('x:1'), null);
+});
+
+function fill(
+  quantity: number,
+  legPrices: number[],
+  hedgeAmount: number,
+  hedgePrice: number | null,
+): RfqFill {
+  return {
+    quoteId: 'q',
+    desk: 'd',
+    makerAccountId: 2,
+    takerAccountId: 1,
+    blockTradeId: 'BLOCK-1',
+    quantity,
+    price: 0,
+    hedgeAmount,
+    legPrices,
+    hedgePrice,
+    tradeIds: [],
+  };
+}
+
+test('trade prices: legs weighted by RFQ lots, the hedge by the hedge lots each fill booked', () => {
+  const hedged: RfqTradeRecord = {
+    ...trade(1, 0),
+    legs: [{ instrumentName: 'A', side: 'buy', ratio: 1, lotsPerUnit: 2 }],
+    hedge: { instrumentName: 'H', side: 'sell', amount: 5, price: 1000 },
+    fills: [fill(4, [500], 2, 990), fill(1, [510], 0, 1200), fill(6, [505], 3, null)],
+  };
+  const averages = tradeAverages(hedged);
+  // (4 × 500 + 1 × 510 + 6 × 505) / 11; the 1-lot fill booked no hedge, so its price does not count.
+  assert.deepEqual(averages.legs, [{ notional: 5540n, weight: 11n }]);
+  // A fill without a hedge price of its own counts at the RFQ's: (2 × 990 + 3 × 1000) / 5.
+  assert.deepEqual(averages.hedge, { notional: 4980n, weight: 5n });
+  // No fill booked any hedge lot: the prices the quotes traded it at, weighted by RFQ lots.
+  const none = tradeAverages({ ...hedged, fills: [fill(1, [500], 0, 990), fill(3, [500], 0, 1010)] });
+  assert.deepEqual(none.hedge, { notional: 4020n, weight: 4n });
+  assert.equal(tradeAverages(trade(2, 0)).hedge, null);
 });

@@ -555,14 +555,33 @@ describe('Block RFQ through the API', () => {
       ['10', '10'],
     );
     const trades = (await taker.call('block/rfqs/get_trades', { currency: 'any' })) as {
-      results: { blockRfqId: string; hedge?: { quantity: string }; trades: { hedgeQuantity?: string }[] }[];
+      results: {
+        blockRfqId: string;
+        legs: { instrumentName: string; price: string }[];
+        hedge?: { quantity: string; price: string };
+        trades: { price: string; hedgeQuantity?: string }[];
+      }[];
     };
     const listed = trades.results.find((t) => t.blockRfqId === rfq.blockRfqId)!;
     assert.deepEqual(
-      listed.trades.map((t) => t.hedgeQuantity),
-      ['10', '10'],
+      listed.trades.map((t) => [t.price, t.hedgeQuantity]),
+      [
+        ['0.02', '10'],
+        ['0.0205', '10'],
+      ],
     );
     assert.equal(listed.hedge?.quantity, '20');
+    // Two makers at different prices: the legs and the hedge show the fills' amount-weighted
+    // averages (25 lots at 0.05 and 25 at 0.0505; 10 USD of hedge at 60000 and 10 at 60010), not
+    // the first fill's prices.
+    assert.deepEqual(
+      listed.legs.map((leg) => [leg.instrumentName, leg.price]),
+      [
+        [call70, '0.05025'],
+        [call75, '0.03'],
+      ],
+    );
+    assert.equal(listed.hedge?.price, '60005');
     const after = [await perpSize(taker), await perpSize(maker1), await perpSize(maker2)];
     const moved = after.map((size, index) => size - before[index]!);
     assert.deepEqual(moved, [-20, 10, 10]);

@@ -10,6 +10,7 @@ import { quoteToWire, rfqToWire, rfqTradeToWire } from '../../src/api/wire/rfq.t
 import type { AcceptHedgeInput, RfqRecord } from '../../src/rfq/types.ts';
 import {
   CALL_70,
+  CALL_75,
   DESK_A,
   DESK_B,
   type DeskResult,
@@ -267,5 +268,85 @@ describe('hedge price on the taker view and the accept', () => {
     assert.equal(h.desk.takerRfq(new Set([TAKER]), rfq.blockRfqId)?.status, 'filled');
     assert.equal(h.desk.quote(good)?.status, 'filled');
     assert.equal(h.size(MAKER_B, CALL_70), -10);
+  });
+});
+
+describe('trade prices over several makers (get_trades)', () => {
+  /** 10 RFQ lots hedged by selling 5 perpetual lots: a 4-lot quote books 2, a 6-lot quote 3. */
+  const HEDGE_5 = { ...HEDGE, amount: 5 };
+
+  test('legs and hedge show the amount-weighted average of the fills, exactly', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h, { hedge: HEDGE_5 });
+    // A: 4 lots at 0.05/0.03 (strategy 0.02), hedge 59500; B: 6 lots at 0.051/0.0305 (0.0205),
+    // hedge 60000.5. B's quote is worse, so A fills first.
+    h.quote(rfq, DESK_A, MAKER_A, 'sell', 4, 500, 300, { hedge: { ...HEDGE_5, price: 119_000 } });
+    h.quote(rfq, DESK_B, MAKER_B, 'sell', 6, 510, 305, { hedge: { ...HEDGE_5, price: 120_001 } });
+    const value = traded(accept(h, rfq, 'buy', 205));
+    assert.deepEqual(
+      value.trade!.fills.map((f) => [f.desk, f.quantity, f.hedgeAmount, f.hedgePrice]),
+      [
+        [DESK_A, 4, 2, 119_000],
+        [DESK_B, 6, 3, 120_001],
+      ],
+    );
+    const wire = rfqTradeToWire(value.trade!, lookup(h));
+    // Legs: (4 × 500 + 6 × 510) / 10 = 506 ticks, (4 × 300 + 6 × 305) / 10 = 303 ticks (averages,
+    // off the 0.0005 grid); their strategy sum is the average of the trades' prices,
+    // (4 × 0.02 + 6 × 0.0205) / 10 = 0.0203.
+    assert.deepEqual(
+      wire.legs.map((leg) => [leg.instrumentName, leg.price]),
+      [
+        [CALL_70, '0.0506'],
+        [CALL_75, '0.0303'],
+      ],
+    );
+    // Hedge: weighted by the hedge lots each fill booked, (2 × 119000 + 3 × 120001) / 5 ticks.
+    assert.deepEqual(wire.hedge, {
+      instrumentName: PERP,
+      quantity: '50',
+      side: 'sell',
+      price: '59800.3',
+    });
+    assert.deepEqual(
+      wire.trades.map((t) => [t.quantity, t.price, t.hedgeQuantity]),
+      [
+        ['0.4', '0.02', '20'],
+        ['0.6', '0.0205', '30'],
+      ],
+    );
+    // The read store keeps the record as JSON (rfq_trades.view): it renders the same.
+    assert.deepEqual(rfqTradeToWire(JSON.parse(JSON.stringify(value.trade!)), lookup(h)), wire);
+  });
+
+  test('an average off the decimal grid is truncated at 8 places beyond the tick', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h, { hedge: HEDGE_5 });
+    h.quote(rfq, DESK_A, MAKER_A, 'sell', 3, 500, 300);
+    h.quote(rfq, DESK_B, MAKER_B, 'sell', 7, 505, 300);
+    // 9 of 10 lots: A fills 3, B 6. Leg 1: (3 × 500 + 6 × 505) / 9 = 503.333… ticks of 0.0001.
+    const value = traded(accept(h, rfq, 'buy', 205, null, { quantity: 9 }));
+    const wire = rfqTradeToWire(value.trade!, lookup(h));
+    assert.deepEqual(
+      wire.legs.map((leg) => leg.price),
+      ['0.050333333333', '0.03'],
+    );
+    // Both quotes trade the RFQ's hedge price, so the hedge shows it as it is.
+    assert.equal(wire.hedge?.price, '60000');
+  });
+
+  test('one maker: the legs and hedge show its quote as they are', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h, { tradeAllocations: [{ amount: 3, userId: TAKER, accountId: TAKER_2 }] });
+    h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 505, 305, { hedge: { ...HEDGE, price: 120_001 } });
+    const value = traded(accept(h, rfq, 'buy', 200));
+    assert.equal(value.trade!.fills.length, 2, 'split over the allocation account and the taker');
+    const wire = rfqTradeToWire(value.trade!, lookup(h));
+    assert.deepEqual(
+      wire.legs.map((leg) => leg.price),
+      ['0.0505', '0.0305'],
+    );
+    assert.equal(wire.hedge?.price, '60000.5');
+    assert.equal(wire.hedge?.quantity, '30');
   });
 });

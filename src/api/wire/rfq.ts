@@ -9,6 +9,10 @@
  * - Hedge quantities: a quote shows, and a fill books, the quote's share of the RFQ's hedge
  *   (`hedgeShare`); `trades[].hedgeQuantity` and the trade's `hedge.quantity` are the booked
  *   amounts.
+ * - Trade prices: `trades[]` has one item per quote filled, at its strategy price; the trade's
+ *   `legs[].price` and `hedge.price` are the fills' amount-weighted averages (`tradeAverages`),
+ *   printed as an order's `averagePrice` is when off the tick grid (one quote's prices print as
+ *   they are).
  * - maker: the desk's own maker-side id, `makers` empty, the taker alias when disclosed, and
  *   the desk's own quotes; never the label, allocations or other makers' quotes.
  */
@@ -17,6 +21,7 @@ import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import { formatRfqLots, rfqLotGrid } from '../../rfq/lots.ts';
 import { hedgeShare } from '../../rfq/quote-terms.ts';
+import { type PriceAverage, tradeAverages } from '../../rfq/trades.ts';
 import type {
   QuoteRecord,
   RfqFill,
@@ -218,8 +223,24 @@ function fillsByQuote(fills: readonly RfqFill[]): { quantity: number; price: num
   return merged;
 }
 
+/**
+ * An exact average price (ticks × lots over lots) as a wire decimal: a whole tick count prints as
+ * the instrument prints prices (so one quote's prices come back as they are); any other is
+ * printed as an order's `averagePrice` (src/api/wire/orders.ts): 8 decimals beyond the price
+ * grid, truncated (prices are positive, so toward zero and down alike).
+ */
+function formatAverage(instrument: Instrument, average: PriceAverage): string {
+  if (average.notional % average.weight === 0n) {
+    return instrument.formatPrice(Number(average.notional / average.weight));
+  }
+  const extra = 8;
+  const grid = instrument.priceGrid;
+  const units = (average.notional * grid.stepUnits * 10n ** BigInt(extra)) / average.weight;
+  return formatScaled(units, grid.scale + extra);
+}
+
 export function rfqTradeToWire(trade: RfqTradeRecord, lookup: InstrumentLookup): WireRfqTrade {
-  const first = trade.fills[0]!;
+  const averages = tradeAverages(trade);
   const wire: WireRfqTrade = {
     blockRfqId: trade.blockRfqId,
     quantity: formatRfqQuantity(trade, trade.quantity),
@@ -227,7 +248,7 @@ export function rfqTradeToWire(trade: RfqTradeRecord, lookup: InstrumentLookup):
     legs: trade.legs.map((leg, index) => ({
       instrumentName: leg.instrumentName,
       side: leg.side,
-      price: must(lookup, leg.instrumentName).formatPrice(first.legPrices[index]!),
+      price: formatAverage(must(lookup, leg.instrumentName), averages.legs[index]!),
       ratio: String(leg.ratio),
     })),
     markPrice: trade.markPrice === null ? null : formatStrategyPrice(trade, trade.markPrice),
@@ -242,9 +263,15 @@ export function rfqTradeToWire(trade: RfqTradeRecord, lookup: InstrumentLookup):
     })),
   };
   if (trade.comboId !== null) wire.comboId = trade.comboId;
-  if (trade.hedge !== null) {
+  if (trade.hedge !== null && averages.hedge !== null) {
     const total = trade.fills.reduce((sum, fill) => sum + fill.hedgeAmount, 0);
-    wire.hedge = hedgeToWire(lookup, trade.hedge, total, first.hedgePrice ?? trade.hedge.price);
+    const instrument = must(lookup, trade.hedge.instrumentName);
+    wire.hedge = {
+      instrumentName: trade.hedge.instrumentName,
+      quantity: instrument.formatQuantity(total),
+      side: trade.hedge.side,
+      price: formatAverage(instrument, averages.hedge),
+    };
   }
   return wire;
 }
