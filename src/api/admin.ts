@@ -1,8 +1,9 @@
 /**
  * Operator endpoints for the CLI, on the same port: provision an account in the engine and
- * deposit test funds. Authenticated by the admin token in `DATA_DIR/admin.token` (created once,
- * mode 0600), so only someone who can read the data directory can use them. Answers use the
- * flat `{succ, code, message, value}` shape.
+ * deposit test funds (a deposit may carry a `depositId`, so that a retry credits at most once).
+ * Authenticated by the admin token in `DATA_DIR/admin.token` (created once, mode 0600), so only
+ * someone who can read the data directory can use them. Answers use the flat
+ * `{succ, code, message, value}` shape.
  *
  * Also here: `provisionMissingAccounts`, run at start, which opens in the engine every account the
  * key store knows but the engine does not (e.g. created by the CLI while the server was down).
@@ -11,6 +12,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
+import { DEPOSIT_ID_MAX_LENGTH, DEPOSIT_ID_PATTERN } from '../core/commands.ts';
 import { VenueError } from '../domain/errors.ts';
 import { writeFileDurably } from '../store/durable-file.ts';
 import type { KeyStore } from './auth/key-store.ts';
@@ -54,6 +56,14 @@ const DepositBody = Type.Object(
     accountId: Type.Integer({ minimum: 1 }),
     currency: Type.String({ minLength: 1, maxLength: 16 }),
     amount: Type.String({ minLength: 1, maxLength: 40 }),
+    /**
+     * Recommended: a retry with the same id (after a dropped connection) credits at most once.
+     * The same id with the same account, currency and amount answers as the first call did;
+     * with anything else it is refused naming depositId. The CLI sends one per invocation.
+     */
+    depositId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: DEPOSIT_ID_MAX_LENGTH, pattern: DEPOSIT_ID_PATTERN }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -142,19 +152,27 @@ export function registerAdminRoutes(gateway: Gateway, deps: AdminDeps): void {
       return { accountId: account.id };
     },
   );
-  route<{ accountId: number; currency: string; amount: string }>(
+  route<{ accountId: number; currency: string; amount: string; depositId?: string }>(
     '/admin/deposit',
     DepositBody,
     async (body) => {
       const currency = heldCurrency(body.currency, 'currency');
+      // The engine keeps the ids (journaled, snapshotted): a retry is answered as the first call,
+      // whether that one's answer was lost or not, across restarts too.
       const result = await deps.commands.submit({
         type: 'deposit',
         accountId: body.accountId,
         currency,
         amount: toMinorUnits(body.amount, currency),
+        ...(body.depositId === undefined ? {} : { depositId: body.depositId }),
       });
       if (!result.ok) throw new VenueError(result.error.name, result.error.message, result.error.data);
-      return { accountId: body.accountId, currency, amount: body.amount };
+      return {
+        accountId: body.accountId,
+        currency,
+        amount: body.amount,
+        ...(body.depositId === undefined ? {} : { depositId: body.depositId }),
+      };
     },
   );
 }

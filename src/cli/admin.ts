@@ -6,24 +6,27 @@
  *   npm run cli -- key:create <userId> --roles trade,taker [--desk NAME] [--account ID]
  *                  [--rate-matching <perSecond>:<burst>] [--rate-non-matching <perSecond>:<burst>]
  *   npm run cli -- key:list [userId]  |  key:disable <apiKey>  |  users
- *   npm run cli -- deposit <accountId> <currency> <amount>      (through the running server)
+ *   npm run cli -- deposit <accountId> <currency> <amount> [--id ID]  (through the running server)
  *   npm run cli -- storage:vacuum                                (the service stopped)
  *   npm run cli -- storage:backup <dir> [--verify]               (while the service runs)
  *
  * Users, accounts and keys go straight to the key store under DATA_DIR (same config as the
  * server). Engine changes (opening an account, deposits) go through the running server's admin
  * endpoints with the admin token from DATA_DIR; an account created while the server is down is
- * opened (unfunded) at the server's next start.
+ * opened (unfunded) at the server's next start. Every deposit carries a deposit id (a new one per
+ * invocation, printed, or `--id` to retry one): the service credits an id at most once.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ADMIN_TOKEN_HEADER } from '../api/admin.ts';
-import { ROLES, type Role } from '../api/auth/key-store.ts';
+import { DeskTakenError, ROLES, type Role } from '../api/auth/key-store.ts';
 import { openKeyStore } from '../api/auth/open-key-store.ts';
 import { DEMO_DEPOSITS } from '../api/bootstrap.ts';
 import { loadConfig } from '../app/config.ts';
 import { type BackupCheck, backupDataDir, verifyBackup } from '../app/data-dir-backup.ts';
+import { DEPOSIT_ID_PATTERN } from '../core/commands.ts';
 import { vacuumSqliteStores } from '../store/sqlite/vacuum.ts';
 
 export const USAGE = `usage: npm run cli -- <command> [options]
@@ -34,7 +37,9 @@ export const USAGE = `usage: npm run cli -- <command> [options]
              [--rate-matching <perSecond>:<burst>] [--rate-non-matching <perSecond>:<burst>]
   key:list [userId]
   key:disable <apiKey>
-  deposit <accountId> <currency> <amount>      through the running service
+  deposit <accountId> <currency> <amount> [--id ID]
+                                               through the running service; prints its deposit id:
+                                               run again with --id ID after a failure, it credits once
   storage:vacuum                               with the service stopped: gives the embedded SQLite
                                                stores' freed space back (after retention trimmed them)
   storage:backup <dir> [--verify]              a consistent copy of DATA_DIR's SQLite stores and key
@@ -65,8 +70,17 @@ const NOT_CONNECTED = new Set([
   'EADDRNOTAVAIL',
 ]);
 
-/** Calls an admin endpoint of the running service; says so plainly when it cannot be reached. */
-async function admin(url: string, token: string, path: string, body: unknown): Promise<unknown> {
+/**
+ * Calls an admin endpoint of the running service; says so plainly when it cannot be reached.
+ * `retry`: how to repeat the call safely when it fails without an answer (it may have been applied).
+ */
+async function admin(
+  url: string,
+  token: string,
+  path: string,
+  body: unknown,
+  retry = 'check (e.g. the balance) before running it again',
+): Promise<unknown> {
   let response: Response;
   try {
     response = await fetch(`${url}${path}`, {
@@ -77,9 +91,9 @@ async function admin(url: string, token: string, path: string, body: unknown): P
   } catch (error) {
     const code = (error as { cause?: { code?: string } }).cause?.code;
     if (code !== undefined && NOT_CONNECTED.has(code)) throw new Unreachable(url, error);
-    // The request may have reached the service: a deposit retried blindly could be credited twice.
+    // The request may have reached the service: it may have been applied.
     throw new Error(
-      `the call to ${url}${path} failed without an answer (${code ?? (error as Error).message}); it may have been applied: check (e.g. the balance) before running it again`,
+      `the call to ${url}${path} failed without an answer (${code ?? (error as Error).message}); it may have been applied: ${retry}`,
     );
   }
   const answer = (await response.json()) as { succ: boolean; code: number; message: string; value: unknown };
@@ -249,16 +263,25 @@ export async function runCli(
             throw new UsageError(`unknown role '${role}' in --roles (roles: ${ROLES.join(', ')})`);
           }
         }
-        const key = store.createApiKey(
-          {
-            userId,
-            roles,
-            deskName: values.desk ?? null,
-            ...(values.account ? { defaultAccountId: integer(values.account, '--account') } : {}),
-            rateLimits: rateOverrides(values['rate-matching'], values['rate-non-matching']),
-          },
-          now,
-        );
+        const input = {
+          userId,
+          roles,
+          deskName: values.desk ?? null,
+          ...(values.account ? { defaultAccountId: integer(values.account, '--account') } : {}),
+          rateLimits: rateOverrides(values['rate-matching'], values['rate-non-matching']),
+        };
+        let key: ReturnType<typeof store.createApiKey>;
+        try {
+          key = store.createApiKey(input, now);
+        } catch (error) {
+          // A desk belongs to one user; that user's new keys may carry it (key rotation).
+          if (error instanceof DeskTakenError) {
+            throw new UsageError(
+              `--desk ${error.deskName}: the desk belongs to user ${error.ownerUserId}; another user's key cannot carry it (to replace a key of user ${error.ownerUserId}, create the new key for that user with --desk ${error.deskName}, then key:disable the old one)`,
+            );
+          }
+          throw error;
+        }
         out({
           ...key.record,
           apiSecret: key.apiSecret,
@@ -277,13 +300,26 @@ export async function runCli(
         return;
       case 'deposit': {
         const accountId = integer(args[0], 'accountId');
-        if (!args[1] || !args[2]) throw new UsageError('usage: deposit <accountId> <currency> <amount>');
+        if (!args[1] || !args[2])
+          throw new UsageError('usage: deposit <accountId> <currency> <amount> [--id ID]');
+        const depositId = values.id ?? randomUUID();
+        if (!new RegExp(DEPOSIT_ID_PATTERN).test(depositId)) {
+          throw new UsageError(
+            `--id must be 1 to 64 characters of A-Z a-z 0-9 . _ : -, got '${depositId}' (the deposit id printed by an earlier deposit)`,
+          );
+        }
+        const token = adminToken(config.dataDir);
+        // Printed first: whatever happens to the call, the operator can retry with this id.
+        print(`depositId ${depositId}`);
+        const retry = `run it again with --id ${depositId} (the same account, currency and amount): the service credits that id once`;
         out(
-          await admin(url, adminToken(config.dataDir), '/admin/deposit', {
-            accountId,
-            currency: args[1],
-            amount: args[2],
-          }),
+          await admin(
+            url,
+            token,
+            '/admin/deposit',
+            { accountId, currency: args[1], amount: args[2], depositId },
+            retry,
+          ),
         );
         return;
       }
@@ -315,6 +351,7 @@ function parseCli(argv: readonly string[]) {
       fund: { type: 'boolean' },
       verify: { type: 'boolean' },
       url: { type: 'string' },
+      id: { type: 'string' },
       'rate-matching': { type: 'string' },
       'rate-non-matching': { type: 'string' },
       help: { type: 'boolean', short: 'h' },

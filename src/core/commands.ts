@@ -56,7 +56,18 @@ export interface Deposit extends CommandStamp {
   readonly currency: string;
   /** Minor units (positive integer). */
   readonly amount: number;
+  /**
+   * Makes a retried deposit credit once (`DEPOSIT_ID_PATTERN`). A deposit whose id the venue
+   * remembers (accounts.ts `DEPOSIT_IDS_PER_ACCOUNT`) with the same account, currency and amount
+   * succeeds without crediting again; with anything else it is refused (invalid_params, field
+   * depositId). Absent: every deposit credits, as before ids existed.
+   */
+  readonly depositId?: string;
 }
+
+/** A deposit id: 1 to 64 of A–Z a–z 0–9 . _ : - (no spaces, nothing to escape in a log line). */
+export const DEPOSIT_ID_PATTERN = '^[A-Za-z0-9._:-]{1,64}$';
+export const DEPOSIT_ID_MAX_LENGTH = 64;
 
 export interface Withdraw extends CommandStamp {
   readonly type: 'withdraw';

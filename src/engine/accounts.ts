@@ -4,6 +4,8 @@
  * Invariants:
  * - balances are integer minor units; they change only by deposits, withdrawals, trade cash
  *   flows (futures realised PnL, option premium, spot delivery), fees and settlement.
+ * - A deposit id names one deposit venue-wide; each account keeps the ids of its newest
+ *   `DEPOSIT_IDS_PER_ACCOUNT` deposits that carried one (lifecycle.ts `moveFunds`).
  * - `Ledger.reserved` = Σ `Order.reserved` of the account's open orders in that currency.
  * - Position: `size` signed lots, `openCost` signed cost basis of the open size (same sign as
  *   size, 0 when flat), `realisedPnl` cumulative. `openBuys`/`openSells` are the remaining lots
@@ -123,13 +125,31 @@ export class OpenOrders implements Iterable<Order> {
   }
 }
 
+/**
+ * How many deposit ids an account remembers: its newest ones, the oldest forgotten first. A
+ * retry of a deposit older than that (by the account's deposits with an id) would credit again.
+ */
+export const DEPOSIT_IDS_PER_ACCOUNT = 1000;
+
 export interface OpenLots {
   buys: number;
   sells: number;
 }
 
+/** What a deposit with an id credited: a retry under the same id must name the same. */
+export interface DepositRecord {
+  readonly currency: string;
+  /** Minor units. */
+  readonly amount: number;
+}
+
 export class Account {
   readonly ledgers = new Map<string, Ledger>();
+  /**
+   * The account's newest deposits that carried an id, by id, oldest first (at most
+   * `DEPOSIT_IDS_PER_ACCOUNT`). Saved in snapshots only when there are some.
+   */
+  readonly depositIds = new Map<string, DepositRecord>();
   readonly positions = new Map<number, Position>();
   /** Open resting orders, in the order they (re)entered the book. */
   readonly openOrders = new OpenOrders();
@@ -152,6 +172,14 @@ export class Account {
     public selfTradeMode: SelfTradeMode,
     public maxOpenOrders: number,
   ) {}
+
+  /** Remembers a credited deposit's id, forgetting the oldest beyond the cap. */
+  rememberDeposit(depositId: string, record: DepositRecord): void {
+    this.depositIds.set(depositId, record);
+    if (this.depositIds.size > DEPOSIT_IDS_PER_ACCOUNT) {
+      this.depositIds.delete(this.depositIds.keys().next().value!);
+    }
+  }
 
   ledger(currency: string): Ledger {
     let ledger = this.ledgers.get(currency);

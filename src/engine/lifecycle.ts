@@ -13,22 +13,23 @@
  * nothing. Block trades are not bound by the price band; both sides get a filled order with
  * `blockTrade` set.
  */
-import type {
-  BlockTrade,
-  BlockTradeTerms,
-  CoreCommandType,
-  CreateAccount,
-  Deposit,
-  ListInstrument,
-  SetAccountSettings,
-  SettleInstrument,
-  UpdatePrices,
-  Withdraw,
+import {
+  type BlockTrade,
+  type BlockTradeTerms,
+  type CoreCommandType,
+  type CreateAccount,
+  DEPOSIT_ID_PATTERN,
+  type Deposit,
+  type ListInstrument,
+  type SetAccountSettings,
+  type SettleInstrument,
+  type UpdatePrices,
+  type Withdraw,
 } from '../core/commands.ts';
 import type { CommandResult, CoreError, TradeView } from '../core/events.ts';
 import { parseDecimal, type ScaledDecimal } from '../domain/decimal.ts';
 import { Instrument } from '../domain/instrument.ts';
-import { Account, closeAtValue } from './accounts.ts';
+import { Account, closeAtValue, type DepositRecord } from './accounts.ts';
 import { comboLegsProblem } from './combo-legs.ts';
 import { Economics, type Rounding } from './economics.ts';
 import { cancelResting, closeOrder, settleTrade } from './matching.ts';
@@ -113,6 +114,40 @@ export function moveFunds(state: VenueState, command: Deposit | Withdraw): Comma
       refusal('invalid_amount', 'amount must be a positive integer of minor units', { field: 'amount' }),
     );
   }
+  const depositId = command.type === 'deposit' ? command.depositId : undefined;
+  if (depositId !== undefined) {
+    if (typeof depositId !== 'string' || !DEPOSIT_ID.test(depositId)) {
+      return fail(
+        state,
+        command.type,
+        account.id,
+        refusal('invalid_params', 'depositId must be 1 to 64 characters of A-Z a-z 0-9 . _ : -', {
+          field: 'depositId',
+        }),
+      );
+    }
+    const earlier = depositById(state, account, depositId);
+    if (earlier !== undefined) {
+      const { accountId, record } = earlier;
+      // Already credited: a retry answers as the deposit did, and changes nothing.
+      if (
+        accountId === account.id &&
+        record.currency === command.currency &&
+        record.amount === command.amount
+      )
+        return ok(state);
+      return fail(
+        state,
+        command.type,
+        account.id,
+        refusal(
+          'invalid_params',
+          `depositId '${depositId}' was already used for a different deposit (account ${accountId}, ${record.amount} minor units of ${record.currency}): use a new id for a new deposit`,
+          { field: 'depositId' },
+        ),
+      );
+    }
+  }
   const change = command.type === 'deposit' ? command.amount : -command.amount;
   if (change < 0 && availableFunds(state, account, command.currency) < command.amount) {
     return fail(
@@ -124,6 +159,9 @@ export function moveFunds(state: VenueState, command: Deposit | Withdraw): Comma
   }
   const ledger = account.ledger(command.currency);
   ledger.balance += change;
+  if (depositId !== undefined) {
+    account.rememberDeposit(depositId, { currency: command.currency, amount: command.amount });
+  }
   state.events.push({
     type: 'balance',
     accountId: account.id,
@@ -133,6 +171,27 @@ export function moveFunds(state: VenueState, command: Deposit | Withdraw): Comma
     reason: command.type,
   });
   return ok(state);
+}
+
+const DEPOSIT_ID = new RegExp(DEPOSIT_ID_PATTERN);
+
+/**
+ * The remembered deposit with this id: the target account's first, then every other account's
+ * (an id names one deposit venue-wide). The scan runs only for a deposit with a new id, an
+ * operator action, so it is not on any trading path.
+ */
+function depositById(
+  state: VenueState,
+  target: Account,
+  depositId: string,
+): { accountId: number; record: DepositRecord } | undefined {
+  const own = target.depositIds.get(depositId);
+  if (own !== undefined) return { accountId: target.id, record: own };
+  for (const account of state.accounts.values()) {
+    const record = account.depositIds.get(depositId);
+    if (record !== undefined) return { accountId: account.id, record };
+  }
+  return undefined;
 }
 
 export function listInstrument(state: VenueState, command: ListInstrument): CommandResult {

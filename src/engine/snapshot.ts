@@ -95,6 +95,11 @@ export interface VenueSnapshot {
      * snapshots of older builds and of accounts that never used it are unchanged.
      */
     readonly cancelOnDisconnect?: true;
+    /**
+     * `Account.depositIds` as `[depositId, currency, amount]`, oldest first: present only when
+     * the account has had deposits with an id, so older snapshots and hashes are unchanged.
+     */
+    readonly depositIds?: ReadonlyArray<readonly [string, string, number]>;
   }>;
   readonly openOrders: readonly OrderRecord[];
   readonly closedOrders: readonly OrderRecord[];
@@ -178,6 +183,13 @@ export function takeSnapshot(state: VenueState): VenueSnapshot {
         realisedPnl: p.realisedPnl,
       })),
       ...(a.cancelOnDisconnect ? { cancelOnDisconnect: true as const } : {}),
+      ...(a.depositIds.size === 0
+        ? {}
+        : {
+            depositIds: [...a.depositIds].map(
+              ([id, deposit]) => [id, deposit.currency, deposit.amount] as const,
+            ),
+          }),
     })),
     openOrders,
     closedOrders: state.closedOldestFirst().map(record),
@@ -248,6 +260,8 @@ export function restoreState(snapshot: VenueSnapshot): VenueState {
     state.accounts.set(account.id, account);
     if (saved.cancelOnDisconnect === true) account.cancelOnDisconnect = true;
     for (const [currency, balance] of saved.balances) account.ledger(currency).balance = balance;
+    for (const [id, currency, amount] of saved.depositIds ?? [])
+      account.depositIds.set(id, { currency, amount });
     for (const p of saved.positions) {
       const position = state.instruments.get(p.instrumentName)!.position(account);
       position.size = p.size;

@@ -177,7 +177,7 @@ test('cli mistakes: usage on --help, errors that name the argument, no store cre
     );
     try {
       await refused(
-        /failed without an answer .*it may have been applied: check/,
+        /failed without an answer .*it may have been applied: run it again with --id [0-9a-f-]{36} \(the same account, currency and amount\): the service credits that id once/,
         'deposit',
         '1',
         'BTC',
@@ -209,6 +209,93 @@ test('cli mistakes: usage on --help, errors that name the argument, no store cre
       process.env.SECRET_ENCRYPTION_KEY = saved.SECRET_ENCRYPTION_KEY;
     rmSync(wrongDir, { recursive: true, force: true });
     await harness.close();
+  }
+});
+
+test('cli deposits carry an id: a retry with --id credits once, across a restart; another content is refused; desks rotate', async () => {
+  let running = await startTestService({ config: { simulator: false } });
+  const saved = { DATA_DIR: process.env.DATA_DIR, SECRET_ENCRYPTION_KEY: process.env.SECRET_ENCRYPTION_KEY };
+  process.env.DATA_DIR = running.dataDir;
+  delete process.env.SECRET_ENCRYPTION_KEY;
+  const lines: string[] = [];
+  const cli = async (...args: string[]) => {
+    lines.length = 0;
+    await runCli([...args, '--url', running.baseUrl], (line) => lines.push(line));
+    return [...lines];
+  };
+  const refused = (pattern: RegExp, ...args: string[]) =>
+    assert.rejects(cli(...args), (error: Error) => {
+      assert.match(error.message, pattern);
+      return true;
+    });
+  const accountId = String(running.credentials[0]!.accountIds[0]);
+  const balance = async () =>
+    (await running.http(0).call('private/get_account_summary', { currency: 'BTC' })).balance;
+  try {
+    assert.equal(await balance(), '100');
+    // Each invocation makes its own id and prints it first; the answer names it too.
+    const first = await cli('deposit', accountId, 'BTC', '0.5');
+    const id = /^depositId (\S+)$/.exec(first[0]!)![1]!;
+    assert.equal((JSON.parse(first.slice(1).join('\n')) as { depositId: string }).depositId, id);
+    assert.equal(await balance(), '100.5');
+    const other = await cli('deposit', accountId, 'BTC', '0.5');
+    assert.notEqual(other[0], first[0]);
+    assert.equal(await balance(), '101');
+    // A retry with the id answers as the deposit did and credits nothing.
+    const retried = await cli('deposit', accountId, 'btc', '0.50', '--id', id);
+    assert.deepEqual(JSON.parse(retried.slice(1).join('\n')), {
+      ...JSON.parse(first.slice(1).join('\n')),
+      amount: '0.50',
+    });
+    assert.equal(await balance(), '101');
+    await refused(
+      /depositId '.+' was already used for a different deposit/,
+      'deposit',
+      accountId,
+      'BTC',
+      '0.6',
+      '--id',
+      id,
+    );
+    await refused(/--id must be 1 to 64 characters/, 'deposit', accountId, 'BTC', '1', '--id', 'no spaces');
+    // The ids are engine state: they survive a restart (journal and snapshot).
+    running = await running.restart();
+    assert.equal(await balance(), '101');
+    await cli('deposit', accountId, 'BTC', '0.5', '--id', id);
+    assert.equal(await balance(), '101');
+    await refused(
+      /depositId '.+' was already used for a different deposit/,
+      'deposit',
+      accountId,
+      'ETH',
+      '0.5',
+      '--id',
+      id,
+    );
+
+    // Desk rotation: the desk's user may add a key on it; another user is refused naming --desk.
+    const maker = running.credentials[1]!;
+    const rotated = JSON.parse(
+      (await cli('key:create', String(maker.userId), '--roles', 'trade,maker', '--desk', 'MAKER1')).join(
+        '\n',
+      ),
+    ) as { deskName: string; apiKey: string };
+    assert.equal(rotated.deskName, 'MAKER1');
+    await cli('key:disable', maker.apiKey);
+    await refused(
+      /^--desk MAKER1: the desk belongs to user \d+; another user's key cannot carry it/,
+      'key:create',
+      String(running.credentials[0]!.userId),
+      '--roles',
+      'maker',
+      '--desk',
+      'MAKER1',
+    );
+  } finally {
+    process.env.DATA_DIR = saved.DATA_DIR;
+    if (saved.SECRET_ENCRYPTION_KEY !== undefined)
+      process.env.SECRET_ENCRYPTION_KEY = saved.SECRET_ENCRYPTION_KEY;
+    await running.close();
   }
 });
 

@@ -4,7 +4,10 @@
  * Invariants:
  * - A key belongs to exactly one user and acts on that user's accounts only; its default
  *   account (the one envelope methods act on) is one of them.
- * - A maker key carries a desk name; desk names are unique among keys.
+ * - A maker key carries a desk name. A desk name belongs to one user: the first key that carries
+ *   it makes it that user's, for good (disabled keys included, since the desk's quotes and RFQs
+ *   outlive the key that placed them). More keys of that user may carry it (rotation: create the
+ *   new key, then disable the old one); a key of any other user may not (`DeskTakenError`).
  * - Secrets leave the store only through `findKey`/`createApiKey`; at rest they are sealed by
  *   the `SecretBox` (AES-256-GCM).
  * - Account ids are allocated here; the engine learns of them through CreateAccount commands.
@@ -70,6 +73,20 @@ export interface KeyStore {
   getAccount(accountId: number): AccountRecord | undefined;
   listKeys(userId?: number): ApiKeyRecord[];
   close(): void;
+}
+
+/** A new key names a desk that belongs to another user. Names the desk and its owner, no secret. */
+export class DeskTakenError extends Error {
+  constructor(
+    readonly deskName: string,
+    readonly ownerUserId: number,
+    ownerName: string | null,
+  ) {
+    super(
+      `deskName '${deskName}' belongs to user ${ownerUserId}${ownerName === null ? '' : ` (${ownerName})`}: a desk stays with the user whose maker keys carry it (that user's new keys may reuse it, e.g. to replace a key); choose another desk name`,
+    );
+    this.name = 'DeskTakenError';
+  }
 }
 
 export function newApiKeyId(): string {

@@ -9,6 +9,7 @@ import {
   type AccountRecord,
   type ApiKeyRecord,
   checkNewKey,
+  DeskTakenError,
   type KeyStore,
   type KeyWithSecret,
   type NewApiKey,
@@ -17,6 +18,23 @@ import {
   type UserRecord,
 } from './key-store.ts';
 import type { SecretBox } from './secret-box.ts';
+
+/** The api_keys table. `desk_name` is not unique: a desk's owner may rotate keys on it. */
+const API_KEYS_TABLE = (name: string) => `
+CREATE TABLE ${name} (
+  api_key TEXT PRIMARY KEY,
+  user_id INTEGER NOT NULL REFERENCES users(id),
+  secret_sealed TEXT NOT NULL,
+  roles TEXT NOT NULL,
+  desk_name TEXT,
+  default_account_id INTEGER NOT NULL REFERENCES accounts(id),
+  rate_limits TEXT,
+  created_at INTEGER NOT NULL,
+  disabled INTEGER NOT NULL DEFAULT 0
+)`;
+
+const API_KEYS_COLUMNS =
+  'api_key, user_id, secret_sealed, roles, desk_name, default_account_id, rate_limits, created_at, disabled';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS users (
@@ -30,18 +48,11 @@ CREATE TABLE IF NOT EXISTS accounts (
   label TEXT NOT NULL,
   created_at INTEGER NOT NULL
 );
-CREATE TABLE IF NOT EXISTS api_keys (
-  api_key TEXT PRIMARY KEY,
-  user_id INTEGER NOT NULL REFERENCES users(id),
-  secret_sealed TEXT NOT NULL,
-  roles TEXT NOT NULL,
-  desk_name TEXT UNIQUE,
-  default_account_id INTEGER NOT NULL REFERENCES accounts(id),
-  rate_limits TEXT,
-  created_at INTEGER NOT NULL,
-  disabled INTEGER NOT NULL DEFAULT 0
-);
+${API_KEYS_TABLE('IF NOT EXISTS api_keys')};
 `;
+
+/** Finds the owner of a desk name; created after the migration (the old table had its own index). */
+const DESK_INDEX = 'CREATE INDEX IF NOT EXISTS api_keys_desk_name ON api_keys (desk_name)';
 
 interface KeyRow {
   api_key: string;
@@ -75,6 +86,57 @@ export class SqliteKeyStore implements KeyStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('foreign_keys = ON');
     this.db.exec(SCHEMA);
+    this.migrateDeskNames();
+    this.db.exec(DESK_INDEX);
+  }
+
+  /**
+   * Stores written before desk rotation declared `desk_name TEXT UNIQUE` (across every key,
+   * disabled ones included). SQLite cannot drop a column constraint, so the table is rebuilt
+   * without it, keeping every row, in one IMMEDIATE transaction (the CLI and the service may open
+   * the store at once: the second finds the work done). Foreign keys are off during the rebuild,
+   * as SQLite's documented procedure asks, and checked before the commit.
+   */
+  private migrateDeskNames(): void {
+    if (!this.hasUniqueDeskNames()) return;
+    this.db.pragma('foreign_keys = OFF');
+    try {
+      this.db
+        .transaction(() => {
+          if (!this.hasUniqueDeskNames()) return;
+          const before = this.countKeys();
+          this.db.exec(API_KEYS_TABLE('api_keys_rebuilt'));
+          this.db.exec(
+            `INSERT INTO api_keys_rebuilt (${API_KEYS_COLUMNS}) SELECT ${API_KEYS_COLUMNS} FROM api_keys`,
+          );
+          this.db.exec('DROP TABLE api_keys');
+          this.db.exec('ALTER TABLE api_keys_rebuilt RENAME TO api_keys');
+          if (this.countKeys() !== before) throw new Error('api_keys migration lost rows');
+          const broken = this.db.pragma('foreign_key_check') as unknown[];
+          if (broken.length > 0) throw new Error(`api_keys migration broke ${broken.length} references`);
+        })
+        .immediate();
+    } finally {
+      this.db.pragma('foreign_keys = ON');
+    }
+  }
+
+  /** Whether api_keys still has the old UNIQUE(desk_name) constraint. */
+  private hasUniqueDeskNames(): boolean {
+    const indexes = this.db.pragma('index_list(api_keys)') as Array<{
+      name: string;
+      unique: number;
+      origin: string;
+    }>;
+    return indexes.some((index) => {
+      if (index.unique !== 1 || index.origin !== 'u') return false;
+      const columns = this.db.pragma(`index_info(${JSON.stringify(index.name)})`) as Array<{ name: string }>;
+      return columns.length === 1 && columns[0]!.name === 'desk_name';
+    });
+  }
+
+  private countKeys(): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM api_keys').get() as { n: number }).n;
   }
 
   isEmpty(): boolean {
@@ -94,8 +156,22 @@ export class SqliteKeyStore implements KeyStore {
     return { id: Number(info.lastInsertRowid), userId, label, createdAt: now };
   }
 
+  /**
+   * Checks and inserts in one IMMEDIATE transaction, so that two processes (the CLI and the
+   * service) cannot both give a free desk name to different users.
+   */
   createApiKey(input: NewApiKey, now: number): KeyWithSecret {
+    return this.db.transaction(() => this.insertApiKey(input, now)).immediate();
+  }
+
+  private insertApiKey(input: NewApiKey, now: number): KeyWithSecret {
     const defaultAccountId = checkNewKey(input, this.accountsOf(input.userId));
+    if (input.deskName) {
+      const owner = this.deskOwner(input.deskName);
+      if (owner !== undefined && owner !== input.userId) {
+        throw new DeskTakenError(input.deskName, owner, this.getUser(owner)?.name ?? null);
+      }
+    }
     const apiKey = newApiKeyId();
     const apiSecret = newApiSecret();
     const record: ApiKeyRecord = {
@@ -124,6 +200,14 @@ export class SqliteKeyStore implements KeyStore {
         now,
       );
     return { record, apiSecret };
+  }
+
+  /** The user whose keys carry `deskName` (disabled ones included), if any. */
+  deskOwner(deskName: string): number | undefined {
+    const row = this.db.prepare('SELECT user_id FROM api_keys WHERE desk_name = ? LIMIT 1').get(deskName) as
+      | { user_id: number }
+      | undefined;
+    return row?.user_id;
   }
 
   findKey(apiKey: string): KeyWithSecret | undefined {
