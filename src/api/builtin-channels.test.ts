@@ -168,7 +168,7 @@ function comboMarket() {
   const publish = (ts: number, events: CoreEvent[]) => fanout.publish({ seq: ++seq, ts, events });
   const subscribe = (subscriber: Subscriber, name: string, accountId: number | null) => {
     const principal = accountId === null ? null : ({ defaultAccountId: accountId } as Principal);
-    fanout.subscribe(subscriber, name, channels.resolve(name, principal)!.resolved);
+    return fanout.subscribe(subscriber, name, channels.resolve(name, principal)!.resolved);
   };
   return { lastPrice, publish, subscribe };
 }
@@ -217,6 +217,38 @@ test('user.trades: a combo trade goes to the combo kinds with its legs, each leg
     ['BTC-10-L1', 'M', 'BTC-10', null],
     ['BTC-10-L2', 'M', 'BTC-10', null],
   ]);
+});
+
+test('a currency in another letter case is the same channel: one subscription, pushed under the name first subscribed', () => {
+  const m = comboMarket();
+  const client = recorder();
+  assert.equal(m.subscribe(client.subscriber, 'user.trades.any.btc', 1), true);
+  assert.equal(m.subscribe(client.subscriber, 'user.trades.any.BTC', 1), false);
+  assert.equal(m.subscribe(client.subscriber, 'user.trades.any.Btc', 1), false);
+  assert.equal(m.subscribe(client.subscriber, 'user.trades.option.ANY', 1), true);
+  assert.equal(m.subscribe(client.subscriber, 'user.trades.option.any', 1), false);
+  m.publish(1_000, [{ type: 'trade', trade: comboTradeView({ tradeId: 'BTC-10', taker: 1, maker: 2 }) }]);
+  // The combo trade and its two leg trades, once each, under the names first subscribed.
+  const seqs = new Map<string, number[]>();
+  for (const push of client.pushes) seqs.set(push.channel, [...(seqs.get(push.channel) ?? []), push.seq]);
+  assert.deepEqual(Object.fromEntries(seqs), {
+    'user.trades.any.btc': [1, 2, 3],
+    'user.trades.option.ANY': [1, 2],
+  });
+});
+
+test('the user channels name their canonical form: the currency upper case, or any', () => {
+  const reads = { currencies: () => ['BTC', 'USDC'] } as unknown as ReadPort;
+  const channels = new ChannelRegistry();
+  registerBuiltinChannels(channels, reads);
+  const principal = { defaultAccountId: 1 } as Principal;
+  const canonical = (name: string) => channels.resolve(name, principal)?.resolved.channel;
+  assert.equal(canonical('user.orders.future.btc'), 'user.orders.future.BTC');
+  assert.equal(canonical('user.orders.future.uSdC'), 'user.orders.future.USDC');
+  assert.equal(canonical('user.trades.option.ANY'), 'user.trades.option.any');
+  assert.equal(canonical('user.trades.option.any'), 'user.trades.option.any');
+  // Kinds and instrument names are matched exactly: another case is no channel, or no instrument.
+  assert.equal(channels.resolve('user.orders.FUTURE.BTC', principal), null);
 });
 
 test("a combo trade re-renders its legs' tickers (their trades count there)", () => {

@@ -4,6 +4,8 @@
  * `ticker.{instrument}` and `trades.{instrument}` (public). Kind: future, option, spot, future_combo, option_combo, combo,
  * any; currency: one the venue files instruments under (any case; base or settlement currency,
  * so `USDC` carries the BTC_USDC products and `BTC` them too, src/domain/currency.ts), or any.
+ * The spellings of a currency are one channel, whose canonical name has it upper case (or
+ * `any`); kinds and instrument names are matched exactly (instrument names are upper case).
  * Book and ticker pushes are full snapshots of the state when they are published (so none is
  * older than a subscription's snapshot), at most one per instrument per committed command, and
  * only when what they show changed (the timestamp aside). The ticker also follows the prices:
@@ -71,10 +73,12 @@ function userChannel(
       // As the order and trade methods: a currency the venue lists nothing in is a typo that
       // would stay silent forever, so the name is refused (unknown channel).
       if (currency !== 'any' && !reads.currencies().includes(currency)) return null;
+      // Every spelling of the currency is one channel (one subscription per connection).
       const canonical = `${prefix}.${kind}.${currency}`;
       const accountId = owner.defaultAccountId;
-      if (prefix === 'user.trades') return { topics: [topicFor(canonical, accountId)] };
+      if (prefix === 'user.trades') return { channel: canonical, topics: [topicFor(canonical, accountId)] };
       return {
+        channel: canonical,
         topics: [topicFor(canonical, accountId)],
         snapshot: () =>
           reads.openOrders(accountId, currency === 'any' ? {} : { currency }).flatMap((order) => {

@@ -121,3 +121,43 @@ test('after a snapshot of the applied state, the pushes of commands it shows are
     ['orders', 2, 5, false],
   ]);
 });
+
+test('names with one canonical name are one subscription, held under the name first subscribed', () => {
+  const channels = new ChannelRegistry();
+  // `demo.<word>` in any letter case; its canonical name is lower case.
+  channels.register({
+    pattern: 'demo.{word}',
+    summary: 'demo',
+    access: 'public',
+    payload: Type.Unknown(),
+    resolve: (name) => {
+      if (!/^demo\.[a-z]+$/i.test(name)) return null;
+      const channel = name.toLowerCase();
+      return { channel, topics: [topicFor(channel, null)], snapshot: () => 'snap' };
+    },
+    produce: (batch, emit) => {
+      for (const event of batch.events) if (event.type === 'account') emit('demo.x', null, () => batch.seq);
+    },
+  });
+  const fanout = new Fanout(channels);
+  const a = recorder();
+  const subscribe = (name: string) => fanout.subscribe(a, name, channels.resolve(name, null)!.resolved);
+  assert.equal(subscribe('demo.X'), true);
+  assert.equal(subscribe('demo.x'), false);
+  assert.equal(subscribe('DEMO.x'), false);
+  assert.equal(fanout.heldName(a, 'demo.x'), 'demo.X');
+  assert.equal(fanout.subscriptionCount(a), 1);
+  assert.deepEqual(fanout.channelsOf(a), ['demo.X']);
+  fanout.publish({ seq: 1, ts: 0, events: [{ type: 'account', accountId: 1, change: 'created' }] });
+  assert.deepEqual(a.pushes, [
+    ['demo.X', 1, 'snap', true],
+    ['demo.X', 2, 1, false],
+  ]);
+  // Unsubscribed by its canonical name or by the name it is held under; answered with the latter.
+  assert.equal(fanout.unsubscribe(a, 'demo.x'), 'demo.X');
+  assert.equal(fanout.subscriptionCount(a), 0);
+  subscribe('demo.X');
+  assert.equal(fanout.unsubscribe(a, 'demo.X'), 'demo.X');
+  assert.equal(fanout.unsubscribe(a, 'demo.X'), undefined);
+  assert.equal(fanout.topicCount, 0);
+});

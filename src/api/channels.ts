@@ -14,6 +14,10 @@
  *   the applied state) may already show commands still to be published: their pushes are not
  *   sent to that subscription (they would show an older state, or the same one twice). Families
  *   whose pushes render the state as it is when published (book, ticker) are exempt.
+ * - One subscription per channel and subscriber: a family that takes other spellings of a name
+ *   (a currency in any letter case) gives its canonical name (`ResolvedChannel.channel`), and
+ *   names with one canonical name are one subscription, held, and pushed, under the name it was
+ *   first subscribed with (`heldName` tells it).
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { Principal } from './auth/authenticator.ts';
@@ -27,6 +31,11 @@ export function topicFor(channel: string, accountId: number | null): Topic {
 }
 
 export interface ResolvedChannel {
+  /**
+   * The channel's canonical name, when the family takes other spellings of it (e.g. a currency in
+   * any letter case): names with the same canonical name are one subscription. Absent: the name.
+   */
+  readonly channel?: string;
   readonly topics: readonly Topic[];
   /** The first push, taken at subscription time (e.g. open orders, the book). */
   readonly snapshot?: () => unknown;
@@ -60,6 +69,7 @@ export interface Subscriber {
 
 interface Subscription {
   readonly subscriber: Subscriber;
+  /** The name the subscription is held under and its pushes carry: as first subscribed. */
   readonly channel: string;
   seq: number;
   /** The last command the snapshot shows (its pushes and those before are not sent), or -∞. */
@@ -94,6 +104,7 @@ export class ChannelRegistry {
 
 export class Fanout {
   private readonly byTopic = new Map<Topic, Set<Subscription>>();
+  /** Each subscriber's subscriptions by canonical name. */
   private readonly bySubscriber = new Map<
     Subscriber,
     Map<string, { sub: Subscription; topics: readonly Topic[] }>
@@ -113,20 +124,24 @@ export class Fanout {
     this.appliedSeq = appliedSeq ?? (() => this.publishedSeq);
   }
 
-  /** Adds a subscription; pushes the snapshot first. Returns false if already subscribed. */
+  /**
+   * Adds a subscription under `channel`; pushes the snapshot first. Returns false if the channel
+   * is already subscribed (under this name or another spelling of it).
+   */
   subscribe(subscriber: Subscriber, channel: string, resolved: ResolvedChannel): boolean {
     let own = this.bySubscriber.get(subscriber);
     if (own === undefined) {
       own = new Map();
       this.bySubscriber.set(subscriber, own);
     }
-    if (own.has(channel)) return false;
+    const canonical = resolved.channel ?? channel;
+    if (own.has(canonical)) return false;
     const shownSeq =
       resolved.snapshot === undefined || resolved.pushesCurrentState === true
         ? Number.NEGATIVE_INFINITY
         : this.appliedSeq();
     const sub: Subscription = { subscriber, channel, seq: 0, shownSeq };
-    own.set(channel, { sub, topics: resolved.topics });
+    own.set(canonical, { sub, topics: resolved.topics });
     for (const topic of resolved.topics) {
       let set = this.byTopic.get(topic);
       if (set === undefined) {
@@ -139,27 +154,54 @@ export class Fanout {
     return true;
   }
 
-  unsubscribe(subscriber: Subscriber, channel: string): boolean {
+  /** The name the channel of canonical name `canonical` is held under, if subscribed. */
+  heldName(subscriber: Subscriber, canonical: string): string | undefined {
+    return this.bySubscriber.get(subscriber)?.get(canonical)?.sub.channel;
+  }
+
+  /** The subscriptions `subscriber` holds. */
+  subscriptionCount(subscriber: Subscriber): number {
+    return this.bySubscriber.get(subscriber)?.size ?? 0;
+  }
+
+  /**
+   * Removes the subscription whose canonical name, or else whose held name, is `channel`.
+   * Returns the name it was held under, undefined if there was none.
+   */
+  unsubscribe(subscriber: Subscriber, channel: string): string | undefined {
     const own = this.bySubscriber.get(subscriber);
-    const entry = own?.get(channel);
-    if (own === undefined || entry === undefined) return false;
-    own.delete(channel);
+    if (own === undefined) return undefined;
+    let canonical: string | undefined = channel;
+    let entry = own.get(channel);
+    if (entry === undefined) {
+      canonical = undefined;
+      for (const [key, held] of own) {
+        if (held.sub.channel === channel) {
+          canonical = key;
+          entry = held;
+          break;
+        }
+      }
+    }
+    if (canonical === undefined || entry === undefined) return undefined;
+    own.delete(canonical);
     for (const topic of entry.topics) {
       const set = this.byTopic.get(topic);
       set?.delete(entry.sub);
       if (set?.size === 0) this.byTopic.delete(topic);
     }
-    return true;
+    return entry.sub.channel;
   }
 
   unsubscribeAll(subscriber: Subscriber): void {
-    for (const channel of [...(this.bySubscriber.get(subscriber)?.keys() ?? [])])
-      this.unsubscribe(subscriber, channel);
+    for (const canonical of [...(this.bySubscriber.get(subscriber)?.keys() ?? [])])
+      this.unsubscribe(subscriber, canonical);
     this.bySubscriber.delete(subscriber);
   }
 
+  /** The names the subscriber's subscriptions are held under. */
   channelsOf(subscriber: Subscriber): string[] {
-    return [...(this.bySubscriber.get(subscriber)?.keys() ?? [])];
+    return [...(this.bySubscriber.get(subscriber)?.values() ?? [])].map((entry) => entry.sub.channel);
   }
 
   /** Routes one committed batch through every family's producer. */

@@ -179,6 +179,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       maxMessageBytes: config.http.wsMaxMessageBytes,
       maxConnections: config.http.wsMaxConnections,
       maxConnectionsPerAddress: config.http.wsMaxConnectionsPerAddress,
+      maxSubscriptionsPerConnection: config.http.wsMaxSubscriptionsPerConnection,
     },
   );
   fastify.server.on('upgrade', (request, socket, head) => ws.handleUpgrade(request, socket, head));

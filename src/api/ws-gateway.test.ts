@@ -3,10 +3,18 @@ import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
 import type { WebSocket } from 'ws';
 import { VirtualClock } from '../app/clock.ts';
+import { DEFAULT_CONFIG } from '../app/config.ts';
+import { Instrument } from '../domain/instrument.ts';
+import { DEFAULT_PRODUCTS, inverseFutureSpec } from '../market/products.ts';
+import type { Authenticator, Principal } from './auth/authenticator.ts';
+import { registerBuiltinChannels } from './builtin-channels.ts';
 import { ChannelRegistry, Fanout } from './channels.ts';
-import type { Dispatcher, DispatchOutcome } from './dispatcher.ts';
-import type { CommandPort } from './ports.ts';
-import { WsGateway } from './ws-gateway.ts';
+import { Dispatcher, type DispatchOutcome } from './dispatcher.ts';
+import { registerSessionMethods } from './methods/session.ts';
+import type { CommandPort, ReadPort } from './ports.ts';
+import { RateLimiter } from './rate-limit.ts';
+import { MethodRegistry } from './registry.ts';
+import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, WsGateway, type WsGatewayOptions } from './ws-gateway.ts';
 
 /** A socket that records what the session sends. */
 class RecordingSocket extends EventEmitter {
@@ -70,4 +78,160 @@ test('a dispatcher that rejects is answered with an error, not an unhandled reje
   assert.equal(socket.sent.length, 1);
   assert.ok((JSON.parse(socket.sent[0]!) as { error?: unknown }).error);
   assert.equal(unexpected.length, 1);
+});
+
+/** What the tests read of a message the session sent. */
+interface WireMessage {
+  rid?: number;
+  method?: string;
+  result?: string[] | string;
+  error?: { code: number; message: string; data?: Record<string, unknown> };
+  params?: { channel: string; seq: number };
+}
+
+const PERP = new Instrument(1, inverseFutureSpec(DEFAULT_PRODUCTS.BTC!, null, 'perpetual', 0));
+
+/**
+ * A gateway with the real dispatcher, session methods and built-in channels over a market where
+ * every name `BTC-<n>` is an instrument (so `trades.BTC-<n>` are as many channels as a test needs).
+ */
+function subscribingGateway(options: Partial<WsGatewayOptions> = {}) {
+  const reads = {
+    instrument: (name: string) => (/^BTC-\d+$/.test(name) ? PERP : undefined),
+    currencies: () => ['BTC'],
+    openOrders: () => [],
+    accountCancelOnDisconnect: () => false,
+  } as unknown as ReadPort;
+  const principal = {
+    apiKey: 'k',
+    userId: 1,
+    accountIds: new Set([1]),
+    defaultAccountId: 1,
+    roles: new Set(['trade']),
+    deskName: null,
+    rateLimits: null,
+  } as unknown as Principal;
+  const clock = new VirtualClock(0);
+  const channels = new ChannelRegistry();
+  registerBuiltinChannels(channels, reads);
+  const fanout = new Fanout(channels);
+  const methods = new MethodRegistry();
+  const commands = {} as CommandPort;
+  registerSessionMethods(methods, { authenticateWs: () => principal } as unknown as Authenticator, {
+    commands,
+    reads,
+    channels,
+  });
+  const unexpected: unknown[] = [];
+  const limiter = new RateLimiter(
+    { enabled: false, matching: { perSecond: 1, burst: 1 }, nonMatching: { perSecond: 1, burst: 1 } },
+    () => clock.now(),
+  );
+  const dispatcher = new Dispatcher(
+    methods,
+    limiter,
+    () => clock.now(),
+    (error) => unexpected.push(error),
+  );
+  const gateway = new WsGateway(
+    { dispatcher, channels, fanout, commands, reads, clock, onUnexpected: (error) => unexpected.push(error) },
+    { maxMessageBytes: 1 << 20, ...options },
+  );
+  const socket = new RecordingSocket();
+  gateway.accept(socket as unknown as WebSocket);
+  let rid = 0;
+  const messages = () => socket.sent.map((text) => JSON.parse(text) as WireMessage);
+  /** Sends one request; resolves with its answer (a result, or the error object). */
+  const call = async (method: string, params: unknown = {}) => {
+    const id = ++rid;
+    socket.emit('message', Buffer.from(JSON.stringify({ rid: id, method, params })), false);
+    for (let turns = 0; turns < 20; turns++) await new Promise((resolve) => setImmediate(resolve));
+    const answer = messages().find((m) => m.rid === id);
+    assert.ok(answer, `${method} was answered`);
+    return answer;
+  };
+  const subscribe = (channels: string[]) => call('private/subscribe', { channels });
+  /** The subscriptions the fan-out holds for the connection. */
+  const held = () => fanout.topicCount;
+  const pushes = () => messages().filter((m) => m.method === 'subscription');
+  return { gateway, socket, call, subscribe, held, pushes, fanout, unexpected };
+}
+
+const trades = (from: number, count: number) =>
+  Array.from({ length: count }, (_, i) => `trades.BTC-${from + i}`);
+
+test('subscriptions per connection are capped; a call that would pass the cap subscribes nothing', async () => {
+  const g = subscribingGateway({ maxSubscriptionsPerConnection: 5 });
+  await g.call('public/auth', { apiKey: 'k', timestamp: 0, nonce: 'n', signature: 's' });
+  assert.deepEqual((await g.subscribe(trades(0, 4))).result, trades(0, 4));
+  const refused = await g.subscribe([...trades(4, 2)]);
+  assert.equal(refused.error?.code, -32602);
+  assert.match(refused.error!.message, /channels.*5/);
+  assert.deepEqual(refused.error.data, { field: 'channels', limit: 5, subscribed: 4, adding: 2 });
+  // All or nothing: the one channel that would have fitted was not subscribed either.
+  assert.equal(g.held(), 4);
+  // Channels already held add nothing, at the cap or not; the one that fits is taken.
+  assert.deepEqual((await g.subscribe([...trades(0, 4), 'trades.BTC-4'])).result, trades(0, 5));
+  assert.equal(g.held(), 5);
+  assert.equal((await g.subscribe(['trades.BTC-9'])).error?.data?.field, 'channels');
+  // Unsubscribing releases its places, unsubscribe_all and public/unsubscribe too.
+  assert.deepEqual((await g.call('private/unsubscribe', { channels: trades(0, 2) })).result, trades(0, 2));
+  assert.deepEqual((await g.subscribe(trades(10, 2))).result, trades(10, 2));
+  assert.deepEqual((await g.call('public/unsubscribe', { channels: ['trades.BTC-10'] })).result, [
+    'trades.BTC-10',
+  ]);
+  assert.deepEqual((await g.subscribe(['trades.BTC-20'])).result, ['trades.BTC-20']);
+  assert.equal((await g.call('private/unsubscribe_all')).result, 'ok');
+  assert.equal(g.held(), 0);
+  assert.deepEqual((await g.subscribe(trades(30, 5))).result, trades(30, 5));
+  // The per-call limit stays: 101 channels in one call are refused by the schema.
+  assert.ok((await g.subscribe(trades(100, 101))).error);
+  // A disconnect releases everything.
+  g.socket.close();
+  assert.equal(g.held(), 0);
+  assert.deepEqual(g.unexpected, []);
+});
+
+test('the cap defaults to 1,000 subscriptions, the config default', async () => {
+  assert.equal(DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, DEFAULT_CONFIG.http.wsMaxSubscriptionsPerConnection);
+  const g = subscribingGateway();
+  await g.call('public/auth', { apiKey: 'k', timestamp: 0, nonce: 'n', signature: 's' });
+  for (let from = 0; from < 1_000; from += 100) {
+    assert.deepEqual((await g.subscribe(trades(from, 100))).result?.length, 100);
+  }
+  const refused = await g.subscribe(['trades.BTC-1000']);
+  assert.deepEqual(refused.error?.data, { field: 'channels', limit: 1_000, subscribed: 1_000, adding: 1 });
+  assert.equal(g.held(), 1_000);
+});
+
+test('a channel in another letter case is the one already held: one subscription, pushes under the name held', async () => {
+  const g = subscribingGateway({ maxSubscriptionsPerConnection: 2 });
+  await g.call('public/auth', { apiKey: 'k', timestamp: 0, nonce: 'n', signature: 's' });
+  assert.deepEqual((await g.subscribe(['user.orders.future.btc'])).result, ['user.orders.future.btc']);
+  // The answer names the channel as its pushes carry it, once.
+  const again = await g.subscribe([
+    'user.orders.future.BTC',
+    'user.orders.future.Btc',
+    'user.orders.future.btc',
+  ]);
+  assert.deepEqual(again.result, ['user.orders.future.btc']);
+  // Spellings of one channel in one call count once against the cap, and are answered once.
+  assert.deepEqual((await g.subscribe(['user.orders.any.ANY', 'user.orders.any.any'])).result, [
+    'user.orders.any.ANY',
+  ]);
+  assert.deepEqual(
+    g.pushes().map((m) => [m.params!.channel, m.params!.seq]),
+    [
+      ['user.orders.future.btc', 1],
+      ['user.orders.any.ANY', 1],
+    ],
+  );
+  // Either spelling unsubscribes it; the answer names it as it was held.
+  assert.deepEqual((await g.call('private/unsubscribe', { channels: ['user.orders.future.BTC'] })).result, [
+    'user.orders.future.btc',
+  ]);
+  assert.deepEqual((await g.call('private/unsubscribe', { channels: ['user.orders.any.ANY'] })).result, [
+    'user.orders.any.ANY',
+  ]);
+  assert.equal(g.held(), 0);
 });

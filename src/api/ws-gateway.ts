@@ -33,6 +33,13 @@
  * - Unauthenticated requests are rate-limited by client address, as over HTTP, not per connection.
  * - A client that stops reading (more than `maxBufferedBytes` queued) is disconnected rather than
  *   allowed to grow server memory.
+ * - A connection holds at most `maxSubscriptionsPerConnection` subscriptions (each costs server
+ *   memory, about 500 bytes, and fan-out work). A subscribe that would pass it is refused with
+ *   `invalid_params` naming `channels` and the limit, and subscribes nothing; channels already
+ *   held add nothing. Unsubscribing, `unsubscribe_all`, a key switch and the end of the session
+ *   free their places.
+ * - One subscription per channel: spellings of one channel (a currency in another letter case)
+ *   are the subscription already held, and the answer names it as its pushes carry it.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -56,6 +63,11 @@ export interface WsGatewayOptions {
   readonly maxConnections?: number;
   /** The same, per client address. */
   readonly maxConnectionsPerAddress?: number;
+  /**
+   * Subscriptions one connection holds at once (default `DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION`,
+   * the config's `http.wsMaxSubscriptionsPerConnection` default).
+   */
+  readonly maxSubscriptionsPerConnection?: number;
   /**
    * How often the keys of authenticated connections are checked (through the authenticator's key
    * cache); default `DEFAULT_KEY_CACHE_TTL_MS`, the cache's own TTL.
@@ -86,6 +98,9 @@ export interface WsGatewayDeps {
    */
   readonly codSessionPrefix?: string;
 }
+
+/** Subscriptions per connection unless configured (`WS_MAX_SUBSCRIPTIONS_PER_CONNECTION`). */
+export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 1_000;
 
 /** The placed-order set is pruned to the open ones when it reaches this size (then twice its size). */
 const PLACED_PRUNE_MIN = 1024;
@@ -143,6 +158,7 @@ class Session implements SessionHandle, Subscriber {
     private readonly socket: WebSocket,
     private readonly deps: WsGatewayDeps,
     private readonly maxBufferedBytes: number,
+    private readonly maxSubscriptions: number,
     address: string | undefined,
     /** Told when the session authenticates, so its key is checked periodically. */
     private readonly watchKey: () => void,
@@ -329,13 +345,16 @@ class Session implements SessionHandle, Subscriber {
   }
 
   /**
-   * All or nothing: every channel is checked before any is subscribed. The snapshots (and any push
+   * All or nothing: every channel, and then the subscription cap, is checked before any is
+   * subscribed. A channel already held (under this name or another spelling) adds nothing; the
+   * answer lists each channel once, under the name its pushes carry. The snapshots (and any push
    * that follows them) of the channels this call adds are held until its own answer has been
    * sent, so the client reads the answer first and each channel's sequence from 1, however many
    * subscribes are on their way. Called while `receive` dispatches (the handler runs within the
    * synchronous part of `Dispatcher.dispatch`), which takes the hold to release with the answer.
    */
   async subscribe(names: readonly string[]): Promise<string[]> {
+    const fanout = this.deps.fanout;
     const resolved = names.map((name, index) => {
       const found = resolveAt(this.deps.channels, name, this.principal, index);
       if (found === null)
@@ -350,21 +369,54 @@ class Session implements SessionHandle, Subscriber {
       }
       return found.resolved;
     });
+    const canonical = resolved.map((channel, i) => channel.channel ?? names[i]!);
+    const adding = new Set(canonical.filter((channel) => fanout.heldName(this, channel) === undefined));
+    const subscribed = fanout.subscriptionCount(this);
+    if (subscribed + adding.size > this.maxSubscriptions) {
+      throw new VenueError(
+        'invalid_params',
+        `channels: ${adding.size} more would hold ${subscribed + adding.size} subscriptions on this connection, over its limit of ${this.maxSubscriptions}; unsubscribe some first`,
+        { field: 'channels', limit: this.maxSubscriptions, subscribed, adding: adding.size },
+      );
+    }
     const hold: Hold = { channels: [], messages: [] };
+    const answer = new Set<string>();
     for (const [i, name] of names.entries()) {
+      const held = fanout.heldName(this, canonical[i]!);
+      if (held !== undefined) {
+        answer.add(held);
+        continue;
+      }
       // Held from the snapshot on, which `fanout.subscribe` pushes.
-      const earlier = this.holds.get(name);
       this.holds.set(name, hold);
-      if (this.deps.fanout.subscribe(this, name, resolved[i]!)) hold.channels.push(name);
-      else if (earlier === undefined) this.holds.delete(name);
-      else this.holds.set(name, earlier);
+      fanout.subscribe(this, name, resolved[i]!);
+      hold.channels.push(name);
+      answer.add(name);
     }
     if (hold.channels.length > 0) this.dispatchedHold = hold;
-    return [...names];
+    return [...answer];
   }
 
+  /**
+   * Removes the named channels, in any spelling; returns them under the names they were held
+   * under (a name not held is left out).
+   */
   unsubscribe(names: readonly string[]): string[] {
-    return names.filter((name) => this.deps.fanout.unsubscribe(this, name));
+    const removed: string[] = [];
+    for (const name of names) {
+      const gone = this.deps.fanout.unsubscribe(this, this.canonicalName(name));
+      if (gone !== undefined) removed.push(gone);
+    }
+    return removed;
+  }
+
+  /** The canonical name of a channel, or the name itself when it no longer resolves. */
+  private canonicalName(name: string): string {
+    try {
+      return this.deps.channels.resolve(name, this.principal)?.resolved.channel ?? name;
+    } catch {
+      return name;
+    }
   }
 
   unsubscribeAll(): void {
@@ -561,6 +613,7 @@ export class WsGateway {
       socket,
       this.deps,
       this.options.maxBufferedBytes ?? 8 * 1024 * 1024,
+      this.options.maxSubscriptionsPerConnection ?? DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
       address,
       this.watchKeys,
     );

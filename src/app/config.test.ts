@@ -31,6 +31,7 @@ describe('config', () => {
         wsMaxMessageBytes: 65_536,
         wsMaxConnections: 10_000,
         wsMaxConnectionsPerAddress: 1_000,
+        wsMaxSubscriptionsPerConnection: 1_000,
         shutdownGraceMs: 5_000,
       },
       auth: {
@@ -169,6 +170,21 @@ describe('config', () => {
     refused(
       { JOURNAL_RETENTION_DAYS: '7', SNAPSHOT_EVERY_COMMANDS: '0', SNAPSHOT_EVERY_MS: '0' },
       '/journalRetentionDays (JOURNAL_RETENTION_DAYS) needs periodic snapshots: /snapshots/everyCommands (SNAPSHOT_EVERY_COMMANDS) and /snapshots/everyMs (SNAPSHOT_EVERY_MS) are both 0',
+    );
+  });
+
+  test('subscriptions per WebSocket connection: WS_MAX_SUBSCRIPTIONS_PER_CONNECTION; 0 refused naming it', () => {
+    const config = loadConfig({ env: { WS_MAX_SUBSCRIPTIONS_PER_CONNECTION: '250' } });
+    assert.equal(config.http.wsMaxSubscriptionsPerConnection, 250);
+    assert.throws(
+      () => loadConfig({ env: { WS_MAX_SUBSCRIPTIONS_PER_CONNECTION: '0' } }),
+      (error: Error) =>
+        error.message ===
+        'invalid configuration: /http/wsMaxSubscriptionsPerConnection must be >= 1 (WS_MAX_SUBSCRIPTIONS_PER_CONNECTION)',
+    );
+    assert.throws(
+      () => loadConfig({ env: { WS_MAX_SUBSCRIPTIONS_PER_CONNECTION: 'many' } }),
+      /WS_MAX_SUBSCRIPTIONS_PER_CONNECTION/,
     );
   });
 

@@ -105,6 +105,11 @@ export const ConfigSchema = Type.Object(
         /** WebSocket connections open at once, in all and from one client address. */
         wsMaxConnections: Type.Integer({ minimum: 1 }),
         wsMaxConnectionsPerAddress: Type.Integer({ minimum: 1 }),
+        /**
+         * Subscriptions one WebSocket connection holds at once (a subscribe past it is refused and
+         * subscribes nothing); the gateway's default, `DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION`.
+         */
+        wsMaxSubscriptionsPerConnection: Type.Integer({ minimum: 1 }),
         shutdownGraceMs: Type.Integer({ minimum: 0 }),
       },
       { additionalProperties: false },
@@ -166,6 +171,7 @@ export const DEFAULT_CONFIG: Config = {
     wsMaxMessageBytes: 65_536,
     wsMaxConnections: 10_000,
     wsMaxConnectionsPerAddress: 1_000,
+    wsMaxSubscriptionsPerConnection: 1_000,
     shutdownGraceMs: 5_000,
   },
   auth: {
@@ -230,6 +236,7 @@ const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser
   ['WS_MAX_MESSAGE_BYTES', ['http', 'wsMaxMessageBytes'], asInteger],
   ['WS_MAX_CONNECTIONS', ['http', 'wsMaxConnections'], asInteger],
   ['WS_MAX_CONNECTIONS_PER_ADDRESS', ['http', 'wsMaxConnectionsPerAddress'], asInteger],
+  ['WS_MAX_SUBSCRIPTIONS_PER_CONNECTION', ['http', 'wsMaxSubscriptionsPerConnection'], asInteger],
   ['SHUTDOWN_GRACE_MS', ['http', 'shutdownGraceMs'], asInteger],
   ['REPLAY_MAX_ENTRIES', ['auth', 'replayMaxEntries'], asInteger],
   ['REPLAY_MAX_ANSWER_BYTES', ['auth', 'replayMaxAnswerBytes'], asInteger],

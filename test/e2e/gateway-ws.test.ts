@@ -102,6 +102,38 @@ describe('gateway over WebSocket', () => {
     await client.close();
   });
 
+  test('a currency in another letter case is the channel already held: one subscription, one push per change', async () => {
+    const client = harness.ws(1);
+    await client.connect();
+    await client.auth();
+    const pushes: SubscriptionPush[] = [];
+    client.onAnyPush((push) => pushes.push(push));
+    const subscribe = (channels: string[]) => client.call('private/subscribe', { channels });
+    assert.deepEqual(await subscribe(['user.orders.option.btc']), ['user.orders.option.btc']);
+    // Answered with the name the pushes carry, once; no second snapshot.
+    assert.deepEqual(await subscribe(['user.orders.option.BTC', 'user.orders.option.Btc']), [
+      'user.orders.option.btc',
+    ]);
+    await harness.http(1).call('private/buy', { instrumentName: PERP, quantity: '10', price: '30000' });
+    await harness.http(1).call('private/buy', {
+      instrumentName: venue.instruments(false).find((i) => i.kind === 'option')!.name,
+      quantity: '1',
+      price: '0.01',
+    });
+    await client.call('public/test', {});
+    assert.deepEqual(
+      pushes.map((p) => [p.channel, p.seq, p.snapshot ?? false]),
+      [
+        ['user.orders.option.btc', 1, true],
+        ['user.orders.option.btc', 2, false],
+      ],
+    );
+    assert.deepEqual(await client.call('private/unsubscribe', { channels: ['user.orders.option.BTC'] }), [
+      'user.orders.option.btc',
+    ]);
+    await client.close();
+  });
+
   test('book and ticker channels are public and push on changes', async () => {
     const client = harness.ws(0);
     await client.connect();

@@ -271,3 +271,20 @@ describe('WebSocket subscriptions through the service', () => {
     assert.deepEqual(await socket.call('private/subscribe', { channels: [ORDERS] }), [ORDERS]);
   });
 });
+
+test('the service caps subscriptions per connection at WS_MAX_SUBSCRIPTIONS_PER_CONNECTION', async () => {
+  const running = await startTestService({ config: { http: { wsMaxSubscriptionsPerConnection: 2 } } });
+  const socket = await RawSocket.open(running.wsUrl);
+  try {
+    assert.deepEqual(
+      await socket.call('public/subscribe', { channels: [`book.${PERP}`, `ticker.${PERP}`] }),
+      [`book.${PERP}`, `ticker.${PERP}`],
+    );
+    const refused = await socket.answer(socket.send('public/subscribe', { channels: [`trades.${PERP}`] }));
+    assert.equal(refused.error?.data?.field, 'channels');
+    assert.match(refused.error?.message ?? '', /limit of 2/);
+  } finally {
+    socket.close();
+    await running.close();
+  }
+});

@@ -242,4 +242,12 @@ describe('subscriptions', () => {
     assert.ok(channels.resolve('block_rfq.taker.eth', TAKER_KEY));
     assert.ok(channels.resolve('block_rfq.maker.Any', DESK_A_KEY));
   });
+
+  test('the spellings of a currency are one channel (one subscription per connection)', () => {
+    const { channels } = pushHarness();
+    const canonical = (name: string, key: Principal) => channels.resolve(name, key)!.resolved.channel;
+    assert.equal(canonical('block_rfq.taker.btc', TAKER_KEY), 'block_rfq.taker.BTC');
+    assert.equal(canonical('block_rfq.taker.ANY', TAKER_KEY), 'block_rfq.taker.any');
+    assert.equal(canonical('block_rfq.maker.Eth', DESK_A_KEY), 'block_rfq.maker.ETH');
+  });
 });

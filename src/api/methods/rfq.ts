@@ -633,7 +633,7 @@ export function registerRfqChannels(channels: ChannelRegistry, reads: ReadPort):
       const currency = channelCurrency(name, match[1]!);
       // Every account of the key's user, as get_rfqs lists and cancel_rfq acts on them all.
       const channel = `block_rfq.taker.${currency}`;
-      return { topics: [...principal.accountIds].map((accountId) => topicFor(channel, accountId)) };
+      return { channel, topics: [...principal.accountIds].map((accountId) => topicFor(channel, accountId)) };
     },
     produce(batch, emit) {
       for (const event of rfqEventsOf(batch.subEvents)) {
@@ -661,7 +661,8 @@ export function registerRfqChannels(channels: ChannelRegistry, reads: ReadPort):
         throw new VenueError('permission_denied', `${name} needs a maker key`, { field: 'channels' });
       }
       const currency = channelCurrency(name, match[1]!);
-      return { topics: [makerChannelKey(principal.deskName, `block_rfq.maker.${currency}`)] };
+      const channel = `block_rfq.maker.${currency}`;
+      return { channel, topics: [makerChannelKey(principal.deskName, channel)] };
     },
     produce(batch, emit) {
       for (const event of rfqEventsOf(batch.subEvents)) {
