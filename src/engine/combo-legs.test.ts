@@ -13,7 +13,10 @@ import {
   HIGH_CALL,
   LOW_CALL,
   listCombos,
+  PERP,
   PUT,
+  SPREAD,
+  STRADDLE,
 } from './combo-testkit.ts';
 import { Harness } from './testkit.ts';
 
@@ -274,7 +277,8 @@ describe('a trade on a combo book is booked on its legs', () => {
   test('a combo order reserves its legs’ margin (a future spread reserved nothing before)', () => {
     const h = venue('BTC-FS-27DEC26_PERP');
     const free = h.venue.accountSummary(1, 'BTC')!.availableFunds;
-    const result = h.order(1, 'sell', 100, -20, { instrumentName: 'BTC-FS-27DEC26_PERP' });
+    // At the legs' net mark (198 ticks, 495 USD): the unmarked combo is banded around it.
+    const result = h.order(1, 'sell', 100, 198, { instrumentName: 'BTC-FS-27DEC26_PERP' });
     assert.ok(result.ok, JSON.stringify(result));
     const reserved = free - h.venue.accountSummary(1, 'BTC')!.availableFunds;
     assert.ok(reserved > 0, `reserved ${reserved}`);
@@ -427,5 +431,45 @@ describe('a trade on a combo book is booked on its legs', () => {
     });
     assert.ok(!unlisted.ok);
     assert.match(unlisted.error.message, /BTC-27MAR27 is not listed/);
+  });
+});
+
+describe('a combo with no mark of its own yet is banded around its legs’ net mark', () => {
+  test('a fresh future spread cannot be crossed far from the legs (a leg printed 9,000 USD off its mark)', () => {
+    const h = venue(FUTURE_SPREAD);
+    h.account(4);
+    // Net of the legs: 60,500 − 60,005 = 495 USD = 198 ticks of 2.5; ±5%, at least 10 ticks.
+    assert.deepEqual(h.venue.instrument(FUTURE_SPREAD)!.priceBand, { min: 188, max: 208 });
+    assert.ok(h.order(4, 'buy', 10, 118_000).ok, 'a perpetual bid at 59,000');
+    assert.ok(
+      h.order(1, 'sell', 5, null, { orderType: 'stop_market', trigger: 'last_price', triggerPrice: 114_000 })
+        .ok,
+    );
+    // Two accounts cross the spread at 50,000 USD: the perpetual leg would print at 10,500.
+    assert.ok(h.order(2, 'sell', 1, 20_000, { instrumentName: FUTURE_SPREAD }).ok);
+    const crossed = h.order(3, 'buy', 1, 20_000, { instrumentName: FUTURE_SPREAD });
+    assert.ok(!crossed.ok, 'it traded before, and fired the stop on the perpetual');
+    assert.equal(crossed.error.name, 'price_too_high');
+    assert.equal(crossed.error.data.maxPrice, '520');
+    const sell = h.order(3, 'sell', 1, 100, { instrumentName: FUTURE_SPREAD });
+    assert.ok(!sell.ok);
+    assert.equal(sell.error.name, 'price_too_low');
+    assert.equal(sell.error.data.minPrice, '470');
+    assert.equal(h.venue.instrument(PERP)!.lastPrice, null, 'no leg traded');
+  });
+
+  test('an option combo takes the options’ band around its legs’ net; its own mark replaces it', () => {
+    const h = venue(STRADDLE);
+    // 0.05 + 0.09 = 0.14 BTC, ±50%.
+    assert.deepEqual(h.venue.instrument(STRADDLE)!.priceBand, { min: 700, max: 2_100 });
+    h.ok({ type: 'update_prices', markPrices: [{ instrumentName: STRADDLE, markPrice: 1_000 }] });
+    assert.deepEqual(h.venue.instrument(STRADDLE)!.priceBand, { min: 500, max: 1_500 });
+  });
+
+  test('without a mark on every leg there is no band, as before the first mark', () => {
+    const h = new Harness();
+    listCombos(h, [SPREAD]);
+    h.ok({ type: 'update_prices', markPrices: [{ instrumentName: LOW_CALL, markPrice: 500 }] });
+    assert.equal(h.venue.instrument(SPREAD)!.priceBand, null);
   });
 });

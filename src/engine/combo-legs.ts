@@ -199,3 +199,20 @@ export function comboLegPrices(book: ComboBook, price: number): number[] | null 
   );
   return units === null ? null : units.map((p, i) => p / book.legs[i]!.step);
 }
+
+/**
+ * The mark a combo takes from its legs' marks, in combo ticks: Σ ratio × leg mark, rounded to
+ * the nearest combo tick as the market rounds the combo's own mark (src/market/price-updates.ts,
+ * `Math.round` of the net over the combo tick; the market nets unrounded leg marks, so the two
+ * may differ by a tick); null when a leg has no mark. Only journaled state goes in, so replay
+ * gives the same figure.
+ */
+export function comboMarkFromLegs(book: ComboBook): number | null {
+  let units = 0;
+  for (const leg of book.legs) {
+    const mark = leg.instrument.markPrice;
+    if (mark === null) return null;
+    units += leg.ratio * mark * leg.step;
+  }
+  return Math.round(units / book.step);
+}

@@ -23,11 +23,12 @@
  * orders. An order is accepted when its reserve ≤ available funds.
  *
  * Price band: with a mark, buys above mark × (1 + band) and sells below mark × (1 − band) are
- * refused (price_too_high / price_too_low with the limit); market orders are bounded by it.
+ * refused (price_too_high / price_too_low with the limit); market orders are bounded by it. A
+ * combo not yet marked takes its legs' net mark.
  */
 import type { Side } from '../core/types.ts';
 import { type Account, Ledger, type OpenLots, type Position } from './accounts.ts';
-import { type ComboBook, comboLegPrices, comboLegs, legSide } from './combo-legs.ts';
+import { type ComboBook, comboLegPrices, comboLegs, comboMarkFromLegs, legSide } from './combo-legs.ts';
 import type { Economics } from './economics.ts';
 import { type OptionHolding, offsetGroup, prorata } from './option-offsets.ts';
 import type { InstrumentState, VenueState } from './state.ts';
@@ -37,9 +38,18 @@ export interface PriceBand {
   readonly max: number;
 }
 
+/**
+ * The band around the instrument's mark; null when it has none. A combo with no mark of its own
+ * yet (listed on first use, marked from the next market tick) is banded around its legs' net
+ * mark (`comboMarkFromLegs`), so its trades, and the leg prices they print, stay near the marks.
+ */
 export function priceBand(state: VenueState, instrument: InstrumentState): PriceBand | null {
-  const mark = instrument.markPrice;
-  if (mark === null) return null;
+  let mark = instrument.markPrice;
+  if (mark === null) {
+    const combo = comboLegs(state, instrument);
+    mark = combo === null ? null : comboMarkFromLegs(combo);
+    if (mark === null) return null;
+  }
   // An option combo takes the options' band (its net moves with option prices), a future spread the futures'.
   const optionLike = instrument.economics.isOption || instrument.instrument.kind === 'option_combo';
   const bps = optionLike ? state.config.optionBandBps : state.config.futureBandBps;

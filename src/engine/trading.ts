@@ -6,7 +6,8 @@
  * - validUntil: refused with `timed_out` when the command's ts > validUntil.
  * - postOnly only with good_til_cancelled limit orders; a crossing post-only order is repriced
  *   one tick inside the spread (buy: best ask − tick, sell: best bid + tick), or refused with
- *   `post_only_reject` when rejectPostOnly.
+ *   `post_only_reject` when rejectPostOnly, and with `post_only_price_modification_not_possible`
+ *   when that price is invalid (not positive; for a combo, outside what its legs can split).
  * - reduceOnly: the amount is clipped to what the position (less other open reduce-only orders
  *   on that side) allows; nothing to reduce → `reduce_only_violation`. Resting ones shrink with
  *   the position after each command's fills (`clipReduceOnly`, matching.ts).
@@ -209,33 +210,50 @@ function checkPrice(
   return bandProblem(state, instrument, side, price);
 }
 
+/**
+ * The price a crossing post-only order rests at instead: one tick inside the opposite touch (a
+ * buy one tick below the ask, a sell one tick above the bid, moved further out onto the grid of
+ * that level), or null when that price is not a valid one. A single instrument needs a positive
+ * price; a combo one its legs can split (`comboPriceRange`: zero or negative for spreads, at
+ * least one tick per leg for a straddle), or its first trade would have no leg prices. Shared by
+ * every path that reprices post-only orders.
+ */
+export function postOnlyReprice(
+  state: VenueState,
+  instrument: InstrumentState,
+  side: Side,
+  touch: number,
+): number | null {
+  const tool = instrument.instrument;
+  const buying = side === 'buy';
+  let repriced = buying ? touch - tool.tickAt(touch) : touch + tool.tickAt(touch);
+  while (!tool.isOnTick(repriced)) repriced += buying ? -1 : 1;
+  const combo = comboLegs(state, instrument);
+  if (combo === null) return repriced > 0 ? repriced : null;
+  const range = comboPriceRange(combo);
+  return repriced >= range.min && repriced <= range.max ? repriced : null;
+}
+
 /** Post-only repricing: the price just inside the spread, or an error; null = unchanged. */
 function postOnlyPrice(
+  state: VenueState,
   instrument: InstrumentState,
   side: Side,
   price: number,
   reject: boolean,
 ): number | CoreError {
-  const book = instrument.book;
-  const tool = instrument.instrument;
-  if (side === 'buy') {
-    const ask = book.bestAsk();
-    if (ask === null || price < ask) return price;
-    if (reject)
-      return refusal('post_only_reject', 'post-only order would take liquidity', { field: 'price' });
-    let repriced = ask - tool.tickAt(ask);
-    while (!tool.isOnTick(repriced)) repriced--;
-    if (repriced <= 0)
-      return refusal('post_only_price_modification_not_possible', 'no price below the ask', {
-        field: 'price',
-      });
-    return repriced;
-  }
-  const bid = book.bestBid();
-  if (bid === null || price > bid) return price;
+  const buying = side === 'buy';
+  const touch = buying ? instrument.book.bestAsk() : instrument.book.bestBid();
+  if (touch === null || (buying ? price < touch : price > touch)) return price;
   if (reject) return refusal('post_only_reject', 'post-only order would take liquidity', { field: 'price' });
-  let repriced = bid + tool.tickAt(bid);
-  while (!tool.isOnTick(repriced)) repriced++;
+  const repriced = postOnlyReprice(state, instrument, side, touch);
+  if (repriced === null) {
+    return refusal(
+      'post_only_price_modification_not_possible',
+      buying ? 'no price below the ask' : 'no price above the bid',
+      { field: 'price' },
+    );
+  }
   return repriced;
 }
 
@@ -505,7 +523,7 @@ function validatePlace(
     if (priceError !== null) return priceError;
     price = command.price;
     if (command.postOnly) {
-      const repriced = postOnlyPrice(instrument, command.side, price, command.rejectPostOnly);
+      const repriced = postOnlyPrice(state, instrument, command.side, price, command.rejectPostOnly);
       if (typeof repriced !== 'number') return repriced;
       price = repriced;
     }
@@ -708,7 +726,7 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
   }
   if (postOnly) {
     // The order rests on its own side, so the opposite touch is unaffected by it.
-    const repriced = postOnlyPrice(instrument, order.side, price, rejectPostOnly);
+    const repriced = postOnlyPrice(state, instrument, order.side, price, rejectPostOnly);
     if (typeof repriced !== 'number') {
       if (repriced.name !== 'post_only_reject') return fail(state, 'edit_order', command.accountId, repriced);
       order.set(FLAG_REPLACED, true);

@@ -48,3 +48,27 @@ test('the name-only combo kind agrees with the full parse of every combo shape',
     assert.equal(parseComboName(single), null, single);
   }
 });
+
+test('only the canonical spelling of a combo id parses; other spellings are no combo ids', () => {
+  const canonical = comboName({
+    kind: 'call_spread',
+    currency: 'BTC',
+    linear: false,
+    expiration: EXPIRY,
+    longStrike: 48_000,
+    shortStrike: 50_000,
+  });
+  assert.equal(canonical, 'BTC-CS-25DEC26-48000_50000');
+  assert.notEqual(parseComboName(canonical), null);
+  for (const other of [
+    'BTC-CS-25DEC26-048000_50000',
+    'BTC-CS-25DEC26-48000_50000d0',
+    'BTC-STRD-25DEC26-065000',
+    'BTC-STRD-25DEC26-65000d0',
+    'BTC-PS-25DEC26-3200d50_3000',
+    'BTC-FS-025DEC26_PERP',
+  ]) {
+    // Before, these listed the canonical combo and then failed under the other name.
+    assert.equal(parseComboName(other), null, other);
+  }
+});

@@ -76,8 +76,17 @@ export function comboName(request: ComboRequest): string {
   }
 }
 
-/** Parses a combo id; null when it is not one. */
+/**
+ * Parses a combo id; null when it is not one. Only the canonical spelling (`comboName` of the
+ * result) is one: `048000` or `50000d0` for a strike would otherwise list the canonical combo
+ * under another name than the one asked for, so they are invalid instrument names as any other.
+ */
 export function parseComboName(name: string): ComboRequest | null {
+  const request = parseComboParts(name);
+  return request !== null && comboName(request) === name ? request : null;
+}
+
+function parseComboParts(name: string): ComboRequest | null {
   const parts = name.split('-');
   if (parts.length < 3) return null;
   const pairMatch = /^([A-Z0-9]+)(_USDC)?$/.exec(parts[0]!);

@@ -1,0 +1,204 @@
+/**
+ * Chaos over the whole order surface: random sessions of limit and market orders on the legs and
+ * on combos (some listed mid-session, with no mark yet), post-only (repriced or rejected),
+ * reduce-only, every time in force, edits, cancels, cancel-alls and mark moves, from accounts with
+ * modest funds, so refusals are common. Whatever a command does, it is answered: the core never
+ * throws (a throw stops the whole service), and the venue's own invariants (`validate`) hold.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import type { UnstampedCommand } from '../core/commands.ts';
+import {
+  comboLegSpecs,
+  comboSpec,
+  FUTURE,
+  FUTURE_SPREAD,
+  HIGH_CALL,
+  LOW_CALL,
+  listCombos,
+  PERP,
+  PUT,
+  SPREAD,
+  STRADDLE,
+} from './combo-testkit.ts';
+import { Harness, orderCommand } from './testkit.ts';
+
+/** Reference prices in each instrument's ticks, and the ticks a price step moves. */
+const TRADED = [
+  { name: PERP, ref: 120_010, step: 1 },
+  { name: FUTURE, ref: 24_100, step: 1 },
+  { name: LOW_CALL, ref: 500, step: 5 },
+  { name: HIGH_CALL, ref: 300, step: 5 },
+  { name: PUT, ref: 1_700, step: 5 },
+  { name: SPREAD, ref: 200, step: 1 },
+  { name: STRADDLE, ref: 2_200, step: 1 },
+  { name: FUTURE_SPREAD, ref: 98, step: 1 },
+] as const;
+const LEGS = [PERP, FUTURE, LOW_CALL, HIGH_CALL, PUT];
+/** Listed (and marked) from the start; the others are listed by a step, with no mark. */
+const MARKED_COMBOS = [SPREAD];
+const LATE_COMBOS = [STRADDLE, FUTURE_SPREAD];
+const ACCOUNTS = [1, 2, 3];
+
+type Step =
+  | {
+      kind: 'place';
+      account: number;
+      at: number;
+      side: 'buy' | 'sell';
+      lots: number;
+      away: number;
+      market: boolean;
+      /** Priced at the bottom of the instrument's range (a tick or two; for combos, zero or below too). */
+      floor: boolean;
+      postOnly: boolean;
+      rejectPostOnly: boolean;
+      reduceOnly: boolean;
+      tif: 'good_til_cancelled' | 'immediate_or_cancel' | 'fill_or_kill';
+    }
+  | { kind: 'edit'; account: number; pick: number; lots: number; away: number; postOnly: boolean }
+  | { kind: 'cancel'; account: number; pick: number }
+  | { kind: 'cancel_all'; account: number }
+  | { kind: 'mark'; at: number; away: number }
+  | { kind: 'list'; which: number };
+
+const account = fc.constantFrom(...ACCOUNTS);
+const chance = (percent: number) => fc.integer({ min: 0, max: 99 }).map((n) => n < percent);
+const at = fc.nat(TRADED.length - 1);
+const away = fc.integer({ min: -60, max: 60 });
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      kind: fc.constant('place' as const),
+      account,
+      at,
+      side: fc.constantFrom('buy' as const, 'sell' as const),
+      lots: fc.integer({ min: 1, max: 60 }),
+      away,
+      market: chance(20),
+      floor: chance(25),
+      postOnly: chance(30),
+      rejectPostOnly: fc.boolean(),
+      reduceOnly: chance(15),
+      tif: fc.constantFrom(
+        'good_til_cancelled' as const,
+        'good_til_cancelled' as const,
+        'good_til_cancelled' as const,
+        'immediate_or_cancel' as const,
+        'fill_or_kill' as const,
+      ),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('edit' as const),
+      account,
+      pick: fc.nat(),
+      lots: fc.integer({ min: 1, max: 60 }),
+      away,
+      postOnly: fc.boolean(),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('cancel' as const), account, pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel_all' as const), account }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('mark' as const), at, away }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('list' as const), which: fc.nat(LATE_COMBOS.length - 1) }),
+  },
+);
+
+function venue(): Harness {
+  const h = new Harness();
+  listCombos(h, MARKED_COMBOS);
+  for (const id of ACCOUNTS) h.account(id, { BTC: 200_000_000 });
+  h.ok({
+    type: 'update_prices',
+    indexPrices: [{ currency: 'BTC', price: 60_000 }],
+    markPrices: TRADED.filter((t) => LEGS.includes(t.name) || MARKED_COMBOS.includes(t.name)).map((t) => ({
+      instrumentName: t.name,
+      markPrice: t.ref,
+    })),
+  });
+  return h;
+}
+
+function command(h: Harness, s: Step, listed: Set<string>): UnstampedCommand | null {
+  switch (s.kind) {
+    case 'place': {
+      const traded = TRADED[s.at]!;
+      if (!listed.has(traded.name)) return null;
+      // Combo prices may be zero or negative; leg prices below one tick are refused as invalid.
+      const bottom = LEGS.includes(traded.name) ? traded.step : -1;
+      const price = s.floor
+        ? bottom + (Math.abs(s.away) % 5) * traded.step
+        : traded.ref + s.away * traded.step;
+      return orderCommand(s.account, s.side, s.lots, s.market ? null : price, {
+        instrumentName: traded.name,
+        postOnly: !s.market && s.postOnly,
+        rejectPostOnly: !s.market && s.postOnly && s.rejectPostOnly,
+        reduceOnly: s.reduceOnly,
+        timeInForce: s.postOnly && !s.market ? 'good_til_cancelled' : s.tif,
+      });
+    }
+    case 'edit': {
+      const open = h.venue.openOrders({ accountId: s.account });
+      const order = open[s.pick % Math.max(1, open.length)];
+      if (order === undefined || order.price === null) return null;
+      return {
+        type: 'edit_order',
+        accountId: s.account,
+        orderId: order.orderId,
+        amount: s.lots,
+        price: order.price + s.away,
+        postOnly: s.postOnly,
+      };
+    }
+    case 'cancel': {
+      const open = h.venue.openOrders({ accountId: s.account });
+      const order = open[s.pick % Math.max(1, open.length)];
+      return order === undefined
+        ? null
+        : { type: 'cancel_order', accountId: s.account, orderId: order.orderId };
+    }
+    case 'cancel_all':
+      return { type: 'cancel_all', accountId: s.account };
+    case 'mark': {
+      const traded = TRADED[s.at]!;
+      if (!listed.has(traded.name)) return null;
+      return {
+        type: 'update_prices',
+        markPrices: [{ instrumentName: traded.name, markPrice: traded.ref + s.away * traded.step }],
+      };
+    }
+    case 'list': {
+      const name = LATE_COMBOS[s.which]!;
+      if (listed.has(name)) return null;
+      listed.add(name);
+      return { type: 'list_instrument', spec: comboSpec(name, comboLegSpecs(), h.ts) };
+    }
+  }
+}
+
+test('property: random sessions over legs and combos never make the core throw, and the venue stays valid', () => {
+  fc.assert(
+    fc.property(fc.array(step, { minLength: 1, maxLength: 120, size: 'max' }), (steps) => {
+      const h = venue();
+      const listed = new Set<string>([...LEGS, ...MARKED_COMBOS]);
+      for (const [i, s] of steps.entries()) {
+        const next = command(h, s, listed);
+        if (next === null) continue;
+        h.ts += 10;
+        assert.doesNotThrow(() => h.run(next), `step ${i}: ${JSON.stringify(s)}`);
+        h.venue.validate();
+      }
+    }),
+    {
+      numRuns: Number(process.env.CHAOS_RUNS ?? 500),
+      seed: process.env.CHAOS_SEED ? Number(process.env.CHAOS_SEED) : undefined,
+    },
+  );
+});
