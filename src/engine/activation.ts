@@ -17,10 +17,13 @@
  *   good_til_cancelled/good_til_day) is rejected before trading, with cancelReason
  *   `max_open_orders`, when its account already has `maxOpenOrders` resting orders. Waiting
  *   orders hold no slot, so the limit is never exceeded.
+ * - An OCO member reacts on its group as soon as its activation ends (oco.ts): a taker fill
+ *   cancels or cuts its partners before anything else can fire them.
  */
 import type { TradeView } from '../core/events.ts';
 import { type CancelReason, isMarketLike } from '../core/types.ts';
 import { closeOrder, match, reducibleLots, rest } from './matching.ts';
+import { reactMember } from './oco.ts';
 import { FLAG_POST_ONLY, FLAG_REDUCE_ONLY, FLAG_REJECT_POST_ONLY, type Order } from './order.ts';
 import { transition } from './order-state.ts';
 import { availableFunds, coverRelease, orderReserve, type PriceBand, priceBand } from './risk.ts';
@@ -59,6 +62,14 @@ function clampToBand(instrument: InstrumentState, buying: boolean, price: number
  * arrival: funds/reduce-only checked, matched, remainder rested or cancelled. Emits its event.
  */
 export function activate(state: VenueState, order: Order, trades: TradeView[] = []): void {
+  enterMarket(state, order, trades);
+  // An OCO member that traded as taker (or was rejected) acts on its partners now, before the
+  // trigger loop or its release round can send one of them out too (a maker reacts in `match`).
+  const group = state.advanced.linkOf.get(order.id);
+  if (group?.members.includes(order.id)) reactMember(state, group, order);
+}
+
+function enterMarket(state: VenueState, order: Order, trades: TradeView[]): void {
   state.advanced.removeUntriggered(order);
   const instrument = state.instrumentList[order.instrumentId]!;
   const account = state.accounts.get(order.accountId)!;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { CoreCommand, UnstampedCommand } from '../core/commands.ts';
+import type { OrderView } from '../core/events.ts';
 import { AdvancedHarness } from './advanced-testkit.ts';
 import { Venue } from './venue.ts';
 
@@ -21,6 +22,8 @@ type Step =
       account: number;
       link: 'one_triggers_other' | 'one_cancels_other' | 'one_triggers_one_cancels_other';
       condition: 'first_hit' | 'complete_fill' | 'incremental';
+      /** The first exit: a resting limit, or a take_market that fires on the mark and trades as taker. */
+      exit: 'limit' | 'take';
     }
   | { kind: 'cancel'; account: number; pick: number }
   | { kind: 'wait'; ms: number };
@@ -54,6 +57,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       'one_triggers_one_cancels_other' as const,
     ),
     condition: fc.constantFrom('first_hit' as const, 'complete_fill' as const, 'incremental' as const),
+    exit: fc.constantFrom('limit' as const, 'take' as const),
   }),
   fc.record({ kind: fc.constant('cancel' as const), account, pick: fc.nat() }),
   fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 1, max: 40_000_000 }) }),
@@ -96,17 +100,27 @@ function toCommand(
     case 'linked': {
       const buy = s.account % 2 === 0;
       const exit = buy ? 'sell' : 'buy';
+      // A take_market exit sits close to its stop: its sweep often prints through the stop.
+      const away = s.exit === 'take' ? 20 : 300;
       return h.orderCommand(s.account, buy ? 'buy' : 'sell', 30, near(buy ? 50 : -50), {
         linkedOrderType: s.link,
         triggerFillCondition: s.condition,
         otocoConfig: [
-          { side: exit, amount: 30, orderType: 'limit', price: near(buy ? 300 : -300) },
+          s.exit === 'limit'
+            ? { side: exit, amount: 30, orderType: 'limit', price: near(buy ? 300 : -300) }
+            : {
+                side: exit,
+                amount: 30,
+                orderType: 'take_market',
+                trigger: 'mark_price',
+                triggerPrice: near(buy ? away : -away),
+              },
           {
             side: exit,
             amount: 20,
             orderType: 'stop_market',
             trigger: 'last_price',
-            triggerPrice: near(buy ? -300 : 300),
+            triggerPrice: near(buy ? -away : away),
           },
         ],
       });
@@ -139,10 +153,12 @@ test('property: random advanced-order sessions stay consistent, replay and resto
         const mark = { value: 100_000 };
         h.prices(index.value, mark.value);
         let restored: Venue | null = null;
+        const views = new Map<string, OrderView>();
         steps.forEach((s, i) => {
           h.ts += 100;
           const command = { ...toCommand(h, s, index, mark), seq: ++h.seq, ts: h.ts } as CoreCommand;
           const a = h.venue.execute(command);
+          for (const e of a.events) if (e.type === 'order') views.set(e.order.orderId, e.order);
           if (restored !== null) {
             const b = restored.execute(command);
             assert.deepEqual(b.events, a.events);
@@ -155,6 +171,15 @@ test('property: random advanced-order sessions stay consistent, replay and resto
               assert.ok(o.displayAmount > 0 && o.displayAmount <= o.amount - o.filledAmount);
           }
         });
+        // first_hit: one member of an OCO group trades, never two (whether maker or taker).
+        const traded = new Map<string, number>();
+        for (const v of views.values()) {
+          const primary = v.primaryOrderId === null ? undefined : views.get(v.primaryOrderId);
+          const condition = v.triggerFillCondition ?? primary?.triggerFillCondition;
+          if (v.ocoRef === null || condition !== 'first_hit' || v.filledAmount === 0) continue;
+          traded.set(v.ocoRef, (traded.get(v.ocoRef) ?? 0) + 1);
+        }
+        for (const [ref, n] of traded) assert.ok(n <= 1, `${n} members of ${ref} traded`);
         assert.equal(h.replayHash(), h.venue.stateHash());
         if (restored !== null) assert.equal((restored as Venue).stateHash(), h.venue.stateHash());
       },

@@ -279,9 +279,16 @@ describe('linked orders: an OCO is refused whole when a secondary cannot be plac
   test('a secondary that fails only after the primary traded cancels the group (no orphan primary)', () => {
     const h = new AdvancedHarness();
     h.ok(h.orderCommand(3, 'buy', 5, 99_000)); // the only bid
-    // The primary sells 5 into that bid and rests 5; then no bid is left for the market_limit.
+    // The primary sells 5 into that bid and rests 5 (complete_fill: the group has not fired);
+    // then no bid is left for the market_limit.
     const result = h.ok(
-      h.orderCommand(1, 'sell', 10, 99_000, oco([{ side: 'sell', orderType: 'market_limit' }])),
+      h.orderCommand(
+        1,
+        'sell',
+        10,
+        99_000,
+        oco([{ side: 'sell', orderType: 'market_limit' }], { triggerFillCondition: 'complete_fill' }),
+      ),
     );
     assert.deepEqual(
       result.trades!.map((t) => [t.price, t.amount]),
@@ -293,6 +300,112 @@ describe('linked orders: an OCO is refused whole when a secondary cannot be plac
     assert.equal(primary.filledAmount, 5);
     assert.deepEqual(h.venue.openOrders({ accountId: 1 }), []);
     assert.equal(h.venue.position(1, PERP)!.size, -5);
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('a primary that trades when placed fires first_hit: the secondaries are cancelled unplaced', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000, 100_000);
+    h.ok(h.orderCommand(3, 'sell', 10, 100_000));
+    h.ok(h.orderCommand(1, 'buy', 10, 100_000));
+    h.ok(h.orderCommand(2, 'buy', 4, 100_500));
+    h.ok(h.orderCommand(2, 'buy', 100, 100_000));
+    const result = h.ok(
+      h.orderCommand(
+        1,
+        'sell',
+        10,
+        100_500,
+        oco([
+          { side: 'sell', orderType: 'stop_market', trigger: 'mark_price', triggerPrice: 98_000 },
+          // Would sell into the deep bid at once if it were placed.
+          { side: 'sell', orderType: 'limit', price: 100_000 },
+        ]),
+      ),
+    );
+    const primary = result.order!;
+    assert.equal(primary.filledAmount, 4);
+    assert.equal(primary.orderState, 'open');
+    const members = result.events.flatMap((e) =>
+      e.type === 'order' && e.order.accountId === 1 && e.order.orderId !== primary.orderId ? [e.order] : [],
+    );
+    assert.deepEqual(
+      members.map((o) => [o.orderType, o.orderState, o.cancelReason, o.filledAmount, o.ocoRef]),
+      [
+        ['stop_market', 'cancelled', 'oco_other_closed', 0, primary.ocoRef],
+        ['limit', 'cancelled', 'oco_other_closed', 0, primary.ocoRef],
+      ],
+    );
+    assert.equal(h.venue.position(1, PERP)!.size, 6, 'sold 4, nothing more');
+    assert.deepEqual(
+      h.venue.openOrders({ accountId: 1 }).map((o) => o.orderId),
+      [primary.orderId],
+    );
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('incremental: a primary that trades when placed cuts its secondaries by the same share', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000, 100_000);
+    h.ok(h.orderCommand(3, 'sell', 10, 100_000));
+    h.ok(h.orderCommand(1, 'buy', 10, 100_000));
+    h.ok(h.orderCommand(2, 'buy', 4, 100_500));
+    const result = h.ok(
+      h.orderCommand(
+        1,
+        'sell',
+        10,
+        100_500,
+        oco([{ side: 'sell', orderType: 'stop_market', trigger: 'mark_price', triggerPrice: 98_000 }], {
+          triggerFillCondition: 'incremental',
+        }),
+      ),
+    );
+    assert.equal(result.order!.filledAmount, 4);
+    const stop = h.venue.openOrders({ accountId: 1 }).find((o) => o.orderId !== result.order!.orderId)!;
+    assert.equal(stop.orderState, 'untriggered');
+    assert.equal(stop.amount, 6);
+    // The rest of the primary fills: the stop goes (10 of 10 done).
+    h.ok(h.orderCommand(2, 'buy', 6, 100_500));
+    assert.equal(h.get(stop.orderId).orderState, 'cancelled');
+    assert.equal(h.venue.position(1, PERP)!.size, 0);
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+    assert.equal(Venue.restore(h.venue.snapshot()).stateHash(), h.venue.stateHash());
+  });
+
+  test('a secondary that trades when placed acts on the members placed before it at once', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000, 100_000);
+    h.ok(h.orderCommand(3, 'sell', 10, 100_000));
+    h.ok(h.orderCommand(1, 'buy', 10, 100_000));
+    h.ok(h.orderCommand(2, 'buy', 100, 99_500));
+    const result = h.ok(
+      h.orderCommand(
+        1,
+        'sell',
+        10,
+        101_000,
+        oco([
+          { side: 'sell', orderType: 'limit', price: 99_500 }, // sells into the bid when placed
+          { side: 'sell', orderType: 'limit', price: 99_000 }, // would sell again
+        ]),
+      ),
+    );
+    const primary = h.get(result.order!.orderId);
+    assert.equal(primary.orderState, 'cancelled');
+    assert.equal(primary.cancelReason, 'oco_other_closed');
+    const members = result.events.flatMap((e) =>
+      e.type === 'order' && e.order.accountId === 1 ? [e.order.orderId] : [],
+    );
+    const [, first, second] = [...new Set(members)].map((id) => h.get(id));
+    assert.equal(first!.filledAmount, 10);
+    assert.equal(second!.orderState, 'cancelled');
+    assert.equal(second!.filledAmount, 0);
+    assert.equal(h.venue.position(1, PERP)!.size, 0, 'sold 10, not 20');
+    assert.deepEqual(h.venue.openOrders({ accountId: 1 }), []);
     h.venue.validate();
     assert.equal(h.replayHash(), h.venue.stateHash());
   });

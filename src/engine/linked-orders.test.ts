@@ -117,6 +117,78 @@ describe('linked orders', () => {
     assert.equal(h.replayHash(), h.venue.stateHash());
   });
 
+  test('OCO: a member fired by its trigger that fills as taker cancels its partner at once (sweep)', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000, 100_000);
+    h.ok(h.orderCommand(3, 'sell', 10, 100_000));
+    h.ok(h.orderCommand(1, 'buy', 10, 100_000));
+    // Thin bids: the take-profit's sweep moves last_price through the stop's trigger.
+    h.ok(h.orderCommand(2, 'buy', 5, 99_500));
+    h.ok(h.orderCommand(2, 'buy', 100, 98_000));
+    const tp = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 10, null, {
+          orderType: 'take_market',
+          trigger: 'mark_price',
+          triggerPrice: 101_000,
+          linkedOrderType: 'one_cancels_other',
+          otocoConfig: [
+            {
+              side: 'sell',
+              orderType: 'stop_market',
+              trigger: 'last_price',
+              triggerPrice: 99_000,
+              amount: 10,
+            },
+          ],
+        }),
+      ),
+    );
+    const sl = h.venue.openOrders({ accountId: 1 }).find((o) => o.orderId !== tp.orderId)!;
+    h.prices(null, 101_000);
+    assert.equal(h.get(tp.orderId).orderState, 'filled');
+    assert.equal(h.get(sl.orderId).orderState, 'cancelled');
+    assert.equal(h.get(sl.orderId).cancelReason, 'oco_other_closed');
+    assert.equal(h.venue.position(1, 'BTC-PERPETUAL')!.size, 0, 'sold 10, not 20');
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('OCO: two members due in one pass: the first fills as taker, the second never fires', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000, 100_000);
+    h.ok(h.orderCommand(3, 'sell', 10, 100_000));
+    h.ok(h.orderCommand(1, 'buy', 10, 100_000));
+    h.ok(h.orderCommand(2, 'buy', 100, 99_000));
+    const tp = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 10, null, {
+          orderType: 'take_market',
+          trigger: 'mark_price',
+          triggerPrice: 101_000,
+          linkedOrderType: 'one_cancels_other',
+          otocoConfig: [
+            {
+              side: 'sell',
+              orderType: 'stop_market',
+              trigger: 'index_price',
+              triggerPrice: 99_000,
+              amount: 10,
+            },
+          ],
+        }),
+      ),
+    );
+    const sl = h.venue.openOrders({ accountId: 1 }).find((o) => o.orderId !== tp.orderId)!;
+    // One price update makes both due: mark up to the take-profit, index down to the stop.
+    h.prices(49_000, 101_000);
+    assert.equal(h.get(tp.orderId).orderState, 'filled');
+    assert.equal(h.get(sl.orderId).cancelReason, 'oco_other_closed');
+    assert.equal(h.get(sl.orderId).filledAmount, 0);
+    assert.equal(h.venue.position(1, 'BTC-PERPETUAL')!.size, 0);
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
   test('a good_til_day secondary released days later lives to the end of the session it goes live in', () => {
     const h = new AdvancedHarness();
     const primary = orderOf(
@@ -183,6 +255,70 @@ describe('linked orders', () => {
     assert.equal(h.replayHash(), h.venue.stateHash());
     const restored = Venue.restore(h.venue.snapshot());
     assert.equal(restored.stateHash(), h.venue.stateHash());
+  });
+
+  test('OTOCO incremental: each release round is its own pair; one round filling leaves the others', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000, 100_000);
+    const primary = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 10, 100_000, {
+          linkedOrderType: 'one_triggers_one_cancels_other',
+          triggerFillCondition: 'incremental',
+          otocoConfig: [
+            { side: 'sell', orderType: 'limit', price: 102_000 },
+            { side: 'sell', orderType: 'stop_market', trigger: 'mark_price', triggerPrice: 98_000 },
+          ],
+        }),
+      ),
+    );
+    h.ok(h.orderCommand(2, 'sell', 5, 100_000, { timeInForce: 'immediate_or_cancel' }));
+    h.ok(h.orderCommand(2, 'sell', 5, 100_000, { timeInForce: 'immediate_or_cancel' }));
+    const ids = h.get(primary.orderId).otoOrderIds!;
+    assert.equal(ids.length, 4);
+    const views = () => ids.map((id) => h.get(id));
+    const [tp2, sl2, tp1, sl1] = views(); // the templates went out last, with the second round
+    assert.equal(tp1!.ocoRef, sl1!.ocoRef);
+    assert.equal(tp2!.ocoRef, sl2!.ocoRef);
+    assert.notEqual(tp1!.ocoRef, tp2!.ocoRef, 'rounds are separate groups');
+    // The first round's take-profit fills: only its own stop goes.
+    h.ok(h.orderCommand(2, 'buy', 5, 102_000, { timeInForce: 'immediate_or_cancel' }));
+    const after = new Map(views().map((v) => [v.orderId, v]));
+    assert.equal(after.get(tp1!.orderId)!.orderState, 'filled');
+    assert.equal(after.get(sl1!.orderId)!.cancelReason, 'oco_other_closed');
+    assert.equal(after.get(tp2!.orderId)!.orderState, 'open');
+    assert.equal(after.get(sl2!.orderId)!.orderState, 'untriggered');
+    assert.equal(after.get(sl2!.orderId)!.amount, 5);
+    assert.equal(h.venue.position(1, 'BTC-PERPETUAL')!.size, 5);
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+    assert.equal(Venue.restore(h.venue.snapshot()).stateHash(), h.venue.stateHash());
+  });
+
+  test('OTOCO: a released member that trades at once as taker cancels its partner before it enters', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000, 100_000);
+    h.ok(h.orderCommand(3, 'buy', 100, 99_000)); // a deep bid the take-limit crosses
+    const primary = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 5, 100_000, {
+          linkedOrderType: 'one_triggers_one_cancels_other',
+          otocoConfig: [
+            { side: 'sell', orderType: 'limit', price: 99_000 },
+            // Already due when released (mark 100,000): it would fire right after entering.
+            { side: 'sell', orderType: 'stop_market', trigger: 'mark_price', triggerPrice: 100_500 },
+          ],
+        }),
+      ),
+    );
+    h.ok(h.orderCommand(2, 'sell', 5, 100_000));
+    const [tpId, slId] = h.get(primary.orderId).otoOrderIds!;
+    assert.equal(h.get(tpId!).orderState, 'filled');
+    assert.equal(h.get(slId!).orderState, 'cancelled');
+    assert.equal(h.get(slId!).cancelReason, 'oco_other_closed');
+    assert.equal(h.venue.position(1, 'BTC-PERPETUAL')!.size, 0);
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
   });
 
   test('a waiting secondary can be cancelled (not edited); the primary fill then releases nothing', () => {
@@ -274,6 +410,87 @@ describe('linked orders', () => {
     assert.equal(oto({ postOnly: true, rejectPostOnly: true }), null);
     // Only the valid one was placed: its primary and its waiting secondary.
     assert.equal(h.venue.openOrders({ accountId: 1 }).length, 2);
+  });
+
+  test('property: an OCO exit pair sells at most its size, however its members fire and trade', () => {
+    type Move = { kind: 'mark' | 'index' | 'print'; ticks: number };
+    const move: fc.Arbitrary<Move> = fc.record({
+      kind: fc.constantFrom('mark' as const, 'index' as const, 'print' as const),
+      ticks: fc.integer({ min: -3_000, max: 3_000 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.constantFrom('first_hit' as const, 'incremental' as const),
+        fc.constantFrom('take_market' as const, 'limit' as const),
+        fc.constantFrom('last_price' as const, 'mark_price' as const, 'index_price' as const),
+        fc.integer({ min: 0, max: 2_000 }),
+        fc.integer({ min: 0, max: 2_000 }),
+        fc.array(
+          fc.record({ below: fc.integer({ min: 0, max: 4_000 }), lots: fc.integer({ min: 1, max: 8 }) }),
+          {
+            minLength: 1,
+            maxLength: 5,
+          },
+        ),
+        fc.array(move, { minLength: 1, maxLength: 8 }),
+        (condition, takeType, stopTrigger, up, down, bids, moves) => {
+          const h = new AdvancedHarness();
+          h.prices(50_000, 100_000);
+          h.ok(h.orderCommand(3, 'sell', 10, 100_000));
+          h.ok(h.orderCommand(1, 'buy', 10, 100_000));
+          for (const b of bids) h.ok(h.orderCommand(2, 'buy', b.lots, 100_000 - b.below));
+          h.ok(h.orderCommand(2, 'buy', 100, 80_000));
+          const take =
+            takeType === 'limit'
+              ? h.orderCommand(1, 'sell', 10, 100_000 + up)
+              : h.orderCommand(1, 'sell', 10, null, {
+                  orderType: 'take_market',
+                  trigger: 'mark_price',
+                  triggerPrice: 100_000 + up,
+                });
+          const placed = h.ok({
+            ...take,
+            linkedOrderType: 'one_cancels_other',
+            triggerFillCondition: condition,
+            otocoConfig: [
+              {
+                side: 'sell',
+                orderType: 'stop_market',
+                trigger: stopTrigger,
+                triggerPrice: 100_000 - down,
+                amount: 10,
+              },
+            ],
+          });
+          const ids = [
+            ...new Set(
+              placed.events.flatMap((e) =>
+                e.type === 'order' && e.order.accountId === 1 ? [e.order.orderId] : [],
+              ),
+            ),
+          ];
+          for (const m of moves) {
+            const price = 100_000 + m.ticks;
+            if (m.kind === 'mark') h.prices(null, price);
+            else if (m.kind === 'index') h.prices(price / 2, null);
+            else {
+              h.ts += 1000;
+              // Outside the price band either side may be refused: no print then.
+              h.run(h.orderCommand(3, 'sell', 1, price));
+              h.run(h.orderCommand(4, 'buy', 1, price, { timeInForce: 'immediate_or_cancel' }));
+            }
+          }
+          const fills = ids.map((id) => h.get(id).filledAmount);
+          const sold = fills.reduce((a, b) => a + b, 0);
+          assert.ok(sold <= 10, `the pair sold ${sold}`);
+          if (condition === 'first_hit') assert.ok(fills.filter((f) => f > 0).length <= 1, `fills ${fills}`);
+          assert.ok(h.venue.position(1, 'BTC-PERPETUAL')!.size >= 0, 'never short');
+          h.venue.validate();
+          assert.equal(h.replayHash(), h.venue.stateHash());
+        },
+      ),
+      { numRuns: 150, seed: 31 },
+    );
   });
 
   test('property: incremental OTO never creates or loses quantity across partial fills', () => {

@@ -13,7 +13,14 @@
  *   itself when the rest of it goes, otherwise a new order (new id, also in otoOrderIds) for the
  *   increment. Quantity accounting: template amount + Σ released increments = configured total,
  *   always. When the primary closes, unreleased templates are cancelled (`oto_primary_closed`).
- * - OTOCO: released secondaries (and their increments) form one OCO group.
+ * - OTOCO: the secondaries one primary fill releases (the whole set, or with incremental that
+ *   fill's increments) form an OCO group of their own; a later release never joins an earlier
+ *   group, so one round's fill never cuts or cancels another round's protection. A round of one
+ *   order (its partner cancelled while waiting, or an increment that rounded to 0) is unlinked.
+ * - OCO placing: every member is placed in the one command, and what one trades when placed acts
+ *   on the others at once (seen filled starts at 0). A secondary whose group already fired
+ *   (first_hit: a member traded; any member closed) is not sent out but recorded cancelled
+ *   (`oco_other_closed`); with incremental it goes out less the share already traded.
  * - A released `market_limit` secondary goes out as placing one does: a limit at the best
  *   opposite price then, originalOrderType market_limit; rejected when that side is empty or its
  *   best price is outside the band.
@@ -22,7 +29,8 @@
  *   cannot be placed refuses the whole command, naming `otocoConfig[i].<field>`, and changes
  *   nothing. One that still fails once placed (what it depends on changed when the primary traded)
  *   cancels the members already placed (`oco_other_closed`): no member lives without its partners.
- * - Reactions run after each command on the order events it produced, in event order.
+ * - Reactions run after each command on the order events it produced, in event order; a member's
+ *   fill also acts at once wherever it trades (oco.ts).
  */
 import type { OtocoOrderConfig, PlaceOrder } from '../core/commands.ts';
 import type { CommandResult, CoreError, CoreEvent } from '../core/events.ts';
@@ -58,6 +66,7 @@ import {
   emptyExtras,
   extrasOf,
   MAX_TRIGGER_ORDERS_PER_ACCOUNT,
+  newTriggerOrder,
   TRIGGER_TYPES,
   triggerSourcePrice,
   validateTrigger,
@@ -84,7 +93,10 @@ export interface LinkGroup {
   readonly seenFilled: Record<string, number>;
   /** Lots cut so far from member B because of member A: key `${A}>${B}`. */
   readonly cut: Record<string, number>;
-  /** The OCO group a released OTOCO secondary joins. */
+  /**
+   * OTOCO: the OCO group of the latest release round (each round is a group of its own). Kept
+   * for the record and the snapshot shape; nothing reads it.
+   */
   ocoGroupId: string | null;
 }
 
@@ -480,9 +492,32 @@ export function placeLinked(state: VenueState, command: PlaceOrder, place: Place
   x.linkedOrderType = type;
   if (type === 'one_cancels_other') {
     const group = newGroup(state, type, condition, null);
-    join(state, group, primary);
+    // Every member is placed in this command: what it traded when placed acts on the others.
+    join(state, group, primary, 0);
     for (const c of configs) {
-      const placed = place(state, configCommand(command, c, c.amount ?? command.amount));
+      const amount = c.amount ?? command.amount;
+      if (groupFired(state, group)) {
+        // The members placed before it already fired the group: it never goes out.
+        unplaced(state, group, command, c, amount);
+        continue;
+      }
+      // Incremental: the share the members placed before it already traded is cut before it goes out.
+      const cuts: [string, number][] = [];
+      let cut = 0;
+      if (condition === 'incremental') {
+        for (const id of group.members) {
+          const member = state.orders.get(id)!;
+          if (member.filled === 0) continue;
+          const due = Math.floor((member.filled * amount) / group.joined[id]!);
+          cuts.push([id, due]);
+          cut += due;
+        }
+      }
+      if (cut >= amount) {
+        unplaced(state, group, command, c, amount);
+        continue;
+      }
+      const placed = place(state, configCommand(command, c, amount - cut));
       if (!placed.ok || placed.order === undefined) {
         // Checked before the primary, so only what the primary's trading changed gets here.
         // Trades stand; no member stays live without its partners.
@@ -491,7 +526,17 @@ export function placeLinked(state: VenueState, command: PlaceOrder, place: Place
       }
       const order = state.orders.get(placed.order.orderId)!;
       extrasOf(order).triggerFillCondition = condition;
-      join(state, group, order);
+      join(state, group, order, 0, order.amount + cut);
+      for (const [id, due] of cuts) group.cut[`${id}>${order.id}`] = due;
+      // A member that traded (or closed) when placed acts on those placed before it at once.
+      if (order.filled > 0 || isClosedState(order.state)) reactMember(state, group, order);
+    }
+    // The primary's own trading at placement (or its closing) acts on the members placed after it.
+    for (const id of [...group.members]) {
+      const member = state.orders.get(id);
+      if (member === undefined || state.advanced.linkOf.get(id) !== group) continue;
+      if (member.filled !== group.seenFilled[id] || isClosedState(member.state))
+        reactMember(state, group, member);
     }
     return withView(state, result, primary);
   }
@@ -508,6 +553,69 @@ export function placeLinked(state: VenueState, command: PlaceOrder, place: Place
   group.seenFilled[primary.id] = 0;
   state.advanced.linkOf.set(primary.id, group);
   return withView(state, result, primary);
+}
+
+/**
+ * True when the members placed so far already did what ends the group for those still to come:
+ * one closed, or (first_hit) one traded. Every member was placed in this command, so any fill is
+ * one the group has to act on.
+ */
+function groupFired(state: VenueState, group: LinkGroup): boolean {
+  if (state.advanced.links.get(group.id) !== group || group.members.length === 0) return true;
+  for (const id of group.members) {
+    const member = state.orders.get(id);
+    if (member === undefined || isClosedState(member.state)) return true;
+    if (group.condition === 'first_hit' && member.filled > 0) return true;
+  }
+  return false;
+}
+
+/**
+ * An OCO secondary whose group fired while the command was placing it: the order as it was
+ * asked for, cancelled (`oco_other_closed`) without reaching the market, so the answer's events
+ * show what became of it and it could not trade after its group fired.
+ */
+function unplaced(
+  state: VenueState,
+  group: LinkGroup,
+  command: PlaceOrder,
+  c: OtocoOrderConfig,
+  amount: number,
+): void {
+  const instrument = state.instruments.get(command.instrumentName)!;
+  const entry = configCommand(command, c, amount);
+  let order: Order;
+  if (TRIGGER_TYPES.has(entry.orderType)) order = newTriggerOrder(state, instrument, entry, amount);
+  else {
+    const number = ++state.orderNumber;
+    const source = command.source;
+    order = new Order(
+      `${instrument.instrument.currency}-${number}`,
+      number,
+      command.accountId,
+      instrument.id,
+      instrument.instrument.name,
+      instrument.instrument.currency,
+      entry.side,
+      entry.orderType,
+      entry.orderType === 'limit' ? (entry.price ?? 0) : 0,
+      amount,
+      entry.timeInForce,
+      state.now,
+      entry.label,
+      entry.owner ?? null,
+      (source.api ? FLAG_API : 0) | (source.web ? FLAG_WEB : 0) | (source.mobile ? FLAG_MOBILE : 0),
+    );
+    order.state = 'untriggered';
+    if (entry.postOnly) order.flags |= FLAG_POST_ONLY | (entry.rejectPostOnly ? FLAG_REJECT_POST_ONLY : 0);
+  }
+  if (entry.reduceOnly) order.flags |= FLAG_REDUCE_ONLY;
+  const x = extrasOf(order);
+  x.triggerFillCondition = group.condition;
+  x.ocoRef = group.id;
+  state.orders.set(order.id, order);
+  closeOrder(state, order, 'cancel', 'oco_other_closed');
+  state.events.push({ type: 'order', order: order.toView() });
 }
 
 /** Cancels the live members of an OCO group (`oco_other_closed`) and unlinks them all. */
@@ -606,6 +714,7 @@ function reactPrimary(state: VenueState, group: LinkGroup, primary: Order): void
   const closed = isClosedState(primary.state);
   if (filled !== group.seenFilled[primary.id]) {
     group.seenFilled[primary.id] = filled;
+    const round: Order[] = [];
     for (const id of [...group.templates]) {
       const template = state.orders.get(id);
       if (template === undefined || template.state !== 'untriggered') {
@@ -622,7 +731,23 @@ function reactPrimary(state: VenueState, group: LinkGroup, primary: Order): void
             ? total
             : 0;
       const delta = target - group.released[id]!;
-      if (delta > 0) release(state, group, id, delta);
+      if (delta > 0) round.push(release(state, group, id, delta));
+    }
+    // OTOCO: what this fill released is one OCO group of its own, so a fill of one round's
+    // member acts on its partners of that round only (each round protects the lots that
+    // released it). All join before any enters: one that trades at once reaches its partners.
+    if (group.type === 'one_triggers_one_cancels_other' && round.length > 1) {
+      const oco = newGroup(state, 'one_cancels_other', group.condition, null);
+      group.ocoGroupId = oco.id;
+      for (const order of round) join(state, oco, order);
+    }
+    for (const order of round) {
+      if (order.state !== 'untriggered') continue; // a partner of its round traded and closed it
+      enter(state, order);
+      // Closed without trading (rejected market_limit, nothing to trail): its partners go now.
+      const oco = state.advanced.linkOf.get(order.id);
+      const now = state.orders.get(order.id) ?? order;
+      if (oco?.members.includes(order.id) && isClosedState(now.state)) reactMember(state, oco, now);
     }
   }
   if (closed) {
@@ -638,8 +763,11 @@ function reactPrimary(state: VenueState, group: LinkGroup, primary: Order): void
   }
 }
 
-/** Sends `lots` of a template to the market: the template itself for its last lots, else a copy. */
-function release(state: VenueState, group: LinkGroup, templateId: string, lots: number): void {
+/**
+ * Takes `lots` of a template out for release: the template itself for its last lots, else a
+ * copy. The order returned is still `untriggered`; the caller links and enters it.
+ */
+function release(state: VenueState, group: LinkGroup, templateId: string, lots: number): Order {
   const template = state.orders.get(templateId)!;
   group.released[templateId] = group.released[templateId]! + lots;
   let order = template;
@@ -679,15 +807,7 @@ function release(state: VenueState, group: LinkGroup, templateId: string, lots: 
     group.templates.splice(group.templates.indexOf(templateId), 1);
     state.advanced.linkOf.delete(templateId);
   }
-  if (group.type === 'one_triggers_one_cancels_other') {
-    let oco = group.ocoGroupId === null ? undefined : state.advanced.links.get(group.ocoGroupId);
-    if (oco === undefined) {
-      oco = newGroup(state, 'one_cancels_other', group.condition, null);
-      group.ocoGroupId = oco.id;
-    }
-    join(state, oco, order);
-  }
-  enter(state, order);
+  return order;
 }
 
 /** A released order enters: trigger types wait in the trigger book, the rest trade now. */

@@ -7,6 +7,9 @@
  *   complete_fill: its complete fill does; incremental: each fill cancels the same share of
  *   every other member (cumulative floor(filled × theirs / its), never more than they have).
  * - A member closing for any reason cancels the others; a group that fired unlinks everyone.
+ * - The reaction is immediate wherever a member trades: as a maker inside the match that fills
+ *   it (matching.ts), as a taker once its activation's match is done (activation.ts), and when
+ *   placed (linked-orders.ts); the after-command pass (reactLinked) catches every other change.
  * - A group with no live primary, no template and at most one member (OCO) is dropped.
  */
 
@@ -17,10 +20,22 @@ import { isClosedState } from './order-state.ts';
 import type { VenueState } from './state.ts';
 import { cancelUntriggered, extrasOf } from './triggers.ts';
 
-export function join(state: VenueState, group: LinkGroup, order: Order): void {
+/**
+ * Adds `order` to `group`. `seenFilled` is the part of its fill the group has already acted on:
+ * 0 for a member placed in the command that links it (a fill it made when placed still acts on
+ * the others), its fill otherwise. `joined` is its amount for the incremental shares (an amount
+ * already cut before it was placed is counted in).
+ */
+export function join(
+  state: VenueState,
+  group: LinkGroup,
+  order: Order,
+  seenFilled = order.filled,
+  joined = order.amount,
+): void {
   group.members.push(order.id);
-  group.joined[order.id] = order.amount;
-  group.seenFilled[order.id] = order.filled;
+  group.joined[order.id] = joined;
+  group.seenFilled[order.id] = seenFilled;
   extrasOf(order).ocoRef = group.id;
   state.advanced.linkOf.set(order.id, group);
 }
@@ -67,9 +82,9 @@ export function reactMember(state: VenueState, group: LinkGroup, member: Order):
 }
 
 function closeMember(state: VenueState, order: Order): void {
-  if (order.state === 'untriggered') {
-    if (state.advanced.untriggered.has(order.id)) cancelUntriggered(state, order, 'oco_other_closed');
-  } else if (order.state === 'open' && order.level !== null) {
+  // Untriggered: waiting in the trigger book, or released with its round and not yet entered.
+  if (order.state === 'untriggered') cancelUntriggered(state, order, 'oco_other_closed');
+  else if (order.state === 'open' && order.level !== null) {
     cancelResting(state, state.instrumentList[order.instrumentId]!, order, 'oco_other_closed');
   }
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { AdvancedHarness, errorOf, orderOf } from './advanced-testkit.ts';
+import { spotSpec } from './testkit.ts';
 import { Venue } from './venue.ts';
 
 describe('trigger orders', () => {
@@ -250,6 +251,37 @@ describe('trigger orders', () => {
     assert.equal(h.venue.stateHash(), hash);
     assert.equal(errorOf(h.run({ ...edit, postOnly: false, rejectPostOnly: false })), null);
     assert.equal(h.get(stop.orderId).postOnly, false);
+  });
+
+  test('an edit cannot make a spot trigger order reduce-only (placing refuses it too)', () => {
+    const h = new AdvancedHarness();
+    h.list(spotSpec());
+    h.account(10, { BTC: 100_000_000_000, USDC: 10_000_000_000_000 });
+    const base = { instrumentName: 'BTC_USDC' };
+    const stop = {
+      ...h.orderCommand(10, 'sell', 10, null, {
+        orderType: 'stop_market',
+        trigger: 'last_price',
+        triggerPrice: 49_000,
+      }),
+      ...base,
+    };
+    const refused = h.run({ ...stop, reduceOnly: true });
+    assert.ok(!refused.ok);
+    const order = orderOf(h.ok(stop));
+    const before = h.venue.stateHash();
+    const edit = h.run({
+      type: 'edit_order',
+      accountId: 10,
+      orderId: order.orderId,
+      amount: 5,
+      reduceOnly: true,
+    });
+    assert.ok(!edit.ok);
+    assert.deepEqual([edit.error.name, edit.error.data.field], [refused.error.name, 'reduceOnly']);
+    assert.equal(h.venue.stateHash(), before, 'a refused edit changes nothing');
+    assert.equal(h.get(order.orderId).amount, 10);
+    assert.equal(h.get(order.orderId).reduceOnly, false);
   });
 
   test('good_til_day untriggered orders expire at the session end; settlement cancels them', () => {

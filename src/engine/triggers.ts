@@ -431,6 +431,11 @@ export function editUntriggered(state: VenueState, order: Order, command: EditOr
       }),
     );
   }
+  // Reduce-only needs a position (not spot): refused as placing refuses it, not at firing.
+  if (command.reduceOnly === true) {
+    const unavailable = reduceOnlyUnavailable(instrument);
+    if (unavailable !== null) return refuse(unavailable);
+  }
   const amount = command.amount ?? order.amount;
   if (!Number.isSafeInteger(amount) || amount <= 0)
     return refuse(refusal('invalid_amount', 'quantity must be positive', { field: 'quantity' }));
