@@ -28,7 +28,7 @@ import { FLAG_POST_ONLY, FLAG_REDUCE_ONLY, FLAG_REJECT_POST_ONLY, type Order } f
 import { transition } from './order-state.ts';
 import { availableFunds, coverRelease, orderReserve, type PriceBand, priceBand } from './risk.ts';
 import type { InstrumentState, VenueState } from './state.ts';
-import { sessionEnd } from './trading.ts';
+import { postOnlyReprice, sessionEnd } from './trading.ts';
 
 /**
  * The price a market-type order shows once it has executed: the band edge it could trade to, or
@@ -115,10 +115,9 @@ function enterMarket(state: VenueState, order: Order, trades: TradeView[]): void
         reject();
         return;
       }
-      const tool = instrument.instrument;
-      let repriced = buying ? touch - tool.tickAt(touch) : touch + tool.tickAt(touch);
-      while (!tool.isOnTick(repriced)) repriced += buying ? -1 : 1;
-      if (repriced <= 0) {
+      // One tick inside the touch, if that is a valid price (a combo's: one its legs can split).
+      const repriced = postOnlyReprice(state, instrument, order.side, touch);
+      if (repriced === null) {
         reject();
         return;
       }

@@ -102,9 +102,7 @@ describe('post-only on combos reprices only to prices the legs can split', () =>
     h.venue.validate();
   });
 
-  test('a post-only OTO secondary released against its own partly filled primary is not repriced below the floor', {
-    todo: 'activation.ts still reprices post-only secondaries with only a > 0 floor (postOnlyReprice fixes it)',
-  }, () => {
+  test('a post-only OTO secondary released against its own partly filled primary is not repriced below the floor', () => {
     const h = venue(STRADDLE, 2);
     // Account 2 asks at the floor and, once that fills, bids at the floor post-only.
     const placed = h.order(2, 'sell', 10, 2, {

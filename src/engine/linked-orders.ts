@@ -60,7 +60,7 @@ import {
 import { isClosedState } from './order-state.ts';
 import { availableFunds, coverRelease, orderReserve, priceBand } from './risk.ts';
 import { type InstrumentState, refusal, type VenueState } from './state.ts';
-import { bandProblem, comboPriceProblem, reduceOnlyUnavailable } from './trading.ts';
+import { bandProblem, comboPriceProblem, postOnlyReprice, reduceOnlyUnavailable } from './trading.ts';
 import {
   cancelUntriggered,
   emptyExtras,
@@ -286,7 +286,6 @@ function checkOcoSecondaries(state: VenueState, command: PlaceOrder): CoreError 
   const instrument = state.instruments.get(command.instrumentName);
   if (account === undefined || instrument === undefined || instrument.status !== 'open') return null;
   const book = instrument.book;
-  const tool = instrument.instrument;
   const band = priceBand(state, instrument);
   const position = account.positions.get(instrument.id);
   let triggers = 0;
@@ -385,12 +384,13 @@ function checkOcoSecondaries(state: VenueState, command: PlaceOrder): CoreError 
           return refusal('post_only_reject', 'post-only order would take liquidity', {
             field: field('price'),
           });
-        let repriced = buying ? touch - tool.tickAt(touch) : touch + tool.tickAt(touch);
-        while (!tool.isOnTick(repriced)) repriced += buying ? -1 : 1;
-        if (repriced <= 0)
-          return refusal('post_only_price_modification_not_possible', 'no price below the ask', {
-            field: field('price'),
-          });
+        const repriced = postOnlyReprice(state, instrument, side, touch);
+        if (repriced === null)
+          return refusal(
+            'post_only_price_modification_not_possible',
+            buying ? 'no price below the ask' : 'no price above the bid',
+            { field: field('price') },
+          );
         price = repriced;
       }
     }
