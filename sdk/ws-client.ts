@@ -466,12 +466,25 @@ export class WsClient {
     const generation = this.generation;
     // Before the call: the snapshots follow its answer at once.
     const added = listener ? channels.filter((channel) => this.addListener(channel, listener)) : [];
+    let held: string[];
     try {
-      return await this.call(this.authenticated ? 'private/subscribe' : 'public/subscribe', { channels });
+      held = await this.call(this.authenticated ? 'private/subscribe' : 'public/subscribe', { channels });
     } catch (error) {
       if (generation === this.generation) for (const channel of added) this.off(channel, listener!);
       throw error;
     }
+    // A channel already held under another spelling (a currency's letter case) is answered, and
+    // pushed, under the held name: the listener goes there.
+    if (generation === this.generation) {
+      for (const channel of added) {
+        if (held.includes(channel)) continue;
+        const name = held.find((h) => h.toLowerCase() === channel.toLowerCase());
+        if (name === undefined) continue;
+        this.off(channel, listener!);
+        this.addListener(name, listener!);
+      }
+    }
+    return held;
   }
 
   /** Unsubscribes `channels` and removes their listeners (those of `subscribe` and of `on`). */

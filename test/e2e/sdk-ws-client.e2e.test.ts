@@ -316,4 +316,22 @@ describe('the sdk WebSocket client against the service', () => {
     assert.deepEqual(snapshots, []);
     await ws.close();
   });
+
+  test('a listener subscribed under another spelling of a held channel gets its pushes', async () => {
+    const ws = client();
+    await ws.connect();
+    await ws.auth();
+    const first: SubscriptionPush[] = [];
+    const second: SubscriptionPush[] = [];
+    await ws.subscribe(['user.orders.future.btc'], (push) => first.push(push));
+    await until(() => first.length === 1);
+    assert.deepEqual(await ws.subscribe(['user.orders.future.BTC'], (push) => second.push(push)), [
+      'user.orders.future.btc',
+    ]);
+    await running.http(0).call('private/buy', { instrumentName: PERP, quantity: '10', price: '30000' });
+    await until(() => second.length === 1);
+    assert.equal(second[0]!.channel, 'user.orders.future.btc');
+    assert.equal(first.length, 2);
+    await ws.close();
+  });
 });
