@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { longerThan } from '../../core/types.ts';
 import { VenueError } from '../../domain/errors.ts';
 import { Instrument, type InstrumentSpec } from '../../domain/instrument.ts';
-import { optionSpec, perpetualSpec } from '../../engine/testkit.ts';
+import { optionSpec, perpetualSpec, spotSpec } from '../../engine/testkit.ts';
 import {
   MAX_BALANCE_PARTS,
   MAX_TWAP_SLICES,
@@ -19,6 +19,7 @@ const specs: InstrumentSpec[] = [
   optionSpec(),
   perpetualSpec({ name: 'ETH-PERPETUAL', baseCurrency: 'ETH' }),
   perpetualSpec({ name: 'BTC-27DEC26', settlementPeriod: 'month', expiration: Date.UTC(2026, 11, 27, 8) }),
+  spotSpec(),
 ];
 const instruments = new Map(specs.map((spec, i) => [spec.name, new Instrument(i, spec)]));
 const context: PortfolioValidationContext = {
@@ -102,6 +103,19 @@ describe('portfolio body validation', () => {
     );
     assert.equal(spec.legs[0]!.forCcy, 'BTC');
     assert.deepEqual(spec.twap, { startTimestamp: NOW + 1000, durationMs: 60_000, frequencyMs: 10_000 });
+  });
+  test('reduceOnly on a spot leg is refused, as placing refuses it (the leg would fail at its first child)', () => {
+    const spot = instruments.get(spotSpec().name)!;
+    const leg = perpLeg({
+      instrument: spot.spec.name,
+      instrumentType: 'SPOT',
+      reduceOnly: true,
+      priceOptions: { priceType: 'LIMIT', price: 60000, priceIn: 'USD' },
+    });
+    expectRefusal(twapBody({ legs: [leg] }), 'invalid_arguments', 'legs[0].reduceOnly');
+    assert.doesNotThrow(() =>
+      validatePortfolioBody(twapBody({ legs: [{ ...leg, reduceOnly: false }] }), context),
+    );
   });
   test('at least one leg', () => expectRefusal(balanceBody({ legs: [] }), 'invalid_portfolio', 'legs'));
   test('legs is required', () => expectRefusal(balanceBody({ legs: undefined }), 'value_required', 'legs'));

@@ -324,6 +324,15 @@ function leg(raw: unknown, i: number, type: PortfolioType, context: PortfolioVal
   const forCcy = isMissing(body.forCcy)
     ? instrument.spec.baseCurrency
     : string(body.forCcy, `${field}.forCcy`).toUpperCase();
+  const reduceOnly = bool(body.reduceOnly, `${field}.reduceOnly`);
+  // As placing refuses it (engine reduceOnlyUnavailable): such a leg would fail at its first child.
+  if (reduceOnly && (instrument.kind === 'spot' || instrument.spec.legs !== null)) {
+    fail(
+      'invalid_arguments',
+      `${field}.reduceOnly`,
+      `${field}.reduceOnly is not available for ${instrument.kind === 'spot' ? 'spot' : 'combos'} (${name})`,
+    );
+  }
   const currencies = legCurrencies(instrument);
   if (!currencies.includes(forCcy))
     fail('invalid_params', `${field}.forCcy`, `${field}.forCcy must be one of ${currencies.join(', ')}`);
@@ -337,7 +346,7 @@ function leg(raw: unknown, i: number, type: PortfolioType, context: PortfolioVal
       pricing: pricing(body.priceOptions, `${field}.priceOptions`, type, instrument),
       timeInForce: enumCode(body.timeInForce, `${field}.timeInForce`, TIME_IN_FORCE),
       postOnly: bool(body.postOnly, `${field}.postOnly`),
-      reduceOnly: bool(body.reduceOnly, `${field}.reduceOnly`),
+      reduceOnly,
       hidden: bool(body.hidden, `${field}.hidden`),
       tradeMode: enumCode(body.tradeMode, `${field}.tradeMode`, TRADE_MODES),
       positionSide: enumCode(body.positionSide, `${field}.positionSide`, POSITION_SIDES),
