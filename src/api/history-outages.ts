@@ -1,7 +1,8 @@
 /**
  * The history store's outages as `unavailable`: a read store that cannot be reached (its
  * database down or restarting, a connection dropped) is answered with an error a client may
- * retry, not `internal_error`, which says the service is at fault. So is a store still behind the
+ * retry, not `internal_error`, which says the service is at fault; so is one that stops answering
+ * (a query past the read store's deadline, ReadDbTimeoutError). So is a store still behind the
  * caller's acknowledged commands once the query's wait ran out (`ReadStoreBehindError`): the
  * query is refused rather than answered without them (`data.reason: 'history_behind'`,
  * `safeToRetry: true`, `behindCommands`). Other errors pass as they are.
@@ -25,8 +26,14 @@ export function isStorageOutage(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && (OUTAGE_CODES.has(code) || OUTAGE_SQLSTATE.test(code))) return true;
-  // node-postgres after the server went away.
-  return error instanceof Error && /Connection terminated|connection timeout/i.test(error.message);
+  // node-postgres after the server went away, or stopped answering within a deadline (the read
+  // store's own deadline arrives as ETIMEDOUT, above: ReadDbTimeoutError).
+  return (
+    error instanceof Error &&
+    /Connection terminated|connection timeout|Query read timeout|timeout exceeded when trying to connect/i.test(
+      error.message,
+    )
+  );
 }
 
 function answered<T>(query: Promise<T>): Promise<T> {

@@ -207,6 +207,47 @@ describe('config', () => {
     );
   });
 
+  test('store URLs: DATABASE_URL must be postgres(ql)://, JOURNAL_URL NATS servers; refused naming the variable, no password shown', () => {
+    for (const url of [
+      'postgres://x',
+      'postgresql://u:p@db.example:5433/venue?sslmode=require',
+      'PostgreSQL://h/d',
+    ]) {
+      assert.equal(loadConfig({ env: { DATABASE_URL: url } }).databaseUrl, url);
+    }
+    for (const url of [
+      'nats://127.0.0.1:4222',
+      'tls://nats.example:4222',
+      'nats://a:4222, nats://b:4222,nats://c:4222',
+      '127.0.0.1:4222',
+      'localhost',
+      '[::1]:4222',
+    ]) {
+      assert.equal(loadConfig({ env: { JOURNAL_URL: url } }).journalUrl, url);
+    }
+    const refused = (env: Record<string, string>, message: string) =>
+      assert.throws(
+        () => loadConfig({ env }),
+        (error: Error) =>
+          error instanceof ConfigError && error.message === `invalid configuration: ${message}`,
+      );
+    const database = '/databaseUrl (DATABASE_URL) must be a postgres:// or postgresql:// URL, got';
+    refused({ DATABASE_URL: 'not a url' }, `${database} a value that is not a URL`);
+    refused({ DATABASE_URL: 'mysql://root:secret@127.0.0.1/x' }, `${database} a mysql:// URL`);
+    refused({ DATABASE_URL: '127.0.0.1:5432' }, `${database} a value that is not a URL`);
+    const journal =
+      '/journalUrl (JOURNAL_URL) must be NATS server URLs (nats://host:4222 or tls://host:4222, comma-separated), got';
+    refused({ JOURNAL_URL: 'http://127.0.0.1:4222' }, `${journal} a http:// URL`);
+    refused({ JOURNAL_URL: 'not a url' }, `${journal} a value that is not a URL`);
+    refused({ JOURNAL_URL: 'nats://a:4222,ws://b:8080' }, `${journal} a ws:// URL`);
+    refused({ JOURNAL_URL: ' , ' }, `${journal} a value that is not a URL`);
+    // From a file or overrides too (no variable set it: the variable is still named, as the setting's).
+    assert.throws(
+      () => loadConfig({ env: {}, overrides: { databaseUrl: 'mysql://x' } }),
+      /\/databaseUrl \(DATABASE_URL\) must be a postgres/,
+    );
+  });
+
   test('a JSON file is merged; unknown keys are rejected; env wins over the file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'config-'));
     const good = join(dir, 'good.json');

@@ -291,7 +291,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const config = merged as unknown as Config;
-  const conflicts = settingConflicts(config);
+  const conflicts = [...storeUrlProblems(config), ...settingConflicts(config)];
   if (conflicts.length > 0) throw new ConfigError(`invalid configuration: ${conflicts.join('; ')}`);
   return deepFreeze(config);
 }
@@ -300,6 +300,52 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
 function setting(path: string): string {
   const binding = ENV_BINDINGS.find(([, at]) => `/${at.join('/')}` === path);
   return binding === undefined ? path : `${path} (${binding[0]})`;
+}
+
+/** A URL's scheme (lower case, without `://`), or null when it has none. */
+function schemeOf(url: string): string | null {
+  const match = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url.trim());
+  return match === null ? null : match[1]!.toLowerCase();
+}
+
+/** How a refused URL is shown: its scheme only, since the rest may hold a password. */
+function refusedUrl(url: string): string {
+  const scheme = schemeOf(url);
+  return scheme === null ? 'a value that is not a URL' : `a ${scheme}:// URL`;
+}
+
+/** A NATS server as nats.js dials it without a scheme: `host`, `host:port`, `[v6]:port`. */
+const BARE_NATS_SERVER = /^(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The stores' URLs, checked for what they dial before anything does: a value that is not a
+ * PostgreSQL URL (a MySQL one, a typo) would otherwise be tried as a host name or as PostgreSQL.
+ */
+function storeUrlProblems(config: Config): string[] {
+  const problems: string[] = [];
+  const database = config.databaseUrl;
+  if (database !== null && !['postgres', 'postgresql'].includes(schemeOf(database) ?? '')) {
+    problems.push(
+      `${setting('/databaseUrl')} must be a postgres:// or postgresql:// URL, got ${refusedUrl(database)}`,
+    );
+  }
+  const journal = config.journalUrl;
+  if (journal !== null) {
+    const servers = journal
+      .split(',')
+      .map((server) => server.trim())
+      .filter((server) => server !== '');
+    const bad = (servers.length === 0 ? [journal] : servers).find((server) => {
+      const scheme = schemeOf(server);
+      return scheme === null ? !BARE_NATS_SERVER.test(server) : scheme !== 'nats' && scheme !== 'tls';
+    });
+    if (bad !== undefined) {
+      problems.push(
+        `${setting('/journalUrl')} must be NATS server URLs (nats://host:4222 or tls://host:4222, comma-separated), got ${refusedUrl(bad)}`,
+      );
+    }
+  }
+  return problems;
 }
 
 /** Settings valid one by one that do not go together. */

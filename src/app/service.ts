@@ -385,16 +385,22 @@ async function launch(
       } catch (error) {
         log.error({ err: error }, 'replay memory not saved: the next start refuses recently signed requests');
       }
+      // A core that failed may have failed on a store that stopped answering (a PostgreSQL whose
+      // journal write timed out): each step that waits on the stores then gets a few seconds, and
+      // what has not finished by then is left behind (the next start recovers as after a crash).
+      const within = closeStepBound(clock, core.failed === null ? null : FAILED_CLOSE_STEP_MS, log);
       // Every frame is durable and handed over: the replica's last snapshot is the live state.
-      await replica?.stop(true);
-      await snapshotter.idle();
-      await retiredSaves;
+      await within('snapshot replica stop', replica?.stop(true));
+      await within('snapshot saves', Promise.all([snapshotter.idle(), retiredSaves]));
       // Never snapshot a core that failed: its memory may hold part of a command not journaled.
       if ((replica === null || replica.failed) && core.sequence > 0 && core.failed === null) {
         await snapshotter.snapshotNow(core.machine.venue.now);
       }
-      await readStore.flush().catch((error: unknown) => log.error({ err: error }, 'read store flush'));
-      await storage.close();
+      await within(
+        'read store flush',
+        readStore.flush().catch((error: unknown) => log.error({ err: error }, 'read store flush')),
+      );
+      await within('stores close', storage.close());
       keyStore.close();
       dataDirLock.release();
     })();
@@ -413,6 +419,42 @@ async function launch(
     demoCredentials,
     address,
     close,
+  };
+}
+
+/** How long a close after the core failed waits for each step on the stores (service clock). */
+const FAILED_CLOSE_STEP_MS = 5_000;
+const LATE = Symbol('late');
+
+/**
+ * Waits for a close step: without bound when `ms` is null, else for up to `ms` on `clock`, past
+ * which the step is logged and left to finish (or not) on its own. Its failure still fails the
+ * close when it comes in time.
+ */
+function closeStepBound(
+  clock: Clock,
+  ms: number | null,
+  log: Logger,
+): (what: string, step: Promise<unknown> | undefined) => Promise<void> {
+  if (ms === null) return async (_what, step) => void (await step);
+  return async (what, step) => {
+    if (step === undefined) return;
+    let cancel: () => void = () => undefined;
+    const late = new Promise<typeof LATE>((resolve) => {
+      cancel = clock.schedule(clock.now() + ms, () => resolve(LATE));
+    });
+    try {
+      if ((await Promise.race([step, late])) === LATE) {
+        log.error(
+          { step: what, waitedMs: ms },
+          'closing after a core failure: a step did not finish in time and is left behind',
+        );
+        // Its eventual failure is not the close's any more.
+        step.catch(() => undefined);
+      }
+    } finally {
+      cancel();
+    }
   };
 }
 

@@ -7,18 +7,38 @@
  * Invariants:
  * - The three stores are independent connections; closing closes all of them (journal last, so
  *   everything acknowledged is flushed even if another close fails).
+ * - One service per database: with a database URL the stores hold its advisory lock from before
+ *   anything is read until `close` (./postgres/pg-fence.ts), on the journal's writer connection
+ *   when the journal is there, else on a connection of its own; and the database must describe
+ *   this journal (its recorded identity), or nothing is opened.
+ * - A store that fails to open closes those already opened (lock, journal, NATS connection)
+ *   before the error is thrown, so a failed start leaves nothing behind; the error names the
+ *   setting whose store failed (DATABASE_URL, JOURNAL_URL) unless it already says what to fix.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import type { BatchLimits, Journal, JournalEntry, SnapshotStore } from './journal.ts';
+import { StoreOpenError } from './data-dir-lock.ts';
+import {
+  type BatchLimits,
+  type Journal,
+  JournalCorruptError,
+  type JournalEntry,
+  type SnapshotStore,
+} from './journal.ts';
 import {
   NatsJournal,
   NatsJournalStream,
   type NatsJournalTarget,
   readNatsJournal,
 } from './nats/nats-journal.ts';
+import {
+  checkJournalIdentity,
+  type JournalIdentity,
+  PgDatabaseFence,
+  recordJournalIdentityAt,
+} from './postgres/pg-fence.ts';
 import { PgJournal, readPgJournal } from './postgres/pg-journal.ts';
 import { PgSnapshotStore } from './postgres/pg-snapshots.ts';
 import type { KindOf } from './read/core-projections.ts';
@@ -62,6 +82,40 @@ export interface Stores<C> {
   close(): Promise<void>;
 }
 
+/** A connection string with its password masked, to print. */
+export function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(not a URL)';
+  }
+}
+
+/** What an error says, also for those whose message is empty (pg's AggregateError of every address tried). */
+function causeText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error.message !== '') return error.message;
+  const inner = (error as { errors?: unknown[] }).errors;
+  if (Array.isArray(inner) && inner.length > 0) return inner.map(causeText).join('; ');
+  return (error as { code?: string }).code ?? error.name;
+}
+
+/**
+ * Runs one store's open; a failure that does not already say what to fix (`StoreOpenError`) nor
+ * is the journal's own content (`JournalCorruptError`) becomes a `StoreOpenError` naming the
+ * setting, its cause kept.
+ */
+async function opening<T>(setting: string, open: () => Promise<T>): Promise<T> {
+  try {
+    return await open();
+  } catch (error) {
+    if (error instanceof StoreOpenError || error instanceof JournalCorruptError) throw error;
+    throw new StoreOpenError(`${setting}: ${causeText(error)}`, { cause: error });
+  }
+}
+
 export async function openStores<C = unknown>(settings: StoreSettings): Promise<Stores<C>> {
   const readOptions = {
     ...(settings.projections === undefined ? {} : { projections: settings.projections }),
@@ -72,46 +126,103 @@ export async function openStores<C = unknown>(settings: StoreSettings): Promise<
   };
   const limits = settings.batchLimits === undefined ? {} : { limits: settings.batchLimits };
   const keep = settings.keepSnapshots ?? 3;
-  let journal: Journal<C>;
-  let snapshots: SnapshotStore;
-  let readStore: ReadStore;
-  let backend: 'sqlite' | 'postgres';
   const nats = settings.natsJournal ?? null;
-  // The journal first: a second service on the same journal is refused before the others open.
-  if (nats !== null) journal = await NatsJournal.open<C>({ ...nats, ...limits });
-  if (settings.databaseUrl !== null) {
-    backend = 'postgres';
-    const connectionString = settings.databaseUrl;
-    if (nats === null) journal = await PgJournal.open<C>({ connectionString, ...limits });
-    snapshots = await PgSnapshotStore.open({ connectionString, keep });
-    readStore = await ReadStore.open({ db: await PgReadDb.open(connectionString), ...readOptions });
-  } else {
-    backend = 'sqlite';
-    mkdirSync(settings.dataDir, { recursive: true });
-    if (nats === null) {
-      journal = SqliteJournal.open<C>({ path: join(settings.dataDir, SQLITE_FILES.journal), ...limits });
-    }
-    snapshots = new SqliteSnapshotStore({ path: join(settings.dataDir, SQLITE_FILES.snapshots), keep });
-    readStore = await ReadStore.open({
-      db: new SqliteReadDb(join(settings.dataDir, SQLITE_FILES.read)),
-      ...readOptions,
-    });
-  }
-  return {
-    backend,
-    journalBackend: nats !== null ? 'nats' : backend,
-    journal: journal!,
-    snapshots,
-    readStore,
-    async close() {
-      try {
-        await readStore.close();
-        await snapshots.close();
-      } finally {
-        await journal!.close();
-      }
-    },
+  const openNats = (target: NatsJournalTarget) =>
+    opening(`JOURNAL_URL (${target.servers}, stream ${target.stream})`, () =>
+      NatsJournal.open<C>({ ...target, ...limits }),
+    );
+  // Everything opened so far, closed again (newest first) when a later open fails.
+  const opened: Array<{ close(): Promise<void> | void }> = [];
+  const kept = <T extends { close(): Promise<void> | void }>(store: T): T => {
+    opened.push(store);
+    return store;
   };
+  try {
+    let journal: Journal<C>;
+    let snapshots: SnapshotStore;
+    let readStore: ReadStore;
+    let fence: PgDatabaseFence | null = null;
+    let backend: 'sqlite' | 'postgres';
+    if (settings.databaseUrl !== null) {
+      backend = 'postgres';
+      const connectionString = settings.databaseUrl;
+      const setting = `DATABASE_URL (${redactedUrl(connectionString)})`;
+      const identity: JournalIdentity =
+        nats === null ? { backend: 'postgres' } : { backend: 'nats', stream: nats.stream };
+      // The database's lock and journal identity first: a second service on it, or one with
+      // another journal, is refused before any store is opened (a stream created, say).
+      if (nats === null) {
+        journal = kept(
+          await opening(setting, () =>
+            PgJournal.open<C>({
+              connectionString,
+              ...limits,
+              onLocked: (writer) => checkJournalIdentity(writer, identity),
+            }),
+          ),
+        );
+      } else {
+        fence = kept(await opening(setting, () => PgDatabaseFence.open(connectionString, identity)));
+        // Then the journal: a second service on the same stream is refused before the rest opens.
+        journal = kept(await openNats(nats));
+      }
+      snapshots = kept(await opening(setting, () => PgSnapshotStore.open({ connectionString, keep })));
+      const db = kept(await opening(setting, () => PgReadDb.open(connectionString)));
+      readStore = await opening(setting, () => ReadStore.open({ db, ...readOptions }));
+      // Closing it closes `db`, which stays on the list: closing that again does nothing.
+      kept(readStore);
+      // Every store is open: the database now belongs to this journal.
+      const fenced = fence;
+      await opening(setting, () =>
+        fenced === null ? recordJournalIdentityAt(connectionString, identity) : fenced.record(),
+      );
+    } else {
+      backend = 'sqlite';
+      // The journal first: a second service on the same journal is refused before the others open.
+      if (nats !== null) journal = kept(await openNats(nats));
+      mkdirSync(settings.dataDir, { recursive: true });
+      if (nats === null) {
+        journal = kept(
+          SqliteJournal.open<C>({ path: join(settings.dataDir, SQLITE_FILES.journal), ...limits }),
+        );
+      }
+      snapshots = kept(
+        new SqliteSnapshotStore({ path: join(settings.dataDir, SQLITE_FILES.snapshots), keep }),
+      );
+      const db = kept(new SqliteReadDb(join(settings.dataDir, SQLITE_FILES.read)));
+      readStore = await ReadStore.open({ db, ...readOptions });
+    }
+    const stores = { journal: journal!, snapshots, readStore, fence };
+    return {
+      backend,
+      journalBackend: nats !== null ? 'nats' : backend,
+      journal: stores.journal,
+      snapshots,
+      readStore,
+      async close() {
+        try {
+          await stores.readStore.close();
+          await stores.snapshots.close();
+        } finally {
+          try {
+            await stores.journal.close();
+          } finally {
+            // Last: the database is another service's to open only once everything here is closed.
+            await stores.fence?.close();
+          }
+        }
+      },
+    };
+  } catch (error) {
+    for (const store of opened.reverse()) {
+      try {
+        await store.close();
+      } catch {
+        // The open's own error is the one to report.
+      }
+    }
+    throw error;
+  }
 }
 
 /**

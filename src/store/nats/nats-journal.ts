@@ -30,6 +30,9 @@
  *   its seqs); a bad frame anywhere else, or a gap, is `JournalCorruptError` when read.
  * - A frame larger than the server's max payload is sent as several frames of consecutive entries
  *   (re-encoded; readers see ordinary frames); a single entry that does not fit fails the write.
+ * - A server lost once connected is dialled again for as long as the journal is open; publishes
+ *   meanwhile are tried again up to their deadline (`ackTimeoutMs`, 30 s), which is what fails
+ *   the journal when the server stays away. A server without JetStream is refused at open.
  * - Reads run on ephemeral ordered consumers from the frame holding `fromSeq`, found by binary
  *   search over stream sequences; they end at the last frame pending when they get there.
  * - Trimmed by deleting messages one by one from the stream's start (see `trimRecords`). The
@@ -90,6 +93,8 @@ export interface NatsJournalOptions extends NatsJournalTarget {
    * open for the cluster to answer (default 30 s: long enough for a cluster to elect leaders).
    */
   readonly ackTimeoutMs?: number;
+  /** How often a lost server is dialled again (default 500 ms; tests shorten it). */
+  readonly reconnectWaitMs?: number;
 }
 
 export const DEFAULT_JOURNAL_STREAM = 'VENUE_JOURNAL';
@@ -114,6 +119,8 @@ const PUBLISH_TRY_MS = 2_000;
 const PUBLISH_RETRY_PAUSE_MS = 250;
 const OPEN_RETRY_PAUSE_MS = 500;
 const DEFAULT_ACK_TIMEOUT_MS = 30_000;
+/** A lost server is dialled again this often (nats.js adds up to 100 ms of jitter). */
+const DEFAULT_RECONNECT_WAIT_MS = 500;
 const WRONG_LAST_SEQUENCE = 10071;
 const STREAM_NOT_FOUND = 10059;
 
@@ -175,10 +182,34 @@ export class NatsJournalStream {
     this.subjects = journalSubjects(stream);
   }
 
-  static async connect(target: Pick<NatsJournalTarget, 'servers' | 'stream'>, name: string) {
-    const nc = await connect({ servers: natsServers(target.servers), name });
+  /**
+   * Connects for good: once connected, a lost server is dialled again every `reconnectWaitMs`
+   * (default 500 ms) for as long as the connection is open, never given up after a number of
+   * tries, so what fails a journal whose server went away is its publish deadline (`ackTimeoutMs`,
+   * 30 s), not the client closing before it. `close` ends the redialling.
+   */
+  static async connect(
+    target: Pick<NatsJournalTarget, 'servers' | 'stream'>,
+    name: string,
+    reconnectWaitMs = DEFAULT_RECONNECT_WAIT_MS,
+  ) {
+    const nc = await connect({
+      servers: natsServers(target.servers),
+      name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: reconnectWaitMs,
+    });
     try {
-      const jsm = await nc.jetstreamManager();
+      const jsm = await nc.jetstreamManager().catch((error: unknown) => {
+        // No JetStream API answers, and the server says it has none: not a cluster electing a
+        // leader, which answers (10008), but a server started without JetStream.
+        if ((error as { code?: string } | null)?.code === '503' && nc.info?.jetstream !== true) {
+          throw new StoreOpenError(
+            `JetStream is not enabled on JOURNAL_URL (${target.servers}): the NATS server answers but runs without JetStream; start it with -js (or a jetstream block in its configuration)`,
+          );
+        }
+        throw error;
+      });
       return new NatsJournalStream(nc, jsm, nc.jetstream(), target.stream);
     } catch (error) {
       await nc.close();
@@ -390,7 +421,11 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
   }
 
   private static async openOnce<C>(options: NatsJournalOptions): Promise<NatsJournal<C>> {
-    const conn = await NatsJournalStream.connect(options, `journal writer ${options.stream}`);
+    const conn = await NatsJournalStream.connect(
+      options,
+      `journal writer ${options.stream}`,
+      options.reconnectWaitMs,
+    );
     let responder: Subscription | null = null;
     try {
       if (options.exclusive !== false) await refuseWhileWriterRuns(conn);

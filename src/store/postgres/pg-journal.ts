@@ -7,8 +7,10 @@
  *
  * Invariants (beyond ./journal.ts):
  * - One dedicated connection writes, so batches commit in order; reads use other connections.
- * - One writer per database: that connection holds a session advisory lock, and a second `open`
- *   (another service on the same DATABASE_URL) is refused with `StoreOpenError` before it reads.
+ * - One writer per database: that connection holds the database's session advisory lock
+ *   (./pg-fence.ts), and a second `open` (another service on the same DATABASE_URL, whatever its
+ *   journal) is refused with `StoreOpenError` before it reads. `onLocked` runs on it next, before
+ *   the journal is read or written (openStores checks the database's journal identity there).
  * - While a batch is in flight, appends accumulate for the next one (pipelined group commit).
  * - Seqs and timestamps are BIGINT, read back as float8 (exact below 2^53).
  * - A trim is ONE statement on the writer connection: the connection runs its queries in the
@@ -19,7 +21,6 @@
  */
 import pg from 'pg';
 import { CommittedJournal } from '../committed-journal.ts';
-import { StoreOpenError } from '../data-dir-lock.ts';
 import { GroupCommitter } from '../group-commit.ts';
 import {
   type BatchLimits,
@@ -31,6 +32,7 @@ import {
 } from '../journal.ts';
 import { type FrameRow, readFramePages, readVerifiedFrames, toFrame } from '../read-frames.ts';
 import { frameChecksumValid, type StoredFrame } from '../record-format.ts';
+import { lockDatabase } from './pg-fence.ts';
 
 export const PG_JOURNAL_SCHEMA = `
 CREATE TABLE IF NOT EXISTS journal (
@@ -47,12 +49,6 @@ CREATE TABLE IF NOT EXISTS hash_checkpoints (
   state_hash TEXT NOT NULL
 );
 `;
-
-/**
- * The session advisory lock the writer holds while the journal is open: one writer per database.
- * The server drops it with the session, so a killed service leaves none behind.
- */
-const WRITER_LOCK_KEY = 7_305_611_001;
 
 const FRAME_COLUMNS = 'first_seq::float8 AS first_seq, count, version, payload, checksum';
 
@@ -89,6 +85,8 @@ export interface PgJournalOptions {
    * instead of stalling it while commands pile up in memory, applied but never acknowledged.
    */
   readonly writeTimeoutMs?: number;
+  /** Runs on the writer connection once it holds the lock, before the journal is read. */
+  readonly onLocked?: (writer: pg.ClientBase) => Promise<void>;
 }
 
 const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
@@ -106,12 +104,8 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
         throw new Error('synchronous_commit is off: acknowledged appends would not be durable');
       }
       // Before anything is read: a second writer would journal under the running one's seqs.
-      const lock = await writer.query('SELECT pg_try_advisory_lock($1) AS locked', [WRITER_LOCK_KEY]);
-      if ((lock.rows[0] as { locked: boolean }).locked !== true) {
-        throw new StoreOpenError(
-          'the journal in this PostgreSQL database is in use by another running service; stop it first or use another database',
-        );
-      }
+      await lockDatabase(writer);
+      await options.onLocked?.(writer);
       await writer.query(PG_JOURNAL_SCHEMA);
       const openReport = await dropTornTail(writer);
       const last = await lastDurable<C>(writer);
@@ -119,7 +113,8 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
       await writer.query('DELETE FROM hash_checkpoints WHERE seq > $1', [last.seq]);
       return new PgJournal<C>(pool, writer, openReport, last, options);
     } catch (error) {
-      writer.release();
+      // Dropped, not returned to the pool (a query may still be waiting on it): the lock goes with it.
+      writer.release(true);
       await pool.end();
       throw error;
     }
@@ -189,7 +184,13 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
   }
 
   protected async trimRecords(seq: number, maxRecords: number): Promise<TrimResult> {
-    const result = await this.writer.query(TRIM, [seq, maxRecords]);
+    // With the writes' deadline: a trim stuck on a server that stopped answering would hold a
+    // shutdown (the trimmer waits for its step) forever.
+    const result = await this.writer.query({
+      text: TRIM,
+      values: [seq, maxRecords],
+      query_timeout: this.writeTimeoutMs,
+    } as pg.QueryConfig);
     const row = result.rows[0] as { records: number; entries: number; done: boolean };
     return { records: row.records, entries: row.entries, done: row.done };
   }

@@ -1,23 +1,49 @@
 /**
  * One PostgreSQL transaction on a pooled connection: BEGIN, the work, COMMIT; ROLLBACK when the
- * work (or the commit) fails, and the connection goes back to the pool either way.
+ * work (or the commit) fails, and the connection goes back to the pool either way, unless it can
+ * no longer be trusted: a statement that timed out still waits for its answer on it (and a
+ * rollback would only queue behind it), and a rollback that failed leaves it in an unknown state.
+ * Such a connection is dropped instead.
  */
 import type pg from 'pg';
+
+/** node-postgres' error when a query's `query_timeout` passed without an answer (client.js). */
+export function isQueryTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Query read timeout';
+}
+
+export interface TransactionOptions {
+  /** Each of BEGIN, COMMIT and ROLLBACK fails after this long without an answer (default: none). */
+  readonly queryTimeoutMs?: number;
+}
 
 export async function inTransaction<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient) => Promise<T>,
+  options: TransactionOptions = {},
 ): Promise<T> {
   const client = await pool.connect();
+  const timeout = options.queryTimeoutMs;
+  // node-postgres reads a per-query `query_timeout` (client.js) that its typings leave out.
+  const run = (text: string) =>
+    timeout === undefined
+      ? client.query(text)
+      : client.query({ text, query_timeout: timeout } as pg.QueryConfig);
+  let drop = false;
   try {
-    await client.query('BEGIN');
+    await run('BEGIN');
     const result = await work(client);
-    await client.query('COMMIT');
+    await run('COMMIT');
     return result;
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    if (isQueryTimeout(error)) drop = true;
+    else {
+      await run('ROLLBACK').catch(() => {
+        drop = true;
+      });
+    }
     throw error;
   } finally {
-    client.release();
+    client.release(drop);
   }
 }

@@ -12,7 +12,7 @@
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { inTransaction } from '../postgres/pg-transaction.ts';
+import { inTransaction, isQueryTimeout } from '../postgres/pg-transaction.ts';
 import { walPragmas } from '../sqlite/wal.ts';
 import { SqliteWriterThread } from '../sqlite/writer-thread.ts';
 import type { RowValue } from './projection.ts';
@@ -141,15 +141,72 @@ export class SqliteReadDb implements ReadDb {
 
 const INT8_OID = 20;
 
+/** How long a query (and the wait for a connection) may take by default (see `PgReadDbOptions`). */
+export const DEFAULT_PG_READ_TIMEOUT_MS = 5_000;
+/** How long each statement of a commit may take by default, as a journal write (pg-journal.ts). */
+export const DEFAULT_PG_WRITE_TIMEOUT_MS = 30_000;
+
+export interface PgReadDbOptions {
+  /**
+   * How long a history query, and the wait for a connection, may take before it fails (default
+   * 5 s): a server that stopped answering (stopped, its disk hung) gets history answered
+   * `unavailable` instead of never. Opening, `init`, `reset` and `execute` (schema changes, a
+   * rebuild, an explicit prune: they may rightly take long) wait as long for a connection, then
+   * for their statements without a deadline.
+   */
+  readonly timeoutMs?: number;
+  /**
+   * How long each statement of a commit (BEGIN and COMMIT included) may take before the write
+   * fails and is tried again later (default 30 s): a batch may rightly be large, but a write
+   * waiting on a hung server would hold a flush, and so a shutdown, forever.
+   */
+  readonly writeTimeoutMs?: number;
+}
+
+/**
+ * The read store's PostgreSQL did not answer within the deadline. `code` is Node's ETIMEDOUT, so
+ * history answers it as an outage (`unavailable`, src/api/history-outages.ts).
+ */
+export class ReadDbTimeoutError extends Error {
+  override readonly name = 'ReadDbTimeoutError';
+  readonly code = 'ETIMEDOUT';
+}
+
+/**
+ * node-postgres' and pg-pool's timeouts as `ReadDbTimeoutError` (a statement past `answerMs`, no
+ * connection within `connectMs`); other errors as they are.
+ */
+function timedOut(error: unknown, answerMs: number, connectMs: number): unknown {
+  if (!(error instanceof Error)) return error;
+  if (isQueryTimeout(error)) {
+    return new ReadDbTimeoutError(`the read store's PostgreSQL did not answer within ${answerMs} ms`, {
+      cause: error,
+    });
+  }
+  if (
+    /timeout exceeded when trying to connect|Connection terminated due to connection timeout/.test(
+      error.message,
+    )
+  ) {
+    return new ReadDbTimeoutError(`no connection to the read store's PostgreSQL within ${connectMs} ms`, {
+      cause: error,
+    });
+  }
+  return error;
+}
+
 export class PgReadDb implements ReadDb {
   readonly dialect = 'postgres' as const;
   readonly maxParams = 60_000;
   private closed = false;
 
-  static async open(connectionString: string): Promise<PgReadDb> {
+  static async open(connectionString: string, options: PgReadDbOptions = {}): Promise<PgReadDb> {
+    const timeoutMs = options.timeoutMs ?? DEFAULT_PG_READ_TIMEOUT_MS;
+    const writeTimeoutMs = options.writeTimeoutMs ?? DEFAULT_PG_WRITE_TIMEOUT_MS;
     const pool = new pg.Pool({
       connectionString,
       max: 4,
+      connectionTimeoutMillis: timeoutMs,
       types: {
         getTypeParser: ((oid: number, format?: string) =>
           oid === INT8_OID
@@ -158,20 +215,43 @@ export class PgReadDb implements ReadDb {
       },
     });
     pool.on('error', () => undefined);
-    await pool.query(META_DDL);
-    return new PgReadDb(pool);
+    try {
+      await pool.query(META_DDL);
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+    return new PgReadDb(pool, timeoutMs, writeTimeoutMs);
   }
 
-  private constructor(private readonly pool: pg.Pool) {}
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly timeoutMs: number,
+    private readonly writeTimeoutMs: number,
+  ) {}
 
   async init(ddl: readonly string[]): Promise<void> {
     for (const sql of ddl) await this.pool.query(sql);
   }
 
+  /** A query with a deadline (node-postgres reads a per-query `query_timeout` its typings leave out). */
+  private timed(text: string, values: readonly RowValue[], timeoutMs: number): pg.QueryConfig {
+    return { text, values: values as RowValue[], query_timeout: timeoutMs } as pg.QueryConfig;
+  }
+
   commit(statements: readonly Statement[], lastSeq: number): Promise<void> {
-    return inTransaction(this.pool, async (client) => {
-      for (const s of statements) await client.query(toPostgresPlaceholders(s.sql), s.params);
-      await client.query(toPostgresPlaceholders(SET_SEQ), [lastSeq]);
+    const deadline = this.writeTimeoutMs;
+    return inTransaction(
+      this.pool,
+      async (client) => {
+        for (const s of statements) {
+          await client.query(this.timed(toPostgresPlaceholders(s.sql), s.params, deadline));
+        }
+        await client.query(this.timed(toPostgresPlaceholders(SET_SEQ), [lastSeq], deadline));
+      },
+      { queryTimeoutMs: deadline },
+    ).catch((error: unknown) => {
+      throw timedOut(error, deadline, this.timeoutMs);
     });
   }
 
@@ -189,8 +269,12 @@ export class PgReadDb implements ReadDb {
   }
 
   async query<T>(sql: string, params: readonly RowValue[]): Promise<T[]> {
-    const result = await this.pool.query(toPostgresPlaceholders(sql), params as RowValue[]);
-    return result.rows as T[];
+    try {
+      const result = await this.pool.query(this.timed(toPostgresPlaceholders(sql), params, this.timeoutMs));
+      return result.rows as T[];
+    } catch (error) {
+      throw timedOut(error, this.timeoutMs, this.timeoutMs);
+    }
   }
 
   async execute(sql: string, params: readonly RowValue[]): Promise<number> {
@@ -198,6 +282,10 @@ export class PgReadDb implements ReadDb {
     return result.rowCount ?? 0;
   }
 
+  /**
+   * Idle connections are closed without waiting for the server; one in use is waited for (a query
+   * or commit under way lets go of it within the deadline).
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
