@@ -44,6 +44,10 @@ export class Position {
   /** Lots of open reduce-only orders per side (jointly capped at the position). */
   reduceOnlyBuys = 0;
   reduceOnlySells = 0;
+  /** This command's pending review of the reserves of orders claiming it (matching.ts), if any. */
+  review: ReserveReview | null = null;
+  /** The account's claim queues on this instrument (`Account.claimQueues`), once looked up. */
+  claims: ClaimQueues | null = null;
 
   constructor(
     readonly accountId: number,
@@ -70,6 +74,50 @@ export class Position {
       settlementCurrency: this.economics.settlementCurrency,
     };
   }
+}
+
+/**
+ * An account's resting orders that would trade one instrument on one side (plain orders and combo
+ * orders with a leg on it), by order number: the order in which they claim the position's
+ * reducible lots for the margin exemption (risk.ts, matching.ts `reviewReserves`).
+ */
+export interface ClaimQueue {
+  /** By number. An order that left the book stays (its `level` null) until the queue is compacted. */
+  readonly orders: Order[];
+  /** Their numbers, entry by entry (searched without touching the orders). */
+  readonly numbers: number[];
+  /** Entries whose order left the book. */
+  idle: number;
+  /**
+   * A place kept near the position's reducible lots, where walks of the queue start: the lots the
+   * resting orders numbered below `cutNumber` claim, kept by every change of their lots (counted
+   * again when `stale`: a change that did not name its order). `cutIndex`: where `cutNumber` was.
+   */
+  cutNumber: number;
+  cutAhead: number;
+  cutIndex: number;
+  stale: boolean;
+}
+
+export interface ClaimQueues {
+  readonly buys: ClaimQueue;
+  readonly sells: ClaimQueue;
+}
+
+/**
+ * A position whose reducible lots changed in a command, or whose claim queues an order entered
+ * out of number order: the bounds of the reducible lots (per side) seen since, so the reserves of
+ * the orders whose claim on them changed are reviewed once the command's fills are over.
+ */
+export interface ReserveReview {
+  /** The command's queue of positions to check (state.reduceOnlyChecks): stale once replaced. */
+  queue: readonly unknown[];
+  buysLow: number;
+  buysHigh: number;
+  sellsLow: number;
+  sellsHigh: number;
+  /** Orders that rested again out of number order in this command (`noteClaimEntry`). */
+  entered: Order[] | null;
 }
 
 /**
@@ -165,6 +213,11 @@ export class Account {
    * (risk.ts). Derived from the resting orders (matching.ts `changeOpenLots`), not saved.
    */
   readonly comboOpen = new Map<number, OpenLots>();
+  /**
+   * By instrument id (a combo order under each leg): the resting orders that claim the position's
+   * reducible lots, in order (`ClaimQueue`). Derived from the resting orders, not saved.
+   */
+  readonly claimQueues = new Map<number, ClaimQueues>();
 
   constructor(
     readonly id: number,

@@ -15,7 +15,14 @@
  */
 import type { OrderView, TradeParty, TradeView } from '../core/events.ts';
 import type { CancelReason, TickDirection } from '../core/types.ts';
-import { type Account, applyFill, type Position } from './accounts.ts';
+import {
+  type Account,
+  applyFill,
+  type ClaimQueue,
+  type ClaimQueues,
+  type Position,
+  type ReserveReview,
+} from './accounts.ts';
 import { type ComboBook, comboLegPrices, comboLegs, legSide } from './combo-legs.ts';
 import { consumeDisplay, refreshDisplay } from './iceberg.ts';
 import { reactMember } from './oco.ts';
@@ -30,6 +37,7 @@ import {
   type Order,
 } from './order.ts';
 import { transition } from './order-state.ts';
+import { type Claim, orderReserve } from './risk.ts';
 import type { InstrumentState, VenueState } from './state.ts';
 import { noteOpenInterest, recordTrade } from './trade-stats.ts';
 
@@ -46,18 +54,20 @@ export function rest(
   account.openOrderCount++;
   const position = instrument.position(account);
   const remaining = order.amount - order.filled;
-  changeOpenLots(state, instrument, account, position, order.side, remaining);
+  changeOpenLots(state, instrument, account, position, order.side, remaining, order);
   if ((order.flags & FLAG_REDUCE_ONLY) !== 0) {
     if (order.side === 'buy') position.reduceOnlyBuys += remaining;
     else position.reduceOnlySells += remaining;
   }
   if (order.reserved !== 0) account.ledger(order.reserveCurrency).reserved += order.reserved;
+  if (!instrument.economics.isSpot) enterClaims(state, instrument, account, position, order);
   if (queueExpiry && order.expiresAt !== 0) state.expiries.push(order);
 }
 
 /**
  * Moves a resting order's open lots on its position by `lots` (negative: fewer), and for a combo
- * order the account's open lots on each leg too, each on the leg's own side.
+ * order the account's open lots on each leg too, each on the leg's own side; and its lots in the
+ * claim queues. `order`: the order whose lots move (null: its claim queues read them again later).
  */
 export function changeOpenLots(
   state: VenueState,
@@ -66,22 +76,33 @@ export function changeOpenLots(
   position: Position,
   side: 'buy' | 'sell',
   lots: number,
+  order: Order | null = null,
 ): void {
   if (side === 'buy') position.openBuys += lots;
   else position.openSells += lots;
   // A long option's lots an order would sell cover no short (risk.ts): the margin changes.
   if (side === 'sell' && position.size > 0 && instrument.economics.isOption) staleMargin(account, instrument);
   const combo = comboLegs(state, instrument);
-  if (combo === null) return;
+  if (combo === null) {
+    if (!instrument.economics.isSpot) {
+      position.claims ??= claimQueues(account, instrument.id);
+      claimLots(side === 'buy' ? position.claims.buys : position.claims.sells, order, lots);
+    }
+    return;
+  }
   for (const leg of combo.legs) {
     let open = account.comboOpen.get(leg.instrument.id);
     if (open === undefined) {
       open = { buys: 0, sells: 0 };
       account.comboOpen.set(leg.instrument.id, open);
     }
-    if (legSide(side, leg.ratio) === 'buy') open.buys += lots;
-    else {
+    const queues = claimQueues(account, leg.instrument.id);
+    if (legSide(side, leg.ratio) === 'buy') {
+      open.buys += lots;
+      claimLots(queues.buys, order, lots);
+    } else {
       open.sells += lots;
+      claimLots(queues.sells, order, lots);
       if (leg.instrument.economics.isOption) staleMargin(account, leg.instrument);
     }
   }
@@ -100,7 +121,7 @@ export function unrest(state: VenueState, instrument: InstrumentState, order: Or
   account.openOrderCount--;
   const position = instrument.position(account);
   const remaining = order.amount - order.filled;
-  changeOpenLots(state, instrument, account, position, order.side, -remaining);
+  changeOpenLots(state, instrument, account, position, order.side, -remaining, order);
   if ((order.flags & FLAG_REDUCE_ONLY) !== 0) {
     if (order.side === 'buy') position.reduceOnlyBuys -= remaining;
     else position.reduceOnlySells -= remaining;
@@ -109,6 +130,475 @@ export function unrest(state: VenueState, instrument: InstrumentState, order: Or
     account.ledger(order.reserveCurrency).reserved -= order.reserved;
     order.reserved = 0;
   }
+  if (!instrument.economics.isSpot) leaveClaims(state, instrument, account, position, order);
+}
+
+// ---- The reducing-order exemption: claim queues and reserve reviews ----------------------------
+//
+// Lots of an order that only reduce the position need no margin (risk.ts); an order is granted
+// that when it is placed, against the position and the open orders then. The account's resting
+// orders on one side of an instrument claim the position's reducible lots in order-number order
+// (oldest first: a new order is granted only what older ones leave, as placing computes). When the
+// position shrinks, the newest claims lose their cover and those orders must reserve for opening;
+// when an option position grows, orders that now only reduce it need less (a long that open orders
+// would sell covers no short, so their reserve would count the short's naked margin twice). After
+// each command's fills (`clipReduceOnly`), the orders whose claim crossed the change are given their
+// exact reserve against the orders ahead of them (`reviewReserves`).
+
+/** `account`'s claim queues on `instrumentId`, made when missing. */
+function claimQueues(account: Account, instrumentId: number): ClaimQueues {
+  let queues = account.claimQueues.get(instrumentId);
+  if (queues === undefined) {
+    const queue = (): ClaimQueue => ({
+      orders: [],
+      numbers: [],
+      idle: 0,
+      cutNumber: Number.POSITIVE_INFINITY,
+      cutAhead: 0,
+      cutIndex: 0,
+      stale: false,
+    });
+    queues = { buys: queue(), sells: queue() };
+    account.claimQueues.set(instrumentId, queues);
+  }
+  return queues;
+}
+
+/** The claim queues on a position's instrument (plain orders' and combo legs'), null when none. */
+function queuesOf(account: Account, position: Position): ClaimQueues | null {
+  position.claims ??= account.claimQueues.get(position.instrumentId) ?? null;
+  return position.claims;
+}
+
+/** The index of the first entry numbered `number` or more. */
+function claimIndex(numbers: readonly number[], number: number): number {
+  let lo = 0;
+  let hi = numbers.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (numbers[mid]! < number) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** An order's lots claimed in a queue moved by `delta` (null: some order's, unknown). */
+function claimLots(queue: ClaimQueue, order: Order | null, delta: number): void {
+  if (order === null) queue.stale = true;
+  else if (order.number < queue.cutNumber) queue.cutAhead += delta;
+}
+
+/** A resting order joins the claim queues of what it trades: its instrument, or a combo's legs. */
+function enterClaims(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  position: Position,
+  order: Order,
+): void {
+  if (instrument.instrument.spec.legs === null) {
+    const queues = position.claims!;
+    enqueueClaim(order.side === 'buy' ? queues.buys : queues.sells, order);
+    return;
+  }
+  for (const leg of comboLegs(state, instrument)!.legs) {
+    const queues = claimQueues(account, leg.instrument.id);
+    enqueueClaim(legSide(order.side, leg.ratio) === 'buy' ? queues.buys : queues.sells, order);
+  }
+}
+
+function enqueueClaim(queue: ClaimQueue, order: Order): void {
+  const { orders, numbers } = queue;
+  const length = numbers.length;
+  if (length === 0 || numbers[length - 1]! < order.number) {
+    orders.push(order);
+    numbers.push(order.number);
+    if (queue.idle > 64 && queue.idle > 2 * (length - queue.idle)) compactClaims(queue);
+    return;
+  }
+  // An older number: back in the book (an edit), going live late (activation), or restored.
+  const i = claimIndex(numbers, order.number);
+  if (orders[i] === order) queue.idle--;
+  else {
+    orders.splice(i, 0, order);
+    numbers.splice(i, 0, order.number);
+  }
+}
+
+/** An order left the book: its entries stay, idle, until a compaction. */
+function leaveClaims(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  position: Position,
+  order: Order,
+): void {
+  if (instrument.instrument.spec.legs === null) {
+    const queues = position.claims!;
+    (order.side === 'buy' ? queues.buys : queues.sells).idle++;
+    return;
+  }
+  for (const leg of comboLegs(state, instrument)!.legs) {
+    const queues = claimQueues(account, leg.instrument.id);
+    (legSide(order.side, leg.ratio) === 'buy' ? queues.buys : queues.sells).idle++;
+  }
+}
+
+/** Drops the idle entries (the cut's count is unchanged: they claim nothing). */
+function compactClaims(queue: ClaimQueue): void {
+  const { orders, numbers } = queue;
+  let kept = 0;
+  for (let i = 0; i < orders.length; i++) {
+    const order = orders[i]!;
+    if (order.level === null) continue;
+    orders[kept] = order;
+    numbers[kept++] = order.number;
+  }
+  orders.length = kept;
+  numbers.length = kept;
+  queue.idle = 0;
+}
+
+/** Lots a resting order claims (0 once it left the book). */
+function claimOf(order: Order): number {
+  return order.level === null ? 0 : order.amount - order.filled;
+}
+
+// Where a walk of a claim queue stands: the entry, and the lots claimed by the orders before it.
+let walkIndex = 0;
+let walkAhead = 0;
+
+/** Positions the walk at the last entry of `queue` with at most `lots` claimed ahead of it. */
+function walkTo(queue: ClaimQueue, lots: number): void {
+  const orders = queue.orders;
+  if (queue.stale) {
+    let ahead = 0;
+    for (const order of orders) if (order.number < queue.cutNumber) ahead += claimOf(order);
+    queue.cutAhead = ahead;
+    queue.stale = false;
+  }
+  let i = queue.cutIndex;
+  if (!(i < orders.length && queue.numbers[i] === queue.cutNumber))
+    i = claimIndex(queue.numbers, queue.cutNumber);
+  let ahead = queue.cutAhead;
+  while (i > 0 && ahead > lots) ahead -= claimOf(orders[--i]!);
+  walkIndex = i;
+  walkAhead = ahead;
+}
+
+/** Keeps the walk's place at entry `i` (`ahead` lots before it) as the queue's cut. */
+function cutAt(queue: ClaimQueue, i: number, ahead: number): void {
+  queue.cutIndex = i;
+  queue.cutNumber = i < queue.numbers.length ? queue.numbers[i]! : Number.POSITIVE_INFINITY;
+  queue.cutAhead = ahead;
+}
+
+/** Whether the open orders on `side` claim more than `lots` of the position (plain and combo shares). */
+function claimsBeyond(account: Account, position: Position, side: 'buy' | 'sell', lots: number): boolean {
+  const plain = side === 'buy' ? position.openBuys : position.openSells;
+  if (plain > lots) return true;
+  const combo = account.comboOpen.get(position.instrumentId);
+  return combo !== undefined && plain + (side === 'buy' ? combo.buys : combo.sells) > lots;
+}
+
+/** The position's review pending in this command, opened (and queued for `clipReduceOnly`) when none. */
+function openReview(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  position: Position,
+): ReserveReview {
+  const queue = state.reduceOnlyChecks;
+  let review = position.review;
+  if (review !== null && review.queue === queue) return review;
+  if (review === null) {
+    review = { queue, buysLow: 0, buysHigh: 0, sellsLow: 0, sellsHigh: 0, entered: null };
+    position.review = review;
+  }
+  // A review left from an earlier command (run, or dropped with a refused command) is reused.
+  review.queue = queue;
+  review.buysLow = Number.POSITIVE_INFINITY;
+  review.buysHigh = 0;
+  review.sellsLow = Number.POSITIVE_INFINITY;
+  review.sellsHigh = 0;
+  review.entered = null;
+  queue.push({ instrument, account });
+  return review;
+}
+
+/**
+ * A fill moved a position from `before`: when the lots it lets orders reduce (sells reduce a long,
+ * buys a short) shrank below what open orders claim, or grew for an option with more claimed than
+ * before, the change is noted for `reviewReserves`. Every fill passes here: the usual case (no
+ * claims beyond the position, a future growing) returns after a few comparisons.
+ */
+function noteClaimChange(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  position: Position,
+  before: number,
+): void {
+  const after = position.size;
+  const sellsBefore = Math.max(before, 0);
+  const sellsAfter = Math.max(after, 0);
+  const buysBefore = Math.max(-before, 0);
+  const buysAfter = Math.max(-after, 0);
+  // Futures orders that come to only reduce keep their reserve (conservative, and cheap).
+  const growing = instrument.economics.isOption;
+  const sells =
+    sellsAfter !== sellsBefore &&
+    (growing || sellsAfter < sellsBefore) &&
+    claimsBeyond(account, position, 'sell', Math.min(sellsBefore, sellsAfter));
+  const buys =
+    buysAfter !== buysBefore &&
+    (growing || buysAfter < buysBefore) &&
+    claimsBeyond(account, position, 'buy', Math.min(buysBefore, buysAfter));
+  if (!sells && !buys) return;
+  const review = openReview(state, instrument, account, position);
+  if (sells) {
+    review.sellsLow = Math.min(review.sellsLow, sellsBefore, sellsAfter);
+    review.sellsHigh = Math.max(review.sellsHigh, sellsBefore, sellsAfter);
+  }
+  if (buys) {
+    review.buysLow = Math.min(review.buysLow, buysBefore, buysAfter);
+    review.buysHigh = Math.max(review.buysHigh, buysBefore, buysAfter);
+  }
+}
+
+/**
+ * `order` rested again out of number order, with `lots` more than it claimed before (an edit that
+ * grew it and lost priority; a trigger or linked order going live with the number it got when
+ * placed, all its lots): the younger orders behind it in its claim queues now claim after `lots`
+ * more, so those pushed past the position's reducible lots have their reserves reviewed, and the
+ * order itself, reserved as the newest when it entered, may be lowered to what its place asks.
+ * Activation (activation.ts) must call this after `rest` for an order that rests.
+ */
+export function noteClaimEntry(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  order: Order,
+  lots: number,
+): void {
+  if (lots <= 0 || instrument.economics.isSpot) return;
+  const combo = comboLegs(state, instrument);
+  if (combo === null) {
+    noteEntryOn(state, instrument, account, order, order.side, lots);
+    return;
+  }
+  for (const leg of combo.legs) {
+    noteEntryOn(state, leg.instrument, account, order, legSide(order.side, leg.ratio), lots);
+  }
+}
+
+function noteEntryOn(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  order: Order,
+  side: 'buy' | 'sell',
+  lots: number,
+): void {
+  const position = account.positions.get(instrument.id);
+  if (position === undefined) return;
+  const reducible = reducibleLots(position, side);
+  // Nothing to reduce, or every claim inside it: no reserve depends on the order of claims.
+  if (reducible === 0 || !claimsBeyond(account, position, side, reducible)) return;
+  const review = openReview(state, instrument, account, position);
+  if (side === 'buy') {
+    review.buysLow = Math.min(review.buysLow, reducible);
+    review.buysHigh = Math.max(review.buysHigh, reducible + lots);
+  } else {
+    review.sellsLow = Math.min(review.sellsLow, reducible);
+    review.sellsHigh = Math.max(review.sellsHigh, reducible + lots);
+  }
+  review.entered ??= [];
+  review.entered.push(order);
+}
+
+/**
+ * What more than `reserve` (its own reserve as the newest claim, as placing computes) an order of
+ * `lots` crossing the book at `price` on `side` needs when it reduces the position first, as it
+ * does when it fills: the lots it takes no longer cover the account's resting orders that claimed
+ * them, which then reserve for opening, at their own prices. Its funds check adds this, so a
+ * closing order the account cannot follow through is refused up front; the reserves themselves
+ * move after the fills (`reviewReserves`). 0 when it does not cross, when nothing is pushed out, or
+ * for a combo or spot. `skip`: an order being edited, which is not one of the others. Activation
+ * (activation.ts) must add it as placing does.
+ */
+export function closingExtra(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  side: 'buy' | 'sell',
+  lots: number,
+  price: number,
+  reserve: number,
+  skip: Order | null = null,
+): number {
+  if (instrument.economics.isSpot || instrument.instrument.spec.legs !== null) return 0;
+  const position = account.positions.get(instrument.id);
+  if (position === undefined) return 0;
+  const reducible = reducibleLots(position, side);
+  if (reducible === 0) return 0;
+  // An order that does not cross rests without trading: it reduces nothing now.
+  const touch = side === 'buy' ? instrument.book.bestAsk() : instrument.book.bestBid();
+  if (touch === null || (side === 'buy' ? price < touch : price > touch)) return 0;
+  const shift = Math.min(lots, reducible);
+  const after = reducible - shift;
+  if (!claimsBeyond(account, position, side, after)) return 0;
+  const queues = queuesOf(account, position);
+  if (queues === null) return 0;
+  const queue = side === 'buy' ? queues.buys : queues.sells;
+  const orders = queue.orders;
+  walkTo(queue, after);
+  let i = walkIndex;
+  let ahead = walkAhead;
+  // The order being edited is no claim of the others: out of the count.
+  if (skip !== null && skip.number < (i < orders.length ? orders[i]!.number : Number.POSITIVE_INFINITY))
+    ahead -= claimOf(skip);
+  let pushed = 0;
+  for (; i < orders.length && ahead < reducible; i++) {
+    const order = orders[i]!;
+    const remaining = claimOf(order);
+    if (remaining === 0 || order === skip) continue;
+    const end = ahead + remaining;
+    if (
+      end > after &&
+      exposedOf(end, after, remaining) > exposedOf(end, reducible, remaining) &&
+      (order.flags & FLAG_REDUCE_ONLY) === 0
+    ) {
+      const exact = exactReserve(state, account, order, { instrumentId: instrument.id, lots: ahead + shift });
+      if (exact.currency === order.reserveCurrency && exact.amount > order.reserved)
+        pushed += exact.amount - order.reserved;
+    }
+    ahead = end;
+  }
+  if (pushed === 0) return 0;
+  const first = orderReserve(state, instrument, account, side, lots, price, 0, {
+    instrumentId: instrument.id,
+    lots: 0,
+  });
+  return Math.max(0, first.amount + pushed - reserve);
+}
+
+/** Lots of a claim ending at `end` (cumulative, in queue order) beyond `reducible`, of its `lots`. */
+function exposedOf(end: number, reducible: number, lots: number): number {
+  return Math.min(lots, Math.max(0, end - reducible));
+}
+
+/** The queue a review that has run points at: no command's. */
+const DONE: readonly unknown[] = [];
+
+/** Runs a position's pending review (`noteClaimChange`, `noteClaimEntry`) on both sides. */
+function reviewReserves(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  position: Position,
+  review: ReserveReview,
+): void {
+  const queues = queuesOf(account, position);
+  if (queues === null) return;
+  if (review.sellsLow < review.sellsHigh) {
+    const reducible = reducibleLots(position, 'sell');
+    reviewSide(
+      state,
+      instrument,
+      account,
+      queues.sells,
+      reducible,
+      review.sellsLow,
+      review.sellsHigh,
+      review,
+    );
+  }
+  if (review.buysLow < review.buysHigh) {
+    const reducible = reducibleLots(position, 'buy');
+    reviewSide(state, instrument, account, queues.buys, reducible, review.buysLow, review.buysHigh, review);
+  }
+}
+
+/**
+ * The orders of one claim queue whose claim overlaps the reducible lots' range since the review
+ * opened (`low`..`high`): each now needs what it would reserve with only the orders ahead of it
+ * claiming the position. An order whose exposed lots may have grown is raised to that, one whose
+ * exposed lots may have shrunk (or that entered out of order, reserved as the newest) lowered to
+ * it; reduce-only orders never open a position and keep theirs. Orders behind `high` claimed
+ * nothing the change touched.
+ */
+function reviewSide(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  queue: ClaimQueue,
+  reducible: number,
+  low: number,
+  high: number,
+  review: ReserveReview,
+): void {
+  const orders = queue.orders;
+  let i = 0;
+  let ahead = 0;
+  // Orders that entered out of order may sit anywhere before `high`: walk from the start then.
+  if (review.entered === null) {
+    walkTo(queue, Math.min(low, reducible));
+    i = walkIndex;
+    ahead = walkAhead;
+  }
+  let cut = false;
+  for (; i < orders.length && ahead < high; i++) {
+    const order = orders[i]!;
+    const lots = claimOf(order);
+    if (lots === 0) continue;
+    const end = ahead + lots;
+    if (!cut && end > reducible) {
+      cutAt(queue, i, ahead);
+      cut = true;
+    }
+    const entered = review.entered?.includes(order) === true;
+    if ((end > low || entered) && (order.flags & FLAG_REDUCE_ONLY) === 0) {
+      const exposed = exposedOf(end, reducible, lots);
+      const mayRaise = exposed > exposedOf(end, high, lots);
+      const mayLower = exposed < exposedOf(end, low, lots) || entered;
+      if (mayRaise || mayLower) {
+        const exact = exactReserve(state, account, order, { instrumentId: instrument.id, lots: ahead });
+        if (exact.currency === order.reserveCurrency) {
+          if (exact.amount > order.reserved ? mayRaise : mayLower) setReserve(account, order, exact.amount);
+        }
+      }
+    }
+    ahead = end;
+  }
+}
+
+/**
+ * What a resting order's remaining lots need now, as if placed again: its own open lots are no
+ * other order's claim (a combo's other legs included); `claim` puts the orders ahead of it in its
+ * claim queue in place of all open orders on that instrument.
+ */
+function exactReserve(
+  state: VenueState,
+  account: Account,
+  order: Order,
+  claim: Claim | null,
+): { currency: string; amount: number } {
+  const instrument = state.instrumentList[order.instrumentId]!;
+  const lots = order.amount - order.filled;
+  // A plain order's own lots matter only through the claims, which `claim` replaces.
+  if (claim !== null && instrument.instrument.spec.legs === null)
+    return orderReserve(state, instrument, account, order.side, lots, order.price, 0, claim);
+  const position = instrument.position(account);
+  changeOpenLots(state, instrument, account, position, order.side, -lots, order);
+  const reserve = orderReserve(state, instrument, account, order.side, lots, order.price, 0, claim);
+  changeOpenLots(state, instrument, account, position, order.side, lots, order);
+  return reserve;
+}
+
+function setReserve(account: Account, order: Order, amount: number): void {
+  account.ledger(order.reserveCurrency).reserved += amount - order.reserved;
+  order.reserved = amount;
 }
 
 /** Cancels an open resting order: out of the book, state cancelled, event emitted; returns its view. */
@@ -218,7 +708,8 @@ function noteReduceOnly(
  * After matching: resting reduce-only orders on a position that shrank (or flipped) are clipped
  * to what it still allows, newest first, keeping their place in the book; one left with nothing
  * is cancelled (`reduce_only`). Each change is an order event. Deribit: a reduce-only order
- * "shrinks automatically when the position shrinks".
+ * "shrinks automatically when the position shrinks". Then the reserves of the orders whose claim
+ * on the position's reducible lots changed are reviewed (`reviewReserves`; no event).
  */
 export function clipReduceOnly(state: VenueState): void {
   const checks = state.reduceOnlyChecks;
@@ -255,6 +746,11 @@ export function clipReduceOnly(state: VenueState): void {
         }
       }
     }
+    const review = position.review;
+    if (review !== null && review.queue === checks) {
+      review.queue = DONE;
+      reviewReserves(state, instrument, account, position, review);
+    }
   }
 }
 
@@ -276,7 +772,7 @@ function shrinkResting(
     x.displayAmount = display;
   } else level.reduce(order, lots);
   const position = instrument.position(account);
-  changeOpenLots(state, instrument, account, position, order.side, -lots);
+  changeOpenLots(state, instrument, account, position, order.side, -lots, order);
   if (order.side === 'buy') position.reduceOnlyBuys -= lots;
   else position.reduceOnlySells -= lots;
   if (order.reserved !== 0) {
@@ -314,11 +810,12 @@ function fill(
   const makerAccount = state.accounts.get(maker.accountId)!;
   const level = maker.level!;
   const makerRemainingBefore = maker.amount - maker.filled;
+  const makerReservedBefore = maker.reserved;
   // Maker bookkeeping: level totals, open lots, reserve released pro rata.
   level.reduce(maker, lots);
   if ((maker.flags & FLAG_ICEBERG) !== 0) consumeDisplay(maker, lots);
   const makerPosition = instrument.position(makerAccount);
-  changeOpenLots(state, instrument, makerAccount, makerPosition, maker.side, -lots);
+  changeOpenLots(state, instrument, makerAccount, makerPosition, maker.side, -lots, maker);
   if ((maker.flags & FLAG_REDUCE_ONLY) !== 0) {
     if (maker.side === 'buy') makerPosition.reduceOnlyBuys -= lots;
     else makerPosition.reduceOnlySells -= lots;
@@ -349,6 +846,15 @@ function fill(
 
   const trade = settleTrade(state, instrument, taker, takerAccount, maker, makerAccount, price, lots, null);
   trades.push(trade);
+  // A combo's reserve is not linear in its lots: its long legs' first lots go to open orders that
+  // sell them (they cover no short), and legs may reduce positions. What is left of it needs what
+  // it would reserve now, never more than the whole order held.
+  if (makerReservedBefore !== 0 && maker.level !== null && instrument.instrument.spec.legs !== null) {
+    const exact = exactReserve(state, makerAccount, maker, null);
+    if (exact.currency === maker.reserveCurrency) {
+      setReserve(makerAccount, maker, Math.min(makerReservedBefore, exact.amount));
+    }
+  }
 }
 
 type BlockTerms = {
@@ -468,6 +974,8 @@ function bookTrade(
     noteOpenInterest(instrument, makerPosition, makerBefore);
     noteReduceOnly(state, instrument, takerAccount, takerPosition);
     noteReduceOnly(state, instrument, makerAccount, makerPosition);
+    noteClaimChange(state, instrument, takerAccount, takerPosition, takerBefore);
+    noteClaimChange(state, instrument, makerAccount, makerPosition, makerBefore);
   }
   const makerSide = takerSide === 'buy' ? 'sell' : 'buy';
   const currency = economics.settlementCurrency;

@@ -14,6 +14,9 @@
  * - lots of an order that only reduce the position (beyond other open orders on that side,
  *   resting combo orders' shares of the leg included) need no margin, but option lots that only
  *   reduce are valued exactly (`reductionNeed`): a short bought back loses its long's offset.
+ *   Resting orders claim the reducible lots oldest first; when the position changes, the reserves
+ *   of the orders whose claim changed follow it (matching.ts `reviewReserves`), and an order that
+ *   would close lots older orders claimed is checked for what they then need (`closingExtra`).
  *   Lots that open a position at a loss against the mark reserve that loss (`markLoss`); every
  *   order also reserves its worst-case taker fee.
  * Equity = balance + unrealised futures PnL at mark + marked value of option positions (long
@@ -64,7 +67,9 @@ function ceilBps(amount: number, bps: number): number {
 /**
  * Lots of `lots` that would increase exposure (the rest only reduce the position). `pendingLots`
  * on the same side, not yet booked (earlier blocks of one atomic batch), use up the reducible
- * part first, as open orders on that side do.
+ * part first, as open orders on that side do. `claimed`: the lots open orders on that side claim
+ * first, when not all of them do (a resting order's reserve reviewed against the orders older than
+ * it, matching.ts `reviewReserves`); by default every open order on the side, combos' shares too.
  */
 function exposureLots(
   position: Position | undefined,
@@ -72,13 +77,20 @@ function exposureLots(
   side: Side,
   lots: number,
   pendingLots: number,
+  claimed?: number,
 ): number {
   if (position === undefined) return lots;
   const reducible =
     side === 'buy'
-      ? Math.max(0, -position.size - position.openBuys - (comboOpen?.buys ?? 0) - pendingLots)
-      : Math.max(0, position.size - position.openSells - (comboOpen?.sells ?? 0) - pendingLots);
+      ? Math.max(0, -position.size - (claimed ?? position.openBuys + (comboOpen?.buys ?? 0)) - pendingLots)
+      : Math.max(0, position.size - (claimed ?? position.openSells + (comboOpen?.sells ?? 0)) - pendingLots);
   return lots > reducible ? lots - reducible : 0;
+}
+
+/** Open orders' claim on one instrument's position, in place of all of them (`exposureLots`). */
+export interface Claim {
+  readonly instrumentId: number;
+  readonly lots: number;
 }
 
 /**
@@ -101,7 +113,10 @@ function nakedMargin(state: VenueState, economics: Economics, lots: number, fall
   return ceilBps(underlying, state.config.optionShortMarginBps);
 }
 
-/** The currency and amount an order of `lots` at `price` must reserve. */
+/**
+ * The currency and amount an order of `lots` at `price` must reserve. `claim`: the lots of one
+ * instrument (this one, or a combo's leg) other open orders claim first, instead of all of them.
+ */
 export function orderReserve(
   state: VenueState,
   instrument: InstrumentState,
@@ -110,9 +125,10 @@ export function orderReserve(
   lots: number,
   price: number,
   pendingLots = 0,
+  claim: Claim | null = null,
 ): { currency: string; amount: number } {
   const combo = comboLegs(state, instrument);
-  if (combo !== null) return comboReserve(state, instrument, combo, account, side, lots, price);
+  if (combo !== null) return comboReserve(state, instrument, combo, account, side, lots, price, claim);
   const economics = instrument.economics;
   const fee = Math.max(0, economics.fee(lots, price, 'T', state.indexPrice(economics.baseCurrency)));
   if (economics.isSpot) {
@@ -126,6 +142,7 @@ export function orderReserve(
     side,
     lots,
     pendingLots,
+    claim !== null && claim.instrumentId === instrument.id ? claim.lots : undefined,
   );
   let margin = 0;
   if (exposed > 0) {
@@ -174,6 +191,8 @@ export interface ReserveLeg {
   readonly price: number;
   /** Lots of earlier legs on the same instrument and side, not yet booked. */
   readonly pendingLots: number;
+  /** Lots open orders on this side claim first, when not all of them (`exposureLots`). */
+  readonly claimed?: number;
 }
 
 /**
@@ -195,17 +214,19 @@ export function legsReserve(
   const groups = new Map<string, { shorts: OptionHolding[]; longs: OptionHolding[] }>();
   const reductions = new Map<string, { lots: Map<number, number>; cash: number }>();
   for (const leg of legs) {
-    const { instrument, side, lots, price, pendingLots } = leg;
+    const { instrument, side, lots, price, pendingLots, claimed } = leg;
     const economics = instrument.economics;
     if (!economics.isOption) {
-      const reserve = orderReserve(state, instrument, account, side, lots, price, pendingLots);
+      const claim = claimed === undefined ? null : { instrumentId: instrument.id, lots: claimed };
+      const reserve = orderReserve(state, instrument, account, side, lots, price, pendingLots, claim);
       add(reserve.currency, reserve.amount);
       continue;
     }
     const currency = economics.settlementCurrency;
     add(currency, Math.max(0, economics.fee(lots, price, 'T', state.indexPrice(economics.baseCurrency))));
     const position = account.positions.get(instrument.id);
-    const exposed = exposureLots(position, account.comboOpen.get(instrument.id), side, lots, pendingLots);
+    const comboOpen = account.comboOpen.get(instrument.id);
+    const exposed = exposureLots(position, comboOpen, side, lots, pendingLots, claimed);
     const reducing = lots - exposed;
     if (reducing > 0) {
       let reduction = reductions.get(currency);
@@ -269,17 +290,21 @@ function comboReserve(
   side: Side,
   lots: number,
   price: number,
+  claim: Claim | null,
 ): { currency: string; amount: number } {
   const prices =
     comboLegPrices(combo, price) ??
     combo.legs.map((leg) => Math.max(1, leg.instrument.markPrice ?? leg.instrument.lastPrice ?? 1));
-  const legs = combo.legs.map((leg, i) => ({
-    instrument: leg.instrument,
-    side: legSide(side, leg.ratio),
-    lots,
-    price: prices[i]!,
-    pendingLots: 0,
-  }));
+  const legs = combo.legs.map(
+    (leg, i): ReserveLeg => ({
+      instrument: leg.instrument,
+      side: legSide(side, leg.ratio),
+      lots,
+      price: prices[i]!,
+      pendingLots: 0,
+      ...(claim !== null && claim.instrumentId === leg.instrument.id ? { claimed: claim.lots } : {}),
+    }),
+  );
   const currency = instrument.economics.settlementCurrency;
   return { currency, amount: legsReserve(state, account, legs).get(currency) ?? 0 };
 }

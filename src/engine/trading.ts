@@ -31,7 +31,17 @@ import { executedMarketPrice } from './activation.ts';
 import { cancelAllWaiting, cancelWaiting, editSpecial } from './advanced-orders.ts';
 import { cancelAllFilter } from './cancel-all-filter.ts';
 import { comboLegs, comboPriceRange } from './combo-legs.ts';
-import { cancelResting, changeOpenLots, closeOrder, match, reducibleLots, rest, unrest } from './matching.ts';
+import {
+  cancelResting,
+  changeOpenLots,
+  closeOrder,
+  closingExtra,
+  match,
+  noteClaimEntry,
+  reducibleLots,
+  rest,
+  unrest,
+} from './matching.ts';
 import { mmpRefusal } from './mmp.ts';
 import {
   FLAG_API,
@@ -289,6 +299,95 @@ function fillableLots(
   return total;
 }
 
+/**
+ * The price of the deepest opposite level a taker of `needed` lots reaches (as `fillableLots`
+ * walks: own orders skipped, or the end in reject-taker mode; reduce-only makers clipped), the
+ * last level when the book holds less; null when that side is empty.
+ */
+function deepestNeeded(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  side: Side,
+  needed: number,
+): number | null {
+  let total = 0;
+  let price: number | null = null;
+  const ladder = instrument.book.opposite(side);
+  for (let depth = 0; ; depth++) {
+    const level = ladder.levelAtDepth(depth);
+    if (level === null) return price;
+    price = level.price;
+    for (let o = level.head; o !== null; o = o.next) {
+      if (o.accountId === account.id) {
+        if (account.selfTradeMode === 'reject_taker') return price;
+        continue;
+      }
+      let lots = o.amount - o.filled;
+      if ((o.flags & FLAG_REDUCE_ONLY) !== 0) {
+        lots = Math.min(lots, reducibleLots(instrument.position(state.accounts.get(o.accountId)!), o.side));
+      }
+      total += lots;
+      if (total >= needed) return price;
+    }
+  }
+}
+
+/** How a market order trades and what it must have (`marketTerms`). */
+export interface MarketTerms {
+  /** The price it matches up to. */
+  readonly limit: number;
+  /** The limit `executedMarketPrice` shows: the band's edge, or ±∞ (its worst fill) without one. */
+  readonly shownLimit: number;
+  /** What its funds check needs (before `coverRelease`), and the price it is reserved at. */
+  readonly reserve: { currency: string; amount: number };
+  readonly price: number;
+}
+
+/**
+ * A market order of `lots` (placed, or a market-type order going live, activation.ts): with a
+ * price band it trades up to the band's edge and reserves as a limit order there. Without one (no
+ * mark yet) it trades up to the deepest opposite level it needs and must have what the whole
+ * amount would reserve at the touch or at that level, whichever is more: a reserve moves one way
+ * with the price, so that bounds every fill in between. Before, it reserved at the touch and swept
+ * the whole book, and nothing checked the funds after the fills.
+ */
+export function marketTerms(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  side: Side,
+  lots: number,
+): MarketTerms {
+  const band = priceBand(state, instrument);
+  if (band !== null) {
+    const edge = side === 'buy' ? band.max : band.min;
+    return {
+      limit: edge,
+      shownLimit: edge,
+      reserve: orderReserve(state, instrument, account, side, lots, edge),
+      price: edge,
+    };
+  }
+  const unbounded = side === 'buy' ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+  const deepest = deepestNeeded(state, instrument, account, side, lots);
+  if (deepest === null) {
+    // Nothing to trade against: it is cancelled unfilled.
+    const reserve = orderReserve(state, instrument, account, side, lots, 0);
+    return { limit: unbounded, shownLimit: unbounded, reserve, price: 0 };
+  }
+  const touch = (side === 'buy' ? instrument.book.bestAsk() : instrument.book.bestBid())!;
+  const atDeepest = orderReserve(state, instrument, account, side, lots, deepest);
+  const atTouch = touch === deepest ? atDeepest : orderReserve(state, instrument, account, side, lots, touch);
+  const worse = atTouch.amount > atDeepest.amount;
+  return {
+    limit: deepest,
+    shownLimit: unbounded,
+    reserve: worse ? atTouch : atDeepest,
+    price: worse ? touch : deepest,
+  };
+}
+
 /** Trigger fields on an order type that has no trigger. */
 function misplacedTriggerField(fields: {
   readonly trigger?: unknown;
@@ -361,17 +460,13 @@ export function placeOrder(state: VenueState, command: PlaceOrder): CommandResul
   const market = command.orderType === 'market';
   const rests =
     !market && (command.timeInForce === 'good_til_cancelled' || command.timeInForce === 'good_til_day');
-  const band = market ? priceBand(state, instrument) : null;
-  const limit = !market
-    ? price
-    : command.side === 'buy'
-      ? (band?.max ?? Number.POSITIVE_INFINITY)
-      : (band?.min ?? Number.NEGATIVE_INFINITY);
-  const checkPriceTicks = Number.isFinite(limit)
-    ? limit
-    : ((command.side === 'buy' ? instrument.book.bestAsk() : instrument.book.bestBid()) ?? 0);
-  const reserve = orderReserve(state, instrument, account, command.side, amount, checkPriceTicks);
-  const required = reserve.amount + coverRelease(state, instrument, account, command.side, amount);
+  const terms = market ? marketTerms(state, instrument, account, command.side, amount) : null;
+  const limit = terms === null ? price : terms.limit;
+  const reserve = terms?.reserve ?? orderReserve(state, instrument, account, command.side, amount, price);
+  const required =
+    reserve.amount +
+    coverRelease(state, instrument, account, command.side, amount) +
+    closingExtra(state, instrument, account, command.side, amount, terms?.price ?? price, reserve.amount);
   if (required > 0) {
     const available = availableFunds(state, account, reserve.currency);
     if (required > available) {
@@ -426,12 +521,12 @@ export function placeOrder(state: VenueState, command: PlaceOrder): CommandResul
   state.orders.set(order.id, order);
   const trades: TradeView[] = [];
   if (killed) {
-    if (market) order.price = executedMarketPrice(limit, trades, order.id);
+    if (terms !== null) order.price = executedMarketPrice(terms.shownLimit, trades, order.id);
     closeOrder(state, order, 'cancel', 'immediate_or_cancel');
   } else {
     const eventsBefore = state.events.length;
     const stopped = match(state, instrument, order, account, limit, trades);
-    if (market) order.price = executedMarketPrice(limit, trades, order.id);
+    if (terms !== null) order.price = executedMarketPrice(terms.shownLimit, trades, order.id);
     if (stopped && order.filled === 0) {
       // Self-trade in reject mode before any fill: refuse, as if the order never existed.
       state.orders.delete(order.id);
@@ -762,12 +857,24 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
   // valued exactly and can cost more than opening ones). Elsewhere counting them only reserves more.
   const ownLots =
     instrument.economics.isOption || instrument.instrument.spec.legs !== null ? remainingBefore : 0;
-  if (ownLots > 0) changeOpenLots(state, instrument, account, position, order.side, -ownLots);
+  if (ownLots > 0) changeOpenLots(state, instrument, account, position, order.side, -ownLots, order);
   const reserve = orderReserve(state, instrument, account, order.side, newAmount - order.filled, price);
-  if (ownLots > 0) changeOpenLots(state, instrument, account, position, order.side, ownLots);
+  if (ownLots > 0) changeOpenLots(state, instrument, account, position, order.side, ownLots, order);
   // The order's own open lots are committed already; only more of them can uncover shorts.
   const more = newAmount - order.filled - remainingBefore;
-  const required = reserve.amount + coverRelease(state, instrument, account, order.side, more);
+  const required =
+    reserve.amount +
+    coverRelease(state, instrument, account, order.side, more) +
+    closingExtra(
+      state,
+      instrument,
+      account,
+      order.side,
+      newAmount - order.filled,
+      price,
+      reserve.amount,
+      order,
+    );
   if (required > 0) {
     const own = order.reserveCurrency === reserve.currency ? order.reserved : 0;
     const available = availableFunds(state, account, reserve.currency) + own;
@@ -795,7 +902,7 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
     const shrink = order.amount - newAmount;
     const remainingAfter = remainingBefore - shrink;
     order.level!.reduce(order, shrink);
-    changeOpenLots(state, instrument, account, position, order.side, -shrink);
+    changeOpenLots(state, instrument, account, position, order.side, -shrink, order);
     const roBefore = order.has(FLAG_REDUCE_ONLY) ? remainingBefore : 0;
     const roAfter = reduceOnly ? remainingAfter : 0;
     if (order.side === 'buy') position.reduceOnlyBuys += roAfter - roBefore;
@@ -816,6 +923,9 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
     order.lastUpdatedAt = state.now;
     const stopped = match(state, instrument, order, account, price, trades);
     finishTaker(state, instrument, account, order, true, stopped, false);
+    // Back in its claim queues at its number, with more lots: the younger orders behind it claim later.
+    if (order.level !== null)
+      noteClaimEntry(state, instrument, account, order, order.amount - order.filled - remainingBefore);
   }
   const view = order.toView();
   state.events.push({ type: 'order', order: view });
