@@ -6,7 +6,7 @@ import { optionSpec, perpetualSpec, T0 } from '../../engine/testkit.ts';
 import { Venue } from '../../engine/venue.ts';
 import type { Principal } from '../auth/authenticator.ts';
 import { type CallContext, MethodRegistry } from '../registry.ts';
-import { registerMmpMethods } from './mmp.ts';
+import { mmpToWire, registerMmpMethods } from './mmp.ts';
 import { toEditOrder, toPlaceOrder } from './order-params.ts';
 
 function setup() {
@@ -74,6 +74,69 @@ describe('MMP methods', () => {
     await assert.rejects(
       call('private/reset_mmp', { indexName: 'eth_usd' }),
       (error: Error & { data?: unknown }) => /MMP/.test(error.message),
+    );
+  });
+});
+
+describe('MMP decimals on the wire', () => {
+  const PLAIN = /^\d+(\.\d+)?$/;
+
+  test('window sums are plain decimals, never in exponent notation', () => {
+    // A buy and a sell of 10 USD of an inverse perpetual a tick of the index apart: the net delta
+    // (coins) is a float residue, which String() writes as 1.6592072936638886e-8.
+    const wire = mmpToWire({
+      indexName: 'btc_usd',
+      interval: 60,
+      frozenTime: 0,
+      quantityLimit: 100_000,
+      deltaLimit: 1000,
+      vegaLimit: null,
+      frozenUntil: null,
+      quantity: 20,
+      delta: 1.6592072936638886e-8,
+      vega: 2.5e-7,
+    });
+    assert.match(wire.delta, PLAIN);
+    assert.ok(Math.abs(Number(wire.delta) - 1.6592072936638886e-8) < 1e-20);
+    assert.equal(wire.vega, '0.00000025');
+    assert.equal(wire.quantity, '20');
+  });
+
+  test('limits are decimals of at most 9 integer digits and 6 decimals, echoed as sent', async () => {
+    const { call } = setup();
+    const refused = async (field: string, value: unknown) =>
+      assert.rejects(
+        call('private/set_mmp_config', {
+          indexName: 'btc_usd',
+          interval: 60,
+          frozenTime: 0,
+          quantityLimit: '10',
+          [field]: value,
+        }),
+        (error: Error & { errorName?: string; data?: { field?: string } }) =>
+          error.errorName === 'invalid_params' && error.data?.field === field,
+        `${field} ${String(value)}`,
+      );
+    // Before: accepted, and echoed as "1e-7", "1e+308", "100000000000000000000".
+    for (const value of [0.0000001, 1e308, '99999999999999999999', '1000000000', '0.0000001', 1e21])
+      await refused('quantityLimit', value);
+    await refused('deltaLimit', 1e-7);
+    await refused('vegaLimit', '1234567890.5');
+    const set = await call('private/set_mmp_config', {
+      indexName: 'btc_usd',
+      interval: 60,
+      frozenTime: 0,
+      quantityLimit: '999999999.999999',
+      deltaLimit: 0.000001,
+      vegaLimit: 123456789,
+    });
+    assert.deepEqual(
+      (set as { quantityLimit: string; deltaLimit: string; vegaLimit: string }[]).map((c) => [
+        c.quantityLimit,
+        c.deltaLimit,
+        c.vegaLimit,
+      ]),
+      [['999999999.999999', '0.000001', '123456789']],
     );
   });
 });

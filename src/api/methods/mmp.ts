@@ -2,8 +2,10 @@
  * Market maker protection methods (Deribit `private/set_mmp_config`, `private/get_mmp_config`,
  * `private/reset_mmp`), acting on the key's default account.
  *
- * - Limits are decimal strings or numbers on the wire; `interval`/`frozenTime` are whole seconds
- *   (0…3600). `interval` 0 removes the config. `frozenTime` 0 means frozen until reset.
+ * - Limits are decimal strings or numbers on the wire, of at most 9 integer digits and 6 decimals
+ *   (so they print back as sent); `interval`/`frozenTime` are whole seconds (0…3600). `interval` 0
+ *   removes the config. `frozenTime` 0 means frozen until reset.
+ * - Every decimal of a result (limits, window sums) is a plain decimal string, never exponent form.
  * - `indexName` is `btc_usd`, `eth_usd`…; get_mmp_config without it returns every index.
  * - Results: a config/status object per index with the current window sums and `frozenUntil`
  *   (ms, 0 = until reset, absent when not frozen).
@@ -15,6 +17,7 @@ import { type ChannelRegistry, topicFor } from '../channels.ts';
 import type { CommandPort } from '../ports.ts';
 import type { MethodRegistry } from '../registry.ts';
 import { Opt, Strict } from '../validation.ts';
+import { decimalText } from '../wire/market.ts';
 import { accountOf, submitOrThrow } from './context.ts';
 
 export interface MmpDeps {
@@ -24,7 +27,9 @@ export interface MmpDeps {
 }
 
 const IndexName = Type.String({ pattern: '^[a-z0-9]+_[a-z0-9]+$', maxLength: 32 });
-const Limit = Type.Union([Type.String({ pattern: '^\\d+(\\.\\d+)?$' }), Type.Number({ minimum: 0 })]);
+const Limit = Type.Union([Type.String({ pattern: '^\\d+(\\.\\d+)?$' }), Type.Number({ minimum: 0 })], {
+  description: 'a non-negative decimal (string or number) of at most 9 integer digits and 6 decimals',
+});
 const Seconds = Type.Integer({ minimum: 0, maximum: 3600 });
 
 export const SetMmpConfigParams = Type.Object(
@@ -54,11 +59,24 @@ const MmpConfigSchema = Type.Object({
   vega: Type.String(),
 });
 
+/**
+ * A limit's text: at most 9 integer digits and 6 decimals, 15 digits in all, which a double holds
+ * exactly, so the limit prints back as the decimal that was sent. Beyond, a number such as 1e-7 or
+ * 1e308 was taken and came back in exponent form ("1e-7"), and a 20-digit string came back as
+ * another number.
+ */
+const LIMIT_TEXT = /^\d{1,9}(\.\d{1,6})?$/;
+
 function limit(value: string | number | null | undefined, field: string): number | null {
   if (value == null) return null;
-  const n = typeof value === 'number' ? value : Number(value);
-  if (!Number.isFinite(n) || n < 0)
-    throw new VenueError('invalid_params', `${field} must be a non-negative number`, { field });
+  const text = typeof value === 'number' ? String(value) : value;
+  const n = Number(text);
+  if (!LIMIT_TEXT.test(text) || !Number.isFinite(n) || n < 0)
+    throw new VenueError(
+      'invalid_params',
+      `${field} must be a non-negative decimal of at most 9 integer digits and 6 decimals`,
+      { field },
+    );
   return n;
 }
 
@@ -67,13 +85,15 @@ export function mmpToWire(status: MmpStatus) {
     indexName: status.indexName,
     interval: status.interval,
     frozenTime: status.frozenTime,
-    quantityLimit: String(status.quantityLimit),
-    ...(status.deltaLimit === null ? {} : { deltaLimit: String(status.deltaLimit) }),
-    ...(status.vegaLimit === null ? {} : { vegaLimit: String(status.vegaLimit) }),
+    quantityLimit: decimalText(status.quantityLimit),
+    ...(status.deltaLimit === null ? {} : { deltaLimit: decimalText(status.deltaLimit) }),
+    ...(status.vegaLimit === null ? {} : { vegaLimit: decimalText(status.vegaLimit) }),
     ...(status.frozenUntil === null ? {} : { frozenUntil: status.frozenUntil }),
-    quantity: String(status.quantity),
-    delta: String(status.delta),
-    vega: String(status.vega),
+    // Window sums are float sums: a net delta or vega near zero is a residue such as 1.7e-8,
+    // which String() writes in exponent form.
+    quantity: decimalText(status.quantity),
+    delta: decimalText(status.delta),
+    vega: decimalText(status.vega),
   };
 }
 

@@ -14,6 +14,9 @@ test('decimal text is never in exponent form', () => {
   assert.equal(decimalText(-1e-30), '0');
   assert.equal(decimalText(64985.88093446307), '64985.88093446307');
   assert.equal(decimalText(0.313107062692502), '0.313107062692502');
+  // From 1e21 up, toFixed writes exponent form too: such a double is an integer, written out.
+  assert.equal(decimalText(1e21), '1000000000000000000000');
+  assert.equal(decimalText(-2.5e22), '-25000000000000000000000');
 });
 
 test('near-expiry greeks go out as plain decimals', () => {

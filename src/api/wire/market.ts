@@ -92,6 +92,12 @@ function bandToWire(band: PriceBandView | null | undefined, instrument: Instrume
 export function decimalText(value: number): string {
   const text = String(value);
   if (!text.includes('e')) return text;
+  if (Math.abs(value) >= 1e21) {
+    // toFixed writes exponent form from 1e21 up too: String's digits, shifted out with zeros.
+    const [mantissa = '', exponent = '0'] = text.split('e');
+    const [whole = '', fraction = ''] = mantissa.replace('-', '').split('.');
+    return `${value < 0 ? '-' : ''}${whole}${fraction}${'0'.repeat(Number(exponent) - fraction.length)}`;
+  }
   const fixed = value.toFixed(20).replace(/\.?0+$/, '');
   return fixed === '-0' ? '0' : fixed;
 }
