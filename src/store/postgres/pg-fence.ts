@@ -15,6 +15,7 @@
  */
 import pg from 'pg';
 import { StoreOpenError } from '../data-dir-lock.ts';
+import { timedQuery } from './pg-transaction.ts';
 
 /** The session advisory lock of the service that has the database open. */
 export const DATABASE_LOCK_KEY = 7_305_611_001;
@@ -156,11 +157,9 @@ export class PgDatabaseFence {
     this.closed = true;
     let unlocked = false;
     try {
-      await this.client.query({
-        text: 'SELECT pg_advisory_unlock($1)',
-        values: [DATABASE_LOCK_KEY],
-        query_timeout: CLOSE_TIMEOUT_MS,
-      } as pg.QueryConfig);
+      await this.client.query(
+        timedQuery('SELECT pg_advisory_unlock($1)', [DATABASE_LOCK_KEY], CLOSE_TIMEOUT_MS),
+      );
       unlocked = true;
     } catch {
       // The connection is dropped below, which ends the session.

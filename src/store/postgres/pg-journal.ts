@@ -33,6 +33,7 @@ import {
 import { type FrameRow, readFramePages, readVerifiedFrames, toFrame } from '../read-frames.ts';
 import { frameChecksumValid, type StoredFrame } from '../record-format.ts';
 import { lockDatabase } from './pg-fence.ts';
+import { timedQuery } from './pg-transaction.ts';
 
 export const PG_JOURNAL_SCHEMA = `
 CREATE TABLE IF NOT EXISTS journal (
@@ -146,9 +147,8 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
       'INSERT INTO journal (first_seq, count, version, payload, checksum) VALUES ($1, $2, $3, $4, $5)';
     const frameParams =
       frame === null ? [] : [frame.firstSeq, frame.count, frame.version, frame.payload, frame.checksum];
-    // node-postgres reads a per-query `query_timeout` (client.js) that its typings leave out.
     const write = (text: string, values: unknown[]) =>
-      this.writer.query({ text, values, query_timeout: this.writeTimeoutMs } as pg.QueryConfig);
+      this.writer.query(timedQuery(text, values, this.writeTimeoutMs));
     if (checkpoints.length === 0) {
       if (frame !== null) await write(frameInsert, frameParams);
       return;
@@ -186,11 +186,7 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
   protected async trimRecords(seq: number, maxRecords: number): Promise<TrimResult> {
     // With the writes' deadline: a trim stuck on a server that stopped answering would hold a
     // shutdown (the trimmer waits for its step) forever.
-    const result = await this.writer.query({
-      text: TRIM,
-      values: [seq, maxRecords],
-      query_timeout: this.writeTimeoutMs,
-    } as pg.QueryConfig);
+    const result = await this.writer.query(timedQuery(TRIM, [seq, maxRecords], this.writeTimeoutMs));
     const row = result.rows[0] as { records: number; entries: number; done: boolean };
     return { records: row.records, entries: row.entries, done: row.done };
   }

@@ -12,6 +12,14 @@ export function isQueryTimeout(error: unknown): boolean {
   return error instanceof Error && error.message === 'Query read timeout';
 }
 
+/**
+ * A query that fails after `timeoutMs` without an answer: node-postgres reads a per-query
+ * `query_timeout` (client.js) that its typings leave out.
+ */
+export function timedQuery(text: string, values: readonly unknown[], timeoutMs: number): pg.QueryConfig {
+  return { text, values: values as unknown[], query_timeout: timeoutMs } as pg.QueryConfig;
+}
+
 export interface TransactionOptions {
   /** Each of BEGIN, COMMIT and ROLLBACK fails after this long without an answer (default: none). */
   readonly queryTimeoutMs?: number;
@@ -24,11 +32,8 @@ export async function inTransaction<T>(
 ): Promise<T> {
   const client = await pool.connect();
   const timeout = options.queryTimeoutMs;
-  // node-postgres reads a per-query `query_timeout` (client.js) that its typings leave out.
   const run = (text: string) =>
-    timeout === undefined
-      ? client.query(text)
-      : client.query({ text, query_timeout: timeout } as pg.QueryConfig);
+    timeout === undefined ? client.query(text) : client.query(timedQuery(text, [], timeout));
   let drop = false;
   try {
     await run('BEGIN');

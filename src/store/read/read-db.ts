@@ -12,7 +12,7 @@
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { inTransaction, isQueryTimeout } from '../postgres/pg-transaction.ts';
+import { inTransaction, isQueryTimeout, timedQuery } from '../postgres/pg-transaction.ts';
 import { walPragmas } from '../sqlite/wal.ts';
 import { SqliteWriterThread } from '../sqlite/writer-thread.ts';
 import type { RowValue } from './projection.ts';
@@ -234,20 +234,15 @@ export class PgReadDb implements ReadDb {
     for (const sql of ddl) await this.pool.query(sql);
   }
 
-  /** A query with a deadline (node-postgres reads a per-query `query_timeout` its typings leave out). */
-  private timed(text: string, values: readonly RowValue[], timeoutMs: number): pg.QueryConfig {
-    return { text, values: values as RowValue[], query_timeout: timeoutMs } as pg.QueryConfig;
-  }
-
   commit(statements: readonly Statement[], lastSeq: number): Promise<void> {
     const deadline = this.writeTimeoutMs;
     return inTransaction(
       this.pool,
       async (client) => {
         for (const s of statements) {
-          await client.query(this.timed(toPostgresPlaceholders(s.sql), s.params, deadline));
+          await client.query(timedQuery(toPostgresPlaceholders(s.sql), s.params, deadline));
         }
-        await client.query(this.timed(toPostgresPlaceholders(SET_SEQ), [lastSeq], deadline));
+        await client.query(timedQuery(toPostgresPlaceholders(SET_SEQ), [lastSeq], deadline));
       },
       { queryTimeoutMs: deadline },
     ).catch((error: unknown) => {
@@ -270,7 +265,7 @@ export class PgReadDb implements ReadDb {
 
   async query<T>(sql: string, params: readonly RowValue[]): Promise<T[]> {
     try {
-      const result = await this.pool.query(this.timed(toPostgresPlaceholders(sql), params, this.timeoutMs));
+      const result = await this.pool.query(timedQuery(toPostgresPlaceholders(sql), params, this.timeoutMs));
       return result.rows as T[];
     } catch (error) {
       throw timedOut(error, this.timeoutMs, this.timeoutMs);
