@@ -91,6 +91,14 @@ export class MarketLoop {
     if (!result.ok) throw new VenueError(result.error.name, result.error.message, { ...result.error.data });
   }
 
+  /**
+   * Resolves once the tick under way, if any, has submitted all its commands (tests with a virtual
+   * clock wait on it after moving the clock; the commands' durability is the core's `drain`).
+   */
+  idle(): Promise<void> {
+    return this.running;
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     this.cancelNext?.();

@@ -1022,7 +1022,7 @@ class Runner {
     if (isOption && d.chance(8)) {
       params.advanced = d.pick(['usd', 'implv'] as const);
       params.price = d.chance(15)
-        ? d.pick(['0.000001', '999999999999', '999999999999.999999', '0.5', '1'])
+        ? d.pick(['0.000001', '999999999', '999999999.999999', '1234567890', '0.5', '1'])
         : params.advanced === 'usd'
           ? ((ref.markPrice ?? 0.01) * (ref.index ?? 60_000)).toFixed(d.int(0, 2))
           : ((ref.markIv ?? 50) + d.int(-5, 5)).toFixed(1);
@@ -1854,9 +1854,8 @@ class Runner {
  * once the last one is done), waiting for each tick and every timer command to be durable.
  */
 async function advanceClock(running: TestService, ms: number): Promise<void> {
-  const market = running.service.market as unknown as { running: Promise<void> };
   const settle = async () => {
-    await market.running;
+    await running.service.market.idle();
     await running.service.core.drain();
   };
   let left = ms;

@@ -137,7 +137,7 @@ describe('toPlaceOrder', () => {
     assert.deepEqual(disagreeing, { name: 'invalid_params', field: 'otocoConfig[0].timeInForce' });
   });
 
-  test('an advanced price has at most 12 digits and 6 decimals, so it prints back as the decimal sent', () => {
+  test('an advanced price has at most 9 digits and 6 decimals, so it prints back as the decimal sent', () => {
     const option = new Instrument(
       2,
       specs.find((spec) => spec.kind === 'option' && spec.settlementCurrency === 'BTC')!,
@@ -146,7 +146,8 @@ describe('toPlaceOrder', () => {
       toPlaceOrder({ instrumentName: option.name, quantity: '1', price, advanced: 'usd' }, 'buy', 1, option);
     assert.equal(place('12.345678').advancedValue, 12.345678);
     assert.equal(String(place('0.000001').advancedValue), '0.000001');
-    for (const price of ['0.00000000000000000001', '1234567890123', '0', '1e3'])
+    assert.equal(String(place('999999999.999999').advancedValue), '999999999.999999');
+    for (const price of ['0.00000000000000000001', '1234567890', '999999999999.999999', '0', '1e3'])
       assert.deepEqual(
         refusal(() => place(price)),
         { name: 'invalid_price', field: 'price' },

@@ -54,16 +54,16 @@ export function resolveTimeInForce(
 }
 
 /**
- * An advanced order's price: a positive decimal (USD or IV percent) of at most 12 integer digits
- * and 6 decimals, kept as a number. Within those bounds the number prints back as the plain
- * decimal it was (no exponent form on the order's `usd`/`implv`).
+ * An advanced order's price: a positive decimal (USD or IV percent) of at most 9 integer digits
+ * and 6 decimals, kept as a number. Fifteen significant digits are what a double always prints
+ * back as the plain decimal it was (no exponent form, no digit lost on the order's `usd`/`implv`).
  */
 function advancedValueOf(text: string): number {
   const value = Number(text);
-  if (!/^\d{1,12}(\.\d{1,6})?$/.test(text) || !(value > 0))
+  if (!/^\d{1,9}(\.\d{1,6})?$/.test(text) || !(value > 0))
     throw new VenueError(
       'invalid_price',
-      'advanced price must be a positive decimal of at most 12 digits and 6 decimals',
+      'advanced price must be a positive decimal of at most 9 digits and 6 decimals',
       { field: 'price' },
     );
   return value;
