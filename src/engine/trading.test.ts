@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CommandResult } from '../core/events.ts';
 import { decodeSnapshotState, encodeSnapshot } from '../store/record-format.ts';
+import { COMBO_EXPIRY, LOW_CALL, listCombos, STRADDLE } from './combo-testkit.ts';
 import { Harness, linearPerpetualSpec, perpetualSpec } from './testkit.ts';
 import { sessionEnd } from './trading.ts';
 import { Venue, type VenueSnapshot } from './venue.ts';
@@ -532,5 +533,30 @@ describe('risk checks', () => {
     assert.ok(h.order(1, 'buy', 1, 100_000).ok); // 1,000 margin + 10 fee
     assert.equal(errorName(h.order(1, 'buy', 1, 100_000)), 'not_enough_funds');
     assert.equal(h.venue.accountSummary(1, 'BTC')!.orderMargin, 1010);
+  });
+});
+
+describe('at the expiry instant, before the settlement is booked', () => {
+  test('an expiring instrument and a combo on it take no new order and no edit; cancels still work', () => {
+    const h = new Harness();
+    listCombos(h, [STRADDLE]);
+    h.account(1);
+    h.account(2);
+    const resting = h.order(1, 'sell', 10, 300, { instrumentName: LOW_CALL }).order!.orderId;
+    h.ts = COMBO_EXPIRY - 1;
+    assert.ok(h.order(2, 'buy', 1, 300, { instrumentName: LOW_CALL }).ok, 'trades until the instant');
+    h.ts = COMBO_EXPIRY;
+    for (const instrumentName of [LOW_CALL, STRADDLE]) {
+      const refused = h.order(2, 'buy', 1, 600, { instrumentName });
+      assert.equal(errorName(refused), 'instrument_expired', instrumentName);
+    }
+    const edit = h.run({ type: 'edit_order', accountId: 1, orderId: resting, amount: 10, price: 200 });
+    assert.deepEqual(edit.ok ? null : [edit.error.name, edit.error.data?.field], [
+      'instrument_expired',
+      'orderId',
+    ]);
+    assert.equal(h.venue.getOrder(resting)!.price, 300);
+    assert.ok(h.order(2, 'buy', 1, 100_000).ok, 'the perpetual still trades');
+    assert.ok(h.run({ type: 'cancel_order', accountId: 1, orderId: resting }).ok);
   });
 });

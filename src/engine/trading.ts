@@ -91,6 +91,17 @@ function fail(
   return { ok: false, error, events: state.events };
 }
 
+/**
+ * Whether `instrument` no longer trades: settled, or its expiry instant has come and the market's
+ * settlement (at its next tick, or after a restart) is still to be booked. Between the two the
+ * settlement average is already fixed, so a trade would be at a known value against resting orders.
+ */
+export function pastExpiry(state: VenueState, instrument: InstrumentState): boolean {
+  if (instrument.status !== 'open') return true;
+  const expiration = instrument.instrument.spec.expiration;
+  return expiration !== null && state.now >= expiration;
+}
+
 function lookup(
   state: VenueState,
   accountId: number,
@@ -105,12 +116,12 @@ function lookup(
       field: 'instrumentName',
     });
   }
-  if (instrument.status !== 'open') {
+  if (pastExpiry(state, instrument)) {
     return refusal('instrument_expired', `instrument ${instrumentName} has expired`, {
       field: 'instrumentName',
     });
   }
-  const expiredLeg = comboLegs(state, instrument)?.legs.find((leg) => leg.instrument.status !== 'open');
+  const expiredLeg = comboLegs(state, instrument)?.legs.find((leg) => pastExpiry(state, leg.instrument));
   if (expiredLeg !== undefined) {
     return refusal('instrument_expired', `combo leg ${expiredLeg.instrument.instrument.name} has expired`, {
       field: 'instrumentName',
@@ -775,6 +786,16 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
   if (!(order instanceof Order)) return fail(state, 'edit_order', command.accountId, order);
   const instrument = state.instrumentList[order.instrumentId]!;
   const account = state.accounts.get(order.accountId)!;
+  if (pastExpiry(state, instrument)) {
+    return fail(
+      state,
+      'edit_order',
+      command.accountId,
+      refusal('instrument_expired', `instrument ${instrument.instrument.name} has expired`, {
+        field: 'orderId',
+      }),
+    );
+  }
   if (command.validUntil != null && state.now > command.validUntil) {
     return fail(
       state,
