@@ -72,6 +72,20 @@ export function failPortfolio(context: ChildContext, portfolio: PortfolioState, 
   applyTrigger(context, portfolio, 'fail');
 }
 
+/**
+ * A leg's instrument expired with lots still to fill: the portfolio can never do what it was
+ * asked, so it ends FAILED (`instrument_expired`) at once, its other children cancelled. PENDING
+ * and WORKING may fail; anything else is left as it is.
+ */
+export function failOnExpiry(context: ChildContext, portfolio: PortfolioState, leg: number): void {
+  if (transition(portfolio.status, 'fail') === null) return;
+  const name = portfolio.spec.legs[leg]!.instrumentName;
+  cancelAllChildren(context, portfolio);
+  portfolio.endReason = 'instrument_expired';
+  portfolio.endMessage = `legs[${leg}] instrument ${name} expired before the leg was filled`;
+  applyTrigger(context, portfolio, 'fail');
+}
+
 /** CANCELLING at once, every child cancelled, then CANCELLED (children go synchronously). */
 export function cancelPortfolio(context: ChildContext, portfolio: PortfolioState): boolean {
   if (transition(portfolio.status, 'cancel') === null) return false;

@@ -18,7 +18,7 @@ import type { CommandStamp } from '../core/commands.ts';
 import type { CoreEvent, TradeView } from '../core/events.ts';
 import type { EnginePort, SubMachine, SubResult } from '../core/submachine.ts';
 import type { ChildContext } from './children.ts';
-import { cancelPortfolio } from './lifecycle.ts';
+import { cancelPortfolio, failOnExpiry } from './lifecycle.ts';
 import type { AlgoMarketView } from './market-view.ts';
 import {
   absorbComboTrade,
@@ -31,6 +31,7 @@ import { isActive } from './status.ts';
 import {
   captureArrival,
   evaluate,
+  expiredLeg,
   MAX_PLACEMENTS_PER_COMMAND,
   onTime,
   type StepContext,
@@ -256,6 +257,10 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
   private absorb(events: readonly CoreEvent[], context: ChildContext): void {
     const touched = this.pending;
     for (const event of events) {
+      if (event.type === 'instrument') {
+        if (event.state === 'expired') this.onExpired(event.instrumentName, context);
+        continue;
+      }
       if (event.type === 'trade' && event.trade.legs !== undefined) {
         this.absorbComboTrade(event.trade, context);
         continue;
@@ -282,6 +287,24 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
       // A resize from outside (`private/edit` of a child) is looked at too: the portfolio cuts a
       // child back to what it still needs, so a grown child cannot trade past the leg's quantity.
       if (filled > 0 || wasOpen !== child.open || amountBefore !== child.amount) touched.add(portfolio);
+    }
+  }
+
+  /**
+   * An instrument expired (settled): every active portfolio with lots still to fill on it ends
+   * FAILED (`instrument_expired`) at once, in id order, its other children cancelled. The
+   * settlement already cancelled its children on that instrument (their closes came first in the
+   * same batch). A portfolio whose leg there is filled goes on.
+   */
+  private onExpired(instrumentName: string, context: ChildContext): void {
+    const hit = [...this.active]
+      .filter((p) => p.spec.legs.some((leg) => leg.instrumentName === instrumentName))
+      .sort((a, b) => a.id - b.id);
+    for (const portfolio of hit) {
+      const leg = expiredLeg(this.market, portfolio);
+      if (leg === null) continue;
+      failOnExpiry(context, portfolio, leg);
+      this.track(portfolio);
     }
   }
 
@@ -321,6 +344,15 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
   private submit(command: SubmitPortfolio, context: StepContext, out: PortfolioEvent[]) {
     const spec = command.portfolio;
     for (const [i, leg] of spec.legs.entries()) {
+      // As private/buy and create_rfq answer an expired instrument.
+      if (this.market.expired(leg.instrumentName)) {
+        return refuse(
+          'instrument_expired',
+          `instrument ${leg.instrumentName} has expired`,
+          `legs[${i}].instrument`,
+          out,
+        );
+      }
       if (this.market.instrument(leg.instrumentName) === undefined) {
         return refuse(
           'invalid_instrument',

@@ -20,7 +20,10 @@ export interface OwnOrder {
 }
 
 export interface AlgoMarketView {
+  /** A listed instrument that is open for trading; undefined when unknown or expired. */
   instrument(name: string): Instrument | undefined;
+  /** True when the instrument was listed and has expired (settled): it never trades again. */
+  expired(name: string): boolean;
   /**
    * Best bid / ask in ticks, null when that side is empty. `own` orders are left out, so a
    * child order never becomes its own reference (a DYNAMIC bid would otherwise walk upwards).

@@ -25,6 +25,7 @@ const context: OptionPricingContext = {
 function view(overrides: Partial<AlgoMarketView> = {}): AlgoMarketView {
   return {
     instrument: (name) => (name === option.name ? option : name === perp.name ? perp : undefined),
+    expired: () => false,
     bestBid: () => null,
     bestAsk: () => null,
     accountBest: () => null,

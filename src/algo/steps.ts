@@ -22,6 +22,9 @@
  * re-evaluated one `dynamicMs` of the leg after they were set (a fill is no tick), and the child is
  * amended when the price moved a tick.
  *
+ * A leg whose instrument expired with lots still to fill ends the portfolio FAILED
+ * (`instrument_expired`): the machine does it at the settlement, `expiredLeg` at any later step.
+ *
  * Self-trade (docs/decisions.md, "Portfolios of one account meeting on the book"): a limit child
  * is priced clear of its own account's resting orders on the other side; a leg whose child
  * self-trade prevention cancelled anyway (a market child met it, or a hand-placed order did)
@@ -39,7 +42,7 @@ import {
   placeComboChild,
 } from './children.ts';
 import { clearOfOwnCombo, commonComboPlan, netComboTicks } from './combo.ts';
-import { applyTrigger, failPortfolio, finish } from './lifecycle.ts';
+import { applyTrigger, failOnExpiry, failPortfolio, finish } from './lifecycle.ts';
 import type { AlgoMarketView } from './market-view.ts';
 import {
   type BalanceLegInput,
@@ -164,9 +167,34 @@ export function startPortfolio(context: StepContext, portfolio: PortfolioState):
   evaluate(context, portfolio);
 }
 
+/**
+ * The first leg with lots still to fill whose instrument has expired, or null. Such a leg can
+ * never fill: its portfolio ends FAILED (`instrument_expired`). A leg already filled needs
+ * nothing more from its instrument.
+ */
+export function expiredLeg(market: AlgoMarketView, portfolio: PortfolioState): number | null {
+  for (let i = 0; i < portfolio.spec.legs.length; i++) {
+    if (remaining(portfolio, i) > 0 && market.expired(portfolio.spec.legs[i]!.instrumentName)) return i;
+  }
+  return null;
+}
+
+/**
+ * Ends the portfolio when a leg's instrument has expired under it (`expiredLeg`); true if so. The
+ * machine does this at the settlement itself (the engine's `instrument` event); this catches a
+ * portfolio restored from a snapshot saved before that, at its first step.
+ */
+function endedByExpiry(context: StepContext, portfolio: PortfolioState): boolean {
+  const leg = expiredLeg(context.market, portfolio);
+  if (leg === null) return false;
+  failOnExpiry(context, portfolio, leg);
+  return true;
+}
+
 /** Everything due at or before the stamp, then `evaluate`. */
 export function onTime(context: StepContext, portfolio: PortfolioState): void {
   const now = context.stamp.ts;
+  if (endedByExpiry(context, portfolio)) return;
   if (portfolio.status === 'PENDING') {
     if (portfolio.startAt <= now) startPortfolio(context, portfolio);
     return;
@@ -277,6 +305,7 @@ function totalFilled(portfolio: PortfolioState): number {
 
 /** Brings every leg's child in line with the algorithm; ends the portfolio when it is done. */
 export function evaluate(context: StepContext, portfolio: PortfolioState): void {
+  if (portfolio.status === 'WORKING' && endedByExpiry(context, portfolio)) return;
   for (let round = 0; round < 4 && portfolio.status === 'WORKING'; round++) {
     const before = totalFilled(portfolio);
     if (fullyFilled(portfolio)) {

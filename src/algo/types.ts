@@ -200,7 +200,8 @@ export type EndReason =
   | 'total_limit'
   | 'user_cancel'
   | 'orders_closed'
-  | 'child_rejected';
+  | 'child_rejected'
+  | 'instrument_expired';
 
 /** An algorithm command before the sequencer stamps it (what the gateway builds). */
 export type UnstampedAlgoCommand = AlgoCommand extends infer C

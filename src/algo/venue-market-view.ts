@@ -82,6 +82,7 @@ export function venueMarketView(
       const info = venue.instrument(name);
       return info === null || info.status !== 'open' ? undefined : info.instrument;
     },
+    expired: (name) => venue.instrument(name)?.status === 'expired',
     bestBid: (name, own) => best(venue, name, 'buy', own ?? null),
     bestAsk: (name, own) => best(venue, name, 'sell', own ?? null),
     accountBest: (accountId, name, side) => accountBest(venue, accountId, name, side),

@@ -11,7 +11,7 @@ import { ApiError } from '../../sdk/errors.ts';
 import type { SubscriptionPush } from '../../sdk/types.ts';
 import { PORTFOLIO_BASE_PATH } from '../../src/api/portfolios/routes.ts';
 import { ERROR_CATALOGUE } from '../../src/domain/errors.ts';
-import { orderCommand } from '../../src/engine/testkit.ts';
+import { optionSpec, orderCommand } from '../../src/engine/testkit.ts';
 import {
   PERP,
   type PortfolioCore,
@@ -274,5 +274,87 @@ describe('portfolios through the API', () => {
       portfolioType: 'BALANCE',
     });
     assert.deepEqual(result.portfolioIds, [a.portfolioId, b.portfolioId]);
+  });
+});
+
+describe('a portfolio leg expiring, through the API', () => {
+  const OPTION = 'BTC-27DEC26-70000-C';
+  let harness: PortfolioHarness;
+  let core: PortfolioCore;
+
+  before(async () => {
+    core = await startCore([optionSpec({ name: OPTION })]);
+    const marks = await core.ports.submit({
+      type: 'update_prices',
+      indexPrices: [{ currency: 'BTC', price: 60_000 }],
+      markPrices: [{ instrumentName: OPTION, markPrice: 500 }],
+    });
+    assert.ok(marks.ok);
+    harness = await startPortfolioHarness(core);
+  });
+  after(() => harness.close());
+
+  test('an ICEBERG ends FAILED (instrument_expired) at the settlement; a new submit is refused 22002', async () => {
+    const accountId = harness.credentials[MULTI]!.accountIds[0]!;
+    const http = harness.http(MULTI);
+    const ws = harness.ws(MULTI);
+    await ws.connect();
+    await ws.auth();
+    const news: SubscriptionPush[] = [];
+    await ws.subscribe(['trade-news'], (push) => news.push(push));
+    const body = {
+      accountId,
+      portfolioType: 'ICEBERG',
+      icebergTrade: { displayQuantity: '1' },
+      legs: [
+        {
+          instrument: OPTION,
+          instrumentType: 'OPTION',
+          side: 1,
+          quantity: '5',
+          priceOptions: { priceType: 'LIMIT', price: 0.04, priceIn: 'BTC' },
+        },
+      ],
+    };
+    const { portfolioId } = await http.flat<{ portfolioId: number }>(
+      'POST',
+      `${PORTFOLIO_BASE_PATH}/submit`,
+      body,
+    );
+    assert.equal(core.venue.openOrders({ accountId }).length, 1);
+
+    await core.advance(1_000);
+    assert.ok(
+      (await core.ports.submit({ type: 'settle_instrument', instrumentName: OPTION, settlementPrice: 0 })).ok,
+    );
+    type Data = {
+      type: string;
+      portfolioId: number;
+      portfolioStatus: string;
+      endReason?: string;
+      endMessage?: string;
+    };
+    await until(() => news.some((p) => (p.data as Data).type === 'PORTFOLIO_FAILED'));
+    const failed = news.map((p) => p.data as Data).find((d) => d.type === 'PORTFOLIO_FAILED')!;
+    assert.equal(failed.portfolioId, portfolioId);
+    assert.equal(failed.portfolioStatus, 'FAILED');
+    assert.equal(failed.endReason, 'instrument_expired');
+    assert.match(failed.endMessage!, /legs\[0\] instrument BTC-27DEC26-70000-C expired/);
+
+    type Info = { portfolioStatus: string; endReason: string | null; endTimestamp: number | null };
+    const info = await http.flat<Info>('GET', `${PORTFOLIO_BASE_PATH}/info?portfolioId=${portfolioId}`);
+    assert.equal(info.portfolioStatus, 'FAILED');
+    assert.equal(info.endReason, 'instrument_expired');
+    assert.equal(info.endTimestamp, core.clock.now());
+    assert.equal(core.venue.openOrders({ accountId }).length, 0);
+    assert.equal(core.algos.nextWakeup(), null, 'no timer polls a portfolio that cannot fill');
+
+    await assert.rejects(
+      http.flat('POST', `${PORTFOLIO_BASE_PATH}/submit`, body),
+      (error: unknown) =>
+        error instanceof ApiError &&
+        error.code === ERROR_CATALOGUE.instrument_expired.code &&
+        error.data?.field === 'legs[0].instrument',
+    );
   });
 });
