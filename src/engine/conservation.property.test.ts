@@ -3,7 +3,7 @@
  * positions grow, shrink and flip through zero in one fill), Σ balances + Σ fees − Σ dir ×
  * openCost of the futures positions stays exactly the deposits; options' premiums are cash at
  * the trade, and a futures position's value is its open cost until it closes. Settling the dated
- * instruments (at a settlement index, or at the settlement price in ticks) rounds each position
+ * instruments (inverse and USDC-settled; at a settlement index, or at the settlement price in ticks) rounds each position
  * against its holder: the venue keeps under one minor unit per position and never pays one out.
  * (docs/decisions.md, "Settlement index".)
  */
@@ -11,11 +11,17 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { UnstampedCommand } from '../core/commands.ts';
+import { DEFAULT_PRODUCTS, linearOptionSpec } from '../market/products.ts';
 import { COMBO_EXPIRY, FUTURE, LOW_CALL, listCombos, PERP, PUT } from './combo-testkit.ts';
 import { Harness, linearPerpetualSpec, orderCommand } from './testkit.ts';
 
 const LINEAR_PERP = 'BTC_USDC-PERPETUAL';
 const LINEAR_FUTURE = 'BTC_USDC-27DEC26';
+/** USDC-settled options as the catalogue lists them (tick 5 USDC, lot 0.01 BTC). */
+const LINEAR_CALL_SPEC = linearOptionSpec(DEFAULT_PRODUCTS.BTC!, COMBO_EXPIRY, 'month', 70_000, 'call', 0);
+const LINEAR_PUT_SPEC = linearOptionSpec(DEFAULT_PRODUCTS.BTC!, COMBO_EXPIRY, 'month', 70_000, 'put', 0);
+const LINEAR_CALL = LINEAR_CALL_SPEC.name;
+const LINEAR_PUT = LINEAR_PUT_SPEC.name;
 
 interface Traded {
   readonly name: string;
@@ -36,9 +42,11 @@ const TRADED: readonly Traded[] = [
   { name: PUT, mark: 1_700, step: 5, lots: 1, direction: null, currency: 'BTC' },
   { name: LINEAR_PERP, mark: 120_020, step: 7, lots: 7, direction: 1, currency: 'USDC' },
   { name: LINEAR_FUTURE, mark: 120_500, step: 7, lots: 7, direction: 1, currency: 'USDC' },
+  { name: LINEAR_CALL, mark: 301, step: 3, lots: 3, direction: null, currency: 'USDC' },
+  { name: LINEAR_PUT, mark: 2_003, step: 3, lots: 3, direction: null, currency: 'USDC' },
 ];
 const BY_NAME = new Map(TRADED.map((t) => [t.name, t]));
-const DATED = [FUTURE, LOW_CALL, PUT, LINEAR_FUTURE];
+const DATED = [FUTURE, LOW_CALL, PUT, LINEAR_FUTURE, LINEAR_CALL, LINEAR_PUT];
 const ACCOUNTS = [1, 2, 3, 4];
 const DEPOSITS = { BTC: 100_000_000_000, USDC: 100_000_000_000_000 };
 
@@ -80,6 +88,8 @@ function venue(): Harness {
   listCombos(h, []);
   h.list(linearPerpetualSpec());
   h.list(linearPerpetualSpec({ name: LINEAR_FUTURE, settlementPeriod: 'month', expiration: COMBO_EXPIRY }));
+  h.list(LINEAR_CALL_SPEC);
+  h.list(LINEAR_PUT_SPEC);
   for (const id of ACCOUNTS) h.account(id, DEPOSITS);
   h.ok({
     type: 'update_prices',
@@ -136,6 +146,9 @@ function noteFees(result: ReturnType<Harness['run']>, fees: Map<string, number>)
 function settlementTicks(name: string, index: number): number {
   if (name === FUTURE) return Math.round(index / 2.5);
   if (name === LINEAR_FUTURE) return Math.round(index / 0.5);
+  // USDC options settle at their intrinsic value in USDC, on their 5 USDC grid.
+  if (name === LINEAR_CALL) return Math.round(Math.max(0, index - 70_000) / 5);
+  if (name === LINEAR_PUT) return Math.round(Math.max(0, 70_000 - index) / 5);
   const intrinsic = name === LOW_CALL ? Math.max(0, index - 70_000) : Math.max(0, 70_000 - index);
   return Math.round(intrinsic / index / 0.0005) * 5;
 }
