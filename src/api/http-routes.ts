@@ -197,6 +197,7 @@ export function installErrorHandlers(
     return sendUnrouted(app, request.url, reply, 404, {
       code: ERROR_CATALOGUE.method_not_found.code,
       message,
+      data: { field: 'path' },
     });
   });
 }

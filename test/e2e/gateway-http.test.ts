@@ -342,6 +342,13 @@ describe('gateway over HTTP', () => {
     );
     assert.equal(unknown.status, 200);
     assert.deepEqual(((await unknown.json()) as { rid: number; error: { code: number } }).error.code, -32601);
+    // No route for the path and HTTP method: 404, naming the path.
+    const unrouted = await fetch(`${harness.baseUrl}/api/public/time`);
+    assert.equal(unrouted.status, 404);
+    assert.deepEqual((await unrouted.json()) as unknown, {
+      rid: null,
+      error: { code: -32601, message: 'no route GET /api/public/time', data: { field: 'path' } },
+    });
     const wsOnly = await post(
       '/api/public/set_heartbeat',
       JSON.stringify({ rid: 2, method: 'public/set_heartbeat', params: { interval: 30 } }),
