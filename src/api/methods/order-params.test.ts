@@ -170,6 +170,33 @@ describe('toPlaceOrder', () => {
   });
 });
 
+describe('quantity and contracts together', () => {
+  test('when they disagree the refusal says what the contracts come to, naming contracts', () => {
+    // BTC-PERPETUAL: a contract is 10 USD.
+    try {
+      toPlaceOrder(
+        { instrumentName: perp.name, quantity: '20', contracts: '3', type: 'market' },
+        'buy',
+        1,
+        perp,
+      );
+      assert.fail('expected a refusal');
+    } catch (error) {
+      assert.ok(error instanceof VenueError);
+      assert.equal(error.errorName, 'invalid_params');
+      assert.equal(error.message, 'contracts 3 is 30 in quantity, not 20');
+      assert.deepEqual(error.data, { field: 'contracts', quantityFromContracts: '30' });
+    }
+    const agreeing = toPlaceOrder(
+      { instrumentName: perp.name, quantity: '30', contracts: '3', type: 'market' },
+      'buy',
+      1,
+      perp,
+    );
+    assert.equal(agreeing.amount, 3);
+  });
+});
+
 describe('toEditOrder', () => {
   test('quantity or contracts is required; omitted fields stay omitted', () => {
     assert.equal(refusal(() => toEditOrder({ orderId: 'x' }, 1, perp)).field, 'quantity');

@@ -37,7 +37,11 @@ export function resolveLots(
     throw new VenueError('missing_params', 'quantity or contracts is required', { field: 'quantity' });
   }
   if (fromQuantity !== null && fromContracts !== null && fromQuantity !== fromContracts) {
-    throw new VenueError('invalid_params', 'contracts does not match quantity', { field: 'contracts' });
+    throw new VenueError(
+      'invalid_params',
+      `contracts ${contracts} is ${instrument.formatQuantity(fromContracts)} in quantity, not ${quantity}`,
+      { field: 'contracts', quantityFromContracts: instrument.formatQuantity(fromContracts) },
+    );
   }
   return (fromQuantity ?? fromContracts)!;
 }
