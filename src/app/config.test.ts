@@ -23,6 +23,7 @@ describe('config', () => {
       snapshotReplica: true,
       readStoreOnReplica: true,
       historyWaitMs: 2_000,
+      shutdownStepMs: 30_000,
       historyRetentionDays: null,
       journalRetentionDays: null,
       snapshots: { everyCommands: 1_000_000, everyMs: 600_000, checkpointEveryCommands: 250_000 },
@@ -128,6 +129,14 @@ describe('config', () => {
       /historyWaitMs must be >= 1 \(HISTORY_WAIT_MS\)/,
     );
     assert.throws(() => loadConfig({ env: { HISTORY_WAIT_MS: '1.5' } }), /HISTORY_WAIT_MS/);
+  });
+
+  test('the bound of each stop step on the stores comes from SHUTDOWN_STEP_MS; 0 is refused naming it', () => {
+    assert.equal(loadConfig({ env: { SHUTDOWN_STEP_MS: '60000' } }).shutdownStepMs, 60_000);
+    assert.throws(
+      () => loadConfig({ env: { SHUTDOWN_STEP_MS: '0' } }),
+      /shutdownStepMs must be >= 1 \(SHUTDOWN_STEP_MS\)/,
+    );
   });
 
   test('history retention: days from HISTORY_RETENTION_DAYS, off or empty keeps it forever, under 2 refused', () => {

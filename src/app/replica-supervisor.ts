@@ -164,6 +164,18 @@ export class ReplicaSupervisor implements RemoteReadWriter {
     await this.replica?.stop(finalSnapshot);
   }
 
+  /**
+   * Ends the running replica's thread at once (see `SnapshotReplica.terminate`; a `stop` under
+   * way then resolves) and starts no other: for a close whose replica stop is past its deadline.
+   */
+  async terminate(): Promise<void> {
+    this.stopping = true;
+    if (this.restartTimer !== null) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+    this.releaseRunningWaiters();
+    await this.replica?.terminate();
+  }
+
   /** True when no replica can take the final snapshot: none runs, or the last one failed. */
   get failed(): boolean {
     return this.replica === null || this.replica.failed;

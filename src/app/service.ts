@@ -12,6 +12,9 @@
  * Stop order (graceful): stop the market and timers → close the gateway (stop accepting, drain
  * requests, close sockets: cancel-on-disconnect runs) → cancel any session order left → drain the
  * sequencer → save the replay memory → snapshot → flush and close storage → release the lock.
+ * Each step that waits on the stores gets at most `shutdownStepMs` (5 s after a core failure) on
+ * the service clock, then is logged and left behind: a hung store cannot hold the stop, and the
+ * next start recovers from the journal as after a crash.
  */
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -36,6 +39,7 @@ import { type DataDirLock, lockDataDir } from '../store/data-dir-lock.ts';
 import type { Journal, JournalEntry, SnapshotInfo, SnapshotStore } from '../store/journal.ts';
 import { JournalTrimmer } from '../store/journal-trimmer.ts';
 import { openStores } from '../store/open-stores.ts';
+import type { FenceWatch } from '../store/postgres/pg-fence.ts';
 import { recordAccountSeqs } from '../store/read/core-projections.ts';
 import type { ReadStore, RetentionSettings } from '../store/read/read-store.ts';
 import { subMachineProjections } from '../store/read/sub-projections.ts';
@@ -129,8 +133,33 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     // A key that cannot be read is refused before anything is journaled.
     const secrets = SecretBox.load(config.secretEncryptionKey, config.dataDir);
     const settings = { natsJournal, retention, replicaWritesReads };
-    const recoveredStores = await openAndRecover(config, settings, log, undo);
-    return await launch(options, { ...settings, clock, log, secrets, dataDirLock }, recoveredStores, undo);
+    // With the journal on NATS, the database's lock is on a connection of its own: taken again
+    // (on the service clock) when that connection drops, and the service stops when it cannot be.
+    const lockLost: { error: Error | null } = { error: null };
+    const fenceWatch: FenceWatch = {
+      schedule: (ms, run) => clock.schedule(clock.now() + ms, run),
+      onDropped: (error) =>
+        log.warn(
+          { err: error },
+          'the connection holding the PostgreSQL database lock dropped: taking the lock again',
+        ),
+      onRetaken: (tries) => log.info({ tries }, 'the PostgreSQL database lock is held again'),
+      onLost: (error) => {
+        lockLost.error = error;
+        log.fatal(
+          { err: error },
+          'the PostgreSQL database lock is lost: the service stops, so that no two services use the database (DATABASE_URL); restart it once no other service runs on it',
+        );
+        options.onFatal?.(error);
+      },
+    };
+    const recoveredStores = await openAndRecover(config, { ...settings, fenceWatch }, log, undo);
+    return await launch(
+      options,
+      { ...settings, clock, log, secrets, dataDirLock, lockLost },
+      recoveredStores,
+      undo,
+    );
   } catch (error) {
     await undo.run();
     throw error;
@@ -138,6 +167,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 }
 
 interface LaunchContext extends OpenSettings {
+  /** Set when the database's lock was lost for good (the service is then stopping). */
+  readonly lockLost: { readonly error: Error | null };
   readonly clock: Clock;
   readonly log: Logger;
   readonly secrets: SecretBox;
@@ -147,7 +178,7 @@ interface LaunchContext extends OpenSettings {
 /** Starts the service on recovered stores; each part started is pushed on `undo`. */
 async function launch(
   options: ServiceOptions,
-  { clock, log, natsJournal, retention, replicaWritesReads, secrets, dataDirLock }: LaunchContext,
+  { clock, log, natsJournal, retention, replicaWritesReads, secrets, dataDirLock, lockLost }: LaunchContext,
   { storage, report, recovered, readAppliedAtOpen }: RecoveredStores,
   undo: StartUndo,
 ): Promise<RunningService> {
@@ -385,16 +416,32 @@ async function launch(
       } catch (error) {
         log.error({ err: error }, 'replay memory not saved: the next start refuses recently signed requests');
       }
-      // A core that failed may have failed on a store that stopped answering (a PostgreSQL whose
-      // journal write timed out): each step that waits on the stores then gets a few seconds, and
-      // what has not finished by then is left behind (the next start recovers as after a crash).
-      const within = closeStepBound(clock, core.failed === null ? null : FAILED_CLOSE_STEP_MS, log);
+      // A store that stopped answering (a hung PostgreSQL, the journal elsewhere) must not hold
+      // the stop for ever: each step that waits on the stores gets `shutdownStepMs` on the
+      // service clock (at most a few seconds after a core failure, which may have failed on such
+      // a store), and what has not finished by then is left behind. Nothing acknowledged is lost:
+      // the journal holds it, and the next start recovers as after a crash.
+      const stepMs =
+        core.failed === null ? config.shutdownStepMs : Math.min(config.shutdownStepMs, FAILED_CLOSE_STEP_MS);
+      const within = closeStepBound(
+        clock,
+        stepMs,
+        log,
+        core.failed === null ? 'stopping' : 'closing after a core failure',
+      );
       // Every frame is durable and handed over: the replica's last snapshot is the live state.
-      await within('snapshot replica stop', replica?.stop(true));
-      await within('snapshot saves', Promise.all([snapshotter.idle(), retiredSaves]));
+      // None when the database's lock was lost: the database may be another service's by now.
+      const finalSnapshot = lockLost.error === null;
+      let inTime = await within('snapshot replica stop', replica?.stop(finalSnapshot));
+      // Its thread is not left running on: it holds connections to the store.
+      if (!inTime) await within('snapshot replica terminate', replica?.terminate());
+      inTime = (await within('snapshot saves', Promise.all([snapshotter.idle(), retiredSaves]))) && inTime;
       // Never snapshot a core that failed: its memory may hold part of a command not journaled.
-      if ((replica === null || replica.failed) && core.sequence > 0 && core.failed === null) {
-        await snapshotter.snapshotNow(core.machine.venue.now);
+      // Nor after a late step: the store is taken as hung, and the snapshot is only a shortcut
+      // for the next start (which replays the journal instead).
+      const inline = replica === null || replica.failed;
+      if (inline && finalSnapshot && core.sequence > 0 && core.failed === null && inTime) {
+        await within('final snapshot', snapshotter.snapshotNow(core.machine.venue.now));
       }
       await within(
         'read store flush',
@@ -427,31 +474,31 @@ const FAILED_CLOSE_STEP_MS = 5_000;
 const LATE = Symbol('late');
 
 /**
- * Waits for a close step: without bound when `ms` is null, else for up to `ms` on `clock`, past
- * which the step is logged and left to finish (or not) on its own. Its failure still fails the
- * close when it comes in time.
+ * Waits for a close step for up to `ms` on `clock`, past which the step is logged and left to
+ * finish (or not) on its own. Resolves whether it ended in time (true; also for no step); its
+ * failure still fails the close when it comes in time.
  */
 function closeStepBound(
   clock: Clock,
-  ms: number | null,
+  ms: number,
   log: Logger,
-): (what: string, step: Promise<unknown> | undefined) => Promise<void> {
-  if (ms === null) return async (_what, step) => void (await step);
+  when: string,
+): (what: string, step: Promise<unknown> | undefined) => Promise<boolean> {
   return async (what, step) => {
-    if (step === undefined) return;
+    if (step === undefined) return true;
     let cancel: () => void = () => undefined;
     const late = new Promise<typeof LATE>((resolve) => {
       cancel = clock.schedule(clock.now() + ms, () => resolve(LATE));
     });
     try {
-      if ((await Promise.race([step, late])) === LATE) {
-        log.error(
-          { step: what, waitedMs: ms },
-          'closing after a core failure: a step did not finish in time and is left behind',
-        );
-        // Its eventual failure is not the close's any more.
-        step.catch(() => undefined);
-      }
+      if ((await Promise.race([step, late])) !== LATE) return true;
+      log.error(
+        { step: what, waitedMs: ms },
+        `${when}: a step did not finish in time and is left behind (a store that stopped answering?); the next start recovers from the journal`,
+      );
+      // Its eventual failure is not the close's any more.
+      step.catch(() => undefined);
+      return false;
     } finally {
       cancel();
     }
@@ -460,6 +507,8 @@ function closeStepBound(
 
 interface OpenSettings {
   readonly natsJournal: { servers: string; stream: string; replicas: number } | null;
+  /** The database lock's connection (journal on NATS): taken again, or reported lost. */
+  readonly fenceWatch?: FenceWatch;
   readonly retention: RetentionSettings | undefined;
   /** The snapshot replica writes the read store: recovery does not feed it. */
   readonly replicaWritesReads: boolean;
@@ -476,7 +525,7 @@ interface RecoveredStores {
 /** Opens the stores (closed again by `undo` when the start fails) and recovers the core from them. */
 async function openAndRecover(
   config: Readonly<Config>,
-  { natsJournal, retention, replicaWritesReads }: OpenSettings,
+  { natsJournal, retention, replicaWritesReads, fenceWatch }: OpenSettings,
   log: Logger,
   undo: StartUndo,
 ): Promise<RecoveredStores> {
@@ -484,6 +533,7 @@ async function openAndRecover(
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
     natsJournal,
+    ...(fenceWatch === undefined ? {} : { fenceWatch }),
     projections: subMachineProjections(),
     ...(retention === undefined ? {} : { retention }),
     onReadStoreError: (error) =>

@@ -305,6 +305,23 @@ export class SnapshotReplica {
     return this.stopped;
   }
 
+  /**
+   * Ends the thread now, whatever it is doing (a close past its deadline, waiting on a store that
+   * stopped answering): it counts as failed, takes no more frames, its waits end, and a `stop`
+   * under way resolves once the thread is gone. What it had not saved is lost to it only: the
+   * journal holds every frame it was handed.
+   */
+  terminate(): Promise<void> {
+    this.failure ??= new Error('snapshot replica terminated');
+    if (this.feedTimer !== null) clearTimeout(this.feedTimer);
+    this.feedTimer = null;
+    this.pendingFrames = [];
+    for (const waiter of this.statusWaiters.values()) waiter.reject(this.failure);
+    this.statusWaiters.clear();
+    this.releaseReadWaiters();
+    return this.worker.terminate().then(() => undefined);
+  }
+
   private fail(error: Error, hooks: ReplicaHooks): void {
     if (this.failure !== null) return;
     this.failure = error;

@@ -9,8 +9,9 @@
  *   everything acknowledged is flushed even if another close fails).
  * - One service per database: with a database URL the stores hold its advisory lock from before
  *   anything is read until `close` (./postgres/pg-fence.ts), on the journal's writer connection
- *   when the journal is there, else on a connection of its own; and the database must describe
- *   this journal (its recorded identity), or nothing is opened.
+ *   when the journal is there, else on a connection of its own (taken again when it drops, or
+ *   reported lost: `fenceWatch`); and the database must describe this journal (its recorded
+ *   identity), or nothing is opened.
  * - A store that fails to open closes those already opened (lock, journal, NATS connection)
  *   before the error is thrown, so a failed start leaves nothing behind; the error names the
  *   setting whose store failed (DATABASE_URL, JOURNAL_URL) unless it already says what to fix.
@@ -35,6 +36,7 @@ import {
 } from './nats/nats-journal.ts';
 import {
   checkJournalIdentity,
+  type FenceWatch,
   type JournalIdentity,
   PgDatabaseFence,
   recordJournalIdentityAt,
@@ -70,6 +72,13 @@ export interface StoreSettings {
   readonly windows?: HistoryWindows;
   readonly retention?: RetentionSettings;
   readonly onReadStoreError?: (error: unknown) => void;
+  /**
+   * With the journal on NATS and a database URL: what happens when the connection holding the
+   * database's lock drops (./postgres/pg-fence.ts; `onLost`: it could not be taken again, and the
+   * service must stop). With the journal in PostgreSQL its writer holds the lock, and losing that
+   * connection fails the journal instead.
+   */
+  readonly fenceWatch?: FenceWatch;
 }
 
 export interface Stores<C> {
@@ -162,7 +171,11 @@ export async function openStores<C = unknown>(settings: StoreSettings): Promise<
           ),
         );
       } else {
-        fence = kept(await opening(setting, () => PgDatabaseFence.open(connectionString, identity)));
+        fence = kept(
+          await opening(setting, () =>
+            PgDatabaseFence.open(connectionString, identity, settings.fenceWatch ?? null),
+          ),
+        );
         // Then the journal: a second service on the same stream is refused before the rest opens.
         journal = kept(await openNats(nats));
       }

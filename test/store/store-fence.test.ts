@@ -2,7 +2,9 @@
  * One service per PostgreSQL database, whichever layout (openStores): with the journal on NATS the
  * database is locked as with the journal in it, and a database records the journal its snapshots
  * and history describe, so a start with another journal is refused (running or not) instead of
- * discarding them. And a failed open leaves nothing open behind it.
+ * discarding them. And a failed open leaves nothing open behind it. With the journal on NATS, a
+ * lock whose connection drops (its backend terminated) is taken again, or reported lost when
+ * another session took it or the server does not let it be taken again in time.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -10,9 +12,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
+import { VirtualClock } from '../../src/app/clock.ts';
 import { StoreOpenError } from '../../src/store/data-dir-lock.ts';
 import { openStores, type StoreSettings } from '../../src/store/open-stores.ts';
+import {
+  DATABASE_LOCK_KEY,
+  DatabaseLockLostError,
+  type FenceWatch,
+} from '../../src/store/postgres/pg-fence.ts';
 import { startStoreServers } from '../support/store-servers.ts';
+import { until } from '../support/until.ts';
 
 const servers = await startStoreServers();
 after(() => servers.stop());
@@ -137,6 +146,148 @@ describe('a failed open leaves nothing open', { skip }, () => {
       await other.close();
     } finally {
       await running.close();
+    }
+  });
+});
+
+describe('the lock connection dropping, journal on NATS', { skip }, () => {
+  /** A fence watch on a virtual clock, recording what it reports. */
+  function watched(retakeTries?: number) {
+    const clock = new VirtualClock(0);
+    const dropped: Error[] = [];
+    const retaken: number[] = [];
+    const lost: Error[] = [];
+    const fenceWatch: FenceWatch = {
+      schedule: (ms, run) => clock.schedule(clock.now() + ms, run),
+      onDropped: (error) => dropped.push(error),
+      onRetaken: (tries) => retaken.push(tries),
+      onLost: (error) => lost.push(error),
+      ...(retakeTries === undefined ? {} : { retakeTries }),
+    };
+    return { clock, dropped, retaken, lost, fenceWatch };
+  }
+
+  const nameOf = (url: string) => new URL(url).pathname.slice(1);
+
+  /** The backends holding an advisory lock on the database at `url` (asked from another database). */
+  async function lockHolders(url: string): Promise<number[]> {
+    const rows = (await query(
+      postgres!.url,
+      `SELECT l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+        WHERE l.locktype = 'advisory' AND l.granted AND d.datname = '${nameOf(url)}'`,
+    )) as Array<{ pid: number }>;
+    return rows.map((row) => row.pid);
+  }
+
+  /** Ends the session holding the lock, as a network cut or an administrator would. */
+  async function terminateLockHolder(url: string): Promise<number> {
+    const [holder] = await lockHolders(url);
+    assert.ok(holder !== undefined, 'someone holds the lock');
+    await query(postgres!.url, `SELECT pg_terminate_backend(${holder})`);
+    return holder;
+  }
+
+  const allowConnections = (url: string, allow: boolean) =>
+    query(postgres!.url, `ALTER DATABASE "${nameOf(url)}" ALLOW_CONNECTIONS ${allow}`);
+
+  test('its backend terminated: the lock is taken again at once on a new connection, and still refuses a second service', async () => {
+    const url = await database();
+    const watch = watched();
+    const stores = await openStores({ ...onNats(url, 'RETAKE_A'), fenceWatch: watch.fenceWatch });
+    try {
+      const before = await terminateLockHolder(url);
+      await until(() => watch.dropped.length === 1, 10_000);
+      assert.deepEqual(await lockHolders(url), [], 'the lock went with the session');
+      // The first try is at once (on the fence's clock).
+      watch.clock.advance(0);
+      await until(() => watch.retaken.length === 1, 10_000);
+      assert.deepEqual(watch.retaken, [1]);
+      assert.deepEqual(watch.lost, []);
+      const holders = await lockHolders(url);
+      assert.equal(holders.length, 1);
+      assert.notEqual(holders[0], before);
+      await assert.rejects(openStores(onPostgres(url)), inUse);
+      await assert.rejects(openStores(onNats(url, 'RETAKE_B')), inUse);
+      // The new connection is watched too.
+      await terminateLockHolder(url);
+      await until(() => watch.dropped.length === 2, 10_000);
+      watch.clock.advance(0);
+      await until(() => watch.retaken.length === 2, 10_000);
+    } finally {
+      await stores.close();
+    }
+    assert.deepEqual(await lockHolders(url), [], 'closing released it');
+  });
+
+  test('another session takes the lock first: it is lost, reported once, and left to the other', async () => {
+    const url = await database();
+    const watch = watched();
+    const stores = await openStores({ ...onNats(url, 'RETAKE_C'), fenceWatch: watch.fenceWatch });
+    const other = new pg.Client({ connectionString: url });
+    try {
+      await terminateLockHolder(url);
+      await until(() => watch.dropped.length === 1, 10_000);
+      await other.connect();
+      await other.query('SELECT pg_advisory_lock($1)', [DATABASE_LOCK_KEY]);
+      watch.clock.advance(0);
+      await until(() => watch.lost.length === 1, 10_000);
+      assert.ok(watch.lost[0] instanceof DatabaseLockLostError);
+      assert.match(watch.lost[0].message, /another session took the lock/);
+      assert.deepEqual(watch.retaken, []);
+      // No further try.
+      assert.equal(watch.clock.pendingTimers(), 0);
+      const [holder] = await lockHolders(url);
+      assert.equal(holder, (await other.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+    } finally {
+      await stores.close();
+      await other.end();
+    }
+  });
+
+  test('the server refusing connections for a while: tried again every second, held again once it lets them in', async () => {
+    const url = await database();
+    const watch = watched();
+    const stores = await openStores({ ...onNats(url, 'RETAKE_D'), fenceWatch: watch.fenceWatch });
+    try {
+      await allowConnections(url, false);
+      await terminateLockHolder(url);
+      await until(() => watch.dropped.length === 1, 10_000);
+      watch.clock.advance(0);
+      // The first try fails; the next waits its second.
+      await until(() => watch.clock.pendingTimers() === 1, 10_000);
+      assert.deepEqual(watch.retaken, []);
+      await allowConnections(url, true);
+      watch.clock.advance(999);
+      assert.deepEqual(watch.retaken, []);
+      watch.clock.advance(1);
+      await until(() => watch.retaken.length === 1, 10_000);
+      assert.deepEqual(watch.retaken, [2]);
+      assert.deepEqual(watch.lost, []);
+      assert.equal((await lockHolders(url)).length, 1);
+    } finally {
+      await allowConnections(url, true);
+      await stores.close();
+    }
+  });
+
+  test('the server refusing connections past the last try: the lock is lost', async () => {
+    const url = await database();
+    const watch = watched(2);
+    const stores = await openStores({ ...onNats(url, 'RETAKE_E'), fenceWatch: watch.fenceWatch });
+    try {
+      await allowConnections(url, false);
+      await terminateLockHolder(url);
+      await until(() => watch.dropped.length === 1, 10_000);
+      watch.clock.advance(0);
+      await until(() => watch.clock.pendingTimers() === 1, 10_000);
+      watch.clock.advance(1_000);
+      await until(() => watch.lost.length === 1, 10_000);
+      assert.ok(watch.lost[0] instanceof DatabaseLockLostError);
+      assert.match(watch.lost[0].message, /could not be taken again in 2 tries/);
+      assert.deepEqual(watch.retaken, []);
+    } finally {
+      await allowConnections(url, true);
+      await stores.close();
     }
   });
 });

@@ -91,6 +91,8 @@ export interface PgJournalOptions {
 }
 
 const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
+/** How long a failed open waits for its writer's session to end (and its lock with it). */
+const SESSION_END_WAIT_MS = 2_000;
 
 export class PgJournal<C = unknown> extends CommittedJournal<C> {
   static async open<C = unknown>(options: PgJournalOptions): Promise<PgJournal<C>> {
@@ -114,8 +116,14 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
       await writer.query('DELETE FROM hash_checkpoints WHERE seq > $1', [last.seq]);
       return new PgJournal<C>(pool, writer, openReport, last, options);
     } catch (error) {
-      // Dropped, not returned to the pool (a query may still be waiting on it): the lock goes with it.
+      // Dropped, not returned to the pool (a query may still be waiting on it): the lock goes with
+      // its session, whose end is awaited (briefly), so a start right after finds the lock free.
+      const ended = new Promise<void>((resolve) => {
+        writer.once('end', () => resolve());
+        setTimeout(resolve, SESSION_END_WAIT_MS).unref();
+      });
       writer.release(true);
+      await ended;
       await pool.end();
       throw error;
     }
