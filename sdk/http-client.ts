@@ -1,7 +1,9 @@
 /**
  * Typed HTTP client: `POST /api/<method>` envelopes and the flat signed routes, signed as
  * SEMANTICS.md says (ts\nnonce\nMETHOD\npathWithQuery\nbody, HMAC-SHA256, base64). Uses the
- * platform `fetch` (keep-alive by default in Node).
+ * platform `fetch` (keep-alive by default in Node). The flat portfolio routes (spec 4.1) have
+ * typed calls (`submitPortfolio`, `portfolioInfo`, `cancelPortfolio`, `cancelAllPortfolios`)
+ * whose bodies and answers are typed from the server's schemas; `flat` stays for any other route.
  *
  * A call whose answer is lost (the connection drops, or no answer within `timeoutMs`) is sent
  * again, the very same signed bytes, up to `retries` times while the signature's timestamp is
@@ -17,7 +19,19 @@
 import { randomUUID } from 'node:crypto';
 import { signHttp } from '../src/api/auth/signature.ts';
 import { ApiError, signedNotAfter } from './errors.ts';
-import type { MethodName, ParamsOf, ResultOf, WireErrorBody } from './types.ts';
+import type {
+  CancelAllPortfoliosBody,
+  CancelPortfolioBody,
+  MethodName,
+  ParamsOf,
+  PortfolioInfo,
+  ResultOf,
+  SubmitPortfolioBody,
+  WireErrorBody,
+} from './types.ts';
+
+/** Prefix of the flat portfolio routes (spec 4.1; the service's `PORTFOLIO_BASE_PATH`). */
+export const PORTFOLIO_PATH = '/tt/core-broker/openapi/portfolios';
 
 export interface Credentials {
   readonly apiKey: string;
@@ -160,7 +174,30 @@ export class HttpClient {
     return body.result as ResultOf<M>;
   }
 
-  /** A flat signed route (portfolio style); resolves with `value` or throws `ApiError`. */
+  /** Submits a portfolio (`POST …/portfolios/submit`, spec 4.1); resolves with its id. */
+  submitPortfolio(body: SubmitPortfolioBody): Promise<{ portfolioId: number }> {
+    return this.flat('POST', `${PORTFOLIO_PATH}/submit`, body);
+  }
+
+  /** A portfolio of the key's user (`GET …/portfolios/info`); another's is `portfolio_not_found`. */
+  portfolioInfo(portfolioId: number): Promise<PortfolioInfo> {
+    return this.flat('GET', `${PORTFOLIO_PATH}/info?portfolioId=${encodeURIComponent(portfolioId)}`);
+  }
+
+  /** Cancels a portfolio (`POST …/portfolios/cancel`): CANCELLING at once, then CANCELLED. */
+  async cancelPortfolio(body: CancelPortfolioBody): Promise<void> {
+    await this.flat<null>('POST', `${PORTFOLIO_PATH}/cancel`, body);
+  }
+
+  /** Cancels every active portfolio of an account (optionally of one type); the ids cancelled. */
+  cancelAllPortfolios(body: CancelAllPortfoliosBody): Promise<{ portfolioIds: number[] }> {
+    return this.flat('POST', `${PORTFOLIO_PATH}/cancel-all`, body);
+  }
+
+  /**
+   * A flat signed route (portfolio style); resolves with `value` or throws `ApiError`. Untyped:
+   * the portfolio routes have the typed calls above.
+   */
   async flat<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
     const answer = await this.signAndSend(method, path, body === undefined ? '' : JSON.stringify(body));
     const parsed = answer.body as { succ?: unknown; value?: T } | null;

@@ -2,7 +2,7 @@
 export { signHttp, signWs } from '../src/api/auth/signature.ts';
 export type { ErrorName } from '../src/domain/errors.ts';
 export { ApiError } from './errors.ts';
-export { type Credentials, HttpClient, type HttpClientOptions } from './http-client.ts';
+export { type Credentials, HttpClient, type HttpClientOptions, PORTFOLIO_PATH } from './http-client.ts';
 export type * from './types.ts';
 export { METHOD_NAMES } from './types.ts';
 export {

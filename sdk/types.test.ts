@@ -28,6 +28,55 @@ async function misuses(http: HttpClient, ws: WsClient): Promise<void> {
   void balance;
 }
 
+const LEG = {
+  instrument: 'BTC-PERPETUAL',
+  instrumentType: 'PERPETUAL',
+  side: 1,
+  quantity: '100',
+  priceOptions: { priceType: 'LIMIT', price: 60000 },
+} as const;
+
+/** Never called: only compiled. The portfolio calls are typed from the server's schemas. */
+async function portfolioMisuses(http: HttpClient): Promise<void> {
+  const twapTrade = { durationSec: 10, frequencySec: 2 };
+  // @ts-expect-error accountId misspelled
+  await http.submitPortfolio({ acountId: 1, portfolioType: 'TWAP', twapTrade, legs: [LEG] });
+  // @ts-expect-error no such portfolioType
+  await http.submitPortfolio({ accountId: 1, portfolioType: 'TWAPP', twapTrade, legs: [LEG] });
+  // @ts-expect-error a TWAP body without its twapTrade
+  await http.submitPortfolio({ accountId: 1, portfolioType: 'TWAP', legs: [LEG] });
+  // @ts-expect-error a COMMON body has no twapTrade
+  await http.submitPortfolio({ accountId: 1, portfolioType: 'COMMON', twapTrade, legs: [LEG] });
+  // @ts-expect-error side is 1 (buy) or 2 (sell)
+  await http.submitPortfolio({ accountId: 1, portfolioType: 'COMMON', legs: [{ ...LEG, side: 'buy' }] });
+  // @ts-expect-error a BALANCE price is a decimal string
+  await http.submitPortfolio({
+    accountId: 1,
+    portfolioType: 'BALANCE',
+    balanceTrade: { parts: 2, eachLimitMs: 1_000, totalLimitMs: 0, totalEndAction: 1 },
+    legs: [LEG],
+  });
+  // @ts-expect-error portfolioId misspelled
+  await http.cancelPortfolio({ portfolioID: 7 });
+  // @ts-expect-error accountId is required
+  await http.cancelAllPortfolios({ portfolioType: 'TWAP' });
+  // @ts-expect-error the id is a number
+  await http.portfolioInfo('7');
+  const info = await http.portfolioInfo(7);
+  // @ts-expect-error quantities are decimal strings
+  const quantity: number = info.legs[0]!.quantity;
+  void quantity;
+  // What compiles: a TWAP body as spec 2.1 shapes it.
+  const { portfolioId } = await http.submitPortfolio({
+    accountId: 1,
+    portfolioType: 'TWAP',
+    twapTrade,
+    legs: [LEG],
+  });
+  await http.cancelPortfolio({ portfolioId });
+}
+
 test('the clients refuse misspelled methods and ill-typed params at compile time', () => {
   assert.equal(typeof misuses, 'function');
+  assert.equal(typeof portfolioMisuses, 'function');
 });

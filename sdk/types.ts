@@ -5,6 +5,8 @@
  */
 import type { Static, TSchema } from '@sinclair/typebox';
 import type * as M from '../src/api/methods/mmp.ts';
+import type * as PF from '../src/api/portfolios/schemas.ts';
+import type { PortfolioInfoWire } from '../src/api/portfolios/wire.ts';
 import type * as P from '../src/api/schemas/methods.ts';
 import type * as O from '../src/api/schemas/objects.ts';
 import type * as R from '../src/api/schemas/rfq.ts';
@@ -34,6 +36,16 @@ export type BlockRfqInstrument = Static<typeof R.RfqInstrumentSchema>;
 export type MmpConfig = ReturnType<typeof M.mmpToWire>;
 export type Page<T> = { continuation: string | null; results: T[] };
 export type UserTradesPage = { trades: Trade[]; hasMore: boolean; continuation: string | null };
+
+/** Body of `submitPortfolio` (spec 2.1): one shape per `portfolioType`, with its own block. */
+export type SubmitPortfolioBody = PF.SubmitPortfolioBody;
+/** Body of `cancelPortfolio`. */
+export type CancelPortfolioBody = PF.CancelPortfolioBody;
+/** Body of `cancelAllPortfolios`. */
+export type CancelAllPortfoliosBody = PF.CancelAllPortfoliosBody;
+/** A portfolio as `portfolioInfo` answers it: status, legs, parts and child orders. */
+export type PortfolioInfo = PortfolioInfoWire;
+export type PortfolioType = SubmitPortfolioBody['portfolioType'];
 
 export interface AuthResult {
   userId: number;

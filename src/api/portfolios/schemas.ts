@@ -40,14 +40,15 @@ const HORIZON_SEC = PORTFOLIO_HORIZON_MS / 1000;
 /** A decimal sent as a JSON number or a decimal string. */
 const Decimal = (description: string) => Type.Union([Type.Number(), DecimalString()], { description });
 
-const IntCode = (codes: readonly number[], description: string) =>
+/** Literal types are kept (`C` is e.g. `1 | 2`), so the TypeScript type is as narrow as the schema. */
+const IntCode = <const C extends number>(codes: readonly C[], description: string) =>
   Type.Union(
     codes.map((code) => Type.Literal(code)),
     { description },
   );
 
 export const PortfolioTypeSchema = Type.Union(
-  ['BALANCE', 'TWAP', 'COMMON', 'ICEBERG'].map((type) => Type.Literal(type)),
+  (['BALANCE', 'TWAP', 'COMMON', 'ICEBERG'] as const).map((type) => Type.Literal(type)),
   { description: 'BALANCE, TWAP, COMMON or ICEBERG' },
 );
 
@@ -96,11 +97,11 @@ export const IcebergTradeSchema = Type.Object(
 );
 
 /** priceOptions; `price` is a string for BALANCE, a number for TWAP, either for COMMON/ICEBERG. */
-function priceOptionsSchema(price: TSchema, priceNote: string) {
+function priceOptionsSchema<P extends TSchema>(price: P, priceNote: string) {
   return Type.Object(
     {
       priceType: Type.Union(
-        ['LIMIT', 'MARKET', 'DYNAMIC'].map((type) => Type.Literal(type)),
+        (['LIMIT', 'MARKET', 'DYNAMIC'] as const).map((type) => Type.Literal(type)),
         { description: 'LIMIT, MARKET or DYNAMIC' },
       ),
       price: Opt(price),
@@ -111,7 +112,7 @@ function priceOptionsSchema(price: TSchema, priceNote: string) {
       ),
       dynamicPriceStrategy: Opt(
         Type.Union(
-          ['MID', 'MARK', 'MODEL', 'BID', 'ASK'].map((strategy) => Type.Literal(strategy)),
+          (['MID', 'MARK', 'MODEL', 'BID', 'ASK'] as const).map((strategy) => Type.Literal(strategy)),
           { description: 'required when priceType is DYNAMIC' },
         ),
       ),
@@ -137,12 +138,12 @@ const PriceSnapshotEntrySchema = Type.Object({
   priceIn: Type.String({ description: 'values seen: USD, BTC, IV' }),
 });
 
-function legSchema(price: TSchema, priceNote: string) {
+function legSchema<P extends TSchema>(price: P, priceNote: string) {
   return Type.Object(
     {
       instrument: Type.String({ description: 'instrument name' }),
       instrumentType: Type.Union(
-        ['OPTION', 'PERPETUAL', 'DELIVERY_FUTURES', 'SPOT'].map((type) => Type.Literal(type)),
+        (['OPTION', 'PERPETUAL', 'DELIVERY_FUTURES', 'SPOT'] as const).map((type) => Type.Literal(type)),
         { description: 'must match the instrument' },
       ),
       side: IntCode([1, 2], '1 = BUY, 2 = SELL'),
@@ -182,7 +183,17 @@ const BalancePrice = DecimalString({ description: 'BALANCE: a decimal string, e.
 const TwapPrice = Type.Number({ description: 'TWAP: a JSON number' });
 const AnyPrice = Decimal('COMMON / ICEBERG: a number or a decimal string');
 
-function submitSchema(type: string, block: Record<string, TSchema>, price: TSchema, priceNote: string) {
+/**
+ * One submit shape. Generic over the type, the block and the price so that the TypeScript type
+ * (the sdk's `submitPortfolio` body) keeps the `portfolioType` literal, the type's block and the
+ * price's type: a misspelled field or type is a compile error.
+ */
+function submitSchema<T extends string, K extends Record<string, TSchema>, P extends TSchema>(
+  type: T,
+  block: K,
+  price: P,
+  priceNote: string,
+) {
   return Type.Object(
     {
       accountId: Long('an account of the key', 1),

@@ -70,6 +70,22 @@ export const OrderSchema = Type.Object(
 );
 export type WireOrder = Static<typeof OrderSchema>;
 
+/**
+ * A trade's index and mark as they were when it traded, never filled in later: null when none had
+ * been published yet (spec 2.7 says `string`; see docs/decisions.md). A substitute such as the
+ * trade's own price would report a trade as exactly at the mark.
+ */
+const TradeIndexPrice = () =>
+  Type.Union([S, Type.Null()], {
+    description:
+      "the index of the instrument's currency at trade time; null when no index had been published yet",
+  });
+const TradeMarkPrice = () =>
+  Type.Union([S, Type.Null()], {
+    description:
+      'the mark at trade time; null when the instrument had none yet (a combo listed on first use has no mark until the next market tick)',
+  });
+
 /** The fields of a trade (spec 2.7), shared by a trade and the leg trades of a combo trade. */
 const TRADE_FIELDS = {
   tradeId: S,
@@ -87,8 +103,8 @@ const TRADE_FIELDS = {
   liquidity: Type.Union([Type.Literal('M'), Type.Literal('T')]),
   fee: S,
   feeCurrency: S,
-  indexPrice: Type.Union([S, Type.Null()]),
-  markPrice: Type.Union([S, Type.Null()]),
+  indexPrice: TradeIndexPrice(),
+  markPrice: TradeMarkPrice(),
   underlyingPrice: Os,
   iv: Os,
   profitLoss: S,
@@ -137,8 +153,8 @@ export const PublicTradeSchema = Type.Object(
     price: S,
     quantity: S,
     contracts: S,
-    indexPrice: Type.Union([S, Type.Null()]),
-    markPrice: Type.Union([S, Type.Null()]),
+    indexPrice: TradeIndexPrice(),
+    markPrice: TradeMarkPrice(),
     underlyingPrice: Type.Optional(S),
     iv: Type.Optional(S),
     blockTradeId: Type.Optional(S),

@@ -13,7 +13,7 @@ import { Instrument } from '../../domain/instrument.ts';
 import { Harness, optionSpec, spotSpec, tradeParty } from '../../engine/testkit.ts';
 import { yearsBetween } from '../../market/black76.ts';
 import { quotePriceFromVolatility } from '../../market/conversions.ts';
-import { TradeSchema } from '../schemas/objects.ts';
+import { PublicTradeSchema, TradeSchema } from '../schemas/objects.ts';
 import { type InstrumentLookup, orderToWire, tradesToWire, tradeToWire } from './orders.ts';
 
 const option = new Instrument(1, optionSpec());
@@ -159,4 +159,17 @@ test('a self-trade on a combo book: one entry per own side, each with the legs o
       ['M', ['M:sell', 'M:buy']],
     ],
   );
+});
+
+test('a trade before any index or mark says null, and the schemas say when', () => {
+  const trade = { ...optionTrade(100, null, Date.UTC(2026, 10, 25, 8)), markPrice: null };
+  const [wire] = tradesToWire([trade], 1, () => option);
+  assert.equal(wire!.indexPrice, null, 'no index yet: not a substitute');
+  assert.equal(wire!.markPrice, null, 'no mark yet: not the trade price');
+  assert.ok(Value.Check(TradeSchema, wire));
+  for (const field of ['indexPrice', 'markPrice'] as const) {
+    for (const schema of [TradeSchema, PublicTradeSchema]) {
+      assert.match(String(schema.properties[field].description), /null when/, `${schema.$id}.${field}`);
+    }
+  }
 });
