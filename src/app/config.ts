@@ -13,6 +13,8 @@ import { type Static, Type } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
 import { DEFAULT_SNAPSHOT_POLICY } from '../store/snapshotter.ts';
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 const RateBucket = Type.Object(
   {
     /** Sustained requests per second (credits refill at this rate). */
@@ -48,9 +50,8 @@ export const ConfigSchema = Type.Object(
       }),
       Type.Null(),
     ]),
-    logLevel: Type.Union(
-      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
-    ),
+    /** One string enum, so a refusal lists the levels (a union of literals refused once per level). */
+    logLevel: Type.Unsafe<(typeof LOG_LEVELS)[number]>({ type: 'string', enum: [...LOG_LEVELS] }),
     simulator: Type.Boolean(),
     /** Prometheus metrics at GET /metrics on the service port (unauthenticated, like /health). */
     metrics: Type.Boolean(),
@@ -297,7 +298,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     const problems = plainErrors(validate.errors ?? []).map((error) => {
       const source = fromEnv.get(error.instancePath);
       const named = source !== undefined && getPath(merged, error.instancePath) === source.value;
-      return `${error.instancePath || '/'} ${error.message}${named ? ` (${source.name})` : ''}`;
+      const allowed =
+        error.keyword === 'enum' ? `: ${(error.params.allowedValues as unknown[]).join(', ')}` : '';
+      return `${error.instancePath || '/'} ${error.message}${allowed}${named ? ` (${source.name})` : ''}`;
     });
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
