@@ -7,8 +7,9 @@
  * pays), no fees; the instrument is then expired.
  *
  * Block trades: all legs are validated first (accounts, instruments open, amounts, prices on
- * tick and positive for options, futures and spot, funds of both sides per currency); only then
- * is one trade per leg booked. A batch of block trades is validated as a whole (each account's
+ * tick and positive for options, futures and spot, funds of both sides per currency, including
+ * what the resting orders whose claimed lots the block closes then need, block-claims.ts); only
+ * then is one trade per leg booked. A batch of block trades is validated as a whole (each account's
  * funds against its needs over every block) before any block is booked, so it books all or
  * nothing. Block trades are not bound by the price band; both sides get a filled order with
  * `blockTrade` set.
@@ -30,11 +31,12 @@ import type { CommandResult, CoreError, TradeView } from '../core/events.ts';
 import { parseDecimal, type ScaledDecimal } from '../domain/decimal.ts';
 import { Instrument } from '../domain/instrument.ts';
 import { Account, closeAtValue, type DepositRecord } from './accounts.ts';
+import { blockLegsNeed } from './block-claims.ts';
 import { comboLegsProblem } from './combo-legs.ts';
 import { Economics, type Rounding } from './economics.ts';
 import { cancelResting, closeOrder, settleTrade } from './matching.ts';
 import { FLAG_BLOCK_TRADE, Order } from './order.ts';
-import { availableFunds, legsReserve, type ReserveLeg } from './risk.ts';
+import { availableFunds, type ReserveLeg } from './risk.ts';
 import { InstrumentState, refusal, type VenueState } from './state.ts';
 import { comboPriceProblem } from './trading.ts';
 
@@ -475,7 +477,10 @@ function checkBlock(
  * Checks every account's funds against what it needs over all the blocks together; null when
  * every account can pay. An account's earlier lots on the same instrument and side count as
  * pending, so a position is not counted as reducible twice; its option legs cover each other's
- * shorts as a combo's do.
+ * shorts as a combo's do, a long bought above its mark by its marked value only. Lots that close
+ * what the account's resting orders claim also need what those orders then reserve for opening
+ * (`blockLegsNeed`, block-claims.ts); their reserves move in the review after the command
+ * (matching.ts `clipReduceOnly`, run by `Venue.execute`, through which the Block RFQ desk books).
  */
 function checkBlockFunds(state: VenueState, blocks: readonly CheckedBlock[]): CoreError | null {
   const legs = new Map<Account, ReserveLeg[]>();
@@ -503,7 +508,7 @@ function checkBlockFunds(state: VenueState, blocks: readonly CheckedBlock[]): Co
     }
   }
   for (const [account, accountLegs] of legs) {
-    for (const [currency, amount] of legsReserve(state, account, accountLegs)) {
+    for (const [currency, amount] of blockLegsNeed(state, account, accountLegs)) {
       const available = availableFunds(state, account, currency);
       if (amount > available) {
         return refusal('not_enough_funds', `account ${account.id} lacks funds for the block trade`, {

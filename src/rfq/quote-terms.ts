@@ -4,13 +4,16 @@
  * "Consistent" (documented in the decisions): the quote names exactly the RFQ's legs (any
  * order), each with the RFQ's ratio and the RFQ's side (legs describe the structure; the
  * quote's `side` says whether the maker buys or sells it), at a positive price (RFQ legs are
- * options, futures or spot, never combos), and the strategy price is Σ ±ratio × leg price (+ for
- * legs bought with the structure; it may be negative for spreads). A `price` sent with the quote
- * must equal that sum exactly; without one the sum is the quote's price.
+ * options, futures or spot, never combos) on the leg's tick grid, and the strategy price is
+ * Σ ±ratio × leg price (+ for legs bought with the structure; it may be negative for spreads).
+ * A `price` sent with the quote must equal that sum exactly; without one the sum is the quote's
+ * price. Prices off the tick grid (`priceOffTick`) are refused here, not only at the edge: the
+ * engine refuses a block trade at them, so such a quote could only make accepts fail.
  *
  * A quote's hedge restates the RFQ's hedge: the same instrument and side, and as quantity the
  * RFQ's hedge quantity or the quote's pro-rata share of it (what the quote shows back), at a
- * positive price. Without a hedge the quote trades the RFQ's hedge at the RFQ's hedge price.
+ * positive price on the hedge's tick grid. Without a hedge the quote trades the RFQ's hedge at
+ * the RFQ's hedge price.
  * Whichever quantity the quote restates, a fill of q lots books the share of q (`hedgeShare`),
  * what the quote shows. The hedge price and the price of a future leg lie within the band
  * around the mark (futurePriceOutsideBand in ./structure.ts): the taker's strategy limit does
@@ -19,7 +22,13 @@
  */
 import { LABEL_MAX_LENGTH, labelTooLong } from '../core/types.ts';
 import { formatRfqLots } from './lots.ts';
-import { futurePriceOutsideBand, type Refusal, type RfqMarket, strategyPrice } from './structure.ts';
+import {
+  futurePriceOutsideBand,
+  priceOffTick,
+  type Refusal,
+  type RfqMarket,
+  strategyPrice,
+} from './structure.ts';
 import type {
   AcceptHedgeInput,
   QuoteHedgeInput,
@@ -108,6 +117,8 @@ function checkLegs(
     if (!Number.isSafeInteger(quoted.price))
       return refuse('leg price out of range', `${field}.price`, 'invalid_price');
     if (quoted.price <= 0) return refuse('leg price must be positive', `${field}.price`, 'invalid_price');
+    const offGrid = priceOffTick(market, leg.instrumentName, quoted.price, `${field}.price`);
+    if (offGrid !== null) return { ok: false, error: offGrid };
     const band = futurePriceOutsideBand(market, leg.instrumentName, quoted.price, `${field}.price`);
     if (band !== null) return { ok: false, error: band };
     legs.push({ instrumentName: leg.instrumentName, side: leg.side, ratio: leg.ratio, price: quoted.price });
@@ -141,6 +152,8 @@ function checkHedge(
   if (hedge === null) return { ok: true, price: null };
   const restated = restatesHedge(rfq, hedge, quantity, "the quote's");
   if (restated !== null) return restated;
+  const offGrid = priceOffTick(market, hedge.instrumentName, hedge.price, 'hedge.price');
+  if (offGrid !== null) return { ok: false, error: offGrid };
   const band = futurePriceOutsideBand(market, hedge.instrumentName, hedge.price, 'hedge.price');
   if (band !== null) return { ok: false, error: band };
   return { ok: true, price: hedge.price };

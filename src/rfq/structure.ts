@@ -14,8 +14,8 @@
  *   instrument's `blockTradeMinTradeAmount`; the RFQ itself must be at least that big. The
  *   hedge is exempt: its size follows from the legs' delta, not from the block.
  * - The hedge is a future or perpetual of the legs' base currency, settled and margined like the
- *   legs (an inverse BTC option is hedged with an inverse BTC future), at a positive price
- *   within the band around its mark (futurePriceOutsideBand).
+ *   legs (an inverse BTC option is hedged with an inverse BTC future), at a positive price on its
+ *   tick grid (priceOffTick) within the band around its mark (futurePriceOutsideBand).
  */
 import type { Side } from '../core/types.ts';
 import { formatScaled, parseDecimal } from '../domain/decimal.ts';
@@ -258,6 +258,8 @@ function checkHedge(
   if (!Number.isSafeInteger(hedgeIn.price) || hedgeIn.price <= 0) {
     return refuse('invalid_price', 'hedge price must be positive', { field: 'hedge.price' });
   }
+  const offGrid = priceOffTick(market, hedgeIn.instrumentName, hedgeIn.price, 'hedge.price');
+  if (offGrid !== null) return { ok: false, error: offGrid };
   const band = futurePriceOutsideBand(market, hedgeIn.instrumentName, hedgeIn.price, 'hedge.price');
   if (band !== null) return { ok: false, error: band };
   return {
@@ -268,6 +270,29 @@ function checkHedge(
       amount: hedgeIn.amount,
       price: hedgeIn.price,
     },
+  };
+}
+
+/**
+ * A trade price (ticks of `instrumentName`, the finest) off the tick that applies at its level
+ * (`Instrument.isOnTick`: options' coarser tick above a price), as the engine refuses it for an
+ * order or a block trade; null when on the grid or the instrument is unknown. The edge parses
+ * wire prices on the grid already; the desk checks again, so a price that reached it another way
+ * is refused when quoted, not when an accept trades it.
+ */
+export function priceOffTick(
+  market: RfqMarket,
+  instrumentName: string,
+  price: number,
+  field: string,
+): Refusal | null {
+  const instrument = market.instrument(instrumentName);
+  if (instrument === undefined || instrument.isOnTick(price)) return null;
+  const tickSize = instrument.priceGrid.format(instrument.tickAt(price));
+  return {
+    name: 'off_grid',
+    message: `${field} ${instrument.formatPrice(price)} is not on the ${instrumentName} tick grid (tick ${tickSize} at that level)`,
+    data: { field, tickSize },
   };
 }
 

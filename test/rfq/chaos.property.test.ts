@@ -8,15 +8,18 @@
  * without the hedge limit, with allocations), RFQ cancels, trigger cancels, mass quote cancels,
  * time passing past grace periods, expiries and the retention, mark and index moves, legs
  * listed mid-session with no mark, a leg or hedge settling, and deposits and withdrawals that
- * leave the parties short of funds. Commands are built as the edge builds them (prices on the
- * tick grid, quantities in lots), and the desk is driven as the core drives it: advance, execute,
- * react, with a timer at every wakeup the core asks for (or late).
+ * leave the parties short of funds; the parties also rest post-only engine orders, mostly ones
+ * that reduce their positions (so they claim the lots a block trade may close), and cancel them.
+ * Commands are built as the edge builds them (prices on the tick grid, quantities in lots), and
+ * the desk is driven as the core drives it: advance, execute, react, with a timer at every wakeup
+ * the core asks for (or late).
  *
  * Whatever a command does, it is answered: the core never throws (a throw stops the service),
  * the engine's `validate` holds, the desk's records stay consistent (`checkDesk`), and a
  * snapshot taken mid-run (through the snapshot store's encoding) restores to the same state
  * hash and then gives the same result for every later command and the same final hash, and the
- * journal replayed into a fresh core ends in that state too.
+ * journal replayed into a fresh core ends in that state too. And the funds check holds: no command
+ * but a price update or a settlement takes a party with funds available below zero (`checkFunds`).
  *
  * RFQ_CHAOS_RUNS, RFQ_CHAOS_SEED and RFQ_CHAOS_STEPS override the run count, the seed and the
  * longest session; RFQ_CHAOS_STATS=1 prints how the commands fared and which paths trades took
@@ -30,7 +33,14 @@ import type { UnstampedCommand } from '../../src/core/commands.ts';
 import type { CoreEvent, TradeView } from '../../src/core/events.ts';
 import type { CoreMachine, MachineCommand, MachineSnapshot } from '../../src/core/machine.ts';
 import type { InstrumentSpec } from '../../src/domain/instrument.ts';
-import { linearPerpetualSpec, optionSpec, perpetualSpec, spotSpec, T0 } from '../../src/engine/testkit.ts';
+import {
+  linearPerpetualSpec,
+  optionSpec,
+  orderCommand,
+  perpetualSpec,
+  spotSpec,
+  T0,
+} from '../../src/engine/testkit.ts';
 import type { RfqDesk } from '../../src/rfq/desk.ts';
 import { hedgeShare } from '../../src/rfq/quote-terms.ts';
 import type { QuoteRecord, RfqRecord, UnstampedRfqCommand } from '../../src/rfq/types.ts';
@@ -233,6 +243,7 @@ const FUNDS: Record<number, { BTC: number; USDC: number }> = {
   6: { BTC: 0, USDC: 0 },
 };
 const ACCOUNTS = Object.keys(FUNDS).map(Number);
+const CURRENCIES = ['BTC', 'USDC'] as const;
 
 // ---------------------------------------------------------------------------------------------
 // Steps
@@ -311,7 +322,35 @@ type Step =
   | { kind: 'mark'; at: number; percent: number; index: number | null }
   | { kind: 'funds'; account: number; currency: 'BTC' | 'USDC'; deposit: boolean; amount: number }
   | { kind: 'settle'; go: boolean; which: number; price: number }
-  | { kind: 'list'; which: number };
+  | { kind: 'list'; which: number }
+  | {
+      /** A resting (post-only) engine order, mostly one that reduces the party's position. */
+      kind: 'order';
+      account: number;
+      at: number;
+      side: 'buy' | 'sell';
+      reduce: boolean;
+      share: number;
+      away: number;
+      /** Priced far below the mark (share tenths of it): its margin, once it opens, is large. */
+      far: boolean;
+      reduceOnly: boolean;
+    }
+  | { kind: 'cancel_orders'; account: number }
+  | {
+      /**
+       * A block trade booked directly (as the desk books a fill, without an RFQ), mostly closing
+       * the taker's position: the lots its resting orders claim.
+       */
+      kind: 'block';
+      taker: number;
+      maker: number;
+      at: number;
+      side: 'buy' | 'sell';
+      closing: boolean;
+      share: number;
+      away: number;
+    };
 
 /** Picks among the records at the time of the step (by remainder). */
 const anyPick = fc.noBias(fc.nat());
@@ -503,6 +542,40 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('list' as const), which: fc.nat(LATE.length - 1) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('order' as const),
+      account: fc.constantFrom(...Object.keys(FUNDS).map(Number)),
+      at: fc.nat(INSTRUMENTS.length - 1),
+      side,
+      reduce: chance(80),
+      share: fc.integer({ min: 1, max: 8 }),
+      away: fc.integer({ min: -20, max: 20 }),
+      far: chance(30),
+      reduceOnly: chance(15),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('block' as const),
+      taker: fc.constantFrom(...Object.keys(FUNDS).map(Number)),
+      maker: fc.constantFrom(...Object.keys(FUNDS).map(Number)),
+      at: fc.nat(INSTRUMENTS.length - 1),
+      side,
+      closing: chance(70),
+      share: fc.integer({ min: 1, max: 8 }),
+      away: fc.integer({ min: -20, max: 20 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('cancel_orders' as const),
+      account: fc.constantFrom(...Object.keys(FUNDS).map(Number)),
+    }),
+  },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -957,6 +1030,61 @@ function command(core: Core, s: Step): UnstampedCommand | UnstampedRfqCommand | 
         instrumentName: SETTLED[s.which]!,
         settlementPrice: SETTLED[s.which] === FUTURE ? 24_000 + s.price : s.price,
       };
+    case 'order': {
+      // Mostly on an instrument the party holds, reducing it: the order claims the position's
+      // reducible lots, which a block trade may then close (block-claims.ts).
+      const held = core.machine.venue
+        .positions(s.account)
+        .filter((p) => p.size !== 0 && BY_NAME.has(p.instrumentName));
+      const position = s.reduce && held.length > 0 ? held[s.at % held.length]! : null;
+      const traded = position === null ? INSTRUMENTS[s.at]! : BY_NAME.get(position.instrumentName)!;
+      if (core.machine.venue.instrument(traded.name)?.status !== 'open') return null;
+      const side = position === null ? s.side : position.size > 0 ? 'sell' : 'buy';
+      const lots =
+        position === null
+          ? traded.blockLots * s.share
+          : Math.max(1, Math.floor((Math.abs(position.size) * s.share) / 4));
+      const ref = core.mark(traded.name) ?? traded.mark;
+      const price = onGrid(
+        core,
+        traded.name,
+        Math.max(1, s.far ? Math.round((ref * s.share) / 10) : ref + s.away * traded.step),
+      );
+      return orderCommand(s.account, side, lots, price, {
+        instrumentName: traded.name,
+        postOnly: true,
+        rejectPostOnly: true,
+        reduceOnly: s.reduceOnly,
+      });
+    }
+    case 'cancel_orders':
+      return { type: 'cancel_all', accountId: s.account };
+    case 'block': {
+      if (s.taker === s.maker) return null;
+      const held = core.machine.venue
+        .positions(s.taker)
+        .filter((p) => p.size !== 0 && BY_NAME.has(p.instrumentName));
+      const position = s.closing && held.length > 0 ? held[s.at % held.length]! : null;
+      const traded = position === null ? INSTRUMENTS[s.at]! : BY_NAME.get(position.instrumentName)!;
+      if (core.machine.venue.instrument(traded.name)?.status !== 'open') return null;
+      const ref = core.mark(traded.name) ?? traded.mark;
+      return {
+        type: 'block_trade',
+        takerAccountId: s.taker,
+        makerAccountId: s.maker,
+        legs: [
+          {
+            instrumentName: traded.name,
+            side: position === null ? s.side : position.size > 0 ? 'sell' : 'buy',
+            amount:
+              position === null
+                ? traded.blockLots * s.share
+                : Math.max(1, Math.floor((Math.abs(position.size) * s.share) / 4)),
+            price: onGrid(core, traded.name, Math.max(1, ref + s.away * traded.step)),
+          },
+        ],
+      };
+    }
     case 'list': {
       const late = LATE[s.which]!;
       return core.machine.venue.instrument(late.name) === null
@@ -1057,13 +1185,46 @@ function restoredCopy(core: Core): CoreMachine {
   return createCoreMachine(decodeSnapshotState<MachineSnapshot>(stored));
 }
 
+/** Every party's available funds in each currency, by `accountId|currency`. */
+function availableFunds(core: Core): Map<string, number> {
+  const funds = new Map<string, number>();
+  for (const accountId of ACCOUNTS) {
+    for (const currency of CURRENCIES) {
+      const summary = core.machine.venue.accountSummary(accountId, currency);
+      if (summary !== null) funds.set(`${accountId}|${currency}`, summary.availableFunds);
+    }
+  }
+  return funds;
+}
+
+/**
+ * The funds check holds over the sessions: no command takes a party with funds available (≥ 0) in
+ * a currency below zero, but a price update and a settlement. Those move equity and margins at a
+ * price no party chose and reserve nothing (a settlement closes positions at its price as a mark
+ * move would), so they may take funds below zero.
+ */
+function checkFunds(
+  before: ReadonlyMap<string, number>,
+  after: ReadonlyMap<string, number>,
+  c: MachineCommand,
+  label: string,
+): void {
+  if (c.type === 'update_prices' || c.type === 'settle_instrument') return;
+  for (const [key, was] of before) {
+    const now = after.get(key)!;
+    assert.ok(was < 0 || now >= 0, `${label}: ${key} had ${was} available, now ${now} (${c.type})`);
+  }
+}
+
 /** Runs `c` on the core (and the restored copy), asserting it is answered, not thrown. */
 function execute(core: Core, copy: CoreMachine | null, c: MachineCommand, label: string): void {
   let result: ReturnType<CoreMachine['execute']> | undefined;
+  const before = availableFunds(core);
   assert.doesNotThrow(() => {
     result = core.machine.execute(c);
   }, label);
   core.record(result!.engineEvents);
+  checkFunds(before, availableFunds(core), c, label);
   if (copy !== null) {
     const again = copy.execute(c);
     assert.deepEqual(
