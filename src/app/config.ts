@@ -223,7 +223,7 @@ const asIntegerOrAuto: EnvParser = (raw, name) =>
   raw.trim() === '' || raw.trim().toLowerCase() === 'auto' ? null : asInteger(raw, name);
 
 /** Environment variable → config path and parser. */
-const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser]> = [
+export const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], EnvParser]> = [
   ['PORT', ['port'], asInteger],
   ['HOST', ['host'], asString],
   ['DATA_DIR', ['dataDir'], asString],
