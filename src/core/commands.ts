@@ -327,6 +327,26 @@ export interface BlockTradeTerms {
   readonly blockRfqQuoteId?: string | null;
   readonly takerLabel?: string;
   readonly makerLabel?: string;
+  /**
+   * The Block RFQ's allocation list, recorded on the block's trades for the taker's views; absent
+   * (in commands journaled before it, too) or empty = none.
+   */
+  readonly tradeAllocations?: readonly TradeAllocation[];
+}
+
+/**
+ * One entry of a Block RFQ's allocation list as the RFQ shows it (spec 2.8 `tradeAllocations`):
+ * `amount` is the RFQ quantity as its decimal text (a trade does not know the RFQ's quantity
+ * grid); a user's entry has `userId`, a broker client's `clientInfo`.
+ */
+export interface TradeAllocation {
+  readonly amount: string;
+  readonly userId?: number;
+  readonly clientInfo?: {
+    readonly clientId: number;
+    readonly clientLinkId: number;
+    readonly name: number | null;
+  };
 }
 
 /**

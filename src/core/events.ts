@@ -11,7 +11,7 @@
  *   any expiries due at `ts`); nothing else changed.
  */
 import type { ErrorData, ErrorName } from '../domain/errors.ts';
-import type { CoreCommandType } from './commands.ts';
+import type { CoreCommandType, TradeAllocation } from './commands.ts';
 import type {
   AdvancedKind,
   CancelReason,
@@ -152,6 +152,11 @@ export interface TradeView {
    * cash (the parties' fee and profitLoss here are the legs' sums). Absent on every other trade.
    */
   readonly legs?: readonly TradeView[];
+  /**
+   * A Block RFQ's trade whose RFQ had allocations: the RFQ's list, shown to the taker only. Set
+   * on the trades the block booked (a combo's trade, not its leg trades); absent on every other.
+   */
+  readonly tradeAllocations?: readonly TradeAllocation[];
 }
 
 export interface PositionView {

@@ -12,7 +12,8 @@
  * then is one trade per leg booked. A batch of block trades is validated as a whole (each account's
  * funds against its needs over every block) before any block is booked, so it books all or
  * nothing. Block trades are not bound by the price band; both sides get a filled order with
- * `blockTrade` set.
+ * `blockTrade` set. A block's `tradeAllocations` (a Block RFQ's list) are recorded on its trades
+ * (a combo's trade, not its leg trades) for the taker's views only: not on the public tape.
  */
 import {
   type BlockTrade,
@@ -24,6 +25,7 @@ import {
   type ListInstrument,
   type SetAccountSettings,
   type SettleInstrument,
+  type TradeAllocation,
   type UpdatePrices,
   type Withdraw,
 } from '../core/commands.ts';
@@ -446,6 +448,8 @@ function checkBlock(
       accountId: terms.makerAccountId,
     });
   if (terms.legs.length === 0) return refused('invalid_arguments', 'a block trade needs legs', 'legs');
+  if (terms.tradeAllocations !== undefined && !allocationsWellFormed(terms.tradeAllocations))
+    return refused('invalid_arguments', 'malformed trade allocations', 'tradeAllocations');
   const instruments: InstrumentState[] = [];
   for (const [i, leg] of terms.legs.entries()) {
     const instrument = state.instruments.get(leg.instrumentName);
@@ -534,6 +538,7 @@ function bookBlock(state: VenueState, block: CheckedBlock): { blockTradeId: stri
     makerBlockRfqId: terms.makerBlockRfqId ?? terms.blockRfqId ?? null,
     blockRfqQuoteId: terms.blockRfqQuoteId ?? null,
   };
+  const allocations = allocationsOf(terms);
   const trades: TradeView[] = [];
   terms.legs.forEach((leg, i) => {
     const instrument = block.instruments[i]!;
@@ -557,14 +562,75 @@ function bookBlock(state: VenueState, block: CheckedBlock): { blockTradeId: stri
     );
     state.events.push({ type: 'order', order: takerOrder.toView() });
     state.events.push({ type: 'order', order: makerOrder.toView() });
-    trades.push(
-      settleTrade(state, instrument, takerOrder, taker, makerOrder, maker, leg.price, leg.amount, {
+    const trade = settleTrade(
+      state,
+      instrument,
+      takerOrder,
+      taker,
+      makerOrder,
+      maker,
+      leg.price,
+      leg.amount,
+      {
         ...ids,
         comboId: leg.comboId ?? null,
-      }),
+      },
     );
+    trades.push(allocations === null ? trade : withAllocations(state, trade, allocations));
   });
   return { blockTradeId, trades };
+}
+
+function allocationsWellFormed(allocations: unknown): boolean {
+  if (!Array.isArray(allocations)) return false;
+  return allocations.every((a: Partial<TradeAllocation> | null) => {
+    if (typeof a !== 'object' || a === null || typeof a.amount !== 'string') return false;
+    if (a.userId !== undefined && !Number.isSafeInteger(a.userId)) return false;
+    const client = a.clientInfo;
+    return (
+      client === undefined ||
+      (typeof client === 'object' &&
+        client !== null &&
+        Number.isSafeInteger(client.clientId) &&
+        Number.isSafeInteger(client.clientLinkId) &&
+        (client.name === null || Number.isSafeInteger(client.name)))
+    );
+  });
+}
+
+/** A copy of the block's allocation list for its trades; null when it has none. */
+function allocationsOf(terms: BlockTradeTerms): readonly TradeAllocation[] | null {
+  const list = terms.tradeAllocations;
+  if (list === undefined || list.length === 0) return null;
+  return list.map((a) => ({
+    amount: a.amount,
+    ...(a.userId !== undefined ? { userId: a.userId } : {}),
+    ...(a.clientInfo !== undefined ? { clientInfo: { ...a.clientInfo } } : {}),
+  }));
+}
+
+/**
+ * `trade` with the RFQ's allocations, put in place of the trade in the command's `trade` event
+ * (its last, as `settleTrade` just pushed it before the positions and balances). The instrument's
+ * recent trades keep the trade without them: the public tape never shows allocations, and the
+ * engine's state (snapshots, state hash) is what it was before allocations were recorded.
+ */
+function withAllocations(
+  state: VenueState,
+  trade: TradeView,
+  allocations: readonly TradeAllocation[],
+): TradeView {
+  const shown: TradeView = { ...trade, tradeAllocations: allocations };
+  for (let i = state.events.length - 1; i >= 0; i--) {
+    const event = state.events[i]!;
+    if (event.type === 'trade' && event.trade === trade) {
+      state.events[i] = { type: 'trade', trade: shown };
+      return shown;
+    }
+  }
+  // `settleTrade` always pushes the event; were it ever missing, the answer still carries them
+  // (a throw here would stop the core).
+  return shown;
 }
 
 function blockOrder(

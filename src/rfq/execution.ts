@@ -16,7 +16,8 @@
  *   RFQ's when they set none) is worse for the taker's own hedge trade are passed over, as
  *   quotes whose strategy price is worse are.
  * - Allocations with an account take the traded quantity in their listed order, up to their
- *   amounts; whatever is left is booked to the taker.
+ *   amounts; whatever is left is booked to the taker. The RFQ's whole allocation list (as its
+ *   taker view shows it) goes on every block, so each trade booked records it for the taker.
  * - When the engine refuses because of a maker (its funds, its account), every quote of that
  *   maker account in the plan is cancelled (`trade_refused`) and the accept is re-planned
  *   against the others; nothing was booked. Any other refusal refuses the accept. Each round
@@ -26,6 +27,7 @@ import type { BlockTrade, BlockTradeLeg, BlockTradeTerms, CommandStamp } from '.
 import type { CommandResult, TradeView } from '../core/events.ts';
 import type { EnginePort } from '../core/submachine.ts';
 import { formatMoney, type Side } from '../core/types.ts';
+import { allocationList } from './allocations.ts';
 import { type PlannedFill, planFills, rankQuotes } from './matching.ts';
 import { hedgeShare } from './quote-terms.ts';
 import { flip, type Refusal } from './structure.ts';
@@ -175,6 +177,7 @@ function planBlocks(rfq: RfqRecord, fills: readonly PlannedFill[], takerSide: Si
 }
 
 function blockTradeCommand(rfq: RfqRecord, blocks: readonly PlannedBlock[], stamp: CommandStamp): BlockTrade {
+  const allocations = rfq.tradeAllocations.length === 0 ? {} : { tradeAllocations: allocationList(rfq) };
   const terms = blocks.map(
     (block): BlockTradeTerms => ({
       takerAccountId: block.takerAccountId,
@@ -186,6 +189,7 @@ function blockTradeCommand(rfq: RfqRecord, blocks: readonly PlannedBlock[], stam
       blockRfqQuoteId: block.quote.quoteId,
       takerLabel: rfq.label,
       makerLabel: block.quote.label,
+      ...allocations,
     }),
   );
   const [first, ...batch] = terms;

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { rfqTradeToWire } from '../../src/api/wire/rfq.ts';
+import { tradeToWire } from '../../src/api/wire/orders.ts';
+import { rfqToWire, rfqTradeToWire } from '../../src/api/wire/rfq.ts';
 import { pageTrades } from '../../src/rfq/trades.ts';
 import type { RfqRecord } from '../../src/rfq/types.ts';
 import {
@@ -472,6 +473,25 @@ describe('accept', () => {
     assert.equal(h.size(TAKER, CALL_70), 7);
     assert.equal(h.size(MAKER_B, CALL_75), 8);
     assert.equal(h.desk.quote(result.value.trade!.fills[1]!.quoteId)?.filledQuantity, 8);
+    // Every trade booked records the RFQ's list as its taker view shows it, whichever taker-side
+    // account it went to; only the taker's side of a trade shows it.
+    const listed = [
+      { amount: '0.3', userId: TAKER },
+      { amount: '0.2', clientInfo: { clientId: 7, clientLinkId: 8, name: null } },
+    ];
+    const lookup = (name: string) => h.venue.instrument(name)?.instrument;
+    const booked = h.engineEvents.flatMap((e) =>
+      e.type === 'trade' && e.trade.blockRfqId === rfq.blockRfqId ? [e.trade] : [],
+    );
+    assert.equal(booked.length, 6);
+    assert.deepEqual(new Set(booked.map((t) => t.taker.accountId)), new Set([TAKER, TAKER_2]));
+    for (const trade of booked) {
+      assert.deepEqual(trade.tradeAllocations, listed);
+      const instrument = h.venue.instrument(trade.instrumentName)!.instrument;
+      assert.deepEqual(tradeToWire(trade, trade.taker, instrument, lookup).tradeAllocations, listed);
+      assert.equal('tradeAllocations' in tradeToWire(trade, trade.maker, instrument, lookup), false);
+    }
+    assert.deepEqual(rfqToWire(rfq, [], { role: 'taker' }, lookup).tradeAllocations, listed);
     // get_trades lists one trade per quote filled: the allocation split stays the taker's.
     const wire = rfqTradeToWire(result.value.trade!, (name) => h.venue.instrument(name)?.instrument);
     assert.deepEqual(

@@ -5,6 +5,7 @@
  * Decimals are strings; times are ms since epoch.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { RfqAllocationSchema } from './rfq.ts';
 
 const S = Type.String();
 const B = Type.Boolean();
@@ -133,6 +134,12 @@ export const TradeSchema = Type.Object(
       Type.Array(LegTradeSchema, {
         description:
           'a trade on a combo book: its leg trades, which carry the positions, fees and profit/loss',
+      }),
+    ),
+    tradeAllocations: Type.Optional(
+      Type.Array(RfqAllocationSchema, {
+        description:
+          "the taker's trade from a Block RFQ with allocations: the RFQ's allocation list (never on the maker's trades)",
       }),
     ),
   },

@@ -17,6 +17,18 @@ const Timestamp = Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000 });
 const Currency = Type.String({ minLength: 1, maxLength: 16, pattern: '^[A-Za-z0-9]+$' });
 const Count = Type.Integer({ minimum: 1, maximum: 1000 });
 
+/**
+ * One entry of an RFQ's allocation list as the taker sees it (spec 2.8), on the RFQ and on the
+ * taker's trades from it (spec 2.7 `tradeAllocations`).
+ */
+export const RfqAllocationSchema = Type.Object({
+  amount: S,
+  userId: Type.Optional(I),
+  clientInfo: Type.Optional(
+    Type.Object({ clientId: I, clientLinkId: I, name: Type.Union([I, Type.Null()]) }),
+  ),
+});
+
 export const EXECUTION_INSTRUCTIONS = ['all_or_none', 'any_part_of'] as const;
 export const RFQ_STATUSES = [
   'created',
@@ -217,17 +229,7 @@ export const RfqSchema = Type.Object({
   closedReason: Type.Union([S, Type.Null()]),
   minTradeAmount: S,
   includedInTakerRating: Type.Optional(B),
-  tradeAllocations: Type.Optional(
-    Type.Array(
-      Type.Object({
-        amount: S,
-        userId: Type.Optional(I),
-        clientInfo: Type.Optional(
-          Type.Object({ clientId: I, clientLinkId: I, name: Type.Union([I, Type.Null()]) }),
-        ),
-      }),
-    ),
-  ),
+  tradeAllocations: Type.Optional(Type.Array(RfqAllocationSchema)),
   taker: Type.Optional(
     Type.Union([S, Type.Null()], { description: 'maker view: the taker alias when disclosed' }),
   ),

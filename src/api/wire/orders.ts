@@ -90,7 +90,8 @@ export function partiesOf(trade: TradeView, accountId: number): TradeParty[] {
 /**
  * The account's view of one side (`party`) of a trade. A trade on a combo's book lists its leg
  * trades under `legs`, each in its leg instrument's units (looked up by `lookup`) and seen from
- * the leg party of the same liquidity; a leg whose instrument is unknown is left out.
+ * the leg party of the same liquidity; a leg whose instrument is unknown is left out. A Block RFQ
+ * trade's `tradeAllocations` are shown on the taker's side only.
  */
 export function tradeToWire(
   trade: TradeView,
@@ -99,6 +100,13 @@ export function tradeToWire(
   lookup: InstrumentLookup,
 ): WireTrade {
   const wire: WireTrade = tradeFieldsToWire(trade, party, instrument);
+  // The RFQ's allocations are the taker's business: never on the maker's view.
+  if (trade.tradeAllocations !== undefined && party === trade.taker) {
+    wire.tradeAllocations = trade.tradeAllocations.map((a) => ({
+      ...a,
+      ...(a.clientInfo !== undefined ? { clientInfo: { ...a.clientInfo } } : {}),
+    }));
+  }
   if (trade.legs !== undefined) {
     const maker = party.liquidity === 'M';
     wire.legs = [];

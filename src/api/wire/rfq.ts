@@ -19,6 +19,7 @@
 import { formatScaled, parseDecimal, toSafeInteger, toScale } from '../../domain/decimal.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
+import { allocationList } from '../../rfq/allocations.ts';
 import { formatRfqLots, rfqLotGrid } from '../../rfq/lots.ts';
 import { hedgeShare } from '../../rfq/quote-terms.ts';
 import { type PriceAverage, tradeAverages } from '../../rfq/trades.ts';
@@ -177,11 +178,7 @@ export function rfqToWire(
   if (viewer.role === 'taker') {
     wire.label = rfq.label;
     if (closed) wire.includedInTakerRating = true;
-    wire.tradeAllocations = rfq.tradeAllocations.map((a) => ({
-      amount: formatRfqQuantity(rfq, a.amount),
-      ...(a.userId !== null ? { userId: a.userId } : {}),
-      ...(a.clientInfo !== null ? { clientInfo: { ...a.clientInfo } } : {}),
-    }));
+    wire.tradeAllocations = allocationList(rfq);
     wire.tradeTriggers = rfq.triggers.map((t) => ({
       side: t.side,
       price: formatStrategyPrice(rfq, t.price),

@@ -115,3 +115,23 @@ test('a combo trade reads back with its legs; comboId, comboTradeId and legs sta
   older.splice(-3);
   assert.deepEqual(parseTradeView(JSON.stringify(older)), tradeView());
 });
+
+test("a Block RFQ trade's allocations read back; rows packed before them read back without them", () => {
+  const allocations = [
+    { amount: '12.5', userId: 3 },
+    { amount: '5', clientInfo: { clientId: 7, clientLinkId: 8, name: null } },
+  ];
+  const view: TradeView = { ...tradeView(), underlyingPrice: 60_100, tradeAllocations: allocations };
+  assert.deepEqual(parseTradeView(tradeViewText(view)), view);
+  // A combo's trade carries them, its leg trades do not.
+  const combo: TradeView = { ...comboTradeView(), tradeAllocations: allocations };
+  const read = parseTradeView(tradeViewText(combo));
+  assert.deepEqual(read, combo);
+  for (const leg of read.legs!) assert.equal('tradeAllocations' in leg, false);
+  assert.equal('tradeAllocations' in parseTradeView(tradeViewText(tradeView())), false);
+  // A row packed before the field was appended ends at `underlyingPrice`.
+  const older = JSON.parse(tradeViewText({ ...tradeView(), underlyingPrice: 60_100 })) as unknown[];
+  older.pop();
+  assert.equal(older.at(-1), 60_100);
+  assert.deepEqual(parseTradeView(JSON.stringify(older)), { ...tradeView(), underlyingPrice: 60_100 });
+});

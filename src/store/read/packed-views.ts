@@ -11,7 +11,8 @@
  * - Each field list names every field of its view exactly once (the type checks below fail
  *   otherwise). An optional field that a view lacks is stored as null and read back as null,
  *   except the fields of ABSENT_WHEN_NULL, which are left out of the view read back (a trade's
- *   `comboId`, `comboTradeId` and `legs` are absent, never null, on other trades).
+ *   `comboId`, `comboTradeId`, `legs` and `tradeAllocations` are absent, never null, on other
+ *   trades). A Block RFQ trade's `tradeAllocations` are stored as they are (a JSON list).
  * - A combo trade's `legs` are stored as a list of packed leg trades (without the layout number).
  * - Text that is a JSON object (rows written before this layout) reads back as it was.
  * - A list only grows at its end, so a row packed before a field was added reads that field back
@@ -116,10 +117,17 @@ const TRADE_FIELDS = [
   'comboTradeId',
   'legs',
   'underlyingPrice',
+  'tradeAllocations',
 ] as const satisfies readonly (keyof TradeView)[];
 
 /** Fields left out of a view read back when stored as null. */
-const ABSENT_WHEN_NULL: ReadonlySet<string> = new Set(['comboId', 'comboTradeId', 'legs', 'underlyingPrice']);
+const ABSENT_WHEN_NULL: ReadonlySet<string> = new Set([
+  'comboId',
+  'comboTradeId',
+  'legs',
+  'underlyingPrice',
+  'tradeAllocations',
+]);
 
 type Unlisted<V, L extends readonly (keyof V)[]> = Exclude<keyof V, L[number]>;
 const everyFieldListed: [
