@@ -15,6 +15,7 @@ import type { PositionView } from '../core/events.ts';
 import type { SelfTradeMode } from '../core/types.ts';
 import type { Economics } from './economics.ts';
 import type { Order } from './order.ts';
+import type { InstrumentState } from './state.ts';
 
 export class Ledger {
   balance = 0;
@@ -82,7 +83,10 @@ export class Position {
  * reducible lots for the margin exemption (risk.ts, matching.ts `reviewReserves`).
  */
 export interface ClaimQueue {
-  /** By number. An order that left the book stays (its `level` null) until the queue is compacted. */
+  /**
+   * By number. The entry of an order that left the book holds a placeholder order (its `level`
+   * null, claiming nothing) until the order rests again or the queue is compacted.
+   */
   readonly orders: Order[];
   /** Their numbers, entry by entry (searched without touching the orders). */
   readonly numbers: number[];
@@ -110,6 +114,9 @@ export interface ClaimQueues {
  * the orders whose claim on them changed are reviewed once the command's fills are over.
  */
 export interface ReserveReview {
+  /** The position's instrument and account: the review is its entry in the command's queue. */
+  readonly instrument: InstrumentState;
+  readonly account: Account;
   /** The command's queue of positions to check (state.reduceOnlyChecks): stale once replaced. */
   queue: readonly unknown[];
   buysLow: number;

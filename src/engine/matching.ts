@@ -34,10 +34,10 @@ import {
   FLAG_POST_ONLY,
   FLAG_REDUCE_ONLY,
   FLAG_RISK_REDUCING,
-  type Order,
+  Order,
 } from './order.ts';
 import { transition } from './order-state.ts';
-import { type Claim, orderReserve } from './risk.ts';
+import { type Claim, futureReserve, orderReserve, plainReserve } from './risk.ts';
 import type { InstrumentState, VenueState } from './state.ts';
 import { noteOpenInterest, recordTrade } from './trade-stats.ts';
 
@@ -82,15 +82,26 @@ export function changeOpenLots(
   else position.openSells += lots;
   // A long option's lots an order would sell cover no short (risk.ts): the margin changes.
   if (side === 'sell' && position.size > 0 && instrument.economics.isOption) staleMargin(account, instrument);
-  const combo = comboLegs(state, instrument);
-  if (combo === null) {
+  if (instrument.instrument.spec.legs === null) {
     if (!instrument.economics.isSpot) {
       position.claims ??= claimQueues(account, instrument.id);
       claimLots(side === 'buy' ? position.claims.buys : position.claims.sells, order, lots);
     }
     return;
   }
-  for (const leg of combo.legs) {
+  changeLegLots(state, instrument, account, side, lots, order);
+}
+
+/** `changeOpenLots` of a combo order: the account's open lots on each leg, on the leg's own side. */
+function changeLegLots(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  side: 'buy' | 'sell',
+  lots: number,
+  order: Order | null,
+): void {
+  for (const leg of comboLegs(state, instrument)!.legs) {
     let open = account.comboOpen.get(leg.instrument.id);
     if (open === undefined) {
       open = { buys: 0, sells: 0 };
@@ -170,10 +181,46 @@ function queuesOf(account: Account, position: Position): ClaimQueues | null {
   return position.claims;
 }
 
-/** The index of the first entry numbered `number` or more. */
-function claimIndex(numbers: readonly number[], number: number): number {
+/**
+ * The index of the first entry numbered `number` or more (`numbers` ascending). Order numbers are
+ * spread about evenly over a queue, so the search starts where `number` would fall between the
+ * first and last, gallops to bracket it and halves from there: a few reads of a long queue instead
+ * of a full binary search (an order leaving the book searches its queue).
+ */
+export function claimIndex(numbers: readonly number[], number: number): number {
   let lo = 0;
   let hi = numbers.length;
+  if (hi > 16) {
+    const first = numbers[0]!;
+    const last = numbers[hi - 1]!;
+    if (number <= first) return 0;
+    if (number > last) return hi;
+    // The answer is in [lo, hi] throughout, as in the halving below.
+    const guess = Math.min(hi - 1, Math.floor(((number - first) / (last - first)) * (hi - 1)));
+    if (numbers[guess]! < number) {
+      lo = guess + 1;
+      for (let step = 1; ; step *= 2) {
+        const probe = guess + step;
+        if (probe >= hi) break;
+        if (numbers[probe]! >= number) {
+          hi = probe;
+          break;
+        }
+        lo = probe + 1;
+      }
+    } else {
+      hi = guess;
+      for (let step = 1; ; step *= 2) {
+        const probe = guess - step;
+        if (probe < lo) break;
+        if (numbers[probe]! < number) {
+          lo = probe + 1;
+          break;
+        }
+        hi = probe;
+      }
+    }
+  }
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (numbers[mid]! < number) lo = mid + 1;
@@ -189,22 +236,16 @@ function claimLots(queue: ClaimQueue, order: Order | null, delta: number): void 
 }
 
 /**
- * Visits the claim queue of each side the order trades, with the order: its instrument's, or each
- * combo leg's on the leg's own side. `visit` is a module function, so no closure is made per call.
+ * Visits the claim queue of each side a combo order trades (each leg's, on the leg's own side), with
+ * the order. `visit` is a module function, so no closure is made per call.
  */
-function forEachClaimQueue(
+function forEachLegClaimQueue(
   state: VenueState,
   instrument: InstrumentState,
   account: Account,
-  position: Position,
   order: Order,
   visit: (queue: ClaimQueue, order: Order) => void,
 ): void {
-  if (instrument.instrument.spec.legs === null) {
-    const queues = position.claims!;
-    visit(order.side === 'buy' ? queues.buys : queues.sells, order);
-    return;
-  }
   for (const leg of comboLegs(state, instrument)!.legs) {
     const queues = claimQueues(account, leg.instrument.id);
     visit(legSide(order.side, leg.ratio) === 'buy' ? queues.buys : queues.sells, order);
@@ -219,28 +260,41 @@ function enterClaims(
   position: Position,
   order: Order,
 ): void {
-  forEachClaimQueue(state, instrument, account, position, order, enqueueClaim);
+  if (instrument.instrument.spec.legs === null) {
+    // `changeOpenLots` looked the queues up.
+    const queues = position.claims!;
+    enqueueClaim(order.side === 'buy' ? queues.buys : queues.sells, order);
+  } else forEachLegClaimQueue(state, instrument, account, order, enqueueClaim);
 }
+
+/**
+ * Holds the place of an order that left the book in its claim queues (`level` null: it claims
+ * nothing), so a finished order is not kept alive until the queue is compacted.
+ */
+const LEFT = new Order('', 0, 0, 0, '', '', 'buy', 'limit', 0, 0, 'good_til_cancelled', 0, '', null, 0);
 
 function enqueueClaim(queue: ClaimQueue, order: Order): void {
   const { orders, numbers } = queue;
   const length = numbers.length;
-  if (length === 0 || numbers[length - 1]! < order.number) {
+  const number = order.number;
+  if (length === 0 || numbers[length - 1]! < number) {
     orders.push(order);
-    numbers.push(order.number);
+    numbers.push(number);
     if (queue.idle > 64 && queue.idle > 2 * (length - queue.idle)) compactClaims(queue);
     return;
   }
   // An older number: back in the book (an edit), going live late (activation), or restored.
-  const i = claimIndex(numbers, order.number);
-  if (orders[i] === order) queue.idle--;
-  else {
+  const i = claimIndex(numbers, number);
+  if (numbers[i] === number) {
+    orders[i] = order;
+    queue.idle--;
+  } else {
     orders.splice(i, 0, order);
-    numbers.splice(i, 0, order.number);
+    numbers.splice(i, 0, number);
   }
 }
 
-/** An order left the book: its entries stay, idle, until a compaction. */
+/** An order left the book: its entries stay, idle (`LEFT`), until it rests again or a compaction. */
 function leaveClaims(
   state: VenueState,
   instrument: InstrumentState,
@@ -248,10 +302,20 @@ function leaveClaims(
   position: Position,
   order: Order,
 ): void {
-  forEachClaimQueue(state, instrument, account, position, order, idleClaim);
+  if (instrument.instrument.spec.legs === null) {
+    const queues = position.claims!;
+    idleClaim(order.side === 'buy' ? queues.buys : queues.sells, order);
+  } else forEachLegClaimQueue(state, instrument, account, order, idleClaim);
 }
 
-function idleClaim(queue: ClaimQueue): void {
+/** The order's entry holds `LEFT` until it rests again or the queue is compacted. */
+function idleClaim(queue: ClaimQueue, order: Order): void {
+  const { orders, numbers } = queue;
+  const number = order.number;
+  const last = numbers.length - 1;
+  // Most orders that leave are among the newest: look at the end before searching.
+  const i = last >= 0 && numbers[last] === number ? last : claimIndex(numbers, number);
+  if (orders[i] === order) orders[i] = LEFT;
   queue.idle++;
 }
 
@@ -261,9 +325,9 @@ function compactClaims(queue: ClaimQueue): void {
   let kept = 0;
   for (let i = 0; i < orders.length; i++) {
     const order = orders[i]!;
-    if (order.level === null) continue;
+    if (order === LEFT) continue;
     orders[kept] = order;
-    numbers[kept++] = order.number;
+    numbers[kept++] = numbers[i]!;
   }
   orders.length = kept;
   numbers.length = kept;
@@ -284,7 +348,8 @@ function walkTo(queue: ClaimQueue, lots: number): void {
   const orders = queue.orders;
   if (queue.stale) {
     let ahead = 0;
-    for (const order of orders) if (order.number < queue.cutNumber) ahead += claimOf(order);
+    const numbers = queue.numbers;
+    for (let i = 0; i < orders.length && numbers[i]! < queue.cutNumber; i++) ahead += claimOf(orders[i]!);
     queue.cutAhead = ahead;
     queue.stale = false;
   }
@@ -308,6 +373,7 @@ function cutAt(queue: ClaimQueue, i: number, ahead: number): void {
 function claimsBeyond(account: Account, position: Position, side: 'buy' | 'sell', lots: number): boolean {
   const plain = side === 'buy' ? position.openBuys : position.openSells;
   if (plain > lots) return true;
+  if (account.comboOpen.size === 0) return false;
   const combo = account.comboOpen.get(position.instrumentId);
   return combo !== undefined && plain + (side === 'buy' ? combo.buys : combo.sells) > lots;
 }
@@ -323,7 +389,16 @@ function openReview(
   let review = position.review;
   if (review !== null && review.queue === queue) return review;
   if (review === null) {
-    review = { queue, buysLow: 0, buysHigh: 0, sellsLow: 0, sellsHigh: 0, entered: null };
+    review = {
+      instrument,
+      account,
+      queue,
+      buysLow: 0,
+      buysHigh: 0,
+      sellsLow: 0,
+      sellsHigh: 0,
+      entered: null,
+    };
     position.review = review;
   }
   // A review left from an earlier command (run, or dropped with a refused command) is reused.
@@ -333,7 +408,8 @@ function openReview(
   review.sellsLow = Number.POSITIVE_INFINITY;
   review.sellsHigh = 0;
   review.entered = null;
-  queue.push({ instrument, account });
+  // The review is the queue's entry for the position (no object made per command).
+  queue.push(review);
   return review;
 }
 
@@ -453,12 +529,12 @@ export function closingExtra(
   if (position === undefined) return 0;
   const reducible = reducibleLots(position, side);
   if (reducible === 0) return 0;
-  // An order that does not cross rests without trading: it reduces nothing now.
-  const touch = side === 'buy' ? instrument.book.bestAsk() : instrument.book.bestBid();
-  if (touch === null || (side === 'buy' ? price < touch : price > touch)) return 0;
   const shift = Math.min(lots, reducible);
   const after = reducible - shift;
   if (!claimsBeyond(account, position, side, after)) return 0;
+  // An order that does not cross rests without trading: it reduces nothing now.
+  const touch = side === 'buy' ? instrument.book.bestAsk() : instrument.book.bestBid();
+  if (touch === null || (side === 'buy' ? price < touch : price > touch)) return 0;
   const queues = queuesOf(account, position);
   if (queues === null) return 0;
   const queue = side === 'buy' ? queues.buys : queues.sells;
@@ -480,9 +556,9 @@ export function closingExtra(
       exposedOf(end, after, remaining) > exposedOf(end, reducible, remaining) &&
       (order.flags & FLAG_REDUCE_ONLY) === 0
     ) {
-      const exact = exactReserve(state, account, order, { instrumentId: instrument.id, lots: ahead + shift });
-      if (exact.currency === order.reserveCurrency && exact.amount > order.reserved)
-        pushed += exact.amount - order.reserved;
+      const exposed = exposedOf(end, after, remaining);
+      const exact = claimReserve(state, account, order, instrument.id, ahead + shift, exposed);
+      if (exact > order.reserved) pushed += exact - order.reserved;
     }
     ahead = end;
   }
@@ -574,10 +650,8 @@ function reviewSide(
       const mayRaise = exposed > exposedOf(end, high, lots);
       const mayLower = exposed < exposedOf(end, low, lots) || entered;
       if (mayRaise || mayLower) {
-        const exact = exactReserve(state, account, order, { instrumentId: instrument.id, lots: ahead });
-        if (exact.currency === order.reserveCurrency) {
-          if (exact.amount > order.reserved ? mayRaise : mayLower) setReserve(account, order, exact.amount);
-        }
+        const exact = claimReserve(state, account, order, instrument.id, ahead, exposed);
+        if (exact >= 0 && (exact > order.reserved ? mayRaise : mayLower)) setReserve(account, order, exact);
       }
     }
     ahead = end;
@@ -605,6 +679,36 @@ function exactReserve(
   const reserve = orderReserve(state, instrument, account, order.side, lots, order.price, 0, claim);
   changeOpenLots(state, instrument, account, position, order.side, lots, order);
   return reserve;
+}
+
+/**
+ * `exactReserve` with the orders ahead in `order`'s claim queue on `instrumentId` claiming `claimed`
+ * lots, which leaves `exposed` of its lots opening the position: the amount, or -1 when it is in
+ * another currency than the order's reserve. A plain order's is computed without allocating
+ * (`plainReserve`, `futureReserve`).
+ */
+function claimReserve(
+  state: VenueState,
+  account: Account,
+  order: Order,
+  instrumentId: number,
+  claimed: number,
+  exposed: number,
+): number {
+  const instrument = state.instrumentList[order.instrumentId]!;
+  if (instrument.instrument.spec.legs === null) {
+    // In a claim queue: not spot, and on its own instrument.
+    const economics = instrument.economics;
+    if (economics.settlementCurrency !== order.reserveCurrency) return -1;
+    const lots = order.amount - order.filled;
+    // A future's reserve depends on its position only through the exposed lots, known here.
+    if (!economics.isOption && instrument.id === instrumentId)
+      return futureReserve(state, instrument, order.side, lots, order.price, exposed);
+    const own = instrument.id === instrumentId ? claimed : undefined;
+    return plainReserve(state, instrument, account, order.side, lots, order.price, 0, own);
+  }
+  const exact = exactReserve(state, account, order, { instrumentId, lots: claimed });
+  return exact.currency === order.reserveCurrency ? exact.amount : -1;
 }
 
 function setReserve(account: Account, order: Order, amount: number): void {
@@ -728,39 +832,51 @@ export function clipReduceOnly(state: VenueState): void {
   state.reduceOnlyChecks = [];
   for (const { instrument, account } of checks) {
     const position = instrument.position(account);
-    for (const side of ['buy', 'sell'] as const) {
-      let excess =
-        (side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells) - reducibleLots(position, side);
-      if (excess <= 0) continue;
-      const orders: Order[] = [];
-      for (const order of account.openOrders) {
-        if (
-          order.instrumentId === instrument.id &&
-          order.side === side &&
-          (order.flags & FLAG_REDUCE_ONLY) !== 0 &&
-          order.level !== null
-        )
-          orders.push(order);
-      }
-      // Newest by placing: the account's list is in book-entry order, which a snapshot restore
-      // rebuilds in price priority instead, so it cannot decide.
-      orders.sort((a, b) => a.number - b.number);
-      for (let i = orders.length - 1; i >= 0 && excess > 0; i--) {
-        const order = orders[i]!;
-        const remaining = order.amount - order.filled;
-        if (remaining <= excess) {
-          excess -= remaining;
-          cancelResting(state, instrument, order, 'reduce_only');
-        } else {
-          shrinkResting(state, instrument, account, order, excess);
-          excess = 0;
-        }
-      }
-    }
+    // A review's position may hold no reduce-only order: nothing to clip.
+    if (position.reduceOnlyBuys !== 0 || position.reduceOnlySells !== 0)
+      clipPosition(state, instrument, account, position);
     const review = position.review;
     if (review !== null && review.queue === checks) {
       review.queue = DONE;
       reviewReserves(state, instrument, account, position, review);
+    }
+  }
+}
+
+/** Clips the resting reduce-only orders on `position` to what it allows (`clipReduceOnly`). */
+function clipPosition(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  position: Position,
+): void {
+  for (const side of ['buy', 'sell'] as const) {
+    let excess =
+      (side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells) - reducibleLots(position, side);
+    if (excess <= 0) continue;
+    const orders: Order[] = [];
+    for (const order of account.openOrders) {
+      if (
+        order.instrumentId === instrument.id &&
+        order.side === side &&
+        (order.flags & FLAG_REDUCE_ONLY) !== 0 &&
+        order.level !== null
+      )
+        orders.push(order);
+    }
+    // Newest by placing: the account's list is in book-entry order, which a snapshot restore
+    // rebuilds in price priority instead, so it cannot decide.
+    orders.sort((a, b) => a.number - b.number);
+    for (let i = orders.length - 1; i >= 0 && excess > 0; i--) {
+      const order = orders[i]!;
+      const remaining = order.amount - order.filled;
+      if (remaining <= excess) {
+        excess -= remaining;
+        cancelResting(state, instrument, order, 'reduce_only');
+      } else {
+        shrinkResting(state, instrument, account, order, excess);
+        excess = 0;
+      }
     }
   }
 }
@@ -860,12 +976,14 @@ function fill(
   // A combo's reserve is not linear in its lots: its long legs' first lots go to open orders that
   // sell them (they cover no short), and legs may reduce positions. What is left of it needs what
   // it would reserve now, never more than the whole order held.
-  if (makerReservedBefore !== 0 && maker.level !== null && instrument.instrument.spec.legs !== null) {
-    const exact = exactReserve(state, makerAccount, maker, null);
-    if (exact.currency === maker.reserveCurrency) {
-      setReserve(makerAccount, maker, Math.min(makerReservedBefore, exact.amount));
-    }
-  }
+  if (makerReservedBefore !== 0 && maker.level !== null && instrument.instrument.spec.legs !== null)
+    keepComboReserve(state, makerAccount, maker, makerReservedBefore);
+}
+
+function keepComboReserve(state: VenueState, account: Account, maker: Order, reservedBefore: number): void {
+  const exact = exactReserve(state, account, maker, null);
+  if (exact.currency === maker.reserveCurrency)
+    setReserve(account, maker, Math.min(reservedBefore, exact.amount));
 }
 
 type BlockTerms = {

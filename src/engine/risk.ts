@@ -130,32 +130,53 @@ export function orderReserve(
   const combo = comboLegs(state, instrument);
   if (combo !== null) return comboReserve(state, instrument, combo, account, side, lots, price, claim);
   const economics = instrument.economics;
-  const fee = Math.max(0, economics.fee(lots, price, 'T', state.indexPrice(economics.baseCurrency)));
   if (economics.isSpot) {
+    const fee = Math.max(0, economics.fee(lots, price, 'T', state.indexPrice(economics.baseCurrency)));
     if (side === 'buy')
       return { currency: economics.settlementCurrency, amount: economics.value(lots, price) + fee };
     return { currency: economics.baseCurrency, amount: economics.baseAmount(lots) };
   }
+  const claimed = claim !== null && claim.instrumentId === instrument.id ? claim.lots : undefined;
+  return {
+    currency: economics.settlementCurrency,
+    amount: plainReserve(state, instrument, account, side, lots, price, pendingLots, claimed),
+  };
+}
+
+/**
+ * `orderReserve`'s amount for an instrument that is neither a combo nor spot (in its settlement
+ * currency), without allocating: `claimed` as in `exposureLots`. Reviews of resting orders'
+ * reserves (matching.ts) call it once per order whose claim moved.
+ */
+export function plainReserve(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  side: Side,
+  lots: number,
+  price: number,
+  pendingLots: number,
+  claimed: number | undefined,
+): number {
+  const economics = instrument.economics;
   const exposed = exposureLots(
     account.positions.get(instrument.id),
     account.comboOpen.get(instrument.id),
     side,
     lots,
     pendingLots,
-    claim !== null && claim.instrumentId === instrument.id ? claim.lots : undefined,
+    claimed,
   );
+  if (!economics.isOption) return futureReserve(state, instrument, side, lots, price, exposed);
+  // An option.
+  const fee = Math.max(0, economics.fee(lots, price, 'T', state.indexPrice(economics.baseCurrency)));
   let margin = 0;
   if (exposed > 0) {
-    if (!economics.isOption) {
-      margin = ceilBps(economics.value(exposed, price), state.config.futureInitialMarginBps);
-    } else if (side === 'buy') {
-      margin = economics.value(exposed, price);
-    } else {
-      margin = nakedMargin(state, economics, exposed, economics.value(exposed, price));
-    }
+    if (side === 'buy') margin = economics.value(exposed, price);
+    else margin = nakedMargin(state, economics, exposed, economics.value(exposed, price));
     margin += markLoss(instrument, side, exposed, price);
   }
-  const buyingBack = economics.isOption && side === 'buy' ? lots - exposed : 0;
+  const buyingBack = side === 'buy' ? lots - exposed : 0;
   if (buyingBack > 0) {
     const change = new Map([[instrument.id, buyingBack]]);
     margin += reductionNeed(
@@ -166,7 +187,28 @@ export function orderReserve(
       -economics.value(buyingBack, price),
     );
   }
-  return { currency: economics.settlementCurrency, amount: margin + fee };
+  return margin + fee;
+}
+
+/**
+ * A future order's reserve (`plainReserve`) when `exposed` of its `lots` open a position: its
+ * worst-case taker fee, and the initial margin and mark loss of the exposed lots. Reviews of
+ * resting orders (matching.ts) that know the exposed lots call it directly.
+ */
+export function futureReserve(
+  state: VenueState,
+  instrument: InstrumentState,
+  side: Side,
+  lots: number,
+  price: number,
+  exposed: number,
+): number {
+  const economics = instrument.economics;
+  // A future's fee does not depend on the index (economics.ts `fee`).
+  const fee = Math.max(0, economics.fee(lots, price, 'T', null));
+  if (exposed === 0) return fee;
+  const margin = ceilBps(economics.value(exposed, price), state.config.futureInitialMarginBps);
+  return margin + markLoss(instrument, side, exposed, price) + fee;
 }
 
 /**
