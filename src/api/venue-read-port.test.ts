@@ -18,3 +18,24 @@ test('an expired instrument shows its settlement price as the mark, not its last
   assert.equal(ticker.state, 'expired');
   assert.equal(ticker.markPrice, '0.03');
 });
+
+test('get_instruments reads: open ones apart, expired ones only while recently expired', () => {
+  const h = new Harness();
+  h.list(optionSpec());
+  h.list(optionSpec({ name: 'BTC-27DEC26-75000-C', strike: '75000' }));
+  const reads = createVenueReadPort(h.venue);
+  const names = (expired: boolean) => reads.instruments(expired).map((i) => i.name);
+  assert.deepEqual(names(false), [OPTION, 'BTC-27DEC26-75000-C']);
+  assert.deepEqual(names(true), []);
+  const expiration = reads.instrument(OPTION)!.spec.expiration!;
+  h.ts = expiration;
+  h.ok({ type: 'settle_instrument', instrumentName: OPTION, settlementPrice: 300 });
+  assert.deepEqual(names(false), ['BTC-27DEC26-75000-C']);
+  assert.deepEqual(names(true), [OPTION]);
+  // Three days after its expiration it is no longer recent; it is still known by name.
+  h.ts = expiration + 3 * 24 * 3_600_000 + 1;
+  h.ok({ type: 'timer' });
+  assert.deepEqual(names(true), []);
+  assert.equal(reads.instrument(OPTION)!.name, OPTION);
+  assert.deepEqual(reads.currencies(), ['BTC']);
+});

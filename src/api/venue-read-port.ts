@@ -9,7 +9,6 @@
  * stats come from the engine (`tradeStats`), and spot has no open interest.
  */
 import type { OrderView, PositionView, TradeView } from '../core/events.ts';
-import { venueCurrencies } from '../domain/currency.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type {
   AccountSummaryView,
@@ -49,7 +48,10 @@ export interface VenueQueries {
     readonly asks: readonly { readonly price: number; readonly amount: number }[];
   } | null;
   instrument(name: string): VenueInstrumentInfo | null;
-  instruments(): VenueInstrumentInfo[];
+  /** The open instruments, or the recently expired ones when `expired` (the engine's horizon). */
+  listedInstruments(expired: boolean): Instrument[];
+  /** The currencies of every instrument ever listed, sorted. */
+  currencies(): string[];
   /** Cancel-on-disconnect's `account` scope: on for the account's new connections. */
   accountCancelOnDisconnect(accountId: number): boolean;
   /** 24 h volume (lots), high and low (ticks) and open interest (lots; null for spot). */
@@ -87,11 +89,7 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
     entry === undefined || entry.status === 'expired' ? null : (entry.priceBand ?? null);
   return {
     instrument: (name) => info(name)?.instrument,
-    instruments: (expired) =>
-      venue
-        .instruments()
-        .filter((entry) => (entry.status === 'expired') === expired)
-        .map((entry) => entry.instrument),
+    instruments: (expired) => venue.listedInstruments(expired),
     order: (orderId) => venue.getOrder(orderId) ?? undefined,
     openOrders: (accountId, filter: OrderFilter) =>
       venue.openOrders({
@@ -159,7 +157,7 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
         ...options.tickerExtras?.(instrumentName),
       };
     },
-    currencies: () => venueCurrencies(venue.instruments().map((entry) => entry.instrument.spec)),
+    currencies: () => venue.currencies(),
     accountCancelOnDisconnect: (accountId) => venue.accountCancelOnDisconnect(accountId),
   };
 }

@@ -168,11 +168,8 @@ export class MarketLoop {
 /** The simulator's read interface over the engine's queries. */
 export function venueSimulatorView(venue: Venue): SimulatorView {
   return {
-    instruments: () =>
-      venue
-        .instruments()
-        .filter((info) => info.status === 'open')
-        .map((info) => info.instrument),
+    // The open instruments alone: no walk over the expired ones, no price bands.
+    instruments: () => venue.listedInstruments(false),
     // The engine's order views carry every field the simulator reads: no copy (thousands a tick).
     openOrders: (accountId) =>
       venue

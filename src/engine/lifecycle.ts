@@ -4,7 +4,9 @@
  * Settlement: every open order of the instrument is cancelled (`settlement`), then each position
  * is closed at the settlement price as if traded (futures book the realised PnL; options pay
  * the settlement value, i.e. the option's payoff in its own price units, long receives, short
- * pays), no fees; the instrument is then expired.
+ * pays), no fees; the instrument is then expired, keeping only its last `EXPIRED_TRADES_KEPT`
+ * public trades. The open combos of a settling leg are found through a leg→combos index derived
+ * from the instrument list (`takeCombosOf`), not by walking every instrument ever listed.
  *
  * Block trades: all legs are validated first (accounts, instruments open, amounts, prices on
  * tick and positive for options, futures and spot, funds of both sides per currency, including
@@ -258,12 +260,53 @@ export function expireDue(state: VenueState): void {
   }
 }
 
+/**
+ * The combos of each leg by leg name, in listing order: derived from `instrumentList` (which only
+ * grows) as it grows, so a settlement does not walk every instrument ever listed. Not state: a
+ * restored venue builds its own at its first settlement.
+ */
+interface CombosByLeg {
+  scanned: number;
+  readonly byLeg: Map<string, InstrumentState[]>;
+}
+
+const combosByLeg = new WeakMap<VenueState, CombosByLeg>();
+
+/** The open combos `leg` belongs to, in listing order; forgets the leg's entry (it settles). */
+function takeCombosOf(state: VenueState, leg: InstrumentState): InstrumentState[] {
+  let index = combosByLeg.get(state);
+  if (index === undefined) {
+    index = { scanned: 0, byLeg: new Map() };
+    combosByLeg.set(state, index);
+  }
+  const list = state.instrumentList;
+  for (; index.scanned < list.length; index.scanned++) {
+    const combo = list[index.scanned]!;
+    const legs = combo.instrument.spec.legs;
+    if (legs === null || combo.status !== 'open') continue;
+    for (const { instrumentName } of legs) {
+      const combos = index.byLeg.get(instrumentName);
+      if (combos === undefined) index.byLeg.set(instrumentName, [combo]);
+      else if (combos[combos.length - 1] !== combo) combos.push(combo);
+    }
+  }
+  const combos = index.byLeg.get(leg.instrument.name) ?? [];
+  index.byLeg.delete(leg.instrument.name);
+  // A settling combo leaves its legs' lists (a perpetual leg never settles to clear its own).
+  for (const { instrumentName } of leg.instrument.spec.legs ?? []) {
+    const combos = index.byLeg.get(instrumentName);
+    if (combos !== undefined)
+      index.byLeg.set(
+        instrumentName,
+        combos.filter((c) => c !== leg),
+      );
+  }
+  return combos.filter((combo) => combo.status === 'open');
+}
+
 /** A leg that expires takes the resting orders of every open combo it belongs to with it. */
 function cancelOnCombosOf(state: VenueState, leg: InstrumentState): void {
-  const name = leg.instrument.name;
-  for (const combo of state.instrumentList) {
-    const legs = combo.instrument.spec.legs;
-    if (combo.status !== 'open' || legs === null || !legs.some((l) => l.instrumentName === name)) continue;
+  for (const combo of takeCombosOf(state, leg)) {
     const resting: Order[] = [];
     for (const book of [combo.book.bids, combo.book.asks])
       for (const level of book.levelsBestFirst())
@@ -272,6 +315,12 @@ function cancelOnCombosOf(state: VenueState, leg: InstrumentState): void {
     for (const order of resting) cancelResting(state, combo, order, 'settlement');
   }
 }
+
+/**
+ * Public trades an expired instrument keeps (`recentTrades`): the default count of
+ * public/get_last_trades_by_instrument (docs/decisions.md, "What an expired instrument keeps").
+ */
+export const EXPIRED_TRADES_KEPT = 10;
 
 function settlementIndexOf(command: SettleInstrument): ScaledDecimal | null | 'invalid' {
   if (command.settlementIndex === undefined) return null;
@@ -364,6 +413,10 @@ export function settleInstrument(state: VenueState, command: SettleInstrument): 
     });
   }
   instrument.openInterest = 0;
+  // An expired instrument trades no more: its tape keeps the last trades a default
+  // public/get_last_trades_by_instrument shows; the read store keeps the whole history.
+  const recent = instrument.recentTrades;
+  if (recent.length > EXPIRED_TRADES_KEPT) recent.splice(0, recent.length - EXPIRED_TRADES_KEPT);
   instrument.status = 'expired';
   instrument.settlementPrice = price;
   state.priceEpoch++;

@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { CoreCommand } from '../core/commands.ts';
 import type { CommandResult, CommandSuccess, OrderView, PositionView, TradeView } from '../core/events.ts';
+import { instrumentCurrencies } from '../domain/currency.ts';
 import type { Instrument, InstrumentKind } from '../domain/instrument.ts';
 import type { Fixing } from '../market/settlement.ts';
 import { afterCommand, isAdvancedPlace, placeAdvanced, waitingOrders } from './advanced-orders.ts';
@@ -102,8 +103,86 @@ export interface AccountInfo {
   readonly currencies: readonly string[];
 }
 
+/**
+ * How long after its expiration an expired instrument is still listed as recently expired
+ * (`instruments({ expired: true })`, `listedInstruments(true)`): docs/decisions.md.
+ */
+export const RECENTLY_EXPIRED_MS = 3 * 24 * 3_600_000;
+
+/**
+ * The open instruments apart from the expired ones, so the listings read every market tick and
+ * by `public/get_instruments` do not walk every instrument ever listed. Derived from the state
+ * (its `instrumentList` only grows, and an instrument's status only goes from open to expired),
+ * caught up on read: not state, not saved, rebuilt after a restore.
+ */
+class Listing {
+  /** Open instruments in listing order (a Set keeps insertion order through deletes). */
+  readonly open = new Set<InstrumentState>();
+  /** Expired instruments still recent, or seen expired since the last prune; by id once sorted. */
+  private expired: InstrumentState[] = [];
+  private expiredSorted = true;
+  /** Currencies of every instrument ever listed (`venueCurrencies`' set). */
+  readonly currencies = new Set<string>();
+  private scanned = 0;
+
+  constructor(private readonly state: VenueState) {}
+
+  /** Takes in the instruments listed and settled since the last call. O(open + new). */
+  catchUp(): void {
+    const list = this.state.instrumentList;
+    let expiredMore = false;
+    for (; this.scanned < list.length; this.scanned++) {
+      const entry = list[this.scanned]!;
+      for (const currency of instrumentCurrencies(entry.instrument.spec)) this.currencies.add(currency);
+      if (entry.status === 'open') this.open.add(entry);
+      else {
+        this.expired.push(entry);
+        expiredMore = true;
+      }
+    }
+    for (const entry of this.open) {
+      if (entry.status === 'open') continue;
+      this.open.delete(entry);
+      this.expired.push(entry);
+      expiredMore = true;
+    }
+    if (expiredMore) {
+      this.expiredSorted = false;
+      this.pruneExpired();
+    }
+  }
+
+  /** Recently expired instruments in listing order. */
+  recentlyExpired(): readonly InstrumentState[] {
+    this.pruneExpired();
+    if (!this.expiredSorted) {
+      this.expired.sort((a, b) => a.id - b.id);
+      this.expiredSorted = true;
+    }
+    return this.expired;
+  }
+
+  /**
+   * Drops the expired instruments whose expiration is more than `RECENTLY_EXPIRED_MS` before
+   * the venue's time; one without an expiration (a perpetual or spot pair an operator settled)
+   * stays.
+   */
+  private pruneExpired(): void {
+    const since = this.state.now - RECENTLY_EXPIRED_MS;
+    const recent = (entry: InstrumentState) => {
+      const expiration = entry.instrument.spec.expiration;
+      return expiration === null || expiration >= since;
+    };
+    if (!this.expired.every(recent)) this.expired = this.expired.filter(recent);
+  }
+}
+
 export class Venue {
-  private constructor(private readonly state: VenueState) {}
+  private readonly listing: Listing;
+
+  private constructor(private readonly state: VenueState) {
+    this.listing = new Listing(state);
+  }
 
   static create(config: Partial<EngineConfig> = {}): Venue {
     return new Venue(new VenueState(engineConfig(config)));
@@ -342,8 +421,34 @@ export class Venue {
     return instrument === undefined ? null : this.info(instrument);
   }
 
-  instruments(): InstrumentInfo[] {
-    return this.state.instrumentList.map((i) => this.info(i));
+  /**
+   * With `expired`: the open instruments (false) or the recently expired ones (true, those whose
+   * expiration is within `RECENTLY_EXPIRED_MS` of now), in listing order. Without: every
+   * instrument ever listed, a walk over all of them (for tools and tests, not hot paths).
+   */
+  instruments(filter?: { readonly expired: boolean }): InstrumentInfo[] {
+    if (filter === undefined) return this.state.instrumentList.map((i) => this.info(i));
+    this.listing.catchUp();
+    const entries = filter.expired ? this.listing.recentlyExpired() : [...this.listing.open];
+    return entries.map((i) => this.info(i));
+  }
+
+  /**
+   * `instruments({ expired })` without the prices and band: the instruments alone, for the
+   * listings read often (the simulator's view every tick, `public/get_instruments`).
+   */
+  listedInstruments(expired = false): Instrument[] {
+    this.listing.catchUp();
+    const entries = expired ? this.listing.recentlyExpired() : this.listing.open;
+    const out: Instrument[] = [];
+    for (const entry of entries) out.push(entry.instrument);
+    return out;
+  }
+
+  /** The currencies of every instrument ever listed (`venueCurrencies`), sorted. */
+  currencies(): string[] {
+    this.listing.catchUp();
+    return [...this.listing.currencies].sort();
   }
 
   indexPrice(currency: string): number | null {

@@ -56,8 +56,19 @@ describe('MarketDriver', () => {
     assert.ok(
       listed.some((command) => command.type === 'list_instrument' && command.spec.name === 'BTC-25NOV26'),
     );
-    assert.ok(driver.expiredSpecs().some((spec) => spec.name === 'BTC-22NOV26'));
     assert.ok(!driver.instruments().some((instrument) => instrument.name === 'BTC-22NOV26'));
+    // Settled once: the driver forgets it (the engine keeps expired instruments).
+    assert.equal(
+      settled.filter(
+        (command) => command.type === 'settle_instrument' && command.instrumentName === 'BTC-22NOV26',
+      ).length,
+      1,
+    );
+    assert.ok(
+      !byType(driver.tick(EXPIRY + 60_000), 'settle_instrument').some(
+        (command) => command.type === 'settle_instrument' && command.instrumentName === 'BTC-22NOV26',
+      ),
+    );
   });
 
   test('through a drifting settlement window the expiring marks converge to the settlement', () => {

@@ -16,7 +16,8 @@
  *     4. the simulator's commands (when a view of the venue is given and it is enabled).
  *
  * Deterministic for a given config and sequence of `now`s (sources are seeded or replayed).
- * It keeps no venue state beyond what it listed; the engine stays the source of truth.
+ * It keeps no venue state beyond what it listed (an instrument it settles is forgotten: the
+ * engine keeps expired instruments); the engine stays the source of truth.
  */
 import type { UnstampedCommand } from '../core/commands.ts';
 import { Instrument, type InstrumentSpec } from '../domain/instrument.ts';
@@ -75,7 +76,6 @@ export type ComboListing =
 
 export class MarketDriver {
   private readonly listed = new Map<string, Instrument>();
-  private readonly expired: InstrumentSpec[] = [];
   private readonly history = new IndexHistory();
   /** Mark ticks last sent per instrument: update_prices carries only changes. */
   private readonly sentMarks = new Map<string, number>();
@@ -144,7 +144,6 @@ export class MarketDriver {
     for (const spec of plan.expire) {
       this.listed.delete(spec.name);
       this.sentMarks.delete(spec.name);
-      this.expired.push(spec);
     }
     for (const spec of plan.list) commands.push(this.list(spec));
     yield;
@@ -182,10 +181,6 @@ export class MarketDriver {
   /** Listed (unexpired) instruments, sorted by name. */
   instruments(): Instrument[] {
     return [...this.listed.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  }
-
-  expiredSpecs(): readonly InstrumentSpec[] {
-    return this.expired;
   }
 
   /**

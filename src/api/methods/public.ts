@@ -49,7 +49,7 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
   registry.register({
     name: 'public/get_instruments',
     summary:
-      'Instruments of a currency (base or settlement: USDC lists the USDC-margined ones; or any), optionally of one kind; expired=true lists expired ones.',
+      'Instruments of a currency (base or settlement: USDC lists the USDC-margined ones; or any), optionally of one kind; expired=true lists the recently expired ones (expiration in the last 3 days).',
     access: 'public',
     params: InstrumentsParams,
     result: Type.Array(InstrumentSchema),
