@@ -12,6 +12,12 @@
  * - The state is plain JSON (`snapshot`), and `restore(snapshot)` rebuilds the orderId index, so
  *   a restored layer and a replayed one take identical decisions: no child order is duplicated.
  * - Only an active portfolio (PENDING, WORKING) places orders; a terminal one has none open.
+ * - A finished portfolio is pruned `finishedRetentionMs` (7 days) after it ended, together with
+ *   its mirrors (or original) once every one of them has ended that long ago: its record, its
+ *   children's orderId index entries and every reference to it leave the state. The `advance` of
+ *   the first command past that time does it, by command time, so live, replay and restore prune
+ *   alike. A `portfolio_pruned` event carries the final record to the read store, which answers
+ *   `info` for it from then on.
  */
 import { createHash } from 'node:crypto';
 import type { CommandStamp } from '../core/commands.ts';
@@ -27,7 +33,7 @@ import {
   newPortfolio,
   type PortfolioState,
 } from './portfolio-state.ts';
-import { isActive } from './status.ts';
+import { isActive, isTerminal } from './status.ts';
 import {
   captureArrival,
   evaluate,
@@ -41,10 +47,12 @@ import {
 import {
   ALGO_COMMAND_TYPES,
   type AlgoCommand,
+  type AlgoEvent,
   type AlgoValue,
   type CancelAllPortfolios,
   type CancelPortfolio,
   type PortfolioEvent,
+  type PortfolioPruned,
   type SubmitPortfolio,
 } from './types.ts';
 import { WakeupQueue } from './wakeup-queue.ts';
@@ -52,19 +60,30 @@ import { WakeupQueue } from './wakeup-queue.ts';
 /** A TWAP start more than this far in the past is refused (the gateway's clock tolerance). */
 export const START_TOLERANCE_MS = 15_000;
 
+/** A finished portfolio stays in the core this long after it (and its group) ended: 7 days. */
+export const FINISHED_RETENTION_MS = 7 * 24 * 3_600_000;
+
+/** Pruned records kept for reads until their prune is durable in the read store (not state). */
+const RECENTLY_PRUNED_MAX = 1_000;
+
+export interface PortfolioMachineOptions {
+  /** How long a finished portfolio stays after it ended (default `FINISHED_RETENTION_MS`). */
+  readonly finishedRetentionMs?: number;
+}
+
 interface AlgoSnapshot {
   readonly version: 1;
   readonly nextPortfolioId: number;
   readonly portfolios: readonly PortfolioState[];
 }
 
-type Refusal = Extract<SubResult<AlgoValue, PortfolioEvent>, { ok: false }>;
+type Refusal = Extract<SubResult<AlgoValue, AlgoEvent>, { ok: false }>;
 
 function refuse(name: string, message: string, field: string, events: PortfolioEvent[]): Refusal {
   return { ok: false, error: { name, message, data: { field } }, events };
 }
 
-export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, PortfolioEvent> {
+export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, AlgoEvent> {
   readonly commandTypes = ALGO_COMMAND_TYPES;
   private nextPortfolioId = 1;
   private readonly portfolios = new Map<number, PortfolioState>();
@@ -81,8 +100,23 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
    */
   private placedSeq = -1;
   private placed = new Map<number, number>();
+  /**
+   * Finished portfolios by (endedAt, id), from `finishedHead` on: the prune candidates. Derived
+   * (restore rebuilds it from the records), so the snapshot and its hash are unchanged.
+   */
+  private finished: { readonly id: number; readonly endedAt: number }[] = [];
+  private finishedHead = 0;
+  private readonly queued = new Set<number>();
+  /** The last pruned records, for reads only (see RECENTLY_PRUNED_MAX); not state. */
+  private readonly recentlyPruned = new Map<number, PortfolioState>();
+  private readonly finishedRetentionMs: number;
 
-  constructor(private readonly market: AlgoMarketView) {}
+  constructor(
+    private readonly market: AlgoMarketView,
+    options: PortfolioMachineOptions = {},
+  ) {
+    this.finishedRetentionMs = options.finishedRetentionMs ?? FINISHED_RETENTION_MS;
+  }
 
   // ------------------------------------------------------------------------------------------
   // Reads (not journaled)
@@ -95,6 +129,14 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     return [...this.portfolios.values()].filter((p) => p.spec.accountId === accountId);
   }
 
+  /**
+   * A portfolio pruned lately (its prune may not be in the read store yet), for reads only. Older
+   * ones are in the read store alone.
+   */
+  prunedPortfolio(portfolioId: number): PortfolioState | undefined {
+    return this.recentlyPruned.get(portfolioId);
+  }
+
   /** The portfolio that owns a child order, if any. */
   portfolioOfOrder(orderId: string): PortfolioState | undefined {
     return this.childIndex.get(orderId)?.portfolio;
@@ -103,7 +145,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
   // ------------------------------------------------------------------------------------------
   // SubMachine
 
-  execute(command: AlgoCommand, engine: EnginePort): SubResult<AlgoValue, PortfolioEvent> {
+  execute(command: AlgoCommand, engine: EnginePort): SubResult<AlgoValue, AlgoEvent> {
     const out: PortfolioEvent[] = [];
     const context = this.context(command, engine, out);
     const result = this.dispatch(command, context, out);
@@ -115,7 +157,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     command: AlgoCommand,
     context: StepContext,
     out: PortfolioEvent[],
-  ): SubResult<AlgoValue, PortfolioEvent> {
+  ): SubResult<AlgoValue, AlgoEvent> {
     switch (command.type) {
       case 'submit_portfolio':
         return this.submit(command, context, out);
@@ -162,9 +204,10 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     }
   }
 
-  advance(stamp: CommandStamp, engine: EnginePort): readonly PortfolioEvent[] {
+  advance(stamp: CommandStamp, engine: EnginePort): readonly AlgoEvent[] {
+    const pruned = this.pruneFinished(stamp.ts);
     const next = this.nextWakeup();
-    if (next === null || next > stamp.ts) return [];
+    if (next === null || next > stamp.ts) return pruned;
     const out: PortfolioEvent[] = [];
     const context = this.context(stamp, engine, out);
     const due = this.wakeups
@@ -176,11 +219,103 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
       this.track(portfolio);
     }
     this.flush(context);
-    return out;
+    return pruned.length === 0 ? out : [...pruned, ...out];
   }
 
   nextWakeup(): number | null {
     return this.wakeups.peek();
+  }
+
+  /**
+   * Prunes the groups (an original and its mirrors) whose every member is finished, has no open
+   * child (a finished portfolio never has one) and ended at or before `now − finishedRetentionMs`;
+   * one `portfolio_pruned` event per member, groups in original-id order. No wakeup is asked for:
+   * the next command does it, as the RFQ desk's closed RFQs.
+   */
+  private pruneFinished(now: number): PortfolioPruned[] {
+    const cutoff = now - this.finishedRetentionMs;
+    const finished = this.finished;
+    if (this.finishedHead >= finished.length || finished[this.finishedHead]!.endedAt > cutoff) return [];
+    const groups = new Map<number, PortfolioState[]>();
+    while (this.finishedHead < finished.length && finished[this.finishedHead]!.endedAt <= cutoff) {
+      const { id } = finished[this.finishedHead++]!;
+      this.queued.delete(id);
+      const portfolio = this.portfolios.get(id);
+      if (portfolio === undefined) continue;
+      const group = this.groupOf(portfolio);
+      const due = group.every(
+        (p) =>
+          isTerminal(p.status) &&
+          p.endedAt !== null &&
+          p.endedAt <= cutoff &&
+          !p.children.some((child) => child.open),
+      );
+      // A member still working (or ended later) prunes the group when its own turn comes.
+      if (due) groups.set(group[0]!.id, group);
+    }
+    if (this.finishedHead > 1024 && this.finishedHead * 2 > finished.length) {
+      this.finished = finished.slice(this.finishedHead);
+      this.finishedHead = 0;
+    }
+    const out: PortfolioPruned[] = [];
+    for (const root of [...groups.keys()].sort((a, b) => a - b)) {
+      for (const portfolio of groups.get(root)!) {
+        this.forget(portfolio);
+        out.push({
+          type: 'portfolio_pruned',
+          portfolioId: portfolio.id,
+          accountId: portfolio.spec.accountId,
+          timestamp: now,
+          portfolio,
+        });
+      }
+    }
+    return out;
+  }
+
+  /** An original and its mirrors (still held), the original first. */
+  private groupOf(portfolio: PortfolioState): PortfolioState[] {
+    const root = portfolio.linkedTo === null ? portfolio : this.portfolios.get(portfolio.linkedTo);
+    if (root === undefined) return [portfolio];
+    const group = [root];
+    for (const id of root.mirrorIds) {
+      const mirror = this.portfolios.get(id);
+      if (mirror !== undefined) group.push(mirror);
+    }
+    return group;
+  }
+
+  /** Drops a pruned portfolio from the state and every index. */
+  private forget(portfolio: PortfolioState): void {
+    this.portfolios.delete(portfolio.id);
+    for (const child of portfolio.children) {
+      if (this.childIndex.get(child.orderId)?.portfolio === portfolio) this.childIndex.delete(child.orderId);
+    }
+    this.active.delete(portfolio);
+    this.pending.delete(portfolio);
+    this.wakeups.schedule(portfolio.id, null);
+    this.queued.delete(portfolio.id);
+    this.recentlyPruned.set(portfolio.id, portfolio);
+    if (this.recentlyPruned.size > RECENTLY_PRUNED_MAX) {
+      this.recentlyPruned.delete(this.recentlyPruned.keys().next().value!);
+    }
+  }
+
+  /** Files a finished portfolio as a prune candidate (once), by (endedAt, id). */
+  private queueFinished(portfolio: PortfolioState): void {
+    if (!isTerminal(portfolio.status) || portfolio.endedAt === null || this.queued.has(portfolio.id)) return;
+    this.queued.add(portfolio.id);
+    const entry = { id: portfolio.id, endedAt: portfolio.endedAt };
+    const finished = this.finished;
+    let at = finished.length;
+    while (
+      at > this.finishedHead &&
+      (finished[at - 1]!.endedAt > entry.endedAt ||
+        (finished[at - 1]!.endedAt === entry.endedAt && finished[at - 1]!.id > entry.id))
+    ) {
+      at--;
+    }
+    finished.splice(at, 0, entry);
   }
 
   snapshot(): AlgoSnapshot {
@@ -196,13 +331,22 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
     this.childIndex.clear();
     this.active.clear();
     this.wakeups.clear();
+    this.finished = [];
+    this.finishedHead = 0;
+    this.queued.clear();
+    this.recentlyPruned.clear();
     // Fields added to the version-1 record since it was first written are optional and stay
     // absent here: filling them in would change the state hash recovery checks the snapshot by.
     for (const portfolio of data.portfolios) {
       this.portfolios.set(portfolio.id, portfolio);
       for (const child of portfolio.children) this.childIndex.set(child.orderId, { portfolio, child });
       this.track(portfolio);
+      if (isTerminal(portfolio.status) && portfolio.endedAt !== null) {
+        this.finished.push({ id: portfolio.id, endedAt: portfolio.endedAt });
+        this.queued.add(portfolio.id);
+      }
     }
+    this.finished.sort((a, b) => a.endedAt - b.endedAt || a.id - b.id);
   }
 
   stateHash(): string {
@@ -238,6 +382,8 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Port
         // Every trade-news message is a change `info` shows (a part, a child, a fill, a status):
         // updateTimestamp moves with it, as the read store's updated_at does.
         portfolio.updatedAt = stamp.ts;
+        // Every status change is announced here, so every finished portfolio is filed.
+        machine.queueFinished(portfolio);
         out.push({
           type: 'portfolio',
           messageType,

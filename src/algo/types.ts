@@ -14,6 +14,7 @@
  */
 import type { CommandStamp } from '../core/commands.ts';
 import type { Side, TimeInForce } from '../core/types.ts';
+import type { PortfolioState } from './portfolio-state.ts';
 
 export type PortfolioType = 'BALANCE' | 'TWAP' | 'COMMON' | 'ICEBERG';
 export type PriceType = 'LIMIT' | 'MARKET' | 'DYNAMIC';
@@ -192,6 +193,23 @@ export interface PortfolioEvent {
   /** PORTFOLIO_SUBMITTED of a mirror: the original portfolio's id. */
   readonly linkedTo?: number;
 }
+
+/**
+ * Not a `trade-news` message: a finished portfolio left the core (`FINISHED_RETENTION_MS` after
+ * its group ended), carrying its final record so the read store can keep answering `info`.
+ */
+export interface PortfolioPruned {
+  readonly type: 'portfolio_pruned';
+  readonly portfolioId: number;
+  readonly accountId: number;
+  /** The pruning command's time. */
+  readonly timestamp: number;
+  /** The portfolio's final record, as `info` showed it (never mutated again). */
+  readonly portfolio: PortfolioState;
+}
+
+/** What the algorithm layer emits: trade-news messages and prune notices. */
+export type AlgoEvent = PortfolioEvent | PortfolioPruned;
 
 export type EndReason =
   | 'filled'

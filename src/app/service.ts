@@ -41,6 +41,7 @@ import { JournalTrimmer } from '../store/journal-trimmer.ts';
 import { openStores } from '../store/open-stores.ts';
 import type { FenceWatch } from '../store/postgres/pg-fence.ts';
 import { recordAccountSeqs } from '../store/read/core-projections.ts';
+import { portfolioArchive } from '../store/read/portfolio-queries.ts';
 import type { ReadStore, RetentionSettings } from '../store/read/read-store.ts';
 import { subMachineProjections } from '../store/read/sub-projections.ts';
 import { JournalTrimmedError, type RecoveryReport, recover } from '../store/recovery.ts';
@@ -346,7 +347,7 @@ async function launch(
       'not stopped cleanly: signed requests timestamped up to signedUntil are refused, as they may repeat executed ones',
     );
   }
-  registerDesks(gateway, core, keyStore, combos);
+  registerDesks(gateway, core, keyStore, combos, readStore);
   registerAdminRoutes(gateway, {
     commands: core,
     reads: core,
@@ -757,6 +758,7 @@ function registerDesks(
   core: CoreService,
   keyStore: SqliteKeyStore,
   combos: ComboPort,
+  readStore: ReadStore,
 ): void {
   const desk = core.machine.sub<RfqDesk>(RFQ_DESK);
   const portfolios = core.machine.sub<PortfolioMachine>(PORTFOLIOS);
@@ -780,6 +782,8 @@ function registerDesks(
     instrument: (name) => core.instrument(name),
     portfolios: () => portfolios,
     combos,
+    // A finished portfolio pruned from the core answers `info` from its final record.
+    archive: portfolioArchive(readStore),
   });
   registerPortfolioChannels(gateway.channels, core);
   registerMmpMethods(gateway.methods, {

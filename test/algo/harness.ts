@@ -7,7 +7,14 @@
  */
 
 import { PortfolioMachine } from '../../src/algo/machine.ts';
-import type { AlgoCommand, LegSpec, PortfolioEvent, PortfolioSpec } from '../../src/algo/types.ts';
+import type {
+  AlgoCommand,
+  AlgoEvent,
+  LegSpec,
+  PortfolioEvent,
+  PortfolioPruned,
+  PortfolioSpec,
+} from '../../src/algo/types.ts';
 import { venueMarketView } from '../../src/algo/venue-market-view.ts';
 import type { CommandStamp, CoreCommand, UnstampedCommand } from '../../src/core/commands.ts';
 import type { CommandResult, CoreEvent } from '../../src/core/events.ts';
@@ -39,6 +46,8 @@ export class AlgoHarness {
   ts = T0;
   readonly journal: Journaled[] = [];
   readonly news: PortfolioEvent[] = [];
+  /** `portfolio_pruned` events (not trade-news). */
+  readonly pruned: PortfolioPruned[] = [];
   /** Every place_order the machine sent (to prove no duplicates after a restart). */
   readonly placed: string[] = [];
 
@@ -104,6 +113,13 @@ export class AlgoHarness {
     };
   }
 
+  private record(events: readonly AlgoEvent[]): void {
+    for (const event of events) {
+      if (event.type === 'portfolio') this.news.push(event);
+      else this.pruned.push(event);
+    }
+  }
+
   private stamp(): CommandStamp {
     return { seq: ++this.seq, ts: this.ts };
   }
@@ -114,7 +130,7 @@ export class AlgoHarness {
     for (let round = 0; pending.length > 0; round++) {
       if (round >= MAX_REACTION_ROUNDS) throw new Error(`reactions did not settle within ${round} rounds`);
       const more: CoreEvent[] = [];
-      this.news.push(...this.machine.react(pending, stamp, this.port(more)));
+      this.record(this.machine.react(pending, stamp, this.port(more)));
       pending = more;
     }
   }
@@ -124,7 +140,7 @@ export class AlgoHarness {
     const stamped = { ...command, ...stamp } as CoreCommand;
     this.journal.push({ kind: 'core', command: stamped });
     const collected: CoreEvent[] = [];
-    this.news.push(...this.machine.advance(stamp, this.port(collected)));
+    this.record(this.machine.advance(stamp, this.port(collected)));
     const result = this.venue.execute(stamped);
     collected.push(...result.events);
     this.settle(stamp, collected);
@@ -136,9 +152,9 @@ export class AlgoHarness {
     const stamped = { ...command, ...stamp } as AlgoCommand;
     this.journal.push({ kind: 'algo', command: stamped });
     const collected: CoreEvent[] = [];
-    this.news.push(...this.machine.advance(stamp, this.port(collected)));
+    this.record(this.machine.advance(stamp, this.port(collected)));
     const result = this.machine.execute(stamped, this.port(collected));
-    this.news.push(...result.events);
+    this.record(result.events);
     this.settle(stamp, collected);
     return result;
   }

@@ -9,6 +9,10 @@
  * - `POST /tt/core-broker/openapi/portfolios/cancel-all` `{accountId, portfolioType?}` →
  *   `{portfolioIds}`
  *
+ * A finished portfolio leaves the core 7 days after it ended (src/algo/machine.ts); `info` then
+ * answers from its final record in the read store (`archive`), exactly as before, and `cancel`
+ * refuses it as the core refused a finished one (`portfolio_not_active`).
+ *
  * Invariants: a key sees and acts on the portfolios of its user's accounts only (another user's
  * portfolio is `portfolio_not_found`, never "forbidden", so ids cannot be probed); refusals of the
  * core travel with their catalogue code and `data.field`. A cancel may name the portfolio's own
@@ -42,10 +46,20 @@ export interface PortfolioRouteDeps {
   submitMachine(command: UnstampedAlgoCommand): Promise<Pick<MachineResult, 'result'>>;
   now(): number;
   instrument(name: string): Instrument | undefined;
-  /** The live algorithm layer (reads only). */
-  portfolios(): Pick<PortfolioMachine, 'portfolio'>;
+  /** The live algorithm layer (reads only); `prunedPortfolio` covers a prune not yet in the store. */
+  portfolios(): Pick<PortfolioMachine, 'portfolio'> & Partial<Pick<PortfolioMachine, 'prunedPortfolio'>>;
+  /**
+   * Portfolios the core has pruned, from the read store (`portfolioArchive` of
+   * src/store/read/portfolio-queries.ts). Without it such a portfolio is `portfolio_not_found`.
+   */
+  readonly archive?: PortfolioArchive;
   /** Lists combos on first use; without it a COMMON portfolio uses combos already listed only. */
   readonly combos?: ComboPort;
+}
+
+export interface PortfolioArchive {
+  /** The final record of a pruned portfolio, or null. */
+  portfolio(portfolioId: number): Promise<PortfolioState | null>;
 }
 
 export interface FlatRouteRegistrar {
@@ -115,10 +129,9 @@ const TYPES: readonly PortfolioType[] = ['BALANCE', 'TWAP', 'COMMON', 'ICEBERG']
 function checkCancelAccount(
   portfolio: PortfolioState,
   accountId: number,
-  portfolios: Pick<PortfolioMachine, 'portfolio'>,
+  original: PortfolioState | undefined,
 ): void {
   if (portfolio.spec.accountId === accountId) return;
-  const original = portfolio.linkedTo === null ? undefined : portfolios.portfolio(portfolio.linkedTo);
   if (original?.spec.accountId === accountId) return;
   throw new VenueError(
     'invalid_params',
@@ -129,14 +142,21 @@ function checkCancelAccount(
 }
 
 export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: PortfolioRouteDeps): void {
-  const visible = (principal: Principal, portfolioId: number) => {
-    const portfolio = deps.portfolios().portfolio(portfolioId);
+  /** A portfolio the core has pruned: the last pruned ones, else the read store's record. */
+  const pruned = async (portfolioId: number): Promise<PortfolioState | undefined> =>
+    deps.portfolios().prunedPortfolio?.(portfolioId) ??
+    (await deps.archive?.portfolio(portfolioId)) ??
+    undefined;
+  const notFound = (portfolioId: number) =>
+    new VenueError('portfolio_not_found', `portfolio ${portfolioId} not found`, { field: 'portfolioId' });
+  /** The portfolio, live or pruned (`live` tells which), if the key may see it. */
+  const visible = async (principal: Principal, portfolioId: number) => {
+    const live = deps.portfolios().portfolio(portfolioId);
+    const portfolio = live ?? (await pruned(portfolioId));
     if (portfolio === undefined || !principal.accountIds.has(portfolio.spec.accountId)) {
-      throw new VenueError('portfolio_not_found', `portfolio ${portfolioId} not found`, {
-        field: 'portfolioId',
-      });
+      throw notFound(portfolioId);
     }
-    return portfolio;
+    return { portfolio, live: live !== undefined };
   };
 
   registrar.registerFlatRoute({
@@ -165,9 +185,10 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
     query: PortfolioInfoQuery,
     handlerValidates: true,
     summary: 'A portfolio: status, per-leg progress, slippage, parts and child orders.',
-    handler: ({ query, principal }) => {
+    handler: async ({ query, principal }) => {
       const portfolioId = id((query as Json).portfolioId, 'portfolioId', true)!;
-      return portfolioInfoToWire(visible(principal, portfolioId), (name) => deps.instrument(name));
+      const { portfolio } = await visible(principal, portfolioId);
+      return portfolioInfoToWire(portfolio, (name) => deps.instrument(name));
     },
   });
 
@@ -183,8 +204,19 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
       const portfolioId = id(input.portfolioId, 'portfolioId', true)!;
       const accountId = id(input.accountId, 'accountId', false);
       if (accountId !== null) ownAccount(principal, accountId, 'accountId');
-      const portfolio = visible(principal, portfolioId);
-      if (accountId !== null) checkCancelAccount(portfolio, accountId, deps.portfolios());
+      const { portfolio, live } = await visible(principal, portfolioId);
+      if (accountId !== null) {
+        const linked = portfolio.linkedTo;
+        const original =
+          linked === null ? undefined : (deps.portfolios().portfolio(linked) ?? (await pruned(linked)));
+        checkCancelAccount(portfolio, accountId, original);
+      }
+      if (!live) {
+        // Pruned only once finished, with its whole group: refused as the core refused it then.
+        throw new VenueError('portfolio_not_active', `portfolio ${portfolioId} is ${portfolio.status}`, {
+          field: 'portfolioId',
+        });
+      }
       await run(deps, { type: 'cancel_portfolio', portfolioId, accountId: portfolio.spec.accountId });
       return null;
     },
@@ -225,11 +257,16 @@ export interface PortfolioHost {
 }
 
 /** Route deps over the core service; the algorithm layer is the `portfolios` sub-machine. */
-export function portfolioRouteDeps(host: PortfolioHost, subMachineName = 'portfolios'): PortfolioRouteDeps {
+export function portfolioRouteDeps(
+  host: PortfolioHost,
+  subMachineName = 'portfolios',
+  archive?: PortfolioArchive,
+): PortfolioRouteDeps {
   return {
     submitMachine: (command) => host.submitMachine(command),
     now: () => host.now(),
     instrument: (name) => host.instrument(name),
     portfolios: () => host.machine.sub<PortfolioMachine>(subMachineName),
+    ...(archive === undefined ? {} : { archive }),
   };
 }

@@ -10,10 +10,15 @@
  *   FAILED); retention only ever deletes such portfolios.
  * - `portfolio_events`: every event, keyed by (portfolio id, committing seq, index among that
  *   command's portfolio events), so re-projecting a command rewrites the same rows.
+ * - `state`: the final record of a portfolio the core has pruned (`portfolio_pruned`, 7 days
+ *   after it ended), from which `info` answers for it; null while the core still holds it. The
+ *   prune's upsert repeats the row's other columns from that record (what its last event wrote),
+ *   so a row history retention already deleted comes back whole, without events, and the next
+ *   sweep deletes it again.
  * - Only `CommittedEvents.subEvents` is read; engine events are the core projection's business.
  */
 import { isTerminal } from '../../algo/status.ts';
-import type { PortfolioEvent } from '../../algo/types.ts';
+import type { PortfolioEvent, PortfolioPruned } from '../../algo/types.ts';
 import {
   type CommittedEvents,
   JsonText,
@@ -39,6 +44,9 @@ export const PORTFOLIOS_TABLE: TableSpec = {
     { name: 'ended_at', type: 'int' },
     { name: 'end_reason', type: 'text', keepWhenNull: true },
     { name: 'updated_seq', type: 'int', required: true },
+    // Added after version 1 without a backfill: rows of older builds are of portfolios the core
+    // still holds (it prunes only from this build on), and their prune fills it.
+    { name: 'state', type: 'text', keepWhenNull: true },
   ],
   primaryKey: ['portfolio_id'],
   indexes: [['account_id', 'portfolio_id DESC'], ['ended_at']],
@@ -65,6 +73,31 @@ export const PORTFOLIO_EVENTS_TABLE: TableSpec = {
 
 function isPortfolioEvent(event: unknown): event is PortfolioEvent {
   return typeof event === 'object' && event !== null && (event as { type?: unknown }).type === 'portfolio';
+}
+
+function isPrunedEvent(event: unknown): event is PortfolioPruned {
+  return (
+    typeof event === 'object' && event !== null && (event as { type?: unknown }).type === 'portfolio_pruned'
+  );
+}
+
+/** The final record of a pruned portfolio; the other columns as its last (terminal) event set them. */
+function projectPruned(event: PortfolioPruned, seq: number, out: RowSink): void {
+  const portfolio = event.portfolio;
+  out.upsert('portfolios', {
+    portfolio_id: portfolio.id,
+    account_id: portfolio.spec.accountId,
+    portfolio_type: portfolio.spec.portfolioType,
+    status: portfolio.status,
+    last_message: `PORTFOLIO_${portfolio.status}`,
+    linked_to: portfolio.linkedTo,
+    created_at: portfolio.submittedAt,
+    updated_at: portfolio.updatedAt,
+    ended_at: portfolio.endedAt,
+    end_reason: portfolio.endReason,
+    updated_seq: seq,
+    state: new JsonText(portfolio),
+  });
 }
 
 function projectEvent(event: PortfolioEvent, seq: number, n: number, out: RowSink): void {
@@ -109,6 +142,7 @@ export function portfolioProjection(subMachine: string = PORTFOLIO_SUBMACHINE): 
       let n = 0;
       for (const event of events) {
         if (isPortfolioEvent(event)) projectEvent(event, committed.seq, n++, out);
+        else if (isPrunedEvent(event)) projectPruned(event, committed.seq, out);
       }
     },
   };

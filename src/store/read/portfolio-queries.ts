@@ -8,7 +8,10 @@
  *   `active` (PENDING, WORKING, CANCELLING) / `finished` (the terminal ones).
  * - `portfolioLegFills` sums ORDER_FILLED events per leg: the filled lots of each leg as the
  *   algorithm saw them, without reading the engine.
+ * - `prunedPortfolio` is the final record of a portfolio the core no longer holds (pruned 7 days
+ *   after it ended), for `info`; null for one the core still holds or retention has deleted.
  */
+import type { PortfolioState } from '../../algo/portfolio-state.ts';
 import type { PortfolioEvent, PortfolioStatus, PortfolioType } from '../../algo/types.ts';
 import { checkCount, pageByKeyDesc, type ReadQuerier } from './keyset-page.ts';
 import type { RowValue } from './projection.ts';
@@ -123,6 +126,21 @@ export async function portfolioSummary(
     [portfolioId],
   );
   return rows[0] === undefined ? null : summaryOf(rows[0]);
+}
+
+export async function prunedPortfolio(db: ReadQuerier, portfolioId: number): Promise<PortfolioState | null> {
+  const rows = await db.query<{ state: string | null }>(
+    'SELECT state FROM portfolios WHERE portfolio_id = ? AND state IS NOT NULL',
+    [portfolioId],
+  );
+  return rows[0]?.state == null ? null : (JSON.parse(rows[0].state) as PortfolioState);
+}
+
+/** The read store as the portfolio routes' archive (`PortfolioRouteDeps.archive`). */
+export function portfolioArchive(db: ReadQuerier): {
+  portfolio(portfolioId: number): Promise<PortfolioState | null>;
+} {
+  return { portfolio: (portfolioId) => prunedPortfolio(db, portfolioId) };
 }
 
 /** A portfolio's trade-news events, oldest first. */
