@@ -177,6 +177,23 @@ describe('a block trade whose bought option covers its sold one', () => {
     assert.ok(summary(h, 1).availableFunds >= 0);
   });
 
+  test('a long with no mark yet covers nothing: once booked it is worth nothing', () => {
+    // No marks: once booked, the long counts for nothing and the short is a liability at its
+    // price, so the account needs the long's whole price (and fees) and the pair's margin.
+    const h = new Harness();
+    h.list(optionSpec({ name: SHORT }));
+    h.list(optionSpec({ name: LONG, strike: '75000' }));
+    h.account(1, {});
+    h.account(2);
+    h.ok({ type: 'update_prices', indexPrices: [{ currency: 'BTC', price: 60_000 }] });
+    const refused = h.run(spread(300));
+    assert.equal(!refused.ok && refused.error.name, 'not_enough_funds');
+    const required = !refused.ok ? (refused.error.data.required as number) : 0;
+    h.ok({ type: 'deposit', accountId: 1, currency: 'BTC', amount: required });
+    h.ok(spread(300));
+    assert.ok(summary(h, 1).availableFunds >= 0, `available ${summary(h, 1).availableFunds}`);
+  });
+
   test('a long bought above its mark that covers nothing needs its price and fee only', () => {
     const h = spreadVenue(0);
     const buy = {

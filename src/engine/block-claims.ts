@@ -12,8 +12,8 @@
  * (the claim moved by the lots the block reduces): exact for futures, an estimate for options,
  * whose book the block also changes.
  *
- * Also here (`coveredAtMark`): a bought option leg covers the block's sold ones by its marked
- * value, not by its trade price, when it is bought above its mark.
+ * A bought option leg covers the block's sold ones by the lower of its price and its mark
+ * (risk.ts `legsReserve`, shared with combo orders).
  */
 import type { Account } from './accounts.ts';
 import { comboLegs, legSide } from './combo-legs.ts';
@@ -33,11 +33,11 @@ export function blockLegsNeed(
   account: Account,
   legs: readonly ReserveLeg[],
 ): Map<string, number> {
-  const newest = coveredAtMark(state, account, legs);
+  const newest = legsReserve(state, account, legs);
   const pushed = claimsPushed(state, account, legs);
   if (pushed.size === 0) return newest;
   // The legs close the position first: no open order's claim comes before them.
-  const first = coveredAtMark(
+  const first = legsReserve(
     state,
     account,
     legs.map((leg) => ({ ...leg, claimed: 0 })),
@@ -142,44 +142,5 @@ function exactReserve(
   changeOpenLots(state, instrument, account, position, order.side, -lots, order);
   const reserve = orderReserve(state, instrument, account, order.side, lots, order.price, 0, claim);
   changeOpenLots(state, instrument, account, position, order.side, lots, order);
-  return reserve;
-}
-
-/**
- * `legsReserve`, with the option legs bought above their mark covering shorts by their marked
- * value only. `legsReserve` lets a bought long offset a short's liability by the long's value at
- * its trade price; once booked, the long is marked, and a long bought above its mark offsets less:
- * the account would end below zero by the difference. So the legs are also valued with those longs
- * at their mark, adding back what the price costs more than the mark (premium and fee; for lots
- * that buy back a short, at most as much): exact for the longs that cover, and no more than
- * `legsReserve` for those that cover nothing. The greater of the two, per currency.
- */
-function coveredAtMark(
-  state: VenueState,
-  account: Account,
-  legs: readonly ReserveLeg[],
-): Map<string, number> {
-  const reserve = legsReserve(state, account, legs);
-  const extra = new Map<string, number>();
-  const marked = legs.map((leg): ReserveLeg => {
-    const economics = leg.instrument.economics;
-    const mark = leg.instrument.markPrice;
-    if (!economics.isOption || leg.side !== 'buy' || mark === null || mark <= 0 || leg.price <= mark)
-      return leg;
-    const index = state.indexPrice(economics.baseCurrency);
-    const more =
-      economics.value(leg.lots, leg.price) -
-      economics.value(leg.lots, mark) +
-      Math.max(0, economics.fee(leg.lots, leg.price, 'T', index)) -
-      Math.max(0, economics.fee(leg.lots, mark, 'T', index));
-    const currency = economics.settlementCurrency;
-    extra.set(currency, (extra.get(currency) ?? 0) + more);
-    return { ...leg, price: mark };
-  });
-  if (extra.size === 0) return reserve;
-  const atMark = legsReserve(state, account, marked);
-  for (const [currency, more] of extra) {
-    reserve.set(currency, Math.max(reserve.get(currency) ?? 0, (atMark.get(currency) ?? 0) + more));
-  }
   return reserve;
 }

@@ -242,8 +242,11 @@ export interface ReserveLeg {
  * positions are valued exactly (`reductionNeed`): a short bought back frees its margin but also
  * the cover its long gave, a covering long sold leaves its short to be margined. The lots that
  * open positions reserve as one order would, except that their short options covered by their
- * long options (option-offsets.ts) need only the pair's spread loss, less the long premium that
- * offsets the short's: the legs fill together, so each covers the other from the start.
+ * long options (option-offsets.ts) need only the pair's spread loss, less the long's value that
+ * offsets the short's liability: the legs fill together, so each covers the other from the start.
+ * A long offsets by the lower of its price and its mark (nothing without a mark): once booked it is
+ * marked, and a long bought above its mark (a block's price, a combo leg split to one tick above a
+ * mark below it) would otherwise leave the account below zero by the difference.
  */
 export function legsReserve(
   state: VenueState,
@@ -296,7 +299,12 @@ export function legsReserve(
         coverCapacity(account, instrument.id, position, held + exposed) -
         coverCapacity(account, instrument.id, position, held);
       if (cover > 0) {
-        group.longs.push({ economics, lots: cover, value: prorata(value, cover, exposed, false), naked: 0 });
+        // Once booked, the long is marked (worth nothing without a mark, as `optionBook` values it),
+        // and offsets the short's liability by that value only: a long bought above its mark, or
+        // before it has one, covers no more than it will.
+        const mark = instrument.markPrice;
+        const worth = mark === null ? 0 : economics.value(exposed, Math.min(price, mark));
+        group.longs.push({ economics, lots: cover, value: prorata(worth, cover, exposed, false), naked: 0 });
       }
     } else {
       add(currency, markLoss(instrument, side, exposed, price));
