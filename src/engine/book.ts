@@ -16,11 +16,14 @@ import type { Side } from '../core/types.ts';
 import type { Order } from './order.ts';
 import { PriceLevel } from './price-level.ts';
 
+/** Prices a ladder has room for when made, and after `release`. */
+const INITIAL_CAPACITY = 64;
+
 export class Ladder {
-  private prices = new Float64Array(64);
+  private prices = new Float64Array(INITIAL_CAPACITY);
   private size = 0;
   /** byRank[i] is the level of prices[i]. */
-  private readonly byRank: PriceLevel[] = [];
+  private byRank: PriceLevel[] = [];
   private readonly spare: PriceLevel[] = [];
 
   /** `better(a, b)` is true when price a has priority over b on this side. */
@@ -28,6 +31,16 @@ export class Ladder {
 
   get levelCount(): number {
     return this.size;
+  }
+
+  /** Emptied levels kept for reuse (`dropLevel`). For tests and `release`. */
+  get spareLevels(): number {
+    return this.spare.length;
+  }
+
+  /** Prices the ladder has room for before it grows. For tests and `release`. */
+  get capacity(): number {
+    return this.prices.length;
   }
 
   best(): PriceLevel | null {
@@ -103,6 +116,20 @@ export class Ladder {
     if (this.spare.length < 1024) this.spare.push(level);
   }
 
+  /**
+   * Gives back what the ladder kept for reuse: its spare levels, and the room its prices grew to
+   * beyond the initial size (or beyond what its levels need). Not state: books and queries see
+   * no change.
+   */
+  release(): void {
+    this.spare.length = 0;
+    let capacity = INITIAL_CAPACITY;
+    while (capacity < this.size) capacity *= 2;
+    if (capacity < this.prices.length) this.prices = this.prices.slice(0, capacity);
+    // A copy: an array's backing store keeps the room it once grew to.
+    this.byRank = this.byRank.slice(0, this.size);
+  }
+
   private insertAt(i: number, price: number, level: PriceLevel): void {
     if (this.size === this.prices.length) {
       const grown = new Float64Array(this.prices.length * 2);
@@ -169,6 +196,12 @@ export class OrderBook {
 
   opposite(side: Side): Ladder {
     return side === 'buy' ? this.asks : this.bids;
+  }
+
+  /** Gives back both ladders' spare levels and grown room (`Ladder.release`): a settled book's. */
+  release(): void {
+    this.bids.release();
+    this.asks.release();
   }
 
   bestBid(): number | null {

@@ -9,6 +9,8 @@ import { describe, test } from 'node:test';
 import type { CommandResult } from '../core/events.ts';
 import { FUTURE, FUTURE_SPREAD, LOW_CALL, listCombos, PUT, SPREAD, STRADDLE } from './combo-testkit.ts';
 import { EXPIRED_TRADES_KEPT } from './lifecycle.ts';
+import type { VenueSnapshot } from './snapshot.ts';
+import type { VenueState } from './state.ts';
 import { Harness, perpetualSpec } from './testkit.ts';
 import { RECENTLY_EXPIRED_MS, Venue } from './venue.ts';
 
@@ -171,6 +173,154 @@ describe('expired instruments', () => {
     const settled = h.ok({ type: 'settle_instrument', instrumentName: PUT, settlementPrice: 0 });
     assert.deepEqual(cancelledBySettlement(settled), [straddle.order!.orderId]);
     h.venue.validate();
+  });
+});
+
+/** Test-only access to the venue's state. */
+function stateOf(venue: Venue): VenueState {
+  return (venue as unknown as { state: VenueState }).state;
+}
+
+/**
+ * Accounts 1 and 2 hold opposite positions on the future; account 2 rests a reduce-only sell on
+ * it and account 1 a combo order on the future spread (claim queues and combo lots on the future
+ * leg); account 3's orders at 70 prices grow the future's bid ladder, and the ones it cancels
+ * leave spare levels.
+ */
+function holdersOfFuture(h: Harness): void {
+  withMarkets(h, [FUTURE_SPREAD]);
+  assert.ok(h.order(1, 'sell', 10, 24_200, { instrumentName: FUTURE }).ok);
+  assert.ok(h.order(2, 'buy', 10, 24_200, { instrumentName: FUTURE }).ok);
+  assert.ok(h.order(2, 'sell', 5, 24_400, { instrumentName: FUTURE, reduceOnly: true }).ok);
+  assert.ok(h.order(1, 'sell', 10, 198, { instrumentName: FUTURE_SPREAD }).ok);
+  const bids: string[] = [];
+  for (let i = 0; i < 70; i++) {
+    const placed = h.order(3, 'buy', 1, 24_000 - i, { instrumentName: FUTURE });
+    assert.ok(placed.ok);
+    bids.push(placed.order!.orderId);
+  }
+  for (const orderId of bids.slice(0, 5)) h.ok({ type: 'cancel_order', accountId: 3, orderId });
+}
+
+function settleFuture(h: Harness): void {
+  h.ok({ type: 'settle_instrument', instrumentName: FUTURE, settlementPrice: 24_200 });
+}
+
+/** What the venue still holds of the future per account, and its book's spare room. */
+function leftOf(venue: Venue) {
+  const state = stateOf(venue);
+  const future = state.instruments.get(FUTURE)!;
+  const id = future.id;
+  const accounts = [...state.accounts.values()];
+  return {
+    positions: accounts.filter((a) => a.positions.has(id)).map((a) => a.id),
+    claimQueues: accounts.filter((a) => a.claimQueues.has(id)).map((a) => a.id),
+    comboOpen: accounts.filter((a) => a.comboOpen.has(id)).map((a) => a.id),
+    instrumentPositions: future.positions.size,
+    spareLevels: future.book.bids.spareLevels + future.book.asks.spareLevels,
+    capacity: [future.book.bids.capacity, future.book.asks.capacity],
+  };
+}
+
+const NOTHING_LEFT = {
+  positions: [],
+  claimQueues: [],
+  comboOpen: [],
+  instrumentPositions: 0,
+  spareLevels: 0,
+  capacity: [64, 64],
+};
+
+describe('what a settlement drops', () => {
+  test("the holders' positions, claim queues, combo lots and the book's spare room go", () => {
+    const h = new Harness();
+    holdersOfFuture(h);
+    const before = leftOf(h.venue);
+    assert.deepEqual(before.positions, [1, 2, 3]);
+    assert.ok(before.spareLevels >= 5 && before.capacity[0]! > 64);
+    const settled = h.ok({ type: 'settle_instrument', instrumentName: FUTURE, settlementPrice: 24_200 });
+    // The settlement still reports each holder's closed position, with its realised PnL.
+    const closed = settled.events.flatMap((e) => (e.type === 'position' ? [e.position] : []));
+    assert.deepEqual(
+      closed.map((p) => [p.accountId, p.instrumentName, p.size]),
+      [
+        [1, FUTURE, 0],
+        [2, FUTURE, 0],
+      ],
+    );
+    assert.deepEqual(leftOf(h.venue), NOTHING_LEFT);
+    for (const account of [1, 2, 3]) {
+      assert.equal(h.venue.position(account, FUTURE), null);
+      assert.deepEqual(
+        h.venue.positions(account).filter((p) => p.instrumentName === FUTURE),
+        [],
+      );
+    }
+    h.venue.validate();
+    // Nothing brings them back: the future spread's orders are refused, its leg having expired.
+    assert.equal(h.order(1, 'sell', 10, 198, { instrumentName: FUTURE_SPREAD }).ok, false);
+    assert.deepEqual(leftOf(h.venue), NOTHING_LEFT);
+    // The venue goes on: the perpetual trades, the other legs settle.
+    assert.ok(h.order(1, 'buy', 10, 120_000, { instrumentName: 'BTC-PERPETUAL' }).ok);
+    assert.ok(h.order(2, 'sell', 10, 120_000, { instrumentName: 'BTC-PERPETUAL' }).ok);
+    h.ok({ type: 'settle_instrument', instrumentName: LOW_CALL, settlementPrice: 0 });
+    h.venue.validate();
+  });
+
+  test('the state after it is the same live, replayed, and restored before or after it', () => {
+    const live = new Harness();
+    holdersOfFuture(live);
+    const beforeSettle = live.venue.snapshot();
+    settleFuture(live);
+    const restoredAfter = Venue.restore(live.venue.snapshot());
+    assert.equal(restoredAfter.stateHash(), live.venue.stateHash());
+    assert.deepEqual(leftOf(restoredAfter), NOTHING_LEFT);
+    restoredAfter.validate();
+    const restoredBefore = new Harness({}, Venue.restore(beforeSettle));
+    restoredBefore.seq = live.seq - 1;
+    restoredBefore.ts = live.ts;
+    settleFuture(restoredBefore);
+    assert.equal(restoredBefore.venue.stateHash(), live.venue.stateHash());
+    assert.deepEqual(leftOf(restoredBefore.venue), NOTHING_LEFT);
+    restoredBefore.venue.validate();
+    const replayed = new Harness();
+    holdersOfFuture(replayed);
+    settleFuture(replayed);
+    assert.equal(replayed.venue.stateHash(), live.venue.stateHash());
+    assert.deepEqual(leftOf(replayed.venue), NOTHING_LEFT);
+  });
+
+  test("an older build's snapshot, with the settled flat positions, restores as it was written", () => {
+    const h = new Harness();
+    holdersOfFuture(h);
+    settleFuture(h);
+    // Older builds kept each holder's flat position after the settlement, and saved it.
+    const written = structuredClone(h.venue.snapshot()) as VenueSnapshot & {
+      accounts: { id: number; positions: unknown[] }[];
+    };
+    for (const account of written.accounts)
+      if (account.id !== 3)
+        account.positions.push({
+          instrumentName: FUTURE,
+          size: 0,
+          openCost: 0,
+          entryValue: 0,
+          realisedPnl: account.id === 1 ? 7 : -7,
+        });
+    const restored = Venue.restore(written as VenueSnapshot);
+    assert.deepEqual(restored.snapshot(), written);
+    assert.notEqual(restored.stateHash(), h.venue.stateHash());
+    restored.validate();
+    assert.deepEqual(
+      restored.positions(1).filter((p) => p.instrumentName === FUTURE),
+      [],
+    );
+    // It goes on as the older build would have, and settles the rest by this build's rules.
+    const next = new Harness({}, restored);
+    next.seq = h.seq;
+    next.ts = h.ts;
+    next.ok({ type: 'settle_instrument', instrumentName: LOW_CALL, settlementPrice: 0 });
+    restored.validate();
   });
 });
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { CommandResult } from '../core/events.ts';
 import { LOW_CALL, listCombos, PUT, STRADDLE } from './combo-testkit.ts';
 import { Harness, linearPerpetualSpec, optionSpec, perpetualSpec, spotSpec } from './testkit.ts';
 
@@ -193,8 +194,12 @@ describe('settlement', () => {
     const balances = [1, 2].map((a) => h.venue.accountSummary(a, 'BTC')!.balance);
     const result = h.ok({ type: 'settle_instrument', instrumentName: OPTION, settlementPrice: 300 });
     assert.equal(h.venue.getOrder(resting)!.cancelReason, 'settlement');
-    assert.equal(h.venue.position(2, OPTION)!.size, 0);
-    assert.equal(h.venue.position(2, OPTION)!.realisedPnl, 2_000_000); // (0.03 − 0.01) × 1 BTC
+    // The closed position is reported, then dropped (an expired instrument's positions are not listed).
+    assert.deepEqual(
+      closedPositions(result).get(2),
+      { size: 0, realisedPnl: 2_000_000 }, // (0.03 − 0.01) × 1 BTC
+    );
+    assert.equal(h.venue.position(2, OPTION), null);
     assert.equal(h.venue.accountSummary(2, 'BTC')!.balance - balances[1]!, 3_000_000); // payoff received
     assert.equal(h.venue.accountSummary(1, 'BTC')!.balance - balances[0]!, -3_000_000);
     assert.equal(result.events.at(-1)!.type, 'instrument');
@@ -202,6 +207,15 @@ describe('settlement', () => {
     const late = h.order(1, 'sell', 1, 100, { instrumentName: OPTION });
     assert.equal(!late.ok && late.error.name, 'instrument_expired');
   });
+
+  /** The positions a settlement closed, by account: their size and final realised PnL. */
+  function closedPositions(result: CommandResult): Map<number, { size: number; realisedPnl: number }> {
+    const closed = new Map<number, { size: number; realisedPnl: number }>();
+    for (const e of result.events)
+      if (e.type === 'position')
+        closed.set(e.position.accountId, { size: e.position.size, realisedPnl: e.position.realisedPnl });
+    return closed;
+  }
 
   /** Account 2 long and account 1 short `lots` of `spec` at `price`; settled by `settle`. */
   function settled(
@@ -230,8 +244,8 @@ describe('settlement', () => {
     const call = settled(optionSpec(), 100, { settlementPrice: 455, settlementIndex: '73333.33' });
     assert.equal(call.long, 4_545_450);
     assert.equal(call.short, -4_545_451);
-    assert.equal(call.h.venue.position(2, OPTION)!.realisedPnl, 4_545_450 - 1_000_000);
-    assert.equal(call.h.venue.position(1, OPTION)!.realisedPnl, 1_000_000 - 4_545_451);
+    assert.equal(closedPositions(call.result).get(2)!.realisedPnl, 4_545_450 - 1_000_000);
+    assert.equal(closedPositions(call.result).get(1)!.realisedPnl, 1_000_000 - 4_545_451);
     assert.equal(call.h.venue.instrument(OPTION)!.settlementPrice, 455);
     call.h.venue.validate();
     // 0.1 BTC of a USDC-settled 70,000 put at 65,432.10: 456.79 USDC, where the 5 USDC tick gives 457.
@@ -263,7 +277,7 @@ describe('settlement', () => {
     // 10,000 USD bought at 60,000, settled at 61,234.56: 10,000/60,000 − 10,000/61,234.56 BTC.
     // At the tick (61,235) it would have been 336,137. The exit value, 16,330,647.27 sat, rounds
     // against each holder: up for the long (an inverse long gains as it falls), down for the short.
-    const { h, long, short } = settled(
+    const { h, result, long, short } = settled(
       future,
       24_000,
       { settlementPrice: 24_494, settlementIndex: '61234.56' },
@@ -271,7 +285,7 @@ describe('settlement', () => {
     );
     assert.equal(long, 16_666_667 - 16_330_648);
     assert.equal(short, -(16_666_667 - 16_330_647));
-    assert.equal(h.venue.position(2, 'BTC-27DEC26')!.realisedPnl, 336_019);
+    assert.equal(closedPositions(result).get(2)!.realisedPnl, 336_019);
     h.venue.validate();
   });
 

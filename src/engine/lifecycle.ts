@@ -5,7 +5,8 @@
  * is closed at the settlement price as if traded (futures book the realised PnL; options pay
  * the settlement value, i.e. the option's payoff in its own price units, long receives, short
  * pays), no fees; the instrument is then expired, keeping only its last `EXPIRED_TRADES_KEPT`
- * public trades. The open combos of a settling leg are found through a leg→combos index derived
+ * public trades. The closed positions then go (`dropSettled`): an account's positions are those of
+ * open instruments (and the flat ones of instruments settled by older builds, restored as saved). The open combos of a settling leg are found through a leg→combos index derived
  * from the instrument list (`takeCombosOf`), not by walking every instrument ever listed.
  *
  * Block trades: all legs are validated first (accounts, instruments open, amounts, prices on
@@ -38,7 +39,13 @@ import { Account, closeAtValue, type DepositRecord } from './accounts.ts';
 import { blockLegsNeed } from './block-claims.ts';
 import { comboLegsProblem } from './combo-legs.ts';
 import { Economics, type Rounding } from './economics.ts';
-import { cancelResting, closeOrder, settleTrade } from './matching.ts';
+import {
+  cancelResting,
+  closeOrder,
+  forgetIdleLegLots,
+  forgetSettledClaims,
+  settleTrade,
+} from './matching.ts';
 import { FLAG_BLOCK_TRADE, Order } from './order.ts';
 import { availableFunds, type ReserveLeg } from './risk.ts';
 import { InstrumentState, refusal, type VenueState } from './state.ts';
@@ -304,9 +311,13 @@ function takeCombosOf(state: VenueState, leg: InstrumentState): InstrumentState[
   return combos.filter((combo) => combo.status === 'open');
 }
 
-/** A leg that expires takes the resting orders of every open combo it belongs to with it. */
-function cancelOnCombosOf(state: VenueState, leg: InstrumentState): void {
-  for (const combo of takeCombosOf(state, leg)) {
+/**
+ * A leg that expires takes the resting orders of every open combo it belongs to with it. Returns
+ * those combos.
+ */
+function cancelOnCombosOf(state: VenueState, leg: InstrumentState): InstrumentState[] {
+  const combos = takeCombosOf(state, leg);
+  for (const combo of combos) {
     const resting: Order[] = [];
     for (const book of [combo.book.bids, combo.book.asks])
       for (const level of book.levelsBestFirst())
@@ -314,6 +325,38 @@ function cancelOnCombosOf(state: VenueState, leg: InstrumentState): void {
     resting.sort((a, b) => a.number - b.number);
     for (const order of resting) cancelResting(state, combo, order, 'settlement');
   }
+  return combos;
+}
+
+/**
+ * What a settled instrument's holders kept of it goes once their positions are closed and its
+ * orders cancelled: each holder's flat position (the settlement's position event carries its
+ * final realised PnL), the claim queues and combo lots derived from orders on it (the accounts
+ * with a resting combo order on one of `combos` hold a position on that combo), a settled combo's
+ * spent lots on its legs, and its empty book's spare room. None of it is saved but the positions,
+ * which a snapshot then leaves out, so live, replayed and restored venues agree.
+ */
+function dropSettled(
+  state: VenueState,
+  instrument: InstrumentState,
+  combos: readonly InstrumentState[],
+): void {
+  const holders = new Set(instrument.positions.keys());
+  for (const combo of combos) for (const accountId of combo.positions.keys()) holders.add(accountId);
+  const legIds: number[] = [];
+  for (const { instrumentName } of instrument.instrument.spec.legs ?? []) {
+    const leg = state.instruments.get(instrumentName);
+    if (leg !== undefined) legIds.push(leg.id);
+  }
+  for (const accountId of holders) {
+    const account = state.accounts.get(accountId);
+    if (account === undefined) continue;
+    account.positions.delete(instrument.id);
+    forgetSettledClaims(account, instrument.id);
+    for (const legId of legIds) forgetIdleLegLots(account, legId);
+  }
+  instrument.positions.clear();
+  instrument.book.release();
 }
 
 /**
@@ -377,7 +420,7 @@ export function settleInstrument(state: VenueState, command: SettleInstrument): 
   );
   open.sort((a, b) => a.number - b.number);
   for (const order of open) cancelResting(state, instrument, order, 'settlement');
-  cancelOnCombosOf(state, instrument);
+  const combos = cancelOnCombosOf(state, instrument);
   const economics = instrument.economics;
   const price = command.settlementPrice;
   const accounts = [...instrument.positions.keys()].sort((a, b) => a - b);
@@ -412,6 +455,7 @@ export function settleInstrument(state: VenueState, command: SettleInstrument): 
       reason: 'settlement',
     });
   }
+  dropSettled(state, instrument, combos);
   instrument.openInterest = 0;
   // An expired instrument trades no more: its tape keeps the last trades a default
   // public/get_last_trades_by_instrument shows; the read store keeps the whole history.

@@ -156,6 +156,22 @@ export function unrest(state: VenueState, instrument: InstrumentState, order: Or
 // each command's fills (`clipReduceOnly`), the orders whose claim crossed the change are given their
 // exact reserve against the orders ahead of them (`reviewReserves`).
 
+/**
+ * Forgets what `account` derived from its resting orders on an instrument that settled
+ * (lifecycle.ts): its claim queues on it and its combo orders' lots on it as a leg. The settlement
+ * cancelled those orders first, so the queues hold only idle entries and the lots are none.
+ */
+export function forgetSettledClaims(account: Account, instrumentId: number): void {
+  account.claimQueues.delete(instrumentId);
+  forgetIdleLegLots(account, instrumentId);
+}
+
+/** Drops the account's combo lots on a leg once none are left (an entry of none is no entry). */
+export function forgetIdleLegLots(account: Account, legId: number): void {
+  const open = account.comboOpen.get(legId);
+  if (open !== undefined && open.buys === 0 && open.sells === 0) account.comboOpen.delete(legId);
+}
+
 /** `account`'s claim queues on `instrumentId`, made when missing. */
 function claimQueues(account: Account, instrumentId: number): ClaimQueues {
   let queues = account.claimQueues.get(instrumentId);

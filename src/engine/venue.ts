@@ -551,6 +551,23 @@ export class Venue {
       for (const position of account.positions.values()) {
         if (position.size === 0 && position.openCost !== 0)
           throw new Error(`account ${account.id} flat position with cost`);
+        const instrument = this.state.instrumentList[position.instrumentId]!;
+        if (instrument.positions.get(account.id) !== position)
+          throw new Error(
+            `account ${account.id} position on ${instrument.instrument.name} not the instrument's`,
+          );
+        // A settlement drops its holders' positions; a snapshot of an older build restores them flat.
+        if (
+          instrument.status !== 'open' &&
+          (position.size !== 0 || position.openBuys + position.openSells !== 0)
+        )
+          throw new Error(`account ${account.id} holds ${instrument.instrument.name} after its settlement`);
+      }
+    }
+    for (const instrument of state.instrumentList) {
+      for (const [accountId, position] of instrument.positions) {
+        if (state.accounts.get(accountId)?.positions.get(instrument.id) !== position)
+          throw new Error(`${instrument.instrument.name} position of account ${accountId} not the account's`);
       }
     }
   }
