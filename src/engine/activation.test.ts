@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CommandResult } from '../core/events.ts';
 import { AdvancedHarness, errorOf, orderOf, PERP } from './advanced-testkit.ts';
-import { optionSpec } from './testkit.ts';
+import { Harness, linearPerpetualSpec, optionSpec, orderCommand, perpetualSpec } from './testkit.ts';
 import { Venue } from './venue.ts';
 
 const OPTION = 'BTC-27DEC26-70000-C';
@@ -145,5 +145,258 @@ describe('activation keeps limit prices inside the price band', () => {
     const after = h.get(stop.orderId);
     assert.equal(after.price, 2_000);
     assert.equal(after.averagePrice, 98_000);
+  });
+});
+
+describe('activation checks funds as placing does', () => {
+  const LINEAR = 'BTC_USDC-PERPETUAL';
+  const usdc = (h: Harness, id: number) => h.venue.accountSummary(id, 'USDC')!;
+  const btc = (h: Harness, id: number) => h.venue.accountSummary(id, 'BTC')!;
+
+  /** A fee-free inverse perpetual marked at 100,000 ticks; account 1 holds `funds` sat, 2-4 plenty. */
+  function marked(funds: number): Harness {
+    const h = new Harness();
+    h.list(perpetualSpec({ takerCommission: '0' }));
+    h.account(1, { BTC: funds });
+    for (const id of [2, 3, 4]) h.account(id);
+    h.ok({
+      type: 'update_prices',
+      indexPrices: [{ currency: 'BTC', price: 50_000 }],
+      markPrices: [{ instrumentName: PERP, markPrice: 100_000 }],
+    });
+    return h;
+  }
+
+  /** What account 4 (no position) reserves for a sell of `lots` at `price`. */
+  function nakedSell(h: Harness, lots: number, price: number): number {
+    const before = btc(h, 4).orderMargin;
+    h.ok(orderCommand(4, 'sell', lots, price));
+    const reserved = btc(h, 4).orderMargin - before;
+    h.ok({ type: 'cancel_all', accountId: 4 });
+    return reserved;
+  }
+
+  test('a stop_market without a band must afford the deepest level it reaches, as a market order must', () => {
+    const h = new Harness();
+    h.list(linearPerpetualSpec());
+    h.account(1, { USDC: 1_000_000_000 });
+    for (const id of [2, 3, 4]) h.account(id, { USDC: 1e13 });
+    // No mark, so no band: the book is all a market order has.
+    h.ok(orderCommand(2, 'sell', 1, 120_000, { instrumentName: LINEAR }));
+    h.ok(orderCommand(2, 'sell', 300, 240_000, { instrumentName: LINEAR }));
+    // Placed now, the market buy is refused (margin-reserve.test.ts)...
+    const placed = h.order(1, 'buy', 301, null, {
+      instrumentName: LINEAR,
+      timeInForce: 'immediate_or_cancel',
+    });
+    assert.equal(errorOf(placed), 'not_enough_funds');
+    // ...and going live from a trigger, it is rejected the same way.
+    const stop = orderOf(
+      h.ok(
+        orderCommand(1, 'buy', 301, null, {
+          instrumentName: LINEAR,
+          orderType: 'stop_market',
+          trigger: 'last_price',
+          triggerPrice: 119_000,
+          timeInForce: 'immediate_or_cancel',
+        }),
+      ),
+    );
+    h.ok(orderCommand(3, 'sell', 1, 119_000, { instrumentName: LINEAR }));
+    const fired = h.ok(
+      orderCommand(4, 'buy', 1, 119_000, { instrumentName: LINEAR, timeInForce: 'immediate_or_cancel' }),
+    );
+    assert.deepEqual(
+      fired.events.flatMap((e) => (e.type === 'trade' ? [e.trade.price] : [])),
+      [119_000],
+    );
+    assert.equal(h.venue.getOrder(stop.orderId)!.orderState, 'rejected');
+    assert.equal(h.venue.position(1, LINEAR)?.size ?? 0, 0);
+    assert.ok(usdc(h, 1).availableFunds >= 0);
+  });
+
+  test('a funded stop_market without a band trades only down to the level it needs', () => {
+    const h = new Harness();
+    h.list(linearPerpetualSpec());
+    for (const id of [1, 2, 3, 4]) h.account(id, { USDC: 1e13 });
+    h.ok(orderCommand(2, 'sell', 1, 120_000, { instrumentName: LINEAR }));
+    h.ok(orderCommand(2, 'sell', 1, 121_000, { instrumentName: LINEAR }));
+    h.ok(orderCommand(2, 'sell', 5, 130_000, { instrumentName: LINEAR }));
+    const stop = orderOf(
+      h.ok(
+        orderCommand(1, 'buy', 2, null, {
+          instrumentName: LINEAR,
+          orderType: 'stop_market',
+          trigger: 'last_price',
+          triggerPrice: 119_000,
+          timeInForce: 'immediate_or_cancel',
+        }),
+      ),
+    );
+    h.ok(orderCommand(3, 'sell', 1, 119_000, { instrumentName: LINEAR }));
+    h.ok(orderCommand(4, 'buy', 1, 119_000, { instrumentName: LINEAR, timeInForce: 'immediate_or_cancel' }));
+    const after = h.venue.getOrder(stop.orderId)!;
+    assert.equal(after.orderState, 'filled');
+    assert.equal(after.averagePrice, 120_500);
+    assert.equal(after.price, 121_000);
+    assert.equal(h.venue.book(LINEAR)!.bestAsk, 130_000);
+  });
+
+  test('a stop that would close the position is rejected when the resting orders it uncovers cannot be funded', () => {
+    const h = marked(50_000);
+    h.ok(orderCommand(2, 'buy', 10, 100_000));
+    assert.ok(h.order(1, 'sell', 10, 100_000).ok);
+    // A bid far below the mark: it only reduces the short, so it reserves nothing, but 10 lots at
+    // 5,000 USD need 0.001 BTC of margin once they open.
+    h.ok(orderCommand(1, 'buy', 10, 10_000));
+    assert.equal(btc(h, 1).orderMargin, 0);
+    h.ok(orderCommand(3, 'sell', 10, 100_000));
+    // Placing the closing order is refused (margin-reserve.test.ts)...
+    assert.equal(
+      errorOf(h.order(1, 'buy', 10, 100_000, { timeInForce: 'immediate_or_cancel' })),
+      'not_enough_funds',
+    );
+    // ...and a stop that sends it when the last price moves is rejected when it goes live.
+    const stop = orderOf(
+      h.ok(
+        orderCommand(1, 'buy', 10, null, {
+          orderType: 'stop_market',
+          trigger: 'last_price',
+          triggerPrice: 99_000,
+          timeInForce: 'immediate_or_cancel',
+        }),
+      ),
+    );
+    h.ok(orderCommand(4, 'buy', 1, 99_000));
+    h.ok(orderCommand(2, 'sell', 1, 99_000, { timeInForce: 'immediate_or_cancel' }));
+    assert.equal(h.venue.getOrder(stop.orderId)!.orderState, 'rejected');
+    assert.equal(h.venue.position(1, PERP)!.size, -10);
+    assert.ok(btc(h, 1).availableFunds >= 0);
+  });
+
+  test('a released OTO secondary that would close the position is rejected when it cannot fund what it uncovers', () => {
+    const h = marked(50_000);
+    h.ok(orderCommand(2, 'buy', 10, 100_000));
+    assert.ok(h.order(1, 'sell', 10, 100_000).ok);
+    h.ok(orderCommand(1, 'buy', 10, 10_000));
+    h.ok(orderCommand(3, 'sell', 10, 100_000));
+    // The primary rests as the best ask; its secondary would buy back the short at the next one.
+    const primary = orderOf(
+      h.ok(
+        orderCommand(1, 'sell', 1, 99_500, {
+          linkedOrderType: 'one_triggers_other',
+          otocoConfig: [
+            {
+              side: 'buy',
+              amount: 10,
+              orderType: 'limit',
+              price: 100_000,
+              timeInForce: 'immediate_or_cancel',
+            },
+          ],
+        }),
+      ),
+    );
+    const secondary = h.venue.getOrder(primary.orderId)!.otoOrderIds![0]!;
+    h.ok(orderCommand(4, 'buy', 1, 99_500, { timeInForce: 'immediate_or_cancel' }));
+    assert.equal(h.venue.getOrder(primary.orderId)!.orderState, 'filled');
+    assert.equal(h.venue.getOrder(secondary)!.orderState, 'rejected');
+    assert.equal(h.venue.position(1, PERP)!.size, -11);
+    assert.ok(btc(h, 1).availableFunds >= 0);
+  });
+
+  test('a trigger order placed before resting sells claims the position before them once it rests', () => {
+    const h = marked(1_000_000_000);
+    h.ok(orderCommand(2, 'sell', 10, 100_000));
+    assert.ok(h.order(1, 'buy', 10, 100_000).ok);
+    // The stop sell (older) goes live after the plain sell (younger) rested.
+    h.ok(
+      orderCommand(1, 'sell', 10, 104_000, {
+        orderType: 'stop_limit',
+        trigger: 'mark_price',
+        triggerPrice: 99_000,
+      }),
+    );
+    h.ok(orderCommand(1, 'sell', 10, 101_000));
+    assert.equal(btc(h, 1).orderMargin, 0);
+    h.ok({ type: 'update_prices', markPrices: [{ instrumentName: PERP, markPrice: 99_000 }] });
+    // The long's 10 lots go to the older order: the stop needs nothing, the plain sell opens all 10.
+    assert.equal(btc(h, 1).orderMargin, nakedSell(h, 10, 101_000));
+    h.venue.validate();
+  });
+});
+
+describe('activation reviews claims only when it rests ahead of younger orders', () => {
+  test('the youngest order going live does not re-reserve an older resting order at the new mark', () => {
+    const LINEAR = 'BTC_USDC-PERPETUAL';
+    /** Account 2: long 1 lot, an older sell far below the price to come, and maybe a take order. */
+    const session = (take: boolean) => {
+      const h = new Harness();
+      h.list(linearPerpetualSpec());
+      h.account(2, { USDC: 1_200_000_000 });
+      h.account(3, { USDC: 1e13 });
+      h.ok(orderCommand(3, 'sell', 1, 12_001, { instrumentName: LINEAR }));
+      h.ok(orderCommand(2, 'buy', 1, 12_001, { instrumentName: LINEAR, timeInForce: 'immediate_or_cancel' }));
+      // No mark yet: the sell reserves the margin of the 30 lots it opens, no loss against a mark.
+      h.ok(orderCommand(2, 'sell', 31, 24_002, { instrumentName: LINEAR }));
+      if (take)
+        h.ok(
+          orderCommand(2, 'sell', 1, 1_200, {
+            instrumentName: LINEAR,
+            orderType: 'take_limit',
+            trigger: 'mark_price',
+            triggerPrice: 12_001,
+            reduceOnly: true,
+          }),
+        );
+      // The first mark: the take order goes live, last in every claim queue (the youngest).
+      h.ok({ type: 'update_prices', markPrices: [{ instrumentName: LINEAR, markPrice: 120_010 }] });
+      return h.venue.accountSummary(2, 'USDC')!;
+    };
+    const without = session(false);
+    const withTake = session(true);
+    // Only the take order's own reserve (a lot's margin and its loss against the mark, ~6 USDC)
+    // is added; the older sell keeps its reserve, as a mark move leaves it (it was raised by its
+    // 1,440 USDC loss against the new mark before, and funds went to about -213 USDC).
+    assert.ok(withTake.orderMargin - without.orderMargin < 10_000_000, `${withTake.orderMargin}`);
+    assert.ok(withTake.availableFunds >= 0);
+  });
+});
+
+describe('activation ahead of younger claims', () => {
+  test('a reduce-only stop that goes live ahead of a younger resting sell is charged for what that sell then needs', () => {
+    const h = new Harness();
+    h.list(perpetualSpec({ takerCommission: '0' }));
+    h.account(1, { BTC: 25_000 });
+    for (const id of [2, 3, 4]) h.account(id);
+    h.ok({
+      type: 'update_prices',
+      indexPrices: [{ currency: 'BTC', price: 50_000 }],
+      markPrices: [{ instrumentName: PERP, markPrice: 100_000 }],
+    });
+    h.ok(orderCommand(2, 'sell', 10, 100_000));
+    h.ok(orderCommand(1, 'buy', 10, 100_000));
+    // The stop (older) waits; the plain sell (younger) claims the long and reserves nothing.
+    const stop = orderOf(
+      h.ok(
+        orderCommand(1, 'sell', 10, 104_000, {
+          orderType: 'stop_limit',
+          trigger: 'mark_price',
+          triggerPrice: 99_000,
+          reduceOnly: true,
+        }),
+      ),
+    );
+    h.ok(orderCommand(1, 'sell', 10, 101_000));
+    h.ok({ type: 'update_prices', markPrices: [{ instrumentName: PERP, markPrice: 99_500 }] });
+    assert.ok(h.venue.accountSummary(1, 'BTC')!.availableFunds > 0);
+    // The stop goes live ahead of the plain sell, which now opens all 10 lots: either both are
+    // funded or the stop is rejected. Today the stop rests and funds go to about -6,600 sat.
+    h.ok({ type: 'update_prices', markPrices: [{ instrumentName: PERP, markPrice: 99_000 }] });
+    const state = h.venue.getOrder(stop.orderId)!.orderState;
+    assert.ok(
+      h.venue.accountSummary(1, 'BTC')!.availableFunds >= 0,
+      `stop ${state}, funds ${h.venue.accountSummary(1, 'BTC')!.availableFunds}`,
+    );
   });
 });

@@ -12,7 +12,12 @@
  *   placed under an earlier band, or none, and is not checked against the band until now. The
  *   order keeps and shows the clamped price.
  * - Funds and reduce-only are checked at this moment; failing them rejects the order
- *   (state `rejected`), as does an expired instrument. Its event is emitted last.
+ *   (state `rejected`), as does an expired instrument. Its event is emitted last. The funds check
+ *   is placing's (trading.ts): a market type trades and reserves by `marketTerms` (without a band,
+ *   down to the deepest level it needs, affording the worse of that level and the touch), and an
+ *   order that would close lots older resting orders claimed also pays for what they then need
+ *   (`closingExtra`). Resting ahead of younger orders of its account (it keeps its number), it has
+ *   their claims reviewed (`noteClaimEntry`).
  * - The open-order limit is checked like a new placement: an order that could rest (limit types,
  *   good_til_cancelled/good_til_day) is rejected before trading, with cancelReason
  *   `max_open_orders`, when its account already has `maxOpenOrders` resting orders. Waiting
@@ -22,13 +27,23 @@
  */
 import type { TradeView } from '../core/events.ts';
 import { type CancelReason, isMarketLike } from '../core/types.ts';
-import { closeOrder, match, reducibleLots, rest } from './matching.ts';
+import type { Account } from './accounts.ts';
+import {
+  closeOrder,
+  closingExtra,
+  entryExtra,
+  grownReserve,
+  match,
+  noteClaimEntry,
+  reducibleLots,
+  rest,
+} from './matching.ts';
 import { reactMember } from './oco.ts';
 import { FLAG_POST_ONLY, FLAG_REDUCE_ONLY, FLAG_REJECT_POST_ONLY, type Order } from './order.ts';
 import { transition } from './order-state.ts';
 import { availableFunds, coverRelease, orderReserve, type PriceBand, priceBand } from './risk.ts';
 import type { InstrumentState, VenueState } from './state.ts';
-import { postOnlyReprice, sessionEnd } from './trading.ts';
+import { marketTerms, postOnlyReprice, sessionEnd } from './trading.ts';
 
 /**
  * The price a market-type order shows once it has executed: the band edge it could trade to, or
@@ -55,6 +70,23 @@ function clampToBand(instrument: InstrumentState, buying: boolean, price: number
   let clamped = buying ? band.max : band.min;
   while (!tool.isOnTick(clamped)) clamped += buying ? -1 : 1;
   return clamped;
+}
+
+/**
+ * Whether a resting order of `order`'s account younger than it (a higher number) may share one of
+ * its claim queues: one on its instrument and side, or any combo order (its legs' queues), or any
+ * at all for a combo. Otherwise `order` is the last claim in each of its queues. A review of its
+ * entry then would move no claim, only re-reserve older orders at today's mark (which a mark move
+ * does not do to resting orders), so it is skipped.
+ */
+function restsAheadOfYounger(state: VenueState, account: Account, order: Order): boolean {
+  const combo = state.instrumentList[order.instrumentId]!.instrument.spec.legs !== null;
+  for (const other of account.openOrders) {
+    if (other === order || other.number < order.number) continue;
+    if (combo || state.instrumentList[other.instrumentId]!.instrument.spec.legs !== null) return true;
+    if (other.instrumentId === order.instrumentId && other.side === order.side) return true;
+  }
+  return false;
 }
 
 /**
@@ -124,24 +156,34 @@ function enterMarket(state: VenueState, order: Order, trades: TradeView[]): void
       order.price = repriced;
     }
   }
-  const limit = !market
-    ? order.price
-    : buying
-      ? (band?.max ?? Number.POSITIVE_INFINITY)
-      : (band?.min ?? Number.NEGATIVE_INFINITY);
-  const checkPrice = Number.isFinite(limit)
-    ? limit
-    : ((buying ? instrument.book.bestAsk() : instrument.book.bestBid()) ?? 0);
   const lots = order.amount - order.filled;
-  const reserve = orderReserve(state, instrument, account, order.side, lots, checkPrice);
-  const required = reserve.amount + coverRelease(state, instrument, account, order.side, lots);
+  // A market type trades and reserves as a placed market order (trading.ts `marketTerms`): up to
+  // the band's edge, or without a band down to the deepest level it needs, affording the worse
+  // of that level and the touch.
+  const terms = market ? marketTerms(state, instrument, account, order.side, lots) : null;
+  const limit = terms === null ? order.price : terms.limit;
+  const reserve = terms?.reserve ?? orderReserve(state, instrument, account, order.side, lots, order.price);
+  // As placing: lots that close what older resting orders claimed pay up front for what those
+  // orders then need (matching.ts `closingExtra`).
+  // Resting with the number it got when placed, ahead of younger orders of its account: it pays
+  // the larger of its reserve there and as the newest, and what the younger orders it pushes out
+  // of the position's reducible lots then need (matching.ts `grownReserve`, `entryExtra`).
+  const ahead = rests && restsAheadOfYounger(state, account, order);
+  const own = ahead
+    ? Math.max(reserve.amount, grownReserve(state, instrument, account, order, lots, order.price))
+    : reserve.amount;
+  const required =
+    own +
+    coverRelease(state, instrument, account, order.side, lots) +
+    closingExtra(state, instrument, account, order.side, lots, terms?.price ?? order.price, reserve.amount) +
+    (ahead ? entryExtra(state, instrument, account, order, lots) : 0);
   if (required > 0 && required > availableFunds(state, account, reserve.currency)) {
     reject();
     return;
   }
   order.state = transition(order.state, 'trigger');
   const stopped = match(state, instrument, order, account, limit, trades);
-  if (market) order.price = executedMarketPrice(limit, trades, order.id);
+  if (terms !== null) order.price = executedMarketPrice(terms.shownLimit, trades, order.id);
   if (order.state === 'filled') state.retire(order);
   else if (stopped) closeOrder(state, order, 'cancel', 'self_trade_prevention');
   else if (!rests) closeOrder(state, order, 'cancel', 'immediate_or_cancel');
@@ -160,6 +202,10 @@ function enterMarket(state: VenueState, order: Order, trades: TradeView[]): void
     // primary) lives to the end of today's session, not of the session it was made in.
     order.expiresAt = order.timeInForce === 'good_til_day' ? sessionEnd(state.now) : 0;
     rest(state, instrument, account, order);
+    // It rests with the number it got when placed, ahead of younger orders already in its claim
+    // queues: those pushed past the reducible lots are reviewed (matching.ts `noteClaimEntry`).
+    // With none younger it is the last claim in its queues, as a new order is: nothing moved.
+    if (ahead) noteClaimEntry(state, instrument, account, order, order.amount - order.filled);
   }
   state.events.push({ type: 'order', order: order.toView() });
 }

@@ -586,6 +586,126 @@ export function closingExtra(
   return Math.max(0, first.amount + pushed - reserve);
 }
 
+/**
+ * What more the account's younger resting orders need, up front, when `order` claims `lots` more
+ * at its number than it did (an edit that grows it; a waiting order going live with the number it
+ * got when placed): the claims behind it move back by `lots`, and those pushed past the position's
+ * reducible lots reserve for opening. `noteClaimEntry` moves their reserves after the command; a
+ * funds check adds this so the command is refused when the account cannot pay for them (before, an
+ * edit growing an older combo order took an account below zero). Reduce-only orders never open.
+ */
+export function entryExtra(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  order: Order,
+  lots: number,
+): number {
+  if (lots <= 0 || instrument.economics.isSpot) return 0;
+  const combo = comboLegs(state, instrument);
+  if (combo === null) return entryExtraOn(state, instrument, account, order, order.side, lots);
+  let extra = 0;
+  for (const leg of combo.legs) {
+    extra += entryExtraOn(state, leg.instrument, account, order, legSide(order.side, leg.ratio), lots);
+  }
+  return extra;
+}
+
+function entryExtraOn(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  order: Order,
+  side: 'buy' | 'sell',
+  lots: number,
+): number {
+  const position = account.positions.get(instrument.id);
+  if (position === undefined) return 0;
+  const reducible = reducibleLots(position, side);
+  if (reducible === 0 || !claimsBeyond(account, position, side, 0)) return 0;
+  const queues = queuesOf(account, position);
+  if (queues === null) return 0;
+  const { orders, numbers } = side === 'buy' ? queues.buys : queues.sells;
+  let ahead = 0;
+  let pushed = 0;
+  for (let i = 0; i < orders.length && ahead < reducible; i++) {
+    const other = orders[i]!;
+    const remaining = claimOf(other);
+    if (remaining === 0) continue;
+    const end = ahead + remaining;
+    if (numbers[i]! > order.number && other !== order && (other.flags & FLAG_REDUCE_ONLY) === 0) {
+      const exposed = exposedOf(end + lots, reducible, remaining);
+      if (exposed > exposedOf(end, reducible, remaining)) {
+        const exact = claimReserve(state, account, other, instrument.id, ahead + lots, exposed);
+        if (exact > other.reserved) pushed += exact - other.reserved;
+      }
+    }
+    ahead = end;
+  }
+  return pushed;
+}
+
+/**
+ * What `order`, grown to `lots` remaining at `price`, reserves at its own number in its claim
+ * queues once the review after the command has run (only the orders ahead of it claiming): the
+ * largest over the queues it claims in (a combo's legs), 0 where it claims in none. The edit's
+ * funds check takes the larger of this and its reserve as the newest claim: an option's lots
+ * that only reduce can cost more than opening ones, so reserving as the newest could ask less.
+ */
+export function grownReserve(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  order: Order,
+  lots: number,
+  price: number,
+): number {
+  if (lots <= 0 || instrument.economics.isSpot) return 0;
+  const combo = comboLegs(state, instrument);
+  const amount = order.amount;
+  const oldPrice = order.price;
+  order.amount = order.filled + lots;
+  order.price = price;
+  try {
+    if (combo === null) return grownReserveOn(state, instrument, account, order, order.side, lots);
+    let most = 0;
+    for (const leg of combo.legs) {
+      const side = legSide(order.side, leg.ratio);
+      most = Math.max(most, grownReserveOn(state, leg.instrument, account, order, side, lots));
+    }
+    return most;
+  } finally {
+    order.amount = amount;
+    order.price = oldPrice;
+  }
+}
+
+function grownReserveOn(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  order: Order,
+  side: 'buy' | 'sell',
+  lots: number,
+): number {
+  const position = account.positions.get(instrument.id);
+  if (position === undefined) return 0;
+  const reducible = reducibleLots(position, side);
+  if (reducible === 0) return 0;
+  const queues = queuesOf(account, position);
+  if (queues === null) return 0;
+  const { orders, numbers } = side === 'buy' ? queues.buys : queues.sells;
+  let ahead = 0;
+  for (let i = 0; i < orders.length && numbers[i]! < order.number; i++) {
+    if (orders[i] !== order) ahead += claimOf(orders[i]!);
+  }
+  if (ahead >= reducible) return 0;
+  return Math.max(
+    0,
+    claimReserve(state, account, order, instrument.id, ahead, exposedOf(ahead + lots, reducible, lots)),
+  );
+}
+
 /** Lots of a claim ending at `end` (cumulative, in queue order) beyond `reducible`, of its `lots`. */
 function exposedOf(end: number, reducible: number, lots: number): number {
   return Math.min(lots, Math.max(0, end - reducible));

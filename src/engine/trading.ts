@@ -36,6 +36,8 @@ import {
   changeOpenLots,
   closeOrder,
   closingExtra,
+  entryExtra,
+  grownReserve,
   match,
   noteClaimEntry,
   reducibleLots,
@@ -883,8 +885,16 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
   if (ownLots > 0) changeOpenLots(state, instrument, account, position, order.side, ownLots, order);
   // The order's own open lots are committed already; only more of them can uncover shorts.
   const more = newAmount - order.filled - remainingBefore;
+  // Grown, it rests again at its number: it pays the larger of its reserve there and as the newest.
+  const ownReserve =
+    more > 0
+      ? Math.max(
+          reserve.amount,
+          grownReserve(state, instrument, account, order, newAmount - order.filled, price),
+        )
+      : reserve.amount;
   const required =
-    reserve.amount +
+    ownReserve +
     coverRelease(state, instrument, account, order.side, more) +
     closingExtra(
       state,
@@ -895,7 +905,9 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
       price,
       reserve.amount,
       order,
-    );
+    ) +
+    // Grown at its number, it claims before the younger orders: those it pushes out pay too.
+    entryExtra(state, instrument, account, order, more);
   if (required > 0) {
     const own = order.reserveCurrency === reserve.currency ? order.reserved : 0;
     const available = availableFunds(state, account, reserve.currency) + own;
