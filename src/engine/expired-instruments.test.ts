@@ -267,6 +267,23 @@ describe('what a settlement drops', () => {
     h.venue.validate();
   });
 
+  test('the greeks published with its marks go too', () => {
+    const h = withMarkets(new Harness(), []);
+    h.ok({
+      type: 'update_prices',
+      markPrices: [
+        { instrumentName: LOW_CALL, markPrice: 500, delta: 0.4, vega: 12 },
+        { instrumentName: PUT, markPrice: 900, delta: -0.6, vega: 12 },
+      ],
+    });
+    const greeks = stateOf(h.venue).advanced.greeks;
+    assert.deepEqual([...greeks.keys()].sort(), [LOW_CALL, PUT].sort());
+    h.ok({ type: 'settle_instrument', instrumentName: LOW_CALL, settlementPrice: 0 });
+    assert.deepEqual([...greeks.keys()], [PUT]);
+    const restored = Venue.restore(h.venue.snapshot());
+    assert.equal(restored.stateHash(), h.venue.stateHash());
+  });
+
   test('the state after it is the same live, replayed, and restored before or after it', () => {
     const live = new Harness();
     holdersOfFuture(live);

@@ -357,6 +357,8 @@ function dropSettled(
   }
   instrument.positions.clear();
   instrument.book.release();
+  // The greeks published with its marks (MMP, usd/implv pricing): nothing trades it any more.
+  state.advanced.greeks.delete(instrument.instrument.name);
 }
 
 /**
