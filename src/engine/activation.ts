@@ -14,7 +14,8 @@
  * - Funds and reduce-only are checked at this moment; failing them rejects the order
  *   (state `rejected`), as does an expired instrument. Its event is emitted last. The funds check
  *   is placing's (trading.ts): a market type trades and reserves by `marketTerms` (without a band,
- *   down to the deepest level it needs, affording the worse of that level and the touch), and an
+ *   down to the deepest level it needs, affording the worse of that level and the touch), a limit
+ *   type crossing with no band by `limitTerms` (the worse of its limit and the touch), and an
  *   order that would close lots older resting orders claimed also pays for what they then need
  *   (`closingExtra`). Resting ahead of younger orders of its account (it keeps its number), it has
  *   their claims reviewed (`noteClaimEntry`).
@@ -43,7 +44,7 @@ import { FLAG_POST_ONLY, FLAG_REDUCE_ONLY, FLAG_REJECT_POST_ONLY, type Order } f
 import { transition } from './order-state.ts';
 import { availableFunds, coverRelease, orderReserve, type PriceBand, priceBand } from './risk.ts';
 import type { InstrumentState, VenueState } from './state.ts';
-import { marketTerms, postOnlyReprice, sessionEnd } from './trading.ts';
+import { limitTerms, marketTerms, postOnlyReprice, sessionEnd } from './trading.ts';
 
 /**
  * The price a market-type order shows once it has executed: the band edge it could trade to, or
@@ -162,7 +163,9 @@ function enterMarket(state: VenueState, order: Order, trades: TradeView[]): void
   // of that level and the touch.
   const terms = market ? marketTerms(state, instrument, account, order.side, lots) : null;
   const limit = terms === null ? order.price : terms.limit;
-  const reserve = terms?.reserve ?? orderReserve(state, instrument, account, order.side, lots, order.price);
+  // A limit type crossing with no band: at the worse of its limit and the touch (`limitTerms`).
+  const reserve =
+    terms?.reserve ?? limitTerms(state, instrument, account, order.side, lots, order.price).reserve;
   // As placing: lots that close what older resting orders claimed pay up front for what those
   // orders then need (matching.ts `closingExtra`).
   // Resting with the number it got when placed, ahead of younger orders of its account: it pays

@@ -14,13 +14,6 @@
  * - makers that trade at a loss against the mark (`lostAgainstMark`, as in
  *   chaos.property.test.ts): a resting order reserves the loss against the mark of its placing,
  *   and a later mark move does not touch it;
- * - parties that close lots at a loss against their cost on an instrument with no mark
- *   (`closedAtLossWithoutMark`): a defect of the funds check of placing, not of activation;
- * - takers of a limit type that fill, with no mark, at a better price than their limit where that
- *   needs more margin (`filledBetterWithoutMark`): a defect of the funds check of placing too;
- * - the account of an edit that grew an order while an older order of theirs on that side is
- *   priced at a loss against the mark (`editReviewedAtMark`): the edit path's review re-reserves
- *   it at today's mark (trading.ts/matching.ts, reported separately);
  * - makers whose fill reduced the position an older open order of theirs on that side claims
  *   (`makerUncoveredOlder`): that order then reserves for opening, uncharged up front (a
  *   limitation of the claim accounting, matching.ts, reported separately);
@@ -578,81 +571,8 @@ function lostAgainstMark(trades: readonly TradeView[]): Set<number> {
   return lost;
 }
 
-/**
- * Parties that closed lots at a loss against their cost on an instrument with no mark (the
- * linear perpetual before its first mark). Placing does not reserve that loss: a reducing order
- * needs no margin, and without a mark the position is carried at its cost, so a sale far below it
- * (a market sell into a bid at a tenth of the price) takes the account below zero, placed or
- * going live (reported as a defect of the funds check in trading.ts/risk.ts; not the activation's).
- */
-function closedAtLossWithoutMark(trades: readonly TradeView[]): Set<number> {
-  const lost = new Set<number>();
-  for (const trade of trades) {
-    if (trade.markPrice !== null) continue;
-    for (const party of [trade.taker, trade.maker]) if (party.profitLoss < 0) lost.add(party.accountId);
-  }
-  return lost;
-}
-
-/**
- * Takers of a limit type (limit, stop_limit, take_limit) that filled, with no mark, at a better
- * price than their limit where the better price needs more margin: a linear sell above its limit,
- * an inverse buy below it. An order reserves at its limit; with a band that bounds how much better
- * it can fill, without one (no mark) nothing does, placed or going live (a market order reserves
- * for the levels it reaches, trading.ts `marketTerms`; a limit order does not). A defect of the
- * funds check in trading.ts/risk.ts, reported separately.
- */
-function filledBetterWithoutMark(h: Harness, trades: readonly TradeView[]): Set<number> {
-  const excused = new Set<number>();
-  for (const trade of trades) {
-    if (trade.markPrice !== null) continue;
-    const taker = h.venue.getOrder(trade.taker.orderId);
-    if (taker === null || !hasPrice(taker.orderType) || taker.price === null) continue;
-    const linear = trade.instrumentName === LINEAR;
-    if (
-      linear
-        ? taker.side === 'sell' && trade.price > taker.price
-        : taker.side === 'buy' && trade.price < taker.price
-    )
-      excused.add(taker.accountId);
-  }
-  return excused;
-}
-
 /** An engine order id's number (`BTC-42`, `BTC-SL-42` → 42): orders are numbered as placed. */
 const orderNumber = (orderId: string) => Number(orderId.slice(orderId.lastIndexOf('-') + 1));
-
-/**
- * The account of an edit that grew an order (it lost priority and entered its claim queues again)
- * when an older open order of theirs on the same instrument and side is priced at a loss against
- * the mark: the review of the edited order's entry (matching.ts `noteClaimEntry`) re-reserves the
- * orders before it in its queue too, at today's mark, though their claims did not move, as a mark
- * move does not. An edit-path imprecision (trading.ts/matching.ts), reported separately;
- * activation reviews only when the order rests ahead of a younger one (activation.ts).
- */
-function editReviewedAtMark(
-  h: Harness,
-  command: UnstampedCommand,
-  waiting: ReadonlySet<string>,
-): Set<number> {
-  // An edited waiting order that fires goes live through activation: no excuse.
-  if (command.type !== 'edit_order' || waiting.has(command.orderId)) return new Set();
-  const edited = h.venue.getOrder(command.orderId);
-  if (edited === null || edited.orderState !== 'open') return new Set();
-  const mark = h.venue.instrument(edited.instrumentName)!.markPrice;
-  if (mark === null) return new Set();
-  const lossy = h.venue
-    .openOrders({ accountId: edited.accountId, instrumentName: edited.instrumentName })
-    .some(
-      (o) =>
-        o.orderId !== edited.orderId &&
-        o.side === edited.side &&
-        o.orderState === 'open' &&
-        o.price !== null &&
-        (o.side === 'sell' ? o.price < mark : o.price > mark),
-    );
-  return lossy ? new Set([edited.accountId]) : new Set();
-}
 
 /**
  * Makers whose fill reduced their position while an older open order of theirs on the same
@@ -677,15 +597,6 @@ function makerUncoveredOlder(h: Harness, trades: readonly TradeView[]): Set<numb
     if (older) excused.add(maker.accountId);
   }
   return excused;
-}
-
-/** Ids of the waiting (untriggered) orders of every account. */
-function waitingIds(h: Harness): Set<string> {
-  const ids = new Set<string>();
-  for (const id of ACCOUNTS)
-    for (const o of h.venue.openOrders({ accountId: id }))
-      if (o.orderState === 'untriggered') ids.add(o.orderId);
-  return ids;
 }
 
 function tradesOf(result: CommandResult): TradeView[] {
@@ -726,7 +637,6 @@ export function fundsSession(steps: readonly Step[], trace = false): void {
     for (const next of commands(h, s)) {
       h.ts += 10;
       const before = fundsOf(h.venue);
-      const waiting = waitingIds(h);
       const logged = h.log.length;
       const result = h.run(next);
       const after = fundsOf(h.venue);
@@ -738,13 +648,7 @@ export function fundsSession(steps: readonly Step[], trace = false): void {
       const fell = [...before].filter(([k, v]) => v >= 0 && after.get(k)! < 0).map(([k]) => k);
       if (fell.length === 0) continue;
       const trades = tradesOf(result);
-      const excused = new Set([
-        ...lostAgainstMark(trades),
-        ...closedAtLossWithoutMark(trades),
-        ...filledBetterWithoutMark(h, trades),
-        ...editReviewedAtMark(h, next, waiting),
-        ...makerUncoveredOlder(h, trades),
-      ]);
+      const excused = new Set([...lostAgainstMark(trades), ...makerUncoveredOlder(h, trades)]);
       const alone =
         next.type === 'update_prices' ? fundsAfterPricesAlone(h.log.slice(0, logged), h.log[logged]!) : null;
       for (const k of fell) {

@@ -508,12 +508,20 @@ function noteEntryOn(
   const reducible = reducibleLots(position, side);
   // Nothing to reduce, or every claim inside it: no reserve depends on the order of claims.
   if (reducible === 0 || !claimsBeyond(account, position, side, reducible)) return;
+  // The orders older than it claim what they did: the review starts at its place in the queue, so
+  // they are not re-reserved at today's mark (a mark move does not do that to resting orders).
+  const queues = queuesOf(account, position);
+  if (queues === null) return;
+  const { orders, numbers } = side === 'buy' ? queues.buys : queues.sells;
+  let ahead = 0;
+  for (let i = 0; i < orders.length && numbers[i]! < order.number; i++) ahead += claimOf(orders[i]!);
+  const low = Math.max(reducible, ahead);
   const review = openReview(state, instrument, account, position);
   if (side === 'buy') {
-    review.buysLow = Math.min(review.buysLow, reducible);
+    review.buysLow = Math.min(review.buysLow, low);
     review.buysHigh = Math.max(review.buysHigh, reducible + lots);
   } else {
-    review.sellsLow = Math.min(review.sellsLow, reducible);
+    review.sellsLow = Math.min(review.sellsLow, low);
     review.sellsHigh = Math.max(review.sellsHigh, reducible + lots);
   }
   review.entered ??= [];
@@ -578,7 +586,9 @@ export function closingExtra(
     }
     ahead = end;
   }
-  if (pushed === 0) return 0;
+  // With no mark, the lots it closes first realise their loss against the position's cost (risk.ts
+  // `costLoss`), which its reserve as the newest claim (opening those lots) does not hold.
+  if (pushed === 0 && (instrument.markPrice !== null || instrument.economics.isOption)) return 0;
   const first = orderReserve(state, instrument, account, side, lots, price, 0, {
     instrumentId: instrument.id,
     lots: 0,
@@ -837,8 +847,9 @@ function claimReserve(
     const economics = instrument.economics;
     if (economics.settlementCurrency !== order.reserveCurrency) return -1;
     const lots = order.amount - order.filled;
-    // A future's reserve depends on its position only through the exposed lots, known here.
-    if (!economics.isOption && instrument.id === instrumentId)
+    // A future's reserve depends on its position only through the exposed lots, known here; with
+    // no mark, also through the cost its reducing lots close at (risk.ts `costLoss`).
+    if (!economics.isOption && instrument.id === instrumentId && instrument.markPrice !== null)
       return futureReserve(state, instrument, order.side, lots, order.price, exposed);
     const own = instrument.id === instrumentId ? claimed : undefined;
     return plainReserve(state, instrument, account, order.side, lots, order.price, 0, own);
@@ -1112,7 +1123,14 @@ function fill(
   // A combo's reserve is not linear in its lots: its long legs' first lots go to open orders that
   // sell them (they cover no short), and legs may reduce positions. What is left of it needs what
   // it would reserve now, never more than the whole order held.
-  if (makerReservedBefore !== 0 && maker.level !== null && instrument.instrument.spec.legs !== null)
+  // So is a future's with no mark: lots that close the position at a loss against its cost reserve
+  // that loss (risk.ts `costLoss`), and they fill first.
+  if (
+    makerReservedBefore !== 0 &&
+    maker.level !== null &&
+    (instrument.instrument.spec.legs !== null ||
+      (instrument.markPrice === null && !instrument.economics.isOption && !instrument.economics.isSpot))
+  )
     keepComboReserve(state, makerAccount, maker, makerReservedBefore);
 }
 

@@ -167,7 +167,11 @@ export function plainReserve(
     pendingLots,
     claimed,
   );
-  if (!economics.isOption) return futureReserve(state, instrument, side, lots, price, exposed);
+  if (!economics.isOption) {
+    const reserve = futureReserve(state, instrument, side, lots, price, exposed);
+    if (exposed === lots || instrument.markPrice !== null) return reserve;
+    return reserve + costLoss(account.positions.get(instrument.id)!, side, lots - exposed, price);
+  }
   // An option.
   const fee = Math.max(0, economics.fee(lots, price, 'T', state.indexPrice(economics.baseCurrency)));
   let margin = 0;
@@ -223,6 +227,25 @@ function markLoss(instrument: InstrumentState, side: Side, lots: number, price: 
   const sigma = side === 'buy' ? 1 : -1;
   const change = economics.direction * sigma * (economics.value(lots, mark) - economics.value(lots, price));
   return change < 0 ? -change : 0;
+}
+
+/**
+ * What `lots` that close part of a future `position` at `price` realise at a loss against its cost
+ * (the average price of the lots they close), 0 on a gain. Without a mark a position is carried at
+ * its cost, so this loss is not in the available funds until the fill books it: the reducing lots
+ * of an order reserve it then (`plainReserve`). With a mark, the position is valued there and the
+ * price band bounds the loss against it, which the freed margin covers. Rounded up.
+ */
+function costLoss(position: Position, side: Side, lots: number, price: number): number {
+  const held = Math.abs(position.size);
+  if (lots <= 0 || held === 0) return 0;
+  const economics = position.economics;
+  const closed = Math.min(lots, held);
+  const cost = Math.ceil((Math.abs(position.openCost) * closed) / held);
+  const sigma = side === 'buy' ? 1 : -1;
+  // Closing a long sells (sigma −1): the loss is the cost less what the lots sell for (linear).
+  const change = economics.direction * sigma * (cost - economics.value(closed, price));
+  return change < 0 ? -change + 1 : 0;
 }
 
 /** One leg of a trade that books several at once (a combo's legs, a block trade's). */

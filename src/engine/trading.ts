@@ -401,6 +401,32 @@ export function marketTerms(
   };
 }
 
+/**
+ * What a limit order of `lots` at `price` must reserve up front (before `coverRelease`), and the
+ * price it is reserved at. At its limit, except with no price band (no mark yet) when it crosses
+ * the book: it can then fill at any price from the touch to its limit, and a better price can need
+ * more margin (a linear sell filled above its limit, an inverse buy below it), so it must have the
+ * worse of what the whole amount reserves at the touch and at its limit, as `marketTerms` bounds a
+ * market order's fills. A combo is left to its own pricing (its legs' marks).
+ */
+export function limitTerms(
+  state: VenueState,
+  instrument: InstrumentState,
+  account: Account,
+  side: Side,
+  lots: number,
+  price: number,
+): { reserve: { currency: string; amount: number }; price: number } {
+  const reserve = orderReserve(state, instrument, account, side, lots, price);
+  // A plain instrument has a band exactly when it has a mark (risk.ts `priceBand`).
+  if (instrument.instrument.spec.legs !== null || instrument.markPrice !== null) return { reserve, price };
+  const touch = side === 'buy' ? instrument.book.bestAsk() : instrument.book.bestBid();
+  if (touch === null || touch === price || (side === 'buy' ? price < touch : price > touch))
+    return { reserve, price };
+  const atTouch = orderReserve(state, instrument, account, side, lots, touch);
+  return atTouch.amount > reserve.amount ? { reserve: atTouch, price: touch } : { reserve, price };
+}
+
 /** Trigger fields on an order type that has no trigger. */
 function misplacedTriggerField(fields: {
   readonly trigger?: unknown;
@@ -475,7 +501,8 @@ export function placeOrder(state: VenueState, command: PlaceOrder): CommandResul
     !market && (command.timeInForce === 'good_til_cancelled' || command.timeInForce === 'good_til_day');
   const terms = market ? marketTerms(state, instrument, account, command.side, amount) : null;
   const limit = terms === null ? price : terms.limit;
-  const reserve = terms?.reserve ?? orderReserve(state, instrument, account, command.side, amount, price);
+  const limited = terms === null ? limitTerms(state, instrument, account, command.side, amount, price) : null;
+  const reserve = terms?.reserve ?? limited!.reserve;
   const required =
     reserve.amount +
     coverRelease(state, instrument, account, command.side, amount) +
@@ -555,7 +582,8 @@ export function placeOrder(state: VenueState, command: PlaceOrder): CommandResul
     }
     // Nothing happened in matching (no fill, no self-trade cancel): the reserve computed above
     // for the whole amount at the limit is still exact, so resting need not recompute it.
-    const unchanged = state.events.length === eventsBefore && !market ? reserve : null;
+    const unchanged =
+      state.events.length === eventsBefore && !market && limited!.price === price ? reserve : null;
     finishTaker(state, instrument, account, order, rests, stopped, true, unchanged);
   }
   const view = order.toView();
@@ -881,7 +909,9 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
   const ownLots =
     instrument.economics.isOption || instrument.instrument.spec.legs !== null ? remainingBefore : 0;
   if (ownLots > 0) changeOpenLots(state, instrument, account, position, order.side, -ownLots, order);
-  const reserve = orderReserve(state, instrument, account, order.side, newAmount - order.filled, price);
+  // Crossing with no band, at the worse of its limit and the touch (`limitTerms`); one that keeps
+  // its priority does not cross, and is reserved at its limit.
+  const { reserve } = limitTerms(state, instrument, account, order.side, newAmount - order.filled, price);
   if (ownLots > 0) changeOpenLots(state, instrument, account, position, order.side, ownLots, order);
   // The order's own open lots are committed already; only more of them can uncover shorts.
   const more = newAmount - order.filled - remainingBefore;

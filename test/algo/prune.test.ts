@@ -290,9 +290,11 @@ test('property: live, restored (at any point) and replayed cores prune alike', (
       mirrors += h.pruned.filter((e) => e.portfolio.linkedTo !== null).length;
       completed += h.pruned.filter((e) => e.portfolio.status === 'COMPLETED').length;
     }),
-    { numRuns: Number(process.env.PRUNE_RUNS ?? 150) },
+    // Seeded, so the coverage check below does not depend on the run (PRUNE_SEED to explore).
+    { numRuns: Number(process.env.PRUNE_RUNS ?? 150), seed: Number(process.env.PRUNE_SEED ?? 20_261_127) },
   );
-  // The generator must reach prunes of filled portfolios and of mirrors.
+  // The generator must reach prunes of filled portfolios and of mirrors (126, 44 and 12 with the
+  // default seed).
   assert.ok(
     pruned > 100 && mirrors > 20 && completed > 10,
     `pruned ${pruned}, mirrors ${mirrors}, completed ${completed}`,

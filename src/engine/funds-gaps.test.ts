@@ -1,0 +1,138 @@
+/**
+ * Gaps of the funds check that the chaos property over triggers and linked orders found
+ * (chaos-advanced.property.test.ts): each test takes an account to the edge and checks that the
+ * command leaves its available funds at zero or above.
+ * - An edit that grows an order re-enters its claim queues at its number: only the orders from it
+ *   on are reviewed, not the older ones (matching.ts `noteEntryOn`), which keep their reserve as a
+ *   mark move leaves it.
+ * - With no mark, lots that close a position at a loss against its cost reserve that loss (risk.ts
+ *   `costLoss`): placed, grown and reviewed, as a maker whose closing lots fill first (matching.ts
+ *   `fill`), and as a taker that closes lots an older order claims (matching.ts `closingExtra`).
+ * - With no mark, a crossing limit order reserves at the worse of its limit and the touch
+ *   (trading.ts `limitTerms`): it can fill at a better price that needs more margin.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { VenueState } from './state.ts';
+import { Harness, linearPerpetualSpec, orderCommand, perpetualSpec } from './testkit.ts';
+
+const PERP = 'BTC-PERPETUAL';
+const LINEAR = 'BTC_USDC-PERPETUAL';
+
+function stateOf(h: Harness): VenueState {
+  return (h.venue as unknown as { state: VenueState }).state;
+}
+
+const available = (h: Harness, id: number, currency: string) =>
+  h.venue.accountSummary(id, currency)!.availableFunds;
+
+describe('funds check gaps', () => {
+  test('an edit that grows an order does not re-reserve older orders at the mark', () => {
+    const h = new Harness();
+    h.list(perpetualSpec());
+    h.account(1);
+    h.account(2);
+    h.ok({
+      type: 'update_prices',
+      indexPrices: [{ currency: 'BTC', price: 50_000 }],
+      markPrices: [{ instrumentName: PERP, markPrice: 100_000 }],
+    });
+    h.ok(orderCommand(2, 'sell', 5, 100_000));
+    h.ok(orderCommand(1, 'buy', 5, 100_000));
+    // Older: 5 of its 10 lots open a short below the mark (a loss against it, reserved).
+    const older = h.ok(orderCommand(1, 'sell', 10, 99_000)).order!.orderId;
+    const younger = h.ok(orderCommand(1, 'sell', 10, 102_000)).order!.orderId;
+    h.ok({ type: 'update_prices', markPrices: [{ instrumentName: PERP, markPrice: 103_000 }] });
+    const reserved = stateOf(h).orders.get(older)!.reserved;
+    h.ok({ type: 'edit_order', accountId: 1, orderId: younger, amount: 20, price: 102_000 });
+    assert.equal(stateOf(h).orders.get(older)!.reserved, reserved);
+  });
+
+  test('with no mark, a market sell closing a long at a loss reserves the loss', () => {
+    const h = new Harness();
+    h.list(linearPerpetualSpec());
+    h.account(1, { USDC: 400_000_000 });
+    h.account(2, { USDC: 100_000_000_000 });
+    h.ok(orderCommand(2, 'sell', 10, 120_000, { instrumentName: LINEAR }));
+    h.ok(orderCommand(1, 'buy', 10, 120_000, { instrumentName: LINEAR }));
+    // A bid at a tenth of the price.
+    h.ok(orderCommand(2, 'buy', 10, 12_000, { instrumentName: LINEAR }));
+    const before = available(h, 1, 'USDC');
+    assert.ok(before >= 0);
+    const result = h.run(orderCommand(1, 'sell', 10, null, { instrumentName: LINEAR }));
+    assert.ok(
+      available(h, 1, 'USDC') >= 0,
+      `available ${available(h, 1, 'USDC')} (was ${before}), ok ${result.ok}`,
+    );
+    assert.equal(result.ok, false);
+  });
+
+  test('with no mark, a limit sell closing a long at a loss reserves the loss', () => {
+    const h = new Harness();
+    h.list(linearPerpetualSpec());
+    h.account(1, { USDC: 400_000_000 });
+    h.account(2, { USDC: 100_000_000_000 });
+    h.ok(orderCommand(2, 'sell', 10, 120_000, { instrumentName: LINEAR }));
+    h.ok(orderCommand(1, 'buy', 10, 120_000, { instrumentName: LINEAR }));
+    h.ok(orderCommand(2, 'buy', 10, 12_000, { instrumentName: LINEAR }));
+    const result = h.run(orderCommand(1, 'sell', 10, 12_000, { instrumentName: LINEAR }));
+    assert.ok(available(h, 1, 'USDC') >= 0, `available ${available(h, 1, 'USDC')}, ok ${result.ok}`);
+    assert.equal(result.ok, false);
+  });
+
+  test('with no mark, a crossing linear limit sell reserves at the touch above its limit', () => {
+    const h = new Harness();
+    h.list(linearPerpetualSpec());
+    h.account(1, { USDC: 400_000_000 });
+    h.account(2, { USDC: 100_000_000_000 });
+    h.ok(orderCommand(2, 'buy', 100, 240_000, { instrumentName: LINEAR }));
+    const result = h.run(orderCommand(1, 'sell', 100, 12_000, { instrumentName: LINEAR }));
+    assert.ok(available(h, 1, 'USDC') >= 0, `available ${available(h, 1, 'USDC')}, ok ${result.ok}`);
+  });
+  test('with no mark, a maker closing at a loss keeps the reserve its remaining lots need', () => {
+    const h = new Harness();
+    h.list(linearPerpetualSpec());
+    h.account(1, { USDC: 195_000_000 });
+    h.account(2, { USDC: 100_000_000_000 });
+    h.ok(orderCommand(2, 'sell', 3, 120_000, { instrumentName: LINEAR }));
+    h.ok(orderCommand(1, 'buy', 3, 120_000, { instrumentName: LINEAR }));
+    // 3 of its 18 lots close the long at a loss (reserved), and fill first.
+    h.ok(orderCommand(1, 'sell', 18, 12_000, { instrumentName: LINEAR }));
+    assert.ok(available(h, 1, 'USDC') >= 0);
+    for (let i = 0; i < 4; i++) {
+      h.ok(orderCommand(2, 'buy', 1, 12_000, { instrumentName: LINEAR }));
+      assert.ok(available(h, 1, 'USDC') >= 0, `fill ${i}: available ${available(h, 1, 'USDC')}`);
+    }
+  });
+
+  test('with no mark, a taker closing lots an older reduce-only order claims pays the loss', () => {
+    const h = new Harness();
+    h.list(linearPerpetualSpec());
+    h.account(1, { USDC: 100_000_000 });
+    h.account(2, { USDC: 100_000_000_000 });
+    h.ok(orderCommand(2, 'sell', 3, 120_000, { instrumentName: LINEAR }));
+    h.ok(orderCommand(1, 'buy', 3, 120_000, { instrumentName: LINEAR }));
+    h.ok(orderCommand(1, 'sell', 3, 200_000, { instrumentName: LINEAR, reduceOnly: true }));
+    h.ok(orderCommand(2, 'buy', 3, 12_000, { instrumentName: LINEAR }));
+    // Reserved as opening (the reduce-only order claims the long), it closes it when it fills.
+    const result = h.run(orderCommand(1, 'sell', 3, null, { instrumentName: LINEAR }));
+    assert.ok(available(h, 1, 'USDC') >= 0, `available ${available(h, 1, 'USDC')}, ok ${result.ok}`);
+    assert.equal(result.ok, false);
+  });
+  test('with no mark, the review of a grown closing order keeps the loss it closes at', () => {
+    const h = new Harness();
+    h.list(linearPerpetualSpec());
+    h.account(1, { USDC: 200_000_000 });
+    h.account(2, { USDC: 100_000_000_000 });
+    h.ok(orderCommand(2, 'sell', 3, 120_000, { instrumentName: LINEAR }));
+    h.ok(orderCommand(1, 'buy', 3, 120_000, { instrumentName: LINEAR }));
+    const sell = h.ok(orderCommand(1, 'sell', 3, 12_000, { instrumentName: LINEAR })).order!.orderId;
+    // Grown, it re-enters its claim queue and is reviewed there.
+    h.ok({ type: 'edit_order', accountId: 1, orderId: sell, amount: 10, price: 12_000 });
+    // The 3 lots that close the long lose 54 USDC each against their cost: still reserved.
+    const orderMargin = h.venue.accountSummary(1, 'USDC')!.orderMargin;
+    assert.ok(orderMargin >= 3 * 54_000_000, `order margin ${orderMargin}`);
+    h.ok(orderCommand(2, 'buy', 10, 12_000, { instrumentName: LINEAR }));
+    assert.ok(available(h, 1, 'USDC') >= 0, `available ${available(h, 1, 'USDC')}`);
+  });
+});
