@@ -17,9 +17,9 @@
  */
 import type { Account } from './accounts.ts';
 import { comboLegs, legSide } from './combo-legs.ts';
-import { changeOpenLots, reducibleLots } from './matching.ts';
-import { FLAG_REDUCE_ONLY, type Order } from './order.ts';
-import { type Claim, legsReserve, orderReserve, type ReserveLeg } from './risk.ts';
+import { exactReserve, exposedOf, reducibleLots } from './matching.ts';
+import { FLAG_REDUCE_ONLY } from './order.ts';
+import { legsReserve, type ReserveLeg } from './risk.ts';
 import type { InstrumentState, VenueState } from './state.ts';
 
 /**
@@ -116,31 +116,4 @@ function pushOn(
     }
     ahead = end;
   }
-}
-
-/** Lots of a claim ending at `end` (cumulative, in queue order) beyond `reducible`, of its `lots`. */
-function exposedOf(end: number, reducible: number, lots: number): number {
-  return Math.min(lots, Math.max(0, end - reducible));
-}
-
-/**
- * What a resting order's remaining lots need with `claim` in place of the open orders' claim on one
- * instrument, as matching.ts's review computes it: a combo's own open lots are no other order's
- * claim on its other legs.
- */
-function exactReserve(
-  state: VenueState,
-  account: Account,
-  order: Order,
-  claim: Claim,
-): { currency: string; amount: number } {
-  const instrument = state.instrumentList[order.instrumentId]!;
-  const lots = order.amount - order.filled;
-  if (instrument.instrument.spec.legs === null)
-    return orderReserve(state, instrument, account, order.side, lots, order.price, 0, claim);
-  const position = instrument.position(account);
-  changeOpenLots(state, instrument, account, position, order.side, -lots, order);
-  const reserve = orderReserve(state, instrument, account, order.side, lots, order.price, 0, claim);
-  changeOpenLots(state, instrument, account, position, order.side, lots, order);
-  return reserve;
 }

@@ -355,6 +355,22 @@ function claimOf(order: Order): number {
   return order.level === null ? 0 : order.amount - order.filled;
 }
 
+/** The account's claim queue on `position`'s instrument for `side`, null when it has none. */
+function sideQueue(account: Account, position: Position, side: 'buy' | 'sell'): ClaimQueue | null {
+  const queues = queuesOf(account, position);
+  return queues === null ? null : side === 'buy' ? queues.buys : queues.sells;
+}
+
+/** Lots `queue`'s orders older than `order` (a lower number) claim, not `order`'s own. */
+function claimedBefore(queue: ClaimQueue, order: Order): number {
+  const { orders, numbers } = queue;
+  let ahead = 0;
+  for (let i = 0; i < orders.length && numbers[i]! < order.number; i++) {
+    if (orders[i] !== order) ahead += claimOf(orders[i]!);
+  }
+  return ahead;
+}
+
 // Where a walk of a claim queue stands: the entry, and the lots claimed by the orders before it.
 let walkIndex = 0;
 let walkAhead = 0;
@@ -510,12 +526,9 @@ function noteEntryOn(
   if (reducible === 0 || !claimsBeyond(account, position, side, reducible)) return;
   // The orders older than it claim what they did: the review starts at its place in the queue, so
   // they are not re-reserved at today's mark (a mark move does not do that to resting orders).
-  const queues = queuesOf(account, position);
-  if (queues === null) return;
-  const { orders, numbers } = side === 'buy' ? queues.buys : queues.sells;
-  let ahead = 0;
-  for (let i = 0; i < orders.length && numbers[i]! < order.number; i++) ahead += claimOf(orders[i]!);
-  const low = Math.max(reducible, ahead);
+  const queue = sideQueue(account, position, side);
+  if (queue === null) return;
+  const low = Math.max(reducible, claimedBefore(queue, order));
   const review = openReview(state, instrument, account, position);
   if (side === 'buy') {
     review.buysLow = Math.min(review.buysLow, low);
@@ -559,9 +572,8 @@ export function closingExtra(
   // An order that does not cross rests without trading: it reduces nothing now.
   const touch = side === 'buy' ? instrument.book.bestAsk() : instrument.book.bestBid();
   if (touch === null || (side === 'buy' ? price < touch : price > touch)) return 0;
-  const queues = queuesOf(account, position);
-  if (queues === null) return 0;
-  const queue = side === 'buy' ? queues.buys : queues.sells;
+  const queue = sideQueue(account, position, side);
+  if (queue === null) return 0;
   const orders = queue.orders;
   walkTo(queue, after);
   let i = walkIndex;
@@ -633,9 +645,9 @@ function entryExtraOn(
   if (position === undefined) return 0;
   const reducible = reducibleLots(position, side);
   if (reducible === 0 || !claimsBeyond(account, position, side, 0)) return 0;
-  const queues = queuesOf(account, position);
-  if (queues === null) return 0;
-  const { orders, numbers } = side === 'buy' ? queues.buys : queues.sells;
+  const queue = sideQueue(account, position, side);
+  if (queue === null) return 0;
+  const { orders, numbers } = queue;
   let ahead = 0;
   let pushed = 0;
   for (let i = 0; i < orders.length && ahead < reducible; i++) {
@@ -702,13 +714,9 @@ function grownReserveOn(
   if (position === undefined) return 0;
   const reducible = reducibleLots(position, side);
   if (reducible === 0) return 0;
-  const queues = queuesOf(account, position);
-  if (queues === null) return 0;
-  const { orders, numbers } = side === 'buy' ? queues.buys : queues.sells;
-  let ahead = 0;
-  for (let i = 0; i < orders.length && numbers[i]! < order.number; i++) {
-    if (orders[i] !== order) ahead += claimOf(orders[i]!);
-  }
+  const queue = sideQueue(account, position, side);
+  if (queue === null) return 0;
+  const ahead = claimedBefore(queue, order);
   if (ahead >= reducible) return 0;
   return Math.max(
     0,
@@ -717,7 +725,7 @@ function grownReserveOn(
 }
 
 /** Lots of a claim ending at `end` (cumulative, in queue order) beyond `reducible`, of its `lots`. */
-function exposedOf(end: number, reducible: number, lots: number): number {
+export function exposedOf(end: number, reducible: number, lots: number): number {
   return Math.min(lots, Math.max(0, end - reducible));
 }
 
@@ -809,7 +817,7 @@ function reviewSide(
  * other order's claim (a combo's other legs included); `claim` puts the orders ahead of it in its
  * claim queue in place of all open orders on that instrument.
  */
-function exactReserve(
+export function exactReserve(
   state: VenueState,
   account: Account,
   order: Order,
