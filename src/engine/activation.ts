@@ -44,7 +44,7 @@ import { FLAG_POST_ONLY, FLAG_REDUCE_ONLY, FLAG_REJECT_POST_ONLY, type Order } f
 import { transition } from './order-state.ts';
 import { availableFunds, coverRelease, orderReserve, type PriceBand, priceBand } from './risk.ts';
 import type { InstrumentState, VenueState } from './state.ts';
-import { limitTerms, marketTerms, postOnlyReprice, sessionEnd } from './trading.ts';
+import { limitTerms, marketTerms, pastExpiry, postOnlyReprice, sessionEnd } from './trading.ts';
 
 /**
  * The price a market-type order shows once it has executed: the band edge it could trade to, or
@@ -116,7 +116,8 @@ function enterMarket(state: VenueState, order: Order, trades: TradeView[]): void
     closeOrder(state, order, 'reject', reason);
     state.events.push({ type: 'order', order: order.toView() });
   };
-  if (instrument.status !== 'open') {
+  // Settled, or its expiry instant has come (trading.ts `pastExpiry`).
+  if (pastExpiry(state, instrument)) {
     reject();
     return;
   }

@@ -49,7 +49,7 @@ import {
 import { FLAG_BLOCK_TRADE, Order } from './order.ts';
 import { availableFunds, type ReserveLeg } from './risk.ts';
 import { InstrumentState, refusal, type VenueState } from './state.ts';
-import { comboPriceProblem } from './trading.ts';
+import { comboPriceProblem, pastExpiry } from './trading.ts';
 
 function fail(
   state: VenueState,
@@ -554,7 +554,7 @@ function checkBlock(
     const instrument = state.instruments.get(leg.instrumentName);
     if (instrument === undefined)
       return refused('invalid_instrument', `leg ${i}: instrument not found`, `legs[${i}].instrumentName`);
-    if (instrument.status !== 'open')
+    if (pastExpiry(state, instrument))
       return refused('instrument_expired', `leg ${i}: instrument expired`, `legs[${i}].instrumentName`);
     if (!Number.isSafeInteger(leg.amount) || leg.amount <= 0)
       return refused('invalid_amount', `leg ${i}: bad amount`, `legs[${i}].amount`);

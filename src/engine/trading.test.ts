@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CommandResult } from '../core/events.ts';
 import { decodeSnapshotState, encodeSnapshot } from '../store/record-format.ts';
-import { COMBO_EXPIRY, LOW_CALL, listCombos, STRADDLE } from './combo-testkit.ts';
-import { Harness, linearPerpetualSpec, perpetualSpec } from './testkit.ts';
+import { COMBO_EXPIRY, FUTURE, LOW_CALL, listCombos, STRADDLE } from './combo-testkit.ts';
+import { Harness, linearPerpetualSpec, orderCommand, perpetualSpec } from './testkit.ts';
 import { sessionEnd } from './trading.ts';
 import { Venue, type VenueSnapshot } from './venue.ts';
 
@@ -558,5 +558,44 @@ describe('at the expiry instant, before the settlement is booked', () => {
     assert.equal(h.venue.getOrder(resting)!.price, 300);
     assert.ok(h.order(2, 'buy', 1, 100_000).ok, 'the perpetual still trades');
     assert.ok(h.run({ type: 'cancel_order', accountId: 1, orderId: resting }).ok);
+  });
+
+  test('nor trigger orders, one that fires then, or a block trade', () => {
+    const h = new Harness();
+    listCombos(h, []);
+    h.account(1);
+    h.account(2);
+    const mark = (markPrice: number) =>
+      h.ok({
+        type: 'update_prices',
+        indexPrices: [{ currency: 'BTC', price: 60_000 }],
+        markPrices: [{ instrumentName: FUTURE, markPrice }],
+      });
+    mark(24_000);
+    h.ok(orderCommand(2, 'buy', 10, 23_990, { instrumentName: FUTURE }));
+    const stop = (triggerPrice: number) =>
+      orderCommand(1, 'sell', 10, null, {
+        instrumentName: FUTURE,
+        orderType: 'stop_market',
+        trigger: 'mark_price',
+        triggerPrice,
+      });
+    const waiting = h.ok(stop(23_950)).order!.orderId;
+    h.ts = COMBO_EXPIRY;
+    assert.equal(errorName(h.run(stop(23_900))), 'instrument_expired');
+    // The mark falls through the stop's trigger: it fires, and is rejected, not traded.
+    mark(23_940);
+    assert.equal(h.venue.getOrder(waiting)!.orderState, 'rejected');
+    assert.equal(h.venue.position(1, FUTURE), null);
+    const block = h.run({
+      type: 'block_trade',
+      takerAccountId: 1,
+      makerAccountId: 2,
+      legs: [{ instrumentName: FUTURE, side: 'buy', amount: 10, price: 24_000 }],
+    });
+    assert.deepEqual(block.ok ? null : [block.error.name, block.error.data?.field], [
+      'instrument_expired',
+      'legs[0].instrumentName',
+    ]);
   });
 });

@@ -36,7 +36,7 @@ import {
   type OrderExtras,
 } from './order.ts';
 import { type InstrumentState, refusal, type VenueState } from './state.ts';
-import { reduceOnlyUnavailable, sessionEnd } from './trading.ts';
+import { pastExpiry, reduceOnlyUnavailable, sessionEnd } from './trading.ts';
 
 /** Untriggered orders one account may hold. */
 export const MAX_TRIGGER_ORDERS_PER_ACCOUNT = 200;
@@ -255,7 +255,7 @@ export function placeTriggerOrder(state: VenueState, command: PlaceOrder): Comma
       command,
       refusal('invalid_instrument', 'instrument not found', { field: 'instrumentName' }),
     );
-  if (instrument.status !== 'open')
+  if (pastExpiry(state, instrument))
     return fail(
       state,
       command,
