@@ -26,6 +26,21 @@ function stateOf(h: Harness): VenueState {
 const available = (h: Harness, id: number, currency: string) =>
   h.venue.accountSummary(id, currency)!.availableFunds;
 
+/** The linear perpetual with no mark yet; account 1 with `usdc` minor units, account 2 rich. */
+function unmarkedLinear(usdc: number): Harness {
+  const h = new Harness();
+  h.list(linearPerpetualSpec());
+  h.account(1, { USDC: usdc });
+  h.account(2, { USDC: 100_000_000_000 });
+  return h;
+}
+
+/** Account 1 buys `lots` from account 2 at 120,000 ticks (60,000 USDC). */
+function buyLong(h: Harness, lots: number): void {
+  h.ok(orderCommand(2, 'sell', lots, 120_000, { instrumentName: LINEAR }));
+  h.ok(orderCommand(1, 'buy', lots, 120_000, { instrumentName: LINEAR }));
+}
+
 describe('funds check gaps', () => {
   test('an edit that grows an order does not re-reserve older orders at the mark', () => {
     const h = new Harness();
@@ -49,12 +64,8 @@ describe('funds check gaps', () => {
   });
 
   test('with no mark, a market sell closing a long at a loss reserves the loss', () => {
-    const h = new Harness();
-    h.list(linearPerpetualSpec());
-    h.account(1, { USDC: 400_000_000 });
-    h.account(2, { USDC: 100_000_000_000 });
-    h.ok(orderCommand(2, 'sell', 10, 120_000, { instrumentName: LINEAR }));
-    h.ok(orderCommand(1, 'buy', 10, 120_000, { instrumentName: LINEAR }));
+    const h = unmarkedLinear(400_000_000);
+    buyLong(h, 10);
     // A bid at a tenth of the price.
     h.ok(orderCommand(2, 'buy', 10, 12_000, { instrumentName: LINEAR }));
     const before = available(h, 1, 'USDC');
@@ -68,12 +79,8 @@ describe('funds check gaps', () => {
   });
 
   test('with no mark, a limit sell closing a long at a loss reserves the loss', () => {
-    const h = new Harness();
-    h.list(linearPerpetualSpec());
-    h.account(1, { USDC: 400_000_000 });
-    h.account(2, { USDC: 100_000_000_000 });
-    h.ok(orderCommand(2, 'sell', 10, 120_000, { instrumentName: LINEAR }));
-    h.ok(orderCommand(1, 'buy', 10, 120_000, { instrumentName: LINEAR }));
+    const h = unmarkedLinear(400_000_000);
+    buyLong(h, 10);
     h.ok(orderCommand(2, 'buy', 10, 12_000, { instrumentName: LINEAR }));
     const result = h.run(orderCommand(1, 'sell', 10, 12_000, { instrumentName: LINEAR }));
     assert.ok(available(h, 1, 'USDC') >= 0, `available ${available(h, 1, 'USDC')}, ok ${result.ok}`);
@@ -81,21 +88,14 @@ describe('funds check gaps', () => {
   });
 
   test('with no mark, a crossing linear limit sell reserves at the touch above its limit', () => {
-    const h = new Harness();
-    h.list(linearPerpetualSpec());
-    h.account(1, { USDC: 400_000_000 });
-    h.account(2, { USDC: 100_000_000_000 });
+    const h = unmarkedLinear(400_000_000);
     h.ok(orderCommand(2, 'buy', 100, 240_000, { instrumentName: LINEAR }));
     const result = h.run(orderCommand(1, 'sell', 100, 12_000, { instrumentName: LINEAR }));
     assert.ok(available(h, 1, 'USDC') >= 0, `available ${available(h, 1, 'USDC')}, ok ${result.ok}`);
   });
   test('with no mark, a maker closing at a loss keeps the reserve its remaining lots need', () => {
-    const h = new Harness();
-    h.list(linearPerpetualSpec());
-    h.account(1, { USDC: 195_000_000 });
-    h.account(2, { USDC: 100_000_000_000 });
-    h.ok(orderCommand(2, 'sell', 3, 120_000, { instrumentName: LINEAR }));
-    h.ok(orderCommand(1, 'buy', 3, 120_000, { instrumentName: LINEAR }));
+    const h = unmarkedLinear(195_000_000);
+    buyLong(h, 3);
     // 3 of its 18 lots close the long at a loss (reserved), and fill first.
     h.ok(orderCommand(1, 'sell', 18, 12_000, { instrumentName: LINEAR }));
     assert.ok(available(h, 1, 'USDC') >= 0);
@@ -106,12 +106,8 @@ describe('funds check gaps', () => {
   });
 
   test('with no mark, a taker closing lots an older reduce-only order claims pays the loss', () => {
-    const h = new Harness();
-    h.list(linearPerpetualSpec());
-    h.account(1, { USDC: 100_000_000 });
-    h.account(2, { USDC: 100_000_000_000 });
-    h.ok(orderCommand(2, 'sell', 3, 120_000, { instrumentName: LINEAR }));
-    h.ok(orderCommand(1, 'buy', 3, 120_000, { instrumentName: LINEAR }));
+    const h = unmarkedLinear(100_000_000);
+    buyLong(h, 3);
     h.ok(orderCommand(1, 'sell', 3, 200_000, { instrumentName: LINEAR, reduceOnly: true }));
     h.ok(orderCommand(2, 'buy', 3, 12_000, { instrumentName: LINEAR }));
     // Reserved as opening (the reduce-only order claims the long), it closes it when it fills.
@@ -120,12 +116,8 @@ describe('funds check gaps', () => {
     assert.equal(result.ok, false);
   });
   test('with no mark, the review of a grown closing order keeps the loss it closes at', () => {
-    const h = new Harness();
-    h.list(linearPerpetualSpec());
-    h.account(1, { USDC: 200_000_000 });
-    h.account(2, { USDC: 100_000_000_000 });
-    h.ok(orderCommand(2, 'sell', 3, 120_000, { instrumentName: LINEAR }));
-    h.ok(orderCommand(1, 'buy', 3, 120_000, { instrumentName: LINEAR }));
+    const h = unmarkedLinear(200_000_000);
+    buyLong(h, 3);
     const sell = h.ok(orderCommand(1, 'sell', 3, 12_000, { instrumentName: LINEAR })).order!.orderId;
     // Grown, it re-enters its claim queue and is reviewed there.
     h.ok({ type: 'edit_order', accountId: 1, orderId: sell, amount: 10, price: 12_000 });

@@ -60,7 +60,9 @@ export function rest(
     else position.reduceOnlySells += remaining;
   }
   if (order.reserved !== 0) account.ledger(order.reserveCurrency).reserved += order.reserved;
-  if (!instrument.economics.isSpot) enterClaims(state, instrument, account, position, order);
+  // A resting order joins the claim queues of what it trades.
+  if (!instrument.economics.isSpot)
+    forEachClaimQueue(state, instrument, account, position, order, enqueueClaim);
   if (queueExpiry && order.expiresAt !== 0) state.expiries.push(order);
 }
 
@@ -141,7 +143,8 @@ export function unrest(state: VenueState, instrument: InstrumentState, order: Or
     account.ledger(order.reserveCurrency).reserved -= order.reserved;
     order.reserved = 0;
   }
-  if (!instrument.economics.isSpot) leaveClaims(state, instrument, account, position, order);
+  // It left the book: its entries stay, idle (`LEFT`), until it rests again or a compaction.
+  if (!instrument.economics.isSpot) forEachClaimQueue(state, instrument, account, position, order, idleClaim);
 }
 
 // ---- The reducing-order exemption: claim queues and reserve reviews ----------------------------
@@ -252,35 +255,27 @@ function claimLots(queue: ClaimQueue, order: Order | null, delta: number): void 
 }
 
 /**
- * Visits the claim queue of each side a combo order trades (each leg's, on the leg's own side), with
- * the order. `visit` is a module function, so no closure is made per call.
+ * Visits the claim queue of each side the order trades (a combo's: each leg's, on the leg's own
+ * side), with the order. `visit` is a module function, so no closure is made per call.
  */
-function forEachLegClaimQueue(
-  state: VenueState,
-  instrument: InstrumentState,
-  account: Account,
-  order: Order,
-  visit: (queue: ClaimQueue, order: Order) => void,
-): void {
-  for (const leg of comboLegs(state, instrument)!.legs) {
-    const queues = claimQueues(account, leg.instrument.id);
-    visit(legSide(order.side, leg.ratio) === 'buy' ? queues.buys : queues.sells, order);
-  }
-}
-
-/** A resting order joins the claim queues of what it trades. */
-function enterClaims(
+function forEachClaimQueue(
   state: VenueState,
   instrument: InstrumentState,
   account: Account,
   position: Position,
   order: Order,
+  visit: (queue: ClaimQueue, order: Order) => void,
 ): void {
   if (instrument.instrument.spec.legs === null) {
     // `changeOpenLots` looked the queues up.
     const queues = position.claims!;
-    enqueueClaim(order.side === 'buy' ? queues.buys : queues.sells, order);
-  } else forEachLegClaimQueue(state, instrument, account, order, enqueueClaim);
+    visit(order.side === 'buy' ? queues.buys : queues.sells, order);
+    return;
+  }
+  for (const leg of comboLegs(state, instrument)!.legs) {
+    const queues = claimQueues(account, leg.instrument.id);
+    visit(legSide(order.side, leg.ratio) === 'buy' ? queues.buys : queues.sells, order);
+  }
 }
 
 /**
@@ -308,20 +303,6 @@ function enqueueClaim(queue: ClaimQueue, order: Order): void {
     orders.splice(i, 0, order);
     numbers.splice(i, 0, number);
   }
-}
-
-/** An order left the book: its entries stay, idle (`LEFT`), until it rests again or a compaction. */
-function leaveClaims(
-  state: VenueState,
-  instrument: InstrumentState,
-  account: Account,
-  position: Position,
-  order: Order,
-): void {
-  if (instrument.instrument.spec.legs === null) {
-    const queues = position.claims!;
-    idleClaim(order.side === 'buy' ? queues.buys : queues.sells, order);
-  } else forEachLegClaimQueue(state, instrument, account, order, idleClaim);
 }
 
 /** The order's entry holds `LEFT` until it rests again or the queue is compacted. */

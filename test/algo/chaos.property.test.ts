@@ -30,9 +30,9 @@ import type { PortfolioMachine } from '../../src/algo/machine.ts';
 import { childCovers } from '../../src/algo/portfolio-state.ts';
 import type { PortfolioType, UnstampedAlgoCommand } from '../../src/algo/types.ts';
 import { validatePortfolioBody } from '../../src/api/portfolios/validate.ts';
-import { createCoreMachine, PORTFOLIOS, RFQ_DESK } from '../../src/app/core-factory.ts';
+import { PORTFOLIOS, RFQ_DESK } from '../../src/app/core-factory.ts';
 import type { UnstampedCommand } from '../../src/core/commands.ts';
-import type { CoreMachine, MachineCommand, MachineSnapshot } from '../../src/core/machine.ts';
+import type { CoreMachine, MachineCommand } from '../../src/core/machine.ts';
 import { VenueError } from '../../src/domain/errors.ts';
 import { Instrument, type InstrumentSpec } from '../../src/domain/instrument.ts';
 import {
@@ -41,12 +41,17 @@ import {
   orderCommand,
   perpetualSpec,
   spotSpec,
-  T0,
 } from '../../src/engine/testkit.ts';
 import { createCombo, parseComboName } from '../../src/market/combos.ts';
 import type { RfqDesk } from '../../src/rfq/desk.ts';
 import type { UnstampedRfqCommand } from '../../src/rfq/types.ts';
-import { decodeSnapshotState, encodeSnapshot } from '../../src/store/record-format.ts';
+import {
+  ChaosCore,
+  checkCopyAnswers,
+  checkRestoredAndReplayed,
+  passTime as passTimeOn,
+  restoredCopy,
+} from '../support/chaos-core.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The market
@@ -522,28 +527,9 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 // ---------------------------------------------------------------------------------------------
 // The driver
 
-class Core {
-  seq = 0;
-  ts = T0;
-
-  constructor(readonly machine: CoreMachine = createCoreMachine()) {}
-
+class Core extends ChaosCore {
   get algos(): PortfolioMachine {
     return this.machine.sub<PortfolioMachine>(PORTFOLIOS);
-  }
-
-  /** Every command executed, stamped, setup included (the journal a replay runs). */
-  readonly log: MachineCommand[] = [];
-
-  stamp(command: UnstampedCommand | UnstampedAlgoCommand | UnstampedRfqCommand): MachineCommand {
-    const stamped = { ...command, seq: ++this.seq, ts: this.ts } as MachineCommand;
-    this.log.push(stamped);
-    return stamped;
-  }
-
-  ok(command: UnstampedCommand): void {
-    const result = this.machine.execute(this.stamp(command));
-    assert.ok(result.result.ok, JSON.stringify(result.result));
   }
 
   instrument(name: string): Instrument | undefined {
@@ -552,10 +538,6 @@ class Core {
 
   open(name: string): boolean {
     return this.machine.venue.instrument(name)?.status === 'open';
-  }
-
-  mark(name: string): number | null {
-    return this.machine.venue.instrument(name)?.markPrice ?? null;
   }
 
   index(): number {
@@ -1037,41 +1019,19 @@ function count(key: string): void {
   if (OUTCOMES !== null) OUTCOMES.set(key, (OUTCOMES.get(key) ?? 0) + 1);
 }
 
-function restoredCopy(core: Core): CoreMachine {
-  const stored = encodeSnapshot(core.seq, core.ts, core.machine.stateHash(), core.machine.snapshot());
-  return createCoreMachine(decodeSnapshotState<MachineSnapshot>(stored));
-}
-
 function execute(core: Core, copy: CoreMachine | null, c: MachineCommand, label: string): void {
   let result: ReturnType<CoreMachine['execute']> | undefined;
   assert.doesNotThrow(() => {
     result = core.machine.execute(c);
   }, label);
-  if (copy !== null) {
-    const again = copy.execute(c);
-    assert.deepEqual(
-      JSON.parse(JSON.stringify(again.result)),
-      JSON.parse(JSON.stringify(result!.result)),
-      `${label}: the restored core answers alike`,
-    );
-  }
+  checkCopyAnswers(copy, c, result!, label);
   const value = result!.result;
   count(`${c.type}: ${value.ok ? 'ok' : value.error.name}`);
 }
 
 /** Moves the clock `ms`: a timer at every wakeup the core asks for, as the service does (or late). */
 function passTime(core: Core, copy: CoreMachine | null, ms: number, wakeups: boolean, label: string): void {
-  const target = core.ts + ms;
-  if (wakeups) {
-    for (let guard = 0; guard < 2_000; guard++) {
-      const next = core.machine.nextWakeup();
-      if (next === null || next > target) break;
-      core.ts = Math.max(core.ts, next);
-      execute(core, copy, core.stamp({ type: 'timer' }), `${label} (wakeup at ${core.ts})`);
-    }
-  }
-  core.ts = target;
-  execute(core, copy, core.stamp({ type: 'timer' }), label);
+  passTimeOn(core, ms, wakeups, label, 2_000, (c, at) => execute(core, copy, c, at));
 }
 
 function runSession(steps: readonly Step[], cut: number): Core {
@@ -1099,11 +1059,7 @@ function runSession(steps: readonly Step[], cut: number): Core {
     core.machine.venue.validate();
     checkPortfolios(core);
   }
-  if (copy !== null) assert.equal(copy.stateHash(), core.machine.stateHash(), 'final hash after restore');
-  // The journal replayed into a fresh core ends in the same state.
-  const replay = createCoreMachine();
-  for (const c of core.log) replay.execute(c);
-  assert.equal(replay.stateHash(), core.machine.stateHash(), 'replayed hash');
+  checkRestoredAndReplayed(core, copy);
   return core;
 }
 

@@ -28,10 +28,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { createCoreMachine, RFQ_DESK } from '../../src/app/core-factory.ts';
+import { RFQ_DESK } from '../../src/app/core-factory.ts';
 import type { UnstampedCommand } from '../../src/core/commands.ts';
 import type { CoreEvent, TradeView } from '../../src/core/events.ts';
-import type { CoreMachine, MachineCommand, MachineSnapshot } from '../../src/core/machine.ts';
+import type { CoreMachine, MachineCommand } from '../../src/core/machine.ts';
 import type { InstrumentSpec } from '../../src/domain/instrument.ts';
 import {
   linearPerpetualSpec,
@@ -39,12 +39,17 @@ import {
   orderCommand,
   perpetualSpec,
   spotSpec,
-  T0,
 } from '../../src/engine/testkit.ts';
 import type { RfqDesk } from '../../src/rfq/desk.ts';
 import { hedgeShare } from '../../src/rfq/quote-terms.ts';
 import type { QuoteRecord, RfqRecord, UnstampedRfqCommand } from '../../src/rfq/types.ts';
-import { decodeSnapshotState, encodeSnapshot } from '../../src/store/record-format.ts';
+import {
+  ChaosCore,
+  checkCopyAnswers,
+  checkRestoredAndReplayed,
+  passTime as passTimeOn,
+  restoredCopy,
+} from '../support/chaos-core.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The market
@@ -590,41 +595,18 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 // ---------------------------------------------------------------------------------------------
 // The driver
 
-class Core {
-  seq = 0;
-  ts = T0;
+class Core extends ChaosCore {
   readonly rfqIds: string[] = [];
   readonly quoteIds: string[] = [];
   /** Every engine trade of the run (block trades are checked against the desk's fills). */
   readonly trades: TradeView[] = [];
 
-  constructor(readonly machine: CoreMachine = createCoreMachine()) {}
-
   get desk(): RfqDesk {
     return this.machine.sub<RfqDesk>(RFQ_DESK);
   }
 
-  /** Every command executed, stamped, setup included (the journal a replay runs). */
-  readonly log: MachineCommand[] = [];
-
-  stamp(command: UnstampedCommand | UnstampedRfqCommand): MachineCommand {
-    const stamped = { ...command, seq: ++this.seq, ts: this.ts } as MachineCommand;
-    this.log.push(stamped);
-    return stamped;
-  }
-
   record(events: readonly CoreEvent[]): void {
     for (const event of events) if (event.type === 'trade') this.trades.push(event.trade);
-  }
-
-  /** Setup commands: asserted to succeed. */
-  ok(command: UnstampedCommand): void {
-    const result = this.machine.execute(this.stamp(command));
-    assert.ok(result.result.ok, JSON.stringify(result.result));
-  }
-
-  mark(name: string): number | null {
-    return this.machine.venue.instrument(name)?.markPrice ?? null;
   }
 
   band(name: string): { min: number; max: number } | null {
@@ -1180,11 +1162,6 @@ function countPath(key: string): void {
   if (OUTCOMES !== null) OUTCOMES.set(key, (OUTCOMES.get(key) ?? 0) + 1);
 }
 
-function restoredCopy(core: Core): CoreMachine {
-  const stored = encodeSnapshot(core.seq, core.ts, core.machine.stateHash(), core.machine.snapshot());
-  return createCoreMachine(decodeSnapshotState<MachineSnapshot>(stored));
-}
-
 /** Every party's available funds in each currency, by `accountId|currency`. */
 function availableFunds(core: Core): Map<string, number> {
   const funds = new Map<string, number>();
@@ -1225,14 +1202,7 @@ function execute(core: Core, copy: CoreMachine | null, c: MachineCommand, label:
   }, label);
   core.record(result!.engineEvents);
   checkFunds(before, availableFunds(core), c, label);
-  if (copy !== null) {
-    const again = copy.execute(c);
-    assert.deepEqual(
-      JSON.parse(JSON.stringify(again.result)),
-      JSON.parse(JSON.stringify(result!.result)),
-      `${label}: the restored core answers alike`,
-    );
-  }
+  checkCopyAnswers(copy, c, result!, label);
   const value = result!.result;
   if (OUTCOMES !== null) {
     // RFQ_CHAOS_STATS=2: with the refusals' messages (digits masked).
@@ -1254,17 +1224,7 @@ function execute(core: Core, copy: CoreMachine | null, c: MachineCommand, label:
 
 /** Moves the clock `ms`, with a timer at every wakeup the core asks for (or one timer at the end). */
 function passTime(core: Core, copy: CoreMachine | null, ms: number, wakeups: boolean, label: string): void {
-  const target = core.ts + ms;
-  if (wakeups) {
-    for (let guard = 0; guard < 1_000; guard++) {
-      const next = core.machine.nextWakeup();
-      if (next === null || next > target) break;
-      core.ts = Math.max(core.ts, next);
-      execute(core, copy, core.stamp({ type: 'timer' }), `${label} (wakeup)`);
-    }
-  }
-  core.ts = target;
-  execute(core, copy, core.stamp({ type: 'timer' }), label);
+  passTimeOn(core, ms, wakeups, label, 1_000, (c, at) => execute(core, copy, c, at));
 }
 
 function runSession(steps: readonly Step[], cut: number): Core {
@@ -1288,11 +1248,7 @@ function runSession(steps: readonly Step[], cut: number): Core {
     core.machine.venue.validate();
     checkDesk(core);
   }
-  if (copy !== null) assert.equal(copy.stateHash(), core.machine.stateHash(), 'final hash after restore');
-  // The journal replayed into a fresh core ends in the same state.
-  const replay = createCoreMachine();
-  for (const c of core.log) replay.execute(c);
-  assert.equal(replay.stateHash(), core.machine.stateHash(), 'replayed hash');
+  checkRestoredAndReplayed(core, copy);
   return core;
 }
 
