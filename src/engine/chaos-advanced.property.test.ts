@@ -14,9 +14,6 @@
  * - makers that trade at a loss against the mark (`lostAgainstMark`, as in
  *   chaos.property.test.ts): a resting order reserves the loss against the mark of its placing,
  *   and a later mark move does not touch it;
- * - makers whose fill reduced the position an older open order of theirs on that side claims
- *   (`makerUncoveredOlder`): that order then reserves for opening, uncharged up front (a
- *   limitation of the claim accounting, matching.ts, reported separately);
  * - what a price update does by itself. A price update moves equity and margins, not reserves, so
  *   it may take funds below zero; but it also fires trigger orders, and what those do when they
  *   go live (and the linked secondaries their fills release) is the orders' own doing, checked at
@@ -571,34 +568,6 @@ function lostAgainstMark(trades: readonly TradeView[]): Set<number> {
   return lost;
 }
 
-/** An engine order id's number (`BTC-42`, `BTC-SL-42` → 42): orders are numbered as placed. */
-const orderNumber = (orderId: string) => Number(orderId.slice(orderId.lastIndexOf('-') + 1));
-
-/**
- * Makers whose fill reduced their position while an older open order of theirs on the same
- * instrument and side still claims it: the older order loses the reducing exemption for those
- * lots and reserves for opening them (matching.ts `reviewReserves`), which can be far more than
- * the maker's released reserve (an older bid far below the market), and nothing charged it up
- * front (`closingExtra` charges a taker; a maker rested without crossing). A limitation of the
- * claim accounting (matching.ts), reported separately.
- */
-function makerUncoveredOlder(h: Harness, trades: readonly TradeView[]): Set<number> {
-  const excused = new Set<number>();
-  for (const trade of trades) {
-    const maker = trade.maker;
-    const older = h.venue
-      .openOrders({ accountId: maker.accountId, instrumentName: trade.instrumentName })
-      .some(
-        (o) =>
-          o.side === maker.side &&
-          o.orderState === 'open' &&
-          orderNumber(o.orderId) < orderNumber(maker.orderId),
-      );
-    if (older) excused.add(maker.accountId);
-  }
-  return excused;
-}
-
 function tradesOf(result: CommandResult): TradeView[] {
   return result.events.flatMap((e) => (e.type === 'trade' ? [e.trade] : []));
 }
@@ -648,7 +617,7 @@ export function fundsSession(steps: readonly Step[], trace = false): void {
       const fell = [...before].filter(([k, v]) => v >= 0 && after.get(k)! < 0).map(([k]) => k);
       if (fell.length === 0) continue;
       const trades = tradesOf(result);
-      const excused = new Set([...lostAgainstMark(trades), ...makerUncoveredOlder(h, trades)]);
+      const excused = lostAgainstMark(trades);
       const alone =
         next.type === 'update_prices' ? fundsAfterPricesAlone(h.log.slice(0, logged), h.log[logged]!) : null;
       for (const k of fell) {

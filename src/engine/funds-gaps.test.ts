@@ -10,6 +10,9 @@
  *   `fill`), and as a taker that closes lots an older order claims (matching.ts `closingExtra`).
  * - With no mark, a crossing limit order reserves at the worse of its limit and the touch
  *   (trading.ts `limitTerms`): it can fill at a better price that needs more margin.
+ * - A maker's fill that closes lots an older order of its account claimed leaves that order
+ *   opening: it is cancelled (`risk_mitigation`) when the account cannot fund it (matching.ts
+ *   `cancelUnfunded`), and kept, reserving for opening, when it can.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -126,5 +129,50 @@ describe('funds check gaps', () => {
     assert.ok(orderMargin >= 3 * 54_000_000, `order margin ${orderMargin}`);
     h.ok(orderCommand(2, 'buy', 10, 12_000, { instrumentName: LINEAR }));
     assert.ok(available(h, 1, 'USDC') >= 0, `available ${available(h, 1, 'USDC')}`);
+  });
+
+  describe('a maker fill uncovering an older order of its account', () => {
+    /**
+     * Account 1 short 100 on the inverse perpetual, an older bid far below the market (it closes
+     * the short, so it reserves next to nothing) and a younger bid near it (reserved for opening,
+     * as the older claims the short). Account 2 hits the younger: it closes the short, and the
+     * older bid now opens a long at a tenth of the price, which needs ten times the coin.
+     */
+    function uncovered(funds: number) {
+      const h = new Harness();
+      h.list(perpetualSpec());
+      h.account(1, { BTC: funds });
+      h.account(2);
+      h.ok({
+        type: 'update_prices',
+        indexPrices: [{ currency: 'BTC', price: 50_000 }],
+        markPrices: [{ instrumentName: PERP, markPrice: 100_000 }],
+      });
+      h.ok(orderCommand(1, 'sell', 100, 100_000));
+      h.ok(orderCommand(2, 'buy', 100, 100_000));
+      const older = h.ok(orderCommand(1, 'buy', 100, 10_000)).order!.orderId;
+      h.ok(orderCommand(1, 'buy', 100, 99_000));
+      assert.ok(available(h, 1, 'BTC') >= 0);
+      const hit = h.ok(orderCommand(2, 'sell', 100, 99_000));
+      const order = stateOf(h).orders.get(older);
+      return { h, hit, older, order };
+    }
+
+    test('the older order is cancelled when the account cannot fund it', () => {
+      const { h, hit, older } = uncovered(500_000);
+      assert.ok(available(h, 1, 'BTC') >= 0, `available ${available(h, 1, 'BTC')}`);
+      const cancelled = hit.events.find((e) => e.type === 'order' && e.order.orderId === older);
+      assert.ok(cancelled?.type === 'order');
+      assert.equal(cancelled.order.orderState, 'cancelled');
+      assert.equal(cancelled.order.cancelReason, 'risk_mitigation');
+      assert.equal(h.venue.openOrders({ accountId: 1 }).length, 0);
+    });
+
+    test('the older order keeps resting, reserved for opening, when the account can fund it', () => {
+      const { h, order } = uncovered(2_000_000);
+      assert.equal(order?.state, 'open');
+      assert.ok(order!.reserved > 500_000, `reserved ${order!.reserved}`);
+      assert.ok(available(h, 1, 'BTC') >= 0, `available ${available(h, 1, 'BTC')}`);
+    });
   });
 });

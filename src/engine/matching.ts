@@ -37,7 +37,7 @@ import {
   Order,
 } from './order.ts';
 import { transition } from './order-state.ts';
-import { type Claim, futureReserve, orderReserve, plainReserve } from './risk.ts';
+import { availableFunds, type Claim, futureReserve, orderReserve, plainReserve } from './risk.ts';
 import type { InstrumentState, VenueState } from './state.ts';
 import { noteOpenInterest, recordTrade } from './trade-stats.ts';
 
@@ -786,7 +786,10 @@ function reviewSide(
       const mayLower = exposed < exposedOf(end, low, lots) || entered;
       if (mayRaise || mayLower) {
         const exact = claimReserve(state, account, order, instrument.id, ahead, exposed);
-        if (exact >= 0 && (exact > order.reserved ? mayRaise : mayLower)) setReserve(account, order, exact);
+        if (exact >= 0 && (exact > order.reserved ? mayRaise : mayLower)) {
+          if (exact > order.reserved) state.raisedReserves.push(order);
+          setReserve(account, order, exact);
+        }
       }
     }
     ahead = end;
@@ -976,6 +979,27 @@ export function clipReduceOnly(state: VenueState): void {
       review.queue = DONE;
       reviewReserves(state, instrument, account, position, review);
     }
+  }
+  if (state.raisedReserves.length !== 0) cancelUnfunded(state);
+}
+
+/**
+ * Cancels the orders whose reserve the reviews raised, newest first, while their account's
+ * available funds in the reserve's currency are below zero (`risk_mitigation`). A fill that
+ * reduced a position uncovers the orders that claimed the lots it closed: they now open it. A
+ * taker paid for that up front (`closingExtra`), a maker cannot be asked to, so an order its
+ * account cannot fund is not left resting on credit.
+ */
+function cancelUnfunded(state: VenueState): void {
+  const raised = state.raisedReserves;
+  state.raisedReserves = [];
+  raised.sort((a, b) => b.number - a.number);
+  for (const order of raised) {
+    // Cancelled already, or raised twice in the command.
+    if (order.level === null) continue;
+    const account = state.accounts.get(order.accountId)!;
+    if (availableFunds(state, account, order.reserveCurrency) >= 0) continue;
+    cancelResting(state, state.instrumentList[order.instrumentId]!, order, 'risk_mitigation');
   }
 }
 

@@ -145,6 +145,8 @@ export class VenueState {
    * `clipReduceOnly` (matching.ts) to clip once matching is over; empty between commands.
    */
   reduceOnlyChecks: { instrument: InstrumentState; account: Account }[] = [];
+  /** Resting orders whose reserve a review raised in this command (`clipReduceOnly`). */
+  raisedReserves: Order[] = [];
   /** Trigger book, linked groups, MMP, advanced prices (advanced-state.ts). */
   readonly advanced = new AdvancedState();
 
