@@ -23,8 +23,12 @@ import { type MmpDeps, registerMmpChannels, registerMmpMethods } from './methods
 import { type RfqMethodDeps, registerRfqChannels, registerRfqMethods } from './methods/rfq.ts';
 import { registerPortfolioChannels } from './portfolios/channels.ts';
 import { type PortfolioRouteDeps, registerPortfolioRoutes } from './portfolios/routes.ts';
-/** The documents as text, built from registries whose handlers are never called. */
-export function renderApiDocs(): { openapi: string; asyncapi: string } {
+/** Every method, flat route and channel the service registers, with handlers never to be called. */
+export function apiSurface(): {
+  methods: MethodRegistry;
+  channels: ChannelRegistry;
+  flatRoutes: FlatRouteDefinition[];
+} {
   const methods = new MethodRegistry();
   const channels = new ChannelRegistry();
   const unused = {} as MethodDeps;
@@ -42,6 +46,12 @@ export function renderApiDocs(): { openapi: string; asyncapi: string } {
     {} as PortfolioRouteDeps,
   );
   registerPortfolioChannels(channels, {} as ReadPort);
+  return { methods, channels, flatRoutes };
+}
+
+/** The documents as text. */
+export function renderApiDocs(): { openapi: string; asyncapi: string } {
+  const { methods, channels, flatRoutes } = apiSurface();
   return {
     openapi: `${JSON.stringify(buildOpenApi(methods, flatRoutes, API_VERSION), null, 2)}\n`,
     asyncapi: `${JSON.stringify(buildAsyncApi(methods, channels, API_VERSION), null, 2)}\n`,

@@ -65,6 +65,7 @@ export function buildOpenApi(
         summary: method.summary,
         tags: [method.name.split('/').slice(0, -1).join('/')],
         ...(method.access === 'private' ? { security: [{ apiKey: [] }] } : {}),
+        ...rolesOf(method.roles),
         requestBody: {
           required: true,
           content: {
@@ -118,6 +119,7 @@ export function buildOpenApi(
       operationId: flatOperationId(route),
       summary: route.summary,
       security: [{ apiKey: [] }],
+      ...rolesOf(route.roles),
       responses: {
         '200': {
           description: '{succ, code, message, value}',
@@ -203,6 +205,7 @@ export function buildAsyncApi(
     name: method.name,
     summary: method.summary,
     access: method.access,
+    ...rolesOf(method.roles),
     payload: plain(method.params),
     result: plain(method.result),
   }));
@@ -215,4 +218,9 @@ export function buildAsyncApi(
     channels: channelDocs,
     'x-requests': requests,
   };
+}
+
+/** `x-roles`: the key needs one of these roles (docs/decisions.md, "Roles"); none: any key. */
+function rolesOf(roles: readonly string[] | undefined): Record<string, unknown> {
+  return roles === undefined ? {} : { 'x-roles': [...roles] };
 }

@@ -10,6 +10,7 @@
  */
 import { VenueError } from '../domain/errors.ts';
 import type { Principal } from './auth/authenticator.ts';
+import type { Role } from './auth/key-store.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { CallContext, MethodRegistry, SessionHandle, Transport } from './registry.ts';
 import { mapError, type WireError } from './wire-errors.ts';
@@ -197,12 +198,7 @@ export class Dispatcher {
     const principal = context.session?.principal ?? context.principal;
     if (method.access === 'private') {
       if (principal === null) throw new VenueError('authorization_required', undefined, { field: 'method' });
-      if (method.roles && !method.roles.some((role) => principal.roles.has(role))) {
-        throw new VenueError('forbidden', `${envelope.method} needs role ${method.roles.join(' or ')}`, {
-          field: 'method',
-          roles: [...method.roles],
-        });
-      }
+      requireRole(principal, method.roles, envelope.method, 'method');
     }
     this.limiter.take(
       principal?.apiKey ?? context.anonymousKey,
@@ -218,4 +214,21 @@ export class Dispatcher {
     };
     return method.handler(envelope.params as never, call);
   }
+}
+
+/**
+ * Refuses a key with none of `roles` (unset: any key) `forbidden`, naming `operation` (a method, or
+ * a flat route's method and path) and, in `data.field`, what names it in the request.
+ */
+export function requireRole(
+  principal: Principal,
+  roles: readonly Role[] | undefined,
+  operation: string,
+  field: string,
+): void {
+  if (roles === undefined || roles.some((role) => principal.roles.has(role))) return;
+  throw new VenueError('forbidden', `${operation} needs role ${roles.join(' or ')}`, {
+    field,
+    roles: [...roles],
+  });
 }

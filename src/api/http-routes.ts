@@ -26,6 +26,7 @@ import type {
   Principal,
   StoredAnswer,
 } from './auth/authenticator.ts';
+import type { Role } from './auth/key-store.ts';
 import { HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP } from './auth/signature.ts';
 import {
   type Dispatcher,
@@ -33,6 +34,7 @@ import {
   type Envelope,
   parseEnvelope,
   type RequestObserver,
+  requireRole,
   salvageRid,
 } from './dispatcher.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -351,6 +353,12 @@ export interface FlatRouteDefinition<Body = unknown, Query = unknown> {
    */
   readonly handlerValidates?: boolean;
   readonly matching?: boolean;
+  /**
+   * The key needs one of these roles (as an envelope method's `roles`, src/api/registry.ts): a
+   * key without any of them is refused `forbidden` before the body is read, and nothing runs.
+   * Unset: any key of the user (reads).
+   */
+  readonly roles?: readonly Role[];
   readonly handler: (input: { body: Body; query: Query; principal: Principal }) => Promise<unknown> | unknown;
 }
 
@@ -396,6 +404,8 @@ export function registerFlatRoute(
       let body: string;
       try {
         limiter.take(auth.principal.apiKey, route.matching ?? false, auth.principal.rateLimits);
+        // After the rate limit, so refused requests still cost the key its credit.
+        requireRole(auth.principal, route.roles, `${route.method} ${route.url}`, 'path');
         let parsed: unknown = {};
         if (route.method === 'POST') {
           try {

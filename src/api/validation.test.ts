@@ -60,3 +60,35 @@ test('a value that fits no branch of a union of plain types is described by ever
     (error: unknown) => error instanceof VenueError && error.data?.field === 'size',
   );
 });
+
+test('a field missing from, or unknown to, an optional object is named with its code', () => {
+  const hedged = compileValidator(
+    Type.Object(
+      {
+        hedge: Type.Union([
+          Type.Object({ instrumentName: Type.String(), price: Type.String() }, Strict),
+          Type.Null(),
+        ]),
+      },
+      Strict,
+    ),
+  );
+  const refusal = (value: unknown) => {
+    try {
+      hedged(value);
+    } catch (error) {
+      assert.ok(error instanceof VenueError);
+      return { name: error.errorName, field: error.data?.field };
+    }
+    return null;
+  };
+  assert.deepEqual(refusal({ hedge: { instrumentName: 'X' } }), {
+    name: 'missing_params',
+    field: 'hedge.price',
+  });
+  assert.deepEqual(refusal({ hedge: { instrumentName: 'X', price: '1', size: 1 } }), {
+    name: 'invalid_params',
+    field: 'hedge.size',
+  });
+  assert.equal(refusal({ hedge: null }), null);
+});

@@ -25,12 +25,15 @@ export function compileValidator(schema: TSchema, root = 'params'): Validator {
 /**
  * A value that fits no branch of a union of plain types (`"1.5"` or a number ≥ 0) is described by
  * all of them: Ajv's first error would name only the first branch ("must be string") although a
- * number was allowed. Unions of objects keep the first error, which names the deeper field.
+ * number was allowed. An object branch's missing or unknown field is named as such.
  */
 function unionError(errors: ErrorObject[] | null | undefined): ErrorObject | undefined {
   const first = errors?.[0];
   const union = errors?.find((e) => e.keyword === 'anyOf' && e.instancePath === first?.instancePath);
   if (first === undefined || union === undefined) return undefined;
+  // An object branch that is missing a field or has an unknown one (an optional object, `hedge`:
+  // object or null): its error names the deeper field, at the union's own path.
+  if (first.keyword === 'required' || first.keyword === 'additionalProperties') return undefined;
   const branches = errors!.filter((e) => e !== union && e.instancePath === first.instancePath);
   // `null` stands for "not given" in optional fields: not worth naming beside the real types.
   const messages = [...new Set(branches.filter((e) => e.params.type !== 'null').map(requirement))];

@@ -586,4 +586,127 @@ describe('Block RFQ through the API', () => {
     const moved = after.map((size, index) => size - before[index]!);
     assert.deepEqual(moved, [-20, 10, 10]);
   });
+
+  test('appName: every quote object names the desk that placed it, and reaches that desk only', async () => {
+    const taker = harness.http(TAKER);
+    const maker1 = harness.http(MAKER1);
+    const maker2 = harness.http(MAKER2);
+    const subscribe = async (index: number, channel: string) => {
+      const ws = harness.ws(index);
+      await ws.connect();
+      await ws.auth();
+      const pushes: SubscriptionPush[] = [];
+      await ws.subscribe([channel], (push) => pushes.push(push));
+      return pushes;
+    };
+    const maker1Pushes = await subscribe(MAKER1, 'block_rfq.maker.any');
+    const maker2Pushes = await subscribe(MAKER2, 'block_rfq.maker.any');
+    const takerPushes = await subscribe(TAKER, 'block_rfq.taker.any');
+    interface WireQuote {
+      quoteId: string;
+      blockRfqId: string;
+      status: string;
+      replaced: boolean;
+      appName?: string;
+    }
+    type MakerRfq = Rfq & { quotes?: WireQuote[] };
+
+    const rfq = (await taker.call('block/rfqs/create_rfq', {
+      legs: [
+        { instrumentName: call70, quantity: '25', side: 'buy' },
+        { instrumentName: call75, quantity: '25', side: 'sell' },
+      ],
+    })) as Rfq;
+    // Ids come from one counter: the newest RFQ a desk sees is this one.
+    const makerId = async (client: typeof taker) => {
+      const listed = (await client.call('block/rfqs/get_rfqs', { status: 'created' })) as { results: Rfq[] };
+      return listed.results.map((r) => r.blockRfqId).sort((a, b) => Number(b) - Number(a))[0]!;
+    };
+    const id1 = await makerId(maker1);
+    const id2 = await makerId(maker2);
+    const quote = (price70: string) => ({
+      executionInstruction: 'any_part_of' as const,
+      side: 'sell' as const,
+      quantity: '25',
+      legs: [
+        { instrumentName: call70, price: price70, ratio: '1', side: 'buy' as const },
+        { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' as const },
+      ],
+    });
+
+    const created = (await maker1.call('block/rfqs/create_quote', {
+      blockRfqId: id1,
+      ...quote('0.05'),
+    })) as WireQuote;
+    assert.equal(created.appName, 'MAKER1');
+    const other = (await maker2.call('block/rfqs/create_quote', {
+      blockRfqId: id2,
+      ...quote('0.051'),
+    })) as WireQuote;
+    assert.equal(other.appName, 'MAKER2');
+
+    const edited = (await maker1.call('block/rfqs/edit_quote', {
+      quoteId: created.quoteId,
+      ...quote('0.049'),
+    })) as WireQuote;
+    assert.equal(edited.replaced, true);
+    assert.equal(edited.appName, 'MAKER1');
+
+    const open = (await maker1.call('block/rfqs/get_quotes', { blockRfqId: id1 })) as WireQuote[];
+    assert.deepEqual(
+      open.map((q) => [q.quoteId, q.appName]),
+      [[created.quoteId, 'MAKER1']],
+    );
+    const byId = (await maker2.call('block/rfqs/get_quotes', { quoteId: other.quoteId })) as WireQuote[];
+    assert.deepEqual(
+      byId.map((q) => q.appName),
+      ['MAKER2'],
+    );
+    // Another desk's quote is not found by id: a quote object reaches its own desk only.
+    assert.deepEqual(await maker2.call('block/rfqs/get_quotes', { quoteId: created.quoteId }), []);
+
+    // The maker view (get_rfqs and the maker push) lists the desk's own quotes, named.
+    const view1 = (await maker1.call('block/rfqs/get_rfqs', { blockRfqId: id1 })) as { results: MakerRfq[] };
+    assert.deepEqual(
+      view1.results[0]!.quotes!.map((q) => [q.quoteId, q.appName]),
+      [[created.quoteId, 'MAKER1']],
+    );
+    const pushedQuotes = (pushes: SubscriptionPush[], id: string) =>
+      pushes.flatMap((p) =>
+        (p.data as MakerRfq).blockRfqId === id ? ((p.data as MakerRfq).quotes ?? []) : [],
+      );
+    await until(() => pushedQuotes(maker1Pushes, id1).some((q) => q.replaced));
+    await until(() => pushedQuotes(maker2Pushes, id2).length > 0);
+    assert.deepEqual([...new Set(pushedQuotes(maker1Pushes, id1).map((q) => q.appName))], ['MAKER1']);
+    assert.deepEqual(
+      [...new Set(maker2Pushes.flatMap((p) => ((p.data as MakerRfq).quotes ?? []).map((q) => q.appName)))],
+      ['MAKER2'],
+    );
+
+    // The taker sees no quote objects: book entries name makers as before, and no appName.
+    core.clock.advance(5_000);
+    await core.ports.submit({ type: 'timer' });
+    await until(() =>
+      takerPushes.some(
+        (p) => (p.data as Rfq).blockRfqId === rfq.blockRfqId && (p.data as Rfq).status === 'open',
+      ),
+    );
+    const takerView = (await taker.call('block/rfqs/get_rfqs', { blockRfqId: rfq.blockRfqId })) as {
+      results: (Rfq & { quotes?: unknown })[];
+    };
+    assert.equal(takerView.results[0]!.quotes, undefined);
+    assert.deepEqual(
+      takerView.results[0]!.asks!.map((a) => a.makers),
+      [['MAKER1'], ['MAKER2']],
+    );
+    assert.ok(!JSON.stringify(takerView).includes('appName'));
+    assert.ok(!JSON.stringify(takerPushes).includes('appName'));
+
+    const cancelled = (await maker1.call('block/rfqs/cancel_quote', {
+      quoteId: created.quoteId,
+    })) as WireQuote;
+    assert.equal(cancelled.status, 'cancelled');
+    assert.equal(cancelled.appName, 'MAKER1');
+    await taker.call('block/rfqs/cancel_rfq', { blockRfqId: rfq.blockRfqId });
+  });
 });

@@ -150,6 +150,8 @@ export function registerSessionMethods(
     summary:
       'scope connection (default, WebSocket only): when this connection closes, cancel the open orders it placed (and the orders they made); orders of other connections stay. scope account: connections that authenticate for the key’s default account from now on start with it on, and so does the WebSocket it is asked on.',
     access: 'private',
+    // It cancels trading keys' orders (account scope: their future connections'): a trade control.
+    roles: ['trade'],
     params: CancelOnDisconnectParams,
     result: Ok,
     handler: async (params, context) => {
@@ -168,6 +170,8 @@ export function registerSessionMethods(
     summary:
       'scope connection (default, WebSocket only): turns cancel-on-disconnect off for this connection. scope account: connections that authenticate for the key’s default account from now on start with it off; open connections keep theirs.',
     access: 'private',
+    // It cancels trading keys' orders (account scope: their future connections'): a trade control.
+    roles: ['trade'],
     params: CancelOnDisconnectParams,
     result: Ok,
     handler: async (params, context) => {

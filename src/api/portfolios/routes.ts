@@ -13,9 +13,11 @@
  * answers from its final record in the read store (`archive`), exactly as before, and `cancel`
  * refuses it as the core refused a finished one (`portfolio_not_active`).
  *
- * Invariants: a key sees and acts on the portfolios of its user's accounts only (another user's
- * portfolio is `portfolio_not_found`, never "forbidden", so ids cannot be probed); refusals of the
- * core travel with their catalogue code and `data.field`. A cancel may name the portfolio's own
+ * Invariants: `submit`, `cancel` and `cancel-all` need the `trade` role (a key without it is refused
+ * `forbidden` and nothing runs); `info` answers any key of the user. A key sees and acts on the
+ * portfolios of its user's accounts only (another user's portfolio is `portfolio_not_found`, never
+ * "forbidden", so ids cannot be probed); refusals of the core travel with their catalogue code and
+ * `data.field`. A cancel may name the portfolio's own
  * account or, for a mirror, its original's; another account of the key is `invalid_params`.
  */
 
@@ -27,6 +29,7 @@ import type { MachineResult } from '../../core/machine.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { Principal } from '../auth/authenticator.ts';
+import type { Role } from '../auth/key-store.ts';
 import type { FlatRouteDefinition } from '../http-routes.ts';
 import type { ComboPort } from '../ports.ts';
 import { isErrorName } from '../wire-errors.ts';
@@ -120,6 +123,9 @@ async function listCommonCombo(deps: PortfolioRouteDeps, portfolio: PortfolioSpe
   }
 }
 
+/** Submitting and cancelling trade (docs/decisions.md, "Roles"); `info` is a read for any key of the user. */
+const TRADE: readonly Role[] = ['trade'];
+
 const TYPES: readonly PortfolioType[] = ['BALANCE', 'TWAP', 'COMMON', 'ICEBERG'];
 
 /**
@@ -166,6 +172,7 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
     handlerValidates: true,
     summary: 'Submit a BALANCE, TWAP, COMMON or ICEBERG portfolio (flat body of spec 2.1).',
     matching: true,
+    roles: TRADE,
     handler: async ({ body, principal }) => {
       const portfolio = validatePortfolioBody(body, {
         accountIds: principal.accountIds,
@@ -199,6 +206,7 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
     handlerValidates: true,
     summary: 'Cancel a portfolio: CANCELLING at once, then CANCELLED when every child order is gone.',
     matching: true,
+    roles: TRADE,
     handler: async ({ body, principal }) => {
       const input = asObject(body);
       const portfolioId = id(input.portfolioId, 'portfolioId', true)!;
@@ -229,6 +237,7 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
     handlerValidates: true,
     summary: 'Cancel every active portfolio of an account (optionally of one portfolioType).',
     matching: true,
+    roles: TRADE,
     handler: async ({ body, principal }) => {
       const input = asObject(body);
       const accountId = id(input.accountId, 'accountId', true)!;

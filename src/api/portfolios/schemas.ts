@@ -131,11 +131,16 @@ function priceOptionsSchema<P extends TSchema>(price: P, priceNote: string) {
   );
 }
 
+const SNAPSHOT_UNIT =
+  "a unit the leg's priceIn takes (e.g. USD, BTC, IV for options; any case, stored upper-case)";
 const PriceSnapshotEntrySchema = Type.Object({
-  placePriceIn: Type.String(),
-  placePrice: Type.Number(),
-  price: Type.Number(),
-  priceIn: Type.String({ description: 'values seen: USD, BTC, IV' }),
+  placePriceIn: Type.String({ description: SNAPSHOT_UNIT }),
+  placePrice: Type.Number({
+    exclusiveMinimum: 0,
+    description: 'in placePriceIn, as a leg price in that unit',
+  }),
+  price: Type.Number({ exclusiveMinimum: 0, description: 'in priceIn, as a leg price in that unit' }),
+  priceIn: Type.String({ description: SNAPSHOT_UNIT }),
 });
 
 function legSchema<P extends TSchema>(price: P, priceNote: string) {

@@ -629,3 +629,79 @@ describe('portfolio body validation', () => {
   });
   test('the body must be an object', () => expectRefusal([], 'invalid_params', 'body'));
 });
+
+describe('priceSnapshot entries (spec 2.4: placePriceIn, placePrice, price, priceIn, all required)', () => {
+  const entry = (overrides: Record<string, unknown> = {}) => ({
+    placePriceIn: 'IV',
+    placePrice: 55,
+    price: 0.0425,
+    priceIn: 'BTC',
+    ...overrides,
+  });
+  /** An option leg whose second snapshot entry is `bad`; the first is valid. */
+  const optionWith = (bad: Record<string, unknown>) =>
+    balanceBody({ legs: [optionLeg({ priceSnapshot: [entry(), bad] })] });
+  /** A perpetual leg (TWAP) with one snapshot entry. */
+  const perpWith = (bad: Record<string, unknown>) =>
+    twapBody({
+      legs: [
+        perpLeg({
+          priceOptions: { priceType: 'LIMIT', price: 60000, priceIn: 'USD' },
+          priceSnapshot: [bad],
+        }),
+      ],
+    });
+  const at = (key: string) => `legs[0].priceSnapshot[1].${key}`;
+
+  test('valid entries are kept, their units upper-cased as the leg priceIn', () => {
+    const spec = validatePortfolioBody(
+      optionWith(entry({ placePriceIn: 'iv', priceIn: 'usd', price: 2500 })),
+      context,
+    );
+    assert.deepEqual(spec.legs[0]!.priceSnapshot, [
+      entry(),
+      { placePriceIn: 'IV', placePrice: 55, price: 2500, priceIn: 'USD' },
+    ]);
+  });
+  for (const key of ['placePriceIn', 'placePrice', 'price', 'priceIn'] as const) {
+    test(`${key} is required: missing or null is value_required naming it`, () => {
+      const { [key]: _dropped, ...without } = entry();
+      expectRefusal(optionWith(without), 'value_required', at(key));
+      expectRefusal(optionWith(entry({ [key]: null })), 'value_required', at(key));
+    });
+  }
+  test('priceIn and placePriceIn take the units the leg priceIn takes', () => {
+    expectRefusal(optionWith(entry({ priceIn: 'EUR' })), 'invalid_params', at('priceIn'));
+    expectRefusal(optionWith(entry({ placePriceIn: '' })), 'invalid_params', at('placePriceIn'));
+    expectRefusal(optionWith(entry({ priceIn: 7 })), 'invalid_params', at('priceIn'));
+    // IV is for options only, as on the leg.
+    expectRefusal(
+      perpWith(entry({ placePriceIn: 'IV' })),
+      'invalid_params',
+      'legs[0].priceSnapshot[0].placePriceIn',
+    );
+    expectRefusal(
+      perpWith(entry({ placePriceIn: 'USD', placePrice: 60000, priceIn: 'iv' })),
+      'invalid_params',
+      'legs[0].priceSnapshot[0].priceIn',
+    );
+    assert.ok(
+      validatePortfolioBody(
+        perpWith(entry({ placePriceIn: 'USD', placePrice: 60000, priceIn: 'USDC' })),
+        context,
+      ),
+    );
+  });
+  test('prices are positive numbers; in IV a volatility in (0, 1000], as the leg price', () => {
+    expectRefusal(optionWith(entry({ price: 0 })), 'invalid_params', at('price'));
+    expectRefusal(optionWith(entry({ price: -0.01 })), 'invalid_params', at('price'));
+    expectRefusal(optionWith(entry({ price: '0.0425' })), 'invalid_params', at('price'));
+    expectRefusal(optionWith(entry({ price: 1e9 })), 'invalid_params', at('price'));
+    expectRefusal(optionWith(entry({ placePrice: 0 })), 'invalid_params', at('placePrice'));
+    expectRefusal(optionWith(entry({ placePrice: 1001 })), 'invalid_params', at('placePrice'));
+    expectRefusal(optionWith(entry({ priceIn: 'IV', price: -5 })), 'invalid_params', at('price'));
+    assert.ok(
+      validatePortfolioBody(optionWith(entry({ placePrice: 1000, priceIn: 'IV', price: 0.5 })), context),
+    );
+  });
+});

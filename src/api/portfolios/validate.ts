@@ -203,6 +203,27 @@ function allowedPriceIn(instrument: Instrument): string[] {
   return [...units];
 }
 
+/** A `priceIn` unit the leg allows (any case, kept upper-case): a leg's price or a snapshot's. */
+function priceUnit(value: unknown, field: string, instrument: Instrument): string {
+  const unit = string(value, field).toUpperCase();
+  if (unit === 'IV' && !instrument.isOption) fail('invalid_params', field, `${field} IV is for options only`);
+  const allowed = allowedPriceIn(instrument);
+  if (!allowed.includes(unit)) fail('invalid_params', field, `${field} must be one of ${allowed.join(', ')}`);
+  return unit;
+}
+
+/**
+ * A price in `unit` (null: the quote currency): positive and below PRICE_LIMIT; in IV a volatility
+ * in percent, in (0, 1000].
+ */
+function checkPrice(price: number, unit: string | null, field: string): void {
+  if (unit !== 'IV' && price <= 0) fail('invalid_params', field, `${field} must be positive`);
+  if (price >= PRICE_LIMIT) fail('invalid_params', field, `${field} must be below ${PRICE_LIMIT}`);
+  if (unit === 'IV' && (price <= 0 || price > 1000)) {
+    fail('invalid_params', field, `${field} in IV must be a volatility in percent (0, 1000]`);
+  }
+}
+
 function pricing(raw: unknown, field: string, type: PortfolioType, instrument: Instrument): LegPricing {
   const options = object(requireValue(raw, field), field);
   const priceType = oneOf(
@@ -222,22 +243,11 @@ function pricing(raw: unknown, field: string, type: PortfolioType, instrument: I
   }
   let priceIn: string | null = null;
   if (!isMissing(options.priceIn)) {
-    priceIn = string(options.priceIn, priceInField).toUpperCase();
-    const allowed = allowedPriceIn(instrument);
-    if (priceIn === 'IV' && !instrument.isOption)
-      fail('invalid_params', priceInField, `${priceInField} IV is for options only`);
-    if (!allowed.includes(priceIn))
-      fail('invalid_params', priceInField, `${priceInField} must be one of ${allowed.join(', ')}`);
+    priceIn = priceUnit(options.priceIn, priceInField, instrument);
   } else if (!market && (type === 'BALANCE' || type === 'TWAP')) {
     fail('value_required', priceInField, `${priceInField} is required for ${priceType} ${type} legs`);
   }
-  if (price !== null && priceIn !== 'IV' && price <= 0)
-    fail('invalid_params', priceField, `${priceField} must be positive`);
-  if (price !== null && price >= PRICE_LIMIT)
-    fail('invalid_params', priceField, `${priceField} must be below ${PRICE_LIMIT}`);
-  if (priceIn === 'IV' && price !== null && (price <= 0 || price > 1000)) {
-    fail('invalid_params', priceField, `${priceField} in IV must be a volatility in percent (0, 1000]`);
-  }
+  if (price !== null) checkPrice(price, priceIn, priceField);
   const strategyField = `${field}.dynamicPriceStrategy`;
   let dynamicStrategy: DynamicStrategy | null = null;
   if (!isMissing(options.dynamicPriceStrategy)) {
@@ -274,7 +284,14 @@ function asSent(value: unknown): string | number | null {
   return isMissing(value) ? null : typeof value === 'string' ? value : Number(value);
 }
 
-function snapshot(raw: unknown, field: string): PriceSnapshotEntry[] {
+/**
+ * The leg's audit prices (spec 2.4): every entry has all four fields (value_required naming e.g.
+ * `legs[0].priceSnapshot[1].priceIn`); `placePriceIn` and `priceIn` are units the leg's own
+ * `priceIn` may take (any case, kept upper-case), and each price is valid in its unit as the leg's
+ * price is (positive, below the bound; IV in (0, 1000]). The arrival price reads the first entry
+ * in its `priceIn` (src/algo/steps.ts `captureArrival`).
+ */
+function snapshot(raw: unknown, field: string, instrument: Instrument): PriceSnapshotEntry[] {
   if (isMissing(raw)) return [];
   if (!Array.isArray(raw)) fail('invalid_params', field, `${field} must be an array`);
   if (raw.length > MAX_PRICE_SNAPSHOT)
@@ -282,18 +299,19 @@ function snapshot(raw: unknown, field: string): PriceSnapshotEntry[] {
   return raw.map((entry, i) => {
     const f = `${field}[${i}]`;
     const item = object(entry, f);
-    const num = (key: string) => {
-      const value = item[key];
+    const unit = (key: string) =>
+      priceUnit(requireValue(item[key], `${f}.${key}`), `${f}.${key}`, instrument);
+    const price = (key: string, inUnit: string) => {
+      const value = requireValue(item[key], `${f}.${key}`);
       if (typeof value !== 'number' || !Number.isFinite(value))
         fail('invalid_params', `${f}.${key}`, `${f}.${key} must be a number`);
+      checkPrice(value, inUnit, `${f}.${key}`);
       return value;
     };
-    return {
-      placePriceIn: string(item.placePriceIn ?? '', `${f}.placePriceIn`),
-      placePrice: num('placePrice'),
-      price: num('price'),
-      priceIn: string(item.priceIn ?? '', `${f}.priceIn`),
-    };
+    const placePriceIn = unit('placePriceIn');
+    const placePrice = price('placePrice', placePriceIn);
+    const priceIn = unit('priceIn');
+    return { placePriceIn, placePrice, price: price('price', priceIn), priceIn };
   });
 }
 
@@ -353,7 +371,7 @@ function leg(raw: unknown, i: number, type: PortfolioType, context: PortfolioVal
       hedge: bool(body.hedge, `${field}.hedge`),
       priority,
       forCcy,
-      priceSnapshot: snapshot(body.priceSnapshot, `${field}.priceSnapshot`),
+      priceSnapshot: snapshot(body.priceSnapshot, `${field}.priceSnapshot`, instrument),
     } satisfies LegSpec,
   };
 }

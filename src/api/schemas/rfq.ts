@@ -210,6 +210,10 @@ export const QuoteSchema = Type.Object({
   createdAt: I,
   lastUpdatedAt: I,
   expiresAt: Type.Union([I, Type.Null()]),
+  appName: Type.String({
+    description:
+      "the desk name of the maker key that placed the quote (Deribit's app_name); quotes are shown only to that desk",
+  }),
 });
 export type WireQuote = Static<typeof QuoteSchema>;
 

@@ -15,6 +15,9 @@
  *   they are).
  * - maker: the desk's own maker-side id, `makers` empty, the taker alias when disclosed, and
  *   the desk's own quotes; never the label, allocations or other makers' quotes.
+ * - Quote objects (`quoteToWire`) carry `appName`, the desk that placed the quote. They reach
+ *   that desk only (quote answers, get_quotes, the maker view and push); the taker's bids and
+ *   asks are not quote objects and name makers by the disclosure rule above.
  */
 import { formatScaled, parseDecimal, toSafeInteger, toScale } from '../../domain/decimal.ts';
 import { VenueError } from '../../domain/errors.ts';
@@ -94,6 +97,8 @@ export function quoteToWire(quote: QuoteRecord, rfq: RfqRecord, lookup: Instrume
     createdAt: quote.createdAt,
     lastUpdatedAt: quote.lastUpdatedAt,
     expiresAt: quote.expiresAt,
+    // Spec 2.8's `appName`: the quoting desk, kept on every quote record (nothing new journaled).
+    appName: quote.desk,
   };
   if (rfq.hedge !== null) {
     wire.hedge = hedgeToWire(
