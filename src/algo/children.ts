@@ -236,6 +236,16 @@ export function amendChild(
   return { ok: true };
 }
 
+/**
+ * Why the portfolio withdraws its children now. A user's `/cancel` or `/cancel-all` of the
+ * portfolio (lifecycle `cancelPortfolio`: end reason `user_cancel`, set before its children are
+ * cancelled) is the user's request; every other cancel (a TWAP slice roll-over, a re-price by
+ * cancel, the end of a TWAP or BALANCE, an end action, FAILED cleanup) is the algorithm's own.
+ */
+function childCancelReason(portfolio: PortfolioState): 'user_request' | 'algorithm' {
+  return portfolio.endReason === 'user_cancel' ? 'user_request' : 'algorithm';
+}
+
 export function cancelChild(
   context: ChildContext,
   portfolio: PortfolioState,
@@ -248,6 +258,7 @@ export function cancelChild(
     ts: context.stamp.ts,
     accountId: portfolio.spec.accountId,
     orderId: child.orderId,
+    cancelReason: childCancelReason(portfolio),
   });
   context.absorb(result.events);
   if (result.ok && result.order !== undefined)
@@ -266,6 +277,7 @@ export function cancelAllChildren(context: ChildContext, portfolio: PortfolioSta
     ts: context.stamp.ts,
     accountId: portfolio.spec.accountId,
     owner: ownerTag(portfolio.id),
+    cancelReason: childCancelReason(portfolio),
   });
   context.absorb(result.events);
   for (const child of portfolio.children) if (child.open) closeChild(portfolio, child);

@@ -223,6 +223,8 @@ export interface CancelOrder extends CommandStamp {
   readonly type: 'cancel_order';
   readonly accountId: number;
   readonly orderId: string;
+  /** Default `user_request`; a portfolio passes `algorithm` for a child it withdraws itself. */
+  readonly cancelReason?: CancelAll['cancelReason'];
 }
 
 /**
@@ -252,8 +254,16 @@ export interface CancelAll extends CommandStamp {
   readonly orderIds?: readonly string[] | null;
   /** Only the orders of this cancel-on-disconnect session (the end of its connection). */
   readonly codSession?: string | null;
-  /** Default `user_request`; algorithms and the gateway may pass e.g. `cancel_on_disconnect`. */
-  readonly cancelReason?: 'user_request' | 'cancel_on_disconnect' | 'risk_mitigation' | 'mmp_trigger';
+  /**
+   * Default `user_request`; the gateway may pass e.g. `cancel_on_disconnect`, a portfolio
+   * `algorithm` for the child orders it withdraws itself (src/algo/children.ts).
+   */
+  readonly cancelReason?:
+    | 'user_request'
+    | 'algorithm'
+    | 'cancel_on_disconnect'
+    | 'risk_mitigation'
+    | 'mmp_trigger';
 }
 
 // ---------------------------------------------------------------------------------------------

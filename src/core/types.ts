@@ -40,10 +40,13 @@ export type OrderState = 'open' | 'filled' | 'rejected' | 'cancelled' | 'untrigg
  * Why an order left the book. Deribit's values plus the ones this engine produces itself:
  * `immediate_or_cancel` (IOC/market remainder, unfillable FOK), `good_til_day` (session end),
  * `self_trade_prevention` (a resting order cancelled by STP, or a taker remainder in reject mode),
- * `reduce_only` (a reduce-only order left with nothing to reduce), `settlement` (expiry).
+ * `reduce_only` (a reduce-only order left with nothing to reduce), `settlement` (expiry),
+ * `algorithm` (a portfolio algorithm withdrew its child order: a slice roll-over, a re-price by
+ * cancel, the portfolio's end; a user's cancel of the portfolio keeps `user_request`).
  */
 export type CancelReason =
   | 'user_request'
+  | 'algorithm'
   | 'immediate_or_cancel'
   | 'good_til_day'
   | 'self_trade_prevention'

@@ -212,7 +212,7 @@ export function cancelWaiting(state: VenueState, command: CancelOrder): CommandR
   const order = state.orders.get(command.orderId);
   if (order === undefined || order.accountId !== command.accountId || order.state !== 'untriggered')
     return null;
-  cancelUntriggered(state, order, 'user_request');
+  cancelUntriggered(state, order, command.cancelReason ?? 'user_request');
   return { ok: true, events: state.events, order: order.toView() };
 }
 

@@ -26,6 +26,16 @@ describe('accounts', () => {
     assert.equal(h.run({ type: 'deposit', accountId: 8, currency: 'BTC', amount: 1 }).ok, false);
   });
 
+  test('a deposit that would take the balance past 2^53 minor units is refused, naming amount', () => {
+    const h = new Harness();
+    h.account(7, { USDC: Number.MAX_SAFE_INTEGER - 10 });
+    const refused = h.run({ type: 'deposit', accountId: 7, currency: 'USDC', amount: 11 });
+    assert.equal(refused.ok, false);
+    assert.equal(refused.ok ? null : refused.error.data.field, 'amount');
+    h.ok({ type: 'deposit', accountId: 7, currency: 'USDC', amount: 10 });
+    assert.equal(h.venue.accountSummary(7, 'USDC')!.balance, Number.MAX_SAFE_INTEGER);
+  });
+
   test('reading the summary of a currency the account holds nothing in changes no state', () => {
     const h = new Harness();
     h.account(7, { BTC: 500 });
@@ -402,6 +412,11 @@ describe('block trades', () => {
     const takerOrder = h.venue.getOrder(result.trades![0]!.taker.orderId)!;
     assert.equal(takerOrder.blockTrade, true);
     assert.equal(takerOrder.orderState, 'filled');
+    // Made through the API (accept, quotes): the orders and trades say so, both sides.
+    assert.equal(takerOrder.api, true);
+    const makerOrder = h.venue.getOrder(result.trades![0]!.maker.orderId)!;
+    assert.equal(makerOrder.api, true);
+    assert.ok(result.trades!.every((trade) => trade.taker.api && trade.maker.api));
   });
 
   test('all or nothing: one bad leg or missing funds books nothing', () => {

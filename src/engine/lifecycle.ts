@@ -46,7 +46,7 @@ import {
   forgetSettledClaims,
   settleTrade,
 } from './matching.ts';
-import { FLAG_BLOCK_TRADE, Order } from './order.ts';
+import { FLAG_API, FLAG_BLOCK_TRADE, Order } from './order.ts';
 import { availableFunds, type ReserveLeg } from './risk.ts';
 import { InstrumentState, refusal, type VenueState } from './state.ts';
 import { comboPriceProblem, pastExpiry } from './trading.ts';
@@ -170,8 +170,20 @@ export function moveFunds(state: VenueState, command: Deposit | Withdraw): Comma
       refusal('not_enough_funds', 'not enough available funds', { field: 'amount' }),
     );
   }
+  // Minor units stay exact integers: a balance past 2^53 would round, and later deposits vanish.
+  const balance = (account.ledgers.get(command.currency)?.balance ?? 0) + change;
+  if (!Number.isSafeInteger(balance)) {
+    return fail(
+      state,
+      command.type,
+      account.id,
+      refusal('invalid_amount', `the balance would pass ${Number.MAX_SAFE_INTEGER} minor units`, {
+        field: 'amount',
+      }),
+    );
+  }
   const ledger = account.ledger(command.currency);
-  ledger.balance += change;
+  ledger.balance = balance;
   if (depositId !== undefined) {
     account.rememberDeposit(depositId, { currency: command.currency, amount: command.amount });
   }
@@ -758,7 +770,8 @@ function blockOrder(
     state.now,
     label,
     null,
-    FLAG_BLOCK_TRADE,
+    // Block trades are made only through the API (`block/rfqs/accept`, quotes).
+    FLAG_BLOCK_TRADE | FLAG_API,
   );
   order.filled = lots;
   order.filledNotional = lots * price;

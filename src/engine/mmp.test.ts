@@ -60,7 +60,7 @@ describe('market maker protection', () => {
     h.ok(h.orderCommand(2, 'buy', 40, 100_000));
     h.ts += 11_000;
     h.ok(h.orderCommand(2, 'buy', 40, 100_000));
-    assert.equal(h.venue.mmpConfig(1)[0]!.quantity, 400);
+    assert.equal(h.venue.mmpConfig(1)[0]!.quantity, '400');
     assert.equal(h.venue.mmpConfig(1)[0]!.frozenUntil, null);
   });
 
@@ -76,6 +76,85 @@ describe('market maker protection', () => {
     config(h, { interval: 0 });
     assert.deepEqual(h.venue.mmpConfig(1), []);
     assert.equal(errorOf(h.run({ type: 'reset_mmp', accountId: 1, indexName: 'btc_usd' })), 'not_found');
+  });
+
+  describe('the quantity sum is exact (decimal lots, not float sums)', () => {
+    const option = 'BTC-27DEC26-70000-C';
+    /** An option MMP quote of account 1 and a BTC config with this quantity limit (BTC). */
+    function optionQuote(quantityLimit: number) {
+      const h = new AdvancedHarness();
+      h.list(optionSpec());
+      config(h, { quantityLimit });
+      const quote = orderOf(
+        h.ok({ ...h.orderCommand(1, 'sell', 100, 500, { mmp: true }), instrumentName: option }),
+      );
+      const fill = (lots: number) => h.ok({ ...h.orderCommand(2, 'buy', lots, 500), instrumentName: option });
+      return { h, quote, fill };
+    }
+
+    test('0.2 + 0.1 BTC against a limit of 0.3 is at the limit, not above: no freeze; quantity reads 0.3', () => {
+      const { h, quote, fill } = optionQuote(0.3);
+      fill(2);
+      fill(1);
+      assert.equal(h.get(quote.orderId).orderState, 'open');
+      const [status] = h.venue.mmpConfig(1);
+      assert.equal(status!.quantity, '0.3');
+      assert.equal(status!.frozenUntil, null);
+      assert.equal(h.replayHash(), h.venue.stateHash());
+    });
+
+    test('0.2 + 0.1 + 0.1 BTC against 0.3 freezes', () => {
+      const { h, quote, fill } = optionQuote(0.3);
+      fill(2);
+      fill(1);
+      const breach = fill(1);
+      assert.equal(breach.events.filter((e) => e.type === 'mmp_trigger').length, 1);
+      assert.equal(h.get(quote.orderId).cancelReason, 'mmp_trigger');
+      assert.equal(h.venue.mmpConfig(1)[0]!.frozenUntil, h.ts + 5000);
+    });
+
+    test('a snapshot round-trip keeps the exact window', () => {
+      const { h, quote, fill } = optionQuote(0.3);
+      fill(2);
+      fill(1);
+      const restored = Venue.restore(JSON.parse(JSON.stringify(h.venue.snapshot())));
+      assert.equal(restored.stateHash(), h.venue.stateHash());
+      assert.equal(restored.mmpConfig(1)[0]!.quantity, '0.3');
+      restored.execute({
+        ...h.orderCommand(2, 'buy', 1, 500),
+        instrumentName: option,
+        seq: h.seq + 1,
+        ts: h.ts,
+      } as never);
+      assert.equal(restored.getOrder(quote.orderId)!.cancelReason, 'mmp_trigger');
+    });
+
+    test('a snapshot written before (float quantities) restores to its hash and counts its fills exactly', () => {
+      const { h, quote, fill } = optionQuote(0.3);
+      fill(2);
+      fill(1);
+      const snapshot = JSON.parse(JSON.stringify(h.venue.snapshot()));
+      // The earlier build saved each fill's quantity as a float: amountGrid.toNumber(lots).
+      for (const [, group] of snapshot.advanced.mmp)
+        group.window = group.window.map((f: { ts: number; delta: number; vega: number }, i: number) => ({
+          ts: f.ts,
+          quantity: [0.2, 0.1][i],
+          delta: f.delta,
+          vega: f.vega,
+        }));
+      const restored = Venue.restore(snapshot);
+      assert.equal(restored.stateHash(), Venue.restore(snapshot).stateHash());
+      assert.deepEqual(restored.snapshot(), snapshot, 'restores as it was written');
+      assert.equal(restored.mmpConfig(1)[0]!.quantity, '0.3');
+      restored.execute({
+        ...h.orderCommand(2, 'buy', 1, 500),
+        instrumentName: option,
+        seq: h.seq + 1,
+        ts: h.ts,
+      } as never);
+      assert.equal(restored.mmpConfig(1)[0]!.frozenUntil, h.ts + 5000);
+      assert.equal(restored.getOrder(quote.orderId)!.cancelReason, 'mmp_trigger');
+    });
   });
 
   test('a config for an index no listed instrument follows is refused, naming indexName', () => {

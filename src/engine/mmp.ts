@@ -12,10 +12,17 @@
  *   `mmp_trigger` until `frozenTime` s have passed (0: until `reset_mmp`). Reset also empties
  *   the window.
  * - An order may carry `mmp` only while its account has a config for the index (`mmp_required`).
- * - Sums are recomputed from the window each time (no float drift); everything is snapshotted.
+ * - Sums are recomputed from the window each time; everything is snapshotted. The quantity sum
+ *   is exact: each fill keeps its lots and its instrument's amount step, the sum is a decimal
+ *   (bigint units at the finest step's scale), and it is compared with the limit's decimal (the
+ *   shortest one the double prints as), so 0.2 + 0.1 BTC is 0.3, at a limit of 0.3 and not above
+ *   it. A fill saved by an earlier build holds a float `quantity` instead; it is read as its
+ *   shortest decimal and left as saved, so an older snapshot restores to its hash. Delta and vega
+ *   stay float sums (they are products of floats: greeks, index).
  */
 import type { ResetMmp, SetMmpConfig } from '../core/commands.ts';
 import type { CommandResult, CoreError, CoreEvent, TradeParty, TradeView } from '../core/events.ts';
+import { formatScaled, parseDecimal, type ScaledDecimal } from '../domain/decimal.ts';
 import { cancelResting } from './matching.ts';
 import { FLAG_MMP, FLAG_MMP_CANCELLED, type Order } from './order.ts';
 import { refusal, type VenueState } from './state.ts';
@@ -35,7 +42,15 @@ export interface MmpConfig {
 
 export interface MmpFill {
   readonly ts: number;
-  readonly quantity: number;
+  /** |amount| in lots of `step`: the fill's quantity is exactly lots × step. */
+  readonly lots?: number;
+  /** The instrument's amount step (`minTradeAmount`, e.g. "0.1") when the fill was counted. */
+  readonly step?: string;
+  /**
+   * Fills saved by an earlier build: the quantity as a float (`amountGrid.toNumber`), instead of
+   * `lots` and `step`. Read as the shortest decimal it prints as; never written any more.
+   */
+  readonly quantity?: number;
   readonly delta: number;
   readonly vega: number;
 }
@@ -50,7 +65,8 @@ export interface MmpGroup {
 
 export interface MmpStatus extends MmpConfig {
   readonly frozenUntil: number | null;
-  readonly quantity: number;
+  /** Σ quantity of the window, as an exact plain decimal ("0.3"). */
+  readonly quantity: string;
   readonly delta: number;
   readonly vega: number;
 }
@@ -154,16 +170,99 @@ export function mmpRefusal(state: VenueState, accountId: number, currency: strin
   });
 }
 
-function sums(group: MmpGroup): { quantity: number; delta: number; vega: number } {
-  let quantity = 0;
+/** Parsed amount steps (a venue lists a handful of distinct ones). */
+const STEPS = new Map<string, ScaledDecimal>();
+
+function stepOf(text: string): ScaledDecimal {
+  let step = STEPS.get(text);
+  if (step === undefined) {
+    step = parseDecimal(text, 'step');
+    STEPS.set(text, step);
+  }
+  return step;
+}
+
+const NUMBER_TEXT = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/;
+
+/**
+ * The decimal a non-negative finite double prints as (its shortest round-trip form, exponent
+ * form included), exactly: 0.3 is 3/10, not the double's binary value. null for anything else.
+ */
+function decimalOfNumber(value: number): ScaledDecimal | null {
+  const match = NUMBER_TEXT.exec(String(value));
+  if (match === null) return null;
+  const [, whole = '0', fraction = '', exponent = '0'] = match;
+  const scale = fraction.length - Number(exponent);
+  const units = BigInt(whole + fraction);
+  return scale >= 0 ? { units, scale } : { units: units * 10n ** BigInt(-scale), scale: 0 };
+}
+
+/** a − b as a sign (−1, 0, 1), exactly. */
+function compareDecimals(a: ScaledDecimal, b: ScaledDecimal): number {
+  const scale = Math.max(a.scale, b.scale);
+  const x = a.units * 10n ** BigInt(scale - a.scale);
+  const y = b.units * 10n ** BigInt(scale - b.scale);
+  return x > y ? 1 : x < y ? -1 : 0;
+}
+
+/**
+ * Σ quantity of the window, exactly. Lots are summed per step as integers (a window rarely holds
+ * more than two steps), then the per-step totals are added as bigints at the finest scale.
+ */
+function quantitySum(window: readonly MmpFill[]): ScaledDecimal {
+  const steps: string[] = [];
+  const lots: number[] = [];
+  let exact = true;
+  for (const f of window) {
+    const step = f.step ?? legacyStep(f.quantity ?? 0);
+    let i = steps.indexOf(step);
+    if (i < 0) i = steps.push(step) - 1;
+    lots[i] = (lots[i] ?? 0) + (f.lots ?? 1);
+    if (!Number.isSafeInteger(lots[i])) exact = false;
+  }
+  if (!exact) return quantitySumBig(window);
+  let scale = 0;
+  for (const step of steps) scale = Math.max(scale, stepOf(step).scale);
+  let units = 0n;
+  steps.forEach((text, i) => {
+    const step = stepOf(text);
+    units += BigInt(lots[i]!) * step.units * 10n ** BigInt(scale - step.scale);
+  });
+  return { units, scale };
+}
+
+/** `quantitySum` all in bigints: for lot totals beyond 2^53. */
+function quantitySumBig(window: readonly MmpFill[]): ScaledDecimal {
+  let scale = 0;
+  for (const f of window) scale = Math.max(scale, stepOf(f.step ?? legacyStep(f.quantity ?? 0)).scale);
+  let units = 0n;
+  for (const f of window) {
+    const step = stepOf(f.step ?? legacyStep(f.quantity ?? 0));
+    units += BigInt(f.lots ?? 1) * step.units * 10n ** BigInt(scale - step.scale);
+  }
+  return { units, scale };
+}
+
+/** A fill saved with a float quantity counts as one lot of the decimal it prints as. */
+function legacyStep(quantity: number): string {
+  const exact = decimalOfNumber(quantity);
+  return exact === null ? '0' : formatScaled(exact.units, exact.scale);
+}
+
+function sums(group: MmpGroup): { quantity: ScaledDecimal; delta: number; vega: number } {
   let delta = 0;
   let vega = 0;
   for (const f of group.window) {
-    quantity += f.quantity;
     delta += f.delta;
     vega += f.vega;
   }
-  return { quantity, delta: Math.abs(delta), vega: Math.abs(vega) };
+  return { quantity: quantitySum(group.window), delta: Math.abs(delta), vega: Math.abs(vega) };
+}
+
+/** Whether the window's quantity is above the limit (an infinite limit never is). */
+function quantityBreached(quantity: ScaledDecimal, limit: number): boolean {
+  const exact = decimalOfNumber(limit);
+  return exact !== null && compareDecimals(quantity, exact) > 0;
 }
 
 export function mmpStatus(state: VenueState, accountId: number): MmpStatus[] {
@@ -171,7 +270,13 @@ export function mmpStatus(state: VenueState, accountId: number): MmpStatus[] {
   for (const group of state.advanced.mmp.values()) {
     if (group.accountId !== accountId) continue;
     const s = sums(group);
-    out.push({ ...group.config, frozenUntil: frozen(group, state.now) ? group.frozenUntil : null, ...s });
+    out.push({
+      ...group.config,
+      frozenUntil: frozen(group, state.now) ? group.frozenUntil : null,
+      quantity: formatScaled(s.quantity.units, s.quantity.scale),
+      delta: s.delta,
+      vega: s.vega,
+    });
   }
   return out.sort((a, b) => (a.indexName < b.indexName ? -1 : a.indexName > b.indexName ? 1 : 0));
 }
@@ -188,16 +293,15 @@ export function reactMmp(state: VenueState, events: readonly CoreEvent[], from: 
       if (!party.mmp) continue;
       const group = state.advanced.mmp.get(key(party.accountId, indexNameOf(trade.currency)));
       if (group === undefined || frozen(group, state.now)) continue;
-      const instrument = state.instruments.get(trade.instrumentName)!;
-      const quantity = instrument.instrument.amountGrid.toNumber(trade.amount);
+      const amountGrid = state.instruments.get(trade.instrumentName)!.instrument.amountGrid;
       const { delta, vega } = exposure(state, trade, party);
-      group.window.push({ ts: state.now, quantity, delta, vega });
+      group.window.push({ ts: state.now, lots: Math.abs(trade.amount), step: amountGrid.step, delta, vega });
       const since = state.now - group.config.interval * 1000;
       while (group.window.length > 0 && group.window[0]!.ts <= since) group.window.shift();
       const s = sums(group);
       const c = group.config;
       const breached =
-        s.quantity > c.quantityLimit ||
+        quantityBreached(s.quantity, c.quantityLimit) ||
         (c.deltaLimit !== null && s.delta > c.deltaLimit) ||
         (c.vegaLimit !== null && s.vega > c.vegaLimit);
       if (breached) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CoreCommand, UnstampedCommand } from '../../core/commands.ts';
 import { Instrument } from '../../domain/instrument.ts';
-import { optionSpec, perpetualSpec, T0 } from '../../engine/testkit.ts';
+import { optionSpec, orderCommand, perpetualSpec, T0 } from '../../engine/testkit.ts';
 import { Venue } from '../../engine/venue.ts';
 import type { Principal } from '../auth/authenticator.ts';
 import { type CallContext, MethodRegistry } from '../registry.ts';
@@ -92,7 +92,7 @@ describe('MMP decimals on the wire', () => {
       deltaLimit: 1000,
       vegaLimit: null,
       frozenUntil: null,
-      quantity: 20,
+      quantity: '20',
       delta: 1.6592072936638886e-8,
       vega: 2.5e-7,
     });
@@ -100,6 +100,42 @@ describe('MMP decimals on the wire', () => {
     assert.ok(Math.abs(Number(wire.delta) - 1.6592072936638886e-8) < 1e-20);
     assert.equal(wire.vega, '0.00000025');
     assert.equal(wire.quantity, '20');
+  });
+
+  test('the window quantity is the exact sum of the fills: 0.2 + 0.1 BTC reads "0.3", within a limit of 0.3', async () => {
+    const { venue, call } = setup();
+    let seq = 1000;
+    const run = (command: UnstampedCommand) => {
+      const result = venue.execute({ ...command, seq: ++seq, ts: T0 } as CoreCommand);
+      assert.ok(result.ok, JSON.stringify(!result.ok && result.error));
+    };
+    run({ type: 'list_instrument', spec: optionSpec() });
+    run({ type: 'create_account', accountId: 8 });
+    for (const accountId of [7, 8])
+      run({ type: 'deposit', accountId, currency: 'BTC', amount: 100_000_000_000 });
+    await call('private/set_mmp_config', {
+      indexName: 'btc_usd',
+      interval: 60,
+      frozenTime: 0,
+      quantityLimit: '0.3',
+    });
+    const order = (accountId: number, side: 'buy' | 'sell', amount: number, mmp: boolean) =>
+      run({
+        ...orderCommand(accountId, side, amount, 500, { instrumentName: optionSpec().name }),
+        ...(mmp ? { mmp: true } : {}),
+      } as UnstampedCommand);
+    order(7, 'sell', 10, true);
+    order(8, 'buy', 2, false);
+    order(8, 'buy', 1, false);
+    const [status] = (await call('private/get_mmp_config', { indexName: 'btc_usd' })) as {
+      quantity: string;
+      quantityLimit: string;
+      frozenUntil?: number;
+    }[];
+    // Before: "0.30000000000000004", and the group was frozen (above the limit of 0.3).
+    assert.equal(status!.quantity, '0.3');
+    assert.equal(status!.quantityLimit, '0.3');
+    assert.equal(status!.frozenUntil, undefined);
   });
 
   test('limits are decimals of at most 9 integer digits and 6 decimals, echoed as sent', async () => {

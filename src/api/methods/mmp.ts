@@ -89,9 +89,9 @@ export function mmpToWire(status: MmpStatus) {
     ...(status.deltaLimit === null ? {} : { deltaLimit: decimalText(status.deltaLimit) }),
     ...(status.vegaLimit === null ? {} : { vegaLimit: decimalText(status.vegaLimit) }),
     ...(status.frozenUntil === null ? {} : { frozenUntil: status.frozenUntil }),
-    // Window sums are float sums: a net delta or vega near zero is a residue such as 1.7e-8,
-    // which String() writes in exponent form.
-    quantity: decimalText(status.quantity),
+    // The quantity sum is an exact decimal already. Delta and vega are float sums: a net delta or
+    // vega near zero is a residue such as 1.7e-8, which String() writes in exponent form.
+    quantity: status.quantity,
     delta: decimalText(status.delta),
     vega: decimalText(status.vega),
   };
