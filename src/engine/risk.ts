@@ -27,7 +27,8 @@
  *
  * Price band: with a mark, buys above mark × (1 + band) and sells below mark × (1 − band) are
  * refused (price_too_high / price_too_low with the limit); market orders are bounded by it. A
- * combo not yet marked takes its legs' net mark.
+ * combo not yet marked takes its legs' net mark. Its edges are on the tick grid, and positive for
+ * a single instrument (`bandOnGrid`).
  */
 import type { Side } from '../core/types.ts';
 import { type Account, Ledger, type OpenLots, type Position } from './accounts.ts';
@@ -45,6 +46,7 @@ export interface PriceBand {
  * The band around the instrument's mark; null when it has none. A combo with no mark of its own
  * yet (listed on first use, marked from the next market tick) is banded around its legs' net
  * mark (`comboMarkFromLegs`), so its trades, and the leg prices they print, stay near the marks.
+ * Its edges are prices an order may have (`bandOnGrid`), as `minPrice`/`maxPrice` show them.
  */
 export function priceBand(state: VenueState, instrument: InstrumentState): PriceBand | null {
   let mark = instrument.markPrice;
@@ -57,7 +59,26 @@ export function priceBand(state: VenueState, instrument: InstrumentState): Price
   const optionLike = instrument.economics.isOption || instrument.instrument.kind === 'option_combo';
   const bps = optionLike ? state.config.optionBandBps : state.config.futureBandBps;
   const width = Math.max(Math.floor((Math.abs(mark) * bps) / 10_000), state.config.minBandTicks);
-  return { min: mark - width, max: mark + width };
+  return bandOnGrid(instrument, mark - width, mark + width);
+}
+
+/**
+ * mark ± width made prices an order may have: the max down and the min up onto the tick grid at
+ * their level (an option's tick is coarser above 0.005), and the min at least one tick where a
+ * price must be positive (every single instrument; a combo's may be zero or negative). Only
+ * prices no order could have are cut off, so the band lets through the same orders as mark ±
+ * width, and a market order bounded by it reaches the same (on-grid) levels. Before, an option
+ * marked at 0.0004 showed a minimum of -0.0006, and a maximum of 0.3027 that a buy sent at was
+ * refused off the 0.0005 grid (an audit).
+ */
+function bandOnGrid(instrument: InstrumentState, low: number, high: number): PriceBand {
+  const tool = instrument.instrument;
+  const combo = tool.kind === 'future_combo' || tool.kind === 'option_combo';
+  let min = combo ? low : Math.max(low, 1);
+  while (!tool.isOnTick(min)) min++;
+  let max = high;
+  while (!tool.isOnTick(max)) max--;
+  return { min, max };
 }
 
 function ceilBps(amount: number, bps: number): number {

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Instrument } from '../../domain/instrument.ts';
+import { Harness } from '../../engine/testkit.ts';
 import { DEFAULT_PRODUCTS, inverseOptionSpec } from '../../market/products.ts';
-import { decimalText, tickerToWire } from './market.ts';
+import { createVenueReadPort } from '../venue-read-port.ts';
+import { decimalText, orderBookToWire, tickerToWire } from './market.ts';
 
 const EXPIRY = Date.UTC(2026, 10, 21, 8);
 const OPTION = new Instrument(1, inverseOptionSpec(DEFAULT_PRODUCTS.BTC!, EXPIRY, 'day', 61_000, 'call', 0));
@@ -54,4 +56,25 @@ test('near-expiry greeks go out as plain decimals', () => {
     rho: '0',
   });
   assert.equal(wire.markPrice, '0.0482');
+});
+
+test('minPrice and maxPrice are prices an order may be sent at (positive, on the tick at their level)', () => {
+  const spec = inverseOptionSpec(DEFAULT_PRODUCTS.BTC!, Date.UTC(2026, 10, 28, 8), 'month', 61_000, 'put', 0);
+  assert.equal(spec.name, 'BTC-28NOV26-61000-P');
+  const h = new Harness();
+  h.list(spec);
+  const reads = createVenueReadPort(h.venue);
+  const put = reads.instrument(spec.name)!;
+  const shown = () => {
+    const ticker = tickerToWire(reads.ticker(spec.name)!, put);
+    const book = orderBookToWire(reads.orderBook(spec.name, 1)!, put);
+    assert.equal(book.minPrice, ticker.minPrice);
+    assert.equal(book.maxPrice, ticker.maxPrice);
+    return [ticker.minPrice, ticker.maxPrice];
+  };
+  h.ok({ type: 'update_prices', markPrices: [{ instrumentName: spec.name, markPrice: 4 }] });
+  assert.deepEqual(shown(), ['0.0001', '0.0014'], 'was -0.0006 to 0.0014');
+  h.ok({ type: 'update_prices', markPrices: [{ instrumentName: spec.name, markPrice: 2_018 }] });
+  assert.deepEqual(shown(), ['0.101', '0.3025'], 'was 0.1009 to 0.3027, off the 0.0005 tick');
+  for (const price of shown()) assert.equal(put.formatPrice(put.parsePrice(price!)), price);
 });
