@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { validatePortfolioBody } from '../api/portfolios/validate.ts';
 import { Instrument } from '../domain/instrument.ts';
 import { optionSpec, perpetualSpec } from '../engine/testkit.ts';
 import {
@@ -36,14 +37,17 @@ function view(overrides: Partial<AlgoMarketView> = {}): AlgoMarketView {
     ...overrides,
   };
 }
-const limit = (price: number, priceIn: string | null): LegPricing => ({
+const limit = (price: number, priceIn: string | null, priceAsSent?: string | number): LegPricing => ({
   priceType: 'LIMIT',
   price,
   priceIn,
   dynamicStrategy: null,
   dynamicOffset: 0,
   dynamicMs: null,
+  ...(priceAsSent === undefined ? {} : { priceAsSent }),
 });
+/** A BALANCE leg's price as validation keeps it: the float and the decimal string as sent. */
+const balanceLimit = (text: string, priceIn: string): LegPricing => limit(Number(text), priceIn, text);
 const dynamic = (
   strategy: LegPricing['dynamicStrategy'],
   offset: number,
@@ -186,5 +190,163 @@ describe('leg price resolution', () => {
       kind: 'limit',
       price: 119_990,
     });
+  });
+
+  test('a price already in the quote currency is never rounded against the client (tick 0.5)', () => {
+    const at = (side: 'buy' | 'sell', pricing: LegPricing) =>
+      resolvePrice(view(), perp, side, pricing, 0) as { kind: string; price?: number };
+    // TWAP: JSON numbers, read as their shortest decimal (what JSON writes), with or without priceAsSent.
+    for (const unit of ['USD', 'USDT', 'USDC']) {
+      assert.deepEqual(at('sell', limit(65000.00000001, unit)), { kind: 'limit', price: 130_001 });
+      assert.deepEqual(at('sell', limit(65000.00000001, unit, 65000.00000001)), {
+        kind: 'limit',
+        price: 130_001,
+      });
+      assert.deepEqual(at('buy', limit(65000.49999999, unit)), { kind: 'limit', price: 130_000 });
+      assert.deepEqual(at('buy', limit(65000.49999999, unit, 65000.49999999)), {
+        kind: 'limit',
+        price: 130_000,
+      });
+    }
+    // On the tick: the tick itself, either side.
+    assert.deepEqual(at('buy', limit(65000.5, 'USD')), { kind: 'limit', price: 130_001 });
+    assert.deepEqual(at('sell', limit(65000.5, 'USD')), { kind: 'limit', price: 130_001 });
+    // A number the same binary64 as the tick is the tick (JSON text beyond float precision).
+    assert.deepEqual(at('sell', limit(JSON.parse('65000.50000000000001'), 'USD')), {
+      kind: 'limit',
+      price: 130_001,
+    });
+    // The DYNAMIC worst price follows the same rule.
+    const book = view({ bestBid: () => 129_990, bestAsk: () => 130_010, markPrice: () => 130_000 });
+    const dyn = (side: 'buy' | 'sell', worst: number) =>
+      resolvePrice(book, perp, side, dynamic('MARK', 0, 'USD', worst), 0);
+    assert.deepEqual(dyn('sell', 65000.00000001), { kind: 'limit', price: 130_001 });
+    assert.deepEqual(dyn('buy', 64999.99999999), { kind: 'limit', price: 129_999 });
+  });
+
+  test('BALANCE decimal strings are parsed exactly, never through a float', () => {
+    const at = (side: 'buy' | 'sell', pricing: LegPricing) => resolvePrice(view(), perp, side, pricing, 0);
+    assert.equal(Number('65000.00000000000000000001'), 65000, 'the float alone has lost the excess');
+    assert.deepEqual(at('sell', balanceLimit('65000.00000000000000000001', 'USD')), {
+      kind: 'limit',
+      price: 130_001,
+    });
+    assert.deepEqual(at('buy', balanceLimit('65000.49999999999999999999', 'USD')), {
+      kind: 'limit',
+      price: 130_000,
+    });
+    assert.deepEqual(at('buy', balanceLimit('65000.00000000000000000000', 'USD')), {
+      kind: 'limit',
+      price: 130_000,
+    });
+    // Below one tick: a buy has no price, a sell is one tick.
+    assert.equal(at('buy', balanceLimit('0.49999999999999999999', 'USD')).kind, 'unavailable');
+    assert.deepEqual(at('sell', balanceLimit('0.00000000000000000001', 'USD')), { kind: 'limit', price: 1 });
+    // On a coin-quoted option in its own coin, with the level's coarser tick (0.0005 above 0.005).
+    assert.deepEqual(resolvePrice(view(), option, 'sell', balanceLimit('0.05000000000000000001', 'BTC'), 0), {
+      kind: 'limit',
+      price: 505,
+    });
+    assert.deepEqual(resolvePrice(view(), option, 'buy', balanceLimit('0.05049999999999999999', 'BTC'), 0), {
+      kind: 'limit',
+      price: 500,
+    });
+  });
+
+  test('a BALANCE string keeps its exact value through validation to the child price', () => {
+    const spec = validatePortfolioBody(
+      {
+        accountId: 7,
+        portfolioType: 'BALANCE',
+        balanceTrade: { parts: 1, eachLimitMs: 15_000, totalLimitMs: 0, totalEndAction: 2 },
+        legs: [
+          {
+            instrument: perp.name,
+            instrumentType: 'PERPETUAL',
+            side: 2,
+            quantity: '10',
+            priceOptions: { priceType: 'LIMIT', price: '65000.00000000000000000001', priceIn: 'USD' },
+          },
+        ],
+      },
+      { accountIds: new Set([7]), instrument: (name) => (name === perp.name ? perp : undefined), now: 0 },
+    );
+    const leg = spec.legs[0]!;
+    assert.deepEqual(resolvePrice(view(), perp, leg.side, leg.pricing, 0), { kind: 'limit', price: 130_001 });
+  });
+
+  test('float noise of a conversion lands on the intended tick; a genuine excess rounds for the client', () => {
+    // 18 USD / 60000 / 0.0001 = 2.9999999999999996 in floats: 3 ticks either side.
+    for (const side of ['buy', 'sell'] as const) {
+      assert.deepEqual(resolvePrice(view(), option, side, limit(18, 'USD'), 0), { kind: 'limit', price: 3 });
+      assert.equal(roundToTicks(option, side, 18 / 60_000), 3);
+    }
+    // A quote-currency 0.1 on the 0.0001 grid is exactly 1000 ticks (5-tick steps at that level).
+    assert.deepEqual(resolvePrice(view(), option, 'sell', limit(0.1, 'BTC'), 0), {
+      kind: 'limit',
+      price: 1000,
+    });
+    assert.deepEqual(resolvePrice(view(), option, 'buy', limit(0.1, 'BTC'), 0), {
+      kind: 'limit',
+      price: 1000,
+    });
+    // DYNAMIC: 1 tick of 0.05 + 0.1 = 3.0000000000000004 ticks in floats: a sell stays at 3.
+    const ethPerp = new Instrument(
+      4,
+      perpetualSpec({ name: 'ETH-PERPETUAL', baseCurrency: 'ETH', tickSize: '0.05' }),
+    );
+    const oneTick = view({ markPrice: () => 1 });
+    assert.deepEqual(resolvePrice(oneTick, ethPerp, 'sell', dynamic('MARK', 0.1, 'USD'), 0), {
+      kind: 'limit',
+      price: 3,
+    });
+    // 3000.00000001 USD = 500.0000000016667 ticks: genuinely above 500, so a sell goes up to 505.
+    assert.deepEqual(resolvePrice(view(), option, 'sell', limit(3000.00000001, 'USD'), 0), {
+      kind: 'limit',
+      price: 505,
+    });
+    assert.deepEqual(resolvePrice(view(), option, 'buy', limit(2999.99999999, 'USD'), 0), {
+      kind: 'limit',
+      price: 495,
+    });
+    // The float path's bound: 1e-12 relative is noise, 1e-11 is not. (A client's quote-currency
+    // 65000.00000001, 1.5e-13 above a tick, never takes this path: see the exact tests above.)
+    assert.equal(roundToTicks(perp, 'sell', 65000 * (1 + 1e-11)), 130_001);
+    assert.equal(roundToTicks(perp, 'buy', 65000.5 * (1 - 1e-11)), 130_000);
+    assert.equal(roundToTicks(perp, 'sell', 65000 * (1 + 1e-13)), 130_000);
+    // Noise is relative to the numbers worked with: 1000.05 − 1000 = 1.0000000000013642 ticks of 0.05.
+    const bigMark = view({ markPrice: () => 20_001 });
+    for (const side of ['buy', 'sell'] as const) {
+      assert.deepEqual(resolvePrice(bigMark, ethPerp, side, dynamic('MARK', -1000, 'USD'), 0), {
+        kind: 'limit',
+        price: 1,
+      });
+    }
+  });
+
+  test('DYNAMIC: a quote-currency offset is exact on a whole or half-tick reference', () => {
+    const offsetBy = (offset: number, sent?: string): LegPricing => ({
+      ...dynamic('MARK', offset, 'USD'),
+      ...(sent === undefined ? {} : { dynamicOffsetAsSent: sent }),
+    });
+    const marked = view({ markPrice: () => 130_000 });
+    const at = (side: 'buy' | 'sell', pricing: LegPricing, market = marked) =>
+      resolvePrice(market, perp, side, pricing, 0);
+    // MARK − 0.00000001 USD is below 65000: a buy may not pay 65000.
+    assert.deepEqual(at('buy', offsetBy(-0.00000001, '-0.00000001')), { kind: 'limit', price: 129_999 });
+    assert.deepEqual(at('sell', offsetBy(0.00000001, '0.00000001')), { kind: 'limit', price: 130_001 });
+    assert.deepEqual(at('buy', offsetBy(-0.000001)), { kind: 'limit', price: 129_999 });
+    assert.deepEqual(at('sell', offsetBy(0.000001)), { kind: 'limit', price: 130_001 });
+    assert.deepEqual(at('buy', offsetBy(0, '-0.00000000000000000001')), { kind: 'limit', price: 129_999 });
+    assert.deepEqual(at('sell', offsetBy(0, '0.00000000000000000001')), { kind: 'limit', price: 130_001 });
+    // On the tick: the tick, either side.
+    assert.deepEqual(at('buy', offsetBy(-0.5)), { kind: 'limit', price: 129_999 });
+    assert.deepEqual(at('sell', offsetBy(-0.5)), { kind: 'limit', price: 129_999 });
+    // MID on a half tick: + 0.25 USD is exactly the next tick; + 0.2 is below it.
+    const book = view({ bestBid: () => 129_990, bestAsk: () => 130_011 });
+    assert.deepEqual(at('buy', { ...dynamic('MID', 0.25, 'USD') }, book), { kind: 'limit', price: 130_001 });
+    assert.deepEqual(at('sell', { ...dynamic('MID', 0.25, 'USD') }, book), { kind: 'limit', price: 130_001 });
+    assert.deepEqual(at('buy', { ...dynamic('MID', 0.2, 'USD') }, book), { kind: 'limit', price: 130_000 });
+    assert.deepEqual(at('sell', { ...dynamic('MID', 0.2, 'USD') }, book), { kind: 'limit', price: 130_001 });
   });
 });

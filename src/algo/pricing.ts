@@ -8,12 +8,20 @@
  *   `priceIn` units (IV: volatility points on the reference's implied vol), bounded by `price` as
  *   the worst acceptable price when one is given.
  *
- * Rounding (the only float → integer step): a buy rounds down and a sell rounds up to the tick
- * that applies at that level, so a converted price is never worse for the client than asked; a
- * buy limit below one tick is `unavailable` (no valid price is that low), not raised to one tick.
+ * Rounding: a buy rounds down and a sell rounds up to the tick that applies at that level, so a
+ * price is never worse for the client than asked; a buy limit below one tick is `unavailable` (no
+ * valid price is that low), not raised to one tick.
+ * - A `price` already in the quote currency (no conversion) is rounded exactly from its decimal:
+ *   a BALANCE string as sent, a TWAP JSON number as its shortest decimal (what JSON writes; a
+ *   number that is the same binary64 as a tick is that tick). No float, no tolerance.
+ *   A DYNAMIC quote-currency offset on a whole or half-tick reference is exact the same way.
+ * - A float from a conversion (another currency, IV, a fractional reference plus an offset) within
+ *   FLOAT_NOISE (relative) of a tick is that tick (0.0003 / 0.0001 = 2.9999999999999996); any
+ *   larger excess is real and rounds for the client.
  * Missing market data is a result (`unavailable`), never a guess: the caller waits for data.
  */
 import type { Side } from '../core/types.ts';
+import { parseDecimal } from '../domain/decimal.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { convertPriceIn, impliedVolPercent } from '../market/conversions.ts';
 import type { AlgoMarketView, OwnOrder } from './market-view.ts';
@@ -32,24 +40,108 @@ function alignToStep(instrument: Instrument, side: Side, ticks: number): number 
 }
 
 /**
- * Rounds a quote-currency price to ticks, in the client's favour for `side`. A sell is at least
- * 1 tick (higher than asked is better); a buy below 1 tick has no valid price: null, never a
- * tick above what the client allowed.
+ * Relative gap (to the size of the numbers a conversion worked with) below which a converted
+ * float is the tick it is next to: about 4,500 ulps of binary64, far above the few ulps a
+ * conversion adds, and a bound on how much a converted price may lose to that snap (6.5e-8 USD
+ * on 65000, below the precision of the index it was converted at). Only converted prices take
+ * it: a price already in the quote currency is rounded exactly (`decimalToTicks`).
  */
-export function roundToTicks(instrument: Instrument, side: Side, quotePrice: number): number | null {
-  const tick = Number(instrument.spec.tickSize);
-  const raw = quotePrice / tick;
-  // Absorb float noise (0.1/0.0001 = 999.9999999) before the directed rounding.
-  const nearest = Math.round(raw);
-  const exact = Math.abs(raw - nearest) < 1e-7 ? nearest : raw;
-  const ticks = alignToStep(instrument, side, side === 'buy' ? Math.floor(exact) : Math.ceil(exact));
+const FLOAT_NOISE = 1e-12;
+
+/** Whole ticks (the directed integer) onto the level's tick: a buy ≥ 1 tick or null, a sell ≥ 1. */
+function finishTicks(instrument: Instrument, side: Side, whole: number): number | null {
+  const ticks = alignToStep(instrument, side, whole);
   if (side === 'buy') return ticks >= 1 ? ticks : null;
   return Math.max(ticks, 1);
 }
 
+/**
+ * Rounds a quote-currency float (a conversion's result) to ticks, in the client's favour for
+ * `side`. A sell is at least 1 tick (higher than asked is better); a buy below 1 tick has no valid
+ * price: null, never a tick above what the client allowed. `magnitude` is the largest quote value
+ * the float was computed from (a DYNAMIC reference before a negative offset): its noise is
+ * relative to that, not to a small difference.
+ */
+export function roundToTicks(
+  instrument: Instrument,
+  side: Side,
+  quotePrice: number,
+  magnitude = quotePrice,
+): number | null {
+  const tick = Number(instrument.spec.tickSize);
+  const raw = quotePrice / tick;
+  // Absorb float noise only (18 / 60000 / 0.0001 = 2.9999999999999996) before the directed rounding.
+  const nearest = Math.round(raw);
+  const noise = Math.max(Math.abs(raw), Math.abs(magnitude / tick)) * FLOAT_NOISE;
+  const exact = Math.abs(raw - nearest) <= noise ? nearest : raw;
+  return finishTicks(instrument, side, side === 'buy' ? Math.floor(exact) : Math.ceil(exact));
+}
+
+const PLAIN_DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/** `numerator / denominator` ticks (denominator > 0) rounded down for a buy, up for a sell. */
+function directedTicks(
+  instrument: Instrument,
+  side: Side,
+  numerator: bigint,
+  denominator: bigint,
+): number | null {
+  let whole = numerator / denominator; // truncates toward zero
+  if (numerator % denominator !== 0n) {
+    if (side === 'buy' && numerator < 0n) whole -= 1n;
+    if (side === 'sell' && numerator > 0n) whole += 1n;
+  }
+  return finishTicks(instrument, side, Number(whole));
+}
+
+/**
+ * Rounds a quote-currency decimal string to ticks exactly (bigints: no float on the way), in the
+ * client's favour for `side`, with `roundToTicks`' bounds.
+ */
+export function decimalToTicks(instrument: Instrument, side: Side, text: string): number | null {
+  const value = parseDecimal(text, 'price');
+  const grid = instrument.priceGrid;
+  // ticks = (units / 10^scale) / (stepUnits / 10^grid.scale), as one fraction.
+  const numerator = value.units * 10n ** BigInt(grid.scale);
+  return directedTicks(instrument, side, numerator, grid.stepUnits * 10n ** BigInt(value.scale));
+}
+
+/**
+ * A DYNAMIC reference in whole or half ticks (MID) plus a quote-currency offset decimal, rounded
+ * exactly; undefined when either is not exact (a fractional mark or model price, a converted
+ * offset): the float path then applies.
+ */
+function exactOffsetTicks(
+  instrument: Instrument,
+  side: Side,
+  reference: number,
+  pricing: LegPricing,
+): number | null | undefined {
+  const halves = reference * 2;
+  if (!Number.isSafeInteger(halves) || !isQuoteUnit(instrument, pricing.priceIn)) return undefined;
+  const sent = pricing.dynamicOffsetAsSent;
+  const text = typeof sent === 'string' ? sent : String(pricing.dynamicOffset);
+  if (!PLAIN_DECIMAL.test(text)) return undefined;
+  const offset = parseDecimal(text, 'dynamicPriceOffset');
+  const grid = instrument.priceGrid;
+  // halves / 2 + (units / 10^scale) / (stepUnits / 10^grid.scale), as one fraction.
+  const offsetScale = 10n ** BigInt(offset.scale);
+  const numerator =
+    BigInt(halves) * grid.stepUnits * offsetScale + 2n * offset.units * 10n ** BigInt(grid.scale);
+  return directedTicks(instrument, side, numerator, 2n * grid.stepUnits * offsetScale);
+}
+
 /** A rounded limit, or `unavailable` (the leg waits) for a buy limit below the smallest price. */
-function limitAt(instrument: Instrument, side: Side, quotePrice: number): ResolvedPrice {
-  const ticks = roundToTicks(instrument, side, quotePrice);
+function limitAt(
+  instrument: Instrument,
+  side: Side,
+  quotePrice: number,
+  magnitude = quotePrice,
+): ResolvedPrice {
+  return ticksResult(roundToTicks(instrument, side, quotePrice, magnitude));
+}
+
+function ticksResult(ticks: number | null): ResolvedPrice {
   return ticks === null
     ? { kind: 'unavailable', reason: 'buy limit below one tick' }
     : { kind: 'limit', price: ticks };
@@ -80,7 +172,8 @@ function quoteOf(instrument: Instrument, ticks: number): number {
   return ticks * Number(instrument.spec.tickSize);
 }
 
-const USD_LIKE_OR_IV = new Set(['USD', 'USDT', 'USDC', 'IV']);
+const USD_LIKE = new Set(['USD', 'USDT', 'USDC']);
+const USD_LIKE_OR_IV = new Set([...USD_LIKE, 'IV']);
 
 function isOtherCoin(unit: string, instrument: Instrument): boolean {
   return (
@@ -88,6 +181,40 @@ function isOtherCoin(unit: string, instrument: Instrument): boolean {
     unit !== instrument.spec.baseCurrency &&
     unit !== instrument.spec.quoteCurrency
   );
+}
+
+/** True when `priceIn` needs no conversion on this instrument (`convertToQuote` returns the value). */
+function isQuoteUnit(instrument: Instrument, priceIn: string | null): boolean {
+  if (priceIn === null) return true;
+  const unit = priceIn.toUpperCase();
+  const quote = instrument.spec.quoteCurrency;
+  if (unit === quote) return true;
+  const quoteIsUsd = USD_LIKE.has(quote);
+  return quoteIsUsd ? USD_LIKE.has(unit) : unit === instrument.spec.baseCurrency;
+}
+
+/**
+ * The leg's `price` as a limit in ticks, rounded for the client: exactly from its decimal when it
+ * is already in the quote currency (the string as sent, or the number's shortest decimal), else
+ * converted at this instant and rounded as a float.
+ */
+function priceLimit(
+  view: AlgoMarketView,
+  instrument: Instrument,
+  side: Side,
+  pricing: LegPricing,
+  price: number,
+  now: number,
+): ResolvedPrice {
+  if (isQuoteUnit(instrument, pricing.priceIn)) {
+    const sent = pricing.priceAsSent;
+    const text = typeof sent === 'string' ? sent : String(price);
+    // A journal from before `priceAsSent` may hold a float String() writes with an exponent.
+    if (PLAIN_DECIMAL.test(text)) return ticksResult(decimalToTicks(instrument, side, text));
+  }
+  const quote = convertToQuote(view, instrument, pricing.priceIn, price, now);
+  if (quote === null) return { kind: 'unavailable', reason: `cannot convert ${pricing.priceIn}` };
+  return limitAt(instrument, side, quote);
 }
 
 /** `value` in `priceIn` units → quote currency float; null when the market cannot convert it. */
@@ -163,32 +290,52 @@ export function resolvePrice(
       return { kind: 'market' };
     case 'LIMIT': {
       if (pricing.price === null) return { kind: 'unavailable', reason: 'no price' };
-      const quote = convertToQuote(view, instrument, pricing.priceIn, pricing.price, now);
-      if (quote === null) return { kind: 'unavailable', reason: `cannot convert ${pricing.priceIn}` };
-      return limitAt(instrument, side, quote);
+      return priceLimit(view, instrument, side, pricing, pricing.price, now);
     }
     case 'DYNAMIC': {
       const strategy = pricing.dynamicStrategy ?? 'MARK';
       const reference = referenceTicks(view, instrument, strategy, now, own);
       if (reference === null) return { kind: 'unavailable', reason: `no ${strategy} reference` };
-      let quote = quoteOf(instrument, reference);
-      if (pricing.dynamicOffset !== 0) {
-        const shifted = applyOffset(view, instrument, pricing, quote, now);
-        if (shifted === null) return { kind: 'unavailable', reason: 'cannot apply the offset' };
-        quote = shifted;
-      }
-      if (pricing.price !== null) {
-        const worst = convertToQuote(view, instrument, pricing.priceIn, pricing.price, now);
-        if (worst === null) return { kind: 'unavailable', reason: `cannot convert ${pricing.priceIn}` };
-        quote = side === 'buy' ? Math.min(quote, worst) : Math.max(quote, worst);
-      }
-      return limitAt(instrument, side, quote);
+      const dynamicLimit = offsetLimit(view, instrument, side, pricing, reference, now);
+      if (pricing.price === null) return dynamicLimit;
+      // Each rounded for the client, then the lower for a buy and the higher for a sell (directed
+      // rounding is monotone, so this is the bounded price rounded): never past the worst price.
+      const worst = priceLimit(view, instrument, side, pricing, pricing.price, now);
+      if (worst.kind !== 'limit') return worst;
+      if (dynamicLimit.kind !== 'limit') return dynamicLimit;
+      const price =
+        side === 'buy'
+          ? Math.min(dynamicLimit.price, worst.price)
+          : Math.max(dynamicLimit.price, worst.price);
+      return { kind: 'limit', price };
     }
     default: {
       const _exhaustive: never = pricing.priceType;
       return _exhaustive;
     }
   }
+}
+
+/** The DYNAMIC reference (ticks) plus the leg's offset, rounded for the client. */
+function offsetLimit(
+  view: AlgoMarketView,
+  instrument: Instrument,
+  side: Side,
+  pricing: LegPricing,
+  reference: number,
+  now: number,
+): ResolvedPrice {
+  const exact = exactOffsetTicks(instrument, side, reference, pricing);
+  if (exact !== undefined) return ticksResult(exact);
+  const referenceQuote = quoteOf(instrument, reference);
+  let quote = referenceQuote;
+  if (pricing.dynamicOffset !== 0) {
+    const shifted = applyOffset(view, instrument, pricing, quote, now);
+    if (shifted === null) return { kind: 'unavailable', reason: 'cannot apply the offset' };
+    quote = shifted;
+  }
+  // Noise is relative to the larger operand (1000.05 − 1000 in floats is not exactly 0.05).
+  return limitAt(instrument, side, quote, Math.max(Math.abs(referenceQuote), Math.abs(quote)));
 }
 
 function applyOffset(
