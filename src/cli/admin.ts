@@ -209,6 +209,8 @@ export async function runCli(
       `no key store at ${keysFile}: set DATA_DIR to the service's data directory (the service creates the store at its first start)`,
     );
   }
+  // Refused here, before any write, unless the configured key (or DATA_DIR/secret.key) is the one
+  // the stored secrets were sealed with: a key sealed with another one would never authenticate.
   const store = openKeyStore(config);
   const now = Date.now();
   const out = (value: unknown) => print(JSON.stringify(value, null, 2));

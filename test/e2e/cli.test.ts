@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { HttpClient } from '../../sdk/http-client.ts';
 import { loadAdminToken } from '../../src/api/admin.ts';
+import { openKeyStore } from '../../src/api/auth/open-key-store.ts';
 import { runCli, USAGE } from '../../src/cli/admin.ts';
 import { FakeVenue } from '../support/fake-venue.ts';
 import { startHarness } from '../support/gateway-harness.ts';
@@ -330,6 +331,77 @@ test('cli storage:vacuum compacts the stopped service’s SQLite stores; refused
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }
+    await running.close();
+  }
+});
+
+test('keys sealed with SECRET_ENCRYPTION_KEY: the cli without it, or with another key, writes nothing and makes no key file; with it, works', async () => {
+  const K1 = '5a'.repeat(32);
+  let running = await startTestService({ config: { simulator: false, secretEncryptionKey: K1 } });
+  const saved = { DATA_DIR: process.env.DATA_DIR, SECRET_ENCRYPTION_KEY: process.env.SECRET_ENCRYPTION_KEY };
+  process.env.DATA_DIR = running.dataDir;
+  delete process.env.SECRET_ENCRYPTION_KEY;
+  const cli = async (...args: string[]) => {
+    const lines: string[] = [];
+    await runCli([...args, '--url', running.baseUrl], (line) => lines.push(line));
+    return lines.join('\n');
+  };
+  const keyFile = join(running.dataDir, 'secret.key');
+  const stored = () => {
+    const store = openKeyStore({ dataDir: running.dataDir, secretEncryptionKey: K1 });
+    try {
+      return { users: store.listUsers().length, keys: store.listKeys().length };
+    } finally {
+      store.close();
+    }
+  };
+  const before = stored();
+  const userId = String(running.credentials[0]!.userId);
+  try {
+    // Without the key: refused before anything is written, no key file made, no key issued.
+    for (const args of [
+      ['key:create', userId],
+      ['user:create', 'nokey'],
+      ['account:create', userId],
+    ]) {
+      await assert.rejects(cli(...args), (error: Error) => {
+        assert.match(error.message, /sealed with an encryption key that is not available/);
+        assert.match(error.message, /SECRET_ENCRYPTION_KEY/);
+        assert.ok(error.message.includes(keyFile), 'names the key file');
+        return true;
+      });
+      assert.equal(existsSync(keyFile), false, `${args[0]}: no secret.key written`);
+    }
+    assert.deepEqual(stored(), before, 'nothing written');
+    // With another key: refused too, nothing written.
+    process.env.SECRET_ENCRYPTION_KEY = '6b'.repeat(32);
+    await assert.rejects(
+      cli('key:create', userId),
+      /cannot be opened with this encryption key.*SECRET_ENCRYPTION_KEY/,
+    );
+    await assert.rejects(cli('user:create', 'wrongkey'), /cannot be opened with this encryption key/);
+    assert.deepEqual(stored(), before, 'nothing written');
+    assert.equal(existsSync(keyFile), false);
+    // With the key they were sealed with: the key is issued and answers.
+    process.env.SECRET_ENCRYPTION_KEY = K1;
+    const key = JSON.parse(await cli('key:create', userId)) as { apiKey: string; apiSecret: string };
+    const client = () =>
+      new HttpClient({ baseUrl: running.baseUrl, credentials: key, now: () => running.service.core.now() });
+    assert.equal((await client().call('private/get_account_summary', { currency: 'BTC' })).balance, '100');
+    assert.equal(stored().keys, before.keys + 1);
+    // The service restarted without the key is refused the same way, and makes no key file either.
+    await running.close();
+    await assert.rejects(
+      startTestService({ dataDir: running.dataDir, clock: running.clock, config: { simulator: false } }),
+      /sealed with an encryption key that is not available/,
+    );
+    assert.equal(existsSync(keyFile), false);
+    running = await running.restart();
+    assert.equal((await client().call('private/get_account_summary', { currency: 'BTC' })).balance, '100');
+  } finally {
+    process.env.DATA_DIR = saved.DATA_DIR;
+    if (saved.SECRET_ENCRYPTION_KEY === undefined) delete process.env.SECRET_ENCRYPTION_KEY;
+    else process.env.SECRET_ENCRYPTION_KEY = saved.SECRET_ENCRYPTION_KEY;
     await running.close();
   }
 });

@@ -1,4 +1,9 @@
-/** Opens the embedded key store for a configuration: `DATA_DIR/keys.db`, secrets sealed. */
+/**
+ * Opens the embedded key store for a configuration: `DATA_DIR/keys.db`, secrets sealed.
+ * Refused, before anything is written, when the encryption key is not the one the stored secrets
+ * were sealed with: no key file is made beside sealed secrets (SecretBox.load), and the store
+ * checks the key opens what it holds (SqliteKeyStore's constructor, as for the service).
+ */
 import { join } from 'node:path';
 import type { Config } from '../../app/config.ts';
 import { SecretBox } from './secret-box.ts';

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import Database from 'better-sqlite3';
 import { SecretBox } from './secret-box.ts';
+import { SqliteKeyStore } from './sqlite-key-store.ts';
 
 const KEY = 'ab'.repeat(32);
 
@@ -32,4 +34,36 @@ test('without a configured key, a 0600 key file is created once under dataDir', 
   const key = readFileSync(join(dir, 'secret.key'), 'utf8');
   assert.equal(SecretBox.load(null, dir).open(sealed), 's');
   assert.equal(readFileSync(join(dir, 'secret.key'), 'utf8'), key);
+});
+
+test('without a configured key, no key file is made for a key store that holds sealed secrets: refused, naming both ways to give the key', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'box-sealed-'));
+  // Secrets sealed with a configured key (SECRET_ENCRYPTION_KEY), no key file.
+  const store = new SqliteKeyStore(join(dir, 'keys.db'), SecretBox.fromText(KEY));
+  const user = store.createUser('u', 1);
+  store.createAccount(user.id, 'main', 1);
+  store.createApiKey({ userId: user.id, roles: ['trade'] }, 1);
+  store.close();
+  assert.throws(
+    () => SecretBox.load(null, dir),
+    (error: Error) => {
+      assert.match(error.message, /sealed with an encryption key that is not available/);
+      assert.match(error.message, /SECRET_ENCRYPTION_KEY/);
+      assert.ok(error.message.includes(join(dir, 'secret.key')));
+      return true;
+    },
+  );
+  assert.equal(existsSync(join(dir, 'secret.key')), false, 'no key file written');
+  // The key they were sealed with still opens them.
+  assert.equal(SecretBox.load(KEY, dir).open(SecretBox.fromText(KEY).seal('s')), 's');
+});
+
+test('without a configured key, a key store that holds no sealed secret (an old one with users only) still gets a key file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'box-nosecrets-'));
+  const old = new Database(join(dir, 'keys.db'));
+  old.exec(`CREATE TABLE users (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);
+    INSERT INTO users (name, created_at) VALUES ('u', 1);`);
+  old.close();
+  SecretBox.load(null, dir);
+  assert.equal(statSync(join(dir, 'secret.key')).mode & 0o777, 0o600);
 });

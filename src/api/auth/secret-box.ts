@@ -1,12 +1,14 @@
 /**
  * API secrets at rest: AES-256-GCM with a 32-byte key from configuration (or, when none is
- * configured, a key file `DATA_DIR/secret.key` created once with mode 0600).
+ * configured, a key file `DATA_DIR/secret.key` created once with mode 0600, and only while
+ * `DATA_DIR/keys.db` holds nothing sealed with another key).
  * Stored form: base64(iv[12] || tag[16] || ciphertext). A wrong key or tampering fails loudly.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileDurably } from '../../store/durable-file.ts';
+import { holdsSealedSecrets } from './sqlite-key-store.ts';
 
 export class SecretBox {
   private constructor(private readonly key: Buffer) {}
@@ -22,11 +24,21 @@ export class SecretBox {
     return SecretBox.fromKey(key);
   }
 
-  /** The configured key, else the key file under dataDir (created on first use). */
+  /**
+   * The configured key, else the key file under dataDir, created on first use: not when the key
+   * store there already holds secrets (they were sealed with a key this process was not given,
+   * and a new key would open none of them while sealing new ones the service cannot open).
+   */
   static load(configuredKey: string | null, dataDir: string): SecretBox {
     if (configuredKey !== null) return SecretBox.fromText(configuredKey);
     const path = join(dataDir, 'secret.key');
     if (!existsSync(path)) {
+      const keysFile = join(dataDir, 'keys.db');
+      if (holdsSealedSecrets(keysFile)) {
+        throw new Error(
+          `the API secrets stored in ${keysFile} were sealed with an encryption key that is not available here (SECRET_ENCRYPTION_KEY is not set and there is no ${path}): set SECRET_ENCRYPTION_KEY to the key they were sealed with, or put back the original ${path}; no new key file was made`,
+        );
+      }
       mkdirSync(dataDir, { recursive: true });
       // Durable before any secret is sealed with it: a lost key file makes every key unreadable.
       writeFileDurably(path, randomBytes(32).toString('hex'), { exclusive: true });

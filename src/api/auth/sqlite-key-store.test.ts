@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { DeskTakenError } from './key-store.ts';
 import { SecretBox } from './secret-box.ts';
-import { SqliteKeyStore } from './sqlite-key-store.ts';
+import { SecretsKeyMismatchError, SqliteKeyStore } from './sqlite-key-store.ts';
 
 const box = SecretBox.fromText('11'.repeat(32));
 
@@ -177,4 +177,55 @@ test('an old key store (desk names unique across keys) is migrated on open, keep
   assert.deepEqual(check.pragma('foreign_key_check'), []);
   assert.equal(check.pragma('integrity_check', { simple: true }) as string, 'ok');
   check.close();
+});
+
+test('a key store refuses an encryption key other than the one it was first opened with, even before it holds any API key', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'keys-check-'));
+  const path = join(dir, 'keys.db');
+  new SqliteKeyStore(path, box).close();
+  const other = SecretBox.fromText('22'.repeat(32));
+  assert.throws(
+    () => new SqliteKeyStore(path, other),
+    (error: Error) => {
+      assert.ok(error instanceof SecretsKeyMismatchError);
+      assert.match(error.message, /cannot be opened with this encryption key/);
+      assert.match(error.message, /SECRET_ENCRYPTION_KEY \(or DATA_DIR\/secret\.key\)/);
+      return true;
+    },
+  );
+  // No key can be created (so none issued) with the other key; the first key still works.
+  const store = new SqliteKeyStore(path, box);
+  const user = store.createUser('u', 1);
+  store.createAccount(user.id, 'main', 1);
+  const key = store.createApiKey({ userId: user.id, roles: ['trade'] }, 1);
+  assert.equal(store.findKey(key.record.apiKey)?.apiSecret, key.apiSecret);
+  store.close();
+  assert.throws(() => new SqliteKeyStore(path, other), SecretsKeyMismatchError);
+});
+
+test('a key store written before the key check: a wrong key is refused by its stored secrets, the right one is recorded', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'keys-precheck-'));
+  const path = join(dir, 'keys.db');
+  const old = new Database(path);
+  old.exec(`
+    CREATE TABLE users (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);
+    CREATE TABLE accounts (id INTEGER PRIMARY KEY AUTOINCREMENT, user_id INTEGER NOT NULL REFERENCES users(id),
+      label TEXT NOT NULL, created_at INTEGER NOT NULL);
+    CREATE TABLE api_keys (api_key TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id),
+      secret_sealed TEXT NOT NULL, roles TEXT NOT NULL, desk_name TEXT,
+      default_account_id INTEGER NOT NULL REFERENCES accounts(id), rate_limits TEXT,
+      created_at INTEGER NOT NULL, disabled INTEGER NOT NULL DEFAULT 0);
+    INSERT INTO users (name, created_at) VALUES ('u', 1);
+    INSERT INTO accounts (user_id, label, created_at) VALUES (1, 'main', 1);
+  `);
+  old
+    .prepare('INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+    .run('k_old', 1, box.seal('old-secret'), '["trade"]', null, 1, null, 1, 1);
+  old.close();
+  const other = SecretBox.fromText('22'.repeat(32));
+  assert.throws(() => new SqliteKeyStore(path, other), SecretsKeyMismatchError);
+  const store = new SqliteKeyStore(path, box);
+  assert.equal(store.findKey('k_old')?.apiSecret, 'old-secret');
+  store.close();
+  assert.throws(() => new SqliteKeyStore(path, other), SecretsKeyMismatchError);
 });

@@ -1,8 +1,12 @@
 /**
  * The embedded key store: SQLite (better-sqlite3) at `DATA_DIR/keys.db`, secrets sealed
  * with AES-256-GCM. Statements are prepared once; all calls are synchronous.
+ *
+ * The store records a sealed check value the first time it is opened, so every later opener
+ * (the service, the CLI) is refused unless its encryption key is that one, even before any API
+ * key exists: a key sealed with another key is never stored, so never issued.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -49,7 +53,44 @@ CREATE TABLE IF NOT EXISTS accounts (
   created_at INTEGER NOT NULL
 );
 ${API_KEYS_TABLE('IF NOT EXISTS api_keys')};
+CREATE TABLE IF NOT EXISTS sealing_key_check (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  sealed TEXT NOT NULL
+);
 `;
+
+/** The plaintext of the check value: what it says does not matter, only that it opens. */
+const KEY_CHECK_TEXT = 'keys.db sealing key check';
+
+/** An encryption key other than the one the stored secrets were sealed with. */
+export class SecretsKeyMismatchError extends Error {
+  constructor(path: string) {
+    super(
+      `the API secrets stored in ${path} cannot be opened with this encryption key: they were sealed with another one. Set SECRET_ENCRYPTION_KEY (or DATA_DIR/secret.key) to the key they were sealed with`,
+    );
+  }
+}
+
+/**
+ * Whether the key store file at `path` holds anything sealed (an API secret or the key check),
+ * read without writing to it; false when there is no such file.
+ */
+export function holdsSealedSecrets(path: string): boolean {
+  if (!existsSync(path)) return false;
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    const tables = new Set(
+      (
+        db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>
+      ).map((row) => row.name),
+    );
+    return ['api_keys', 'sealing_key_check'].some(
+      (table) => tables.has(table) && db.prepare(`SELECT 1 FROM ${table} LIMIT 1`).get() !== undefined,
+    );
+  } finally {
+    db.close();
+  }
+}
 
 /** Finds the owner of a desk name; created after the migration (the old table had its own index). */
 const DESK_INDEX = 'CREATE INDEX IF NOT EXISTS api_keys_desk_name ON api_keys (desk_name)';
@@ -77,17 +118,59 @@ export class SqliteKeyStore implements KeyStore {
   private readonly db: Database.Database;
 
   /** `path` is a file (its directory is created) or ':memory:'. */
+  /**
+   * `path` is a file (its directory is created) or ':memory:'. Throws SecretsKeyMismatchError
+   * (the database closed) when `box` is not the key the stored secrets were sealed with.
+   */
   constructor(
-    path: string,
+    private readonly path: string,
     private readonly box: SecretBox,
   ) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('foreign_keys = ON');
-    this.db.exec(SCHEMA);
-    this.migrateDeskNames();
-    this.db.exec(DESK_INDEX);
+    try {
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('foreign_keys = ON');
+      this.db.exec(SCHEMA);
+      this.migrateDeskNames();
+      this.db.exec(DESK_INDEX);
+      this.checkSealingKey();
+    } catch (error) {
+      this.db.close();
+      throw error;
+    }
+  }
+
+  /**
+   * The box must open the stored check value; a store without one (new, or written before the
+   * check) must have its oldest API secret open (the service's start-up check before), and then
+   * records one sealed with this box. In one IMMEDIATE transaction: the CLI and the service
+   * opening a new store at once cannot record two different keys.
+   */
+  private checkSealingKey(): void {
+    this.db
+      .transaction(() => {
+        const check = this.db.prepare('SELECT sealed FROM sealing_key_check WHERE id = 1').get() as
+          | { sealed: string }
+          | undefined;
+        const oldest = this.db
+          .prepare('SELECT secret_sealed FROM api_keys ORDER BY created_at, api_key LIMIT 1')
+          .get() as { secret_sealed: string } | undefined;
+        const sealed = check?.sealed ?? oldest?.secret_sealed;
+        if (sealed !== undefined) {
+          try {
+            this.box.open(sealed);
+          } catch {
+            throw new SecretsKeyMismatchError(this.path);
+          }
+        }
+        if (check === undefined) {
+          this.db
+            .prepare('INSERT INTO sealing_key_check (id, sealed) VALUES (1, ?)')
+            .run(this.box.seal(KEY_CHECK_TEXT));
+        }
+      })
+      .immediate();
   }
 
   /**
