@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import type { WebSocket } from 'ws';
 import { VirtualClock } from '../app/clock.ts';
 import { DEFAULT_CONFIG } from '../app/config.ts';
+import { ERROR_CATALOGUE } from '../domain/errors.ts';
 import { Instrument } from '../domain/instrument.ts';
 import { DEFAULT_PRODUCTS, inverseFutureSpec } from '../market/products.ts';
 import type { Authenticator, Principal } from './auth/authenticator.ts';
@@ -16,21 +17,36 @@ import { RateLimiter } from './rate-limit.ts';
 import { MethodRegistry } from './registry.ts';
 import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, WsGateway, type WsGatewayOptions } from './ws-gateway.ts';
 
-/** A socket that records what the session sends. */
+/** A socket that records what the session sends, and how it is closed. */
 class RecordingSocket extends EventEmitter {
   readonly bufferedAmount = 0;
   readonly sent: string[] = [];
+  /** Each close frame asked for: its code, and how many messages had been sent before it. */
+  readonly closes: Array<{ code: number | undefined; afterSent: number }> = [];
+  terminated = false;
+  /** Whether the peer answers a close frame (the connection then ends); else only terminate ends it. */
+  peerAnswersClose = true;
+  private ended = false;
 
   send(data: string | Buffer, options?: { binary?: boolean }): void {
     assert.equal(options?.binary ?? typeof data !== 'string', false, 'messages go out as text frames');
+    assert.equal(this.closes.length, 0, 'no message goes out after the close frame');
     this.sent.push(data.toString());
   }
 
-  close(): void {
-    this.emit('close');
+  close(code?: number): void {
+    this.closes.push({ code, afterSent: this.sent.length });
+    if (this.peerAnswersClose) this.end();
   }
 
   terminate(): void {
+    this.terminated = true;
+    this.end();
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
     this.emit('close');
   }
 }
@@ -234,4 +250,152 @@ test('a channel in another letter case is the one already held: one subscription
     'user.orders.any.ANY',
   ]);
   assert.equal(g.held(), 0);
+});
+
+/**
+ * A gateway whose dispatcher holds every call until the test answers it (`answer(rid)`), as a
+ * command waits for the journal's fsync; `dispatched` lists the rids it was asked to run.
+ */
+function holdingGateway() {
+  const clock = new VirtualClock(0);
+  const channels = new ChannelRegistry();
+  const dispatched: number[] = [];
+  const waiting = new Map<number, () => void>();
+  const dispatch = (envelope: { rid: number }) => {
+    dispatched.push(envelope.rid);
+    return new Promise<DispatchOutcome>((resolve) =>
+      waiting.set(envelope.rid, () =>
+        resolve({ httpStatus: 200, answer: { rid: envelope.rid, result: 'ok' } }),
+      ),
+    );
+  };
+  const unexpected: unknown[] = [];
+  const gateway = new WsGateway(
+    {
+      dispatcher: { dispatch } as unknown as Dispatcher,
+      channels,
+      fanout: new Fanout(channels),
+      commands: {} as CommandPort,
+      reads: { openOrders: () => [], accountCancelOnDisconnect: () => false },
+      clock,
+      onUnexpected: (error) => unexpected.push(error),
+    },
+    { maxMessageBytes: 65_536 },
+  );
+  const connect = () => {
+    const socket = new RecordingSocket();
+    gateway.accept(socket as unknown as WebSocket);
+    return socket;
+  };
+  const request = (socket: RecordingSocket, rid: number) =>
+    socket.emit('message', Buffer.from(JSON.stringify({ rid, method: 'private/buy', params: {} })), false);
+  const answer = (rid: number) => {
+    waiting.get(rid)!();
+    waiting.delete(rid);
+  };
+  const messages = (socket: RecordingSocket) =>
+    socket.sent.map((text) => JSON.parse(text) as WireMessage & { result?: unknown });
+  return { gateway, clock, connect, request, answer, dispatched, messages, unexpected };
+}
+
+/** Lets promise callbacks and I/O callbacks of this turn run. */
+const settle = async () => {
+  for (let turns = 0; turns < 10; turns++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+/** Tracks whether a promise has settled. */
+function track(promise: Promise<void>) {
+  const state = { done: false };
+  void promise.then(() => {
+    state.done = true;
+  });
+  return state;
+}
+
+test('shutdown: a call in flight when the close starts is answered before the 1001 close', async () => {
+  const g = holdingGateway();
+  const busy = g.connect();
+  const idle = g.connect();
+  g.request(busy, 1);
+  await settle();
+  assert.deepEqual(g.dispatched, [1]);
+  const closing = track(g.gateway.close(5_000));
+  await settle();
+  // The idle connection goes at once; the busy one waits for its answer.
+  assert.deepEqual(idle.closes, [{ code: 1001, afterSent: 0 }]);
+  assert.deepEqual(busy.closes, []);
+  assert.equal(closing.done, false);
+  g.answer(1);
+  await settle();
+  assert.deepEqual(g.messages(busy), [{ rid: 1, result: 'ok' }]);
+  assert.deepEqual(busy.closes, [{ code: 1001, afterSent: 1 }]);
+  assert.equal(busy.terminated, false);
+  assert.equal(
+    closing.done,
+    true,
+    'the close ends once every connection has gone, without waiting for the grace',
+  );
+  assert.deepEqual(g.unexpected, []);
+});
+
+test('shutdown: a message arriving once the close has started is refused with unavailable, not run', async () => {
+  const g = holdingGateway();
+  const socket = g.connect();
+  g.request(socket, 1);
+  await settle();
+  const closing = track(g.gateway.close(5_000));
+  g.request(socket, 2);
+  // One that is not JSON is refused the same way (nothing of it runs either).
+  socket.emit('message', Buffer.from('{"rid":3,'), false);
+  await settle();
+  assert.deepEqual(g.dispatched, [1], 'only the call already in flight ran');
+  const refused = g.messages(socket);
+  assert.equal(refused.length, 2);
+  for (const [i, rid] of [2, null].entries()) {
+    assert.equal(refused[i]!.rid, rid);
+    assert.equal(refused[i]!.error?.code, ERROR_CATALOGUE.unavailable.code);
+    assert.match(refused[i]!.error!.message, /shutting down: the request was not run/);
+  }
+  g.answer(1);
+  await settle();
+  assert.deepEqual(g.messages(socket)[2], { rid: 1, result: 'ok' });
+  assert.deepEqual(socket.closes, [{ code: 1001, afterSent: 3 }]);
+  assert.equal(closing.done, true);
+});
+
+test('shutdown: a call that never completes holds the close only for the grace, on the service clock', async () => {
+  const g = holdingGateway();
+  const stuck = g.connect();
+  // A peer that does not answer close frames either.
+  stuck.peerAnswersClose = false;
+  g.request(stuck, 1);
+  await settle();
+  const closing = track(g.gateway.close(5_000));
+  await settle();
+  g.clock.advance(4_999);
+  await settle();
+  assert.equal(closing.done, false);
+  assert.deepEqual(stuck.closes, []);
+  g.clock.advance(1);
+  await settle();
+  assert.deepEqual(stuck.closes, [{ code: 1001, afterSent: 0 }]);
+  assert.equal(stuck.terminated, true);
+  assert.equal(closing.done, true);
+  // An answer that comes after all goes nowhere, and nothing breaks.
+  g.answer(1);
+  await settle();
+  assert.deepEqual(stuck.sent, []);
+  assert.deepEqual(g.unexpected, []);
+});
+
+test('shutdown: a connection accepted once the close has started is closed with 1001 at once', async () => {
+  const g = holdingGateway();
+  const closing = track(g.gateway.close(5_000));
+  await settle();
+  assert.equal(closing.done, true);
+  const late = g.connect();
+  assert.deepEqual(late.closes, [{ code: 1001, afterSent: 0 }]);
+  g.request(late, 1);
+  await settle();
+  assert.deepEqual(g.dispatched, []);
 });

@@ -40,6 +40,14 @@
  *   free their places.
  * - One subscription per channel: spellings of one channel (a currency in another letter case)
  *   are the subscription already held, and the answer names it as its pushes carry it.
+ * - Shutdown (`close`): from its start no message is run; each is answered with `unavailable`
+ *   ("the request was not run", as HTTP answers during a shutdown), so a client may send it again
+ *   once the service is back. Calls already being handled (executed, waiting for the journal)
+ *   finish: a connection closes with 1001 once its last call in flight has been answered, at once
+ *   when it has none. ws writes a connection's frames in order, so the close frame follows the
+ *   answers on the wire. The wait is bounded by the grace (`SHUTDOWN_GRACE_MS`, on the service
+ *   clock): connections still open then (a call that never completes, a peer that does not answer
+ *   the close frame) are closed with 1001 and cut.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -115,6 +123,13 @@ function succeeded(result: CommandResult): void {
 /** Messages are JSON text: a Buffer would otherwise go out as a binary frame. */
 const TEXT_FRAME = { binary: false } as const;
 
+/** The close of every connection at a shutdown: 1001, going away. */
+const GOING_AWAY = 1001;
+const GOING_AWAY_REASON = 'server shutting down';
+/** The refusal of a message that comes during a shutdown: the words HTTP answers with (http-routes.ts). */
+const SHUTTING_DOWN =
+  'the service is shutting down: the request was not run; send it again once the service is back';
+
 /** The pushes of the channels one subscribe added, held until that subscribe's answer is sent. */
 interface Hold {
   readonly channels: string[];
@@ -132,6 +147,12 @@ class Session implements SessionHandle, Subscriber {
   private heartbeatMs = 0;
   private heardSinceTestRequest = true;
   private closed = false;
+  /** Messages being handled: dispatched and not yet answered (a shutdown waits for them). */
+  private inFlight = 0;
+  /** The gateway is shutting down: messages are refused, and the connection closes once idle. */
+  private shuttingDown = false;
+  /** The 1001 close frame has gone out: nothing more may be sent. */
+  private wentAway = false;
   private corked = false;
   /** By channel: the hold of the subscribe whose answer is on its way (see `subscribe`). */
   private readonly holds = new Map<string, Hold>();
@@ -437,7 +458,7 @@ class Session implements SessionHandle, Subscriber {
   }
 
   send(message: unknown): void {
-    if (this.closed) return;
+    if (this.closed || this.wentAway) return;
     if (this.socket.bufferedAmount > this.maxBufferedBytes) {
       this.socket.terminate();
       return;
@@ -461,6 +482,10 @@ class Session implements SessionHandle, Subscriber {
   receive(raw: string): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.heardSinceTestRequest = true;
+    if (this.shuttingDown) {
+      this.refuseForShutdown(raw);
+      return Promise.resolve();
+    }
     let parsed: unknown;
     try {
       try {
@@ -486,17 +511,20 @@ class Session implements SessionHandle, Subscriber {
         session: this,
         anonymousKey: this.anonymousKey,
       });
+      this.inFlight++;
       const hold = this.dispatchedHold;
-      if (hold === null) return answered.then(this.sendOutcome, this.sendUnexpected);
+      if (hold === null) return answered.then(this.answerOutcome, this.answerUnexpected);
       this.dispatchedHold = null;
       return answered.then(
         (outcome) => {
           this.sendOutcome(outcome);
           this.release(hold);
+          this.answered();
         },
         (error: unknown) => {
           this.sendUnexpected(error);
           this.release(hold);
+          this.answered();
         },
       );
     } catch (error) {
@@ -517,6 +545,54 @@ class Session implements SessionHandle, Subscriber {
   private readonly sendUnexpected = (error: unknown): void => {
     this.send({ rid: null, error: mapError(error, this.deps.onUnexpected).error });
   };
+  private readonly answerOutcome = (outcome: DispatchOutcome): void => {
+    this.sendOutcome(outcome);
+    this.answered();
+  };
+  private readonly answerUnexpected = (error: unknown): void => {
+    this.sendUnexpected(error);
+    this.answered();
+  };
+
+  /** One call's answer (and what its subscribe held back) has been sent. */
+  private answered(): void {
+    if (--this.inFlight === 0 && this.shuttingDown) this.goAway();
+  }
+
+  /** A message that came during the shutdown: refused, under its rid when it has one, not run. */
+  private refuseForShutdown(raw: string): void {
+    let rid: number | null = null;
+    try {
+      rid = salvageRid(JSON.parse(raw));
+    } catch {
+      // Not JSON: answered with rid null, as any message that is not.
+    }
+    this.send({ rid, error: mapError(new VenueError('unavailable', SHUTTING_DOWN)).error });
+  }
+
+  /**
+   * The gateway is shutting down: later messages are refused, and the connection closes with
+   * 1001 once the calls in flight have been answered (at once when there are none).
+   */
+  shutDown(): void {
+    this.shuttingDown = true;
+    if (this.inFlight === 0) this.goAway();
+  }
+
+  /** The close frame, after everything already sent (ws writes a connection's frames in order). */
+  private goAway(): void {
+    if (this.closed || this.wentAway) return;
+    this.wentAway = true;
+    this.heartbeatCancel?.();
+    this.heartbeatCancel = null;
+    this.socket.close(GOING_AWAY, GOING_AWAY_REASON);
+  }
+
+  /** The shutdown's grace is over: the connection is closed (1001 if not yet sent) and cut. */
+  cutOff(): void {
+    this.goAway();
+    this.socket.terminate();
+  }
 
   /**
    * The periodic check: ends the session when its key no longer works. True while the session
@@ -564,6 +640,10 @@ export class WsGateway {
   /** The pending periodic key check (see `watchKeys`), null while none is due. */
   private keyCheckCancel: (() => void) | null = null;
   private closing = false;
+  /** The shutdown under way (see `close`), null before. */
+  private shutdown: Promise<void> | null = null;
+  /** Called when the last connection has gone during the shutdown. */
+  private allGone: (() => void) | null = null;
 
   constructor(
     private readonly deps: WsGatewayDeps,
@@ -608,6 +688,12 @@ export class WsGateway {
    * the rate-limit identity before authentication (without it, the connection's own).
    */
   accept(socket: WebSocket, address?: string): void {
+    if (this.closing) {
+      // Upgraded while the shutdown went on: nothing of it is run.
+      socket.on('error', () => socket.terminate());
+      socket.close(GOING_AWAY, GOING_AWAY_REASON);
+      return;
+    }
     const session = new Session(
       this.nextId++,
       socket,
@@ -631,6 +717,7 @@ export class WsGateway {
     socket.on('close', () => {
       this.sessions.delete(session);
       session.onClose();
+      if (this.sessions.size === 0) this.allGone?.();
     });
     socket.on('error', () => socket.terminate());
   }
@@ -654,14 +741,34 @@ export class WsGateway {
     });
   };
 
-  /** Closes every connection (1001 going away) and waits until they are gone or `graceMs` passes. */
-  async close(graceMs: number): Promise<void> {
+  /**
+   * Shuts the connections down (see the invariants): messages are refused from now on, each
+   * connection closes with 1001 once its calls in flight are answered, and this resolves once all
+   * are gone, or after `graceMs` on the service clock, when those left are cut. Calling it again
+   * returns the same shutdown.
+   */
+  close(graceMs: number): Promise<void> {
+    this.shutdown ??= this.shutDown(graceMs);
+    return this.shutdown;
+  }
+
+  private async shutDown(graceMs: number): Promise<void> {
     this.closing = true;
     this.keyCheckCancel?.();
     this.keyCheckCancel = null;
-    for (const client of this.server.clients) client.close(1001, 'server shutting down');
-    const deadline = Date.now() + graceMs;
-    while (this.server.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    if (this.sessions.size > 0) {
+      let cancelGrace = (): void => {};
+      await new Promise<void>((resolve) => {
+        this.allGone = resolve;
+        cancelGrace = this.deps.clock.schedule(this.deps.clock.now() + graceMs, resolve);
+        // Idle connections close now (a fake socket may close within the call).
+        for (const session of this.sessions) session.shutDown();
+        if (this.sessions.size === 0) resolve();
+      });
+      cancelGrace();
+      this.allGone = null;
+    }
+    for (const session of this.sessions) session.cutOff();
     for (const client of this.server.clients) client.terminate();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
