@@ -14,6 +14,7 @@ import type { CommandStamp } from '../core/commands.ts';
 import type { CommandResult, CoreEvent, OrderView } from '../core/events.ts';
 import type { EnginePort } from '../core/submachine.ts';
 import type { Side, TimeInForce } from '../core/types.ts';
+import type { ErrorName } from '../domain/errors.ts';
 import type { ComboPlan } from './combo.ts';
 import {
   absorbOrderView,
@@ -44,10 +45,14 @@ export function ownerTag(portfolioId: number): string {
   return String(portfolioId);
 }
 
-export type ChildOutcome = { readonly ok: true } | { readonly ok: false; readonly message: string };
+export type ChildOutcome =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly name: ErrorName; readonly message: string };
 
 function failure(result: CommandResult): ChildOutcome {
-  return result.ok ? { ok: true } : { ok: false, message: `${result.error.name}: ${result.error.message}` };
+  return result.ok
+    ? { ok: true }
+    : { ok: false, name: result.error.name, message: `${result.error.name}: ${result.error.message}` };
 }
 
 interface ChildTerms {

@@ -31,6 +31,7 @@
  * places nothing for one reprice interval (PRICE_RETRY_MS for other legs), so opposing
  * portfolios of one account can never cancel each other in a loop inside one command.
  */
+import type { ErrorName } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { validateIceberg } from '../engine/iceberg.ts';
 import {
@@ -62,7 +63,7 @@ import {
   stillHeld,
 } from './portfolio-state.ts';
 import { clearOfOwnOrders, convertToQuote, type ResolvedPrice, resolvePrice } from './pricing.ts';
-import { DEFAULT_BALANCE_DYNAMIC_MS, legRepriceMs, PRICE_RETRY_MS } from './timing.ts';
+import { DEFAULT_BALANCE_DYNAMIC_MS, legRepriceMs, PRICE_RETRY_MS, selfTradeHoldMs } from './timing.ts';
 
 export { DEFAULT_BALANCE_DYNAMIC_MS, PRICE_RETRY_MS };
 
@@ -647,10 +648,7 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
     if (!withinBudget(context, portfolio)) return true;
     const filledBefore = legState.filled;
     const outcome = placeChild(context, portfolio, i, want, null);
-    if (!outcome.ok) {
-      failPortfolio(context, portfolio, outcome.message);
-      return false;
-    }
+    if (!outcome.ok) return refusedChild(context, portfolio, i, outcome);
     legState.lastMarketSeq = context.stamp.seq;
     legState.lastMarketFilled = legState.filled > filledBefore;
     legState.slicePending = 0;
@@ -664,19 +662,32 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
         ? icebergDisplay(portfolio)
         : null;
     const outcome = placeChild(context, portfolio, i, want, price.price, display);
-    if (!outcome.ok) {
-      failPortfolio(context, portfolio, outcome.message);
-      return false;
-    }
+    if (!outcome.ok) return refusedChild(context, portfolio, i, outcome);
     legState.slicePending = 0;
     legState.repricedAt = context.stamp.ts;
     return true;
   }
   if (child.price === price.price && child.amount - child.filled === want) return true;
   const outcome = amendChild(context, portfolio, child, want, price.price);
-  if (!outcome.ok) {
-    failPortfolio(context, portfolio, outcome.message);
-    return false;
-  }
+  if (!outcome.ok) return refusedChild(context, portfolio, i, outcome);
   return true;
+}
+
+/**
+ * A child the engine refused. One that would trade with its own account's resting order in
+ * `reject_taker` mode (`order_overlap`) holds the leg as a self-trade cancel does (the account's
+ * order may leave); any other refusal fails the portfolio. False when the portfolio ended.
+ */
+function refusedChild(
+  context: StepContext,
+  portfolio: PortfolioState,
+  i: number,
+  outcome: { readonly name: ErrorName; readonly message: string },
+): boolean {
+  if (outcome.name === 'order_overlap') {
+    portfolio.legs[i]!.selfTradeHoldUntil = context.stamp.ts + selfTradeHoldMs(portfolio.spec.legs[i]!);
+    return true;
+  }
+  failPortfolio(context, portfolio, outcome.message);
+  return false;
 }

@@ -254,3 +254,39 @@ describe('ICEBERG children cancelled by self-trade prevention', () => {
     assert.equal(p.legs[0]!.filled, 300);
   });
 });
+
+describe('an account in reject_taker mode', () => {
+  test('a child refused for meeting its own resting order holds the leg instead of failing the portfolio', () => {
+    const h = marketAround();
+    h.core({ type: 'set_account_settings', accountId: TRADER, selfTradeMode: 'reject_taker' });
+    const own = placeByHand(h, 'sell', 10, ASK - 4).order!.orderId;
+    const market = h.submit(
+      portfolio({
+        legs: [
+          leg({
+            amount: 50,
+            pricing: {
+              priceType: 'MARKET',
+              price: null,
+              priceIn: null,
+              dynamicStrategy: null,
+              dynamicOffset: 0,
+              dynamicMs: null,
+            },
+          }),
+        ],
+      }),
+    );
+    assert.equal(h.machine.portfolio(market)!.status, 'WORKING', 'refused with order_overlap, held');
+    assert.equal(h.childOrders(market).length, 0);
+    h.core({ type: 'cancel_order', accountId: TRADER, orderId: own });
+    h.runUntil(T0 + PRICE_RETRY_MS - 1);
+    assert.equal(h.machine.portfolio(market)!.status, 'WORKING', 'waits one retry interval');
+    h.runUntil(T0 + PRICE_RETRY_MS);
+    assert.equal(
+      h.machine.portfolio(market)!.status,
+      'COMPLETED',
+      'bought from the maker once its sell left',
+    );
+  });
+});
