@@ -22,6 +22,10 @@ async function misuses(http: HttpClient, ws: WsClient): Promise<void> {
   await ws.call('public/get_order_book', { instrumentName: 'BTC-PERPETUAL', depth: '5' });
   // @ts-expect-error no such parameter
   await http.call('private/get_account_summary', { currency: 'BTC', bogus: 1 });
+  // @ts-expect-error mode is reject_taker or cancel_maker
+  await http.call('private/set_self_trading_config', { mode: 'cancel_taker' });
+  // @ts-expect-error mode is required
+  await ws.call('private/set_self_trading_config', { extendedToSubaccounts: false });
   const summary = await http.call('private/get_account_summary', { currency: 'BTC' });
   // @ts-expect-error balances are decimal strings
   const balance: number = summary.balance;

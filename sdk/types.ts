@@ -4,6 +4,7 @@
  * server method is missing here.
  */
 import type { Static, TSchema } from '@sinclair/typebox';
+import type * as AS from '../src/api/methods/account-settings.ts';
 import type * as M from '../src/api/methods/mmp.ts';
 import type * as PF from '../src/api/portfolios/schemas.ts';
 import type { PortfolioInfoWire } from '../src/api/portfolios/wire.ts';
@@ -106,6 +107,8 @@ export interface Methods {
   'private/set_mmp_config': Call<typeof M.SetMmpConfigParams, MmpConfig[]>;
   'private/get_mmp_config': Call<typeof M.GetMmpConfigParams, MmpConfig[]>;
   'private/reset_mmp': Call<typeof M.ResetMmpParams, 'ok'>;
+  /** Self-trade prevention mode of the key's default account (or `accountId`), once durable. */
+  'private/set_self_trading_config': Call<typeof AS.SetSelfTradingConfigParams, 'ok'>;
   'block/rfqs/create_rfq': Call<typeof R.CreateRfqParams, BlockRfq>;
   'block/rfqs/cancel_rfq': Call<typeof R.RfqIdParams, BlockRfq>;
   'block/rfqs/accept': Call<typeof R.AcceptParams, Static<typeof R.AcceptResultSchema>>;
@@ -167,6 +170,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'private/set_mmp_config',
   'private/get_mmp_config',
   'private/reset_mmp',
+  'private/set_self_trading_config',
   'block/rfqs/create_rfq',
   'block/rfqs/cancel_rfq',
   'block/rfqs/accept',

@@ -9,6 +9,7 @@ import { buildAsyncApi, buildOpenApi } from './api-docs.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import { registerBuiltinChannels } from './builtin-channels.ts';
 import { ChannelRegistry } from './channels.ts';
+import { registerAccountSettingsMethods } from './methods/account-settings.ts';
 import type { MethodDeps } from './methods/context.ts';
 import { API_VERSION, registerPublicMethods } from './methods/public.ts';
 import { registerSessionMethods } from './methods/session.ts';
@@ -34,6 +35,7 @@ export function apiSurface(): {
   const unused = {} as MethodDeps;
   registerPublicMethods(methods, unused);
   registerTradingMethods(methods, unused);
+  registerAccountSettingsMethods(methods, unused);
   registerSessionMethods(methods, {} as Authenticator, { ...unused, channels });
   registerBuiltinChannels(channels, {} as ReadPort);
   registerRfqMethods(methods, {} as RfqMethodDeps);

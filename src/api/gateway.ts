@@ -31,6 +31,7 @@ import {
   registerEnvelopeRoute,
   registerFlatRoute,
 } from './http-routes.ts';
+import { registerAccountSettingsMethods } from './methods/account-settings.ts';
 import { API_VERSION, registerPublicMethods } from './methods/public.ts';
 import { registerSessionMethods } from './methods/session.ts';
 import { registerTradingMethods } from './methods/trading.ts';
@@ -58,6 +59,11 @@ export interface GatewayDeps {
     readonly request: RequestObserver;
     render(): Promise<{ readonly contentType: string; readonly body: string }>;
   };
+  /**
+   * Why the service cannot serve (`GET /health` then answers 503 with it), or null; called on
+   * each /health request, so it must be cheap. Absent: always healthy.
+   */
+  readonly health?: () => string | null;
 }
 
 export interface Gateway {
@@ -133,6 +139,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   };
   registerPublicMethods(methods, methodDeps);
   registerTradingMethods(methods, methodDeps);
+  registerAccountSettingsMethods(methods, methodDeps);
   registerSessionMethods(methods, authenticator, { ...methodDeps, channels });
   registerBuiltinChannels(channels, reads);
 
@@ -155,7 +162,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
       ),
   );
   fastify.get('/docs/errors.json', async () => ERROR_CATALOGUE);
-  fastify.get('/health', async () => ({ status: 'ok', time: now() }));
+  fastify.get('/health', async (_request, reply) => {
+    const problem = deps.health?.() ?? null;
+    if (problem === null) return { status: 'ok', time: now() };
+    return reply.code(503).send({ status: 'unavailable', reason: problem, time: now() });
+  });
   if (metrics !== undefined) {
     fastify.get('/metrics', async (_request, reply) => {
       const { contentType, body } = await metrics.render();

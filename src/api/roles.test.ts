@@ -26,6 +26,7 @@ const METHODS: Record<string, readonly string[] | null> = {
   'private/reset_mmp': TRADE,
   'private/enable_cancel_on_disconnect': TRADE,
   'private/disable_cancel_on_disconnect': TRADE,
+  'private/set_self_trading_config': TRADE,
   'block/rfqs/create_rfq': TAKER,
   'block/rfqs/cancel_rfq': TAKER,
   'block/rfqs/accept': TAKER,

@@ -2,13 +2,15 @@
  * The composition root: opens storage, recovers the core (snapshot + journal replay, state hash
  * checked), and wires the sequencer, read store, snapshots, gateway, market and demo bootstrap.
  *
- * Start order: the data directory's lock → storage → a read store ahead of the journal emptied
+ * Start order: the port (and HOST) checked → the data directory's lock → the encryption key, key
+ * store (its secrets must open) and admin token → storage → a read store ahead of the journal emptied
  * (to be rebuilt) → recovery (from the latest snapshot; without the snapshot replica, from no
  * later than the read store's last write, re-feeding it) → core service → the replica (which then
  * writes the read store and re-feeds it) → the orders of cancel-on-disconnect sessions a crash
  * ended are cancelled (`cancel_cod_sessions`) → gateway methods and routes, with the replay
  * memory restored (or recent signatures refused after a crash) → market listing and prices → demo
- * credentials (first start) → listen.
+ * credentials (first start) → listen. An aborted `signal` stops the start at the next step, undoing
+ * what it started (StartAbortedError).
  * Stop order (graceful): stop the market and timers → close the gateway (stop accepting, drain
  * requests, close sockets: cancel-on-disconnect runs) → cancel any session order left → drain the
  * sequencer → save the replay memory → snapshot → flush and close storage → release the lock.
@@ -36,9 +38,16 @@ import { VenueError } from '../domain/errors.ts';
 import { defaultMarketDriverConfig, MarketDriver } from '../market/driver.ts';
 import type { RfqDesk } from '../rfq/desk.ts';
 import { type DataDirLock, lockDataDir } from '../store/data-dir-lock.ts';
-import type { Journal, JournalEntry, SnapshotInfo, SnapshotStore } from '../store/journal.ts';
+import {
+  type Journal,
+  JournalCorruptError,
+  type JournalEntry,
+  type SnapshotInfo,
+  type SnapshotStore,
+} from '../store/journal.ts';
 import { JournalTrimmer } from '../store/journal-trimmer.ts';
-import { openStores } from '../store/open-stores.ts';
+import { redactedServers } from '../store/nats/nats-journal.ts';
+import { openStores, redactedUrl, SQLITE_FILES } from '../store/open-stores.ts';
 import type { FenceWatch } from '../store/postgres/pg-fence.ts';
 import { recordAccountSeqs } from '../store/read/core-projections.ts';
 import { portfolioArchive } from '../store/read/portfolio-queries.ts';
@@ -54,7 +63,7 @@ import { MarketLoop } from './market-loop.ts';
 import { ServiceMetrics } from './metrics.ts';
 import { replayGuard, saveReplayState, takeReplayState } from './replay-state.ts';
 import { DEFAULT_RESTART_POLICY, ReplicaSupervisor, type RestartPolicy } from './replica-supervisor.ts';
-import { stampInPlace } from './sequencer.ts';
+import { type AppendOnlyJournal, type JournalEntry as StampedEntry, stampInPlace } from './sequencer.ts';
 import type { ReplicaSettings } from './snapshot-replica.ts';
 
 export interface ServiceOptions {
@@ -74,6 +83,54 @@ export interface ServiceOptions {
    * should close the service and exit, so that a restart rebuilds the state from the journal.
    */
   readonly onFatal?: (error: Error) => void;
+  /**
+   * Aborted (a signal during start-up): the start stops at its next step, stops what it started
+   * and rejects with StartAbortedError.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** The start was aborted through `ServiceOptions.signal`; everything it started is stopped. */
+export class StartAbortedError extends Error {
+  override name = 'StartAbortedError';
+}
+
+/** /health answers 503 once the oldest command not yet durable has waited longer than this. */
+export const JOURNAL_STALL_MS = 5_000;
+
+/**
+ * The journal as the core appends to it, counting since when the oldest unacknowledged batch
+ * has waited, for /health: from the append that found nothing waiting, or from the last commit
+ * that left more waiting (the next batch was then under way). A comparison per append and a
+ * clock read per commit; nothing is asked of the store.
+ */
+export class JournalWaits<C> implements AppendOnlyJournal<C> {
+  private lastAppended: number;
+  private since: number | null = null;
+
+  constructor(
+    private readonly journal: AppendOnlyJournal<C>,
+    private readonly clock: Clock,
+    startSeq: number,
+  ) {
+    this.lastAppended = startSeq;
+  }
+
+  append(entry: StampedEntry<C>): Promise<void> {
+    this.lastAppended = entry.seq;
+    if (this.since === null) this.since = this.clock.now();
+    return this.journal.append(entry);
+  }
+
+  /** The command at `seq` is durable (called in seq order). */
+  committed(seq: number): void {
+    this.since = seq >= this.lastAppended ? null : this.clock.now();
+  }
+
+  /** How long the oldest command not yet durable has waited, ms (0: none waits). */
+  waitedMs(): number {
+    return this.since === null ? 0 : Math.max(0, this.clock.now() - this.since);
+  }
 }
 
 export interface RunningService {
@@ -118,6 +175,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // Before anything is read or written: a port another process holds, or a second service on
   // this directory, is refused here (listening comes last, after the start is journaled).
   await checkPortFree(config.host, config.port);
+  const aborted = () => {
+    if (options.signal?.aborted) {
+      throw new StartAbortedError(`the start was aborted (${String(options.signal.reason ?? 'signal')})`);
+    }
+  };
+  aborted();
   const dataDirLock = lockDataDir(config.dataDir);
   const natsJournal =
     config.journalUrl === null
@@ -131,8 +194,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const undo = new StartUndo(log);
   undo.push('data directory lock', () => dataDirLock.release());
   try {
-    // A key that cannot be read is refused before anything is journaled.
-    const secrets = SecretBox.load(config.secretEncryptionKey, config.dataDir);
+    // Refused before any store is opened, so before anything is journaled: a key that cannot be
+    // read, one that opens none of the stored API secrets, an admin token too short.
+    const keyStore = new SqliteKeyStore(join(config.dataDir, 'keys.db'), loadSecrets(config));
+    undo.push('key store', () => keyStore.close());
+    assertSecretsOpen(keyStore);
+    const adminToken = loadAdminToken(config.dataDir);
     const settings = { natsJournal, retention, replicaWritesReads };
     // With the journal on NATS, the database's lock is on a connection of its own: taken again
     // (on the service clock) when that connection drops, and the service stops when it cannot be.
@@ -154,10 +221,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         options.onFatal?.(error);
       },
     };
-    const recoveredStores = await openAndRecover(config, { ...settings, fenceWatch }, log, undo);
+    const recoveredStores = await openAndRecover(config, { ...settings, fenceWatch }, log, undo, aborted);
+    aborted();
     return await launch(
       options,
-      { ...settings, clock, log, secrets, dataDirLock, lockLost },
+      { ...settings, clock, log, keyStore, adminToken, dataDirLock, lockLost, aborted },
       recoveredStores,
       undo,
     );
@@ -172,14 +240,28 @@ interface LaunchContext extends OpenSettings {
   readonly lockLost: { readonly error: Error | null };
   readonly clock: Clock;
   readonly log: Logger;
-  readonly secrets: SecretBox;
+  readonly keyStore: SqliteKeyStore;
+  readonly adminToken: string;
   readonly dataDirLock: DataDirLock;
+  /** Throws StartAbortedError once the start's signal is aborted. */
+  readonly aborted: () => void;
 }
 
 /** Starts the service on recovered stores; each part started is pushed on `undo`. */
 async function launch(
   options: ServiceOptions,
-  { clock, log, natsJournal, retention, replicaWritesReads, secrets, dataDirLock, lockLost }: LaunchContext,
+  {
+    clock,
+    log,
+    natsJournal,
+    retention,
+    replicaWritesReads,
+    keyStore,
+    adminToken,
+    dataDirLock,
+    lockLost,
+    aborted,
+  }: LaunchContext,
   { storage, report, recovered, readAppliedAtOpen }: RecoveredStores,
   undo: StartUndo,
 ): Promise<RunningService> {
@@ -187,9 +269,10 @@ async function launch(
   const readStore = storage.readStore;
 
   let driver: MarketDriver | null = null;
+  const journalWaits = new JournalWaits(storage.journal, clock, report.lastSeq);
   const core = new CoreService({
     machine: recovered.machine,
-    journal: storage.journal,
+    journal: journalWaits,
     clock,
     start: { seq: report.lastSeq, ts: report.lastTs },
     market: () => driver?.market() ?? null,
@@ -204,6 +287,7 @@ async function launch(
     return core.drain();
   });
   let journalFirstSeq = await storage.journal.firstSeq();
+  aborted();
   const trimmer =
     config.journalRetentionDays === null
       ? null
@@ -284,6 +368,7 @@ async function launch(
   readStore.waitPerAccount((accountId) => accountSeqs.get(accountId) ?? report.lastSeq);
   if (replica !== null && replicaWritesReads) readStore.writeElsewhere(replica);
   core.onCommitted((batch) => {
+    journalWaits.committed(batch.seq);
     if (!replicaWritesReads) {
       readStore.push({ seq: batch.seq, ts: batch.ts, events: batch.events, subEvents: batch.subEvents });
     }
@@ -293,6 +378,7 @@ async function launch(
   // A crash ends every connection without its cancel-on-disconnect: the orders of those sessions
   // are cancelled now, journaled, before the market moves and before any request is taken.
   await cancelEndedCodSessions(core, log, 'start');
+  aborted();
 
   const metrics = config.metrics
     ? new ServiceMetrics({
@@ -307,9 +393,6 @@ async function launch(
       metrics.journalBatch(entries, ms, storageMs),
     );
 
-  const keyStore = new SqliteKeyStore(join(config.dataDir, 'keys.db'), secrets);
-  undo.push('key store', () => keyStore.close());
-  assertSecretsOpen(keyStore);
   let market: MarketLoop | null = null;
   // The market starts after the gateway is built (it needs the recovered core): bound late.
   const combos: ComboPort = {
@@ -327,6 +410,15 @@ async function launch(
     // Session ids unique across runs: the journal outlives this run's connections.
     codSessionPrefix: String(report.lastSeq),
     combos,
+    // Cheap: what the service already knows, no store asked.
+    health: () => {
+      if (core.failed !== null)
+        return 'the core stopped taking commands (see the log): the service must restart';
+      if (lockLost.error !== null) return 'the PostgreSQL database lock is lost: the service is stopping';
+      const waitedMs = journalWaits.waitedMs();
+      if (waitedMs <= JOURNAL_STALL_MS) return null;
+      return `no command has been made durable for ${Math.floor(waitedMs / 1000)} s: the journal's storage does not answer`;
+    },
     ...(metrics === null
       ? {}
       : { metrics: { request: metrics.request.bind(metrics), render: () => metrics.render() } }),
@@ -352,7 +444,7 @@ async function launch(
     commands: core,
     reads: core,
     keyStore,
-    adminToken: loadAdminToken(config.dataDir),
+    adminToken,
   });
 
   // A recovered venue continues from its last index levels and keeps its listed instruments.
@@ -379,6 +471,7 @@ async function launch(
   if (metrics !== null) market.observeSlices((ms) => metrics.marketTurn(ms));
   undo.push('market', () => market?.stop());
   await market.start(listed);
+  aborted();
   const demoCredentials = await bootstrapDemo({
     keyStore,
     commands: core,
@@ -391,6 +484,7 @@ async function launch(
   if (demoCredentials !== null) {
     log.info({ path: join(config.dataDir, 'credentials.json') }, 'demo credentials written');
   }
+  aborted();
   const address = await gateway.listen();
   log.info(
     { ...address, storage: storage.backend, journal: storage.journalBackend, simulator: config.simulator },
@@ -529,6 +623,7 @@ async function openAndRecover(
   { natsJournal, retention, replicaWritesReads, fenceWatch }: OpenSettings,
   log: Logger,
   undo: StartUndo,
+  aborted: () => void,
 ): Promise<RecoveredStores> {
   const storage = await openStores<MachineCommand>({
     dataDir: config.dataDir,
@@ -541,6 +636,11 @@ async function openAndRecover(
       log.error(
         { err: error },
         'read store write failed: it is tried again shortly; meanwhile history that needs the unwritten commands is refused as unavailable',
+      ),
+    onSnapshotSkipped: (seq) =>
+      log.warn(
+        { snapshotSeq: seq },
+        `the snapshot at seq ${seq} fails its checksum: skipped (recovery starts from an older one, or replays more of the journal)`,
       ),
   });
   undo.push('stores', async () => {
@@ -558,6 +658,7 @@ async function openAndRecover(
       'the journal is on one NATS server: an OS crash or power loss there can lose acknowledged commands (it fsyncs every 2 minutes); use JOURNAL_REPLICAS=3 on a cluster',
     );
   }
+  aborted();
   await reconcileReadStore(readStore, storage.journal, storage.snapshots, log);
   const readAppliedAtOpen = readStore.lastAppliedSeq;
 
@@ -569,6 +670,10 @@ async function openAndRecover(
     createCore: (state) =>
       new RecoveredCore(state as MachineSnapshot | null, replicaWritesReads ? null : readStore),
     strict: true,
+  }).catch((error: unknown) => {
+    // Which journal: the record's own message does not say.
+    if (!(error instanceof JournalCorruptError)) throw error;
+    throw new JournalCorruptError(`${journalWhere(config, natsJournal)}: ${error.message}`, error.atSeq);
   });
   log.info(
     {
@@ -615,16 +720,18 @@ export class PortInUseError extends Error {
   override name = 'PortInUseError';
 }
 
-/** Binds the port for a moment (port 0: any free one, nothing to check). */
+/**
+ * Binds the port for a moment (port 0: any free one, which still checks HOST): a HOST that is no
+ * address of this machine is refused here too, not after the start is journaled.
+ */
 async function checkPortFree(host: string, port: number): Promise<void> {
-  if (port === 0) return;
   await new Promise<void>((resolve, reject) => {
     const probe = createServer();
     probe.once('error', (error: NodeJS.ErrnoException) =>
       reject(
         error.code === 'EADDRINUSE'
           ? new PortInUseError(`PORT ${port} on ${host} is in use by another process; stop it or set PORT`)
-          : error,
+          : new Error(`cannot listen on HOST ${host} (PORT ${port}): ${error.message}`, { cause: error }),
       ),
     );
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
@@ -835,4 +942,27 @@ function assertSecretsOpen(keyStore: SqliteKeyStore): void {
       'the stored API secrets cannot be opened with this encryption key: set SECRET_ENCRYPTION_KEY (or DATA_DIR/secret.key) to the key they were sealed with',
     );
   }
+}
+
+/** The encryption key, its source named when it cannot be used (`SecretBox` does not say which). */
+function loadSecrets(config: Readonly<Config>): SecretBox {
+  try {
+    return SecretBox.load(config.secretEncryptionKey, config.dataDir);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const keyFile = join(config.dataDir, 'secret.key');
+    if (message.includes('SECRET_ENCRYPTION_KEY') || message.includes(keyFile)) throw error;
+    const source =
+      config.secretEncryptionKey !== null ? 'SECRET_ENCRYPTION_KEY' : `DATA_DIR/secret.key (${keyFile})`;
+    throw new Error(`${source}: ${message}`, { cause: error });
+  }
+}
+
+/** Where the journal is, as its setting names it (a password masked). */
+function journalWhere(config: Readonly<Config>, natsJournal: OpenSettings['natsJournal']): string {
+  if (natsJournal !== null) {
+    return `JOURNAL_URL (${redactedServers(natsJournal.servers)}, stream ${natsJournal.stream})`;
+  }
+  if (config.databaseUrl !== null) return `DATABASE_URL (${redactedUrl(config.databaseUrl)})`;
+  return `DATA_DIR/${SQLITE_FILES.journal} (${join(config.dataDir, SQLITE_FILES.journal)})`;
 }

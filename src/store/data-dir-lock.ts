@@ -10,7 +10,8 @@
  * - A second service is refused with `StoreOpenError` before it reads or writes anything else;
  *   without it, both journaled commands under the same seqs and one of them died on the
  *   journal's unique key (or, the wrong way round, killed the running one).
- * - A directory that cannot be created or written is refused the same way, with its cause.
+ * - A directory that cannot be created or written is refused the same way, with its cause; a
+ *   damaged lock file (not a SQLite database) is named, to be deleted while no service runs.
  * - `service.pid` beside it names the holder, for the message only.
  * - `StoreOpenError` is also what the PostgreSQL journal throws when another writer holds it.
  */
@@ -50,6 +51,13 @@ export function lockDataDir(dataDir: string): DataDirLock {
       throw new StoreOpenError(
         `DATA_DIR ${dir} is in use by another running service${holder === null ? '' : ` (pid ${holder})`}; ` +
           'stop it first or choose another DATA_DIR',
+      );
+    }
+    const code = (error as { code?: string }).code;
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+      throw new StoreOpenError(
+        `DATA_DIR ${dir}: its lock file ${join(dir, LOCK_FILE)} is damaged (${messageOf(error)}); ` +
+          'it holds nothing else: delete it when no service runs on this DATA_DIR',
       );
     }
     throw new StoreOpenError(`DATA_DIR ${dir} is not writable: ${messageOf(error)}`);

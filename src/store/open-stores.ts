@@ -14,7 +14,8 @@
  *   identity), or nothing is opened.
  * - A store that fails to open closes those already opened (lock, journal, NATS connection)
  *   before the error is thrown, so a failed start leaves nothing behind; the error names the
- *   setting whose store failed (DATABASE_URL, JOURNAL_URL) unless it already says what to fix.
+ *   setting whose store failed (DATABASE_URL, JOURNAL_URL, DATA_DIR/<file>) unless it already says
+ *   what to fix; a URL's password is masked.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,6 +34,7 @@ import {
   NatsJournalStream,
   type NatsJournalTarget,
   readNatsJournal,
+  redactedServers,
 } from './nats/nats-journal.ts';
 import {
   checkJournalIdentity,
@@ -72,6 +74,8 @@ export interface StoreSettings {
   readonly windows?: HistoryWindows;
   readonly retention?: RetentionSettings;
   readonly onReadStoreError?: (error: unknown) => void;
+  /** A SQLite snapshot passed over because its checksum fails (recovery then uses an older one). */
+  readonly onSnapshotSkipped?: (seq: number) => void;
   /**
    * With the journal on NATS and a database URL: what happens when the connection holding the
    * database's lock drops (./postgres/pg-fence.ts; `onLost`: it could not be taken again, and the
@@ -137,7 +141,7 @@ export async function openStores<C = unknown>(settings: StoreSettings): Promise<
   const keep = settings.keepSnapshots ?? 3;
   const nats = settings.natsJournal ?? null;
   const openNats = (target: NatsJournalTarget) =>
-    opening(`JOURNAL_URL (${target.servers}, stream ${target.stream})`, () =>
+    opening(`JOURNAL_URL (${redactedServers(target.servers)}, stream ${target.stream})`, () =>
       NatsJournal.open<C>({ ...target, ...limits }),
     );
   // Everything opened so far, closed again (newest first) when a later open fails.
@@ -194,16 +198,30 @@ export async function openStores<C = unknown>(settings: StoreSettings): Promise<
       // The journal first: a second service on the same journal is refused before the others open.
       if (nats !== null) journal = kept(await openNats(nats));
       mkdirSync(settings.dataDir, { recursive: true });
+      // Each failure names its file: a damaged or read-only one says which.
+      const file = (name: string) => {
+        const path = join(settings.dataDir, name);
+        return { path, setting: `DATA_DIR/${name} (${path})` };
+      };
       if (nats === null) {
-        journal = kept(
-          SqliteJournal.open<C>({ path: join(settings.dataDir, SQLITE_FILES.journal), ...limits }),
-        );
+        const { path, setting } = file(SQLITE_FILES.journal);
+        journal = kept(await opening(setting, async () => SqliteJournal.open<C>({ path, ...limits })));
       }
+      const snapshotsFile = file(SQLITE_FILES.snapshots);
       snapshots = kept(
-        new SqliteSnapshotStore({ path: join(settings.dataDir, SQLITE_FILES.snapshots), keep }),
+        await opening(
+          snapshotsFile.setting,
+          async () =>
+            new SqliteSnapshotStore({
+              path: snapshotsFile.path,
+              keep,
+              ...(settings.onSnapshotSkipped === undefined ? {} : { onSkipped: settings.onSnapshotSkipped }),
+            }),
+        ),
       );
-      const db = kept(new SqliteReadDb(join(settings.dataDir, SQLITE_FILES.read)));
-      readStore = await ReadStore.open({ db, ...readOptions });
+      const readFile = file(SQLITE_FILES.read);
+      const db = kept(await opening(readFile.setting, async () => new SqliteReadDb(readFile.path)));
+      readStore = await opening(readFile.setting, () => ReadStore.open({ db, ...readOptions }));
     }
     const stores = { journal: journal!, snapshots, readStore, fence };
     return {

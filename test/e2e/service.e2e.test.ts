@@ -4,18 +4,26 @@
  * data directory must give back the same state (hash) and every acknowledged order.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import pino from 'pino';
 import { METHOD_NAMES } from '../../sdk/types.ts';
 import type { WsClient } from '../../sdk/ws-client.ts';
-import { PortInUseError } from '../../src/app/service.ts';
+import { VirtualClock } from '../../src/app/clock.ts';
+import { loadConfig } from '../../src/app/config.ts';
+import { JournalWaits, PortInUseError, startService } from '../../src/app/service.ts';
 import { lockDataDir } from '../../src/store/data-dir-lock.ts';
 import { portfolioHistory } from '../../src/store/read/portfolio-queries.ts';
+import { flipSqliteSnapshotByte } from '../store/sqlite-raw-snapshot.ts';
 import { callSpread } from '../support/combo-picks.ts';
-import { startTestService, type TestService } from '../support/service-harness.ts';
+import { freezePostgres } from '../support/pg-freeze.ts';
+import { startPostgres } from '../support/postgres.ts';
+import { restingBuy, startTestService, type TestService } from '../support/service-harness.ts';
 
 const PERPETUAL = 'BTC-PERPETUAL';
 
@@ -411,36 +419,66 @@ function liveResources(): string[] {
     .sort();
 }
 
+/** No thread, connection or server left running: as `before`, once handles closing are closed. */
+async function nothingLeftRunning(before: string[]): Promise<void> {
+  const same = () => JSON.stringify(liveResources()) === JSON.stringify(before);
+  for (let turn = 0; turn < 10 && !same(); turn++) await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(liveResources(), before, 'no thread, connection or server left running');
+}
+
 test('a start that fails after recovery stops what it started and releases the data directory', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'service-failed-start-'));
   try {
     const first = await startTestService({ dataDir });
     const { clock } = first;
     await first.close();
-    // The key store is opened after recovery, with the snapshot replica's thread running.
-    for (const file of ['keys.db-wal', 'keys.db-shm']) rmSync(join(dataDir, file), { force: true });
-    writeFileSync(join(dataDir, 'keys.db'), Buffer.alloc(8192, 7));
+    // A demo bootstrap cut short is resumed after recovery, with the snapshot replica's thread
+    // and the market running, and writes the credentials last: a directory in their place fails it.
+    writeFileSync(join(dataDir, 'bootstrap.pending'), '');
+    rmSync(join(dataDir, 'credentials.json'));
+    mkdirSync(join(dataDir, 'credentials.json'));
     const before = liveResources();
-    await assert.rejects(startTestService({ dataDir, clock }), /not a database/);
-    assert.deepEqual(liveResources(), before, 'no thread, connection or server left running');
+    await assert.rejects(startTestService({ dataDir, clock }), /EISDIR/);
+    await nothingLeftRunning(before);
     lockDataDir(dataDir).release();
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
 
-test('an encryption key that opens none of the stored API secrets is refused at start, named', async () => {
+/** A service's log lines at `level` and above, parsed. */
+function capturedLog(level: pino.Level, onLine?: (line: Record<string, unknown>) => void) {
+  const lines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      const line = JSON.parse(chunk.toString()) as Record<string, unknown>;
+      lines.push(line);
+      onLine?.(line);
+      done();
+    },
+  });
+  return { logger: pino({ level }, sink), lines };
+}
+
+test('an encryption key that opens none of the stored API secrets is refused at start, named, before recovery', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'service-wrong-key-'));
   try {
     const first = await startTestService({ dataDir, config: { secretEncryptionKey: '11'.repeat(32) } });
     const { clock } = first;
     await first.close();
     const before = liveResources();
+    const { logger, lines } = capturedLog('info');
     await assert.rejects(
-      startTestService({ dataDir, clock, config: { secretEncryptionKey: '22'.repeat(32) } }),
+      startTestService({ dataDir, clock, logger, config: { secretEncryptionKey: '22'.repeat(32) } }),
       /SECRET_ENCRYPTION_KEY/,
     );
-    assert.deepEqual(liveResources(), before, 'no thread, connection or server left running');
+    // Before recovery, so before anything (a cancel_cod_sessions) could be journaled.
+    assert.deepEqual(
+      lines.map((line) => line.msg),
+      [],
+      'refused before the stores were opened',
+    );
+    await nothingLeftRunning(before);
     lockDataDir(dataDir).release();
     const again = await startTestService({
       dataDir,
@@ -467,5 +505,195 @@ test('an unreadable secret key is refused before any store is opened', async () 
     lockDataDir(dataDir).release();
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('an admin token too short is refused before recovery, naming the file', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'service-short-token-'));
+  try {
+    const first = await startTestService({ dataDir });
+    const { clock } = first;
+    await first.close();
+    writeFileSync(join(dataDir, 'admin.token'), 'abcde');
+    const { logger, lines } = capturedLog('info');
+    await assert.rejects(
+      startTestService({ dataDir, clock, logger }),
+      new RegExp(`the admin token in ${join(dataDir, 'admin.token')} is shorter than 16 characters`),
+    );
+    assert.deepEqual(
+      lines.map((line) => line.msg),
+      [],
+      'refused before the stores were opened',
+    );
+    lockDataDir(dataDir).release();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a journal record that fails its checksum refuses the start, naming the journal file', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'service-corrupt-record-'));
+  try {
+    const first = await startTestService({ dataDir });
+    const { clock } = first;
+    await first.close();
+    // No snapshot: recovery replays the journal from its first record, which is damaged.
+    for (const file of readdirSync(dataDir).filter((name) => name.startsWith('snapshots.sqlite'))) {
+      rmSync(join(dataDir, file));
+    }
+    const journal = new Database(join(dataDir, 'journal.sqlite'));
+    const row = journal.prepare('SELECT payload FROM journal WHERE first_seq = 1').get() as {
+      payload: Buffer;
+    };
+    const payload = Buffer.from(row.payload);
+    payload[0] = payload[0]! ^ 0xff;
+    journal.prepare('UPDATE journal SET payload = ? WHERE first_seq = 1').run(payload);
+    journal.close();
+    await assert.rejects(startTestService({ dataDir, clock }), (error: unknown) => {
+      assert.ok(error instanceof Error);
+      assert.equal(
+        error.message,
+        `DATA_DIR/journal.sqlite (${join(dataDir, 'journal.sqlite')}): journal record at seq 1 fails its checksum`,
+      );
+      return true;
+    });
+    lockDataDir(dataDir).release();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a snapshot that fails its checksum is skipped with a warning naming its seq', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'service-corrupt-snapshot-'));
+  try {
+    const first = await startTestService({ dataDir });
+    const { clock } = first;
+    const hash = first.service.core.machine.stateHash();
+    await first.close();
+    const snapshots = new Database(join(dataDir, 'snapshots.sqlite'), { readonly: true });
+    const { seq } = snapshots.prepare('SELECT MAX(seq) AS seq FROM snapshots').get() as { seq: number };
+    snapshots.close();
+    flipSqliteSnapshotByte(join(dataDir, 'snapshots.sqlite'), seq);
+    const { logger, lines } = capturedLog('warn');
+    const again = await startTestService({ dataDir, clock, logger });
+    try {
+      assert.equal(again.service.recovery.finalStateHash, hash, 'recovered from the journal instead');
+      const skipped = lines.filter((line) => line.level === 40 && line.snapshotSeq === seq);
+      assert.ok(skipped.length > 0, JSON.stringify(lines));
+      assert.match(String(skipped[0]!.msg), /snapshot .* fails its checksum/);
+    } finally {
+      await again.close();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a start aborted through its signal stops what it started and releases the data directory', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'service-aborted-start-'));
+  try {
+    const first = await startTestService({ dataDir });
+    const { clock } = first;
+    await first.close();
+    const controller = new AbortController();
+    // Aborted once recovery is logged: the stores are open, the core not yet started.
+    const { logger } = capturedLog('info', (line) => {
+      if (line.msg === 'recovered') controller.abort();
+    });
+    const config = loadConfig({
+      env: {},
+      overrides: { port: 0, host: '127.0.0.1', logLevel: 'info', dataDir, rateLimits: { enabled: false } },
+    });
+    const before = liveResources();
+    const outcome = await startService({ config, clock, logger, signal: controller.signal }).then(
+      async (service) => {
+        await service.close();
+        return 'started';
+      },
+      (error: unknown) => error,
+    );
+    assert.ok(outcome instanceof Error && outcome.name === 'StartAbortedError', String(outcome));
+    await nothingLeftRunning(before);
+    lockDataDir(dataDir).release();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('/health: 200 while the core runs, 503 with the reason once it failed', async () => {
+  const running = await startTestService({ config: { simulator: false } });
+  try {
+    const healthy = await fetch(`${running.baseUrl}/health`);
+    assert.equal(healthy.status, 200);
+    assert.equal(((await healthy.json()) as { status: string }).status, 'ok');
+    // The core fails (as on a bug): a command no part of it handles.
+    await assert.rejects(running.service.core.submitMachine({ type: 'no_such_command' } as never));
+    const failed = await fetch(`${running.baseUrl}/health`);
+    assert.equal(failed.status, 503);
+    const body = (await failed.json()) as { status: string; reason: string };
+    assert.equal(body.status, 'unavailable');
+    assert.match(body.reason, /the core stopped taking commands/);
+  } finally {
+    await running.close();
+  }
+});
+
+test('JournalWaits: how long the oldest batch not yet durable has waited, on the service clock', async () => {
+  const clock = new VirtualClock(1_000);
+  const pending: Array<() => void> = [];
+  const waits = new JournalWaits<string>(
+    { append: () => new Promise<void>((resolve) => pending.push(resolve)) },
+    clock,
+    10,
+  );
+  assert.equal(waits.waitedMs(), 0, 'nothing waits');
+  void waits.append({ seq: 11, ts: 1_000, command: 'a' });
+  clock.advance(3_000);
+  void waits.append({ seq: 12, ts: 4_000, command: 'b' });
+  clock.advance(3_000);
+  assert.equal(waits.waitedMs(), 6_000, 'from the first append');
+  waits.committed(11);
+  clock.advance(1_000);
+  assert.equal(waits.waitedMs(), 1_000, 'from the last commit that left more waiting');
+  waits.committed(12);
+  assert.equal(waits.waitedMs(), 0, 'all durable');
+});
+
+const postgres = await startPostgres();
+after(() => postgres?.stop());
+
+test('/health: 503 while the journal makes nothing durable (PostgreSQL stopped), 200 once it is back', {
+  skip: postgres === null && 'PostgreSQL is not installed',
+}, async () => {
+  const databaseUrl = await postgres!.createDatabase(`health_stall_${process.pid}`);
+  const running = await startTestService({ config: { databaseUrl, simulator: false } });
+  let frozen: { resume(): void } | null = null;
+  const health = async () => {
+    const response = await fetch(`${running.baseUrl}/health`);
+    return { status: response.status, body: (await response.json()) as { status: string; reason?: string } };
+  };
+  try {
+    assert.equal((await health()).status, 200);
+    await running.service.core.drain();
+    frozen = await freezePostgres(databaseUrl);
+    const sequence = running.service.core.sequence;
+    const order = restingBuy(running, '1000', 'stalled');
+    await waitFor(
+      () => running.service.core.sequence > sequence,
+      'the order applied, waiting on the journal',
+    );
+    running.clock.advance(4_000);
+    assert.equal((await health()).status, 200, 'a few seconds are allowed');
+    running.clock.advance(2_000);
+    const stalled = await health();
+    assert.equal(stalled.status, 503);
+    assert.match(stalled.body.reason ?? '', /no command has been made durable for 6 s/);
+    frozen.resume();
+    await order;
+    await running.service.core.drain();
+    assert.equal((await health()).status, 200);
+  } finally {
+    frozen?.resume();
+    await running.close();
   }
 });

@@ -37,3 +37,25 @@ test('a data directory that cannot be created is refused with its cause', () => 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a damaged lock file is refused naming it, saying it can be deleted when no service runs', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lock-'));
+  try {
+    lockDataDir(dir).release();
+    const lockFile = join(dir, 'service.lock');
+    writeFileSync(lockFile, Buffer.alloc(8192, 7));
+    assert.throws(
+      () => lockDataDir(dir),
+      (error: unknown) => {
+        assert.ok(error instanceof StoreOpenError);
+        assert.equal(
+          error.message,
+          `DATA_DIR ${dir}: its lock file ${lockFile} is damaged (file is not a database); it holds nothing else: delete it when no service runs on this DATA_DIR`,
+        );
+        return true;
+      },
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

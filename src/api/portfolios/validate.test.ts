@@ -705,3 +705,13 @@ describe('priceSnapshot entries (spec 2.4: placePriceIn, placePrice, price, pric
     );
   });
 });
+
+describe('free text kept in the read store', () => {
+  test('strategy and customizedNote with a control character are refused naming the field', () => {
+    for (const field of ['strategy', 'customizedNote'] as const) {
+      const refused = refusal(balanceBody({ legs: [optionLeg(), perpLeg()], [field]: 'a\u0000b' }));
+      assert.equal(refused.name, 'invalid_params');
+      assert.equal(refused.field, field);
+    }
+  });
+});

@@ -112,6 +112,16 @@ function string(value: unknown, field: string): string {
   return value;
 }
 
+/** Free text kept in the read store: no control characters (PostgreSQL refuses a NUL in text). */
+function plainText(value: unknown, field: string): string {
+  const text = string(value, field);
+  if (CONTROL.test(text)) fail('invalid_params', field, `${field} must not contain control characters`);
+  return text;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it finds
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
 function oneOf<T extends string | number>(value: unknown, field: string, allowed: readonly T[]): T {
   if (!allowed.includes(value as T))
     fail('invalid_params', field, `${field} must be one of ${allowed.join(', ')}`);
@@ -472,12 +482,12 @@ export function validatePortfolioBody(raw: unknown, context: PortfolioValidation
   if (!context.accountIds.has(accountId))
     fail('account_not_owned', 'accountId', `accountId ${accountId} does not belong to this key`);
   const type = oneOf(requireValue(body.portfolioType, 'portfolioType'), 'portfolioType', PORTFOLIO_TYPES);
-  const strategy = isMissing(body.strategy) ? null : string(body.strategy, 'strategy');
+  const strategy = isMissing(body.strategy) ? null : plainText(body.strategy, 'strategy');
   if (strategy !== null && longerThan(strategy, STRATEGY_MAX))
     fail('invalid_params', 'strategy', `strategy is longer than ${STRATEGY_MAX} characters`);
   const customizedNote = isMissing(body.customizedNote)
     ? null
-    : string(body.customizedNote, 'customizedNote');
+    : plainText(body.customizedNote, 'customizedNote');
   if (customizedNote !== null && longerThan(customizedNote, CUSTOMIZED_NOTE_MAX)) {
     fail(
       'invalid_params',

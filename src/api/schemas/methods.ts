@@ -24,9 +24,9 @@ export const TIME_IN_FORCE = [
 ] as const;
 export const KINDS = ['future', 'option', 'spot', 'future_combo', 'option_combo', 'combo', 'any'] as const;
 
-const InstrumentName = Type.String({ minLength: 1, maxLength: 64 });
+const InstrumentName = Type.String({ minLength: 1, maxLength: 64, pattern: PLAIN_TEXT });
 const Currency = Type.String({ minLength: 1, maxLength: 16, pattern: '^[A-Za-z0-9]+$' });
-const Label = Type.String({ maxLength: 64 });
+const Label = Type.String({ maxLength: 64, pattern: PLAIN_TEXT });
 const OrderId = Type.String({ minLength: 1, maxLength: 64, pattern: PLAIN_TEXT });
 const HistoryToken = Type.String({ maxLength: 128, pattern: PLAIN_TEXT });
 const Timestamp = Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000 });

@@ -4,15 +4,16 @@
  * (2.9), trade (4.9) and instrument (2.10) objects. Decimals are strings; times ms since epoch.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { DecimalString, Opt, Strict, StringEnum } from '../validation.ts';
+import { DecimalString, Opt, PLAIN_TEXT, Strict, StringEnum } from '../validation.ts';
 
 const S = Type.String();
 const I = Type.Integer();
 const B = Type.Boolean();
 const Side = StringEnum(['buy', 'sell']);
 const Id = Type.String({ minLength: 1, maxLength: 32, pattern: '^[0-9]+$' });
-const InstrumentName = Type.String({ minLength: 1, maxLength: 64 });
-const Label = Type.String({ maxLength: 64 });
+const InstrumentName = Type.String({ minLength: 1, maxLength: 64, pattern: PLAIN_TEXT });
+// Stored as text in the read store, which PostgreSQL refuses with a NUL in it.
+const Label = Type.String({ maxLength: 64, pattern: PLAIN_TEXT });
 const Timestamp = Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000 });
 const Currency = Type.String({ minLength: 1, maxLength: 16, pattern: '^[A-Za-z0-9]+$' });
 const Count = Type.Integer({ minimum: 1, maximum: 1000 });
@@ -49,7 +50,9 @@ const HedgeParams = Type.Object(
 export const CreateRfqParams = Type.Object(
   {
     label: Opt(Label),
-    makers: Opt(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100 })),
+    makers: Opt(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: PLAIN_TEXT }), { maxItems: 100 }),
+    ),
     disclosed: Opt(B),
     legs: Type.Array(
       Type.Object({ instrumentName: InstrumentName, quantity: DecimalString(), side: Side }, Strict),

@@ -159,6 +159,26 @@ export function natsServers(servers: string): string[] {
     .filter((s) => s !== '');
 }
 
+/**
+ * JOURNAL_URL to print: each server's password masked, and a user name given alone too (NATS
+ * takes `nats://TOKEN@host` as a token).
+ */
+export function redactedServers(servers: string): string {
+  return natsServers(servers)
+    .map((server) => {
+      if (!server.includes('@')) return server;
+      try {
+        const url = new URL(server);
+        if (url.password !== '') url.password = '***';
+        else url.username = '***';
+        return url.toString();
+      } catch {
+        return '(not a URL)';
+      }
+    })
+    .join(',');
+}
+
 function apiErrorCode(error: unknown): number | undefined {
   return (error as { api_error?: { err_code?: number } } | null)?.api_error?.err_code;
 }
@@ -205,7 +225,7 @@ export class NatsJournalStream {
         // leader, which answers (10008), but a server started without JetStream.
         if ((error as { code?: string } | null)?.code === '503' && nc.info?.jetstream !== true) {
           throw new StoreOpenError(
-            `JetStream is not enabled on JOURNAL_URL (${target.servers}): the NATS server answers but runs without JetStream; start it with -js (or a jetstream block in its configuration)`,
+            `JetStream is not enabled on JOURNAL_URL (${redactedServers(target.servers)}): the NATS server answers but runs without JetStream; start it with -js (or a jetstream block in its configuration)`,
           );
         }
         throw error;

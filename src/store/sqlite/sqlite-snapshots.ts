@@ -3,7 +3,8 @@
  *
  * Invariants:
  * - A saved snapshot is durable when `saveSnapshot` resolves (WAL, synchronous=FULL).
- * - `latestSnapshot` skips rows whose checksum fails (recovery then starts from an older one).
+ * - `latestSnapshot` skips rows whose checksum fails (recovery then starts from an older one),
+ *   telling `onSkipped` each one's seq.
  * - The newest `keep` snapshots are retained, and every pinned one besides; `discardAfter`
  *   deletes pinned ones too.
  * - Databases written before pinning existed (no `pinned` column) get the column when opened,
@@ -76,18 +77,28 @@ export interface SqliteSnapshotStoreOptions {
   readonly path: string;
   /** Snapshots retained (newest first). Default 3. */
   readonly keep?: number;
+  /** Told the seq of each snapshot `latestSnapshot` passes over because its checksum fails. */
+  readonly onSkipped?: (seq: number) => void;
 }
 
 export class SqliteSnapshotStore<S = unknown> implements SnapshotStore<S> {
   private readonly db: Database.Database;
   private readonly keep: number;
+  private readonly onSkipped: (seq: number) => void;
 
   constructor(options: SqliteSnapshotStoreOptions) {
     this.db = new Database(options.path);
-    for (const pragma of walPragmas('FULL')) this.db.pragma(pragma);
-    this.db.exec(SCHEMA);
-    addPinnedColumn(this.db);
+    try {
+      for (const pragma of walPragmas('FULL')) this.db.pragma(pragma);
+      this.db.exec(SCHEMA);
+      addPinnedColumn(this.db);
+    } catch (error) {
+      // A damaged file: nothing is left open.
+      this.db.close();
+      throw error;
+    }
     this.keep = Math.max(1, options.keep ?? 3);
+    this.onSkipped = options.onSkipped ?? (() => undefined);
   }
 
   async saveSnapshot(snapshot: Snapshot<S>): Promise<SnapshotInfo> {
@@ -118,7 +129,10 @@ export class SqliteSnapshotStore<S = unknown> implements SnapshotStore<S> {
       .iterate(maxSeq) as IterableIterator<SnapshotRow>;
     for (const row of rows) {
       const stored = toStored(row);
-      if (!snapshotChecksumValid(stored)) continue;
+      if (!snapshotChecksumValid(stored)) {
+        this.onSkipped(stored.seq);
+        continue;
+      }
       const state = decodeSnapshotState<S>(stored);
       return { seq: stored.seq, ts: stored.ts, stateHash: stored.stateHash, state };
     }
