@@ -132,3 +132,25 @@ test('stampInPlace gives the keys and key order of a spread copy, whether or not
   const decoded = { type: 'place', amount: 10, price: null, seq: 7, ts: 1000 };
   assert.deepEqual(Object.entries(stampInPlace(decoded, { seq: 7, ts: 1000 })), Object.entries(copy));
 });
+
+test('now() never goes back, between commands too: a time handed out stays the floor', async () => {
+  let wall = 10_000;
+  const clock = { now: () => wall, schedule: () => () => {} };
+  const stamps: number[] = [];
+  const journal = { append: () => Promise.resolve() };
+  const sequencer = new Sequencer<string, void>((_c, stamp) => void stamps.push(stamp.ts), journal, clock, {
+    seq: 0,
+    ts: 9_000,
+  });
+  await sequencer.submit('tick');
+  wall = 10_800; // no command since the tick: the authenticator is handed 10 800 ...
+  assert.equal(sequencer.now(), 10_800);
+  wall = 10_800 - 600_000; // ... then the wall clock steps back 10 min
+  assert.equal(sequencer.now(), 10_800, 'not back to the last stamp (10 000)');
+  await sequencer.submit('order');
+  assert.deepEqual(stamps, [10_000, 10_800], 'and the next command is stamped no earlier');
+  wall = 10_900;
+  assert.equal(sequencer.now(), 10_900);
+  await sequencer.submit('later');
+  assert.deepEqual(stamps, [10_000, 10_800, 10_900]);
+});

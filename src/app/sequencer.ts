@@ -15,7 +15,9 @@
  * - So is a command the core throws on: the core may have changed part of its state before
  *   throwing, and that command is not journaled. Nothing after it is applied or acknowledged, so
  *   a restart (replay without it) rebuilds exactly the acknowledged state.
- * - Time never goes backwards in stamps, even if the wall clock does.
+ * - Time never goes backwards in stamps, even if the wall clock does, nor in `now()`: a time once
+ *   handed out (to the authenticator, a market tick) is a floor for every later `now()` and stamp,
+ *   since what was decided at it (a nonce forgotten, a quote priced) must not be undone.
  */
 import { VenueError } from '../domain/errors.ts';
 import type { Clock } from './clock.ts';
@@ -59,6 +61,8 @@ const STOPPING = 'the service is stopping after a fatal error: the request was n
 export class Sequencer<C, R> {
   private lastSeq: number;
   private lastTs: number;
+  /** The latest time handed out by `now()` or stamped: nothing earlier is given again. */
+  private floor: number;
   private failure: Error | null = null;
   private readonly listeners: Array<CommittedListener<C, R>> = [];
   private readonly fatalListeners: Array<(error: Error) => void> = [];
@@ -73,6 +77,7 @@ export class Sequencer<C, R> {
   ) {
     this.lastSeq = start.seq;
     this.lastTs = start.ts;
+    this.floor = start.ts;
   }
 
   get sequence(): number {
@@ -92,7 +97,7 @@ export class Sequencer<C, R> {
   /** Stamps, applies and journals one command; resolves with its result once durable. */
   submit(command: C): Promise<R> {
     if (this.failure !== null) return Promise.reject(new VenueError('unavailable', STOPPING));
-    const stamp: Stamp = { seq: this.lastSeq + 1, ts: Math.max(this.lastTs, this.clock.now()) };
+    const stamp: Stamp = { seq: this.lastSeq + 1, ts: this.now() };
     let result: R;
     try {
       result = this.apply(command, stamp);
@@ -126,9 +131,13 @@ export class Sequencer<C, R> {
     );
   }
 
-  /** The time the next command would be stamped with (never earlier than the last stamp). */
+  /**
+   * The time the next command would be stamped with: never earlier than the last stamp nor than
+   * any time `now()` returned before, even if the clock went back meanwhile.
+   */
   now(): number {
-    return Math.max(this.lastTs, this.clock.now());
+    this.floor = Math.max(this.floor, this.lastTs, this.clock.now());
+    return this.floor;
   }
 
   get failed(): Error | null {

@@ -55,7 +55,7 @@ import type { ReadStore, RetentionSettings } from '../store/read/read-store.ts';
 import { subMachineProjections } from '../store/read/sub-projections.ts';
 import { JournalTrimmedError, type RecoveryReport, recover } from '../store/recovery.ts';
 import { type SnapshotPolicy, Snapshotter } from '../store/snapshotter.ts';
-import { type Clock, SystemClock } from './clock.ts';
+import { CLOCK_TOLERANCE_MS, type Clock, SystemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createCoreMachine, PORTFOLIOS, RFQ_DESK } from './core-factory.ts';
 import { CoreService } from './core-service.ts';
@@ -172,6 +172,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const { config } = options;
   const clock = options.clock ?? new SystemClock();
   const log = options.logger ?? pino({ level: config.logLevel });
+  if (clock instanceof SystemClock) {
+    clock.onAdjust((adjustment) =>
+      log.warn(
+        { clockAdjustment: adjustment },
+        adjustment.kind === 'jump'
+          ? 'the wall clock was ahead of the service clock for over a minute: the service clock jumped forward to it'
+          : 'the wall clock was behind the service clock for over a minute: the service clock runs at half speed until it meets it',
+      ),
+    );
+  }
   // Before anything is read or written: a port another process holds, or a second service on
   // this directory, is refused here (listening comes last, after the start is journaled).
   await checkPortFree(config.host, config.port);
@@ -270,6 +280,12 @@ async function launch(
 
   let driver: MarketDriver | null = null;
   const journalWaits = new JournalWaits(storage.journal, clock, report.lastSeq);
+  if (report.lastTs - clock.now() > CLOCK_TOLERANCE_MS) {
+    log.warn(
+      { lastTs: report.lastTs, clock: clock.now() },
+      "the journal's last command time is ahead of this machine's clock: command time stays at it until the clock catches up (check NTP)",
+    );
+  }
   const core = new CoreService({
     machine: recovered.machine,
     journal: journalWaits,

@@ -354,3 +354,33 @@ test('keyWorks: a key stops working once disabled and the cache expired', () => 
   assert.equal(auth.keyWorks(apiKey), false);
   assert.equal(auth.keyWorks('no-such-key'), false);
 });
+
+test('the key cache runs on a monotonic clock too: a disabled key stops within the TTL of real time while the service clock stands still', () => {
+  const { store, key, clock, request } = setup();
+  let mono = 0;
+  const auth = new Authenticator(store, clock.now, { clockSkewMs: 15_000, monotonic: () => mono });
+  const apiKey = key.record.apiKey;
+  assert.equal(auth.authenticateHttp(request({ nonce: uuid('m-1') })).kind, 'fresh');
+  assert.equal(auth.keyWorks(apiKey), true);
+  store.disableKey(apiKey);
+  // The wall clock stepped back: the service clock holds its high-water mark while real time passes.
+  mono += DEFAULT_KEY_CACHE_TTL_MS - 1;
+  assert.equal(auth.keyWorks(apiKey), true, 'the cache holds for its TTL');
+  mono += 1;
+  assert.equal(auth.keyWorks(apiKey), false, 'a WebSocket session key check re-reads the store');
+  assert.equal(
+    errorName(() => auth.authenticateHttp(request({ nonce: uuid('m-2') }))),
+    'invalid_credentials',
+  );
+});
+
+test('the key cache: an entry from a later service time (the clock went back) is read again', () => {
+  const { store, key, request } = setup();
+  let now = 1_700_000_000_000;
+  const mono = 0;
+  const auth = new Authenticator(store, () => now, { clockSkewMs: 15_000, monotonic: () => mono });
+  assert.equal(auth.authenticateHttp(request({ nonce: uuid('b-1') })).kind, 'fresh');
+  store.disableKey(key.record.apiKey);
+  now -= 600_000;
+  assert.equal(auth.keyWorks(key.record.apiKey), false);
+});

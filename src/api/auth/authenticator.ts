@@ -23,7 +23,11 @@
  * - Principals are cached for `cacheTtlMs` so a key created by the CLI in another process is
  *   seen at once (misses always re-read) and a disabled key stops within the TTL. A WebSocket
  *   session asks again through the same cache (`keyWorks`) before each private request and
- *   periodically, so its key stops within the TTL there too.
+ *   periodically, so its key stops within the TTL there too. The TTL runs on a monotonic clock
+ *   (`monotonic`) as well as on `now`, and an entry is re-read once either says it is older: the
+ *   service clock may stand still or slow down (a wall clock stepped back is slewed away), and a
+ *   disabled key must still stop within the TTL of real time; `now` keeps it on the service clock
+ *   for virtual-clock tests.
  */
 import { VenueError } from '../../domain/errors.ts';
 import type { KeyStore, RateLimitOverride, Role } from './key-store.ts';
@@ -75,7 +79,9 @@ export interface WsAuthParams {
 interface CachedKey {
   readonly principal: Principal;
   readonly secret: string;
+  /** Service time (`now`) and monotonic time when read from the store. */
   readonly loadedAt: number;
+  readonly loadedAtMono: number;
 }
 
 /** How long a key's principal is cached (a disabled key works at most this long). */
@@ -87,6 +93,8 @@ export interface AuthenticatorOptions {
   readonly cacheTtlMs?: number;
   /** Caps on the replay memory; absent: `DEFAULT_REPLAY_LIMITS`. */
   readonly replay?: ReplayMemoryLimits;
+  /** A monotonic clock (ms) also timing the key cache. Default `performance.now`. */
+  readonly monotonic?: () => number;
 }
 
 export type { AnswerRetention, SavedNonce } from './replay-memory.ts';
@@ -100,6 +108,7 @@ export class Authenticator {
   private readonly keys = new Map<string, CachedKey>();
   private readonly memory: ReplayMemory;
   private readonly cacheTtlMs: number;
+  private readonly monotonic: () => number;
   /** Requests signed at or before this time may repeat one a crashed run executed (see above). */
   private uncertainUntil = Number.NEGATIVE_INFINITY;
 
@@ -109,6 +118,7 @@ export class Authenticator {
     private readonly options: AuthenticatorOptions,
   ) {
     this.cacheTtlMs = options.cacheTtlMs ?? DEFAULT_KEY_CACHE_TTL_MS;
+    this.monotonic = options.monotonic ?? (() => performance.now());
     this.memory = new ReplayMemory(options.clockSkewMs, options.replay);
   }
 
@@ -296,7 +306,8 @@ export class Authenticator {
   /** `field`: where the key came from (the Authorization header, or `apiKey` of `public/auth`). */
   private lookup(apiKey: string, now: number, field: string): CachedKey {
     const cached = this.keys.get(apiKey);
-    if (cached !== undefined && now - cached.loadedAt < this.cacheTtlMs) return cached;
+    const mono = this.monotonic();
+    if (cached !== undefined && this.fresh(cached, now, mono)) return cached;
     const found = this.store.findKey(apiKey);
     if (found === undefined || found.record.disabled) {
       this.keys.delete(apiKey);
@@ -312,9 +323,16 @@ export class Authenticator {
       deskName: record.deskName,
       rateLimits: record.rateLimits,
     };
-    const entry: CachedKey = { principal, secret: found.apiSecret, loadedAt: now };
+    const entry: CachedKey = { principal, secret: found.apiSecret, loadedAt: now, loadedAtMono: mono };
     this.keys.set(apiKey, entry);
     return entry;
+  }
+
+  /** Younger than the TTL on both clocks (a service clock that went back counts as expired). */
+  private fresh(cached: CachedKey, now: number, mono: number): boolean {
+    const age = now - cached.loadedAt;
+    const monoAge = mono - cached.loadedAtMono;
+    return age >= 0 && age < this.cacheTtlMs && monoAge >= 0 && monoAge < this.cacheTtlMs;
   }
 }
 

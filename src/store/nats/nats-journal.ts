@@ -428,13 +428,13 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
    * `ackTimeoutMs`.
    */
   static async open<C = unknown>(options: NatsJournalOptions): Promise<NatsJournal<C>> {
-    const deadline = Date.now() + (options.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS);
+    const deadline = performance.now() + (options.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS);
     for (;;) {
       try {
         return await NatsJournal.openOnce<C>(options);
       } catch (error) {
         const passing = isPassingUnavailability(error) || apiErrorCode(error) === NO_SUITABLE_PEERS;
-        if (!passing || Date.now() + OPEN_RETRY_PAUSE_MS >= deadline) throw error;
+        if (!passing || performance.now() + OPEN_RETRY_PAUSE_MS >= deadline) throw error;
       }
       await new Promise((resolve) => setTimeout(resolve, OPEN_RETRY_PAUSE_MS));
     }
@@ -514,7 +514,7 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
    */
   private async publish(subject: string, data: Uint8Array, h: MsgHdrs): Promise<number> {
     const msgID = `${this.writerId}.${++this.published}`;
-    const deadline = Date.now() + this.ackTimeoutMs;
+    const deadline = performance.now() + this.ackTimeoutMs;
     for (;;) {
       let retryable: unknown;
       try {
@@ -522,7 +522,7 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
           headers: h,
           msgID,
           expect: { lastSequence: this.streamSeq },
-          timeout: Math.max(1, Math.min(PUBLISH_TRY_MS, deadline - Date.now())),
+          timeout: Math.max(1, Math.min(PUBLISH_TRY_MS, deadline - performance.now())),
         });
         // A duplicate of a try the stream has not stored yet: its sequence is still to come.
         if (!(ack.duplicate && ack.seq === 0)) {
@@ -540,7 +540,7 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
         if (!isPassingUnavailability(error)) throw error;
         retryable = error;
       }
-      if (Date.now() + PUBLISH_RETRY_PAUSE_MS >= deadline) throw retryable;
+      if (performance.now() + PUBLISH_RETRY_PAUSE_MS >= deadline) throw retryable;
       await new Promise((resolve) => setTimeout(resolve, PUBLISH_RETRY_PAUSE_MS));
     }
   }
