@@ -6,7 +6,11 @@
  * - The answer is `{rid, result}` or `{rid, error}`, never both; handler exceptions of any kind
  *   become catalogue errors (unexpected ones `internal_error`, logged), never a crash or a 5xx.
  * - Checks run in this order, so a caller learns the cheapest truth first: method exists, allowed
- *   on this transport, authenticated, role, rate limit, params.
+ *   on this transport, authenticated, rate limit, role, params.
+ * - Every envelope costs one credit, refused or not. A refusal before the rate limit (unknown
+ *   method, wrong transport, `authorization_required`) takes it from the key's non-matching bucket
+ *   when one authenticated, else from the client address's (`chargeRefusal`); `forbidden` comes
+ *   after the key's charge for the method. An empty bucket answers `too_many_requests` instead.
  */
 import { VenueError } from '../domain/errors.ts';
 import type { Principal } from './auth/authenticator.ts';
@@ -97,6 +101,23 @@ export class Dispatcher {
     private readonly observe: RequestObserver | null = null,
   ) {}
 
+  /**
+   * Takes one credit for a request refused before its method's bucket was charged (failed
+   * authentication, a body that is no envelope, an unknown method): from the key's non-matching
+   * bucket when a key authenticated, else from the client address's (`anonymousKey`), the bucket
+   * its unauthenticated requests draw from. Answers the error to send: `refusal`, or
+   * `too_many_requests` once that bucket is empty, so a flood of bad requests is throttled as any
+   * other. Only refusals call it: a request charged as usual takes no second credit.
+   */
+  chargeRefusal(refusal: unknown, principal: Principal | null, anonymousKey: string): unknown {
+    try {
+      this.limiter.take(principal?.apiKey ?? anonymousKey, false, principal?.rateLimits);
+    } catch (limited) {
+      return limited;
+    }
+    return refusal;
+  }
+
   /** Whether `method` is a registered method that needs an authenticated principal. */
   isPrivate(method: string): boolean {
     return this.registry.get(method)?.access === 'private';
@@ -185,26 +206,37 @@ export class Dispatcher {
     context: DispatchContext,
     method: ReturnType<MethodRegistry['get']>,
   ): unknown {
+    const principal = context.session?.principal ?? context.principal;
     if (method === undefined) {
-      throw new VenueError('method_not_found', `unknown method ${envelope.method}`, { field: 'method' });
+      const refusal = new VenueError('method_not_found', `unknown method ${envelope.method}`, {
+        field: 'method',
+      });
+      throw this.chargeRefusal(refusal, principal, context.anonymousKey);
     }
     if (method.transports && !method.transports.includes(context.transport)) {
-      throw new VenueError(
+      const refusal = new VenueError(
         'method_not_found',
         `${envelope.method} is served over ${method.transports.join(' and ')} only`,
         { field: 'method', transports: [...method.transports] },
       );
+      throw this.chargeRefusal(refusal, principal, context.anonymousKey);
     }
-    const principal = context.session?.principal ?? context.principal;
     if (method.access === 'private') {
-      if (principal === null) throw new VenueError('authorization_required', undefined, { field: 'method' });
+      if (principal === null) {
+        const refusal = new VenueError('authorization_required', undefined, { field: 'method' });
+        throw this.chargeRefusal(refusal, null, context.anonymousKey);
+      }
+      // Before the role check, as on the flat routes: a key refused `forbidden` still pays for
+      // the call, from its own bucket (its address's neighbours do not pay for it).
+      this.limiter.take(principal.apiKey, method.matching ?? false, principal.rateLimits);
       requireRole(principal, method.roles, envelope.method, 'method');
+    } else {
+      this.limiter.take(
+        principal?.apiKey ?? context.anonymousKey,
+        method.matching ?? false,
+        principal?.rateLimits,
+      );
     }
-    this.limiter.take(
-      principal?.apiKey ?? context.anonymousKey,
-      method.matching ?? false,
-      principal?.rateLimits,
-    );
     method.validate(envelope.params);
     const call: CallContext = {
       principal,

@@ -7,6 +7,11 @@
  *   limit is 413 `request_too_large`, a body that is not JSON 400 `parse_error`, not an envelope
  *   400 `bad_request`, failed authentication 401, rate limiting 429; refusals of a well-formed
  *   envelope travel with 200. No path answers 5xx.
+ * - Every request that reaches a route costs one credit, refused or not: a failed authentication
+ *   or a body that is no envelope takes it from the client address's non-matching bucket (the
+ *   key's, when one authenticated) through `Dispatcher.chargeRefusal`, and is answered 429
+ *   `too_many_requests` once that bucket is empty. A request that is charged as usual (by the
+ *   dispatcher or a flat route's own charge) takes no second credit.
  * - `public/*` envelope methods need no signature (a signature, when sent, is still checked);
  *   everything else must be signed. A byte-identical signed retry gets the stored answer (methods
  *   and flat routes with effects) or runs again (reads: `public/*`, methods named `get_*` and
@@ -238,6 +243,14 @@ export function retentionOf(method: string): AnswerRetention {
   return method.startsWith('public/') || READ_METHOD.test(method) ? 'fingerprint' : 'answer';
 }
 
+/**
+ * The rate-limit identity of a request before authentication: its client address, shared by HTTP
+ * and every WebSocket from it (ws-gateway.ts makes the same key).
+ */
+function addressKey(request: FastifyRequest): string {
+  return `ip:${request.ip}`;
+}
+
 /** The rid of a body refused before it was parsed (authentication), when it has one. */
 function ridOf(raw: string): number | null {
   try {
@@ -262,7 +275,9 @@ export function registerEnvelopeRoute(app: FastifyInstance, deps: HttpRouteDeps)
       if (signed || !pathMethod.startsWith('public/'))
         auth = authenticator.authenticateHttp(authParts(request, raw), retentionOf(pathMethod));
     } catch (error) {
-      sendError(reply, error, ridOf(raw), onUnexpected);
+      // Failed authentication costs the client address a credit: 429 once it has none left.
+      const refusal = dispatcher.chargeRefusal(error, null, addressKey(request));
+      sendError(reply, refusal, ridOf(raw), onUnexpected);
       return;
     }
     if (auth?.kind === 'replay') {
@@ -284,7 +299,9 @@ export function registerEnvelopeRoute(app: FastifyInstance, deps: HttpRouteDeps)
         throw new VenueError('bad_request', 'method differs from the path', { field: 'method' });
       }
     } catch (error) {
-      answerFailure(reply, settle, error, parsed, onUnexpected);
+      // Not dispatched, so not charged yet: the key's credit, or the address's when unsigned.
+      const refusal = dispatcher.chargeRefusal(error, auth?.principal ?? null, addressKey(request));
+      answerFailure(reply, settle, refusal, parsed, onUnexpected);
       return;
     }
     return dispatcher
@@ -292,7 +309,7 @@ export function registerEnvelopeRoute(app: FastifyInstance, deps: HttpRouteDeps)
         principal: auth?.principal ?? null,
         transport: 'http',
         session: null,
-        anonymousKey: `ip:${request.ip}`,
+        anonymousKey: addressKey(request),
       })
       .then(
         (outcome) => answerOutcome(reply, settle, outcome, parsed, onUnexpected),
@@ -374,7 +391,7 @@ export function registerFlatRoute(
   const checked = route.handlerValidates !== true;
   const validateBody = checked && route.body ? compileValidator(route.body, 'body') : null;
   const validateQuery = checked && route.query ? compileValidator(route.query, 'query') : null;
-  const { authenticator, limiter, onUnexpected } = deps;
+  const { authenticator, dispatcher, limiter, onUnexpected } = deps;
   const folders = flatFolders.get(app) ?? new Set<string>();
   folders.add(folderOf(route.url));
   flatFolders.set(app, folders);
@@ -391,7 +408,9 @@ export function registerFlatRoute(
           route.method === 'GET' ? 'fingerprint' : 'answer',
         );
       } catch (error) {
-        const mapped = mapError(error, onUnexpected);
+        // As on the envelope route: the client address pays for a failed authentication.
+        const refusal = dispatcher.chargeRefusal(error, null, addressKey(request));
+        const mapped = mapError(refusal, onUnexpected);
         return send(reply, mapped.httpStatus, flatFailure(mapped.error));
       }
       if (auth.kind === 'replay') {

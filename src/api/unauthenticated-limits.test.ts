@@ -1,0 +1,266 @@
+/**
+ * Requests refused before a key's bucket is charged (failed authentication, unknown methods,
+ * `authorization_required`, `forbidden`, bodies that are no envelope) still cost credit: the
+ * client address's non-matching bucket, or the key's when one authenticated. Once it is empty
+ * the answer is the usual 429 `too_many_requests`, over HTTP and the WebSocket alike.
+ * Time is the gateway's virtual clock: no bucket refills unless the test advances it.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { WebSocket } from 'ws';
+import { FakeVenue } from '../../test/support/fake-venue.ts';
+import { until } from '../../test/support/until.ts';
+import { VirtualClock } from '../app/clock.ts';
+import { loadConfig } from '../app/config.ts';
+import { SecretBox } from './auth/secret-box.ts';
+import { HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, signHttp } from './auth/signature.ts';
+import { SqliteKeyStore } from './auth/sqlite-key-store.ts';
+import { bootstrapDemo, type DemoCredential } from './bootstrap.ts';
+import { createGateway, type Gateway } from './gateway.ts';
+import type { ReadPort } from './ports.ts';
+
+const BURST = 5;
+const TOO_MANY = 10028;
+const FLAT_URL = '/flat/limits/info';
+
+interface Key {
+  readonly apiKey: string;
+  readonly apiSecret: string;
+}
+
+interface Answer {
+  readonly status: number;
+  readonly body: {
+    rid?: number | null;
+    error?: { code: number };
+    result?: unknown;
+    succ?: boolean;
+    code?: number;
+  };
+}
+
+describe('requests refused before a key bucket is charged', () => {
+  let venue: FakeVenue;
+  let clock: VirtualClock;
+  let gateway: Gateway;
+  let keyStore: SqliteKeyStore;
+  let credentials: DemoCredential[];
+  let takerOnly: Key;
+  let port: number;
+
+  before(async () => {
+    venue = new FakeVenue();
+    clock = new VirtualClock(venue.now());
+    const dataDir = mkdtempSync(join(tmpdir(), 'limits-'));
+    const config = loadConfig({
+      env: {},
+      overrides: {
+        port: 0,
+        host: '127.0.0.1',
+        logLevel: 'silent',
+        dataDir,
+        rateLimits: { nonMatching: { perSecond: 1, burst: BURST } },
+      },
+    });
+    keyStore = new SqliteKeyStore(':memory:', SecretBox.fromText('33'.repeat(32)));
+    credentials = (await bootstrapDemo({ keyStore, commands: venue, dataDir }))!;
+    const user = credentials[0]!.userId;
+    const created = keyStore.createApiKey({ userId: user, roles: ['taker'] }, venue.now());
+    takerOnly = { apiKey: created.record.apiKey, apiSecret: created.apiSecret };
+    gateway = createGateway({
+      config,
+      commands: venue,
+      reads: venue as unknown as ReadPort,
+      history: venue.history,
+      events: venue,
+      keyStore,
+      clock,
+    });
+    gateway.registerFlatRoute({ method: 'GET', url: FLAT_URL, summary: 'test route', handler: () => 'ok' });
+    port = (await gateway.listen()).port;
+  });
+  after(async () => {
+    await gateway.close();
+    keyStore.close();
+  });
+
+  const key = (index: number): Key => credentials[index]!;
+
+  /** POSTs an envelope to /api/<method> from `address`, signed by `signer` when given. */
+  async function call(
+    address: string,
+    method: string,
+    options: { signer?: Key; badSignature?: boolean; raw?: string; authorization?: string } = {},
+  ): Promise<Answer> {
+    const raw = options.raw ?? JSON.stringify({ rid: 7, method, params: {} });
+    const url = `/api/${method}`;
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (options.signer !== undefined) {
+      const ts = String(venue.now());
+      const nonce = randomUUID();
+      const signature = options.badSignature
+        ? 'bm90IHRoZSBzaWduYXR1cmUgb2YgdGhpcyByZXF1ZXN0IGF0IGFsbA=='
+        : signHttp(options.signer.apiSecret, ts, nonce, 'POST', url, raw);
+      headers.authorization = `Bearer ${options.signer.apiKey}`;
+      headers[HEADER_TIMESTAMP] = ts;
+      headers[HEADER_NONCE] = nonce;
+      headers[HEADER_SIGNATURE] = signature;
+    }
+    if (options.authorization !== undefined) headers.authorization = options.authorization;
+    const response = await gateway.fastify.inject({
+      method: 'POST',
+      url,
+      headers,
+      payload: raw,
+      remoteAddress: address,
+    });
+    return { status: response.statusCode, body: response.json() };
+  }
+
+  const code = (answer: Answer) => answer.body.error?.code;
+
+  /** Sends `count` requests, answering the list of (status, error code) pairs. */
+  async function flood(count: number, send: () => Promise<Answer>): Promise<string[]> {
+    const seen: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const answer = await send();
+      seen.push(`${answer.status}:${code(answer) ?? answer.body.code ?? 'ok'}`);
+    }
+    return seen;
+  }
+
+  const times = (n: number, value: string) => Array.from({ length: n }, () => value);
+
+  test('bad signatures from one address: 401 for the burst, then 429; another address and good keys are unaffected', async () => {
+    const attacker = '10.0.0.1';
+    const seen = await flood(BURST + 3, () =>
+      call(attacker, 'private/get_open_orders', { signer: key(0), badSignature: true }),
+    );
+    assert.deepEqual(seen, [...times(BURST, '401:13004'), ...times(3, `429:${TOO_MANY}`)]);
+    const refused = await call(attacker, 'private/get_open_orders', { signer: key(0), badSignature: true });
+    assert.equal(refused.body.rid, 7);
+    assert.equal((refused.body.error as { data?: { bucket?: string } }).data?.bucket, 'non_matching');
+    // The address's bucket is the one its unsigned public requests draw from.
+    assert.equal((await call(attacker, 'public/time')).status, 429);
+    // The key whose name the attacker used keeps its own credit, from anywhere.
+    const good = await call('10.0.0.2', 'private/get_open_orders', { signer: key(0) });
+    assert.equal(good.status, 200);
+    assert.ok(Array.isArray(good.body.result));
+    assert.equal((await call('10.0.0.2', 'public/time')).status, 200);
+    // A signed request with a good key from the throttled address is charged to its key only.
+    assert.equal((await call(attacker, 'private/get_open_orders', { signer: key(1) })).status, 200);
+    // The bucket refills as usual: one second, one more credit.
+    clock.advance(1000);
+    assert.equal(
+      (await call(attacker, 'private/get_open_orders', { signer: key(0), badSignature: true })).status,
+      401,
+    );
+    assert.equal(
+      (await call(attacker, 'private/get_open_orders', { signer: key(0), badSignature: true })).status,
+      429,
+    );
+  });
+
+  test('unknown keys and requests without Authorization draw from the address too', async () => {
+    const address = '10.0.0.3';
+    const unknown = { apiKey: 'no-such-key', apiSecret: 'x' };
+    const seen = [
+      ...(await flood(3, () => call(address, 'private/get_open_orders', { signer: unknown }))),
+      ...(await flood(3, () => call(address, 'private/get_open_orders'))),
+    ];
+    assert.deepEqual(seen, [
+      '401:13004',
+      '401:13004',
+      '401:13004',
+      '401:10000',
+      '401:10000',
+      `429:${TOO_MANY}`,
+    ]);
+  });
+
+  test('unknown methods from one address: method_not_found for the burst, then 429', async () => {
+    const address = '10.0.0.4';
+    const seen = await flood(BURST + 2, () => call(address, 'public/nope'));
+    assert.deepEqual(seen, [...times(BURST, '200:-32601'), ...times(2, `429:${TOO_MANY}`)]);
+    assert.equal((await call('10.0.0.5', 'public/nope')).status, 200);
+    assert.equal((await call('10.0.0.5', 'public/time')).status, 200);
+  });
+
+  test('bodies that are no envelope from one address are charged as well', async () => {
+    const address = '10.0.0.6';
+    const seen = await flood(BURST + 1, () => call(address, 'public/time', { raw: '{"rid": 1, "method"' }));
+    assert.deepEqual(seen, [...times(BURST, '400:-32700'), `429:${TOO_MANY}`]);
+  });
+
+  test('a key refused forbidden or calling an unknown method is charged on its own bucket, not its address', async () => {
+    const address = '10.0.0.7';
+    const seen = [
+      ...(await flood(3, () => call(address, 'private/enable_cancel_on_disconnect', { signer: takerOnly }))),
+      ...(await flood(3, () => call(address, 'private/nope', { signer: takerOnly }))),
+    ];
+    assert.deepEqual(seen, [
+      '200:13021',
+      '200:13021',
+      '200:13021',
+      '200:-32601',
+      '200:-32601',
+      `429:${TOO_MANY}`,
+    ]);
+    // The key's bucket is empty for everything it calls; the address's is untouched.
+    assert.equal((await call(address, 'private/get_open_orders', { signer: takerOnly })).status, 429);
+    assert.equal((await call(address, 'public/time')).status, 200);
+    assert.equal((await call(address, 'private/get_open_orders', { signer: key(2) })).status, 200);
+  });
+
+  test('a flat route refuses failed authentication with 429 once the address has no credit', async () => {
+    const address = '10.0.0.8';
+    const seen: string[] = [];
+    for (let i = 0; i < BURST + 1; i++) {
+      const response = await gateway.fastify.inject({ method: 'GET', url: FLAT_URL, remoteAddress: address });
+      const body = response.json() as { code: number };
+      seen.push(`${response.statusCode}:${body.code}`);
+    }
+    assert.deepEqual(seen, [...times(BURST, '401:10000'), `429:${TOO_MANY}`]);
+  });
+
+  test('over the WebSocket, refused messages draw from the address shared with HTTP', async () => {
+    // The socket comes from 127.0.0.1, the address no other test here uses.
+    const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`);
+    const answers: { rid: number | null; error?: { code: number } }[] = [];
+    socket.on('message', (data) => answers.push(JSON.parse(String(data))));
+    await new Promise((resolve, reject) => {
+      socket.once('open', resolve);
+      socket.once('error', reject);
+    });
+    try {
+      const messages = [
+        { rid: 1, method: 'public/nope', params: {} },
+        { rid: 2, method: 'private/get_open_orders', params: {} },
+        { rid: 3, method: 'public/time', params: {} },
+        { rid: 4, method: 'private/nope', params: {} },
+        { rid: 5, method: 'public/nope', params: {} },
+        { rid: 6, method: 'public/nope', params: {} },
+        { rid: 7, method: 'private/get_open_orders', params: {} },
+      ];
+      for (const message of messages) socket.send(JSON.stringify(message));
+      await until(() => answers.length === messages.length);
+      answers.sort((a, b) => (a.rid ?? 0) - (b.rid ?? 0));
+      const codes = answers.map((answer) => answer.error?.code ?? 'ok');
+      assert.equal(codes[0], -32601);
+      assert.equal(codes[1], 10000);
+      assert.equal(codes[2], 'ok');
+      assert.equal(codes[3], -32601);
+      assert.equal(codes[4], -32601);
+      // Five credits: the sixth and seventh are refused for the rate, whatever they ask.
+      assert.deepEqual(codes.slice(5), [TOO_MANY, TOO_MANY]);
+      // One bucket per address for HTTP and every WebSocket from it.
+      assert.equal((await call('127.0.0.1', 'public/time')).status, 429);
+    } finally {
+      socket.close();
+    }
+  });
+});
