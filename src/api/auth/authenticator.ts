@@ -104,6 +104,19 @@ export function disabledKeyError(field: string): VenueError {
   return new VenueError('invalid_credentials', 'unknown or disabled API key', { field });
 }
 
+/**
+ * A signed request that does not authenticate: one answer whether the key is unknown, disabled or
+ * the signature wrong, naming the field the signature came in, so a refusal does not tell which
+ * keys exist.
+ */
+function credentialsRefused(signatureField: string): VenueError {
+  return new VenueError(
+    'invalid_credentials',
+    'unknown or disabled API key, or a signature that does not match it',
+    { field: signatureField },
+  );
+}
+
 export class Authenticator {
   private readonly keys = new Map<string, CachedKey>();
   private readonly memory: ReplayMemory;
@@ -136,7 +149,7 @@ export class Authenticator {
     if (!signature) throw missingHeader('Service-API-Signature');
     const now = this.now();
     const ts = this.checkTimestamp(timestamp, now, 'Service-API-Timestamp');
-    const key = this.lookup(apiKey, now, 'Authorization');
+    const key = this.signer(apiKey, now, 'Service-API-Signature');
     const expected = signHttp(
       key.secret,
       timestamp,
@@ -145,11 +158,7 @@ export class Authenticator {
       request.pathWithQuery,
       request.body,
     );
-    if (!signaturesMatch(signature, expected)) {
-      throw new VenueError('invalid_credentials', 'signature does not match', {
-        field: 'Service-API-Signature',
-      });
-    }
+    if (!signaturesMatch(signature, expected)) throw credentialsRefused('Service-API-Signature');
     this.memory.prune(now);
     // The verified signature is an HMAC over ts, nonce, method, path and body: equal signatures
     // under one key mean a byte-identical request, so it serves as the request's fingerprint.
@@ -186,10 +195,9 @@ export class Authenticator {
     const now = this.now();
     const ts = this.checkTimestamp(timestamp, now, 'timestamp');
     checkNonceForm(params.nonce, 'nonce');
-    const key = this.lookup(params.apiKey, now, 'apiKey');
-    if (!signaturesMatch(params.signature, signWs(key.secret, timestamp, params.nonce))) {
-      throw new VenueError('invalid_credentials', 'signature does not match', { field: 'signature' });
-    }
+    const key = this.signer(params.apiKey, now, 'signature');
+    if (!signaturesMatch(params.signature, signWs(key.secret, timestamp, params.nonce)))
+      throw credentialsRefused('signature');
     this.memory.prune(now);
     if (this.memory.has(params.apiKey, params.nonce)) {
       throw new VenueError('nonce_reused', 'a public/auth nonce is accepted once; sign a new one', {
@@ -304,6 +312,17 @@ export class Authenticator {
   }
 
   /** `field`: where the key came from (the Authorization header, or `apiKey` of `public/auth`). */
+  /** The key a request is signed with; an unknown or disabled one is refused as a bad signature. */
+  private signer(apiKey: string, now: number, signatureField: string): CachedKey {
+    try {
+      return this.lookup(apiKey, now, signatureField);
+    } catch (error) {
+      if (error instanceof VenueError && error.errorName === 'invalid_credentials')
+        throw credentialsRefused(signatureField);
+      throw error;
+    }
+  }
+
   private lookup(apiKey: string, now: number, field: string): CachedKey {
     const cached = this.keys.get(apiKey);
     const mono = this.monotonic();
