@@ -30,9 +30,14 @@ function order(
   } as unknown as OrderView;
 }
 
+/** Each order's last change in a command of its own, in time order (ties: the later listed later). */
 function historyOf(orders: OrderView[]): MemoryHistory {
   const history = new MemoryHistory(() => 'future');
-  history.record({ seq: 1, ts: NOW, events: orders.map((o) => ({ type: 'order' as const, order: o })) });
+  const byTime = orders.map((order, i) => ({ order, i }));
+  byTime.sort((a, b) => a.order.lastUpdatedAt - b.order.lastUpdatedAt || a.i - b.i);
+  for (const [seq, { order }] of byTime.entries()) {
+    history.record({ seq: seq + 1, ts: order.lastUpdatedAt, events: [{ type: 'order', order }] });
+  }
   return history;
 }
 

@@ -10,14 +10,14 @@
  * - A trade on a combo's book is an entry of the combo's kind (with its `legs`), and each of its
  *   leg trades an entry of its leg's kind: `option`/`future` find the legs, the combo kinds the
  *   combo trade, `any` both.
- * - Newest first by (last change, the number the id ends in, id), so `BTC-T12` follows `BTC-T2`
- *   as in the read store (src/store/read/history-keyset.ts); the continuation token `<time>:<id>`
- *   names the last record returned and is null when nothing follows. A bad token or count is a
- *   RangeError.
+ * - Newest first by (the seq of the command that last changed it, the number the id ends in, id),
+ *   so `BTC-T12` follows `BTC-T2`, as in the read store (src/store/read/history-keyset.ts); the
+ *   continuation token `<seq>:<id>` names the last record returned and is null when nothing
+ *   follows. A bad token or count is a RangeError.
  */
 import type { OrderView, TradeView } from '../core/events.ts';
 import { pairQuoteCurrency } from '../domain/currency.ts';
-import { idNumber } from '../store/read/history-keyset.ts';
+import { historyToken, idNumber, parseHistoryToken } from '../store/read/history-keyset.ts';
 import type {
   CommittedBatch,
   HistoryPort,
@@ -57,11 +57,8 @@ function inWindow(
 }
 
 function parseToken(token: string | null | undefined): { at: number; id: string } | null {
-  if (token == null || token === '') return null;
-  const colon = token.indexOf(':');
-  const at = Number(token.slice(0, colon));
-  if (colon <= 0 || !Number.isSafeInteger(at)) throw new RangeError('invalid continuation token');
-  return { at, id: token.slice(colon + 1) };
+  const position = parseHistoryToken(token);
+  return position === null ? null : { at: position.seq, id: position.id };
 }
 
 function count(value: number | undefined, fallback: number): number {
@@ -71,13 +68,14 @@ function count(value: number | undefined, fallback: number): number {
 }
 
 interface PageKey {
+  /** The seq of the command that last changed it. */
   readonly at: number;
   /** The id the row's order and its token use; `numberedId` is the part whose number counts. */
   readonly id: string;
   readonly numberedId: string;
 }
 
-/** Newest first: by time, then the number the id ends in, then the id's text. */
+/** Newest first: by seq, then the number the id ends in, then the id's text. */
 function compareKeys(a: PageKey, b: PageKey): number {
   return (
     b.at - a.at || idNumber(b.numberedId) - idNumber(a.numberedId) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
@@ -95,30 +93,30 @@ function page<T>(items: T[], key: (item: T) => PageKey, token: string | null | u
 }
 
 export class MemoryHistory implements HistoryPort {
-  private readonly orders = new Map<string, OrderView>();
-  private readonly trades: TradeView[] = [];
+  private readonly orders = new Map<string, { view: OrderView; seq: number }>();
+  private readonly trades: { trade: TradeView; seq: number }[] = [];
 
   constructor(private readonly kindOf: KindOf) {}
 
   record(batch: CommittedBatch): void {
     for (const event of batch.events) {
-      if (event.type === 'order') this.orders.set(event.order.orderId, event.order);
+      if (event.type === 'order') this.orders.set(event.order.orderId, { view: event.order, seq: batch.seq });
       else if (event.type === 'trade') {
         // As the read store: a combo trade (with its legs) and each leg trade are entries.
-        this.trades.push(event.trade);
-        if (event.trade.legs !== undefined) this.trades.push(...event.trade.legs);
+        this.trades.push({ trade: event.trade, seq: batch.seq });
+        for (const leg of event.trade.legs ?? []) this.trades.push({ trade: leg, seq: batch.seq });
       }
     }
   }
 
   async order(orderId: string): Promise<OrderView | null> {
-    return this.orders.get(orderId) ?? null;
+    return this.orders.get(orderId)?.view ?? null;
   }
 
   async orderHistory(q: OrderHistoryQuery): Promise<OrderHistoryPage> {
     const n = count(q.count, 20);
     const offset = q.offset ?? 0;
-    const candidates = [...this.orders.values()].filter((order) => {
+    const candidates = [...this.orders.values()].filter(({ view: order }) => {
       if (order.accountId !== q.accountId || !filedUnder(q.currency, order)) return false;
       if (!kindMatches(q.kind, this.kindOf(order.instrumentName))) return false;
       const open = order.orderState === 'open' || order.orderState === 'untriggered';
@@ -133,21 +131,24 @@ export class MemoryHistory implements HistoryPort {
     });
     const sorted = page(
       candidates,
-      (o) => ({ at: o.lastUpdatedAt, id: o.orderId, numberedId: o.orderId }),
+      ({ view, seq }) => ({ at: seq, id: view.orderId, numberedId: view.orderId }),
       q.continuation,
     );
-    const orders = sorted.slice(offset, offset + n);
-    const last = orders[orders.length - 1];
+    const rows = sorted.slice(offset, offset + n);
+    const last = rows[rows.length - 1];
     const more = sorted.length > offset + n;
-    return { orders, continuation: more && last ? `${last.lastUpdatedAt}:${last.orderId}` : null };
+    return {
+      orders: rows.map((row) => row.view),
+      continuation: more && last ? historyToken(last.seq, last.view.orderId) : null,
+    };
   }
 
   async userTrades(q: UserTradesQuery): Promise<UserTradesPage> {
     const n = count(q.count, 10);
-    const own = this.trades.flatMap((trade) => {
-      const sides: Array<{ trade: TradeView; liquidity: 'M' | 'T' }> = [];
-      if (trade.taker.accountId === q.accountId) sides.push({ trade, liquidity: 'T' });
-      if (trade.maker.accountId === q.accountId) sides.push({ trade, liquidity: 'M' });
+    const own = this.trades.flatMap(({ trade, seq }) => {
+      const sides: Array<{ trade: TradeView; seq: number; liquidity: 'M' | 'T' }> = [];
+      if (trade.taker.accountId === q.accountId) sides.push({ trade, seq, liquidity: 'T' });
+      if (trade.maker.accountId === q.accountId) sides.push({ trade, seq, liquidity: 'M' });
       return sides.filter(({ trade: t }) => {
         if (q.currency !== undefined && !filedUnder(q.currency, t)) return false;
         if (q.instrumentName !== undefined && t.instrumentName !== q.instrumentName) return false;
@@ -159,8 +160,8 @@ export class MemoryHistory implements HistoryPort {
     });
     const sorted = page(
       own,
-      ({ trade, liquidity }) => ({
-        at: trade.timestamp,
+      ({ trade, seq, liquidity }) => ({
+        at: seq,
         id: `${trade.tradeId}${liquidity}`,
         numberedId: trade.tradeId,
       }),
@@ -175,7 +176,7 @@ export class MemoryHistory implements HistoryPort {
       hasMore: more,
       continuation:
         more && last && q.sorting !== 'asc'
-          ? `${last.trade.timestamp}:${last.trade.tradeId}${last.liquidity}`
+          ? historyToken(last.seq, `${last.trade.tradeId}${last.liquidity}`)
           : null,
     };
   }

@@ -11,7 +11,7 @@
  * accept; unknown fields are ignored.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { DecimalString, Opt } from '../validation.ts';
+import { DecimalString, Opt, PLAIN_TEXT } from '../validation.ts';
 import {
   CUSTOMIZED_NOTE_MAX,
   MAX_BALANCE_PARTS,
@@ -204,11 +204,15 @@ function submitSchema<T extends string, K extends Record<string, TSchema>, P ext
       accountId: Long('an account of the key', 1),
       portfolioType: Type.Literal(type),
       strategy: Opt(
-        Type.String({ description: 'free-text label (Custom, Straddle, ...)', maxLength: STRATEGY_MAX }),
+        Type.String({
+          description: 'free-text label (Custom, Straddle, ...)',
+          maxLength: STRATEGY_MAX,
+          pattern: PLAIN_TEXT,
+        }),
       ),
       ...block,
       legs: Type.Array(legSchema(price, priceNote), { minItems: 1, maxItems: MAX_PORTFOLIO_LEGS }),
-      customizedNote: Opt(Type.String({ maxLength: CUSTOMIZED_NOTE_MAX })),
+      customizedNote: Opt(Type.String({ maxLength: CUSTOMIZED_NOTE_MAX, pattern: PLAIN_TEXT })),
       sendToDummyAccountIds: Opt(
         Type.Array(Long('another account of the key to mirror the portfolio to', 1), {
           uniqueItems: true,

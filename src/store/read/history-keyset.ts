@@ -51,11 +51,16 @@ export interface HistoryPosition {
 }
 
 /** Parses `<seq>:<id>`; null for no token, RangeError when malformed. */
+const CANONICAL_SEQ = /^(0|[1-9][0-9]{0,15})$/;
+
 export function parseHistoryToken(token: string | null | undefined): HistoryPosition | null {
   if (token === null || token === undefined || token === '') return null;
   const colon = token.indexOf(':');
-  const seq = Number(token.slice(0, colon));
-  if (colon <= 0 || !Number.isSafeInteger(seq)) throw new RangeError('invalid continuation token');
+  // Only what `historyToken` writes: digits, no sign, space, exponent or leading zero.
+  const digits = token.slice(0, colon);
+  const seq = Number(digits);
+  if (colon <= 0 || !CANONICAL_SEQ.test(digits) || !Number.isSafeInteger(seq))
+    throw new RangeError('invalid continuation token');
   return { seq, id: token.slice(colon + 1) };
 }
 
