@@ -63,6 +63,17 @@ describe('fill_or_kill follows what the match removes mid-sweep', () => {
     assert.equal(h.replayHash(), h.venue.stateHash());
   });
 
+  test("reject_taker: an iceberg refreshes behind the taker's own order, which stops the sweep: refused, nothing traded", () => {
+    const h = new AdvancedHarness();
+    h.ok({ type: 'set_account_settings', accountId: 2, selfTradeMode: 'reject_taker' });
+    h.ok(h.orderCommand(1, 'sell', 1000, P, { displayAmount: 100 }));
+    h.ok(h.orderCommand(2, 'sell', 500, P));
+    const result = h.run(h.orderCommand(2, 'buy', 600, P, { timeInForce: 'fill_or_kill' }));
+    assert.equal(result.ok ? orderOf(result).filledAmount : 0, 0);
+    assert.equal(h.venue.position(2, PERP)?.size ?? 0, 0);
+    h.venue.validate();
+  });
+
   test('reduce-only maker: capped by the position its own plain fill just shrank; the FOK trades nothing', () => {
     const h = new AdvancedHarness();
     long(h, 1, 100);
@@ -204,8 +215,11 @@ function session(
   makers: Maker[],
   taker: { amount: number; level: number | null },
   timeInForce: 'fill_or_kill' | 'immediate_or_cancel',
+  rejectTaker = false,
 ): { result: CommandResult; h: AdvancedHarness } {
   const h = new AdvancedHarness();
+  // The taker's account (2) also rests makers: in reject_taker mode the sweep stops at them.
+  if (rejectTaker) h.ok({ type: 'set_account_settings', accountId: 2, selfTradeMode: 'reject_taker' });
   if (positions[0] > 0) long(h, 1, positions[0]);
   if (positions[1] > 0) long(h, 3, positions[1]);
   for (const m of makers) {
@@ -246,9 +260,10 @@ describe('fill_or_kill property', () => {
           amount: fc.integer({ min: 1, max: 900 }),
           level: fc.option(fc.integer({ min: 0, max: 4 }), { freq: 4 }),
         }),
-        (positions, makers, taker) => {
-          const fok = session(positions, makers, taker, 'fill_or_kill');
-          const ioc = session(positions, makers, taker, 'immediate_or_cancel');
+        fc.boolean(),
+        (positions, makers, taker, rejectTaker) => {
+          const fok = session(positions, makers, taker, 'fill_or_kill', rejectTaker);
+          const ioc = session(positions, makers, taker, 'immediate_or_cancel', rejectTaker);
           fok.h.venue.validate();
           const filled = (r: CommandResult) => (r.ok ? r.order!.filledAmount : 0);
           const fokFilled = filled(fok.result);

@@ -362,7 +362,12 @@ function sweepable(
         if (account.selfTradeMode === 'reject_taker') return -1;
         continue;
       }
-      if ((o.flags & FLAG_REDUCE_ONLY) !== 0 || (linked && o.extras !== null && ocoMember(state, o) !== null))
+      if (
+        (o.flags & FLAG_REDUCE_ONLY) !== 0 ||
+        (linked && o.extras !== null && ocoMember(state, o) !== null) ||
+        // An iceberg's refreshed rest goes behind later orders, which may be the taker's own.
+        ((o.flags & FLAG_ICEBERG) !== 0 && account.selfTradeMode === 'reject_taker')
+      )
         return simulatedSweep(state, instrument, account, side, limit, needed);
       total += o.amount - o.filled;
       if (total >= needed) return total;
