@@ -24,7 +24,7 @@ import pino, { type Logger } from 'pino';
 import type { PortfolioMachine } from '../algo/machine.ts';
 import { loadAdminToken, provisionMissingAccounts, registerAdminRoutes } from '../api/admin.ts';
 import { SecretBox } from '../api/auth/secret-box.ts';
-import { SqliteKeyStore } from '../api/auth/sqlite-key-store.ts';
+import { SecretsKeyMismatchError, SqliteKeyStore } from '../api/auth/sqlite-key-store.ts';
 import { bootstrapDemo, type DemoCredential } from '../api/bootstrap.ts';
 import { createGateway, type Gateway } from '../api/gateway.ts';
 import { registerMmpChannels, registerMmpMethods } from '../api/methods/mmp.ts';
@@ -206,7 +206,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   try {
     // Refused before any store is opened, so before anything is journaled: a key that cannot be
     // read, one that opens none of the stored API secrets, an admin token too short.
-    const keyStore = new SqliteKeyStore(join(config.dataDir, 'keys.db'), loadSecrets(config));
+    const keyStore = openKeyStore(config);
     undo.push('key store', () => keyStore.close());
     assertSecretsOpen(keyStore);
     const adminToken = loadAdminToken(config.dataDir);
@@ -961,10 +961,37 @@ function assertSecretsOpen(keyStore: SqliteKeyStore): void {
 }
 
 /** The encryption key, its source named when it cannot be used (`SecretBox` does not say which). */
+/** The key store, its encryption key checked; a damaged `keys.db` is named as such. */
+function openKeyStore(config: Readonly<Config>): SqliteKeyStore {
+  const secrets = loadSecrets(config);
+  try {
+    return new SqliteKeyStore(join(config.dataDir, KEYS_FILE), secrets);
+  } catch (error) {
+    if (error instanceof SecretsKeyMismatchError) throw error;
+    throw keysFileError(config, error);
+  }
+}
+
+const KEYS_FILE = 'keys.db';
+
+function keysFileError(config: Readonly<Config>, error: unknown): Error {
+  const message = error instanceof Error ? error.message : String(error);
+  return new Error(`DATA_DIR/${KEYS_FILE} (${join(config.dataDir, KEYS_FILE)}): ${message}`, {
+    cause: error,
+  });
+}
+
+/** SQLite's own errors (`SQLITE_…` codes), which reading `keys.db` can throw. */
+const isSqliteError = (error: unknown) =>
+  typeof (error as { code?: unknown } | null)?.code === 'string' &&
+  (error as { code: string }).code.startsWith('SQLITE_');
+
 function loadSecrets(config: Readonly<Config>): SecretBox {
   try {
     return SecretBox.load(config.secretEncryptionKey, config.dataDir);
   } catch (error) {
+    // Looking for sealed secrets reads keys.db: a damaged one is that file's fault.
+    if (isSqliteError(error)) throw keysFileError(config, error);
     const message = error instanceof Error ? error.message : String(error);
     const keyFile = join(config.dataDir, 'secret.key');
     if (message.includes('SECRET_ENCRYPTION_KEY') || message.includes(keyFile)) throw error;

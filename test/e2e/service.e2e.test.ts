@@ -508,6 +508,23 @@ test('an unreadable secret key is refused before any store is opened', async () 
   }
 });
 
+test('a damaged keys.db is refused naming it, with or without a configured key', async () => {
+  for (const key of [null, 'ab'.repeat(32)]) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'service-bad-keys-db-'));
+    try {
+      writeFileSync(join(dataDir, 'keys.db'), 'not a database '.repeat(40));
+      await assert.rejects(
+        startTestService({ dataDir, config: key === null ? {} : { secretEncryptionKey: key } }),
+        (error: Error) => error.message.startsWith(`DATA_DIR/keys.db (${join(dataDir, 'keys.db')}): `),
+      );
+      assert.ok(!readdirSync(dataDir).includes('secret.key'), 'no key file made beside it');
+      lockDataDir(dataDir).release();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+});
+
 test('an admin token too short is refused before recovery, naming the file', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'service-short-token-'));
   try {
