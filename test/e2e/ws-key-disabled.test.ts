@@ -141,7 +141,8 @@ test('a private request on a connection whose key was disabled is refused as ove
   const refused = await connection.request('private/get_open_orders', {});
   assert.equal(refused.result, undefined, 'the disabled key still works on the connection');
   assert.equal(refused.error?.code, 13004);
-  assert.equal(refused.error?.message, overHttp.message);
+  // HTTP cannot tell an unknown key from a bad signature (it names neither); the session knows.
+  assert.match(refused.error?.message ?? '', /disabled/);
   await until(() => connection.closed !== null);
   assert.equal(connection.closed!.code, 1008);
   assert.match(connection.closed!.reason, /disabled/);
