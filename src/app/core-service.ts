@@ -24,6 +24,7 @@ import { createVenueReadPort } from '../api/venue-read-port.ts';
 import type { UnstampedCommand } from '../core/commands.ts';
 import type { CommandResult, OrderView, PositionView, TradeView } from '../core/events.ts';
 import type { CoreMachine, MachineCommand, MachineResult } from '../core/machine.ts';
+import type { RulesVersionCommand } from '../core/rules-version.ts';
 import type { SubCommand } from '../core/submachine.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type { MarketState } from '../market/market-state.ts';
@@ -31,7 +32,10 @@ import { tickerFigures } from '../market/ticker.ts';
 import type { Clock } from './clock.ts';
 import { type AppendOnlyJournal, Sequencer, type Stamp, stampInPlace } from './sequencer.ts';
 
-export type UnstampedMachineCommand = UnstampedCommand | Omit<SubCommand, 'seq' | 'ts'>;
+export type UnstampedMachineCommand =
+  | UnstampedCommand
+  | Omit<SubCommand, 'seq' | 'ts'>
+  | Omit<RulesVersionCommand, 'seq' | 'ts'>;
 
 export interface CoreServiceOptions {
   readonly machine: CoreMachine;

@@ -33,6 +33,7 @@ import { registerPortfolioChannels } from '../api/portfolios/channels.ts';
 import { registerPortfolioRoutes } from '../api/portfolios/routes.ts';
 import type { ComboPort } from '../api/ports.ts';
 import type { MachineCommand, MachineSnapshot } from '../core/machine.ts';
+import { isRulesVersion, RULES_VERSION } from '../core/rules-version.ts';
 import type { SubResult } from '../core/submachine.ts';
 import { VenueError } from '../domain/errors.ts';
 import { defaultMarketDriverConfig, MarketDriver } from '../market/driver.ts';
@@ -53,7 +54,12 @@ import { recordAccountSeqs } from '../store/read/core-projections.ts';
 import { portfolioArchive } from '../store/read/portfolio-queries.ts';
 import type { ReadStore, RetentionSettings } from '../store/read/read-store.ts';
 import { subMachineProjections } from '../store/read/sub-projections.ts';
-import { JournalTrimmedError, type RecoveryReport, recover } from '../store/recovery.ts';
+import {
+  JournalTrimmedError,
+  RecoveryMismatchError,
+  type RecoveryReport,
+  recover,
+} from '../store/recovery.ts';
 import { type SnapshotPolicy, Snapshotter } from '../store/snapshotter.ts';
 import { CLOCK_TOLERANCE_MS, type Clock, SystemClock } from './clock.ts';
 import type { Config } from './config.ts';
@@ -391,6 +397,10 @@ async function launch(
     recordAccountSeqs(batch.events, batch.seq, accountSeqs);
     snapshotter.onCommitted(batch.ts);
   });
+  // The commands from here on are journaled under this build's rules: the first one says so.
+  if (core.machine.rulesVersion !== RULES_VERSION) {
+    await core.submitMachine({ type: 'rules_version', version: RULES_VERSION });
+  }
   // A crash ends every connection without its cancel-on-disconnect: the orders of those sessions
   // are cancelled now, journaled, before the market moves and before any request is taken.
   await cancelEndedCodSessions(core, log, 'start');
@@ -687,10 +697,21 @@ async function openAndRecover(
       new RecoveredCore(state as MachineSnapshot | null, replicaWritesReads ? null : readStore),
     strict: true,
   }).catch((error: unknown) => {
+    if (error instanceof RecoveryMismatchError) {
+      throw new Error(`${journalWhere(config, natsJournal)}: ${error.message}. ${OTHER_RULES_REMEDY}`, {
+        cause: error,
+      });
+    }
     // Which journal: the record's own message does not say.
     if (!(error instanceof JournalCorruptError)) throw error;
     throw new JournalCorruptError(`${journalWhere(config, natsJournal)}: ${error.message}`, error.atSeq);
   });
+  const foreign = recovered.foreign;
+  if (foreign !== null) {
+    throw new Error(
+      `${journalWhere(config, natsJournal)}: ${foreign.count} commands after the last snapshot (from seq ${foreign.fromSeq}) were journaled under other rules (version ${foreign.version}, this build ${RULES_VERSION}), which would replay them to other results than were acknowledged. ${OTHER_RULES_REMEDY}`,
+    );
+  }
   log.info(
     {
       snapshotSeq: report.snapshotSeq,
@@ -916,9 +937,17 @@ function registerDesks(
   registerMmpChannels(gateway.channels);
 }
 
-/** The machine during recovery: replays journaled commands and re-feeds the read store (inline). */
+/** What to do when the journal's tail was written by a build with other rules. */
+const OTHER_RULES_REMEDY =
+  'If another build wrote them, start that build once and stop it with SIGTERM (a clean stop snapshots the end of the journal), then start this one (docs/decisions.md, "Rule changes and the journal")';
+
+/**
+ * The machine during recovery: replays journaled commands and re-feeds the read store (inline).
+ * Notes the commands journaled under another rules version than this build's (`foreign`).
+ */
 class RecoveredCore {
   readonly machine;
+  foreign: { fromSeq: number; count: number; version: number } | null = null;
 
   /** `readStore`: the store to re-feed, or null when the snapshot replica does. */
   constructor(
@@ -929,6 +958,11 @@ class RecoveredCore {
   }
 
   apply(entry: JournalEntry<MachineCommand>): void {
+    const version = this.machine.rulesVersion;
+    if (version !== RULES_VERSION && !isRulesVersion(entry.command)) {
+      if (this.foreign === null) this.foreign = { fromSeq: entry.seq, count: 0, version };
+      this.foreign.count++;
+    }
     const result = this.machine.execute(stampInPlace(entry.command, entry));
     this.readStore?.push({
       seq: entry.seq,

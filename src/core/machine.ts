@@ -13,12 +13,15 @@
  * - Only the outer command is journaled; inner engine commands carry the outer `seq`/`ts`.
  * - The returned `engineEvents` hold every engine event of the command in the order they
  *   happened, so projections and push channels see child orders, block trades and expiries too.
- * - `stateHash()` covers the engine and every sub-machine, in registration order.
+ * - `stateHash()` covers the engine and every sub-machine, in registration order, and the rules
+ *   version once one was journaled (`rules_version`, ./rules-version.ts: the core's own command,
+ *   which changes nothing else).
  */
 import { createHash } from 'node:crypto';
 import type { Venue, VenueSnapshot } from '../engine/venue.ts';
 import type { CommandStamp, CoreCommand } from './commands.ts';
 import type { CommandResult, CoreEvent } from './events.ts';
+import { isRulesVersion, type RulesVersionCommand } from './rules-version.ts';
 import type { EnginePort, SubCommand, SubMachine, SubResult } from './submachine.ts';
 
 const ENGINE_COMMAND_TYPES: ReadonlySet<string> = new Set<CoreCommand['type']>([
@@ -48,7 +51,7 @@ const MAX_REACTION_ROUNDS = 64;
 // biome-ignore lint/suspicious/noExplicitAny: sub-machines are heterogeneous; each checks its own types.
 export type AnySubMachine = SubMachine<any, unknown, unknown>;
 
-export type MachineCommand = CoreCommand | SubCommand;
+export type MachineCommand = CoreCommand | SubCommand | RulesVersionCommand;
 
 export interface MachineResult {
   /** The engine's result for engine commands; the sub-machine's for the others. */
@@ -64,6 +67,8 @@ export interface MachineResult {
 export interface MachineSnapshot {
   readonly venue: VenueSnapshot;
   readonly subs: Readonly<Record<string, unknown>>;
+  /** The rules the core last journaled; absent (0) in snapshots of builds before versions. */
+  readonly rulesVersion?: number;
 }
 
 export function isEngineCommand(command: MachineCommand): command is CoreCommand {
@@ -108,6 +113,8 @@ export class CoreMachine {
   private readonly port: RecordingEnginePort;
   /** `subs` as a list, walked for every command without an entry array per sub-machine. */
   private readonly subList: ReadonlyArray<readonly [string, AnySubMachine]>;
+  /** The rules version the commands are journaled under (the latest `rules_version`; 0: none). */
+  rulesVersion = 0;
 
   constructor(
     readonly venue: Venue,
@@ -133,7 +140,7 @@ export class CoreMachine {
 
   /** True when some part of the core handles this command type. */
   handles(type: string): boolean {
-    return ENGINE_COMMAND_TYPES.has(type) || this.byType.has(type);
+    return ENGINE_COMMAND_TYPES.has(type) || this.byType.has(type) || type === 'rules_version';
   }
 
   execute(command: MachineCommand): MachineResult {
@@ -151,6 +158,10 @@ export class CoreMachine {
     if (isEngineCommand(command)) {
       result = port.execute(command);
       handledBy = 'engine';
+    } else if (isRulesVersion(command)) {
+      this.rulesVersion = command.version;
+      result = { ok: true, events: [] };
+      handledBy = 'core';
     } else {
       const name = this.byType.get(command.type);
       if (name === undefined) throw new Error(`no part of the core handles command type ${command.type}`);
@@ -177,7 +188,8 @@ export class CoreMachine {
   snapshot(): MachineSnapshot {
     const subs: Record<string, unknown> = {};
     for (const [name, sub] of this.subs) subs[name] = sub.snapshot();
-    return { venue: this.venue.snapshot(), subs };
+    const snapshot = { venue: this.venue.snapshot(), subs };
+    return this.rulesVersion === 0 ? snapshot : { ...snapshot, rulesVersion: this.rulesVersion };
   }
 
   /** Restores every sub-machine from `snapshot.subs`; the venue is restored by its factory. */
@@ -185,11 +197,14 @@ export class CoreMachine {
     for (const [name, sub] of this.subs) {
       if (name in snapshot.subs) sub.restore(snapshot.subs[name]);
     }
+    this.rulesVersion = snapshot.rulesVersion ?? 0;
   }
 
   stateHash(): string {
     const hash = createHash('sha256').update(this.venue.stateHash());
     for (const [name, sub] of this.subs) hash.update(`\n${name}:${sub.stateHash()}`);
+    // Absent before the first `rules_version`, so older snapshots hash as they were written.
+    if (this.rulesVersion !== 0) hash.update(`\nrules:${this.rulesVersion}`);
     return hash.digest('hex');
   }
 
