@@ -273,3 +273,17 @@ test('system clock: a timer further away than setTimeout can wait fires at its t
   assert.deepEqual(fired, [at]);
   assert.equal(time.armed, 2);
 });
+
+test('system clock: a timer the clock jumps past fires at the jump, not after its monotonic wait', () => {
+  const time = new MachineTime();
+  const t0 = time.clock.now();
+  const fired: number[] = [];
+  time.clock.schedule(t0 + 30 * 60_000, () => fired.push(time.clock.now()));
+  // The wall clock was 2 h behind (a VM pause): after 60 s the service clock jumps to it.
+  time.step(2 * 3_600_000);
+  time.clock.now();
+  time.run(61_000);
+  assert.equal(time.adjustments[0]?.kind, 'jump');
+  assert.equal(fired.length, 1, 'due once the clock passed its time');
+  assert.ok(fired[0]! >= t0 + 30 * 60_000);
+});

@@ -81,6 +81,8 @@ export class SystemClock implements Clock {
   private divergence: { readonly since: number; readonly direction: 1 | -1 } | null = null;
   private adjustment: ClockAdjustment | null = null;
   private readonly listeners: Array<(adjustment: ClockAdjustment) => void> = [];
+  /** Timers waiting on the monotonic clock: re-armed when the clock jumps forward past them. */
+  private readonly armed = new Set<() => void>();
 
   constructor(options: SystemClockOptions = {}) {
     this.wall = options.wall ?? Date.now;
@@ -121,23 +123,34 @@ export class SystemClock implements Clock {
     const due = Math.ceil(at);
     let handle: unknown;
     let cancelled = false;
+    const fire = () => {
+      this.armed.delete(rearm);
+      if (!cancelled) callback();
+    };
     const arm = () => {
+      const wait = due - this.now();
+      if (wait <= 0) {
+        handle = this.setTimer(fire, 0);
+        return;
+      }
       handle = this.setTimer(
         () => {
           if (cancelled) return;
           if (this.now() < due) arm();
-          else callback();
+          else fire();
         },
-        Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(this.monoUntil(due - this.now())))),
+        Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(this.monoUntil(wait)))),
       );
     };
-    if (this.now() >= due) {
-      handle = this.setTimer(() => {
-        if (!cancelled) callback();
-      }, 0);
-    } else arm();
+    const rearm = () => {
+      this.clearTimer(handle);
+      arm();
+    };
+    this.armed.add(rearm);
+    arm();
     return () => {
       cancelled = true;
+      this.armed.delete(rearm);
       this.clearTimer(handle);
     };
   }
@@ -189,6 +202,8 @@ export class SystemClock implements Clock {
     this.lastOffset = Math.round(this.shift - this.goal);
     const adjustment: ClockAdjustment = { kind, byMs, at: Math.floor(this.lastMono + this.shift), wall };
     this.adjustment = adjustment;
+    // A jump forward may pass timers armed for a longer monotonic wait: they fire now.
+    if (kind === 'jump') for (const rearm of [...this.armed]) rearm();
     for (const listener of this.listeners) listener(adjustment);
   }
 
@@ -207,16 +222,17 @@ export class SystemClock implements Clock {
     return [];
   }
 
-  /** The shift after `elapsed` monotonic ms on the course. */
+  /** The shift after `elapsed` monotonic ms on the course (`course`, without building it: per read). */
   private slewed(elapsed: number): number {
-    let shift = this.shift;
-    for (const { length, speed } of this.course()) {
-      const part = Math.min(elapsed, length);
-      shift += part * (speed - 1);
-      elapsed -= part;
-      if (elapsed <= 0) return shift;
-    }
-    return this.goal;
+    const gap = this.goal - this.shift;
+    if (gap === 0) return this.shift;
+    if (gap > 0) return elapsed >= gap / this.gentleRate ? this.goal : this.shift + elapsed * this.gentleRate;
+    const far = Math.max(0, -gap - this.toleranceMs);
+    const farLength = far / this.slewRate;
+    if (elapsed <= farLength) return this.shift - elapsed * this.slewRate;
+    const near = Math.min(-gap, this.toleranceMs);
+    const rest = elapsed - farLength;
+    return rest >= near / this.gentleRate ? this.goal : this.shift - far - rest * this.gentleRate;
   }
 
   /** Monotonic ms until the service clock has advanced `ahead` ms on the course. */
