@@ -7,12 +7,19 @@
  * Shutdown order: stop accepting (Fastify close stops the listener and drains in-flight HTTP
  * requests), close WebSockets with 1001 (cancel-on-disconnect still runs), then return; the
  * caller then drains the sequencer and closes storage.
+ *
+ * Descriptors: every TCP connection the server accepts (HTTP, WebSocket, upgrading) counts
+ * against `http.maxConnectionsPerAddress` and `http.maxConnections` (`ConnectionCaps`), so one
+ * client cannot hold the descriptors the stores need; a request has `http.requestTimeoutMs` to
+ * arrive whole (headers and body), else it is answered 408 and its connection closed.
  */
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Clock } from '../app/clock.ts';
 import type { Config } from '../app/config.ts';
-import { ERROR_CATALOGUE } from '../domain/errors.ts';
+import { ERROR_CATALOGUE, VenueError } from '../domain/errors.ts';
 import { buildAsyncApi, buildOpenApi } from './api-docs.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import type { KeyStore } from './auth/key-store.ts';
@@ -38,6 +45,7 @@ import { registerTradingMethods } from './methods/trading.ts';
 import type { ComboPort, CommandPort, EventPort, HistoryPort, ReadPort } from './ports.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { MethodRegistry } from './registry.ts';
+import { mapError } from './wire-errors.ts';
 import { WsGateway } from './ws-gateway.ts';
 
 export type GatewayConfig = Pick<Config, 'port' | 'host' | 'logLevel' | 'http' | 'auth' | 'rateLimits'>;
@@ -58,6 +66,10 @@ export interface GatewayDeps {
   readonly metrics?: {
     readonly request: RequestObserver;
     render(): Promise<{ readonly contentType: string; readonly body: string }>;
+    /** A TCP connection refused over the caps: past its address's (`address`) or all of them (`total`). */
+    readonly connectionRefused?: (reason: ConnectionRefusal) => void;
+    /** A WebSocket dropped as a slow consumer: past its own limit, or for the total budget. */
+    readonly slowConsumerDisconnect?: (reason: 'connection' | 'budget') => void;
   };
   /**
    * Why the service cannot serve (`GET /health` then answers 503 with it), or null; called on
@@ -76,6 +88,8 @@ export interface Gateway {
   asyncApi(): Record<string, unknown>;
   /** Open WebSocket connections. */
   wsConnections(): number;
+  /** Open TCP connections of every kind (HTTP, WebSocket, upgrading), as the caps count them. */
+  connections(): number;
   /**
    * Serves an already-open WebSocket as a `/ws` session (one accepted by another server, or an
    * in-process socket: bench/pipeline.bench.ts drives the request path this way without I/O).
@@ -102,6 +116,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
     childLoggerFactory: (logger, bindings, options) =>
       requestLogs ? logger.child(bindings, options) : logger,
     bodyLimit: config.http.bodyLimitBytes,
+    // Fastify sets the server's requestTimeout to its own (0, none, unless given); Node's server
+    // takes the headers' limit and how often it checks both at construction.
+    requestTimeout: config.http.requestTimeoutMs,
+    http: {
+      requestTimeout: config.http.requestTimeoutMs,
+      headersTimeout: config.http.requestTimeoutMs,
+      connectionsCheckingInterval: timeoutCheckEvery(config.http.requestTimeoutMs),
+    },
     forceCloseConnections: 'idle',
     // Requests that arrive while the service shuts down get an error envelope (installShutdownRefusal),
     // not Fastify's own 503 body, which no client of the envelope can read.
@@ -185,15 +207,28 @@ export function createGateway(deps: GatewayDeps): Gateway {
       keyWorks: (apiKey) => authenticator.keyWorks(apiKey),
       onUnexpected,
       codSessionPrefix: deps.codSessionPrefix,
+      onSlowConsumer: (drop) => {
+        fastify.log.warn(drop, 'WebSocket connection dropped as a slow consumer');
+        metrics?.slowConsumerDisconnect?.(drop.reason);
+      },
     },
     {
       maxMessageBytes: config.http.wsMaxMessageBytes,
+      maxBufferedBytes: config.http.wsMaxBufferedBytes,
+      maxBufferedBytesTotal: config.http.wsMaxBufferedBytesTotal,
       maxConnections: config.http.wsMaxConnections,
       maxConnectionsPerAddress: config.http.wsMaxConnectionsPerAddress,
       maxSubscriptionsPerConnection: config.http.wsMaxSubscriptionsPerConnection,
     },
   );
   fastify.server.on('upgrade', (request, socket, head) => ws.handleUpgrade(request, socket, head));
+  const caps = new ConnectionCaps(
+    config.http.maxConnections,
+    config.http.maxConnectionsPerAddress,
+    clock,
+    (reason) => metrics?.connectionRefused?.(reason),
+  );
+  caps.install(fastify.server);
   const stopEvents = events.onCommitted((batch) => {
     try {
       fanout.publish(batch);
@@ -214,6 +249,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     openApi,
     asyncApi,
     wsConnections: () => ws.connectionCount,
+    connections: () => caps.count,
     serveWebSocket: (socket) => ws.accept(socket),
     async listen() {
       await fastify.listen({ port: config.port, host: config.host });
@@ -224,7 +260,127 @@ export function createGateway(deps: GatewayDeps): Gateway {
     async close() {
       closing = true;
       stopEvents();
+      caps.cutRefused();
       await Promise.all([fastify.close(), ws.close(config.http.shutdownGraceMs)]);
     },
   };
+}
+
+/**
+ * How often Node's server looks for requests past their timeout: a tenth of it within [10 ms, 1 s]
+ * (Node's own 30 s would let a 30 s timeout run to a minute).
+ */
+function timeoutCheckEvery(requestTimeoutMs: number): number {
+  return Math.max(10, Math.min(1_000, Math.floor(requestTimeoutMs / 10)));
+}
+
+/** Why a connection was refused: past its address's cap, or past the total. */
+export type ConnectionRefusal = 'address' | 'total';
+
+/**
+ * How long, on the service clock, a refused connection is kept for its client to read the answer
+ * and close; then it is cut.
+ */
+export const REFUSED_LINGER_MS = 1_000;
+/** Refused connections kept at once to be answered; one more past it is cut with no answer. */
+const REFUSED_KEPT_MAX = 256;
+
+/**
+ * Every TCP connection the server accepts (HTTP, WebSocket, upgrading), in all and by client
+ * address (`remoteAddress`), counted from the server's `connection` event until the socket's
+ * `close`, which every way of ending it emits once. One over a cap never reaches Node's HTTP
+ * parser, so nothing it sends runs: it is answered 429 `too_many_requests` (its address's cap) or
+ * 503 `unavailable` (the total) with `Connection: close`, its side is closed at once, what it sends
+ * is read and dropped (closing on unread data would reset the connection, and the answer with
+ * it), and it is cut when its client closes or `REFUSED_LINGER_MS` later. At most
+ * `REFUSED_KEPT_MAX` are kept so; past that a refused connection is cut at once, unanswered.
+ */
+class ConnectionCaps {
+  private open = 0;
+  private readonly byAddress = new Map<string, number>();
+  private readonly refused = new Set<Socket>();
+
+  constructor(
+    private readonly maxConnections: number,
+    private readonly maxPerAddress: number,
+    private readonly clock: Clock,
+    private readonly onRefused: (reason: ConnectionRefusal) => void,
+  ) {}
+
+  get count(): number {
+    return this.open;
+  }
+
+  /** Puts the server's own `connection` listeners (Node's HTTP set-up) behind the caps. */
+  install(server: Server): void {
+    const listeners = server.listeners('connection') as Array<(socket: Socket) => void>;
+    server.removeAllListeners('connection');
+    server.on('connection', (socket: Socket) => {
+      if (!this.admit(socket)) return;
+      for (const listener of listeners) listener.call(server, socket);
+    });
+  }
+
+  private admit(socket: Socket): boolean {
+    const address = socket.remoteAddress ?? '';
+    const fromAddress = this.byAddress.get(address) ?? 0;
+    if (fromAddress >= this.maxPerAddress) {
+      this.refuse(socket, 'address', fromAddress);
+      return false;
+    }
+    if (this.open >= this.maxConnections) {
+      this.refuse(socket, 'total', fromAddress);
+      return false;
+    }
+    this.open++;
+    this.byAddress.set(address, fromAddress + 1);
+    socket.once('close', () => {
+      this.open--;
+      const left = (this.byAddress.get(address) ?? 1) - 1;
+      if (left === 0) this.byAddress.delete(address);
+      else this.byAddress.set(address, left);
+    });
+    return true;
+  }
+
+  private refuse(socket: Socket, reason: ConnectionRefusal, fromAddress: number): void {
+    this.onRefused(reason);
+    socket.on('error', () => socket.destroy());
+    if (this.refused.size >= REFUSED_KEPT_MAX) {
+      socket.destroy();
+      return;
+    }
+    this.refused.add(socket);
+    const cancel = this.clock.schedule(this.clock.now() + REFUSED_LINGER_MS, () => socket.destroy());
+    socket.once('close', () => {
+      cancel();
+      this.refused.delete(socket);
+    });
+    socket.on('end', () => socket.destroy());
+    socket.resume();
+    socket.end(refusal(reason, fromAddress));
+  }
+
+  /** The server stops: refused connections still kept are cut. */
+  cutRefused(): void {
+    for (const socket of this.refused) socket.destroy();
+  }
+}
+
+/** The answer of a refused connection: the status line, and the error envelope. */
+function refusal(reason: ConnectionRefusal, fromAddress: number): string {
+  const [status, error] =
+    reason === 'address'
+      ? [
+          '429 Too Many Requests',
+          new VenueError('too_many_requests', 'too many connections from this address', {
+            connectionsFromAddress: fromAddress,
+          }),
+        ]
+      : [
+          '503 Service Unavailable',
+          new VenueError('unavailable', 'the service has too many connections open; try again later'),
+        ];
+  const body = JSON.stringify({ rid: null, error: mapError(error).error });
+  return `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }

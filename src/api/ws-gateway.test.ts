@@ -15,14 +15,24 @@ import { registerSessionMethods } from './methods/session.ts';
 import type { CommandPort, ReadPort } from './ports.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { MethodRegistry } from './registry.ts';
-import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, WsGateway, type WsGatewayOptions } from './ws-gateway.ts';
+import {
+  DEFAULT_MAX_BUFFERED_BYTES,
+  DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
+  SLOW_CONSUMER_GRACE_MS,
+  type SlowConsumerDrop,
+  WsGateway,
+  type WsGatewayOptions,
+} from './ws-gateway.ts';
 
 /** A socket that records what the session sends, and how it is closed. */
 class RecordingSocket extends EventEmitter {
-  readonly bufferedAmount = 0;
+  /** What ws would have queued for the peer (a test sets it to play a peer that stops reading). */
+  bufferedAmount = 0;
   readonly sent: string[] = [];
   /** Each close frame asked for: its code, and how many messages had been sent before it. */
   readonly closes: Array<{ code: number | undefined; afterSent: number }> = [];
+  /** The reason of each close frame. */
+  readonly closeReasons: Array<string | undefined> = [];
   terminated = false;
   /** Whether the peer answers a close frame (the connection then ends); else only terminate ends it. */
   peerAnswersClose = true;
@@ -34,8 +44,9 @@ class RecordingSocket extends EventEmitter {
     this.sent.push(data.toString());
   }
 
-  close(code?: number): void {
+  close(code?: number, reason?: string): void {
     this.closes.push({ code, afterSent: this.sent.length });
+    this.closeReasons.push(reason);
     if (this.peerAnswersClose) this.end();
   }
 
@@ -256,7 +267,7 @@ test('a channel in another letter case is the one already held: one subscription
  * A gateway whose dispatcher holds every call until the test answers it (`answer(rid)`), as a
  * command waits for the journal's fsync; `dispatched` lists the rids it was asked to run.
  */
-function holdingGateway() {
+function holdingGateway(options: Partial<WsGatewayOptions> = {}) {
   const clock = new VirtualClock(0);
   const channels = new ChannelRegistry();
   const dispatched: number[] = [];
@@ -270,6 +281,7 @@ function holdingGateway() {
     );
   };
   const unexpected: unknown[] = [];
+  const slow: SlowConsumerDrop[] = [];
   const gateway = new WsGateway(
     {
       dispatcher: { dispatch } as unknown as Dispatcher,
@@ -279,12 +291,13 @@ function holdingGateway() {
       reads: { openOrders: () => [], accountCancelOnDisconnect: () => false },
       clock,
       onUnexpected: (error) => unexpected.push(error),
+      onSlowConsumer: (drop) => slow.push(drop),
     },
-    { maxMessageBytes: 65_536 },
+    { maxMessageBytes: 65_536, ...options },
   );
-  const connect = () => {
+  const connect = (address?: string) => {
     const socket = new RecordingSocket();
-    gateway.accept(socket as unknown as WebSocket);
+    gateway.accept(socket as unknown as WebSocket, address);
     return socket;
   };
   const request = (socket: RecordingSocket, rid: number) =>
@@ -295,7 +308,7 @@ function holdingGateway() {
   };
   const messages = (socket: RecordingSocket) =>
     socket.sent.map((text) => JSON.parse(text) as WireMessage & { result?: unknown });
-  return { gateway, clock, connect, request, answer, dispatched, messages, unexpected };
+  return { gateway, clock, connect, request, answer, dispatched, messages, unexpected, slow };
 }
 
 /** Lets promise callbacks and I/O callbacks of this turn run. */
@@ -398,4 +411,162 @@ test('shutdown: a connection accepted once the close has started is closed with 
   g.request(late, 1);
   await settle();
   assert.deepEqual(g.dispatched, []);
+});
+
+test('a peer that stops reading: past its buffered limit it is closed 1008 "slow consumer", reported once, cut after the grace', async () => {
+  assert.equal(DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_CONFIG.http.wsMaxBufferedBytes);
+  const g = holdingGateway({ maxBufferedBytes: 1_000 });
+  const paused = g.connect('10.0.0.7');
+  // A paused peer answers no close frame: only the cut ends its connection.
+  paused.peerAnswersClose = false;
+  for (const rid of [1, 2, 3]) g.request(paused, rid);
+  await settle();
+  paused.bufferedAmount = 1_000;
+  g.answer(1);
+  await settle();
+  assert.equal(g.messages(paused).length, 1, 'at the limit it is still sent to');
+  paused.bufferedAmount = 1_001;
+  g.answer(2);
+  g.answer(3);
+  await settle();
+  assert.equal(g.messages(paused).length, 1, 'nothing is sent past the limit');
+  assert.deepEqual(paused.closes, [{ code: 1008, afterSent: 1 }]);
+  assert.deepEqual(paused.closeReasons, ['slow consumer']);
+  assert.deepEqual(g.slow, [
+    { connection: 1, address: '10.0.0.7', bufferedBytes: 1_001, reason: 'connection' },
+  ]);
+  // The close frame waits behind what is queued: the peer has the grace to read on, then is cut.
+  assert.equal(paused.terminated, false);
+  assert.equal(g.gateway.connectionCount, 1);
+  g.clock.advance(SLOW_CONSUMER_GRACE_MS - 1);
+  assert.equal(paused.terminated, false);
+  g.clock.advance(1);
+  assert.equal(paused.terminated, true);
+  assert.equal(g.gateway.connectionCount, 0);
+  assert.equal(g.gateway.bufferedBytes, 0, 'its queue leaves the total when it closes');
+  assert.equal(g.slow.length, 1, 'reported once');
+  assert.deepEqual(g.unexpected, []);
+});
+
+test('past the total budget, the connections with the most queued are dropped first', async () => {
+  const g = holdingGateway({ maxBufferedBytes: 10_000, maxBufferedBytesTotal: 2_500 });
+  const [a, b, c] = [g.connect('10.0.0.1'), g.connect('10.0.0.2'), g.connect('10.0.0.3')];
+  for (const socket of [a, b, c]) socket.peerAnswersClose = false;
+  g.request(a, 1);
+  g.request(b, 2);
+  g.request(c, 3);
+  await settle();
+  a.bufferedAmount = 1_000;
+  b.bufferedAmount = 1_200;
+  c.bufferedAmount = 900;
+  g.answer(1);
+  g.answer(2);
+  await settle();
+  assert.equal(g.gateway.bufferedBytes, 2_200);
+  assert.equal(g.slow.length, 0);
+  // 3,100 queued: the biggest (b) goes at once, which brings the total back under the budget.
+  g.answer(3);
+  await settle();
+  assert.deepEqual(
+    g.slow.map((drop) => [drop.address, drop.bufferedBytes, drop.reason]),
+    [['10.0.0.2', 1_200, 'budget']],
+  );
+  assert.deepEqual(b.closes, [{ code: 1008, afterSent: 1 }]);
+  assert.equal(b.terminated, true, 'dropped for the budget: cut at once, its memory freed');
+  assert.equal(a.terminated || c.terminated, false);
+  assert.deepEqual(a.closes, []);
+  assert.deepEqual(c.closes, []);
+  assert.equal(g.gateway.connectionCount, 2);
+  assert.equal(g.gateway.bufferedBytes, 1_900);
+  // The sender itself goes when it is the biggest.
+  g.request(c, 4);
+  await settle();
+  c.bufferedAmount = 2_000;
+  g.answer(4);
+  await settle();
+  assert.deepEqual(
+    g.slow.map((drop) => [drop.address, drop.reason]),
+    [
+      ['10.0.0.2', 'budget'],
+      ['10.0.0.3', 'budget'],
+    ],
+  );
+  assert.equal(c.terminated, true);
+  assert.equal(a.terminated, false);
+  assert.equal(g.gateway.bufferedBytes, 1_000);
+  assert.deepEqual(g.unexpected, []);
+});
+
+test('queues that drained are read again before anyone is dropped for the budget', async () => {
+  const g = holdingGateway({ maxBufferedBytes: 10_000, maxBufferedBytesTotal: 2_500 });
+  const [a, b] = [g.connect(), g.connect()];
+  g.request(a, 1);
+  g.request(b, 2);
+  await settle();
+  a.bufferedAmount = 2_000;
+  g.answer(1);
+  await settle();
+  // a's peer read everything since; the total still counts what a had queued.
+  a.bufferedAmount = 0;
+  b.bufferedAmount = 1_000;
+  g.answer(2);
+  await settle();
+  assert.deepEqual(g.slow, []);
+  assert.equal(g.gateway.bufferedBytes, 1_000);
+});
+
+/**
+ * A socket over a TCP stream: what is sent queues while the stream is corked, and when the stream
+ * is released the kernel takes all but `left` bytes.
+ */
+class StreamSocket extends RecordingSocket {
+  left = 0;
+  uncorks = 0;
+  readonly _socket = {
+    cork: () => {},
+    uncork: () => {
+      this.uncorks++;
+      this.bufferedAmount = this.left;
+    },
+  };
+
+  override send(data: string | Buffer, options?: { binary?: boolean }): void {
+    super.send(data, options);
+    this.bufferedAmount += Buffer.byteLength(data);
+  }
+}
+
+test('over a TCP stream the queue is judged when the turn is flushed: a burst the kernel takes is no offence', async () => {
+  const g = holdingGateway({ maxBufferedBytes: 100 });
+  const socket = new StreamSocket();
+  socket.peerAnswersClose = false;
+  g.gateway.accept(socket as unknown as WebSocket, '10.0.0.9');
+  for (let rid = 1; rid <= 10; rid++) g.request(socket, rid);
+  await settle();
+  // Ten answers in one turn queue far past the limit before the stream is released...
+  for (let rid = 1; rid <= 10; rid++) g.answer(rid);
+  await settle();
+  assert.equal(g.messages(socket).length, 10);
+  assert.ok(socket.uncorks >= 1);
+  // ...and the kernel took them all: nothing is queued, nobody is dropped.
+  assert.equal(socket.bufferedAmount, 0);
+  assert.deepEqual(g.slow, []);
+  assert.deepEqual(socket.closes, []);
+  // Now the peer stops reading: what the kernel leaves past the limit makes it a slow consumer.
+  socket.left = 101;
+  g.request(socket, 11);
+  g.request(socket, 12);
+  await settle();
+  g.answer(11);
+  await settle();
+  assert.deepEqual(g.slow, [
+    { connection: 1, address: '10.0.0.9', bufferedBytes: 101, reason: 'connection' },
+  ]);
+  assert.deepEqual(socket.closes, [{ code: 1008, afterSent: 11 }]);
+  g.answer(12);
+  await settle();
+  assert.equal(g.messages(socket).length, 11, 'nothing is sent once it is dropped');
+  g.clock.advance(SLOW_CONSUMER_GRACE_MS);
+  assert.equal(socket.terminated, true);
+  assert.equal(g.gateway.bufferedBytes, 0);
 });

@@ -31,8 +31,17 @@
  *   durable. So after a crash, when no session could run, the service cancels them at start-up
  *   (`cancel_cod_sessions`).
  * - Unauthenticated requests are rate-limited by client address, as over HTTP, not per connection.
- * - A client that stops reading (more than `maxBufferedBytes` queued) is disconnected rather than
- *   allowed to grow server memory.
+ * - A client that stops reading is disconnected rather than allowed to grow server memory. What is
+ *   queued for a connection (written, not yet taken by the kernel: ws's `bufferedAmount`) is
+ *   judged once a turn's messages have been offered to the kernel (when the corked TCP stream is
+ *   released), so a burst the kernel takes at once is no offence; a socket with no TCP stream
+ *   under it is judged before each message. Past `maxBufferedBytes` the connection is a slow consumer, sent
+ *   nothing more, its session ends (as on a disconnect), a 1008 "slow consumer" close frame is
+ *   queued behind the data, and it is cut `SLOW_CONSUMER_GRACE_MS` later unless it has read up and
+ *   closed. The queues of all connections are summed too: past `maxBufferedBytesTotal` the
+ *   connections with the most queued are dropped the same way, biggest first, until the total is
+ *   back within it, and cut at once (their memory is what has to go). Each drop is reported once
+ *   (`onSlowConsumer`).
  * - A connection holds at most `maxSubscriptionsPerConnection` subscriptions (each costs server
  *   memory, about 500 bytes, and fan-out work). A subscribe that would pass it is refused with
  *   `invalid_params` naming `channels` and the limit, and subscribes nothing; channels already
@@ -66,7 +75,13 @@ import { mapError } from './wire-errors.ts';
 
 export interface WsGatewayOptions {
   readonly maxMessageBytes: number;
+  /**
+   * Bytes queued for one connection past which it is a slow consumer (default
+   * `DEFAULT_MAX_BUFFERED_BYTES`, the config's `http.wsMaxBufferedBytes` default).
+   */
   readonly maxBufferedBytes?: number;
+  /** Bytes queued for all connections together; past it the biggest are dropped (default unbounded). */
+  readonly maxBufferedBytesTotal?: number;
   /** Connections open at once; an upgrade beyond it is answered 429 (default unbounded). */
   readonly maxConnections?: number;
   /** The same, per client address. */
@@ -100,6 +115,8 @@ export interface WsGatewayDeps {
    */
   readonly keyWorks?: (apiKey: string) => boolean;
   readonly onUnexpected: (error: unknown) => void;
+  /** Told once of each connection dropped as a slow consumer (to log and count it). */
+  readonly onSlowConsumer?: (drop: SlowConsumerDrop) => void;
   /**
    * Makes cancel-on-disconnect session ids unique across runs (the run's start seq); each id is
    * `<prefix>.<connection>.<n>`. Default '0' (a gateway whose core does not outlive it).
@@ -107,6 +124,30 @@ export interface WsGatewayDeps {
   readonly codSessionPrefix?: string;
 }
 
+/** Bytes queued for one connection unless configured (`WS_MAX_BUFFERED_BYTES`). */
+export const DEFAULT_MAX_BUFFERED_BYTES = 1_048_576;
+/**
+ * How long a connection closed as a slow consumer (past its own limit) has, on the service clock,
+ * to read what is queued and the 1008 close frame behind it before it is cut.
+ */
+export const SLOW_CONSUMER_GRACE_MS = 1_000;
+/** The close of a slow consumer: 1008, policy violation. */
+const SLOW_CONSUMER = 1008;
+const SLOW_CONSUMER_REASON = 'slow consumer';
+
+/** A connection dropped as a slow consumer, as `WsGatewayDeps.onSlowConsumer` is told of it. */
+export interface SlowConsumerDrop {
+  readonly connection: number;
+  /** The client's address (null for a socket served without one). */
+  readonly address: string | null;
+  /** What was queued for it when it was dropped. */
+  readonly bufferedBytes: number;
+  /**
+   * `connection`: past its own limit; `budget`: among the biggest queues when the total passed
+   * the budget.
+   */
+  readonly reason: 'connection' | 'budget';
+}
 /** Subscriptions per connection unless configured (`WS_MAX_SUBSCRIPTIONS_PER_CONNECTION`). */
 export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 1_000;
 
@@ -151,8 +192,16 @@ class Session implements SessionHandle, Subscriber {
   private inFlight = 0;
   /** The gateway is shutting down: messages are refused, and the connection closes once idle. */
   private shuttingDown = false;
-  /** The 1001 close frame has gone out: nothing more may be sent. */
+  /** A close frame (1001, or 1008 for a slow consumer) has gone out: nothing more may be sent. */
   private wentAway = false;
+  /** Dropped as a slow consumer (reported once). */
+  private slow = false;
+  /** Cuts a slow consumer once its grace is over; null when none is pending. */
+  private cutCancel: (() => void) | null = null;
+  /** Terminated by the gateway: its queue went with the TCP stream, whenever its close event comes. */
+  private cut = false;
+  /** What was queued for this connection when last looked at: its part of the gateway's total. */
+  queued = 0;
   private corked = false;
   /** By channel: the hold of the subscribe whose answer is on its way (see `subscribe`). */
   private readonly holds = new Map<string, Hold>();
@@ -172,6 +221,11 @@ class Session implements SessionHandle, Subscriber {
   private readonly uncork = () => {
     this.corked = false;
     this.stream?.uncork();
+    // The turn's writes have been offered to the kernel: what it did not take stays queued, and
+    // that (not a burst the kernel takes at once) is what the limits judge.
+    const queued = this.socket.bufferedAmount;
+    if (queued > this.maxBufferedBytes && !this.closed && !this.wentAway) this.dropSlow('connection', queued);
+    this.queueChanged(this);
   };
 
   constructor(
@@ -180,11 +234,18 @@ class Session implements SessionHandle, Subscriber {
     private readonly deps: WsGatewayDeps,
     private readonly maxBufferedBytes: number,
     private readonly maxSubscriptions: number,
-    address: string | undefined,
+    readonly address: string | undefined,
     /** Told when the session authenticates, so its key is checked periodically. */
     private readonly watchKey: () => void,
+    /** Told after messages were queued, to count them in the total (and keep to its budget). */
+    private readonly queueChanged: (session: Session) => void,
   ) {
     this.anonymousKey = address === undefined ? `ws:${id}` : `ip:${address}`;
+  }
+
+  /** What is queued for the peer now (ws's own count, and the TCP stream's); none once cut. */
+  get bufferedAmount(): number {
+    return this.cut ? 0 : this.socket.bufferedAmount;
   }
 
   get cancelOnDisconnect(): boolean {
@@ -459,18 +520,69 @@ class Session implements SessionHandle, Subscriber {
 
   send(message: unknown): void {
     if (this.closed || this.wentAway) return;
-    if (this.socket.bufferedAmount > this.maxBufferedBytes) {
-      this.socket.terminate();
+    const stream = this.stream;
+    if (stream === undefined) {
+      // No TCP stream under it (an in-process socket): its queue is judged before each message.
+      const queued = this.socket.bufferedAmount;
+      if (queued > this.maxBufferedBytes) {
+        this.dropSlow('connection', queued);
+        return;
+      }
+      this.socket.send(jsonBytes(message), TEXT_FRAME);
+      this.queueChanged(this);
       return;
     }
     // Answers released together (one group commit) leave in one write instead of one syscall
-    // each: the TCP stream stays corked until the microtasks of this turn have run.
-    if (!this.corked && this.stream !== undefined) {
+    // each: the TCP stream stays corked until the microtasks of this turn have run, and its queue
+    // is judged then (`uncork`).
+    if (!this.corked) {
       this.corked = true;
-      this.stream.cork();
+      stream.cork();
       process.nextTick(this.uncork);
     }
     this.socket.send(jsonBytes(message), TEXT_FRAME);
+  }
+
+  /**
+   * A slow consumer: reported (once), sent nothing more, its session ended as on a disconnect, and
+   * closed with 1008 behind what is queued. Past its own limit it is cut after the grace (a peer
+   * that reads on gets the data and the close frame); for the total budget at once, since its
+   * memory is what has to go (the close frame then never leaves: it cannot pass a full queue).
+   */
+  dropSlow(reason: SlowConsumerDrop['reason'], queued: number): void {
+    if (!this.slow) {
+      this.slow = true;
+      this.deps.onSlowConsumer?.({
+        connection: this.id,
+        address: this.address ?? null,
+        bufferedBytes: queued,
+        reason,
+      });
+      const wasOpen = !this.wentAway;
+      this.wentAway = true;
+      this.onClose();
+      if (reason === 'connection') {
+        // Armed before the close: a peer that answers at once (a fake) closes within the call.
+        this.cutCancel = this.deps.clock.schedule(this.deps.clock.now() + SLOW_CONSUMER_GRACE_MS, () => {
+          this.cutCancel = null;
+          this.terminate();
+        });
+      }
+      if (wasOpen) this.socket.close(SLOW_CONSUMER, SLOW_CONSUMER_REASON);
+    }
+    if (reason === 'budget') this.terminate();
+  }
+
+  private terminate(): void {
+    this.cut = true;
+    this.socket.terminate();
+  }
+
+  /** The TCP connection has closed: nothing is left to cut. */
+  closedForGood(): void {
+    this.cutCancel?.();
+    this.cutCancel = null;
+    this.onClose();
   }
 
   /** The TCP stream under the WebSocket (ws keeps it in `_socket`; absent in fakes). */
@@ -591,7 +703,7 @@ class Session implements SessionHandle, Subscriber {
   /** The shutdown's grace is over: the connection is closed (1001 if not yet sent) and cut. */
   cutOff(): void {
     this.goAway();
-    this.socket.terminate();
+    this.terminate();
   }
 
   /**
@@ -634,6 +746,8 @@ export class WsGateway {
   private readonly server: WebSocketServer;
   private readonly sessions = new Set<Session>();
   private nextId = 1;
+  /** What is queued for all connections (each session's `queued`, which may lag a drained queue). */
+  private queuedTotal = 0;
   /** Upgraded and upgrading connections, in all and by client address. */
   private connections = 0;
   private readonly perAddress = new Map<string, number>();
@@ -698,10 +812,11 @@ export class WsGateway {
       this.nextId++,
       socket,
       this.deps,
-      this.options.maxBufferedBytes ?? 8 * 1024 * 1024,
+      this.options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
       this.options.maxSubscriptionsPerConnection ?? DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
       address,
       this.watchKeys,
+      this.queueChanged,
     );
     this.sessions.add(session);
     socket.on('message', (data, isBinary) => {
@@ -716,7 +831,9 @@ export class WsGateway {
     });
     socket.on('close', () => {
       this.sessions.delete(session);
-      session.onClose();
+      this.queuedTotal -= session.queued;
+      session.queued = 0;
+      session.closedForGood();
       if (this.sessions.size === 0) this.allGone?.();
     });
     socket.on('error', () => socket.terminate());
@@ -724,6 +841,46 @@ export class WsGateway {
 
   get connectionCount(): number {
     return this.sessions.size;
+  }
+
+  /** What is queued for all connections, as last counted. */
+  get bufferedBytes(): number {
+    return this.queuedTotal;
+  }
+
+  /** A session queued messages: its queue is counted again, and the total kept to its budget. */
+  private readonly queueChanged = (session: Session): void => {
+    if (!this.sessions.has(session)) return;
+    const queued = session.bufferedAmount;
+    this.queuedTotal += queued - session.queued;
+    session.queued = queued;
+    if (this.queuedTotal > (this.options.maxBufferedBytesTotal ?? Number.POSITIVE_INFINITY))
+      this.keepToBudget();
+  };
+
+  /**
+   * The total passed the budget: every queue is read again (one that drained since its last send
+   * still counted what it had), and if the total is still over, the connections with the most
+   * queued are dropped, biggest first, until it is within the budget.
+   */
+  private keepToBudget(): void {
+    const budget = this.options.maxBufferedBytesTotal ?? Number.POSITIVE_INFINITY;
+    let total = 0;
+    for (const session of this.sessions) {
+      session.queued = session.bufferedAmount;
+      total += session.queued;
+    }
+    this.queuedTotal = total;
+    if (total <= budget) return;
+    const biggestFirst = [...this.sessions].sort((a, b) => b.queued - a.queued);
+    for (const session of biggestFirst) {
+      if (this.queuedTotal <= budget || session.queued === 0) break;
+      const queued = session.queued;
+      // Its memory goes with the cut (the close event, maybe later, then removes nothing more).
+      this.queuedTotal -= queued;
+      session.queued = 0;
+      session.dropSlow('budget', queued);
+    }
   }
 
   /**

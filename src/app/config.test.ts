@@ -33,6 +33,11 @@ describe('config', () => {
         wsMaxConnections: 10_000,
         wsMaxConnectionsPerAddress: 1_000,
         wsMaxSubscriptionsPerConnection: 1_000,
+        wsMaxBufferedBytes: 1_048_576,
+        wsMaxBufferedBytesTotal: 268_435_456,
+        maxConnections: 10_000,
+        maxConnectionsPerAddress: 1_000,
+        requestTimeoutMs: 30_000,
         shutdownGraceMs: 5_000,
       },
       auth: {
@@ -202,6 +207,34 @@ describe('config', () => {
       () => loadConfig({ env: { WS_MAX_SUBSCRIPTIONS_PER_CONNECTION: 'many' } }),
       /WS_MAX_SUBSCRIPTIONS_PER_CONNECTION/,
     );
+  });
+
+  test('connection caps, the request timeout and the WebSocket send buffers from the env; 0 refused naming it', () => {
+    const config = loadConfig({
+      env: {
+        MAX_CONNECTIONS: '500',
+        MAX_CONNECTIONS_PER_ADDRESS: '20',
+        REQUEST_TIMEOUT_MS: '5000',
+        WS_MAX_BUFFERED_BYTES: '65536',
+        WS_MAX_BUFFERED_BYTES_TOTAL: '1048576',
+      },
+    });
+    assert.equal(config.http.maxConnections, 500);
+    assert.equal(config.http.maxConnectionsPerAddress, 20);
+    assert.equal(config.http.requestTimeoutMs, 5000);
+    assert.equal(config.http.wsMaxBufferedBytes, 65_536);
+    assert.equal(config.http.wsMaxBufferedBytesTotal, 1_048_576);
+    for (const [name, path] of [
+      ['MAX_CONNECTIONS', '/http/maxConnections'],
+      ['MAX_CONNECTIONS_PER_ADDRESS', '/http/maxConnectionsPerAddress'],
+      ['REQUEST_TIMEOUT_MS', '/http/requestTimeoutMs'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ env: { [name]: '0' } }),
+        (error: Error) => error.message === `invalid configuration: ${path} must be >= 1 (${name})`,
+      );
+    }
+    assert.throws(() => loadConfig({ env: { WS_MAX_BUFFERED_BYTES: '100' } }), /WS_MAX_BUFFERED_BYTES\)/);
   });
 
   test('a key’s share of the replay memory: auto by default, an integer from the env, 0 refused naming it', () => {

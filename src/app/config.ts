@@ -120,6 +120,25 @@ export const ConfigSchema = Type.Object(
          * subscribes nothing); the gateway's default, `DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION`.
          */
         wsMaxSubscriptionsPerConnection: Type.Integer({ minimum: 1 }),
+        /**
+         * Bytes queued for one WebSocket connection (written, not yet taken by its peer) past which
+         * it is a slow consumer: it is sent nothing more, closed with 1008 and cut after a short
+         * grace. The gateway's default, `DEFAULT_MAX_BUFFERED_BYTES`.
+         */
+        wsMaxBufferedBytes: Type.Integer({ minimum: 1024 }),
+        /** Bytes queued for all WebSocket connections together; past it the biggest queues are cut first. */
+        wsMaxBufferedBytesTotal: Type.Integer({ minimum: 1024 }),
+        /**
+         * TCP connections open at once (HTTP, WebSocket, upgrading), in all and from one client
+         * address; one over either is answered 503 or 429 and closed at once.
+         */
+        maxConnections: Type.Integer({ minimum: 1 }),
+        maxConnectionsPerAddress: Type.Integer({ minimum: 1 }),
+        /**
+         * How long, in ms, a client has to send a whole HTTP request (headers and body); one that
+         * has not is answered 408 and its connection closed. Also the limit for the headers.
+         */
+        requestTimeoutMs: Type.Integer({ minimum: 1 }),
         shutdownGraceMs: Type.Integer({ minimum: 0 }),
       },
       { additionalProperties: false },
@@ -183,6 +202,11 @@ export const DEFAULT_CONFIG: Config = {
     wsMaxConnections: 10_000,
     wsMaxConnectionsPerAddress: 1_000,
     wsMaxSubscriptionsPerConnection: 1_000,
+    wsMaxBufferedBytes: 1_048_576,
+    wsMaxBufferedBytesTotal: 268_435_456,
+    maxConnections: 10_000,
+    maxConnectionsPerAddress: 1_000,
+    requestTimeoutMs: 30_000,
     shutdownGraceMs: 5_000,
   },
   auth: {
@@ -249,6 +273,11 @@ export const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], En
   ['WS_MAX_CONNECTIONS', ['http', 'wsMaxConnections'], asInteger],
   ['WS_MAX_CONNECTIONS_PER_ADDRESS', ['http', 'wsMaxConnectionsPerAddress'], asInteger],
   ['WS_MAX_SUBSCRIPTIONS_PER_CONNECTION', ['http', 'wsMaxSubscriptionsPerConnection'], asInteger],
+  ['WS_MAX_BUFFERED_BYTES', ['http', 'wsMaxBufferedBytes'], asInteger],
+  ['WS_MAX_BUFFERED_BYTES_TOTAL', ['http', 'wsMaxBufferedBytesTotal'], asInteger],
+  ['MAX_CONNECTIONS', ['http', 'maxConnections'], asInteger],
+  ['MAX_CONNECTIONS_PER_ADDRESS', ['http', 'maxConnectionsPerAddress'], asInteger],
+  ['REQUEST_TIMEOUT_MS', ['http', 'requestTimeoutMs'], asInteger],
   ['SHUTDOWN_GRACE_MS', ['http', 'shutdownGraceMs'], asInteger],
   ['REPLAY_MAX_ENTRIES', ['auth', 'replayMaxEntries'], asInteger],
   ['REPLAY_MAX_ANSWER_BYTES', ['auth', 'replayMaxAnswerBytes'], asInteger],

@@ -75,6 +75,21 @@ describe('service metrics', () => {
     assert.match(body, /^nodejs_eventloop_lag_seconds /m, 'the process collectors are registered');
   });
 
+  test('refused connections and dropped slow consumers, by reason', async () => {
+    const metrics = idleMetrics();
+    metrics.connectionRefused('address');
+    metrics.connectionRefused('address');
+    metrics.connectionRefused('total');
+    metrics.slowConsumerDisconnect('connection');
+    metrics.slowConsumerDisconnect('budget');
+    metrics.slowConsumerDisconnect('budget');
+    const { body } = await metrics.render();
+    assert.equal(sampleValue(body, 'venue_connections_refused_total{reason="address"}'), 2);
+    assert.equal(sampleValue(body, 'venue_connections_refused_total{reason="total"}'), 1);
+    assert.equal(sampleValue(body, 'venue_ws_slow_consumer_disconnects_total{reason="connection"}'), 1);
+    assert.equal(sampleValue(body, 'venue_ws_slow_consumer_disconnects_total{reason="budget"}'), 2);
+  });
+
   test('a registry reset zeroes the series, which keep counting afterwards', async () => {
     const metrics = idleMetrics();
     metrics.request('public/test', 'http', true, 1);

@@ -1,8 +1,8 @@
 /**
  * Service metrics in the Prometheus text format (served at `GET /metrics` unless `METRICS=false`):
  * the process (event-loop lag, GC pauses, heap: prom-client's default collectors), dispatched
- * requests, the journal's group commits, the market loop's turns, and how far the read store
- * trails the sequencer.
+ * requests, the journal's group commits, the market loop's turns, how far the read store
+ * trails the sequencer, and the gateway's refused connections and dropped slow consumers.
  *
  * Hot path: every observation goes to a series resolved once per label set (`metric-series.ts`),
  * so a request costs a bucket search and a few increments, and allocates nothing.
@@ -36,6 +36,8 @@ export class ServiceMetrics {
   private readonly journalStorageSeconds: HistogramSeries;
   private readonly journalEntries: CounterSeries;
   private readonly marketTurnSeconds: HistogramSeries;
+  private readonly connectionsRefused: SeriesCounter;
+  private readonly slowConsumerDisconnects: SeriesCounter;
 
   constructor(sources: MetricsSources) {
     const registry = this.registry;
@@ -75,6 +77,16 @@ export class ServiceMetrics {
       LATENCY_BUCKETS,
       registry,
     ).labels();
+    this.connectionsRefused = new SeriesCounter(
+      'venue_connections_refused_total',
+      'TCP connections refused over the caps: MAX_CONNECTIONS_PER_ADDRESS (reason "address") or MAX_CONNECTIONS ("total")',
+      registry,
+    );
+    this.slowConsumerDisconnects = new SeriesCounter(
+      'venue_ws_slow_consumer_disconnects_total',
+      'WebSocket connections dropped as slow consumers: past WS_MAX_BUFFERED_BYTES (reason "connection") or for WS_MAX_BUFFERED_BYTES_TOTAL ("budget")',
+      registry,
+    );
     new Gauge({
       name: 'venue_sequence',
       help: 'The last command seq stamped',
@@ -134,6 +146,16 @@ export class ServiceMetrics {
 
   marketTurn(ms: number): void {
     this.marketTurnSeconds.observe(ms / 1000);
+  }
+
+  /** A TCP connection refused over the gateway's caps (rare: the label set is resolved each time). */
+  connectionRefused(reason: 'address' | 'total'): void {
+    this.connectionsRefused.labels({ reason }).inc();
+  }
+
+  /** A WebSocket connection dropped as a slow consumer. */
+  slowConsumerDisconnect(reason: 'connection' | 'budget'): void {
+    this.slowConsumerDisconnects.labels({ reason }).inc();
   }
 
   /** The text exposition and its content type. */

@@ -447,7 +447,14 @@ async function launch(
     },
     ...(metrics === null
       ? {}
-      : { metrics: { request: metrics.request.bind(metrics), render: () => metrics.render() } }),
+      : {
+          metrics: {
+            request: metrics.request.bind(metrics),
+            render: () => metrics.render(),
+            connectionRefused: (reason) => metrics.connectionRefused(reason),
+            slowConsumerDisconnect: (reason) => metrics.slowConsumerDisconnect(reason),
+          },
+        }),
   });
   undo.push('gateway', () => gateway.close());
   // Nonces across the restart: restored after a clean stop; after a crash, requests signed while
