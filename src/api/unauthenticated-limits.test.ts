@@ -227,6 +227,28 @@ describe('requests refused before a key bucket is charged', () => {
     assert.deepEqual(seen, [...times(BURST, '401:10000'), `429:${TOO_MANY}`]);
   });
 
+  test('over the WebSocket, messages that are not envelopes are charged to the address too', async () => {
+    const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`, { localAddress: '127.0.0.3' });
+    const answers: { rid: number | null; error?: { code: number } }[] = [];
+    socket.on('message', (data) => answers.push(JSON.parse(String(data))));
+    await new Promise((resolve, reject) => {
+      socket.once('open', resolve);
+      socket.once('error', reject);
+    });
+    try {
+      for (let i = 0; i < 7; i++) socket.send(i % 2 === 0 ? 'not json' : JSON.stringify({ rid: i }));
+      await until(() => answers.length === 7);
+      const codes = answers.map((answer) => answer.error?.code);
+      assert.ok(
+        codes.slice(0, 5).every((code) => code !== TOO_MANY),
+        `the burst answered: ${codes}`,
+      );
+      assert.deepEqual(codes.slice(5), [TOO_MANY, TOO_MANY]);
+    } finally {
+      socket.close();
+    }
+  });
+
   test('over the WebSocket, refused messages draw from the address shared with HTTP', async () => {
     // The socket comes from 127.0.0.1, the address no other test here uses.
     const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`);

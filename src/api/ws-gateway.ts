@@ -640,7 +640,9 @@ class Session implements SessionHandle, Subscriber {
         },
       );
     } catch (error) {
-      const mapped = mapError(error, this.deps.onUnexpected);
+      // A message that is not an envelope costs a credit, as over HTTP (`chargeRefusal`).
+      const charged = this.deps.dispatcher.chargeRefusal(error, this.principal, this.anonymousKey);
+      const mapped = mapError(charged, this.deps.onUnexpected);
       this.send({ rid: salvageRid(parsed), error: mapped.error });
       return Promise.resolve();
     }
@@ -915,14 +917,19 @@ export class WsGateway {
     this.keyCheckCancel = null;
     if (this.sessions.size > 0) {
       let cancelGrace = (): void => {};
+      let backstop: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
         this.allGone = resolve;
         cancelGrace = this.deps.clock.schedule(this.deps.clock.now() + graceMs, resolve);
+        // The same grace in real time too: a virtual clock that nobody advances must not hold a stop.
+        backstop = setTimeout(resolve, graceMs);
+        backstop.unref();
         // Idle connections close now (a fake socket may close within the call).
         for (const session of this.sessions) session.shutDown();
         if (this.sessions.size === 0) resolve();
       });
       cancelGrace();
+      clearTimeout(backstop);
       this.allGone = null;
     }
     for (const session of this.sessions) session.cutOff();
