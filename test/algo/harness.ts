@@ -10,6 +10,7 @@ import { PortfolioMachine } from '../../src/algo/machine.ts';
 import type {
   AlgoCommand,
   AlgoEvent,
+  LegPricing,
   LegSpec,
   PortfolioEvent,
   PortfolioPruned,
@@ -208,6 +209,16 @@ export class AlgoHarness {
     return this.news.filter((e) => e.portfolioId === portfolioId).map((e) => e.messageType);
   }
 }
+
+/** A MARKET leg's pricing: no price, no unit. */
+export const MARKET_PRICING: LegPricing = {
+  priceType: 'MARKET',
+  price: null,
+  priceIn: null,
+  dynamicStrategy: null,
+  dynamicOffset: 0,
+  dynamicMs: null,
+};
 
 export function leg(overrides: Partial<LegSpec> = {}): LegSpec {
   return {

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { PortfolioMachine } from '../../src/algo/machine.ts';
 import type { LegPricing, PortfolioSpec } from '../../src/algo/types.ts';
 import { venueMarketView } from '../../src/algo/venue-market-view.ts';
-import { AlgoHarness, leg, PERP, PERP_60K, portfolio, TRADER } from './harness.ts';
+import { AlgoHarness, leg, MARKET_PRICING, PERP, PERP_60K, portfolio, TRADER } from './harness.ts';
 
 function iceberg(
   amount: number,
@@ -141,14 +141,7 @@ describe('ICEBERG falls back to plain slices', () => {
   test('a MARKET leg slices with market orders', () => {
     const h = AlgoHarness.withMarket();
     h.maker('sell', 1000, PERP_60K);
-    const market: LegPricing = {
-      priceType: 'MARKET',
-      price: null,
-      priceIn: null,
-      dynamicStrategy: null,
-      dynamicOffset: 0,
-      dynamicMs: null,
-    };
+    const market = MARKET_PRICING;
     const id = h.submit(iceberg(300, 100, null, market));
     assert.equal(h.machine.portfolio(id)!.status, 'COMPLETED');
     assert.deepEqual(

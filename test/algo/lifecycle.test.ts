@@ -6,7 +6,17 @@ import { transition } from '../../src/algo/status.ts';
 import { MAX_PLACEMENTS_PER_COMMAND, PRICE_RETRY_MS } from '../../src/algo/steps.ts';
 import { venueMarketView } from '../../src/algo/venue-market-view.ts';
 import { Venue } from '../../src/engine/venue.ts';
-import { AlgoHarness, leg, MIRROR, OPTION, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
+import {
+  AlgoHarness,
+  leg,
+  MARKET_PRICING,
+  MIRROR,
+  OPTION,
+  PERP_60K,
+  portfolio,
+  T0,
+  TRADER,
+} from './harness.ts';
 
 const twap = () =>
   portfolio({
@@ -148,14 +158,7 @@ describe('portfolio lifecycle', () => {
         legs: [
           leg({
             amount: 500,
-            pricing: {
-              priceType: 'MARKET',
-              price: null,
-              priceIn: null,
-              dynamicStrategy: null,
-              dynamicOffset: 0,
-              dynamicMs: null,
-            },
+            pricing: MARKET_PRICING,
           }),
         ],
         iceberg: { displayAmount: 100, refreshAmount: 50 },

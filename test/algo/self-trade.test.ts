@@ -10,7 +10,7 @@ import { PRICE_RETRY_MS } from '../../src/algo/steps.ts';
 import type { LegPricing, PortfolioSpec } from '../../src/algo/types.ts';
 import { venueMarketView } from '../../src/algo/venue-market-view.ts';
 import { Venue } from '../../src/engine/venue.ts';
-import { AlgoHarness, leg, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
+import { AlgoHarness, leg, MARKET_PRICING, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
 
 /** The maker's quotes: 59,990 / 60,010 USD. */
 const BID = PERP_60K - 20;
@@ -138,14 +138,7 @@ describe('portfolios of one account on opposite sides', () => {
         legs: [
           leg({
             amount: 50,
-            pricing: {
-              priceType: 'MARKET',
-              price: null,
-              priceIn: null,
-              dynamicStrategy: null,
-              dynamicOffset: 0,
-              dynamicMs: null,
-            },
+            pricing: MARKET_PRICING,
           }),
         ],
       }),
@@ -265,14 +258,7 @@ describe('an account in reject_taker mode', () => {
         legs: [
           leg({
             amount: 50,
-            pricing: {
-              priceType: 'MARKET',
-              price: null,
-              priceIn: null,
-              dynamicStrategy: null,
-              dynamicOffset: 0,
-              dynamicMs: null,
-            },
+            pricing: MARKET_PRICING,
           }),
         ],
       }),

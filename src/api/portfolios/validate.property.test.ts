@@ -20,46 +20,30 @@ import fc from 'fast-check';
 import type { PortfolioSpec } from '../../algo/types.ts';
 import { longerThan } from '../../core/types.ts';
 import { ERROR_CATALOGUE, VenueError } from '../../domain/errors.ts';
-import { Instrument, type InstrumentSpec } from '../../domain/instrument.ts';
-import { optionSpec, perpetualSpec, spotSpec } from '../../engine/testkit.ts';
+import type { Instrument } from '../../domain/instrument.ts';
 import type { Principal } from '../auth/authenticator.ts';
 import type { FlatRouteDefinition } from '../http-routes.ts';
 import { compileValidator } from '../validation.ts';
 import { type PortfolioRouteDeps, registerPortfolioRoutes } from './routes.ts';
 import { SubmitPortfolioBody } from './schemas.ts';
 import {
+  allowedPriceIn,
   CUSTOMIZED_NOTE_MAX,
   MAX_BALANCE_PARTS,
   MAX_PRICE_SNAPSHOT,
   MIN_DYNAMIC_MS,
   PORTFOLIO_HORIZON_MS,
   POSITION_SIDES,
-  type PortfolioValidationContext,
   STRATEGY_MAX,
   TIME_IN_FORCE,
   TRADE_MODES,
   validatePortfolioBody,
 } from './validate.ts';
+import { ACCOUNTS, context, instruments, NOW } from './validate-testkit.ts';
 
 const RUNS = Number(process.env.PORTFOLIO_PROPERTY_RUNS ?? 100);
 const SEED = process.env.PORTFOLIO_PROPERTY_SEED ? Number(process.env.PORTFOLIO_PROPERTY_SEED) : undefined;
 const runs = { numRuns: RUNS, seed: SEED, includeErrorInReport: true };
-
-const NOW = Date.UTC(2026, 0, 5, 12);
-const ACCOUNTS = [7, 8, 9] as const;
-const specs: InstrumentSpec[] = [
-  perpetualSpec(),
-  optionSpec(),
-  perpetualSpec({ name: 'ETH-PERPETUAL', baseCurrency: 'ETH' }),
-  perpetualSpec({ name: 'BTC-27DEC26', settlementPeriod: 'month', expiration: Date.UTC(2026, 11, 27, 8) }),
-  spotSpec(),
-];
-const instruments = new Map(specs.map((spec, i) => [spec.name, new Instrument(i, spec)]));
-const context: PortfolioValidationContext = {
-  accountIds: new Set(ACCOUNTS),
-  instrument: (name) => instruments.get(name),
-  now: NOW,
-};
 
 type InstrumentType = 'OPTION' | 'PERPETUAL' | 'DELIVERY_FUTURES' | 'SPOT';
 interface Listed {
@@ -222,19 +206,6 @@ function optional<T>(value: fc.Arbitrary<T>): fc.Arbitrary<T | null | undefined>
   return fc.oneof(fc.constant(undefined), fc.constant(null), value);
 }
 
-function allowedUnits(instrument: Instrument): string[] {
-  const units = new Set([
-    'USD',
-    'USDT',
-    'USDC',
-    'BTC',
-    instrument.spec.baseCurrency,
-    instrument.spec.quoteCurrency,
-  ]);
-  if (instrument.isOption) units.add('IV');
-  return [...units];
-}
-
 function legCurrencies(instrument: Instrument): string[] {
   const s = instrument.spec;
   return [...new Set([s.baseCurrency, s.quoteCurrency, s.settlementCurrency])];
@@ -260,7 +231,7 @@ function strip(record: Json): Json {
 function pricingArb(type: PortfolioType, instrument: Instrument): fc.Arbitrary<Json> {
   const as = type === 'BALANCE' ? 'string' : type === 'TWAP' ? 'number' : 'either';
   const needsUnit = type === 'BALANCE' || type === 'TWAP';
-  const units = allowedUnits(instrument);
+  const units = allowedPriceIn(instrument);
   const unitArb = fc.constantFrom(...units).chain((u) => randomCase(u).map((sent) => ({ u, sent })));
   const priced = (unit: { u: string; sent: string } | null, priceRequired: boolean) =>
     (priceRequired
@@ -310,7 +281,7 @@ function pricingArb(type: PortfolioType, instrument: Instrument): fc.Arbitrary<J
 }
 
 function snapshotArb(instrument: Instrument): fc.Arbitrary<Json[]> {
-  const unit = fc.constantFrom(...allowedUnits(instrument));
+  const unit = fc.constantFrom(...allowedPriceIn(instrument));
   const entry = fc.tuple(unit, unit).chain(([placeIn, priceIn]) =>
     fc.record({
       placePriceIn: randomCase(placeIn),

@@ -2,31 +2,15 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { longerThan } from '../../core/types.ts';
 import { VenueError } from '../../domain/errors.ts';
-import { Instrument, type InstrumentSpec } from '../../domain/instrument.ts';
-import { optionSpec, perpetualSpec, spotSpec } from '../../engine/testkit.ts';
+import { spotSpec } from '../../engine/testkit.ts';
 import {
   MAX_BALANCE_PARTS,
   MAX_TWAP_SLICES,
   MIN_DYNAMIC_MS,
   PORTFOLIO_HORIZON_MS,
-  type PortfolioValidationContext,
   validatePortfolioBody,
 } from './validate.ts';
-
-const NOW = Date.UTC(2026, 0, 5, 12);
-const specs: InstrumentSpec[] = [
-  perpetualSpec(),
-  optionSpec(),
-  perpetualSpec({ name: 'ETH-PERPETUAL', baseCurrency: 'ETH' }),
-  perpetualSpec({ name: 'BTC-27DEC26', settlementPeriod: 'month', expiration: Date.UTC(2026, 11, 27, 8) }),
-  spotSpec(),
-];
-const instruments = new Map(specs.map((spec, i) => [spec.name, new Instrument(i, spec)]));
-const context: PortfolioValidationContext = {
-  accountIds: new Set([7, 8, 9]),
-  instrument: (name) => instruments.get(name),
-  now: NOW,
-};
+import { context, instruments, NOW } from './validate-testkit.ts';
 
 const perpLeg = (overrides: Record<string, unknown> = {}) => ({
   instrument: 'BTC-PERPETUAL',

@@ -200,7 +200,7 @@ function instrumentTypeOf(instrument: Instrument): InstrumentTypeName | null {
  * priceIn units a leg may use: spec 2.5's USD, USDT, USDC and BTC (on any leg: BTC on an ETH leg
  * goes through USD at the two indices), the leg's base coin and quote currency, IV (options).
  */
-function allowedPriceIn(instrument: Instrument): string[] {
+export function allowedPriceIn(instrument: Instrument): string[] {
   const units = new Set([
     'USD',
     'USDT',
