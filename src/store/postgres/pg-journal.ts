@@ -32,7 +32,7 @@ import {
 } from '../journal.ts';
 import { type FrameRow, readFramePages, readVerifiedFrames, toFrame } from '../read-frames.ts';
 import { frameChecksumValid, type StoredFrame } from '../record-format.ts';
-import { lockDatabase } from './pg-fence.ts';
+import { DATABASE_LOCK_KEY, lockDatabase } from './pg-fence.ts';
 import { timedQuery } from './pg-transaction.ts';
 
 export const PG_JOURNAL_SCHEMA = `
@@ -204,7 +204,17 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
     this.closed = true;
     await this.committer.close();
     await this.trimsSettled();
-    this.writer.release();
+    // The lock is released before the connection goes: the server ends a closed session a moment
+    // later, and a service (or test) opening the database right after must find it free.
+    try {
+      await this.writer.query(
+        timedQuery('SELECT pg_advisory_unlock($1)', [DATABASE_LOCK_KEY], SESSION_END_WAIT_MS),
+      );
+      this.writer.release();
+    } catch {
+      // A broken connection: dropped, and its session's end releases the lock.
+      this.writer.release(true);
+    }
     await this.pool.end();
   }
 }
