@@ -84,8 +84,9 @@ export class Position {
  */
 export interface ClaimQueue {
   /**
-   * By number. The entry of an order that left the book holds a placeholder order (its `level`
-   * null, claiming nothing) until the order rests again or the queue is compacted.
+   * By number. The entry of an order that left the book holds `LEFT` (matching.ts), one shared
+   * order with no `level` that claims nothing, until the order rests again or the queue is
+   * compacted.
    */
   readonly orders: Order[];
   /** Their numbers, entry by entry (searched without touching the orders). */

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CommandResult } from '../core/events.ts';
 import { AdvancedHarness, errorOf, orderOf, PERP } from './advanced-testkit.ts';
-import { Harness, linearPerpetualSpec, optionSpec, orderCommand, perpetualSpec } from './testkit.ts';
+import {
+  Harness,
+  linearPerpetualSpec,
+  markedPerpetualVenue,
+  optionSpec,
+  orderCommand,
+  perpetualSpec,
+} from './testkit.ts';
 import { Venue } from './venue.ts';
 
 const OPTION = 'BTC-27DEC26-70000-C';
@@ -155,16 +162,7 @@ describe('activation checks funds as placing does', () => {
 
   /** A fee-free inverse perpetual marked at 100,000 ticks; account 1 holds `funds` sat, 2-4 plenty. */
   function marked(funds: number): Harness {
-    const h = new Harness();
-    h.list(perpetualSpec({ takerCommission: '0' }));
-    h.account(1, { BTC: funds });
-    for (const id of [2, 3, 4]) h.account(id);
-    h.ok({
-      type: 'update_prices',
-      indexPrices: [{ currency: 'BTC', price: 50_000 }],
-      markPrices: [{ instrumentName: PERP, markPrice: 100_000 }],
-    });
-    return h;
+    return markedPerpetualVenue(funds);
   }
 
   /** What account 4 (no position) reserves for a sell of `lots` at `price`. */

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Harness, optionSpec, orderCommand, perpetualSpec } from './testkit.ts';
+import { Harness, markedPerpetualVenue, optionSpec, orderCommand } from './testkit.ts';
 
 const PERP = 'BTC-PERPETUAL';
 const OPTION = 'BTC-27DEC26-70000-C';
@@ -16,16 +16,7 @@ function summary(h: Harness, accountId: number, currency = 'BTC') {
 
 /** Account 1 (`funds` sat) and rich accounts 2-4, a fee-free perpetual marked at 50,000 USD. */
 function perpetualVenue(funds: number): Harness {
-  const h = new Harness();
-  h.list(perpetualSpec({ takerCommission: '0' }));
-  h.account(1, { BTC: funds });
-  for (const id of [2, 3, 4]) h.account(id);
-  h.ok({
-    type: 'update_prices',
-    indexPrices: [{ currency: 'BTC', price: 50_000 }],
-    markPrices: [{ instrumentName: PERP, markPrice: 100_000 }],
-  });
-  return h;
+  return markedPerpetualVenue(funds);
 }
 
 /** Account 1 short 10 lots of the perpetual, with a resting bid far below the mark claiming them. */

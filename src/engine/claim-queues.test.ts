@@ -26,11 +26,7 @@ function longWithSells(sells: number): Harness {
   h.list(perpetualSpec({ takerCommission: '0.0005' }));
   h.account(1);
   h.account(2);
-  h.ok({
-    type: 'update_prices',
-    indexPrices: [{ currency: 'BTC', price: 50_000 }],
-    markPrices: [{ instrumentName: PERP, markPrice: 100_000 }],
-  });
+  h.markPerpetual();
   h.ok(orderCommand(2, 'sell', 50, 100_000));
   h.ok(orderCommand(1, 'buy', 50, 100_000));
   for (let i = 0; i < sells; i++) h.ok(orderCommand(1, 'sell', 10, 101_000 + i));

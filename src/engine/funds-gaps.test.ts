@@ -50,11 +50,7 @@ describe('funds check gaps', () => {
     h.list(perpetualSpec());
     h.account(1);
     h.account(2);
-    h.ok({
-      type: 'update_prices',
-      indexPrices: [{ currency: 'BTC', price: 50_000 }],
-      markPrices: [{ instrumentName: PERP, markPrice: 100_000 }],
-    });
+    h.markPerpetual();
     h.ok(orderCommand(2, 'sell', 5, 100_000));
     h.ok(orderCommand(1, 'buy', 5, 100_000));
     // Older: 5 of its 10 lots open a short below the mark (a loss against it, reserved).
@@ -143,11 +139,7 @@ describe('funds check gaps', () => {
       h.list(perpetualSpec());
       h.account(1, { BTC: funds });
       h.account(2);
-      h.ok({
-        type: 'update_prices',
-        indexPrices: [{ currency: 'BTC', price: 50_000 }],
-        markPrices: [{ instrumentName: PERP, markPrice: 100_000 }],
-      });
+      h.markPerpetual();
       h.ok(orderCommand(1, 'sell', 100, 100_000));
       h.ok(orderCommand(2, 'buy', 100, 100_000));
       const older = h.ok(orderCommand(1, 'buy', 100, 10_000)).order!.orderId;

@@ -15,7 +15,7 @@ import {
   SPREAD,
   STRADDLE,
 } from './combo-testkit.ts';
-import { Harness, linearPerpetualSpec, optionSpec, orderCommand, perpetualSpec } from './testkit.ts';
+import { Harness, linearPerpetualSpec, markedPerpetualVenue, optionSpec, orderCommand } from './testkit.ts';
 
 const PERP = 'BTC-PERPETUAL';
 const OPTION = 'BTC-27DEC26-70000-C';
@@ -30,16 +30,7 @@ function summary(h: Harness, accountId: number, currency = 'BTC') {
 
 /** Account 1 (`funds` sat) and rich accounts 2-4, a fee-free perpetual marked at 50,000 USD. */
 function perpetualVenue(funds = 1_000_000): Harness {
-  const h = new Harness();
-  h.list(perpetualSpec({ takerCommission: '0' }));
-  h.account(1, { BTC: funds });
-  for (const id of [2, 3, 4]) h.account(id);
-  h.ok({
-    type: 'update_prices',
-    indexPrices: [{ currency: 'BTC', price: 50_000 }],
-    markPrices: [{ instrumentName: PERP, markPrice: 100_000 }],
-  });
-  return h;
+  return markedPerpetualVenue(funds);
 }
 
 /** Account 1 buys `lots` of the perpetual at 100,000 ticks from account 2. */

@@ -130,6 +130,15 @@ export class Harness {
     this.ok({ type: 'list_instrument', spec });
   }
 
+  /** Marks the inverse perpetual at `markPrice` ticks (100,000: 50,000 USD), the BTC index at 50,000 USD. */
+  markPerpetual(markPrice = 100_000): void {
+    this.ok({
+      type: 'update_prices',
+      indexPrices: [{ currency: 'BTC', price: 50_000 }],
+      markPrices: [{ instrumentName: 'BTC-PERPETUAL', markPrice }],
+    });
+  }
+
   order(
     accountId: number,
     side: 'buy' | 'sell',
@@ -139,6 +148,16 @@ export class Harness {
   ): CommandResult {
     return this.run(orderCommand(accountId, side, amount, price, more));
   }
+}
+
+/** Account 1 with `funds` sat, rich accounts 2-4, on a fee-free perpetual marked at 50,000 USD. */
+export function markedPerpetualVenue(funds: number): Harness {
+  const h = new Harness();
+  h.list(perpetualSpec({ takerCommission: '0' }));
+  h.account(1, { BTC: funds });
+  for (const id of [2, 3, 4]) h.account(id);
+  h.markPerpetual();
+  return h;
 }
 
 /** A good-til-cancelled limit (or, without a price, market) order on the perpetual unless `more` says otherwise. */

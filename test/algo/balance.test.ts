@@ -6,31 +6,20 @@ import type { BalanceSpec, LegSpec } from '../../src/algo/types.ts';
 import { optionSpec } from '../../src/engine/testkit.ts';
 import { quotePriceFromVolatility } from '../../src/market/conversions.ts';
 import { defaultMarketModel, priceMarket } from '../../src/market/market-state.ts';
-import { AlgoHarness, leg, OPTION, PERP, PERP_60K, PUT, portfolio, T0 } from './harness.ts';
+import {
+  AlgoHarness,
+  balanceSpec,
+  callLeg,
+  leg,
+  OPTION,
+  PERP,
+  PERP_60K,
+  PUT,
+  portfolio,
+  putLeg,
+  T0,
+} from './harness.ts';
 
-const callLeg = (overrides: Partial<LegSpec> = {}) =>
-  leg({
-    instrumentName: OPTION,
-    instrumentType: 'OPTION',
-    amount: 30,
-    pricing: { ...leg().pricing, price: 0.05, priceIn: 'BTC' },
-    ...overrides,
-  });
-const putLeg = (overrides: Partial<LegSpec> = {}) =>
-  leg({
-    instrumentName: PUT,
-    instrumentType: 'OPTION',
-    amount: 60,
-    pricing: { ...leg().pricing, price: 0.1, priceIn: 'BTC' },
-    ...overrides,
-  });
-const balanceSpec = (overrides: Partial<BalanceSpec> = {}): BalanceSpec => ({
-  parts: 3,
-  eachLimitMs: 10_000,
-  totalLimitMs: 0,
-  totalEndAction: 'CANCEL_REMAINING',
-  ...overrides,
-});
 const balance = (legs: LegSpec[], overrides: Partial<BalanceSpec> = {}) =>
   portfolio({ portfolioType: 'BALANCE', legs, balance: balanceSpec(overrides) });
 

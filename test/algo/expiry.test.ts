@@ -7,40 +7,22 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type {
-  AlgoCommand,
-  BalanceSpec,
-  LegSpec,
-  PortfolioEvent,
-  PortfolioSpec,
-} from '../../src/algo/types.ts';
+import type { AlgoCommand, PortfolioEvent, PortfolioSpec } from '../../src/algo/types.ts';
 import { optionSpec } from '../../src/engine/testkit.ts';
 import { createCombo, parseComboName } from '../../src/market/combos.ts';
-import { AlgoHarness, leg, MIRROR, OPTION, PUT, portfolio, T0 } from './harness.ts';
+import {
+  AlgoHarness,
+  balanceSpec,
+  callLeg,
+  leg,
+  MIRROR,
+  OPTION,
+  PUT,
+  portfolio,
+  putLeg,
+  T0,
+} from './harness.ts';
 
-const callLeg = (overrides: Partial<LegSpec> = {}) =>
-  leg({
-    instrumentName: OPTION,
-    instrumentType: 'OPTION',
-    amount: 30,
-    pricing: { ...leg().pricing, price: 0.05, priceIn: 'BTC' },
-    ...overrides,
-  });
-const putLeg = (overrides: Partial<LegSpec> = {}) =>
-  leg({
-    instrumentName: PUT,
-    instrumentType: 'OPTION',
-    amount: 60,
-    pricing: { ...leg().pricing, price: 0.1, priceIn: 'BTC' },
-    ...overrides,
-  });
-const balanceSpec = (overrides: Partial<BalanceSpec> = {}): BalanceSpec => ({
-  parts: 3,
-  eachLimitMs: 10_000,
-  totalLimitMs: 0,
-  totalEndAction: 'CANCEL_REMAINING',
-  ...overrides,
-});
 const iceberg = (): PortfolioSpec =>
   portfolio({
     portfolioType: 'ICEBERG',

@@ -10,6 +10,7 @@ import { PortfolioMachine } from '../../src/algo/machine.ts';
 import type {
   AlgoCommand,
   AlgoEvent,
+  BalanceSpec,
   LegPricing,
   LegSpec,
   PortfolioEvent,
@@ -209,6 +210,35 @@ export class AlgoHarness {
     return this.news.filter((e) => e.portfolioId === portfolioId).map((e) => e.messageType);
   }
 }
+
+/** The 70,000 call: 30 lots at 0.05 BTC. */
+export const callLeg = (overrides: Partial<LegSpec> = {}) =>
+  leg({
+    instrumentName: OPTION,
+    instrumentType: 'OPTION',
+    amount: 30,
+    pricing: { ...leg().pricing, price: 0.05, priceIn: 'BTC' },
+    ...overrides,
+  });
+
+/** The 70,000 put: 60 lots at 0.1 BTC. */
+export const putLeg = (overrides: Partial<LegSpec> = {}) =>
+  leg({
+    instrumentName: PUT,
+    instrumentType: 'OPTION',
+    amount: 60,
+    pricing: { ...leg().pricing, price: 0.1, priceIn: 'BTC' },
+    ...overrides,
+  });
+
+/** Three parts of 10 s, no total limit, the rest cancelled at the end. */
+export const balanceSpec = (overrides: Partial<BalanceSpec> = {}): BalanceSpec => ({
+  parts: 3,
+  eachLimitMs: 10_000,
+  totalLimitMs: 0,
+  totalEndAction: 'CANCEL_REMAINING',
+  ...overrides,
+});
 
 /** A MARKET leg's pricing: no price, no unit. */
 export const MARKET_PRICING: LegPricing = {
