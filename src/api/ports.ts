@@ -11,6 +11,7 @@
  */
 import type { UnstampedCommand } from '../core/commands.ts';
 import type { CommandResult, CoreEvent, OrderView, PositionView, TradeView } from '../core/events.ts';
+import type { SelfTradeMode } from '../core/types.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type {
   OrderHistoryPage,
@@ -44,10 +45,14 @@ export interface OrderFilter {
   readonly kind?: string;
 }
 
-/** Money of one account in one currency, minor units (`currencyDecimals`). */
+/**
+ * Money of one account in one currency, minor units (`currencyDecimals`), and the account's
+ * self-trade prevention mode (per account, not per currency).
+ */
 export interface AccountSummaryView {
   readonly accountId: number;
   readonly currency: string;
+  readonly selfTradeMode: SelfTradeMode;
   readonly balance: number;
   readonly equity: number;
   /** Equity less what is no collateral: long options' value beyond the shorts they cover. */

@@ -9,6 +9,7 @@
  * stats come from the engine (`tradeStats`), and spot has no open interest.
  */
 import type { OrderView, PositionView, TradeView } from '../core/events.ts';
+import type { SelfTradeMode } from '../core/types.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type {
   AccountSummaryView,
@@ -33,6 +34,7 @@ export interface VenueQueries {
     accountId: number,
     currency: string,
   ): {
+    readonly selfTradeMode: SelfTradeMode;
     readonly balance: number;
     readonly equity: number;
     readonly marginBalance: number;
@@ -106,6 +108,7 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
       return {
         accountId,
         currency,
+        selfTradeMode: funds.selfTradeMode,
         balance: funds.balance,
         equity: funds.equity,
         marginBalance: funds.marginBalance,

@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { CoreCommand } from '../core/commands.ts';
 import type { CommandResult, CommandSuccess, OrderView, PositionView, TradeView } from '../core/events.ts';
+import type { SelfTradeMode } from '../core/types.ts';
 import { instrumentCurrencies } from '../domain/currency.ts';
 import type { Instrument, InstrumentKind } from '../domain/instrument.ts';
 import type { Fixing } from '../market/settlement.ts';
@@ -92,12 +93,14 @@ export interface InstrumentInfo {
 export interface AccountSummary extends FundsView {
   readonly accountId: number;
   readonly currency: string;
+  /** The account's self-trade prevention mode (per account, the same in every currency). */
+  readonly selfTradeMode: SelfTradeMode;
 }
 
 export interface AccountInfo {
   readonly accountId: number;
   readonly userId: number | null;
-  readonly selfTradeMode: 'cancel_maker' | 'reject_taker';
+  readonly selfTradeMode: SelfTradeMode;
   readonly maxOpenOrders: number;
   readonly openOrderCount: number;
   readonly currencies: readonly string[];
@@ -366,7 +369,12 @@ export class Venue {
   accountSummary(accountId: number, currency: string): AccountSummary | null {
     const account = this.state.accounts.get(accountId);
     if (account === undefined) return null;
-    return { accountId, currency, ...funds(this.state, account, currency) };
+    return {
+      accountId,
+      currency,
+      selfTradeMode: account.selfTradeMode,
+      ...funds(this.state, account, currency),
+    };
   }
 
   account(accountId: number): AccountInfo | null {

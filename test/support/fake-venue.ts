@@ -230,6 +230,7 @@ export class FakeVenue implements CommandPort, ReadPort, EventPort {
       availableFunds: balance,
       initialMargin: 0,
       maintenanceMargin: 0,
+      selfTradeMode: 'cancel_maker' as const,
     };
   }
   orderBook(instrumentName: string) {

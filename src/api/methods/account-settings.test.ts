@@ -1,11 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { Value } from '@sinclair/typebox/value';
 import type { CoreCommand, UnstampedCommand } from '../../core/commands.ts';
-import { T0 } from '../../engine/testkit.ts';
+import { perpetualSpec, T0 } from '../../engine/testkit.ts';
 import { Venue } from '../../engine/venue.ts';
 import type { Principal } from '../auth/authenticator.ts';
+import type { CommandPort, HistoryPort } from '../ports.ts';
 import { type CallContext, MethodRegistry } from '../registry.ts';
+import { AccountSummarySchema } from '../schemas/objects.ts';
+import { createVenueReadPort } from '../venue-read-port.ts';
 import { registerAccountSettingsMethods } from './account-settings.ts';
+import { registerTradingMethods } from './trading.ts';
 
 const SET = 'private/set_self_trading_config';
 
@@ -14,16 +19,22 @@ function setup() {
   let seq = 0;
   const stamp = (command: UnstampedCommand) => ({ ...command, seq: ++seq, ts: T0 }) as CoreCommand;
   for (const accountId of [7, 8, 9]) venue.execute(stamp({ type: 'create_account', accountId }));
+  // A BTC instrument, so BTC is a currency get_account_summary takes.
+  venue.execute(stamp({ type: 'list_instrument', spec: perpetualSpec() }));
   const submitted: UnstampedCommand[] = [];
   const registry = new MethodRegistry();
-  registerAccountSettingsMethods(registry, {
-    commands: {
-      submit: async (command) => {
-        submitted.push(command);
-        return venue.execute(stamp(command));
-      },
-      now: () => T0,
+  const commands: CommandPort = {
+    submit: async (command) => {
+      submitted.push(command);
+      return venue.execute(stamp(command));
     },
+    now: () => T0,
+  };
+  registerAccountSettingsMethods(registry, { commands });
+  registerTradingMethods(registry, {
+    commands,
+    reads: createVenueReadPort(venue),
+    history: {} as HistoryPort,
   });
   // The key's user owns 7 (its default) and 8; 9 is another user's.
   const principal = {
@@ -32,13 +43,27 @@ function setup() {
     roles: new Set(['trade']),
   } as unknown as Principal;
   const context: CallContext = { principal, transport: 'http', session: null, receivedAt: T0 };
-  const call = async (params: Record<string, unknown>) => {
-    const method = registry.get(SET)!;
+  const callMethod = async (name: string, params: Record<string, unknown>) => {
+    const method = registry.get(name)!;
     method.validate(params);
     return method.handler(params as never, context);
   };
+  const call = (params: Record<string, unknown>) => callMethod(SET, params);
+  /** The key's default account's summary, as get_account_summary answers (and its schema checked). */
+  const summary = async () => {
+    const wire = await callMethod('private/get_account_summary', { currency: 'BTC' });
+    assert.ok(
+      Value.Check(AccountSummarySchema, wire),
+      [...Value.Errors(AccountSummarySchema, wire)].map((e) => `${e.path}: ${e.message}`).join('; '),
+    );
+    return wire as {
+      accountId: number;
+      selfTradingRejectMode: string;
+      selfTradingExtendedToSubaccounts: boolean;
+    };
+  };
   const modeOf = (accountId: number) => venue.account(accountId)!.selfTradeMode;
-  return { call, modeOf, submitted };
+  return { call, summary, modeOf, submitted };
 }
 
 describe('private/set_self_trading_config', () => {
@@ -83,5 +108,28 @@ describe('private/set_self_trading_config', () => {
     ] as const) {
       await assert.rejects(call(params), { errorName, data: { field } }, JSON.stringify(params));
     }
+  });
+});
+
+describe('private/get_account_summary reads the self-trade mode back', () => {
+  test("a fresh account shows cancel_maker, every account's default, not extended to subaccounts", async () => {
+    const { summary } = setup();
+    const wire = await summary();
+    assert.equal(wire.accountId, 7);
+    assert.equal(wire.selfTradingRejectMode, 'cancel_maker');
+    assert.equal(wire.selfTradingExtendedToSubaccounts, false);
+  });
+
+  test('the mode set is the mode read, and setting another owned account leaves the default one', async () => {
+    const { call, summary } = setup();
+    await call({ mode: 'reject_taker', extendedToSubaccounts: false });
+    assert.deepEqual(
+      [(await summary()).selfTradingRejectMode, (await summary()).selfTradingExtendedToSubaccounts],
+      ['reject_taker', false],
+    );
+    await call({ mode: 'cancel_maker', accountId: 8 });
+    assert.equal((await summary()).selfTradingRejectMode, 'reject_taker');
+    await call({ mode: 'cancel_maker' });
+    assert.equal((await summary()).selfTradingRejectMode, 'cancel_maker');
   });
 });

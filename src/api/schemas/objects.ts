@@ -213,6 +213,14 @@ export const AccountSummarySchema = Type.Object(
     availableFunds: Type.String({ description: 'marginBalance − initialMargin' }),
     initialMargin: S,
     maintenanceMargin: S,
+    selfTradingRejectMode: Type.Union([Type.Literal('reject_taker'), Type.Literal('cancel_maker')], {
+      description:
+        "the account's self-trade prevention mode (private/set_self_trading_config); cancel_maker, every account's default, until set",
+    }),
+    selfTradingExtendedToSubaccounts: Type.Boolean({
+      description:
+        'always false: self-trade prevention is per account, so orders of two accounts of one user trade with each other',
+    }),
   },
   { $id: 'AccountSummary' },
 );

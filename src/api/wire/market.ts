@@ -55,6 +55,9 @@ export function accountSummaryToWire(summary: AccountSummaryView) {
     availableFunds: money(summary.availableFunds),
     initialMargin: money(summary.initialMargin),
     maintenanceMargin: money(summary.maintenanceMargin),
+    selfTradingRejectMode: summary.selfTradeMode,
+    // Self-trade prevention is per account: set_self_trading_config refuses true.
+    selfTradingExtendedToSubaccounts: false,
   };
 }
 
