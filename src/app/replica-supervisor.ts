@@ -188,6 +188,9 @@ export class ReplicaSupervisor implements RemoteReadWriter {
       {
         onCheckpoint: this.hooks.onCheckpoint,
         ...(this.hooks.onSaved === undefined ? {} : { onSaved: this.hooks.onSaved }),
+        ...(this.hooks.onSnapshotSkipped === undefined
+          ? {}
+          : { onSnapshotSkipped: this.hooks.onSnapshotSkipped }),
         onFailed: (error) => this.onReplicaFailed(replica, error),
       },
       this.lastAppliedSeq,

@@ -898,6 +898,11 @@ function superviseReplica(
         log.info('snapshot replica restarted');
         options.onRestarted();
       },
+      onSnapshotSkipped: (seq) =>
+        log.warn(
+          { snapshotSeq: seq },
+          `the snapshot replica found the snapshot at seq ${seq} failing its checksum: skipped (it starts from an older one)`,
+        ),
     },
     options.restartPolicy,
   );

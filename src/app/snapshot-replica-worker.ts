@@ -38,6 +38,8 @@ const stores = await openFollowerStores<MachineCommand>({
   databaseUrl: settings.databaseUrl,
   natsJournal: settings.natsJournal,
   keepSnapshots: settings.keepSnapshots,
+  // Its start may pass over snapshots the live core's recovery never reached (an older bound).
+  onSnapshotSkipped: (seq: number) => post({ type: 'snapshotSkipped', seq }),
   ...(settings.writesReadStore
     ? {
         readStore: {

@@ -78,11 +78,18 @@ export type ReplicaReply =
   /** The read store wrote through `seq` (after each write). */
   | { readonly type: 'readWritten'; readonly seq: number }
   /** The answer to `readFlush`: everything handed over before it is written. */
-  | { readonly type: 'readFlushed'; readonly seq: number };
+  | { readonly type: 'readFlushed'; readonly seq: number }
+  /** Its start passed over the snapshot at `seq`: it fails its checksum. */
+  | { readonly type: 'snapshotSkipped'; readonly seq: number };
 
 export interface ReplicaHooks {
   readonly onCheckpoint: (checkpoint: HashCheckpoint) => void;
   readonly onSaved?: (info: SnapshotInfo, ms: number) => void;
+  /**
+   * Its start passed over the snapshot at `seq` because it fails its checksum (it then starts
+   * from an older one), as the service's recovery tells `onSnapshotSkipped`.
+   */
+  readonly onSnapshotSkipped?: (seq: number) => void;
   /** The replica stopped on an error (its read store's included); it takes no more frames. */
   readonly onFailed: (error: Error) => void;
 }
@@ -126,6 +133,9 @@ export class SnapshotReplica {
           break;
         case 'saved':
           hooks.onSaved?.(reply.info, reply.ms);
+          break;
+        case 'snapshotSkipped':
+          hooks.onSnapshotSkipped?.(reply.seq);
           break;
         case 'status':
           this.statusWaiters.get(reply.id)?.resolve({ seq: reply.seq, stateHash: reply.stateHash });

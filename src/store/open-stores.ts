@@ -74,7 +74,7 @@ export interface StoreSettings {
   readonly windows?: HistoryWindows;
   readonly retention?: RetentionSettings;
   readonly onReadStoreError?: (error: unknown) => void;
-  /** A SQLite snapshot passed over because its checksum fails (recovery then uses an older one). */
+  /** A snapshot passed over because its checksum fails (recovery then uses an older one). */
   readonly onSnapshotSkipped?: (seq: number) => void;
   /**
    * With the journal on NATS and a database URL: what happens when the connection holding the
@@ -129,6 +129,13 @@ async function opening<T>(setting: string, open: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The snapshot stores' `onSkipped` option from the settings' `onSnapshotSkipped`. */
+function skippedOption(settings: Pick<StoreSettings, 'onSnapshotSkipped'>): {
+  onSkipped?: (seq: number) => void;
+} {
+  return settings.onSnapshotSkipped === undefined ? {} : { onSkipped: settings.onSnapshotSkipped };
+}
+
 export async function openStores<C = unknown>(settings: StoreSettings): Promise<Stores<C>> {
   const readOptions = {
     ...(settings.projections === undefined ? {} : { projections: settings.projections }),
@@ -139,6 +146,7 @@ export async function openStores<C = unknown>(settings: StoreSettings): Promise<
   };
   const limits = settings.batchLimits === undefined ? {} : { limits: settings.batchLimits };
   const keep = settings.keepSnapshots ?? 3;
+  const skipped = skippedOption(settings);
   const nats = settings.natsJournal ?? null;
   const openNats = (target: NatsJournalTarget) =>
     opening(`JOURNAL_URL (${redactedServers(target.servers)}, stream ${target.stream})`, () =>
@@ -183,7 +191,9 @@ export async function openStores<C = unknown>(settings: StoreSettings): Promise<
         // Then the journal: a second service on the same stream is refused before the rest opens.
         journal = kept(await openNats(nats));
       }
-      snapshots = kept(await opening(setting, () => PgSnapshotStore.open({ connectionString, keep })));
+      snapshots = kept(
+        await opening(setting, () => PgSnapshotStore.open({ connectionString, keep, ...skipped })),
+      );
       const db = kept(await opening(setting, () => PgReadDb.open(connectionString)));
       readStore = await opening(setting, () => ReadStore.open({ db, ...readOptions }));
       // Closing it closes `db`, which stays on the list: closing that again does nothing.
@@ -215,7 +225,7 @@ export async function openStores<C = unknown>(settings: StoreSettings): Promise<
             new SqliteSnapshotStore({
               path: snapshotsFile.path,
               keep,
-              ...(settings.onSnapshotSkipped === undefined ? {} : { onSkipped: settings.onSnapshotSkipped }),
+              ...skipped,
             }),
         ),
       );
@@ -271,7 +281,10 @@ export interface FollowerStores<C> {
 }
 
 export interface FollowerSettings
-  extends Pick<StoreSettings, 'dataDir' | 'databaseUrl' | 'natsJournal' | 'keepSnapshots'> {
+  extends Pick<
+    StoreSettings,
+    'dataDir' | 'databaseUrl' | 'natsJournal' | 'keepSnapshots' | 'onSnapshotSkipped'
+  > {
   /** Open the read store to write (its tables already made by the live side's `openStores`). */
   readonly readStore?: Pick<ReadStoreOptions, 'projections' | 'retention' | 'onError' | 'onWritten'>;
 }
@@ -280,6 +293,7 @@ export async function openFollowerStores<C = unknown>(
   settings: FollowerSettings,
 ): Promise<FollowerStores<C>> {
   const keep = settings.keepSnapshots ?? 3;
+  const skipped = skippedOption(settings);
   const readOptions = settings.readStore;
   const nats = settings.natsJournal ?? null;
   // A NATS journal is read on the follower's own connection, whichever store holds the rest.
@@ -290,7 +304,7 @@ export async function openFollowerStores<C = unknown>(
     const pool = new pg.Pool({ connectionString, max: 1 });
     // An idle connection dropped by the server must not crash the process; the next query fails.
     pool.on('error', () => undefined);
-    const snapshots = await PgSnapshotStore.open({ connectionString, keep });
+    const snapshots = await PgSnapshotStore.open({ connectionString, keep, ...skipped });
     const readStore =
       readOptions === undefined
         ? null
@@ -314,7 +328,11 @@ export async function openFollowerStores<C = unknown>(
     natsReader !== null
       ? null
       : new Database(join(settings.dataDir, SQLITE_FILES.journal), { readonly: true, fileMustExist: true });
-  const snapshots = new SqliteSnapshotStore({ path: join(settings.dataDir, SQLITE_FILES.snapshots), keep });
+  const snapshots = new SqliteSnapshotStore({
+    path: join(settings.dataDir, SQLITE_FILES.snapshots),
+    keep,
+    ...skipped,
+  });
   const readStore =
     readOptions === undefined
       ? null

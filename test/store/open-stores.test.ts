@@ -4,7 +4,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { openStores } from '../../src/store/open-stores.ts';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { openFollowerStores, openStores, SQLITE_FILES } from '../../src/store/open-stores.ts';
 import { startPostgres } from '../support/postgres.ts';
 
 const server = await startPostgres();
@@ -49,5 +51,71 @@ test('with a database URL everything lives in PostgreSQL', {
     assert.ok(!existsSync(join(dir, 'journal.sqlite')));
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/**
+ * Snapshots 1 and 2, the newest then damaged (its checksum no longer matches): the service's
+ * stores and the follower's (the snapshot replica's) each tell `onSnapshotSkipped` its seq.
+ */
+async function skippedReported(
+  settings: { dataDir: string; databaseUrl: string | null },
+  damageChecksum: (seq: number) => Promise<void>,
+): Promise<void> {
+  const stores = await openStores(settings);
+  for (const seq of [1, 2])
+    await stores.snapshots.saveSnapshot({ seq, ts: seq, stateHash: `h${seq}`, state: {} });
+  await stores.close();
+  await damageChecksum(2);
+  const skipped: string[] = [];
+  const again = await openStores({ ...settings, onSnapshotSkipped: (seq) => skipped.push(`service ${seq}`) });
+  try {
+    assert.equal((await again.snapshots.latestSnapshot())?.stateHash, 'h1');
+  } finally {
+    await again.close();
+  }
+  const follower = await openFollowerStores({
+    ...settings,
+    natsJournal: null,
+    onSnapshotSkipped: (seq) => skipped.push(`follower ${seq}`),
+  });
+  try {
+    assert.equal((await follower.snapshots.latestSnapshot())?.stateHash, 'h1');
+  } finally {
+    await follower.close();
+  }
+  assert.deepEqual(skipped, ['service 2', 'follower 2']);
+}
+
+test("a snapshot that fails its checksum is reported by the SQLite stores, the follower's too", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'stores-'));
+  try {
+    await skippedReported({ dataDir, databaseUrl: null }, async (seq) => {
+      const db = new Database(join(dataDir, SQLITE_FILES.snapshots));
+      db.prepare('UPDATE snapshots SET checksum = checksum + 1 WHERE seq = ?').run(seq);
+      db.close();
+    });
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("a snapshot that fails its checksum is reported by the PostgreSQL stores, the follower's too", {
+  skip: server === null ? 'PostgreSQL is not installed' : false,
+}, async () => {
+  const url = await server!.createDatabase('stores_skipped');
+  const dataDir = mkdtempSync(join(tmpdir(), 'stores-'));
+  try {
+    await skippedReported({ dataDir, databaseUrl: url }, async (seq) => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query('UPDATE snapshots SET checksum = checksum # 1 WHERE seq = $1', [seq]);
+      } finally {
+        await client.end();
+      }
+    });
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });

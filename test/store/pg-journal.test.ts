@@ -97,6 +97,32 @@ if (server === null) {
     };
   });
 
+  test('latestSnapshot tells onSkipped the seq of each snapshot whose checksum fails', async () => {
+    const url = await server.createDatabase(`journal_${process.pid}_skipped_snapshots`);
+    const skipped: number[] = [];
+    const store = await PgSnapshotStore.open({
+      connectionString: url,
+      onSkipped: (seq) => skipped.push(seq),
+    });
+    try {
+      for (const seq of [10, 20, 30])
+        await store.saveSnapshot({ seq, ts: seq, stateHash: `h${seq}`, state: { seq } });
+      // The row's checksum no longer matches its payload.
+      await withClient(url, (c) => c.query('UPDATE snapshots SET checksum = checksum # 1 WHERE seq = 30'));
+      assert.deepEqual((await store.latestSnapshot(25))?.state, { seq: 20 });
+      assert.deepEqual(skipped, [], 'a bound below the damaged row never reads it');
+      assert.deepEqual((await store.latestSnapshot())?.state, { seq: 20 });
+      assert.deepEqual(skipped, [30]);
+      await withClient(url, (c) =>
+        c.query(`UPDATE snapshots SET payload = ${FLIP_FIRST_BYTE} WHERE seq = 20`),
+      );
+      assert.deepEqual((await store.latestSnapshot())?.state, { seq: 10 });
+      assert.deepEqual(skipped, [30, 30, 20], 'each read tells every row it passes over, newest first');
+    } finally {
+      await store.close();
+    }
+  });
+
   test('a snapshot table made by an older build gets its pinned column, even by two opens at once', async () => {
     const url = await server.createDatabase(`journal_${process.pid}_old_snapshots`);
     await withClient(url, async (c) => {

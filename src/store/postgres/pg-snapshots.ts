@@ -3,7 +3,8 @@
  *
  * Invariants:
  * - Saving is one transaction (insert + prune); durable when it resolves (synchronous_commit on).
- * - `latestSnapshot` skips rows whose checksum fails (recovery then starts from an older one).
+ * - `latestSnapshot` skips rows whose checksum fails (recovery then starts from an older one),
+ *   telling `onSkipped` each one's seq.
  * - The newest `keep` are retained, and every pinned one besides; `discardAfter` deletes pinned
  *   ones too. A table made before pinning existed gets its `pinned` column when opened (its
  *   snapshots unpinned), tolerating another connection adding it at the same moment.
@@ -52,6 +53,8 @@ interface SnapshotRow {
 export interface PgSnapshotStoreOptions {
   readonly connectionString: string;
   readonly keep?: number;
+  /** Told the seq of each snapshot `latestSnapshot` passes over because its checksum fails. */
+  readonly onSkipped?: (seq: number) => void;
 }
 
 export class PgSnapshotStore<S = unknown> implements SnapshotStore<S> {
@@ -68,12 +71,17 @@ export class PgSnapshotStore<S = unknown> implements SnapshotStore<S> {
       await pool.end();
       throw error;
     }
-    return new PgSnapshotStore<S>(pool, Math.max(1, options.keep ?? 3));
+    return new PgSnapshotStore<S>(
+      pool,
+      Math.max(1, options.keep ?? 3),
+      options.onSkipped ?? (() => undefined),
+    );
   }
 
   private constructor(
     private readonly pool: pg.Pool,
     private readonly keep: number,
+    private readonly onSkipped: (seq: number) => void,
   ) {}
 
   async saveSnapshot(snapshot: Snapshot<S>): Promise<SnapshotInfo> {
@@ -120,6 +128,7 @@ export class PgSnapshotStore<S = unknown> implements SnapshotStore<S> {
           state: decodeSnapshotState<S>(stored),
         };
       }
+      this.onSkipped(stored.seq);
       below = row.seq;
     }
   }

@@ -1,0 +1,84 @@
+/**
+ * The snapshot replica's start over a damaged snapshot: it passes over it to an older one, as
+ * recovery does, and says so through `onSnapshotSkipped` (its worker's stores are its own, so
+ * nothing else would tell).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import type { CoreCommand } from '../core/commands.ts';
+import type { MachineCommand } from '../core/machine.ts';
+import { T0 } from '../engine/testkit.ts';
+import { SQLITE_FILES } from '../store/open-stores.ts';
+import { SqliteJournal } from '../store/sqlite/sqlite-journal.ts';
+import { SqliteSnapshotStore } from '../store/sqlite/sqlite-snapshots.ts';
+import { createCoreMachine } from './core-factory.ts';
+import { stampInPlace } from './sequencer.ts';
+import { SnapshotReplica } from './snapshot-replica.ts';
+
+const COMMANDS: readonly MachineCommand[] = [
+  { type: 'create_account', accountId: 1 },
+  { type: 'deposit', accountId: 1, currency: 'BTC', amount: 1_000 },
+  { type: 'create_account', accountId: 2 },
+  { type: 'deposit', accountId: 2, currency: 'BTC', amount: 2_000 },
+  { type: 'deposit', accountId: 1, currency: 'BTC', amount: 3_000 },
+] as unknown as CoreCommand[];
+
+test('a replica starting over a snapshot whose checksum fails tells onSnapshotSkipped its seq', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
+  const snapshotsPath = join(dataDir, SQLITE_FILES.snapshots);
+  try {
+    // The live side: every command journaled, snapshots at seq 2 and 4.
+    const journal = SqliteJournal.open<MachineCommand>({ path: join(dataDir, SQLITE_FILES.journal) });
+    const snapshots = new SqliteSnapshotStore({ path: snapshotsPath });
+    const machine = createCoreMachine();
+    for (const [i, command] of COMMANDS.entries()) {
+      const entry = { seq: i + 1, ts: T0 + i, command };
+      await journal.append(entry);
+      machine.execute(stampInPlace(structuredClone(command), entry));
+      if (entry.seq % 2 === 0) {
+        await snapshots.saveSnapshot({
+          seq: entry.seq,
+          ts: entry.ts,
+          stateHash: machine.stateHash(),
+          state: machine.snapshot(),
+        });
+      }
+    }
+    await journal.close();
+    await snapshots.close();
+    const db = new Database(snapshotsPath);
+    db.prepare('UPDATE snapshots SET checksum = checksum + 1 WHERE seq = 4').run();
+    db.close();
+
+    const skipped: number[] = [];
+    const failures: Error[] = [];
+    const replica = new SnapshotReplica(
+      {
+        dataDir,
+        databaseUrl: null,
+        natsJournal: null,
+        startSeq: COMMANDS.length,
+        policy: { everyCommands: 0, everyMs: 0, checkpointEveryCommands: 0 },
+      },
+      {
+        onCheckpoint: () => undefined,
+        onFailed: (error) => failures.push(error),
+        onSnapshotSkipped: (seq) => skipped.push(seq),
+      },
+    );
+    try {
+      // From the snapshot at 2 and the journal after it, the live state.
+      assert.deepEqual(await replica.status(), { seq: COMMANDS.length, stateHash: machine.stateHash() });
+      assert.deepEqual(skipped, [4]);
+    } finally {
+      await replica.stop(false);
+    }
+    assert.deepEqual(failures, []);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
