@@ -285,6 +285,20 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Algo
     return group;
   }
 
+  /**
+   * The accounts a portfolio's group trades in: the original's and its mirrors' (a mirror's spec
+   * names only its own account). Its references leave their resting orders out (`OwnAccounts`).
+   */
+  private groupAccounts(portfolio: PortfolioState): readonly number[] {
+    const root = portfolio.linkedTo === null ? portfolio : this.portfolios.get(portfolio.linkedTo);
+    const accounts = [portfolio.spec.accountId];
+    if (root === undefined) return accounts;
+    for (const accountId of [root.spec.accountId, ...root.spec.mirrorAccountIds]) {
+      if (!accounts.includes(accountId)) accounts.push(accountId);
+    }
+    return accounts;
+  }
+
   /** Drops a pruned portfolio from the state and every index. */
   private forget(portfolio: PortfolioState): void {
     this.portfolios.delete(portfolio.id);
@@ -372,6 +386,9 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Algo
         machine.placed.set(portfolio.id, count + 1);
         return true;
       },
+      ownAccounts(portfolio) {
+        return machine.groupAccounts(portfolio);
+      },
       registerChild(portfolio, child) {
         machine.childIndex.set(child.orderId, { portfolio, child });
       },
@@ -447,7 +464,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Algo
       .filter((p) => p.spec.legs.some((leg) => leg.instrumentName === instrumentName))
       .sort((a, b) => a.id - b.id);
     for (const portfolio of hit) {
-      const leg = expiredLeg(this.market, portfolio);
+      const leg = expiredLeg(this.market, portfolio, context.stamp.ts);
       if (leg === null) continue;
       failOnExpiry(context, portfolio, leg);
       this.track(portfolio);
@@ -490,8 +507,9 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Algo
   private submit(command: SubmitPortfolio, context: StepContext, out: PortfolioEvent[]) {
     const spec = command.portfolio;
     for (const [i, leg] of spec.legs.entries()) {
-      // As private/buy and create_rfq answer an expired instrument.
-      if (this.market.expired(leg.instrumentName)) {
+      // As private/buy and create_rfq answer an expired instrument, from its expiry instant on
+      // (before its settlement too: the engine refuses every order then).
+      if (this.market.expired(leg.instrumentName, command.ts)) {
         return refuse(
           'instrument_expired',
           `instrument ${leg.instrumentName} has expired`,

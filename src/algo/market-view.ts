@@ -10,26 +10,31 @@
 import type { Instrument } from '../domain/instrument.ts';
 import type { OptionPricingContext } from '../market/conversions.ts';
 
-/** One of the portfolio's own resting orders, left out of the references it prices against. */
-export interface OwnOrder {
-  readonly side: 'buy' | 'sell';
-  /** Ticks. */
-  readonly price: number;
-  /** Visible open lots. */
-  readonly amount: number;
-}
+/**
+ * The accounts whose resting orders a portfolio leaves out of the market it prices against: the
+ * account it trades in and its group's (the original's and every mirror's). Every visible resting
+ * order of those accounts is left out, the group's children, other portfolios' and hand-placed
+ * ones alike: a peg follows the others' market, never its own desk's (docs/decisions.md, DYNAMIC).
+ */
+export type OwnAccounts = readonly number[];
 
 export interface AlgoMarketView {
   /** A listed instrument that is open for trading; undefined when unknown or expired. */
   instrument(name: string): Instrument | undefined;
-  /** True when the instrument was listed and has expired (settled): it never trades again. */
-  expired(name: string): boolean;
   /**
-   * Best bid / ask in ticks, null when that side is empty. `own` orders are left out, so a
-   * child order never becomes its own reference (a DYNAMIC bid would otherwise walk upwards).
+   * True when the instrument was listed and no longer trades at `now`: settled, or its expiry
+   * instant has come (`now >= expiration`) and its settlement is still to be booked. The engine
+   * refuses orders from that instant on (src/engine/trading.ts `pastExpiry`).
    */
-  bestBid(instrumentName: string, own?: OwnOrder | null): number | null;
-  bestAsk(instrumentName: string, own?: OwnOrder | null): number | null;
+  expired(name: string, now: number): boolean;
+  /**
+   * Best bid / ask in ticks, null when that side is empty. The visible resting orders of the
+   * `own` accounts are left out level by level, so neither a child nor a sibling portfolio (a
+   * mirror, another portfolio of the account) becomes a peg's reference: two DYNAMIC bids pegged
+   * to each other would otherwise walk upwards, each outbidding the other at every reprice.
+   */
+  bestBid(instrumentName: string, own?: OwnAccounts | null): number | null;
+  bestAsk(instrumentName: string, own?: OwnAccounts | null): number | null;
   /**
    * The best price (ticks) among the resting orders `accountId` has on `side` of the instrument,
    * hidden ones included; null when it has none. A limit child is kept clear of these.

@@ -181,9 +181,9 @@ describe('leg price resolution', () => {
   });
 
   test('own orders are left out of the references', () => {
-    const mine = { side: 'buy' as const, price: 120_004, amount: 10 };
+    const mine = [2, 3];
     const book = view({
-      bestBid: (_name, own) => (own?.price === 120_004 ? 119_990 : 120_004),
+      bestBid: (_name, own) => (own === mine ? 119_990 : 120_004),
       bestAsk: () => 120_010,
     });
     assert.deepEqual(resolvePrice(book, perp, 'buy', dynamic('BID', 0, 'USD'), 0, mine), {

@@ -24,7 +24,7 @@ import type { Side } from '../core/types.ts';
 import { parseDecimal } from '../domain/decimal.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { convertPriceIn, impliedVolPercent } from '../market/conversions.ts';
-import type { AlgoMarketView, OwnOrder } from './market-view.ts';
+import type { AlgoMarketView, OwnAccounts } from './market-view.ts';
 import type { LegPricing } from './types.ts';
 
 export type ResolvedPrice =
@@ -250,7 +250,7 @@ export function referenceTicks(
   instrument: Instrument,
   strategy: NonNullable<LegPricing['dynamicStrategy']>,
   now: number,
-  own: OwnOrder | null = null,
+  own: OwnAccounts | null = null,
 ): number | null {
   const name = instrument.name;
   switch (strategy) {
@@ -283,7 +283,7 @@ export function resolvePrice(
   side: Side,
   pricing: LegPricing,
   now: number,
-  own: OwnOrder | null = null,
+  own: OwnAccounts | null = null,
 ): ResolvedPrice {
   switch (pricing.priceType) {
     case 'MARKET':

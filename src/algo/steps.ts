@@ -20,7 +20,8 @@
  * needs): a child grown from outside (`private/edit` by hand) is cut back to that at once.
  * LIMIT prices are converted when a child is placed and then kept; DYNAMIC prices are
  * re-evaluated one `dynamicMs` of the leg after they were set (a fill is no tick), and the child is
- * amended when the price moved a tick.
+ * amended when the price moved a tick. A BID, ASK or MID reference leaves out the resting orders of
+ * the portfolio's accounts (its own and its mirrors'), so pegs of one desk never chase each other.
  *
  * A leg whose instrument expired with lots still to fill ends the portfolio FAILED
  * (`instrument_expired`): the machine does it at the settlement, `expiredLeg` at any later step.
@@ -44,7 +45,7 @@ import {
 } from './children.ts';
 import { clearOfOwnCombo, commonComboPlan, netComboTicks } from './combo.ts';
 import { applyTrigger, failOnExpiry, failPortfolio, finish } from './lifecycle.ts';
-import type { AlgoMarketView } from './market-view.ts';
+import type { AlgoMarketView, OwnAccounts } from './market-view.ts';
 import {
   type BalanceLegInput,
   balanceAllowances,
@@ -64,6 +65,7 @@ import {
 } from './portfolio-state.ts';
 import { clearOfOwnOrders, convertToQuote, type ResolvedPrice, resolvePrice } from './pricing.ts';
 import { DEFAULT_BALANCE_DYNAMIC_MS, legRepriceMs, PRICE_RETRY_MS, selfTradeHoldMs } from './timing.ts';
+import type { LegPricing } from './types.ts';
 
 export { DEFAULT_BALANCE_DYNAMIC_MS, PRICE_RETRY_MS };
 
@@ -79,6 +81,11 @@ export interface StepContext extends ChildContext {
   readonly market: AlgoMarketView;
   /** Takes one placement from the portfolio's budget for this command; false when spent. */
   placement(portfolio: PortfolioState): boolean;
+  /**
+   * The accounts whose resting orders the portfolio's references leave out (`OwnAccounts`): its
+   * own and those of its group (the original and its mirrors).
+   */
+  ownAccounts(portfolio: PortfolioState): OwnAccounts;
 }
 
 function repriceInterval(portfolio: PortfolioState): number | null {
@@ -169,13 +176,14 @@ export function startPortfolio(context: StepContext, portfolio: PortfolioState):
 }
 
 /**
- * The first leg with lots still to fill whose instrument has expired, or null. Such a leg can
- * never fill: its portfolio ends FAILED (`instrument_expired`). A leg already filled needs
- * nothing more from its instrument.
+ * The first leg with lots still to fill whose instrument has expired at `now` (the command's
+ * time: from the expiry instant on, as the engine judges it, not only once settled), or null.
+ * Such a leg can never fill: its portfolio ends FAILED (`instrument_expired`). A leg already
+ * filled needs nothing more from its instrument.
  */
-export function expiredLeg(market: AlgoMarketView, portfolio: PortfolioState): number | null {
+export function expiredLeg(market: AlgoMarketView, portfolio: PortfolioState, now: number): number | null {
   for (let i = 0; i < portfolio.spec.legs.length; i++) {
-    if (remaining(portfolio, i) > 0 && market.expired(portfolio.spec.legs[i]!.instrumentName)) return i;
+    if (remaining(portfolio, i) > 0 && market.expired(portfolio.spec.legs[i]!.instrumentName, now)) return i;
   }
   return null;
 }
@@ -183,10 +191,11 @@ export function expiredLeg(market: AlgoMarketView, portfolio: PortfolioState): n
 /**
  * Ends the portfolio when a leg's instrument has expired under it (`expiredLeg`); true if so. The
  * machine does this at the settlement itself (the engine's `instrument` event); this catches a
- * portfolio restored from a snapshot saved before that, at its first step.
+ * step between the expiry instant and the settlement (the engine would refuse its child), and a
+ * portfolio restored from a snapshot saved before the settlement, at its first step.
  */
 function endedByExpiry(context: StepContext, portfolio: PortfolioState): boolean {
-  const leg = expiredLeg(context.market, portfolio);
+  const leg = expiredLeg(context.market, portfolio, context.stamp.ts);
   if (leg === null) return false;
   failOnExpiry(context, portfolio, leg);
   return true;
@@ -517,7 +526,14 @@ function placeCommonCombo(context: StepContext, portfolio: PortfolioState): 'pla
     for (const { leg: i } of plan.legs) {
       const leg = spec.legs[i]!;
       const instrument = context.market.instrument(leg.instrumentName)!;
-      const resolved = resolvePrice(context.market, instrument, leg.side, leg.pricing, context.stamp.ts);
+      const resolved = resolvePrice(
+        context.market,
+        instrument,
+        leg.side,
+        leg.pricing,
+        context.stamp.ts,
+        bookReferenceOwn(context, portfolio, leg.pricing),
+      );
       if (resolved.kind !== 'limit') {
         portfolio.retryAt ??= context.stamp.ts + PRICE_RETRY_MS;
         return 'waiting';
@@ -538,6 +554,24 @@ function placeCommonCombo(context: StepContext, portfolio: PortfolioState): 'pla
   return 'placed';
 }
 
+/**
+ * The accounts a leg's DYNAMIC reference leaves out: every resting order of the group's accounts
+ * (the leg's own child, a mirror's, another portfolio's of the account, a hand order), so a peg
+ * never follows its own desk and two pegs of one desk never walk each other up. Only BID, ASK and
+ * MID read the book, so only they pay for the look-up; null for every other price.
+ */
+function bookReferenceOwn(
+  context: StepContext,
+  portfolio: PortfolioState,
+  pricing: LegPricing,
+): OwnAccounts | null {
+  if (pricing.priceType !== 'DYNAMIC') return null;
+  const strategy = pricing.dynamicStrategy;
+  return strategy === 'BID' || strategy === 'ASK' || strategy === 'MID'
+    ? context.ownAccounts(portfolio)
+    : null;
+}
+
 function priceFor(
   context: StepContext,
   portfolio: PortfolioState,
@@ -548,11 +582,7 @@ function priceFor(
   const leg = portfolio.spec.legs[i]!;
   const instrument = context.market.instrument(leg.instrumentName);
   if (instrument === undefined) return { kind: 'unavailable', reason: 'instrument gone' };
-  // What the child shows: a venue iceberg only its display.
-  const own =
-    child === undefined || child.price === null || leg.hidden
-      ? null
-      : { side: leg.side, price: child.price, amount: child.iceberg ?? child.amount - child.filled };
+  const own = bookReferenceOwn(context, portfolio, leg.pricing);
   const resolved = resolvePrice(context.market, instrument, leg.side, leg.pricing, context.stamp.ts, own);
   // A resting child's own price crosses nothing (the book is never crossed): no need to look.
   if (resolved.kind !== 'limit' || resolved.price === child?.price) return resolved;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Harness, optionSpec, perpetualSpec } from '../engine/testkit.ts';
+import { Harness, markedPerpetualVenue, optionSpec, orderCommand, perpetualSpec } from '../engine/testkit.ts';
 import { SETTLEMENT_WINDOW_MS } from '../market/settlement.ts';
 import { venueMarketView } from './venue-market-view.ts';
 
@@ -48,5 +48,33 @@ describe('venue market view', () => {
     assert.equal(h.venue.settlementFixing('BTC', EXPIRY, at), null);
     const context = venueMarketView(h.venue).optionContext(CALL, at)!;
     assert.ok(context.forward >= context.index);
+  });
+
+  test('own accounts: their visible lots leave each level, other accounts’ lots keep it', () => {
+    const h = markedPerpetualVenue(100_000_000_000);
+    const view = venueMarketView(h.venue);
+    const PERP = 'BTC-PERPETUAL';
+    h.ok(orderCommand(2, 'buy', 10, 99_000));
+    h.ok(orderCommand(1, 'buy', 50, 99_000)); // shares the other account's level
+    h.ok(orderCommand(3, 'buy', 40, 99_500)); // a level all of the own accounts'
+    h.ok(orderCommand(1, 'buy', 500, 99_800, { displayAmount: 100 })); // an iceberg: its display
+    h.ok(orderCommand(1, 'buy', 5, 99_900, { hidden: true })); // not on the book at all
+    h.ok(orderCommand(4, 'sell', 10, 100_500));
+    h.ok(orderCommand(3, 'sell', 10, 100_200));
+    assert.equal(view.bestBid(PERP), 99_800);
+    assert.equal(view.bestBid(PERP, [1]), 99_500);
+    assert.equal(view.bestBid(PERP, [1, 3]), 99_000, 'account 2 still bids there');
+    assert.equal(view.bestBid(PERP, [1, 2, 3]), null);
+    assert.equal(view.bestAsk(PERP, [1, 3]), 100_500);
+    assert.equal(view.bestAsk(PERP, []), 100_200);
+  });
+
+  test('expired: from the expiry instant on, before the settlement too', () => {
+    const h = climbingVenue(EXPIRY - 60_000);
+    const view = venueMarketView(h.venue);
+    assert.equal(view.expired(CALL, EXPIRY - 1), false);
+    assert.equal(view.expired(CALL, EXPIRY), true);
+    assert.equal(view.expired('BTC-PERPETUAL', EXPIRY + 1_000_000), false, 'no expiry');
+    assert.equal(view.expired('BTC-NOPE', EXPIRY), false, 'unknown');
   });
 });

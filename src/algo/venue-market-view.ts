@@ -14,16 +14,42 @@ import {
   type MarketState,
   priceMarket,
 } from '../market/market-state.ts';
-import type { AlgoMarketView, OwnOrder } from './market-view.ts';
+import type { AlgoMarketView, OwnAccounts } from './market-view.ts';
 
-/** Best visible price of one side with `own` taken out of its level. */
-function best(venue: VenueReads, name: string, side: 'buy' | 'sell', own: OwnOrder | null): number | null {
-  const book = venue.book(name, own === null ? 1 : 2);
+/**
+ * Visible open lots per price that the `own` accounts rest on one side of the instrument (as the
+ * book counts them: an iceberg its display, a hidden order nothing); null when there are none.
+ */
+function ownLevels(
+  venue: VenueReads,
+  name: string,
+  side: 'buy' | 'sell',
+  own: OwnAccounts,
+): Map<number, number> | null {
+  let levels: Map<number, number> | null = null;
+  for (const accountId of own) {
+    for (const order of venue.openOrders({ accountId, instrumentName: name })) {
+      if (order.side !== side || order.orderState !== 'open' || order.price === null || order.hidden)
+        continue;
+      const rest = order.amount - order.filledAmount;
+      const shown = order.displayAmount === null ? rest : Math.min(order.displayAmount, rest);
+      if (shown <= 0) continue;
+      levels ??= new Map();
+      levels.set(order.price, (levels.get(order.price) ?? 0) + shown);
+    }
+  }
+  return levels;
+}
+
+/** Best visible price of one side with the `own` accounts' orders taken out of their levels. */
+function best(venue: VenueReads, name: string, side: 'buy' | 'sell', own: OwnAccounts | null): number | null {
+  const mine = own === null || own.length === 0 ? null : ownLevels(venue, name, side, own);
+  // Every level that is all ours is skipped: one more level than we hold is enough.
+  const book = venue.book(name, mine === null ? 1 : mine.size + 1);
   if (book === null) return null;
   const levels = side === 'buy' ? book.bids : book.asks;
   for (const level of levels) {
-    const mine = own !== null && own.side === side && own.price === level.price ? own.amount : 0;
-    if (level.amount - mine > 0) return level.price;
+    if (level.amount - (mine?.get(level.price) ?? 0) > 0) return level.price;
   }
   return null;
 }
@@ -82,7 +108,14 @@ export function venueMarketView(
       const info = venue.instrument(name);
       return info === null || info.status !== 'open' ? undefined : info.instrument;
     },
-    expired: (name) => venue.instrument(name)?.status === 'expired',
+    expired: (name, now) => {
+      // As the engine's `pastExpiry`: no order is taken from the expiry instant on, though the
+      // settlement (status expired) comes only at the market's next tick.
+      const info = venue.instrument(name);
+      if (info === null) return false;
+      const expiration = info.instrument.spec.expiration;
+      return info.status === 'expired' || (expiration !== null && now >= expiration);
+    },
     bestBid: (name, own) => best(venue, name, 'buy', own ?? null),
     bestAsk: (name, own) => best(venue, name, 'sell', own ?? null),
     accountBest: (accountId, name, side) => accountBest(venue, accountId, name, side),

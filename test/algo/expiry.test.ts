@@ -3,7 +3,8 @@
  * expires"): settlement cancels the leg's child, and every active portfolio with lots still to
  * fill on that instrument ends FAILED (`instrument_expired`) at once, its other children
  * cancelled. A leg already filled needs nothing more: its portfolio goes on. A submit on an
- * expired instrument is refused with `instrument_expired` on the leg's instrument field.
+ * expired instrument is refused with `instrument_expired` on the leg's instrument field. Expired
+ * means from the expiry instant on, as the engine judges it, not only once settled.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -29,6 +30,9 @@ const iceberg = (): PortfolioSpec =>
     legs: [callLeg({ amount: 30 })],
     iceberg: { displayAmount: 10, refreshAmount: null },
   });
+
+/** The expiry instant of OPTION and PUT (src/engine/testkit.ts `optionSpec`). */
+const OPTION_EXPIRY = optionSpec().expiration!;
 
 function settle(h: AlgoHarness, instrumentName: string): void {
   const result = h.core({ type: 'settle_instrument', instrumentName, settlementPrice: 0 });
@@ -206,6 +210,28 @@ describe('a leg instrument expiring', () => {
     assert.equal(h.openChildren(other).length, 1);
   });
 
+  test('TWAP: a slice at the expiry instant, before the settlement, ends the portfolio instrument_expired', () => {
+    const h = AlgoHarness.withMarket();
+    // The engine refuses orders from the expiry instant on; the settlement comes at the market's
+    // next tick. A slice in between must not end child_rejected.
+    h.ts = OPTION_EXPIRY - 20_000;
+    const id = h.submit(
+      portfolio({
+        portfolioType: 'TWAP',
+        legs: [callLeg({ amount: 30 })],
+        twap: { startTimestamp: null, durationMs: 60_000, frequencyMs: 10_000 },
+      }),
+    );
+    h.runUntil(OPTION_EXPIRY - 1);
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.status, 'WORKING');
+    assert.equal(h.openChildren(id).length, 1, 'the second slice rests');
+    h.runUntil(OPTION_EXPIRY);
+    assert.equal(h.venue.instrument(OPTION)!.status, 'open', 'not settled yet');
+    assertExpiredFailure(h, id, 0, OPTION);
+    assert.equal(p.children.length, 2, 'no child tried for the slice at expiry');
+  });
+
   test('a restart and a replay reach the same state', () => {
     const h = AlgoHarness.withMarket();
     h.maker('sell', 5, 500, OPTION);
@@ -276,6 +302,24 @@ describe('submitting on an expired instrument', () => {
     assert.equal(result.error.name, 'instrument_expired');
     assert.deepEqual(result.error.data, { field: 'legs[1].instrument' });
     assert.match(result.error.message, new RegExp(PUT));
+  });
+
+  test('is refused from the expiry instant on, before the settlement too', () => {
+    const h = AlgoHarness.withMarket();
+    h.ts = OPTION_EXPIRY - 1;
+    assert.ok(submit(h, portfolio({ legs: [callLeg({ amount: 10 })] })).ok, 'a millisecond before');
+    h.ts = OPTION_EXPIRY;
+    const mirrors = h.machine.portfoliosOf(MIRROR).length;
+    const result = submit(
+      h,
+      portfolio({ legs: [leg({ amount: 10 }), callLeg()], mirrorAccountIds: [MIRROR] }),
+    );
+    assert.equal(h.venue.instrument(OPTION)!.status, 'open', 'not settled yet');
+    assert.ok(!result.ok, 'refused');
+    assert.equal(result.error.name, 'instrument_expired');
+    assert.deepEqual(result.error.data, { field: 'legs[1].instrument' });
+    assert.match(result.error.message, new RegExp(OPTION));
+    assert.equal(h.machine.portfoliosOf(MIRROR).length, mirrors, 'no portfolio created');
   });
 
   test('an unknown instrument stays invalid_instrument', () => {
