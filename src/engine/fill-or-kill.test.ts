@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { CommandResult } from '../core/events.ts';
-import { AdvancedHarness, orderOf, PERP } from './advanced-testkit.ts';
+import { AdvancedHarness, errorOf, orderOf, PERP } from './advanced-testkit.ts';
 
 const P = 100_000;
 
@@ -72,6 +72,22 @@ describe('fill_or_kill follows what the match removes mid-sweep', () => {
     assert.equal(result.ok ? orderOf(result).filledAmount : 0, 0);
     assert.equal(h.venue.position(2, PERP)?.size ?? 0, 0);
     h.venue.validate();
+  });
+
+  test("reject_taker: the taker's own order ahead of the liquidity it needs is refused (order_overlap), nothing traded", () => {
+    const h = new AdvancedHarness();
+    h.ok({ type: 'set_account_settings', accountId: 2, selfTradeMode: 'reject_taker' });
+    h.ok(h.orderCommand(1, 'sell', 1, P));
+    h.ok(h.orderCommand(2, 'sell', 1, P + 10));
+    // Enough liquidity for the FOK, but behind account 2's own ask at P + 10.
+    h.ok(h.orderCommand(1, 'sell', 1, P + 10));
+    const before = asks(h);
+    const result = h.run(h.orderCommand(2, 'buy', 2, P + 10, { timeInForce: 'fill_or_kill' }));
+    assert.equal(errorOf(result), 'order_overlap');
+    assert.deepEqual(asks(h), before);
+    assert.equal(h.venue.position(2, PERP)?.size ?? 0, 0);
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
   });
 
   test('reduce-only maker: capped by the position its own plain fill just shrank; the FOK trades nothing', () => {

@@ -127,6 +127,25 @@ describe('funds check gaps', () => {
     assert.ok(available(h, 1, 'USDC') >= 0, `available ${available(h, 1, 'USDC')}`);
   });
 
+  test("with no mark, a maker's partial fill never raises the reserve of what is left above what it held", () => {
+    const h = new Harness();
+    h.list(perpetualSpec());
+    for (const id of [1, 2, 3]) h.account(id);
+    h.ok(orderCommand(2, 'sell', 2, 100_000));
+    h.ok(orderCommand(1, 'buy', 2, 100_000));
+    // The older sell only reduces the long (its fee); the younger one opens (full margin).
+    const older = h.ok(orderCommand(1, 'sell', 2, 100_000)).order!.orderId;
+    h.ok(orderCommand(1, 'sell', 2, 120_000));
+    const reserved = stateOf(h).orders.get(older)!.reserved;
+    const orderMargin = h.venue.accountSummary(1, 'BTC')!.orderMargin;
+    // Its lot left still reduces what is left of the long: placed now it would open, behind the younger.
+    h.ok(orderCommand(3, 'buy', 1, 100_000));
+    const after = stateOf(h).orders.get(older)!;
+    assert.equal(after.amount - after.filled, 1);
+    assert.ok(after.reserved <= reserved, `reserved ${after.reserved}, held ${reserved}`);
+    assert.ok(h.venue.accountSummary(1, 'BTC')!.orderMargin <= orderMargin);
+  });
+
   describe('a maker fill uncovering an older order of its account', () => {
     /**
      * Account 1 short 100 on the inverse perpetual, an older bid far below the market (it closes
@@ -164,6 +183,35 @@ describe('funds check gaps', () => {
       const { h, order } = uncovered(2_000_000);
       assert.equal(order?.state, 'open');
       assert.ok(order!.reserved > 500_000, `reserved ${order!.reserved}`);
+      assert.ok(available(h, 1, 'BTC') >= 0, `available ${available(h, 1, 'BTC')}`);
+    });
+
+    test('the older order keeps resting when it leaves exactly zero available funds', () => {
+      const rich = uncovered(2_000_000);
+      const { h, order } = uncovered(2_000_000 - available(rich.h, 1, 'BTC'));
+      assert.equal(order?.state, 'open');
+      assert.equal(available(h, 1, 'BTC'), 0);
+    });
+
+    test('of two uncovered older orders the newest is cancelled first, the other kept once funds suffice', () => {
+      const h = new Harness();
+      h.list(perpetualSpec());
+      h.account(1, { BTC: 600_000 });
+      h.account(2);
+      h.markPerpetual();
+      h.ok(orderCommand(1, 'sell', 100, 100_000));
+      h.ok(orderCommand(2, 'buy', 100, 100_000));
+      // Two older bids far below the market claim the short; the account can fund one of them.
+      const oldest = h.ok(orderCommand(1, 'buy', 50, 10_000)).order!.orderId;
+      const newer = h.ok(orderCommand(1, 'buy', 50, 20_000)).order!.orderId;
+      h.ok(orderCommand(1, 'buy', 100, 99_000));
+      h.ok(orderCommand(2, 'sell', 100, 99_000));
+      const state = (id: string) => {
+        const order = h.venue.getOrder(id)!;
+        return [order.orderState, order.cancelReason];
+      };
+      assert.deepEqual(state(newer), ['cancelled', 'risk_mitigation']);
+      assert.deepEqual(state(oldest), ['open', null]);
       assert.ok(available(h, 1, 'BTC') >= 0, `available ${available(h, 1, 'BTC')}`);
     });
   });

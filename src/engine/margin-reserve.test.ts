@@ -15,7 +15,14 @@ import {
   SPREAD,
   STRADDLE,
 } from './combo-testkit.ts';
-import { Harness, linearPerpetualSpec, markedPerpetualVenue, optionSpec, orderCommand } from './testkit.ts';
+import {
+  Harness,
+  linearPerpetualSpec,
+  markedPerpetualVenue,
+  optionSpec,
+  orderCommand,
+  perpetualSpec,
+} from './testkit.ts';
 
 const PERP = 'BTC-PERPETUAL';
 const OPTION = 'BTC-27DEC26-70000-C';
@@ -294,5 +301,86 @@ describe('a partial maker fill keeps what the rest of the order needs', () => {
     // The 15 filled were naked (the straddle claims the long bought): the rest keeps 22 naked.
     assert.equal(summary(h, 3).positionMargin, 15 * NAKED_LOT);
     assert.ok(summary(h, 3).availableFunds >= 0, `${summary(h, 3).availableFunds}`);
+  });
+});
+
+describe('a future position with no mark yet holds its initial margin at cost', () => {
+  test('10 lots bought at 50,000 USD hold 5% of their 0.002 BTC cost, which a further order cannot spend', () => {
+    const h = new Harness();
+    h.list(perpetualSpec({ takerCommission: '0' }));
+    h.account(1, { BTC: 1_000_000 });
+    h.account(2);
+    h.ok(orderCommand(2, 'sell', 1000, 100_000));
+    h.ok(orderCommand(1, 'buy', 10, 100_000));
+    assert.equal(h.venue.position(1, PERP)!.size, 10);
+    assert.deepEqual([summary(h, 1).positionMargin, summary(h, 1).availableFunds], [10_000, 990_000]);
+    // 981 lots at 49,500 USD need 990,910 sat of margin; 980 lots 989,899.
+    const bid = (lots: number) => h.order(1, 'buy', lots, 99_000);
+    const refused = bid(981);
+    assert.equal(refused.ok ? 'accepted' : refused.error.name, 'not_enough_funds');
+    assert.ok(bid(980).ok);
+    assert.equal(summary(h, 1).availableFunds, 990_000 - 989_899);
+  });
+});
+
+describe('a reserve released in part keeps the rounding for the venue', () => {
+  /** The inverse perpetual with its taker fee, accounts 1-4 rich, marked at 50,000 USD. */
+  function feeVenue(): Harness {
+    const h = new Harness();
+    h.list(perpetualSpec());
+    for (const id of [1, 2, 3, 4]) h.account(id);
+    h.markPerpetual();
+    return h;
+  }
+
+  /** What is left of `reserved` for `remaining` lots after `lots` of them go: the share released is rounded down. */
+  const kept = (reserved: number, lots: number, remaining: number) =>
+    reserved - Math.floor((reserved * lots) / remaining);
+
+  test('a maker filled in parts releases the floor of its pro-rata share each time', () => {
+    const h = feeVenue();
+    h.ok(orderCommand(1, 'sell', 7, 99_999));
+    const margins = [summary(h, 1).orderMargin];
+    for (let i = 0; i < 3; i++) {
+      h.ok(orderCommand(2, 'buy', 2, 99_999, { timeInForce: 'immediate_or_cancel' }));
+      margins.push(summary(h, 1).orderMargin);
+    }
+    assert.equal(margins[0], 7_073);
+    const expected = [7_073];
+    for (const remaining of [7, 5, 3]) expected.push(kept(expected.at(-1)!, 2, remaining));
+    assert.deepEqual(margins, expected);
+    assert.deepEqual(expected, [7_073, 5_053, 3_032, 1_011]);
+  });
+
+  test('a reduce-only order shrunk with its position releases the floor of its pro-rata share', () => {
+    const h = feeVenue();
+    h.ok(orderCommand(2, 'sell', 3, 100_000));
+    h.ok(orderCommand(1, 'buy', 3, 100_000));
+    const id = h.ok(orderCommand(1, 'sell', 3, 104_000, { reduceOnly: true })).order!.orderId;
+    const margins = [summary(h, 1).orderMargin];
+    for (let i = 0; i < 2; i++) {
+      // Another sell closes 1 lot of the long: the reduce-only order gives 1 lot up.
+      h.ok(orderCommand(3, 'buy', 1, 100_000));
+      h.ok(orderCommand(1, 'sell', 1, 100_000, { timeInForce: 'immediate_or_cancel' }));
+      margins.push(summary(h, 1).orderMargin);
+    }
+    assert.equal(h.venue.getOrder(id)!.amount, 1);
+    assert.equal(margins[0], 29);
+    assert.deepEqual(margins, [29, kept(29, 1, 3), kept(kept(29, 1, 3), 1, 2)]);
+    assert.deepEqual(margins, [29, 20, 10]);
+  });
+
+  test('with no mark, a sale that closes a long below its cost reserves the loss plus one minor unit', () => {
+    const h = new Harness();
+    h.list(linearPerpetualSpec());
+    h.account(1, { USDC: 1_000_000_000 });
+    h.account(2, { USDC: 1_000_000_000 });
+    const LINEAR = { instrumentName: 'BTC_USDC-PERPETUAL' };
+    h.ok(orderCommand(2, 'sell', 3, 24_000, LINEAR));
+    h.ok(orderCommand(1, 'buy', 3, 24_000, LINEAR));
+    h.ok(orderCommand(1, 'sell', 3, 22_000, LINEAR));
+    // 0.003 BTC bought at 12,000 USDC, offered at 11,000: a loss of 3 USDC, rounded up by one
+    // minor unit, and the taker fee of 0.05% on 33 USDC.
+    assert.equal(summary(h, 1, 'USDC').orderMargin, 3_000_000 + 1 + 16_500);
   });
 });

@@ -64,6 +64,41 @@ describe('market maker protection', () => {
     assert.equal(h.venue.mmpConfig(1)[0]!.frozenUntil, null);
   });
 
+  test('a fill exactly one interval old has left the window', () => {
+    const h = new AdvancedHarness();
+    config(h);
+    const quote = orderOf(h.ok(h.orderCommand(1, 'sell', 100, 100_000, { mmp: true })));
+    h.ok(h.orderCommand(2, 'buy', 30, 100_000));
+    // 300 USD now and 300 USD at exactly 10 s later: 600 would be above 500, but the first is out.
+    h.ts += 10_000;
+    h.ok(h.orderCommand(2, 'buy', 30, 100_000));
+    const [status] = h.venue.mmpConfig(1);
+    assert.deepEqual([status!.quantity, status!.frozenUntil], ['300', null]);
+    assert.equal(h.get(quote.orderId).orderState, 'open');
+  });
+
+  test("a breach cancels the account's MMP orders in its currency only", () => {
+    const h = new AdvancedHarness();
+    h.list(perpetualSpec({ name: 'ETH-PERPETUAL', baseCurrency: 'ETH', settlementCurrency: 'ETH' }));
+    for (const accountId of [1, 2])
+      h.ok({ type: 'deposit', accountId, currency: 'ETH', amount: 100_000_000_000 });
+    for (const indexName of ['btc_usd', 'eth_usd']) config(h, { indexName, quantityLimit: 100 });
+    const btc = orderOf(h.ok(h.orderCommand(1, 'sell', 30, 100_000, { mmp: true })));
+    const eth = orderOf(
+      h.ok({ ...h.orderCommand(1, 'sell', 30, 100_000, { mmp: true }), instrumentName: 'ETH-PERPETUAL' }),
+    );
+    // 110 USD > 100 on btc_usd.
+    const breach = h.ok(h.orderCommand(2, 'buy', 11, 100_000));
+    assert.deepEqual(
+      breach.events.flatMap((e) => (e.type === 'mmp_trigger' ? [e.indexName] : [])),
+      ['btc_usd'],
+    );
+    assert.equal(h.get(btc.orderId).cancelReason, 'mmp_trigger');
+    assert.equal(h.get(eth.orderId).orderState, 'open');
+    assert.equal(h.venue.mmpConfig(1, 'eth_usd')[0]!.frozenUntil, null);
+    h.venue.validate();
+  });
+
   test('frozenTime 0 freezes until reset_mmp; interval 0 removes the config', () => {
     const h = new AdvancedHarness();
     config(h, { frozenTime: 0, quantityLimit: 10 });
@@ -192,6 +227,42 @@ describe('market maker protection', () => {
     assert.equal(h.get(quote.orderId).cancelReason, 'mmp_trigger');
     const restored = Venue.restore(h.venue.snapshot());
     assert.equal(restored.stateHash(), h.venue.stateHash());
+  });
+
+  test('a delta exactly at its limit is no breach; one lot more is', () => {
+    const h = new AdvancedHarness();
+    h.markPerpetual();
+    config(h, { quantityLimit: 1_000_000, deltaLimit: 0.01 });
+    const quote = orderOf(h.ok(h.orderCommand(1, 'sell', 100, 100_000, { mmp: true })));
+    // 50 lots × 10 USD at an index of 50,000 USD: 0.01 BTC.
+    h.ok(h.orderCommand(2, 'buy', 50, 100_000));
+    const [status] = h.venue.mmpConfig(1);
+    assert.deepEqual([status!.delta, status!.frozenUntil], [0.01, null]);
+    assert.equal(h.get(quote.orderId).orderState, 'open');
+    h.ok(h.orderCommand(2, 'buy', 1, 100_000));
+    assert.equal(h.get(quote.orderId).cancelReason, 'mmp_trigger');
+  });
+
+  test('a vega exactly at its limit is no breach; one lot more is', () => {
+    const h = new AdvancedHarness();
+    h.list(optionSpec());
+    const option = 'BTC-27DEC26-70000-C';
+    h.ok({
+      type: 'update_prices',
+      indexPrices: [{ currency: 'BTC', price: 50_000 }],
+      markPrices: [{ instrumentName: option, markPrice: 500, delta: 0.5, vega: 20 }],
+    });
+    config(h, { quantityLimit: 1_000, deltaLimit: 100, vegaLimit: 30 });
+    const quote = orderOf(
+      h.ok({ ...h.orderCommand(1, 'sell', 100, 500, { mmp: true }), instrumentName: option }),
+    );
+    // 15 lots × 0.1 BTC × 20 = 30 vega.
+    h.ok({ ...h.orderCommand(2, 'buy', 15, 500), instrumentName: option });
+    const [status] = h.venue.mmpConfig(1);
+    assert.deepEqual([status!.vega, status!.frozenUntil], [30, null]);
+    assert.equal(h.get(quote.orderId).orderState, 'open');
+    h.ok({ ...h.orderCommand(2, 'buy', 1, 500), instrumentName: option });
+    assert.equal(h.get(quote.orderId).cancelReason, 'mmp_trigger');
   });
 
   test('a combo fill counts its legs’ delta and vega (a call spread nets its legs), not the combo as a future', () => {

@@ -144,6 +144,23 @@ describe('option spread offsets on positions', () => {
     h.venue.validate();
   });
 
+  test('the funds check counts the margin a sale of the covering long brings: refused when it does not fit', () => {
+    const h = venue();
+    holdBoughtSpread(h);
+    // Left with the short's naked margin only: the sale needs the lost offset and its fee too.
+    h.ok({ type: 'withdraw', accountId: 2, currency: 'BTC', amount: summary(h).availableFunds - NAKED });
+    const hash = h.venue.stateHash();
+    const refused = h.order(2, 'sell', 10, 600, { instrumentName: LOW_CALL });
+    assert.equal(refused.ok ? 'accepted' : refused.error.name, 'not_enough_funds');
+    assert.equal(h.venue.stateHash(), hash);
+    assert.equal(summary(h).availableFunds, NAKED);
+    // With exactly what it needs, it rests and leaves nothing.
+    h.ok({ type: 'deposit', accountId: 2, currency: 'BTC', amount: 3_000_000 + FEE });
+    assert.ok(h.order(2, 'sell', 10, 600, { instrumentName: LOW_CALL }).ok);
+    assert.equal(summary(h).availableFunds, 0);
+    h.venue.validate();
+  });
+
   test('buying back a covered short costs the offset its long gave; a naked one only the fee', () => {
     const h = venue();
     holdBoughtSpread(h);

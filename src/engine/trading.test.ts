@@ -71,6 +71,39 @@ describe('limit orders and price-time priority', () => {
     assert.equal(down.tickDirection, 2);
   });
 
+  test('tick direction: plus, minus, then zero-minus (3) for a repeat after a fall', () => {
+    const h = venue();
+    for (const price of [100_000, 99_000, 99_000]) h.order(1, 'buy', 1, price);
+    const directions = [100_000, 99_000, 99_000].map(
+      (price) => h.order(2, 'sell', 1, price).trades![0]!.tickDirection,
+    );
+    assert.deepEqual(directions, [0, 2, 3]);
+    // Another repeat stays zero-minus; a rise and a repeat after it is zero-plus.
+    h.order(1, 'buy', 1, 99_000);
+    assert.equal(h.order(2, 'sell', 1, 99_000).trades![0]!.tickDirection, 3);
+    h.order(1, 'sell', 2, 99_500);
+    assert.deepEqual(
+      [
+        h.order(2, 'buy', 1, 99_500).trades![0]!.tickDirection,
+        h.order(2, 'buy', 1, 99_500).trades![0]!.tickDirection,
+      ],
+      [0, 1],
+    );
+  });
+
+  test('a trade carries the mark and the index at trade time, in the result and in recentTrades', () => {
+    const h = venue();
+    h.markPerpetual(100_010);
+    h.order(1, 'sell', 1, 100_000);
+    const trade = h.order(2, 'buy', 1, 100_000).trades![0]!;
+    assert.deepEqual([trade.markPrice, trade.indexPrice], [100_010, 50_000]);
+    const recent = h.venue.recentTrades('BTC-PERPETUAL', 1);
+    assert.deepEqual(
+      recent.map((t) => [t.tradeId, t.markPrice, t.indexPrice]),
+      [[trade.tradeId, 100_010, 50_000]],
+    );
+  });
+
   test('label longer than 64 characters is refused naming the field', () => {
     const h = venue();
     const result = h.order(1, 'buy', 1, 100_000, { label: 'x'.repeat(65) });
@@ -181,6 +214,16 @@ describe('post-only', () => {
     assert.equal(sell.order!.price, 100_000);
   });
 
+  test('a post-only buy against an ask of one tick cannot be repriced below it: refused, nothing rests', () => {
+    const h = venue();
+    // No mark, so no band: one tick below the ask would be a price of 0.
+    h.order(1, 'sell', 1, 1);
+    const result = h.order(2, 'buy', 1, 1, { postOnly: true });
+    assert.equal(errorName(result), 'post_only_price_modification_not_possible');
+    assert.deepEqual(h.venue.book('BTC-PERPETUAL')!.bids, []);
+    assert.deepEqual(h.venue.openOrders({ accountId: 2 }), []);
+  });
+
   test('rejectPostOnly refuses instead of repricing', () => {
     const h = venue();
     h.order(1, 'sell', 1, 100_000);
@@ -279,6 +322,23 @@ describe('reduce-only', () => {
     const result = h.order(1, 'buy', 3, 101_000);
     assert.ok(result.ok);
     assert.equal(h.venue.getOrder(ro)!.amount, 1);
+    h.venue.validate();
+  });
+
+  test('an edit that only makes a resting order reduce-only clips it to the position', () => {
+    const h = venue();
+    h.order(2, 'sell', 2, 100_000);
+    h.order(1, 'buy', 2, 100_000);
+    const id = h.order(1, 'sell', 5, 101_000).order!.orderId;
+    // Same price and amount: it keeps its priority, and is clipped as placing would clip it.
+    const edited = h.ok({ type: 'edit_order', accountId: 1, orderId: id, reduceOnly: true });
+    assert.deepEqual([edited.order!.amount, edited.order!.reduceOnly], [2, true]);
+    assert.equal(h.venue.getOrder(id)!.amount, 2);
+    assert.deepEqual(
+      h.venue.book('BTC-PERPETUAL')!.asks.map((l) => [l.price, l.amount]),
+      [[101_000, 2]],
+    );
+    assert.equal(errorName(h.order(1, 'sell', 1, 102_000, { reduceOnly: true })), 'reduce_only_violation');
     h.venue.validate();
   });
 
@@ -447,6 +507,23 @@ describe('cancel', () => {
     assert.equal(h.ok({ type: 'cancel_all', accountId: 2 }).orders!.length, 1);
   });
 
+  test('cancel_all cancels and lists the orders in placing order, whatever the book order', () => {
+    const h = venue();
+    const a = h.order(1, 'buy', 1, 90_000).order!.orderId;
+    const b = h.order(1, 'buy', 1, 90_500).order!.orderId;
+    // Re-priced, A re-enters the book after B, and below it.
+    h.ok({ type: 'edit_order', accountId: 1, orderId: a, price: 89_500 });
+    const result = h.ok({ type: 'cancel_all', accountId: 1 });
+    assert.deepEqual(
+      result.orders!.map((o) => o.orderId),
+      [a, b],
+    );
+    assert.deepEqual(
+      result.events.flatMap((e) => (e.type === 'order' ? [e.order.orderId] : [])),
+      [a, b],
+    );
+  });
+
   test('a currency filter finds an instrument under its base and its settlement currency', () => {
     const h = venue();
     h.list(linearPerpetualSpec());
@@ -495,6 +572,30 @@ describe('risk checks', () => {
     const own = h.order(1, 'sell', 1, 100_000).order!.orderId;
     assert.equal(errorName(h.order(1, 'buy', 1, 100_000)), 'order_overlap');
     assert.equal(h.venue.getOrder(own)!.orderState, 'open');
+  });
+
+  test('reject_taker after a partial fill: the fill stands and the rest is cancelled (self_trade_prevention)', () => {
+    const h = venue();
+    h.ok({ type: 'set_account_settings', accountId: 2, selfTradeMode: 'reject_taker' });
+    h.order(1, 'sell', 1, 100_000);
+    const own = h.order(2, 'sell', 1, 100_010).order!.orderId;
+    // The buy fills 1 lot at 100,000, then meets its own ask at 100,010: it stops there.
+    const result = h.order(2, 'buy', 2, 100_010);
+    assert.ok(result.ok, errorName(result) ?? '');
+    assert.equal(result.trades!.length, 1);
+    const order = result.order!;
+    assert.deepEqual(
+      [order.filledAmount, order.orderState, order.cancelReason],
+      [1, 'cancelled', 'self_trade_prevention'],
+    );
+    assert.equal(result.trades![0]!.taker.orderId, order.orderId);
+    // The order that traded stays on record, and its id is not handed out again.
+    const stored = h.venue.getOrder(order.orderId);
+    assert.deepEqual([stored?.orderState, stored?.filledAmount], ['cancelled', 1]);
+    assert.equal(h.venue.getOrder(own)!.orderState, 'open');
+    assert.equal(h.venue.position(2, 'BTC-PERPETUAL')!.size, 1);
+    assert.notEqual(h.order(3, 'buy', 1, 90_000).order!.orderId, order.orderId);
+    h.venue.validate();
   });
 
   test('price band around the mark: too high / too low with the limit', () => {
