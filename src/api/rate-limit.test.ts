@@ -55,3 +55,19 @@ test('full buckets are dropped, so one per address or key ever seen does not sta
   }
   assert.ok(limiter.size <= 8192, `${limiter.size} buckets`);
 });
+
+test('a bucket idle for a minute holds its burst, no more: burst takes, then 429', () => {
+  let now = 0;
+  const burst = 4;
+  const limiter = new RateLimiter(
+    { enabled: true, matching: { perSecond: 10, burst }, nonMatching: { perSecond: 10, burst } },
+    () => now,
+  );
+  limiter.take('k', false);
+  now += 60_000; // 600 credits' worth of refill, capped at the burst
+  for (let i = 0; i < burst; i++) limiter.take('k', false);
+  assert.throws(
+    () => limiter.take('k', false),
+    (error: unknown) => error instanceof VenueError && error.httpStatus === 429,
+  );
+});

@@ -5,7 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { ERROR_CATALOGUE, VenueError } from '../domain/errors.ts';
 import { apiSurface } from './api-docs-write.ts';
+import type { Principal } from './auth/authenticator.ts';
+import type { Role } from './auth/key-store.ts';
+import { requireRole } from './dispatcher.ts';
 
 const TRADE = ['trade'];
 const TAKER = ['taker'];
@@ -70,4 +74,21 @@ test('every flat route needs the role chosen for it', () => {
   for (const route of flatRoutes) {
     assert.deepEqual(route.roles ?? null, FLAT_ROUTES[`${route.method} ${route.url}`], route.url);
   }
+});
+
+test('a key holding any one of a method’s roles is admitted; a key with none is refused forbidden', () => {
+  const keyWith = (roles: readonly Role[]) => ({ roles: new Set(roles) }) as unknown as Principal;
+  const rfqs = apiSurface().methods.get('block/rfqs/get_rfqs');
+  const roles = rfqs?.roles;
+  assert.deepEqual(roles, ['taker', 'maker']);
+  for (const role of roles!) {
+    assert.doesNotThrow(() => requireRole(keyWith([role]), roles, 'block/rfqs/get_rfqs', 'method'), role);
+  }
+  assert.throws(
+    () => requireRole(keyWith(['trade']), roles, 'block/rfqs/get_rfqs', 'method'),
+    (error: unknown) =>
+      error instanceof VenueError &&
+      error.errorName === 'forbidden' &&
+      error.code === ERROR_CATALOGUE.forbidden.code,
+  );
 });

@@ -26,6 +26,8 @@ import type { ReadPort } from './ports.ts';
 const BURST = 5;
 const TOO_MANY = 10028;
 const FLAT_URL = '/flat/limits/info';
+/** A flat route that reaches the matching engine (as a portfolio submit could be declared). */
+const FLAT_MATCHING_URL = '/flat/limits/place';
 
 interface Key {
   readonly apiKey: string;
@@ -81,6 +83,13 @@ describe('requests refused before a key bucket is charged', () => {
       clock,
     });
     gateway.registerFlatRoute({ method: 'GET', url: FLAT_URL, summary: 'test route', handler: () => 'ok' });
+    gateway.registerFlatRoute({
+      method: 'POST',
+      url: FLAT_MATCHING_URL,
+      summary: 'test matching route',
+      matching: true,
+      handler: () => 'placed',
+    });
     port = (await gateway.listen()).port;
   });
   after(async () => {
@@ -225,6 +234,65 @@ describe('requests refused before a key bucket is charged', () => {
       seen.push(`${response.statusCode}:${body.code}`);
     }
     assert.deepEqual(seen, [...times(BURST, '401:10000'), `429:${TOO_MANY}`]);
+  });
+
+  /** A signed request to a flat route from `address`: (status, flat code) and the body. */
+  async function flat(address: string, signer: Key, method: 'GET' | 'POST', url: string) {
+    const raw = method === 'POST' ? '{}' : '';
+    const ts = String(venue.now());
+    const nonce = randomUUID();
+    const response = await gateway.fastify.inject({
+      method,
+      url,
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${signer.apiKey}`,
+        [HEADER_TIMESTAMP]: ts,
+        [HEADER_NONCE]: nonce,
+        [HEADER_SIGNATURE]: signHttp(signer.apiSecret, ts, nonce, method, url, raw),
+      },
+      ...(method === 'POST' ? { payload: raw } : {}),
+      remoteAddress: address,
+    });
+    const body = response.json() as {
+      succ: boolean;
+      code: number;
+      value: unknown;
+      data?: { bucket?: string };
+    };
+    return { seen: `${response.statusCode}:${body.code}`, body };
+  }
+
+  test("a key's signed requests to a flat route draw from its own bucket", async () => {
+    // A key of its own, so no other test has drawn on its buckets; its matching bucket holds 2.
+    const created = keyStore.createApiKey(
+      {
+        userId: credentials[0]!.userId,
+        roles: ['trade'],
+        rateLimits: { matching: { perSecond: 1, burst: 2 } },
+      },
+      venue.now(),
+    );
+    const signer = { apiKey: created.record.apiKey, apiSecret: created.apiSecret };
+    const seen: string[] = [];
+    let last: Awaited<ReturnType<typeof flat>> | undefined;
+    // From a new address each time: only the key's bucket can run out.
+    for (let i = 0; i < BURST + 1; i++) {
+      last = await flat(`10.1.0.${i}`, signer, 'GET', FLAT_URL);
+      seen.push(last.seen);
+    }
+    assert.deepEqual(seen, [...times(BURST, '200:0'), `429:${TOO_MANY}`]);
+    // In the flat shape.
+    assert.equal(last!.body.succ, false);
+    assert.equal(last!.body.value, null);
+    assert.equal(last!.body.data?.bucket, 'non_matching');
+    // A matching route draws from the key's matching bucket: untouched so far, then empty.
+    const matching: string[] = [];
+    for (let i = 0; i < 3; i++)
+      matching.push((await flat('10.1.1.0', signer, 'POST', FLAT_MATCHING_URL)).seen);
+    assert.deepEqual(matching, ['200:0', '200:0', `429:${TOO_MANY}`]);
+    const refused = await flat('10.1.1.0', signer, 'POST', FLAT_MATCHING_URL);
+    assert.equal(refused.body.data?.bucket, 'matching');
   });
 
   test('over the WebSocket, messages that are not envelopes are charged to the address too', async () => {

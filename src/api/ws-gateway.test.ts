@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
+import { Type } from '@sinclair/typebox';
 import type { WebSocket } from 'ws';
 import { VirtualClock } from '../app/clock.ts';
 import { DEFAULT_CONFIG } from '../app/config.ts';
@@ -15,6 +16,7 @@ import { registerSessionMethods } from './methods/session.ts';
 import type { CommandPort, ReadPort } from './ports.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { MethodRegistry } from './registry.ts';
+import { ChannelsParams } from './schemas/methods.ts';
 import {
   DEFAULT_MAX_BUFFERED_BYTES,
   DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
@@ -181,7 +183,7 @@ function subscribingGateway(options: Partial<WsGatewayOptions> = {}) {
   /** The subscriptions the fan-out holds for the connection. */
   const held = () => fanout.topicCount;
   const pushes = () => messages().filter((m) => m.method === 'subscription');
-  return { gateway, socket, call, subscribe, held, pushes, fanout, unexpected };
+  return { gateway, socket, call, subscribe, held, pushes, fanout, unexpected, channels, methods };
 }
 
 const trades = (from: number, count: number) =>
@@ -229,6 +231,39 @@ test('the cap defaults to 1,000 subscriptions, the config default', async () => 
   const refused = await g.subscribe(['trades.BTC-1000']);
   assert.deepEqual(refused.error?.data, { field: 'channels', limit: 1_000, subscribed: 1_000, adding: 1 });
   assert.equal(g.held(), 1_000);
+});
+
+test('a private channel needs public/auth first, even from a family that does not check the principal itself', async () => {
+  const g = subscribingGateway();
+  // A private family that resolves its names for anyone, signed in or not.
+  g.channels.register({
+    pattern: 'test.private.{name}',
+    summary: 'a private channel that leaves the principal to the session',
+    access: 'private',
+    payload: Type.Null(),
+    resolve: (name) => (name.startsWith('test.private.') ? { topics: [name] } : null),
+    produce: () => {},
+  });
+  // A subscribe path that goes straight to the session (public/subscribe refuses private
+  // channels itself, private/subscribe needs a key): only the session's own check is left.
+  g.methods.register({
+    name: 'public/test_subscribe',
+    summary: 'subscribes through the session alone',
+    access: 'public',
+    params: ChannelsParams,
+    result: Type.Array(Type.String()),
+    handler: (params, context) => context.session!.subscribe(params.channels),
+  });
+  const refused = await g.call('public/test_subscribe', { channels: ['trades.BTC-1', 'test.private.x'] });
+  assert.equal(refused.error?.code, ERROR_CATALOGUE.authorization_required.code);
+  assert.equal(refused.error?.data?.field, 'channels[1]');
+  assert.equal(g.held(), 0, 'nothing subscribed, not even the public channel before it');
+  // Once authenticated, the same path subscribes it.
+  await g.call('public/auth', { apiKey: 'k', timestamp: 0, nonce: 'n', signature: 's' });
+  assert.deepEqual((await g.call('public/test_subscribe', { channels: ['test.private.x'] })).result, [
+    'test.private.x',
+  ]);
+  assert.deepEqual(g.unexpected, []);
 });
 
 test('a channel in another letter case is the one already held: one subscription, pushes under the name held', async () => {

@@ -305,6 +305,37 @@ describe('gateway over HTTP', () => {
     );
   });
 
+  test('a signed public call is checked as any signed call: a bad signature is 401 invalid_credentials', async () => {
+    const client = harness.http();
+    const body = JSON.stringify({ rid: 11, method: 'public/time', params: {} });
+    const signed = client.sign('POST', '/api/public/time', body);
+    // Signed, then tampered: the signature is of another body.
+    const tampered = await client.send({ ...signed, body: body.replace('11', '12') });
+    assert.equal(tampered.status, 401);
+    assert.equal((tampered.body as { error: { code: number } }).error.code, 13004);
+    // A signature that is no signature of this request at all.
+    const forged = await client.send({
+      ...signed,
+      headers: { ...signed.headers, 'service-api-nonce': randomUUID(), 'service-api-signature': 'AAAA' },
+    });
+    assert.equal(forged.status, 401);
+    assert.deepEqual(
+      {
+        rid: (forged.body as { rid: unknown }).rid,
+        code: (forged.body as { error: { code: number } }).error.code,
+      },
+      { rid: 11, code: 13004 },
+    );
+    // Unsigned, the same call answers.
+    const unsigned = await fetch(`${harness.baseUrl}/api/public/time`, {
+      method: 'POST',
+      headers: JSON_BODY,
+      body,
+    });
+    assert.equal(unsigned.status, 200);
+    assert.equal(((await unsigned.json()) as { result: number }).result, venue.now());
+  });
+
   test('transport errors: not JSON 400, not an envelope 400, method mismatch, unknown method, body limit 413', async () => {
     const post = (path: string, body: string, headers: Record<string, string> = JSON_BODY) =>
       fetch(`${harness.baseUrl}${path}`, { method: 'POST', headers, body });

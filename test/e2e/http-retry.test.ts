@@ -7,12 +7,14 @@
  * so (it may have run) is not.
  */
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
 import { ApiError } from '../../sdk/errors.ts';
 import { HttpClient } from '../../sdk/http-client.ts';
 import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { startCore, startPortfolioHarness } from '../support/portfolio-harness.ts';
 
 const PERP = 'BTC-PERPETUAL';
 
@@ -115,6 +117,52 @@ test('an order whose answer was lost is sent again byte for byte: answered once,
     openWithLabel('lost-answer').map((o) => o.orderId),
     [order.orderId],
   );
+});
+
+test('a portfolio submit resent byte for byte gets the first answer: same portfolioId, one portfolio', async () => {
+  const core = await startCore();
+  const portfolios = await startPortfolioHarness(core);
+  try {
+    const credential = portfolios.credentials[0]!;
+    const accountId = credential.accountIds[0]!;
+    const port = (portfolios.gateway.fastify.server.address() as AddressInfo).port;
+    // A bounded wait: a resend whose answer is never kept would hang, and fails here instead.
+    const sdk = new HttpClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      credentials: { apiKey: credential.apiKey, apiSecret: credential.apiSecret },
+      now: () => core.ports.now(),
+      timeoutMs: 3_000,
+    });
+    const body = JSON.stringify({
+      accountId,
+      portfolioType: 'TWAP',
+      twapTrade: { durationSec: 60, frequencySec: 10 },
+      legs: [
+        {
+          instrument: PERP,
+          instrumentType: 'PERPETUAL',
+          side: 1,
+          quantity: '100',
+          priceOptions: { priceType: 'LIMIT', price: 59000, priceIn: 'USD' },
+        },
+      ],
+    });
+    const request = sdk.sign('POST', '/tt/core-broker/openapi/portfolios/submit', body);
+    const first = await sdk.send(request);
+    const resent = await sdk.send(request);
+    assert.equal(first.status, 200);
+    const { succ, value } = first.body as { succ: boolean; value: { portfolioId: number } };
+    assert.equal(succ, true, first.text);
+    assert.equal(resent.status, first.status);
+    assert.equal(resent.text, first.text, 'the same answer, byte for byte');
+    assert.deepEqual(
+      core.algos.portfoliosOf(accountId).map((p) => p.id),
+      [value.portfolioId],
+      'submitted once',
+    );
+  } finally {
+    await portfolios.close();
+  }
 });
 
 test('without resends the lost answer is the caller’s problem (and the order was placed)', async () => {

@@ -184,6 +184,35 @@ test('a connection that only listens is ended by the periodic check within the k
   assert.equal((await again.auth(credential, engine.now())).error?.code, 13004);
 });
 
+test('a key disabled after the first periodic check is ended by a later one', async () => {
+  const credential = harness.credentials[0]!;
+  const connection = await connect();
+  assert.equal((await connection.auth(credential, engine.now())).error, undefined);
+  await connection.call('private/subscribe', { channels: ['user.orders.any.any'] });
+  const placed = (await connection.call('private/buy', {
+    instrumentName: PERP,
+    quantity: '10',
+    price: '30000',
+  })) as {
+    order: { orderId: string };
+  };
+  await connection.call('private/enable_cancel_on_disconnect', {});
+
+  // The first periodic check finds the key working: the connection stays, and the check re-arms.
+  engine.clock.advance(DEFAULT_KEY_CACHE_TTL_MS);
+  assert.equal(((await connection.call('private/get_open_orders', {})) as unknown[]).length, 1);
+  assert.equal(connection.closed, null);
+
+  disableKey(credential.apiKey);
+  engine.clock.advance(DEFAULT_KEY_CACHE_TTL_MS);
+  await until(() => connection.closed !== null).catch(() =>
+    assert.fail('the connection of a key disabled after the first check is still open'),
+  );
+  assert.equal(connection.closed!.code, 1008);
+  await until(() => orderState(placed.order.orderId).orderState === 'cancelled');
+  assert.equal(orderState(placed.order.orderId).cancelReason, 'cancel_on_disconnect');
+});
+
 test('connections whose key still works are left alone by the periodic check', async () => {
   const connection = await connect();
   assert.equal((await connection.auth(harness.credentials[1]!, engine.now())).error, undefined);
