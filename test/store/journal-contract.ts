@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
+import { encodeBatch } from '../../src/store/binary-codec.ts';
 import {
   type BatchLimits,
   type Journal,
@@ -63,6 +64,26 @@ export function rawV1Frame(firstSeq: number, pairsJson: string, count: number): 
   const payload = Buffer.from(pairsJson, 'utf8');
   const checksum = crc32(payload, crc32(`v1:${firstSeq}:${count}:`)) | 0;
   return { firstSeq, count, version: 1, payload, checksum };
+}
+
+/**
+ * A version 2 snapshot record as stored: a one-value binary batch under CRC-32 of the literal
+ * header `s2:<seq>:<stateHash>:` (the on-disk format, not the writer's helper).
+ */
+export function rawSnapshotV2(seq: number, ts: number, stateHash: string, state: unknown): StoredSnapshot {
+  const payload = encodeBatch([state]);
+  const checksum = crc32(payload, crc32(`s2:${seq}:${stateHash}:`)) | 0;
+  return { seq, ts, stateHash, version: 2, payload, checksum };
+}
+
+/** A JournalCorruptError at `seq` whose message matches `message`. */
+function corruptAt(seq: number, message: RegExp): (error: unknown) => boolean {
+  return (error) => {
+    assert.ok(error instanceof JournalCorruptError, `not a JournalCorruptError: ${String(error)}`);
+    assert.match(error.message, message);
+    assert.equal(error.atSeq, seq);
+    return true;
+  };
 }
 
 async function seqsFrom(journal: Journal<TestCommand>, from: number): Promise<number[]> {
@@ -226,8 +247,26 @@ export function journalContract(backend: string, makeHarness: () => Promise<Stor
         await h.corruptFrame(1);
         const reopened = await h.openJournal();
         assert.equal(reopened.openReport.droppedTailRecords, 0);
-        await assert.rejects(collect(reopened.readFrom(1)), JournalCorruptError);
+        await assert.rejects(collect(reopened.readFrom(1)), corruptAt(1, /fails its checksum/));
         await reopened.close();
+      }));
+
+    test('a bit flip before the tail that still decodes is caught by the checksum, not served', () =>
+      withHarness(async (h) => {
+        const written = rawV1Frame(1, '[[1000,{"type":"place_order","amount":10}]]', 1);
+        // Disk bit rot: '1' (0x31) -> '9' (0x39), amount 10 -> 90; still valid JSON of one entry.
+        const payload = Buffer.from(written.payload);
+        const at = payload.indexOf('10}');
+        payload[at] = payload[at]! ^ 0x08;
+        assert.deepEqual(JSON.parse(payload.toString('utf8')), [[1000, { type: 'place_order', amount: 90 }]]);
+        // The later record first: inserting opens the journal, which would drop a bad tail as torn.
+        await h.insertRawFrame(rawV1Frame(2, '[[1001,{"type":"place_order","amount":20}]]', 1));
+        await h.insertRawFrame({ ...written, payload });
+        const journal = await h.openJournal();
+        assert.equal(journal.openReport.droppedTailRecords, 0);
+        assert.equal(await journal.lastSeq(), 2);
+        await assert.rejects(collect(journal.readFrom(1)), corruptAt(1, /seq 1 fails its checksum/));
+        await journal.close();
       }));
 
     test('a gap between records is a hard error when read', () =>
@@ -273,6 +312,25 @@ export function journalContract(backend: string, makeHarness: () => Promise<Stor
         });
         const journal = await h.openJournal();
         await assert.rejects(collect(journal.readFrom(1)), /unknown format version 99/);
+        await journal.close();
+      }));
+
+    test('a version 2 record whose count disagrees with its payload is refused, not truncated', () =>
+      withHarness(async (h) => {
+        // A writer bug: two entries encoded, count 1 stored, checksum valid over what was stored.
+        const payload = encodeBatch([1000, { type: 'a' }, 1001, { type: 'b' }]);
+        // The later record first: inserting opens the journal, which must not meet this one as its tail.
+        await h.insertRawFrame(rawV1Frame(2, '[[1002,{"type":"c"}]]', 1));
+        await h.insertRawFrame({
+          firstSeq: 1,
+          count: 1,
+          version: 2,
+          payload,
+          checksum: crc32(payload, crc32('v2:1:1:')) | 0,
+        });
+        const journal = await h.openJournal();
+        assert.equal(await journal.lastSeq(), 2);
+        await assert.rejects(collect(journal.readFrom(1)), corruptAt(1, /does not hold 1 entries/));
         await journal.close();
       }));
 
@@ -571,6 +629,23 @@ export function journalContract(backend: string, makeHarness: () => Promise<Stor
         await store.saveSnapshot({ seq: 8, ts: 80, stateHash: 'h8', state: { current: true } });
         assert.deepEqual((await store.latestSnapshot())?.state, { current: true });
         assert.deepEqual((await store.latestSnapshot(7))?.state, { legacy: [1, 'two', null] });
+        await store.close();
+      }));
+
+    test('a snapshot record is checked under the header s<version>:<seq>:<stateHash>:, its hash included', () =>
+      withHarness(async (h) => {
+        const store = await h.openSnapshots(3);
+        await h.insertRawSnapshot(rawSnapshotV2(9, 90, 'h9', { pinned: ['format'] }));
+        assert.deepEqual(await store.latestSnapshot(), {
+          seq: 9,
+          ts: 90,
+          stateHash: 'h9',
+          state: { pinned: ['format'] },
+        });
+        // Its state_hash damaged after it was written: the checksum (over 'h12') no longer holds.
+        await h.insertRawSnapshot({ ...rawSnapshotV2(12, 120, 'h12', { newer: true }), stateHash: 'h13' });
+        assert.deepEqual((await store.latestSnapshot())?.seq, 9);
+        assert.deepEqual((await store.latestSnapshot(12))?.stateHash, 'h9');
         await store.close();
       }));
   });

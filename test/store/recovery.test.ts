@@ -296,6 +296,41 @@ test('a hash mismatch is reported, and thrown in strict mode', async () => {
   }
 });
 
+test('a snapshot whose restored state does not hash to its recorded hash is reported, and thrown in strict mode', async () => {
+  const f = await fixture();
+  try {
+    const live = new ToyCore();
+    await runLive(f, live, 1, 40);
+    // The recorded hash is the live one; the stored state lost something (restores to another hash).
+    const recorded = live.stateHash();
+    const damaged = { seq: 40, acc: (live.acc + 1) % 1_000_000_007 };
+    await f.snapshots.saveSnapshot({ seq: 40, ts: 1040, stateHash: recorded, state: damaged });
+    await runLive(f, live, 41, 5);
+    await f.reopen();
+    const { report } = await recover({
+      journal: f.journal,
+      snapshots: f.snapshots,
+      createCore: ToyCore.from,
+    });
+    assert.equal(report.snapshotSeq, 40);
+    assert.equal(report.ok, false);
+    assert.deepEqual(
+      report.mismatches.map((m) => [m.seq, m.where, m.expected]),
+      [[40, 'snapshot', recorded]],
+    );
+    assert.equal(report.mismatches[0]!.actual, ToyCore.from(damaged).stateHash());
+    await assert.rejects(
+      recover({ journal: f.journal, snapshots: f.snapshots, createCore: ToyCore.from, strict: true }),
+      (error: unknown) =>
+        error instanceof RecoveryMismatchError &&
+        error.report.mismatches[0]?.where === 'snapshot' &&
+        /state hash mismatch at seq 40 \(snapshot\)/.test(error.message),
+    );
+  } finally {
+    await f.dispose();
+  }
+});
+
 test('a torn last record is dropped and reported; recovery rebuilds the state before it', async () => {
   const f = await fixture();
   try {

@@ -9,7 +9,8 @@ import type { BatchLimits } from '../../src/store/journal.ts';
 import { encodeSnapshot } from '../../src/store/record-format.ts';
 import { SqliteJournal } from '../../src/store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../../src/store/sqlite/sqlite-snapshots.ts';
-import { journalContract, type StoreHarness, type TestCommand } from './journal-contract.ts';
+import type { SqliteWriterThread } from '../../src/store/sqlite/writer-thread.ts';
+import { journalContract, rawSnapshotV2, type StoreHarness, type TestCommand } from './journal-contract.ts';
 import {
   flipSqliteSnapshotByte,
   insertRawSqliteSnapshot,
@@ -91,6 +92,46 @@ describe('SQLite journal on its writer thread', () => {
   });
 });
 
+describe('SQLite journal durability settings', () => {
+  /** The `synchronous` setting of the writer thread's own connection, read inside its transaction. */
+  async function writerThreadSynchronous(journal: SqliteJournal<TestCommand>): Promise<number | null> {
+    const thread = (journal as unknown as { writerThread: SqliteWriterThread | null }).writerThread;
+    if (thread === null) return null;
+    // One row per value the thread's connection could report: the one it holds is inserted (and
+    // removed again in the same transaction); the counts say which.
+    const statements = [0, 1, 2, 3].flatMap((level) => [
+      {
+        sql: 'INSERT INTO hash_checkpoints (seq, state_hash) SELECT ?, ? FROM pragma_synchronous WHERE synchronous = ?',
+        params: [-1 - level, 'probe', level],
+      },
+      { sql: 'DELETE FROM hash_checkpoints WHERE seq = ?', params: [-1 - level] },
+    ]);
+    const { changes } = await thread.runCounted(statements);
+    const held = [0, 1, 2, 3].filter((level) => changes[2 * level] === 1);
+    assert.equal(held.length, 1, `changes ${changes}`);
+    return held[0]!;
+  }
+
+  for (const writerThread of [true, false]) {
+    test(`every connection writing the journal runs synchronous=FULL (writerThread ${writerThread})`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'journal-sync-'));
+      const journal = SqliteJournal.open<TestCommand>({ path: join(dir, 'journal.sqlite'), writerThread });
+      try {
+        // FULL (2) fsyncs the WAL at every commit; NORMAL (1) loses acknowledged appends on power loss.
+        const db = (journal as unknown as { db: Database.Database }).db;
+        assert.equal(db.pragma('synchronous', { simple: true }), 2);
+        assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+        assert.equal(await writerThreadSynchronous(journal), writerThread ? 2 : null);
+        await journal.append({ seq: 1, ts: 1, command: { type: 'noop' } });
+        assert.deepEqual(await journal.checkpoints(-10, 10), [], 'the probe rows are gone');
+      } finally {
+        await journal.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+});
+
 describe('SQLite journal trims without a writer thread', () => {
   test('the trim runs on the main connection with the same result', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'journal-trim-'));
@@ -117,6 +158,40 @@ describe('SQLite journal trims without a writer thread', () => {
       assert.deepEqual(await reopened.last(), { seq: 35, ts: 35 });
       assert.equal(await reopened.firstSeq(), 31);
       await reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('SQLite snapshot store skips a damaged record', () => {
+  test('a snapshot whose state_hash no longer matches its checksum is skipped, and onSkipped told its seq', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'snapshots-hash-'));
+    try {
+      const path = join(dir, 'snapshots.sqlite');
+      const skipped: number[] = [];
+      const store = new SqliteSnapshotStore({ path, keep: 5, onSkipped: (seq) => skipped.push(seq) });
+      insertRawSqliteSnapshot(path, rawSnapshotV2(10, 100, 'aaaa', { x: 1 }));
+      insertRawSqliteSnapshot(path, rawSnapshotV2(20, 200, 'bbbb', { x: 2 }));
+      assert.deepEqual(await store.latestSnapshot(), {
+        seq: 20,
+        ts: 200,
+        stateHash: 'bbbb',
+        state: { x: 2 },
+      });
+      assert.deepEqual(skipped, []);
+      // Bit rot in the state_hash column only: payload and checksum intact.
+      const db = new Database(path);
+      db.prepare("UPDATE snapshots SET state_hash = 'bbbc' WHERE seq = 20").run();
+      db.close();
+      assert.deepEqual(await store.latestSnapshot(), {
+        seq: 10,
+        ts: 100,
+        stateHash: 'aaaa',
+        state: { x: 1 },
+      });
+      assert.deepEqual(skipped, [20]);
+      await store.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
