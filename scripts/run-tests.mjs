@@ -23,9 +23,13 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+// A hung file fails instead of holding CI until its time limit: a failing bare `assert.ok(x)` can
+// hang under tsx (node builds its message by reading the source). The longest file takes about
+// 7 minutes on a loaded 2-core machine.
+const timeoutMs = process.env.TEST_TIMEOUT_MS ?? '1200000';
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files],
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);
