@@ -6,6 +6,19 @@ import { AdvancedHarness, errorOf, orderOf } from './advanced-testkit.ts';
 import { optionSpec, perpetualSpec } from './testkit.ts';
 import { Venue } from './venue.ts';
 
+/** A venue listing one call, marked at 500 with delta 0.5 and vega 20, the index at 50,000 USD. */
+function markedOption() {
+  const h = new AdvancedHarness();
+  h.list(optionSpec());
+  const option = 'BTC-27DEC26-70000-C';
+  h.ok({
+    type: 'update_prices',
+    indexPrices: [{ currency: 'BTC', price: 50_000 }],
+    markPrices: [{ instrumentName: option, markPrice: 500, delta: 0.5, vega: 20 }],
+  });
+  return { h, option };
+}
+
 function config(h: AdvancedHarness, more: Record<string, unknown> = {}) {
   return h.ok({
     type: 'set_mmp_config',
@@ -208,14 +221,7 @@ describe('market maker protection', () => {
   });
 
   test('delta limit counts option fills with the published delta; vega likewise', () => {
-    const h = new AdvancedHarness();
-    h.list(optionSpec());
-    const option = 'BTC-27DEC26-70000-C';
-    h.ok({
-      type: 'update_prices',
-      indexPrices: [{ currency: 'BTC', price: 50_000 }],
-      markPrices: [{ instrumentName: option, markPrice: 500, delta: 0.5, vega: 20 }],
-    });
+    const { h, option } = markedOption();
     config(h, { quantityLimit: 1_000, deltaLimit: 1, vegaLimit: 1_000 });
     const quote = orderOf(
       h.ok({ ...h.orderCommand(1, 'sell', 100, 500, { mmp: true }), instrumentName: option }),
@@ -244,14 +250,7 @@ describe('market maker protection', () => {
   });
 
   test('a vega exactly at its limit is no breach; one lot more is', () => {
-    const h = new AdvancedHarness();
-    h.list(optionSpec());
-    const option = 'BTC-27DEC26-70000-C';
-    h.ok({
-      type: 'update_prices',
-      indexPrices: [{ currency: 'BTC', price: 50_000 }],
-      markPrices: [{ instrumentName: option, markPrice: 500, delta: 0.5, vega: 20 }],
-    });
+    const { h, option } = markedOption();
     config(h, { quantityLimit: 1_000, deltaLimit: 100, vegaLimit: 30 });
     const quote = orderOf(
       h.ok({ ...h.orderCommand(1, 'sell', 100, 500, { mmp: true }), instrumentName: option }),

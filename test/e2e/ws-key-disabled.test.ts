@@ -151,8 +151,11 @@ test('a private request on a connection whose key was disabled is refused as ove
   assert.equal(orderState(placed.order.orderId).cancelReason, 'cancel_on_disconnect');
 });
 
-test('a connection that only listens is ended by the periodic check within the key cache’s TTL', async () => {
-  const credential = harness.credentials[0]!;
+/**
+ * A connection authenticated with `credential` that subscribes to its orders, rests one and turns
+ * cancel-on-disconnect on.
+ */
+async function listeningWithOrder(credential: Harness['credentials'][number]) {
   const connection = await connect();
   assert.equal((await connection.auth(credential, engine.now())).error, undefined);
   await connection.call('private/subscribe', { channels: ['user.orders.any.any'] });
@@ -164,6 +167,12 @@ test('a connection that only listens is ended by the periodic check within the k
     order: { orderId: string };
   };
   await connection.call('private/enable_cancel_on_disconnect', {});
+  return { connection, placed };
+}
+
+test('a connection that only listens is ended by the periodic check within the key cache’s TTL', async () => {
+  const credential = harness.credentials[0]!;
+  const { connection, placed } = await listeningWithOrder(credential);
   const pushed = connection.pushes.length;
 
   disableKey(credential.apiKey);
@@ -186,17 +195,7 @@ test('a connection that only listens is ended by the periodic check within the k
 
 test('a key disabled after the first periodic check is ended by a later one', async () => {
   const credential = harness.credentials[0]!;
-  const connection = await connect();
-  assert.equal((await connection.auth(credential, engine.now())).error, undefined);
-  await connection.call('private/subscribe', { channels: ['user.orders.any.any'] });
-  const placed = (await connection.call('private/buy', {
-    instrumentName: PERP,
-    quantity: '10',
-    price: '30000',
-  })) as {
-    order: { orderId: string };
-  };
-  await connection.call('private/enable_cancel_on_disconnect', {});
+  const { connection, placed } = await listeningWithOrder(credential);
 
   // The first periodic check finds the key working: the connection stays, and the check re-arms.
   engine.clock.advance(DEFAULT_KEY_CACHE_TTL_MS);
