@@ -47,6 +47,21 @@ test('ranking: best price, then AON, then time; only crossing quotes of the othe
   );
 });
 
+test('time priority: same price and instruction, the lower priority ranks first', () => {
+  const later = { ...quote(1, 'sell', 100, 5), priority: 7 };
+  const earlier = { ...quote(2, 'sell', 100, 5), priority: 3 };
+  assert.deepEqual(
+    rankQuotes([later, earlier], 'buy', 110, 0).map((q) => q.quoteId),
+    ['2', '1'],
+  );
+  const laterAon = { ...quote(3, 'sell', 100, 5, true), priority: 9 };
+  const earlierAon = { ...quote(4, 'sell', 100, 5, true), priority: 4 };
+  assert.deepEqual(
+    rankQuotes([laterAon, earlierAon], 'buy', 110, 0).map((q) => q.quoteId),
+    ['4', '3'],
+  );
+});
+
 test('planning: AON fills whole or is skipped; partial quotes top up', () => {
   const ranked = [quote(1, 'sell', 90, 8, true), quote(2, 'sell', 95, 3), quote(3, 'sell', 99, 10)];
   assert.deepEqual(

@@ -11,6 +11,7 @@ import {
   balanceSpec,
   callLeg,
   leg,
+  MARKET_PRICING,
   OPTION,
   PERP,
   PERP_60K,
@@ -174,6 +175,45 @@ describe('BALANCE', () => {
     never.runUntil(T0 + 60_000);
     assert.equal(never.machine.portfolio(idle)!.status, 'EXPIRED', 'the part deadline still ends it');
     assert.equal(never.machine.nextWakeup(), null);
+  });
+
+  test('a BALANCE whose only leg is a hedge works it as a limit order, not with market orders', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 1000, PERP_60K + 1000); // offered at 60,500 USD, above the 60,000 limit
+    const id = h.submit(balance([leg({ amount: 30, hedge: true })]));
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.status, 'WORKING');
+    assert.equal(p.legs[0]!.filled, 0);
+    assert.deepEqual(
+      p.children.map((c) => [c.market, c.price]),
+      [[false, PERP_60K]],
+    );
+  });
+
+  test('a market child that filled nothing is not sent again in the same command', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 1000, Math.round(PERP_60K * 1.1)); // 66,000: outside the band around the mark
+    const before = h.placed.length;
+    const id = h.submit(
+      balance([leg({ amount: 30, pricing: MARKET_PRICING })], { parts: 3, eachLimitMs: 10_000 }),
+    );
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.legs[0]!.filled, 0);
+    assert.equal(p.status, 'WORKING');
+    assert.equal(h.placed.length - before, 1, 'one market order in the submit command');
+  });
+
+  test('end action 2 that fills the rest at the end: COMPLETED with endReason filled', () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(balance([leg({ amount: 30 })], { totalEndAction: 'FILL_BY_MARKET' }));
+    h.maker('sell', 1000, PERP_60K + 200); // above the 60,000 limit: only the end action reaches it
+    h.runUntil(h.ts + 40_000);
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.status, 'COMPLETED');
+    assert.equal(p.legs[0]!.filled, 30);
+    assert.equal(p.endReason, 'filled');
+    const last = h.news.filter((e) => e.portfolioId === id).at(-1);
+    assert.equal(last?.endReason, 'filled');
   });
 
   test('end action 1 cancels the remainder when the last part ends: EXPIRED', () => {

@@ -350,4 +350,27 @@ describe('portfolio lifecycle', () => {
     assert.equal(machine.stateHash(), written, 'recovery compares this hash with the snapshot’s');
     assert.equal(machine.nextWakeup(), h.machine.nextWakeup());
   });
+  test('postOnly on an IOC leg is dropped from the child: it takes and completes', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 1000, PERP_60K);
+    const id = h.submit(
+      portfolio({ legs: [leg({ amount: 10, postOnly: true, timeInForce: 'immediate_or_cancel' })] }),
+    );
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.status, 'COMPLETED', `${p.endReason}: ${p.endMessage}`);
+    assert.equal(p.endReason, 'filled');
+    assert.equal(p.legs[0]!.filled, 10);
+  });
+
+  test('a COMMON child cancelled from outside is not placed again: EXPIRED orders_closed', () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(portfolio({ legs: [leg({ amount: 10 })] }));
+    const p = h.machine.portfolio(id)!;
+    h.core({ type: 'cancel_order', accountId: TRADER, orderId: p.children[0]!.orderId });
+    h.runUntil(h.ts + 5_000);
+    assert.equal(p.status, 'EXPIRED');
+    assert.equal(p.endReason, 'orders_closed');
+    assert.equal(p.children.length, 1);
+    assert.equal(h.openChildren(id).length, 0);
+  });
 });

@@ -121,6 +121,23 @@ describe('TWAP', () => {
     assert.equal(h.machine.portfolio(tolerated)!.status, 'WORKING');
   });
 
+  test('a tolerated past startTimestamp starts the slices at submit time', () => {
+    const h = AlgoHarness.withMarket();
+    h.ts = T0 + 100_000;
+    h.maker('sell', 1000, PERP_60K);
+    const id = h.submit(
+      twap({
+        legs: [leg({ amount: 120 })],
+        twap: { startTimestamp: h.ts - 10_000, durationMs: 60_000, frequencyMs: 5_000 },
+      }),
+    );
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.startAt, T0 + 100_000);
+    assert.equal(p.endAt, T0 + 160_000);
+    assert.equal(p.parts[0]!.index, 0);
+    assert.equal(p.legs[0]!.filled, 10, 'first of 12 slices');
+  });
+
   test('hidden legs rest without showing in public depth', () => {
     const h = AlgoHarness.withMarket();
     const id = h.submit(

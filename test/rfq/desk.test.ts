@@ -187,6 +187,25 @@ describe('lifecycle', () => {
     h.refused({ type: 'rfq_cancel', accountId: TAKER, blockRfqId: rfq.blockRfqId }, 'rfq_not_open');
   });
 
+  test('an expired quote is stamped at its expiresAt, not at the next command', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h);
+    const expiresAt = h.now + 10_000;
+    const id = quoteIdOf(h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300, { expiresAt }));
+    h.at(expiresAt + 7_000);
+    const quote = h.desk.quote(id)!;
+    assert.equal(quote.status, 'expired');
+    assert.equal(quote.lastUpdatedAt, expiresAt);
+  });
+
+  test('a quote whose expiresAt is now is refused', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h);
+    const result = h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300, { expiresAt: h.now });
+    assert.equal(!result.ok && result.error.name, 'invalid_arguments');
+    assert.equal(!result.ok && result.error.data.field, 'expiresAt');
+  });
+
   test('cancel_rfq by the taker', () => {
     const h = new RfqHarness();
     const rfq = openRfq(h);
@@ -256,6 +275,59 @@ describe('quotes', () => {
     const value = h.ok({ type: 'rfq_quote_cancel_all', accountId: MAKER_A, desk: DESK_A, blockRfqId: null });
     assert.equal(value.kind === 'count' && value.count, 2);
     assert.equal(h.desk.quote(b)?.status, 'open');
+  });
+
+  test('an own bid at the price of the desk own ask is refused as crossed', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h);
+    assert.ok(h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300).ok, 'ask at 200');
+    const bid = h.quote(rfq, DESK_A, MAKER_A, 'buy', 10, 500, 300);
+    assert.equal(!bid.ok && bid.error.name, 'quote_crossed');
+  });
+
+  test('an edit renews time priority: equal prices, A edits, B fills first', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h);
+    const a = quoteIdOf(h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300));
+    const b = quoteIdOf(h.quote(rfq, DESK_B, MAKER_B, 'sell', 10, 500, 300));
+    h.ok({
+      type: 'rfq_quote_edit',
+      accountId: MAKER_A,
+      desk: DESK_A,
+      quoteId: a,
+      side: 'sell',
+      quantity: 9,
+      price: null,
+      legs: spreadLegs(500, 300),
+      hedge: null,
+      executionInstruction: 'any_part_of',
+      expiresAt: null,
+      label: '',
+    });
+    const result = accept(h, rfq, 'buy', 200, { quantity: 5 });
+    assert.ok(result.ok && result.value.kind === 'accept', 'accept trades');
+    assert.deepEqual(
+      result.value.trade!.fills.map((f) => f.quoteId),
+      [b],
+    );
+  });
+
+  test('cancel_all_quotes with a blockRfqId cancels only that RFQ', () => {
+    const h = new RfqHarness();
+    const rfq1 = h.callSpread();
+    const rfq2 = h.callSpread();
+    h.at(h.now + 5_000);
+    const q1 = quoteIdOf(h.quote(rfq1, DESK_A, MAKER_A, 'sell', 10, 500, 300));
+    const q2 = quoteIdOf(h.quote(rfq2, DESK_A, MAKER_A, 'sell', 10, 500, 300));
+    const value = h.ok({
+      type: 'rfq_quote_cancel_all',
+      accountId: MAKER_A,
+      desk: DESK_A,
+      blockRfqId: h.makerId(rfq1, DESK_A),
+    });
+    assert.equal(value.kind === 'count' && value.count, 1);
+    assert.equal(h.desk.quote(q1)?.status, 'cancelled');
+    assert.equal(h.desk.quote(q2)?.status, 'open');
   });
 });
 
@@ -388,6 +460,41 @@ describe('accept', () => {
     assert.ok(h.quote(rfq, DESK_B, MAKER_B, 'sell', 10, 500, 300).ok);
     assert.equal(h.size(TAKER, CALL_70), 0);
     assert.equal(h.desk.takerRfq(new Set([TAKER]), rfq.blockRfqId)?.status, 'open');
+  });
+
+  test('a new GTC accept replaces the waiting trigger on the same side', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h);
+    assert.ok(accept(h, rfq, 'buy', 250, { timeInForce: 'good_til_cancelled' }).ok, 'first GTC accept');
+    assert.ok(accept(h, rfq, 'buy', 150, { timeInForce: 'good_til_cancelled' }).ok, 'second GTC accept');
+    const triggers = h.desk.takerRfq(new Set([TAKER]), rfq.blockRfqId)!.triggers;
+    assert.deepEqual(
+      triggers.map((t) => [t.side, t.price]),
+      [['buy', 150]],
+    );
+    // A maker quote at 200 would have crossed the replaced 250 trigger, not the 150 one.
+    assert.ok(h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300).ok, 'quote at 200 accepted');
+    assert.equal(h.size(TAKER, CALL_70), 0);
+    const after = h.desk.takerRfq(new Set([TAKER]), rfq.blockRfqId)!;
+    assert.equal(after.status, 'open');
+    assert.equal(after.filledQuantity, 0);
+  });
+
+  test('the trade mark price is the signed sum of the leg marks', () => {
+    const h = new RfqHarness();
+    h.core({
+      type: 'update_prices',
+      indexPrices: [{ currency: 'BTC', price: 60_000 }],
+      markPrices: [
+        { instrumentName: CALL_70, markPrice: 500 },
+        { instrumentName: CALL_75, markPrice: 300 },
+      ],
+    });
+    const rfq = openRfq(h);
+    h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300);
+    const result = accept(h, rfq, 'buy', 200);
+    assert.ok(result.ok && result.value.kind === 'accept', 'accept trades');
+    assert.equal(result.value.trade!.markPrice, 200, 'buy 70 call (500) minus sell 75 call (300)');
   });
 
   test('cancel race: a quote cancelled before the accept never trades', () => {

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { quoteToWire, rfqToWire, rfqTradeToWire } from '../../src/api/wire/rfq.ts';
+import { perpetualSpec } from '../../src/engine/testkit.ts';
 import type { AcceptHedgeInput, RfqRecord } from '../../src/rfq/types.ts';
 import {
   CALL_70,
@@ -348,5 +349,45 @@ describe('trade prices over several makers (get_trades)', () => {
     );
     assert.equal(wire.hedge?.price, '60000.5');
     assert.equal(wire.hedge?.quantity, '30');
+  });
+});
+
+describe('hedge instrument expiry', () => {
+  test('settling the hedge future closes the RFQ instrument_expired', () => {
+    const FUT = 'BTC-26JUN26';
+    const h = new RfqHarness();
+    h.engine.list(
+      perpetualSpec({
+        name: FUT,
+        settlementPeriod: 'month',
+        expiration: Date.UTC(2026, 5, 26, 8),
+        tickSize: '2.5',
+      }),
+    );
+    h.core({
+      type: 'update_prices',
+      indexPrices: [{ currency: 'BTC', price: 60_000 }],
+      markPrices: [{ instrumentName: FUT, markPrice: 24_000 }],
+    });
+    const rfq = openRfq(h, { hedge: { instrumentName: FUT, side: 'sell', amount: 3, price: 24_000 } });
+    assert.equal(h.desk.takerRfq(new Set([TAKER]), rfq.blockRfqId)?.status, 'open');
+    h.core({ type: 'settle_instrument', instrumentName: FUT, settlementPrice: 24_000 });
+    const after = h.desk.takerRfq(new Set([TAKER]), rfq.blockRfqId)!;
+    assert.equal(after.status, 'closed');
+    assert.equal(after.closedReason, 'instrument_expired');
+    assert.equal(h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300).ok, false);
+  });
+});
+
+describe('hedge limit bound', () => {
+  test('a quote whose hedge price equals the accept hedge limit trades', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h);
+    h.quote(rfq, DESK_A, MAKER_A, 'buy', 10, 460, 300, { hedge: { ...HEDGE, price: 119_500 } });
+    const value = traded(accept(h, rfq, 'sell', 160, { ...HEDGE, price: 119_500 }));
+    assert.deepEqual(
+      value.trade!.fills.map((f) => [f.quantity, f.hedgePrice]),
+      [[10, 119_500]],
+    );
   });
 });
