@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { planFills, rankQuotes } from './matching.ts';
+import { crosses, planFills, rankQuotes } from './matching.ts';
 import type { QuoteRecord } from './types.ts';
 
 function quote(id: number, side: 'buy' | 'sell', price: number, quantity: number, aon = false): QuoteRecord {
@@ -79,4 +79,11 @@ test('planning: AON fills whole or is skipped; partial quotes top up', () => {
     ],
   );
   assert.equal(planFills([quote(1, 'sell', 90, 8, true)], 5).covered, 0);
+});
+
+test('crosses: a quote exactly at the taker limit crosses on both sides', () => {
+  assert.equal(crosses('buy', 200, 200), true, 'a buy taker at limit 200 takes an ask of 200');
+  assert.equal(crosses('buy', 200, 201), false, 'a buy taker at limit 200 does not take an ask of 201');
+  assert.equal(crosses('sell', 200, 200), true, 'a sell taker at limit 200 hits a bid of 200');
+  assert.equal(crosses('sell', 200, 199), false, 'a sell taker at limit 200 does not hit a bid of 199');
 });

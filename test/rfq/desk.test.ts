@@ -213,6 +213,32 @@ describe('lifecycle', () => {
     assert.equal(value.kind === 'rfq' && value.rfq.status, 'cancelled');
     h.refused(h.quoteCommand(rfq), 'rfq_not_open');
   });
+
+  test('cancel_rfq cancels every open quote of the RFQ with reason rfq_cancelled', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h);
+    const a = quoteIdOf(h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300));
+    const b = quoteIdOf(h.quote(rfq, DESK_B, MAKER_B, 'buy', 5, 400, 300));
+    h.ok({ type: 'rfq_cancel', accountId: TAKER, blockRfqId: rfq.blockRfqId });
+    for (const id of [a, b]) {
+      const quote = h.desk.quote(id);
+      assert.equal(quote?.status, 'cancelled', `quote ${id} is cancelled with its RFQ`);
+      assert.equal(quote?.statusReason, 'rfq_cancelled', `quote ${id} carries the RFQ cancel reason`);
+    }
+  });
+
+  test('a quote on a filled RFQ is refused rfq_not_open and never stored', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h);
+    h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300);
+    const result = accept(h, rfq, 'buy', 200);
+    assert.equal(result.ok, true, 'the accept fills the whole RFQ');
+    assert.equal(h.desk.takerRfq(new Set([TAKER]), rfq.blockRfqId)?.status, 'filled', 'the RFQ is filled');
+    const late = h.quote(rfq, DESK_B, MAKER_B, 'sell', 10, 500, 300);
+    assert.equal(late.ok, false, 'a quote on a filled RFQ is refused');
+    assert.equal(!late.ok && late.error.name, 'rfq_not_open', 'refused as rfq_not_open');
+    assert.equal(!late.ok && late.error.data.status, 'filled', 'the refusal names the RFQ status');
+  });
 });
 
 describe('quotes', () => {
@@ -338,7 +364,7 @@ describe('accept', () => {
     const a = quoteIdOf(h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 510, 300));
     const b = quoteIdOf(h.quote(rfq, DESK_B, MAKER_B, 'sell', 10, 500, 300));
     const result = accept(h, rfq, 'buy', 210);
-    assert.ok(result.ok && result.value.kind === 'accept');
+    assert.ok(result.ok && result.value.kind === 'accept', 'the accept trades');
     const trade = result.value.trade!;
     assert.equal(trade.fills.length, 1);
     assert.equal(trade.fills[0]!.quoteId, b);
@@ -378,7 +404,7 @@ describe('accept', () => {
     h.quote(rfq, DESK_A, MAKER_A, 'buy', 6, 500, 300);
     h.quote(rfq, DESK_B, MAKER_B, 'buy', 10, 495, 300);
     const result = accept(h, rfq, 'sell', 195);
-    assert.ok(result.ok && result.value.kind === 'accept');
+    assert.ok(result.ok && result.value.kind === 'accept', 'the accept trades');
     assert.deepEqual(
       result.value.trade!.fills.map((f) => [f.desk, f.quantity, f.price]),
       [
@@ -400,7 +426,7 @@ describe('accept', () => {
     );
     // 5 lots: the AON quote (10) cannot fill in part, so the partial quote trades.
     const small = accept(h, rfq, 'buy', 200, { quantity: 5 });
-    assert.ok(small.ok && small.value.kind === 'accept');
+    assert.ok(small.ok && small.value.kind === 'accept', 'the small accept trades');
     assert.equal(small.value.trade!.fills[0]!.quoteId, partial);
     assert.equal(h.desk.takerRfq(new Set([TAKER]), rfq.blockRfqId)?.status, 'traded');
 
@@ -411,7 +437,7 @@ describe('accept', () => {
       h2.quote(rfq2, DESK_B, MAKER_B, 'sell', 10, 500, 300, { executionInstruction: 'all_or_none' }),
     );
     const full = accept(h2, rfq2, 'buy', 200);
-    assert.ok(full.ok && full.value.kind === 'accept');
+    assert.ok(full.ok && full.value.kind === 'accept', 'the full accept trades');
     assert.equal(full.value.trade!.fills[0]!.quoteId, aon2);
     assert.equal(h.desk.quote(aon)?.filledQuantity, 0);
   });
@@ -427,12 +453,16 @@ describe('accept', () => {
     const gtc = accept(h, rfq, 'buy', 200, { timeInForce: 'good_til_cancelled' });
     assert.ok(
       gtc.ok && gtc.value.kind === 'accept' && gtc.value.trigger !== null && gtc.value.trade === null,
+      'the GTC accept leaves a trigger and trades nothing',
     );
     const quote = h.quote(rfq, DESK_B, MAKER_B, 'sell', 10, 500, 300);
-    assert.ok(quote.ok);
+    assert.ok(quote.ok, 'the quote is accepted');
     assert.equal(h.size(TAKER, CALL_70), 10);
     assert.equal(h.desk.takerRfq(new Set([TAKER]), rfq.blockRfqId)?.status, 'filled');
-    assert.ok(quote.events.some((e) => e.type === 'rfq_traded'));
+    assert.ok(
+      quote.events.some((e) => e.type === 'rfq_traded'),
+      'the quote fires the waiting trigger',
+    );
   });
 
   test('a waiting trigger is withdrawn by side or whole, only by its taker, and then never fires', () => {
@@ -445,7 +475,7 @@ describe('accept', () => {
     const foreign = cancel(MAKER_A, null);
     assert.equal(!foreign.ok && foreign.error.name, 'not_found');
     const sell = cancel(TAKER, 'sell');
-    assert.ok(sell.ok && sell.value.kind === 'rfq');
+    assert.ok(sell.ok && sell.value.kind === 'rfq', 'the sell trigger is withdrawn');
     assert.deepEqual(
       sell.value.rfq.triggers.map((t) => t.side),
       ['buy'],
@@ -453,13 +483,43 @@ describe('accept', () => {
     const again = cancel(TAKER, 'sell');
     assert.equal(!again.ok && again.error.name, 'not_found');
     assert.equal(!again.ok && again.error.data.field, 'side');
-    assert.ok(cancel(TAKER, null).ok);
+    assert.ok(cancel(TAKER, null).ok, 'side null withdraws the remaining trigger');
     const none = cancel(TAKER, null);
     assert.equal(!none.ok && none.error.data.field, 'blockRfqId');
     // A quote that would have crossed the withdrawn buy trigger trades nothing.
     assert.ok(h.quote(rfq, DESK_B, MAKER_B, 'sell', 10, 500, 300).ok);
     assert.equal(h.size(TAKER, CALL_70), 0);
     assert.equal(h.desk.takerRfq(new Set([TAKER]), rfq.blockRfqId)?.status, 'open');
+  });
+
+  test('a trigger cancel without a side withdraws both waiting triggers', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h);
+    const buy = accept(h, rfq, 'buy', 200, { timeInForce: 'good_til_cancelled' });
+    assert.equal(buy.ok, true, 'the buy GTC accept waits');
+    const sell = accept(h, rfq, 'sell', 900, { timeInForce: 'good_til_cancelled' });
+    assert.equal(sell.ok, true, 'the sell GTC accept waits');
+    const result = h.run({
+      type: 'rfq_trigger_cancel',
+      accountId: TAKER,
+      blockRfqId: rfq.blockRfqId,
+      side: null,
+    });
+    assert.equal(
+      result.ok,
+      true,
+      `side null cancels the triggers, got ${result.ok ? 'ok' : result.error.name}`,
+    );
+    assert.deepEqual(
+      result.ok && result.value.kind === 'rfq' ? result.value.rfq.triggers : 'no rfq value',
+      [],
+      'no trigger is left',
+    );
+    assert.deepEqual(
+      h.desk.takerRfq(new Set([TAKER]), rfq.blockRfqId)?.triggers,
+      [],
+      'the stored RFQ has none',
+    );
   });
 
   test('a new GTC accept replaces the waiting trigger on the same side', () => {
@@ -516,7 +576,7 @@ describe('accept', () => {
     const broke = quoteIdOf(h.quote(rfq, DESK_A, 9, 'sell', 10, 495, 300));
     const good = quoteIdOf(h.quote(rfq, DESK_B, MAKER_B, 'sell', 10, 500, 300));
     const result = accept(h, rfq, 'buy', 200);
-    assert.ok(result.ok && result.value.kind === 'accept');
+    assert.ok(result.ok && result.value.kind === 'accept', 'the accept trades');
     assert.equal(result.value.trade!.fills[0]!.quoteId, good);
     assert.equal(h.desk.quote(broke)?.statusReason, 'trade_refused');
     assert.equal(h.size(9, CALL_70), 0);
@@ -530,7 +590,7 @@ describe('accept', () => {
     });
     h.quote(rfq, DESK_B, MAKER_B, 'sell', 6, 505, 300);
     const result = accept(h, rfq, 'buy', 205);
-    assert.ok(result.ok && result.value.kind === 'accept');
+    assert.ok(result.ok && result.value.kind === 'accept', 'the accept trades');
     assert.deepEqual(
       result.value.trade!.fills.map((f) => [f.quantity, f.hedgeAmount, f.hedgePrice]),
       [
@@ -545,9 +605,13 @@ describe('accept', () => {
       const trades = h.venue.recentTrades(name);
       assert.ok(
         trades.length > 0 && trades.every((t) => t.comboId === rfq.comboId && t.comboTradeId === undefined),
+        `every ${name} trade carries the RFQ combo id`,
       );
     }
-    assert.ok(h.venue.recentTrades(PERP).every((t) => t.comboId === undefined));
+    assert.ok(
+      h.venue.recentTrades(PERP).every((t) => t.comboId === undefined),
+      'the hedge trades carry no combo id',
+    );
   });
 
   test('allocations: listed shares are booked to their accounts, the rest to the taker', () => {
@@ -567,7 +631,7 @@ describe('accept', () => {
     h.quote(rfq, DESK_A, MAKER_A, 'sell', 2, 500, 300);
     h.quote(rfq, DESK_B, MAKER_B, 'sell', 8, 505, 300);
     const result = accept(h, rfq, 'buy', 205);
-    assert.ok(result.ok && result.value.kind === 'accept');
+    assert.ok(result.ok && result.value.kind === 'accept', 'the accept trades');
     assert.deepEqual(
       result.value.trade!.fills.map((f) => [f.desk, f.takerAccountId, f.quantity]),
       [
@@ -608,6 +672,28 @@ describe('accept', () => {
         ['0.8', '0.0205'],
       ],
     );
+  });
+});
+
+describe('allocations rest', () => {
+  test('lots beyond the listed allocations are booked to the taker account', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h, { tradeAllocations: [{ amount: 3, userId: TAKER, accountId: TAKER_2 }] });
+    h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300);
+    const result = accept(h, rfq, 'buy', 200);
+    assert.equal(result.ok, true, 'the accept trades');
+    const fills = result.ok && result.value.kind === 'accept' ? (result.value.trade?.fills ?? []) : [];
+    assert.deepEqual(
+      fills.map((f) => [f.takerAccountId, f.quantity]),
+      [
+        [TAKER_2, 3],
+        [TAKER, 7],
+      ],
+      'three lots to the allocated account, the other seven to the taker',
+    );
+    assert.equal(h.size(TAKER_2, CALL_70), 3, 'allocated account holds 3 lots');
+    assert.equal(h.size(TAKER, CALL_70), 7, 'taker holds the unallocated 7 lots');
+    assert.equal(h.size(MAKER_A, CALL_70), -10, 'the maker sold all 10 lots');
   });
 });
 
