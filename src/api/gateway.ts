@@ -25,6 +25,7 @@ import { Authenticator } from './auth/authenticator.ts';
 import type { KeyStore } from './auth/key-store.ts';
 import { registerBuiltinChannels } from './builtin-channels.ts';
 import { ChannelRegistry, Fanout } from './channels.ts';
+import { ConnectionCount } from './connection-count.ts';
 import { Dispatcher, type RequestObserver } from './dispatcher.ts';
 import { historyAnsweringOutages } from './history-outages.ts';
 import {
@@ -296,8 +297,7 @@ const REFUSED_KEPT_MAX = 256;
  * `REFUSED_KEPT_MAX` are kept so; past that a refused connection is cut at once, unanswered.
  */
 class ConnectionCaps {
-  private open = 0;
-  private readonly byAddress = new Map<string, number>();
+  private readonly connections = new ConnectionCount();
   private readonly refused = new Set<Socket>();
 
   constructor(
@@ -308,7 +308,7 @@ class ConnectionCaps {
   ) {}
 
   get count(): number {
-    return this.open;
+    return this.connections.open;
   }
 
   /** Puts the server's own `connection` listeners (Node's HTTP set-up) behind the caps. */
@@ -323,23 +323,16 @@ class ConnectionCaps {
 
   private admit(socket: Socket): boolean {
     const address = socket.remoteAddress ?? '';
-    const fromAddress = this.byAddress.get(address) ?? 0;
+    const fromAddress = this.connections.from(address);
     if (fromAddress >= this.maxPerAddress) {
       this.refuse(socket, 'address', fromAddress);
       return false;
     }
-    if (this.open >= this.maxConnections) {
+    if (this.connections.open >= this.maxConnections) {
       this.refuse(socket, 'total', fromAddress);
       return false;
     }
-    this.open++;
-    this.byAddress.set(address, fromAddress + 1);
-    socket.once('close', () => {
-      this.open--;
-      const left = (this.byAddress.get(address) ?? 1) - 1;
-      if (left === 0) this.byAddress.delete(address);
-      else this.byAddress.set(address, left);
-    });
+    this.connections.hold(address, socket);
     return true;
   }
 

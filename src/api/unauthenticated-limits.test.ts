@@ -144,6 +144,21 @@ describe('requests refused before a key bucket is charged', () => {
 
   const times = (n: number, value: string) => Array.from({ length: n }, () => value);
 
+  /** An open WebSocket to the gateway (from `localAddress`, when given), collecting what it is sent. */
+  async function collectingSocket(localAddress?: string) {
+    const socket = new WebSocket(
+      `ws://127.0.0.1:${port}/ws`,
+      localAddress === undefined ? {} : { localAddress },
+    );
+    const answers: { rid: number | null; error?: { code: number } }[] = [];
+    socket.on('message', (data) => answers.push(JSON.parse(String(data))));
+    await new Promise((resolve, reject) => {
+      socket.once('open', resolve);
+      socket.once('error', reject);
+    });
+    return { socket, answers };
+  }
+
   test('bad signatures from one address: 401 for the burst, then 429; another address and good keys are unaffected', async () => {
     const attacker = '10.0.0.1';
     const seen = await flood(BURST + 3, () =>
@@ -296,13 +311,7 @@ describe('requests refused before a key bucket is charged', () => {
   });
 
   test('over the WebSocket, messages that are not envelopes are charged to the address too', async () => {
-    const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`, { localAddress: '127.0.0.3' });
-    const answers: { rid: number | null; error?: { code: number } }[] = [];
-    socket.on('message', (data) => answers.push(JSON.parse(String(data))));
-    await new Promise((resolve, reject) => {
-      socket.once('open', resolve);
-      socket.once('error', reject);
-    });
+    const { socket, answers } = await collectingSocket('127.0.0.3');
     try {
       for (let i = 0; i < 7; i++) socket.send(i % 2 === 0 ? 'not json' : JSON.stringify({ rid: i }));
       await until(() => answers.length === 7);
@@ -319,13 +328,7 @@ describe('requests refused before a key bucket is charged', () => {
 
   test('over the WebSocket, refused messages draw from the address shared with HTTP', async () => {
     // The socket comes from 127.0.0.1, the address no other test here uses.
-    const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`);
-    const answers: { rid: number | null; error?: { code: number } }[] = [];
-    socket.on('message', (data) => answers.push(JSON.parse(String(data))));
-    await new Promise((resolve, reject) => {
-      socket.once('open', resolve);
-      socket.once('error', reject);
-    });
+    const { socket, answers } = await collectingSocket();
     try {
       const messages = [
         { rid: 1, method: 'public/nope', params: {} },

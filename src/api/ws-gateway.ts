@@ -68,6 +68,7 @@ import { VenueError } from '../domain/errors.ts';
 import { jsonBytes } from '../store/json-bytes.ts';
 import { DEFAULT_KEY_CACHE_TTL_MS, disabledKeyError, type Principal } from './auth/authenticator.ts';
 import type { ChannelRegistry, Fanout, Subscriber } from './channels.ts';
+import { ConnectionCount } from './connection-count.ts';
 import { type Dispatcher, type DispatchOutcome, parseEnvelope, salvageRid } from './dispatcher.ts';
 import type { CommandPort, ReadPort } from './ports.ts';
 import type { SessionHandle } from './registry.ts';
@@ -751,8 +752,7 @@ export class WsGateway {
   /** What is queued for all connections (each session's `queued`, which may lag a drained queue). */
   private queuedTotal = 0;
   /** Upgraded and upgrading connections, in all and by client address. */
-  private connections = 0;
-  private readonly perAddress = new Map<string, number>();
+  private readonly connections = new ConnectionCount();
   /** The pending periodic key check (see `watchKeys`), null while none is due. */
   private keyCheckCancel: (() => void) | null = null;
   private closing = false;
@@ -779,23 +779,16 @@ export class WsGateway {
       return;
     }
     const address = request.socket.remoteAddress ?? '';
-    const fromAddress = this.perAddress.get(address) ?? 0;
+    const fromAddress = this.connections.from(address);
     if (
-      this.connections >= (this.options.maxConnections ?? Number.POSITIVE_INFINITY) ||
+      this.connections.open >= (this.options.maxConnections ?? Number.POSITIVE_INFINITY) ||
       fromAddress >= (this.options.maxConnectionsPerAddress ?? Number.POSITIVE_INFINITY)
     ) {
       refuseUpgrade(socket, fromAddress);
       return;
     }
-    this.connections++;
-    this.perAddress.set(address, fromAddress + 1);
     // The TCP socket closes once, whether the upgrade failed or the WebSocket on it ended.
-    socket.once('close', () => {
-      this.connections--;
-      const left = (this.perAddress.get(address) ?? 1) - 1;
-      if (left === 0) this.perAddress.delete(address);
-      else this.perAddress.set(address, left);
-    });
+    this.connections.hold(address, socket);
     this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws, address));
   }
 
