@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const roots = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['src', 'sdk', 'test'];
 const files = [];
@@ -23,13 +24,23 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
-// A hung file fails instead of holding CI until its time limit: a failing bare `assert.ok(x)` can
-// hang under tsx (node builds its message by reading the source). The longest file takes about
-// 7 minutes on a loaded 2-core machine.
+// A failing bare `assert.ok(x)` can hang under tsx (node builds its message by reading the
+// source): assert-messages.mjs supplies the message instead. Whatever else hangs fails at the
+// timeout instead of holding CI until its time limit; the longest file takes about 7 minutes on a
+// loaded 2-core machine.
 const timeoutMs = process.env.TEST_TIMEOUT_MS ?? '1200000';
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files],
+  [
+    '--import',
+    'tsx',
+    '--import',
+    fileURLToPath(new URL('./assert-messages.mjs', import.meta.url)),
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    `--test-timeout=${timeoutMs}`,
+    ...files,
+  ],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);
