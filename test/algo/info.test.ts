@@ -137,6 +137,37 @@ test('info echoes price and dynamicPriceOffset in the type they were sent', () =
   assert.deepEqual([options(twap).price, options(twap).dynamicPriceOffset], [59000.5, '-1.50']);
 });
 
+test('info echoes balanceTrade.totalEndAction as the code sent: 1 CANCEL_REMAINING, 2 FILL_BY_MARKET', () => {
+  const h = AlgoHarness.withMarket();
+  const lookup = lookupOf(h);
+  const context = { accountIds: new Set([TRADER]), instrument: lookup, now: h.ts };
+  for (const [code, action] of [
+    [1, 'CANCEL_REMAINING'],
+    [2, 'FILL_BY_MARKET'],
+  ] as const) {
+    const spec = validatePortfolioBody(
+      {
+        accountId: TRADER,
+        portfolioType: 'BALANCE',
+        balanceTrade: { parts: 2, eachLimitMs: 10_000, totalLimitMs: 60_000, totalEndAction: code },
+        legs: [
+          {
+            instrument: PERP,
+            instrumentType: 'PERPETUAL',
+            side: 1,
+            quantity: '100',
+            priceOptions: { priceType: 'LIMIT', price: '59000', priceIn: 'USD' },
+          },
+        ],
+      },
+      context,
+    );
+    assert.equal(spec.balance!.totalEndAction, action, `code ${code}`);
+    const info = portfolioInfoToWire(h.machine.portfolio(h.submit(spec))!, lookup);
+    assert.equal(info.balanceTrade!.totalEndAction, code, `${action} is echoed as ${code}`);
+  }
+});
+
 test('PORTFOLIO_FAILED carries the endMessage info has', () => {
   const h = AlgoHarness.withMarket();
   h.core({ type: 'create_account', accountId: 9 });

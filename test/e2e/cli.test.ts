@@ -12,8 +12,11 @@ import { HttpClient } from '../../sdk/http-client.ts';
 import { loadAdminToken } from '../../src/api/admin.ts';
 import { openKeyStore } from '../../src/api/auth/open-key-store.ts';
 import { runCli, USAGE } from '../../src/cli/admin.ts';
+import { runPortfolioCli } from '../../src/cli/portfolio.ts';
+import { orderCommand } from '../../src/engine/testkit.ts';
 import { FakeVenue } from '../support/fake-venue.ts';
 import { startHarness } from '../support/gateway-harness.ts';
+import { PERP, startCore, startPortfolioHarness } from '../support/portfolio-harness.ts';
 import { startTestService } from '../support/service-harness.ts';
 
 test('cli creates a user, a funded account and a key that trades; deposits go through the server', async () => {
@@ -139,6 +142,7 @@ test('cli mistakes: usage on --help, errors that name the argument, no store cre
     await refused(/Unknown option '--nope'[\s\S]*usage:/, 'users', '--nope');
     await refused(/a user named 'taker' already exists/, 'user:create', 'taker');
     await refused(/userId must be a positive integer, got 'abc'/, 'account:create', 'abc');
+    await refused(/userId must be a positive integer, got '0'/, 'key:list', '0');
     await refused(/user 999 does not exist/, 'account:create', '999', ...at);
     await refused(
       /unknown role 'bogus' in --roles \(roles: trade, taker, maker\)/,
@@ -403,5 +407,80 @@ test('keys sealed with SECRET_ENCRYPTION_KEY: the cli without it, or with anothe
     if (saved.SECRET_ENCRYPTION_KEY === undefined) delete process.env.SECRET_ENCRYPTION_KEY;
     else process.env.SECRET_ENCRYPTION_KEY = saved.SECRET_ENCRYPTION_KEY;
     await running.close();
+  }
+});
+
+test('portfolio cli watch: exit code 0 for a COMPLETED portfolio, 2 for one that ended otherwise (CANCELLED)', async () => {
+  // The core on a virtual clock, set once to the wall clock (the cli signs with it, and the
+  // WebSocket login is checked against the core's time) and never advanced: each portfolio has
+  // ended before watch starts, so watch answers from its first poll and never waits.
+  const core = await startCore();
+  core.clock.set(Date.now());
+  const harness = await startPortfolioHarness(core);
+  const savedExitCode = process.exitCode;
+  const MULTI = 3;
+  const credential = harness.credentials[MULTI]!;
+  const accountId = credential.accountIds[0]!;
+  const http = harness.http(MULTI);
+  const { port } = harness.gateway.fastify.server.address() as { port: number };
+  const legs = [
+    {
+      instrument: PERP,
+      instrumentType: 'PERPETUAL' as const,
+      side: 1 as const,
+      quantity: '100',
+      priceOptions: { priceType: 'LIMIT' as const, price: 60000, priceIn: 'USD' },
+    },
+  ];
+  const watch = async (portfolioId: number) => {
+    const lines: string[] = [];
+    process.exitCode = undefined;
+    await runPortfolioCli(
+      [
+        'watch',
+        String(portfolioId),
+        '--url',
+        `http://127.0.0.1:${port}`,
+        '--key',
+        credential.apiKey,
+        '--secret',
+        credential.apiSecret,
+        '--interval',
+        '100',
+      ],
+      (line) => lines.push(line),
+    );
+    return { exitCode: process.exitCode, out: lines.join('\n') };
+  };
+  try {
+    // Filled at once against a resting sell: COMPLETED, exit 0.
+    const makerAccount = harness.credentials[1]!.accountIds[0]!;
+    assert.ok(
+      (await core.ports.submit(orderCommand(makerAccount, 'sell', 10, 120_000, { instrumentName: PERP }))).ok,
+      'the maker rests a sell of 100 at 60,000',
+    );
+    const filled = (await http.submitPortfolio({ accountId, portfolioType: 'COMMON', legs })).portfolioId;
+    assert.equal((await http.portfolioInfo(filled)).portfolioStatus, 'COMPLETED');
+    const completed = await watch(filled);
+    assert.match(completed.out, new RegExp(`portfolio ${filled} COMMON COMPLETED`));
+    assert.equal(completed.exitCode, 0, completed.out);
+
+    // Cancelled before it could fill: exit 2.
+    const working = (
+      await http.submitPortfolio({
+        accountId,
+        portfolioType: 'TWAP',
+        twapTrade: { durationSec: 60, frequencySec: 10 },
+        legs,
+      })
+    ).portfolioId;
+    await http.cancelPortfolio({ portfolioId: working });
+    assert.equal((await http.portfolioInfo(working)).portfolioStatus, 'CANCELLED');
+    const cancelled = await watch(working);
+    assert.match(cancelled.out, new RegExp(`portfolio ${working} TWAP CANCELLED`));
+    assert.equal(cancelled.exitCode, 2, cancelled.out);
+  } finally {
+    process.exitCode = savedExitCode;
+    await harness.close();
   }
 });

@@ -2,6 +2,7 @@
  * The `trade` role on the flat portfolio routes (docs/decisions.md, "Roles"), through the real
  * gateway and core: a key of the user without `trade` is refused `forbidden` on submit, cancel and
  * cancel-all, in the flat error shape, and nothing is submitted or cancelled; `info` still answers.
+ * A key with `trade` of another user cannot cancel-all this user's account: `account_not_owned`.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,6 +31,8 @@ describe('portfolio routes need the trade role', () => {
   let keyStore: SqliteKeyStore;
   let dataDir: string;
   let user: DemoCredential;
+  /** The demo taker: another user, whose key has `trade`. */
+  let stranger: DemoCredential;
   let baseUrl: string;
   /** A client of a new key of the demo user with `roles`. */
   let clientWith: (roles: Role[]) => HttpClient;
@@ -42,7 +45,9 @@ describe('portfolio routes need the trade role', () => {
       overrides: { port: 0, host: '127.0.0.1', logLevel: 'silent', dataDir } as DeepPartial<Config>,
     });
     keyStore = new SqliteKeyStore(':memory:', SecretBox.fromText('33'.repeat(32)));
-    user = (await bootstrapDemo({ keyStore, commands: core.ports, dataDir }))![MULTI]!;
+    const demo = (await bootstrapDemo({ keyStore, commands: core.ports, dataDir }))!;
+    user = demo[MULTI]!;
+    stranger = demo[0]!;
     gateway = createGateway({
       config,
       commands: core.ports,
@@ -141,5 +146,32 @@ describe('portfolio routes need the trade role', () => {
     assert.deepEqual(await trader.cancelAllPortfolios({ accountId: otherAccount }), {
       portfolioIds: [other.portfolioId],
     });
+  });
+
+  test("another user's key with trade: cancel-all of this user's account is account_not_owned and cancels nothing", async () => {
+    const [accountId] = user.accountIds as [number, number];
+    const trader = clientWith(['trade', 'taker']);
+    const { portfolioId } = await trader.submitPortfolio(twap(accountId));
+    assert.ok(
+      !stranger.accountIds.includes(accountId) && stranger.roles.includes('trade'),
+      'the stranger is another user with the trade role',
+    );
+    const strangerClient = new HttpClient({
+      baseUrl,
+      credentials: { apiKey: stranger.apiKey, apiSecret: stranger.apiSecret },
+      now: () => core.ports.now(),
+    });
+    for (const body of [{ accountId }, { accountId, portfolioType: 'TWAP' as const }]) {
+      await assert.rejects(strangerClient.cancelAllPortfolios(body), (error: unknown) => {
+        assert.ok(error instanceof ApiError, `an ApiError, not ${String(error)}`);
+        assert.equal(error.errorName, 'account_not_owned');
+        assert.equal((error.data as { field?: unknown }).field, 'accountId');
+        return true;
+      });
+    }
+    assert.equal((await trader.portfolioInfo(portfolioId)).portfolioStatus, 'WORKING');
+    assert.equal(core.algos.portfolio(portfolioId)!.status, 'WORKING');
+    // Its own user may.
+    assert.deepEqual(await trader.cancelAllPortfolios({ accountId }), { portfolioIds: [portfolioId] });
   });
 });

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { COMBO, comboInstruments, LONG_LEG, SHORT_LEG } from '../../../test/support/combo-trade.ts';
+import type { PortfolioState } from '../../algo/portfolio-state.ts';
 import type { UnstampedAlgoCommand } from '../../algo/types.ts';
+import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { Principal } from '../auth/authenticator.ts';
 import type { FlatRouteDefinition } from '../http-routes.ts';
@@ -90,5 +92,108 @@ describe('portfolio submit lists the combo a COMMON portfolio forms', () => {
     assert.deepEqual(steps, ['submit submit_portfolio']);
     const without = submitRoute(legsOnly(), undefined);
     assert.deepEqual(await without.submit(spread()), { portfolioId: 1 });
+  });
+});
+
+/**
+ * The info, cancel and cancel-all routes over fakes: portfolio 1 is live on the key's account 7
+ * (the key also owns account 8); every command the core would run is recorded.
+ */
+function portfolioRoutes() {
+  const commands: UnstampedAlgoCommand[] = [];
+  const routes: FlatRouteDefinition[] = [];
+  const live = {
+    id: 1,
+    spec: { accountId: ACCOUNT },
+    linkedTo: null,
+    status: 'WORKING',
+  } as unknown as PortfolioState;
+  registerPortfolioRoutes(
+    { registerFlatRoute: (route) => routes.push(route as FlatRouteDefinition) },
+    {
+      submitMachine: async (command: UnstampedAlgoCommand) => {
+        commands.push(command);
+        const value = {
+          kind: 'cancelled' as const,
+          portfolioIds: command.type === 'cancel_all_portfolios' ? [1] : [],
+        };
+        return { result: { ok: true as const, value, events: [] } };
+      },
+      now: () => Date.UTC(2026, 10, 20),
+      instrument: () => undefined,
+      portfolios: () => ({ portfolio: (id: number) => (id === 1 ? live : undefined) }),
+    },
+  );
+  const keyOf = { accountIds: new Set([ACCOUNT, 8]) } as unknown as Principal;
+  /** The answer, or the refusal's error name and data.field. */
+  const call = async (path: 'info' | 'cancel' | 'cancel-all', input: unknown) => {
+    const route = routes.find((r) => r.url === `${PORTFOLIO_BASE_PATH}/${path}`)!;
+    const get = path === 'info';
+    try {
+      return {
+        value: await route.handler({
+          body: get ? undefined : input,
+          query: get ? input : undefined,
+          principal: keyOf,
+        }),
+      };
+    } catch (error) {
+      assert.ok(error instanceof VenueError, `a VenueError, not ${String(error)}`);
+      return { refused: error.errorName, field: error.data?.field };
+    }
+  };
+  return { commands, call };
+}
+
+describe('portfolio info, cancel and cancel-all check ids and accounts before the core runs anything', () => {
+  const FOREIGN = 99;
+
+  test("cancel-all of another user's account is account_not_owned naming accountId; nothing is cancelled", async () => {
+    const { commands, call } = portfolioRoutes();
+    assert.deepEqual(await call('cancel-all', { accountId: FOREIGN }), {
+      refused: 'account_not_owned',
+      field: 'accountId',
+    });
+    assert.deepEqual(await call('cancel-all', { accountId: FOREIGN, portfolioType: 'TWAP' }), {
+      refused: 'account_not_owned',
+      field: 'accountId',
+    });
+    assert.deepEqual(commands, [], 'no cancel reached the core');
+    // The key's own account goes through.
+    assert.deepEqual(await call('cancel-all', { accountId: ACCOUNT }), { value: { portfolioIds: [1] } });
+    assert.deepEqual(commands, [{ type: 'cancel_all_portfolios', accountId: ACCOUNT, portfolioType: null }]);
+  });
+
+  test("cancel naming another user's account is account_not_owned naming accountId, whatever the portfolio", async () => {
+    const { commands, call } = portfolioRoutes();
+    const notOwned = { refused: 'account_not_owned', field: 'accountId' };
+    assert.deepEqual(await call('cancel', { portfolioId: 1, accountId: FOREIGN }), notOwned, 'own portfolio');
+    assert.deepEqual(
+      await call('cancel', { portfolioId: 2, accountId: FOREIGN }),
+      notOwned,
+      'unknown portfolio',
+    );
+    // Another account of the key itself is a wrong account, not a foreign one.
+    assert.deepEqual(await call('cancel', { portfolioId: 1, accountId: 8 }), {
+      refused: 'invalid_params',
+      field: 'accountId',
+    });
+    assert.deepEqual(commands, [], 'no cancel reached the core');
+    assert.deepEqual(await call('cancel', { portfolioId: 1, accountId: ACCOUNT }), { value: null });
+    assert.deepEqual(commands, [{ type: 'cancel_portfolio', portfolioId: 1, accountId: ACCOUNT }]);
+  });
+
+  test('an id of 0 is invalid_params naming its field, on info, cancel and cancel-all', async () => {
+    const { commands, call } = portfolioRoutes();
+    const zero = (field: string) => ({ refused: 'invalid_params', field });
+    assert.deepEqual(await call('info', { portfolioId: '0' }), zero('portfolioId'), 'info');
+    assert.deepEqual(await call('cancel', { portfolioId: 0 }), zero('portfolioId'), 'cancel');
+    assert.deepEqual(
+      await call('cancel', { portfolioId: 1, accountId: 0 }),
+      zero('accountId'),
+      'cancel accountId',
+    );
+    assert.deepEqual(await call('cancel-all', { accountId: 0 }), zero('accountId'), 'cancel-all');
+    assert.deepEqual(commands, [], 'nothing reached the core');
   });
 });

@@ -221,6 +221,16 @@ describe('portfolio body validation', () => {
       'twapTrade.startTimestamp',
     );
   });
+  test('TWAP slices are counted rounding up: 20,000 s every 2 s is 10,000 slices, 20,001 s is 10,001', () => {
+    assert.equal(MAX_TWAP_SLICES, 10_000);
+    const trade = (durationSec: number) => twapBody({ twapTrade: { durationSec, frequencySec: 2 } });
+    assert.deepEqual(validatePortfolioBody(trade(20_000), context).twap, {
+      startTimestamp: null,
+      durationMs: 20_000_000,
+      frequencyMs: 2_000,
+    });
+    expectRefusal(trade(20_001), 'invalid_params', 'twapTrade.frequencySec');
+  });
   test('dynamicMs is at least MIN_DYNAMIC_MS and within the horizon', () => {
     const dynamic = (dynamicMs: number) =>
       balanceBody({
@@ -406,6 +416,35 @@ describe('portfolio body validation', () => {
       'legs[0].priceOptions.priceIn',
     );
   });
+  test('COMMON and ICEBERG LIMIT legs need a price (a DYNAMIC one may go without)', () => {
+    const blocks = { COMMON: {}, ICEBERG: { icebergTrade: { displayQuantity: '20' } } };
+    for (const [portfolioType, block] of Object.entries(blocks)) {
+      const body = (priceOptions: Record<string, unknown>) => ({
+        accountId: 7,
+        portfolioType,
+        ...block,
+        legs: [perpLeg({ priceOptions })],
+      });
+      const got = refusal(body({ priceType: 'LIMIT', priceIn: 'USD' }));
+      assert.deepEqual(
+        [got.name, got.field],
+        ['value_required', 'legs[0].priceOptions.price'],
+        `${portfolioType}: ${got.message}`,
+      );
+      assert.equal(
+        validatePortfolioBody(body({ priceType: 'LIMIT', price: 60000, priceIn: 'USD' }), context).legs[0]!
+          .pricing.price,
+        60000,
+        portfolioType,
+      );
+      assert.equal(
+        validatePortfolioBody(body({ priceType: 'DYNAMIC', dynamicPriceStrategy: 'MID' }), context).legs[0]!
+          .pricing.price,
+        null,
+        `${portfolioType}: a DYNAMIC leg without a price`,
+      );
+    }
+  });
   test('MARKET legs may send price, priceIn and dynamic fields as null', () => {
     const spec = validatePortfolioBody(
       balanceBody({
@@ -525,6 +564,15 @@ describe('portfolio body validation', () => {
       'invalid_params',
       'legs[0].timeInForce',
     ));
+  test('timeInForce codes are spec 2.4’s: 1 GTC, 2 IOC, 3 FOK, 4 GTD', () => {
+    const timeInForce = (code: number) =>
+      validatePortfolioBody(balanceBody({ legs: [optionLeg({ timeInForce: code })] }), context).legs[0]!
+        .timeInForce;
+    assert.equal(timeInForce(1), 'good_til_cancelled');
+    assert.equal(timeInForce(2), 'immediate_or_cancel');
+    assert.equal(timeInForce(3), 'fill_or_kill');
+    assert.equal(timeInForce(4), 'good_til_day');
+  });
   test('tradeMode enum', () =>
     expectRefusal(
       balanceBody({ legs: [optionLeg({ tradeMode: 0 })] }),
