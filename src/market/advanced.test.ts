@@ -42,6 +42,12 @@ describe('advanced order prices', () => {
     assert.deepEqual(iv, { ok: true, price: expected });
   });
 
+  test('a price that rounds to 0 ticks is one tick, the least an order can carry', () => {
+    // 0.01 USD is about 1.5e-7 BTC, far under half the 0.0001 BTC tick.
+    assert.equal(nearestTick(call, 0.01 / 65_000), 0);
+    assert.deepEqual(advancedOrderPrice(call, state, 'usd', 0.01), { ok: true, price: 1 });
+  });
+
   test('refusals', () => {
     const refusal = (result: ReturnType<typeof advancedOrderPrice>) => (result.ok ? null : result.error);
     assert.equal(

@@ -113,6 +113,30 @@ describe('catalogue', () => {
     const idle = rollCatalogue(NOW, specs, INDEX);
     assert.deepEqual(idle, { list: [], expire: [] });
   });
+
+  test('listNew: false skips the listing check, except at an expiry instant: the next expiry is listed at once', () => {
+    const atExpiry = Date.UTC(2026, 10, 22, 8);
+    const plan = rollCatalogue(atExpiry, specs, INDEX, undefined, { listNew: false });
+    assert.ok(
+      plan.expire.some((spec) => spec.name === 'BTC-22NOV26'),
+      'the expiring future settles',
+    );
+    assert.ok(
+      plan.list.some((spec) => spec.name === 'BTC-25NOV26'),
+      'the expiry due from 08:00 is listed with the expiry, not up to a minute later',
+    );
+    assert.deepEqual(
+      plan.list.map((spec) => spec.name),
+      rollCatalogue(atExpiry, specs, INDEX).list.map((spec) => spec.name),
+    );
+    // Nothing expiring: no listing check, even with new strikes due after a big index move.
+    const moved = { BTC: 80_000, ETH: 3_200 };
+    assert.ok(rollCatalogue(NOW, specs, moved).list.length > 0, 'new strikes are due at 80000');
+    assert.deepEqual(rollCatalogue(NOW, specs, moved, undefined, { listNew: false }), {
+      list: [],
+      expire: [],
+    });
+  });
 });
 
 describe('combos', () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { comboKindOfName } from '../domain/instrument.ts';
-import { type ComboRequest, comboName, parseComboName } from './combos.ts';
+import { describe, test } from 'node:test';
+import { comboKindOfName, Instrument } from '../domain/instrument.ts';
+import { buildCatalogue } from './catalogue.ts';
+import { type ComboRequest, comboIdOf, comboName, createCombo, parseComboName } from './combos.ts';
 
 const EXPIRY = Date.UTC(2026, 11, 25, 8);
 const LATER = Date.UTC(2027, 2, 26, 8);
@@ -71,4 +72,35 @@ test('only the canonical spelling of a combo id parses; other spellings are no c
     // Before, these listed the canonical combo and then failed under the other name.
     assert.equal(parseComboName(other), null, other);
   }
+});
+
+describe('combos from listed legs', () => {
+  const NOW = Date.UTC(2026, 10, 22, 6);
+  const specs = buildCatalogue(NOW, { BTC: 65_000, ETH: 3_200 });
+  const lookup = (name: string) => specs.find((spec) => spec.name === name);
+
+  test('a future spread expires with its earliest leg', () => {
+    const spread = createCombo(parseComboName('BTC-FS-26MAR27_25DEC26')!, lookup, NOW);
+    assert.ok(spread.ok, 'the future spread is created');
+    assert.equal(spread.spec.expiration, EXPIRY);
+  });
+
+  test('a leg expiring at this very instant is expired: the combo is refused', () => {
+    const name = 'BTC-CS-25DEC26-65000_70000';
+    const atExpiry = createCombo(parseComboName(name)!, lookup, EXPIRY);
+    assert.deepEqual(atExpiry, { ok: false, message: 'combo leg BTC-25DEC26-65000-C has expired' });
+    assert.ok(createCombo(parseComboName(name)!, lookup, EXPIRY - 1).ok, 'a millisecond before it is listed');
+  });
+
+  test('comboIdOf names a spread after its bought leg first, whichever leg is given first', () => {
+    const low = new Instrument(1, lookup('BTC-25DEC26-65000-C')!);
+    const high = new Instrument(2, lookup('BTC-25DEC26-70000-C')!);
+    const legs = (first: 'buy' | 'sell', second: 'buy' | 'sell') => [
+      { side: first, ratio: 1 },
+      { side: second, ratio: 1 },
+    ];
+    assert.equal(comboIdOf(legs('sell', 'buy'), [low, high]), 'BTC-CS-25DEC26-70000_65000');
+    assert.equal(comboIdOf(legs('buy', 'sell'), [low, high]), 'BTC-CS-25DEC26-65000_70000');
+    assert.equal(comboIdOf(legs('buy', 'sell'), [high, low]), 'BTC-CS-25DEC26-70000_65000');
+  });
 });

@@ -79,4 +79,13 @@ describe('implied volatility', () => {
     });
     assert.ok(result.ok && result.volatility === 0);
   });
+
+  test('a price within rounding (1e-14 relative) below intrinsic value is intrinsic value: volatility 0', () => {
+    const common = { forward: 100, strike: 90, timeToExpiry: 0.5, optionType: 'call' as const };
+    // Intrinsic value 10; 5e-15 relative under it, as undiscounting a price can round.
+    const result = impliedVolatility({ ...common, price: 9.99999999999995 });
+    assert.deepEqual(result, { ok: true, volatility: 0, iterations: 0 });
+    const below = impliedVolatility({ ...common, price: 10 * (1 - 1e-12) });
+    assert.equal(below.ok ? null : below.reason, 'below_intrinsic');
+  });
 });

@@ -96,4 +96,34 @@ describe('settlement index', () => {
     assert.ok(Math.abs(history.settlementIndex('BTC', expiry)! - expected) < 1e-9);
     assert.equal(history.settlementIndex('ETH', expiry), null);
   });
+
+  test('before the first sample inside the window its price is assumed from the window start', () => {
+    const history = new IndexHistory();
+    const expiry = T0;
+    const start = expiry - 30 * 60_000;
+    history.record('BTC', start + 10 * 60_000, 100);
+    history.record('BTC', start + 20 * 60_000, 200);
+    // 10 min back-filled at 100, 10 min at 100, 10 min at 200.
+    const settlement = history.settlementIndex('BTC', expiry)!;
+    assert.ok(Math.abs(settlement - (20 * 100 + 10 * 200) / 30) < 1e-9, `settlement ${settlement}`);
+  });
+
+  test('retention keeps the last sample older than the horizon (the price at the horizon), not earlier ones', () => {
+    const hour = 60 * 60_000;
+    const history = new IndexHistory(hour);
+    history.record('BTC', T0, 100);
+    history.record('BTC', T0 + 30 * 60_000, 150);
+    history.record('BTC', T0 + 100 * 60_000, 200);
+    // Horizon at T0 + 40 min: 150 held from T0 + 30 min until T0 + 100 min.
+    assert.deepEqual(history.samples(), [
+      [
+        'BTC',
+        [
+          [T0 + 30 * 60_000, 150],
+          [T0 + 100 * 60_000, 200],
+        ],
+      ],
+    ]);
+    assert.equal(history.twap('BTC', T0 + 40 * 60_000, T0 + 100 * 60_000), 150);
+  });
 });

@@ -95,6 +95,16 @@ describe('MarketState', () => {
     assert.ok(Math.abs(mark.markPrice - expected) < 1e-9);
   });
 
+  test('the underlying of a dated combo is the forward of its expiry, not the index', () => {
+    const callSpread = createCombo(parseComboName('BTC-CS-25DEC26-70000_65000')!, lookup, NOW);
+    assert.ok(callSpread.ok, 'the call spread is created');
+    const withSpread = priceMarket(NOW, INDEX, [...allSpecs, callSpread.spec], model);
+    const forward = withSpread.forward('BTC', EXPIRY);
+    assert.ok(forward > 65_000 + 100, `the forward ${forward} carries a basis over the index`);
+    assert.equal(withSpread.mark(callSpread.spec.name)!.underlyingPrice, forward);
+    assert.equal(state.mark('BTC-FS-25DEC26_PERP')!.underlyingPrice, forward);
+  });
+
   test('expired or unknown instruments have no mark', () => {
     const later = priceMarket(Date.UTC(2026, 10, 22, 8), INDEX, allSpecs, model);
     assert.equal(later.mark('BTC-22NOV26'), undefined);
@@ -223,6 +233,21 @@ describe('price updates and settlement', () => {
     assert.equal(perpetual!.delta, undefined);
   });
 
+  test('a combo whose net mark is negative keeps it in update_prices (single instruments never go below 0)', () => {
+    // Bought 70000-C, sold the dearer 65000-C: the net is negative.
+    const callSpread = createCombo(parseComboName('BTC-CS-25DEC26-70000_65000')!, lookup, NOW);
+    assert.ok(callSpread.ok, 'the call spread is created');
+    const withSpread = priceMarket(NOW, INDEX, [...allSpecs, callSpread.spec], model);
+    const instrument = new Instrument(1, callSpread.spec);
+    const mark = withSpread.mark(instrument.name)!.markPrice;
+    assert.ok(mark < -0.01, `net mark ${mark} BTC`);
+    const command = priceUpdateCommand(withSpread, [instrument]);
+    const ticks = command.markPrices!.find((update) => update.instrumentName === instrument.name)!.markPrice;
+    assert.equal(ticks, Math.round(mark / Number(instrument.spec.tickSize)));
+    assert.ok(ticks < -100, `mark in ticks ${ticks}`);
+    assert.equal(toTicks(new Instrument(2, lookup('BTC-25DEC26-70000-C')!), -0.01), 0);
+  });
+
   test('settlement values: futures at the index, options at intrinsic in their currency', () => {
     const future = lookup('BTC-25DEC26')!;
     assert.equal(settlementValue(future, 66_000), 66_000);
@@ -254,6 +279,17 @@ describe('ticker figures', () => {
     assert.ok(figures.greeks!.delta > 0 && figures.greeks!.delta < 1);
     assert.ok(Math.abs(figures.greeks!.vega - mark.greeks!.vega / 100) < 1e-12);
     assert.ok(figures.greeks!.theta < 0);
+  });
+
+  test('inverse options show the premium-adjusted delta (Black delta − mark in coin); linear the Black delta', () => {
+    const book = { bestBid: null, bestAsk: null };
+    const inverse = new Instrument(7, lookup('BTC-25DEC26-65000-C')!);
+    const mark = state.mark(inverse.name)!;
+    assert.ok(mark.markPrice > 0.05, `mark ${mark.markPrice} BTC`);
+    const delta = tickerFigures(inverse, state, book)!.greeks!.delta;
+    assert.ok(Math.abs(delta - (mark.greeks!.delta - mark.markPrice)) < 1e-15, `delta ${delta}`);
+    const linear = new Instrument(9, lookup('BTC_USDC-25DEC26-65000-C')!);
+    assert.equal(tickerFigures(linear, state, book)!.greeks!.delta, state.mark(linear.name)!.greeks!.delta);
   });
 
   test('futures: no IV or greeks; empty book sides are null', () => {

@@ -27,6 +27,29 @@ describe('SSVI volatility surface', () => {
     assert.ok(Math.abs(surface.atmTotalVariance(0.2) - expected) < 1e-15);
   });
 
+  test('a term structure whose total variance falls with expiry is made non-decreasing', () => {
+    // 0.1 years at 100% (variance 0.1), then 0.2 years at 50% (variance 0.05): held at 0.1.
+    const surface = createSurface({
+      term: [
+        { timeToExpiry: 0.1, atmVol: 1.0 },
+        { timeToExpiry: 0.2, atmVol: 0.5 },
+      ],
+      rho: 0,
+      eta: 1,
+      gamma: 0.5,
+    });
+    assert.ok(
+      Math.abs(surface.atmTotalVariance(0.2) - 0.1) < 1e-15,
+      `θ(0.2) ${surface.atmTotalVariance(0.2)}`,
+    );
+    let previous = 0;
+    for (let t = 0.01; t <= 0.5; t += 0.01) {
+      const theta = surface.atmTotalVariance(t);
+      assert.ok(theta >= previous, `θ falls at T = ${t}: ${theta} < ${previous}`);
+      previous = theta;
+    }
+  });
+
   test('refuses arbitrageable parameters', () => {
     assert.throws(() =>
       createSurface({ term: [{ timeToExpiry: 1, atmVol: 0.5 }], rho: -0.5, eta: 1.5, gamma: 0.4 }),

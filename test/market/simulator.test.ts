@@ -118,6 +118,40 @@ describe('liquidity simulator', () => {
     assert.equal(hedge.timeInForce, 'immediate_or_cancel');
   });
 
+  test('a short perpetual counts as its USD lots over the mark in coin: a matching hedge sends no more', () => {
+    const market = priceMarket(NOW, INDEX, specs, model);
+    const option = 'BTC-25DEC26-65000-C';
+    const optionLot = Number(specs.find((spec) => spec.name === option)!.minTradeAmount);
+    const perpetualLot = Number(specs.find((spec) => spec.name === 'BTC-PERPETUAL')!.minTradeAmount);
+    const perpetualMark = market.mark('BTC-PERPETUAL')!.markPrice;
+    const deltaCoins = 500 * optionLot * market.mark(option)!.greeks!.delta; // ≈ 27 BTC
+    assert.ok(deltaCoins > 20 && deltaCoins < 35, `option delta ${deltaCoins} BTC`);
+    // The perpetual is inverse: a lot is `perpetualLot` USD, worth that over its mark in BTC.
+    const hedgeLots = Math.round((deltaCoins * perpetualMark) / perpetualLot);
+    const hedgeFor = (perpetualLots: number) => {
+      const { simulator, venue } = setup({ takerAccountId: null });
+      venue.apply(simulator.step(NOW, market, venue));
+      venue.setPosition(900_001, option, 500);
+      venue.setPosition(900_001, 'BTC-PERPETUAL', perpetualLots);
+      const commands = simulator.step(NOW + 1000, market, venue);
+      return commands.find((command) => command.type === 'place_order' && command.label === 'lp-hedge');
+    };
+    assert.equal(
+      hedgeFor(-hedgeLots),
+      undefined,
+      `short ${hedgeLots} perpetual lots already hedge the delta`,
+    );
+    // Half hedged: the other half (about 13.5 BTC) is sold.
+    const half = hedgeFor(-Math.round(hedgeLots / 2));
+    assert.ok(half !== undefined && half.type === 'place_order', 'the unhedged half is hedged');
+    assert.equal(half.side, 'sell');
+    const expected = hedgeLots / 2;
+    assert.ok(
+      Math.abs(half.amount - expected) < expected * 0.001,
+      `hedge of ${half.amount} lots, about ${expected} expected`,
+    );
+  });
+
   test('inside the settlement window only the unfixed part of an expiring delta is hedged', () => {
     const expiry = Date.UTC(2026, 10, 22, 8);
     const call = specs.find(

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { UnstampedCommand } from '../../core/commands.ts';
 import { Instrument } from '../../domain/instrument.ts';
 import { buildCatalogue } from '../catalogue.ts';
 import { createCombo, parseComboName } from '../combos.ts';
 import { defaultMarketModel, priceMarket } from '../market-state.ts';
 import { simulatorConfig } from './config.ts';
 import { ceilToTick, floorToTick, quoteLadder } from './quoting.ts';
-import { QuoteLabels, quoteLabel } from './requote.ts';
+import { QuoteLabels, quoteLabel, requote } from './requote.ts';
+import type { SimulatorOrder } from './view.ts';
 
 const NOW = Date.UTC(2026, 10, 22, 6);
 const INDEX = { BTC: 65_000, ETH: 3_200 };
@@ -106,5 +108,56 @@ describe('quote labels', () => {
     const again = labels.of(target, ladder);
     assert.deepEqual(again, first);
     assert.notEqual(again, first);
+  });
+});
+
+describe('requote', () => {
+  const resting = (
+    orderId: string,
+    side: 'buy' | 'sell',
+    price: number,
+    filledAmount = 0,
+  ): SimulatorOrder => ({
+    orderId,
+    instrumentName: 'X',
+    side,
+    price,
+    amount: 5,
+    filledAmount,
+    label: quoteLabel('X', side, 0),
+  });
+  const byLabel = (...orders: SimulatorOrder[]) => new Map(orders.map((order) => [order.label, order]));
+
+  test('a mostly filled quote at its price is refreshed: the edit keeps the filled part in the total', () => {
+    const commands: UnstampedCommand[] = [];
+    const ladder = { quotes: [{ side: 'buy' as const, level: 0, price: 100, amount: 5 }], toleranceTicks: 2 };
+    // 5 wanted, 3 of 5 filled: 2 left, under half of the wanted size.
+    requote(7, 'X', ladder, byLabel(resting('o1', 'buy', 100, 3)), commands);
+    assert.deepEqual(
+      commands,
+      [{ type: 'edit_order', accountId: 7, orderId: 'o1', price: 100, amount: 8 }],
+      'one edit to 3 filled + 5 open',
+    );
+  });
+
+  test('a quote left within tolerance that would cross the new ladder forces every quote to its price', () => {
+    const commands: UnstampedCommand[] = [];
+    const ladder = {
+      quotes: [
+        { side: 'buy' as const, level: 0, price: 99, amount: 5 },
+        { side: 'sell' as const, level: 0, price: 100, amount: 5 },
+      ],
+      toleranceTicks: 1,
+    };
+    // The bid at 100 is within a tick of 99, but the ask moving to 100 would meet it.
+    requote(7, 'X', ladder, byLabel(resting('b0', 'buy', 100), resting('s0', 'sell', 105)), commands);
+    assert.deepEqual(
+      commands,
+      [
+        { type: 'edit_order', accountId: 7, orderId: 'b0', price: 99, amount: 5 },
+        { type: 'edit_order', accountId: 7, orderId: 's0', price: 100, amount: 5 },
+      ],
+      'the bid steps down first, then the ask',
+    );
   });
 });
