@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import fc from 'fast-check';
+import { tradeView } from '../../test/store/read-store-contract.ts';
 import {
   COMBO,
   comboInstruments,
@@ -8,8 +9,11 @@ import {
   LONG_LEG,
   SHORT_LEG,
 } from '../../test/support/combo-trade.ts';
-import type { OrderView } from '../core/events.ts';
+import type { CoreEvent, OrderView } from '../core/events.ts';
+import { SqliteReadDb } from '../store/read/read-db.ts';
+import { ReadStore } from '../store/read/read-store.ts';
 import { MemoryHistory } from './memory-history.ts';
+import type { HistoryPort } from './ports.ts';
 
 const NOW = 1_800_000_000_000;
 
@@ -117,4 +121,108 @@ test('a combo trade is an entry of the combo kind with its legs, each leg trade 
   const [comboEntry] = (await history.userTrades({ accountId: 2, kind: 'combo', now: NOW })).trades;
   assert.equal(comboEntry?.liquidity, 'M');
   assert.equal(comboEntry?.trade.legs?.length, 2);
+});
+
+test('an unfilled untriggered order is no history, even with includeUnfilled; the recent windows take their edges', async () => {
+  const history = historyOf([
+    order('waiting', NOW - 60_000, 'untriggered', 0),
+    order('resting', NOW - 60_000, 'open', 0),
+    order('edge', NOW - 30 * 60_000, 'filled', 1),
+    order('past-edge', NOW - 30 * 60_000 - 1, 'filled', 1),
+  ]);
+  history.record({
+    seq: 10,
+    ts: NOW,
+    events: [
+      { type: 'trade', trade: tradeView('BTC-1', NOW - 24 * 3_600_000, 1, 2) },
+      { type: 'trade', trade: tradeView('BTC-2', NOW - 24 * 3_600_000 - 1, 1, 2) },
+    ],
+  });
+  const orders = await history.orderHistory({
+    accountId: 1,
+    currency: 'BTC',
+    now: NOW,
+    includeUnfilled: true,
+  });
+  assert.deepEqual(
+    orders.orders.map((o) => o.orderId),
+    ['edge'],
+    'an order 30 min old is recent, an open or untriggered one without fills never history',
+  );
+  const trades = await history.userTrades({ accountId: 1, now: NOW });
+  assert.deepEqual(
+    trades.trades.map((t) => t.trade.tradeId),
+    ['BTC-1'],
+    'a trade 24 h old is recent',
+  );
+});
+
+describe('user trades: the memory port pages as the read store does, newest or oldest first', async () => {
+  const store = await ReadStore.open({ db: new SqliteReadDb(':memory:', { writerThread: false }) });
+  after(() => store.close());
+  let account = 100;
+  let tradeNumber = 0;
+  let seq = 0;
+  /** Commands in journal order: each a time (never going back) and its trades, taken or made. */
+  const commandsArb = fc.array(
+    fc.record({
+      gapMs: fc.integer({ min: 0, max: 60_000 }),
+      roles: fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }),
+    }),
+    { minLength: 1, maxLength: 6 },
+  );
+
+  async function walk(
+    port: HistoryPort,
+    accountId: number,
+    count: number,
+    sorting: 'asc' | 'desc',
+    limit: number,
+  ): Promise<string[]> {
+    const walked: string[] = [];
+    let continuation: string | null = null;
+    for (let pages = 0; pages <= limit; pages++) {
+      const page = await port.userTrades({ accountId, now: NOW, count, sorting, continuation });
+      assert.ok(page.trades.length <= count, `a page of ${page.trades.length} trades for count ${count}`);
+      assert.equal(page.hasMore, page.continuation !== null, 'hasMore says whether a continuation follows');
+      walked.push(...page.trades.map((t) => `${t.trade.tradeId}:${t.liquidity}`));
+      continuation = page.continuation;
+      if (continuation === null) return walked;
+    }
+    assert.fail(`the walk did not end after ${limit} pages: ${walked.join(' ')}`);
+  }
+
+  test('every walk sees the same trades in the same order on both ports', async () => {
+    await fc.assert(
+      fc.asyncProperty(commandsArb, fc.integer({ min: 1, max: 4 }), async (commands, count) => {
+        const accountId = ++account;
+        const memory = new MemoryHistory(() => 'option');
+        let at = NOW - 20 * 60_000;
+        let rows = 0;
+        for (const { gapMs, roles } of commands) {
+          at += gapMs;
+          const batch = {
+            seq: ++seq,
+            ts: at,
+            events: roles.map(
+              (taker): CoreEvent => ({
+                type: 'trade',
+                trade: tradeView(`BTC-${++tradeNumber}`, at, taker ? accountId : 1, taker ? 1 : accountId),
+              }),
+            ),
+          };
+          memory.record(batch);
+          store.push(batch);
+          rows += roles.length;
+        }
+        await store.flush();
+        for (const sorting of ['asc', 'desc'] as const) {
+          const expected = await walk(store, accountId, count, sorting, rows);
+          assert.equal(expected.length, rows, `the read store walks every trade (${sorting})`);
+          assert.deepEqual(await walk(memory, accountId, count, sorting, rows), expected, sorting);
+        }
+      }),
+      { numRuns: 60, includeErrorInReport: true },
+    );
+  });
 });

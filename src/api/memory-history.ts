@@ -13,7 +13,9 @@
  * - Newest first by (the seq of the command that last changed it, the number the id ends in, id),
  *   so `BTC-T12` follows `BTC-T2`, as in the read store (src/store/read/history-keyset.ts); the
  *   continuation token `<seq>:<id>` names the last record returned and is null when nothing
- *   follows. A bad token or count is a RangeError.
+ *   follows. `sorting: 'asc'` (trades) pages oldest first the same way: the token names the last
+ *   record returned and the next page holds the ones after it in that order. A bad token or
+ *   count is a RangeError.
  */
 import type { OrderView, TradeView } from '../core/events.ts';
 import { pairQuoteCurrency } from '../domain/currency.ts';
@@ -82,14 +84,15 @@ function compareKeys(a: PageKey, b: PageKey): number {
   );
 }
 
-/** Newest first (compareKeys); keeps those strictly after the token. */
-function page<T>(items: T[], key: (item: T) => PageKey, token: string | null | undefined) {
-  items.sort((a, b) => compareKeys(key(a), key(b)));
+/** Newest first (compareKeys), or oldest first when `ascending`; keeps those strictly after the token. */
+function page<T>(items: T[], key: (item: T) => PageKey, token: string | null | undefined, ascending = false) {
+  const direction = ascending ? -1 : 1;
+  items.sort((a, b) => direction * compareKeys(key(a), key(b)));
   const after = parseToken(token);
   if (after === null) return items;
   // A trade's token id carries its liquidity letter after the trade id's number.
   const afterKey: PageKey = { ...after, numberedId: after.id.replace(/[MT]$/, '') };
-  return items.filter((item) => compareKeys(key(item), afterKey) > 0);
+  return items.filter((item) => direction * compareKeys(key(item), afterKey) > 0);
 }
 
 export class MemoryHistory implements HistoryPort {
@@ -166,18 +169,15 @@ export class MemoryHistory implements HistoryPort {
         numberedId: trade.tradeId,
       }),
       q.continuation,
+      q.sorting === 'asc',
     );
-    if (q.sorting === 'asc') sorted.reverse();
     const trades = sorted.slice(0, n);
     const last = trades[trades.length - 1];
     const more = sorted.length > n;
     return {
       trades,
       hasMore: more,
-      continuation:
-        more && last && q.sorting !== 'asc'
-          ? historyToken(last.seq, `${last.trade.tradeId}${last.liquidity}`)
-          : null,
+      continuation: more && last ? historyToken(last.seq, `${last.trade.tradeId}${last.liquidity}`) : null,
     };
   }
 }

@@ -81,13 +81,27 @@ describe('gateway over the real engine', () => {
     );
     const trades = await taker.call('private/get_user_trades_by_currency', { currency: 'BTC' });
     assert.equal(trades.trades[0]?.tradeId, trade.tradeId);
+    // The maker sees the same trade from its own side: its order, side, label and liquidity.
+    const makerTrades = await maker.call('private/get_user_trades_by_currency', { currency: 'BTC' });
+    const made = makerTrades.trades.find((t) => t.tradeId === trade.tradeId);
+    assert.ok(made !== undefined, `the maker's trades hold ${trade.tradeId}`);
+    assert.deepEqual(
+      [made.liquidity, made.orderId, made.side, made.label, made.quantity],
+      ['M', resting.order.orderId, 'sell', 'ask', '400'],
+    );
     const history = await taker.call('private/get_order_history_by_currency', { currency: 'BTC' });
-    assert.ok(Array.isArray(history) && history.some((o) => o.orderId === taken.order.orderId));
+    assert.ok(
+      Array.isArray(history) && history.some((o) => o.orderId === taken.order.orderId),
+      'the taker order is in its history',
+    );
 
     await until(() => pushes.some((p) => p.channel === 'user.trades.future.BTC'));
     const tradePush = pushes.find((p) => p.channel === 'user.trades.future.BTC')!;
     assert.equal((tradePush.data as Array<{ tradeId: string }>)[0]!.tradeId, trade.tradeId);
-    assert.ok(pushes.some((p) => p.channel === 'user.orders.any.any' && !p.snapshot));
+    assert.ok(
+      pushes.some((p) => p.channel === 'user.orders.any.any' && !p.snapshot),
+      'an order change was pushed',
+    );
 
     const book = await taker.call('public/get_order_book', { instrumentName: PERP });
     assert.deepEqual(book.asks[0], ['60500', '600']);
@@ -171,7 +185,7 @@ describe('gateway over the real engine', () => {
       (error) => error instanceof ApiError && error.code === 10004 && error.data?.field === 'orderId',
     );
     const summary = await taker.call('private/get_account_summary', { currency: 'BTC' });
-    assert.ok(Number(summary.balance) > 0);
+    assert.ok(Number(summary.balance) > 0, `balance ${summary.balance}`);
   });
 
   test('an unknown currency or instrument is an error naming the field, not an empty answer', async () => {
@@ -223,7 +237,7 @@ describe('gateway over the real engine', () => {
       type: 'trigger_all',
       detailed: true,
     });
-    assert.ok(Array.isArray(triggers));
+    assert.ok(Array.isArray(triggers), 'a list of trigger orders');
     assert.deepEqual(
       triggers.map((g) => [
         g.currency,
@@ -243,7 +257,7 @@ describe('gateway over the real engine', () => {
       0,
     );
     const all = await user.call('private/cancel_all', { detailed: true });
-    assert.ok(Array.isArray(all));
+    assert.ok(Array.isArray(all), 'a list of orders');
     assert.deepEqual(
       all.map((g) => [g.type, g.instrumentName, g.result.map((o) => o.orderId)]),
       [['limit', PERP, [rest.order.orderId]]],
@@ -284,7 +298,7 @@ describe('gateway over the real engine', () => {
       currency: 'BTC',
       kind: 'future',
     });
-    assert.ok(byInstrument.trades.length > 0);
+    assert.ok(byInstrument.trades.length > 0, 'the taker has trades on the perpetual');
     assert.deepEqual(byInstrument, byCurrency);
     await assert.rejects(
       taker.call('private/get_user_trades_by_instrument', { instrumentName: 'NOPE' }),
@@ -297,10 +311,11 @@ describe('gateway over the real engine', () => {
     // The ticker and the book show the band before an order is refused for it.
     const ticker = await taker.call('public/ticker', { instrumentName: PERP });
     const book = await taker.call('public/get_order_book', { instrumentName: PERP });
-    assert.ok(ticker.minPrice !== null && ticker.maxPrice !== null);
+    assert.ok(ticker.minPrice !== null && ticker.maxPrice !== null, 'the ticker shows the band');
     assert.ok(
       Number(ticker.minPrice) < Number(ticker.markPrice) &&
         Number(ticker.markPrice) < Number(ticker.maxPrice),
+      `band ${ticker.minPrice}..${ticker.maxPrice} around mark ${ticker.markPrice}`,
     );
     assert.deepEqual([book.minPrice, book.maxPrice], [ticker.minPrice, ticker.maxPrice]);
     await assert.rejects(

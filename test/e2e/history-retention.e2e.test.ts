@@ -2,6 +2,7 @@
  * `HISTORY_RETENTION_DAYS` through the service: closed orders older than the horizon leave order
  * history and the read store once it writes again, open orders stay whatever their age,
  * and recent history stays. With the snapshot replica writing the store (the default) and without.
+ * Without retention, `includeOld` reaches the orders older than two days.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -18,7 +19,7 @@ async function historyLabels(running: TestService): Promise<string[]> {
     historical: true,
     includeOld: true,
   });
-  assert.ok(Array.isArray(orders));
+  assert.ok(Array.isArray(orders), 'without withContinuation the answer is a list');
   return orders.map((order) => order.label).sort();
 }
 
@@ -54,3 +55,31 @@ for (const snapshotReplica of [true, false]) {
     });
   });
 }
+
+test('includeOld through the API: an order closed 3 days ago is historical only with includeOld', async () => {
+  const options = { config: { simulator: false } };
+  let running = await startTestService(options);
+  try {
+    const old = await restingBuy(running, '1000', 'old');
+    await running.http(0).call('private/cancel', { orderId: old });
+    await running.close();
+    // Restarted three days later (no retention: the order stays in the store).
+    const clock = new VirtualClock(SERVICE_T0 + 3 * DAY);
+    running = await startTestService({ ...options, dataDir: running.dataDir, clock });
+    const labels = async (includeOld: boolean) => {
+      const orders = await running.http(0).call('private/get_order_history_by_currency', {
+        currency: 'BTC',
+        includeUnfilled: true,
+        historical: true,
+        includeOld,
+      });
+      assert.ok(Array.isArray(orders), 'without withContinuation the answer is a list');
+      return orders.map((order) => order.label);
+    };
+    assert.deepEqual(await labels(false), [], 'older than 2 days: not without includeOld');
+    assert.deepEqual(await labels(true), ['old']);
+    assert.notEqual(await running.service.readStore.order(old), null);
+  } finally {
+    await running.close();
+  }
+});

@@ -81,6 +81,9 @@ async function fill(store: ReadStore): Promise<void> {
   await store.flush();
 }
 
+/** More pages than any walk here needs (15 rows by 1): a walk still going after them repeats rows. */
+const MAX_PAGES = 20;
+
 async function walkTrades(
   store: ReadStore,
   count: number,
@@ -89,7 +92,7 @@ async function walkTrades(
 ): Promise<string[]> {
   const seen: string[] = [];
   let continuation: string | null = null;
-  do {
+  for (let pages = 0; pages < MAX_PAGES; pages++) {
     const page = await store.userTrades({
       accountId: 1,
       now: NOW,
@@ -98,22 +101,24 @@ async function walkTrades(
       continuation,
       ...(currency === undefined ? {} : { currency }),
     });
-    assert.ok(page.trades.length <= count);
+    assert.ok(page.trades.length <= count, `a page of ${page.trades.length} trades for count ${count}`);
     seen.push(...page.trades.map((t) => t.trade.tradeId));
     continuation = page.continuation;
-  } while (continuation !== null);
-  return seen;
+    if (continuation === null) return seen;
+  }
+  assert.fail(`the ${sorting} walk by ${count} did not end after ${MAX_PAGES} pages: ${seen.join(' ')}`);
 }
 
 async function walkOrders(store: ReadStore, count: number): Promise<string[]> {
   const seen: string[] = [];
   let continuation: string | null = null;
-  do {
+  for (let pages = 0; pages < MAX_PAGES; pages++) {
     const page = await store.orderHistory({ accountId: 2, currency: 'BTC', now: NOW, count, continuation });
     seen.push(...page.orders.map((o) => o.orderId));
     continuation = page.continuation;
-  } while (continuation !== null);
-  return seen;
+    if (continuation === null) return seen;
+  }
+  assert.fail(`the order walk by ${count} did not end after ${MAX_PAGES} pages: ${seen.join(' ')}`);
 }
 
 function historyOrderContract(backend: string, open: () => Promise<ReadDb>): void {

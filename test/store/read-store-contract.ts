@@ -484,6 +484,157 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
         ]);
       }));
 
+    test('history windows take their edges: 30 min and 24 h recent, 1 s and 2 days historical', () =>
+      withStore(async (store) => {
+        const filled = (orderId: string, lastUpdatedAt: number) =>
+          order(orderView({ orderId, filledAmount: 1, orderState: 'filled', lastUpdatedAt }));
+        const trade = (tradeId: string, timestamp: number): CoreEvent => ({
+          type: 'trade',
+          trade: tradeView(tradeId, timestamp, 1, 2),
+        });
+        store.push({
+          seq: 1,
+          ts: NOW,
+          events: [
+            filled('recent-edge', NOW - 30 * MIN),
+            filled('past-recent-edge', NOW - 30 * MIN - 1),
+            filled('one-second', NOW - 1_000),
+            filled('under-one-second', NOW - 999),
+            filled('two-days', NOW - 2 * DAY),
+            filled('past-two-days', NOW - 2 * DAY - 1),
+            trade('BTC-1', NOW - DAY),
+            trade('BTC-2', NOW - DAY - 1),
+            trade('BTC-3', NOW - 1_000),
+            trade('BTC-4', NOW - 999),
+            trade('BTC-5', NOW - 2 * DAY),
+            trade('BTC-6', NOW - 2 * DAY - 1),
+          ],
+        });
+        await store.flush();
+        const orders = async (q: object) =>
+          (await store.orderHistory({ accountId: 1, currency: 'BTC', now: NOW, ...q })).orders
+            .map((o) => o.orderId)
+            .sort();
+        const trades = async (q: object) =>
+          (await store.userTrades({ accountId: 1, now: NOW, ...q })).trades
+            .map((t) => t.trade.tradeId)
+            .sort();
+        assert.deepEqual(
+          await orders({}),
+          ['one-second', 'recent-edge', 'under-one-second'],
+          'an order exactly 30 min old is recent',
+        );
+        assert.deepEqual(await trades({}), ['BTC-1', 'BTC-3', 'BTC-4'], 'a trade exactly 24 h old is recent');
+        assert.deepEqual(
+          await orders({ historical: true }),
+          ['one-second', 'past-recent-edge', 'recent-edge', 'two-days'],
+          'historical: exactly 1 s and exactly 2 days old are in',
+        );
+        assert.deepEqual(
+          await trades({ historical: true }),
+          ['BTC-1', 'BTC-2', 'BTC-3', 'BTC-5'],
+          'historical trades: exactly 1 s and exactly 2 days old are in',
+        );
+        assert.deepEqual(await orders({ historical: true, includeOld: true }), [
+          'one-second',
+          'past-recent-edge',
+          'past-two-days',
+          'recent-edge',
+          'two-days',
+        ]);
+      }));
+
+    test('filters: includeUnfilled finds rejected orders, kind combo finds future combo trades, timestamps bound inclusively', () =>
+      withStore(async (store) => {
+        const unfilled = (orderId: string, orderState: OrderView['orderState']) =>
+          order(orderView({ orderId, orderState, lastUpdatedAt: NOW - MIN }));
+        store.push({
+          seq: 1,
+          ts: NOW,
+          events: [
+            unfilled('rejected', 'rejected'),
+            unfilled('cancelled', 'cancelled'),
+            unfilled('resting', 'open'),
+            unfilled('waiting', 'untriggered'),
+          ],
+        });
+        // A future combo trade of account 4, and account 1's trades one minute apart.
+        store.push({
+          seq: 2,
+          ts: NOW,
+          events: [
+            {
+              type: 'trade',
+              trade: { ...tradeView('BTC-7', NOW - MIN, 4, 2), instrumentName: 'BTC-FS-27DEC24_PERP' },
+            },
+          ],
+        });
+        for (const i of [1, 2, 3]) {
+          store.push({
+            seq: 2 + i,
+            ts: NOW,
+            events: [{ type: 'trade', trade: tradeView(`BTC-${i}`, NOW - i * MIN, 1, 2) }],
+          });
+        }
+        await store.flush();
+        const orders = async (q: object) =>
+          (await store.orderHistory({ accountId: 1, currency: 'BTC', now: NOW, ...q })).orders
+            .map((o) => o.orderId)
+            .sort();
+        assert.deepEqual(await orders({}), []);
+        assert.deepEqual(await orders({ includeUnfilled: true }), ['cancelled', 'rejected']);
+        const trades = async (q: object) =>
+          (await store.userTrades({ accountId: 1, now: NOW, ...q })).trades.map((t) => t.trade.tradeId);
+        for (const kind of ['combo', 'future_combo', 'any']) {
+          assert.deepEqual(await trades({ accountId: 4, kind }), ['BTC-7'], kind);
+        }
+        assert.deepEqual(await trades({ accountId: 4, kind: 'option_combo' }), []);
+        assert.deepEqual(await trades({ startTimestamp: NOW - 2 * MIN }), ['BTC-2', 'BTC-1']);
+        assert.deepEqual(await trades({ endTimestamp: NOW - 2 * MIN }), ['BTC-3', 'BTC-2']);
+        assert.deepEqual(await trades({ startTimestamp: NOW - 2 * MIN, endTimestamp: NOW - 2 * MIN }), [
+          'BTC-2',
+        ]);
+      }));
+
+    test('page sizes: 20 orders and 10 trades by default; a page of exactly count trades is the last', () =>
+      withStore(async (store) => {
+        for (let i = 1; i <= 25; i++) {
+          store.push({
+            seq: i,
+            ts: NOW,
+            events: [
+              order(orderView({ orderId: `o${i}`, filledAmount: 1 })),
+              ...(i <= 12 ? [{ type: 'trade', trade: tradeView(`BTC-${i}`, NOW - MIN, 1, 2) } as const] : []),
+            ],
+          });
+        }
+        await store.flush();
+        const orders = await store.orderHistory({ accountId: 1, currency: 'BTC', now: NOW });
+        assert.equal(orders.orders.length, 20);
+        assert.notEqual(orders.continuation, null);
+        const trades = await store.userTrades({ accountId: 1, now: NOW });
+        assert.equal(trades.trades.length, 10);
+        assert.equal(trades.hasMore, true);
+        for (const sorting of ['asc', 'desc'] as const) {
+          const whole = await store.userTrades({ accountId: 1, now: NOW, count: 12, sorting });
+          assert.equal(whole.trades.length, 12, sorting);
+          assert.equal(whole.hasMore, false, sorting);
+          assert.equal(whole.continuation, null, sorting);
+          const first = await store.userTrades({ accountId: 1, now: NOW, count: 6, sorting });
+          assert.equal(first.hasMore, true, sorting);
+          const last = await store.userTrades({
+            accountId: 1,
+            now: NOW,
+            count: 6,
+            sorting,
+            continuation: first.continuation,
+          });
+          assert.equal(last.trades.length, 6, sorting);
+          assert.equal(last.hasMore, false, `the second page of 6 ends the walk (${sorting})`);
+          assert.equal(last.continuation, null, sorting);
+        }
+      }));
+
     test('positions are the latest view per account and instrument', () =>
       withStore(async (store) => {
         const position = (size: number) => ({
@@ -693,7 +844,10 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
         });
         await store.flush();
         const usdc = await store.orderHistory({ accountId: 3, currency: 'USDC', now: NOW });
-        assert.ok(usdc.orders.some((o) => o.orderId === 'new-spot'));
+        assert.ok(
+          usdc.orders.some((o) => o.orderId === 'new-spot'),
+          'the new spot order is filed under USDC',
+        );
       } finally {
         await store.close();
       }
@@ -771,7 +925,7 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
             )
           ).map((v) => [v.key, Number(v.value)]);
         const before = await versions();
-        assert.ok(before.length >= tables.length);
+        assert.ok(before.length >= tables.length, `a schema version per table: ${JSON.stringify(before)}`);
 
         await store.reset();
         assert.equal(store.lastAppliedSeq, 0);
@@ -884,6 +1038,42 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
         assert.deepEqual(await store.prune(NOW), { orders: 1, trades: 2 });
         assert.notEqual(await store.order('old-open'), null);
         assert.equal(await store.order('old-done'), null);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('retention keeps a closed order and a trade exactly at the horizon, deletes them 1 ms past it', async () => {
+      const store = await ReadStore.open({
+        db: await makeDb(),
+        retention: { closedOrdersMs: DAY, tradesMs: DAY },
+      });
+      try {
+        const filled = (orderId: string, lastUpdatedAt: number) =>
+          order(orderView({ orderId, filledAmount: 1, orderState: 'filled', lastUpdatedAt }));
+        // Written at a command time when nothing was old yet, so the store's own sweep deletes none.
+        store.push({
+          seq: 1,
+          ts: NOW - 2 * DAY,
+          events: [
+            filled('at-horizon', NOW - DAY),
+            filled('past-horizon', NOW - DAY - 1),
+            { type: 'trade', trade: tradeView('BTC-1', NOW - DAY, 1, 2) },
+            { type: 'trade', trade: tradeView('BTC-2', NOW - DAY - 1, 1, 2) },
+          ],
+        });
+        await store.flush();
+        // One order, and one trade's two rows (taker and maker).
+        assert.deepEqual(await store.prune(NOW), { orders: 1, trades: 2 });
+        assert.notEqual(await store.order('at-horizon'), null, 'an order exactly at the horizon stays');
+        assert.equal(await store.order('past-horizon'), null);
+        assert.deepEqual(
+          (await store.userTrades({ accountId: 1, now: NOW, historical: true, includeOld: true })).trades.map(
+            (t) => t.trade.tradeId,
+          ),
+          ['BTC-1'],
+          'a trade exactly at the horizon stays',
+        );
       } finally {
         await store.close();
       }

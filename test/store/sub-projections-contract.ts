@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { PortfolioMachine } from '../../src/algo/machine.ts';
 import type { RfqDesk } from '../../src/rfq/desk.ts';
-import { pageTrades } from '../../src/rfq/trades.ts';
+import { pageTrades, TRADES_LOOKBACK_MS } from '../../src/rfq/trades.ts';
 import type { RfqTradeRecord } from '../../src/rfq/types.ts';
 import {
   portfolioEvents,
@@ -212,13 +212,16 @@ export function subProjectionsContract(backend: string, newDatabase: NewDatabase
           continuation: first.continuation,
         });
         assert.equal(new Set([...first.rfqs, ...second.rfqs].map((r) => r.blockRfqId)).size, 10);
-        assert.ok(first.rfqs[0]!.number > second.rfqs[0]!.number);
+        assert.ok(first.rfqs[0]!.number > second.rfqs[0]!.number, 'the second page is older');
         assert.deepEqual((await takerRfqs(store, { takerAccountId: 99 })).rfqs, []);
         const one = all.rfqs[0]!;
         assert.deepEqual(await rfqById(store, one.blockRfqId), one);
         const quotes = await deskQuotes(store, { desk: DESK, count: 1000 });
         assert.equal(quotes.quotes.length, 12);
-        assert.ok(quotes.quotes.every((q) => q.status === 'filled'));
+        assert.ok(
+          quotes.quotes.every((q) => q.status === 'filled'),
+          'every quote filled',
+        );
         for (const q of quotes.quotes) assert.deepEqual(q, desk.quote(q.quoteId) ?? q);
         await assert.rejects(takerRfqs(store, { takerAccountId: TAKER, continuation: 'abc' }), RangeError);
       }));
@@ -258,7 +261,7 @@ export function subProjectionsContract(backend: string, newDatabase: NewDatabase
           [[0, machine.portfolio(iceberg)!.legs[0]!.filled]],
         );
         assert.equal(fills[0]!.filledAmount, 50);
-        assert.ok(fills[0]!.fills >= 3);
+        assert.ok(fills[0]!.fills >= 3, `${fills[0]!.fills} fills`);
         const events = await portfolioEvents(store, cancelled);
         assert.deepEqual(
           events.map((e) => e.messageType),
@@ -269,7 +272,10 @@ export function subProjectionsContract(backend: string, newDatabase: NewDatabase
             'PORTFOLIO_CANCELLED',
           ],
         );
-        assert.ok(events.every((e) => e.portfolioId === cancelled));
+        assert.ok(
+          events.every((e) => e.portfolioId === cancelled),
+          'only the portfolio’s own events',
+        );
 
         const ids = async (q: Omit<Parameters<typeof portfolioHistory>[1], 'accountId'>) =>
           (await portfolioHistory(store, { accountId: TRADER, ...q })).portfolios.map((p) => p.portfolioId);
@@ -373,5 +379,128 @@ export function subProjectionsContract(backend: string, newDatabase: NewDatabase
         await feed(store, rfqHistory().committed);
         assert.deepEqual(await store.prune(T0 + 100 * DAY), { orders: 0, trades: 0 });
       }));
+
+    test('RFQ trades: a trade exactly 7 days old is still listed, as on the desk', () =>
+      withStore(async (store) => {
+        const d = CoreDriver.withMarket();
+        const [trade] = d.tradeRfqs(1);
+        await feed(store, d.committed);
+        const now = trade!.timestamp + TRADES_LOOKBACK_MS;
+        const desk = d.machine.sub<RfqDesk>('rfq');
+        const oracle = pageTrades(desk.trades(), { currency: 'any', now, count: 20, continuation: null });
+        assert.equal(oracle.results.length, 1, 'the desk lists it');
+        assert.deepEqual((await rfqTrades(store, { currency: 'any', now })).results, oracle.results);
+        assert.deepEqual((await rfqTrades(store, { currency: 'any', now: now + 1 })).results, []);
+      }));
+
+    test('status active lists a CANCELLING portfolio', () =>
+      withStore(async (store) => {
+        const event = (status: string, messageType: string, timestamp: number) => ({
+          type: 'portfolio',
+          messageType,
+          portfolioId: 7,
+          accountId: TRADER,
+          portfolioType: 'TWAP',
+          status,
+          timestamp,
+        });
+        store.push({
+          seq: 1,
+          ts: T0,
+          events: [],
+          subEvents: new Map([['portfolios', [event('WORKING', 'PORTFOLIO_SUBMITTED', T0)]]]),
+        });
+        store.push({
+          seq: 2,
+          ts: T0 + 1,
+          events: [],
+          subEvents: new Map([['portfolios', [event('CANCELLING', 'PORTFOLIO_CANCELLING', T0 + 1)]]]),
+        });
+        await store.flush();
+        const page = await portfolioHistory(store, { accountId: TRADER, status: 'active' });
+        assert.deepEqual(
+          page.portfolios.map((p) => [p.portfolioId, p.status]),
+          [[7, 'CANCELLING']],
+        );
+        assert.deepEqual(
+          (await portfolioHistory(store, { accountId: TRADER, status: 'finished' })).portfolios,
+          [],
+        );
+      }));
+
+    test('RFQ retention counts from an RFQ’s last change, not its creation', async () => {
+      const d = CoreDriver.withMarket();
+      const t = d.ts;
+      const rfq = d.createRfq('late-cancel');
+      d.at(t + 5_000);
+      d.quote(rfq);
+      d.at(t + 60_000);
+      d.ok({ type: 'rfq_cancel', accountId: TAKER, blockRfqId: rfq.blockRfqId });
+      await withStore(
+        async (store) => {
+          await feed(store, d.committed);
+          // Cut-off t + 30 s: created before it, cancelled after it.
+          await store.prune(t + 120_000);
+          assert.equal((await rfqById(store, rfq.blockRfqId))?.status, 'cancelled');
+        },
+        { closedOrdersMs: null, tradesMs: null, rfqsMs: 90_000 },
+      );
+    });
+
+    test('RFQ retention never deletes an open RFQ or its open quote', async () => {
+      const d = CoreDriver.withMarket();
+      const t = d.ts;
+      const quoted = d.createRfq('quoted');
+      const unquoted = d.createRfq('unquoted');
+      d.at(t + 5_000);
+      d.quote(quoted);
+      d.at(t + 65_000);
+      await withStore(
+        async (store) => {
+          await feed(store, d.committed);
+          // Cut-off t + 35 s: both RFQs and the quote last changed at t + 5 s, open since.
+          await store.prune(t + 65_000);
+          const rows = async (table: string) =>
+            Number((await store.query<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`, []))[0]!.n);
+          assert.equal(await rows('rfq_quotes'), 1, 'the open quote stays');
+          assert.equal(await rows('rfqs'), 2, 'the open RFQs stay');
+          assert.equal((await rfqById(store, unquoted.blockRfqId))?.status, 'open');
+        },
+        { closedOrdersMs: null, tradesMs: null, rfqsMs: 30_000 },
+      );
+    });
+
+    test('RFQ retention never deletes an RFQ still in its grace period (created)', async () => {
+      const d = CoreDriver.withMarket();
+      const t = d.ts;
+      const created = d.createRfq('created');
+      await withStore(
+        async (store) => {
+          await feed(store, d.committed);
+          // Cut-off t + 3 s, the RFQ made at t: within the 5 s before it opens.
+          await store.prune(t + 4_000);
+          assert.equal((await rfqById(store, created.blockRfqId))?.status, 'created');
+        },
+        { closedOrdersMs: null, tradesMs: null, rfqsMs: 1_000 },
+      );
+    });
+
+    test('the prune report counts RFQs, quotes and RFQ trades each in its own place', async () => {
+      const d = CoreDriver.withMarket();
+      d.tradeRfqs(2);
+      const rfq = d.createRfq('cancelled');
+      d.at(d.ts + 5_000);
+      d.quote(rfq);
+      d.ok({ type: 'rfq_cancel', accountId: TAKER, blockRfqId: rfq.blockRfqId });
+      await withStore(
+        async (store) => {
+          await feed(store, d.committed);
+          // Two traded RFQs with their quote and trade each, one cancelled RFQ with its quote.
+          const report = await store.prune(d.ts + 10 * DAY);
+          assert.deepEqual(report.rfqs, { rfqs: 3, quotes: 3, trades: 2 });
+        },
+        { closedOrdersMs: null, tradesMs: null, rfqsMs: DAY },
+      );
+    });
   });
 }
