@@ -249,6 +249,9 @@ test('the user channels name their canonical form: the currency upper case, or a
   assert.equal(canonical('user.trades.option.any'), 'user.trades.option.any');
   // Kinds and instrument names are matched exactly: another case is no channel, or no instrument.
   assert.equal(channels.resolve('user.orders.FUTURE.BTC', principal), null);
+  // A kind the venue does not have (a perpetual is a future) is no channel, in a listed currency too.
+  assert.equal(channels.resolve('user.orders.perpetual.BTC', principal), null);
+  assert.equal(channels.resolve('user.trades.perpetual.any', principal), null);
 });
 
 test("a combo trade re-renders its legs' tickers (their trades count there)", () => {

@@ -94,6 +94,11 @@ describe('gateway over WebSocket', () => {
         (e) => e instanceof ApiError && e.code === -32602 && e.data?.field === `channels[${1 - index}]`,
       );
     }
+    // So is a kind the venue does not have (a perpetual is a future), though the currency is listed.
+    await assert.rejects(
+      client.subscribe(['user.orders.perpetual.BTC']),
+      (e) => e instanceof ApiError && e.code === -32602 && e.data?.field === 'channels[0]',
+    );
     // A refusal from inside a channel family (an unknown instrument) names the index too.
     await assert.rejects(
       client.subscribe(['user.orders.any.btc', 'book.NOPE-1']),
@@ -115,11 +120,8 @@ describe('gateway over WebSocket', () => {
       'user.orders.option.btc',
     ]);
     await harness.http(1).call('private/buy', { instrumentName: PERP, quantity: '10', price: '30000' });
-    await harness.http(1).call('private/buy', {
-      instrumentName: venue.instruments(false).find((i) => i.kind === 'option')!.name,
-      quantity: '1',
-      price: '0.01',
-    });
+    const option = venue.instruments(false).find((i) => i.kind === 'option')!.name;
+    await harness.http(1).call('private/buy', { instrumentName: option, quantity: '1', price: '0.01' });
     await client.call('public/test', {});
     assert.deepEqual(
       pushes.map((p) => [p.channel, p.seq, p.snapshot ?? false]),
@@ -128,10 +130,43 @@ describe('gateway over WebSocket', () => {
         ['user.orders.option.btc', 2, false],
       ],
     );
-    assert.deepEqual(await client.call('private/unsubscribe', { channels: ['user.orders.option.BTC'] }), [
+    // Unsubscribed in a third spelling, neither the name held nor the canonical one: the channel
+    // goes, answered under the name held, and pushes no more.
+    assert.deepEqual(await client.call('private/unsubscribe', { channels: ['user.orders.option.Btc'] }), [
       'user.orders.option.btc',
     ]);
+    await harness.http(1).call('private/buy', { instrumentName: option, quantity: '1', price: '0.01' });
+    await client.call('public/test', {});
+    assert.equal(pushes.length, 2);
     await client.close();
+  });
+
+  test('a user.orders snapshot keeps to the channel’s kind and currency', async () => {
+    const http = harness.http(2);
+    await http.call('private/cancel_all', {}); // what earlier tests left open
+    const option = venue.instruments(false).find((i) => i.kind === 'option' && i.currencies.includes('BTC'))!;
+    const buy = (instrumentName: string, price: string) =>
+      http.call('private/buy', { instrumentName, quantity: '10', price }).then((r) => r.order.orderId);
+    const future = await buy(PERP, '40000');
+    const optionOrder = await buy(option.name, '0.01');
+    await buy('ETH-PERPETUAL', '2000');
+    const client = harness.ws(2);
+    await client.connect();
+    await client.auth();
+    const pushes: SubscriptionPush[] = [];
+    client.onAnyPush((push) => pushes.push(push));
+    await client.subscribe(['user.orders.future.BTC', 'user.orders.option.BTC']);
+    await until(() => pushes.length === 2);
+    const snapshot = (channel: string) => {
+      const push = pushes.find((p) => p.channel === channel && p.snapshot);
+      assert.ok(push, `a snapshot of ${channel}`);
+      return (push.data as Array<{ orderId: string }>).map((o) => o.orderId);
+    };
+    // Not the ETH future (another currency), not the option (another kind), and the other way round.
+    assert.deepEqual(snapshot('user.orders.future.BTC'), [future]);
+    assert.deepEqual(snapshot('user.orders.option.BTC'), [optionOrder]);
+    await client.close();
+    await http.call('private/cancel_all', {});
   });
 
   test('book and ticker channels are public and push on changes', async () => {

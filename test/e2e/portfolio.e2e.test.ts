@@ -275,6 +275,60 @@ describe('portfolios through the API', () => {
     });
     assert.deepEqual(result.portfolioIds, [a.portfolioId, b.portfolioId]);
   });
+
+  test('trade-news carries a portfolio on the user’s account other than the key’s default', async () => {
+    const [, second] = harness.credentials[MULTI]!.accountIds as [number, number];
+    const http = harness.http(MULTI);
+    const ws = harness.ws(MULTI);
+    await ws.connect();
+    await ws.auth();
+    const news: SubscriptionPush[] = [];
+    await ws.subscribe(['trade-news'], (push) => news.push(push));
+    const { portfolioId } = await http.flat<{ portfolioId: number }>(
+      'POST',
+      `${PORTFOLIO_BASE_PATH}/submit`,
+      {
+        accountId: second,
+        portfolioType: 'BALANCE',
+        balanceTrade: { parts: 2, eachLimitMs: 60_000, totalLimitMs: 0, totalEndAction: 1 },
+        legs: [
+          {
+            instrument: PERP,
+            instrumentType: 'PERPETUAL',
+            side: 1,
+            quantity: '100',
+            priceOptions: { priceType: 'LIMIT', price: '59000', priceIn: 'USD' },
+          },
+        ],
+      },
+    );
+    const ours = () =>
+      news
+        .map((push) => push.data as { type: string; portfolioId: number; accountId: number })
+        .filter((data) => data.portfolioId === portfolioId);
+    await until(() => ours().length > 0);
+    assert.deepEqual([ours()[0]!.type, ours()[0]!.accountId], ['PORTFOLIO_SUBMITTED', second]);
+    await http.flat('POST', `${PORTFOLIO_BASE_PATH}/cancel`, { portfolioId, accountId: second });
+    await ws.close();
+  });
+
+  test('order.change.any’s snapshot holds the open orders of every account of the user', async () => {
+    const [first, second] = harness.credentials[MULTI]!.accountIds as [number, number];
+    const placed = await core.ports.submit(orderCommand(second, 'buy', 5, 59_000, { instrumentName: PERP }));
+    assert.ok(placed.ok, 'an order resting on the second account');
+    const ws = harness.ws(MULTI);
+    await ws.connect();
+    await ws.auth();
+    const changes: SubscriptionPush[] = [];
+    await ws.subscribe(['order.change.any'], (push) => changes.push(push));
+    await until(() => changes.length === 1);
+    const shown = (changes[0]!.data as { openOrders: Array<{ orderId: string }> }).openOrders;
+    const open = (accountId: number) => core.venue.openOrders({ accountId }).map((order) => order.orderId);
+    assert.ok(open(second).length > 0, 'the second account has open orders');
+    assert.deepEqual(shown.map((order) => order.orderId).sort(), [...open(first), ...open(second)].sort());
+    await core.ports.submit({ type: 'cancel_all', accountId: second });
+    await ws.close();
+  });
 });
 
 describe('a portfolio leg expiring, through the API', () => {

@@ -118,12 +118,13 @@ describe('the sdk WebSocket client against the service', () => {
   test('a channel the service now refuses is dropped and reported; the others are resubscribed', async () => {
     // Subscribed while the connection was authenticated with a maker key: the reconnect
     // re-authenticates with the client's own (taker) key, which may not read the maker channel.
+    // It is held between the others: those before it and those after it are resubscribed.
     const ws = client(running.credentials[0]!);
     await ws.connect();
     await ws.auth();
     await signedAuth(ws, running.credentials[1]!);
     const pushes: SubscriptionPush[] = [];
-    const held = ['block_rfq.maker.BTC', `ticker.${PERP}`, 'user.orders.any.any'];
+    const held = [`ticker.${PERP}`, 'block_rfq.maker.BTC', 'user.orders.any.any'];
     assert.deepEqual(await ws.subscribe(held, (push) => pushes.push(push)), held);
     await until(() => pushes.length === 2); // the ticker's and the orders' snapshots
     pushes.length = 0;
@@ -314,6 +315,42 @@ describe('the sdk WebSocket client against the service', () => {
     await again;
     await ws.call('public/test', {});
     assert.deepEqual(snapshots, []);
+    await ws.close();
+  });
+
+  test('a channel unsubscribed under another spelling is forgotten: a reconnect does not restore it', async () => {
+    const ws = client();
+    await ws.connect();
+    await ws.auth();
+    const pushes: SubscriptionPush[] = [];
+    ws.onAnyPush((push) => pushes.push(push));
+    await ws.subscribe(['user.orders.any.btc']);
+    await until(() => pushes.length === 1);
+    assert.deepEqual(await ws.unsubscribe(['user.orders.any.BTC']), ['user.orders.any.btc']);
+    pushes.length = 0;
+    const again = reconnected(ws);
+    ws.dropConnection();
+    await again;
+    // A resubscribe's snapshot would be pushed before the answer to a later call.
+    await ws.call('public/test', {});
+    assert.deepEqual(pushes, []);
+    await ws.close();
+  });
+
+  test('cancel-on-disconnect turned off with account scope stays on for this connection across a reconnect', async () => {
+    const ws = client();
+    await ws.connect();
+    await ws.auth();
+    await ws.call('private/enable_cancel_on_disconnect', { scope: 'connection' });
+    // The account scope turns it off for new connections only, not for the asking one.
+    await ws.call('private/disable_cancel_on_disconnect', { scope: 'account' });
+    const on = { scope: 'connection', enabled: true };
+    assert.deepEqual(await ws.call('private/get_cancel_on_disconnect', {}), on);
+    const again = reconnected(ws);
+    ws.dropConnection();
+    await again;
+    assert.deepEqual(await ws.call('private/get_cancel_on_disconnect', {}), on);
+    await ws.call('private/disable_cancel_on_disconnect', {});
     await ws.close();
   });
 

@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { ApiError } from '../../sdk/errors.ts';
 import { signWs } from '../../sdk/index.ts';
+import type { SubscriptionPush } from '../../sdk/types.ts';
 import { WsClient } from '../../sdk/ws-client.ts';
 import { SecretBox } from '../../src/api/auth/secret-box.ts';
 import { SqliteKeyStore } from '../../src/api/auth/sqlite-key-store.ts';
@@ -35,6 +36,18 @@ describe('WebSocket sessions over the real engine', () => {
   const state = (orderId: string) => engine.reads.order(orderId)!;
   const buy = (client: Pick<WsClient, 'call'>, price: string) =>
     client.call('private/buy', { instrumentName: PERP, quantity: '10', price }).then((r) => r.order.orderId);
+  /** public/auth on a connection already authenticated, with the given demo user's key. */
+  const authAs = (client: WsClient, index: number) => {
+    const credential = harness.credentials[index]!;
+    const timestamp = engine.now();
+    const nonce = randomUUID();
+    return client.call('public/auth', {
+      apiKey: credential.apiKey,
+      timestamp,
+      nonce,
+      signature: signWs(credential.apiSecret, String(timestamp), nonce),
+    });
+  };
 
   test('cancel-on-disconnect cancels the orders this connection placed, not those of other connections', async () => {
     const dropped = harness.ws(0);
@@ -174,20 +187,29 @@ describe('WebSocket sessions over the real engine', () => {
     const client = harness.ws(0);
     await client.connect();
     await client.auth();
+    const pushes: SubscriptionPush[] = [];
+    client.onAnyPush((push) => pushes.push(push));
+    await client.call('private/subscribe', { channels: ['user.orders.any.any'] });
+    await until(() => pushes.length === 1);
     const first = await buy(client, '30000');
+    await until(() => pushes.length === 2);
     await client.call('private/enable_cancel_on_disconnect', {});
 
-    const other = harness.credentials[3]!;
-    const timestamp = engine.now();
-    const nonce = randomUUID();
-    await client.call('public/auth', {
-      apiKey: other.apiKey,
-      timestamp,
-      nonce,
-      signature: signWs(other.apiSecret, String(timestamp), nonce),
-    });
+    await authAs(client, 3);
     await until(() => state(first).orderState === 'cancelled');
     assert.equal(state(first).cancelReason, 'cancel_on_disconnect');
+    // The first key's channels went with its session: neither that cancellation nor a later order
+    // of the first user is pushed here (a push would have left before the HTTP answer).
+    const laterOfFirst = (
+      await harness.http(0).call('private/buy', { instrumentName: PERP, quantity: '10', price: '30000' })
+    ).order.orderId;
+    await client.call('public/test', {});
+    assert.deepEqual(
+      pushes.map((push) => push.channel),
+      ['user.orders.any.any', 'user.orders.any.any'],
+      'only the snapshot and the first order, both before the switch',
+    );
+    await harness.http(0).call('private/cancel', { orderId: laterOfFirst });
     // The new key did not ask for cancel-on-disconnect: its orders stay when the connection goes.
     assert.deepEqual(await client.call('private/get_cancel_on_disconnect', {}), {
       scope: 'connection',
@@ -204,6 +226,34 @@ describe('WebSocket sessions over the real engine', () => {
     assert.equal(state(second).orderState, 'open');
     assert.equal(state(overHttp).orderState, 'open');
     await harness.http(3).call('private/cancel_all', {});
+  });
+
+  test('public/auth again with the same key changes nothing: subscriptions, cancel-on-disconnect and orders stay', async () => {
+    const client = harness.ws(0);
+    await client.connect();
+    await client.auth();
+    const pushes: SubscriptionPush[] = [];
+    await client.subscribe(['user.orders.any.any'], (push) => pushes.push(push));
+    await until(() => pushes.length === 1);
+    await client.call('private/enable_cancel_on_disconnect', {});
+    const order = await buy(client, '30000');
+    await until(() => pushes.length === 2);
+
+    await authAs(client, 0);
+    assert.deepEqual(await client.call('private/get_cancel_on_disconnect', {}), {
+      scope: 'connection',
+      enabled: true,
+    });
+    assert.equal(state(order).orderState, 'open');
+    // Still subscribed: an order of the user placed elsewhere is pushed here.
+    await harness.http(0).call('private/buy', { instrumentName: PERP, quantity: '10', price: '30010' });
+    await until(() => pushes.length === 3);
+    assert.equal(pushes[2]!.channel, 'user.orders.any.any');
+    // And the connection's session is the one from before: its order goes when the connection does.
+    await client.close();
+    await until(() => state(order).orderState === 'cancelled');
+    assert.equal(state(order).cancelReason, 'cancel_on_disconnect');
+    await harness.http(0).call('private/cancel_all', {});
   });
 
   test('an order in flight when the key switches goes with the first key’s cancel-on-disconnect', async () => {
