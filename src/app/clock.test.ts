@@ -287,3 +287,37 @@ test('system clock: a timer the clock jumps past fires at the jump, not after it
   assert.equal(fired.length, 1, 'due once the clock passed its time');
   assert.ok(fired[0]! >= t0 + 30 * 60_000);
 });
+
+test('virtual clock: timers due at the same time fire in the order they were scheduled', () => {
+  const clock = new VirtualClock(0);
+  const fired: string[] = [];
+  clock.schedule(10, () => fired.push('first'));
+  clock.schedule(10, () => fired.push('second'));
+  clock.schedule(10, () => fired.push('third'));
+  clock.advance(10);
+  assert.deepEqual(fired, ['first', 'second', 'third']);
+});
+
+test('system clock: a wall step of exactly the tolerance is slewed away gently at once', () => {
+  const time = new MachineTime();
+  time.clock.now();
+  time.step(1_000); // exactly the 1 s tolerance
+  const seen = time.run(10_000);
+  assert.ok(
+    seen.at(-1)! > time.wall - 1_000 && seen.at(-1)! < time.wall,
+    `catching up gently at once, not held for the persistence window: offset ${time.clock.offset}`,
+  );
+  assert.deepEqual(time.adjustments, []);
+});
+
+test('system clock: a timer set during a forward slew fires at its time, not late', () => {
+  const time = new MachineTime();
+  time.clock.now();
+  time.step(500); // within tolerance: the clock runs a little fast until it has caught up
+  const now = time.clock.now();
+  const fired: number[] = [];
+  time.clock.schedule(now + 10_000, () => fired.push(time.clock.now()));
+  time.pass(10_000);
+  assert.equal(fired.length, 1, 'fired within 10 s of monotonic time');
+  assert.ok(fired[0]! - (now + 10_000) <= 1, `fired ${fired[0]! - (now + 10_000)} ms after its time`);
+});

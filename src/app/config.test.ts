@@ -194,6 +194,13 @@ describe('config', () => {
     );
   });
 
+  test('journal retention needs only one periodic snapshot trigger: either one at 0 is accepted', () => {
+    const noTimed = loadConfig({ env: { JOURNAL_RETENTION_DAYS: '7', SNAPSHOT_EVERY_MS: '0' } });
+    assert.equal(noTimed.journalRetentionDays, 7);
+    const noCounted = loadConfig({ env: { JOURNAL_RETENTION_DAYS: '7', SNAPSHOT_EVERY_COMMANDS: '0' } });
+    assert.equal(noCounted.journalRetentionDays, 7);
+  });
+
   test('subscriptions per WebSocket connection: WS_MAX_SUBSCRIPTIONS_PER_CONNECTION; 0 refused naming it', () => {
     const config = loadConfig({ env: { WS_MAX_SUBSCRIPTIONS_PER_CONNECTION: '250' } });
     assert.equal(config.http.wsMaxSubscriptionsPerConnection, 250);

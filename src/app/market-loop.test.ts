@@ -96,3 +96,65 @@ describe('MarketLoop', () => {
     }
   });
 });
+
+/** A loop over a real driver and core that ticks by itself every `tickMs` of the virtual clock. */
+function tickingLoop(tickMs: number) {
+  const clock = new VirtualClock(START);
+  const core = new CoreService({
+    machine: createCoreMachine(),
+    journal: { append: async () => {} },
+    clock,
+    start: { seq: 0, ts: 0 },
+  });
+  const driver = new MarketDriver(defaultMarketDriverConfig(START, 2));
+  const loop = new MarketLoop({
+    driver,
+    core,
+    clock,
+    tickMs,
+    simulator: false,
+    onError: (error) => assert.fail(String(error)),
+  });
+  return { clock, core, driver, loop };
+}
+
+describe('MarketLoop timing', () => {
+  test('ticks come tickMs (milliseconds) apart', async () => {
+    const { clock, core, loop } = tickingLoop(1_000);
+    await loop.start();
+    clock.advance(999);
+    await loop.idle();
+    assert.equal(loop.ticks, 0, 'no tick before tickMs');
+    clock.advance(1);
+    await loop.idle();
+    assert.equal(loop.ticks, 1, 'one tick at tickMs');
+    await loop.stop();
+    core.stop();
+  });
+
+  test('stop cancels the next tick', async () => {
+    const { clock, core, loop } = tickingLoop(1_000);
+    await loop.start();
+    await loop.stop();
+    assert.equal(clock.pendingTimers(), 0, 'no tick left scheduled');
+    clock.advance(5_000);
+    await loop.idle();
+    assert.equal(loop.ticks, 0, 'no tick after stop');
+    core.stop();
+  });
+
+  test('a refused combo listing is asked of the driver again on the next request', async () => {
+    const { core, driver, loop } = tickingLoop(1_000);
+    let calls = 0;
+    const combo = driver.combo.bind(driver);
+    driver.combo = (...args: Parameters<MarketDriver['combo']>) => {
+      calls++;
+      return combo(...args);
+    };
+    // Nothing is listed yet: the driver refuses the combo.
+    await assert.rejects(loop.listCombo('BTC-CS-1JAN27-1_2'));
+    await assert.rejects(loop.listCombo('BTC-CS-1JAN27-1_2'));
+    assert.equal(calls, 2, 'the refusal is not kept for later requests');
+    core.stop();
+  });
+});

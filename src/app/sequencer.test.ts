@@ -154,3 +154,59 @@ test('now() never goes back, between commands too: a time handed out stays the f
   await sequencer.submit('later');
   assert.deepEqual(stamps, [10_000, 10_800, 10_900]);
 });
+
+/** Whether `promise` has settled after a few microtask turns (no timers, no sleeps). */
+async function hasSettled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(
+    () => {
+      done = true;
+    },
+    () => {
+      done = true;
+    },
+  );
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+  return done;
+}
+
+test('two writes in flight both fail: onFatal fires once, with the first error', async () => {
+  const journal = new ManualJournal();
+  const sequencer = new Sequencer<string, string>((command) => command, journal, new VirtualClock(0));
+  const fatal: string[] = [];
+  sequencer.onFatal((error) => fatal.push(error.message));
+  const first = sequencer.submit('a');
+  const second = sequencer.submit('b');
+  first.catch(() => {});
+  second.catch(() => {});
+  journal.pending[0]!.reject(new Error('disk full'));
+  journal.pending[1]!.reject(new Error('connection closed'));
+  await assert.rejects(first);
+  await assert.rejects(second);
+  assert.deepEqual(fatal, ['disk full'], 'one fatal report, the first failure');
+  assert.equal(sequencer.failed?.message, 'disk full');
+});
+
+test('drain() settles after a journal write is rejected', async () => {
+  const journal = new ManualJournal();
+  const sequencer = new Sequencer<string, string>((command) => command, journal, new VirtualClock(0));
+  const write = sequencer.submit('a');
+  write.catch(() => {});
+  journal.pending[0]!.reject(new Error('disk full'));
+  await assert.rejects(write);
+  assert.equal(await hasSettled(sequencer.drain()), true, 'drain settles once nothing is in flight');
+});
+
+test('drain() waits for the last write in flight', async () => {
+  const journal = new ManualJournal();
+  const sequencer = new Sequencer<string, string>((command) => command, journal, new VirtualClock(0));
+  const first = sequencer.submit('a');
+  const second = sequencer.submit('b');
+  const drained = sequencer.drain();
+  journal.pending[0]!.resolve();
+  await first;
+  assert.equal(await hasSettled(drained), false, 'b is not durable yet');
+  journal.pending[1]!.resolve();
+  await second;
+  assert.equal(await hasSettled(drained), true, 'drained once b is durable');
+});

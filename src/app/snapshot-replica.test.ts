@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { until } from '../../test/support/until.ts';
 import type { CoreCommand } from '../core/commands.ts';
 import type { MachineCommand } from '../core/machine.ts';
 import { T0 } from '../engine/testkit.ts';
@@ -78,6 +79,115 @@ test('a replica starting over a snapshot whose checksum fails tells onSnapshotSk
       await replica.stop(false);
     }
     assert.deepEqual(failures, []);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+/** The live side: every command journaled (no snapshots); returns the live machine. */
+async function journalCommands(dataDir: string) {
+  const journal = SqliteJournal.open<MachineCommand>({ path: join(dataDir, SQLITE_FILES.journal) });
+  const machine = createCoreMachine();
+  for (const [i, command] of COMMANDS.entries()) {
+    const entry = { seq: i + 1, ts: T0 + i, command };
+    await journal.append(entry);
+    machine.execute(stampInPlace(structuredClone(command), entry));
+  }
+  await journal.close();
+  return machine;
+}
+
+const NO_POLICY = { everyCommands: 0, everyMs: 0, checkpointEveryCommands: 0 };
+
+/** Whether `promise` settles within `ms` (a deadline for a wait that must not hang, not a sleep). */
+const settlesWithin = (promise: Promise<unknown>, ms: number) =>
+  Promise.race([
+    promise.then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref()),
+  ]);
+
+test('readCaughtUp(seq) resolves once the read store has written exactly that seq', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
+  try {
+    await journalCommands(dataDir);
+    const failures: Error[] = [];
+    const replica = new SnapshotReplica(
+      {
+        dataDir,
+        databaseUrl: null,
+        natsJournal: null,
+        startSeq: COMMANDS.length,
+        writesReadStore: true,
+        policy: NO_POLICY,
+      },
+      { onCheckpoint: () => undefined, onFailed: (error) => failures.push(error) },
+    );
+    try {
+      assert.equal(
+        await settlesWithin(replica.readCaughtUp(COMMANDS.length), 20_000),
+        true,
+        'resolved at the last seq written',
+      );
+      assert.equal(replica.readAppliedSeq, COMMANDS.length);
+    } finally {
+      await replica.stop(false);
+    }
+    assert.deepEqual(failures, []);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a stop right after the start waits for the worker to catch up and save, not killed early', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
+  try {
+    const machine = await journalCommands(dataDir);
+    const saved: number[] = [];
+    const failures: Error[] = [];
+    const replica = new SnapshotReplica(
+      { dataDir, databaseUrl: null, natsJournal: null, startSeq: COMMANDS.length, policy: NO_POLICY },
+      {
+        onCheckpoint: () => undefined,
+        onFailed: (error) => failures.push(error),
+        onSaved: (info) => saved.push(info.seq),
+      },
+    );
+    // The worker still has to start and replay the journal: the stop waits for all of it.
+    await replica.stop(true);
+    assert.equal(replica.failed, false, 'stopped in time, not killed');
+    assert.deepEqual(saved, [COMMANDS.length], 'the final snapshot');
+    assert.deepEqual(failures, []);
+    const snapshots = new SqliteSnapshotStore({ path: join(dataDir, SQLITE_FILES.snapshots) });
+    try {
+      const latest = await snapshots.latestSnapshot();
+      assert.equal(latest?.stateHash, machine.stateHash(), 'the saved snapshot is the live state');
+    } finally {
+      await snapshots.close();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a worker that exits unasked is reported as failed', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
+  try {
+    await journalCommands(dataDir);
+    const failures: Error[] = [];
+    const replica = new SnapshotReplica(
+      { dataDir, databaseUrl: null, natsJournal: null, startSeq: COMMANDS.length, policy: NO_POLICY },
+      { onCheckpoint: () => undefined, onFailed: (error) => failures.push(error) },
+    );
+    try {
+      await replica.status();
+      await (replica as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+      await until(() => failures.length > 0).catch(() => undefined);
+      assert.equal(replica.failed, true, 'an exit nobody asked for is a failure');
+      assert.equal(failures.length, 1);
+      assert.match(failures[0]!.message, /exited/);
+    } finally {
+      await replica.stop(false);
+    }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

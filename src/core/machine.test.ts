@@ -146,6 +146,22 @@ describe('CoreMachine', () => {
     assert.notEqual(machine.stateHash(), before);
   });
 
+  test('nextWakeup is the earliest wakeup of all parts', () => {
+    const later = new FollowMachine();
+    const earlier = new FollowMachine();
+    (earlier as { commandTypes: Set<string> }).commandTypes = new Set(['follow_other']);
+    const machine = new CoreMachine(
+      Venue.create(),
+      new Map<string, FollowMachine>([
+        ['later', later],
+        ['earlier', earlier],
+      ]),
+    );
+    later.state.until = T0 + 60_000;
+    earlier.state.until = T0 + 30_000;
+    assert.equal(machine.nextWakeup(), T0 + 30_000);
+  });
+
   test('refuses two parts claiming one command type', () => {
     const clash = new FollowMachine();
     (clash as { commandTypes: Set<string> }).commandTypes = new Set(['place_order']);

@@ -4,6 +4,7 @@ import { buildCatalogue } from '../market/catalogue.ts';
 import { comboName, createCombo, parseComboName } from '../market/combos.ts';
 import {
   instrumentCurrencies,
+  matchesCurrency,
   matchesInstrument,
   nameCurrencies,
   pairQuoteCurrency,
@@ -75,4 +76,9 @@ describe('currency classification', () => {
     }
     assert.equal(nameCurrencies('not a name'), null);
   });
+});
+
+test('matchesCurrency matches the quote currency of a pair, in any case; a missing quote matches nothing', () => {
+  assert.equal(matchesCurrency('usdc', 'BTC', 'USDC'), true);
+  assert.equal(matchesCurrency('USDC', 'BTC', null), false);
 });

@@ -65,6 +65,12 @@ describe('instrument names', () => {
     assert.equal(parseInstrumentName('BTC-27DEC26-70000-X'), null);
     assert.equal(parseInstrumentName('btc-perpetual'), null);
   });
+
+  test('malformed names parse to null: an empty strike decimal, extra parts after an option or perpetual', () => {
+    assert.equal(parseInstrumentName('BTC-27DEC26-1d-C'), null);
+    assert.equal(parseInstrumentName('BTC-27DEC26-70000-C-X'), null);
+    assert.equal(parseInstrumentName('BTC-PERPETUAL-X'), null);
+  });
 });
 
 describe('Instrument grids', () => {
@@ -76,6 +82,12 @@ describe('Instrument grids', () => {
     assert.throws(() => option.parsePrice('0.0051'), VenueError);
     assert.equal(option.tickAt(49), 1);
     assert.equal(option.tickAt(60), 5);
+  });
+
+  test('at exactly the step level the finer tick still applies', () => {
+    assert.equal(option.isOnTick(50), true);
+    assert.equal(option.tickAt(50), 1);
+    assert.equal(option.tickAt(51), 5);
   });
 
   test('quantities are lots of the minimum amount; contracts convert exactly', () => {

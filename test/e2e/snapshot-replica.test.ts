@@ -359,6 +359,48 @@ describe('the snapshot replica', () => {
       await running.close();
     }
   });
+
+  test('once a replica runs again, the last failure is no longer reported and the read store flushes', async () => {
+    const running = await startTestService({
+      snapshotPolicy: POLICY,
+      config: { simulator: false },
+      replicaRestart: { firstDelayMs: 200, maxDelayMs: 200, healthyAfterMs: 0 },
+    });
+    try {
+      const supervisor = running.service.snapshotReplica!;
+      await placeOrders(running, 3);
+      await failReplica(running);
+      assert.ok(supervisor.failure !== null, 'the failure is reported while none runs');
+      await supervisor.running();
+      assert.equal(supervisor.failure, null);
+      assert.equal(running.service.readStore.failure, null);
+      await running.service.readStore.flush();
+    } finally {
+      await running.close();
+    }
+  });
+
+  test('what a failed replica had written stays known: history answers at once while none runs', async () => {
+    const running = await startTestService({
+      snapshotPolicy: POLICY,
+      config: { simulator: false },
+      replicaRestart: NO_RESTART,
+    });
+    try {
+      const supervisor = running.service.snapshotReplica!;
+      await placeOrders(running, 5);
+      assert.equal(await cancelAll(running), 5);
+      await running.service.core.drain();
+      const replica = supervisor.current!;
+      await replica.readCaughtUp();
+      assert.equal(replica.readAppliedSeq, running.service.core.sequence);
+      await failReplica(running);
+      assert.equal(supervisor.lastAppliedSeq, running.service.core.sequence, 'kept from the failed replica');
+      assert.equal(await historyCount(running), 5);
+    } finally {
+      await running.close();
+    }
+  });
 });
 
 /** `venue_read_store_lag_commands` as `/metrics` shows it. */
