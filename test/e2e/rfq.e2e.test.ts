@@ -56,7 +56,7 @@ async function startCore() {
   const { ports, submitMachine } = machinePorts(venue, machine, clock);
   for (const spec of buildCatalogue(START, { BTC: 60_000, ETH: 3_000 })) {
     const result = await ports.submit({ type: 'list_instrument', spec });
-    assert.ok(result.ok);
+    assert.ok(result.ok, `list ${spec.name}`);
   }
   const submitRfq = async (command: object) =>
     (await submitMachine(command)).result as SubResult<RfqValue, RfqEvent>;
@@ -214,7 +214,10 @@ describe('Block RFQ through the API', () => {
     })) as {
       results: { instrumentName: string; kind: string; marginKind: string }[];
     };
-    assert.ok(instruments.results.some((i) => i.instrumentName === call70 && i.marginKind === 'reversed'));
+    assert.ok(
+      instruments.results.some((i) => i.instrumentName === call70 && i.marginKind === 'reversed'),
+      `${call70} is listed as reversed`,
+    );
     // Any case, as the other Block RFQ currency filters; an unknown symbol is still refused.
     const lower = (await taker.call('block/rfqs/get_instruments', {
       currency: 'btc',
@@ -374,7 +377,10 @@ describe('Block RFQ through the API', () => {
     })) as {
       results: { blockRfqId: string }[];
     };
-    assert.ok(next.results.every((t) => t.blockRfqId !== rfq.blockRfqId));
+    assert.ok(
+      next.results.every((t) => t.blockRfqId !== rfq.blockRfqId),
+      'the next page repeats no trade of this RFQ',
+    );
     assert.equal(
       core.venue.position(takerAccount, call70)?.size,
       250 + 500,
@@ -699,14 +705,62 @@ describe('Block RFQ through the API', () => {
       takerView.results[0]!.asks!.map((a) => a.makers),
       [['MAKER1'], ['MAKER2']],
     );
-    assert.ok(!JSON.stringify(takerView).includes('appName'));
-    assert.ok(!JSON.stringify(takerPushes).includes('appName'));
+    assert.ok(!JSON.stringify(takerView).includes('appName'), 'the taker view names no desk');
+    assert.ok(!JSON.stringify(takerPushes).includes('appName'), 'the taker pushes name no desk');
 
     const cancelled = (await maker1.call('block/rfqs/cancel_quote', {
       quoteId: created.quoteId,
     })) as WireQuote;
     assert.equal(cancelled.status, 'cancelled');
     assert.equal(cancelled.appName, 'MAKER1');
+    await taker.call('block/rfqs/cancel_rfq', { blockRfqId: rfq.blockRfqId });
+  });
+
+  test('a zero leg ratio is refused naming that leg ratio, in create_quote and accept', async () => {
+    const taker = harness.http(TAKER);
+    const maker1 = harness.http(MAKER1);
+    const rfq = (await taker.call('block/rfqs/create_rfq', {
+      legs: [
+        { instrumentName: call70, quantity: '25', side: 'buy' },
+        { instrumentName: call75, quantity: '25', side: 'sell' },
+      ],
+      makers: ['MAKER1'],
+    })) as Rfq;
+    core.clock.advance(5_000);
+    await core.ports.submit({ type: 'timer' });
+    const id1 = ((await maker1.call('block/rfqs/get_rfqs', { status: 'open' })) as { results: Rfq[] })
+      .results[0]!.blockRfqId;
+    const zeroRatio = (error: unknown) => {
+      assert.ok(error instanceof ApiError, String(error));
+      assert.equal(error.code, ERROR_CATALOGUE.invalid_arguments.code, error.message);
+      assert.equal(error.data?.field, 'legs[0].ratio', error.message);
+      return true;
+    };
+    await assert.rejects(
+      maker1.call('block/rfqs/create_quote', {
+        blockRfqId: id1,
+        executionInstruction: 'all_or_none',
+        side: 'sell',
+        quantity: '25',
+        legs: [
+          { instrumentName: call70, price: '0.05', ratio: '0', side: 'buy' },
+          { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' },
+        ],
+      }),
+      zeroRatio,
+    );
+    await assert.rejects(
+      taker.call('block/rfqs/accept', {
+        blockRfqId: rfq.blockRfqId,
+        side: 'buy',
+        price: '0.02',
+        legs: [
+          { instrumentName: call70, ratio: '0', side: 'buy' },
+          { instrumentName: call75, ratio: '1', side: 'sell' },
+        ],
+      }),
+      zeroRatio,
+    );
     await taker.call('block/rfqs/cancel_rfq', { blockRfqId: rfq.blockRfqId });
   });
 });

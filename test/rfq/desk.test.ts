@@ -355,6 +355,23 @@ describe('quotes', () => {
     assert.equal(h.desk.quote(q1)?.status, 'cancelled');
     assert.equal(h.desk.quote(q2)?.status, 'open');
   });
+
+  test("the taker's asks at one price list the earlier quote first, whatever order the quotes come in", () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h);
+    h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300);
+    h.quote(rfq, DESK_B, MAKER_B, 'sell', 10, 500, 300);
+    const current = h.desk.takerRfqs(new Set([TAKER])).find((r) => r.blockRfqId === rfq.blockRfqId)!;
+    const quotes = h.desk.quotesOfRfq(rfq.blockRfqId);
+    const lookup = (name: string) => h.venue.instrument(name)?.instrument;
+    for (const order of [quotes, [...quotes].reverse()]) {
+      const asks = rfqToWire(current, order, { role: 'taker' }, lookup).asks;
+      assert.deepEqual(
+        asks?.map((a) => a.makers[0]),
+        [DESK_A, DESK_B],
+      );
+    }
+  });
 });
 
 describe('accept', () => {

@@ -12,7 +12,7 @@ function refusal(fn: () => unknown): { name: string; field: unknown } {
   try {
     fn();
   } catch (error) {
-    assert.ok(error instanceof VenueError);
+    assert.ok(error instanceof VenueError, String(error));
     return { name: error.errorName, field: error.data?.field };
   }
   assert.fail('expected a refusal');
@@ -155,6 +155,80 @@ describe('toPlaceOrder', () => {
       );
   });
 
+  test('mmp is refused on every non-limit type, not only market, naming mmp', () => {
+    const base = { instrumentName: perp.name, quantity: '10', price: '60000' };
+    for (const type of ['stop_limit', 'market_limit'] as const)
+      assert.deepEqual(
+        refusal(() =>
+          toPlaceOrder(
+            { ...base, type, mmp: true, trigger: 'last_price', triggerPrice: '61000' },
+            'buy',
+            1,
+            perp,
+          ),
+        ),
+        { name: 'invalid_params', field: 'mmp' },
+        type,
+      );
+  });
+
+  test('a trigger order needs trigger even when triggerPrice is given, naming trigger', () => {
+    assert.deepEqual(
+      refusal(() =>
+        toPlaceOrder(
+          {
+            instrumentName: perp.name,
+            quantity: '10',
+            price: '60000',
+            type: 'stop_limit',
+            triggerPrice: '61000',
+          },
+          'buy',
+          1,
+          perp,
+        ),
+      ),
+      { name: 'missing_params', field: 'trigger' },
+    );
+  });
+
+  test('reduceOnly is carried to the command, false when omitted', () => {
+    const base = { instrumentName: perp.name, quantity: '10', price: '60000' };
+    assert.equal(toPlaceOrder({ ...base, reduceOnly: true }, 'sell', 1, perp).reduceOnly, true);
+    assert.equal(toPlaceOrder(base, 'sell', 1, perp).reduceOnly, false);
+  });
+
+  test('an off-tick triggerOffset is refused naming triggerOffset', () => {
+    assert.equal(
+      refusal(() =>
+        toPlaceOrder(
+          {
+            instrumentName: perp.name,
+            quantity: '10',
+            price: '60000',
+            type: 'trailing_stop',
+            trigger: 'last_price',
+            triggerOffset: '100.3',
+          },
+          'buy',
+          1,
+          perp,
+        ),
+      ).field,
+      'triggerOffset',
+    );
+  });
+
+  test('a market_limit order keeps the price it is given', () => {
+    const command = toPlaceOrder(
+      { instrumentName: perp.name, quantity: '10', price: '60000.5', type: 'market_limit' },
+      'buy',
+      1,
+      perp,
+    );
+    assert.equal(command.price, perp.parsePrice('60000.5'));
+  });
+
   test('contracts beyond the safe integer range are out of range, naming contracts', () => {
     assert.deepEqual(
       refusal(() =>
@@ -182,7 +256,7 @@ describe('quantity and contracts together', () => {
       );
       assert.fail('expected a refusal');
     } catch (error) {
-      assert.ok(error instanceof VenueError);
+      assert.ok(error instanceof VenueError, String(error));
       assert.equal(error.errorName, 'invalid_params');
       assert.equal(error.message, 'contracts 3 is 30 in quantity, not 20');
       assert.deepEqual(error.data, { field: 'contracts', quantityFromContracts: '30' });

@@ -1,10 +1,18 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { PositionView } from '../../core/events.ts';
 import { Instrument } from '../../domain/instrument.ts';
-import { Harness } from '../../engine/testkit.ts';
+import { Harness, perpetualSpec } from '../../engine/testkit.ts';
 import { DEFAULT_PRODUCTS, inverseOptionSpec } from '../../market/products.ts';
 import { createVenueReadPort } from '../venue-read-port.ts';
-import { decimalText, orderBookToWire, tickerToWire } from './market.ts';
+import {
+  accountSummaryToWire,
+  decimalText,
+  formatFractionalTicks,
+  orderBookToWire,
+  positionToWire,
+  tickerToWire,
+} from './market.ts';
 
 const EXPIRY = Date.UTC(2026, 10, 21, 8);
 const OPTION = new Instrument(1, inverseOptionSpec(DEFAULT_PRODUCTS.BTC!, EXPIRY, 'day', 61_000, 'call', 0));
@@ -77,4 +85,70 @@ test('minPrice and maxPrice are prices an order may be sent at (positive, on the
   h.ok({ type: 'update_prices', markPrices: [{ instrumentName: spec.name, markPrice: 2_018 }] });
   assert.deepEqual(shown(), ['0.101', '0.3025'], 'was 0.1009 to 0.3027, off the 0.0005 tick');
   for (const price of shown()) assert.equal(put.formatPrice(put.parsePrice(price!)), price);
+});
+
+const perp = new Instrument(1, perpetualSpec()); // tick 0.5 USD, lot 10 USD
+
+function position(overrides: Partial<PositionView> = {}): PositionView {
+  return {
+    accountId: 1,
+    instrumentName: perp.name,
+    size: -3,
+    openCost: 0,
+    averagePrice: 100_000,
+    realisedPnl: 150,
+    settlementCurrency: 'BTC',
+    markPrice: 100_002,
+    floatingPnl: -50,
+    ...overrides,
+  };
+}
+
+test('a short position has a negative size and direction sell', () => {
+  const wire = positionToWire(position(), perp);
+  assert.deepEqual([wire.direction, wire.size], ['sell', '-30']);
+  assert.deepEqual([positionToWire(position({ size: 3 }), perp).size], ['30']);
+});
+
+test('totalProfitLoss is realised plus floating; null without a mark', () => {
+  const wire = positionToWire(position(), perp);
+  assert.deepEqual(
+    [wire.realizedProfitLoss, wire.floatingProfitLoss, wire.totalProfitLoss, wire.markPrice],
+    ['0.0000015', '-0.0000005', '0.000001', '50001'],
+  );
+  const unmarked = positionToWire(position({ markPrice: null, floatingPnl: null }), perp);
+  assert.deepEqual(
+    [unmarked.markPrice, unmarked.floatingProfitLoss, unmarked.totalProfitLoss],
+    [null, null, null],
+  );
+});
+
+test('a fractional average price is rounded, not truncated, at 8 extra tick places', () => {
+  // 100000 + 2/3 ticks = 50000.3333… USD; 2/3 tick rounds to 0.66666667 tick = 0.333333335 USD.
+  assert.equal(formatFractionalTicks(100_000 + 2 / 3, perp), '50000.333333335');
+});
+
+test('account summary: each money field is its own value', () => {
+  const wire = accountSummaryToWire({
+    accountId: 1,
+    currency: 'BTC',
+    selfTradeMode: 'reject_taker',
+    balance: 100,
+    equity: 200,
+    marginBalance: 300,
+    availableFunds: 400,
+    initialMargin: 500,
+    maintenanceMargin: 600,
+  } as Parameters<typeof accountSummaryToWire>[0]);
+  assert.deepEqual(
+    [
+      wire.balance,
+      wire.equity,
+      wire.marginBalance,
+      wire.availableFunds,
+      wire.initialMargin,
+      wire.maintenanceMargin,
+    ],
+    ['0.000001', '0.000002', '0.000003', '0.000004', '0.000005', '0.000006'],
+  );
 });

@@ -8,13 +8,13 @@ import {
   LONG_LEG,
   SHORT_LEG,
 } from '../../../test/support/combo-trade.ts';
-import type { TradeParty, TradeView } from '../../core/events.ts';
+import type { OrderView, TradeParty, TradeView } from '../../core/events.ts';
 import { Instrument } from '../../domain/instrument.ts';
-import { Harness, optionSpec, spotSpec, tradeParty } from '../../engine/testkit.ts';
+import { Harness, optionSpec, perpetualSpec, spotSpec, tradeParty } from '../../engine/testkit.ts';
 import { yearsBetween } from '../../market/black76.ts';
 import { quotePriceFromVolatility } from '../../market/conversions.ts';
 import { PublicTradeSchema, TradeSchema } from '../schemas/objects.ts';
-import { type InstrumentLookup, orderToWire, tradesToWire, tradeToWire } from './orders.ts';
+import { cancelReports, type InstrumentLookup, orderToWire, tradesToWire, tradeToWire } from './orders.ts';
 
 const option = new Instrument(1, optionSpec());
 const none: InstrumentLookup = () => undefined;
@@ -166,10 +166,67 @@ test('a trade before any index or mark says null, and the schemas say when', () 
   const [wire] = tradesToWire([trade], 1, () => option);
   assert.equal(wire!.indexPrice, null, 'no index yet: not a substitute');
   assert.equal(wire!.markPrice, null, 'no mark yet: not the trade price');
-  assert.ok(Value.Check(TradeSchema, wire));
+  assert.ok(
+    Value.Check(TradeSchema, wire),
+    [...Value.Errors(TradeSchema, wire)].map((e) => e.message).join(),
+  );
   for (const field of ['indexPrice', 'markPrice'] as const) {
     for (const schema of [TradeSchema, PublicTradeSchema]) {
       assert.match(String(schema.properties[field].description), /null when/, `${schema.$id}.${field}`);
     }
   }
+});
+
+const perp = new Instrument(1, perpetualSpec());
+
+function restingPerpOrder(more: Parameters<Harness['order']>[4] = {}): OrderView {
+  const h = new Harness();
+  h.list(perpetualSpec());
+  h.account(1);
+  const result = h.order(1, 'buy', 10, 100_000, more);
+  assert.ok(result.ok, JSON.stringify(result));
+  return result.order!;
+}
+
+test('an order without a price says market_price', () => {
+  assert.equal(orderToWire({ ...restingPerpOrder(), price: null }, perp).price, 'market_price');
+});
+
+test('rejectPostOnly appears only on post-only orders', () => {
+  assert.equal('rejectPostOnly' in orderToWire(restingPerpOrder(), perp), false);
+  const postOnly = orderToWire(restingPerpOrder({ postOnly: true, rejectPostOnly: true }), perp);
+  assert.equal(postOnly.rejectPostOnly, true);
+});
+
+test('a trailing order shows its triggerOffset as a price decimal', () => {
+  const wire = orderToWire({ ...restingPerpOrder(), trigger: 'last_price', triggerOffset: 201 }, perp);
+  assert.equal(wire.triggerOffset, '100.5');
+});
+
+test('a market_limit order trades as market when it takes and as limit when it makes', () => {
+  const trade: TradeView = {
+    ...optionTrade(100, null, Date.UTC(2026, 10, 25, 8)),
+    taker: party({ orderType: 'market_limit' }),
+    maker: party({ accountId: 2, orderId: 'BTC-2', side: 'sell', liquidity: 'M', orderType: 'market_limit' }),
+  };
+  assert.equal(tradeToWire(trade, trade.taker, option, none).orderType, 'market');
+  assert.equal(tradeToWire(trade, trade.maker, option, none).orderType, 'limit');
+});
+
+test('cancel reports: a triggered trigger order groups under limit, an untriggered one under trigger', () => {
+  const base = restingPerpOrder();
+  const reports = cancelReports(
+    [
+      { ...base, orderId: 'a', trigger: 'last_price', triggered: true },
+      { ...base, orderId: 'b', trigger: 'last_price', triggered: false },
+    ],
+    () => perp,
+  );
+  assert.deepEqual(
+    reports.map((r) => [r.type, r.result.map((o) => o.orderId)]),
+    [
+      ['limit', ['a']],
+      ['trigger', ['b']],
+    ],
+  );
 });
