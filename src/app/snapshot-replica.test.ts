@@ -18,7 +18,7 @@ import { SqliteJournal } from '../store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../store/sqlite/sqlite-snapshots.ts';
 import { createCoreMachine } from './core-factory.ts';
 import { stampInPlace } from './sequencer.ts';
-import { SnapshotReplica } from './snapshot-replica.ts';
+import { type ReplicaHooks, type ReplicaSettings, SnapshotReplica } from './snapshot-replica.ts';
 
 const COMMANDS: readonly MachineCommand[] = [
   { type: 'create_account', accountId: 1 },
@@ -28,49 +28,63 @@ const COMMANDS: readonly MachineCommand[] = [
   { type: 'deposit', accountId: 1, currency: 'BTC', amount: 3_000 },
 ] as unknown as CoreCommand[];
 
+/**
+ * The live side: every command journaled, and with `snapshotEvery` a snapshot at each multiple
+ * of it; returns the live machine.
+ */
+async function journalCommands(dataDir: string, snapshotEvery = 0) {
+  const journal = SqliteJournal.open<MachineCommand>({ path: join(dataDir, SQLITE_FILES.journal) });
+  const snapshots = new SqliteSnapshotStore({ path: join(dataDir, SQLITE_FILES.snapshots) });
+  const machine = createCoreMachine();
+  for (const [i, command] of COMMANDS.entries()) {
+    const entry = { seq: i + 1, ts: T0 + i, command };
+    await journal.append(entry);
+    machine.execute(stampInPlace(structuredClone(command), entry));
+    if (snapshotEvery > 0 && entry.seq % snapshotEvery === 0) {
+      await snapshots.saveSnapshot({
+        seq: entry.seq,
+        ts: entry.ts,
+        stateHash: machine.stateHash(),
+        state: machine.snapshot(),
+      });
+    }
+  }
+  await journal.close();
+  await snapshots.close();
+  return machine;
+}
+
+/** A replica of `dataDir` (SQLite) from the last journaled command, taking no snapshots unless told. */
+const localReplica = (dataDir: string, hooks: ReplicaHooks, settings: Partial<ReplicaSettings> = {}) =>
+  new SnapshotReplica(
+    {
+      dataDir,
+      databaseUrl: null,
+      natsJournal: null,
+      startSeq: COMMANDS.length,
+      policy: { everyCommands: 0, everyMs: 0, checkpointEveryCommands: 0 },
+      ...settings,
+    },
+    hooks,
+  );
+
 test('a replica starting over a snapshot whose checksum fails tells onSnapshotSkipped its seq', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
   const snapshotsPath = join(dataDir, SQLITE_FILES.snapshots);
   try {
     // The live side: every command journaled, snapshots at seq 2 and 4.
-    const journal = SqliteJournal.open<MachineCommand>({ path: join(dataDir, SQLITE_FILES.journal) });
-    const snapshots = new SqliteSnapshotStore({ path: snapshotsPath });
-    const machine = createCoreMachine();
-    for (const [i, command] of COMMANDS.entries()) {
-      const entry = { seq: i + 1, ts: T0 + i, command };
-      await journal.append(entry);
-      machine.execute(stampInPlace(structuredClone(command), entry));
-      if (entry.seq % 2 === 0) {
-        await snapshots.saveSnapshot({
-          seq: entry.seq,
-          ts: entry.ts,
-          stateHash: machine.stateHash(),
-          state: machine.snapshot(),
-        });
-      }
-    }
-    await journal.close();
-    await snapshots.close();
+    const machine = await journalCommands(dataDir, 2);
     const db = new Database(snapshotsPath);
     db.prepare('UPDATE snapshots SET checksum = checksum + 1 WHERE seq = 4').run();
     db.close();
 
     const skipped: number[] = [];
     const failures: Error[] = [];
-    const replica = new SnapshotReplica(
-      {
-        dataDir,
-        databaseUrl: null,
-        natsJournal: null,
-        startSeq: COMMANDS.length,
-        policy: { everyCommands: 0, everyMs: 0, checkpointEveryCommands: 0 },
-      },
-      {
-        onCheckpoint: () => undefined,
-        onFailed: (error) => failures.push(error),
-        onSnapshotSkipped: (seq) => skipped.push(seq),
-      },
-    );
+    const replica = localReplica(dataDir, {
+      onCheckpoint: () => undefined,
+      onFailed: (error) => failures.push(error),
+      onSnapshotSkipped: (seq) => skipped.push(seq),
+    });
     try {
       // From the snapshot at 2 and the journal after it, the live state.
       assert.deepEqual(await replica.status(), { seq: COMMANDS.length, stateHash: machine.stateHash() });
@@ -84,21 +98,6 @@ test('a replica starting over a snapshot whose checksum fails tells onSnapshotSk
   }
 });
 
-/** The live side: every command journaled (no snapshots); returns the live machine. */
-async function journalCommands(dataDir: string) {
-  const journal = SqliteJournal.open<MachineCommand>({ path: join(dataDir, SQLITE_FILES.journal) });
-  const machine = createCoreMachine();
-  for (const [i, command] of COMMANDS.entries()) {
-    const entry = { seq: i + 1, ts: T0 + i, command };
-    await journal.append(entry);
-    machine.execute(stampInPlace(structuredClone(command), entry));
-  }
-  await journal.close();
-  return machine;
-}
-
-const NO_POLICY = { everyCommands: 0, everyMs: 0, checkpointEveryCommands: 0 };
-
 /** Whether `promise` settles within `ms` (a deadline for a wait that must not hang, not a sleep). */
 const settlesWithin = (promise: Promise<unknown>, ms: number) =>
   Promise.race([
@@ -111,16 +110,10 @@ test('readCaughtUp(seq) resolves once the read store has written exactly that se
   try {
     await journalCommands(dataDir);
     const failures: Error[] = [];
-    const replica = new SnapshotReplica(
-      {
-        dataDir,
-        databaseUrl: null,
-        natsJournal: null,
-        startSeq: COMMANDS.length,
-        writesReadStore: true,
-        policy: NO_POLICY,
-      },
+    const replica = localReplica(
+      dataDir,
       { onCheckpoint: () => undefined, onFailed: (error) => failures.push(error) },
+      { writesReadStore: true },
     );
     try {
       assert.equal(
@@ -144,14 +137,11 @@ test('a stop right after the start waits for the worker to catch up and save, no
     const machine = await journalCommands(dataDir);
     const saved: number[] = [];
     const failures: Error[] = [];
-    const replica = new SnapshotReplica(
-      { dataDir, databaseUrl: null, natsJournal: null, startSeq: COMMANDS.length, policy: NO_POLICY },
-      {
-        onCheckpoint: () => undefined,
-        onFailed: (error) => failures.push(error),
-        onSaved: (info) => saved.push(info.seq),
-      },
-    );
+    const replica = localReplica(dataDir, {
+      onCheckpoint: () => undefined,
+      onFailed: (error) => failures.push(error),
+      onSaved: (info) => saved.push(info.seq),
+    });
     // The worker still has to start and replay the journal: the stop waits for all of it.
     await replica.stop(true);
     assert.equal(replica.failed, false, 'stopped in time, not killed');
@@ -174,10 +164,10 @@ test('a worker that exits unasked is reported as failed', async () => {
   try {
     await journalCommands(dataDir);
     const failures: Error[] = [];
-    const replica = new SnapshotReplica(
-      { dataDir, databaseUrl: null, natsJournal: null, startSeq: COMMANDS.length, policy: NO_POLICY },
-      { onCheckpoint: () => undefined, onFailed: (error) => failures.push(error) },
-    );
+    const replica = localReplica(dataDir, {
+      onCheckpoint: () => undefined,
+      onFailed: (error) => failures.push(error),
+    });
     try {
       await replica.status();
       await (replica as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();

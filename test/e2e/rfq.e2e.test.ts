@@ -94,6 +94,23 @@ describe('Block RFQ through the API', () => {
   });
   after(() => harness.close());
 
+  /** The taker's 25-lot call spread, asked of MAKER1 only and open: its id for each side. */
+  async function openSpreadRfqToMaker1(): Promise<{ rfq: Rfq; id1: string }> {
+    const rfq = (await harness.http(TAKER).call('block/rfqs/create_rfq', {
+      legs: [
+        { instrumentName: call70, quantity: '25', side: 'buy' },
+        { instrumentName: call75, quantity: '25', side: 'sell' },
+      ],
+      makers: ['MAKER1'],
+    })) as Rfq;
+    core.clock.advance(5_000);
+    await core.ports.submit({ type: 'timer' });
+    const open = (await harness.http(MAKER1).call('block/rfqs/get_rfqs', { status: 'open' })) as {
+      results: Rfq[];
+    };
+    return { rfq, id1: open.results[0]!.blockRfqId };
+  }
+
   test('full flow: roles, maker-side ids, competing quotes, cancel race, accept, pushes, get_trades', async () => {
     const taker = harness.http(TAKER);
     const maker1 = harness.http(MAKER1);
@@ -399,17 +416,7 @@ describe('Block RFQ through the API', () => {
         return true;
       });
     }
-    const rfq = (await taker.call('block/rfqs/create_rfq', {
-      legs: [
-        { instrumentName: call70, quantity: '25', side: 'buy' },
-        { instrumentName: call75, quantity: '25', side: 'sell' },
-      ],
-      makers: ['MAKER1'],
-    })) as Rfq;
-    core.clock.advance(5_000);
-    await core.ports.submit({ type: 'timer' });
-    const id1 = ((await maker1.call('block/rfqs/get_rfqs', { status: 'open' })) as { results: Rfq[] })
-      .results[0]!.blockRfqId;
+    const { rfq, id1 } = await openSpreadRfqToMaker1();
     // create_quote takes "1.0" as ratio 1; accept must read it the same way.
     await maker1.call('block/rfqs/create_quote', {
       blockRfqId: id1,
@@ -719,17 +726,7 @@ describe('Block RFQ through the API', () => {
   test('a zero leg ratio is refused naming that leg ratio, in create_quote and accept', async () => {
     const taker = harness.http(TAKER);
     const maker1 = harness.http(MAKER1);
-    const rfq = (await taker.call('block/rfqs/create_rfq', {
-      legs: [
-        { instrumentName: call70, quantity: '25', side: 'buy' },
-        { instrumentName: call75, quantity: '25', side: 'sell' },
-      ],
-      makers: ['MAKER1'],
-    })) as Rfq;
-    core.clock.advance(5_000);
-    await core.ports.submit({ type: 'timer' });
-    const id1 = ((await maker1.call('block/rfqs/get_rfqs', { status: 'open' })) as { results: Rfq[] })
-      .results[0]!.blockRfqId;
+    const { rfq, id1 } = await openSpreadRfqToMaker1();
     const zeroRatio = (error: unknown) => {
       assert.ok(error instanceof ApiError, String(error));
       assert.equal(error.code, ERROR_CATALOGUE.invalid_arguments.code, error.message);
