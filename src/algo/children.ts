@@ -139,6 +139,23 @@ export function placeComboChild(
   return { ok: true };
 }
 
+/** A leg's child order's time in force: a market child's is immediate-or-cancel. */
+export function childTimeInForce(portfolio: PortfolioState, legIndex: number, market: boolean): TimeInForce {
+  const leg = portfolio.spec.legs[legIndex]!;
+  if (market) return 'immediate_or_cancel';
+  return portfolio.spec.portfolioType === 'COMMON' && leg.timeInForce !== null
+    ? leg.timeInForce
+    : 'good_til_cancelled';
+}
+
+/** True when a leg's limit children are post-only orders (placeOrder sets the flag so). */
+export function restsPostOnly(portfolio: PortfolioState, legIndex: number): boolean {
+  return (
+    portfolio.spec.legs[legIndex]!.postOnly &&
+    childTimeInForce(portfolio, legIndex, false) === 'good_til_cancelled'
+  );
+}
+
 export function placeChild(
   context: ChildContext,
   portfolio: PortfolioState,
@@ -149,11 +166,7 @@ export function placeChild(
 ): ChildOutcome {
   const leg = portfolio.spec.legs[legIndex]!;
   const market = price === null;
-  const timeInForce: TimeInForce = market
-    ? 'immediate_or_cancel'
-    : portfolio.spec.portfolioType === 'COMMON' && leg.timeInForce !== null
-      ? leg.timeInForce
-      : 'good_til_cancelled';
+  const timeInForce = childTimeInForce(portfolio, legIndex, market);
   const result = placeOrder(context, portfolio, {
     instrumentName: leg.instrumentName,
     side: leg.side,

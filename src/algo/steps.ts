@@ -35,6 +35,7 @@
 import type { ErrorName } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { validateIceberg } from '../engine/iceberg.ts';
+import { insideTouch } from '../engine/trading.ts';
 import {
   amendChild,
   type ChildContext,
@@ -42,6 +43,7 @@ import {
   cancelChild,
   placeChild,
   placeComboChild,
+  restsPostOnly,
 } from './children.ts';
 import { clearOfOwnCombo, commonComboPlan, netComboTicks } from './combo.ts';
 import { applyTrigger, failOnExpiry, failPortfolio, finish } from './lifecycle.ts';
@@ -697,10 +699,33 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
     legState.repricedAt = context.stamp.ts;
     return true;
   }
-  if (child.price === price.price && child.amount - child.filled === want) return true;
+  if (
+    child.amount - child.filled === want &&
+    child.price === restingPrice(context, portfolio, i, price.price)
+  )
+    return true;
   const outcome = amendChild(context, portfolio, child, want, price.price);
   if (!outcome.ok) return refusedChild(context, portfolio, i, outcome);
   return true;
+}
+
+/**
+ * Where the engine would rest leg `i`'s limit child at `price`: a post-only child whose price
+ * would take liquidity rests one tick inside the touch instead (src/engine/trading.ts
+ * `postOnlyPrice`). A child already resting there is not amended again: a reference beyond the
+ * touch would otherwise edit it to the same place at every reprice (an update and its pushes
+ * every `dynamicMs`, thousands in one turn after a long clock jump).
+ */
+function restingPrice(context: StepContext, portfolio: PortfolioState, i: number, price: number): number {
+  if (!restsPostOnly(portfolio, i)) return price;
+  const leg = portfolio.spec.legs[i]!;
+  const buying = leg.side === 'buy';
+  const touch = buying
+    ? context.market.bestAsk(leg.instrumentName)
+    : context.market.bestBid(leg.instrumentName);
+  if (touch === null || (buying ? price < touch : price > touch)) return price;
+  const instrument = context.market.instrument(leg.instrumentName);
+  return instrument === undefined ? price : insideTouch(instrument, leg.side, touch);
 }
 
 /**

@@ -26,6 +26,7 @@ import {
   type Side,
   type TimeInForce,
 } from '../core/types.ts';
+import type { Instrument } from '../domain/instrument.ts';
 import type { Account } from './accounts.ts';
 import { executedMarketPrice } from './activation.ts';
 import { cancelAllWaiting, cancelWaiting, editSpecial } from './advanced-orders.ts';
@@ -237,6 +238,18 @@ function checkPrice(
 }
 
 /**
+ * One tick inside the opposite `touch` on `side` (a buy below the ask, a sell above the bid),
+ * moved further out onto the grid of that level: where a crossing post-only order rests, before
+ * `postOnlyReprice` checks the price is a valid one.
+ */
+export function insideTouch(tool: Instrument, side: Side, touch: number): number {
+  const buying = side === 'buy';
+  let repriced = buying ? touch - tool.tickAt(touch) : touch + tool.tickAt(touch);
+  while (!tool.isOnTick(repriced)) repriced += buying ? -1 : 1;
+  return repriced;
+}
+
+/**
  * The price a crossing post-only order rests at instead: one tick inside the opposite touch (a
  * buy one tick below the ask, a sell one tick above the bid, moved further out onto the grid of
  * that level), or null when that price is not a valid one. A single instrument needs a positive
@@ -250,10 +263,7 @@ export function postOnlyReprice(
   side: Side,
   touch: number,
 ): number | null {
-  const tool = instrument.instrument;
-  const buying = side === 'buy';
-  let repriced = buying ? touch - tool.tickAt(touch) : touch + tool.tickAt(touch);
-  while (!tool.isOnTick(repriced)) repriced += buying ? -1 : 1;
+  const repriced = insideTouch(instrument.instrument, side, touch);
   const combo = comboLegs(state, instrument);
   if (combo === null) return repriced > 0 ? repriced : null;
   const range = comboPriceRange(combo);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { PRICE_RETRY_MS } from '../../src/algo/steps.ts';
-import { AlgoHarness, leg, OPTION, PERP, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
+import { AlgoHarness, leg, MAKER, OPTION, PERP, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
 
 const twap = (overrides: Partial<Parameters<typeof portfolio>[0]> = {}) =>
   portfolio({
@@ -172,6 +172,44 @@ describe('TWAP', () => {
     h.maker('buy', 10, PERP_60K + 20);
     h.runUntil(T0 + 200);
     assert.equal(child.price, PERP_60K + 10, 'capped at the worst acceptable price 60,005');
+  });
+
+  test('a post-only DYNAMIC child whose reference crosses rests inside the touch and is not amended again until the touch moves', () => {
+    const h = AlgoHarness.withMarket();
+    const nearAsk = h.maker('sell', 10, PERP_60K + 20);
+    h.maker('sell', 10, PERP_60K + 30);
+    const edits: number[] = [];
+    const execute = h.venue.execute.bind(h.venue);
+    h.venue.execute = (command) => {
+      if (command.type === 'edit_order') edits.push(command.ts);
+      return execute(command);
+    };
+    const crossing = {
+      priceType: 'DYNAMIC' as const,
+      price: null,
+      priceIn: 'USD',
+      dynamicStrategy: 'ASK' as const,
+      dynamicOffset: 1000,
+      dynamicMs: 100,
+    };
+    const id = h.submit(
+      twap({
+        twap: { startTimestamp: null, durationMs: 60_000, frequencyMs: 60_000 },
+        legs: [leg({ amount: 5, postOnly: true, pricing: crossing })],
+      }),
+    );
+    const child = h.childOrders(id)[0]!;
+    assert.equal(child.price, PERP_60K + 19, 'the engine rests it one tick below the ask');
+    h.runUntil(T0 + 5_000);
+    assert.deepEqual(edits, [], 'fifty reprices found it where the engine would put it again');
+    assert.equal(h.venue.getOrder(child.orderId)!.lastUpdatedAt, T0);
+    h.core({ type: 'cancel_order', accountId: MAKER, orderId: nearAsk.order!.orderId });
+    h.runUntil(T0 + 5_100);
+    assert.equal(edits.length, 1, 'the touch moved: one amend');
+    assert.equal(child.price, PERP_60K + 29, 'one tick below the new ask');
+    assert.equal(h.venue.getOrder(child.orderId)!.price, PERP_60K + 29);
+    h.runUntil(T0 + 10_000);
+    assert.equal(edits.length, 1, 'and none after it');
   });
 
   test('a DYNAMIC child that took the best level waits dynamicMs before following it (no walking the book)', () => {
