@@ -134,3 +134,34 @@ test('a reconnect due when the client is closed and connected again does not rep
     await client.close();
   }
 });
+
+test('onDisconnected gets the code and reason of a close by the server, not of close() or connect()', async () => {
+  const closing = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await new Promise<void>((resolve) => closing.once('listening', () => resolve()));
+  closing.on('connection', (socket) => {
+    socket.on('message', (data) => {
+      const { rid, method } = JSON.parse(data.toString()) as { rid: number; method: string };
+      if (method === 'public/test') socket.close(1008, 'slow consumer');
+      else socket.send(JSON.stringify({ rid, result: {} }));
+    });
+  });
+  const client = new WsClient({
+    url: `ws://127.0.0.1:${(closing.address() as AddressInfo).port}`,
+    credentials: { apiKey: 'k', apiSecret: 's' },
+    reconnect: false,
+  });
+  const seen: { code: number; reason: string }[] = [];
+  client.onDisconnected = (close) => seen.push(close);
+  try {
+    await client.connect();
+    await assert.rejects(client.call('public/test', {}), /connection closed/);
+    assert.deepEqual(seen, [{ code: 1008, reason: 'slow consumer' }]);
+    await client.connect();
+    await client.connect();
+    await client.close();
+    assert.equal(seen.length, 1, 'a close or a new connect() by the caller is not reported');
+  } finally {
+    await client.close();
+    await new Promise<void>((resolve) => closing.close(() => resolve()));
+  }
+});

@@ -138,6 +138,13 @@ export class WsClient {
   onReconnected: (() => void) | null = null;
   /** Called when a reconnect attempt fails, gives up, or loses channels (see `ReconnectError`). */
   onReconnectError: ((error: ReconnectError) => void) | null = null;
+  /**
+   * Called when the open connection closes other than by `close()` or `connect()`, with the close
+   * code and reason as received (1008 "slow consumer": the service dropped pushes it could not
+   * deliver; 1006: no close frame), before any reconnect. A reconnect's resubscribe starts every
+   * channel at seq 1 with a fresh snapshot.
+   */
+  onDisconnected: ((close: { readonly code: number; readonly reason: string }) => void) | null = null;
   readonly heartbeatsAnswered = { count: 0 };
 
   constructor(private readonly options: WsClientOptions) {}
@@ -171,7 +178,7 @@ export class WsClient {
       });
       socket.on('error', (error) => reject(error));
       socket.on('message', (data) => this.onMessage(socket, data.toString()));
-      socket.on('close', () => this.onClose(socket, opened));
+      socket.on('close', (code, reason) => this.onClose(socket, opened, code, reason.toString()));
     });
   }
 
@@ -216,7 +223,7 @@ export class WsClient {
    * A connection that was open is reconnected; one that never opened is not: `connect()` already
    * rejected, and a loop behind the caller's back would keep the process alive, retrying.
    */
-  private onClose(socket: WebSocket, opened: boolean): void {
+  private onClose(socket: WebSocket, opened: boolean, code: number, reason: string): void {
     for (const [rid, pending] of this.pending) {
       if (pending.socket !== socket) continue;
       clearTimeout(pending.timer);
@@ -226,6 +233,7 @@ export class WsClient {
     if (this.socket !== socket) return;
     this.socket = null;
     this.ready = false;
+    if (opened && !this.closed) this.onDisconnected?.({ code, reason });
     if (!opened || this.closed || this.options.reconnect === false || this.reconnecting) return;
     this.reconnecting = true;
     const generation = this.generation;

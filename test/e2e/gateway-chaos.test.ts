@@ -12,8 +12,13 @@
  *
  * Invariants: no answer is `internal_error` or a 5xx (or no answer at all); the core never stops
  * (`core.failed`); every push of every channel held (user.orders, user.trades and others) keeps
- * its seq contiguous; decimals in answers and pushes are plain decimal strings (no exponent
- * form); the service logs no error; a restart recovers.
+ * its seq contiguous, except that each channel of a connection that closed starts again at 1
+ * once the sdk has reconnected and resubscribed; a connection closes only when a step drops it or
+ * when the service drops it as a slow consumer (1008 "slow consumer", or cut after its grace:
+ * the clock's big moves wake algorithms many times at once, and their pushes may pass the
+ * gateway's queue limit), each close seen by the client matching one drop the service counts;
+ * decimals in answers and pushes are plain decimal strings (no exponent form); the service logs
+ * no error; a restart recovers.
  *
  * One service serves every run (state accumulates, as in production). A step is a kind, an actor,
  * a transport and a row of dice that the step reads against the live state, so a failing case
@@ -283,6 +288,29 @@ const WRITES = new Set([
 // ---------------------------------------------------------------------------------------------
 // The world: the service, its clients, what the steps have created.
 
+/** A client's connection that closed although no step asked for it, as the client saw the close. */
+interface ServerClose {
+  readonly actor: number;
+  readonly code: number;
+  readonly reason: string;
+  /** The service clock then. */
+  readonly at: number;
+}
+
+/** The close the gateway sends a slow consumer (src/api/ws-gateway.ts, `dropSlow`). */
+const SLOW_CONSUMER_CODE = 1008;
+const SLOW_CONSUMER_REASON = 'slow consumer';
+/** A close with no close frame: what the client sees of a slow consumer cut after its grace. */
+const ABNORMAL_CODE = 1006;
+
+/** Connections the service has dropped as slow consumers since it started (its metrics). */
+async function slowConsumerDrops(running: TestService): Promise<number> {
+  const metrics = running.service.metrics;
+  if (metrics === null) return 0;
+  const metric = await metrics.registry.getSingleMetric('venue_ws_slow_consumer_disconnects_total')?.get();
+  return (metric?.values ?? []).reduce((sum, { value }) => sum + value, 0);
+}
+
 interface KnownOrder {
   readonly orderId: string;
   readonly actor: number;
@@ -313,10 +341,17 @@ class World {
   rfqs: { actor: number; blockRfqId: string }[] = [];
   quotes: { actor: number; quoteId: string }[] = [];
   portfolios: { actor: number; portfolioId: number; accountId: number }[] = [];
-  /** Per ws actor and channel: the last seq seen; a restart is allowed once after a dropped connection. */
+  /**
+   * Per ws actor and channel: the last seq seen; a restart at 1 is allowed once on each channel a
+   * connection held when it closed (a step dropped it, or the service closed it: `closes`).
+   */
   readonly seqs = new Map<string, number>();
   readonly restartAllowed = new Set<string>();
   readonly pushErrors: string[] = [];
+  /** The closes no step asked for, in order (all of this service's run; `checkCloses` judges them). */
+  readonly closes: ServerClose[] = [];
+  /** Actors whose connection a step is dropping now: its close is the step's. */
+  readonly dropping = new Set<number>();
   universe!: Universe;
 
   constructor(
@@ -325,6 +360,8 @@ class World {
   ) {
     this.http = ACTORS.map((i) => running.http(i));
     this.ws = ACTORS.map((i) => running.ws(i));
+    for (const actor of ACTORS)
+      this.ws[actor]!.onDisconnected = ({ code, reason }) => this.onSocketClose(actor, code, reason);
   }
 
   /** Takes over what a world before a restart knew. */
@@ -340,6 +377,40 @@ class World {
   async close(): Promise<void> {
     for (const ws of this.ws) await ws.close();
     await this.running.close();
+  }
+
+  /**
+   * A socket of the actor's client closed. Unless the test closed it, the service did: the close
+   * is recorded, and every channel the connection held may start again at 1 (the sdk reconnects
+   * and resubscribes). Pushes of the old socket all come before its close event.
+   */
+  private onSocketClose(actor: number, code: number, reason: string): void {
+    if (this.dropping.has(actor)) return;
+    const close = { actor, code, reason, at: this.running.clock.now() };
+    this.closes.push(close);
+    if (TRACE) console.error(`closed by the service: ${JSON.stringify(close)}`);
+    for (const channel of this.heldChannels(actor)) this.restartAllowed.add(`${actor} ${channel}`);
+  }
+
+  /**
+   * Every close no step asked for must be the service dropping a slow consumer: the client saw
+   * 1008 "slow consumer", or 1006 (cut after the grace, the close frame never read), and the
+   * service counted as many drops as the clients saw such closes. Waits for closes still on their
+   * way over the sockets.
+   */
+  async checkCloses(): Promise<void> {
+    const drops = await slowConsumerDrops(this.running);
+    await until(() => this.closes.length >= drops, 5_000).catch(() => {});
+    const shown = (c: ServerClose) => `actor ${c.actor} ${c.code} "${c.reason}" at ${c.at}`;
+    for (const close of this.closes) {
+      const slow = close.code === SLOW_CONSUMER_CODE && close.reason === SLOW_CONSUMER_REASON;
+      if (!slow && close.code !== ABNORMAL_CODE)
+        this.pushErrors.push(`connection closed by the service, not as a slow consumer: ${shown(close)}`);
+    }
+    if (this.closes.length !== drops)
+      this.pushErrors.push(
+        `the clients saw ${this.closes.length} closes no step asked for (${this.closes.map(shown).join(', ')}), the service dropped ${drops} slow consumers`,
+      );
   }
 
   accountsOf(actor: number): number[] {
@@ -425,7 +496,10 @@ class World {
       this.restartAllowed.delete(key);
       this.seqs.set(key, 1);
     } else {
-      this.pushErrors.push(`actor ${actor} ${push.channel}: seq ${push.seq} after ${last}`);
+      const closes = this.closes.filter((c) => c.actor === actor).length;
+      this.pushErrors.push(
+        `actor ${actor} ${push.channel}: seq ${push.seq} after ${last} (closes by the service so far: ${closes})`,
+      );
       this.seqs.set(key, push.seq);
     }
   }
@@ -1789,8 +1863,14 @@ class Runner {
       // The reconnect resubscribes: every channel starts again at seq 1.
       for (const channel of this.world.heldChannels(step.actor))
         this.world.restartAllowed.add(`${step.actor} ${channel}`);
-      ws.dropConnection();
-      await until(() => ws.connected, 5_000);
+      // Its close comes before the reconnect that `connected` waits for.
+      this.world.dropping.add(step.actor);
+      try {
+        ws.dropConnection();
+        await until(() => ws.connected, 5_000);
+      } finally {
+        this.world.dropping.delete(step.actor);
+      }
       return;
     }
     if (action === 'subscribe' || action === 'respell') {
@@ -1940,7 +2020,12 @@ describe('gateway chaos: valid-shaped requests through the whole service', () =>
           }
           await world.running.service.core.drain();
           await new Promise((resolve) => setImmediate(resolve));
-          assert.deepEqual(world.pushErrors, [], 'pushes keep their seq contiguous, with plain decimals');
+          await world.checkCloses();
+          assert.deepEqual(
+            world.pushErrors,
+            [],
+            'pushes keep their seq contiguous, with plain decimals; connections close only as slow consumers',
+          );
           // Nothing unexpected behind the answers either (push producers, timers, the market loop).
           assert.deepEqual(logs, [], 'no error logged by the service');
           assert.equal(world.running.service.core.failed, null);
