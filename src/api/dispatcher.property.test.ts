@@ -135,3 +135,31 @@ describe('envelope parsing: properties', () => {
     );
   });
 });
+
+describe('envelope parsing: boundaries', () => {
+  /** The field a refused body names (`bad_request`), or null when it is an envelope. */
+  function refused(body: unknown): unknown {
+    try {
+      parseEnvelope(body);
+    } catch (error) {
+      assert.ok(error instanceof VenueError);
+      assert.equal(error.errorName, 'bad_request');
+      return error.data?.field;
+    }
+    return null;
+  }
+
+  test('rid within ±(2^53 - 1), method of 1 to 128 characters, params an object, null or absent', () => {
+    assert.equal(refused({ rid: 2 ** 53 - 1, method: 'public/time' }), null);
+    assert.equal(refused({ rid: -(2 ** 53 - 1), method: 'public/time' }), null);
+    assert.equal(refused({ rid: 2 ** 53, method: 'public/time' }), 'rid');
+    assert.equal(refused({ rid: -(2 ** 53), method: 'public/time' }), 'rid');
+    assert.equal(refused({ rid: 1, method: 'm'.repeat(128) }), null);
+    assert.equal(refused({ rid: 1, method: 'm'.repeat(129) }), 'method');
+    assert.equal(refused({ rid: 1, method: '' }), 'method');
+    assert.equal(refused({ rid: 1, method: 'public/time', params: [] }), 'params');
+    assert.equal(refused({ rid: 1, method: 'public/time', params: 'x' }), 'params');
+    assert.deepEqual(parseEnvelope({ rid: 1, method: 'public/time', params: null }).params, {});
+    assert.deepEqual(parseEnvelope({ rid: 1, method: 'public/time' }).params, {});
+  });
+});

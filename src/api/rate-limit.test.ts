@@ -71,3 +71,19 @@ test('a bucket idle for a minute holds its burst, no more: burst takes, then 429
     (error: unknown) => error instanceof VenueError && error.httpStatus === 429,
   );
 });
+
+test('retryAfterMs is the time until the next whole credit, counting a partial one', () => {
+  let now = 0;
+  const limiter = new RateLimiter(
+    { enabled: true, matching: { perSecond: 2, burst: 1 }, nonMatching: { perSecond: 2, burst: 1 } },
+    () => now,
+  );
+  limiter.take('k', false);
+  now += 250; // half a credit back: the other half takes 250 ms more
+  assert.throws(
+    () => limiter.take('k', false),
+    (error: unknown) => error instanceof VenueError && error.data?.retryAfterMs === 250,
+  );
+  now += 250;
+  limiter.take('k', false);
+});

@@ -17,7 +17,7 @@ import { until } from '../../test/support/until.ts';
 import { VirtualClock } from '../app/clock.ts';
 import { loadConfig } from '../app/config.ts';
 import { SecretBox } from './auth/secret-box.ts';
-import { HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, signHttp } from './auth/signature.ts';
+import { HEADER_NONCE, HEADER_SIGNATURE, HEADER_TIMESTAMP, signHttp, signWs } from './auth/signature.ts';
 import { SqliteKeyStore } from './auth/sqlite-key-store.ts';
 import { bootstrapDemo, type DemoCredential } from './bootstrap.ts';
 import { createGateway, type Gateway } from './gateway.ts';
@@ -28,6 +28,8 @@ const TOO_MANY = 10028;
 const FLAT_URL = '/flat/limits/info';
 /** A flat route that reaches the matching engine (as a portfolio submit could be declared). */
 const FLAT_MATCHING_URL = '/flat/limits/place';
+/** A flat route only keys with the `trade` role may call. */
+const FLAT_TRADE_URL = '/flat/limits/trade';
 
 interface Key {
   readonly apiKey: string;
@@ -89,6 +91,13 @@ describe('requests refused before a key bucket is charged', () => {
       summary: 'test matching route',
       matching: true,
       handler: () => 'placed',
+    });
+    gateway.registerFlatRoute({
+      method: 'POST',
+      url: FLAT_TRADE_URL,
+      summary: 'test trading route',
+      roles: ['trade'],
+      handler: () => 'traded',
     });
     port = (await gateway.listen()).port;
   });
@@ -352,6 +361,97 @@ describe('requests refused before a key bucket is charged', () => {
       assert.deepEqual(codes.slice(5), [TOO_MANY, TOO_MANY]);
       // One bucket per address for HTTP and every WebSocket from it.
       assert.equal((await call('127.0.0.1', 'public/time')).status, 429);
+    } finally {
+      socket.close();
+    }
+  });
+  /** A new key of the first demo user, with its own non-matching bucket of 2 (1/s). */
+  function keyWithSmallBucket(roles: ('trade' | 'taker' | 'maker')[] = ['trade']): Key {
+    const created = keyStore.createApiKey(
+      {
+        userId: credentials[0]!.userId,
+        roles,
+        rateLimits: { nonMatching: { perSecond: 1, burst: 2 } },
+      },
+      venue.now(),
+    );
+    return { apiKey: created.record.apiKey, apiSecret: created.apiSecret };
+  }
+
+  test("a key's own non-matching limits apply to its calls, its refusals and its signed public calls", async () => {
+    // A new address for every request: only the key's bucket can run out.
+    let next = 0;
+    const fresh = () => `10.2.0.${next++}`;
+    const reads = keyWithSmallBucket();
+    assert.deepEqual(await flood(3, () => call(fresh(), 'private/get_open_orders', { signer: reads })), [
+      '200:ok',
+      '200:ok',
+      `429:${TOO_MANY}`,
+    ]);
+    const unknown = keyWithSmallBucket();
+    assert.deepEqual(await flood(3, () => call(fresh(), 'private/nope', { signer: unknown })), [
+      '200:-32601',
+      '200:-32601',
+      `429:${TOO_MANY}`,
+    ]);
+    const publicCalls = keyWithSmallBucket();
+    assert.deepEqual(await flood(3, () => call(fresh(), 'public/time', { signer: publicCalls })), [
+      '200:ok',
+      '200:ok',
+      `429:${TOO_MANY}`,
+    ]);
+  });
+
+  test('a method served over the other transport only, or called with invalid params, costs a credit', async () => {
+    const wsOnly = await flood(BURST + 1, () => call('10.0.0.9', 'public/set_heartbeat'));
+    assert.deepEqual(wsOnly, [...times(BURST, '200:-32601'), `429:${TOO_MANY}`]);
+    const raw = JSON.stringify({ rid: 7, method: 'public/time', params: { extra: 1 } });
+    const invalid = await flood(BURST + 1, () => call('10.0.0.10', 'public/time', { raw }));
+    assert.deepEqual(invalid, [...times(BURST, '200:-32602'), `429:${TOO_MANY}`]);
+  });
+
+  test('a signed body that is no envelope is charged to the key, not its address', async () => {
+    const address = '10.0.0.11';
+    const signer = keyWithSmallBucket();
+    const seen = await flood(3, () =>
+      call(address, 'private/get_open_orders', { signer, raw: '{"rid": 1, "method"' }),
+    );
+    assert.deepEqual(seen, ['400:-32700', '400:-32700', `429:${TOO_MANY}`]);
+    // The address's own bucket is untouched.
+    assert.deepEqual(await flood(BURST, () => call(address, 'public/time')), times(BURST, '200:ok'));
+  });
+
+  test('a flat route refusing a key forbidden still charges the key', async () => {
+    const takerKey = keyWithSmallBucket(['taker']);
+    const seen: string[] = [];
+    for (let i = 0; i < 3; i++) seen.push((await flat(`10.3.0.${i}`, takerKey, 'POST', FLAT_TRADE_URL)).seen);
+    assert.deepEqual(seen, ['200:13021', '200:13021', `429:${TOO_MANY}`]);
+  });
+
+  test('over an authenticated WebSocket, messages that are not envelopes are charged to the key', async () => {
+    const signer = keyWithSmallBucket();
+    const { socket, answers } = await collectingSocket('127.0.0.4');
+    try {
+      const timestamp = venue.now();
+      const nonce = randomUUID();
+      const signature = signWs(signer.apiSecret, String(timestamp), nonce);
+      socket.send(
+        JSON.stringify({
+          rid: 1,
+          method: 'public/auth',
+          params: { apiKey: signer.apiKey, timestamp, nonce, signature },
+        }),
+      );
+      await until(() => answers.length === 1);
+      assert.equal(answers[0]!.error, undefined, JSON.stringify(answers[0]));
+      for (let i = 0; i < 4; i++) socket.send('not json');
+      await until(() => answers.length === 5);
+      assert.deepEqual(
+        answers.slice(1).map((answer) => answer.error?.code),
+        [-32700, -32700, TOO_MANY, TOO_MANY],
+      );
+      // The address paid only for public/auth.
+      assert.equal((await call('127.0.0.4', 'public/time')).status, 200);
     } finally {
       socket.close();
     }

@@ -436,6 +436,31 @@ describe('gateway over HTTP', () => {
     assert.equal(envelope(garbage.body).error.code, 11050);
   });
 
+  test('headers over the size limit are answered 431 with a bad_request envelope, and the connection closes', async () => {
+    const { hostname, port } = new URL(harness.baseUrl);
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const socket = createConnection({ host: hostname, port: Number(port) });
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString('latin1');
+      });
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const [head = '', body = ''] = text.split('\r\n\r\n');
+        resolve({ status: Number(head.split(' ')[1]), body });
+      });
+      // Node's default header limit is 16 KiB.
+      socket.end(
+        `POST /api/public/time HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+      );
+    });
+    assert.equal(answer.status, 431);
+    assert.deepEqual(JSON.parse(answer.body), {
+      rid: null,
+      error: { code: 11050, message: 'the request headers are too large' },
+    });
+  });
+
   test('docs: OpenAPI 3.1 lists every HTTP method; AsyncAPI lists the channels', async () => {
     const openapi = (await (await fetch(`${harness.baseUrl}/docs/openapi.json`)).json()) as {
       openapi: string;
