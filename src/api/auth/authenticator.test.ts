@@ -392,3 +392,94 @@ test('the key cache: an entry from a later service time (the clock went back) is
   now -= 600_000;
   assert.equal(auth.keyWorks(key.record.apiKey), false);
 });
+
+test('the skew window is closed on both sides: 15 s ahead or behind passes, one ms more is refused either way', () => {
+  const { auth, clock, request } = setup();
+  const now = clock.now();
+  for (const ts of [now + 15_001, now - 15_001]) {
+    assert.throws(
+      () => auth.authenticateHttp(request({ ts, nonce: uuid(ts > now ? 'ahead' : 'behind') })),
+      (error: unknown) => {
+        assert.ok(error instanceof VenueError);
+        assert.equal(error.errorName, 'clock_skew');
+        assert.deepEqual(error.data, { field: 'Service-API-Timestamp', serverTime: now, maxSkewMs: 15_000 });
+        return true;
+      },
+      `a timestamp ${ts - now} ms from server time is refused`,
+    );
+  }
+  assert.equal(auth.authenticateHttp(request({ ts: now - 15_000, nonce: uuid('past') })).kind, 'fresh');
+  assert.equal(auth.authenticateHttp(request({ ts: now + 15_000, nonce: uuid('future') })).kind, 'fresh');
+});
+
+test('a byte-identical retry at the last instant its timestamp is accepted still gets the original answer', async () => {
+  const { auth, clock, request } = setup();
+  const now = clock.now();
+  // Signed at the server time, and signed 15 s ahead (the far edge): each is accepted until its
+  // timestamp is 15 s behind, and a retry then must not run again.
+  for (const [label, ts] of [
+    ['at', now],
+    ['ahead', now + 15_000],
+  ] as const) {
+    const first = auth.authenticateHttp(request({ ts, nonce: uuid(label) }));
+    if (first.kind !== 'fresh') assert.fail('expected fresh');
+    first.settle({ status: 200, body: label });
+  }
+  clock.advance(15_000);
+  const atEdge = auth.authenticateHttp(request({ ts: now, nonce: uuid('at') }));
+  if (atEdge.kind !== 'replay') assert.fail('a retry at ts + 15 s ran again');
+  assert.deepEqual(await atEdge.answer, { status: 200, body: 'at' });
+  clock.advance(15_000);
+  const ahead = auth.authenticateHttp(request({ ts: now + 15_000, nonce: uuid('ahead') }));
+  if (ahead.kind !== 'replay') assert.fail('a retry of a request signed 15 s ahead ran again');
+  assert.deepEqual(await ahead.answer, { status: 200, body: 'ahead' });
+});
+
+test('a nonce with anything after its UUID form is refused, over HTTP and WebSocket', () => {
+  const { auth, request, key, clock } = setup();
+  const nonce = `${uuid('x')}-extra`;
+  assert.throws(
+    () => auth.authenticateHttp(request({ nonce })),
+    (error: unknown) =>
+      error instanceof VenueError &&
+      error.errorName === 'invalid_credentials' &&
+      error.data?.field === 'Service-API-Nonce',
+  );
+  const ts = clock.now();
+  assert.throws(
+    () =>
+      auth.authenticateWs({
+        apiKey: key.record.apiKey,
+        timestamp: ts,
+        nonce,
+        signature: signWs(key.apiSecret, String(ts), nonce),
+      }),
+    (error: unknown) => error instanceof VenueError && error.data?.field === 'nonce',
+  );
+});
+
+test('at the global cap a key that holds no nonce yet is refused too', () => {
+  const { store, request, clock } = setup();
+  const user = store.createUser('newcomer', 0);
+  store.createAccount(user.id, 'n', 0);
+  const other = store.createApiKey({ userId: user.id, roles: ['trade'] }, 0);
+  const capped = new Authenticator(store, clock.now, {
+    clockSkewMs: 15_000,
+    replay: { maxEntries: 2, maxAnswerBytes: 1_000, maxEntriesPerKey: 2, maxAnswerBytesPerKey: 1_000 },
+  });
+  capped.authenticateHttp(request({ nonce: uuid('a') }));
+  capped.authenticateHttp(request({ nonce: uuid('b') }));
+  const ts = String(clock.now());
+  const body = '{"rid":1,"method":"public/test","params":{}}';
+  assert.equal(
+    errorName(() =>
+      capped.authenticateHttp({
+        ...request({ nonce: uuid('o') }),
+        authorization: `Bearer ${other.record.apiKey}`,
+        signature: signHttp(other.apiSecret, ts, uuid('o'), 'POST', '/api/public/test', body),
+      }),
+    ),
+    'too_many_requests',
+  );
+  assert.equal(capped.rememberedNonces, 2, 'the memory stays at its cap');
+});

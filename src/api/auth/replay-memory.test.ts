@@ -194,3 +194,47 @@ test('nonces are compared without regard to case, saved and restored so too', ()
   assert.equal(restored.lookup('k', nonce, 'x').kind, 'conflict');
   assert.equal(replay.save()[0]?.nonce, nonce);
 });
+
+test('a nonce restored within its last bucket is still remembered until that bucket ends', () => {
+  const before = memory();
+  // Expires in the middle of a bucket; the restart comes just before that instant.
+  const expiresAt = T0 + SKEW + 50;
+  before.remember('k', 'late', expiresAt, 'sigL', 'answer')({ status: 200, body: 'x' });
+  before.rememberSession('k', 'session', expiresAt);
+  const saved = JSON.parse(JSON.stringify(before.save()));
+  const after = new ReplayMemory(SKEW, { maxEntries: 1_000, maxAnswerBytes: 1_000 });
+  after.restore(saved, expiresAt - 10);
+  assert.equal(after.has('k', 'late'), true, 'never forgotten before its expiry');
+  assert.equal(after.has('k', 'session'), true);
+  after.prune(expiresAt);
+  assert.equal(after.lookup('k', 'late', 'sigL').kind, 'replay');
+});
+
+test('nonces restored past the span of a clock behind the saved run are kept until they expire, and saved again', async () => {
+  const before = memory();
+  // Signed 15 s ahead of the stopped run's clock: remembered until T0 + 30 s.
+  const expiresAt = T0 + 2 * SKEW + 1;
+  before.remember('k', 'ahead', expiresAt, 'sigA', 'answer')({ status: 200, body: 'placed' });
+  const saved = JSON.parse(JSON.stringify(before.save()));
+  // The restart's clock starts 20 s behind the stop.
+  const after = new ReplayMemory(SKEW, { maxEntries: 1_000, maxAnswerBytes: 1_000 });
+  after.restore(saved, T0 - 20_000);
+  for (const now of [T0 - 10_000, T0, T0 + SKEW, expiresAt - 1]) {
+    after.prune(now);
+    assert.equal(after.has('k', 'ahead'), true, `remembered at ${now - T0} ms`);
+  }
+  const again = new ReplayMemory(SKEW, { maxEntries: 1_000, maxAnswerBytes: 1_000 });
+  const resaved = JSON.parse(JSON.stringify(after.save()));
+  assert.deepEqual(
+    resaved.map((entry: { nonce: string }) => entry.nonce),
+    ['ahead'],
+    'saved again',
+  );
+  again.restore(resaved, expiresAt - 1);
+  const replay = again.lookup('k', 'ahead', 'sigA');
+  if (replay.kind !== 'replay') assert.fail(`a byte-identical retry got ${replay.kind}`);
+  assert.deepEqual(await replay.answer, { status: 200, body: 'placed' });
+  after.prune(expiresAt + 100);
+  assert.equal(after.has('k', 'ahead'), false, 'forgotten once its bucket ended');
+  assert.equal(after.entries, 0);
+});

@@ -24,7 +24,8 @@
  * - `save` lists every remembered nonce with the end of its bucket, and `restore` takes such a list
  *   back (after a clean restart), so a nonce is still remembered as long as it would have been. A
  *   request saved before its answer was settled is restored as 'unknown': its retry is told the
- *   outcome is unknown, never run again.
+ *   outcome is unknown, never run again. A restart whose clock starts behind the stopped run's
+ *   restores nonces expiring past the ring's span too: they wait aside until the ring reaches them.
  */
 import type { StoredAnswer } from './authenticator.ts';
 
@@ -122,6 +123,11 @@ export class ReplayMemory {
   /** Slot i holds (table, nonce) pairs, flattened, for bucket numbers ≡ i modulo the ring size. */
   private readonly ring: Array<Array<NonceTable | string>>;
   private cursor = Number.NaN;
+  /**
+   * Restored nonces whose bucket lies past the ring's span (a restart whose clock starts behind
+   * the stopped run's): each moves into the ring once the cursor comes within reach of it.
+   */
+  private later: Array<{ readonly bucket: number; readonly table: NonceTable; readonly key: string }> = [];
   private count = 0;
   private bytes = 0;
   readonly maxEntriesPerKey: number;
@@ -188,32 +194,39 @@ export class ReplayMemory {
       const slot = this.ring[bucket % this.ring.length]!;
       const expiresAt = (bucket + 1) * this.bucketMs - 1;
       for (let i = 0; i < slot.length; i += 2) {
-        const table = slot[i] as NonceTable;
-        const nonce = slot[i + 1] as string;
-        const value = table.get(nonce);
-        if (value === undefined) continue;
-        saved.push({
-          apiKey: table.apiKey,
-          nonce,
-          expiresAt,
-          value:
-            typeof value === 'number'
-              ? value
-              : {
-                  signature: value.signature,
-                  status: value.status,
-                  body:
-                    value.body === null
-                      ? null
-                      : typeof value.body === 'string'
-                        ? value.body
-                        : value.body.toString('base64'),
-                  bytes: value.body !== null && typeof value.body !== 'string',
-                },
-        });
+        const entry = this.savedEntry(slot[i] as NonceTable, slot[i + 1] as string, expiresAt);
+        if (entry !== null) saved.push(entry);
       }
     }
+    for (const { bucket, table, key } of this.later) {
+      const entry = this.savedEntry(table, key, (bucket + 1) * this.bucketMs - 1);
+      if (entry !== null) saved.push(entry);
+    }
     return saved;
+  }
+
+  private savedEntry(table: NonceTable, nonce: string, expiresAt: number): SavedNonce | null {
+    const value = table.get(nonce);
+    if (value === undefined) return null;
+    return {
+      apiKey: table.apiKey,
+      nonce,
+      expiresAt,
+      value:
+        typeof value === 'number'
+          ? value
+          : {
+              signature: value.signature,
+              status: value.status,
+              body:
+                value.body === null
+                  ? null
+                  : typeof value.body === 'string'
+                    ? value.body
+                    : value.body.toString('base64'),
+              bytes: value.body !== null && typeof value.body !== 'string',
+            },
+    };
   }
 
   /** Remembers saved nonces again (those not expired at `now` and not already remembered). */
@@ -268,6 +281,21 @@ export class ReplayMemory {
     for (let step = 0; step < steps; step += 1)
       this.drain(this.ring[(this.cursor + step) % this.ring.length]!);
     this.cursor = limit;
+    if (this.later.length > 0) this.bringCloser();
+  }
+
+  /** Moves the restored nonces now within the ring's span into it (past ones are forgotten). */
+  private bringCloser(): void {
+    const waiting = this.later;
+    this.later = [];
+    const expired: Array<NonceTable | string> = [];
+    for (const entry of waiting) {
+      if (entry.bucket < this.cursor) expired.push(entry.table, entry.key);
+      else if (entry.bucket < this.cursor + this.ring.length)
+        this.ring[entry.bucket % this.ring.length]!.push(entry.table, entry.key);
+      else this.later.push(entry);
+    }
+    this.drain(expired);
   }
 
   private insert(apiKey: string, nonce: string, expiresAt: number, value: Remembered): NonceTable {
@@ -280,7 +308,8 @@ export class ReplayMemory {
     table.set(key, value);
     this.count += 1;
     const bucket = Math.floor(expiresAt / this.bucketMs);
-    this.ring[bucket % this.ring.length]!.push(table, key);
+    if (bucket >= this.cursor + this.ring.length) this.later.push({ bucket, table, key });
+    else this.ring[bucket % this.ring.length]!.push(table, key);
     return table;
   }
 
