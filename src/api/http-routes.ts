@@ -11,7 +11,10 @@
  *   or a body that is no envelope takes it from the client address's non-matching bucket (the
  *   key's, when one authenticated) through `Dispatcher.chargeRefusal`, and is answered 429
  *   `too_many_requests` once that bucket is empty. A request that is charged as usual (by the
- *   dispatcher or a flat route's own charge) takes no second credit.
+ *   dispatcher or a flat route's own charge) takes no second credit. Two exceptions cost none: a
+ *   byte-identical signed retry answered from the replay memory (it runs nothing, and a 429 would
+ *   hide an order's outcome from the client that sent it), and what Fastify refuses before any
+ *   route runs (no route, a wrong Content-Type, a body over the limit); the connection caps bound both.
  * - `public/*` envelope methods need no signature (a signature, when sent, is still checked);
  *   everything else must be signed. A byte-identical signed retry gets the stored answer (methods
  *   and flat routes with effects) or runs again (reads: `public/*`, methods named `get_*` and

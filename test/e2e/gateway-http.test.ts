@@ -475,6 +475,15 @@ describe('gateway over HTTP', () => {
       channels: Record<string, unknown>;
     };
     assert.ok(asyncapi.channels['user.orders.{kind}.{currency}']);
+    // Built once: later requests get the same bytes, as JSON.
+    for (const path of ['/docs/openapi.json', '/docs/asyncapi.json']) {
+      const [first, second] = await Promise.all([
+        fetch(`${harness.baseUrl}${path}`),
+        fetch(`${harness.baseUrl}${path}`),
+      ]);
+      assert.equal(second.headers.get('content-type'), 'application/json; charset=utf-8', path);
+      assert.equal(await second.text(), await first.text(), path);
+    }
   });
 
   test('the sdk knows every method the gateway registers (exact parity is checked on the whole service)', () => {
