@@ -399,22 +399,24 @@ describe('gateway over HTTP', () => {
     });
   });
 
-  test('malformed HTTP is answered in the API shape, not with the server framework’s own body', async () => {
-    const { hostname, port } = new URL(harness.baseUrl);
-    const raw = (request: string) =>
-      new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const socket = createConnection({ host: hostname, port: Number(port) });
-        let text = '';
-        socket.on('data', (chunk) => {
-          text += chunk.toString('latin1');
-        });
-        socket.on('error', reject);
-        socket.on('close', () => {
-          const [head = '', body = ''] = text.split('\r\n\r\n');
-          resolve({ status: Number(head.split(' ')[1]), body });
-        });
-        socket.end(request);
+  /** Sends `request` as raw bytes on a new connection; the status and body once the server closes it. */
+  const raw = (request: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const { hostname, port } = new URL(harness.baseUrl);
+      const socket = createConnection({ host: hostname, port: Number(port) });
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString('latin1');
       });
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const [head = '', body = ''] = text.split('\r\n\r\n');
+        resolve({ status: Number(head.split(' ')[1]), body });
+      });
+      socket.end(request);
+    });
+
+  test('malformed HTTP is answered in the API shape, not with the server framework’s own body', async () => {
     const envelope = (body: string) => JSON.parse(body) as { rid: null; error: { code: number } };
     // A path that is no valid percent-encoding: bad_request in the path's shape.
     const badUrl = await raw(
@@ -437,23 +439,10 @@ describe('gateway over HTTP', () => {
   });
 
   test('headers over the size limit are answered 431 with a bad_request envelope, and the connection closes', async () => {
-    const { hostname, port } = new URL(harness.baseUrl);
-    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const socket = createConnection({ host: hostname, port: Number(port) });
-      let text = '';
-      socket.on('data', (chunk) => {
-        text += chunk.toString('latin1');
-      });
-      socket.on('error', reject);
-      socket.on('close', () => {
-        const [head = '', body = ''] = text.split('\r\n\r\n');
-        resolve({ status: Number(head.split(' ')[1]), body });
-      });
-      // Node's default header limit is 16 KiB.
-      socket.end(
-        `POST /api/public/time HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
-      );
-    });
+    // Node's default header limit is 16 KiB.
+    const answer = await raw(
+      `POST /api/public/time HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+    );
     assert.equal(answer.status, 431);
     assert.deepEqual(JSON.parse(answer.body), {
       rid: null,
