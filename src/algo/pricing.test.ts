@@ -9,7 +9,7 @@ import {
   quotePriceFromVolatility,
 } from '../market/conversions.ts';
 import type { AlgoMarketView } from './market-view.ts';
-import { resolvePrice, roundToTicks } from './pricing.ts';
+import { clearOfOwnOrders, resolvePrice, roundToTicks } from './pricing.ts';
 import type { LegPricing } from './types.ts';
 
 const option = new Instrument(1, optionSpec());
@@ -348,5 +348,15 @@ describe('leg price resolution', () => {
     assert.deepEqual(at('sell', { ...dynamic('MID', 0.25, 'USD') }, book), { kind: 'limit', price: 130_001 });
     assert.deepEqual(at('buy', { ...dynamic('MID', 0.2, 'USD') }, book), { kind: 'limit', price: 130_000 });
     assert.deepEqual(at('sell', { ...dynamic('MID', 0.2, 'USD') }, book), { kind: 'limit', price: 130_001 });
+  });
+});
+
+describe('clearOfOwnOrders', () => {
+  test("a limit exactly at its own account's opposite order crosses it: it rests one step short", () => {
+    assert.equal(clearOfOwnOrders(perp, 'buy', 1000, 1001), 1000, 'below the own ask: unchanged');
+    assert.equal(clearOfOwnOrders(perp, 'buy', 1001, 1001), 1000, 'at the own ask: one tick below');
+    assert.equal(clearOfOwnOrders(perp, 'sell', 1001, 1000), 1001, 'above the own bid: unchanged');
+    assert.equal(clearOfOwnOrders(perp, 'sell', 1000, 1000), 1001, 'at the own bid: one tick above');
+    assert.equal(clearOfOwnOrders(perp, 'buy', 1, 1), null, 'no valid price below a one-tick ask');
   });
 });

@@ -104,6 +104,23 @@ describe('a DYNAMIC reference leaves out the group’s own accounts', () => {
     holds(h, ids, BID + 20, 5_000);
   });
 
+  test('two sell portfolios of one account pegged to ASK − 10 hold at the real ask − 10', () => {
+    const h = marketAround();
+    const askPeg: LegPricing = { ...pegged('ASK', -10), price: 59_000 };
+    const sell = () =>
+      portfolio({
+        portfolioType: 'TWAP',
+        legs: [leg({ amount: 1000, side: 'sell', pricing: askPeg })],
+        twap: { startTimestamp: null, durationMs: 60_000, frequencyMs: 60_000 },
+      });
+    const first = h.submit(sell());
+    h.runUntil(h.ts + 1_000);
+    const second = h.submit(sell());
+    const ids = [first, second];
+    assert.deepEqual(childPrices(h, ids), [ASK - 20, ASK - 20]);
+    holds(h, ids, ASK - 20, 5_000);
+  });
+
   test('a hand order of the account is no reference either; another account’s order is', () => {
     const h = marketAround();
     h.limit(TRADER, 'buy', 5, BID + 10, 'by hand');

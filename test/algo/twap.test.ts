@@ -212,6 +212,85 @@ describe('TWAP', () => {
     assert.equal(edits.length, 1, 'and none after it');
   });
 
+  test('a post-only DYNAMIC child whose reference is exactly the touch rests inside it and is not amended at every reprice', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 10, PERP_60K + 20);
+    const edits: number[] = [];
+    const execute = h.venue.execute.bind(h.venue);
+    h.venue.execute = (command) => {
+      if (command.type === 'edit_order') edits.push(command.ts);
+      return execute(command);
+    };
+    const atTouch = {
+      priceType: 'DYNAMIC' as const,
+      price: null,
+      priceIn: 'USD',
+      dynamicStrategy: 'ASK' as const,
+      dynamicOffset: 0,
+      dynamicMs: 100,
+    };
+    const id = h.submit(
+      twap({
+        twap: { startTimestamp: null, durationMs: 60_000, frequencyMs: 60_000 },
+        legs: [leg({ amount: 5, postOnly: true, pricing: atTouch })],
+      }),
+    );
+    const child = h.childOrders(id)[0]!;
+    assert.equal(child.price, PERP_60K + 19, 'a reference equal to the ask crosses: one tick below it');
+    h.runUntil(T0 + 5_000);
+    assert.deepEqual(edits, [], 'a reference at the touch is where the engine rests it already');
+    assert.equal(h.venue.getOrder(child.orderId)!.lastUpdatedAt, T0);
+  });
+
+  test('repricing a partly filled DYNAMIC child keeps its filled lots: the amend sizes filled + open', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 10, PERP_60K + 40);
+    const below = {
+      priceType: 'DYNAMIC' as const,
+      price: null,
+      priceIn: 'USD',
+      dynamicStrategy: 'ASK' as const,
+      dynamicOffset: -10,
+      dynamicMs: 100,
+    };
+    const id = h.submit(
+      twap({
+        twap: { startTimestamp: null, durationMs: 60_000, frequencyMs: 60_000 },
+        legs: [leg({ amount: 10, pricing: below })],
+      }),
+    );
+    const child = h.childOrders(id)[0]!;
+    const first = child.price!;
+    h.maker('sell', 4, first);
+    assert.equal(h.machine.portfolio(id)!.legs[0]!.filled, 4);
+    h.maker('sell', 10, PERP_60K + 30);
+    h.runUntil(T0 + 500);
+    assert.notEqual(child.price, first, 'repriced to the lower ask');
+    const order = h.venue.getOrder(child.orderId)!;
+    assert.equal(order.amount, 10, 'filled 4 + open 6');
+    assert.equal(order.amount - order.filledAmount, 6);
+  });
+
+  test("a TWAP limit child is good-til-cancelled whatever the leg's timeInForce (only COMMON keeps it)", () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(
+      twap({
+        twap: { startTimestamp: null, durationMs: 60_000, frequencyMs: 60_000 },
+        legs: [
+          leg({
+            amount: 5,
+            timeInForce: 'immediate_or_cancel',
+            pricing: { ...leg().pricing, priceType: 'LIMIT', price: 59_000, priceIn: 'USD' },
+          }),
+        ],
+      }),
+    );
+    const child = h.childOrders(id)[0]!;
+    const order = h.venue.getOrder(child.orderId)!;
+    assert.equal(order.timeInForce, 'good_til_cancelled');
+    assert.equal(child.open, true, 'it rests');
+  });
+
   test('a DYNAMIC child that took the best level waits dynamicMs before following it (no walking the book)', () => {
     const h = AlgoHarness.withMarket();
     h.maker('sell', 2, PERP_60K + 2);
