@@ -6,13 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { RfqRecord } from '../../src/rfq/types.ts';
 import {
+  accept,
   CALL_70,
   DESK_A,
   DESK_B,
   MAKER_A,
   MAKER_B,
+  openRfq,
   quoteIdOf,
   RfqHarness,
   spreadLegs,
@@ -20,25 +21,6 @@ import {
   TAKER,
   TAKER_2,
 } from './harness.ts';
-
-function openRfq(h: RfqHarness, more: Parameters<RfqHarness['callSpread']>[0] = {}): RfqRecord {
-  const rfq = h.callSpread(more);
-  h.at(h.now + 5_000);
-  return rfq;
-}
-
-function accept(h: RfqHarness, rfq: RfqRecord, side: 'buy' | 'sell', price: number, more = {}) {
-  return h.run({
-    type: 'rfq_accept',
-    accountId: TAKER,
-    blockRfqId: rfq.blockRfqId,
-    side,
-    price,
-    quantity: null,
-    timeInForce: 'fill_or_kill',
-    ...more,
-  });
-}
 
 describe('RFQ desk edges: timers', () => {
   test('a created RFQ asks for a wakeup at its openAt (end of the grace period), not at its expiry', () => {

@@ -7,8 +7,8 @@ import { describe, test } from 'node:test';
 import { tradeToWire } from '../../src/api/wire/orders.ts';
 import { rfqToWire, rfqTradeToWire } from '../../src/api/wire/rfq.ts';
 import { pageTrades } from '../../src/rfq/trades.ts';
-import type { RfqRecord } from '../../src/rfq/types.ts';
 import {
+  accept,
   CALL_70,
   CALL_75,
   DESK_A,
@@ -17,6 +17,7 @@ import {
   MAKER_A,
   MAKER_B,
   MAKER_C,
+  openRfq,
   PERP,
   PUT_70,
   quoteIdOf,
@@ -26,25 +27,6 @@ import {
   TAKER,
   TAKER_2,
 } from './harness.ts';
-
-function openRfq(h: RfqHarness, more: Parameters<RfqHarness['callSpread']>[0] = {}): RfqRecord {
-  const rfq = h.callSpread(more);
-  h.at(h.now + 5_000);
-  return rfq;
-}
-
-function accept(h: RfqHarness, rfq: RfqRecord, side: 'buy' | 'sell', price: number, more = {}) {
-  return h.run({
-    type: 'rfq_accept',
-    accountId: TAKER,
-    blockRfqId: rfq.blockRfqId,
-    side,
-    price,
-    quantity: null,
-    timeInForce: 'fill_or_kill',
-    ...more,
-  });
-}
 
 describe('create_rfq', () => {
   test('derives ratios, quantity grid, combo id and per-desk maker ids', () => {

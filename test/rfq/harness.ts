@@ -15,6 +15,7 @@ import type {
   QuoteLegInput,
   RfqCommand,
   RfqEvent,
+  RfqRecord,
   RfqValue,
   UnstampedRfqCommand,
 } from '../../src/rfq/types.ts';
@@ -233,4 +234,25 @@ export function quoteIdOf(result: DeskResult): string {
   assert.equal(result.value.kind, 'quote');
   if (result.value.kind !== 'quote') throw new Error('unreachable');
   return result.value.quote.quoteId;
+}
+
+/** A call-spread RFQ of TAKER (with `more`), past its grace period: open for accepts. */
+export function openRfq(h: RfqHarness, more: Parameters<RfqHarness['callSpread']>[0] = {}): RfqRecord {
+  const rfq = h.callSpread(more);
+  h.at(h.now + 5_000);
+  return rfq;
+}
+
+/** TAKER accepts `rfq` on `side` at `price` (fill-or-kill unless `more` says otherwise). */
+export function accept(h: RfqHarness, rfq: RfqRecord, side: 'buy' | 'sell', price: number, more = {}) {
+  return h.run({
+    type: 'rfq_accept',
+    accountId: TAKER,
+    blockRfqId: rfq.blockRfqId,
+    side,
+    price,
+    quantity: null,
+    timeInForce: 'fill_or_kill',
+    ...more,
+  });
 }
