@@ -186,7 +186,7 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Algo
   ): readonly PortfolioEvent[] {
     // Most commands concern no portfolio: they cost no step context (its closures were about a
     // twelfth of the bytes an order allocates).
-    if (this.pending.size === 0 && !engineEvents.some((event) => this.concerns(event))) return NO_EVENTS;
+    if (this.pending.size === 0 && !this.concernsAny(engineEvents)) return NO_EVENTS;
     const out: PortfolioEvent[] = [];
     const context = this.context(stamp, engine, out);
     this.absorb(engineEvents, context);
@@ -194,18 +194,15 @@ export class PortfolioMachine implements SubMachine<AlgoCommand, AlgoValue, Algo
     return out;
   }
 
-  /** True when `absorb` acts on the event (it skips every other one). */
-  private concerns(event: CoreEvent): boolean {
-    switch (event.type) {
-      case 'instrument':
-        return event.state === 'expired';
-      case 'trade':
-        return event.trade.legs !== undefined;
-      case 'order':
-        return event.order.owner !== null && this.childIndex.has(event.order.orderId);
-      default:
-        return false;
+  /** True when `absorb` acts on one of the events (it skips every other one). */
+  private concernsAny(events: readonly CoreEvent[]): boolean {
+    for (const event of events) {
+      if (event.type === 'instrument' && event.state === 'expired') return true;
+      if (event.type === 'trade' && event.trade.legs !== undefined) return true;
+      if (event.type === 'order' && event.order.owner !== null && this.childIndex.has(event.order.orderId))
+        return true;
     }
+    return false;
   }
 
   /**

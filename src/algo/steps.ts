@@ -699,9 +699,10 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
     legState.repricedAt = context.stamp.ts;
     return true;
   }
+  // Unchanged when it rests where asked, or where the engine puts what it asked (read only then).
   if (
     child.amount - child.filled === want &&
-    child.price === restingPrice(context, portfolio, i, price.price)
+    (child.price === price.price || child.price === restingPrice(context, portfolio, i, price.price))
   )
     return true;
   const outcome = amendChild(context, portfolio, child, want, price.price);

@@ -24,6 +24,24 @@ import { until } from '../support/until.ts';
 const MAKER = 1;
 const MULTI = 3;
 
+/** A BALANCE portfolio of 100 lots bought on the perpetual at a limit below the market: it rests. */
+function restingBalance(accountId: number, price = '59000') {
+  return {
+    accountId,
+    portfolioType: 'BALANCE',
+    balanceTrade: { parts: 2, eachLimitMs: 60_000, totalLimitMs: 0, totalEndAction: 1 },
+    legs: [
+      {
+        instrument: PERP,
+        instrumentType: 'PERPETUAL',
+        side: 1,
+        quantity: '100',
+        priceOptions: { priceType: 'LIMIT', price, priceIn: 'USD' },
+      },
+    ],
+  };
+}
+
 describe('portfolios through the API', () => {
   let harness: PortfolioHarness;
   let core: PortfolioCore;
@@ -210,21 +228,7 @@ describe('portfolios through the API', () => {
     const { portfolioId } = await http.flat<{ portfolioId: number }>(
       'POST',
       `${PORTFOLIO_BASE_PATH}/submit`,
-      {
-        accountId,
-        portfolioType: 'BALANCE',
-        balanceTrade: { parts: 2, eachLimitMs: 60_000, totalLimitMs: 0, totalEndAction: 1 },
-        legs: [
-          {
-            instrument: PERP,
-            instrumentType: 'PERPETUAL',
-            side: 1,
-            quantity: '100',
-            priceOptions: { priceType: 'LIMIT', price: '59000.0', priceIn: 'USD' },
-          },
-        ],
-        sendToDummyAccountIds: [mirrorAccountId],
-      },
+      { ...restingBalance(accountId, '59000.0'), sendToDummyAccountIds: [mirrorAccountId] },
     );
     type Info = {
       portfolioStatus: string;
@@ -254,19 +258,7 @@ describe('portfolios through the API', () => {
     const user = harness.credentials[MULTI]!;
     const accountId = user.accountIds[0]!;
     const http = harness.http(MULTI);
-    const leg = {
-      instrument: PERP,
-      instrumentType: 'PERPETUAL',
-      side: 1,
-      quantity: '100',
-      priceOptions: { priceType: 'LIMIT', price: '59000', priceIn: 'USD' },
-    };
-    const balance = {
-      accountId,
-      portfolioType: 'BALANCE',
-      balanceTrade: { parts: 2, eachLimitMs: 60_000, totalLimitMs: 0, totalEndAction: 1 },
-      legs: [leg],
-    };
+    const balance = restingBalance(accountId);
     const a = await http.flat<{ portfolioId: number }>('POST', `${PORTFOLIO_BASE_PATH}/submit`, balance);
     const b = await http.flat<{ portfolioId: number }>('POST', `${PORTFOLIO_BASE_PATH}/submit`, balance);
     const result = await http.flat<{ portfolioIds: number[] }>('POST', `${PORTFOLIO_BASE_PATH}/cancel-all`, {
@@ -287,20 +279,7 @@ describe('portfolios through the API', () => {
     const { portfolioId } = await http.flat<{ portfolioId: number }>(
       'POST',
       `${PORTFOLIO_BASE_PATH}/submit`,
-      {
-        accountId: second,
-        portfolioType: 'BALANCE',
-        balanceTrade: { parts: 2, eachLimitMs: 60_000, totalLimitMs: 0, totalEndAction: 1 },
-        legs: [
-          {
-            instrument: PERP,
-            instrumentType: 'PERPETUAL',
-            side: 1,
-            quantity: '100',
-            priceOptions: { priceType: 'LIMIT', price: '59000', priceIn: 'USD' },
-          },
-        ],
-      },
+      restingBalance(second),
     );
     const ours = () =>
       news
