@@ -36,6 +36,12 @@ export interface AlgoMarketView {
   bestBid(instrumentName: string, own?: OwnAccounts | null): number | null;
   bestAsk(instrumentName: string, own?: OwnAccounts | null): number | null;
   /**
+   * The opposite best an order on `side` meets, hidden orders included: where the engine
+   * reprices a crossing post-only child. Only for predicting where a child rests, never a price
+   * reference: a peg does not follow liquidity no one else can see.
+   */
+  engineTouch(instrumentName: string, side: 'buy' | 'sell'): number | null;
+  /**
    * The best price (ticks) among the resting orders `accountId` has on `side` of the instrument,
    * hidden ones included; null when it has none. A limit child is kept clear of these.
    */

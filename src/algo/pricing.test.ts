@@ -30,6 +30,7 @@ function view(overrides: Partial<AlgoMarketView> = {}): AlgoMarketView {
     bestBid: () => null,
     bestAsk: () => null,
     accountBest: () => null,
+    engineTouch: () => null,
     markPrice: (name) => (name === option.name ? 500 : 120_000),
     indexPrice: () => 60_000,
     optionContext: (name) => (name === option.name ? context : null),
@@ -178,6 +179,25 @@ describe('leg price resolution', () => {
     const expected = quotePriceFromVolatility(context, (markIv.volatility + 5) / 100);
     assert.equal(shifted.price, roundToTicks(option, 'buy', expected));
     assert.ok(shifted.price > 500);
+  });
+
+  test('DYNAMIC: an offset in another unit than the quote currency is converted, a negative one too', () => {
+    // −600 USD at the 60,000 index is −0.01 BTC: 0.05 − 0.01 = 0.04 BTC (400 ticks, on the 5-tick step).
+    for (const side of ['buy', 'sell'] as const) {
+      assert.deepEqual(resolvePrice(view(), option, side, dynamic('MARK', -600, 'USD'), 0), {
+        kind: 'limit',
+        price: 400,
+      });
+      assert.deepEqual(resolvePrice(view(), option, side, dynamic('MARK', 600, 'USD'), 0), {
+        kind: 'limit',
+        price: 600,
+      });
+    }
+    // −0.01 BTC on the USD-quoted perpetual is −600 USD: 60,000 − 600 = 59,400 (118,800 ticks of 0.5).
+    assert.deepEqual(resolvePrice(view(), perp, 'buy', dynamic('MARK', -0.01, 'BTC'), 0), {
+      kind: 'limit',
+      price: 118_800,
+    });
   });
 
   test('own orders are left out of the references', () => {

@@ -712,8 +712,8 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
 
 /**
  * Where the engine would rest leg `i`'s limit child at `price`: a post-only child whose price
- * would take liquidity rests one tick inside the touch instead (src/engine/trading.ts
- * `postOnlyPrice`). A child already resting there is not amended again: a reference beyond the
+ * would take liquidity rests one tick inside the touch instead, hidden orders included
+ * (src/engine/trading.ts `postOnlyPrice`). A child already resting there is not amended again: a reference beyond the
  * touch would otherwise edit it to the same place at every reprice (an update and its pushes
  * every `dynamicMs`, thousands in one turn after a long clock jump).
  */
@@ -721,9 +721,7 @@ function restingPrice(context: StepContext, portfolio: PortfolioState, i: number
   if (!restsPostOnly(portfolio, i)) return price;
   const leg = portfolio.spec.legs[i]!;
   const buying = leg.side === 'buy';
-  const touch = buying
-    ? context.market.bestAsk(leg.instrumentName)
-    : context.market.bestBid(leg.instrumentName);
+  const touch = context.market.engineTouch(leg.instrumentName, leg.side);
   if (touch === null || (buying ? price < touch : price > touch)) return price;
   const instrument = context.market.instrument(leg.instrumentName);
   return instrument === undefined ? price : insideTouch(instrument, leg.side, touch);

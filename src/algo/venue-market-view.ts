@@ -57,7 +57,7 @@ function best(venue: VenueReads, name: string, side: 'buy' | 'sell', own: OwnAcc
 /** The engine queries the view needs (Venue satisfies this structurally). */
 export type VenueReads = Pick<
   Venue,
-  'book' | 'instrument' | 'indexPrice' | 'openOrders' | 'settlementFixing'
+  'book' | 'instrument' | 'indexPrice' | 'openOrders' | 'settlementFixing' | 'touch'
 >;
 
 /** Best price of an account's resting orders on one side (trigger orders waiting are not on the book). */
@@ -118,6 +118,7 @@ export function venueMarketView(
     },
     bestBid: (name, own) => best(venue, name, 'buy', own ?? null),
     bestAsk: (name, own) => best(venue, name, 'sell', own ?? null),
+    engineTouch: (name, side) => venue.touch(name, side),
     accountBest: (accountId, name, side) => accountBest(venue, accountId, name, side),
     markPrice: (name) => venue.instrument(name)?.markPrice ?? null,
     indexPrice: (currency) => venue.indexPrice(currency),

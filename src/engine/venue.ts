@@ -390,6 +390,17 @@ export class Venue {
     };
   }
 
+  /**
+   * The opposite best an order on `side` meets (the ask for a buy, the bid for a sell), hidden
+   * orders included: what matching and post-only repricing use. Null when that side is empty or
+   * the instrument unknown.
+   */
+  touch(instrumentName: string, side: 'buy' | 'sell'): number | null {
+    const book = this.state.instruments.get(instrumentName)?.book;
+    if (book === undefined) return null;
+    return side === 'buy' ? book.bestAsk() : book.bestBid();
+  }
+
   /** Visible depth: up to `depth` levels per side, best first (hidden-only levels skipped). */
   book(instrumentName: string, depth = 20): BookView | null {
     const instrument = this.state.instruments.get(instrumentName);
