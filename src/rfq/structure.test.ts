@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Instrument } from '../domain/instrument.ts';
 import { linearPerpetualSpec, optionSpec, perpetualSpec } from '../engine/testkit.ts';
-import { deriveStructure, type RfqMarket, strategyPrice } from './structure.ts';
+import { deriveStructure, futurePriceOutsideBand, type RfqMarket, strategyPrice } from './structure.ts';
 
 const specs = [
   optionSpec(),
@@ -126,5 +126,39 @@ describe('deriveStructure', () => {
         assert.equal(refused.error.data.field, 'hedge.price');
       }
     }
+  });
+});
+
+describe('futurePriceOutsideBand', () => {
+  // The perpetual's band: 57,000 to 63,000 USD (ticks of 0.5 USD).
+  const banded: RfqMarket = { ...market, priceBand: () => ({ min: 114_000, max: 126_000 }) };
+
+  test('both ends of the band are inside it; a tick past either is refused naming the field and the band', () => {
+    assert.equal(
+      futurePriceOutsideBand(banded, 'BTC-PERPETUAL', 114_000, 'hedge.price'),
+      null,
+      'the band minimum',
+    );
+    assert.equal(
+      futurePriceOutsideBand(banded, 'BTC-PERPETUAL', 126_000, 'hedge.price'),
+      null,
+      'the band maximum',
+    );
+    for (const price of [113_999, 126_001]) {
+      assert.deepEqual(futurePriceOutsideBand(banded, 'BTC-PERPETUAL', price, 'legs[1].price'), {
+        name: 'invalid_price',
+        message: 'legs[1].price must be within the BTC-PERPETUAL price band around its mark (57000 to 63000)',
+        data: { field: 'legs[1].price', minPrice: '57000', maxPrice: '63000' },
+      });
+    }
+  });
+
+  test('options and instruments without a band are not checked', () => {
+    assert.equal(
+      futurePriceOutsideBand(banded, 'BTC-27DEC26-70000-C', 1, 'legs[0].price'),
+      null,
+      'an option',
+    );
+    assert.equal(futurePriceOutsideBand(market, 'BTC-PERPETUAL', 1, 'hedge.price'), null, 'no band yet');
   });
 });
