@@ -31,6 +31,7 @@ import { historyAnsweringOutages } from './history-outages.ts';
 import {
   answerClientError,
   answerFrameworkError,
+  chargeAddress,
   type FlatRouteDefinition,
   type HttpRouteDeps,
   installErrorHandlers,
@@ -178,9 +179,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const asyncApi = () => buildAsyncApi(methods, channels, API_VERSION);
   const openApiText = memoizedJson(openApi);
   const asyncApiText = memoizedJson(asyncApi);
-  fastify.get('/docs/openapi.json', (_request, reply) => reply.type(JSON_TYPE).send(openApiText()));
-  fastify.get('/docs/asyncapi.json', (_request, reply) => reply.type(JSON_TYPE).send(asyncApiText()));
-  fastify.get('/docs', async (_request, reply) =>
+  const charged = { onRequest: chargeAddress(dispatcher, onUnexpected) };
+  fastify.get('/docs/openapi.json', charged, (_request, reply) => reply.type(JSON_TYPE).send(openApiText()));
+  fastify.get('/docs/asyncapi.json', charged, (_request, reply) =>
+    reply.type(JSON_TYPE).send(asyncApiText()),
+  );
+  fastify.get('/docs', charged, async (_request, reply) =>
     reply
       .type('text/html')
       .send(
@@ -189,14 +193,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
           '<li><a href="/docs/errors.json">Error catalogue</a></li></ul>',
       ),
   );
-  fastify.get('/docs/errors.json', async () => ERROR_CATALOGUE);
+  fastify.get('/docs/errors.json', charged, async () => ERROR_CATALOGUE);
   fastify.get('/health', async (_request, reply) => {
     const problem = deps.health?.() ?? null;
     if (problem === null) return { status: 'ok', time: now() };
     return reply.code(503).send({ status: 'unavailable', reason: problem, time: now() });
   });
   if (metrics !== undefined) {
-    fastify.get('/metrics', async (_request, reply) => {
+    fastify.get('/metrics', charged, async (_request, reply) => {
       const { contentType, body } = await metrics.render();
       return reply.type(contentType).send(body);
     });

@@ -15,6 +15,9 @@
  *   byte-identical signed retry answered from the replay memory (it runs nothing, and a 429 would
  *   hide an order's outcome from the client that sent it), and what Fastify refuses before any
  *   route runs (no route, a wrong Content-Type, a body over the limit); the connection caps bound both.
+ * - The unsigned GETs outside the envelope cost their client address one non-matching credit as a
+ *   public method does (`chargeAddress`): the API documents and `/metrics` (a render is about a
+ *   millisecond of the event loop). `/health` costs none: a balancer polls it, and it is a lookup.
  * - `public/*` envelope methods need no signature (a signature, when sent, is still checked);
  *   everything else must be signed. A byte-identical signed retry gets the stored answer (methods
  *   and flat routes with effects) or runs again (reads: `public/*`, methods named `get_*` and
@@ -252,6 +255,19 @@ export function retentionOf(method: string): AnswerRetention {
  */
 function addressKey(request: FastifyRequest): string {
   return `ip:${request.ip}`;
+}
+
+/**
+ * A route hook that takes one non-matching credit from the client address's bucket (the one its
+ * public methods draw from) and answers 429 `too_many_requests` in place of the route once it has
+ * none: for the unsigned GETs outside the envelope.
+ */
+export function chargeAddress(dispatcher: Dispatcher, onUnexpected: (e: unknown) => void) {
+  return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const limited = dispatcher.chargeRefusal(null, null, addressKey(request));
+    if (limited === null) done();
+    else sendError(reply, limited, null, onUnexpected);
+  };
 }
 
 /** The rid of a body refused before it was parsed (authentication), when it has one. */

@@ -83,6 +83,10 @@ describe('requests refused before a key bucket is charged', () => {
       events: venue,
       keyStore,
       clock,
+      metrics: {
+        request: () => undefined,
+        render: async () => ({ contentType: 'text/plain; version=0.0.4', body: 'venue_up 1\n' }),
+      },
     });
     gateway.registerFlatRoute({ method: 'GET', url: FLAT_URL, summary: 'test route', handler: () => 'ok' });
     gateway.registerFlatRoute({
@@ -167,6 +171,29 @@ describe('requests refused before a key bucket is charged', () => {
     });
     return { socket, answers };
   }
+
+  test('the API documents and /metrics cost their address a credit each, as a public method does; /health stays free', async () => {
+    const scraper = '10.0.9.1';
+    const get = async (url: string) => {
+      const response = await gateway.fastify.inject({ method: 'GET', url, remoteAddress: scraper });
+      return `${response.statusCode}:${response.statusCode === 429 ? response.json().error.code : 'ok'}`;
+    };
+    const urls = ['/docs', '/docs/openapi.json', '/docs/asyncapi.json', '/docs/errors.json', '/metrics'];
+    const seen: string[] = [];
+    for (const url of urls) seen.push(await get(url));
+    assert.deepEqual(seen, times(BURST, '200:ok'), 'the burst pays for one of each');
+    for (const url of urls)
+      assert.equal(await get(url), `429:${TOO_MANY}`, `${url} once the address has no credit`);
+    assert.equal((await call(scraper, 'public/time')).status, 429, 'the same bucket as its public methods');
+    assert.equal(await get('/health'), '200:ok', 'a balancer polls /health: never charged');
+    assert.equal(await get('/health'), '200:ok', 'a balancer polls /health: never charged');
+    const other = await gateway.fastify.inject({ method: 'GET', url: '/metrics', remoteAddress: '10.0.9.2' });
+    assert.equal(other.statusCode, 200, 'another address has its own credit');
+    assert.equal(other.body, 'venue_up 1\n');
+    clock.advance(1000);
+    assert.equal(await get('/metrics'), '200:ok', 'one second refills one credit');
+    assert.equal(await get('/metrics'), `429:${TOO_MANY}`, 'and only one');
+  });
 
   test('bad signatures from one address: 401 for the burst, then 429; another address and good keys are unaffected', async () => {
     const attacker = '10.0.0.1';
