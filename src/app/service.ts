@@ -44,7 +44,6 @@ import {
   JournalCorruptError,
   type JournalEntry,
   type SnapshotInfo,
-  type SnapshotStore,
 } from '../store/journal.ts';
 import { JournalTrimmer } from '../store/journal-trimmer.ts';
 import { redactedServers } from '../store/nats/nats-journal.ts';
@@ -54,12 +53,7 @@ import { recordAccountSeqs } from '../store/read/core-projections.ts';
 import { portfolioArchive } from '../store/read/portfolio-queries.ts';
 import type { ReadStore, RetentionSettings } from '../store/read/read-store.ts';
 import { subMachineProjections } from '../store/read/sub-projections.ts';
-import {
-  JournalTrimmedError,
-  RecoveryMismatchError,
-  type RecoveryReport,
-  recover,
-} from '../store/recovery.ts';
+import { RecoveryMismatchError, type RecoveryReport, recover } from '../store/recovery.ts';
 import { type SnapshotPolicy, Snapshotter } from '../store/snapshotter.ts';
 import { CLOCK_TOLERANCE_MS, type Clock, SystemClock } from './clock.ts';
 import type { Config } from './config.ts';
@@ -67,6 +61,7 @@ import { createCoreMachine, PORTFOLIOS, RFQ_DESK } from './core-factory.ts';
 import { CoreService } from './core-service.ts';
 import { MarketLoop } from './market-loop.ts';
 import { ServiceMetrics } from './metrics.ts';
+import { reconcileReadStore } from './read-store-reconcile.ts';
 import { replayGuard, saveReplayState, takeReplayState } from './replay-state.ts';
 import { DEFAULT_RESTART_POLICY, ReplicaSupervisor, type RestartPolicy } from './replica-supervisor.ts';
 import { type AppendOnlyJournal, type JournalEntry as StampedEntry, stampInPlace } from './sequencer.ts';
@@ -780,58 +775,6 @@ async function checkPortFree(host: string, port: number): Promise<void> {
     );
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
   });
-}
-
-/**
- * Before recovery, makes the read store one the journal can re-feed. A store that has written past
- * the journal's last durable seq holds commands the journal no longer has (a NATS journal that lost
- * acknowledged commands in an OS crash, an older journal backup restored), and the journal reuses
- * those seqs for other commands, which the store would skip as already applied. A store behind a
- * trimmed journal's first entry (deleted, or restored from an old backup) lacks commands the
- * journal no longer holds. Either way it is emptied (rows and lastAppliedSeq, one transaction) and
- * set to where the journal can re-feed it from: 0 for a journal that starts at seq 1 (a replay of
- * the whole journal), else the oldest snapshot that loads and that the trimmed journal continues
- * (history before it is not restored). Recovery without the replica, or the replica, re-feeds it.
- */
-async function reconcileReadStore(
-  readStore: ReadStore,
-  journal: Journal<MachineCommand>,
-  snapshots: SnapshotStore,
-  log: Logger,
-): Promise<void> {
-  const readStoreSeq = readStore.lastAppliedSeq;
-  const journalSeq = await journal.lastSeq();
-  const firstSeq = await journal.firstSeq();
-  const ahead = readStoreSeq > journalSeq;
-  if (!ahead && readStoreSeq >= firstSeq - 1) return;
-  const baseSeq = firstSeq > 1 ? await journalBaseSnapshot(snapshots, firstSeq, journalSeq) : 0;
-  const from =
-    baseSeq === 0 ? 'the whole journal' : `the snapshot at seq ${baseSeq} the trimmed journal starts after`;
-  log.warn(
-    { readStoreSeq, journalSeq, firstSeq, baseSeq },
-    ahead
-      ? `the read store is ahead of the journal (acknowledged commands lost, or an older journal restored): rebuilding it from ${from}`
-      : `the read store is behind the trimmed journal: rebuilding it from ${from}; history before that snapshot is not restored`,
-  );
-  await readStore.reset(baseSeq);
-}
-
-/**
- * The oldest snapshot a trimmed journal (first entry `firstSeq`, last `journalSeq`) continues
- * that loads (its checksum verifies); `JournalTrimmedError` when there is none.
- */
-async function journalBaseSnapshot(
-  snapshots: SnapshotStore,
-  firstSeq: number,
-  journalSeq: number,
-): Promise<number> {
-  const candidates = (await snapshots.listSnapshots())
-    .filter((s) => s.seq >= firstSeq - 1 && s.seq <= journalSeq)
-    .sort((a, b) => a.seq - b.seq);
-  for (const candidate of candidates) {
-    if ((await snapshots.latestSnapshot(candidate.seq))?.seq === candidate.seq) return candidate.seq;
-  }
-  throw new JournalTrimmedError(firstSeq, null);
 }
 
 /**
