@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import fs, { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -23,4 +24,29 @@ test('exclusive: an existing file is kept and the writer gets EEXIST', () => {
   assert.throws(() => writeFileDurably(path, 'loser', { exclusive: true }), { code: 'EEXIST' });
   assert.equal(readFileSync(path, 'utf8'), 'winner');
   assert.deepEqual(readdirSync(dir).sort(), ['admin.token', 'secret.key']);
+});
+
+test('the data is fsynced before it is moved into place, and the directory after it', () => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'durable-order-')));
+  const calls: string[] = [];
+  const { fsyncSync, renameSync } = fs;
+  fs.fsyncSync = (fd: number) => {
+    calls.push(`fsync ${fs.readlinkSync(`/proc/self/fd/${fd}`)}`);
+    fsyncSync(fd);
+  };
+  fs.renameSync = (from: fs.PathLike, to: fs.PathLike) => {
+    calls.push(`rename ${String(to)}`);
+    renameSync(from, to);
+  };
+  syncBuiltinESMExports();
+  try {
+    const path = join(dir, 'secret.key');
+    writeFileDurably(path, 'key material');
+    assert.deepEqual(calls, [`fsync ${path}.${process.pid}.tmp`, `rename ${path}`, `fsync ${dir}`]);
+  } finally {
+    fs.fsyncSync = fsyncSync;
+    fs.renameSync = renameSync;
+    syncBuiltinESMExports();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

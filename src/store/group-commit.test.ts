@@ -104,3 +104,29 @@ describe('group commit: a failed batch write', () => {
     });
   }
 });
+
+describe('group commit: flush', () => {
+  test('flush resolves only once the batch being written is durable, not while it is in flight', async () => {
+    const held = deferred();
+    const arrived = deferred();
+    const writer: BatchWriter = {
+      write: () => {
+        arrived.resolve();
+        return held.promise;
+      },
+    };
+    const committer = new GroupCommitter(writer, { maxEntries: 10 }, { seq: 0, ts: 0 });
+    const acked = outcome(committer.append(entry(1)));
+    await arrived.promise;
+    let flushed = false;
+    const flushing = committer.flush().then(() => {
+      flushed = true;
+    });
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.equal(flushed, false, 'flush resolved while the batch was still being written');
+    held.resolve();
+    await flushing;
+    assert.equal(await acked, 'ack');
+    assert.deepEqual(committer.lastDurable, { seq: 1, ts: 1001 });
+  });
+});

@@ -390,3 +390,92 @@ test('snapshot policy: by command count and by command time, one at a time', asy
   await snapshotter.idle();
   assert.deepEqual(saved, [10, 20, 26]);
 });
+
+/** A journal stub holding exactly `entries` (a backend fault can be shaped at will). */
+function stubJournal(
+  entries: readonly JournalEntry<Cmd>[],
+  last: { seq: number; ts: number },
+  firstSeq: number,
+): Journal<Cmd> {
+  return {
+    openReport: { droppedTailRecords: 0, droppedTailEntries: 0 },
+    last: async () => last,
+    firstSeq: async () => firstSeq,
+    checkpoints: async () => [],
+    async *readBatches(fromSeq: number) {
+      const batch = entries.filter((e) => e.seq >= fromSeq);
+      if (batch.length > 0) yield batch;
+    },
+  } as unknown as Journal<Cmd>;
+}
+
+function stubSnapshots(
+  snapshot: { seq: number; ts: number; stateHash: string; state: unknown } | null,
+): SnapshotStore {
+  return {
+    discardAfter: async () => 0,
+    latestSnapshot: async () => snapshot,
+    listSnapshots: async () => [],
+  } as unknown as SnapshotStore;
+}
+
+const add = (seq: number): JournalEntry<Cmd> => ({ seq, ts: 1000 + seq, command: { type: 'add', n: seq } });
+
+test('replay refuses a journal that yields an entry out of sequence, even when the count adds up', async () => {
+  // Entries 1 and 3 under a last seq of 2: as many entries as the journal claims.
+  await assert.rejects(
+    recover({
+      journal: stubJournal([add(1), add(3)], { seq: 2, ts: 1002 }, 1),
+      snapshots: stubSnapshots(null),
+      createCore: ToyCore.from,
+    }),
+    /replay expected seq 2, found 3/,
+  );
+});
+
+test('replay refuses a journal whose entries end before its last durable seq', async () => {
+  // The journal says seq 3 is durable but yields only 1 and 2: the core would miss command 3.
+  await assert.rejects(
+    recover({
+      journal: stubJournal([add(1), add(2)], { seq: 3, ts: 1003 }, 1),
+      snapshots: stubSnapshots(null),
+      createCore: ToyCore.from,
+    }),
+    /replay ended at seq 2, journal ends at 3/,
+  );
+});
+
+test('snapshot policy: a snapshot due while one is being saved is not started; idle waits for the one in flight', async () => {
+  const saved: number[] = [];
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let seq = 0;
+  const snapshots = {
+    saveSnapshot: async (s: { seq: number }) => {
+      saved.push(s.seq);
+      await held;
+      return { seq: s.seq, ts: 0, stateHash: '', bytes: 1 };
+    },
+  } as unknown as SnapshotStore;
+  const snapshotter = new Snapshotter(
+    { everyCommands: 1, everyMs: 0, checkpointEveryCommands: 0 },
+    {
+      journal: { recordCheckpoint: () => undefined },
+      snapshots,
+      capture: () => ({ seq, ts: 0, stateHash: '', state: null }),
+      currentHash: () => ({ seq, stateHash: '' }),
+    },
+  );
+  for (seq = 1; seq <= 3; seq++) snapshotter.onCommitted(seq);
+  assert.deepEqual(saved, [1], 'a second snapshot started while the first was being saved');
+  let idle = false;
+  const idling = snapshotter.idle().then(() => {
+    idle = true;
+  });
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  assert.equal(idle, false);
+  release();
+  await idling;
+});

@@ -265,3 +265,60 @@ describe('SQLite snapshot store made by an older build', () => {
     }
   });
 });
+
+describe('SQLite journal close', () => {
+  for (const writerThread of [true, false]) {
+    test(`close makes the appends issued before it durable and acknowledges them (writerThread ${writerThread})`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'sqlite-close-'));
+      try {
+        const path = join(dir, 'journal.db');
+        const journal = SqliteJournal.open<{ n: number }>({ path, writerThread });
+        const acks = [1, 2, 3].map((seq) =>
+          journal.append({ seq, ts: 1000 + seq, command: { n: seq } }).then(
+            () => 'ack',
+            (error: unknown) => String(error),
+          ),
+        );
+        await journal.close();
+        assert.deepEqual(await Promise.all(acks), ['ack', 'ack', 'ack']);
+        const reopened = SqliteJournal.open<{ n: number }>({ path });
+        const seqs: number[] = [];
+        for await (const e of reopened.readFrom(1)) seqs.push(e.seq);
+        await reopened.close();
+        assert.deepEqual(seqs, [1, 2, 3]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+});
+
+describe('SQLite journal trims on a poisoned or closed journal', () => {
+  test('a trim on a poisoned journal is refused with the poisoning error and deletes nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sqlite-poisoned-trim-'));
+    try {
+      const path = join(dir, 'journal.db');
+      const journal = SqliteJournal.open<{ n: number }>({ path, limits: { maxEntries: 1 } });
+      await Promise.all([1, 2, 3].map((seq) => journal.append({ seq, ts: 1000 + seq, command: { n: seq } })));
+      // Out of order: poisons the journal.
+      await assert.rejects(journal.append({ seq: 9, ts: 1009, command: { n: 9 } }), /out of order/);
+      await assert.rejects(journal.trimThrough(2, 10), /out of order/);
+      assert.equal(await journal.firstSeq(), 1, 'the poisoned journal deleted records');
+      await journal.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a trim after close is refused as closed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sqlite-closed-trim-'));
+    try {
+      const journal = SqliteJournal.open<{ n: number }>({ path: join(dir, 'journal.db') });
+      await journal.append({ seq: 1, ts: 1001, command: { n: 1 } });
+      await journal.close();
+      await assert.rejects(journal.trimThrough(1, 1), /the journal is closed/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

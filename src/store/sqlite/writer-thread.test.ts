@@ -85,3 +85,68 @@ describe('SqliteWriterThread', () => {
     await writer.close();
   });
 });
+
+describe('SqliteWriterThread: what a write is told', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'writer-thread-more-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  function database(name: string): string {
+    const path = join(dir, name);
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, blob BLOB)');
+    db.close();
+    return path;
+  }
+
+  /** What became of a write within `ms`: 'resolved', 'rejected: <reason>' or 'still pending'. */
+  async function settledWithin(write: Promise<unknown>, ms: number): Promise<string> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve('still pending'), ms);
+    });
+    try {
+      return await Promise.race([
+        write.then(
+          () => 'resolved',
+          (error: unknown) => `rejected: ${String(error)}`,
+        ),
+        timeout,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  test('an answer out of order while a write is pending rejects that write; it is never acknowledged', async () => {
+    const writer = new SqliteWriterThread(database('pending-out-of-order.db'), ['journal_mode = WAL']);
+    const worker = (writer as unknown as { worker: Worker }).worker;
+    const pending = writer.run([{ sql: 'INSERT INTO t (n) VALUES (?)', params: [7] }]);
+    // An answer that is not the pending write's: it must not acknowledge that write.
+    worker.emit('message', { id: 99, error: null });
+    assert.match(await settledWithin(pending, 2000), /^rejected: .*out of order/);
+    await writer.close();
+  });
+
+  test('a transaction whose later statement fails leaves nothing of itself behind', async () => {
+    const path = database('atomic.db');
+    const writer = new SqliteWriterThread(path, ['journal_mode = WAL']);
+    await writer.run([{ sql: 'INSERT INTO t (n) VALUES (?)', params: [1] }]);
+    await assert.rejects(
+      writer.run([
+        { sql: 'INSERT INTO t (n) VALUES (?)', params: [2] },
+        { sql: 'INSERT INTO t (n) VALUES (?)', params: [1] },
+      ]),
+      /UNIQUE/,
+    );
+    await writer.close();
+    const db = new Database(path, { readonly: true });
+    const rows = db.prepare('SELECT n FROM t ORDER BY n').all() as { n: number }[];
+    db.close();
+    assert.deepEqual(
+      rows.map((r) => r.n),
+      [1],
+      'the failed transaction committed part of itself',
+    );
+  });
+});
