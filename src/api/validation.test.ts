@@ -92,3 +92,21 @@ test('a field missing from, or unknown to, an optional object is named with its 
   });
   assert.equal(refusal({ hedge: null }), null);
 });
+
+test('an optional union (Opt of a union) is described by its branches only, as a plain union is', async () => {
+  const { EditOrderParams } = await import('./schemas/methods.ts');
+  const edit = compileValidator(EditOrderParams);
+  const message = (displayAmount: unknown) => {
+    try {
+      edit({ orderId: 'x', quantity: '10', displayAmount });
+    } catch (error) {
+      assert.ok(error instanceof VenueError, 'a VenueError');
+      assert.equal(error.data?.field, 'displayAmount');
+      return error.message;
+    }
+    return null;
+  };
+  assert.equal(message(-1), 'displayAmount must be string, or must be >= 0');
+  assert.equal(message(true), 'displayAmount must be string, or must be number');
+  assert.equal(message(null), null);
+});

@@ -34,7 +34,8 @@ function unionError(errors: ErrorObject[] | null | undefined): ErrorObject | und
   // An object branch that is missing a field or has an unknown one (an optional object, `hedge`:
   // object or null): its error names the deeper field, at the union's own path.
   if (first.keyword === 'required' || first.keyword === 'additionalProperties') return undefined;
-  const branches = errors!.filter((e) => e !== union && e.instancePath === first.instancePath);
+  // Every anyOf at this path is left out: an optional union (`Opt` of one) nests two.
+  const branches = errors!.filter((e) => e.keyword !== 'anyOf' && e.instancePath === first.instancePath);
   // `null` stands for "not given" in optional fields: not worth naming beside the real types.
   const messages = [...new Set(branches.filter((e) => e.params.type !== 'null').map(requirement))];
   if (messages.length === 0) return undefined;

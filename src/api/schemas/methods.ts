@@ -27,6 +27,8 @@ export const KINDS = ['future', 'option', 'spot', 'future_combo', 'option_combo'
 const InstrumentName = Type.String({ minLength: 1, maxLength: 64, pattern: PLAIN_TEXT });
 const Currency = Type.String({ minLength: 1, maxLength: 16, pattern: '^[A-Za-z0-9]+$' });
 const Label = Type.String({ maxLength: 64, pattern: PLAIN_TEXT });
+/** A label that selects orders: never '', the label of every order placed without one. */
+const SelectingLabel = Type.String({ minLength: 1, maxLength: 64, pattern: PLAIN_TEXT });
 const OrderId = Type.String({ minLength: 1, maxLength: 64, pattern: PLAIN_TEXT });
 const HistoryToken = Type.String({ maxLength: 128, pattern: PLAIN_TEXT });
 const Timestamp = Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000 });
@@ -122,10 +124,10 @@ export const CancelByCurrencyParams = Type.Object(
 );
 
 export const CancelByLabelParams = Type.Object(
-  { label: Label, currency: Opt(Currency), detailed: Detailed },
+  { label: SelectingLabel, currency: Opt(Currency), detailed: Detailed },
   Strict,
 );
-export const OpenOrdersByLabelParams = Type.Object({ currency: Currency, label: Label }, Strict);
+export const OpenOrdersByLabelParams = Type.Object({ currency: Currency, label: SelectingLabel }, Strict);
 
 export const OpenOrdersParams = Type.Object(
   { kind: Opt(StringEnum(KINDS)), type: Opt(StringEnum(OPEN_ORDER_TYPES)) },
