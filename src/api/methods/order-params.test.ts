@@ -282,3 +282,177 @@ describe('toEditOrder', () => {
     );
   });
 });
+
+describe('what a command must refuse or carry', () => {
+  const option = new Instrument(
+    2,
+    specs.find((spec) => spec.kind === 'option' && spec.settlementCurrency === 'BTC')!,
+  );
+  const base = { instrumentName: perp.name, quantity: '10', price: '60000' };
+
+  test('an advanced price with a 7th decimal is refused naming price', () => {
+    assert.deepEqual(
+      refusal(() =>
+        toPlaceOrder(
+          { instrumentName: option.name, quantity: '1', price: '1.0000001', advanced: 'usd' },
+          'buy',
+          1,
+          option,
+        ),
+      ),
+      { name: 'invalid_price', field: 'price' },
+    );
+  });
+
+  test('an advanced order without a price is missing_params naming price, on place and on edit', () => {
+    assert.deepEqual(
+      refusal(() =>
+        toPlaceOrder({ instrumentName: option.name, quantity: '1', advanced: 'implv' }, 'buy', 1, option),
+      ),
+      { name: 'missing_params', field: 'price' },
+    );
+    assert.deepEqual(
+      refusal(() => toEditOrder({ orderId: 'x', quantity: '1', advanced: 'implv' }, 1, option)),
+      { name: 'missing_params', field: 'price' },
+    );
+  });
+
+  test('every limit-style type needs a price', () => {
+    for (const type of ['limit', 'stop_limit', 'take_limit'] as const)
+      assert.deepEqual(
+        refusal(() =>
+          toPlaceOrder(
+            { instrumentName: perp.name, quantity: '10', type, trigger: 'last_price', triggerPrice: '61000' },
+            'buy',
+            1,
+            perp,
+          ),
+        ),
+        { name: 'missing_params', field: 'price' },
+        type,
+      );
+  });
+
+  test('advanced is refused on a future naming advanced, on place and on edit', () => {
+    assert.deepEqual(
+      refusal(() => toPlaceOrder({ ...base, advanced: 'usd' }, 'buy', 1, perp)),
+      {
+        name: 'no_adv_for_futures',
+        field: 'advanced',
+      },
+    );
+    assert.deepEqual(
+      refusal(() => toEditOrder({ orderId: 'x', quantity: '10', price: '60000', advanced: 'usd' }, 1, perp)),
+      { name: 'no_adv_for_futures', field: 'advanced' },
+    );
+  });
+
+  test('postOnly is refused with every time in force but good_til_cancelled', () => {
+    for (const timeInForce of ['good_til_day', 'fill_or_kill', 'immediate_or_cancel'] as const)
+      assert.deepEqual(
+        refusal(() => toPlaceOrder({ ...base, postOnly: true, timeInForce }, 'buy', 1, perp)),
+        { name: 'post_only_not_allowed', field: 'postOnly' },
+        timeInForce,
+      );
+  });
+
+  test('every trigger type needs trigger, naming trigger', () => {
+    for (const type of ['stop_limit', 'stop_market', 'take_limit', 'take_market', 'trailing_stop'] as const)
+      assert.deepEqual(
+        refusal(() =>
+          toPlaceOrder({ ...base, type, triggerPrice: '61000', triggerOffset: '100' }, 'sell', 1, perp),
+        ),
+        { name: 'missing_params', field: 'trigger' },
+        type,
+      );
+  });
+
+  test('an off-tick triggerPrice is refused naming triggerPrice: on place, on edit, in otocoConfig', () => {
+    assert.equal(
+      refusal(() =>
+        toPlaceOrder(
+          { ...base, type: 'stop_limit', trigger: 'last_price', triggerPrice: '61000.3' },
+          'buy',
+          1,
+          perp,
+        ),
+      ).field,
+      'triggerPrice',
+    );
+    assert.equal(
+      refusal(() => toEditOrder({ orderId: 'x', quantity: '10', triggerPrice: '61000.3' }, 1, perp)).field,
+      'triggerPrice',
+    );
+    assert.equal(
+      refusal(() =>
+        toPlaceOrder(
+          {
+            ...base,
+            linkedOrderType: 'one_triggers_other',
+            otocoConfig: [
+              { side: 'sell', type: 'stop_market', trigger: 'last_price', triggerPrice: '59000.3' },
+            ],
+          },
+          'buy',
+          1,
+          perp,
+        ),
+      ).field,
+      'otocoConfig[0].triggerPrice',
+    );
+  });
+
+  test('an edit with rejectPostOnly and postOnly false is refused naming rejectPostOnly', () => {
+    assert.deepEqual(
+      refusal(() =>
+        toEditOrder({ orderId: 'x', quantity: '10', rejectPostOnly: true, postOnly: false }, 1, perp),
+      ),
+      { name: 'invalid_params', field: 'rejectPostOnly' },
+    );
+  });
+
+  test('no given field is dropped: triggerFillCondition, otoco flags and label, edit flags', () => {
+    const placed = toPlaceOrder(
+      {
+        ...base,
+        linkedOrderType: 'one_triggers_other',
+        triggerFillCondition: 'complete_fill',
+        otocoConfig: [
+          {
+            side: 'sell',
+            price: '65000',
+            reduceOnly: true,
+            postOnly: true,
+            rejectPostOnly: true,
+            label: 'tp',
+          },
+        ],
+      },
+      'buy',
+      1,
+      perp,
+    );
+    assert.equal(placed.triggerFillCondition, 'complete_fill');
+    const entry = placed.otocoConfig?.[0];
+    assert.deepEqual(
+      {
+        reduceOnly: entry?.reduceOnly,
+        postOnly: entry?.postOnly,
+        rejectPostOnly: entry?.rejectPostOnly,
+        label: entry?.label,
+      },
+      { reduceOnly: true, postOnly: true, rejectPostOnly: true, label: 'tp' },
+    );
+    for (const flag of [true, false]) {
+      const edited = toEditOrder(
+        { orderId: 'x', quantity: '10', reduceOnly: flag, mmp: flag, postOnly: flag },
+        1,
+        perp,
+      );
+      assert.deepEqual(
+        { reduceOnly: edited.reduceOnly, mmp: edited.mmp, postOnly: edited.postOnly },
+        { reduceOnly: flag, mmp: flag, postOnly: flag },
+      );
+    }
+  });
+});

@@ -14,7 +14,14 @@ import { Harness, optionSpec, perpetualSpec, spotSpec, tradeParty } from '../../
 import { yearsBetween } from '../../market/black76.ts';
 import { quotePriceFromVolatility } from '../../market/conversions.ts';
 import { PublicTradeSchema, TradeSchema } from '../schemas/objects.ts';
-import { cancelReports, type InstrumentLookup, orderToWire, tradesToWire, tradeToWire } from './orders.ts';
+import {
+  cancelReports,
+  formatAveragePrice,
+  type InstrumentLookup,
+  orderToWire,
+  tradesToWire,
+  tradeToWire,
+} from './orders.ts';
 
 const option = new Instrument(1, optionSpec());
 const none: InstrumentLookup = () => undefined;
@@ -229,4 +236,12 @@ test('cancel reports: a triggered trigger order groups under limit, an untrigger
       ['trigger', ['b']],
     ],
   );
+});
+
+test('audit: an average price keeps 8 places beyond the tick, never fewer', () => {
+  // BTC-PERPETUAL ticks are 0.5: one tick over three lots averages 0.1666… .
+  assert.equal(perp.formatPrice(1), '0.5');
+  assert.equal(formatAveragePrice(perp, 1, 3), '0.166666666');
+  assert.equal(formatAveragePrice(perp, 120_001, 2), '30000.25');
+  assert.equal(formatAveragePrice(perp, 0, 0), '0');
 });
