@@ -53,13 +53,13 @@ import {
 } from './context.ts';
 import { toEditOrder, toPlaceOrder } from './order-params.ts';
 
-/** The read store signals a bad count or continuation token with a RangeError. */
-async function historyQuery<T>(query: () => Promise<T>): Promise<T> {
+/** The read store signals a bad count, offset or continuation token with a RangeError. */
+export async function historyQuery<T>(query: () => Promise<T>): Promise<T> {
   try {
     return await query();
   } catch (error) {
     if (error instanceof RangeError) {
-      const field = /count/.test(error.message) ? 'count' : 'continuation';
+      const field = /^(count|offset)\b/.exec(error.message)?.[1] ?? 'continuation';
       throw new VenueError('invalid_params', error.message, { field });
     }
     throw error;
