@@ -130,3 +130,26 @@ describe('group commit: flush', () => {
     assert.deepEqual(committer.lastDurable, { seq: 1, ts: 1001 });
   });
 });
+
+describe('group commit: batch listeners', () => {
+  test('a listener that throws neither holds back the durable batch nor the other listeners; its error is reported', async () => {
+    const reported: unknown[] = [];
+    const committer = new GroupCommitter(
+      { write: () => undefined },
+      { maxEntries: 10 },
+      { seq: 0, ts: 0 },
+      (error) => reported.push(error),
+    );
+    const seen: number[] = [];
+    committer.observeBatches(() => {
+      throw new Error('listener bug');
+    });
+    committer.observeBatches((entries) => seen.push(entries));
+    assert.equal(await outcome(committer.append(entry(1))), 'ack');
+    assert.equal(await outcome(committer.append(entry(2))), 'ack', 'the next batch is written too');
+    assert.deepEqual(seen, [1, 1], 'the other listener saw both batches');
+    assert.equal(reported.length, 2);
+    assert.match(String(reported[0]), /listener bug/);
+    assert.deepEqual(committer.lastDurable, { seq: 2, ts: 1002 });
+  });
+});

@@ -12,6 +12,10 @@
  * - Promises resolve in seq order, only after the writer reported the batch durable (a frame's
  *   entries share one promise; its callbacks run in the order they were added).
  * - A writer failure rejects that batch and everything queued or appended later.
+ * - A batch listener that throws is a bug elsewhere: its error goes to `onListenerError` (by
+ *   default thrown on a later turn, an uncaught exception), and the batch, durable already, still
+ *   resolves and reaches the other listeners; left to unwind `drain`, it would have left every
+ *   later append waiting forever.
  */
 import {
   type BatchLimits,
@@ -73,6 +77,7 @@ export class GroupCommitter {
     private readonly writer: BatchWriter,
     private readonly limits: BatchLimits,
     last: { readonly seq: number; readonly ts: number },
+    private readonly onListenerError: (error: unknown) => void = throwLater,
   ) {
     this.nextSeq = last.seq + 1;
     this.durable = { seq: last.seq, ts: last.ts };
@@ -166,7 +171,13 @@ export class GroupCommitter {
       }
       if (next !== undefined) this.durable = { seq: next.lastSeq, ts: next.lastTs };
       const ms = performance.now() - started;
-      for (const listener of this.batchListeners) listener(next?.count ?? 0, ms, frame, storageMs);
+      for (const listener of this.batchListeners) {
+        try {
+          listener(next?.count ?? 0, ms, frame, storageMs);
+        } catch (error) {
+          this.onListenerError(error);
+        }
+      }
       next?.resolve();
     }
     this.writing = false;
@@ -186,4 +197,10 @@ export class GroupCommitter {
       for (const resolve of waiters) resolve();
     }
   }
+}
+
+function throwLater(error: unknown): void {
+  setImmediate(() => {
+    throw error;
+  });
 }
