@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { PRICE_RETRY_MS } from '../../src/algo/steps.ts';
+import { orderCommand } from '../../src/engine/testkit.ts';
 import { AlgoHarness, leg, MAKER, OPTION, PERP, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
 
 const twap = (overrides: Partial<Parameters<typeof portfolio>[0]> = {}) =>
@@ -8,6 +9,37 @@ const twap = (overrides: Partial<Parameters<typeof portfolio>[0]> = {}) =>
     portfolioType: 'TWAP',
     twap: { startTimestamp: null, durationMs: 10_000, frequencyMs: 2_000 },
     ...overrides,
+  });
+
+/** The timestamps of the edit commands the venue runs from now on (the algorithm's amends). */
+function recordEdits(h: AlgoHarness): number[] {
+  const edits: number[] = [];
+  const execute = h.venue.execute.bind(h.venue);
+  h.venue.execute = (command) => {
+    if (command.type === 'edit_order') edits.push(command.ts);
+    return execute(command);
+  };
+  return edits;
+}
+
+/** A post-only TWAP buy of 5 in one slice, pegged to the ask plus `offset` USD, repriced every 100 ms. */
+const peggedToAsk = (offset: number) =>
+  twap({
+    twap: { startTimestamp: null, durationMs: 60_000, frequencyMs: 60_000 },
+    legs: [
+      leg({
+        amount: 5,
+        postOnly: true,
+        pricing: {
+          priceType: 'DYNAMIC',
+          price: null,
+          priceIn: 'USD',
+          dynamicStrategy: 'ASK',
+          dynamicOffset: offset,
+          dynamicMs: 100,
+        },
+      }),
+    ],
   });
 
 describe('TWAP', () => {
@@ -178,26 +210,8 @@ describe('TWAP', () => {
     const h = AlgoHarness.withMarket();
     const nearAsk = h.maker('sell', 10, PERP_60K + 20);
     h.maker('sell', 10, PERP_60K + 30);
-    const edits: number[] = [];
-    const execute = h.venue.execute.bind(h.venue);
-    h.venue.execute = (command) => {
-      if (command.type === 'edit_order') edits.push(command.ts);
-      return execute(command);
-    };
-    const crossing = {
-      priceType: 'DYNAMIC' as const,
-      price: null,
-      priceIn: 'USD',
-      dynamicStrategy: 'ASK' as const,
-      dynamicOffset: 1000,
-      dynamicMs: 100,
-    };
-    const id = h.submit(
-      twap({
-        twap: { startTimestamp: null, durationMs: 60_000, frequencyMs: 60_000 },
-        legs: [leg({ amount: 5, postOnly: true, pricing: crossing })],
-      }),
-    );
+    const edits = recordEdits(h);
+    const id = h.submit(peggedToAsk(1000));
     const child = h.childOrders(id)[0]!;
     assert.equal(child.price, PERP_60K + 19, 'the engine rests it one tick below the ask');
     h.runUntil(T0 + 5_000);
@@ -215,31 +229,31 @@ describe('TWAP', () => {
   test('a post-only DYNAMIC child whose reference is exactly the touch rests inside it and is not amended at every reprice', () => {
     const h = AlgoHarness.withMarket();
     h.maker('sell', 10, PERP_60K + 20);
-    const edits: number[] = [];
-    const execute = h.venue.execute.bind(h.venue);
-    h.venue.execute = (command) => {
-      if (command.type === 'edit_order') edits.push(command.ts);
-      return execute(command);
-    };
-    const atTouch = {
-      priceType: 'DYNAMIC' as const,
-      price: null,
-      priceIn: 'USD',
-      dynamicStrategy: 'ASK' as const,
-      dynamicOffset: 0,
-      dynamicMs: 100,
-    };
-    const id = h.submit(
-      twap({
-        twap: { startTimestamp: null, durationMs: 60_000, frequencyMs: 60_000 },
-        legs: [leg({ amount: 5, postOnly: true, pricing: atTouch })],
-      }),
-    );
+    const edits = recordEdits(h);
+    const id = h.submit(peggedToAsk(0));
     const child = h.childOrders(id)[0]!;
     assert.equal(child.price, PERP_60K + 19, 'a reference equal to the ask crosses: one tick below it');
     h.runUntil(T0 + 5_000);
     assert.deepEqual(edits, [], 'a reference at the touch is where the engine rests it already');
     assert.equal(h.venue.getOrder(child.orderId)!.lastUpdatedAt, T0);
+  });
+
+  test('a post-only child crossing a hidden ask rests one tick inside it and is not amended again until that order leaves', () => {
+    const h = AlgoHarness.withMarket();
+    const hidden = h.core(orderCommand(MAKER, 'sell', 10, PERP_60K + 15, { label: 'maker', hidden: true }));
+    h.maker('sell', 10, PERP_60K + 20);
+    const edits = recordEdits(h);
+    const id = h.submit(peggedToAsk(1000));
+    const child = h.childOrders(id)[0]!;
+    assert.equal(child.price, PERP_60K + 14, 'the engine rests it one tick below the hidden ask');
+    h.runUntil(T0 + 5_000);
+    assert.deepEqual(edits, [], 'fifty reprices found it where the engine would put it again');
+    h.core({ type: 'cancel_order', accountId: MAKER, orderId: hidden.order!.orderId });
+    h.runUntil(T0 + 5_100);
+    assert.equal(edits.length, 1, 'the hidden order left: one amend');
+    assert.equal(h.venue.getOrder(child.orderId)!.price, PERP_60K + 19, 'one tick below the visible ask');
+    h.runUntil(T0 + 10_000);
+    assert.equal(edits.length, 1, 'and none after it');
   });
 
   test('repricing a partly filled DYNAMIC child keeps its filled lots: the amend sizes filled + open', () => {

@@ -7,19 +7,20 @@ import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { SqliteWriterThread } from './writer-thread.ts';
 
+const dir = mkdtempSync(join(tmpdir(), 'writer-thread-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A WAL database with one table `t` (n, blob), for a writer thread to write. */
+function database(name: string): string {
+  const path = join(dir, name);
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, blob BLOB)');
+  db.close();
+  return path;
+}
+
 describe('SqliteWriterThread', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'writer-thread-'));
-  after(() => rmSync(dir, { recursive: true, force: true }));
-
-  function database(name: string): string {
-    const path = join(dir, name);
-    const db = new Database(path);
-    db.pragma('journal_mode = WAL');
-    db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, blob BLOB)');
-    db.close();
-    return path;
-  }
-
   test('writes issued together commit in order, each promise settled by its own answer', async () => {
     const path = database('order.db');
     const writer = new SqliteWriterThread(path, ['journal_mode = WAL']);
@@ -87,18 +88,6 @@ describe('SqliteWriterThread', () => {
 });
 
 describe('SqliteWriterThread: what a write is told', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'writer-thread-more-'));
-  after(() => rmSync(dir, { recursive: true, force: true }));
-
-  function database(name: string): string {
-    const path = join(dir, name);
-    const db = new Database(path);
-    db.pragma('journal_mode = WAL');
-    db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, blob BLOB)');
-    db.close();
-    return path;
-  }
-
   /** What became of a write within `ms`: 'resolved', 'rejected: <reason>' or 'still pending'. */
   async function settledWithin(write: Promise<unknown>, ms: number): Promise<string> {
     let timer: NodeJS.Timeout | undefined;
