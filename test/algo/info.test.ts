@@ -180,3 +180,27 @@ test('PORTFOLIO_FAILED carries the endMessage info has', () => {
   assert.equal(wire.endMessage, info.endMessage);
   assert.equal(wire.endReason, 'child_rejected');
 });
+
+test('info: leg sides come back as the spec codes they were sent as (1 = BUY, 2 = SELL)', () => {
+  const h = AlgoHarness.withMarket();
+  const lookup = (name: string) => h.venue.instrument(name)?.instrument;
+  const buy = h.submit(portfolio({ legs: [leg({ side: 'buy', amount: 10 })] }));
+  const sell = h.submit(portfolio({ legs: [leg({ side: 'sell', amount: 10 })] }));
+  assert.equal(portfolioInfoToWire(h.machine.portfolio(buy)!, lookup).legs[0]!.side, 1);
+  assert.equal(portfolioInfoToWire(h.machine.portfolio(sell)!, lookup).legs[0]!.side, 2);
+});
+
+test('info: twapTrade echoes durationSec and frequencySec as sent', () => {
+  const h = AlgoHarness.withMarket();
+  const lookup = (name: string) => h.venue.instrument(name)?.instrument;
+  const id = h.submit(
+    portfolio({
+      portfolioType: 'TWAP',
+      twap: { startTimestamp: null, durationMs: 600_000, frequencyMs: 60_000 },
+      legs: [leg({ amount: 10 })],
+    }),
+  );
+  const twap = portfolioInfoToWire(h.machine.portfolio(id)!, lookup).twapTrade;
+  assert.equal(twap?.durationSec, 600);
+  assert.equal(twap?.frequencySec, 60);
+});
