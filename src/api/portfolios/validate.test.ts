@@ -343,6 +343,21 @@ describe('portfolio body validation', () => {
       ['USD', 'USD'],
     );
   });
+  test('a number JSON writes in exponent form is refused saying plain notation is needed', () => {
+    assert.throws(
+      () =>
+        validatePortfolioBody(
+          twapBody({
+            legs: [perpLeg({ priceOptions: { priceType: 'LIMIT', price: 1e-7, priceIn: 'USD' } })],
+          }),
+          context,
+        ),
+      (error: unknown) =>
+        error instanceof VenueError &&
+        error.data?.field === 'legs[0].priceOptions.price' &&
+        /must be a number in plain notation/.test(error.message),
+    );
+  });
   test('prices and offsets beyond 1e9, or in exponent form, are refused naming the field', () => {
     for (const price of [1e300, 1e9])
       expectRefusal(

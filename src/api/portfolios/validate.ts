@@ -142,7 +142,12 @@ function decimalText(value: unknown, field: string, as: 'number' | 'string' | 'e
   if (typeof value === 'string' && as !== 'number' && DECIMAL.test(value)) return value;
   const kind =
     as === 'either' ? 'a decimal (number or string)' : as === 'string' ? 'a decimal string' : 'a number';
-  return fail('invalid_params', field, `${field} must be ${kind}`);
+  // A number JSON can only write in exponent form (below 1e-6, from 1e21) is one, but not usable.
+  const plain =
+    typeof value === 'number' && as !== 'string'
+      ? ' in plain notation, at most 20 digits each side of the point'
+      : '';
+  return fail('invalid_params', field, `${field} must be ${kind}${plain}`);
 }
 
 /** The currencies a leg's `forCcy` may name: its instrument's base, quote and settlement currencies. */
