@@ -13,6 +13,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as connectNats } from 'nats';
+import { exitOnSignal } from './exit-on-signal.ts';
 import { freePort } from './postgres.ts';
 
 export interface NatsServer {
@@ -68,6 +69,7 @@ async function spawnNats(bin: string, args: readonly string[], port: number): Pr
   child.stderr?.on('data', keepLog);
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
+  exitOnSignal();
   const end = async (signal: NodeJS.Signals) => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -15,6 +15,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { exitOnSignal } from './exit-on-signal.ts';
 
 export interface PostgresServer {
   /** Connection string of the `postgres` database as superuser `postgres`. */
@@ -133,6 +134,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     rmSync(dir, { recursive: true, force: true });
   };
   process.once('exit', killOnExit);
+  exitOnSignal();
   const url = `postgresql://postgres@127.0.0.1:${port}/postgres`;
   try {
     await waitUntilReady(url, child, () => log);
