@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import pg from 'pg';
 import { StoreOpenError } from '../../src/store/data-dir-lock.ts';
-import type { BatchLimits } from '../../src/store/journal.ts';
+import { type BatchLimits, JournalWriteError } from '../../src/store/journal.ts';
 import { PgJournal } from '../../src/store/postgres/pg-journal.ts';
 import { PgSnapshotStore } from '../../src/store/postgres/pg-snapshots.ts';
 import { encodeSnapshot } from '../../src/store/record-format.ts';
@@ -187,7 +187,7 @@ if (server === null) {
       );
       return (rows.rows as Array<{ pid: number }>).map((row) => row.pid);
     });
-    assert.ok(backends.length > 0);
+    assert.ok(backends.length > 0, 'the journal has connections to stop');
     for (const pid of backends) process.kill(pid, 'SIGSTOP');
     try {
       await assert.rejects(journal.append({ seq: 2, ts: 2, command: { type: 'x' } }), /journal write failed/);
@@ -215,5 +215,150 @@ if (server === null) {
     const second = await PgJournal.open({ connectionString: url });
     assert.equal(await second.lastSeq(), 1);
     await second.close();
+  });
+
+  test('a server with synchronous_commit off is refused, and the refused open leaves the database free', async () => {
+    const url = await server.createDatabase(`journal_${process.pid}_async_commit`);
+    const name = `journal_${process.pid}_async_commit`;
+    await withClient(server.url, (c) => c.query(`ALTER DATABASE "${name}" SET synchronous_commit = off`));
+    await assert.rejects(PgJournal.open({ connectionString: url }), /synchronous_commit is off/);
+    await withClient(server.url, (c) => c.query(`ALTER DATABASE "${name}" RESET synchronous_commit`));
+    const journal = await PgJournal.open({ connectionString: url });
+    await journal.close();
+  });
+
+  test('an append whose batch carries a hash checkpoint resolves only once durable: a stalled write rejects it', async () => {
+    const url = await server.createDatabase(`journal_${process.pid}_stalled_checkpoint`);
+    const journal = await PgJournal.open({ connectionString: url, writeTimeoutMs: 500 });
+    await journal.append({ seq: 1, ts: 1, command: { type: 'x' } });
+    const backends = await withClient(url, async (client) => {
+      const rows = await client.query(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
+      );
+      return (rows.rows as Array<{ pid: number }>).map((row) => row.pid);
+    });
+    assert.ok(backends.length > 0, 'the journal has connections to stop');
+    for (const pid of backends) process.kill(pid, 'SIGSTOP');
+    try {
+      const appended = journal.append({ seq: 2, ts: 2, command: { type: 'x' } });
+      journal.recordCheckpoint({ seq: 2, stateHash: 'h2' });
+      await assert.rejects(appended, /journal write failed/);
+    } finally {
+      for (const pid of backends) process.kill(pid, 'SIGCONT');
+      await journal.close().catch(() => undefined);
+    }
+  });
+
+  test('a hash checkpoint recorded with no append pending is stored on its own', async () => {
+    const url = await server.createDatabase(`journal_${process.pid}_lone_checkpoint`);
+    const journal = await PgJournal.open({ connectionString: url });
+    try {
+      for (const seq of [1, 2, 3]) await journal.append({ seq, ts: seq, command: { type: 'x' } });
+      journal.recordCheckpoint({ seq: 3, stateHash: 'h3' });
+      await journal.flush();
+      assert.deepEqual(await journal.checkpoints(1, 3), [{ seq: 3, stateHash: 'h3' }]);
+    } finally {
+      await journal.close();
+    }
+  });
+
+  test('reopening keeps the checkpoints up to the last durable seq, that one included, and drops those past it', async () => {
+    const url = await server.createDatabase(`journal_${process.pid}_checkpoints_reopen`);
+    const journal = await PgJournal.open({ connectionString: url });
+    const appended = Promise.all(
+      Array.from({ length: 10 }, (_, i) => journal.append({ seq: i + 1, ts: i + 1, command: { type: 'x' } })),
+    );
+    journal.recordCheckpoint({ seq: 5, stateHash: 'h5' });
+    journal.recordCheckpoint({ seq: 10, stateHash: 'h10' });
+    await appended;
+    await journal.flush();
+    await journal.close();
+    // A checkpoint that went out with an earlier batch than its own entries, which never became durable.
+    await withClient(url, (c) =>
+      c.query("INSERT INTO hash_checkpoints (seq, state_hash) VALUES (12, 'h12')"),
+    );
+    const reopened = await PgJournal.open({ connectionString: url });
+    try {
+      assert.equal(await reopened.lastSeq(), 10);
+      assert.deepEqual(await reopened.checkpoints(1, 100), [
+        { seq: 5, stateHash: 'h5' },
+        { seq: 10, stateHash: 'h10' },
+      ]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  test('close flushes: appends still pending when close is called become durable first', async () => {
+    const url = await server.createDatabase(`journal_${process.pid}_close_flushes`);
+    const journal = await PgJournal.open({ connectionString: url });
+    const appended = [1, 2, 3].map((seq) => journal.append({ seq, ts: seq, command: { type: 'x' } }));
+    await journal.close();
+    const outcomes = await Promise.allSettled(appended);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'fulfilled', 'fulfilled'],
+    );
+    const reopened = await PgJournal.open({ connectionString: url });
+    try {
+      assert.equal(await reopened.lastSeq(), 3);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  test('a trim on a server that stops answering fails after the write timeout, not never', async () => {
+    const url = await server.createDatabase(`journal_${process.pid}_stalled_trim`);
+    const journal = await PgJournal.open({
+      connectionString: url,
+      writeTimeoutMs: 500,
+      limits: { maxEntries: 1 },
+    });
+    for (const seq of [1, 2, 3]) await journal.append({ seq, ts: seq, command: { type: 'x' } });
+    const backends = await withClient(url, async (client) => {
+      const rows = await client.query(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
+      );
+      return (rows.rows as Array<{ pid: number }>).map((row) => row.pid);
+    });
+    assert.ok(backends.length > 0, 'the journal has connections to stop');
+    for (const pid of backends) process.kill(pid, 'SIGSTOP');
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), 20_000);
+      });
+      const outcome = await Promise.race([
+        journal.trimThrough(2, 10).then(
+          () => 'trimmed',
+          (error: unknown) => error,
+        ),
+        late,
+      ]);
+      assert.ok(outcome instanceof JournalWriteError, `the trim ended as: ${String(outcome)}`);
+    } finally {
+      clearTimeout(timer);
+      for (const pid of backends) process.kill(pid, 'SIGCONT');
+      await journal.close().catch(() => undefined);
+    }
+  });
+
+  test('discardAfter keeps the snapshot at its seq; a snapshot just below a damaged one is used', async () => {
+    const url = await server.createDatabase(`journal_${process.pid}_snapshot_edges`);
+    const store = await PgSnapshotStore.open({ connectionString: url, keep: 5 });
+    try {
+      for (const seq of [10, 11, 20])
+        await store.saveSnapshot({ seq, ts: seq, stateHash: `h${seq}`, state: { seq } });
+      assert.equal(await store.discardAfter(20), 0, 'the snapshot at the last durable seq stays');
+      assert.equal(await store.discardAfter(19), 1);
+      assert.deepEqual(
+        (await store.listSnapshots()).map((s) => s.seq),
+        [11, 10],
+      );
+      await withClient(url, (c) => c.query('UPDATE snapshots SET checksum = checksum # 1 WHERE seq = 11'));
+      assert.deepEqual((await store.latestSnapshot())?.state, { seq: 10 }, 'seq 10, right below 11');
+    } finally {
+      await store.close();
+    }
   });
 }

@@ -94,3 +94,28 @@ test('a commit whose statement timed out drops its connection: the next commit d
     await db.close();
   }
 });
+
+test('a COMMIT that does not answer within the deadline fails the write too (BEGIN and COMMIT are timed)', {
+  skip: server === null && 'PostgreSQL is not installed',
+}, async () => {
+  const url = await server!.createDatabase(`read_timeout_commit_${process.pid}`);
+  const db = await PgReadDb.open(url, { timeoutMs: 400, writeTimeoutMs: 400 });
+  try {
+    await db.init([
+      'CREATE TABLE IF NOT EXISTS t (id BIGINT PRIMARY KEY, v TEXT NOT NULL)',
+      // Every statement answers at once; the COMMIT runs a deferred trigger that takes 2 s.
+      'CREATE OR REPLACE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(2); RETURN NULL; END $$',
+      'CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON t DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()',
+    ]);
+    await assert.rejects(
+      within(
+        db.commit([{ sql: 'INSERT INTO t (id, v) VALUES (?, ?)', params: [1, 'a'] }], 1),
+        1_500,
+        'commit',
+      ),
+      timedOut,
+    );
+  } finally {
+    await db.close();
+  }
+});

@@ -231,7 +231,7 @@ describe('the lock connection dropping, journal on NATS', { skip }, () => {
       await other.query('SELECT pg_advisory_lock($1)', [DATABASE_LOCK_KEY]);
       watch.clock.advance(0);
       await until(() => watch.lost.length === 1, 10_000);
-      assert.ok(watch.lost[0] instanceof DatabaseLockLostError);
+      assert.ok(watch.lost[0] instanceof DatabaseLockLostError, String(watch.lost[0]));
       assert.match(watch.lost[0].message, /another session took the lock/);
       assert.deepEqual(watch.retaken, []);
       // No further try.
@@ -282,11 +282,34 @@ describe('the lock connection dropping, journal on NATS', { skip }, () => {
       await until(() => watch.clock.pendingTimers() === 1, 10_000);
       watch.clock.advance(1_000);
       await until(() => watch.lost.length === 1, 10_000);
-      assert.ok(watch.lost[0] instanceof DatabaseLockLostError);
+      assert.ok(watch.lost[0] instanceof DatabaseLockLostError, String(watch.lost[0]));
       assert.match(watch.lost[0].message, /could not be taken again in 2 tries/);
       assert.deepEqual(watch.retaken, []);
     } finally {
       await allowConnections(url, true);
+      await stores.close();
+    }
+  });
+
+  test('the lock taken again on a database that now describes another journal: lost, not held', async () => {
+    const url = await database();
+    const watch = watched();
+    const stores = await openStores({ ...onNats(url, 'RETAKE_F'), fenceWatch: watch.fenceWatch });
+    try {
+      await terminateLockHolder(url);
+      await until(() => watch.dropped.length === 1, 10_000);
+      await query(url, "UPDATE store_meta SET value = 'nats:SOMEONE_ELSE' WHERE key = 'journal'");
+      watch.clock.advance(0);
+      await until(() => watch.lost.length + watch.retaken.length > 0, 10_000);
+      assert.deepEqual(watch.retaken, []);
+      assert.equal(watch.lost.length, 1);
+      assert.ok(watch.lost[0] instanceof DatabaseLockLostError, String(watch.lost[0]));
+      assert.match(watch.lost[0].message, /no longer describes this journal/);
+      for (let i = 0; i < 100 && (await lockHolders(url)).length > 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.deepEqual(await lockHolders(url), [], 'the lock is not kept');
+    } finally {
       await stores.close();
     }
   });
