@@ -5,22 +5,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ApiError } from '../../sdk/errors.ts';
-import { registerRfqChannels, registerRfqMethods } from '../../src/api/methods/rfq.ts';
-import { VirtualClock } from '../../src/app/clock.ts';
-import { CoreMachine } from '../../src/core/machine.ts';
-import type { SubResult } from '../../src/core/submachine.ts';
 import { ERROR_CATALOGUE } from '../../src/domain/errors.ts';
-import { Venue } from '../../src/engine/venue.ts';
-import { buildCatalogue } from '../../src/market/catalogue.ts';
-import { RfqDesk } from '../../src/rfq/desk.ts';
-import { marketOf } from '../../src/rfq/market.ts';
-import type { RfqEvent, RfqValue } from '../../src/rfq/types.ts';
-import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { machinePorts } from '../support/machine-ports.ts';
+import type { Harness } from '../support/gateway-harness.ts';
+import { type RfqCore, startRfqApi } from '../support/rfq-api.ts';
 
 const TAKER = 0;
 const MAKER1 = 1;
-const START = Date.UTC(2026, 10, 20, 12);
 
 type ErrorName = keyof typeof ERROR_CATALOGUE;
 /** A refusal with this error and this data.field. */
@@ -39,48 +29,14 @@ interface Rfq {
   status: string;
 }
 
-async function startCore() {
-  const venue = Venue.create();
-  const desk = new RfqDesk(marketOf(venue));
-  const machine = new CoreMachine(venue, new Map([['rfq', desk]]));
-  const clock = new VirtualClock(START);
-  const { ports, submitMachine } = machinePorts(venue, machine, clock);
-  for (const spec of buildCatalogue(START, { BTC: 60_000, ETH: 3_000 })) {
-    const result = await ports.submit({ type: 'list_instrument', spec });
-    assert.ok(result.ok, `list ${spec.name}`);
-  }
-  const submitRfq = async (command: object) =>
-    (await submitMachine(command)).result as SubResult<RfqValue, RfqEvent>;
-  return { venue, desk, clock, ports, submitRfq };
-}
-
 describe('Block RFQ params: refusals name the field, nothing is dropped', () => {
   let harness: Harness;
-  let core: Awaited<ReturnType<typeof startCore>>;
+  let core: RfqCore;
   let call70: string;
   let call75: string;
 
   before(async () => {
-    core = await startCore();
-    harness = await startHarness({ venue: core.ports });
-    registerRfqMethods(harness.gateway.methods, {
-      submit: (command) => core.submitRfq(command),
-      desk: core.desk,
-      reads: core.ports.reads,
-      makerDesks: () => ['MAKER1', 'MAKER2'],
-      now: () => core.ports.now(),
-    });
-    registerRfqChannels(harness.gateway.channels, core.ports.reads);
-    const calls = core.ports.reads
-      .instruments(false)
-      .filter((i) => i.kind === 'option' && i.spec.baseCurrency === 'BTC' && i.spec.optionType === 'call')
-      .filter((i) => i.spec.marginKind === 'inverse');
-    const expiry = calls[calls.length - 1]!.spec.expiration;
-    const same = calls
-      .filter((i) => i.spec.expiration === expiry)
-      .sort((a, b) => Number(a.spec.strike) - Number(b.spec.strike));
-    call70 = same[0]!.name;
-    call75 = same[1]!.name;
+    ({ core, harness, call70, call75 } = await startRfqApi());
   });
   after(() => harness.close());
 

@@ -27,6 +27,24 @@ async function withClient<T>(url: string, run: (client: pg.Client) => Promise<T>
   }
 }
 
+/**
+ * Stops (SIGSTOP) the server processes of every other connection to the database at `url`: the
+ * server then neither answers them nor drops them. Returns what lets them go on (SIGCONT).
+ */
+async function stopBackends(url: string): Promise<() => void> {
+  const backends = await withClient(url, async (client) => {
+    const rows = await client.query(
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
+    );
+    return (rows.rows as Array<{ pid: number }>).map((row) => row.pid);
+  });
+  assert.ok(backends.length > 0, 'the journal has connections to stop');
+  for (const pid of backends) process.kill(pid, 'SIGSTOP');
+  return () => {
+    for (const pid of backends) process.kill(pid, 'SIGCONT');
+  };
+}
+
 const FLIP_FIRST_BYTE = 'set_byte(payload, 0, get_byte(payload, 0) # 255)';
 
 if (server === null) {
@@ -181,14 +199,7 @@ if (server === null) {
     const journal = await PgJournal.open({ connectionString: url, writeTimeoutMs: 500 });
     await journal.append({ seq: 1, ts: 1, command: { type: 'x' } });
     // The writer's own backend process, stopped: the server then neither answers nor drops it.
-    const backends = await withClient(url, async (client) => {
-      const rows = await client.query(
-        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
-      );
-      return (rows.rows as Array<{ pid: number }>).map((row) => row.pid);
-    });
-    assert.ok(backends.length > 0, 'the journal has connections to stop');
-    for (const pid of backends) process.kill(pid, 'SIGSTOP');
+    const resume = await stopBackends(url);
     try {
       await assert.rejects(journal.append({ seq: 2, ts: 2, command: { type: 'x' } }), /journal write failed/);
       await assert.rejects(
@@ -196,7 +207,7 @@ if (server === null) {
         'the journal stays failed',
       );
     } finally {
-      for (const pid of backends) process.kill(pid, 'SIGCONT');
+      resume();
       await journal.close().catch(() => undefined);
     }
   });
@@ -231,20 +242,13 @@ if (server === null) {
     const url = await server.createDatabase(`journal_${process.pid}_stalled_checkpoint`);
     const journal = await PgJournal.open({ connectionString: url, writeTimeoutMs: 500 });
     await journal.append({ seq: 1, ts: 1, command: { type: 'x' } });
-    const backends = await withClient(url, async (client) => {
-      const rows = await client.query(
-        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
-      );
-      return (rows.rows as Array<{ pid: number }>).map((row) => row.pid);
-    });
-    assert.ok(backends.length > 0, 'the journal has connections to stop');
-    for (const pid of backends) process.kill(pid, 'SIGSTOP');
+    const resume = await stopBackends(url);
     try {
       const appended = journal.append({ seq: 2, ts: 2, command: { type: 'x' } });
       journal.recordCheckpoint({ seq: 2, stateHash: 'h2' });
       await assert.rejects(appended, /journal write failed/);
     } finally {
-      for (const pid of backends) process.kill(pid, 'SIGCONT');
+      resume();
       await journal.close().catch(() => undefined);
     }
   });
@@ -315,14 +319,7 @@ if (server === null) {
       limits: { maxEntries: 1 },
     });
     for (const seq of [1, 2, 3]) await journal.append({ seq, ts: seq, command: { type: 'x' } });
-    const backends = await withClient(url, async (client) => {
-      const rows = await client.query(
-        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
-      );
-      return (rows.rows as Array<{ pid: number }>).map((row) => row.pid);
-    });
-    assert.ok(backends.length > 0, 'the journal has connections to stop');
-    for (const pid of backends) process.kill(pid, 'SIGSTOP');
+    const resume = await stopBackends(url);
     let timer: NodeJS.Timeout | undefined;
     try {
       const late = new Promise<'late'>((resolve) => {
@@ -338,7 +335,7 @@ if (server === null) {
       assert.ok(outcome instanceof JournalWriteError, `the trim ended as: ${String(outcome)}`);
     } finally {
       clearTimeout(timer);
-      for (const pid of backends) process.kill(pid, 'SIGCONT');
+      resume();
       await journal.close().catch(() => undefined);
     }
   });

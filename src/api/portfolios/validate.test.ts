@@ -677,6 +677,30 @@ describe('portfolio body validation', () => {
   test('the body must be an object', () => expectRefusal([], 'invalid_params', 'body'));
 });
 
+describe('portfolio body validation: edges', () => {
+  test('BALANCE parts: when every leg is a hedge leg, each still bounds parts', () => {
+    // 20 USD of the perpetual is 2 lots: 3 parts cannot each trade a lot.
+    expectRefusal(
+      balanceBody({ legs: [perpLeg({ quantity: '20', hedge: true })] }),
+      'invalid_params',
+      'balanceTrade.parts',
+    );
+  });
+
+  test("sendToDummyAccountIds naming the portfolio's own account is refused naming that entry", () => {
+    // Mirroring onto the submitting account would trade the same account twice.
+    expectRefusal(
+      balanceBody({ sendToDummyAccountIds: [8, 7] }),
+      'invalid_portfolio',
+      'sendToDummyAccountIds[1]',
+    );
+    assert.deepEqual(
+      validatePortfolioBody(balanceBody({ sendToDummyAccountIds: [8, 9] }), context).mirrorAccountIds,
+      [8, 9],
+    );
+  });
+});
+
 describe('priceSnapshot entries (spec 2.4: placePriceIn, placePrice, price, priceIn, all required)', () => {
   const entry = (overrides: Record<string, unknown> = {}) => ({
     placePriceIn: 'IV',
