@@ -119,34 +119,31 @@ describe('Block RFQ params: refusals name the field, nothing is dropped', () => 
         price: '0.02',
         legs: legs as never,
       });
-    // Every RFQ leg is matched, plus one more.
-    await refusedNaming(
-      accept([
-        { instrumentName: call70, ratio: '1', side: 'buy' },
-        { instrumentName: call75, ratio: '1', side: 'sell' },
-        { instrumentName: call75, ratio: '1', side: 'sell' },
-      ]),
-      'invalid_arguments',
-      'legs',
-    );
-    // Both sides flipped: the opposite structure.
-    await refusedNaming(
-      accept([
-        { instrumentName: call70, ratio: '1', side: 'sell' },
-        { instrumentName: call75, ratio: '1', side: 'buy' },
-      ]),
-      'invalid_arguments',
-      'legs',
-    );
-    // Another ratio (2:2 where the RFQ is 1:1).
-    await refusedNaming(
-      accept([
-        { instrumentName: call70, ratio: '2', side: 'buy' },
-        { instrumentName: call75, ratio: '2', side: 'sell' },
-      ]),
-      'invalid_arguments',
-      'legs',
-    );
+    const wrongLegs: [string, { instrumentName: string; ratio: string; side: string }[]][] = [
+      [
+        'every RFQ leg, plus one more',
+        [
+          { instrumentName: call70, ratio: '1', side: 'buy' },
+          { instrumentName: call75, ratio: '1', side: 'sell' },
+          { instrumentName: call75, ratio: '1', side: 'sell' },
+        ],
+      ],
+      [
+        'both sides flipped: the opposite structure',
+        [
+          { instrumentName: call70, ratio: '1', side: 'sell' },
+          { instrumentName: call75, ratio: '1', side: 'buy' },
+        ],
+      ],
+      [
+        'another ratio (2:2 where the RFQ is 1:1)',
+        [
+          { instrumentName: call70, ratio: '2', side: 'buy' },
+          { instrumentName: call75, ratio: '2', side: 'sell' },
+        ],
+      ],
+    ];
+    for (const [, legs] of wrongLegs) await refusedNaming(accept(legs), 'invalid_arguments', 'legs');
     await taker.call('block/rfqs/cancel_rfq', { blockRfqId: rfq.blockRfqId });
   });
 
