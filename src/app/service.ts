@@ -39,12 +39,7 @@ import { VenueError } from '../domain/errors.ts';
 import { defaultMarketDriverConfig, MarketDriver } from '../market/driver.ts';
 import type { RfqDesk } from '../rfq/desk.ts';
 import { type DataDirLock, lockDataDir } from '../store/data-dir-lock.ts';
-import {
-  type Journal,
-  JournalCorruptError,
-  type JournalEntry,
-  type SnapshotInfo,
-} from '../store/journal.ts';
+import { type Journal, JournalCorruptError, type JournalEntry, type SnapshotInfo } from '../store/journal.ts';
 import { JournalTrimmer } from '../store/journal-trimmer.ts';
 import { redactedServers } from '../store/nats/nats-journal.ts';
 import { openStores, redactedUrl, SQLITE_FILES } from '../store/open-stores.ts';
