@@ -179,7 +179,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const asyncApi = () => buildAsyncApi(methods, channels, API_VERSION);
   const openApiText = memoizedJson(openApi);
   const asyncApiText = memoizedJson(asyncApi);
-  const charged = { onRequest: chargeAddress(dispatcher, onUnexpected) };
+  const charged = { onRequest: chargeAddress(limiter, onUnexpected) };
   fastify.get('/docs/openapi.json', charged, (_request, reply) => reply.type(JSON_TYPE).send(openApiText()));
   fastify.get('/docs/asyncapi.json', charged, (_request, reply) =>
     reply.type(JSON_TYPE).send(asyncApiText()),

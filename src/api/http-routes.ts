@@ -262,11 +262,15 @@ function addressKey(request: FastifyRequest): string {
  * public methods draw from) and answers 429 `too_many_requests` in place of the route once it has
  * none: for the unsigned GETs outside the envelope.
  */
-export function chargeAddress(dispatcher: Dispatcher, onUnexpected: (e: unknown) => void) {
+export function chargeAddress(limiter: RateLimiter, onUnexpected: (e: unknown) => void) {
   return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
-    const limited = dispatcher.chargeRefusal(null, null, addressKey(request));
-    if (limited === null) done();
-    else sendError(reply, limited, null, onUnexpected);
+    try {
+      limiter.take(addressKey(request), false);
+    } catch (limited) {
+      sendError(reply, limited, null, onUnexpected);
+      return;
+    }
+    done();
   };
 }
 

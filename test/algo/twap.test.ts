@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { PRICE_RETRY_MS } from '../../src/algo/steps.ts';
+import type { CommandResult } from '../../src/core/events.ts';
 import { orderCommand } from '../../src/engine/testkit.ts';
 import { AlgoHarness, leg, MAKER, OPTION, PERP, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
 
@@ -41,6 +42,28 @@ const peggedToAsk = (offset: number) =>
       }),
     ],
   });
+
+/**
+ * A pegged child resting at `restsAt` is left alone through fifty reprices; once `nearest` (the
+ * order it rests against) leaves, one amend moves it to `then`, and none follows.
+ */
+function restsUntilTouchLeaves(
+  h: AlgoHarness,
+  edits: number[],
+  child: { readonly orderId: string },
+  nearest: CommandResult,
+  then: number,
+): void {
+  h.runUntil(T0 + 5_000);
+  assert.deepEqual(edits, [], 'fifty reprices found it where the engine would put it again');
+  assert.equal(h.venue.getOrder(child.orderId)!.lastUpdatedAt, T0);
+  h.core({ type: 'cancel_order', accountId: MAKER, orderId: nearest.order!.orderId });
+  h.runUntil(T0 + 5_100);
+  assert.equal(edits.length, 1, 'the order it rested against left: one amend');
+  assert.equal(h.venue.getOrder(child.orderId)!.price, then, 'one tick inside the new touch');
+  h.runUntil(T0 + 10_000);
+  assert.equal(edits.length, 1, 'and none after it');
+}
 
 describe('TWAP', () => {
   test('N = ceil(duration/frequency) slices at start + k·frequency, each remaining/slices-left', () => {
@@ -214,16 +237,8 @@ describe('TWAP', () => {
     const id = h.submit(peggedToAsk(1000));
     const child = h.childOrders(id)[0]!;
     assert.equal(child.price, PERP_60K + 19, 'the engine rests it one tick below the ask');
-    h.runUntil(T0 + 5_000);
-    assert.deepEqual(edits, [], 'fifty reprices found it where the engine would put it again');
-    assert.equal(h.venue.getOrder(child.orderId)!.lastUpdatedAt, T0);
-    h.core({ type: 'cancel_order', accountId: MAKER, orderId: nearAsk.order!.orderId });
-    h.runUntil(T0 + 5_100);
-    assert.equal(edits.length, 1, 'the touch moved: one amend');
-    assert.equal(child.price, PERP_60K + 29, 'one tick below the new ask');
-    assert.equal(h.venue.getOrder(child.orderId)!.price, PERP_60K + 29);
-    h.runUntil(T0 + 10_000);
-    assert.equal(edits.length, 1, 'and none after it');
+    restsUntilTouchLeaves(h, edits, child, nearAsk, PERP_60K + 29);
+    assert.equal(child.price, PERP_60K + 29, 'the portfolio knows where it rests');
   });
 
   test('a post-only DYNAMIC child whose reference is exactly the touch rests inside it and is not amended at every reprice', () => {
@@ -246,14 +261,7 @@ describe('TWAP', () => {
     const id = h.submit(peggedToAsk(1000));
     const child = h.childOrders(id)[0]!;
     assert.equal(child.price, PERP_60K + 14, 'the engine rests it one tick below the hidden ask');
-    h.runUntil(T0 + 5_000);
-    assert.deepEqual(edits, [], 'fifty reprices found it where the engine would put it again');
-    h.core({ type: 'cancel_order', accountId: MAKER, orderId: hidden.order!.orderId });
-    h.runUntil(T0 + 5_100);
-    assert.equal(edits.length, 1, 'the hidden order left: one amend');
-    assert.equal(h.venue.getOrder(child.orderId)!.price, PERP_60K + 19, 'one tick below the visible ask');
-    h.runUntil(T0 + 10_000);
-    assert.equal(edits.length, 1, 'and none after it');
+    restsUntilTouchLeaves(h, edits, child, hidden, PERP_60K + 19);
   });
 
   test('repricing a partly filled DYNAMIC child keeps its filled lots: the amend sizes filled + open', () => {

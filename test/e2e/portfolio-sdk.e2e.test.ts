@@ -17,6 +17,7 @@ import {
   PERP,
   type PortfolioCore,
   type PortfolioHarness,
+  restingBalance,
   startCore,
   startPortfolioHarness,
 } from '../support/portfolio-harness.ts';
@@ -84,20 +85,7 @@ describe('the typed portfolio calls of the sdk', () => {
   test('BALANCE: cancelAllPortfolios answers the ids it cancelled', async () => {
     const accountId = harness.credentials[MULTI]!.accountIds[0]!;
     const http = harness.http(MULTI);
-    const balance: SubmitPortfolioBody = {
-      accountId,
-      portfolioType: 'BALANCE',
-      balanceTrade: { parts: 2, eachLimitMs: 60_000, totalLimitMs: 0, totalEndAction: 1 },
-      legs: [
-        {
-          instrument: PERP,
-          instrumentType: 'PERPETUAL',
-          side: 1,
-          quantity: '100',
-          priceOptions: { priceType: 'LIMIT', price: '59000', priceIn: 'USD' },
-        },
-      ],
-    };
+    const balance = restingBalance(accountId);
     const a = await http.submitPortfolio(balance);
     const b = await http.submitPortfolio(balance);
     const { portfolioIds } = await http.cancelAllPortfolios({ accountId, portfolioType: 'BALANCE' });

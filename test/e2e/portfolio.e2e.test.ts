@@ -16,6 +16,7 @@ import {
   PERP,
   type PortfolioCore,
   type PortfolioHarness,
+  restingBalance,
   startCore,
   startPortfolioHarness,
 } from '../support/portfolio-harness.ts';
@@ -23,24 +24,6 @@ import { until } from '../support/until.ts';
 
 const MAKER = 1;
 const MULTI = 3;
-
-/** A BALANCE portfolio of 100 lots bought on the perpetual at a limit below the market: it rests. */
-function restingBalance(accountId: number, price = '59000') {
-  return {
-    accountId,
-    portfolioType: 'BALANCE',
-    balanceTrade: { parts: 2, eachLimitMs: 60_000, totalLimitMs: 0, totalEndAction: 1 },
-    legs: [
-      {
-        instrument: PERP,
-        instrumentType: 'PERPETUAL',
-        side: 1,
-        quantity: '100',
-        priceOptions: { priceType: 'LIMIT', price, priceIn: 'USD' },
-      },
-    ],
-  };
-}
 
 describe('portfolios through the API', () => {
   let harness: PortfolioHarness;

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpClient } from '../../sdk/http-client.ts';
+import type { SubmitPortfolioBody } from '../../sdk/types.ts';
 import { WsClient } from '../../sdk/ws-client.ts';
 import { PortfolioMachine } from '../../src/algo/machine.ts';
 import { venueMarketView } from '../../src/algo/venue-market-view.ts';
@@ -145,5 +146,23 @@ export async function startPortfolioHarness(core: PortfolioCore): Promise<Portfo
       keyStore.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A BALANCE portfolio of 100 lots bought on the perpetual at a limit below the market: it rests. */
+export function restingBalance(accountId: number, price = '59000'): SubmitPortfolioBody {
+  return {
+    accountId,
+    portfolioType: 'BALANCE',
+    balanceTrade: { parts: 2, eachLimitMs: 60_000, totalLimitMs: 0, totalEndAction: 1 },
+    legs: [
+      {
+        instrument: PERP,
+        instrumentType: 'PERPETUAL',
+        side: 1,
+        quantity: '100',
+        priceOptions: { priceType: 'LIMIT', price, priceIn: 'USD' },
+      },
+    ],
   };
 }
