@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { SubscriptionPush } from '../../sdk/types.ts';
 import type { PortfolioInfoWire } from '../api/portfolios/wire.ts';
-import { followNews, renderProgress, runPortfolioCli, USAGE } from './portfolio.ts';
+import { followNews, parsePortfolioCli, renderProgress, runPortfolioCli, USAGE } from './portfolio.ts';
 
 test('the progress block shows status, part, per-leg bars, average, arrival and slippage', () => {
   const info = {
@@ -96,4 +96,36 @@ test('portfolio cli mistakes: usage on --help, errors naming the argument, no po
   await refused(/--interval must be .* got '0'/, 'watch', '1', '--interval', '0');
   await refused(/portfolioId must be a positive integer, got 'abc'/, 'info', 'abc');
   await refused(/cannot read portfolio file \/nonexistent\/body\.json/, 'submit', '/nonexistent/body.json');
+});
+
+test('portfolio cli: a value that starts with a dash is taken, a forgotten value is still refused', async () => {
+  // base64url secrets start with '-' one time in 64; parseArgs alone refuses them as ambiguous.
+  const { values } = parsePortfolioCli([
+    'info',
+    '7',
+    '--key',
+    'k_1',
+    '--secret',
+    '-Ab_9',
+    '--interval',
+    '200',
+  ]);
+  assert.equal(values.secret, '-Ab_9', 'the dash-led secret is the value of --secret');
+  assert.equal(values.key, 'k_1', 'the key is read as before');
+  assert.equal(values.interval, '200', 'later options are read as before');
+  assert.equal(
+    parsePortfolioCli(['info', '7', '--secret', '--x']).values.secret,
+    '--x',
+    'a secret led by two dashes too',
+  );
+  assert.throws(
+    () => parsePortfolioCli(['info', '7', '--key', '--secret', 's']),
+    /Option '--key' argument is ambiguous/,
+    'a --key whose value was forgotten is still refused, not given the name --secret',
+  );
+  assert.throws(
+    () => parsePortfolioCli(['info', '7', '--key', '--url=http://x']),
+    /Option '--key' argument is ambiguous/,
+    'an option written with = counts as an option name too',
+  );
 });

@@ -248,20 +248,48 @@ function unreachable(error: unknown, url: string): unknown {
   return new Error(`cannot reach the service at ${url} (${reason}): is it running? (--url, or PORT)`);
 }
 
-function parsePortfolioCli(argv: readonly string[]) {
+const PORTFOLIO_CLI_OPTIONS = {
+  url: { type: 'string' },
+  key: { type: 'string' },
+  secret: { type: 'string' },
+  credentials: { type: 'string' },
+  index: { type: 'string' },
+  interval: { type: 'string' },
+  'no-follow': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/**
+ * Joins `--name value` into `--name=value` for the options that take a value. An API secret is
+ * base64url, so one in 64 starts with `-`, which parseArgs would otherwise refuse as ambiguous.
+ * A value that is itself one of our option names is left alone, so a forgotten value still fails.
+ */
+function joinOptionValues(argv: readonly string[]): string[] {
+  const optionNames = new Set(Object.keys(PORTFOLIO_CLI_OPTIONS).map((name) => `--${name}`));
+  optionNames.add('-h');
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const name = arg.startsWith('--') ? arg.slice(2) : '';
+    const takesValue =
+      name in PORTFOLIO_CLI_OPTIONS &&
+      PORTFOLIO_CLI_OPTIONS[name as keyof typeof PORTFOLIO_CLI_OPTIONS].type === 'string';
+    const value = argv[i + 1];
+    if (takesValue && value !== undefined && !optionNames.has(value.split('=')[0]!)) {
+      joined.push(`${arg}=${value}`);
+      i++;
+    } else {
+      joined.push(arg);
+    }
+  }
+  return joined;
+}
+
+export function parsePortfolioCli(argv: readonly string[]) {
   return parseArgs({
-    args: [...argv],
+    args: joinOptionValues(argv),
     allowPositionals: true,
-    options: {
-      url: { type: 'string' },
-      key: { type: 'string' },
-      secret: { type: 'string' },
-      credentials: { type: 'string' },
-      index: { type: 'string' },
-      interval: { type: 'string' },
-      'no-follow': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: PORTFOLIO_CLI_OPTIONS,
   });
 }
 
