@@ -409,7 +409,9 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
       });
     }
     const rfq = this.state.rfqs.get(quote.rfqId)!;
-    const terms = validateTerms(rfq, command, command.ts, this.market);
+    const expiresAt = command.expiresAt === undefined ? quote.expiresAt : command.expiresAt;
+    const label = command.label ?? quote.label;
+    const terms = validateTerms(rfq, { ...command, expiresAt, label }, command.ts, this.market);
     if (!terms.ok) return this.refuseWith(terms.error);
     if (
       command.side !== quote.side &&
@@ -438,8 +440,8 @@ export class RfqDesk implements SubMachine<RfqCommand, RfqValue, RfqEvent> {
     quote.legs = terms.legs;
     quote.hedgePrice = terms.hedgePrice;
     quote.executionInstruction = command.executionInstruction;
-    quote.expiresAt = command.expiresAt;
-    quote.label = command.label;
+    quote.expiresAt = expiresAt;
+    quote.label = label;
     quote.replaced = true;
     quote.lastUpdatedAt = command.ts;
     quote.priority = ++this.state.priorityCounter;

@@ -135,7 +135,14 @@ export interface CreateQuote extends CommandStamp, QuoteTerms {
   readonly blockRfqId: string;
 }
 
-export interface EditQuote extends CommandStamp, QuoteTerms {
+/**
+ * Replaces a quote's terms. An absent `expiresAt` or `label` keeps the quote's own, so an edit of
+ * the price does not drop the maker's expiry; `expiresAt: null` (journaled before this existed,
+ * when the API filled it in) removes the expiry.
+ */
+export interface EditQuote extends CommandStamp, Omit<QuoteTerms, 'expiresAt' | 'label'> {
+  readonly expiresAt?: number | null;
+  readonly label?: string;
   readonly type: 'rfq_quote_edit';
   readonly accountId: number;
   readonly desk: string;

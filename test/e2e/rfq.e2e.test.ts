@@ -715,4 +715,63 @@ describe('Block RFQ through the API', () => {
     );
     await taker.call('block/rfqs/cancel_rfq', { blockRfqId: rfq.blockRfqId });
   });
+
+  test('edit_quote keeps the expiry and label it leaves out, and replaces those it sends', async () => {
+    const taker = harness.http(TAKER);
+    const maker1 = harness.http(MAKER1);
+    const { rfq, id1 } = await openSpreadRfqToMaker1();
+    interface WireQuote {
+      quoteId: string;
+      label: string;
+      expiresAt: number | null;
+      price: string;
+    }
+    const terms = (price70: string) => ({
+      executionInstruction: 'any_part_of' as const,
+      side: 'sell' as const,
+      quantity: '25',
+      legs: [
+        { instrumentName: call70, price: price70, ratio: '1', side: 'buy' as const },
+        { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' as const },
+      ],
+    });
+    const expiry = core.clock.now() + 60_000;
+    const created = (await maker1.call('block/rfqs/create_quote', {
+      blockRfqId: id1,
+      label: 'q-spread',
+      expiresAt: expiry,
+      ...terms('0.05'),
+    })) as WireQuote;
+    const priceOnly = (await maker1.call('block/rfqs/edit_quote', {
+      quoteId: created.quoteId,
+      ...terms('0.049'),
+    })) as WireQuote;
+    assert.equal(priceOnly.price, '0.019', 'the edit replaced the price');
+    assert.equal(priceOnly.expiresAt, expiry, 'an edit without expiresAt keeps the expiry');
+    assert.equal(priceOnly.label, 'q-spread', 'an edit without label keeps the label');
+    const withNull = (await maker1.call('block/rfqs/edit_quote', {
+      quoteId: created.quoteId,
+      label: null,
+      expiresAt: null,
+      ...terms('0.048'),
+    })) as WireQuote;
+    assert.equal(withNull.expiresAt, expiry, 'null is the same as leaving expiresAt out (spec 4)');
+    assert.equal(withNull.label, 'q-spread', 'null is the same as leaving label out (spec 4)');
+    const replaced = (await maker1.call('block/rfqs/edit_quote', {
+      quoteId: created.quoteId,
+      label: 'q-2',
+      expiresAt: expiry + 1_000,
+      ...terms('0.048'),
+    })) as WireQuote;
+    assert.equal(replaced.expiresAt, expiry + 1_000, 'a sent expiresAt replaces the expiry');
+    assert.equal(replaced.label, 'q-2', 'a sent label replaces the label');
+    // The kept expiry still ends the quote.
+    core.clock.advance(61_001);
+    await core.ports.submit({ type: 'timer' });
+    const [after] = (await maker1.call('block/rfqs/get_quotes', { quoteId: created.quoteId })) as {
+      status: string;
+    }[];
+    assert.equal(after?.status, 'expired', 'the quote expired at its kept expiry');
+    await taker.call('block/rfqs/cancel_rfq', { blockRfqId: rfq.blockRfqId });
+  });
 });

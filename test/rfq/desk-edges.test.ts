@@ -80,6 +80,24 @@ describe('RFQ desk edges: quote edits', () => {
   });
 });
 
+describe('RFQ desk edges: what an edit keeps', () => {
+  test('an edit without expiresAt or label keeps them; a journaled null expiresAt still removes the expiry', () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h);
+    const created = h.ok({ ...h.quoteCommand(rfq), expiresAt: T0 + 60_000, label: 'mine' });
+    const id = created.kind === 'quote' ? created.quote.quoteId : '';
+    const { expiresAt: _e, label: _l, ...withoutBoth } = h.quoteCommand(rfq);
+    h.ok({ ...withoutBoth, type: 'rfq_quote_edit', quoteId: id, legs: spreadLegs(490, 300) } as never);
+    assert.equal(h.desk.quote(id)?.expiresAt, T0 + 60_000, 'the expiry is kept');
+    assert.equal(h.desk.quote(id)?.label, 'mine', 'the label is kept');
+    assert.equal(h.desk.quote(id)?.price, 190, 'the price is replaced');
+    // Commands journaled before keep-on-omit carry null and '' explicitly: replay must clear both.
+    h.ok({ ...h.quoteCommand(rfq), type: 'rfq_quote_edit', quoteId: id } as never);
+    assert.equal(h.desk.quote(id)?.expiresAt, null, 'an explicit null removes the expiry');
+    assert.equal(h.desk.quote(id)?.label, '', 'an explicit empty label clears the label');
+  });
+});
+
 describe('RFQ desk edges: accept quantity', () => {
   test('an accept above the RFQ quantity is refused even when the quotes could cover it', () => {
     const h = new RfqHarness();

@@ -202,6 +202,16 @@ function quoteTerms(deps: RfqMethodDeps, rfq: RfqRecord, params: QuoteParams) {
   };
 }
 
+/** An edit that leaves out `expiresAt` or `label` (or sends null) keeps the quote's own. */
+function keepOmitted(terms: ReturnType<typeof quoteTerms>, params: QuoteParams) {
+  const { expiresAt, label, ...rest } = terms;
+  return {
+    ...rest,
+    ...(params.expiresAt == null ? {} : { expiresAt }),
+    ...(params.label == null ? {} : { label }),
+  };
+}
+
 export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps): void {
   const { reads, desk } = deps;
   const lookup = (name: string) => reads.instrument(name);
@@ -459,7 +469,7 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
   registry.register({
     name: 'block/rfqs/edit_quote',
     summary:
-      'Replaces the terms of an open quote (makers); the quote is marked replaced and loses time priority.',
+      'Replaces the terms of an open quote (makers); the quote is marked replaced and loses time priority. A left-out expiresAt or label keeps the quote’s own.',
     access: 'private',
     roles: ['maker'],
     matching: true,
@@ -477,7 +487,7 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
         accountId: principal.defaultAccountId,
         desk: deskName,
         quoteId: params.quoteId,
-        ...quoteTerms(deps, rfq, params),
+        ...keepOmitted(quoteTerms(deps, rfq, params), params),
       });
       if (value.kind !== 'quote') throw new VenueError('internal_error');
       return quoteWire(value.quote);
