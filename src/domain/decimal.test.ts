@@ -127,3 +127,60 @@ describe('DecimalGrid', () => {
     );
   });
 });
+
+describe('DecimalGrid: parse rejections and float rounding (mutation audit)', () => {
+  const tick = new DecimalGrid('0.5');
+  const optionTick = new DecimalGrid('0.0001');
+  const venueError = (name: string, field: string) => (error: unknown) =>
+    error instanceof VenueError && error.errorName === name && error.data?.field === field;
+
+  test('an explicit plus sign is rejected, never read as a minus', () => {
+    assert.throws(
+      () => tick.parse('+1', 'price'),
+      venueError('invalid_params', 'price'),
+      "grid parse of '+1'",
+    );
+    assert.throws(
+      () => parseDecimal('+1', 'price'),
+      venueError('invalid_params', 'price'),
+      "parseDecimal('+1')",
+    );
+  });
+
+  test('a second decimal point is junk on the fast path too', () => {
+    assert.throws(
+      () => optionTick.parse('0.0.5', 'price'),
+      venueError('invalid_params', 'price'),
+      "'0.0.5' must not parse as 0.05",
+    );
+  });
+
+  test('more than 15 digits never takes the float path: a trailing digit is not rounded away', () => {
+    assert.throws(
+      () => optionTick.parse('0.05000000000000000001', 'price'),
+      venueError('precision_exceeded', 'price'),
+      "'0.05000000000000000001' must not parse as 0.05",
+    );
+  });
+
+  test('a zero step is refused', () => {
+    assert.throws(() => new DecimalGrid('0'), /grid step must be positive/, "step '0'");
+    assert.throws(() => new DecimalGrid('0.000'), /grid step must be positive/, "step '0.000'");
+  });
+
+  test('fromNumber: nearest rounds, down and up absorb float noise on exact multiples', () => {
+    assert.equal(tick.fromNumber(100.3), 201, 'nearest: 100.3 / 0.5 = 200.6 rounds to 201');
+    assert.equal(optionTick.fromNumber(0.0003, 'down'), 3, 'down: 0.0003 (2.9999999999999996 ticks) is 3');
+    assert.equal(optionTick.fromNumber(0.0051, 'up'), 51, 'up: 0.0051 (51.00000000000001 ticks) is 51');
+    assert.equal(optionTick.fromNumber(0.00035, 'down'), 3, 'down: 3.5 ticks is 3');
+    assert.equal(optionTick.fromNumber(0.00035, 'up'), 4, 'up: 3.5 ticks is 4');
+  });
+});
+
+test('fromNumber nearest rounds a half away from zero on both sides, and never answers -0', () => {
+  const unit = new DecimalGrid('1');
+  assert.equal(unit.fromNumber(2.5), 3, '2.5 rounds to 3');
+  assert.equal(unit.fromNumber(-2.5), -3, '-2.5 rounds to -3, as 2.5 rounds to 3');
+  assert.equal(unit.fromNumber(-2.4), -2, '-2.4 rounds to -2');
+  assert.ok(Object.is(unit.fromNumber(-0.3), 0), '-0.3 rounds to 0, not -0');
+});

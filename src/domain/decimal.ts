@@ -197,7 +197,7 @@ export class DecimalGrid {
         ? Math.floor(steps + 1e-9)
         : rounding === 'up'
           ? Math.ceil(steps - 1e-9)
-          : Math.round(steps);
+          : Math.sign(steps) * Math.round(Math.abs(steps)) + 0; // + 0: never -0
     return adjusted;
   }
 }

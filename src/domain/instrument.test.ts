@@ -136,3 +136,84 @@ describe('Instrument grids', () => {
     );
   });
 });
+
+describe('Instrument grids: levels, signs and contracts (mutation audit)', () => {
+  const option = new Instrument(1, optionSpec());
+  const venueError = (name: string, field: string) => (error: unknown) =>
+    error instanceof VenueError && error.errorName === name && error.data?.field === field;
+
+  test('a negative price takes the tick of its magnitude', () => {
+    assert.equal(option.isOnTick(-51), false, '-0.0051 is above the 0.005 level: off the 0.0005 tick');
+    assert.equal(option.isOnTick(-55), true, '-0.0055 is on the 0.0005 tick');
+    assert.equal(option.tickAt(-60), 5, 'tick at -0.006 is 0.0005');
+    assert.equal(option.tickAt(-49), 1, 'tick at -0.0049 is 0.0001');
+  });
+
+  test('with several tick steps the highest level that applies wins', () => {
+    const stepped = new Instrument(
+      4,
+      optionSpec({
+        tickSizeSteps: [
+          { abovePrice: '0.005', tickSize: '0.0005' },
+          { abovePrice: '0.1', tickSize: '0.001' },
+        ],
+      }),
+    );
+    assert.equal(stepped.isOnTick(2005), false, '0.2005 is above 0.1: off the 0.001 tick');
+    assert.equal(stepped.isOnTick(2010), true, '0.201 is on the 0.001 tick');
+    assert.equal(stepped.isOnTick(55), true, '0.0055 is on the 0.0005 tick');
+    assert.equal(stepped.tickAt(2005), 10, 'tick above 0.1 is 0.001');
+    assert.throws(
+      () => stepped.parsePrice('0.2005'),
+      venueError('off_grid', 'price'),
+      "parsePrice('0.2005')",
+    );
+  });
+
+  test('exactly at a level that is not on the coarse tick, the finer tick applies', () => {
+    const odd = new Instrument(
+      5,
+      optionSpec({ tickSizeSteps: [{ abovePrice: '0.0052', tickSize: '0.0005' }] }),
+    );
+    assert.equal(odd.isOnTick(52), true, '0.0052 is the level itself: 0.0001 tick');
+    assert.equal(odd.isOnTick(53), false, '0.0053 is above the level: off the 0.0005 tick');
+  });
+
+  test('contracts: zero and part-lot sizes are refused', () => {
+    assert.throws(
+      () => option.parseContracts('0'),
+      venueError('invalid_amount', 'contracts'),
+      "parseContracts('0')",
+    );
+    assert.throws(
+      () => option.parseContracts('0.15'),
+      venueError('off_grid', 'contracts'),
+      "parseContracts('0.15')",
+    );
+  });
+
+  test('contracts: a contract size finer than the lot converts exactly', () => {
+    const fine = new Instrument(6, optionSpec({ minTradeAmount: '0.01', contractSize: '0.001' }));
+    assert.equal(fine.parseContracts('10'), 1, '10 contracts of 0.001 are 1 lot of 0.01');
+    assert.throws(
+      () => fine.parseContracts('15'),
+      venueError('off_grid', 'contracts'),
+      "parseContracts('15')",
+    );
+  });
+
+  test('contracts: a contract size that is not a whole number of lots formats exactly', () => {
+    const odd = new Instrument(7, optionSpec({ minTradeAmount: '2', contractSize: '5' }));
+    assert.equal(odd.formatContracts(2), '0.8', '2 lots of 2 are 0.8 contracts of 5');
+    assert.equal(odd.formatContracts(5), '2', '5 lots of 2 are 2 contracts of 5');
+  });
+});
+
+test('formatContracts prints a negative amount under one contract with its sign in front', () => {
+  const option = new Instrument(8, optionSpec({ minTradeAmount: '0.1', contractSize: '1' }));
+  assert.equal(option.formatContracts(-5), '-0.5', '-5 lots of 0.1 are -0.5 contracts');
+  assert.equal(option.formatContracts(-1), '-0.1', '-1 lot of 0.1 is -0.1 contracts');
+  assert.equal(option.formatContracts(-15), '-1.5', '-15 lots of 0.1 are -1.5 contracts');
+  const fine = new Instrument(9, optionSpec({ minTradeAmount: '0.01', contractSize: '1' }));
+  assert.equal(fine.formatContracts(-5), '-0.05', 'under a tenth of a contract too');
+});

@@ -10,7 +10,14 @@
  * coarser step where it applies.
  */
 import { instrumentCurrencies } from './currency.ts';
-import { DecimalGrid, parseDecimal, type ScaledDecimal, toSafeInteger, toScale } from './decimal.ts';
+import {
+  DecimalGrid,
+  formatScaled,
+  parseDecimal,
+  type ScaledDecimal,
+  toSafeInteger,
+  toScale,
+} from './decimal.ts';
 import { VenueError } from './errors.ts';
 
 export type InstrumentKind = 'future' | 'option' | 'spot' | 'future_combo' | 'option_combo';
@@ -200,15 +207,8 @@ export class Instrument {
     const contractUnits = size.units * 10n ** BigInt(scale - size.scale);
     // Exact to 12 extra places; contract sizes are powers of ten or small integers in practice.
     const value = (quantity * 10n ** 12n) / contractUnits;
-    return trimDecimal(value, 12);
+    return formatScaled(value, 12);
   }
-}
-
-function trimDecimal(units: bigint, scale: number): string {
-  const digits = units.toString().padStart(scale + 1, '0');
-  const whole = digits.slice(0, digits.length - scale);
-  const fraction = digits.slice(digits.length - scale).replace(/0+$/, '');
-  return fraction ? `${whole}.${fraction}` : whole;
 }
 
 const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'] as const;
