@@ -49,6 +49,17 @@ describe('Block RFQ through the API', () => {
   });
   after(() => harness.close());
 
+  /** A maker's 25-lot ask on the call spread: the 70 call at `price70`, the 75 call at 0.03. */
+  const spreadAsk = (price70: string) => ({
+    executionInstruction: 'any_part_of' as const,
+    side: 'sell' as const,
+    quantity: '25',
+    legs: [
+      { instrumentName: call70, price: price70, ratio: '1', side: 'buy' as const },
+      { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' as const },
+    ],
+  });
+
   /** The taker's 25-lot call spread, asked of MAKER1 only and open: its id for each side. */
   async function openSpreadRfqToMaker1(): Promise<{ rfq: Rfq; id1: string }> {
     const rfq = (await harness.http(TAKER).call('block/rfqs/create_rfq', {
@@ -105,28 +116,19 @@ describe('Block RFQ through the API', () => {
     assert.equal(new Set([rfq.blockRfqId, id1, id2]).size, 3);
     await until(() => makerPushes.some((p) => (p.data as Rfq).blockRfqId === id1));
 
-    const quote = (price70: string) => ({
-      executionInstruction: 'any_part_of' as const,
-      side: 'sell' as const,
-      quantity: '25',
-      legs: [
-        { instrumentName: call70, price: price70, ratio: '1', side: 'buy' as const },
-        { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' as const },
-      ],
-    });
     await refusedWith(
-      taker.call('block/rfqs/create_quote', { blockRfqId: id1, ...quote('0.05') }),
+      taker.call('block/rfqs/create_quote', { blockRfqId: id1, ...spreadAsk('0.05') }),
       'forbidden',
     );
     await refusedWith(
-      maker1.call('block/rfqs/create_quote', { blockRfqId: rfq.blockRfqId, ...quote('0.05') }),
+      maker1.call('block/rfqs/create_quote', { blockRfqId: rfq.blockRfqId, ...spreadAsk('0.05') }),
       'not_found',
     );
     await refusedWith(
-      maker1.call('block/rfqs/create_quote', { blockRfqId: id2, ...quote('0.05') }),
+      maker1.call('block/rfqs/create_quote', { blockRfqId: id2, ...spreadAsk('0.05') }),
       'not_found',
     );
-    const q1 = (await maker1.call('block/rfqs/create_quote', { blockRfqId: id1, ...quote('0.05') })) as {
+    const q1 = (await maker1.call('block/rfqs/create_quote', { blockRfqId: id1, ...spreadAsk('0.05') })) as {
       quoteId: string;
       price: string;
       status: string;
@@ -135,7 +137,7 @@ describe('Block RFQ through the API', () => {
     assert.equal(q1.price, '0.02');
     assert.equal(q1.status, 'open');
     assert.equal(q1.replaced, false);
-    const q2 = (await maker2.call('block/rfqs/create_quote', { blockRfqId: id2, ...quote('0.045') })) as {
+    const q2 = (await maker2.call('block/rfqs/create_quote', { blockRfqId: id2, ...spreadAsk('0.045') })) as {
       quoteId: string;
     };
 
@@ -456,20 +458,11 @@ describe('Block RFQ through the API', () => {
     const makerId = async (client: typeof taker) =>
       ((await client.call('block/rfqs/get_rfqs', { status: 'open' })) as { results: Rfq[] }).results[0]!
         .blockRfqId;
-    const quote = (price70: string) => ({
-      executionInstruction: 'any_part_of' as const,
-      side: 'sell' as const,
-      quantity: '25',
-      legs: [
-        { instrumentName: call70, price: price70, ratio: '1', side: 'buy' as const },
-        { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' as const },
-      ],
-    });
     // Maker 1 trades the RFQ's hedge price; maker 2 restates its share (10 of 30) at its own price.
-    await maker1.call('block/rfqs/create_quote', { blockRfqId: await makerId(maker1), ...quote('0.05') });
+    await maker1.call('block/rfqs/create_quote', { blockRfqId: await makerId(maker1), ...spreadAsk('0.05') });
     const q2 = (await maker2.call('block/rfqs/create_quote', {
       blockRfqId: await makerId(maker2),
-      ...quote('0.0505'),
+      ...spreadAsk('0.0505'),
       hedge: { instrumentName: perp, quantity: '10', side: 'sell', price: '60010' },
     })) as { quoteId: string; hedge?: { quantity: string } };
     assert.equal(q2.hedge?.quantity, '10');
@@ -592,30 +585,21 @@ describe('Block RFQ through the API', () => {
     };
     const id1 = await makerId(maker1);
     const id2 = await makerId(maker2);
-    const quote = (price70: string) => ({
-      executionInstruction: 'any_part_of' as const,
-      side: 'sell' as const,
-      quantity: '25',
-      legs: [
-        { instrumentName: call70, price: price70, ratio: '1', side: 'buy' as const },
-        { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' as const },
-      ],
-    });
 
     const created = (await maker1.call('block/rfqs/create_quote', {
       blockRfqId: id1,
-      ...quote('0.05'),
+      ...spreadAsk('0.05'),
     })) as WireQuote;
     assert.equal(created.appName, 'MAKER1');
     const other = (await maker2.call('block/rfqs/create_quote', {
       blockRfqId: id2,
-      ...quote('0.051'),
+      ...spreadAsk('0.051'),
     })) as WireQuote;
     assert.equal(other.appName, 'MAKER2');
 
     const edited = (await maker1.call('block/rfqs/edit_quote', {
       quoteId: created.quoteId,
-      ...quote('0.049'),
+      ...spreadAsk('0.049'),
     })) as WireQuote;
     assert.equal(edited.replaced, true);
     assert.equal(edited.appName, 'MAKER1');
@@ -726,25 +710,16 @@ describe('Block RFQ through the API', () => {
       expiresAt: number | null;
       price: string;
     }
-    const terms = (price70: string) => ({
-      executionInstruction: 'any_part_of' as const,
-      side: 'sell' as const,
-      quantity: '25',
-      legs: [
-        { instrumentName: call70, price: price70, ratio: '1', side: 'buy' as const },
-        { instrumentName: call75, price: '0.03', ratio: '1', side: 'sell' as const },
-      ],
-    });
     const expiry = core.clock.now() + 60_000;
     const created = (await maker1.call('block/rfqs/create_quote', {
       blockRfqId: id1,
       label: 'q-spread',
       expiresAt: expiry,
-      ...terms('0.05'),
+      ...spreadAsk('0.05'),
     })) as WireQuote;
     const priceOnly = (await maker1.call('block/rfqs/edit_quote', {
       quoteId: created.quoteId,
-      ...terms('0.049'),
+      ...spreadAsk('0.049'),
     })) as WireQuote;
     assert.equal(priceOnly.price, '0.019', 'the edit replaced the price');
     assert.equal(priceOnly.expiresAt, expiry, 'an edit without expiresAt keeps the expiry');
@@ -753,7 +728,7 @@ describe('Block RFQ through the API', () => {
       quoteId: created.quoteId,
       label: null,
       expiresAt: null,
-      ...terms('0.048'),
+      ...spreadAsk('0.048'),
     })) as WireQuote;
     assert.equal(withNull.expiresAt, expiry, 'null is the same as leaving expiresAt out (spec 4)');
     assert.equal(withNull.label, 'q-spread', 'null is the same as leaving label out (spec 4)');
@@ -761,7 +736,7 @@ describe('Block RFQ through the API', () => {
       quoteId: created.quoteId,
       label: 'q-2',
       expiresAt: expiry + 1_000,
-      ...terms('0.048'),
+      ...spreadAsk('0.048'),
     })) as WireQuote;
     assert.equal(replaced.expiresAt, expiry + 1_000, 'a sent expiresAt replaces the expiry');
     assert.equal(replaced.label, 'q-2', 'a sent label replaces the label');
