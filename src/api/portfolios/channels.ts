@@ -10,6 +10,7 @@ import { Type } from '@sinclair/typebox';
 import type { PortfolioEvent } from '../../algo/types.ts';
 import type { OrderView } from '../../core/events.ts';
 import { VenueError } from '../../domain/errors.ts';
+import type { Instrument } from '../../domain/instrument.ts';
 import { type ChannelFamily, type ChannelRegistry, topicFor } from '../channels.ts';
 import type { ReadPort } from '../ports.ts';
 import { OrderSchema } from '../schemas/objects.ts';
@@ -31,11 +32,8 @@ function portfolioIdOf(order: OrderView): number | null {
   return order.owner !== null && /^\d+$/.test(order.owner) ? Number(order.owner) : null;
 }
 
-function orderChange(order: OrderView, reads: ReadPort): unknown {
-  const instrument = reads.instrument(order.instrumentName);
-  return instrument === undefined
-    ? null
-    : { ...orderToWire(order, instrument), portfolioId: portfolioIdOf(order) };
+function orderChange(order: OrderView, instrument: Instrument): unknown {
+  return { ...orderToWire(order, instrument), portfolioId: portfolioIdOf(order) };
 }
 
 function requireUser(principal: Parameters<ChannelFamily['resolve']>[1], name: string) {
@@ -90,7 +88,10 @@ export function orderChangeChannel(reads: ReadPort): ChannelFamily {
         topics: accounts.map((accountId) => topicFor(ORDER_CHANGE, accountId)),
         snapshot: () => ({
           openOrders: accounts.flatMap((accountId) =>
-            reads.openOrders(accountId, {}).map((order) => orderChange(order, reads)),
+            reads.openOrders(accountId, {}).flatMap((order) => {
+              const instrument = reads.instrument(order.instrumentName);
+              return instrument === undefined ? [] : [orderChange(order, instrument)];
+            }),
           ),
         }),
       };
@@ -99,7 +100,10 @@ export function orderChangeChannel(reads: ReadPort): ChannelFamily {
       for (const event of batch.events) {
         if (event.type !== 'order') continue;
         const order = event.order;
-        emit(ORDER_CHANGE, order.accountId, () => orderChange(order, reads));
+        // An order on an instrument the venue no longer lists is not pushed (as user.orders).
+        const instrument = reads.instrument(order.instrumentName);
+        if (instrument === undefined) continue;
+        emit(ORDER_CHANGE, order.accountId, () => orderChange(order, instrument));
       }
     },
   };
