@@ -55,14 +55,15 @@ function runScript(
     child.stderr.on('data', (chunk: Buffer) => {
       output += chunk.toString();
     });
-    child.once('exit', (code) => {
+    child.once('exit', () => {
       try {
         process.kill(-child.pid!, 'SIGKILL');
       } catch {
         // the group is already gone
       }
-      resolve({ code, output });
     });
+    // 'close' comes once the group is gone and the last output chunk is read.
+    child.once('close', (code) => resolve({ code, output }));
   });
 }
 

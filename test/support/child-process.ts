@@ -44,7 +44,9 @@ export function spawnTs(
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': it comes after the last stdout chunk, so a line the child printed just
+  // before it was killed (an acknowledgement the crash tests count) is in `lines` by then.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return {
     process: child,
     lines,
