@@ -338,21 +338,48 @@ describe('quotes', () => {
     assert.equal(h.desk.quote(q2)?.status, 'open');
   });
 
-  test("the taker's asks at one price list the earlier quote first, whatever order the quotes come in", () => {
+  test("the taker's asks: one level per price, its makers in time priority, whatever order the quotes come in", () => {
     const h = new RfqHarness();
     const rfq = openRfq(h);
     h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300);
-    h.quote(rfq, DESK_B, MAKER_B, 'sell', 10, 500, 300);
+    h.quote(rfq, DESK_B, MAKER_B, 'sell', 4, 500, 300);
     const current = h.desk.takerRfqs(new Set([TAKER])).find((r) => r.blockRfqId === rfq.blockRfqId)!;
     const quotes = h.desk.quotesOfRfq(rfq.blockRfqId);
     const lookup = (name: string) => h.venue.instrument(name)?.instrument;
     for (const order of [quotes, [...quotes].reverse()]) {
       const asks = rfqToWire(current, order, { role: 'taker' }, lookup).asks;
       assert.deepEqual(
-        asks?.map((a) => a.makers[0]),
-        [DESK_A, DESK_B],
+        asks?.map((a) => [a.price, a.quantity, a.makers]),
+        [['0.02', '1.4', [DESK_A, DESK_B]]],
+        'both quotes at 0.02 are one level of 1.4, the earlier desk first',
       );
     }
+  });
+
+  test("the taker's levels: all-or-none apart from and before any-part-of at one price, earliest expiry, latest update", () => {
+    const h = new RfqHarness();
+    const rfq = openRfq(h);
+    h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300, { expiresAt: T0 + 90_000 });
+    h.at(T0 + 6_000);
+    h.quote(rfq, DESK_B, MAKER_B, 'sell', 10, 500, 300, {
+      executionInstruction: 'all_or_none',
+      expiresAt: T0 + 80_000,
+    });
+    h.at(T0 + 7_000);
+    h.quote(rfq, DESK_B, MAKER_B, 'sell', 5, 500, 300, { expiresAt: T0 + 70_000 });
+    h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 510, 300);
+    const current = h.desk.takerRfqs(new Set([TAKER])).find((r) => r.blockRfqId === rfq.blockRfqId)!;
+    const lookup = (name: string) => h.venue.instrument(name)?.instrument;
+    const asks = rfqToWire(current, h.desk.quotesOfRfq(rfq.blockRfqId), { role: 'taker' }, lookup).asks!;
+    assert.deepEqual(
+      asks.map((a) => [a.price, a.executionInstruction, a.quantity, a.makers, a.expiresAt, a.lastUpdatedAt]),
+      [
+        ['0.02', 'all_or_none', '1', [DESK_B], T0 + 80_000, T0 + 6_000],
+        ['0.02', 'any_part_of', '1.5', [DESK_A, DESK_B], T0 + 70_000, T0 + 7_000],
+        ['0.021', 'any_part_of', '1', [DESK_A], null, T0 + 7_000],
+      ],
+      'the accept fills AON first at a price, so the taker sees that level first',
+    );
   });
 });
 

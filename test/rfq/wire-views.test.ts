@@ -275,3 +275,19 @@ describe('get_trades items: markPrice and comboId', () => {
     assert.equal(wire.comboId, 'BTC-CS-27DEC26-70000_75000', 'a listed structure carries its comboId');
   });
 });
+
+test("the taker's level keys on the hedge price too: two quotes at one price with other hedge prices are two levels", () => {
+  const h = new RfqHarness();
+  const rfq = openRfq(h, { hedge: HEDGE });
+  h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300, { hedge: { ...HEDGE, price: 119_000 } });
+  h.quote(rfq, DESK_B, MAKER_B, 'sell', 10, 500, 300);
+  const view = takerView(h, rfq);
+  assert.deepEqual(
+    view.asks!.map((entry) => [entry.price, entry.hedgePrice, entry.makers]),
+    [
+      ['0.02', '59500', [DESK_A]],
+      ['0.02', '60000', [DESK_B]],
+    ],
+    "each level shows one hedge price, which the accept's hedge.price bounds",
+  );
+});

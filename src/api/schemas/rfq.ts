@@ -249,8 +249,16 @@ export const RfqSchema = Type.Object({
       },
     ),
   ),
-  bids: Type.Optional(Type.Array(BookEntry, { description: 'taker view once open' })),
-  asks: Type.Optional(Type.Array(BookEntry, { description: 'taker view once open' })),
+  bids: Type.Optional(
+    Type.Array(BookEntry, {
+      description: 'taker view once open: one entry per price, execution instruction and hedge price',
+    }),
+  ),
+  asks: Type.Optional(
+    Type.Array(BookEntry, {
+      description: 'taker view once open: one entry per price, execution instruction and hedge price',
+    }),
+  ),
   quotes: Type.Optional(Type.Array(QuoteSchema, { description: "maker view: the desk's own quotes" })),
 });
 export type WireRfq = Static<typeof RfqSchema>;

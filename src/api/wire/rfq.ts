@@ -4,8 +4,8 @@
  *
  * Views:
  * - taker: the taker's id, `makers` as sent, label, allocations, and once `open` the live
- *   quotes as `bids`/`asks` (maker desk names only when disclosed, else `ANONYMOUS`; with a
- *   hedge, each entry's `hedgePrice`).
+ *   quotes as `bids`/`asks`, one entry per price level (maker desk names only when disclosed,
+ *   else `ANONYMOUS`; with a hedge, each entry's `hedgePrice`).
  * - Hedge quantities: a quote shows, and a fill books, the quote's share of the RFQ's hedge
  *   (`hedgeShare`); `trades[].hedgeQuantity` and the trade's `hedge.quantity` are the booked
  *   amounts.
@@ -112,9 +112,15 @@ export function quoteToWire(quote: QuoteRecord, rfq: RfqRecord, lookup: Instrume
 }
 
 /**
- * The taker's bids or asks. With a hedge, each entry shows the hedge price its quote trades the
- * hedge at (the maker's, or the RFQ's when the quote set none): `hedgePrice`, an addition
- * (Deribit's bids/asks show no hedge price) that the accept's `hedge.price` bounds.
+ * The taker's bids or asks, as Deribit shows them: one entry per level, the open quotes of one
+ * price, execution instruction and hedge price together. Levels rank as the accept fills them:
+ * best price, all-or-none before any-part-of, then the level's oldest quote. An entry's quantity
+ * is the level's unfilled sum, `makers` its desks in time priority (one `ANONYMOUS` when the RFQ
+ * is not disclosed, so the count of makers is not shown either), `expiresAt` the earliest expiry
+ * of its quotes and `lastUpdatedAt` the latest change. With a hedge, each entry shows the hedge
+ * price its quotes trade the hedge at (the maker's, or the RFQ's when the quote set none):
+ * `hedgePrice`, an addition (Deribit's bids/asks show no hedge price) that the accept's
+ * `hedge.price` bounds.
  */
 function bookSide(
   rfq: RfqRecord,
@@ -123,17 +129,59 @@ function bookSide(
   lookup: InstrumentLookup,
 ) {
   const live = quotes.filter((q) => q.status === 'open' && q.side === side);
-  live.sort((a, b) => (side === 'buy' ? b.price - a.price : a.price - b.price) || a.priority - b.priority);
+  const aonFirst = (q: QuoteRecord) => (q.executionInstruction === 'all_or_none' ? 0 : 1);
+  live.sort(
+    (a, b) =>
+      (side === 'buy' ? b.price - a.price : a.price - b.price) ||
+      aonFirst(a) - aonFirst(b) ||
+      a.priority - b.priority,
+  );
   const hedge =
     rfq.hedge === null ? null : { ...rfq.hedge, instrument: must(lookup, rfq.hedge.instrumentName) };
-  return live.map((q) => ({
-    price: formatStrategyPrice(rfq, q.price),
-    quantity: formatRfqQuantity(rfq, q.quantity - q.filledQuantity),
-    executionInstruction: q.executionInstruction,
-    makers: [rfq.disclosed ? q.desk : 'ANONYMOUS'],
-    expiresAt: q.expiresAt,
-    lastUpdatedAt: q.lastUpdatedAt,
-    ...(hedge === null ? {} : { hedgePrice: hedge.instrument.formatPrice(q.hedgePrice ?? hedge.price) }),
+  interface Level {
+    readonly price: number;
+    readonly executionInstruction: QuoteRecord['executionInstruction'];
+    readonly hedgePrice: number | null;
+    quantity: number;
+    readonly makers: string[];
+    expiresAt: number | null;
+    lastUpdatedAt: number;
+  }
+  const levels = new Map<string, Level>();
+  for (const q of live) {
+    const hedgePrice = hedge === null ? null : (q.hedgePrice ?? hedge.price);
+    const key = `${q.price}|${q.executionInstruction}|${hedgePrice}`;
+    const maker = rfq.disclosed ? q.desk : 'ANONYMOUS';
+    const level = levels.get(key);
+    if (level === undefined) {
+      levels.set(key, {
+        price: q.price,
+        executionInstruction: q.executionInstruction,
+        hedgePrice,
+        quantity: q.quantity - q.filledQuantity,
+        makers: [maker],
+        expiresAt: q.expiresAt,
+        lastUpdatedAt: q.lastUpdatedAt,
+      });
+      continue;
+    }
+    level.quantity += q.quantity - q.filledQuantity;
+    if (!level.makers.includes(maker)) level.makers.push(maker);
+    if (q.expiresAt !== null && (level.expiresAt === null || q.expiresAt < level.expiresAt)) {
+      level.expiresAt = q.expiresAt;
+    }
+    level.lastUpdatedAt = Math.max(level.lastUpdatedAt, q.lastUpdatedAt);
+  }
+  return [...levels.values()].map((level) => ({
+    price: formatStrategyPrice(rfq, level.price),
+    quantity: formatRfqQuantity(rfq, level.quantity),
+    executionInstruction: level.executionInstruction,
+    makers: level.makers,
+    expiresAt: level.expiresAt,
+    lastUpdatedAt: level.lastUpdatedAt,
+    ...(hedge === null || level.hedgePrice === null
+      ? {}
+      : { hedgePrice: hedge.instrument.formatPrice(level.hedgePrice) }),
   }));
 }
 
