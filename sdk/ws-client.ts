@@ -16,7 +16,9 @@
  *   cancel-on-disconnect.)
  * - A reconnect that fails is reported (`onReconnectError`) and tried again with backoff, unless
  *   the server refused something trying again cannot change (the credentials): then the client
- *   stops, as if closed, and says so.
+ *   stops, as if closed, and says so. A reconnect signs in with the client's `credentials`,
+ *   whichever key signed in last (`auth()` or `call('public/auth')`); a client without any that
+ *   was signed in through `call` gives up at once, rather than carry on signed out.
  * - A session is one `connect()`: `close()` ends it, and the next `connect()` starts with nothing
  *   of the last (not authenticated, no channels, heartbeat and cancel-on-disconnect off).
  * - A channel's listeners last as long as its subscription: `unsubscribe()`, the end of the
@@ -80,6 +82,7 @@ const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 
 /** The methods whose effect on the connection a reconnect restores (see `track`). */
 const TRACKED_METHODS: ReadonlySet<MethodName> = new Set<MethodName>([
+  'public/auth',
   'public/set_heartbeat',
   'public/disable_heartbeat',
   'private/enable_cancel_on_disconnect',
@@ -129,6 +132,11 @@ export class WsClient {
   /** By `close()`, or by a reconnect that gave up. */
   private closed = false;
   private authenticated = false;
+  /**
+   * Signed in through `call('public/auth')` by a client given no credentials: a reconnect could
+   * not sign in again, so it gives up rather than carry on signed out.
+   */
+  private signedInWithoutSecret = false;
   /** The session settings a reconnect restores (as last answered by the server). */
   private cancelOnDisconnect = false;
   private heartbeatInterval: number | null = null;
@@ -242,6 +250,14 @@ export class WsClient {
     });
   }
 
+  /** Stops reconnecting for good: the client is as if closed, and says why. */
+  private giveUp(error: ReconnectError): void {
+    this.closed = true;
+    this.ready = false;
+    this.endSession();
+    this.onReconnectError?.(error);
+  }
+
   /** The session `generation` is over (closed, given up, or replaced by a new `connect()`). */
   private stale(generation: number): boolean {
     return this.closed || generation !== this.generation;
@@ -252,6 +268,15 @@ export class WsClient {
     for (let attempt = 0; ; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(delay * 2 ** attempt, 5_000)));
       if (this.stale(generation)) return;
+      if (this.signedInWithoutSecret) {
+        this.giveUp(
+          new ReconnectError(
+            'gave_up',
+            "reconnect cannot sign in again: the connection signed in through call('public/auth'), and the client was given no credentials to sign with",
+          ),
+        );
+        return;
+      }
       let socket: WebSocket | null = null;
       let refused: Map<string, ApiError>;
       try {
@@ -261,10 +286,7 @@ export class WsClient {
         socket?.terminate();
         if (this.stale(generation)) return;
         if (error instanceof ApiError && error.errorName !== null && LASTING_REFUSALS.has(error.errorName)) {
-          this.closed = true;
-          this.ready = false;
-          this.endSession();
-          this.onReconnectError?.(
+          this.giveUp(
             new ReconnectError('gave_up', `reconnect refused, not retried: ${error.message}`, {
               cause: error,
             }),
@@ -367,6 +389,11 @@ export class WsClient {
    */
   private track(method: MethodName, params: unknown, result: unknown): void {
     switch (method) {
+      case 'public/auth':
+        // A reconnect signs in with the client's credentials, whatever key signed in last.
+        if (this.options.credentials === undefined) this.signedInWithoutSecret = true;
+        else this.authenticated = true;
+        return;
       case 'public/subscribe':
       case 'private/subscribe':
         for (const channel of result as string[]) this.subscribed.add(channel);
@@ -418,6 +445,7 @@ export class WsClient {
   private endSession(): void {
     this.forgetChannels([...this.subscribed]);
     this.authenticated = false;
+    this.signedInWithoutSecret = false;
     this.cancelOnDisconnect = false;
     this.heartbeatInterval = null;
   }

@@ -321,3 +321,40 @@ test('system clock: a timer set during a forward slew fires at its time, not lat
   assert.equal(fired.length, 1, 'fired within 10 s of monotonic time');
   assert.ok(fired[0]! - (now + 10_000) <= 1, `fired ${fired[0]! - (now + 10_000)} ms after its time`);
 });
+
+test('virtual clock: advance(0) and set(now) are no-ops that fire what is due now; earlier is refused', () => {
+  const clock = new VirtualClock(1_000);
+  const fired: number[] = [];
+  clock.schedule(1_000, () => fired.push(clock.now()));
+  clock.advance(0);
+  assert.deepEqual(fired, [1_000], 'a timer due now fires on advance(0)');
+  clock.set(1_000);
+  assert.equal(clock.now(), 1_000, 'set to the current time is allowed');
+  assert.throws(() => clock.set(999), /cannot go backwards/, 'an earlier time is refused');
+});
+
+test('virtual clock: a timer scheduled in the past fires at once without moving time back', () => {
+  const clock = new VirtualClock(1_000);
+  const seen: Array<[string, number]> = [];
+  clock.schedule(400, () => seen.push(['overdue', clock.now()]));
+  clock.schedule(1_050, () => seen.push(['due', clock.now()]));
+  clock.advance(100);
+  assert.deepEqual(
+    seen,
+    [
+      ['overdue', 1_000],
+      ['due', 1_050],
+    ],
+    'the overdue timer sees the current time, not its own past one',
+  );
+  assert.equal(clock.now(), 1_100, 'time ends at the target');
+});
+
+test('virtual clock: pendingTimers() leaves out cancelled timers not yet due', () => {
+  const clock = new VirtualClock(0);
+  const cancel = clock.schedule(100, () => {});
+  clock.schedule(200, () => {});
+  assert.equal(clock.pendingTimers(), 2, 'two armed');
+  cancel();
+  assert.equal(clock.pendingTimers(), 1, 'the cancelled one no longer counts');
+});

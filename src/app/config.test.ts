@@ -320,4 +320,114 @@ describe('config', () => {
     writeFileSync(bad, JSON.stringify({ port: '80' }));
     assert.throws(() => loadConfig({ env: {}, file: bad }), /\/port/);
   });
+
+  test('numeric bounds: each edge is accepted, one past it is refused naming the variable', () => {
+    const refusedAs = (env: Record<string, string>, message: string, why: string) =>
+      assert.throws(
+        () => loadConfig({ env }),
+        (error: unknown) => error instanceof ConfigError && error.message === message,
+        why,
+      );
+    assert.equal(
+      loadConfig({ env: { PORT: '65535' } }).port,
+      65_535,
+      'PORT 65535, the highest TCP port, is accepted',
+    );
+    refusedAs(
+      { PORT: '65536' },
+      'invalid configuration: /port must be <= 65535 (PORT)',
+      'PORT 65536 is refused naming PORT',
+    );
+    assert.equal(
+      loadConfig({ env: { HISTORY_WAIT_MS: '600000' } }).historyWaitMs,
+      600_000,
+      'HISTORY_WAIT_MS of 10 minutes is accepted',
+    );
+    refusedAs(
+      { HISTORY_WAIT_MS: '600001' },
+      'invalid configuration: /historyWaitMs must be <= 600000 (HISTORY_WAIT_MS)',
+      'HISTORY_WAIT_MS past 10 minutes is refused naming it',
+    );
+    assert.equal(
+      loadConfig({ env: { RATE_MATCHING_PER_SEC: '0.5' } }).rateLimits.matching.perSecond,
+      0.5,
+      'a fractional refill rate is accepted',
+    );
+    // A bucket that never refills would lock every key out for good after its first burst.
+    refusedAs(
+      { RATE_MATCHING_PER_SEC: '0' },
+      'invalid configuration: /rateLimits/matching/perSecond must be > 0 (RATE_MATCHING_PER_SEC)',
+      'a refill rate of 0 is refused naming RATE_MATCHING_PER_SEC',
+    );
+    for (const raw of ['Infinity', '0x10', '0b11', '1_000']) {
+      refusedAs(
+        { RATE_MATCHING_PER_SEC: raw },
+        'RATE_MATCHING_PER_SEC must be a number',
+        `RATE_MATCHING_PER_SEC=${raw} is refused: a rate is written in decimal`,
+      );
+    }
+    assert.equal(
+      loadConfig({ env: { RATE_MATCHING_PER_SEC: '2.5e2' } }).rateLimits.matching.perSecond,
+      250,
+      'a decimal with an exponent is a number',
+    );
+    assert.equal(
+      loadConfig({ env: {}, overrides: { auth: { clockSkewMs: 1_000 } } }).auth.clockSkewMs,
+      1_000,
+      'a clock skew window of 1 s is accepted',
+    );
+    assert.throws(
+      () => loadConfig({ env: {}, overrides: { auth: { clockSkewMs: 999 } } }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.message === 'invalid configuration: /auth/clockSkewMs must be >= 1000',
+      'a clock skew window under 1 s is refused',
+    );
+  });
+
+  test('an integer too big for a double is refused naming the variable, not taken as Infinity', () => {
+    for (const raw of [`1${'0'.repeat(400)}`, '9007199254740993']) {
+      for (const name of [
+        'REQUEST_TIMEOUT_MS',
+        'SHUTDOWN_GRACE_MS',
+        'SNAPSHOT_EVERY_MS',
+        'RATE_MATCHING_BURST',
+      ]) {
+        assert.throws(
+          () => loadConfig({ env: { [name]: raw } }),
+          (error: unknown) =>
+            error instanceof ConfigError && error.message.startsWith(`${name} must be an integer of at most`),
+          `${name}=${raw.slice(0, 20)}… is refused naming ${name}`,
+        );
+      }
+    }
+  });
+
+  test('a shutdown grace longer than an hour is refused (past 2^31 − 1 ms a timer fires at once)', () => {
+    assert.equal(
+      loadConfig({ env: { SHUTDOWN_GRACE_MS: '3600000' } }).http.shutdownGraceMs,
+      3_600_000,
+      'an hour is accepted',
+    );
+    assert.throws(
+      () => loadConfig({ env: { SHUTDOWN_GRACE_MS: '2147483648' } }),
+      (error: unknown) => error instanceof ConfigError && error.message.includes('SHUTDOWN_GRACE_MS'),
+      'a grace Node would shorten to 1 ms is refused naming SHUTDOWN_GRACE_MS',
+    );
+  });
+
+  test('empty values: an empty store URL or key means none; an empty switch is refused naming it', () => {
+    const config = loadConfig({ env: { DATABASE_URL: '', JOURNAL_URL: '', SECRET_ENCRYPTION_KEY: '' } });
+    assert.equal(config.databaseUrl, null, 'DATABASE_URL= means SQLite under dataDir');
+    assert.equal(config.journalUrl, null, 'JOURNAL_URL= means the journal stays with the stores');
+    assert.equal(config.secretEncryptionKey, null, 'SECRET_ENCRYPTION_KEY= means the key file under dataDir');
+    for (const name of ['SIMULATOR', 'METRICS', 'RATE_LIMITS']) {
+      assert.throws(
+        () => loadConfig({ env: { [name]: '' } }),
+        (error: unknown) =>
+          error instanceof ConfigError && error.message === `${name} must be on/off, got ''`,
+        `an empty ${name} is refused naming it, not taken as on or off`,
+      );
+    }
+  });
 });

@@ -139,7 +139,8 @@ export const ConfigSchema = Type.Object(
          * has not is answered 408 and its connection closed. Also the limit for the headers.
          */
         requestTimeoutMs: Type.Integer({ minimum: 1 }),
-        shutdownGraceMs: Type.Integer({ minimum: 0 }),
+        /** At most an hour: a timer past 2^31 − 1 ms would fire at once and cut every connection. */
+        shutdownGraceMs: Type.Integer({ minimum: 0, maximum: 3_600_000 }),
       },
       { additionalProperties: false },
     ),
@@ -227,11 +228,19 @@ type EnvParser = (raw: string, name: string) => unknown;
 const asString: EnvParser = (raw) => raw;
 const asInteger: EnvParser = (raw, name) => {
   if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got '${raw}'`);
-  return Number(raw);
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value)) {
+    throw new ConfigError(`${name} must be an integer of at most ${Number.MAX_SAFE_INTEGER}, got '${raw}'`);
+  }
+  return value;
 };
+/** A decimal number (not hex, binary or Infinity, which Number() would also take). */
+const DECIMAL_NUMBER = /^-?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 const asNumber: EnvParser = (raw, name) => {
   const value = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(value)) throw new ConfigError(`${name} must be a number`);
+  if (!DECIMAL_NUMBER.test(raw.trim()) || !Number.isFinite(value)) {
+    throw new ConfigError(`${name} must be a number`);
+  }
   return value;
 };
 const asBoolean: EnvParser = (raw, name) => {

@@ -210,3 +210,14 @@ test('drain() waits for the last write in flight', async () => {
   await second;
   assert.equal(await hasSettled(drained), true, 'drained once b is durable');
 });
+
+test('drain() waits for a single write in flight', async () => {
+  const journal = new ManualJournal();
+  const sequencer = new Sequencer<string, string>((command) => command, journal, new VirtualClock(0));
+  const only = sequencer.submit('a');
+  const drained = sequencer.drain();
+  assert.equal(await hasSettled(drained), false, 'a is not durable yet: drain must not settle');
+  journal.pending[0]!.resolve();
+  assert.equal(await only, 'a', 'a is acknowledged once durable');
+  assert.equal(await hasSettled(drained), true, 'drained once a is durable');
+});
