@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import { quoteToWire, rfqToWire, rfqTradeToWire, triggerToWire } from '../../src/api/wire/rfq.ts';
 import type { RfqRecord } from '../../src/rfq/types.ts';
 import {
+  accept,
   CALL_70,
   CALL_75,
   DESK_A,
@@ -72,15 +73,7 @@ describe('quote object fields (spec 2.9)', () => {
     const cancelled = quoteWire(h, b);
     assert.equal(cancelled.status, 'cancelled', 'the maker cancelled quote B');
     assert.equal(cancelled.statusReason, 'user_request', 'a cancelled quote carries its reason');
-    const accepted = h.run({
-      type: 'rfq_accept',
-      accountId: TAKER,
-      blockRfqId: rfq.blockRfqId,
-      side: 'buy',
-      price: 200,
-      quantity: 4,
-      timeInForce: 'fill_or_kill',
-    });
+    const accepted = accept(h, rfq, 'buy', 200, { quantity: 4 });
     assert.equal(accepted.ok, true, 'the taker buys 4 of 10 lots from quote A');
     const filled = quoteWire(h, a);
     assert.equal(filled.quantity, '1', 'the quote keeps its total size');
@@ -187,15 +180,7 @@ describe('grace period, hedge and triggers on the wire', () => {
     const h = new RfqHarness();
     const rfq = openRfq(h);
     for (const side of ['buy', 'sell'] as const) {
-      const gtc = h.run({
-        type: 'rfq_accept',
-        accountId: TAKER,
-        blockRfqId: rfq.blockRfqId,
-        side,
-        price: 200,
-        quantity: null,
-        timeInForce: 'good_til_cancelled',
-      });
+      const gtc = accept(h, rfq, side, 200, { timeInForce: 'good_til_cancelled' });
       assert.ok(
         gtc.ok && gtc.value.kind === 'accept' && gtc.value.trigger !== null,
         `a ${side} trigger waits`,
@@ -218,15 +203,7 @@ describe('get_trades items (spec 4.9)', () => {
       const rfq = openRfq(h);
       // The taker buys from an ask or sells into a bid.
       h.quote(rfq, DESK_A, MAKER_A, side === 'buy' ? 'sell' : 'buy', 10, 500, 300);
-      const result = h.run({
-        type: 'rfq_accept',
-        accountId: TAKER,
-        blockRfqId: rfq.blockRfqId,
-        side,
-        price: 200,
-        quantity: null,
-        timeInForce: 'fill_or_kill',
-      });
+      const result = accept(h, rfq, side, 200);
       assert.ok(
         result.ok && result.value.kind === 'accept' && result.value.trade !== null,
         `the ${side} accept trades`,
@@ -256,15 +233,7 @@ describe('get_trades items: markPrice and comboId', () => {
     });
     const rfq = openRfq(h);
     h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300);
-    const result = h.run({
-      type: 'rfq_accept',
-      accountId: TAKER,
-      blockRfqId: rfq.blockRfqId,
-      side: 'buy',
-      price: 200,
-      quantity: null,
-      timeInForce: 'fill_or_kill',
-    });
+    const result = accept(h, rfq, 'buy', 200);
     assert.ok(
       result.ok && result.value.kind === 'accept' && result.value.trade !== null,
       'the accept trades',
