@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Instrument, parseInstrumentName } from '../domain/instrument.ts';
-import { buildCatalogue, rollCatalogue } from './catalogue.ts';
+import { yearsBetween } from './black76.ts';
+import { buildCatalogue, DEFAULT_CATALOGUE, rollCatalogue } from './catalogue.ts';
 import { comboLegs, comboName, createCombo, parseComboName } from './combos.ts';
 import { lastFridayOfMonth, listedExpiries } from './expiries.ts';
 import { strikeGrid } from './strikes.ts';
@@ -184,5 +185,72 @@ describe('combos', () => {
     assert.ok(future.ok && future.spec.kind === 'future_combo' && future.spec.tickSize === '2.5');
     const missing = createCombo(parseComboName('BTC-CS-25DEC26-65001_70000')!, lookup, NOW);
     assert.ok(!missing.ok && missing.message.includes('not listed'));
+  });
+});
+
+describe('catalogue configuration and grids (mutation audit)', () => {
+  test("each currency's strike grid is sized with its own grid volatility", () => {
+    const specs = buildCatalogue(NOW, INDEX);
+    const expiry = Date.UTC(2026, 11, 25, 8);
+    const strikes = specs
+      .filter((spec) => spec.name.startsWith('BTC-25DEC26-') && spec.optionType === 'call')
+      .map((spec) => Number(spec.strike))
+      .sort((a, b) => a - b);
+    assert.deepEqual(
+      strikes,
+      strikeGrid(65_000, yearsBetween(NOW, expiry), 0.55),
+      'BTC strikes follow σ = 0.55',
+    );
+  });
+
+  test('linearOptions: false and spot: false leave those products out', () => {
+    const specs = buildCatalogue(NOW, INDEX, { ...DEFAULT_CATALOGUE, linearOptions: false, spot: false });
+    assert.equal(
+      specs.filter((s) => s.kind === 'option' && s.marginKind === 'linear').length,
+      0,
+      'no linear options',
+    );
+    assert.equal(specs.filter((s) => s.kind === 'spot').length, 0, 'no spot pairs');
+    assert.ok(
+      specs.some((s) => s.kind === 'option' && s.marginKind === 'inverse'),
+      'inverse options stay',
+    );
+  });
+
+  test('options charge 0.03% maker and taker', () => {
+    const option = buildCatalogue(NOW, INDEX).find((spec) => spec.name === 'BTC-25DEC26-65000-C');
+    assert.equal(option?.makerCommission, '0.0003', 'option maker fee');
+    assert.equal(option?.takerCommission, '0.0003', 'option taker fee');
+  });
+
+  test('a grid covers ±width beyond the minimum strikes each side', () => {
+    const grid = strikeGrid(65_000, 0.5, 0.55);
+    assert.equal(grid.filter((strike) => strike > 65_000).length, 10, `ten strikes above the money: ${grid}`);
+  });
+
+  test('a grid is centred on the strike nearest the index', () => {
+    const narrow = { standardDeviations: 0, minEachSide: 1, maxEachSide: 1 };
+    assert.deepEqual(
+      strikeGrid(66_600, 0.09, 0.55, narrow),
+      [65_000, 67_500, 70_000],
+      'nearest multiple of 2500 is 67500',
+    );
+  });
+
+  test('a wide grid never lists a zero strike', () => {
+    const grid = strikeGrid(100, 4, 0.7);
+    assert.ok(
+      grid.every((strike) => strike > 0),
+      `strikes ${grid}`,
+    );
+  });
+
+  test('at 08:00 on a last Friday that monthly is gone', () => {
+    const now = lastFridayOfMonth(2026, 10);
+    const expiries = listedExpiries(now);
+    assert.ok(
+      expiries.every((e) => e.expiration > now),
+      'nothing listed expires at or before now',
+    );
   });
 });

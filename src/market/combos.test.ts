@@ -104,3 +104,84 @@ describe('combos from listed legs', () => {
     assert.equal(comboIdOf(legs('buy', 'sell'), [high, low]), 'BTC-CS-25DEC26-70000_65000');
   });
 });
+
+describe('combo ids only for the structures the combos are (mutation audit)', () => {
+  const NOW = Date.UTC(2026, 10, 22, 6);
+  const specs = buildCatalogue(NOW, { BTC: 65_000, ETH: 3_200 });
+  const lookup = (name: string) => specs.find((spec) => spec.name === name);
+  const instrument = (id: number, name: string) => {
+    const spec = lookup(name);
+    assert.ok(spec !== undefined, `${name} is listed`);
+    return new Instrument(id, spec);
+  };
+  const legs = (first: 'buy' | 'sell', second: 'buy' | 'sell') => [
+    { side: first, ratio: 1 },
+    { side: second, ratio: 1 },
+  ];
+
+  test('legs on two underlyings are no combo', () => {
+    const btc = instrument(1, 'BTC-25DEC26');
+    const eth = instrument(2, 'ETH-PERPETUAL');
+    assert.equal(comboIdOf(legs('buy', 'sell'), [btc, eth]), null, 'a BTC future against the ETH perpetual');
+    const btcCall = instrument(3, 'BTC-25DEC26-65000-C');
+    const ethCall = instrument(4, 'ETH-25DEC26-3200-C');
+    assert.equal(comboIdOf(legs('buy', 'sell'), [btcCall, ethCall]), null, 'a BTC call against an ETH call');
+  });
+
+  test('a future spread of one expiry against itself is refused', () => {
+    const request = parseComboName('BTC-FS-25DEC26_25DEC26');
+    assert.notEqual(request, null, 'the name parses');
+    assert.deepEqual(
+      createCombo(request!, lookup, NOW),
+      { ok: false, message: 'combo legs must differ' },
+      'both legs would be BTC-25DEC26',
+    );
+  });
+
+  test('two bought calls, or a call and a put on opposite sides, are no combo', () => {
+    const low = instrument(1, 'BTC-25DEC26-65000-C');
+    const high = instrument(2, 'BTC-25DEC26-70000-C');
+    assert.equal(comboIdOf(legs('buy', 'buy'), [low, high]), null, 'two bought calls are not a call spread');
+    assert.equal(comboIdOf(legs('sell', 'sell'), [low, high]), null, 'two sold calls are not a call spread');
+    const put = instrument(3, 'BTC-25DEC26-65000-P');
+    assert.equal(
+      comboIdOf(legs('buy', 'sell'), [low, put]),
+      null,
+      'long call + short put (synthetic) is not a straddle',
+    );
+  });
+
+  test('options of different expiries or margin kinds are no spread', () => {
+    const dec = instrument(1, 'BTC-25DEC26-65000-C');
+    const mar = instrument(2, 'BTC-26MAR27-70000-C');
+    assert.equal(
+      comboIdOf(legs('buy', 'sell'), [dec, mar]),
+      null,
+      'a calendar is not a vertical call spread',
+    );
+    const linear = instrument(3, 'BTC_USDC-25DEC26-70000-C');
+    assert.equal(comboIdOf(legs('buy', 'sell'), [dec, linear]), null, 'inverse against linear is no combo');
+  });
+
+  test('a dated future spread is named after its bought leg; a linear perpetual is no leg of one', () => {
+    const dec = instrument(1, 'BTC-25DEC26');
+    const mar = instrument(2, 'BTC-26MAR27');
+    assert.equal(comboIdOf(legs('buy', 'sell'), [mar, dec]), 'BTC-FS-26MAR27_25DEC26', 'bought March first');
+    assert.equal(
+      comboIdOf(legs('sell', 'buy'), [dec, mar]),
+      'BTC-FS-26MAR27_25DEC26',
+      'whichever leg is given first',
+    );
+    assert.equal(
+      comboIdOf(legs('buy', 'sell'), [dec, mar]),
+      'BTC-FS-25DEC26_26MAR27',
+      'bought December first',
+    );
+    const linearPerpetual = instrument(3, 'BTC_USDC-PERPETUAL');
+    assert.equal(
+      comboIdOf(legs('buy', 'sell'), [dec, linearPerpetual]),
+      null,
+      'BTC-FS-…_PERP is the inverse perpetual',
+    );
+  });
+});

@@ -257,6 +257,8 @@ export function comboIdOf(legs: readonly ComboLegSide[], instruments: readonly I
   const [a, b] = instruments as [Instrument, Instrument];
   const [legA, legB] = legs as [ComboLegSide, ComboLegSide];
   const currency = a.spec.baseCurrency;
+  // A combo's legs are on one underlying: BTC against ETH is no spread.
+  if (b.spec.baseCurrency !== currency) return null;
   const linear = a.spec.marginKind === 'linear';
   if (a.kind === 'option' && b.kind === 'option') {
     if (a.spec.expiration !== b.spec.expiration || a.spec.expiration === null) return null;

@@ -134,11 +134,14 @@ export class MarketDriver {
     const plan = yield* rollCatalogueSteps(now, this.specs(), levels, this.config.catalogue, { listNew });
     if (listNew || plan.expire.length > 0) this.lastListingCheck = now;
     const lookup = (name: string) => this.listed.get(name)?.spec;
+    // The marks of the last tick: those of the legs that trade on past an expiring combo.
+    const previous = this.state;
+    const continuing = (name: string) => previous?.mark(name)?.markPrice;
     for (const spec of plan.expire) {
       const instrument = this.listed.get(spec.name)!;
       const settlementIndex =
         this.history.settlementIndex(spec.baseCurrency, spec.expiration!) ?? levels[spec.baseCurrency]!;
-      const command = settlementCommand(instrument, settlementIndex, lookup);
+      const command = settlementCommand(instrument, settlementIndex, lookup, continuing);
       if (command !== null) commands.push(command);
     }
     for (const spec of plan.expire) {

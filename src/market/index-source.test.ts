@@ -127,3 +127,22 @@ describe('settlement index', () => {
     assert.equal(history.twap('BTC', T0 + 40 * 60_000, T0 + 100 * 60_000), 150);
   });
 });
+
+describe('index history edge cases (mutation audit)', () => {
+  test('recording twice at one timestamp keeps the later price', () => {
+    const history = new IndexHistory();
+    const at = T0 - 20 * 60_000;
+    history.record('BTC', at, 100);
+    history.record('BTC', at, 120);
+    assert.deepEqual(history.samples(), [['BTC', [[at, 120]]]], 'one sample, the later price');
+    assert.equal(history.settlementIndex('BTC', T0), 120, 'the settlement uses the later price');
+  });
+
+  test('an empty window [t, t] takes the price recorded at t', () => {
+    const history = new IndexHistory();
+    history.record('BTC', T0 - 10 * 60_000, 100);
+    history.record('BTC', T0, 130);
+    assert.equal(history.twap('BTC', T0, T0), 130, 'the sample at t holds from t on');
+    assert.equal(history.twap('BTC', T0 - 1, T0 - 1), 100, 'before it the earlier sample holds');
+  });
+});

@@ -300,3 +300,93 @@ describe('ticker figures', () => {
     assert.equal(figures.bestAskPrice, 65_002);
   });
 });
+
+describe('settlement of puts and combos (mutation audit)', () => {
+  test('an out-of-the-money put settles at 0, alone and as a put-spread leg', () => {
+    assert.equal(
+      settlementValue(lookup('BTC-25DEC26-60000-P')!, 66_000),
+      0,
+      'OTM inverse put is worth 0, never negative',
+    );
+    assert.equal(
+      settlementValue(lookup('BTC_USDC-25DEC26-60000-P')!, 66_000),
+      0,
+      'OTM linear put is worth 0',
+    );
+    const putSpread = createCombo(parseComboName('BTC-PS-25DEC26-65000_60000')!, lookup, NOW);
+    assert.ok(putSpread.ok, 'the put spread is created');
+    assert.equal(
+      settlementValue(putSpread.spec, 70_000, lookup),
+      0,
+      'both legs OTM: the put spread is worth 0',
+    );
+  });
+
+  test('a combo settles at Σ ratio × leg value: the bought leg minus the sold leg', () => {
+    const bull = createCombo(parseComboName('BTC-CS-25DEC26-60000_70000')!, lookup, NOW);
+    assert.ok(bull.ok, 'the call spread is created');
+    assert.equal(
+      settlementValue(bull.spec, 66_000, lookup),
+      6_000 / 66_000,
+      'bull call spread at 66000: +6000/66000 BTC',
+    );
+  });
+
+  test('a combo whose settlement value is negative settles at negative ticks', () => {
+    const bear = createCombo(parseComboName('BTC-CS-25DEC26-70000_60000')!, lookup, NOW);
+    assert.ok(bear.ok, 'the call spread is created');
+    const instrument = new Instrument(3, bear.spec);
+    const expected = Math.round(-6_000 / 66_000 / Number(instrument.spec.tickSize));
+    assert.ok(expected < 0, `expected ticks ${expected} are negative`);
+    assert.deepEqual(
+      settlementCommand(instrument, 66_000, lookup),
+      {
+        type: 'settle_instrument',
+        instrumentName: 'BTC-CS-25DEC26-70000_60000',
+        settlementPrice: expected,
+        settlementIndex: '66000.00',
+      },
+      'bought 70000-C, sold 60000-C at 66000: −6000/66000 BTC, not clamped to 0',
+    );
+  });
+
+  test('the settlement price in ticks is the value at the index fixed to cents', () => {
+    const instrument = new Instrument(1, lookup('BTC-25DEC26')!);
+    // 66001.2499 fixes to 66001.25 = 26400.5 ticks of 2.5 → 26401; unfixed it would round to 26400.
+    assert.deepEqual(
+      settlementCommand(instrument, 66_001.2499),
+      {
+        type: 'settle_instrument',
+        instrumentName: 'BTC-25DEC26',
+        settlementPrice: 26_401,
+        settlementIndex: '66001.25',
+      },
+      'ticks follow the index sent with the command',
+    );
+  });
+});
+
+test('a future spread settles at its front leg against the mark of the leg that trades on', () => {
+  const calendar = createCombo(parseComboName('BTC-FS-26MAR27_25DEC26')!, lookup, NOW);
+  assert.ok(calendar.ok, 'the calendar spread is created');
+  const marks = new Map([['BTC-26MAR27', 66_778.5]]);
+  assert.equal(
+    settlementValue(calendar.spec, 66_000, lookup, (name) => marks.get(name)),
+    778.5,
+    'bought March at its mark 66778.5, sold December at the index 66000',
+  );
+  assert.equal(
+    settlementValue(calendar.spec, 66_000, lookup),
+    0,
+    'without a mark the later future counts at the index',
+  );
+  const perpetual = createCombo(parseComboName('BTC-FS-25DEC26_PERP')!, lookup, NOW);
+  assert.ok(perpetual.ok, 'the perpetual spread is created');
+  assert.equal(
+    settlementValue(perpetual.spec, 66_000, lookup, (name) =>
+      name === 'BTC-PERPETUAL' ? 66_010 : undefined,
+    ),
+    -10,
+    'bought December at the index 66000, sold the perpetual at its mark 66010',
+  );
+});

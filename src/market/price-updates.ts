@@ -98,14 +98,20 @@ export function splitPriceUpdate(
   return commands;
 }
 
+/** The mark, in the quote currency, of an instrument that trades on past a combo's expiry. */
+export type ContinuingLegValue = (instrumentName: string) => number | undefined;
+
 /**
  * Exact settlement value in the quote currency (combos: Σ ratio · leg value, legs found with
- * `lookup`); null for instruments that do not expire (perpetuals, spot).
+ * `lookup`); null for instruments that do not expire (perpetuals, spot). A combo leg that does
+ * not expire with the combo (the perpetual, or the later future, of a future spread) is worth its
+ * mark (`continuing`), or the settlement index when it has none.
  */
 export function settlementValue(
   spec: InstrumentSpec,
   settlementIndex: number,
   lookup: (name: string) => InstrumentSpec | undefined = () => undefined,
+  continuing: ContinuingLegValue = () => undefined,
 ): number | null {
   switch (spec.kind) {
     case 'future':
@@ -120,15 +126,16 @@ export function settlementValue(
     }
     case 'future_combo':
     case 'option_combo': {
-      if (spec.expiration === null) return null;
+      const expiration = spec.expiration;
+      if (expiration === null) return null;
       let total = 0;
       for (const leg of spec.legs ?? []) {
         const legSpec = lookup(leg.instrumentName);
-        // A perpetual leg of a future spread is valued at the settlement index.
-        const value =
-          legSpec === undefined
-            ? null
-            : (settlementValue(legSpec, settlementIndex, lookup) ?? settlementIndex);
+        if (legSpec === undefined) return null;
+        const settles = legSpec.expiration !== null && legSpec.expiration <= expiration;
+        const value = settles
+          ? settlementValue(legSpec, settlementIndex, lookup)
+          : (continuing(legSpec.name) ?? settlementIndex);
         if (value === null) return null;
         total += leg.ratio * value;
       }
@@ -148,9 +155,10 @@ export function settlementCommand(
   instrument: Instrument,
   settlementIndex: number,
   lookup?: (name: string) => InstrumentSpec | undefined,
+  continuing?: ContinuingLegValue,
 ): UnstampedCommand | null {
   const index = settlementIndex.toFixed(2);
-  const value = settlementValue(instrument.spec, Number(index), lookup);
+  const value = settlementValue(instrument.spec, Number(index), lookup, continuing);
   if (value === null) return null;
   const tick = Number(instrument.spec.tickSize);
   // Combos may settle negative (future spreads); single instruments never do.
