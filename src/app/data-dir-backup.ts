@@ -24,7 +24,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { fsyncPath } from '../store/durable-file.ts';
 import { JournalCorruptError } from '../store/journal.ts';
-import { openFollowerStores, SQLITE_FILES } from '../store/open-stores.ts';
+import { SQLITE_FILES } from '../store/open-stores.ts';
+import { readSqliteJournal } from '../store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../store/sqlite/sqlite-snapshots.ts';
 
 /** SQLite files in copy order (see the invariants), then plain files. */
@@ -101,14 +102,18 @@ export async function verifyBackup(dir: string): Promise<BackupCheck> {
   }
   if (!existsSync(join(dir, SQLITE_FILES.journal)))
     return { journal: null, snapshotSeq: await newestSnapshotSeq(dir) };
-  const stores = await openFollowerStores({ dataDir: dir, databaseUrl: null, natsJournal: null });
+  // Read-only connections: verifying leaves the copy byte for byte as it was.
+  const journal = new Database(join(dir, SQLITE_FILES.journal), { readonly: true, fileMustExist: true });
+  const snapshots = existsSync(join(dir, SQLITE_FILES.snapshots))
+    ? new SqliteSnapshotStore({ path: join(dir, SQLITE_FILES.snapshots), readonly: true })
+    : null;
   try {
     let firstSeq = 0;
     let lastSeq = 0;
     // Reading verifies each record's checksum (a bad one is an error, even the last: a copy has
     // no torn tail).
     try {
-      for await (const batch of stores.readJournal(0)) {
+      for await (const batch of readSqliteJournal(journal, 0)) {
         for (const entry of batch) {
           if (firstSeq === 0) firstSeq = entry.seq;
           else if (entry.seq !== lastSeq + 1) {
@@ -121,7 +126,7 @@ export async function verifyBackup(dir: string): Promise<BackupCheck> {
       if (error instanceof JournalCorruptError) throw new BackupVerifyError(error.message);
       throw error;
     }
-    const snapshot = await stores.snapshots.latestSnapshot(lastSeq);
+    const snapshot = (await snapshots?.latestSnapshot(lastSeq)) ?? null;
     if (firstSeq > 1 && (snapshot === null || snapshot.seq < firstSeq - 1)) {
       throw new BackupVerifyError(
         `the journal starts at seq ${firstSeq} and no snapshot that loads reaches it (newest: ${snapshot?.seq ?? 'none'})`,
@@ -129,13 +134,14 @@ export async function verifyBackup(dir: string): Promise<BackupCheck> {
     }
     return { journal: { firstSeq, lastSeq }, snapshotSeq: snapshot?.seq ?? null };
   } finally {
-    await stores.close();
+    await snapshots?.close();
+    journal.close();
   }
 }
 
 async function newestSnapshotSeq(dir: string): Promise<number | null> {
   if (!existsSync(join(dir, SQLITE_FILES.snapshots))) return null;
-  const snapshots = new SqliteSnapshotStore({ path: join(dir, SQLITE_FILES.snapshots) });
+  const snapshots = new SqliteSnapshotStore({ path: join(dir, SQLITE_FILES.snapshots), readonly: true });
   try {
     return (await snapshots.latestSnapshot())?.seq ?? null;
   } finally {

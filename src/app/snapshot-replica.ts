@@ -309,6 +309,10 @@ export class SnapshotReplica {
             });
             return Promise.race([this.exited, timedOut]).finally(() => {
               clearTimeout(timer);
+              // The thread is gone: a status it did not answer never will be.
+              const ended = this.failure ?? new Error('snapshot replica stopped');
+              for (const waiter of this.statusWaiters.values()) waiter.reject(ended);
+              this.statusWaiters.clear();
               this.releaseReadWaiters();
             });
           })();

@@ -79,6 +79,11 @@ export interface SqliteSnapshotStoreOptions {
   readonly keep?: number;
   /** Told the seq of each snapshot `latestSnapshot` passes over because its checksum fails. */
   readonly onSkipped?: (seq: number) => void;
+  /**
+   * Open an existing file to read only (checking a backup): no journal-mode switch, no schema,
+   * so the file is left byte for byte as it was. Saving or discarding then fails.
+   */
+  readonly readonly?: boolean;
 }
 
 export class SqliteSnapshotStore<S = unknown> implements SnapshotStore<S> {
@@ -87,11 +92,16 @@ export class SqliteSnapshotStore<S = unknown> implements SnapshotStore<S> {
   private readonly onSkipped: (seq: number) => void;
 
   constructor(options: SqliteSnapshotStoreOptions) {
-    this.db = new Database(options.path);
+    this.db = new Database(
+      options.path,
+      options.readonly === true ? { readonly: true, fileMustExist: true } : {},
+    );
     try {
-      for (const pragma of walPragmas('FULL')) this.db.pragma(pragma);
-      this.db.exec(SCHEMA);
-      addPinnedColumn(this.db);
+      if (options.readonly !== true) {
+        for (const pragma of walPragmas('FULL')) this.db.pragma(pragma);
+        this.db.exec(SCHEMA);
+        addPinnedColumn(this.db);
+      }
     } catch (error) {
       // A damaged file: nothing is left open.
       this.db.close();
