@@ -234,3 +234,38 @@ test('verification leaves the copy byte for byte as it was, and adds no file to 
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('a backup that fails part way leaves the target as it found it, so a retry is not refused', async () => {
+  const { root, dataDir } = await dataDirWith([2]);
+  try {
+    // The journal, copied after the snapshots, is no database: its copy fails.
+    writeFileSync(join(dataDir, SQLITE_FILES.journal), 'not a database, just text'.repeat(200));
+    const fresh = join(root, 'fresh');
+    assert.throws(
+      () => backupDataDir(dataDir, fresh),
+      /not a database/,
+      'the damaged journal fails the copy',
+    );
+    assert.equal(existsSync(fresh), false, 'a target the backup made is removed again');
+    const empty = join(root, 'empty');
+    mkdirSync(empty);
+    assert.throws(() => backupDataDir(dataDir, empty), /not a database/, 'into an empty target too');
+    assert.deepEqual(readdirSync(empty), [], 'an empty target is left empty: what was copied is gone');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a directory with no store in it does not verify', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'backup-unit-'));
+  try {
+    writeFileSync(join(root, 'credentials.json'), '[]');
+    await assert.rejects(
+      verifyBackup(root),
+      (error: unknown) => error instanceof BackupVerifyError && /holds no store/.test(error.message),
+      'a wrong directory is refused, not reported verified',
+    );
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -14,12 +14,13 @@
  *   credentials) are copied too, with their modes; the replay memory is not: a restored copy is
  *   treated as after a crash (recently signed requests are refused until their window passes).
  * - The target must be new or empty; every file and the directory are fsynced before it returns.
+ *   A backup that fails part way leaves the target as it found it (gone, or empty again).
  * - `verifyBackup` checks a copy without changing its contents: SQLite's `quick_check` of every store, every
  *   journal record's checksum and the seqs' contiguity, and that the snapshot a restore would
  *   start from loads and reaches the journal's start. A copy of a service whose journal is kept
  *   elsewhere (`JOURNAL_URL`) holds none: then it reports the newest snapshot that loads.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { fsyncPath } from '../store/durable-file.ts';
@@ -45,30 +46,39 @@ export function backupDataDir(dataDir: string, target: string): CopiedFile[] {
   if (existsSync(target) && readdirSync(target).length > 0) {
     throw new BackupTargetError(`the backup target ${target} is not empty: give a new or empty directory`);
   }
+  const created = !existsSync(target);
   mkdirSync(target, { recursive: true, mode: 0o700 });
   const copied: CopiedFile[] = [];
-  for (const file of DATABASES) {
-    const source = join(dataDir, file);
-    if (!existsSync(source)) continue;
-    const destination = join(target, file);
-    const db = new Database(source, { fileMustExist: true });
-    try {
-      db.prepare('VACUUM INTO ?').run(destination);
-    } finally {
-      db.close();
+  try {
+    for (const file of DATABASES) {
+      const source = join(dataDir, file);
+      if (!existsSync(source)) continue;
+      const destination = join(target, file);
+      const db = new Database(source, { fileMustExist: true });
+      try {
+        db.prepare('VACUUM INTO ?').run(destination);
+      } finally {
+        db.close();
+      }
+      fsyncPath(destination);
+      copied.push({ file, bytes: statSync(destination).size });
     }
-    fsyncPath(destination);
-    copied.push({ file, bytes: statSync(destination).size });
+    for (const file of PLAIN_FILES) {
+      const source = join(dataDir, file);
+      if (!existsSync(source)) continue;
+      const destination = join(target, file);
+      copyFileSync(source, destination);
+      fsyncPath(destination);
+      copied.push({ file, bytes: statSync(destination).size });
+    }
+    fsyncPath(target);
+  } catch (error) {
+    // The target was new or empty: leave it so (a full disk, a store that would not copy), and a
+    // retry is not refused as a non-empty target.
+    if (created) rmSync(target, { recursive: true, force: true });
+    else for (const file of readdirSync(target)) rmSync(join(target, file), { recursive: true, force: true });
+    throw error;
   }
-  for (const file of PLAIN_FILES) {
-    const source = join(dataDir, file);
-    if (!existsSync(source)) continue;
-    const destination = join(target, file);
-    copyFileSync(source, destination);
-    fsyncPath(destination);
-    copied.push({ file, bytes: statSync(destination).size });
-  }
-  fsyncPath(target);
   return copied;
 }
 
@@ -88,6 +98,9 @@ export class BackupVerifyError extends Error {
 
 /** Checks a copy made by `backupDataDir` (see the invariants); throws `BackupVerifyError`. */
 export async function verifyBackup(dir: string): Promise<BackupCheck> {
+  if (!DATABASES.some((file) => existsSync(join(dir, file)))) {
+    throw new BackupVerifyError(`${dir} holds no store: it is no copy of a data directory`);
+  }
   for (const file of DATABASES) {
     const path = join(dir, file);
     if (!existsSync(path)) continue;
