@@ -467,11 +467,9 @@ export class WsClient {
    * a time it names (`signedNotAfter`); authenticating changes nothing but this connection, so it
    * is signed again past that time at once rather than waiting (up to 15 s).
    */
-  async auth(): Promise<AuthResult> {
-    const generation = this.generation;
-    const result = await this.authenticate((method, params) => this.call(method, params));
-    if (generation === this.generation) this.authenticated = true;
-    return result;
+  auth(): Promise<AuthResult> {
+    // Through `call`, which records the answered sign-in (`track`) for a reconnect to restore.
+    return this.authenticate((method, params) => this.call(method, params));
   }
 
   private async authenticate(send: Send): Promise<AuthResult> {

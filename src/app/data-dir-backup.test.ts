@@ -19,50 +19,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import type { CoreCommand } from '../core/commands.ts';
-import type { MachineCommand } from '../core/machine.ts';
-import { T0 } from '../engine/testkit.ts';
 import { SQLITE_FILES } from '../store/open-stores.ts';
-import { SqliteJournal } from '../store/sqlite/sqlite-journal.ts';
-import { SqliteSnapshotStore } from '../store/sqlite/sqlite-snapshots.ts';
-import { createCoreMachine } from './core-factory.ts';
 import { BackupTargetError, BackupVerifyError, backupDataDir, verifyBackup } from './data-dir-backup.ts';
-import { stampInPlace } from './sequencer.ts';
+import { COMMANDS, journalCommands } from './journal-testkit.ts';
 
-const COMMANDS: readonly MachineCommand[] = [
-  { type: 'create_account', accountId: 1 },
-  { type: 'deposit', accountId: 1, currency: 'BTC', amount: 1_000 },
-  { type: 'create_account', accountId: 2 },
-  { type: 'deposit', accountId: 2, currency: 'BTC', amount: 2_000 },
-  { type: 'deposit', accountId: 1, currency: 'BTC', amount: 3_000 },
-] as unknown as CoreCommand[];
-
-/**
- * A data directory whose journal holds every command (one record each) and whose snapshot store
- * holds a snapshot at each seq in `snapshotSeqs` (a seq past the journal's end gets the last
- * state: a snapshot ahead of the durable journal).
- */
+/** A data directory under a new temporary root, journaled as `journalCommands` does. */
 async function dataDirWith(snapshotSeqs: readonly number[]): Promise<{ root: string; dataDir: string }> {
   const root = mkdtempSync(join(tmpdir(), 'backup-unit-'));
   const dataDir = join(root, 'data');
   mkdirSync(dataDir);
-  const journal = SqliteJournal.open<MachineCommand>({ path: join(dataDir, SQLITE_FILES.journal) });
-  const snapshots = new SqliteSnapshotStore({ path: join(dataDir, SQLITE_FILES.snapshots), keep: 10 });
-  const machine = createCoreMachine();
-  const save = (seq: number) =>
-    snapshots.saveSnapshot({ seq, ts: T0 + seq, stateHash: machine.stateHash(), state: machine.snapshot() });
-  try {
-    for (const [i, command] of COMMANDS.entries()) {
-      const entry = { seq: i + 1, ts: T0 + i, command };
-      await journal.append(entry);
-      machine.execute(stampInPlace(structuredClone(command), entry));
-      if (snapshotSeqs.includes(entry.seq)) await save(entry.seq);
-    }
-    for (const seq of snapshotSeqs) if (seq > COMMANDS.length) await save(seq);
-  } finally {
-    await journal.close();
-    await snapshots.close();
-  }
+  await journalCommands(dataDir, snapshotSeqs);
   return { root, dataDir };
 }
 

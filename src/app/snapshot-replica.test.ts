@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { until } from '../../test/support/until.ts';
-import type { CoreCommand } from '../core/commands.ts';
 import type { MachineCommand } from '../core/machine.ts';
 import { T0 } from '../engine/testkit.ts';
 import type { BatchListener, Journal, JournalEntry } from '../store/journal.ts';
@@ -19,42 +18,20 @@ import { buildFrame } from '../store/record-format.ts';
 import { SqliteJournal } from '../store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../store/sqlite/sqlite-snapshots.ts';
 import { createCoreMachine } from './core-factory.ts';
+import { COMMANDS, journalCommands } from './journal-testkit.ts';
 import { ReplicaSupervisor, type SupervisorHooks } from './replica-supervisor.ts';
 import { stampInPlace } from './sequencer.ts';
 import { type ReplicaHooks, type ReplicaSettings, SnapshotReplica } from './snapshot-replica.ts';
 
-const COMMANDS: readonly MachineCommand[] = [
-  { type: 'create_account', accountId: 1 },
-  { type: 'deposit', accountId: 1, currency: 'BTC', amount: 1_000 },
-  { type: 'create_account', accountId: 2 },
-  { type: 'deposit', accountId: 2, currency: 'BTC', amount: 2_000 },
-  { type: 'deposit', accountId: 1, currency: 'BTC', amount: 3_000 },
-] as unknown as CoreCommand[];
-
-/**
- * The live side: every command journaled, and with `snapshotEvery` a snapshot at each multiple
- * of it; returns the live machine.
- */
-async function journalCommands(dataDir: string, snapshotEvery = 0) {
-  const journal = SqliteJournal.open<MachineCommand>({ path: join(dataDir, SQLITE_FILES.journal) });
-  const snapshots = new SqliteSnapshotStore({ path: join(dataDir, SQLITE_FILES.snapshots) });
-  const machine = createCoreMachine();
-  for (const [i, command] of COMMANDS.entries()) {
-    const entry = { seq: i + 1, ts: T0 + i, command };
-    await journal.append(entry);
-    machine.execute(stampInPlace(structuredClone(command), entry));
-    if (snapshotEvery > 0 && entry.seq % snapshotEvery === 0) {
-      await snapshots.saveSnapshot({
-        seq: entry.seq,
-        ts: entry.ts,
-        stateHash: machine.stateHash(),
-        state: machine.snapshot(),
-      });
-    }
+/** Runs `body` on a new data directory holding the journaled COMMANDS, then removes it. */
+async function inJournaledDir(body: (dataDir: string) => Promise<void>): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
+  try {
+    await journalCommands(dataDir);
+    await body(dataDir);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
   }
-  await journal.close();
-  await snapshots.close();
-  return machine;
 }
 
 /** A replica of `dataDir` (SQLite) from the last journaled command, taking no snapshots unless told. */
@@ -76,7 +53,7 @@ test('a replica starting over a snapshot whose checksum fails tells onSnapshotSk
   const snapshotsPath = join(dataDir, SQLITE_FILES.snapshots);
   try {
     // The live side: every command journaled, snapshots at seq 2 and 4.
-    const machine = await journalCommands(dataDir, 2);
+    const machine = await journalCommands(dataDir, [2, 4]);
     const db = new Database(snapshotsPath);
     db.prepare('UPDATE snapshots SET checksum = checksum + 1 WHERE seq = 4').run();
     db.close();
@@ -109,9 +86,7 @@ const settlesWithin = (promise: Promise<unknown>, ms: number) =>
   ]);
 
 test('readCaughtUp(seq) resolves once the read store has written exactly that seq', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     const failures: Error[] = [];
     const replica = localReplica(
       dataDir,
@@ -129,9 +104,7 @@ test('readCaughtUp(seq) resolves once the read store has written exactly that se
       await replica.stop(false);
     }
     assert.deepEqual(failures, []);
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a stop right after the start waits for the worker to catch up and save, not killed early', async () => {
@@ -163,9 +136,7 @@ test('a stop right after the start waits for the worker to catch up and save, no
 });
 
 test('a worker that exits unasked is reported as failed', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     const failures: Error[] = [];
     const replica = localReplica(dataDir, {
       onCheckpoint: () => undefined,
@@ -181,9 +152,7 @@ test('a worker that exits unasked is reported as failed', async () => {
     } finally {
       await replica.stop(false);
     }
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 // ---- added: durability of the replica's feed, its stop and failure, and the supervisor ----
@@ -204,9 +173,7 @@ const depositFrame = (seq: number) =>
   ]);
 
 test('a frame the replica has applied already is refused, not applied twice', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     const failures: Error[] = [];
     const replica = localReplica(dataDir, {
       onCheckpoint: () => undefined,
@@ -220,15 +187,11 @@ test('a frame the replica has applied already is refused, not applied twice', as
     } finally {
       await replica.stop(false);
     }
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a frame past the next seq (a gap) stops the replica', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     const failures: Error[] = [];
     const replica = localReplica(dataDir, {
       onCheckpoint: () => undefined,
@@ -241,15 +204,11 @@ test('a frame past the next seq (a gap) stops the replica', async () => {
     } finally {
       await replica.stop(false);
     }
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('the catch-up stops at startSeq even when the journal holds more', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     const failures: Error[] = [];
     const replica = localReplica(
       dataDir,
@@ -266,15 +225,11 @@ test('the catch-up stops at startSeq even when the journal holds more', async ()
       await replica.stop(false);
     }
     assert.deepEqual(failures, [], 'no failure');
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a journal that ends before startSeq fails the replica at its start', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     const failures: Error[] = [];
     const replica = localReplica(
       dataDir,
@@ -294,15 +249,11 @@ test('a journal that ends before startSeq fails the replica at its start', async
     } finally {
       await replica.stop(false);
     }
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('checkpoints and snapshots come from live frames only, at multiples of the interval', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     const checkpoints: number[] = [];
     const saved: number[] = [];
     const failures: Error[] = [];
@@ -332,15 +283,11 @@ test('checkpoints and snapshots come from live frames only, at multiples of the 
       await replica.stop(false);
     }
     assert.deepEqual(failures, [], 'no failure');
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('readCaughtUp past every fed seq resolves once what was fed is written', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     const failures: Error[] = [];
     const replica = localReplica(
       dataDir,
@@ -358,15 +305,11 @@ test('readCaughtUp past every fed seq resolves once what was fed is written', as
       await replica.stop(false);
     }
     assert.deepEqual(failures, [], 'no failure');
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a stop past its deadline counts as failed and ends the read waits', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     const replica = localReplica(
       dataDir,
       { onCheckpoint: () => undefined, onFailed: () => undefined },
@@ -377,23 +320,17 @@ test('a stop past its deadline counts as failed and ends the read waits', async 
     await replica.stop(true, 1);
     assert.equal(replica.failed, true, 'a replica killed at its deadline did not take the final snapshot');
     assert.equal(await settlesWithin(wait, 5_000), true, 'a read wait ends with the replica');
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('terminate counts as failed: no more status answers', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     const replica = localReplica(dataDir, { onCheckpoint: () => undefined, onFailed: () => undefined });
     await replica.status();
     await replica.terminate();
     assert.equal(replica.failed, true, 'a terminated replica is failed');
     await assert.rejects(replica.status(), /terminated/, 'status refuses at once');
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 /** A supervisor of `dataDir`'s replica, on a journal whose batches the test announces. */
@@ -437,9 +374,7 @@ function supervise(dataDir: string, hooks: SupervisorHooks, now: () => number = 
 }
 
 test('the supervisor restarts a failed replica after the last durable frame, backing off, and starting over after a healthy run', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     let clock = 0;
     const delays: number[] = [];
     let restarts = 0;
@@ -492,15 +427,11 @@ test('the supervisor restarts a failed replica after the last durable frame, bac
       await supervisor.stop(false);
       clearInterval(keepAlive);
     }
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a supervisor whose replica was terminated counts as failed (the caller takes the final snapshot)', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     const { supervisor } = supervise(dataDir, { onCheckpoint: () => undefined, onFailed: () => undefined });
     try {
       await supervisor.status();
@@ -510,15 +441,11 @@ test('a supervisor whose replica was terminated counts as failed (the caller tak
     } finally {
       await supervisor.stop(false);
     }
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('readCaughtUp() waits for the last seq of the last frame, not its first', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     const failures: Error[] = [];
     const replica = localReplica(
       dataDir,
@@ -544,15 +471,11 @@ test('readCaughtUp() waits for the last seq of the last frame, not its first', a
       await replica.stop(false);
     }
     assert.deepEqual(failures, [], 'no failure');
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('after a stop, readCaughtUp resolves (nothing more will be written)', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     const hooks = { onCheckpoint: () => undefined, onFailed: () => undefined };
     // A first replica writes the read store through the last seq.
     const first = localReplica(dataDir, hooks, { writesReadStore: true });
@@ -567,15 +490,11 @@ test('after a stop, readCaughtUp resolves (nothing more will be written)', async
       true,
       'a stopped replica never holds a wait',
     );
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a status() asked before a stop that passes its deadline settles (rejects) with the failure', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'replica-'));
-  try {
-    await journalCommands(dataDir);
+  await inJournaledDir(async (dataDir) => {
     const replica = localReplica(dataDir, { onCheckpoint: () => undefined, onFailed: () => undefined });
     // The worker is still starting: the status answer is not there when the 1 ms deadline passes.
     const status = replica.status().then(
@@ -590,7 +509,5 @@ test('a status() asked before a stop that passes its deadline settles (rejects) 
       /^rejected: snapshot replica did not stop within 1 ms$/,
       'it rejects with the failure of the stop',
     );
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });

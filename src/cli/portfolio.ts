@@ -259,23 +259,24 @@ const PORTFOLIO_CLI_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+const OPTION_ARGS = new Set(['-h', ...Object.keys(PORTFOLIO_CLI_OPTIONS).map((name) => `--${name}`)]);
+const VALUE_OPTION_ARGS = new Set(
+  Object.entries(PORTFOLIO_CLI_OPTIONS)
+    .filter(([, option]) => option.type === 'string')
+    .map(([name]) => `--${name}`),
+);
+
 /**
  * Joins `--name value` into `--name=value` for the options that take a value. An API secret is
  * base64url, so one in 64 starts with `-`, which parseArgs would otherwise refuse as ambiguous.
  * A value that is itself one of our option names is left alone, so a forgotten value still fails.
  */
 function joinOptionValues(argv: readonly string[]): string[] {
-  const optionNames = new Set(Object.keys(PORTFOLIO_CLI_OPTIONS).map((name) => `--${name}`));
-  optionNames.add('-h');
   const joined: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    const name = arg.startsWith('--') ? arg.slice(2) : '';
-    const takesValue =
-      name in PORTFOLIO_CLI_OPTIONS &&
-      PORTFOLIO_CLI_OPTIONS[name as keyof typeof PORTFOLIO_CLI_OPTIONS].type === 'string';
     const value = argv[i + 1];
-    if (takesValue && value !== undefined && !optionNames.has(value.split('=')[0]!)) {
+    if (VALUE_OPTION_ARGS.has(arg) && value !== undefined && !OPTION_ARGS.has(value.split('=')[0]!)) {
       joined.push(`${arg}=${value}`);
       i++;
     } else {

@@ -568,14 +568,7 @@ describe('accept', () => {
 
   test('the trade mark price is the signed sum of the leg marks', () => {
     const h = new RfqHarness();
-    h.core({
-      type: 'update_prices',
-      indexPrices: [{ currency: 'BTC', price: 60_000 }],
-      markPrices: [
-        { instrumentName: CALL_70, markPrice: 500 },
-        { instrumentName: CALL_75, markPrice: 300 },
-      ],
-    });
+    h.markSpread(500, 300);
     const rfq = openRfq(h);
     h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300);
     const result = accept(h, rfq, 'buy', 200);

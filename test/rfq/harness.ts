@@ -104,6 +104,18 @@ export class RfqHarness {
   }
 
   /** Moves virtual time and delivers the timer. */
+  /** The BTC index at 60,000 and the spread's calls marked at `p70` and `p75` ticks. */
+  markSpread(p70: number, p75: number): void {
+    this.core({
+      type: 'update_prices',
+      indexPrices: [{ currency: 'BTC', price: 60_000 }],
+      markPrices: [
+        { instrumentName: CALL_70, markPrice: p70 },
+        { instrumentName: CALL_75, markPrice: p75 },
+      ],
+    });
+  }
+
   at(ts: number): void {
     this.engine.ts = ts;
     this.core({ type: 'timer' });

@@ -223,14 +223,7 @@ describe('get_trades items (spec 4.9)', () => {
 describe('get_trades items: markPrice and comboId', () => {
   test('a trade shows its strategy mark price and combo id', () => {
     const h = new RfqHarness();
-    h.core({
-      type: 'update_prices',
-      indexPrices: [{ currency: 'BTC', price: 60_000 }],
-      markPrices: [
-        { instrumentName: CALL_70, markPrice: 500 },
-        { instrumentName: CALL_75, markPrice: 300 },
-      ],
-    });
+    h.markSpread(500, 300);
     const rfq = openRfq(h);
     h.quote(rfq, DESK_A, MAKER_A, 'sell', 10, 500, 300);
     const result = accept(h, rfq, 'buy', 200);

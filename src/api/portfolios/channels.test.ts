@@ -28,12 +28,16 @@ function principal(accountIds: number[]): Principal {
   };
 }
 
-function stubReads(calls: number[] = []): ReadPort {
+/**
+ * The read side these channels use, with no instrument listed: `openOrders` answers `orders` for
+ * every account and records the accounts asked in `asked`.
+ */
+function readsWithoutInstruments(asked: number[] = [], orders: readonly object[] = []): ReadPort {
   return {
     instrument: () => undefined,
     openOrders: (accountId: number) => {
-      calls.push(accountId);
-      return [];
+      asked.push(accountId);
+      return orders;
     },
   } as unknown as ReadPort;
 }
@@ -41,7 +45,10 @@ function stubReads(calls: number[] = []): ReadPort {
 describe('order.change.any routing', () => {
   test("the subscription listens on every account of the key's user, in account order", () => {
     const calls: number[] = [];
-    const resolved = orderChangeChannel(stubReads(calls)).resolve(ORDER_CHANGE, principal([12, 4, 9]));
+    const resolved = orderChangeChannel(readsWithoutInstruments(calls)).resolve(
+      ORDER_CHANGE,
+      principal([12, 4, 9]),
+    );
     assert.ok(resolved !== null, 'order.change.any is a channel of this family');
     assert.deepEqual(
       [...resolved.topics].sort(),
@@ -53,7 +60,10 @@ describe('order.change.any routing', () => {
   });
 
   test('an unauthenticated connection is refused authorization_required', () => {
-    for (const family of [orderChangeChannel(stubReads()), tradeNewsChannel(stubReads())]) {
+    for (const family of [
+      orderChangeChannel(readsWithoutInstruments()),
+      tradeNewsChannel(readsWithoutInstruments()),
+    ]) {
       assert.throws(
         () => family.resolve(family.pattern, null),
         (error: unknown) => (error as { errorName?: string }).errorName === 'authorization_required',
@@ -65,7 +75,7 @@ describe('order.change.any routing', () => {
 
 describe('trade-news routing', () => {
   test('only portfolio lifecycle messages are pushed, to the account they concern', () => {
-    const family = tradeNewsChannel(stubReads());
+    const family = tradeNewsChannel(readsWithoutInstruments());
     const portfolio = {
       type: 'portfolio',
       messageType: 'PORTFOLIO_SUBMITTED',
@@ -94,11 +104,7 @@ describe('trade-news routing', () => {
 
 test('order.change.any leaves out an order on an instrument the venue no longer lists', () => {
   const gone = { instrumentName: 'BTC-GONE', accountId: 4, owner: '31' };
-  const reads = {
-    instrument: () => undefined,
-    openOrders: () => [gone],
-  } as unknown as ReadPort;
-  const family = orderChangeChannel(reads);
+  const family = orderChangeChannel(readsWithoutInstruments([], [gone]));
   const resolved = family.resolve(ORDER_CHANGE, principal([4]));
   assert.deepEqual(resolved?.snapshot?.(), { openOrders: [] }, 'the snapshot has no null entry for it');
   const pushed: unknown[] = [];
