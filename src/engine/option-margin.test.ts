@@ -205,7 +205,9 @@ describe('option spread offsets on positions', () => {
     // The combo sells the covering long and buys the short back, but not until it fills.
     const closing = h.order(2, 'sell', 10, 250, { instrumentName: SPREAD });
     assert.ok(closing.ok && closing.order!.orderState === 'open');
-    assert.equal(before - summary(h).availableFunds, NAKED + 3_000_000 + 2 * FEE);
+    // Its own reserve is 0: filled, it gets 2,500,000 net for the spread, more than its fees.
+    assert.equal(summary(h).orderMargin, 0);
+    assert.equal(before - summary(h).availableFunds, NAKED + 3_000_000);
     // Filled, it leaves nothing to margin.
     assert.ok(h.order(1, 'buy', 10, 250, { instrumentName: SPREAD }).ok);
     assert.equal(summary(h).positionMargin, 0);
@@ -275,5 +277,44 @@ describe('spread offsets on orders traded together', () => {
     assert.equal(!refused.ok && refused.error.name, 'not_enough_funds');
     assert.equal(!refused.ok && refused.error.data.required, 2_000_000 + 2 * FEE);
     assert.equal(h.venue.position(2, LOW_CALL), null);
+  });
+});
+
+describe('a combo that sells a long the account holds', () => {
+  // The combo buys the 70,000 call and sells the 75,000 call, which account 2 holds: the sale
+  // pays part of the bought leg when both fill, so 10 lots need the 2,000,000 net, not 5,000,000.
+  const NET_RESERVE = 2_000_000 + 2 * FEE;
+
+  test('reserves its net debit when placed', () => {
+    const h = venue();
+    trade(h, 'buy', HIGH_CALL, 300);
+    const before = summary(h).availableFunds;
+    assert.ok(h.order(2, 'buy', 10, 200, { instrumentName: SPREAD }).ok);
+    assert.equal(summary(h).orderMargin, NET_RESERVE);
+    assert.equal(before - summary(h).availableFunds, NET_RESERVE);
+    h.venue.validate();
+  });
+
+  test('a partial fill after a block trade made it sell a held long releases its share (seed 1381717065)', () => {
+    const h = venue();
+    assert.ok(h.order(2, 'buy', 10, 200, { instrumentName: SPREAD }).ok);
+    assert.equal(summary(h).orderMargin, NET_RESERVE);
+    // A block trade leaves account 2 long the call its resting combo sells (and short a put).
+    h.ok({
+      type: 'block_trade',
+      takerAccountId: 2,
+      makerAccountId: 1,
+      legs: [
+        { instrumentName: LOW_PUT, side: 'sell', amount: 10, price: 600 },
+        { instrumentName: HIGH_CALL, side: 'buy', amount: 10, price: 300 },
+      ],
+    });
+    h.ok({ type: 'withdraw', accountId: 2, currency: 'BTC', amount: summary(h).availableFunds });
+    assert.equal(summary(h).availableFunds, 0);
+    // 4 of the 10 lots fill: the 6 left need 6/10 of the net, and the funds stay at 0, not below.
+    assert.ok(h.order(1, 'sell', 4, 200, { instrumentName: SPREAD, timeInForce: 'immediate_or_cancel' }).ok);
+    assert.equal(summary(h).orderMargin, (NET_RESERVE * 6) / 10);
+    assert.ok(summary(h).availableFunds >= 0, `available ${summary(h).availableFunds}`);
+    h.venue.validate();
   });
 });

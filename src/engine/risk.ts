@@ -283,8 +283,9 @@ export interface ReserveLeg {
 
 /**
  * What legs traded together must reserve, per currency. The lots of option legs that only reduce
- * positions are valued exactly (`reductionNeed`): a short bought back frees its margin but also
- * the cover its long gave, a covering long sold leaves its short to be margined. The lots that
+ * positions are valued exactly (`reductionChange`): a short bought back frees its margin but also
+ * the cover its long gave, a covering long sold leaves its short to be margined, and what they
+ * free (a held long's sale) pays toward the other legs, never below a zero total. The lots that
  * open positions reserve as one order would, except that their short options covered by their
  * long options (option-offsets.ts) need only the pair's spread loss, less the long's value that
  * offsets the short's liability: the legs fill together, so each covers the other from the start.
@@ -361,13 +362,14 @@ export function legsReserve(
     }
   }
   for (const [currency, reduction] of reductions) {
-    add(currency, reductionNeed(state, account, currency, reduction.lots, reduction.cash));
+    add(currency, reductionChange(state, account, currency, reduction.lots, reduction.cash));
   }
   for (const { shorts, longs } of groups.values()) {
     if (shorts.length === 0) continue;
     const covered = offsetGroup(shorts, longs);
     add(shorts[0]!.economics.settlementCurrency, covered.margin - covered.offset);
   }
+  for (const [currency, amount] of totals) if (amount < 0) totals.set(currency, 0);
   return totals;
 }
 
@@ -565,9 +567,24 @@ function reductionNeed(
   reductions: ReadonlyMap<number, number>,
   cash: number,
 ): number {
+  return Math.max(0, reductionChange(state, account, currency, reductions, cash));
+}
+
+/**
+ * `reductionNeed` before it is floored at 0: negative when the trade frees funds. Legs that fill
+ * together (`legsReserve`) count what they free against what the others need: a held long a combo
+ * sells pays toward the leg it buys.
+ */
+function reductionChange(
+  state: VenueState,
+  account: Account,
+  currency: string,
+  reductions: ReadonlyMap<number, number>,
+  cash: number,
+): number {
   const only = new Set<string>();
   for (const id of reductions.keys()) only.add(state.instrumentList[id]!.economics.coverGroup!);
-  return Math.max(0, fundsDrop(state, account, currency, { only, reductions }) - cash);
+  return fundsDrop(state, account, currency, { only, reductions }) - cash;
 }
 
 /** Refreshes the ledger's cached position value and margin when prices or positions changed. */
