@@ -2,8 +2,8 @@
  * NATS journal behaviours the contract and nats-journal.test.ts leave unpinned: finding the
  * last frame behind several checkpoints, the stream checks at open, checkpoint publish failures,
  * checkpoints published once, the latest checkpoint for a seq winning, a torn tail taking its
- * checkpoints with it, a writer that does not answer, an in-flight duplicate ack, and a server
- * that stays away. Skips when nats-server is not
+ * checkpoints with it, a writer that does not answer, an in-flight duplicate ack, a server
+ * that stays away, and a split batch whose publish fails part way. Skips when nats-server is not
  * installed (never under CI=true: test/support/nats.ts then fails).
  */
 import assert from 'node:assert/strict';
@@ -273,5 +273,87 @@ test('an append fails the journal once the server stays away past the publish de
     assert.equal(outcome, 'failed');
   } finally {
     await journal.close();
+  }
+});
+
+/**
+ * A batch of 2,000 entries of 600 distinct bytes each (1.2 MB; the codec interns repeated strings
+ * within a batch): two frames against the default 1 MB max payload.
+ */
+function appendSplitBatch(journal: NatsJournal<Cmd>, from: number): Promise<PromiseSettledResult<void>[]> {
+  const pending: Promise<void>[] = [];
+  for (let seq = from; seq < from + 2_000; seq++) {
+    const big = String(seq).padStart(8, '0').repeat(75);
+    pending.push(journal.append(entry(seq, { type: 'big', big })));
+  }
+  return Promise.allSettled(pending);
+}
+
+test('a split batch whose later part fails is refused whole and never replayed', { skip }, async () => {
+  const target = freshTarget();
+  const journal = await NatsJournal.open<Cmd>({ ...target, limits: { maxEntries: 2_000 } });
+  try {
+    await journal.append(entry(1));
+    const js = (journal as unknown as { conn: NatsJournalStream }).conn.js;
+    const real = js.publish.bind(js);
+    let frames = 0;
+    js.publish = (async (...args: Parameters<typeof real>) => {
+      if (args[0] === `${target.stream}.frames` && ++frames === 2) throw new Error('the second part is lost');
+      return real(...args);
+    }) as typeof js.publish;
+    const outcomes = await appendSplitBatch(journal, 2);
+    assert.equal(frames, 2, 'the batch went out as two parts');
+    assert.ok(
+      outcomes.every((o) => o.status === 'rejected' && o.reason instanceof JournalWriteError),
+      'every append of the batch is refused',
+    );
+    assert.equal(await subjectCount(target, `${target.stream}.frames`), 2, 'the first part is stored');
+    // A reader meanwhile does not see the part: the batch never completed.
+    assert.deepEqual(await seqsFrom(journal, 1), [1]);
+  } finally {
+    await journal.close();
+  }
+  const reopened = await NatsJournal.open<Cmd>(target);
+  try {
+    assert.deepEqual(reopened.openReport, { droppedTailRecords: 1, droppedTailEntries: 1_000 });
+    assert.equal(await subjectCount(target, `${target.stream}.frames`), 1);
+    assert.equal(await reopened.lastSeq(), 1);
+    await reopened.append(entry(2));
+    assert.deepEqual(await seqsFrom(reopened, 1), [1, 2]);
+  } finally {
+    await reopened.close();
+  }
+});
+
+test('a split batch stored whole reads back as one batch, from its first seq or its second part', {
+  skip,
+}, async () => {
+  const target = freshTarget();
+  const journal = await NatsJournal.open<Cmd>({ ...target, limits: { maxEntries: 2_000 } });
+  try {
+    const outcomes = await appendSplitBatch(journal, 1);
+    assert.ok(
+      outcomes.every((o) => o.status === 'fulfilled'),
+      'the batch is stored',
+    );
+    assert.equal(await subjectCount(target, `${target.stream}.frames`), 2, 'as two parts');
+    const batches: number[][] = [];
+    for await (const batch of journal.readBatches(1)) batches.push(batch.map((e) => e.seq));
+    assert.deepEqual(
+      batches.map((b) => [b[0], b.length]),
+      [[1, 2_000]],
+    );
+    const tail: number[] = [];
+    for await (const batch of journal.readBatches(1_999)) for (const e of batch) tail.push(e.seq);
+    assert.deepEqual(tail, [1_999, 2_000]);
+  } finally {
+    await journal.close();
+  }
+  const reopened = await NatsJournal.open<Cmd>(target);
+  try {
+    assert.deepEqual(reopened.openReport, { droppedTailRecords: 0, droppedTailEntries: 0 });
+    assert.equal(await reopened.lastSeq(), 2_000);
+  } finally {
+    await reopened.close();
   }
 });

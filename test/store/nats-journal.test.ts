@@ -212,12 +212,26 @@ if (server === null) {
   test('a batch larger than the max payload is stored as several frames and reads back whole', async () => {
     const target = freshTarget();
     const journal = await NatsJournal.open(target);
-    // About 2.4 MB in one batch against nats-server's default 1 MB max payload.
-    const big = 'x'.repeat(600);
+    // About 2.4 MB in one batch against nats-server's default 1 MB max payload. Each entry's text
+    // is its own: the codec interns a string repeated in a batch (one 600-byte text made 60 KB).
     const pending: Promise<void>[] = [];
-    for (let seq = 1; seq <= 4000; seq++) pending.push(journal.append(entry(seq, { type: 'big', big })));
+    for (let seq = 1; seq <= 4000; seq++) {
+      const big = String(seq).padStart(8, '0').repeat(75);
+      pending.push(journal.append(entry(seq, { type: 'big', big })));
+    }
     await Promise.all(pending);
     await journal.close();
+    const conn = await NatsJournalStream.connect(target, 'test count');
+    try {
+      const frames = `${target.stream}.frames`;
+      const info = await conn.jsm.streams.info(target.stream, { subjects_filter: frames });
+      assert.ok(
+        (info.state.subjects?.[frames] ?? 0) >= 3,
+        `split into frames: ${JSON.stringify(info.state.subjects)}`,
+      );
+    } finally {
+      await conn.close();
+    }
     const reopened = await NatsJournal.open(target);
     assert.equal(await reopened.lastSeq(), 4000);
     let count = 0;

@@ -29,7 +29,11 @@
  * - Opening drops a last frame whose checksum fails (and the checkpoints published after it for
  *   its seqs); a bad frame anywhere else, or a gap, is `JournalCorruptError` when read.
  * - A frame larger than the server's max payload is sent as several frames of consecutive entries
- *   (re-encoded; readers see ordinary frames); a single entry that does not fit fails the write.
+ *   (re-encoded), each naming the batch's last seq (`Journal-Batch-Last`); a single entry that does
+ *   not fit fails the write. A batch counts only once all its parts are stored: readers hold the
+ *   parts back until the last arrives, and opening deletes the parts of a batch whose later parts
+ *   never were (a publish that failed part way, whose appends were all refused), so they are not
+ *   replayed. A frame without the header is a whole batch.
  * - A server lost once connected is dialled again for as long as the journal is open; publishes
  *   meanwhile are tried again up to their deadline (`ackTimeoutMs`, 30 s), which is what fails
  *   the journal when the server stays away. A server without JetStream is refused at open.
@@ -105,6 +109,7 @@ const HEADER = {
   version: 'Journal-Version',
   checksum: 'Journal-Checksum',
   seq: 'Journal-Seq',
+  batchLast: 'Journal-Batch-Last',
 } as const;
 
 /** Room left in a message for its headers and protocol framing. */
@@ -253,17 +258,24 @@ export class NatsJournalStream {
    * found" for it once the subject's last message was deleted, as opening does with a torn tail.)
    */
   async lastFrame(): Promise<StoredMsg | null> {
-    const { firstSeq, lastSeq } = await this.state();
-    if (lastSeq < firstSeq) return null;
+    const { lastSeq } = await this.state();
+    return this.previousFrame(lastSeq + 1);
+  }
+
+  /** The last frame message before stream sequence `end`, or null. */
+  async previousFrame(end: number): Promise<StoredMsg | null> {
+    const { firstSeq } = await this.state();
+    const last = end - 1;
+    if (last < firstSeq) return null;
     // Back from the end in growing steps to a point with a frame after it, then forward.
     let found: StoredMsg | null = null;
-    for (let probe = lastSeq, step = 1; found === null; probe -= step, step *= 2) {
+    for (let probe = last, step = 1; found === null || found.seq > last; probe -= step, step *= 2) {
       found = await this.nextOn(this.subjects.frames, Math.max(probe, firstSeq));
-      if (found === null && probe <= firstSeq) return null;
+      if ((found === null || found.seq > last) && probe <= firstSeq) return null;
     }
     for (;;) {
       const next = await this.nextOn(this.subjects.frames, found.seq + 1);
-      if (next === null) return found;
+      if (next === null || next.seq > last) return found;
       found = next;
     }
   }
@@ -377,6 +389,24 @@ function frameSpan(header: MsgHdrs | undefined, streamSeq: number): { firstSeq: 
   };
 }
 
+/**
+ * The last seq of the batch a frame message is part of: its own last seq unless it is a part of a
+ * split batch (`Journal-Batch-Last`), whose later parts hold the seqs after its own.
+ */
+function batchLastOf(header: MsgHdrs | undefined, streamSeq: number): number {
+  const span = frameSpan(header, streamSeq);
+  const own = span.firstSeq + span.count - 1;
+  if (header?.get(HEADER.batchLast) === undefined || header.get(HEADER.batchLast) === '') return own;
+  const batchLast = headerNumber(header, HEADER.batchLast, streamSeq);
+  if (batchLast < own) {
+    throw new JournalCorruptError(
+      `journal message ${streamSeq} ends at seq ${own}, after its batch's last seq ${batchLast}`,
+      span.firstSeq,
+    );
+  }
+  return batchLast;
+}
+
 function headerNumber(header: MsgHdrs | undefined, name: string, streamSeq: number): number {
   const text = header?.get(name) ?? '';
   const value = Number(text);
@@ -389,12 +419,14 @@ function headerNumber(header: MsgHdrs | undefined, name: string, streamSeq: numb
   return value;
 }
 
-export function frameHeaders(frame: StoredFrame): MsgHdrs {
+/** A frame message's headers; `batchLast` for a part of a split batch (`fitFrame`). */
+export function frameHeaders(frame: StoredFrame, batchLast: number | null = null): MsgHdrs {
   const h = headers();
   h.set(HEADER.firstSeq, String(frame.firstSeq));
   h.set(HEADER.count, String(frame.count));
   h.set(HEADER.version, String(frame.version));
   h.set(HEADER.checksum, String(frame.checksum));
+  if (batchLast !== null) h.set(HEADER.batchLast, String(batchLast));
   return h;
 }
 
@@ -456,7 +488,12 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
           message.respond(Empty);
         },
       });
-      const openReport = await dropTornTail(conn);
+      const torn = await dropTornTail(conn);
+      const unfinished = await dropUnfinishedBatch(conn);
+      const openReport = {
+        droppedTailRecords: torn.droppedTailRecords + unfinished.droppedTailRecords,
+        droppedTailEntries: torn.droppedTailEntries + unfinished.droppedTailEntries,
+      };
       const lastFrame = await conn.lastFrame();
       const { lastSeq } = await conn.state();
       return new NatsJournal<C>(conn, responder, openReport, lastFrame, lastSeq, options);
@@ -549,14 +586,16 @@ export class NatsJournal<C = unknown> extends CommittedJournal<C> {
     if (this.deferredFailure !== null) throw this.deferredFailure;
     for (const c of checkpoints) this.waitingCheckpoints.push(c);
     if (frame !== null) {
-      for (const part of fitFrame(frame, this.maxPayloadBytes)) {
+      const last = frame.firstSeq + frame.count - 1;
+      const parts = fitFrame(frame, this.maxPayloadBytes);
+      for (const part of parts) {
         this.newestFrameStreamSeq = await this.publish(
           this.conn.subjects.frames,
           part.payload,
-          frameHeaders(part),
+          frameHeaders(part, parts.length > 1 ? last : null),
         );
       }
-      this.durableSeq = frame.firstSeq + frame.count - 1;
+      this.durableSeq = last;
     }
     const ready = this.waitingCheckpoints.filter((c) => c.seq <= this.durableSeq);
     if (ready.length === 0) return;
@@ -704,6 +743,31 @@ async function dropTornTail(conn: NatsJournalStream): Promise<OpenReport> {
   return { droppedTailRecords: 1, droppedTailEntries: frame.count };
 }
 
+/**
+ * Deletes the stored parts of a split batch at the tail whose later parts never were: its publish
+ * failed part way, so every append of it was refused, and none may be replayed. Checkpoints come
+ * only after a whole batch, so none is for its seqs.
+ */
+async function dropUnfinishedBatch(conn: NatsJournalStream): Promise<OpenReport> {
+  const doomed: number[] = [];
+  let entries = 0;
+  let batchLast: number | null = null;
+  for (let message = await conn.lastFrame(); message !== null; ) {
+    const span = frameSpan(message.header, message.seq);
+    const last = batchLastOf(message.header, message.seq);
+    if (batchLast === null) {
+      // The newest frame ends its batch: nothing is unfinished.
+      if (last === span.firstSeq + span.count - 1) break;
+      batchLast = last;
+    } else if (last !== batchLast) break;
+    doomed.push(message.seq);
+    entries += span.count;
+    message = await conn.previousFrame(message.seq);
+  }
+  for (const seq of doomed) await conn.jsm.streams.deleteMessage(conn.stream, seq, false);
+  return { droppedTailRecords: doomed.length, droppedTailEntries: entries };
+}
+
 function lastDurable(last: StoredMsg | null): { seq: number; ts: number } {
   if (last === null) return { seq: 0, ts: 0 };
   const frame = frameOf(last.header, last.data, last.seq);
@@ -724,10 +788,20 @@ export async function* readNatsJournal<C>(
   const start = await conn.frameHolding(wanted);
   if (start === null) return;
   let expected: number | null = null;
+  // The parts of a split batch read so far: yielded once its last part is (`batchLastOf`).
+  let parts: JournalEntry<C>[] = [];
   for await (const message of conn.scan(conn.subjects.frames, start)) {
     const frame = frameOf(message.headers, message.data, message.seq);
     const entries = readVerifiedFrames<C>([frame], wanted, expected);
     expected = frame.firstSeq + frame.count;
-    if (entries.length > 0) yield entries;
+    if (batchLastOf(message.headers, message.seq) !== expected - 1) {
+      for (const entry of entries) parts.push(entry);
+      continue;
+    }
+    if (parts.length > 0) {
+      for (const entry of entries) parts.push(entry);
+      yield parts;
+      parts = [];
+    } else if (entries.length > 0) yield entries;
   }
 }
