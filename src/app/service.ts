@@ -13,7 +13,8 @@
  * what it started (StartAbortedError).
  * Stop order (graceful): stop the market and timers → close the gateway (stop accepting, drain
  * requests, close sockets: cancel-on-disconnect runs) → cancel any session order left → drain the
- * sequencer → save the replay memory → snapshot → flush and close storage → release the lock.
+ * sequencer → save the replay memory → snapshot → flush and close storage → release the lock
+ * (once the stores have closed, even past their step's deadline).
  * Each step that waits on the stores gets at most `shutdownStepMs` (5 s after a core failure) on
  * the service clock, then is logged and left behind: a hung store cannot hold the stop, and the
  * next start recovers from the journal as after a crash.
@@ -565,9 +566,17 @@ async function launch(
         'read store flush',
         readStore.flush().catch((error: unknown) => log.error({ err: error }, 'read store flush')),
       );
-      await within('stores close', storage.close());
-      keyStore.close();
-      dataDirLock.release();
+      // The lock is held until the stores have closed, however late: a second service must not
+      // open them while a close left behind may still write (one that never ends holds it until
+      // the process exits). A close that fails releases it too.
+      const storesClosed = storage.close();
+      const releaseLock = () => dataDirLock.release();
+      storesClosed.then(releaseLock, releaseLock);
+      try {
+        await within('stores close', storesClosed);
+      } finally {
+        keyStore.close();
+      }
     })();
     return closing;
   };

@@ -7,13 +7,15 @@
  *   leaving behind what still waits on the server (the replica's final snapshot, the stores'
  *   closing), instead of waiting up to the replica's 120 s or for ever;
  * - so does a plain stop of a healthy core (journal on NATS), each step on the stores bounded by
- *   `shutdownStepMs`, and the next start has every acknowledged command.
+ *   `shutdownStepMs`, the data directory staying locked until the stores' close left behind ends,
+ *   and the next start has every acknowledged command.
  */
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, test } from 'node:test';
 import pino from 'pino';
 import { ApiError } from '../../sdk/errors.ts';
+import { lockDataDir, StoreOpenError } from '../../src/store/data-dir-lock.ts';
 import { freezePostgres } from '../support/pg-freeze.ts';
 import { restingBuy, startTestService, type TestService } from '../support/service-harness.ts';
 import { startStoreServers } from '../support/store-servers.ts';
@@ -138,6 +140,13 @@ test('journal on NATS, PostgreSQL hung: a plain stop of a healthy core ends with
     assert.equal(running.service.core.failed, null, 'the core stayed healthy');
     const late = lines.filter((line) => /left behind/.test(String(line.msg))).map((line) => line.step);
     assert.ok(late.includes('snapshot replica stop'), `late steps: ${late.join(', ')}`);
+    assert.ok(late.includes('stores close'), `late steps: ${late.join(', ')}`);
+    // The stores' close left behind may still write: the data directory stays locked meanwhile.
+    assert.throws(
+      () => lockDataDir(running.dataDir).release(),
+      (error: unknown) =>
+        error instanceof StoreOpenError && /in use by another running service/.test(error.message),
+    );
     // The server comes back; what was left behind ends (the journal's NATS connection among it).
     frozen.resume();
     const again = Date.now();
