@@ -16,8 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { NatsJournal } from '../../src/store/nats/nats-journal.ts';
+import { freePort } from '../support/free-port.ts';
 import { findNatsServer } from '../support/nats.ts';
-import { freePort } from '../support/postgres.ts';
 
 const bin = findNatsServer();
 if (bin === null && process.env.CI === 'true') throw new Error('nats-server is not installed');

@@ -6,6 +6,8 @@
  * - `startNatsCluster`: a JetStream cluster of several servers routed to each other, for streams
  *   with replicas; one member can be killed (as a crash) and started again on its own storage.
  * Both return null when nats-server is not installed, so callers can skip and say so.
+ * Ports are picked free and bound a moment later by nats-server, so another process can take one
+ * in between: a start that finds its port taken is tried again on new ports (`withFreshPorts`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -14,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as connectNats } from 'nats';
 import { exitOnSignal } from './exit-on-signal.ts';
-import { freePort } from './postgres.ts';
+import { freePort, withFreshPorts } from './free-port.ts';
 
 export interface NatsServer {
   /** e.g. `nats://127.0.0.1:4222` */
@@ -58,7 +60,10 @@ interface NatsProcess {
   stop(): Promise<void>;
 }
 
-/** Spawns nats-server and waits until it accepts connections on `port`. */
+/**
+ * Spawns nats-server and waits until it is ready and accepts connections on `port` (its own
+ * "ready" line too: something else may be listening on a port it failed to bind).
+ */
 async function spawnNats(bin: string, args: readonly string[], port: number): Promise<NatsProcess> {
   let log = '';
   const child: ChildProcess = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -81,7 +86,7 @@ async function spawnNats(bin: string, args: readonly string[], port: number): Pr
     process.removeListener('exit', killOnExit);
   };
   const deadline = Date.now() + 15_000;
-  while (!(await portOpen(port))) {
+  while (!(log.includes('Server is ready') && (await portOpen(port)))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await end('SIGKILL');
       throw new Error(`nats-server did not start: ${log}`);
@@ -103,6 +108,10 @@ function removeOnExit(dir: string): () => void {
 export async function startNats(options: { jetstream?: boolean } = {}): Promise<NatsServer | null> {
   const bin = installedNatsServer();
   if (bin === null) return null;
+  return withFreshPorts(() => startNatsOnce(bin, options));
+}
+
+async function startNatsOnce(bin: string, options: { jetstream?: boolean }): Promise<NatsServer> {
   const dir = mkdtempSync(join(tmpdir(), 'nats-test-'));
   const removeDir = removeOnExit(dir);
   const port = await freePort();
@@ -146,6 +155,10 @@ export interface NatsCluster {
 export async function startNatsCluster(size = 3): Promise<NatsCluster | null> {
   const bin = installedNatsServer();
   if (bin === null) return null;
+  return withFreshPorts(() => startNatsClusterOnce(bin, size));
+}
+
+async function startNatsClusterOnce(bin: string, size: number): Promise<NatsCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'nats-cluster-'));
   const removeDir = removeOnExit(dir);
   const ports: { client: number; route: number }[] = [];

@@ -8,14 +8,16 @@
  *   `postgres` system user and the server runs as that user.
  * - `startPostgres` returns null when no PostgreSQL is installed, so callers can skip and say so.
  * - The server is killed and its directory removed even if the process exits without `stop()`.
+ * - A start that finds its port taken (by another process, between `freePort()` and the bind) is
+ *   tried again on a new port (`withFreshPorts`).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { exitOnSignal } from './exit-on-signal.ts';
+import { freePort, withFreshPorts } from './free-port.ts';
 
 export interface PostgresServer {
   /** Connection string of the `postgres` database as superuser `postgres`. */
@@ -38,18 +40,6 @@ export function findPostgresBin(): string | null {
     .filter((v) => existsSync(join(root, v, 'bin', 'initdb')) && existsSync(join(root, v, 'bin', 'postgres')))
     .sort((a, b) => Number(b) - Number(a));
   return versions.length > 0 ? join(root, versions[0]!, 'bin') : null;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function postgresUser(): { uid: number; gid: number } | null {
@@ -98,6 +88,23 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'],
     { ...asUser, env, stdio: 'pipe' },
   );
+  try {
+    return await withFreshPorts(() => launchPostgres(bin, dir, data, asUser, env, options));
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Starts `postgres` on the initialised `data` on a free port, and waits until it answers. */
+async function launchPostgres(
+  bin: string,
+  dir: string,
+  data: string,
+  asUser: { uid?: number; gid?: number },
+  env: NodeJS.ProcessEnv,
+  options: StartPostgresOptions,
+): Promise<PostgresServer> {
   const port = await freePort();
   let log = '';
   const child = spawn(
@@ -139,8 +146,13 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   try {
     await waitUntilReady(url, child, () => log);
   } catch (error) {
-    killOnExit();
+    // Only the server: its data directory is kept for a try on another port.
     process.removeListener('exit', killOnExit);
+    if (child.exitCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGKILL');
+      await exited;
+    }
     throw error;
   }
   let stopped = false;
