@@ -16,6 +16,7 @@
 import type { MachineCommand } from '../core/machine.ts';
 import type { Journal } from '../store/journal.ts';
 import type { RemoteReadWriter } from '../store/read/read-store.ts';
+import type { Clock } from './clock.ts';
 import { type ReplicaHooks, type ReplicaSettings, SnapshotReplica } from './snapshot-replica.ts';
 
 export interface RestartPolicy {
@@ -59,7 +60,8 @@ export class ReplicaSupervisor implements RemoteReadWriter {
   private startedAt = 0;
   private lastFailure: Error | null = null;
   private readonly backoff: RestartBackoff;
-  private restartTimer: NodeJS.Timeout | null = null;
+  /** Cancels the restart waiting for its delay (null when none waits). */
+  private cancelRestart: (() => void) | null = null;
   private stopping = false;
   /** The last seq of the frames the journal made durable (where a new replica starts). */
   private durableSeq: number;
@@ -72,7 +74,7 @@ export class ReplicaSupervisor implements RemoteReadWriter {
     readAppliedSeq: number,
     private readonly hooks: SupervisorHooks,
     policy: RestartPolicy = DEFAULT_RESTART_POLICY,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = WALL_CLOCK,
   ) {
     this.durableSeq = settings.startSeq;
     this.readApplied = readAppliedSeq;
@@ -158,8 +160,8 @@ export class ReplicaSupervisor implements RemoteReadWriter {
   /** Stops the running replica (see `SnapshotReplica.stop`) and starts no other. */
   async stop(finalSnapshot: boolean): Promise<void> {
     this.stopping = true;
-    if (this.restartTimer !== null) clearTimeout(this.restartTimer);
-    this.restartTimer = null;
+    this.cancelRestart?.();
+    this.cancelRestart = null;
     this.releaseRunningWaiters();
     await this.replica?.stop(finalSnapshot);
   }
@@ -170,8 +172,8 @@ export class ReplicaSupervisor implements RemoteReadWriter {
    */
   async terminate(): Promise<void> {
     this.stopping = true;
-    if (this.restartTimer !== null) clearTimeout(this.restartTimer);
-    this.restartTimer = null;
+    this.cancelRestart?.();
+    this.cancelRestart = null;
     this.releaseRunningWaiters();
     await this.replica?.terminate();
   }
@@ -182,7 +184,7 @@ export class ReplicaSupervisor implements RemoteReadWriter {
   }
 
   private start(): void {
-    this.startedAt = this.now();
+    this.startedAt = this.clock.now();
     const replica: SnapshotReplica = new SnapshotReplica(
       { ...this.settings, startSeq: this.durableSeq },
       {
@@ -208,15 +210,15 @@ export class ReplicaSupervisor implements RemoteReadWriter {
       this.hooks.onFailed(error, Number.POSITIVE_INFINITY);
       return;
     }
-    const delay = this.backoff.afterFailure(this.now() - this.startedAt);
+    const now = this.clock.now();
+    const delay = this.backoff.afterFailure(now - this.startedAt);
     this.hooks.onFailed(error, delay);
-    this.restartTimer = setTimeout(() => {
-      this.restartTimer = null;
+    this.cancelRestart = this.clock.schedule(now + delay, () => {
+      this.cancelRestart = null;
       if (this.stopping) return;
       this.start();
       this.hooks.onRestarted?.();
-    }, delay);
-    this.restartTimer.unref();
+    });
   }
 
   private releaseRunningWaiters(): void {
@@ -225,3 +227,16 @@ export class ReplicaSupervisor implements RemoteReadWriter {
     for (const waiter of waiting) waiter.resolve();
   }
 }
+
+/**
+ * Real time, with timers that keep no process alive (the service's server does): the default, so
+ * a replica restarts on time whatever the service clock is; tests pass a virtual clock.
+ */
+const WALL_CLOCK: Clock = {
+  now: Date.now,
+  schedule(at, callback) {
+    const timer = setTimeout(callback, Math.max(0, at - Date.now()));
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};

@@ -17,6 +17,7 @@ import { SQLITE_FILES } from '../store/open-stores.ts';
 import { buildFrame } from '../store/record-format.ts';
 import { SqliteJournal } from '../store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../store/sqlite/sqlite-snapshots.ts';
+import { type Clock, VirtualClock } from './clock.ts';
 import { createCoreMachine } from './core-factory.ts';
 import { COMMANDS, journalCommands } from './journal-testkit.ts';
 import { ReplicaSupervisor, type SupervisorHooks } from './replica-supervisor.ts';
@@ -334,7 +335,7 @@ test('terminate counts as failed: no more status answers', async () => {
 });
 
 /** A supervisor of `dataDir`'s replica, on a journal whose batches the test announces. */
-function supervise(dataDir: string, hooks: SupervisorHooks, now: () => number = Date.now) {
+function supervise(dataDir: string, hooks: SupervisorHooks, clock?: Clock) {
   let observer: BatchListener = () => undefined;
   const journal = { observeBatches: (listener: BatchListener) => (observer = listener) };
   const supervisor = new ReplicaSupervisor(
@@ -350,7 +351,7 @@ function supervise(dataDir: string, hooks: SupervisorHooks, now: () => number = 
     0,
     hooks,
     { firstDelayMs: 200, maxDelayMs: 1_000, healthyAfterMs: 100 },
-    now,
+    ...(clock === undefined ? [] : [clock]),
   );
   /** Journals a deposit at `seq` durably, then tells the supervisor, as the live journal does. */
   const commit = async (seq: number) => {
@@ -375,10 +376,11 @@ function supervise(dataDir: string, hooks: SupervisorHooks, now: () => number = 
 
 test('the supervisor restarts a failed replica after the last durable frame, backing off, and starting over after a healthy run', async () => {
   await inJournaledDir(async (dataDir) => {
-    let clock = 0;
+    // The restart delays pass on a virtual clock, only when the test moves it.
+    const clock = new VirtualClock(0);
     const delays: number[] = [];
     let restarts = 0;
-    // The restart timer and the worker are unreferenced (the service's server keeps it alive).
+    // The worker is unreferenced (the service's server keeps the process alive).
     const keepAlive = setInterval(() => undefined, 1_000);
     const { supervisor, commit, crash } = supervise(
       dataDir,
@@ -387,7 +389,7 @@ test('the supervisor restarts a failed replica after the last durable frame, bac
         onFailed: (_error, restartInMs) => delays.push(restartInMs),
         onRestarted: () => restarts++,
       },
-      () => clock,
+      clock,
     );
     try {
       assert.equal(
@@ -402,6 +404,10 @@ test('the supervisor restarts a failed replica after the last durable frame, bac
       assert.equal(supervisor.current, null, 'none runs until the delay passes');
       await commit(COMMANDS.length + 1);
       assert.equal(supervisor.current, null, 'the command was made durable while none ran');
+      clock.advance(199);
+      assert.equal(supervisor.current, null, 'not before its delay');
+      clock.advance(1);
+      assert.equal(restarts, 1, 'restarted once its delay passed');
       assert.equal(
         await settlesWithin(supervisor.caughtUp(), 20_000),
         true,
@@ -410,11 +416,15 @@ test('the supervisor restarts a failed replica after the last durable frame, bac
       assert.equal(supervisor.lastAppliedSeq, COMMANDS.length + 1, 'the restarted replica wrote the command');
       assert.equal((await supervisor.status()).seq, COMMANDS.length + 1, 'the restarted replica applied it');
       await crash();
-      await until(() => restarts === 2, 10_000);
+      await until(() => delays.length === 2, 10_000);
+      clock.advance(400);
+      assert.equal(restarts, 2);
       assert.equal((await supervisor.status()).seq, COMMANDS.length + 1, 'the next one starts there too');
-      clock += 100; // this replica ran for healthyAfterMs
+      clock.advance(100); // this replica ran for healthyAfterMs
       await crash();
-      await until(() => restarts === 3, 10_000);
+      await until(() => delays.length === 3, 10_000);
+      clock.advance(200);
+      assert.equal(restarts, 3);
       assert.deepEqual(delays, [200, 400, 200], 'doubling, then the first delay again after a healthy run');
       // A read wait while none runs ends with the supervisor's stop.
       await crash();
