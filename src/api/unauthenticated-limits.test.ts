@@ -362,6 +362,23 @@ describe('requests refused before a key bucket is charged', () => {
     }
   });
 
+  test('over the WebSocket, binary frames are charged to the address like any other message that is not an envelope', async () => {
+    const { socket, answers } = await collectingSocket('127.0.0.5');
+    try {
+      for (let i = 0; i < BURST + 2; i++) socket.send(Buffer.from('not an envelope'), { binary: true });
+      await until(() => answers.length === BURST + 2);
+      assert.deepEqual(
+        answers.slice(BURST).map((answer) => answer.error?.code),
+        [TOO_MANY, TOO_MANY],
+        'past the burst, a flood of binary frames is throttled',
+      );
+      // The address has nothing left for a request either.
+      assert.equal((await call('127.0.0.5', 'public/time')).status, 429);
+    } finally {
+      socket.close();
+    }
+  });
+
   test('over the WebSocket, refused messages draw from the address shared with HTTP', async () => {
     // The socket comes from 127.0.0.1, the address no other test here uses.
     const { socket, answers } = await collectingSocket();

@@ -15,7 +15,7 @@ import { Dispatcher, type DispatchOutcome } from './dispatcher.ts';
 import { registerSessionMethods } from './methods/session.ts';
 import type { CommandPort, ReadPort } from './ports.ts';
 import { RateLimiter } from './rate-limit.ts';
-import { MethodRegistry } from './registry.ts';
+import { MethodRegistry, type SessionHandle } from './registry.ts';
 import { ChannelsParams } from './schemas/methods.ts';
 import {
   DEFAULT_MAX_BUFFERED_BYTES,
@@ -319,7 +319,8 @@ function holdingGateway(options: Partial<WsGatewayOptions> = {}) {
   const slow: SlowConsumerDrop[] = [];
   const gateway = new WsGateway(
     {
-      dispatcher: { dispatch } as unknown as Dispatcher,
+      // Refusals are charged nothing here (unauthenticated-limits.test.ts checks the charging).
+      dispatcher: { dispatch, chargeRefusal: (refusal: unknown) => refusal } as unknown as Dispatcher,
       channels,
       fanout: new Fanout(channels),
       commands: {} as CommandPort,
@@ -604,4 +605,276 @@ test('over a TCP stream the queue is judged when the turn is flushed: a burst th
   g.clock.advance(SLOW_CONSUMER_GRACE_MS);
   assert.equal(socket.terminated, true);
   assert.equal(g.gateway.bufferedBytes, 0);
+});
+
+// ---- cancel-on-disconnect at the session level (killing tests from the ws-gateway mutation audit) ----
+
+/**
+ * A gateway with the real dispatcher and session methods whose core records each command it is
+ * given (and accepts it); `public/test_session` hands the test the connection's SessionHandle, so
+ * it can report an order placed as the trading methods do (`placed`), also after the close.
+ */
+function codGateway(accountDefault = false, keyWorks?: (apiKey: string) => boolean) {
+  const reads = {
+    instrument: () => undefined,
+    currencies: () => ['BTC'],
+    openOrders: () => [],
+    accountCancelOnDisconnect: () => accountDefault,
+  } as unknown as ReadPort;
+  const principal = {
+    apiKey: 'k',
+    userId: 1,
+    accountIds: new Set([1]),
+    defaultAccountId: 1,
+    roles: new Set(['trade']),
+    deskName: null,
+    rateLimits: null,
+  } as unknown as Principal;
+  const clock = new VirtualClock(0);
+  const channels = new ChannelRegistry();
+  registerBuiltinChannels(channels, reads);
+  const submitted: Array<Record<string, unknown>> = [];
+  /** While set, the core holds each command until `releaseCommands` (as the journal's fsync would). */
+  const held: Array<() => void> = [];
+  const core = { holding: false };
+  const commands = {
+    submit: (command: Record<string, unknown>) => {
+      submitted.push(command);
+      if (!core.holding) return Promise.resolve({ ok: true, events: [] });
+      return new Promise((resolve) => held.push(() => resolve({ ok: true, events: [] })));
+    },
+    now: () => clock.now(),
+  } as unknown as CommandPort;
+  const methods = new MethodRegistry();
+  registerSessionMethods(methods, { authenticateWs: () => principal } as unknown as Authenticator, {
+    commands,
+    reads,
+    channels,
+  });
+  const handed: { session: SessionHandle | null } = { session: null };
+  methods.register({
+    name: 'public/test_session',
+    summary: 'hands the test its session',
+    access: 'public',
+    params: Type.Object({}),
+    result: Type.Literal('ok'),
+    handler: (_params, context) => {
+      handed.session = context.session;
+      return 'ok' as const;
+    },
+  });
+  const unexpected: unknown[] = [];
+  const limiter = new RateLimiter(
+    { enabled: false, matching: { perSecond: 1, burst: 1 }, nonMatching: { perSecond: 1, burst: 1 } },
+    () => clock.now(),
+  );
+  const dispatcher = new Dispatcher(
+    methods,
+    limiter,
+    () => clock.now(),
+    (error) => unexpected.push(error),
+  );
+  const gateway = new WsGateway(
+    {
+      dispatcher,
+      channels,
+      fanout: new Fanout(channels),
+      commands,
+      reads,
+      clock,
+      ...(keyWorks === undefined ? {} : { keyWorks }),
+      onUnexpected: (error) => unexpected.push(error),
+    },
+    { maxMessageBytes: 1 << 20 },
+  );
+  const socket = new RecordingSocket();
+  gateway.accept(socket as unknown as WebSocket);
+  let rid = 0;
+  const call = async (method: string, params: unknown = {}) => {
+    const id = ++rid;
+    socket.emit('message', Buffer.from(JSON.stringify({ rid: id, method, params })), false);
+    for (let turns = 0; turns < 20; turns++) await new Promise((resolve) => setImmediate(resolve));
+    const answer = socket.sent
+      .map((text) => JSON.parse(text) as Omit<WireMessage, 'result'> & { result?: unknown })
+      .find((m) => m.rid === id);
+    assert.ok(answer, `${method} was answered`);
+    return answer;
+  };
+  const session = async () => {
+    await call('public/test_session');
+    const handle = handed.session;
+    assert.ok(handle, 'the session was handed over');
+    return handle;
+  };
+  const auth = () => call('public/auth', { apiKey: 'k', timestamp: 0, nonce: 'n', signature: 's' });
+  const ofType = (type: string) => submitted.filter((c) => c.type === type);
+  const releaseCommands = () => {
+    core.holding = false;
+    for (const release of held.splice(0)) release();
+  };
+  return { socket, clock, core, call, session, auth, submitted, ofType, releaseCommands, unexpected };
+}
+
+test('an order placed after the session ended with cancel-on-disconnect on is cancelled as it lands', async () => {
+  const g = codGateway();
+  await g.auth();
+  assert.equal((await g.call('private/enable_cancel_on_disconnect')).result, 'ok');
+  const session = await g.session();
+  const codSession = session.codSession;
+  assert.notEqual(codSession, null);
+  // An order sent under the session is still on its way to the core when the connection closes:
+  // the close's cancel (nothing placed yet) cannot name it.
+  g.socket.close();
+  assert.equal(g.ofType('cancel_all').length, 0, 'nothing placed yet: nothing to cancel at the close');
+  // It lands: it is cancelled at once, on the account, as cancel-on-disconnect.
+  assert.equal(session.placed('o-late', codSession), undefined);
+  assert.deepEqual(g.ofType('cancel_all'), [
+    { type: 'cancel_all', accountId: 1, orderIds: ['o-late'], cancelReason: 'cancel_on_disconnect' },
+  ]);
+  assert.deepEqual(g.unexpected, []);
+});
+
+test('an order placed after the session ended with cancel-on-disconnect off stays', async () => {
+  const g = codGateway();
+  await g.auth();
+  const session = await g.session();
+  assert.equal(session.codSession, null);
+  g.socket.close();
+  assert.equal(session.placed('o-late', null), undefined);
+  assert.deepEqual(g.ofType('cancel_all'), [], 'cancel-on-disconnect was off: the order is left alone');
+  assert.deepEqual(g.unexpected, []);
+});
+
+test('enable and disable of cancel-on-disconnect are idempotent: a second one journals nothing and keeps the session', async () => {
+  const g = codGateway();
+  await g.auth();
+  // Disabling what is off: answered ok, nothing sent to the core.
+  assert.equal((await g.call('private/disable_cancel_on_disconnect')).result, 'ok');
+  assert.deepEqual(g.ofType('set_cancel_on_disconnect'), []);
+  assert.equal((await g.call('private/enable_cancel_on_disconnect')).result, 'ok');
+  const session = await g.session();
+  const first = session.codSession;
+  assert.notEqual(first, null);
+  // Enabling again keeps the session (orders placed under it stay covered) and journals nothing.
+  assert.equal((await g.call('private/enable_cancel_on_disconnect')).result, 'ok');
+  assert.equal(session.codSession, first);
+  assert.equal(g.ofType('set_cancel_on_disconnect').length, 1);
+  assert.deepEqual(g.unexpected, []);
+});
+
+test('public/auth again with the same key keeps cancel-on-disconnect as the connection set it, whatever the account default', async () => {
+  // The account's default is on: the first auth turns it on for the connection.
+  const g = codGateway(true);
+  await g.auth();
+  assert.deepEqual((await g.call('private/get_cancel_on_disconnect')).result, {
+    scope: 'connection',
+    enabled: true,
+  });
+  // The connection turns it off for itself, then authenticates again with the same key.
+  assert.equal((await g.call('private/disable_cancel_on_disconnect')).result, 'ok');
+  const commandsBefore = g.submitted.length;
+  assert.ok(!(await g.auth()).error);
+  assert.deepEqual((await g.call('private/get_cancel_on_disconnect')).result, {
+    scope: 'connection',
+    enabled: false,
+  });
+  assert.equal(g.submitted.length, commandsBefore, 'the same key again sends nothing to the core');
+  assert.deepEqual(g.unexpected, []);
+});
+
+test('once a heartbeat timeout has ended the session, a call still in flight is not answered over the closing socket', async () => {
+  const g = codGateway();
+  // A peer that stopped answering does not complete the close handshake either.
+  g.socket.peerAnswersClose = false;
+  await g.auth();
+  assert.equal((await g.call('public/set_heartbeat', { interval: 10 })).result, 'ok');
+  // A call that waits for the journal is in flight when the peer goes silent.
+  g.core.holding = true;
+  g.socket.emit(
+    'message',
+    Buffer.from(JSON.stringify({ rid: 100, method: 'private/enable_cancel_on_disconnect', params: {} })),
+    false,
+  );
+  await settle();
+  g.clock.advance(10_000); // test_request
+  g.clock.advance(10_000); // not answered: the session ends, the close frame goes out
+  assert.equal(g.socket.closes.length, 1);
+  assert.equal(g.socket.closes[0]!.code, 1000);
+  // From here on, whatever the session would send is recorded instead of failing the socket's check.
+  const late: string[] = [];
+  g.socket.send = (data: string | Buffer) => {
+    late.push(data.toString());
+  };
+  g.releaseCommands();
+  await settle();
+  assert.deepEqual(late, [], 'nothing is sent once the session has ended');
+  assert.deepEqual(g.unexpected, []);
+});
+
+test('a connection dropped as a slow consumer runs none of the messages it still sends', async () => {
+  const g = holdingGateway({ maxBufferedBytes: 1_000 });
+  const paused = g.connect('10.0.0.8');
+  // It reads nothing, so it never completes the close handshake: its frames keep arriving.
+  paused.peerAnswersClose = false;
+  g.request(paused, 1);
+  await settle();
+  paused.bufferedAmount = 1_001;
+  g.answer(1);
+  await settle();
+  assert.deepEqual(paused.closes, [{ code: 1008, afterSent: 0 }]);
+  // Its session has ended (cancel-on-disconnect has run): an order it sends now must not be run.
+  g.request(paused, 2);
+  await settle();
+  assert.deepEqual(g.dispatched, [1], 'the message after the drop was not dispatched');
+  assert.deepEqual(g.unexpected, []);
+});
+
+test('a disabled key: public methods are still answered on the connection; the first private one is refused and ends it', async () => {
+  const key = { works: true };
+  const g = codGateway(false, () => key.works);
+  await g.auth();
+  key.works = false;
+  // Public methods need no key, as over HTTP: answered, and the session goes on.
+  assert.equal((await g.call('public/set_heartbeat', { interval: 10 })).result, 'ok');
+  assert.equal(g.socket.closes.length, 0, 'still open');
+  // A private one is refused as over HTTP, and the session ends with 1008.
+  const refused = await g.call('private/get_cancel_on_disconnect');
+  assert.equal(refused.error?.code, ERROR_CATALOGUE.invalid_credentials.code);
+  assert.equal(g.socket.closes[0]?.code, 1008);
+  assert.deepEqual(g.unexpected, []);
+});
+
+test('shutdown: a connection with several calls in flight closes only once the last is answered', async () => {
+  const g = holdingGateway();
+  const busy = g.connect();
+  g.request(busy, 1);
+  g.request(busy, 2);
+  await settle();
+  assert.deepEqual(g.dispatched, [1, 2]);
+  const closing = track(g.gateway.close(5_000));
+  await settle();
+  g.answer(1);
+  await settle();
+  assert.deepEqual(busy.closes, [], 'one call is still in flight');
+  g.answer(2);
+  await settle();
+  assert.deepEqual(g.messages(busy), [
+    { rid: 1, result: 'ok' },
+    { rid: 2, result: 'ok' },
+  ]);
+  assert.deepEqual(busy.closes, [{ code: 1001, afterSent: 2 }]);
+  assert.equal(closing.done, true);
+  assert.deepEqual(g.unexpected, []);
+});
+
+test('a binary frame is refused with bad_request and not run, even when it holds an envelope', async () => {
+  const g = holdingGateway();
+  const socket = g.connect();
+  socket.emit('message', Buffer.from(JSON.stringify({ rid: 1, method: 'private/buy', params: {} })), true);
+  await settle();
+  assert.deepEqual(g.dispatched, [], 'not dispatched');
+  const [answer] = g.messages(socket);
+  assert.equal(answer?.rid, null);
+  assert.equal(answer?.error?.code, ERROR_CATALOGUE.bad_request.code);
+  assert.deepEqual(g.unexpected, []);
 });

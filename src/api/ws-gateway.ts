@@ -591,6 +591,18 @@ class Session implements SessionHandle, Subscriber {
     return (this.socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket ?? undefined;
   }
 
+  /**
+   * Refuses a binary frame, unread: `bad_request`, charged as a message that is not an envelope
+   * (`chargeRefusal`), so a flood of them meets the rate limit as text ones do.
+   */
+  refuseBinary(): void {
+    if (this.closed) return;
+    this.heardSinceTestRequest = true;
+    const refusal = new VenueError('bad_request', 'binary frames are not supported', { field: 'message' });
+    const charged = this.deps.dispatcher.chargeRefusal(refusal, this.principal, this.anonymousKey);
+    this.send({ rid: null, error: mapError(charged, this.deps.onUnexpected).error });
+  }
+
   /** Answers one message (resolves once answered). Not async: see `Dispatcher.dispatch`. */
   receive(raw: string): Promise<void> {
     if (this.closed) return Promise.resolve();
@@ -815,14 +827,8 @@ export class WsGateway {
     );
     this.sessions.add(session);
     socket.on('message', (data, isBinary) => {
-      if (isBinary) {
-        session.send({
-          rid: null,
-          error: mapError(new VenueError('bad_request', 'binary frames are not supported')).error,
-        });
-        return;
-      }
-      void session.receive(data.toString());
+      if (isBinary) session.refuseBinary();
+      else void session.receive(data.toString());
     });
     socket.on('close', () => {
       this.sessions.delete(session);

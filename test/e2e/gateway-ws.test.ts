@@ -247,13 +247,17 @@ describe('gateway over WebSocket', () => {
     await client.close();
 
     const silent = new WebSocket(harness.wsUrl);
-    const closed = new Promise<void>((resolve) => silent.on('close', () => resolve()));
+    let closed = false;
+    silent.on('close', () => {
+      closed = true;
+    });
     await new Promise((resolve) => silent.on('open', resolve));
     silent.send(JSON.stringify({ rid: 1, method: 'public/set_heartbeat', params: { interval: 10 } }));
     await new Promise((resolve) => silent.once('message', resolve));
     clock.advance(10_000);
     clock.advance(10_000);
-    await closed;
+    // Bounded: a server that never closes a silent connection fails here instead of hanging the run.
+    await until(() => closed, 10_000);
   });
 
   test('reconnect: the sdk re-authenticates and resubscribes', async () => {

@@ -98,3 +98,30 @@ test('the total limit counts every address', async () => {
     await close();
   }
 });
+
+test('only /ws is upgraded: another path (even one starting with /ws) is cut; a query string is fine', async () => {
+  const gateway = gatewayWith({});
+  const server = createServer();
+  server.on('upgrade', (request, socket, head) => gateway.handleUpgrade(request, socket, head));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const attempt = (path: string): Promise<'open' | 'refused'> =>
+    new Promise((resolve) => {
+      const ws = new WebSocket(`${base}${path}`);
+      ws.once('open', () => {
+        ws.terminate();
+        resolve('open');
+      });
+      ws.once('error', () => resolve('refused'));
+    });
+  try {
+    assert.equal(await attempt('/wsx'), 'refused');
+    assert.equal(await attempt('/ws/admin'), 'refused');
+    assert.equal(await attempt('/'), 'refused');
+    assert.equal(await attempt('/ws?client=sdk'), 'open');
+    await until(() => gateway.connectionCount === 0);
+  } finally {
+    await gateway.close(0);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
