@@ -121,3 +121,30 @@ describe('CoreService wakeups', () => {
     core.stop();
   });
 });
+
+describe('CoreService stop and failure', () => {
+  test('after stop() a due wakeup journals no timer command', async () => {
+    const { clock, core, timers } = service();
+    await wakeAt(core, 1_000);
+    core.stop();
+    // Submitted commands still complete after stop(), but schedule nothing.
+    await wakeAt(core, 500);
+    clock.advance(2_000);
+    await core.drain();
+    assert.deepEqual(timers(), [], 'no command after stop');
+  });
+
+  test('a journal that fails reports the core fatal through onFatal', async () => {
+    const fatal: Error[] = [];
+    const core = new CoreService({
+      machine: new CoreMachine(Venue.create(), new Map([['wakeup', new WakeupMachine()]])),
+      journal: { append: async () => Promise.reject(new Error('disk gone')) },
+      clock: new VirtualClock(T0),
+      start: { seq: 0, ts: 0 },
+      onFatal: (error) => fatal.push(error),
+    });
+    await assert.rejects(core.submitMachine({ type: 'wake_at', at: T0 } as Omit<WakeCommand, 'seq' | 'ts'>));
+    assert.equal(fatal.length, 1, 'onFatal called once');
+    assert.ok(core.failed !== null);
+  });
+});

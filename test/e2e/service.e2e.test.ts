@@ -714,3 +714,42 @@ test('/health: 503 while the journal makes nothing durable (PostgreSQL stopped),
     await running.close();
   }
 });
+
+test('JournalWaits: once the last appended command is durable nothing waits, however long it stays idle', () => {
+  const clock = new VirtualClock(1_000);
+  const waits = new JournalWaits<string>({ append: async () => undefined }, clock, 10);
+  void waits.append({ seq: 11, ts: 1_000, command: 'a' });
+  waits.committed(11);
+  clock.advance(60_000);
+  assert.equal(waits.waitedMs(), 0, 'an idle journal with everything durable is not stalled');
+});
+
+test('a core that failed is never snapshotted at stop (SNAPSHOT_REPLICA off): the next start replays the journal', async () => {
+  const noPeriodic = { everyCommands: 0, everyMs: 0, checkpointEveryCommands: 0 };
+  let running = await startTestService({
+    config: { simulator: false, snapshotReplica: false },
+    snapshotPolicy: noPeriodic,
+  });
+  try {
+    assert.ok(running.service.core.sequence > 0, 'the demo bootstrap journaled commands');
+    await assert.rejects(running.service.core.submitMachine({ type: 'no_such_command' } as never));
+    assert.ok(running.service.core.failed !== null);
+    running = await running.restart();
+    assert.equal(running.service.recovery.snapshotSeq, null, 'no snapshot of the failed core');
+  } finally {
+    await running.close();
+    rmSync(running.dataDir, { recursive: true, force: true });
+  }
+});
+
+test('close() twice is one close: both resolve, and the stop runs once', async () => {
+  const running = await startTestService({ config: { simulator: false } });
+  try {
+    const first = running.service.close();
+    const second = running.service.close();
+    assert.equal(first, second, 'the same promise');
+    await Promise.all([first, second]);
+  } finally {
+    rmSync(running.dataDir, { recursive: true, force: true });
+  }
+});
