@@ -52,6 +52,7 @@ import { subMachineProjections } from '../store/read/sub-projections.ts';
 import { RecoveryMismatchError, type RecoveryReport, recover } from '../store/recovery.ts';
 import { type SnapshotPolicy, Snapshotter } from '../store/snapshotter.ts';
 import { CLOCK_TOLERANCE_MS, type Clock, SystemClock } from './clock.ts';
+import { closeStepBound } from './close-steps.ts';
 import type { Config } from './config.ts';
 import { createCoreMachine, PORTFOLIOS, RFQ_DESK } from './core-factory.ts';
 import { CoreService } from './core-service.ts';
@@ -598,40 +599,6 @@ async function launch(
 
 /** How long a close after the core failed waits for each step on the stores (service clock). */
 const FAILED_CLOSE_STEP_MS = 5_000;
-const LATE = Symbol('late');
-
-/**
- * Waits for a close step for up to `ms` on `clock`, past which the step is logged and left to
- * finish (or not) on its own. Resolves whether it ended in time (true; also for no step); its
- * failure still fails the close when it comes in time.
- */
-function closeStepBound(
-  clock: Clock,
-  ms: number,
-  log: Logger,
-  when: string,
-): (what: string, step: Promise<unknown> | undefined) => Promise<boolean> {
-  return async (what, step) => {
-    if (step === undefined) return true;
-    let cancel: () => void = () => undefined;
-    const late = new Promise<typeof LATE>((resolve) => {
-      cancel = clock.schedule(clock.now() + ms, () => resolve(LATE));
-    });
-    try {
-      if ((await Promise.race([step, late])) !== LATE) return true;
-      log.error(
-        { step: what, waitedMs: ms },
-        `${when}: a step did not finish in time and is left behind (a store that stopped answering?); the next start recovers from the journal`,
-      );
-      // Its eventual failure is not the close's any more.
-      step.catch(() => undefined);
-      return false;
-    } finally {
-      cancel();
-    }
-  };
-}
-
 interface OpenSettings {
   readonly natsJournal: { servers: string; stream: string; replicas: number } | null;
   /** The database lock's connection (journal on NATS): taken again, or reported lost. */
