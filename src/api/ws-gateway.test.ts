@@ -120,6 +120,17 @@ interface WireMessage {
 
 const PERP = new Instrument(1, inverseFutureSpec(DEFAULT_PRODUCTS.BTC!, null, 'perpetual', 0));
 
+/** The one key the session-method gateways sign every connection in with. */
+const TRADER = {
+  apiKey: 'k',
+  userId: 1,
+  accountIds: new Set([1]),
+  defaultAccountId: 1,
+  roles: new Set(['trade']),
+  deskName: null,
+  rateLimits: null,
+} as unknown as Principal;
+
 /**
  * A gateway with the real dispatcher, session methods and built-in channels over a market where
  * every name `BTC-<n>` is an instrument (so `trades.BTC-<n>` are as many channels as a test needs).
@@ -131,15 +142,7 @@ function subscribingGateway(options: Partial<WsGatewayOptions> = {}) {
     openOrders: () => [],
     accountCancelOnDisconnect: () => false,
   } as unknown as ReadPort;
-  const principal = {
-    apiKey: 'k',
-    userId: 1,
-    accountIds: new Set([1]),
-    defaultAccountId: 1,
-    roles: new Set(['trade']),
-    deskName: null,
-    rateLimits: null,
-  } as unknown as Principal;
+  const principal = TRADER;
   const clock = new VirtualClock(0);
   const channels = new ChannelRegistry();
   registerBuiltinChannels(channels, reads);
@@ -621,15 +624,7 @@ function codGateway(accountDefault = false, keyWorks?: (apiKey: string) => boole
     openOrders: () => [],
     accountCancelOnDisconnect: () => accountDefault,
   } as unknown as ReadPort;
-  const principal = {
-    apiKey: 'k',
-    userId: 1,
-    accountIds: new Set([1]),
-    defaultAccountId: 1,
-    roles: new Set(['trade']),
-    deskName: null,
-    rateLimits: null,
-  } as unknown as Principal;
+  const principal = TRADER;
   const clock = new VirtualClock(0);
   const channels = new ChannelRegistry();
   registerBuiltinChannels(channels, reads);
