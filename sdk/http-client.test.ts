@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { ERROR_CATALOGUE } from '../src/domain/errors.ts';
 import { ApiError } from './errors.ts';
 import { HttpClient } from './http-client.ts';
 
@@ -95,4 +96,135 @@ test('ApiError names the catalogue entry of its code', () => {
   assert.equal(error.code, 10009);
   assert.deepEqual(error.data, { field: 'amount' });
   assert.equal(new ApiError({ code: 424242, message: 'from a newer service' }, 200).errorName, null);
+});
+
+describe('HttpClient resends and re-signing on the flat routes', () => {
+  /** A server whose `handle` sees each request with its signed headers; closed after `body`. */
+  async function withServer(
+    handle: (request: IncomingMessage, response: ServerResponse) => void,
+    body: (baseUrl: string) => Promise<void>,
+  ): Promise<void> {
+    const server = createServer(handle);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      await body(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }
+  const credentials = { apiKey: 'k', apiSecret: 's' };
+
+  test('a flat call refused as signed before a crash is signed again past signedNotAfter, and so are the calls after it', async () => {
+    const NOT_AFTER = 1_000_000;
+    const seen: { ts: number; nonce: string }[] = [];
+    await withServer(
+      (request, response) => {
+        const ts = Number(request.headers['service-api-timestamp']);
+        seen.push({ ts, nonce: String(request.headers['service-api-nonce']) });
+        const answer =
+          ts <= NOT_AFTER
+            ? {
+                succ: false,
+                code: ERROR_CATALOGUE.unavailable.code,
+                message: 'restarted after a crash',
+                value: null,
+                data: { field: 'service-api-timestamp', signedNotAfter: NOT_AFTER },
+              }
+            : { succ: true, code: 0, message: '', value: { portfolioId: 5 } };
+        request.resume();
+        request.on('end', () => response.writeHead(200).end(JSON.stringify(answer)));
+      },
+      async (baseUrl) => {
+        // The client's clock is still before the refused time.
+        const client = new HttpClient({ baseUrl, credentials, now: () => NOT_AFTER - 5_000 });
+        assert.deepEqual(await client.flat('POST', '/tt/core-broker/openapi/portfolios/submit', {}), {
+          portfolioId: 5,
+        });
+        assert.equal(seen.length, 2, 'refused, then signed again');
+        assert.equal(seen[0]!.ts, NOT_AFTER - 5_000);
+        assert.equal(seen[1]!.ts, NOT_AFTER + 1);
+        assert.notEqual(seen[1]!.nonce, seen[0]!.nonce, 'a new signature, not a resend');
+        // The next call is signed past the refused time straight away.
+        assert.deepEqual(await client.portfolioInfo(5), { portfolioId: 5 });
+        assert.equal(seen.length, 3, 'one sending');
+        assert.equal(seen[2]!.ts, NOT_AFTER + 1);
+      },
+    );
+  });
+
+  test('an answer that does not come within timeoutMs is waited for no longer: the same bytes are sent again', async () => {
+    const seen: string[] = [];
+    await withServer(
+      (request, response) => {
+        seen.push(String(request.headers['service-api-signature']));
+        // The first request is never answered.
+        if (seen.length === 1) return;
+        response.writeHead(200).end('{"succ":true,"code":0,"message":"","value":{"portfolioId":9}}');
+      },
+      async (baseUrl) => {
+        const client = new HttpClient({ baseUrl, credentials, retries: 1, timeoutMs: 200 });
+        let timer: NodeJS.Timeout | undefined;
+        const hung = new Promise((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error('no answer after 5 s: the attempt never timed out')),
+            5_000,
+          );
+        });
+        try {
+          assert.deepEqual(await Promise.race([client.portfolioInfo(9), hung]), { portfolioId: 9 });
+        } finally {
+          clearTimeout(timer);
+        }
+        assert.equal(seen.length, 2);
+        assert.equal(seen[1], seen[0], 'the very same signed request');
+      },
+    );
+  });
+
+  test('no resend once 12 s have passed since the first sending: the timestamp would be stale', async () => {
+    let requests = 0;
+    const realNow = Date.now;
+    let skew = 0;
+    Date.now = () => realNow() + skew;
+    try {
+      await withServer(
+        (request) => {
+          requests++;
+          // The answer is lost, and the clock moves on 12.5 s meanwhile.
+          skew += 12_500;
+          request.socket.destroy();
+        },
+        async (baseUrl) => {
+          const client = new HttpClient({ baseUrl, credentials, retries: 3 });
+          await assert.rejects(client.portfolioInfo(1), (error: unknown) => error instanceof TypeError);
+          assert.equal(requests, 1, 'not sent again');
+        },
+      );
+    } finally {
+      Date.now = realNow;
+    }
+  });
+});
+
+test('flat GET refuses a body it would sign and never send, before any request', async () => {
+  let requests = 0;
+  const server = createServer((_request, response) => {
+    requests++;
+    response.writeHead(200).end('{"succ":true,"code":0,"message":"","value":null}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = new HttpClient({ baseUrl, credentials: { apiKey: 'k', apiSecret: 's' } });
+    await assert.rejects(
+      client.flat('GET', '/tt/core-broker/openapi/portfolios/info', { portfolioId: 1 }),
+      (error: unknown) => error instanceof TypeError && /sends no body/.test(error.message),
+    );
+    assert.equal(requests, 0, 'nothing sent');
+    assert.equal(await client.flat('GET', '/tt/core-broker/openapi/portfolios/info?portfolioId=1'), null);
+    assert.equal(requests, 1);
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
 });

@@ -196,9 +196,13 @@ export class HttpClient {
 
   /**
    * A flat signed route (portfolio style); resolves with `value` or throws `ApiError`. Untyped:
-   * the portfolio routes have the typed calls above.
+   * the portfolio routes have the typed calls above. A GET sends no body (its fields go in the
+   * path's query): one given is refused here, as it would be signed and never sent.
    */
   async flat<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    if (method === 'GET' && body !== undefined) {
+      throw new TypeError(`GET ${path} sends no body: put its fields in the query`);
+    }
     const answer = await this.signAndSend(method, path, body === undefined ? '' : JSON.stringify(body));
     const parsed = answer.body as { succ?: unknown; value?: T } | null;
     if (isObject(parsed) && parsed.succ === true) return parsed.value as T;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { validatePortfolioBody } from '../../src/api/portfolios/validate.ts';
 import { portfolioInfoToWire, tradeNewsToWire } from '../../src/api/portfolios/wire.ts';
-import { AlgoHarness, leg, PERP, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
+import { AlgoHarness, leg, MIRROR, PERP, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
 
 test('info: arrival from the mid, else the priceSnapshot; average, slippage in bps, children, parts', () => {
   const h = AlgoHarness.withMarket();
@@ -203,4 +203,66 @@ test('info: twapTrade echoes durationSec and frequencySec as sent', () => {
   const twap = portfolioInfoToWire(h.machine.portfolio(id)!, lookup).twapTrade;
   assert.equal(twap?.durationSec, 600);
   assert.equal(twap?.frequencySec, 60);
+});
+
+test('info and trade-news: a mirror names its original; a TWAP in its first slice has currentPart 0; a limit child is orderType limit', () => {
+  const h = AlgoHarness.withMarket();
+  const lookup = lookupOf(h);
+  // Nothing to trade against: the first slice's child rests.
+  const id = h.submit(
+    portfolio({
+      portfolioType: 'TWAP',
+      twap: { startTimestamp: null, durationMs: 10_000, frequencyMs: 2_000 },
+      mirrorAccountIds: [MIRROR],
+      legs: [leg({ amount: 100 })],
+    }),
+  );
+  const original = portfolioInfoToWire(h.machine.portfolio(id)!, lookup);
+  assert.equal(original.portfolioStatus, 'WORKING');
+  assert.equal(original.currentPart, 0, 'working in slice 0: currentPart is 0, not null');
+  assert.equal(original.linkedPortfolioId, null);
+  assert.ok(original.childOrders.length > 0, 'a child order rests');
+  assert.equal(original.childOrders[0]!.orderType, 'limit');
+  assert.equal(original.mirrorPortfolioIds.length, 1);
+  const mirrorId = original.mirrorPortfolioIds[0]!;
+  const mirror = portfolioInfoToWire(h.machine.portfolio(mirrorId)!, lookup);
+  assert.equal(mirror.accountId, MIRROR);
+  assert.equal(mirror.linkedPortfolioId, id, 'the mirror names its original');
+  const submitted = h.news.find(
+    (e) => e.portfolioId === mirrorId && e.messageType === 'PORTFOLIO_SUBMITTED',
+  )!;
+  assert.equal(
+    tradeNewsToWire(submitted, lookup).linkedPortfolioId,
+    id,
+    'and so does its PORTFOLIO_SUBMITTED',
+  );
+});
+
+test('info: a TWAP waiting for its startTimestamp echoes it in twapTrade; an ICEBERG without refreshQuantity echoes null', () => {
+  const h = AlgoHarness.withMarket();
+  const lookup = lookupOf(h);
+  const start = T0 + 60_000;
+  const waiting = h.submit(
+    portfolio({
+      portfolioType: 'TWAP',
+      twap: { startTimestamp: start, durationMs: 10_000, frequencyMs: 2_000 },
+      legs: [leg({ amount: 100 })],
+    }),
+  );
+  const twap = portfolioInfoToWire(h.machine.portfolio(waiting)!, lookup);
+  assert.equal(twap.startTimestamp, null, 'not started yet');
+  assert.equal(twap.twapTrade!.startTimestamp, start, 'the startTimestamp sent');
+
+  const iceberg = h.submit(
+    portfolio({
+      portfolioType: 'ICEBERG',
+      iceberg: { displayAmount: 10, refreshAmount: null },
+      legs: [leg({ amount: 100 })],
+    }),
+  );
+  const info = portfolioInfoToWire(h.machine.portfolio(iceberg)!, lookup);
+  assert.deepEqual(info.icebergTrade, {
+    displayQuantity: lookup(PERP)!.formatQuantity(10),
+    refreshQuantity: null,
+  });
 });

@@ -197,3 +197,64 @@ describe('portfolio info, cancel and cancel-all check ids and accounts before th
     assert.deepEqual(commands, [], 'nothing reached the core');
   });
 });
+
+describe('cancel-all passes its portfolioType; info and cancel of a portfolio the key cannot see name portfolioId', () => {
+  test('cancel-all with a portfolioType cancels that type only; an unknown type is invalid_params naming portfolioType', async () => {
+    const { commands, call } = portfolioRoutes();
+    assert.deepEqual(await call('cancel-all', { accountId: ACCOUNT, portfolioType: 'TWAP' }), {
+      value: { portfolioIds: [1] },
+    });
+    assert.deepEqual(commands, [
+      { type: 'cancel_all_portfolios', accountId: ACCOUNT, portfolioType: 'TWAP' },
+    ]);
+    commands.length = 0;
+    for (const portfolioType of ['twap', 'LIMIT', 1, '']) {
+      assert.deepEqual(
+        await call('cancel-all', { accountId: ACCOUNT, portfolioType }),
+        { refused: 'invalid_params', field: 'portfolioType' },
+        String(portfolioType),
+      );
+    }
+    assert.deepEqual(commands, [], 'nothing reached the core');
+  });
+
+  test('an unknown portfolio is portfolio_not_found naming portfolioId, on info and cancel', async () => {
+    const { commands, call } = portfolioRoutes();
+    const notFound = { refused: 'portfolio_not_found', field: 'portfolioId' };
+    assert.deepEqual(await call('info', { portfolioId: '2' }), notFound, 'info');
+    assert.deepEqual(await call('cancel', { portfolioId: 2 }), notFound, 'cancel');
+    assert.deepEqual(
+      await call('cancel', { portfolioId: 2, accountId: ACCOUNT }),
+      notFound,
+      'cancel with accountId',
+    );
+    assert.deepEqual(commands, [], 'nothing reached the core');
+  });
+});
+
+describe('ids: a missing one is value_required, a fraction or an unsafe integer is invalid_params', () => {
+  test('info, cancel and cancel-all', async () => {
+    const { commands, call } = portfolioRoutes();
+    const refused = (name: string, field: string) => ({ refused: name, field });
+    assert.deepEqual(await call('info', {}), refused('value_required', 'portfolioId'), 'info without id');
+    assert.deepEqual(await call('cancel', {}), refused('value_required', 'portfolioId'), 'cancel without id');
+    assert.deepEqual(await call('cancel-all', {}), refused('value_required', 'accountId'), 'cancel-all');
+    for (const bad of [1.5, 2 ** 53, Number.MAX_VALUE]) {
+      assert.deepEqual(
+        await call('cancel', { portfolioId: bad }),
+        refused('invalid_params', 'portfolioId'),
+        `${bad}`,
+      );
+      assert.deepEqual(
+        await call('cancel', { portfolioId: 1, accountId: ACCOUNT + 0.5 }),
+        refused('invalid_params', 'accountId'),
+      );
+      assert.deepEqual(
+        await call('cancel-all', { accountId: bad }),
+        refused('invalid_params', 'accountId'),
+        `${bad}`,
+      );
+    }
+    assert.deepEqual(commands, [], 'nothing reached the core');
+  });
+});
