@@ -536,6 +536,33 @@ test('past the total budget, the connections with the most queued are dropped fi
   assert.deepEqual(g.unexpected, []);
 });
 
+test('a total exactly at the budget is within it: nobody more is dropped', async () => {
+  const g = holdingGateway({ maxBufferedBytes: 10_000, maxBufferedBytesTotal: 2_000 });
+  const [a, b, c] = [g.connect('10.0.0.1'), g.connect('10.0.0.2'), g.connect('10.0.0.3')];
+  for (const socket of [a, b, c]) socket.peerAnswersClose = false;
+  g.request(a, 1);
+  g.request(b, 2);
+  g.request(c, 3);
+  await settle();
+  a.bufferedAmount = 1_000;
+  b.bufferedAmount = 1_000;
+  g.answer(1);
+  g.answer(2);
+  await settle();
+  assert.equal(g.gateway.bufferedBytes, 2_000);
+  assert.deepEqual(g.slow, [], 'at the budget, not past it');
+  // 3,500 queued: dropping c (1,500) leaves exactly the budget, so a and b stay.
+  c.bufferedAmount = 1_500;
+  g.answer(3);
+  await settle();
+  assert.deepEqual(
+    g.slow.map((drop) => [drop.address, drop.reason]),
+    [['10.0.0.3', 'budget']],
+  );
+  assert.equal(a.terminated || b.terminated, false, 'a and b stay');
+  assert.equal(g.gateway.bufferedBytes, 2_000);
+});
+
 test('queues that drained are read again before anyone is dropped for the budget', async () => {
   const g = holdingGateway({ maxBufferedBytes: 10_000, maxBufferedBytesTotal: 2_500 });
   const [a, b] = [g.connect(), g.connect()];
