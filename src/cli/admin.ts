@@ -96,7 +96,16 @@ async function admin(
       `the call to ${url}${path} failed without an answer (${code ?? (error as Error).message}); it may have been applied: ${retry}`,
     );
   }
-  const answer = (await response.json()) as { succ: boolean; code: number; message: string; value: unknown };
+  const text = await response.text();
+  let answer: { succ: boolean; code: number; message: string; value: unknown };
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    // Not the service (a wrong --url, a proxy's error page): what it was is unknown.
+    throw new Error(
+      `${url}${path} answered HTTP ${response.status} with something that is not the service's answer (${JSON.stringify(text.slice(0, 80))}); it may have been applied: ${retry}`,
+    );
+  }
   if (!answer.succ) throw new Error(`the service refused: ${answer.code} ${answer.message}`);
   return answer.value;
 }
@@ -109,9 +118,10 @@ function adminToken(dataDir: string): string {
   return readFileSync(path, 'utf8').trim();
 }
 
+/** A positive integer written in plain decimal digits (no `0x2`, `1e0` or spaces: a mistyped id must not reach a real one). */
 function integer(text: string | undefined, name: string): number {
   const value = Number(text);
-  if (text === undefined || !Number.isSafeInteger(value) || value <= 0) {
+  if (text === undefined || !/^[1-9]\d*$/.test(text) || !Number.isSafeInteger(value)) {
     throw new UsageError(
       `${name} must be a positive integer, got ${text === undefined ? 'nothing' : `'${text}'`}`,
     );

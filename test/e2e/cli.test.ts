@@ -3,8 +3,17 @@
  * and against a stopped one's data directory: storage:vacuum.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -481,6 +490,118 @@ test('portfolio cli watch: exit code 0 for a COMPLETED portfolio, 2 for one that
     assert.equal(cancelled.exitCode, 2, cancelled.out);
   } finally {
     process.exitCode = savedExitCode;
+    await harness.close();
+  }
+});
+
+test('cli key:create: default role, --account, both rate overrides; bad rates, unfunded accounts and a deposit without amount are refused', async () => {
+  const venue = new FakeVenue();
+  const harness = await startHarness({ venue, fileKeyStore: true });
+  const saved = { DATA_DIR: process.env.DATA_DIR, SECRET_ENCRYPTION_KEY: process.env.SECRET_ENCRYPTION_KEY };
+  process.env.DATA_DIR = harness.dataDir;
+  delete process.env.SECRET_ENCRYPTION_KEY;
+  const lines: string[] = [];
+  const cli = async (...args: string[]) => {
+    lines.length = 0;
+    await runCli([...args, '--url', harness.baseUrl], (line) => lines.push(line));
+    return lines.join('\n');
+  };
+  const refused = (pattern: RegExp, ...args: string[]) =>
+    assert.rejects(cli(...args), (error: Error) => {
+      assert.match(error.message, pattern);
+      return true;
+    });
+  const taker = harness.credentials[0]!;
+  const multi = harness.credentials.find((c) => c.accountIds.length === 2)!;
+  try {
+    // Without --roles a key may only trade: no taker or maker role it was not asked for.
+    const plain = JSON.parse(await cli('key:create', String(taker.userId))) as { roles: string[] };
+    assert.deepEqual(plain.roles, ['trade']);
+    // --account picks the key's default account among the user's own.
+    const second = multi.accountIds[1]!;
+    const onSecond = JSON.parse(
+      await cli('key:create', String(multi.userId), '--account', String(second)),
+    ) as { userId: number; defaultAccountId: number };
+    assert.equal(onSecond.userId, multi.userId);
+    assert.equal(onSecond.defaultAccountId, second);
+    await refused(
+      new RegExp(`account ${taker.accountIds[0]} does not belong to user ${multi.userId}`),
+      'key:create',
+      String(multi.userId),
+      '--account',
+      String(taker.accountIds[0]),
+    );
+    // --rate-non-matching lands on the non-matching bucket, not the matching one.
+    const limited = JSON.parse(
+      await cli('key:create', String(taker.userId), '--rate-non-matching', '7:9'),
+    ) as { rateLimits: unknown };
+    assert.deepEqual(limited.rateLimits, { nonMatching: { perSecond: 7, burst: 9 } });
+    // A rate of 0, a burst of 0 or trailing text is refused, naming the option.
+    for (const bad of ['0:5', '5:0', '5:20x']) {
+      await refused(
+        new RegExp(`--rate-matching must be <perSecond>:<burst> .*got '${bad}'`),
+        'key:create',
+        String(taker.userId),
+        '--rate-matching',
+        bad,
+      );
+    }
+    // account:create without --fund opens the account unfunded.
+    await cli('account:create', String(taker.userId), 'spare');
+    const unfunded = JSON.parse(lines[0]!) as { id: number };
+    assert.match(lines[1]!, new RegExp(`^opened account ${unfunded.id} in the running server$`));
+    assert.equal(venue.accountSummary(unfunded.id, 'BTC')?.balance, 0);
+    // A deposit without an amount is a usage error, before any call.
+    await refused(
+      /usage: deposit <accountId> <currency> <amount>/,
+      'deposit',
+      String(taker.accountIds[0]),
+      'BTC',
+    );
+    assert.equal(lines.length, 0, 'nothing printed (no deposit id for a call never made)');
+    // A zero amount is refused by the service, naming the amount; nothing is credited.
+    await refused(/amount must be positive/, 'deposit', String(taker.accountIds[0]), 'BTC', '0');
+    // Ids are plain decimal digits: a mistyped one must not reach a real user or account.
+    for (const id of ['0x1', '1e0', ' 1', '01']) {
+      await refused(/userId must be a positive integer/, 'key:list', id);
+      await refused(/accountId must be a positive integer/, 'deposit', id, 'BTC', '1');
+    }
+    // Something that is not the service answering (a wrong --url, a proxy's error page) is named.
+    const page = createHttpServer((_request, response) =>
+      response.writeHead(502).end('<html>bad gateway</html>'),
+    );
+    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+    try {
+      const pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+      await assert.rejects(
+        runCli(['deposit', String(taker.accountIds[0]), 'BTC', '1', '--url', pageUrl], () => undefined),
+        (error: Error) => {
+          assert.match(error.message, /answered HTTP 502 with something that is not the service's answer/);
+          assert.match(error.message, /it may have been applied: run it again with --id/);
+          return true;
+        },
+      );
+    } finally {
+      await new Promise<void>((resolve) => page.close(() => resolve()));
+    }
+    // Without the admin token the CLI says where it looked and what to do, not a bare ENOENT.
+    const tokenFile = join(harness.dataDir, 'admin.token');
+    renameSync(tokenFile, `${tokenFile}.aside`);
+    try {
+      await refused(
+        /no admin token at .*admin\.token: start the service once with this DATA_DIR/,
+        'deposit',
+        String(taker.accountIds[0]),
+        'BTC',
+        '1',
+      );
+    } finally {
+      renameSync(`${tokenFile}.aside`, tokenFile);
+    }
+  } finally {
+    process.env.DATA_DIR = saved.DATA_DIR;
+    if (saved.SECRET_ENCRYPTION_KEY !== undefined)
+      process.env.SECRET_ENCRYPTION_KEY = saved.SECRET_ENCRYPTION_KEY;
     await harness.close();
   }
 });
