@@ -18,7 +18,7 @@ import { writeFileDurably } from '../store/durable-file.ts';
 import type { KeyStore } from './auth/key-store.ts';
 import { DEMO_DEPOSITS, provisionAccount, toMinorUnits } from './bootstrap.ts';
 import type { Gateway } from './gateway.ts';
-import { flatAnswer } from './http-routes.ts';
+import { flatAnswer, flatFailure } from './http-routes.ts';
 import type { CommandPort, ReadPort } from './ports.ts';
 import { compileValidator } from './validation.ts';
 import { mapError } from './wire-errors.ts';
@@ -113,15 +113,14 @@ export function registerAdminRoutes(gateway: Gateway, deps: AdminDeps): void {
         validate(body);
         return reply.code(200).send(flatAnswer(await run(body as T)));
       } catch (error) {
-        const mapped = mapError(error);
-        return reply.code(mapped.httpStatus).send(
-          JSON.stringify({
-            succ: false,
-            code: mapped.error.code,
-            message: mapped.error.message,
-            value: null,
-          }),
+        // As the flat routes answer: `data` names the field at fault; an unexpected error is logged.
+        const mapped = mapError(error, (unexpected) =>
+          gateway.fastify.log.error(
+            { err: unexpected, route: url },
+            'unexpected error answered as internal_error',
+          ),
         );
+        return reply.code(mapped.httpStatus).send(flatFailure(mapped.error));
       }
     });
   };

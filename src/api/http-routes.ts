@@ -477,7 +477,8 @@ export function registerFlatRoute(
   });
 }
 
-function flatFailure(error: WireError): string {
+/** A flat route's refusal: `{succ: false, code, message, value: null, data}`. */
+export function flatFailure(error: WireError): string {
   return JSON.stringify({
     succ: false,
     code: error.code,

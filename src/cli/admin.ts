@@ -97,7 +97,15 @@ async function admin(
     );
   }
   const text = await response.text();
-  let answer: { succ: boolean; code: number; message: string; value: unknown };
+  // Flat answers; a refusal made before the admin route runs (a shutdown, a wrong Content-Type)
+  // comes as an envelope error.
+  let answer: {
+    succ?: boolean;
+    code?: number;
+    message?: string;
+    value?: unknown;
+    error?: { code: number; message: string };
+  };
   try {
     answer = JSON.parse(text);
   } catch {
@@ -106,7 +114,10 @@ async function admin(
       `${url}${path} answered HTTP ${response.status} with something that is not the service's answer (${JSON.stringify(text.slice(0, 80))}); it may have been applied: ${retry}`,
     );
   }
-  if (!answer.succ) throw new Error(`the service refused: ${answer.code} ${answer.message}`);
+  if (answer.succ !== true) {
+    const refusal = answer.error ?? answer;
+    throw new Error(`the service refused: ${refusal.code} ${refusal.message}`);
+  }
   return answer.value;
 }
 

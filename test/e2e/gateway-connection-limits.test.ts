@@ -324,3 +324,24 @@ test('a WebSocket dropped as a slow consumer is logged and counted', { timeout: 
     await s.close();
   }
 });
+
+test('closing the gateway cuts a refused connection still kept for its client, without waiting for the linger', {
+  timeout: 10_000,
+}, async () => {
+  const s = await start({ maxConnectionsPerAddress: 1 });
+  const only = await connect(s.port);
+  assert.equal(await health(only), 200);
+  const stubborn = await connect(s.port, undefined, true);
+  const closed = readToClose(stubborn);
+  await new Promise<void>((resolve) => stubborn.once('end', resolve));
+  assert.equal(stubborn.destroyed, false, 'the refused socket is kept for its client');
+  only.destroy();
+  // The service clock does not move: only close() itself can cut the refused socket.
+  const outcome = await Promise.race([
+    s.close().then(() => 'closed'),
+    new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2_000)),
+  ]);
+  stubborn.destroy(); // lets a close that waits for it finish, so a failure does not hang the run
+  assert.equal(outcome, 'closed');
+  assert.match(await closed, /^HTTP\/1.1 429/);
+});
