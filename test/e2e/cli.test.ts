@@ -28,12 +28,26 @@ import { startHarness } from '../support/gateway-harness.ts';
 import { PERP, startCore, startPortfolioHarness } from '../support/portfolio-harness.ts';
 import { startTestService } from '../support/service-harness.ts';
 
+/**
+ * Points the admin CLI at `dataDir` (DATA_DIR, and no SECRET_ENCRYPTION_KEY of the test run's);
+ * returns what puts the environment back.
+ */
+function cliEnvFor(dataDir: string): () => void {
+  const saved = { DATA_DIR: process.env.DATA_DIR, SECRET_ENCRYPTION_KEY: process.env.SECRET_ENCRYPTION_KEY };
+  process.env.DATA_DIR = dataDir;
+  delete process.env.SECRET_ENCRYPTION_KEY;
+  return () => {
+    if (saved.DATA_DIR === undefined) delete process.env.DATA_DIR;
+    else process.env.DATA_DIR = saved.DATA_DIR;
+    if (saved.SECRET_ENCRYPTION_KEY === undefined) delete process.env.SECRET_ENCRYPTION_KEY;
+    else process.env.SECRET_ENCRYPTION_KEY = saved.SECRET_ENCRYPTION_KEY;
+  };
+}
+
 test('cli creates a user, a funded account and a key that trades; deposits go through the server', async () => {
   const venue = new FakeVenue();
   const harness = await startHarness({ venue, fileKeyStore: true });
-  const saved = { DATA_DIR: process.env.DATA_DIR, SECRET_ENCRYPTION_KEY: process.env.SECRET_ENCRYPTION_KEY };
-  process.env.DATA_DIR = harness.dataDir;
-  delete process.env.SECRET_ENCRYPTION_KEY;
+  const restoreEnv = cliEnvFor(harness.dataDir);
   const lines: string[] = [];
   const cli = async (...args: string[]) => {
     lines.length = 0;
@@ -78,9 +92,7 @@ test('cli creates a user, a funded account and a key that trades; deposits go th
     });
     assert.equal(refused.status, 401);
   } finally {
-    process.env.DATA_DIR = saved.DATA_DIR;
-    if (saved.SECRET_ENCRYPTION_KEY !== undefined)
-      process.env.SECRET_ENCRYPTION_KEY = saved.SECRET_ENCRYPTION_KEY;
+    restoreEnv();
     await harness.close();
   }
 });
@@ -127,9 +139,7 @@ test('admin provisioning checks every deposit before opening the account; a shor
 test('cli mistakes: usage on --help, errors that name the argument, no store created in a wrong DATA_DIR', async () => {
   const venue = new FakeVenue();
   const harness = await startHarness({ venue, fileKeyStore: true });
-  const saved = { DATA_DIR: process.env.DATA_DIR, SECRET_ENCRYPTION_KEY: process.env.SECRET_ENCRYPTION_KEY };
-  process.env.DATA_DIR = harness.dataDir;
-  delete process.env.SECRET_ENCRYPTION_KEY;
+  const restoreEnv = cliEnvFor(harness.dataDir);
   const lines: string[] = [];
   const cli = async (...args: string[]) => {
     lines.length = 0;
@@ -218,9 +228,7 @@ test('cli mistakes: usage on --help, errors that name the argument, no store cre
     assert.equal(existsSync(process.env.DATA_DIR), false);
     assert.deepEqual(readdirSync(wrongDir), []);
   } finally {
-    process.env.DATA_DIR = saved.DATA_DIR;
-    if (saved.SECRET_ENCRYPTION_KEY !== undefined)
-      process.env.SECRET_ENCRYPTION_KEY = saved.SECRET_ENCRYPTION_KEY;
+    restoreEnv();
     rmSync(wrongDir, { recursive: true, force: true });
     await harness.close();
   }
@@ -228,9 +236,7 @@ test('cli mistakes: usage on --help, errors that name the argument, no store cre
 
 test('cli deposits carry an id: a retry with --id credits once, across a restart; another content is refused; desks rotate', async () => {
   let running = await startTestService({ config: { simulator: false } });
-  const saved = { DATA_DIR: process.env.DATA_DIR, SECRET_ENCRYPTION_KEY: process.env.SECRET_ENCRYPTION_KEY };
-  process.env.DATA_DIR = running.dataDir;
-  delete process.env.SECRET_ENCRYPTION_KEY;
+  const restoreEnv = cliEnvFor(running.dataDir);
   const lines: string[] = [];
   const cli = async (...args: string[]) => {
     lines.length = 0;
@@ -306,9 +312,7 @@ test('cli deposits carry an id: a retry with --id credits once, across a restart
       'MAKER1',
     );
   } finally {
-    process.env.DATA_DIR = saved.DATA_DIR;
-    if (saved.SECRET_ENCRYPTION_KEY !== undefined)
-      process.env.SECRET_ENCRYPTION_KEY = saved.SECRET_ENCRYPTION_KEY;
+    restoreEnv();
     await running.close();
   }
 });
@@ -351,9 +355,7 @@ test('cli storage:vacuum compacts the stopped service’s SQLite stores; refused
 test('keys sealed with SECRET_ENCRYPTION_KEY: the cli without it, or with another key, writes nothing and makes no key file; with it, works', async () => {
   const K1 = '5a'.repeat(32);
   let running = await startTestService({ config: { simulator: false, secretEncryptionKey: K1 } });
-  const saved = { DATA_DIR: process.env.DATA_DIR, SECRET_ENCRYPTION_KEY: process.env.SECRET_ENCRYPTION_KEY };
-  process.env.DATA_DIR = running.dataDir;
-  delete process.env.SECRET_ENCRYPTION_KEY;
+  const restoreEnv = cliEnvFor(running.dataDir);
   const cli = async (...args: string[]) => {
     const lines: string[] = [];
     await runCli([...args, '--url', running.baseUrl], (line) => lines.push(line));
@@ -412,9 +414,7 @@ test('keys sealed with SECRET_ENCRYPTION_KEY: the cli without it, or with anothe
     running = await running.restart();
     assert.equal((await client().call('private/get_account_summary', { currency: 'BTC' })).balance, '100');
   } finally {
-    process.env.DATA_DIR = saved.DATA_DIR;
-    if (saved.SECRET_ENCRYPTION_KEY === undefined) delete process.env.SECRET_ENCRYPTION_KEY;
-    else process.env.SECRET_ENCRYPTION_KEY = saved.SECRET_ENCRYPTION_KEY;
+    restoreEnv();
     await running.close();
   }
 });
@@ -497,9 +497,7 @@ test('portfolio cli watch: exit code 0 for a COMPLETED portfolio, 2 for one that
 test('cli key:create: default role, --account, both rate overrides; bad rates, unfunded accounts and a deposit without amount are refused', async () => {
   const venue = new FakeVenue();
   const harness = await startHarness({ venue, fileKeyStore: true });
-  const saved = { DATA_DIR: process.env.DATA_DIR, SECRET_ENCRYPTION_KEY: process.env.SECRET_ENCRYPTION_KEY };
-  process.env.DATA_DIR = harness.dataDir;
-  delete process.env.SECRET_ENCRYPTION_KEY;
+  const restoreEnv = cliEnvFor(harness.dataDir);
   const lines: string[] = [];
   const cli = async (...args: string[]) => {
     lines.length = 0;
@@ -599,9 +597,7 @@ test('cli key:create: default role, --account, both rate overrides; bad rates, u
       renameSync(`${tokenFile}.aside`, tokenFile);
     }
   } finally {
-    process.env.DATA_DIR = saved.DATA_DIR;
-    if (saved.SECRET_ENCRYPTION_KEY !== undefined)
-      process.env.SECRET_ENCRYPTION_KEY = saved.SECRET_ENCRYPTION_KEY;
+    restoreEnv();
     await harness.close();
   }
 });
