@@ -500,4 +500,30 @@ describe('requests refused before a key bucket is charged', () => {
       socket.close();
     }
   });
+
+  test('an unknown method on the bare folder of a flat route is answered flat', async () => {
+    const response = await gateway.fastify.inject({
+      method: 'GET',
+      url: '/flat/limits',
+      remoteAddress: '10.9.0.1',
+    });
+    assert.equal(response.statusCode, 404);
+    assert.deepEqual(
+      { succ: response.json().succ, value: response.json().value },
+      { succ: false, value: null },
+    );
+  });
+
+  test('a body naming another method than its path is refused 400 with its own rid', async () => {
+    const response = await gateway.fastify.inject({
+      method: 'POST',
+      url: '/api/public/time',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ rid: 42, method: 'public/test', params: {} }),
+      remoteAddress: '10.9.0.2',
+    });
+    assert.equal(response.statusCode, 400);
+    assert.equal(response.json().rid, 42);
+    assert.equal(response.json().error.data.field, 'method');
+  });
 });

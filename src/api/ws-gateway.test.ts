@@ -487,14 +487,23 @@ test('a peer that stops reading: past its buffered limit it is closed 1008 "slow
   assert.deepEqual(g.unexpected, []);
 });
 
+/**
+ * Three connections from 10.0.0.1–3 whose peers never answer a close, each with a call (rids 1–3)
+ * the gateway holds until the test answers it.
+ */
+async function threeWaiting(g: ReturnType<typeof holdingGateway>) {
+  const sockets = [g.connect('10.0.0.1'), g.connect('10.0.0.2'), g.connect('10.0.0.3')] as const;
+  for (const [i, socket] of sockets.entries()) {
+    socket.peerAnswersClose = false;
+    g.request(socket, i + 1);
+  }
+  await settle();
+  return sockets;
+}
+
 test('past the total budget, the connections with the most queued are dropped first', async () => {
   const g = holdingGateway({ maxBufferedBytes: 10_000, maxBufferedBytesTotal: 2_500 });
-  const [a, b, c] = [g.connect('10.0.0.1'), g.connect('10.0.0.2'), g.connect('10.0.0.3')];
-  for (const socket of [a, b, c]) socket.peerAnswersClose = false;
-  g.request(a, 1);
-  g.request(b, 2);
-  g.request(c, 3);
-  await settle();
+  const [a, b, c] = await threeWaiting(g);
   a.bufferedAmount = 1_000;
   b.bufferedAmount = 1_200;
   c.bufferedAmount = 900;
@@ -538,12 +547,7 @@ test('past the total budget, the connections with the most queued are dropped fi
 
 test('a total exactly at the budget is within it: nobody more is dropped', async () => {
   const g = holdingGateway({ maxBufferedBytes: 10_000, maxBufferedBytesTotal: 2_000 });
-  const [a, b, c] = [g.connect('10.0.0.1'), g.connect('10.0.0.2'), g.connect('10.0.0.3')];
-  for (const socket of [a, b, c]) socket.peerAnswersClose = false;
-  g.request(a, 1);
-  g.request(b, 2);
-  g.request(c, 3);
-  await settle();
+  const [a, b, c] = await threeWaiting(g);
   a.bufferedAmount = 1_000;
   b.bufferedAmount = 1_000;
   g.answer(1);

@@ -598,9 +598,16 @@ class Session implements SessionHandle, Subscriber {
   refuseBinary(): void {
     if (this.closed) return;
     this.heardSinceTestRequest = true;
-    const refusal = new VenueError('bad_request', 'binary frames are not supported', { field: 'message' });
+    this.refuseCharged(
+      new VenueError('bad_request', 'binary frames are not supported', { field: 'message' }),
+      null,
+    );
+  }
+
+  /** Answers a message that is not an envelope with its refusal, charged a credit as over HTTP (`chargeRefusal`). */
+  private refuseCharged(refusal: unknown, rid: number | null): void {
     const charged = this.deps.dispatcher.chargeRefusal(refusal, this.principal, this.anonymousKey);
-    this.send({ rid: null, error: mapError(charged, this.deps.onUnexpected).error });
+    this.send({ rid, error: mapError(charged, this.deps.onUnexpected).error });
   }
 
   /** Answers one message (resolves once answered). Not async: see `Dispatcher.dispatch`. */
@@ -653,10 +660,7 @@ class Session implements SessionHandle, Subscriber {
         },
       );
     } catch (error) {
-      // A message that is not an envelope costs a credit, as over HTTP (`chargeRefusal`).
-      const charged = this.deps.dispatcher.chargeRefusal(error, this.principal, this.anonymousKey);
-      const mapped = mapError(charged, this.deps.onUnexpected);
-      this.send({ rid: salvageRid(parsed), error: mapped.error });
+      this.refuseCharged(error, salvageRid(parsed));
       return Promise.resolve();
     }
   }

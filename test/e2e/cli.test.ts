@@ -44,16 +44,22 @@ function cliEnvFor(dataDir: string): () => void {
   };
 }
 
+/** Runs the admin CLI against the service at `baseUrl`: its output, joined, and its last lines. */
+function adminCli(baseUrl: string) {
+  const lines: string[] = [];
+  const cli = async (...args: string[]) => {
+    lines.length = 0;
+    await runCli([...args, '--url', baseUrl], (line) => lines.push(line));
+    return lines.join('\n');
+  };
+  return { cli, lines };
+}
+
 test('cli creates a user, a funded account and a key that trades; deposits go through the server', async () => {
   const venue = new FakeVenue();
   const harness = await startHarness({ venue, fileKeyStore: true });
   const restoreEnv = cliEnvFor(harness.dataDir);
-  const lines: string[] = [];
-  const cli = async (...args: string[]) => {
-    lines.length = 0;
-    await runCli([...args, '--url', harness.baseUrl], (line) => lines.push(line));
-    return lines.join('\n');
-  };
+  const { cli } = adminCli(harness.baseUrl);
   try {
     const user = JSON.parse(await cli('user:create', 'desk-x')) as { id: number };
     const accountOut = await cli('account:create', String(user.id), 'main', '--fund');
@@ -498,12 +504,7 @@ test('cli key:create: default role, --account, both rate overrides; bad rates, u
   const venue = new FakeVenue();
   const harness = await startHarness({ venue, fileKeyStore: true });
   const restoreEnv = cliEnvFor(harness.dataDir);
-  const lines: string[] = [];
-  const cli = async (...args: string[]) => {
-    lines.length = 0;
-    await runCli([...args, '--url', harness.baseUrl], (line) => lines.push(line));
-    return lines.join('\n');
-  };
+  const { cli, lines } = adminCli(harness.baseUrl);
   const refused = (pattern: RegExp, ...args: string[]) =>
     assert.rejects(cli(...args), (error: Error) => {
       assert.match(error.message, pattern);

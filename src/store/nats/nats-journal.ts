@@ -258,13 +258,16 @@ export class NatsJournalStream {
    * found" for it once the subject's last message was deleted, as opening does with a torn tail.)
    */
   async lastFrame(): Promise<StoredMsg | null> {
-    const { lastSeq } = await this.state();
-    return this.previousFrame(lastSeq + 1);
+    const { firstSeq, lastSeq } = await this.state();
+    return this.frameBefore(lastSeq + 1, firstSeq);
   }
 
   /** The last frame message before stream sequence `end`, or null. */
   async previousFrame(end: number): Promise<StoredMsg | null> {
-    const { firstSeq } = await this.state();
+    return this.frameBefore(end, (await this.state()).firstSeq);
+  }
+
+  private async frameBefore(end: number, firstSeq: number): Promise<StoredMsg | null> {
     const last = end - 1;
     if (last < firstSeq) return null;
     // Back from the end in growing steps to a point with a frame after it, then forward.
