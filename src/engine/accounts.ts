@@ -45,7 +45,7 @@ export class Position {
   /** Lots of open reduce-only orders per side (jointly capped at the position). */
   reduceOnlyBuys = 0;
   reduceOnlySells = 0;
-  /** This command's pending review of the reserves of orders claiming it (matching.ts), if any. */
+  /** This command's pending review of the reserves of orders claiming it (claim-queues.ts), if any. */
   review: ReserveReview | null = null;
   /** The account's claim queues on this instrument (`Account.claimQueues`), once looked up. */
   claims: ClaimQueues | null = null;
@@ -80,11 +80,11 @@ export class Position {
 /**
  * An account's resting orders that would trade one instrument on one side (plain orders and combo
  * orders with a leg on it), by order number: the order in which they claim the position's
- * reducible lots for the margin exemption (risk.ts, matching.ts `reviewReserves`).
+ * reducible lots for the margin exemption (risk.ts, claim-queues.ts `reviewReserves`).
  */
 export interface ClaimQueue {
   /**
-   * By number. The entry of an order that left the book holds `LEFT` (matching.ts), one shared
+   * By number. The entry of an order that left the book holds `LEFT` (claim-queues.ts), one shared
    * order with no `level` that claims nothing, until the order rests again or the queue is
    * compacted.
    */
@@ -218,7 +218,7 @@ export class Account {
   /**
    * The remaining lots the account's resting combo orders would trade on each leg, by leg
    * instrument id: the legs' share of its open orders for the reducing-order exemption
-   * (risk.ts). Derived from the resting orders (matching.ts `changeOpenLots`), not saved.
+   * (risk.ts). Derived from the resting orders (claim-queues.ts `changeOpenLots`), not saved.
    */
   readonly comboOpen = new Map<number, OpenLots>();
   /**

@@ -29,16 +29,8 @@
 import type { TradeView } from '../core/events.ts';
 import { type CancelReason, isMarketLike } from '../core/types.ts';
 import type { Account } from './accounts.ts';
-import {
-  closeOrder,
-  closingExtra,
-  entryExtra,
-  grownReserve,
-  match,
-  noteClaimEntry,
-  reducibleLots,
-  rest,
-} from './matching.ts';
+import { closingExtra, entryExtra, grownReserve, noteClaimEntry, reducibleLots } from './claim-queues.ts';
+import { closeOrder, match, rest } from './matching.ts';
 import { reactMember } from './oco.ts';
 import { FLAG_POST_ONLY, FLAG_REDUCE_ONLY, FLAG_REJECT_POST_ONLY, type Order } from './order.ts';
 import { transition } from './order-state.ts';
@@ -168,10 +160,10 @@ function enterMarket(state: VenueState, order: Order, trades: TradeView[]): void
   const reserve =
     terms?.reserve ?? limitTerms(state, instrument, account, order.side, lots, order.price).reserve;
   // As placing: lots that close what older resting orders claimed pay up front for what those
-  // orders then need (matching.ts `closingExtra`).
+  // orders then need (claim-queues.ts `closingExtra`).
   // Resting with the number it got when placed, ahead of younger orders of its account: it pays
   // the larger of its reserve there and as the newest, and what the younger orders it pushes out
-  // of the position's reducible lots then need (matching.ts `grownReserve`, `entryExtra`).
+  // of the position's reducible lots then need (claim-queues.ts `grownReserve`, `entryExtra`).
   const ahead = rests && restsAheadOfYounger(state, account, order);
   const own = ahead
     ? Math.max(reserve.amount, grownReserve(state, instrument, account, order, lots, order.price))
@@ -207,7 +199,7 @@ function enterMarket(state: VenueState, order: Order, trades: TradeView[]): void
     order.expiresAt = order.timeInForce === 'good_til_day' ? sessionEnd(state.now) : 0;
     rest(state, instrument, account, order);
     // It rests with the number it got when placed, ahead of younger orders already in its claim
-    // queues: those pushed past the reducible lots are reviewed (matching.ts `noteClaimEntry`).
+    // queues: those pushed past the reducible lots are reviewed (claim-queues.ts `noteClaimEntry`).
     // With none younger it is the last claim in its queues, as a new order is: nothing moved.
     if (ahead) noteClaimEntry(state, instrument, account, order, order.amount - order.filled);
   }

@@ -1,7 +1,7 @@
 /**
  * Block trades and the account's resting orders' claims on the position: a block that closes lots
  * resting orders claim must afford what those orders then need (they reserve for opening), as an
- * order crossing the book does (`closingExtra`, matching.ts).
+ * order crossing the book does (`closingExtra`, claim-queues.ts).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -3,9 +3,9 @@
  * the position"). An account's resting orders on one side of an instrument claim the position's
  * reducible lots oldest first. A block trade does not cross the book: its lots reduce the position
  * at once, ahead of every claim, so the orders whose claimed lots it closes then reserve for
- * opening (the review after the command, matching.ts `reviewReserves`, moves their reserves).
+ * opening (the review after the command, claim-queues.ts `reviewReserves`, moves their reserves).
  * The block's funds check must include what those orders then need, as an order crossing the book
- * does (`closingExtra`, matching.ts): otherwise the account could end with negative available
+ * does (`closingExtra`, claim-queues.ts): otherwise the account could end with negative available
  * funds.
  *
  * As `closingExtra`, the orders' new reserves are valued against the positions before the block
@@ -16,8 +16,8 @@
  * (risk.ts `legsReserve`, shared with combo orders).
  */
 import type { Account } from './accounts.ts';
+import { exactReserve, exposedOf, reducibleLots } from './claim-queues.ts';
 import { comboLegs, legSide } from './combo-legs.ts';
-import { exactReserve, exposedOf, reducibleLots } from './matching.ts';
 import { FLAG_REDUCE_ONLY } from './order.ts';
 import { legsReserve, type ReserveLeg } from './risk.ts';
 import type { InstrumentState, VenueState } from './state.ts';

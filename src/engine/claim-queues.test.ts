@@ -1,5 +1,5 @@
 /**
- * The claim queues' bookkeeping (matching.ts): an order that left the book keeps no entry alive
+ * The claim queues' bookkeeping (claim-queues.ts): an order that left the book keeps no entry alive
  * in its queue (a finished order must not outlive its command there: with many orders per account
  * the queues held thousands of them until a compaction, and the engine spent its time in the GC),
  * and a future's reserve computed from the exposed lots (`futureReserve`, the reviews' shortcut)
@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { claimIndex } from './matching.ts';
+import { claimIndex } from './claim-queues.ts';
 import type { Order } from './order.ts';
 import { futureReserve, orderReserve } from './risk.ts';
 import type { VenueState } from './state.ts';

@@ -3,11 +3,11 @@
  * (chaos-advanced.property.test.ts): each test takes an account to the edge and checks that the
  * command leaves its available funds at zero or above.
  * - An edit that grows an order re-enters its claim queues at its number: only the orders from it
- *   on are reviewed, not the older ones (matching.ts `noteEntryOn`), which keep their reserve as a
+ *   on are reviewed, not the older ones (claim-queues.ts `noteEntryOn`), which keep their reserve as a
  *   mark move leaves it.
  * - With no mark, lots that close a position at a loss against its cost reserve that loss (risk.ts
  *   `costLoss`): placed, grown and reviewed, as a maker whose closing lots fill first (matching.ts
- *   `fill`), and as a taker that closes lots an older order claims (matching.ts `closingExtra`).
+ *   `fill`), and as a taker that closes lots an older order claims (claim-queues.ts `closingExtra`).
  * - With no mark, a crossing limit order reserves at the worse of its limit and the touch
  *   (trading.ts `limitTerms`): it can fill at a better price that needs more margin.
  * - A maker's fill that closes lots an older order of its account claimed leaves that order

@@ -37,15 +37,10 @@ import { parseDecimal, type ScaledDecimal } from '../domain/decimal.ts';
 import { Instrument } from '../domain/instrument.ts';
 import { Account, closeAtValue, type DepositRecord } from './accounts.ts';
 import { blockLegsNeed } from './block-claims.ts';
+import { forgetIdleLegLots, forgetSettledClaims } from './claim-queues.ts';
 import { comboLegsProblem } from './combo-legs.ts';
 import { Economics, type Rounding } from './economics.ts';
-import {
-  cancelResting,
-  closeOrder,
-  forgetIdleLegLots,
-  forgetSettledClaims,
-  settleTrade,
-} from './matching.ts';
+import { cancelResting, closeOrder, settleTrade } from './matching.ts';
 import { FLAG_API, FLAG_BLOCK_TRADE, Order } from './order.ts';
 import { availableFunds, type ReserveLeg } from './risk.ts';
 import { InstrumentState, refusal, type VenueState } from './state.ts';

@@ -46,7 +46,8 @@ import {
 } from '../core/types.ts';
 import type { Account } from './accounts.ts';
 import { activate } from './activation.ts';
-import { cancelResting, closeOrder, reducibleLots } from './matching.ts';
+import { reducibleLots } from './claim-queues.ts';
+import { cancelResting, closeOrder } from './matching.ts';
 import { dropIfDone, join, reactMember } from './oco.ts';
 import {
   FLAG_API,

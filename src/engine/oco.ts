@@ -13,8 +13,9 @@
  * - A group with no live primary, no template and at most one member (OCO) is dropped.
  */
 
+import { changeOpenLots } from './claim-queues.ts';
 import type { LinkGroup } from './linked-orders.ts';
-import { cancelResting, changeOpenLots } from './matching.ts';
+import { cancelResting } from './matching.ts';
 import { FLAG_ICEBERG, FLAG_REDUCE_ONLY, type Order } from './order.ts';
 import { isClosedState } from './order-state.ts';
 import type { VenueState } from './state.ts';

@@ -15,7 +15,7 @@
  *   resting combo orders' shares of the leg included) need no margin, but option lots that only
  *   reduce are valued exactly (`reductionNeed`): a short bought back loses its long's offset.
  *   Resting orders claim the reducible lots oldest first; when the position changes, the reserves
- *   of the orders whose claim changed follow it (matching.ts `reviewReserves`), and an order that
+ *   of the orders whose claim changed follow it (claim-queues.ts `reviewReserves`), and an order that
  *   would close lots older orders claimed is checked for what they then need (`closingExtra`).
  *   Lots that open a position at a loss against the mark reserve that loss (`markLoss`); every
  *   order also reserves its worst-case taker fee.
@@ -90,7 +90,7 @@ function ceilBps(amount: number, bps: number): number {
  * on the same side, not yet booked (earlier blocks of one atomic batch), use up the reducible
  * part first, as open orders on that side do. `claimed`: the lots open orders on that side claim
  * first, when not all of them do (a resting order's reserve reviewed against the orders older than
- * it, matching.ts `reviewReserves`); by default every open order on the side, combos' shares too.
+ * it, claim-queues.ts `reviewReserves`); by default every open order on the side, combos' shares too.
  */
 function exposureLots(
   position: Position | undefined,
@@ -167,7 +167,7 @@ export function orderReserve(
 /**
  * `orderReserve`'s amount for an instrument that is neither a combo nor spot (in its settlement
  * currency), without allocating: `claimed` as in `exposureLots`. Reviews of resting orders'
- * reserves (matching.ts) call it once per order whose claim moved.
+ * reserves (claim-queues.ts) call it once per order whose claim moved.
  */
 export function plainReserve(
   state: VenueState,
@@ -218,7 +218,7 @@ export function plainReserve(
 /**
  * A future order's reserve (`plainReserve`) when `exposed` of its `lots` open a position: its
  * worst-case taker fee, and the initial margin and mark loss of the exposed lots. Reviews of
- * resting orders (matching.ts) that know the exposed lots call it directly.
+ * resting orders (claim-queues.ts) that know the exposed lots call it directly.
  */
 export function futureReserve(
   state: VenueState,

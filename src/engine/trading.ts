@@ -31,21 +31,17 @@ import type { Account } from './accounts.ts';
 import { executedMarketPrice } from './activation.ts';
 import { cancelAllWaiting, cancelWaiting, editSpecial } from './advanced-orders.ts';
 import { cancelAllFilter } from './cancel-all-filter.ts';
-import { comboLegs, comboPriceRange } from './combo-legs.ts';
-import type { LinkGroup } from './linked-orders.ts';
 import {
-  cancelResting,
   changeOpenLots,
-  closeOrder,
   closingExtra,
   entryExtra,
   grownReserve,
-  match,
   noteClaimEntry,
   reducibleLots,
-  rest,
-  unrest,
-} from './matching.ts';
+} from './claim-queues.ts';
+import { comboLegs, comboPriceRange } from './combo-legs.ts';
+import type { LinkGroup } from './linked-orders.ts';
+import { cancelResting, closeOrder, match, rest, unrest } from './matching.ts';
 import { mmpRefusal } from './mmp.ts';
 import {
   FLAG_API,
