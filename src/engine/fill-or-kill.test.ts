@@ -1,5 +1,5 @@
 /**
- * fill_or_kill is "fully immediately or not at all": the dry run that decides it (trading.ts
+ * fill_or_kill is "fully immediately or not at all": the dry run that decides it (sweep.ts
  * `sweepable`) must follow what the match (matching.ts `match`) does mid-sweep, where liquidity
  * goes as the taker trades: a one_cancels_other maker's fill cancels (or, incremental, cuts) its
  * partners deeper in the book, and a reduce-only maker is capped by its position at fill time,
