@@ -24,8 +24,7 @@ import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { PortfolioMachine } from '../algo/machine.ts';
 import { loadAdminToken, provisionMissingAccounts, registerAdminRoutes } from '../api/admin.ts';
-import { SecretBox } from '../api/auth/secret-box.ts';
-import { SecretsKeyMismatchError, SqliteKeyStore } from '../api/auth/sqlite-key-store.ts';
+import type { SqliteKeyStore } from '../api/auth/sqlite-key-store.ts';
 import { bootstrapDemo, type DemoCredential } from '../api/bootstrap.ts';
 import { createGateway, type Gateway } from '../api/gateway.ts';
 import { registerMmpChannels, registerMmpMethods } from '../api/methods/mmp.ts';
@@ -56,12 +55,14 @@ import { closeStepBound } from './close-steps.ts';
 import type { Config } from './config.ts';
 import { createCoreMachine, PORTFOLIOS, RFQ_DESK } from './core-factory.ts';
 import { CoreService } from './core-service.ts';
+import { JOURNAL_STALL_MS, JournalWaits } from './journal-waits.ts';
+import { assertSecretsOpen, openKeyStore } from './key-store-open.ts';
 import { MarketLoop } from './market-loop.ts';
 import { ServiceMetrics } from './metrics.ts';
 import { reconcileReadStore } from './read-store-reconcile.ts';
 import { replayGuard, saveReplayState, takeReplayState } from './replay-state.ts';
 import { DEFAULT_RESTART_POLICY, ReplicaSupervisor, type RestartPolicy } from './replica-supervisor.ts';
-import { type AppendOnlyJournal, type JournalEntry as StampedEntry, stampInPlace } from './sequencer.ts';
+import { stampInPlace } from './sequencer.ts';
 import type { ReplicaSettings } from './snapshot-replica.ts';
 
 export interface ServiceOptions {
@@ -91,44 +92,6 @@ export interface ServiceOptions {
 /** The start was aborted through `ServiceOptions.signal`; everything it started is stopped. */
 export class StartAbortedError extends Error {
   override name = 'StartAbortedError';
-}
-
-/** /health answers 503 once the oldest command not yet durable has waited longer than this. */
-export const JOURNAL_STALL_MS = 5_000;
-
-/**
- * The journal as the core appends to it, counting since when the oldest unacknowledged batch
- * has waited, for /health: from the append that found nothing waiting, or from the last commit
- * that left more waiting (the next batch was then under way). A comparison per append and a
- * clock read per commit; nothing is asked of the store.
- */
-export class JournalWaits<C> implements AppendOnlyJournal<C> {
-  private lastAppended: number;
-  private since: number | null = null;
-
-  constructor(
-    private readonly journal: AppendOnlyJournal<C>,
-    private readonly clock: Clock,
-    startSeq: number,
-  ) {
-    this.lastAppended = startSeq;
-  }
-
-  append(entry: StampedEntry<C>): Promise<void> {
-    this.lastAppended = entry.seq;
-    if (this.since === null) this.since = this.clock.now();
-    return this.journal.append(entry);
-  }
-
-  /** The command at `seq` is durable (called in seq order). */
-  committed(seq: number): void {
-    this.since = seq >= this.lastAppended ? null : this.clock.now();
-  }
-
-  /** How long the oldest command not yet durable has waited, ms (0: none waits). */
-  waitedMs(): number {
-    return this.since === null ? 0 : Math.max(0, this.clock.now() - this.since);
-  }
 }
 
 export interface RunningService {
@@ -900,64 +863,6 @@ class RecoveredCore {
 
   stateHash(): string {
     return this.machine.stateHash();
-  }
-}
-
-/**
- * A different encryption key than the one the stored API secrets were sealed with opens none of
- * them: refused at start, naming the setting, rather than answering every signed request with
- * `internal_error`.
- */
-function assertSecretsOpen(keyStore: SqliteKeyStore): void {
-  const first = keyStore.listKeys()[0];
-  if (first === undefined) return;
-  try {
-    keyStore.findKey(first.apiKey);
-  } catch {
-    throw new Error(
-      'the stored API secrets cannot be opened with this encryption key: set SECRET_ENCRYPTION_KEY (or DATA_DIR/secret.key) to the key they were sealed with',
-    );
-  }
-}
-
-/** The encryption key, its source named when it cannot be used (`SecretBox` does not say which). */
-/** The key store, its encryption key checked; a damaged `keys.db` is named as such. */
-function openKeyStore(config: Readonly<Config>): SqliteKeyStore {
-  const secrets = loadSecrets(config);
-  try {
-    return new SqliteKeyStore(join(config.dataDir, KEYS_FILE), secrets);
-  } catch (error) {
-    if (error instanceof SecretsKeyMismatchError) throw error;
-    throw keysFileError(config, error);
-  }
-}
-
-const KEYS_FILE = 'keys.db';
-
-function keysFileError(config: Readonly<Config>, error: unknown): Error {
-  const message = error instanceof Error ? error.message : String(error);
-  return new Error(`DATA_DIR/${KEYS_FILE} (${join(config.dataDir, KEYS_FILE)}): ${message}`, {
-    cause: error,
-  });
-}
-
-/** SQLite's own errors (`SQLITE_…` codes), which reading `keys.db` can throw. */
-const isSqliteError = (error: unknown) =>
-  typeof (error as { code?: unknown } | null)?.code === 'string' &&
-  (error as { code: string }).code.startsWith('SQLITE_');
-
-function loadSecrets(config: Readonly<Config>): SecretBox {
-  try {
-    return SecretBox.load(config.secretEncryptionKey, config.dataDir);
-  } catch (error) {
-    // Looking for sealed secrets reads keys.db: a damaged one is that file's fault.
-    if (isSqliteError(error)) throw keysFileError(config, error);
-    const message = error instanceof Error ? error.message : String(error);
-    const keyFile = join(config.dataDir, 'secret.key');
-    if (message.includes('SECRET_ENCRYPTION_KEY') || message.includes(keyFile)) throw error;
-    const source =
-      config.secretEncryptionKey !== null ? 'SECRET_ENCRYPTION_KEY' : `DATA_DIR/secret.key (${keyFile})`;
-    throw new Error(`${source}: ${message}`, { cause: error });
   }
 }
 

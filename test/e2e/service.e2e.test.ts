@@ -14,9 +14,8 @@ import Database from 'better-sqlite3';
 import pino from 'pino';
 import { METHOD_NAMES } from '../../sdk/types.ts';
 import type { WsClient } from '../../sdk/ws-client.ts';
-import { VirtualClock } from '../../src/app/clock.ts';
 import { loadConfig } from '../../src/app/config.ts';
-import { JournalWaits, PortInUseError, startService } from '../../src/app/service.ts';
+import { PortInUseError, startService } from '../../src/app/service.ts';
 import { lockDataDir } from '../../src/store/data-dir-lock.ts';
 import { portfolioHistory } from '../../src/store/read/portfolio-queries.ts';
 import { flipSqliteSnapshotByte } from '../store/sqlite-raw-snapshot.ts';
@@ -655,27 +654,6 @@ test('/health: 200 while the core runs, 503 with the reason once it failed', asy
   }
 });
 
-test('JournalWaits: how long the oldest batch not yet durable has waited, on the service clock', async () => {
-  const clock = new VirtualClock(1_000);
-  const pending: Array<() => void> = [];
-  const waits = new JournalWaits<string>(
-    { append: () => new Promise<void>((resolve) => pending.push(resolve)) },
-    clock,
-    10,
-  );
-  assert.equal(waits.waitedMs(), 0, 'nothing waits');
-  void waits.append({ seq: 11, ts: 1_000, command: 'a' });
-  clock.advance(3_000);
-  void waits.append({ seq: 12, ts: 4_000, command: 'b' });
-  clock.advance(3_000);
-  assert.equal(waits.waitedMs(), 6_000, 'from the first append');
-  waits.committed(11);
-  clock.advance(1_000);
-  assert.equal(waits.waitedMs(), 1_000, 'from the last commit that left more waiting');
-  waits.committed(12);
-  assert.equal(waits.waitedMs(), 0, 'all durable');
-});
-
 const postgres = await startPostgres();
 after(() => postgres?.stop());
 
@@ -713,15 +691,6 @@ test('/health: 503 while the journal makes nothing durable (PostgreSQL stopped),
     frozen?.resume();
     await running.close();
   }
-});
-
-test('JournalWaits: once the last appended command is durable nothing waits, however long it stays idle', () => {
-  const clock = new VirtualClock(1_000);
-  const waits = new JournalWaits<string>({ append: async () => undefined }, clock, 10);
-  void waits.append({ seq: 11, ts: 1_000, command: 'a' });
-  waits.committed(11);
-  clock.advance(60_000);
-  assert.equal(waits.waitedMs(), 0, 'an idle journal with everything durable is not stalled');
 });
 
 test('a core that failed is never snapshotted at stop (SNAPSHOT_REPLICA off): the next start replays the journal', async () => {
