@@ -7,12 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { WebSocket } from 'ws';
 import { FakeVenue } from '../../test/support/fake-venue.ts';
+import { tempDir } from '../../test/support/temp-dir.ts';
 import { until } from '../../test/support/until.ts';
 import { VirtualClock } from '../app/clock.ts';
 import { loadConfig } from '../app/config.ts';
@@ -59,7 +57,7 @@ describe('requests refused before a key bucket is charged', () => {
   before(async () => {
     venue = new FakeVenue();
     clock = new VirtualClock(venue.now());
-    const dataDir = mkdtempSync(join(tmpdir(), 'limits-'));
+    const dataDir = tempDir('limits-');
     const config = loadConfig({
       env: {},
       overrides: {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { tempDir } from '../../test/support/temp-dir.ts';
 import { DEFAULT_SNAPSHOT_POLICY } from '../store/snapshotter.ts';
 import { ConfigError, DEFAULT_CONFIG, loadConfig } from './config.ts';
 
@@ -305,7 +305,7 @@ describe('config', () => {
   });
 
   test('a JSON file is merged; unknown keys are rejected; env wins over the file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'config-'));
+    const dir = tempDir('config-');
     const good = join(dir, 'good.json');
     writeFileSync(good, JSON.stringify({ port: 7000, rateLimits: { nonMatching: { burst: 3 } } }));
     const fromFile = loadConfig({ env: { CONFIG_FILE: good } });

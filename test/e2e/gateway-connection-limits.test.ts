@@ -7,10 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { mkdtempSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { WebSocket } from 'ws';
 import { SecretBox } from '../../src/api/auth/secret-box.ts';
@@ -21,6 +18,7 @@ import { VirtualClock } from '../../src/app/clock.ts';
 import { type Config, type DeepPartial, loadConfig } from '../../src/app/config.ts';
 import { ERROR_CATALOGUE } from '../../src/domain/errors.ts';
 import { FakeVenue } from '../support/fake-venue.ts';
+import { tempDir } from '../support/temp-dir.ts';
 import { until } from '../support/until.ts';
 
 interface Started {
@@ -41,7 +39,7 @@ async function start(http: DeepPartial<Config['http']>): Promise<Started> {
       port: 0,
       host: '127.0.0.1',
       logLevel: 'silent',
-      dataDir: mkdtempSync(join(tmpdir(), 'gateway-limits-')),
+      dataDir: tempDir('gateway-limits-'),
       http,
     },
   });

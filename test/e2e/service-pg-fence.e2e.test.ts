@@ -6,9 +6,6 @@
  *   its close saves no final snapshot to a database that may be another service's.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, test } from 'node:test';
 import pg from 'pg';
@@ -19,6 +16,7 @@ import { type RunningService, startService } from '../../src/app/service.ts';
 import { DATABASE_LOCK_KEY, DatabaseLockLostError } from '../../src/store/postgres/pg-fence.ts';
 import { SERVICE_T0 } from '../support/service-harness.ts';
 import { startStoreServers } from '../support/store-servers.ts';
+import { tempDir } from '../support/temp-dir.ts';
 import { until } from '../support/until.ts';
 
 const servers = await startStoreServers();
@@ -84,7 +82,7 @@ async function start(name: string): Promise<Started & { databaseUrl: string }> {
     overrides: {
       port: 0,
       host: '127.0.0.1',
-      dataDir: mkdtempSync(join(tmpdir(), 'service-fence-')),
+      dataDir: tempDir('service-fence-'),
       databaseUrl,
       journalUrl: nats!.url,
       journalStream: `${name.toUpperCase()}_${process.pid}`,

@@ -1,10 +1,3 @@
-/**
- * Starts a real gateway on a free port over given ports (the fake venue by default), with an
- * in-memory key store and the demo bootstrap, and hands out sdk clients for the demo keys.
- */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { HttpClient } from '../../sdk/http-client.ts';
 import { WsClient } from '../../sdk/ws-client.ts';
 import { loadAdminToken, registerAdminRoutes } from '../../src/api/admin.ts';
@@ -19,6 +12,7 @@ import { type Clock, SystemClock } from '../../src/app/clock.ts';
 import type { DeepPartial } from '../../src/app/config.ts';
 import { type Config, loadConfig } from '../../src/app/config.ts';
 import { FakeVenue } from './fake-venue.ts';
+import { tempDir } from './temp-dir.ts';
 
 /** The four ports the gateway runs on. */
 export interface VenuePorts extends CommandPort, EventPort {
@@ -42,7 +36,7 @@ export async function startHarness(
   options: { venue?: VenuePorts; config?: DeepPartial<Config>; clock?: Clock; fileKeyStore?: boolean } = {},
 ): Promise<Harness> {
   const venue: VenuePorts = options.venue ?? new FakeVenue();
-  const dataDir = mkdtempSync(join(tmpdir(), 'gateway-'));
+  const dataDir = tempDir('gateway-');
   const config = loadConfig({
     env: {},
     overrides: {

@@ -3,8 +3,7 @@
  * gateway on a free port) on a virtual clock, and hands out sdk clients for the demo keys.
  * `restart()` closes it gracefully and starts it again on the same data directory.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { HttpClient } from '../../sdk/http-client.ts';
@@ -15,6 +14,7 @@ import { type Config, type DeepPartial, loadConfig } from '../../src/app/config.
 import type { RestartPolicy } from '../../src/app/replica-supervisor.ts';
 import { type RunningService, startService } from '../../src/app/service.ts';
 import type { SnapshotPolicy } from '../../src/store/snapshotter.ts';
+import { tempDir } from './temp-dir.ts';
 
 export const SERVICE_T0 = Date.UTC(2026, 10, 20, 12);
 
@@ -42,7 +42,7 @@ export interface TestServiceOptions {
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'service-'));
+  const dataDir = options.dataDir ?? tempDir('service-');
   const clock = options.clock ?? new VirtualClock(SERVICE_T0);
   const config = loadConfig({
     env: {},

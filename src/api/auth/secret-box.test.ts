@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { tempDir } from '../../../test/support/temp-dir.ts';
 import { SecretBox } from './secret-box.ts';
 import { SqliteKeyStore } from './sqlite-key-store.ts';
 
@@ -28,7 +28,7 @@ test('a wrong key or a tampered ciphertext fails', () => {
 });
 
 test('without a configured key, a 0600 key file is created once under dataDir', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'box-'));
+  const dir = tempDir('box-');
   const sealed = SecretBox.load(null, dir).seal('s');
   assert.equal(statSync(join(dir, 'secret.key')).mode & 0o777, 0o600);
   const key = readFileSync(join(dir, 'secret.key'), 'utf8');
@@ -37,7 +37,7 @@ test('without a configured key, a 0600 key file is created once under dataDir', 
 });
 
 test('without a configured key, no key file is made for a key store that holds sealed secrets: refused, naming both ways to give the key', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'box-sealed-'));
+  const dir = tempDir('box-sealed-');
   // Secrets sealed with a configured key (SECRET_ENCRYPTION_KEY), no key file.
   const store = new SqliteKeyStore(join(dir, 'keys.db'), SecretBox.fromText(KEY));
   const user = store.createUser('u', 1);
@@ -59,7 +59,7 @@ test('without a configured key, no key file is made for a key store that holds s
 });
 
 test('without a configured key, a key store that holds no sealed secret (an old one with users only) still gets a key file', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'box-nosecrets-'));
+  const dir = tempDir('box-nosecrets-');
   const old = new Database(join(dir, 'keys.db'));
   old.exec(`CREATE TABLE users (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);
     INSERT INTO users (name, created_at) VALUES ('u', 1);`);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { tempDir } from '../../../test/support/temp-dir.ts';
 import { DeskTakenError } from './key-store.ts';
 import { SecretBox } from './secret-box.ts';
 import { SecretsKeyMismatchError, SqliteKeyStore } from './sqlite-key-store.ts';
@@ -51,7 +51,7 @@ test('key rules: maker needs a desk, a desk belongs to one user, default account
 });
 
 test('secrets are encrypted at rest in the database file', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'keys-'));
+  const dir = tempDir('keys-');
   const path = join(dir, 'keys.sqlite');
   const store = new SqliteKeyStore(path, box);
   const user = store.createUser('dave', 1);
@@ -99,7 +99,7 @@ test('desk rotation: the desk owner may add keys with its desk name; another use
 });
 
 test('an old key store (desk names unique across keys) is migrated on open, keeping every row', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'keys-old-'));
+  const dir = tempDir('keys-old-');
   const path = join(dir, 'keys.db');
   // The schema before desk rotation, with its rows, written as that build did.
   const old = new Database(path);
@@ -180,7 +180,7 @@ test('an old key store (desk names unique across keys) is migrated on open, keep
 });
 
 test('a key store refuses an encryption key other than the one it was first opened with, even before it holds any API key', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'keys-check-'));
+  const dir = tempDir('keys-check-');
   const path = join(dir, 'keys.db');
   new SqliteKeyStore(path, box).close();
   const other = SecretBox.fromText('22'.repeat(32));
@@ -204,7 +204,7 @@ test('a key store refuses an encryption key other than the one it was first open
 });
 
 test('a key store written before the key check: a wrong key is refused by its stored secrets, the right one is recorded', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'keys-precheck-'));
+  const dir = tempDir('keys-precheck-');
   const path = join(dir, 'keys.db');
   const old = new Database(path);
   old.exec(`
