@@ -63,3 +63,8 @@ test('a history store still behind the caller after its wait is unavailable: his
     });
   }
 });
+
+test('every listed socket error code is an outage', () => {
+  for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND'])
+    assert.equal(isStorageOutage(Object.assign(new Error('x'), { code })), true, code);
+});

@@ -119,6 +119,8 @@ export class MemoryHistory implements HistoryPort {
   async orderHistory(q: OrderHistoryQuery): Promise<OrderHistoryPage> {
     const n = count(q.count, 20);
     const offset = q.offset ?? 0;
+    // As the read store (history-queries.ts): a bad offset is the caller's error, not an empty page.
+    if (!Number.isInteger(offset) || offset < 0) throw new RangeError('offset out of range');
     const candidates = [...this.orders.values()].filter(({ view: order }) => {
       if (order.accountId !== q.accountId || !filedUnder(q.currency, order)) return false;
       if (!kindMatches(q.kind, this.kindOf(order.instrumentName))) return false;

@@ -158,3 +158,42 @@ describe('MarketLoop timing', () => {
     core.stop();
   });
 });
+
+describe('MarketLoop stop', () => {
+  test('stop waits for the tick under way to submit all its commands', async () => {
+    const { clock, core, loop } = tickingLoop(1_000);
+    await loop.start();
+    const before = loop.submitted;
+    clock.advance(1_000);
+    assert.equal(loop.ticks, 1, 'the tick started');
+    await loop.stop();
+    assert.ok(loop.submitted > before, 'the tick in flight finished before stop resolved');
+    core.stop();
+  });
+});
+
+describe('MarketLoop timing', () => {
+  test('ticks keep coming every tickMs', async () => {
+    const { clock, core, loop } = tickingLoop(1_000);
+    await loop.start();
+    for (let i = 1; i <= 3; i++) {
+      clock.advance(1_000);
+      await loop.idle();
+      assert.equal(loop.ticks, i, `tick ${i} at ${i * 1_000} ms`);
+    }
+    await loop.stop();
+    core.stop();
+  });
+
+  test('a stop during a tick leaves no next tick scheduled', async () => {
+    const { clock, core, loop } = tickingLoop(1_000);
+    await loop.start();
+    clock.advance(1_000);
+    await loop.stop();
+    assert.equal(clock.pendingTimers(), 0, 'the tick in flight scheduled nothing after stop');
+    clock.advance(5_000);
+    await loop.idle();
+    assert.equal(loop.ticks, 1, 'no tick after stop');
+    core.stop();
+  });
+});

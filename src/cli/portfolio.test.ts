@@ -87,7 +87,7 @@ test('portfolio cli mistakes: usage on --help, errors naming the argument, no po
   await refused(/submit needs <file\.json>/, 'submit');
   await refused(/Unknown option '--nope'[\s\S]*usage:/, 'info', '1', '--nope');
   await refused(
-    /--interval must be a whole number of milliseconds >= 100, got 'abc'/,
+    /--interval must be a whole number of milliseconds from 100 to 2147483647, got 'abc'/,
     'watch',
     '1',
     '--interval',

@@ -36,6 +36,8 @@ options: --url <service> (default http://127.0.0.1:$PORT)
 
 /** Polls faster than this would spend a key's request budget on progress bars. */
 const MIN_INTERVAL_MS = 100;
+/** The longest wait a Node timer takes (2^31 − 1 ms); a longer one fires after 1 ms. */
+const MAX_INTERVAL_MS = 2_147_483_647;
 
 /** A mistake in the command line: its message is printed and the exit code is 1. */
 class UsageError extends Error {}
@@ -179,9 +181,15 @@ export async function runPortfolioCli(
     );
   }
   const interval = values.interval === undefined ? 1000 : Number(values.interval);
-  if (!Number.isSafeInteger(interval) || interval < MIN_INTERVAL_MS) {
+  // Plain digits only (not `1e3` or `0x64`), and no longer than a timer can wait: Node fires a
+  // longer setTimeout after 1 ms, which would poll the service in a loop.
+  if (
+    (values.interval !== undefined && !/^\d+$/.test(values.interval)) ||
+    interval < MIN_INTERVAL_MS ||
+    interval > MAX_INTERVAL_MS
+  ) {
     throw new UsageError(
-      `--interval must be a whole number of milliseconds >= ${MIN_INTERVAL_MS}, got '${values.interval}'`,
+      `--interval must be a whole number of milliseconds from ${MIN_INTERVAL_MS} to ${MAX_INTERVAL_MS}, got '${values.interval}'`,
     );
   }
   const body = command === 'submit' ? readJson(argument, 'portfolio file') : undefined;
