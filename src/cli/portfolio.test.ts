@@ -4,6 +4,30 @@ import type { SubscriptionPush } from '../../sdk/types.ts';
 import type { PortfolioInfoWire } from '../api/portfolios/wire.ts';
 import { followNews, parsePortfolioCli, renderProgress, runPortfolioCli, USAGE } from './portfolio.ts';
 
+/** The cli refuses `args`, with a message matching `pattern`. */
+const refused = (pattern: RegExp, ...args: string[]) =>
+  assert.rejects(
+    runPortfolioCli(args, () => {}),
+    (error: Error) => {
+      assert.match(error.message, pattern);
+      return true;
+    },
+  );
+
+/** `followNews` on a fake socket: the lines it prints, its `known`, and a push to its subscription. */
+async function newsFollower() {
+  let listener: ((push: SubscriptionPush) => void) | undefined;
+  const ws = {
+    subscribe: async (channels: string[], on?: (push: SubscriptionPush) => void) => {
+      listener = on;
+      return channels;
+    },
+  };
+  const lines: string[] = [];
+  const known = await followNews(ws, (line) => lines.push(line));
+  return { lines, known, push: (push: SubscriptionPush) => listener!(push) };
+}
+
 test('the progress block shows status, part, per-leg bars, average, arrival and slippage', () => {
   const info = {
     portfolioId: 7,
@@ -48,25 +72,17 @@ test('the progress block shows status, part, per-leg bars, average, arrival and 
 });
 
 test('trade-news pushes that arrive before the submit answers are shown once the id is known', async () => {
-  let listener: ((push: SubscriptionPush) => void) | undefined;
-  const ws = {
-    subscribe: async (channels: string[], on?: (push: SubscriptionPush) => void) => {
-      listener = on;
-      return channels;
-    },
-  };
-  const lines: string[] = [];
-  const known = await followNews(ws, (line) => lines.push(line));
+  const { lines, known, push } = await newsFollower();
   const news = (portfolioId: number, type: string, price?: string) => ({
     channel: 'trade-news',
     seq: 1,
     data: { type, portfolioId, instrument: 'BTC-PERPETUAL', quantity: '100', price },
   });
-  listener!(news(7, 'ORDER_FILLED', '65001'));
-  listener!(news(8, 'ORDER_FILLED', '1'));
+  push(news(7, 'ORDER_FILLED', '65001'));
+  push(news(8, 'ORDER_FILLED', '1'));
   assert.deepEqual(lines, []);
   known(7);
-  listener!(news(7, 'PORTFOLIO_COMPLETED'));
+  push(news(7, 'PORTFOLIO_COMPLETED'));
   assert.deepEqual(lines, ['  fill BTC-PERPETUAL 100 @ 65001', '  PORTFOLIO_COMPLETED']);
 });
 
@@ -74,14 +90,6 @@ test('portfolio cli mistakes: usage on --help, errors naming the argument, no po
   const lines: string[] = [];
   await runPortfolioCli(['--help'], (line) => lines.push(line));
   assert.deepEqual(lines, [USAGE]);
-  const refused = (pattern: RegExp, ...args: string[]) =>
-    assert.rejects(
-      runPortfolioCli(args, () => {}),
-      (error: Error) => {
-        assert.match(error.message, pattern);
-        return true;
-      },
-    );
   await refused(/^usage:/);
   await refused(/unknown command 'bogus'/, 'bogus', '1');
   await refused(/submit needs <file\.json>/, 'submit');
@@ -128,4 +136,103 @@ test('portfolio cli: a value that starts with a dash is taken, a forgotten value
     /Option '--key' argument is ambiguous/,
     'an option written with = counts as an option name too',
   );
+});
+
+test('portfolioId 0 and non-decimal spellings are refused, naming the field', async () => {
+  await refused(/portfolioId must be a positive integer, got '0'/, 'info', '0');
+  await refused(/portfolioId must be a positive integer, got '1e3'/, 'info', '1e3');
+  await refused(/portfolioId must be a positive integer, got '0x10'/, 'cancel', '0x10');
+});
+
+test('--interval 99 is refused; 100 (the documented minimum) passes the interval check', async () => {
+  await refused(/--interval must be .* got '99'/, 'watch', '1', '--interval', '99');
+  // 100 gets past the interval check: the next failure is about something else (credentials).
+  await assert.rejects(
+    runPortfolioCli(['watch', '1', '--interval', '100', '--credentials', '/nonexistent/c.json'], () => {}),
+    (error: Error) => {
+      assert.doesNotMatch(error.message, /--interval/);
+      assert.match(error.message, /cannot read credentials file/);
+      return true;
+    },
+  );
+});
+
+test('a boolean option is never joined with the next argument', () => {
+  const { values, positionals } = parsePortfolioCli(['submit', '--no-follow', 'body.json']);
+  assert.equal(values['no-follow'], true);
+  assert.deepEqual(positionals, ['submit', 'body.json']);
+});
+
+test('a --key without a secret is not used alone: the credentials file is read instead', async () => {
+  const env = { key: process.env.API_KEY, secret: process.env.API_SECRET };
+  delete process.env.API_KEY;
+  delete process.env.API_SECRET;
+  try {
+    await refused(
+      /cannot read credentials file \/nonexistent\/c\.json/,
+      'info',
+      '1',
+      '--key',
+      'k_1',
+      '--credentials',
+      '/nonexistent/c.json',
+    );
+  } finally {
+    if (env.key !== undefined) process.env.API_KEY = env.key;
+    if (env.secret !== undefined) process.env.API_SECRET = env.secret;
+  }
+});
+test("an --interval past setTimeout's limit (2^31-1 ms) is refused, not turned into a 1 ms poll", async () => {
+  await assert.rejects(
+    runPortfolioCli(
+      ['watch', '1', '--interval', '3000000000', '--credentials', '/nonexistent/c.json'],
+      () => {},
+    ),
+    (error: Error) => {
+      assert.match(error.message, /--interval/);
+      return true;
+    },
+  );
+});
+
+test('ORDER_PLACED news is not printed; other events are', async () => {
+  const { lines, known, push } = await newsFollower();
+  known(7);
+  push({
+    channel: 'trade-news',
+    seq: 1,
+    data: { type: 'ORDER_PLACED', portfolioId: 7 },
+  } as SubscriptionPush);
+  push({
+    channel: 'trade-news',
+    seq: 2,
+    data: { type: 'PORTFOLIO_CANCELLED', portfolioId: 7 },
+  } as SubscriptionPush);
+  assert.deepEqual(lines, ['  PORTFOLIO_CANCELLED']);
+});
+
+test('the progress bar rounds to the nearest cell', () => {
+  const info = {
+    portfolioId: 1,
+    portfolioType: 'BASKET',
+    portfolioStatus: 'WORKING',
+    currentPart: null,
+    balanceTrade: null,
+    endReason: null,
+    endMessage: null,
+    legs: [
+      {
+        side: 1,
+        instrument: 'X',
+        quantity: '100',
+        filledQuantity: '65',
+        hedge: false,
+        priority: false,
+        averagePrice: null,
+        arrivalPrice: null,
+        slippageBps: null,
+      },
+    ],
+  } as unknown as PortfolioInfoWire;
+  assert.match(renderProgress(info)[1]!, /\[#{16}\.{8}\]/);
 });
