@@ -21,13 +21,15 @@ function setup() {
     ['public/buy', method('public')],
   ]);
   const registry = { get: (name: string) => methods.get(name) } as never;
+  const observed: string[] = [];
   const dispatcher = new Dispatcher(
     registry,
     limiter,
     () => 0,
     () => {},
+    (name) => void observed.push(name),
   );
-  return { takes, dispatcher };
+  return { takes, dispatcher, observed };
 }
 
 test('a matching method is charged to the matching bucket (private and public)', async () => {
@@ -63,4 +65,12 @@ test('a WebSocket session principal is used over the context principal', async (
   } as never);
   assert.equal(a.httpStatus, 200);
   assert.deepEqual(takes, [['sess', true]]);
+});
+
+test('the request observer names an unregistered method "unknown", so clients cannot mint metric labels', async () => {
+  const { dispatcher, observed } = setup();
+  const context = { principal: null, transport: 'http', session: null, anonymousKey: 'addr' } as never;
+  await dispatcher.dispatch({ rid: 1, method: 'private/made_up_by_a_client', params: {} }, context);
+  await dispatcher.dispatch({ rid: 2, method: 'public/buy', params: {} }, context);
+  assert.deepEqual(observed, ['unknown', 'public/buy']);
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { OrderView } from '../core/events.ts';
+import type { OrderView, TradeView } from '../core/events.ts';
 import { MemoryHistory } from './memory-history.ts';
 
 const NOW = 1_800_000_000_000;
@@ -71,4 +71,28 @@ test('a negative or fractional offset is a RangeError, as in the read store (his
   const q = { accountId: 1, currency: 'BTC', now: NOW, count: 2 };
   await assert.rejects(h.orderHistory({ ...q, offset: -1 }), RangeError);
   await assert.rejects(h.orderHistory({ ...q, offset: 0.5 }), RangeError);
+});
+
+test('userTrades: endTimestamp is inclusive, and a page holding exactly the rest has no more', async () => {
+  const h = new MemoryHistory(() => 'future');
+  for (let i = 1; i <= 3; i++) {
+    const trade = {
+      tradeId: `BTC-T${i}`,
+      currency: 'BTC',
+      instrumentName: 'BTC-PERPETUAL',
+      timestamp: NOW - 60_000 + i,
+      taker: { accountId: 1 },
+      maker: { accountId: 2 },
+    } as unknown as TradeView;
+    h.record({ seq: i, ts: trade.timestamp, events: [{ type: 'trade', trade }] });
+  }
+  const upTo = await h.userTrades({ ...base, endTimestamp: NOW - 60_000 + 2, count: 10 });
+  assert.deepEqual(
+    upTo.trades.map((t) => t.trade.tradeId),
+    ['BTC-T2', 'BTC-T1'],
+  );
+  const exact = await h.userTrades({ ...base, count: 3 });
+  assert.equal(exact.trades.length, 3);
+  assert.equal(exact.hasMore, false);
+  assert.equal(exact.continuation, null);
 });
