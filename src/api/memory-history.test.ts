@@ -45,6 +45,13 @@ function historyOf(orders: OrderView[]): MemoryHistory {
   return history;
 }
 
+/** `n` filled orders BTC-1..BTC-n, the i-th (from 0) last changed at `at(i)` (default: a minute ago, 1 ms apart). */
+function filledHistory(n: number, at = (i: number) => NOW - 60_000 + i): MemoryHistory {
+  return historyOf(Array.from({ length: n }, (_, i) => order(`BTC-${i + 1}`, at(i), 'filled', 1)));
+}
+
+const BASE_QUERY = { accountId: 1, currency: 'BTC', now: NOW };
+
 test('windows: recent, includeUnfilled, historical, includeOld', async () => {
   const history = historyOf([
     order('a', NOW - 1000, 'open', 0),
@@ -225,4 +232,60 @@ describe('user trades: the memory port pages as the read store does, newest or o
       { numRuns: 60, includeErrorInReport: true },
     );
   });
+});
+
+test('count defaults to 20 and must be 1..1000', async () => {
+  const h = filledHistory(25);
+  assert.equal((await h.orderHistory(BASE_QUERY)).orders.length, 20);
+  assert.equal((await h.orderHistory({ ...BASE_QUERY, count: 1000 })).orders.length, 25);
+  await assert.rejects(h.orderHistory({ ...BASE_QUERY, count: 1001 }), RangeError);
+  await assert.rejects(h.orderHistory({ ...BASE_QUERY, count: 0 }), RangeError);
+  await assert.rejects(h.userTrades({ ...BASE_QUERY, count: 0 }), RangeError);
+  await assert.rejects(h.userTrades({ ...BASE_QUERY, count: 1001 }), RangeError);
+});
+
+test('offset skips rows; a page that ends exactly at the last row has no continuation', async () => {
+  const h = filledHistory(5);
+  const page = await h.orderHistory({ ...BASE_QUERY, offset: 2, count: 2 });
+  assert.deepEqual(
+    page.orders.map((o) => o.orderId),
+    ['BTC-3', 'BTC-2'],
+  );
+  assert.notEqual(page.continuation, null);
+  const exact = await h.orderHistory({ ...BASE_QUERY, offset: 1, count: 4 });
+  assert.equal(exact.orders.length, 4);
+  assert.equal(exact.continuation, null);
+  const all = await h.orderHistory({ ...BASE_QUERY, count: 5 });
+  assert.equal(all.continuation, null);
+});
+
+test('historical window edges: 1 s indexing delay, 2-day cutoff inclusive', async () => {
+  const ats = [NOW - 500, NOW - 2 * 24 * 3_600_000, NOW - 2 * 24 * 3_600_000 - 1];
+  const h = filledHistory(3, (i) => ats[i]!);
+  const ids = (await h.orderHistory({ ...BASE_QUERY, historical: true })).orders.map((o) => o.orderId);
+  assert.deepEqual(ids, ['BTC-2']);
+});
+
+test('a negative or fractional offset is a RangeError, as in the read store (history-queries.ts)', async () => {
+  const h = filledHistory(3);
+  const q = { ...BASE_QUERY, count: 2 };
+  await assert.rejects(h.orderHistory({ ...q, offset: -1 }), RangeError);
+  await assert.rejects(h.orderHistory({ ...q, offset: 0.5 }), RangeError);
+});
+
+test('userTrades: endTimestamp is inclusive, and a page holding exactly the rest has no more', async () => {
+  const h = new MemoryHistory(() => 'future');
+  for (let i = 1; i <= 3; i++) {
+    const trade = tradeView(`BTC-T${i}`, NOW - 60_000 + i, 1, 2);
+    h.record({ seq: i, ts: trade.timestamp, events: [{ type: 'trade', trade }] });
+  }
+  const upTo = await h.userTrades({ ...BASE_QUERY, endTimestamp: NOW - 60_000 + 2, count: 10 });
+  assert.deepEqual(
+    upTo.trades.map((t) => t.trade.tradeId),
+    ['BTC-T2', 'BTC-T1'],
+  );
+  const exact = await h.userTrades({ ...BASE_QUERY, count: 3 });
+  assert.equal(exact.trades.length, 3);
+  assert.equal(exact.hasMore, false);
+  assert.equal(exact.continuation, null);
 });

@@ -72,18 +72,50 @@ test('a bucket idle for a minute holds its burst, no more: burst takes, then 429
   );
 });
 
-test('retryAfterMs is the time until the next whole credit, counting a partial one', () => {
-  let now = 0;
+/** A limiter on a settable clock (`clock.now`) whose two buckets both refill `perSecond` up to `burst`. */
+function evenLimiter(perSecond: number, burst: number, now = 0) {
+  const clock = { now };
+  const buckets = { perSecond, burst };
   const limiter = new RateLimiter(
-    { enabled: true, matching: { perSecond: 2, burst: 1 }, nonMatching: { perSecond: 2, burst: 1 } },
-    () => now,
+    { enabled: true, matching: buckets, nonMatching: buckets },
+    () => clock.now,
   );
+  return { clock, limiter };
+}
+
+test('retryAfterMs is the time until the next whole credit, counting a partial one', () => {
+  const { clock, limiter } = evenLimiter(2, 1);
   limiter.take('k', false);
-  now += 250; // half a credit back: the other half takes 250 ms more
+  clock.now += 250; // half a credit back: the other half takes 250 ms more
   assert.throws(
     () => limiter.take('k', false),
     (error: unknown) => error instanceof VenueError && error.data?.retryAfterMs === 250,
   );
-  now += 250;
+  clock.now += 250;
+  limiter.take('k', false);
+});
+
+test('retryAfterMs rounds up, so a retry at that time is never refused', () => {
+  const { clock, limiter } = evenLimiter(3, 1);
+  limiter.take('k', false);
+  let retry = -1;
+  assert.throws(
+    () => limiter.take('k', false),
+    (error: unknown) => {
+      retry = Number((error as VenueError).data?.retryAfterMs);
+      return error instanceof VenueError && error.httpStatus === 429;
+    },
+  );
+  assert.equal(retry, 334);
+  clock.now += retry;
+  limiter.take('k', false);
+});
+
+test('a clock that steps back does not drain the bucket', () => {
+  const { clock, limiter } = evenLimiter(1, 1, 10_000);
+  limiter.take('k', false);
+  clock.now = 9_000;
+  assert.throws(() => limiter.take('k', false));
+  clock.now = 10_000;
   limiter.take('k', false);
 });

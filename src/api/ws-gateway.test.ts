@@ -20,11 +20,11 @@ import { ChannelsParams } from './schemas/methods.ts';
 import {
   DEFAULT_MAX_BUFFERED_BYTES,
   DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
-  SLOW_CONSUMER_GRACE_MS,
   type SlowConsumerDrop,
   WsGateway,
   type WsGatewayOptions,
 } from './ws-gateway.ts';
+import { SLOW_CONSUMER_GRACE_MS } from './ws-session.ts';
 
 /** A socket that records what the session sends, and how it is closed. */
 class RecordingSocket extends EventEmitter {

@@ -140,8 +140,6 @@ export interface SlowConsumerDrop {
 /** Subscriptions per connection unless configured (`WS_MAX_SUBSCRIPTIONS_PER_CONNECTION`). */
 export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 1_000;
 
-export { SLOW_CONSUMER_GRACE_MS } from './ws-session.ts';
-
 export class WsGateway {
   private readonly server: WebSocketServer;
   private readonly sessions = new Set<Session>();

@@ -23,6 +23,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { KEYS_FILE } from '../api/auth/open-key-store.ts';
 import { fsyncPath } from '../store/durable-file.ts';
 import { JournalCorruptError } from '../store/journal.ts';
 import { SQLITE_FILES } from '../store/open-stores.ts';
@@ -30,7 +31,7 @@ import { readSqliteJournal } from '../store/sqlite/sqlite-journal.ts';
 import { SqliteSnapshotStore } from '../store/sqlite/sqlite-snapshots.ts';
 
 /** SQLite files in copy order (see the invariants), then plain files. */
-const DATABASES = [SQLITE_FILES.read, SQLITE_FILES.snapshots, SQLITE_FILES.journal, 'keys.db'];
+const DATABASES = [SQLITE_FILES.read, SQLITE_FILES.snapshots, SQLITE_FILES.journal, KEYS_FILE];
 const PLAIN_FILES = ['secret.key', 'admin.token', 'credentials.json'];
 
 export interface CopiedFile {

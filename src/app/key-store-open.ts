@@ -1,8 +1,11 @@
 /**
- * Opening the API key store at start: its encryption key loaded and checked against the stored
- * secrets, and a damaged `keys.db` or an unusable key named by its setting.
+ * Opening the API key store at the service's start: as `openKeyStore` (src/api/auth/open-key-store.ts)
+ * does for the CLI and the gateway, with each failure named by what the operator sets: a damaged
+ * `keys.db` by its path, an unusable encryption key by its setting; and the stored secrets checked
+ * to open with that key.
  */
 import { join } from 'node:path';
+import { KEYS_FILE } from '../api/auth/open-key-store.ts';
 import { SecretBox } from '../api/auth/secret-box.ts';
 import { SecretsKeyMismatchError, SqliteKeyStore } from '../api/auth/sqlite-key-store.ts';
 import type { Config } from './config.ts';
@@ -25,7 +28,7 @@ export function assertSecretsOpen(keyStore: SqliteKeyStore): void {
 }
 
 /** The key store, its encryption key checked; a damaged `keys.db` is named as such. */
-export function openKeyStore(config: Readonly<Config>): SqliteKeyStore {
+export function openServiceKeyStore(config: Readonly<Config>): SqliteKeyStore {
   const secrets = loadSecrets(config);
   try {
     return new SqliteKeyStore(join(config.dataDir, KEYS_FILE), secrets);
@@ -34,8 +37,6 @@ export function openKeyStore(config: Readonly<Config>): SqliteKeyStore {
     throw keysFileError(config, error);
   }
 }
-
-const KEYS_FILE = 'keys.db';
 
 function keysFileError(config: Readonly<Config>, error: unknown): Error {
   const message = error instanceof Error ? error.message : String(error);

@@ -157,9 +157,7 @@ describe('MarketLoop timing', () => {
     assert.equal(calls, 2, 'the refusal is not kept for later requests');
     core.stop();
   });
-});
 
-describe('MarketLoop stop', () => {
   test('stop waits for the tick under way to submit all its commands', async () => {
     const { clock, core, loop } = tickingLoop(1_000);
     await loop.start();
@@ -170,9 +168,7 @@ describe('MarketLoop stop', () => {
     assert.ok(loop.submitted > before, 'the tick in flight finished before stop resolved');
     core.stop();
   });
-});
 
-describe('MarketLoop timing', () => {
   test('ticks keep coming every tickMs', async () => {
     const { clock, core, loop } = tickingLoop(1_000);
     await loop.start();

@@ -8,11 +8,11 @@ function sampleValue(body: string, line: string): number {
   return Number(found.slice(line.length + 1));
 }
 
-/** Metrics whose scrape-time sources all read 0. */
-function idleMetrics(): ServiceMetrics {
+/** Metrics whose scrape-time sources all read 0 (or the sequence and read store's seq given). */
+function idleMetrics(sequence = 0, applied = 0): ServiceMetrics {
   return new ServiceMetrics({
-    sequence: () => 0,
-    readStoreApplied: () => 0,
+    sequence: () => sequence,
+    readStoreApplied: () => applied,
     journalFirstSeq: () => 1,
     wsConnections: () => 0,
   });
@@ -103,4 +103,30 @@ describe('service metrics', () => {
     assert.equal(requestSample(body, 'sum', 'http', 'ok'), 0.03);
     assert.equal(sampleValue(body, 'venue_journal_entries_total'), 0);
   });
+});
+
+test('one transport: ok and error requests land in their own series', async () => {
+  const m = idleMetrics();
+  m.request('public/test', 'http', true, 1);
+  m.request('public/test', 'http', false, 1);
+  const { body } = await m.render();
+  assert.equal(requestSample(body, 'count', 'http', 'ok'), 1);
+  assert.equal(requestSample(body, 'count', 'http', 'error'), 1);
+});
+
+test('buckets: a value equal to a bound counts in it (le); one past the last bound only in +Inf', async () => {
+  const m = idleMetrics();
+  m.request('public/test', 'http', true, 1); // 0.001 s exactly
+  m.request('public/test', 'http', true, 2_000); // 2 s, past the last bound (1 s)
+  const { body } = await m.render();
+  const b = (le: string) => requestSample(body, 'bucket', 'http', 'ok', le);
+  assert.equal(b('0.001'), 1);
+  assert.equal(b('1'), 1);
+  assert.equal(b('+Inf'), 2);
+  assert.equal(requestSample(body, 'count', 'http', 'ok'), 2);
+});
+
+test('read store lag never goes negative (a store reset ahead of the sequencer)', async () => {
+  const { body } = await idleMetrics(3, 5).render();
+  assert.equal(sampleValue(body, 'venue_read_store_lag_commands'), 0);
 });

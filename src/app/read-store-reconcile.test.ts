@@ -44,6 +44,22 @@ function store(lastAppliedSeq: number) {
   };
 }
 
+/** A journal holding seqs `first`..`last`, as the check reads it. */
+function journalOf(first: number, last: number) {
+  return { lastSeq: async () => last, firstSeq: async () => first };
+}
+
+/** A snapshot store listing `listed`; `latest(max)` is the newest at or before `max` that loads. */
+function snapshotsOf(listed: number[], latest: (max: number) => number | null) {
+  return {
+    listSnapshots: async () => listed.map((seq) => ({ seq })) as never,
+    latestSnapshot: async (max?: number) => {
+      const seq = latest(max ?? Number.POSITIVE_INFINITY);
+      return (seq === null ? null : { seq }) as never;
+    },
+  };
+}
+
 function quietLog() {
   const warnings: string[] = [];
   return { warnings, warn: (_fields: object, message: string) => void warnings.push(message) };
@@ -161,13 +177,61 @@ describe('reconcileReadStore', () => {
   });
 
   test('an untrimmed journal re-feeds any store behind it from seq 1; one ahead is rebuilt from 0', async () => {
-    const whole = { lastSeq: async () => 12, firstSeq: async () => 1 };
-    const none = { listSnapshots: async () => [], latestSnapshot: async () => null };
+    const whole = journalOf(1, 12);
+    const none = snapshotsOf([], () => null);
     const behind = store(0);
     await reconcileReadStore(behind, whole, none, quietLog());
     assert.deepEqual(behind.resets, [], 'replayed from the start, nothing to empty');
     const ahead = store(20);
     await reconcileReadStore(ahead, whole, none, quietLog());
     assert.deepEqual(ahead.resets, [0]);
+  });
+});
+
+describe('reconcileReadStore: the snapshot that bases a rebuild', () => {
+  test('a snapshot at firstSeq - 1 is one the trimmed journal continues (keep / rebuild from it)', async () => {
+    // Journal holds 6..20; the snapshot at 5 is continued by it.
+    const snapshots = snapshotsOf([5, 30], (max) => Math.min(max, 5));
+    const kept = store(7);
+    await reconcileReadStore(kept, journalOf(6, 20), snapshots, quietLog());
+    assert.deepEqual(kept.resets, [], 'a store at 7 is re-fed from the snapshot at 5: kept');
+    const ahead = store(25);
+    await reconcileReadStore(ahead, journalOf(6, 20), snapshots, quietLog());
+    assert.deepEqual(ahead.resets, [5], 'rebuilt from the snapshot at 5, not one past the journal end');
+  });
+
+  test('a listed snapshot that does not load is skipped for the next one', async () => {
+    // The one at 8 fails its checksum: asked for <= 8 the store finds nothing that loads.
+    const snapshots = snapshotsOf([8, 12], (max) => (max >= 12 ? 12 : null));
+    const read = store(2);
+    await reconcileReadStore(read, journalOf(6, 20), snapshots, quietLog());
+    assert.deepEqual(read.resets, [12]);
+  });
+
+  test('a journal trimmed to start at seq 2 still needs a snapshot (seq 1 lost)', async () => {
+    const read = store(25);
+    await reconcileReadStore(
+      read,
+      journalOf(2, 20),
+      snapshotsOf([1], () => 1),
+      quietLog(),
+    );
+    assert.deepEqual(read.resets, [1], 'rebuilt from the snapshot at 1, not from 0 (seq 1 is gone)');
+  });
+
+  test('a snapshot past the journal end is no base: no usable one stops the start', async () => {
+    const read = store(25);
+    await assert.rejects(
+      reconcileReadStore(
+        read,
+        journalOf(6, 20),
+        snapshotsOf([30], () => 30),
+        quietLog(),
+      ),
+      {
+        name: 'JournalTrimmedError',
+      },
+    );
+    assert.deepEqual(read.resets, []);
   });
 });

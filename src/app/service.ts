@@ -56,7 +56,7 @@ import type { Config } from './config.ts';
 import { createCoreMachine, PORTFOLIOS, RFQ_DESK } from './core-factory.ts';
 import { CoreService } from './core-service.ts';
 import { JOURNAL_STALL_MS, JournalWaits } from './journal-waits.ts';
-import { assertSecretsOpen, openKeyStore } from './key-store-open.ts';
+import { assertSecretsOpen, openServiceKeyStore } from './key-store-open.ts';
 import { MarketLoop } from './market-loop.ts';
 import { ServiceMetrics } from './metrics.ts';
 import { reconcileReadStore } from './read-store-reconcile.ts';
@@ -167,7 +167,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   try {
     // Refused before any store is opened, so before anything is journaled: a key that cannot be
     // read, one that opens none of the stored API secrets, an admin token too short.
-    const keyStore = openKeyStore(config);
+    const keyStore = openServiceKeyStore(config);
     undo.push('key store', () => keyStore.close());
     assertSecretsOpen(keyStore);
     const adminToken = loadAdminToken(config.dataDir);

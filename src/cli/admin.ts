@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ADMIN_TOKEN_HEADER } from '../api/admin.ts';
 import { DeskTakenError, ROLES, type Role } from '../api/auth/key-store.ts';
-import { openKeyStore } from '../api/auth/open-key-store.ts';
+import { KEYS_FILE, openKeyStore } from '../api/auth/open-key-store.ts';
 import { DEMO_DEPOSITS } from '../api/bootstrap.ts';
 import { loadConfig } from '../app/config.ts';
 import { type BackupCheck, backupDataDir, verifyBackup } from '../app/data-dir-backup.ts';
@@ -207,7 +207,7 @@ export async function runCli(
   if (command === 'storage:backup') {
     const target = args[0];
     if (!target) throw new UsageError('usage: storage:backup <dir>');
-    if (!existsSync(join(config.dataDir, 'keys.db'))) {
+    if (!existsSync(join(config.dataDir, KEYS_FILE))) {
       throw new UsageError(`nothing to back up: no service data in ${config.dataDir} (set DATA_DIR)`);
     }
     for (const file of backupDataDir(config.dataDir, target)) print(`${file.file}: ${file.bytes} bytes`);
@@ -224,7 +224,7 @@ export async function runCli(
   const url = values.url ?? `http://127.0.0.1:${config.port}`;
   // A wrong DATA_DIR must not quietly start a second, empty key store (and admin token) that the
   // service never reads: the CLI works only on the store the service created.
-  const keysFile = join(config.dataDir, 'keys.db');
+  const keysFile = join(config.dataDir, KEYS_FILE);
   if (!existsSync(keysFile)) {
     throw new UsageError(
       `no key store at ${keysFile}: set DATA_DIR to the service's data directory (the service creates the store at its first start)`,

@@ -28,6 +28,19 @@ async function newsFollower() {
   return { lines, known, push: (push: SubscriptionPush) => listener!(push) };
 }
 
+/** One leg of `info` as the progress block reads it: a buy, not priority, nothing filled yet priced. */
+function progressLeg(fields: Record<string, unknown>) {
+  return {
+    side: 1,
+    hedge: false,
+    priority: false,
+    averagePrice: null,
+    arrivalPrice: null,
+    slippageBps: null,
+    ...fields,
+  };
+}
+
 test('the progress block shows status, part, per-leg bars, average, arrival and slippage', () => {
   const info = {
     portfolioId: 7,
@@ -38,28 +51,16 @@ test('the progress block shows status, part, per-leg bars, average, arrival and 
     endReason: null,
     endMessage: null,
     legs: [
-      {
-        side: 1,
+      progressLeg({
         instrument: 'BTC-PERPETUAL',
         quantity: '100',
         filledQuantity: '50',
-        hedge: false,
         priority: true,
         averagePrice: '60010',
         arrivalPrice: '60000',
         slippageBps: 1.67,
-      },
-      {
-        side: 2,
-        instrument: 'BTC-27DEC26-70000-C',
-        quantity: '2',
-        filledQuantity: '0',
-        hedge: false,
-        priority: false,
-        averagePrice: null,
-        arrivalPrice: null,
-        slippageBps: null,
-      },
+      }),
+      progressLeg({ side: 2, instrument: 'BTC-27DEC26-70000-C', quantity: '2', filledQuantity: '0' }),
     ],
   } as unknown as PortfolioInfoWire;
   const lines = renderProgress(info);
@@ -220,19 +221,7 @@ test('the progress bar rounds to the nearest cell', () => {
     balanceTrade: null,
     endReason: null,
     endMessage: null,
-    legs: [
-      {
-        side: 1,
-        instrument: 'X',
-        quantity: '100',
-        filledQuantity: '65',
-        hedge: false,
-        priority: false,
-        averagePrice: null,
-        arrivalPrice: null,
-        slippageBps: null,
-      },
-    ],
+    legs: [progressLeg({ instrument: 'X', quantity: '100', filledQuantity: '65' })],
   } as unknown as PortfolioInfoWire;
   assert.match(renderProgress(info)[1]!, /\[#{16}\.{8}\]/);
 });

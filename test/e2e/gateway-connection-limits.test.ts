@@ -13,7 +13,7 @@ import { WebSocket } from 'ws';
 import { SecretBox } from '../../src/api/auth/secret-box.ts';
 import { SqliteKeyStore } from '../../src/api/auth/sqlite-key-store.ts';
 import { createGateway, type Gateway, REFUSED_LINGER_MS } from '../../src/api/gateway.ts';
-import { SLOW_CONSUMER_GRACE_MS } from '../../src/api/ws-gateway.ts';
+import { SLOW_CONSUMER_GRACE_MS } from '../../src/api/ws-session.ts';
 import { VirtualClock } from '../../src/app/clock.ts';
 import { type Config, type DeepPartial, loadConfig } from '../../src/app/config.ts';
 import { ERROR_CATALOGUE } from '../../src/domain/errors.ts';

@@ -9,7 +9,10 @@ import type { Config } from '../../app/config.ts';
 import { SecretBox } from './secret-box.ts';
 import { SqliteKeyStore } from './sqlite-key-store.ts';
 
+/** The key store's file in DATA_DIR. */
+export const KEYS_FILE = 'keys.db';
+
 export function openKeyStore(config: Pick<Config, 'dataDir' | 'secretEncryptionKey'>): SqliteKeyStore {
   const box = SecretBox.load(config.secretEncryptionKey, config.dataDir);
-  return new SqliteKeyStore(join(config.dataDir, 'keys.db'), box);
+  return new SqliteKeyStore(join(config.dataDir, KEYS_FILE), box);
 }
