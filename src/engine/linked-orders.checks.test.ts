@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { AdvancedHarness, orderOf, PERP } from './advanced-testkit.ts';
+import { spotSpec } from './testkit.ts';
 import { Venue } from './venue.ts';
 
 type More = Record<string, unknown>;
@@ -276,6 +277,32 @@ describe('linked orders: an OCO is refused whole when a secondary cannot be plac
     assert.deepEqual(refusedWhole(h, command), ['max_open_orders', 'otocoConfig[0]']);
   });
 
+  test('the trigger-order limit counts the trigger secondaries of an OTO as if released now', () => {
+    const h = new AdvancedHarness();
+    const stop = { orderType: 'stop_market', trigger: 'last_price', triggerPrice: 90_000 };
+    for (let i = 0; i < 199; i++) h.ok(h.orderCommand(1, 'sell', 1, null, stop));
+    const oto = (configs: More[]) => ({ linkedOrderType: 'one_triggers_other', otocoConfig: configs });
+    const two = h.orderCommand(
+      1,
+      'buy',
+      5,
+      100_000,
+      oto([
+        { side: 'sell', ...stop },
+        { side: 'sell', ...stop },
+      ]),
+    );
+    assert.deepEqual(refusedWhole(h, two), ['no_more_triggers', 'otocoConfig[1].type']);
+    const primary = orderOf(h.ok(h.orderCommand(1, 'buy', 5, 100_000, oto([{ side: 'sell', ...stop }]))));
+    // The waiting secondary holds no slot: a direct stop takes the last one before the release.
+    h.ok(h.orderCommand(1, 'sell', 1, null, stop));
+    h.ok(h.orderCommand(2, 'sell', 5, 100_000));
+    assert.equal(h.get(primary.otoOrderIds![0]!).orderState, 'rejected');
+    const waiting = h.venue.openOrders({ accountId: 1 }).filter((o) => o.orderState === 'untriggered');
+    assert.equal(waiting.length, 200);
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
   test('a secondary that fails only after the primary traded cancels the group (no orphan primary)', () => {
     const h = new AdvancedHarness();
     h.ok(h.orderCommand(3, 'buy', 5, 99_000)); // the only bid
@@ -471,6 +498,30 @@ describe('linked orders: otocoConfig entries keep the top-level field rules', ()
       'otocoConfig[0].label',
     ],
   ];
+  for (const linkedOrderType of [
+    'one_triggers_other',
+    'one_triggers_one_cancels_other',
+    'one_cancels_other',
+  ]) {
+    test(`${linkedOrderType}: a reduce-only entry on spot is refused at placing, as a top-level one is`, () => {
+      const h = new AdvancedHarness();
+      h.list(spotSpec());
+      h.account(10, { BTC: 100_000_000_000, USDC: 10_000_000_000_000 });
+      const spot = (command: ReturnType<AdvancedHarness['orderCommand']>) => ({
+        ...command,
+        instrumentName: 'BTC_USDC',
+      });
+      const top = refusedWhole(h, spot(h.orderCommand(10, 'sell', 10, 110_000, { reduceOnly: true })));
+      assert.deepEqual(top, ['invalid_arguments', 'reduceOnly']);
+      const exit = { side: 'sell', orderType: 'limit', price: 110_000 };
+      const command = h.orderCommand(10, 'buy', 10, 100_000, {
+        linkedOrderType,
+        otocoConfig: [exit, { ...exit, price: 120_000, reduceOnly: true }],
+      });
+      assert.deepEqual(refusedWhole(h, spot(command)), ['invalid_arguments', 'otocoConfig[1].reduceOnly']);
+    });
+  }
+
   for (const linkedOrderType of ['one_triggers_other', 'one_cancels_other']) {
     test(`${linkedOrderType}: trigger fields on limit/market types, post-only and time in force`, () => {
       const h = new AdvancedHarness();

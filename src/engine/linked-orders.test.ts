@@ -212,6 +212,49 @@ describe('linked orders', () => {
     assert.equal(h.replayHash(), h.venue.stateHash());
   });
 
+  test('a good_til_day stop released by its primary waits to the end of the session it is released in', () => {
+    const h = new AdvancedHarness();
+    const primary = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 5, 100_000, {
+          linkedOrderType: 'one_triggers_other',
+          otocoConfig: [{ ...SL, timeInForce: 'good_til_day' }],
+        }),
+      ),
+    );
+    h.ts += 2 * 86_400_000;
+    h.ok(h.orderCommand(2, 'sell', 5, 100_000));
+    const stop = primary.otoOrderIds![0]!;
+    assert.equal(h.get(stop).orderState, 'untriggered');
+    h.ts += 1000;
+    h.ok({ type: 'timer' } as never);
+    assert.equal(h.get(stop).orderState, 'untriggered', 'still waiting a second later');
+    h.ts += 86_400_000;
+    h.ok({ type: 'timer' } as never);
+    assert.deepEqual([h.get(stop).orderState, h.get(stop).cancelReason], ['cancelled', 'good_til_day']);
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('a released sell trailing stop that would start at or below zero is rejected, as placing one is refused', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000); // 100_000 ticks
+    const trailing = { orderType: 'trailing_stop', trigger: 'index_price', triggerOffset: 90_000 } as const;
+    const primary = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 5, 60_000, {
+          linkedOrderType: 'one_triggers_other',
+          otocoConfig: [{ side: 'sell', ...trailing }],
+        }),
+      ),
+    );
+    h.prices(40_000); // 80_000 ticks: the offset is now above the index
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, null, trailing))), 'invalid_trigger_price');
+    h.ok(h.orderCommand(2, 'sell', 5, 60_000));
+    const released = h.get(primary.otoOrderIds![0]!);
+    assert.deepEqual([released.orderState, released.triggerPrice], ['rejected', null]);
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
   test('OCO incremental cuts the other member in proportion', () => {
     const h = new AdvancedHarness();
     const a = orderOf(

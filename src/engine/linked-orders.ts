@@ -61,7 +61,13 @@ import {
 import { isClosedState } from './order-state.ts';
 import { availableFunds, coverRelease, orderReserve, priceBand } from './risk.ts';
 import { type InstrumentState, refusal, type VenueState } from './state.ts';
-import { bandProblem, comboPriceProblem, postOnlyReprice, reduceOnlyUnavailable } from './trading.ts';
+import {
+  bandProblem,
+  comboPriceProblem,
+  postOnlyReprice,
+  reduceOnlyUnavailable,
+  sessionEnd,
+} from './trading.ts';
 import {
   cancelUntriggered,
   emptyExtras,
@@ -71,6 +77,7 @@ import {
   TRIGGER_TYPES,
   triggerSourcePrice,
   validateTrigger,
+  waitingTriggerOrders,
 } from './triggers.ts';
 
 export const MAX_LINKED_SECONDARIES = 3;
@@ -160,6 +167,10 @@ export function validateLinked(state: VenueState, command: PlaceOrder): CoreErro
       return refusal('invalid_params', `label is longer than ${LABEL_MAX_LENGTH} characters`, {
         field: field('label'),
       });
+    if (c.reduceOnly === true) {
+      const unavailable = reduceOnlyUnavailable(instrument);
+      if (unavailable !== null) return entryError(unavailable, i, 'reduceOnly');
+    }
     // Trigger fields on a type without a trigger are refused, as on the top level (spec 4.3).
     if (!TRIGGER_TYPES.has(type)) {
       const misplaced =
@@ -289,11 +300,9 @@ function checkOcoSecondaries(state: VenueState, command: PlaceOrder): CoreError 
   const book = instrument.book;
   const band = priceBand(state, instrument);
   const position = account.positions.get(instrument.id);
-  let triggers = 0;
-  for (const o of state.advanced.untriggered.values()) if (o.accountId === account.id) triggers++;
   const planned: Planned = {
     openSlots: account.openOrderCount,
-    triggerSlots: triggers,
+    triggerSlots: waitingTriggerOrders(state, account.id),
     best: { buy: null, sell: null },
     reduceOnly: { buy: 0, sell: 0 },
     pending: { buy: 0, sell: 0 },
@@ -343,10 +352,6 @@ function checkOcoSecondaries(state: VenueState, command: PlaceOrder): CoreError 
     const timeInForce = c.timeInForce ?? 'good_til_cancelled';
     const field = (name: string) => `otocoConfig[${i}].${name}`;
     let lots = c.amount ?? command.amount;
-    if (c.reduceOnly === true) {
-      const unavailable = reduceOnlyUnavailable(instrument);
-      if (unavailable !== null) return entryError(unavailable, i, 'reduceOnly');
-    }
     if (TRIGGER_TYPES.has(type)) {
       // Waits untriggered: funds and reduce-only are checked when it fires.
       if (planned.triggerSlots >= MAX_TRIGGER_ORDERS_PER_ACCOUNT)
@@ -440,6 +445,24 @@ function checkOcoSecondaries(state: VenueState, command: PlaceOrder): CoreError 
   return null;
 }
 
+/**
+ * OTO/OTOCO: the trigger secondaries wait outside the trigger book until released, and must fit
+ * the account's trigger-order limit as if released now (the primary, a trigger order itself, has
+ * left the book by then). Released later past the limit, one is rejected (`enter`).
+ */
+function checkReleasedTriggerSlots(state: VenueState, command: PlaceOrder): CoreError | null {
+  let waiting = waitingTriggerOrders(state, command.accountId);
+  for (const [i, c] of (command.otocoConfig ?? []).entries()) {
+    if (!TRIGGER_TYPES.has(c.orderType ?? 'limit')) continue;
+    if (waiting >= MAX_TRIGGER_ORDERS_PER_ACCOUNT)
+      return refusal('no_more_triggers', `at most ${MAX_TRIGGER_ORDERS_PER_ACCOUNT} trigger orders`, {
+        field: `otocoConfig[${i}].type`,
+      });
+    waiting++;
+  }
+  return null;
+}
+
 function failed(state: VenueState, command: PlaceOrder, error: CoreError): CommandResult {
   state.events.push({ type: 'rejection', commandType: 'place_order', accountId: command.accountId, error });
   return { ok: false, error, events: state.events };
@@ -475,10 +498,11 @@ function configCommand(primary: PlaceOrder, c: OtocoOrderConfig, amount: number)
 export function placeLinked(state: VenueState, command: PlaceOrder, place: Place): CommandResult {
   const type = command.linkedOrderType!;
   const condition = command.triggerFillCondition ?? 'first_hit';
-  if (type === 'one_cancels_other') {
-    const error = checkOcoSecondaries(state, command);
-    if (error !== null) return failed(state, command, error);
-  }
+  const error =
+    type === 'one_cancels_other'
+      ? checkOcoSecondaries(state, command)
+      : checkReleasedTriggerSlots(state, command);
+  if (error !== null) return failed(state, command, error);
   const result = place(state, {
     ...command,
     linkedOrderType: null,
@@ -815,6 +839,13 @@ function release(state: VenueState, group: LinkGroup, templateId: string, lots: 
 function enter(state: VenueState, order: Order): void {
   const x = order.extras!;
   if (TRIGGER_TYPES.has(order.orderType)) {
+    // What placing one refuses (triggers.ts), a release rejects: the limit of waiting trigger
+    // orders (direct ones may have filled it since the primary was placed), a sell trailing stop
+    // that would start at or below zero.
+    if (waitingTriggerOrders(state, order.accountId) >= MAX_TRIGGER_ORDERS_PER_ACCOUNT) {
+      reject(state, order);
+      return;
+    }
     if (order.orderType === 'trailing_stop') {
       const instrument = state.instrumentList[order.instrumentId]!;
       const reference = triggerSourcePrice(state, instrument, x.trigger!);
@@ -823,9 +854,15 @@ function enter(state: VenueState, order: Order): void {
         return;
       }
       const stop = order.side === 'sell' ? reference - x.triggerOffset! : reference + x.triggerOffset!;
+      if (stop <= 0) {
+        reject(state, order);
+        return;
+      }
       x.triggerPrice = stop;
       x.triggerReferencePrice = stop;
     }
+    // It waits from the session it is released in, as a released resting order does (activation.ts).
+    order.expiresAt = order.timeInForce === 'good_til_day' ? sessionEnd(state.now) : 0;
     state.advanced.addUntriggered(order);
     state.advanced.seenEpoch = -1;
     state.events.push({ type: 'order', order: order.toView() });
@@ -851,8 +888,7 @@ function marketLimitAtBest(state: VenueState, order: Order): Order | null {
   const best = buying ? instrument.book.bestAsk() : instrument.book.bestBid();
   const band = priceBand(state, instrument);
   if (best === null || (band !== null && (buying ? best > band.max : best < band.min))) {
-    closeOrder(state, order, 'reject', null);
-    state.events.push({ type: 'order', order: order.toView() });
+    reject(state, order);
     return null;
   }
   const limit = new Order(
@@ -879,4 +915,10 @@ function marketLimitAtBest(state: VenueState, order: Order): Order | null {
   limit.extras = { ...extrasOf(order), originalOrderType: 'market_limit' };
   state.orders.set(limit.id, limit);
   return limit;
+}
+
+/** A released order that cannot go out: closed rejected, its event emitted (never in a book). */
+function reject(state: VenueState, order: Order): void {
+  closeOrder(state, order, 'reject', null);
+  state.events.push({ type: 'order', order: order.toView() });
 }

@@ -77,6 +77,19 @@ describe('market maker protection', () => {
     assert.equal(h.venue.mmpConfig(1)[0]!.frozenUntil, null);
   });
 
+  test('the config read counts only the fills inside the interval, with no fill since to trim them', () => {
+    const h = new AdvancedHarness();
+    config(h);
+    h.ok(h.orderCommand(1, 'sell', 100, 100_000, { mmp: true }));
+    h.ok(h.orderCommand(2, 'buy', 40, 100_000));
+    h.ts += 9_999;
+    h.ok({ type: 'timer' } as never);
+    assert.equal(h.venue.mmpConfig(1)[0]!.quantity, '400');
+    h.ts += 1;
+    h.ok({ type: 'timer' } as never);
+    assert.equal(h.venue.mmpConfig(1)[0]!.quantity, '0');
+  });
+
   test('a fill exactly one interval old has left the window', () => {
     const h = new AdvancedHarness();
     config(h);

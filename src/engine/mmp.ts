@@ -249,14 +249,19 @@ function legacyStep(quantity: number): string {
   return exact === null ? '0' : formatScaled(exact.units, exact.scale);
 }
 
-function sums(group: MmpGroup): { quantity: ScaledDecimal; delta: number; vega: number } {
+function sums(window: readonly MmpFill[]): { quantity: ScaledDecimal; delta: number; vega: number } {
   let delta = 0;
   let vega = 0;
-  for (const f of group.window) {
+  for (const f of window) {
     delta += f.delta;
     vega += f.vega;
   }
-  return { quantity: quantitySum(group.window), delta: Math.abs(delta), vega: Math.abs(vega) };
+  return { quantity: quantitySum(window), delta: Math.abs(delta), vega: Math.abs(vega) };
+}
+
+/** Fills at or before this instant are outside the group's interval. */
+function windowStart(group: MmpGroup, now: number): number {
+  return now - group.config.interval * 1000;
 }
 
 /** Whether the window's quantity is above the limit (an infinite limit never is). */
@@ -269,7 +274,9 @@ export function mmpStatus(state: VenueState, accountId: number): MmpStatus[] {
   const out: MmpStatus[] = [];
   for (const group of state.advanced.mmp.values()) {
     if (group.accountId !== accountId) continue;
-    const s = sums(group);
+    // The window is trimmed only when the next MMP fill comes: a read leaves it as it is.
+    const since = windowStart(group, state.now);
+    const s = sums(group.window.filter((f) => f.ts > since));
     out.push({
       ...group.config,
       frozenUntil: frozen(group, state.now) ? group.frozenUntil : null,
@@ -296,9 +303,9 @@ export function reactMmp(state: VenueState, events: readonly CoreEvent[], from: 
       const amountGrid = state.instruments.get(trade.instrumentName)!.instrument.amountGrid;
       const { delta, vega } = exposure(state, trade, party);
       group.window.push({ ts: state.now, lots: Math.abs(trade.amount), step: amountGrid.step, delta, vega });
-      const since = state.now - group.config.interval * 1000;
+      const since = windowStart(group, state.now);
       while (group.window.length > 0 && group.window[0]!.ts <= since) group.window.shift();
-      const s = sums(group);
+      const s = sums(group.window);
       const c = group.config;
       const breached =
         quantityBreached(s.quantity, c.quantityLimit) ||

@@ -283,9 +283,7 @@ export function placeTriggerOrder(state: VenueState, command: PlaceOrder): Comma
   if (reduceOnlyRefusal !== null) return fail(state, command, reduceOnlyRefusal);
   const error = validateTrigger(state, instrument, command);
   if (error !== null) return fail(state, command, error);
-  let count = 0;
-  for (const o of state.advanced.untriggered.values()) if (o.accountId === account.id) count++;
-  if (count >= MAX_TRIGGER_ORDERS_PER_ACCOUNT)
+  if (waitingTriggerOrders(state, account.id) >= MAX_TRIGGER_ORDERS_PER_ACCOUNT)
     return fail(
       state,
       command,
@@ -298,6 +296,13 @@ export function placeTriggerOrder(state: VenueState, command: PlaceOrder): Comma
   const view = order.toView();
   state.events.push({ type: 'order', order: view });
   return { ok: true, events: state.events, order: view, trades: [] };
+}
+
+/** The account's orders waiting in the trigger book (an OTO's unreleased secondaries are not). */
+export function waitingTriggerOrders(state: VenueState, accountId: number): number {
+  let count = 0;
+  for (const o of state.advanced.untriggered.values()) if (o.accountId === accountId) count++;
+  return count;
 }
 
 export function registerUntriggered(state: VenueState, order: Order): void {
