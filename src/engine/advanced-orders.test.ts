@@ -226,3 +226,52 @@ describe('market_limit', () => {
     assert.equal(h.venue.book(PERP)!.bestBid, null);
   });
 });
+
+describe('reactions after a command', () => {
+  test('an OTO whose primary is a stop: the fill made when it fires releases the secondary in that command', () => {
+    const h = new AdvancedHarness();
+    h.ok(h.orderCommand(2, 'sell', 5, 100_500));
+    const primary = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 5, null, {
+          orderType: 'stop_market',
+          trigger: 'last_price',
+          triggerPrice: 100_000,
+          linkedOrderType: 'one_triggers_other',
+          otocoConfig: [{ side: 'sell', orderType: 'limit', price: 110_000 }],
+        }),
+      ),
+    );
+    const tpId = primary.otoOrderIds![0]!;
+    h.print(100_000);
+    assert.equal(h.get(primary.orderId).orderState, 'filled');
+    assert.equal(h.get(tpId).orderState, 'open', 'released by the command whose print fired the primary');
+    assert.equal(h.venue.book('BTC-PERPETUAL')!.bestAsk, 110_000);
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('a fired stop that trades against mmp quotes counts toward the MMP limit in that command', () => {
+    const h = new AdvancedHarness();
+    h.ok({
+      type: 'set_mmp_config',
+      accountId: 1,
+      indexName: 'btc_usd',
+      interval: 10,
+      frozenTime: 0,
+      quantityLimit: 500,
+    });
+    const quote = orderOf(h.ok(h.orderCommand(1, 'sell', 100, 100_500, { mmp: true })));
+    h.ok(
+      h.orderCommand(2, 'buy', 60, null, {
+        orderType: 'stop_market',
+        trigger: 'last_price',
+        triggerPrice: 100_000,
+      }),
+    );
+    const fired = h.print(100_000); // the stop buys 60 lots (600 USD) of the quote
+    assert.equal(fired.events.filter((e) => e.type === 'mmp_trigger').length, 1);
+    assert.equal(h.get(quote.orderId).cancelReason, 'mmp_trigger');
+    h.venue.validate();
+  });
+});

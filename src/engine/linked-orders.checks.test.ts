@@ -139,6 +139,33 @@ describe('linked orders: a released market_limit secondary', () => {
     assert.equal(h.venue.position(1, PERP)!.size, 10);
     h.venue.validate();
   });
+
+  test('OTOCO: a released market_limit rejected at release cancels its partner before the partner can fire', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000, 100_000); // band 95_000…105_000
+    h.ok(h.orderCommand(3, 'buy', 5, 94_000)); // the only bid, below the band
+    const primary = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 5, 100_000, {
+          linkedOrderType: 'one_triggers_one_cancels_other',
+          otocoConfig: [
+            { side: 'sell', orderType: 'market_limit' },
+            { side: 'sell', orderType: 'stop_market', trigger: 'last_price', triggerPrice: 100_000 },
+          ],
+        }),
+      ),
+    );
+    h.ok(h.orderCommand(2, 'sell', 5, 100_000)); // fills the primary at 100_000: the stop is crossed
+    const [tpId, slId] = h.get(primary.orderId).otoOrderIds!;
+    assert.equal(h.get(tpId!).orderState, 'rejected');
+    const sl = h.get(slId!);
+    assert.deepEqual(
+      [sl.orderState, sl.cancelReason, sl.triggered],
+      ['cancelled', 'oco_other_closed', false],
+    );
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
 });
 
 describe('linked orders: an OCO is refused whole when a secondary cannot be placed', () => {

@@ -588,4 +588,100 @@ describe('linked orders', () => {
       { numRuns: 60, seed: 8 },
     );
   });
+
+  test('a trailing_stop secondary released by its primary trails on the right side of the price', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000); // 100_000 ticks
+    const trailing = {
+      orderType: 'trailing_stop' as const,
+      trigger: 'index_price' as const,
+      triggerOffset: 1_000,
+    };
+    const primary = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 5, 100_000, {
+          linkedOrderType: 'one_triggers_other',
+          otocoConfig: [
+            { side: 'sell', ...trailing },
+            { side: 'buy', ...trailing },
+          ],
+        }),
+      ),
+    );
+    h.ok(h.orderCommand(2, 'sell', 5, 100_000));
+    const [sellId, buyId] = primary.otoOrderIds!;
+    const sell = h.get(sellId!);
+    const buy = h.get(buyId!);
+    assert.deepEqual(
+      [sell.orderState, sell.triggerPrice, sell.triggerReferencePrice],
+      ['untriggered', 99_000, 99_000],
+    );
+    assert.deepEqual(
+      [buy.orderState, buy.triggerPrice, buy.triggerReferencePrice],
+      ['untriggered', 101_000, 101_000],
+    );
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('reduceOnly on an OTO secondary and on an OCO secondary is kept', () => {
+    const h = new AdvancedHarness();
+    // OTO: the waiting template, then the released order, are reduce-only.
+    const primary = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 5, 100_000, {
+          linkedOrderType: 'one_triggers_other',
+          otocoConfig: [{ side: 'sell', orderType: 'limit', price: 110_000, reduceOnly: true }],
+        }),
+      ),
+    );
+    const tpId = primary.otoOrderIds![0]!;
+    assert.equal(h.get(tpId).reduceOnly, true, 'waiting template');
+    h.ok(h.orderCommand(2, 'sell', 5, 100_000));
+    assert.deepEqual([h.get(tpId).orderState, h.get(tpId).reduceOnly], ['open', true]);
+    // OCO on the long position of 5: the stop secondary is reduce-only.
+    const oco = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 5, 111_000, {
+          linkedOrderType: 'one_cancels_other',
+          otocoConfig: [
+            {
+              side: 'sell',
+              orderType: 'stop_market',
+              trigger: 'last_price',
+              triggerPrice: 90_000,
+              reduceOnly: true,
+            },
+          ],
+        }),
+      ),
+    );
+    const stop = h.venue
+      .openOrders({ accountId: 1 })
+      .find((o) => o.ocoRef === oco.ocoRef && o.orderId !== oco.orderId)!;
+    assert.equal(stop.orderType, 'stop_market');
+    assert.equal(stop.reduceOnly, true);
+    h.venue.validate();
+  });
+
+  test('incremental OTO: a secondary cancelled while waiting releases nothing on later partial fills', () => {
+    const h = new AdvancedHarness();
+    const primary = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 10, 100_000, {
+          linkedOrderType: 'one_triggers_other',
+          triggerFillCondition: 'incremental',
+          otocoConfig: [{ side: 'sell', orderType: 'limit', price: 110_000 }],
+        }),
+      ),
+    );
+    const tpId = primary.otoOrderIds![0]!;
+    h.ok({ type: 'cancel_order', accountId: 1, orderId: tpId });
+    const before = h.venue.openOrders({ accountId: 1 }).map((o) => o.orderId);
+    h.ok(h.orderCommand(2, 'sell', 5, 100_000));
+    const after = h.venue.openOrders({ accountId: 1 }).map((o) => o.orderId);
+    assert.deepEqual(after, before, 'no increment of a cancelled secondary goes live');
+    assert.equal(h.venue.book('BTC-PERPETUAL')!.bestAsk, null);
+    assert.deepEqual(h.get(primary.orderId).otoOrderIds, [tpId]);
+    h.venue.validate();
+  });
 });

@@ -429,4 +429,75 @@ describe('market maker protection', () => {
     );
     assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, null, { mmp: true }))), 'invalid_arguments');
   });
+
+  test('reset_mmp empties the window: earlier fills no longer count toward a breach', () => {
+    const h = new AdvancedHarness();
+    config(h);
+    const quote = orderOf(h.ok(h.orderCommand(1, 'sell', 100, 100_000, { mmp: true })));
+    h.ok(h.orderCommand(2, 'buy', 40, 100_000)); // 400 USD
+    h.ok({ type: 'reset_mmp', accountId: 1, indexName: 'btc_usd' });
+    assert.equal(h.venue.mmpConfig(1)[0]!.quantity, '0');
+    h.ok(h.orderCommand(2, 'buy', 20, 100_000)); // 200 USD: 600 without the reset
+    assert.deepEqual(
+      [h.venue.mmpConfig(1)[0]!.quantity, h.venue.mmpConfig(1)[0]!.frozenUntil],
+      ['200', null],
+    );
+    assert.equal(h.get(quote.orderId).orderState, 'open');
+  });
+
+  test('a breach empties the window: after the freeze a small fill does not freeze again', () => {
+    const h = new AdvancedHarness();
+    config(h, { interval: 60, frozenTime: 1 });
+    h.ok(h.orderCommand(1, 'sell', 100, 100_000, { mmp: true }));
+    const breach = h.ok(h.orderCommand(2, 'buy', 51, 100_000)); // 510 USD > 500
+    assert.equal(breach.events.filter((e) => e.type === 'mmp_trigger').length, 1);
+    h.ts += 2_000; // the 1 s freeze is over, the 60 s interval is not
+    const quote = orderOf(h.ok(h.orderCommand(1, 'sell', 100, 100_000, { mmp: true })));
+    const small = h.ok(h.orderCommand(2, 'buy', 1, 100_000)); // 10 USD
+    assert.equal(
+      small.events.some((e) => e.type === 'mmp_trigger'),
+      false,
+    );
+    assert.equal(h.get(quote.orderId).orderState, 'open');
+    assert.equal(h.venue.mmpConfig(1)[0]!.quantity, '10');
+  });
+
+  test('only fills of mmp orders count: a plain order of the same account trades without touching the window', () => {
+    const h = new AdvancedHarness();
+    config(h);
+    const quote = orderOf(h.ok(h.orderCommand(1, 'sell', 10, 101_000, { mmp: true })));
+    h.ok(h.orderCommand(1, 'sell', 100, 100_000)); // plain
+    const trade = h.ok(h.orderCommand(2, 'buy', 60, 100_000)); // 600 USD of plain fills
+    assert.equal(
+      trade.events.some((e) => e.type === 'mmp_trigger'),
+      false,
+    );
+    assert.equal(h.venue.mmpConfig(1)[0]!.quantity, '0');
+    assert.equal(h.get(quote.orderId).orderState, 'open');
+  });
+
+  test('one sweep through several mmp quotes freezes once; fills after the breach are not counted', () => {
+    const h = new AdvancedHarness();
+    config(h);
+    h.ok(h.orderCommand(1, 'sell', 60, 100_000, { mmp: true }));
+    h.ok(h.orderCommand(1, 'sell', 60, 100_500, { mmp: true }));
+    const sweep = h.ok(h.orderCommand(2, 'buy', 120, 100_500)); // 600 USD, then 600 USD more
+    assert.equal(sweep.events.filter((e) => e.type === 'mmp_trigger').length, 1);
+    const [status] = h.venue.mmpConfig(1);
+    assert.deepEqual([status!.quantity, status!.frozenUntil], ['0', h.ts + 5000]);
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 101_000, { mmp: true }))), 'mmp_trigger');
+  });
+
+  test('set_mmp_config on a group frozen until reset keeps it frozen (only reset_mmp lifts it)', () => {
+    const h = new AdvancedHarness();
+    config(h, { frozenTime: 0, quantityLimit: 10 });
+    h.ok(h.orderCommand(1, 'sell', 5, 100_000, { mmp: true }));
+    h.ok(h.orderCommand(2, 'buy', 2, 100_000)); // 20 USD > 10: frozen until reset
+    config(h, { frozenTime: 0, quantityLimit: 1_000 });
+    assert.equal(h.venue.mmpConfig(1)[0]!.frozenUntil, 0);
+    assert.equal(h.venue.mmpConfig(1)[0]!.quantityLimit, 1_000);
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 101_000, { mmp: true }))), 'mmp_trigger');
+    h.ok({ type: 'reset_mmp', accountId: 1, indexName: 'btc_usd' });
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, 101_000, { mmp: true }))), null);
+  });
 });

@@ -328,4 +328,204 @@ describe('trigger orders', () => {
     assert.equal(restored.stateHash(), h.venue.stateHash());
     assert.equal(h.get(trail.orderId).orderState, 'filled');
   });
+
+  test('trailing_stop buy follows the trough by the offset and fires when the price comes back to the stop', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000);
+    const trail = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 2, null, {
+          orderType: 'trailing_stop',
+          trigger: 'index_price',
+          triggerOffset: 1_000,
+        }),
+      ),
+    );
+    assert.equal(trail.triggerPrice, 101_000);
+    for (const index of [49_600, 49_000, 49_200]) h.prices(index);
+    assert.equal(h.get(trail.orderId).triggerPrice, 99_000, 'follows the trough, not the rebound');
+    assert.equal(h.get(trail.orderId).triggerReferencePrice, 101_000);
+    h.prices(49_499.5); // 98_999 ticks: one tick short of the stop
+    assert.equal(h.get(trail.orderId).orderState, 'untriggered');
+    h.prices(49_500); // 99_000 ticks: exactly at the stop
+    assert.equal(h.get(trail.orderId).triggered, true);
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('a trailing stop that moves publishes its new triggerPrice in the command events', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000);
+    const trail = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 2, null, {
+          orderType: 'trailing_stop',
+          trigger: 'index_price',
+          triggerOffset: 1_000,
+        }),
+      ),
+    );
+    const moved = h.prices(51_000);
+    const views = moved.events.flatMap((e) =>
+      e.type === 'order' && e.order.orderId === trail.orderId ? [e.order] : [],
+    );
+    assert.deepEqual(
+      views.map((v) => [v.orderState, v.triggerPrice]),
+      [['untriggered', 101_000]],
+    );
+    // No move, no event.
+    const still = h.prices(50_900);
+    assert.equal(
+      still.events.some((e) => e.type === 'order' && e.order.orderId === trail.orderId),
+      false,
+    );
+  });
+
+  test('an untriggered good_til_day order expires at exactly the session end', () => {
+    const h = new AdvancedHarness();
+    const more = { orderType: 'stop_market', trigger: 'last_price', triggerPrice: 90_000 };
+    const gtd = orderOf(h.ok(h.orderCommand(1, 'sell', 1, null, { ...more, timeInForce: 'good_til_day' })));
+    const end = h.venue.nextWakeup()!;
+    h.ts = end - 1;
+    h.ok({ type: 'timer' } as never);
+    assert.equal(h.get(gtd.orderId).orderState, 'untriggered');
+    h.ts = end;
+    h.ok({ type: 'timer' } as never);
+    assert.equal(h.get(gtd.orderId).cancelReason, 'good_til_day');
+  });
+
+  test('at most 200 untriggered orders per account: the 200th is accepted, the 201st refused', () => {
+    const h = new AdvancedHarness();
+    const stop = { orderType: 'stop_market', trigger: 'last_price', triggerPrice: 90_000 };
+    for (let i = 0; i < 199; i++) h.ok(h.orderCommand(1, 'sell', 1, null, stop));
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, null, stop))), null, 'the 200th');
+    assert.equal(errorOf(h.run(h.orderCommand(1, 'sell', 1, null, stop))), 'no_more_triggers');
+    // Another account is not affected.
+    assert.equal(errorOf(h.run(h.orderCommand(2, 'sell', 1, null, stop))), null);
+  });
+
+  test('editing a sell trailing stop offset re-trails below the price, without firing', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000);
+    const trail = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 2, null, {
+          orderType: 'trailing_stop',
+          trigger: 'index_price',
+          triggerOffset: 1_000,
+        }),
+      ),
+    );
+    const edited = orderOf(
+      h.ok({ type: 'edit_order', accountId: 1, orderId: trail.orderId, triggerOffset: 2_000 }),
+    );
+    assert.equal(edited.triggerPrice, 98_000);
+    assert.equal(h.get(trail.orderId).orderState, 'untriggered');
+    assert.equal(h.get(trail.orderId).triggerPrice, 98_000);
+  });
+
+  test('an edit that moves the trigger price across the current price fires the order in that command', () => {
+    const h = new AdvancedHarness();
+    h.ok(h.orderCommand(2, 'buy', 5, 98_000));
+    h.print(99_500);
+    const stop = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 3, null, {
+          orderType: 'stop_market',
+          trigger: 'last_price',
+          triggerPrice: 90_000,
+        }),
+      ),
+    );
+    assert.equal(h.get(stop.orderId).orderState, 'untriggered');
+    h.ok({ type: 'edit_order', accountId: 1, orderId: stop.orderId, triggerPrice: 100_000 });
+    const after = h.get(stop.orderId);
+    assert.equal(after.triggered, true, 'fired by the edit itself, not by a later price move');
+    assert.equal(after.orderState, 'filled');
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('reduce-only trigger orders: placed and edited flags hold, and a reduce-only stop without a position is rejected when it fires', () => {
+    const h = new AdvancedHarness();
+    h.ok(h.orderCommand(2, 'buy', 5, 98_000));
+    const more = { orderType: 'stop_market', trigger: 'last_price', triggerPrice: 99_000 };
+    const ro = orderOf(h.ok(h.orderCommand(1, 'sell', 3, null, { ...more, reduceOnly: true })));
+    assert.equal(ro.reduceOnly, true);
+    const plain = orderOf(h.ok(h.orderCommand(1, 'sell', 3, null, { ...more, triggerPrice: 90_000 })));
+    const edited = orderOf(
+      h.ok({ type: 'edit_order', accountId: 1, orderId: plain.orderId, reduceOnly: true }),
+    );
+    assert.equal(edited.reduceOnly, true);
+    assert.equal(h.get(plain.orderId).reduceOnly, true);
+    h.print(99_000);
+    const fired = h.get(ro.orderId);
+    assert.equal(fired.triggered, true);
+    assert.equal(fired.orderState, 'rejected', 'no position to reduce');
+    assert.equal(fired.filledAmount ?? 0, 0);
+  });
+
+  test('a post-only trigger order is refused', () => {
+    const h = new AdvancedHarness();
+    const result = h.run(
+      h.orderCommand(1, 'sell', 1, 99_000, {
+        orderType: 'stop_limit',
+        trigger: 'last_price',
+        triggerPrice: 99_000,
+        postOnly: true,
+      }),
+    );
+    assert.equal(errorOf(result), 'post_only_not_allowed');
+    assert.equal(!result.ok && result.error.data.field, 'postOnly');
+  });
+
+  test("an account cannot edit another account's untriggered order", () => {
+    const h = new AdvancedHarness();
+    const stop = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 3, null, {
+          orderType: 'stop_market',
+          trigger: 'last_price',
+          triggerPrice: 90_000,
+        }),
+      ),
+    );
+    const before = h.venue.stateHash();
+    const edit = h.run({
+      type: 'edit_order',
+      accountId: 2,
+      orderId: stop.orderId,
+      amount: 1,
+      triggerPrice: 99_000,
+    });
+    assert.equal(edit.ok, false);
+    const after = h.get(stop.orderId);
+    assert.deepEqual([after.amount, after.triggerPrice, after.replaced], [3, 90_000, false]);
+    assert.equal(h.venue.stateHash(), before);
+  });
+
+  test('cancel_all answers the waiting orders in order-number order, even after an edit', () => {
+    const h = new AdvancedHarness();
+    const more = { orderType: 'stop_market', trigger: 'last_price', triggerPrice: 90_000 };
+    const a = orderOf(h.ok(h.orderCommand(1, 'sell', 1, null, more)));
+    const b = orderOf(h.ok(h.orderCommand(1, 'sell', 1, null, more)));
+    h.ok({ type: 'edit_order', accountId: 1, orderId: a.orderId, triggerPrice: 91_000 });
+    const all = h.ok({ type: 'cancel_all', accountId: 1 });
+    assert.deepEqual(
+      all.orders?.map((o) => o.orderId),
+      [a.orderId, b.orderId],
+    );
+  });
+
+  test('a trigger order cannot be an iceberg (displayAmount refused, not dropped)', () => {
+    const h = new AdvancedHarness();
+    const result = h.run(
+      h.orderCommand(1, 'sell', 1_000, 99_000, {
+        orderType: 'stop_limit',
+        trigger: 'last_price',
+        triggerPrice: 99_000,
+        displayAmount: 200,
+      }),
+    );
+    assert.equal(errorOf(result), 'unsupported_arg_combination');
+    assert.deepEqual(h.venue.openOrders({ accountId: 1 }), []);
+  });
 });
