@@ -705,7 +705,11 @@ function reviewSide(
     if ((end > low || entered) && (order.flags & FLAG_REDUCE_ONLY) === 0) {
       const exposed = exposedOf(end, reducible, lots);
       const mayRaise = exposed > exposedOf(end, high, lots);
-      const mayLower = exposed < exposedOf(end, low, lots) || entered;
+      // With no mark, a future's reducing lots reserve their loss against the position's cost
+      // (risk.ts `costLoss`): lots the position no longer has for it to reduce free that loss,
+      // booked by the fill that closed them, so its reserve may fall as its exposure grows.
+      const mayLower =
+        exposed < exposedOf(end, low, lots) || entered || (mayRaise && reservesCostLoss(instrument, order));
       if (mayRaise || mayLower) {
         const exact = claimReserve(state, account, order, instrument.id, ahead, exposed);
         if (exact >= 0 && (exact > order.reserved ? mayRaise : mayLower)) {
@@ -716,6 +720,18 @@ function reviewSide(
     }
     ahead = end;
   }
+}
+
+/** A plain order on a future with no mark: its reducing lots reserve their loss against cost. */
+function reservesCostLoss(instrument: InstrumentState, order: Order): boolean {
+  const economics = instrument.economics;
+  return (
+    order.instrumentId === instrument.id &&
+    instrument.markPrice === null &&
+    !economics.isOption &&
+    !economics.isSpot &&
+    instrument.instrument.spec.legs === null
+  );
 }
 
 /**

@@ -7,7 +7,10 @@
  *   mark move leaves it.
  * - With no mark, lots that close a position at a loss against its cost reserve that loss (risk.ts
  *   `costLoss`): placed, grown and reviewed, as a maker whose closing lots fill first (matching.ts
- *   `fill`), and as a taker that closes lots an older order claims (claim-queues.ts `closingExtra`).
+ *   `fill`), as a taker that closes lots an older order claims (claim-queues.ts `closingExtra`),
+ *   as a younger maker that fills before the older orders claiming the position (risk.ts
+ *   `plainReserve`: the worse of filling in claim order and filling first), and freed from an
+ *   older order's reserve when a younger fill closed its lots (claim-queues.ts `reviewSide`).
  * - With no mark, a crossing limit order reserves at the worse of its limit and the touch
  *   (trading.ts `limitTerms`): it can fill at a better price that needs more margin.
  * - A maker's fill that closes lots an older order of its account claimed leaves that order
@@ -125,6 +128,30 @@ describe('funds check gaps', () => {
     assert.ok(orderMargin >= 3 * 54_000_000, `order margin ${orderMargin}`);
     h.ok(orderCommand(2, 'buy', 10, 12_000, { instrumentName: LINEAR }));
     assert.ok(available(h, 1, 'USDC') >= 0, `available ${available(h, 1, 'USDC')}`);
+  });
+
+  test('with no mark, a younger maker at a better price that fills first reserves the loss of the lots it closes', () => {
+    const h = unmarkedLinear(30_000_000);
+    buyLong(h, 1);
+    // The older sell claims the long (at a gain); the younger one, cheaper, fills first.
+    h.ok(orderCommand(1, 'sell', 1, 130_000, { instrumentName: LINEAR }));
+    const younger = h.run(orderCommand(1, 'sell', 1, 12_000, { instrumentName: LINEAR }));
+    h.run(orderCommand(2, 'buy', 1, 12_000, { instrumentName: LINEAR }));
+    assert.ok(available(h, 1, 'USDC') >= 0, `available ${available(h, 1, 'USDC')}, ok ${younger.ok}`);
+    assert.equal(younger.ok, false);
+  });
+
+  test('with no mark, an older order frees the loss it reserved for lots a younger fill closed', () => {
+    const h = unmarkedLinear(400_000_000);
+    buyLong(h, 4);
+    const older = h.ok(orderCommand(1, 'sell', 4, 12_000, { instrumentName: LINEAR })).order!.orderId;
+    const loss = 54_000_000; // per lot closed at 12,000 ticks against its cost
+    assert.ok(stateOf(h).orders.get(older)!.reserved >= 4 * loss, 'the 4 lots it closes');
+    h.ok(orderCommand(1, 'sell', 1, 11_996, { instrumentName: LINEAR }));
+    h.ok(orderCommand(2, 'buy', 1, 11_996, { instrumentName: LINEAR }));
+    // Booked by that fill, the loss of the lot it closed leaves the older order's reserve.
+    const reserved = stateOf(h).orders.get(older)!.reserved;
+    assert.ok(reserved >= 3 * loss && reserved < 4 * loss, `older reserves ${reserved}`);
   });
 
   test("with no mark, a maker's partial fill never raises the reserve of what is left above what it held", () => {

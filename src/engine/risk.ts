@@ -180,18 +180,23 @@ export function plainReserve(
   claimed: number | undefined,
 ): number {
   const economics = instrument.economics;
-  const exposed = exposureLots(
-    account.positions.get(instrument.id),
-    account.comboOpen.get(instrument.id),
-    side,
-    lots,
-    pendingLots,
-    claimed,
-  );
+  const position = account.positions.get(instrument.id);
+  const comboOpen = account.comboOpen.get(instrument.id);
+  const exposed = exposureLots(position, comboOpen, side, lots, pendingLots, claimed);
   if (!economics.isOption) {
     const reserve = futureReserve(state, instrument, side, lots, price, exposed);
-    if (exposed === lots || instrument.markPrice !== null) return reserve;
-    return reserve + costLoss(account.positions.get(instrument.id)!, side, lots - exposed, price);
+    if (instrument.markPrice !== null || position === undefined) return reserve;
+    // With no mark, the lots an order closes realise their loss against the position's cost.
+    // Its claim decides which of its lots close only while fills follow the claims' order: one at
+    // a better price than the older orders (or left first by their cancels) fills first and
+    // closes the position's lots itself. It reserves for the worse of the two.
+    const claimOrder = reserve + costLoss(position, side, lots - exposed, price);
+    const first = exposureLots(position, comboOpen, side, lots, pendingLots, 0);
+    if (first >= exposed) return claimOrder;
+    const firstFill =
+      futureReserve(state, instrument, side, lots, price, first) +
+      costLoss(position, side, lots - first, price);
+    return Math.max(claimOrder, firstFill);
   }
   // An option.
   const fee = Math.max(0, economics.fee(lots, price, 'T', state.indexPrice(economics.baseCurrency)));
