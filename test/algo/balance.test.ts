@@ -324,4 +324,87 @@ describe('BALANCE', () => {
     const instrument = h.venue.instrument(OPTION)!.instrument;
     assert.equal(h.childOrders(id)[0]!.price, roundToTicks(instrument, 'buy', quote));
   });
+
+  test('end action 2 sends market orders only for legs with lots left: a filled leg is skipped', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 100, 500, OPTION); // the call fills at its 0.05 limit
+    h.maker('sell', 100, 1100, PUT); // above the put's 0.1 limit: only the end action reaches it
+    const id = h.submit(
+      balance([callLeg(), putLeg()], { parts: 1, eachLimitMs: 10_000, totalEndAction: 'FILL_BY_MARKET' }),
+    );
+    const p = h.machine.portfolio(id)!;
+    assert.deepEqual(
+      p.legs.map((l) => l.filled),
+      [30, 0],
+    );
+    h.runUntil(T0 + 10_000);
+    assert.equal(p.status, 'COMPLETED', `${p.endReason}: ${p.endMessage}`);
+    assert.deepEqual(
+      p.legs.map((l) => l.filled),
+      [30, 60],
+    );
+    assert.deepEqual(
+      p.children.filter((c) => c.market).map((c) => c.leg),
+      [1],
+      'one market child, for the put only',
+    );
+  });
+
+  test('end action 2: a market order the engine refuses fails the portfolio, it does not end as if it ran', () => {
+    const h = AlgoHarness.withMarket();
+    const POOR = 4;
+    h.core({ type: 'create_account', accountId: POOR });
+    // Enough for the resting 1-tick limit child, far from enough for 30 calls bought at 0.06.
+    h.core({ type: 'deposit', accountId: POOR, currency: 'BTC', amount: 1_000_000 });
+    h.maker('sell', 100, 600, OPTION);
+    const id = h.submit({
+      ...balance([callLeg({ pricing: { ...callLeg().pricing, price: 0.0001 } })], {
+        parts: 1,
+        eachLimitMs: 10_000,
+        totalEndAction: 'FILL_BY_MARKET',
+      }),
+      accountId: POOR,
+    });
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.status, 'WORKING', `${p.endReason}: ${p.endMessage}`);
+    assert.equal(h.openChildren(id).length, 1, 'the limit child rests');
+    h.runUntil(T0 + 10_000);
+    assert.equal(p.status, 'FAILED', `${p.endReason}: ${p.endMessage}`);
+    assert.equal(p.endReason, 'child_rejected');
+    assert.match(p.endMessage ?? '', /not_enough_funds/);
+    assert.equal(h.openChildren(id).length, 0);
+  });
+
+  test('a part started early by its fills gets its own eachLimitMs from its start, not from the schedule', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 5, 500, OPTION);
+    h.maker('sell', 1000, 1000, PUT);
+    const id = h.submit(balance([callLeg({ priority: true }), putLeg()]));
+    const p = h.machine.portfolio(id)!;
+    h.ts = T0 + 1000;
+    h.maker('sell', 5, 500, OPTION);
+    assert.equal(p.part, 1, 'part 2 started at once, at T0 + 1 s');
+    assert.equal(p.parts[1]!.startedAt, T0 + 1000);
+    assert.equal(p.partDeadline, T0 + 11_000, 'eachLimitMs from the part’s own start');
+    h.runUntil(T0 + 11_000);
+    assert.equal(p.part, 2, 'part 3 at T0 + 11 s');
+    assert.equal(p.parts[2]!.startedAt, T0 + 11_000);
+  });
+
+  test('a DYNAMIC MID leg on a one-sided book prices at the mark', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('buy', 1, PERP_60K - 100); // a bid, no ask: no mid
+    const mid = {
+      priceType: 'DYNAMIC' as const,
+      price: null,
+      priceIn: 'USD',
+      dynamicStrategy: 'MID' as const,
+      dynamicOffset: 0,
+      dynamicMs: 500,
+    };
+    const id = h.submit(balance([leg({ amount: 30, pricing: mid })]));
+    const children = h.childOrders(id);
+    assert.equal(children.length, 1, 'placed at once, not waiting for a second side');
+    assert.equal(children[0]!.price, PERP_60K, 'the mark: 60,000 USD');
+  });
 });

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { PRICE_RETRY_MS } from '../../src/algo/steps.ts';
 import type { LegSpec, PortfolioSpec } from '../../src/algo/types.ts';
 import { portfolioInfoToWire, tradeNewsToWire } from '../../src/api/portfolios/wire.ts';
 import { optionSpec } from '../../src/engine/testkit.ts';
@@ -386,5 +387,35 @@ describe('COMMON as a combo order', () => {
     }
     assert.equal(restored.machine.stateHash(), h.machine.stateHash());
     assert.equal(replayed.machine.stateHash(), h.machine.stateHash());
+  });
+
+  test('a combo whose leg price cannot be converted yet looks again PRICE_RETRY_MS later', () => {
+    const inEth = (price: number) => ({ pricing: { ...leg().pricing, price, priceIn: 'ETH' } });
+    const h = market();
+    // Priced in ETH with no ETH index yet: no leg price, so no combo price.
+    const id = h.submit(
+      portfolio({ legs: [option(OPTION, 'buy', 1, inEth(1)), option(CALL_75, 'sell', 0.6, inEth(0.6))] }),
+    );
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.status, 'WORKING');
+    assert.equal(p.children.length, 0, 'waiting for a price');
+    assert.equal(h.machine.nextWakeup(), h.ts + PRICE_RETRY_MS, 'a retry is scheduled');
+    h.core({
+      type: 'update_prices',
+      indexPrices: [
+        { currency: 'BTC', price: 60_000 },
+        { currency: 'ETH', price: 3_000 },
+      ],
+      markPrices: [
+        { instrumentName: OPTION, markPrice: 520 },
+        { instrumentName: CALL_75, markPrice: 310 },
+      ],
+    });
+    h.runUntil(h.ts + PRICE_RETRY_MS);
+    assert.deepEqual(
+      p.children.map((c) => c.combo?.instrumentName),
+      [SPREAD],
+      'the combo child is placed at the retry',
+    );
   });
 });

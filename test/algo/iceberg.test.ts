@@ -153,4 +153,34 @@ describe('ICEBERG falls back to plain slices', () => {
       ],
     );
   });
+
+  test('plain slices: the last slice is cut to what the leg still needs, never a whole refresh', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 1000, PERP_60K);
+    const id = h.submit(iceberg(130, 50, 60));
+    const p = h.machine.portfolio(id)!;
+    assert.deepEqual(
+      h.childOrders(id).map((c) => c.amount),
+      [50, 60, 20],
+    );
+    assert.equal(p.legs[0]!.filled, 130, 'never more than the total');
+    assert.equal(p.status, 'COMPLETED');
+  });
+
+  test('a MARKET leg: the last market slice is cut to the rest', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('sell', 1000, PERP_60K);
+    const id = h.submit(iceberg(250, 100, null, MARKET_PRICING));
+    const p = h.machine.portfolio(id)!;
+    assert.deepEqual(
+      h.childOrders(id).map((c) => [c.market, c.amount]),
+      [
+        [true, 100],
+        [true, 100],
+        [true, 50],
+      ],
+    );
+    assert.equal(p.legs[0]!.filled, 250);
+    assert.equal(p.status, 'COMPLETED');
+  });
 });

@@ -373,4 +373,36 @@ describe('portfolio lifecycle', () => {
     assert.equal(p.children.length, 1);
     assert.equal(h.openChildren(id).length, 0);
   });
+
+  test('a child filled in several pieces books each piece once into the leg notional (average price)', () => {
+    const h = AlgoHarness.withMarket();
+    const id = h.submit(portfolio({ legs: [leg({ amount: 100 })] })); // COMMON buy 100 at 60,000
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.children.length, 1);
+    h.maker('sell', 30, PERP_60K);
+    h.maker('sell', 20, PERP_60K);
+    h.maker('sell', 50, PERP_60K);
+    assert.equal(p.legs[0]!.filled, 100);
+    assert.equal(p.children.length, 1, 'one child, filled in three pieces');
+    assert.equal(p.legs[0]!.notional, 100 * PERP_60K, 'Σ lots × price of the three fills');
+    assert.equal(p.legs[0]!.notional / p.legs[0]!.filled, PERP_60K, 'average price = the limit');
+    const fills = h.news.filter((e) => e.portfolioId === id && e.messageType === 'ORDER_FILLED');
+    assert.deepEqual(
+      fills.map((e) => [e.amount, e.price]),
+      [
+        [30, PERP_60K],
+        [20, PERP_60K],
+        [50, PERP_60K],
+      ],
+    );
+    assert.equal(p.status, 'COMPLETED');
+  });
+
+  test('arrival price falls back to the mark when the book has no two sides and no priceSnapshot was sent', () => {
+    const h = AlgoHarness.withMarket(); // empty books; the perpetual's mark is 60,000 USD
+    const id = h.submit(
+      portfolio({ legs: [leg({ amount: 10, pricing: { ...leg().pricing, price: 50_000 } })] }),
+    );
+    assert.equal(h.machine.portfolio(id)!.legs[0]!.arrivalPrice, PERP_60K);
+  });
 });

@@ -150,6 +150,41 @@ describe('portfolios of one account on opposite sides', () => {
     assert.equal(h.openChildren(iceberg)[0]!.price, ASK - 4);
     assert.equal(h.childOrders(iceberg).length, 2);
   });
+
+  test('a DYNAMIC leg whose child self-trade prevention cancelled waits its own dynamicMs, not PRICE_RETRY_MS', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('buy', 1000, BID);
+    h.maker('sell', 1000, ASK);
+    const id = h.submit(
+      portfolio({
+        portfolioType: 'BALANCE',
+        legs: [
+          leg({
+            amount: 100,
+            pricing: {
+              priceType: 'DYNAMIC',
+              price: null,
+              priceIn: 'USD',
+              dynamicStrategy: 'BID',
+              dynamicOffset: 5,
+              dynamicMs: 3_000,
+            },
+          }),
+        ],
+        balance: { parts: 1, eachLimitMs: 60_000, totalLimitMs: 0, totalEndAction: 'CANCEL_REMAINING' },
+      }),
+    );
+    assert.equal(h.openChildren(id)[0]!.price, BID + 10, 'the bid plus 5 USD');
+    h.ts = T0 + 500;
+    // The same account sells into the portfolio's bid by hand: the venue cancels the resting child.
+    h.limit(TRADER, 'sell', 10, BID + 10, 'by hand');
+    assert.equal(h.openChildren(id).length, 0);
+    assert.equal(h.machine.portfolio(id)!.legs[0]!.selfTradeHoldUntil, T0 + 3_500, 'one dynamicMs');
+    h.runUntil(T0 + 3_499);
+    assert.equal(h.openChildren(id).length, 0, 'held for the whole reprice interval');
+    h.runUntil(T0 + 3_500);
+    assert.equal(h.openChildren(id).length, 1, 'placed again when the hold ends');
+  });
 });
 
 describe('ICEBERG children cancelled by self-trade prevention', () => {

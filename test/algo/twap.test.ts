@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { START_TOLERANCE_MS } from '../../src/algo/machine.ts';
 import { PRICE_RETRY_MS } from '../../src/algo/steps.ts';
 import type { CommandResult } from '../../src/core/events.ts';
 import { orderCommand } from '../../src/engine/testkit.ts';
@@ -415,5 +416,22 @@ describe('TWAP', () => {
     assert.equal(h.childOrders(id)[0]!.market, true);
     h.runUntil(T0 + 10_000);
     assert.equal(h.machine.portfolio(id)!.status, 'COMPLETED');
+  });
+
+  test('a startTimestamp exactly the clock tolerance in the past is accepted; one ms more is refused', () => {
+    const h = AlgoHarness.withMarket();
+    h.ts += 60_000;
+    const atTolerance = h.submit(
+      twap({ twap: { startTimestamp: h.ts - START_TOLERANCE_MS, durationMs: 4_000, frequencyMs: 2_000 } }),
+    );
+    assert.equal(h.machine.portfolio(atTolerance)!.status, 'WORKING');
+    assert.equal(h.machine.portfolio(atTolerance)!.startAt, h.ts, 'the slices start at submit time');
+    const refused = h.algo({
+      type: 'submit_portfolio',
+      portfolio: twap({
+        twap: { startTimestamp: h.ts - START_TOLERANCE_MS - 1, durationMs: 4_000, frequencyMs: 2_000 },
+      }),
+    } as never);
+    assert.equal(refused.ok, false);
   });
 });
