@@ -4,6 +4,19 @@ import { AdvancedHarness, errorOf, orderOf } from './advanced-testkit.ts';
 import { spotSpec } from './testkit.ts';
 import { Venue } from './venue.ts';
 
+/** Account 1's trailing stop of 2 lots on the index, 1,000 ticks behind it. */
+function trailingStop(h: AdvancedHarness, side: 'buy' | 'sell') {
+  return orderOf(
+    h.ok(
+      h.orderCommand(1, side, 2, null, {
+        orderType: 'trailing_stop',
+        trigger: 'index_price',
+        triggerOffset: 1_000,
+      }),
+    ),
+  );
+}
+
 describe('trigger orders', () => {
   test('stop_market sell on last_price waits, then fires when a trade prints at the trigger', () => {
     const h = new AdvancedHarness();
@@ -99,15 +112,7 @@ describe('trigger orders', () => {
   test('trailing_stop sell follows the peak by the offset and fires on the retrace', () => {
     const h = new AdvancedHarness();
     h.prices(50_000);
-    const trail = orderOf(
-      h.ok(
-        h.orderCommand(1, 'sell', 2, null, {
-          orderType: 'trailing_stop',
-          trigger: 'index_price',
-          triggerOffset: 1_000,
-        }),
-      ),
-    );
+    const trail = trailingStop(h, 'sell');
     assert.equal(trail.triggerPrice, 99_000);
     assert.equal(trail.triggerReferencePrice, 99_000);
     for (const index of [50_400, 51_000, 50_800]) h.prices(index);
@@ -302,15 +307,7 @@ describe('trigger orders', () => {
     const h = new AdvancedHarness();
     h.prices(50_000);
     h.ok(h.orderCommand(2, 'buy', 5, 98_000));
-    const trail = orderOf(
-      h.ok(
-        h.orderCommand(1, 'sell', 2, null, {
-          orderType: 'trailing_stop',
-          trigger: 'index_price',
-          triggerOffset: 1_000,
-        }),
-      ),
-    );
+    const trail = trailingStop(h, 'sell');
     h.prices(51_000);
     const restored = Venue.restore(h.venue.snapshot());
     assert.equal(restored.stateHash(), h.venue.stateHash());
@@ -332,15 +329,7 @@ describe('trigger orders', () => {
   test('trailing_stop buy follows the trough by the offset and fires when the price comes back to the stop', () => {
     const h = new AdvancedHarness();
     h.prices(50_000);
-    const trail = orderOf(
-      h.ok(
-        h.orderCommand(1, 'buy', 2, null, {
-          orderType: 'trailing_stop',
-          trigger: 'index_price',
-          triggerOffset: 1_000,
-        }),
-      ),
-    );
+    const trail = trailingStop(h, 'buy');
     assert.equal(trail.triggerPrice, 101_000);
     for (const index of [49_600, 49_000, 49_200]) h.prices(index);
     assert.equal(h.get(trail.orderId).triggerPrice, 99_000, 'follows the trough, not the rebound');
@@ -355,15 +344,7 @@ describe('trigger orders', () => {
   test('a trailing stop that moves publishes its new triggerPrice in the command events', () => {
     const h = new AdvancedHarness();
     h.prices(50_000);
-    const trail = orderOf(
-      h.ok(
-        h.orderCommand(1, 'sell', 2, null, {
-          orderType: 'trailing_stop',
-          trigger: 'index_price',
-          triggerOffset: 1_000,
-        }),
-      ),
-    );
+    const trail = trailingStop(h, 'sell');
     const moved = h.prices(51_000);
     const views = moved.events.flatMap((e) =>
       e.type === 'order' && e.order.orderId === trail.orderId ? [e.order] : [],
@@ -406,15 +387,7 @@ describe('trigger orders', () => {
   test('editing a sell trailing stop offset re-trails below the price, without firing', () => {
     const h = new AdvancedHarness();
     h.prices(50_000);
-    const trail = orderOf(
-      h.ok(
-        h.orderCommand(1, 'sell', 2, null, {
-          orderType: 'trailing_stop',
-          trigger: 'index_price',
-          triggerOffset: 1_000,
-        }),
-      ),
-    );
+    const trail = trailingStop(h, 'sell');
     const edited = orderOf(
       h.ok({ type: 'edit_order', accountId: 1, orderId: trail.orderId, triggerOffset: 2_000 }),
     );

@@ -24,13 +24,28 @@ import {
 const balance = (legs: LegSpec[], overrides: Partial<BalanceSpec> = {}) =>
   portfolio({ portfolioType: 'BALANCE', legs, balance: balanceSpec(overrides) });
 
+/** DYNAMIC at the mid of the book, repriced every 500 ms. */
+const MID_PRICING = {
+  priceType: 'DYNAMIC' as const,
+  price: null,
+  priceIn: 'USD',
+  dynamicStrategy: 'MID' as const,
+  dynamicOffset: 0,
+  dynamicMs: 500,
+};
+
+/** A call priority leg with 5 of its 30 lots to take at once, a put leg with all it needs. */
+function pacedByPriority() {
+  const h = AlgoHarness.withMarket();
+  h.maker('sell', 5, 500, OPTION);
+  h.maker('sell', 1000, 1000, PUT);
+  const id = h.submit(balance([callLeg({ priority: true }), putLeg()]));
+  return { h, id, p: h.machine.portfolio(id)! };
+}
+
 describe('BALANCE', () => {
   test('the priority leg paces the others by ratio of its filled fraction', () => {
-    const h = AlgoHarness.withMarket();
-    h.maker('sell', 5, 500, OPTION);
-    h.maker('sell', 1000, 1000, PUT);
-    const id = h.submit(balance([callLeg({ priority: true }), putLeg()]));
-    const p = h.machine.portfolio(id)!;
+    const { h, id, p } = pacedByPriority();
     assert.equal(p.legs[0]!.filled, 5, 'priority leg works tranche 1 (10 lots), 5 available');
     assert.equal(p.legs[1]!.filled, 10, 'the put follows: 60 × 5/30');
     h.ts += 1000;
@@ -284,15 +299,7 @@ describe('BALANCE', () => {
     const h = AlgoHarness.withMarket();
     h.maker('buy', 1, PERP_60K - 100);
     h.maker('sell', 1, PERP_60K + 100);
-    const dynamic = {
-      priceType: 'DYNAMIC' as const,
-      price: null,
-      priceIn: 'USD',
-      dynamicStrategy: 'MID' as const,
-      dynamicOffset: 0,
-      dynamicMs: 500,
-    };
-    const id = h.submit(balance([leg({ amount: 30, pricing: dynamic })]));
+    const id = h.submit(balance([leg({ amount: 30, pricing: MID_PRICING })]));
     const child = h.childOrders(id)[0]!;
     assert.equal(child.price, PERP_60K);
     h.maker('buy', 1, PERP_60K - 50);
@@ -376,11 +383,7 @@ describe('BALANCE', () => {
   });
 
   test('a part started early by its fills gets its own eachLimitMs from its start, not from the schedule', () => {
-    const h = AlgoHarness.withMarket();
-    h.maker('sell', 5, 500, OPTION);
-    h.maker('sell', 1000, 1000, PUT);
-    const id = h.submit(balance([callLeg({ priority: true }), putLeg()]));
-    const p = h.machine.portfolio(id)!;
+    const { h, p } = pacedByPriority();
     h.ts = T0 + 1000;
     h.maker('sell', 5, 500, OPTION);
     assert.equal(p.part, 1, 'part 2 started at once, at T0 + 1 s');
@@ -394,15 +397,7 @@ describe('BALANCE', () => {
   test('a DYNAMIC MID leg on a one-sided book prices at the mark', () => {
     const h = AlgoHarness.withMarket();
     h.maker('buy', 1, PERP_60K - 100); // a bid, no ask: no mid
-    const mid = {
-      priceType: 'DYNAMIC' as const,
-      price: null,
-      priceIn: 'USD',
-      dynamicStrategy: 'MID' as const,
-      dynamicOffset: 0,
-      dynamicMs: 500,
-    };
-    const id = h.submit(balance([leg({ amount: 30, pricing: mid })]));
+    const id = h.submit(balance([leg({ amount: 30, pricing: MID_PRICING })]));
     const children = h.childOrders(id);
     assert.equal(children.length, 1, 'placed at once, not waiting for a second side');
     assert.equal(children[0]!.price, PERP_60K, 'the mark: 60,000 USD');

@@ -152,9 +152,7 @@ describe('portfolios of one account on opposite sides', () => {
   });
 
   test('a DYNAMIC leg whose child self-trade prevention cancelled waits its own dynamicMs, not PRICE_RETRY_MS', () => {
-    const h = AlgoHarness.withMarket();
-    h.maker('buy', 1000, BID);
-    h.maker('sell', 1000, ASK);
+    const h = marketAround();
     const id = h.submit(
       portfolio({
         portfolioType: 'BALANCE',
