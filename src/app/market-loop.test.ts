@@ -4,14 +4,16 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import type { CoreCommand, UnstampedCommand } from '../core/commands.ts';
 import type { MachineCommand } from '../core/machine.ts';
+import { VenueError } from '../domain/errors.ts';
 import { Venue } from '../engine/venue.ts';
 import { defaultMarketDriverConfig, MarketDriver } from '../market/driver.ts';
 import { DEFAULT_SIMULATOR_CONFIG } from '../market/simulator/config.ts';
 import { VirtualClock } from './clock.ts';
 import { createCoreMachine } from './core-factory.ts';
-import { CoreService } from './core-service.ts';
+import { CoreService, type CoreServiceOptions } from './core-service.ts';
 import { MarketLoop, venueSimulatorView } from './market-loop.ts';
 
 const START = Date.UTC(2026, 10, 22, 6);
@@ -97,15 +99,27 @@ describe('MarketLoop', () => {
   });
 });
 
-/** A loop over a real driver and core that ticks by itself every `tickMs` of the virtual clock. */
-function tickingLoop(tickMs: number) {
-  const clock = new VirtualClock(START);
-  const core = new CoreService({
-    machine: createCoreMachine(),
-    journal: { append: async () => {} },
-    clock,
-    start: { seq: 0, ts: 0 },
-  });
+/**
+ * A loop over a real driver and core that ticks by itself every `tickMs` of the virtual clock.
+ * `journal` replaces the one that is durable at once; `over` gives the clock and core of another
+ * loop (a second driver over a venue that already has the market).
+ */
+function tickingLoop(
+  tickMs: number,
+  options: {
+    journal?: CoreServiceOptions['journal'];
+    over?: { clock: VirtualClock; core: CoreService };
+  } = {},
+) {
+  const clock = options.over?.clock ?? new VirtualClock(START);
+  const core =
+    options.over?.core ??
+    new CoreService({
+      machine: createCoreMachine(),
+      journal: options.journal ?? { append: async () => {} },
+      clock,
+      start: { seq: 0, ts: 0 },
+    });
   const driver = new MarketDriver(defaultMarketDriverConfig(START, 2));
   const loop = new MarketLoop({
     driver,
@@ -191,5 +205,83 @@ describe('MarketLoop timing', () => {
     await loop.idle();
     assert.equal(loop.ticks, 1, 'no tick after stop');
     core.stop();
+  });
+});
+
+/** A call spread the driver can list once started: the first expiry's two lowest call strikes. */
+function callSpread(driver: MarketDriver): string {
+  const calls = driver
+    .instruments()
+    .map((instrument) => instrument.name)
+    .filter((name) => /^BTC-\w+-\d+-C$/.test(name));
+  assert.ok(calls.length > 0, 'the started driver lists BTC calls');
+  const expiry = calls[0]!.split('-')[1]!;
+  const strikes = calls
+    .filter((name) => name.split('-')[1] === expiry)
+    .map((name) => Number(name.split('-')[2]))
+    .sort((a, b) => a - b);
+  return `BTC-CS-${expiry}-${strikes[0]}_${strikes[1]}`;
+}
+
+describe('MarketLoop combos and refusals', () => {
+  test('concurrent requests for a new combo share one listing, which resolves once durable', async () => {
+    // The journal holds appends while `held` is set, as a slow disk would.
+    let held = false;
+    const waiting: Array<() => void> = [];
+    const journal = {
+      append: () => (held ? new Promise<void>((resolve) => waiting.push(resolve)) : Promise.resolve()),
+    };
+    const { core, driver, loop } = tickingLoop(1_000, { journal });
+    await loop.start();
+    let calls = 0;
+    const combo = driver.combo.bind(driver);
+    driver.combo = (...args: Parameters<MarketDriver['combo']>) => {
+      calls++;
+      return combo(...args);
+    };
+    const name = callSpread(driver);
+    held = true;
+    const settled: string[] = [];
+    const first = loop.listCombo(name).then(() => settled.push('first'));
+    const second = loop.listCombo(name).then(() => settled.push('second'));
+    await nextLoopTurn();
+    assert.equal(calls, 1, 'the second request waits on the first listing instead of asking the driver');
+    assert.equal(waiting.length, 1, 'one listing command is journaled');
+    assert.deepEqual(settled, [], 'neither request resolves before the listing is durable');
+    held = false;
+    for (const release of waiting.splice(0)) release();
+    await Promise.all([first, second]);
+    assert.ok(core.machine.venue.instrument(name) !== null, `${name} is listed on the venue`);
+    await loop.stop();
+    core.stop();
+  });
+
+  test('a second driver over a venue that has the market: its relistings are counted refused, its combo listing rejects', async () => {
+    const one = tickingLoop(1_000);
+    await one.loop.start();
+    assert.equal(one.loop.refused, 0, 'the first listing is refused nothing');
+    const name = callSpread(one.driver);
+    await one.loop.listCombo(name);
+    // Count what the venue refuses of the second loop's commands.
+    let refusals = 0;
+    const submit = one.core.submit.bind(one.core);
+    one.core.submit = (command) =>
+      submit(command).then((result) => {
+        if (!result.ok) refusals++;
+        return result;
+      });
+    const two = tickingLoop(1_000, { over: one });
+    await two.loop.start();
+    assert.ok(refusals > 0, 'the venue refuses instruments it already has');
+    assert.equal(two.loop.refused, refusals, 'every refused market command is counted');
+    await assert.rejects(two.loop.listCombo(name), (error: unknown) => {
+      assert.ok(error instanceof VenueError, `a VenueError, got ${String(error)}`);
+      assert.equal(error.errorName, 'invalid_params');
+      assert.match(error.message, /already listed/);
+      return true;
+    });
+    await two.loop.stop();
+    await one.loop.stop();
+    one.core.stop();
   });
 });

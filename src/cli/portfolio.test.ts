@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { createServer } from 'node:http';
+import { mock, test } from 'node:test';
+import { setImmediate as nextLoopTurn } from 'node:timers/promises';
+import { type WebSocket, WebSocketServer } from 'ws';
 import type { SubscriptionPush } from '../../sdk/types.ts';
+import { freePort } from '../../test/support/free-port.ts';
+import { PORTFOLIO_BASE_PATH } from '../api/portfolios/routes.ts';
 import type { PortfolioInfoWire } from '../api/portfolios/wire.ts';
 import { followNews, parsePortfolioCli, renderProgress, runPortfolioCli, USAGE } from './portfolio.ts';
 
@@ -215,7 +220,7 @@ test('ORDER_PLACED news is not printed; other events are', async () => {
 test('the progress bar rounds to the nearest cell', () => {
   const info = {
     portfolioId: 1,
-    portfolioType: 'BASKET',
+    portfolioType: 'TWAP',
     portfolioStatus: 'WORKING',
     currentPart: null,
     balanceTrade: null,
@@ -224,4 +229,150 @@ test('the progress bar rounds to the nearest cell', () => {
     legs: [progressLeg({ instrument: 'X', quantity: '100', filledQuantity: '65' })],
   } as unknown as PortfolioInfoWire;
   assert.match(renderProgress(info)[1]!, /\[#{16}\.{8}\]/);
+});
+
+/**
+ * A loopback stand-in for the service, small enough to force any status: `info` answers
+ * `statuses` in turn (the last one again once they run out) for a one-leg TWAP; the WebSocket
+ * answers every call (auth, subscribe) and remembers the key that signed in.
+ */
+async function fakeService(statuses: string[]) {
+  const seen = { infoPolls: 0, wsKeys: [] as string[], sockets: [] as WebSocket[] };
+  const server = createServer((request, response) => {
+    if (!request.url?.startsWith(`${PORTFOLIO_BASE_PATH}/info`)) {
+      response.writeHead(404).end();
+      return;
+    }
+    const portfolioStatus = statuses[Math.min(seen.infoPolls++, statuses.length - 1)]!;
+    const value = {
+      portfolioId: 7,
+      portfolioType: 'TWAP',
+      portfolioStatus,
+      currentPart: null,
+      balanceTrade: null,
+      endReason: null,
+      endMessage: null,
+      legs: [progressLeg({ instrument: 'BTC-PERPETUAL', quantity: '100', filledQuantity: '0' })],
+    };
+    response
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ succ: true, value }));
+  });
+  const wss = new WebSocketServer({ server, path: '/ws' });
+  wss.on('connection', (socket) => {
+    seen.sockets.push(socket);
+    socket.on('message', (data) => {
+      const { rid, method, params } = JSON.parse(String(data)) as {
+        rid: number;
+        method: string;
+        params: { apiKey?: string; channels?: string[] };
+      };
+      if (method === 'public/auth') seen.wsKeys.push(params.apiKey!);
+      const result =
+        method === 'public/auth'
+          ? { userId: 1, accountIds: [1], defaultAccountId: 1, roles: ['trade'], deskName: null }
+          : (params.channels ?? true);
+      socket.send(JSON.stringify({ rid, result }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    close: async () => {
+      for (const socket of seen.sockets) socket.terminate();
+      await new Promise((resolve) => wss.close(resolve));
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/**
+ * Runs the cli against `service` with setTimeout faked: each event-loop turn moves the fake time
+ * on by the poll interval, so watch's polls come without real waiting. Restores the exit code.
+ */
+async function runAgainst(service: { url: string }, ...args: string[]) {
+  const lines: string[] = [];
+  const savedExitCode = process.exitCode;
+  process.exitCode = undefined;
+  mock.timers.enable({ apis: ['setTimeout'] });
+  let done = false;
+  try {
+    const run = runPortfolioCli(
+      [...args, '--url', service.url, '--key', 'k_cli', '--secret', 's_cli', '--interval', '100'],
+      (line) => lines.push(line),
+    ).finally(() => {
+      done = true;
+    });
+    while (!done) {
+      await nextLoopTurn();
+      mock.timers.tick(100);
+    }
+    await run;
+    return { lines, exitCode: process.exitCode };
+  } finally {
+    mock.timers.reset();
+    process.exitCode = savedExitCode;
+  }
+}
+
+test('watch stops at EXPIRED and exits 2; an unchanged progress block is printed once', async () => {
+  const service = await fakeService(['WORKING', 'WORKING', 'EXPIRED', 'COMPLETED']);
+  try {
+    const { lines, exitCode } = await runAgainst(service, 'watch', '7');
+    assert.equal(service.seen.infoPolls, 3, 'watch polls until EXPIRED and no further');
+    assert.equal(exitCode, 2, 'a portfolio that ended otherwise than COMPLETED exits 2');
+    assert.deepEqual(
+      lines.map((line) => line.split('\n')[0]),
+      ['portfolio 7 TWAP WORKING', 'portfolio 7 TWAP EXPIRED'],
+      'the second WORKING block, unchanged, is not printed again',
+    );
+  } finally {
+    await service.close();
+  }
+});
+
+test('watch follows even with --no-follow, signs in with --key over API_KEY, and closes its WebSocket', async () => {
+  const service = await fakeService(['COMPLETED']);
+  const env = { key: process.env.API_KEY, secret: process.env.API_SECRET };
+  process.env.API_KEY = 'k_env';
+  process.env.API_SECRET = 's_env';
+  try {
+    const { lines, exitCode } = await runAgainst(service, 'watch', '7', '--no-follow');
+    assert.equal(service.seen.infoPolls, 1, '--no-follow does not stop watch from following');
+    assert.deepEqual(lines, [
+      'portfolio 7 TWAP COMPLETED\n  BUY  BTC-PERPETUAL            [........................] 0/100',
+    ]);
+    assert.equal(exitCode, 0, 'COMPLETED exits 0');
+    assert.deepEqual(service.seen.wsKeys, ['k_cli'], 'the --key option wins over API_KEY');
+    assert.equal(service.seen.sockets.length, 1, 'one WebSocket session');
+    assert.ok(
+      service.seen.sockets[0]!.readyState >= 2,
+      `the cli closed its WebSocket before returning (server state ${service.seen.sockets[0]!.readyState})`,
+    );
+  } finally {
+    if (env.key === undefined) delete process.env.API_KEY;
+    else process.env.API_KEY = env.key;
+    if (env.secret === undefined) delete process.env.API_SECRET;
+    else process.env.API_SECRET = env.secret;
+    await service.close();
+  }
+});
+
+test('a service that is not listening is reported by its address', async () => {
+  const url = `http://127.0.0.1:${await freePort()}`;
+  await refused(
+    new RegExp(
+      `cannot reach the service at ${url.replace(/\./g, '\\.')} \\(ECONNREFUSED\\): is it running\\?`,
+    ),
+    'watch',
+    '7',
+    '--url',
+    url,
+    '--key',
+    'k_1',
+    '--secret',
+    's_1',
+  );
 });
