@@ -64,6 +64,16 @@ test('a history store still behind the caller after its wait is unavailable: his
   }
 });
 
+test('a store that caught up while the refusal was made still counts as at least one command behind', async () => {
+  // Written up to what was needed by the time the error is read: a count of 0 would say "not behind".
+  const history = historyAnsweringOutages(failing(new ReadStoreBehindError(100, 100, 2_000, null)));
+  await assert.rejects(history.order('BTC-1'), (e: unknown) => {
+    assert.ok(e instanceof VenueError, `a VenueError, got ${String(e)}`);
+    assert.equal(e.data?.behindCommands, 1);
+    return true;
+  });
+});
+
 test('every listed socket error code is an outage', () => {
   for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND'])
     assert.equal(isStorageOutage(Object.assign(new Error('x'), { code })), true, code);
