@@ -19,6 +19,18 @@ test('an expired instrument shows its settlement price as the mark, not its last
   assert.equal(ticker.markPrice, '0.03');
 });
 
+test('an expired instrument takes no orders: its ticker and book show no price band', () => {
+  const h = new Harness();
+  h.list(optionSpec());
+  h.ok({ type: 'update_prices', markPrices: [{ instrumentName: OPTION, markPrice: 482 }] });
+  const reads = createVenueReadPort(h.venue);
+  assert.ok(reads.ticker(OPTION)!.priceBand != null, 'a marked open option has a band');
+  assert.ok(reads.orderBook(OPTION, 5)!.priceBand != null, 'its book shows it too');
+  h.ok({ type: 'settle_instrument', instrumentName: OPTION, settlementPrice: 300 });
+  assert.equal(reads.ticker(OPTION)!.priceBand, null);
+  assert.equal(reads.orderBook(OPTION, 5)!.priceBand, null);
+});
+
 test('get_instruments reads: open ones apart, expired ones only while recently expired', () => {
   const h = new Harness();
   h.list(optionSpec());
