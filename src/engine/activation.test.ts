@@ -303,6 +303,42 @@ describe('activation checks funds as placing does', () => {
     assert.ok(btc(h, 1).availableFunds >= 0);
   });
 
+  test('a stop going live ahead of a younger sell pays for the opening it pushes that sell into, to the sat', () => {
+    /**
+     * Account 1 long 10 with a plain sell (younger) claiming the long and an older stop_limit sell
+     * that goes live when the mark drops: it claims the long first, so the plain sell opens 10.
+     */
+    const session = (funds: number, stop: boolean) => {
+      const h = marked(funds);
+      h.ok(orderCommand(2, 'sell', 10, 100_000));
+      assert.ok(h.order(1, 'buy', 10, 100_000).ok, 'account 1 buys its long');
+      const trigger = { orderType: 'stop_limit', trigger: 'mark_price', triggerPrice: 99_000 } as const;
+      const placed = stop ? orderOf(h.ok(orderCommand(1, 'sell', 10, 102_000, trigger))).orderId : null;
+      const younger = orderOf(h.ok(orderCommand(1, 'sell', 10, 101_000))).orderId;
+      return { h, stop: placed, younger };
+    };
+    const drop = (h: Harness) =>
+      h.ok({ type: 'update_prices', markPrices: [{ instrumentName: PERP, markPrice: 99_000 }] });
+    // Going live it pays, as placing does, the larger of its reserve at its number (nothing: it
+    // only reduces) and as the newest order (opening 10), plus the plain sell's opening 10.
+    const RICH = 1_000_000_000;
+    const probe = session(RICH, false);
+    drop(probe.h);
+    const used = RICH - btc(probe.h, 1).availableFunds;
+    const required = nakedSell(probe.h, 10, 102_000) + nakedSell(probe.h, 10, 101_000);
+    for (const [funds, goesLive] of [
+      [used + required, true],
+      [used + required - 1, false],
+    ] as const) {
+      const { h, stop, younger } = session(funds, true);
+      drop(h);
+      const fired = h.venue.getOrder(stop!)!;
+      assert.equal(fired.orderState, goesLive ? 'open' : 'rejected', `${funds - used} sat for ${required}`);
+      assert.equal(h.venue.getOrder(younger)!.orderState, 'open', 'the younger sell keeps resting');
+      assert.ok(btc(h, 1).availableFunds >= 0, `available ${btc(h, 1).availableFunds}`);
+    }
+  });
+
   test('a trigger order placed before resting sells claims the position before them once it rests', () => {
     const h = marked(1_000_000_000);
     h.ok(orderCommand(2, 'sell', 10, 100_000));
@@ -396,5 +432,94 @@ describe('activation ahead of younger claims', () => {
       h.venue.accountSummary(1, 'BTC')!.availableFunds >= 0,
       `stop ${state}, funds ${h.venue.accountSummary(1, 'BTC')!.availableFunds}`,
     );
+  });
+});
+
+describe('activation refuses and adjusts what placing does', () => {
+  test('a trigger order that could rest is rejected when it fires with the account at its open-order limit', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000, 100_000);
+    const stop = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 10, 98_000, {
+          orderType: 'stop_limit',
+          trigger: 'mark_price',
+          triggerPrice: 99_000,
+        }),
+      ),
+    );
+    h.ok(h.orderCommand(1, 'buy', 10, 90_000));
+    h.ok(h.orderCommand(1, 'buy', 10, 90_001));
+    h.ok({ type: 'set_account_settings', accountId: 1, maxOpenOrders: 2 });
+    h.prices(null, 99_000);
+    const fired = h.get(stop.orderId);
+    assert.equal(fired.orderState, 'rejected', `stop state ${fired.orderState}`);
+    assert.equal(fired.cancelReason, 'max_open_orders', `stop reason ${fired.cancelReason}`);
+  });
+
+  test('a reduce-only stop firing after the position shrank is cut to the position', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000, 100_000);
+    h.ok(h.orderCommand(2, 'sell', 10, 100_000));
+    h.ok(h.orderCommand(1, 'buy', 10, 100_000));
+    const stop = orderOf(
+      h.ok(
+        h.orderCommand(1, 'sell', 10, null, {
+          orderType: 'stop_market',
+          trigger: 'mark_price',
+          triggerPrice: 99_000,
+          reduceOnly: true,
+        }),
+      ),
+    );
+    h.ok(h.orderCommand(3, 'buy', 5, 100_000));
+    h.ok(h.orderCommand(1, 'sell', 5, 100_000, { timeInForce: 'immediate_or_cancel' }));
+    assert.equal(h.venue.position(1, PERP)!.size, 5, 'long 5 before the stop fires');
+    h.ok(h.orderCommand(3, 'buy', 20, 99_000));
+    h.prices(null, 99_000);
+    const fired = h.get(stop.orderId);
+    assert.equal(fired.filledAmount, 5, `stop filled ${fired.filledAmount}`);
+    assert.equal(h.venue.position(1, PERP)!.size, 0, 'position closed, not flipped short');
+  });
+
+  test('a released post-only OTO secondary priced at the opposite touch is re-priced inside it, not traded', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000, 100_000);
+    const primary = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 10, 99_000, {
+          linkedOrderType: 'one_triggers_other',
+          otocoConfig: [{ side: 'buy', orderType: 'limit', price: 100_500, amount: 5, postOnly: true }],
+        }),
+      ),
+    );
+    const secondaryId = primary.otoOrderIds![0]!;
+    h.ok(h.orderCommand(3, 'sell', 5, 100_500));
+    h.ok(h.orderCommand(2, 'sell', 10, 99_000));
+    const live = h.get(secondaryId);
+    assert.equal(live.orderState, 'open', `secondary state ${live.orderState}`);
+    assert.equal(live.filledAmount, 0, 'a post-only order never takes');
+    assert.equal(live.price, 100_499, `secondary price ${live.price}`);
+  });
+
+  test('a trigger limit that meets its own resting order in reject_taker mode is cancelled, not rested crossed', () => {
+    const h = new AdvancedHarness();
+    h.prices(50_000, 100_000);
+    h.ok({ type: 'set_account_settings', accountId: 1, selfTradeMode: 'reject_taker' });
+    h.ok(h.orderCommand(1, 'sell', 5, 99_500));
+    const stop = orderOf(
+      h.ok(
+        h.orderCommand(1, 'buy', 5, 100_000, {
+          orderType: 'stop_limit',
+          trigger: 'mark_price',
+          triggerPrice: 100_500,
+        }),
+      ),
+    );
+    h.prices(null, 100_500);
+    const fired = h.get(stop.orderId);
+    assert.equal(fired.orderState, 'cancelled', `stop state ${fired.orderState}`);
+    assert.equal(fired.cancelReason, 'self_trade_prevention', `stop reason ${fired.cancelReason}`);
+    assert.equal(h.venue.book(PERP)!.bestBid, null, 'no bid rests against the own ask');
   });
 });

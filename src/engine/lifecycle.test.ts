@@ -142,6 +142,18 @@ describe('cash flows per instrument kind', () => {
     assert.equal(close.maker.fee, -51_000); // 0.01% rebate of 510 USDC
     assert.equal(h.venue.position(2, name)!.realisedPnl, 10_000_000);
   });
+
+  test('a resting spot sell reserves its base amount, so a second sell beyond the balance is refused', () => {
+    const h = new Harness();
+    h.list(spotSpec());
+    h.account(1, { BTC: 1_000_000 }); // 0.01 BTC: 100 lots
+    h.account(2, { USDC: 1_000_000_000 });
+    const first = h.order(1, 'sell', 100, 50_000, { instrumentName: 'BTC_USDC' });
+    assert.ok(first.ok, 'the first sell of the whole balance rests');
+    assert.equal(h.venue.accountSummary(1, 'BTC')!.orderMargin, 1_000_000, 'base amount reserved');
+    const second = h.order(1, 'sell', 100, 50_000, { instrumentName: 'BTC_USDC' });
+    assert.ok(!second.ok, 'a second sell of the same BTC is refused');
+  });
 });
 
 describe('margin with a mark price', () => {

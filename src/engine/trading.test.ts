@@ -130,6 +130,16 @@ describe('limit orders and price-time priority', () => {
     assert.equal(errorName(h.order(1, 'buy', 1, 100_000, { validUntil: h.ts - 1 })), 'timed_out');
     assert.ok(h.order(1, 'buy', 1, 100_000, { validUntil: h.ts }).ok);
   });
+
+  test('a resting maker filled at its price shows that price as its average, partly and fully filled', () => {
+    const h = venue();
+    const maker = h.order(1, 'sell', 3, 100_000).order!.orderId;
+    h.order(2, 'buy', 1, 100_004);
+    assert.equal(h.venue.getOrder(maker)!.averagePrice, 100_000, 'partly filled maker average price');
+    h.order(2, 'buy', 2, 100_004);
+    assert.equal(h.venue.getOrder(maker)!.orderState, 'filled', 'maker filled');
+    assert.equal(h.venue.getOrder(maker)!.averagePrice, 100_000, 'filled maker average price');
+  });
 });
 
 describe('time in force', () => {
