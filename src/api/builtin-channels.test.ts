@@ -271,3 +271,65 @@ test("a combo trade re-renders its legs' tickers (their trades count there)", ()
     ],
   );
 });
+
+test('a self-trade reaches its account once per channel, both sides in the one push', () => {
+  const m = comboMarket();
+  const client = recorder();
+  m.subscribe(client.subscriber, 'user.trades.option_combo.BTC', 1);
+  m.publish(1_000, [{ type: 'trade', trade: comboTradeView({ tradeId: 'BTC-10', taker: 1, maker: 1 }) }]);
+  assert.deepEqual(
+    client.pushes.map((p) => [
+      p.seq,
+      (p.data as unknown as Array<{ tradeId: string; liquidity: string }>).map((t) => [
+        t.tradeId,
+        t.liquidity,
+      ]),
+    ]),
+    [
+      [
+        1,
+        [
+          ['BTC-10', 'T'],
+          ['BTC-10', 'M'],
+        ],
+      ],
+    ],
+  );
+});
+
+test("trades.{leg}: a combo trade's leg trade is on its leg's public tape", () => {
+  const m = comboMarket();
+  const client = recorder();
+  m.subscribe(client.subscriber, `trades.${LONG_LEG}`, null);
+  m.subscribe(client.subscriber, `trades.${COMBO}`, null);
+  m.publish(1_000, [{ type: 'trade', trade: comboTradeView({ tradeId: 'BTC-10' }) }]);
+  const tape = (channel: string) =>
+    client.pushes
+      .filter((p) => p.channel === channel)
+      .map((p) => (p.data as unknown as Array<{ tradeId: string }>).map((t) => t.tradeId));
+  assert.deepEqual(tape(`trades.${COMBO}`), [['BTC-10']]);
+  assert.deepEqual(tape(`trades.${LONG_LEG}`), [['BTC-10-L1']]);
+});
+
+test('the ticker is compared with the prices at least once a second while every batch has events', () => {
+  const m = market();
+  const client = recorder();
+  m.subscribe(client.subscriber, `ticker.${PERP.name}`);
+  // Events of an instrument nobody watches: they touch no ticker, only the price check does.
+  const elsewhere = (): CoreEvent =>
+    ({ type: 'order', order: { instrumentName: 'ETH-PERPETUAL' } }) as CoreEvent;
+  m.state.mark = 130_020;
+  m.publish([elsewhere()]); // ts 1100: the first price check
+  m.state.mark = 130_040;
+  for (let i = 0; i < 9; i++) m.publish([elsewhere()]); // ts 1200 … 2000: within the second
+  assert.equal(client.pushes.length, 2, 'no second price check within a second of the first');
+  m.publish([elsewhere()]); // ts 2100: a second on
+  assert.deepEqual(
+    client.pushes.map((p) => [p.seq, p.data.markPrice]),
+    [
+      [1, '65000'],
+      [2, '65010'],
+      [3, '65020'],
+    ],
+  );
+});

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import { ChannelRegistry, type Emit, Fanout, type Subscriber, topicFor } from './channels.ts';
+import { registerMmpChannels } from './methods/mmp.ts';
 import type { CommittedBatch } from './ports.ts';
 
 function recorder(): Subscriber & { pushes: Array<[string, number, unknown, boolean]> } {
@@ -160,4 +161,33 @@ test('names with one canonical name are one subscription, held under the name fi
   assert.equal(fanout.unsubscribe(a, 'demo.X'), 'demo.X');
   assert.equal(fanout.unsubscribe(a, 'demo.X'), undefined);
   assert.equal(fanout.topicCount, 0);
+});
+
+test("user.mmp_trigger.{index}: the trigger of the key's default account is pushed, another account's is not", () => {
+  const channels = new ChannelRegistry();
+  registerMmpChannels(channels);
+  const fanout = new Fanout(channels);
+  const mine = recorder();
+  const theirs = recorder();
+  const key = (accountId: number) =>
+    ({ defaultAccountId: accountId }) as Parameters<ChannelRegistry['resolve']>[1];
+  for (const [subscriber, accountId] of [
+    [mine, 1],
+    [theirs, 2],
+  ] as const) {
+    const name = 'user.mmp_trigger.btc_usd';
+    assert.ok(
+      fanout.subscribe(subscriber, name, channels.resolve(name, key(accountId))!.resolved),
+      'subscribed',
+    );
+  }
+  fanout.publish({
+    seq: 1,
+    ts: 1,
+    events: [{ type: 'mmp_trigger', accountId: 1, indexName: 'btc_usd', frozenUntil: 0 }],
+  } as unknown as CommittedBatch);
+  assert.deepEqual(mine.pushes, [
+    ['user.mmp_trigger.btc_usd', 1, { indexName: 'btc_usd', frozenUntil: 0 }, false],
+  ]);
+  assert.deepEqual(theirs.pushes, [], "account 2's connection hears nothing of account 1's trigger");
 });

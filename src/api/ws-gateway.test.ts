@@ -904,3 +904,23 @@ test('a binary frame is refused with bad_request and not run, even when it holds
   assert.equal(answer?.error?.code, ERROR_CATALOGUE.bad_request.code);
   assert.deepEqual(g.unexpected, []);
 });
+
+test('one subscribe names at most 100 channels, and a heartbeat interval is at least 10 s', async () => {
+  const g = codGateway();
+  const names = (count: number) =>
+    Array.from({ length: count }, (_, i) => `user.orders.any.any${i === 0 ? '' : i}`);
+  const over = await g.call('public/subscribe', { channels: names(101) });
+  assert.equal(
+    over.error?.code,
+    -32602,
+    `101 channels in one call are refused invalid_params: ${JSON.stringify(over)}`,
+  );
+  const heartbeat = await g.call('public/set_heartbeat', { interval: 9 });
+  assert.equal(
+    heartbeat.error?.code,
+    -32602,
+    `a 9 s heartbeat is refused invalid_params: ${JSON.stringify(heartbeat)}`,
+  );
+  assert.equal((await g.call('public/set_heartbeat', { interval: 10 })).result, 'ok');
+  assert.deepEqual(g.unexpected, []);
+});

@@ -250,4 +250,19 @@ describe('subscriptions', () => {
     assert.equal(canonical('block_rfq.taker.ANY', TAKER_KEY), 'block_rfq.taker.any');
     assert.equal(canonical('block_rfq.maker.Eth', DESK_A_KEY), 'block_rfq.maker.ETH');
   });
+
+  test('each block_rfq channel needs its role: a maker key no taker channel, a taker key no maker channel', () => {
+    const { channels } = pushHarness();
+    const refused = (name: string, key: Principal) =>
+      assert.throws(
+        () => channels.resolve(name, key),
+        (error: unknown) => error instanceof VenueError && error.errorName === 'permission_denied',
+        `${name} is refused permission_denied to a key with roles [${[...key.roles].join(', ')}]`,
+      );
+    refused('block_rfq.taker.BTC', DESK_A_KEY);
+    refused('block_rfq.taker.any', principal(TAKER, ['trade'], null));
+    refused('block_rfq.maker.BTC', TAKER_KEY);
+    refused('block_rfq.maker.any', principal(MAKER_A, ['trade'], DESK_A));
+    refused('block_rfq.maker.any', principal(MAKER_A, ['maker'], null));
+  });
 });

@@ -100,6 +100,16 @@ describe('trade-news routing', () => {
       'a pruned portfolio sends no trade-news; the lifecycle message goes to its account',
     );
   });
+
+  test("trade-news listens on every account of the key's user, and on no other", () => {
+    const resolved = tradeNewsChannel(readsWithoutInstruments()).resolve(TRADE_NEWS, principal([12, 4, 9]));
+    assert.ok(resolved !== null, 'trade-news is a channel of this family');
+    assert.deepEqual(
+      [...resolved.topics].sort(),
+      [4, 9, 12].map((id) => topicFor(TRADE_NEWS, id)).sort(),
+      "the lifecycle of portfolios in every one of the user's accounts (sendToDummyAccountIds) reaches the subscriber",
+    );
+  });
 });
 
 test('order.change.any leaves out an order on an instrument the venue no longer lists', () => {
