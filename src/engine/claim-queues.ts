@@ -18,7 +18,7 @@
 import type { Account, ClaimQueue, ClaimQueues, Position, ReserveReview } from './accounts.ts';
 import { comboLegs, legSide } from './combo-legs.ts';
 import { FLAG_REDUCE_ONLY, Order } from './order.ts';
-import { type Claim, futureReserve, orderReserve, plainReserve } from './risk.ts';
+import { type Claim, carriedAtCost, futureReserve, orderReserve, plainReserve } from './risk.ts';
 import type { InstrumentState, VenueState } from './state.ts';
 
 /**
@@ -503,7 +503,7 @@ export function closingExtra(
   }
   // With no mark, the lots it closes first realise their loss against the position's cost (risk.ts
   // `costLoss`), which its reserve as the newest claim (opening those lots) does not hold.
-  if (pushed === 0 && (instrument.markPrice !== null || instrument.economics.isOption)) return 0;
+  if (pushed === 0 && !carriedAtCost(instrument)) return 0;
   const first = orderReserve(state, instrument, account, side, lots, price, 0, {
     instrumentId: instrument.id,
     lots: 0,
@@ -709,7 +709,9 @@ function reviewSide(
       // (risk.ts `costLoss`): lots the position no longer has for it to reduce free that loss,
       // booked by the fill that closed them, so its reserve may fall as its exposure grows.
       const mayLower =
-        exposed < exposedOf(end, low, lots) || entered || (mayRaise && reservesCostLoss(instrument, order));
+        exposed < exposedOf(end, low, lots) ||
+        entered ||
+        (mayRaise && order.instrumentId === instrument.id && carriedAtCost(instrument));
       if (mayRaise || mayLower) {
         const exact = claimReserve(state, account, order, instrument.id, ahead, exposed);
         if (exact >= 0 && (exact > order.reserved ? mayRaise : mayLower)) {
@@ -720,18 +722,6 @@ function reviewSide(
     }
     ahead = end;
   }
-}
-
-/** A plain order on a future with no mark: its reducing lots reserve their loss against cost. */
-function reservesCostLoss(instrument: InstrumentState, order: Order): boolean {
-  const economics = instrument.economics;
-  return (
-    order.instrumentId === instrument.id &&
-    instrument.markPrice === null &&
-    !economics.isOption &&
-    !economics.isSpot &&
-    instrument.instrument.spec.legs === null
-  );
 }
 
 /**

@@ -75,6 +75,7 @@ import {
   MAX_TRIGGER_ORDERS_PER_ACCOUNT,
   newTriggerOrder,
   TRIGGER_TYPES,
+  trailingStart,
   triggerSourcePrice,
   validateTrigger,
   waitingTriggerOrders,
@@ -451,9 +452,11 @@ function checkOcoSecondaries(state: VenueState, command: PlaceOrder): CoreError 
  * left the book by then). Released later past the limit, one is rejected (`enter`).
  */
 function checkReleasedTriggerSlots(state: VenueState, command: PlaceOrder): CoreError | null {
-  let waiting = waitingTriggerOrders(state, command.accountId);
+  let waiting: number | null = null;
   for (const [i, c] of (command.otocoConfig ?? []).entries()) {
     if (!TRIGGER_TYPES.has(c.orderType ?? 'limit')) continue;
+    // A scan of every waiting trigger order: only for a command that has trigger secondaries.
+    waiting ??= waitingTriggerOrders(state, command.accountId);
     if (waiting >= MAX_TRIGGER_ORDERS_PER_ACCOUNT)
       return refusal('no_more_triggers', `at most ${MAX_TRIGGER_ORDERS_PER_ACCOUNT} trigger orders`, {
         field: `otocoConfig[${i}].type`,
@@ -853,7 +856,7 @@ function enter(state: VenueState, order: Order): void {
         cancelUntriggered(state, order, 'oto_primary_closed');
         return;
       }
-      const stop = order.side === 'sell' ? reference - x.triggerOffset! : reference + x.triggerOffset!;
+      const stop = trailingStart(order.side, reference, x.triggerOffset!);
       if (stop <= 0) {
         reject(state, order);
         return;

@@ -41,7 +41,7 @@ import {
   type Order,
 } from './order.ts';
 import { transition } from './order-state.ts';
-import { availableFunds } from './risk.ts';
+import { availableFunds, carriedAtCost } from './risk.ts';
 import type { InstrumentState, VenueState } from './state.ts';
 import { noteOpenInterest, recordTrade } from './trade-stats.ts';
 
@@ -368,8 +368,7 @@ function fill(
   if (
     makerReservedBefore !== 0 &&
     maker.level !== null &&
-    (instrument.instrument.spec.legs !== null ||
-      (instrument.markPrice === null && !instrument.economics.isOption && !instrument.economics.isSpot))
+    (instrument.instrument.spec.legs !== null || carriedAtCost(instrument))
   )
     keepComboReserve(state, makerAccount, maker, makerReservedBefore);
 }

@@ -256,6 +256,20 @@ function markLoss(instrument: InstrumentState, side: Side, lots: number, price: 
 }
 
 /**
+ * A single future (not an option, spot or a combo) with no mark: its positions are carried at cost,
+ * so the lots an order closes reserve their loss against it (`costLoss`).
+ */
+export function carriedAtCost(instrument: InstrumentState): boolean {
+  const economics = instrument.economics;
+  return (
+    instrument.markPrice === null &&
+    !economics.isOption &&
+    !economics.isSpot &&
+    instrument.instrument.spec.legs === null
+  );
+}
+
+/**
  * What `lots` that close part of a future `position` at `price` realise at a loss against its cost
  * (the average price of the lots they close), 0 on a gain. Without a mark a position is carried at
  * its cost, so this loss is not in the available funds until the fill books it: the reducing lots

@@ -137,7 +137,7 @@ export function validateTrigger(
     const reference = triggerSourcePrice(state, instrument, command.trigger);
     if (reference === null)
       return refusal('invalid_trigger_price', `no ${command.trigger} yet to trail`, { field: 'trigger' });
-    if (command.side === 'sell' && reference - offset <= 0)
+    if (trailingStart(command.side, reference, offset) <= 0)
       return refusal('invalid_trigger_price', `triggerOffset must be below the ${command.trigger}`, {
         field: 'triggerOffset',
       });
@@ -230,7 +230,7 @@ export function newTriggerOrder(
   if (command.orderType === 'trailing_stop') {
     const offset = command.triggerOffset!;
     const reference = triggerSourcePrice(state, instrument, command.trigger!)!;
-    const stop = command.side === 'sell' ? reference - offset : reference + offset;
+    const stop = trailingStart(command.side, reference, offset);
     extras.triggerOffset = offset;
     extras.triggerPrice = stop;
     extras.triggerReferencePrice = stop;
@@ -296,6 +296,11 @@ export function placeTriggerOrder(state: VenueState, command: PlaceOrder): Comma
   const view = order.toView();
   state.events.push({ type: 'order', order: view });
   return { ok: true, events: state.events, order: view, trades: [] };
+}
+
+/** Where a trailing stop starts: `offset` behind the reference (below it for a sell). */
+export function trailingStart(side: 'buy' | 'sell', reference: number, offset: number): number {
+  return side === 'sell' ? reference - offset : reference + offset;
 }
 
 /** The account's orders waiting in the trigger book (an OTO's unreleased secondaries are not). */
@@ -469,7 +474,7 @@ export function editUntriggered(state: VenueState, order: Order, command: EditOr
     const reference = triggerSourcePrice(state, instrument, x.trigger)!;
     const offset = command.triggerOffset;
     x.triggerOffset = offset;
-    x.triggerPrice = order.side === 'sell' ? reference - offset : reference + offset;
+    x.triggerPrice = trailingStart(order.side, reference, offset);
   } else if (command.triggerPrice != null) {
     x.triggerPrice = command.triggerPrice;
   }
