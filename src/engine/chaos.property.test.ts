@@ -211,23 +211,35 @@ test('property: random sessions over legs and combos never make the core throw, 
  * Makers of a trade on a leg at a loss against that leg's mark: a resting order's
  * reserve covers the loss against the mark of when it was placed (risk.ts `markLoss`), and a mark
  * update since does not touch it, so filling it after a mark move realises a loss the price update
- * took, not the command (a sell below the mark, a future bought above it; a combo's legs trade at
- * prices split from their marks).
+ * took, not the command (a sell below the mark, a future bought above it).
+ * A resting combo's legs trade at prices split from their marks of the fill (one leg absorbing the
+ * net), while its reserve paid for the split of when it was placed: after a leg's mark moved, the
+ * loss can land on an option leg it buys, above that leg's mark (`markedAt`: the time of each
+ * instrument's last mark update).
  */
-function lostAgainstMark(trades: readonly TradeView[]): Set<number> {
+function lostAgainstMark(
+  h: Harness,
+  trades: readonly TradeView[],
+  markedAt: ReadonlyMap<string, number>,
+): Set<number> {
   const lost = new Set<number>();
-  const visit = (trade: TradeView) => {
-    if (trade.legs !== undefined) {
-      for (const leg of trade.legs) visit(leg);
-      return;
-    }
+  const visit = (trade: TradeView, resplit: boolean) => {
     const mark = trade.markPrice;
     if (mark === null) return;
     const future = !trade.instrumentName.endsWith('-C') && !trade.instrumentName.endsWith('-P');
     const maker = trade.maker;
-    if (maker.side === 'sell' ? trade.price < mark : future && trade.price > mark) lost.add(maker.accountId);
+    const boughtAbove = (future || resplit) && trade.price > mark;
+    if (maker.side === 'sell' ? trade.price < mark : boughtAbove) lost.add(maker.accountId);
   };
-  for (const trade of trades) visit(trade);
+  for (const trade of trades) {
+    if (trade.legs === undefined) {
+      visit(trade, false);
+      continue;
+    }
+    const placed = h.venue.getOrder(trade.maker.orderId)!.createdAt;
+    const resplit = trade.legs.some((leg) => (markedAt.get(leg.instrumentName) ?? 0) > placed);
+    for (const leg of trade.legs) visit(leg, resplit);
+  }
   return lost;
 }
 
@@ -288,6 +300,7 @@ function fundsStayNonNegative(steps: readonly Step[]): void {
   const h = venue();
   const listed = new Set<string>([...LEGS, ...MARKED_COMBOS]);
   const available = () => ACCOUNTS.map((id) => h.venue.accountSummary(id, 'BTC')!.availableFunds);
+  const markedAt = new Map<string, number>();
   for (const [i, s] of steps.entries()) {
     const next = command(h, s, listed);
     if (next === null) continue;
@@ -295,10 +308,13 @@ function fundsStayNonNegative(steps: readonly Step[]): void {
     const before = available();
     const result = h.run(next);
     // A price update moves equity and margins, not reserves: it may take funds below zero.
-    if (next.type === 'update_prices') continue;
+    if (next.type === 'update_prices') {
+      for (const { instrumentName } of next.markPrices ?? []) markedAt.set(instrumentName, h.ts);
+      continue;
+    }
     const after = available();
     const trades = result.ok ? (result.trades ?? []) : [];
-    const excused = new Set([...lostAgainstMark(trades), ...claimedLongArrived(h, trades)]);
+    const excused = new Set([...lostAgainstMark(h, trades, markedAt), ...claimedLongArrived(h, trades)]);
     for (const [j, id] of ACCOUNTS.entries()) {
       if (before[j]! >= 0 && !excused.has(id)) {
         assert.ok(
