@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import type { CoreCommand, UnstampedCommand } from '../core/commands.ts';
 import type { OrderView } from '../core/events.ts';
 import { AdvancedHarness } from './advanced-testkit.ts';
+import { propertySeed } from './testkit.ts';
 import { Venue } from './venue.ts';
 
 type Step =
@@ -184,6 +185,6 @@ test('property: random advanced-order sessions stay consistent, replay and resto
         if (restored !== null) assert.equal((restored as Venue).stateHash(), h.venue.stateHash());
       },
     ),
-    { numRuns: 40, seed: 20261122 },
+    { numRuns: Number(process.env.PROPERTY_RUNS ?? 40), seed: propertySeed() ?? 20261122 },
   );
 });

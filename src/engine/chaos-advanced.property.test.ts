@@ -38,7 +38,7 @@ import type { CoreCommand, OtocoOrderConfig, UnstampedCommand } from '../core/co
 import type { CommandResult, TradeView } from '../core/events.ts';
 import type { OrderType, TriggerKind } from '../core/types.ts';
 import type { VenueState } from './state.ts';
-import { Harness, linearPerpetualSpec, orderCommand, perpetualSpec } from './testkit.ts';
+import { Harness, linearPerpetualSpec, orderCommand, perpetualSpec, restoreStored } from './testkit.ts';
 import { Venue } from './venue.ts';
 
 const PERP = 'BTC-PERPETUAL';
@@ -632,6 +632,33 @@ export function fundsSession(steps: readonly Step[], trace = false): void {
     }
   }
 }
+
+test('property: a venue restored from a snapshot mid-session answers every later command as the live one does', () => {
+  fc.assert(
+    fc.property(sessions, fc.nat(), (steps, cut) => {
+      const h = venue();
+      let restored: Venue | null = null;
+      for (const [i, s] of steps.entries()) {
+        for (const next of commands(h, s)) {
+          h.ts += 10;
+          const live = h.run(next);
+          if (restored !== null)
+            assert.deepEqual(restored.execute(h.log.at(-1)!), live, `step ${i}: ${JSON.stringify(s)}`);
+        }
+        if (i === cut % steps.length) restored = restoreStored(h.venue);
+      }
+      const copy = restored!;
+      copy.validate();
+      assert.equal(copy.stateHash(), h.venue.stateHash());
+      for (const id of ACCOUNTS) {
+        for (const currency of CURRENCIES)
+          assert.deepEqual(copy.accountSummary(id, currency), h.venue.accountSummary(id, currency));
+        assert.deepEqual(copy.openOrders({ accountId: id }), h.venue.openOrders({ accountId: id }));
+      }
+    }),
+    options(),
+  );
+});
 
 test('property: no command takes an account with funds below zero, and a price update only by itself', () => {
   fc.assert(

@@ -15,7 +15,6 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CoreCommand, UnstampedCommand } from '../core/commands.ts';
 import type { CommandResult, CoreEvent, TradeView } from '../core/events.ts';
-import { decodeSnapshotState, encodeSnapshot } from '../store/record-format.ts';
 import {
   FUTURE,
   FUTURE_SPREAD,
@@ -27,8 +26,8 @@ import {
   SPREAD,
   STRADDLE,
 } from './combo-testkit.ts';
-import { Harness, orderCommand } from './testkit.ts';
-import { Venue, type VenueSnapshot } from './venue.ts';
+import { Harness, orderCommand, restoreStored } from './testkit.ts';
+import { Venue } from './venue.ts';
 
 const LEGS = [PERP, FUTURE, LOW_CALL, HIGH_CALL, PUT] as const;
 const COMBOS = [SPREAD, STRADDLE, FUTURE_SPREAD] as const;
@@ -161,12 +160,6 @@ function comboTrades(results: readonly CommandResult[]): TradeView[] {
     .flatMap((event: CoreEvent) =>
       event.type === 'trade' && event.trade.legs !== undefined ? [event.trade] : [],
     );
-}
-
-/** The venue's snapshot as the snapshot store writes and reads it back, restored. */
-function restoreStored(venue: Venue, seq: number): Venue {
-  const stored = encodeSnapshot(seq, venue.now, venue.stateHash(), venue.snapshot());
-  return Venue.restore(decodeSnapshotState<VenueSnapshot>(stored));
 }
 
 describe('combo trades across snapshots and replays', () => {

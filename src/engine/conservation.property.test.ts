@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import type { UnstampedCommand } from '../core/commands.ts';
 import { DEFAULT_PRODUCTS, linearOptionSpec } from '../market/products.ts';
 import { COMBO_EXPIRY, FUTURE, LOW_CALL, listCombos, PERP, PUT } from './combo-testkit.ts';
-import { Harness, linearPerpetualSpec, orderCommand } from './testkit.ts';
+import { Harness, linearPerpetualSpec, orderCommand, propertySeed } from './testkit.ts';
 
 const LINEAR_PERP = 'BTC_USDC-PERPETUAL';
 const LINEAR_FUTURE = 'BTC_USDC-27DEC26';
@@ -194,6 +194,6 @@ test('property: trades and flips conserve money per currency exactly; settlement
         h.venue.validate();
       },
     ),
-    { numRuns: 120 },
+    { numRuns: Number(process.env.PROPERTY_RUNS ?? 120), seed: propertySeed() },
   );
 });

@@ -18,7 +18,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import type { UnstampedCommand } from '../core/commands.ts';
 import { HIGH_CALL, LOW_CALL, listCombos, PUT, SPREAD } from './combo-testkit.ts';
-import { Harness, optionSpec, orderCommand } from './testkit.ts';
+import { Harness, optionSpec, orderCommand, propertySeed } from './testkit.ts';
 
 const LOW_PUT = 'BTC-27DEC26-65000-P';
 const PERP = 'BTC-PERPETUAL';
@@ -160,6 +160,6 @@ test('property: no order or trade takes an account with funds below zero', () =>
         h.venue.validate();
       },
     ),
-    { numRuns: 500 },
+    { numRuns: Number(process.env.PROPERTY_RUNS ?? 500), seed: propertySeed() },
   );
 });

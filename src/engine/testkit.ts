@@ -5,8 +5,9 @@
 import type { CoreCommand, PlaceOrder, UnstampedCommand } from '../core/commands.ts';
 import type { CommandResult, TradeParty } from '../core/events.ts';
 import type { InstrumentSpec } from '../domain/instrument.ts';
+import { decodeSnapshotState, encodeSnapshot } from '../store/record-format.ts';
 import type { EngineConfig } from './config.ts';
-import { Venue } from './venue.ts';
+import { Venue, type VenueSnapshot } from './venue.ts';
 
 export const T0 = Date.UTC(2026, 0, 5, 12);
 
@@ -212,4 +213,16 @@ export function tradeParty(
     advanced: null,
     ...more,
   };
+}
+
+/** `venue` restored from its snapshot as the snapshot store writes and reads it back (at `seq`). */
+export function restoreStored(venue: Venue, seq = 0): Venue {
+  const stored = encodeSnapshot(seq, venue.now, venue.stateHash(), venue.snapshot());
+  return Venue.restore(decodeSnapshotState<VenueSnapshot>(stored));
+}
+
+/** A property's fast-check seed from `PROPERTY_SEED` (replaying a reported failure), if set. */
+export function propertySeed(): number | undefined {
+  const seed = process.env.PROPERTY_SEED;
+  return seed === undefined || seed === '' ? undefined : Number(seed);
 }

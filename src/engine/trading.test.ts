@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CommandResult } from '../core/events.ts';
-import { decodeSnapshotState, encodeSnapshot } from '../store/record-format.ts';
 import { COMBO_EXPIRY, FUTURE, LOW_CALL, listCombos, STRADDLE } from './combo-testkit.ts';
-import { Harness, linearPerpetualSpec, orderCommand, perpetualSpec } from './testkit.ts';
+import { Harness, linearPerpetualSpec, orderCommand, perpetualSpec, restoreStored } from './testkit.ts';
 import { sessionEnd } from './trading.ts';
-import { Venue, type VenueSnapshot } from './venue.ts';
 
 function venue(config = {}): Harness {
   const h = new Harness(config);
@@ -273,8 +271,7 @@ describe('reduce-only', () => {
     // The newer order has the better price, so the book (which a restore rebuilds from) lists it first.
     const older = h.order(1, 'sell', 3, 102_000, { reduceOnly: true }).order!.orderId;
     const newer = h.order(1, 'sell', 3, 101_000, { reduceOnly: true }).order!.orderId;
-    const stored = encodeSnapshot(h.seq, h.ts, h.venue.stateHash(), h.venue.snapshot());
-    const restored = new Harness({}, Venue.restore(decodeSnapshotState<VenueSnapshot>(stored)));
+    const restored = new Harness({}, restoreStored(h.venue, h.seq));
     restored.seq = h.seq;
     for (const run of [h, restored]) {
       run.order(3, 'buy', 3, 99_000);

@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import type { CoreEvent, TradeView } from '../../src/core/events.ts';
 import { HIGH_CALL, LOW_CALL, listCombos, PUT, SPREAD, STRADDLE } from '../../src/engine/combo-testkit.ts';
-import { Harness } from '../../src/engine/testkit.ts';
+import { Harness, propertySeed } from '../../src/engine/testkit.ts';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 200);
 const ACCOUNTS = [1, 2, 3];
@@ -167,7 +167,7 @@ test('combo trades book on their legs: positions net out, legs net to the price,
       if (comboTrades > 0) runsWithComboTrades++;
       return true;
     }),
-    { numRuns: RUNS },
+    { numRuns: RUNS, seed: propertySeed() },
   );
   // The streams must really trade the combos, or the checks above prove nothing.
   if (process.env.COMBO_DEBUG) console.log('runs', runs, 'with combo trades', runsWithComboTrades);
