@@ -143,6 +143,39 @@ test('each checkpoint is published once, however many batches follow it', { skip
   }
 });
 
+test("a checkpoint for a seq of a batch still queued is published only after that batch's frame", {
+  skip,
+}, async () => {
+  const target = freshTarget();
+  const journal = await NatsJournal.open<Cmd>({ ...target, limits: { maxEntries: 1 } });
+  try {
+    // Two frames queued at once (one entry each); the checkpoint for seq 2 goes with the first write.
+    const acks = [journal.append(entry(1)), journal.append(entry(2))];
+    journal.recordCheckpoint({ seq: 2, stateHash: 'h2' });
+    await Promise.all(acks);
+    await journal.flush();
+  } finally {
+    await journal.close();
+  }
+  const conn = await NatsJournalStream.connect(target, 'test order');
+  try {
+    const subjects: string[] = [];
+    const { lastSeq } = await conn.state();
+    for (let seq = 1; seq <= lastSeq; seq++) {
+      const message = await conn.jsm.streams.getMessage(target.stream, { seq });
+      const at = message.header?.get('Journal-First-Seq') || message.header?.get('Journal-Seq');
+      subjects.push(`${message.subject}:${at}`);
+    }
+    assert.deepEqual(subjects, [
+      `${target.stream}.frames:1`,
+      `${target.stream}.frames:2`,
+      `${target.stream}.checkpoints:2`,
+    ]);
+  } finally {
+    await conn.close();
+  }
+});
+
 test('a later checkpoint for the same seq wins, as an upsert would', { skip }, async () => {
   const target = freshTarget();
   const journal = await NatsJournal.open<Cmd>(target);

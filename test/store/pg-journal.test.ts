@@ -27,6 +27,14 @@ async function withClient<T>(url: string, run: (client: pg.Client) => Promise<T>
   }
 }
 
+/** Advisory locks granted in the current database of `client`. */
+async function advisoryLocks(client: pg.Client): Promise<number> {
+  const rows = await client.query(
+    "SELECT COUNT(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+  );
+  return (rows.rows[0] as { n: number }).n;
+}
+
 /**
  * Stops (SIGSTOP) the server processes of every other connection to the database at `url`: the
  * server then neither answers them nor drops them. Returns what lets them go on (SIGCONT).
@@ -236,6 +244,36 @@ if (server === null) {
     await withClient(server.url, (c) => c.query(`ALTER DATABASE "${name}" RESET synchronous_commit`));
     const journal = await PgJournal.open({ connectionString: url });
     await journal.close();
+  });
+
+  test('an open refused after it took the lock (onLocked fails) has released it when it rejects', async () => {
+    const url = await server.createDatabase(`journal_${process.pid}_onlocked`);
+    await withClient(url, async (watcher) => {
+      for (let i = 0; i < 30; i++) {
+        await assert.rejects(
+          PgJournal.open({
+            connectionString: url,
+            onLocked: async () => {
+              throw new Error('refused by onLocked');
+            },
+          }),
+          /refused by onLocked/,
+        );
+        assert.equal(await advisoryLocks(watcher), 0, `try ${i}: the lock is free once open rejected`);
+      }
+    });
+  });
+
+  test('close has released the lock when it resolves', async () => {
+    const url = await server.createDatabase(`journal_${process.pid}_closelock`);
+    await withClient(url, async (watcher) => {
+      for (let i = 0; i < 10; i++) {
+        const journal = await PgJournal.open({ connectionString: url });
+        assert.equal(await advisoryLocks(watcher), 1, 'held while open');
+        await journal.close();
+        assert.equal(await advisoryLocks(watcher), 0, `try ${i}: the lock is free once close resolved`);
+      }
+    });
   });
 
   test('an append whose batch carries a hash checkpoint resolves only once durable: a stalled write rejects it', async () => {
