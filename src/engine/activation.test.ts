@@ -59,16 +59,7 @@ describe('activation keeps limit prices inside the price band', () => {
     const h = new AdvancedHarness();
     h.prices(50_000, 100_000);
     h.ok(h.orderCommand(2, 'sell', 10, 104_000));
-    const stop = orderOf(
-      h.ok(
-        h.orderCommand(1, 'buy', 10, 200_000, {
-          orderType: 'stop_limit',
-          trigger: 'mark_price',
-          triggerPrice: 100_500,
-          timeInForce: 'immediate_or_cancel',
-        }),
-      ),
-    );
+    const stop = h.markStop(1, 'buy', 10, 200_000, 100_500, { timeInForce: 'immediate_or_cancel' });
     assert.equal(stop.price, 200_000);
     const fired = h.prices(null, 100_500); // band max 105_525
     assert.deepEqual(tradePrices(fired), [104_000]);
@@ -81,14 +72,10 @@ describe('activation keeps limit prices inside the price band', () => {
   test('a released OTO limit secondary below the band rests at the band minimum', () => {
     const h = new AdvancedHarness();
     h.prices(50_000, 100_000);
-    const primary = orderOf(
-      h.ok(
-        h.orderCommand(1, 'buy', 10, 100_000, {
-          linkedOrderType: 'one_triggers_other',
-          otocoConfig: [{ side: 'sell', orderType: 'limit', price: 2_000 }],
-        }),
-      ),
-    );
+    const primary = h.place(1, 'buy', 10, 100_000, {
+      linkedOrderType: 'one_triggers_other',
+      otocoConfig: [{ side: 'sell', orderType: 'limit', price: 2_000 }],
+    });
     const secondaryId = primary.otoOrderIds![0]!;
     assert.equal(h.get(secondaryId).price, 2_000);
     h.ok(h.orderCommand(2, 'sell', 10, 100_000));
@@ -439,15 +426,7 @@ describe('activation refuses and adjusts what placing does', () => {
   test('a trigger order that could rest is rejected when it fires with the account at its open-order limit', () => {
     const h = new AdvancedHarness();
     h.prices(50_000, 100_000);
-    const stop = orderOf(
-      h.ok(
-        h.orderCommand(1, 'sell', 10, 98_000, {
-          orderType: 'stop_limit',
-          trigger: 'mark_price',
-          triggerPrice: 99_000,
-        }),
-      ),
-    );
+    const stop = h.markStop(1, 'sell', 10, 98_000, 99_000);
     h.ok(h.orderCommand(1, 'buy', 10, 90_000));
     h.ok(h.orderCommand(1, 'buy', 10, 90_001));
     h.ok({ type: 'set_account_settings', accountId: 1, maxOpenOrders: 2 });
@@ -462,16 +441,7 @@ describe('activation refuses and adjusts what placing does', () => {
     h.prices(50_000, 100_000);
     h.ok(h.orderCommand(2, 'sell', 10, 100_000));
     h.ok(h.orderCommand(1, 'buy', 10, 100_000));
-    const stop = orderOf(
-      h.ok(
-        h.orderCommand(1, 'sell', 10, null, {
-          orderType: 'stop_market',
-          trigger: 'mark_price',
-          triggerPrice: 99_000,
-          reduceOnly: true,
-        }),
-      ),
-    );
+    const stop = h.markStop(1, 'sell', 10, null, 99_000, { reduceOnly: true });
     h.ok(h.orderCommand(3, 'buy', 5, 100_000));
     h.ok(h.orderCommand(1, 'sell', 5, 100_000, { timeInForce: 'immediate_or_cancel' }));
     assert.equal(h.venue.position(1, PERP)!.size, 5, 'long 5 before the stop fires');
@@ -485,14 +455,10 @@ describe('activation refuses and adjusts what placing does', () => {
   test('a released post-only OTO secondary priced at the opposite touch is re-priced inside it, not traded', () => {
     const h = new AdvancedHarness();
     h.prices(50_000, 100_000);
-    const primary = orderOf(
-      h.ok(
-        h.orderCommand(1, 'buy', 10, 99_000, {
-          linkedOrderType: 'one_triggers_other',
-          otocoConfig: [{ side: 'buy', orderType: 'limit', price: 100_500, amount: 5, postOnly: true }],
-        }),
-      ),
-    );
+    const primary = h.place(1, 'buy', 10, 99_000, {
+      linkedOrderType: 'one_triggers_other',
+      otocoConfig: [{ side: 'buy', orderType: 'limit', price: 100_500, amount: 5, postOnly: true }],
+    });
     const secondaryId = primary.otoOrderIds![0]!;
     h.ok(h.orderCommand(3, 'sell', 5, 100_500));
     h.ok(h.orderCommand(2, 'sell', 10, 99_000));
@@ -507,15 +473,7 @@ describe('activation refuses and adjusts what placing does', () => {
     h.prices(50_000, 100_000);
     h.ok({ type: 'set_account_settings', accountId: 1, selfTradeMode: 'reject_taker' });
     h.ok(h.orderCommand(1, 'sell', 5, 99_500));
-    const stop = orderOf(
-      h.ok(
-        h.orderCommand(1, 'buy', 5, 100_000, {
-          orderType: 'stop_limit',
-          trigger: 'mark_price',
-          triggerPrice: 100_500,
-        }),
-      ),
-    );
+    const stop = h.markStop(1, 'buy', 5, 100_000, 100_500);
     h.prices(null, 100_500);
     const fired = h.get(stop.orderId);
     assert.equal(fired.orderState, 'cancelled', `stop state ${fired.orderState}`);

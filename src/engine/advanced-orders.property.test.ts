@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import type { CoreCommand, UnstampedCommand } from '../core/commands.ts';
+import type { UnstampedCommand } from '../core/commands.ts';
 import type { OrderView } from '../core/events.ts';
 import { AdvancedHarness } from './advanced-testkit.ts';
 import { propertySeed } from './testkit.ts';
@@ -157,7 +157,7 @@ test('property: random advanced-order sessions stay consistent, replay and resto
         const views = new Map<string, OrderView>();
         steps.forEach((s, i) => {
           h.ts += 100;
-          const command = { ...toCommand(h, s, index, mark), seq: ++h.seq, ts: h.ts } as CoreCommand;
+          const command = h.stamp(toCommand(h, s, index, mark));
           const a = h.venue.execute(command);
           for (const e of a.events) if (e.type === 'order') views.set(e.order.orderId, e.order);
           if (restored !== null) {

@@ -51,6 +51,35 @@ export class AdvancedHarness extends Harness {
     return { ...orderCommand(accountId, side, amount, price, { instrumentName: PERP }), ...more };
   }
 
+  /** Places an order that must be accepted (`more` adds or overrides fields) and returns it. */
+  place(
+    accountId: number,
+    side: 'buy' | 'sell',
+    amount: number,
+    price: number | null,
+    more: Record<string, unknown> = {},
+  ): OrderView {
+    return orderOf(this.ok(this.orderCommand(accountId, side, amount, price, more)));
+  }
+
+  /** Places a stop on the mark (`stop_limit` at `price`, `stop_market` when null) firing at `triggerPrice`. */
+  markStop(
+    accountId: number,
+    side: 'buy' | 'sell',
+    amount: number,
+    price: number | null,
+    triggerPrice: number,
+    more: Record<string, unknown> = {},
+  ): OrderView {
+    const orderType = price === null ? 'stop_market' : 'stop_limit';
+    return this.place(accountId, side, amount, price, {
+      orderType,
+      trigger: 'mark_price',
+      triggerPrice,
+      ...more,
+    });
+  }
+
   get(orderId: string): OrderView {
     const view = this.venue.getOrder(orderId);
     if (view === null) throw new Error(`no order ${orderId}`);

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import type { CoreCommand, UnstampedCommand } from '../core/commands.ts';
+import type { UnstampedCommand } from '../core/commands.ts';
 import type { TradeView } from '../core/events.ts';
 import {
   comboLegSpecs,
@@ -218,7 +218,7 @@ test('property: a venue restored from a snapshot mid-session answers every later
         const next = command(h, s, listed);
         if (next !== null) {
           h.ts += 10;
-          const stamped = { ...next, seq: ++h.seq, ts: h.ts } as CoreCommand;
+          const stamped = h.stamp(next);
           const live = h.venue.execute(stamped);
           if (restored !== null)
             assert.deepEqual(restored.execute(stamped), live, `step ${i}: ${JSON.stringify(s)}`);

@@ -109,8 +109,13 @@ export class Harness {
     this.venue = venue;
   }
 
+  /** `command` with the next seq and the current virtual time, as the sequencer stamps it. */
+  stamp(command: UnstampedCommand): CoreCommand {
+    return { ...command, seq: ++this.seq, ts: this.ts } as CoreCommand;
+  }
+
   run(command: UnstampedCommand): CommandResult {
-    return this.venue.execute({ ...command, seq: ++this.seq, ts: this.ts } as CoreCommand);
+    return this.venue.execute(this.stamp(command));
   }
 
   /** Runs and asserts success. */

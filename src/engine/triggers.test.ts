@@ -50,15 +50,7 @@ describe('trigger orders', () => {
   test('stop_limit buy on mark_price rests at its price once the mark reaches the trigger', () => {
     const h = new AdvancedHarness();
     h.prices(50_000, 100_000);
-    const stop = orderOf(
-      h.ok(
-        h.orderCommand(1, 'buy', 4, 101_000, {
-          orderType: 'stop_limit',
-          trigger: 'mark_price',
-          triggerPrice: 100_500,
-        }),
-      ),
-    );
+    const stop = h.markStop(1, 'buy', 4, 101_000, 100_500);
     h.prices(null, 100_400);
     assert.equal(h.get(stop.orderId).orderState, 'untriggered');
     h.prices(null, 100_500);
