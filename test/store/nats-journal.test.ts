@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { headers, StorageType, type StreamConfig } from 'nats';
 import { StoreOpenError } from '../../src/store/data-dir-lock.ts';
-import { type BatchLimits, JournalWriteError } from '../../src/store/journal.ts';
+import { type BatchLimits, JournalCorruptError, JournalWriteError } from '../../src/store/journal.ts';
 import {
   frameHeaders,
   journalStreamConfig,
@@ -244,6 +244,44 @@ if (server === null) {
     for await (const e of reopened.readFrom(3999)) tail.push(e.seq);
     assert.deepEqual(tail, [3999, 4000]);
     await reopened.close();
+  });
+
+  test("a split batch's part that says its batch ends before the part does is corruption, not a short batch", async () => {
+    const target = freshTarget();
+    const journal = await NatsJournal.open(target);
+    const pending: Promise<void>[] = [];
+    for (let seq = 1; seq <= 4000; seq++) {
+      pending.push(journal.append(entry(seq, { type: 'big', big: String(seq).padStart(8, '0').repeat(75) })));
+    }
+    await Promise.all(pending);
+    await journal.close();
+    let damagedFirstSeq = 0;
+    await rewriteStream(target, (messages) =>
+      messages.map((m) => {
+        if (damagedFirstSeq !== 0 || !m.headers.has('Journal-Batch-Last')) return m;
+        damagedFirstSeq = firstSeqOf(m);
+        const ownLast = damagedFirstSeq + Number(m.headers.get('Journal-Count')) - 1;
+        const h = new Map(m.headers);
+        h.set('Journal-Batch-Last', String(ownLast - 1));
+        return { ...m, headers: h };
+      }),
+    );
+    assert.ok(damagedFirstSeq > 0, 'the batch was split into parts');
+    const reading = async () => {
+      const reopened = await NatsJournal.open(target);
+      try {
+        for await (const _ of reopened.readFrom(1)) {
+        }
+      } finally {
+        await reopened.close();
+      }
+    };
+    await assert.rejects(reading, (error: unknown) => {
+      assert.ok(error instanceof JournalCorruptError, `not a JournalCorruptError: ${String(error)}`);
+      assert.match(error.message, /after its batch's last seq/);
+      assert.equal(error.atSeq, damagedFirstSeq);
+      return true;
+    });
   });
 
   test('reads from a seq deep in a long journal start at the frame holding it', async () => {
