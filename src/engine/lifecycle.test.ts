@@ -182,8 +182,9 @@ describe('margin with a mark price', () => {
     });
     const free = h.venue.accountSummary(2, 'BTC')!.availableFunds;
     assert.ok(h.order(2, 'buy', 100, 101_000).ok); // 1,000 USD at 50,500
-    // 5% of 1,000/50,500 BTC, the taker fee, and 1,000/50,000 − 1,000/50,500 BTC marked away at once.
-    const margin = Math.ceil(1_980_198 * 0.05);
+    // 5% of 1,000/50,000 BTC (the notional at the mark, on which the position is margined once
+    // filled), the taker fee, and 1,000/50,000 − 1,000/50,500 BTC marked away at once.
+    const margin = Math.ceil(2_000_000 * 0.05);
     const fee = Math.ceil(1_980_198 * 0.0005);
     assert.equal(
       free - h.venue.accountSummary(2, 'BTC')!.availableFunds,

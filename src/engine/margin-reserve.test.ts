@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { InstrumentSpec } from '../domain/instrument.ts';
 import {
   comboLegSpecs,
   comboSpec,
@@ -382,5 +383,62 @@ describe('a reserve released in part keeps the rounding for the venue', () => {
     // 0.003 BTC bought at 12,000 USDC, offered at 11,000: a loss of 3 USDC, rounded up by one
     // minor unit, and the taker fee of 0.05% on 33 USDC.
     assert.equal(summary(h, 1, 'USDC').orderMargin, 3_000_000 + 1 + 16_500);
+  });
+});
+
+describe('a future traded at a loss against its mark reserves the margin the mark asks', () => {
+  /**
+   * The least funds with which account 1's order of `lots` at `price` is taken (a binary search
+   * over fresh venues), and what the account has available once it filled with them.
+   */
+  function tightest(spec: InstrumentSpec, mark: number, side: 'buy' | 'sell', lots: number, price: number) {
+    const currency = spec.settlementCurrency;
+    const attempt = (funds: number) => {
+      const h = new Harness();
+      h.list(spec);
+      h.account(1, { [currency]: funds });
+      h.account(2, { [currency]: 1_000_000_000_000 });
+      h.ok({
+        type: 'update_prices',
+        indexPrices: [{ currency: 'BTC', price: 50_000 }],
+        markPrices: [{ instrumentName: spec.name, markPrice: mark }],
+      });
+      h.ok(orderCommand(2, side === 'buy' ? 'sell' : 'buy', lots, price, { instrumentName: spec.name }));
+      const result = h.order(1, side, lots, price, { instrumentName: spec.name });
+      return { taken: result.ok, available: summary(h, 1, currency).availableFunds };
+    };
+    let low = 0;
+    let high = 1_000_000_000_000;
+    assert.ok(attempt(high).taken);
+    while (high - low > 1) {
+      const middle = Math.floor((low + high) / 2);
+      if (attempt(middle).taken) high = middle;
+      else low = middle;
+    }
+    return { funds: high, available: attempt(high).available };
+  }
+
+  test('an inverse perpetual bought above its mark: funded at the least, nothing is overdrawn', () => {
+    // 1,000 lots of 10 USD at 52,000 USD against a 50,000 USD mark: the position is margined on
+    // its 0.2 BTC at the mark, not on its 0.1923 BTC at the price.
+    const { funds, available } = tightest(
+      perpetualSpec({ takerCommission: '0' }),
+      100_000,
+      'buy',
+      1000,
+      104_000,
+    );
+    assert.ok(available >= 0, `funded with ${funds}, ${available} available after the fill`);
+    assert.ok(funds >= 1_000_000 + 769_231, `${funds}`);
+  });
+
+  test('a linear perpetual sold below its mark: funded at the least, nothing is overdrawn', () => {
+    const { funds, available } = tightest(linearPerpetualSpec(), 100_000, 'sell', 1000, 96_000);
+    assert.ok(available >= 0, `funded with ${funds}, ${available} available after the fill`);
+  });
+
+  test('on the favourable side the price still decides: an inverse perpetual sold above its mark', () => {
+    const { available } = tightest(perpetualSpec({ takerCommission: '0' }), 100_000, 'sell', 1000, 104_000);
+    assert.ok(available >= 0);
   });
 });

@@ -237,7 +237,13 @@ export function futureReserve(
   // A future's fee does not depend on the index (economics.ts `fee`).
   const fee = Math.max(0, economics.fee(lots, price, 'T', null));
   if (exposed === 0) return fee;
-  const margin = ceilBps(economics.value(exposed, price), state.config.futureInitialMarginBps);
+  // Once booked, the lots are margined at the mark (`valuePositions`): where that notional is the
+  // larger (a linear future sold below its mark, an inverse one bought above it), the price's
+  // would fall short of it by the margin on the mark loss.
+  const mark = instrument.markPrice;
+  const atPrice = economics.value(exposed, price);
+  const notional = mark === null ? atPrice : Math.max(atPrice, economics.value(exposed, mark));
+  const margin = ceilBps(notional, state.config.futureInitialMarginBps);
   return margin + markLoss(instrument, side, exposed, price) + fee;
 }
 
