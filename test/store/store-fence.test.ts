@@ -70,6 +70,18 @@ async function query(url: string, sql: string): Promise<unknown[]> {
   }
 }
 
+const nameOf = (url: string) => new URL(url).pathname.slice(1);
+
+/** The backends holding an advisory lock on the database at `url` (asked from another database). */
+async function lockHolders(url: string): Promise<number[]> {
+  const rows = (await query(
+    postgres!.url,
+    `SELECT l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+      WHERE l.locktype = 'advisory' AND l.granted AND d.datname = '${nameOf(url)}'`,
+  )) as Array<{ pid: number }>;
+  return rows.map((row) => row.pid);
+}
+
 describe('one service per PostgreSQL database', { skip }, () => {
   test('with the journal on NATS: a second service on the database is refused, running or stopped, with another stream or none', async () => {
     const url = await database();
@@ -119,6 +131,16 @@ describe('one service per PostgreSQL database', { skip }, () => {
 });
 
 describe('a failed open leaves nothing open', { skip }, () => {
+  test('a start refused as the database describes another journal has released the lock when it rejects', async () => {
+    const url = await database();
+    const first = await openStores(onNats(url, 'FREE_A'));
+    await first.close();
+    for (let i = 0; i < 20; i++) {
+      await assert.rejects(openStores(onNats(url, 'FREE_B')), otherJournal);
+      assert.deepEqual(await lockHolders(url), [], `try ${i}: the lock is free once the start rejected`);
+    }
+  });
+
   test('a database that cannot be reached: the NATS stream is not left claimed', async () => {
     const settings = onNats('postgresql://postgres@127.0.0.1:1/nowhere', 'LEAK_A');
     await assert.rejects(openStores(settings), StoreOpenError);
@@ -165,18 +187,6 @@ describe('the lock connection dropping, journal on NATS', { skip }, () => {
       ...(retakeTries === undefined ? {} : { retakeTries }),
     };
     return { clock, dropped, retaken, lost, fenceWatch };
-  }
-
-  const nameOf = (url: string) => new URL(url).pathname.slice(1);
-
-  /** The backends holding an advisory lock on the database at `url` (asked from another database). */
-  async function lockHolders(url: string): Promise<number[]> {
-    const rows = (await query(
-      postgres!.url,
-      `SELECT l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-        WHERE l.locktype = 'advisory' AND l.granted AND d.datname = '${nameOf(url)}'`,
-    )) as Array<{ pid: number }>;
-    return rows.map((row) => row.pid);
   }
 
   /** Ends the session holding the lock, as a network cut or an administrator would. */

@@ -43,6 +43,21 @@ export async function lockDatabase(client: pg.ClientBase): Promise<void> {
   }
 }
 
+/**
+ * Releases the lock on `client`'s session at once (the server ends a closed session a moment
+ * after its connection goes, and a start right after must find the database free): false when the
+ * server did not answer within `timeoutMs` or refused, and the caller must drop the connection,
+ * whose session's end releases the lock.
+ */
+export async function unlockDatabase(client: pg.ClientBase, timeoutMs: number): Promise<boolean> {
+  try {
+    await client.query(timedQuery('SELECT pg_advisory_unlock($1)', [DATABASE_LOCK_KEY], timeoutMs));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const META_DDL = 'CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)';
 const JOURNAL_KEY = 'journal';
 
@@ -187,11 +202,14 @@ export class PgDatabaseFence {
     const client = new pg.Client({ connectionString });
     // A dropped connection must not crash the process.
     client.on('error', () => undefined);
+    let locked = false;
     try {
       await client.connect();
       await lockDatabase(client);
+      locked = true;
       await checkJournalIdentity(client, identity);
     } catch (error) {
+      if (locked) await unlockDatabase(client, CLOSE_TIMEOUT_MS);
       await endConnection(client);
       throw error;
     }
@@ -249,14 +267,8 @@ export class PgDatabaseFence {
     const client = this.client;
     this.client = null;
     if (client === null) return;
-    try {
-      await client.query(timedQuery('SELECT pg_advisory_unlock($1)', [DATABASE_LOCK_KEY], CLOSE_TIMEOUT_MS));
-    } catch {
-      // Dropped below, which ends the session and so the lock.
-      dropConnection(client);
-      return;
-    }
-    await endConnection(client);
+    if (await unlockDatabase(client, CLOSE_TIMEOUT_MS)) await endConnection(client);
+    else dropConnection(client);
   }
 
   /** The lock's connection dropping (once, whichever of `error` and `end` comes first). */

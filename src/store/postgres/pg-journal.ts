@@ -32,7 +32,7 @@ import {
 } from '../journal.ts';
 import { type FrameRow, readFramePages, readVerifiedFrames, toFrame } from '../read-frames.ts';
 import { frameChecksumValid, type StoredFrame } from '../record-format.ts';
-import { DATABASE_LOCK_KEY, lockDatabase } from './pg-fence.ts';
+import { lockDatabase, unlockDatabase } from './pg-fence.ts';
 import { timedQuery } from './pg-transaction.ts';
 
 export const PG_JOURNAL_SCHEMA = `
@@ -101,6 +101,7 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
     pool.on('error', () => undefined);
     const writer = await pool.connect();
     writer.on('error', () => undefined); // the next write then fails and poisons the journal
+    let locked = false;
     try {
       const sync = await writer.query('SHOW synchronous_commit');
       if ((sync.rows[0] as { synchronous_commit: string }).synchronous_commit === 'off') {
@@ -108,6 +109,7 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
       }
       // Before anything is read: a second writer would journal under the running one's seqs.
       await lockDatabase(writer);
+      locked = true;
       await options.onLocked?.(writer);
       await writer.query(PG_JOURNAL_SCHEMA);
       const openReport = await dropTornTail(writer);
@@ -116,14 +118,19 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
       await writer.query('DELETE FROM hash_checkpoints WHERE seq > $1', [last.seq]);
       return new PgJournal<C>(pool, writer, openReport, last, options);
     } catch (error) {
-      // Dropped, not returned to the pool (a query may still be waiting on it): the lock goes with
-      // its session, whose end is awaited (briefly), so a start right after finds the lock free.
-      const ended = new Promise<void>((resolve) => {
-        writer.once('end', () => resolve());
-        setTimeout(resolve, SESSION_END_WAIT_MS).unref();
-      });
-      writer.release(true);
-      await ended;
+      // The lock is released first, as `close` does. A connection that cannot release it is
+      // dropped, not returned to the pool (a query may still be waiting on it): the lock goes with
+      // its session, whose end is awaited (briefly).
+      if (locked && (await unlockDatabase(writer, SESSION_END_WAIT_MS))) {
+        writer.release();
+      } else {
+        const ended = new Promise<void>((resolve) => {
+          writer.once('end', () => resolve());
+          setTimeout(resolve, SESSION_END_WAIT_MS).unref();
+        });
+        writer.release(true);
+        await ended;
+      }
       await pool.end();
       throw error;
     }
@@ -206,15 +213,9 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
     await this.trimsSettled();
     // The lock is released before the connection goes: the server ends a closed session a moment
     // later, and a service (or test) opening the database right after must find it free.
-    try {
-      await this.writer.query(
-        timedQuery('SELECT pg_advisory_unlock($1)', [DATABASE_LOCK_KEY], SESSION_END_WAIT_MS),
-      );
-      this.writer.release();
-    } catch {
-      // A broken connection: dropped, and its session's end releases the lock.
-      this.writer.release(true);
-    }
+    // A broken connection is dropped, and its session's end releases the lock.
+    if (await unlockDatabase(this.writer, SESSION_END_WAIT_MS)) this.writer.release();
+    else this.writer.release(true);
     await this.pool.end();
   }
 }
