@@ -2,8 +2,9 @@
  * Risk: the price band and the funds check (a simple, documented initial-margin model).
  *
  * Margin model (all in settlement-currency minor units, rounded up):
- * - futures/perpetuals: initial margin = futureInitialMarginBps × notional, for open orders
- *   (at their limit price) and for positions (at the mark, or at cost without a mark).
+ * - futures/perpetuals: initial margin = futureInitialMarginBps × notional, for positions at
+ *   the mark (at cost without a mark), and for open orders at their limit price or at the mark,
+ *   whichever notional is the larger (the position their lots become is margined at the mark).
  * - options: a buy order reserves its premium; a sell order and a short position reserve
  *   optionShortMarginBps × underlying notional (coin amount for coin-settled options, amount ×
  *   index for stablecoin-settled ones, the premium when no index is known yet). A short covered
