@@ -203,3 +203,30 @@ describe('a block trade whose bought option covers its sold one', () => {
     assert.equal(summary(h, 1).availableFunds, 0);
   });
 });
+
+describe('a block trade at a loss against the mark', () => {
+  test('buying the perpetual above its mark: a taker funded at the least the check takes is not overdrawn', () => {
+    // The Block RFQ chaos property's find: the lots are margined at the mark once booked.
+    const buy = {
+      type: 'block_trade' as const,
+      takerAccountId: 1,
+      makerAccountId: 2,
+      legs: [{ instrumentName: PERP, side: 'buy' as const, amount: 1000, price: 104_000 }],
+    };
+    const attempt = (funds: number) => {
+      const h = perpetualVenue(funds);
+      return { taken: h.run(buy).ok, available: summary(h, 1).availableFunds };
+    };
+    let low = 0;
+    let high = 100_000_000;
+    assert.ok(attempt(high).taken);
+    while (high - low > 1) {
+      const middle = Math.floor((low + high) / 2);
+      if (attempt(middle).taken) high = middle;
+      else low = middle;
+    }
+    // 5% of 0.2 BTC at the mark, and 0.2 − 0.1923 BTC lost against it.
+    assert.equal(high, 1_000_000 + 769_231);
+    assert.equal(attempt(high).available, 0);
+  });
+});
