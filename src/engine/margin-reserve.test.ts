@@ -18,6 +18,7 @@ import {
 } from './combo-testkit.ts';
 import {
   Harness,
+  leastFundsTaken,
   linearPerpetualSpec,
   markedPerpetualVenue,
   optionSpec,
@@ -388,8 +389,8 @@ describe('a reserve released in part keeps the rounding for the venue', () => {
 
 describe('a future traded at a loss against its mark reserves the margin the mark asks', () => {
   /**
-   * The least funds with which account 1's order of `lots` at `price` is taken (a binary search
-   * over fresh venues), and what the account has available once it filled with them.
+   * The least funds with which account 1's order of `lots` at `price` is taken, and what the
+   * account has available once it filled with them.
    */
   function tightest(spec: InstrumentSpec, mark: number, side: 'buy' | 'sell', lots: number, price: number) {
     const currency = spec.settlementCurrency;
@@ -407,15 +408,7 @@ describe('a future traded at a loss against its mark reserves the margin the mar
       const result = h.order(1, side, lots, price, { instrumentName: spec.name });
       return { taken: result.ok, available: summary(h, 1, currency).availableFunds };
     };
-    let low = 0;
-    let high = 1_000_000_000_000;
-    assert.ok(attempt(high).taken);
-    while (high - low > 1) {
-      const middle = Math.floor((low + high) / 2);
-      if (attempt(middle).taken) high = middle;
-      else low = middle;
-    }
-    return { funds: high, available: attempt(high).available };
+    return leastFundsTaken(attempt, 1_000_000_000_000);
   }
 
   test('an inverse perpetual bought above its mark: funded at the least, nothing is overdrawn', () => {

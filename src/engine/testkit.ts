@@ -231,3 +231,22 @@ export function propertySeed(): number | undefined {
   const seed = process.env.PROPERTY_SEED;
   return seed === undefined || seed === '' ? undefined : Number(seed);
 }
+
+/**
+ * The least funds (in (0, `most`]) with which `attempt` on a fresh venue is taken, by bisection
+ * (a funds check is monotone in the funds), and what the account has available after it then.
+ */
+export function leastFundsTaken(
+  attempt: (funds: number) => { readonly taken: boolean; readonly available: number },
+  most: number,
+): { funds: number; available: number } {
+  if (!attempt(most).taken) throw new Error(`not taken even with ${most}`);
+  let low = 0;
+  let high = most;
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (attempt(middle).taken) high = middle;
+    else low = middle;
+  }
+  return { funds: high, available: attempt(high).available };
+}
