@@ -435,3 +435,60 @@ describe('a future traded at a loss against its mark reserves the margin the mar
     assert.ok(available >= 0);
   });
 });
+
+describe('lots that close a marked future at a loss against the mark reserve what the freed margin does not cover', () => {
+  /** Account 1 (`funds` sat) long 10 lots (100 USD) of the perpetual bought at its 50,000 USD mark. */
+  function long(funds: number): Harness {
+    const h = perpetualVenue(funds);
+    h.ok(orderCommand(2, 'sell', 10, 100_000));
+    assert.ok(h.order(1, 'buy', 10, 100_000).ok);
+    return h;
+  }
+
+  test('an inverse long sold at the band low: 5% of the mark notional freed, 5.26% lost', () => {
+    // 100 USD at 47,500 USD lose 10,526 sat against the mark; the lots free 10,000 of margin.
+    const attempt = (funds: number) => {
+      if (funds < 10_000) return { taken: false, available: 0 }; // the long's own margin
+      const h = long(funds);
+      h.ok(orderCommand(2, 'buy', 10, 95_000));
+      return { taken: h.order(1, 'sell', 10, 95_000).ok, available: summary(h, 1).availableFunds };
+    };
+    const { funds, available } = leastFundsTaken(attempt, 1_000_000);
+    assert.ok(available >= 0, `funded with ${funds}, ${available} available after the close`);
+    assert.ok(funds > 10_000 + 526, `${funds}`);
+    // Refused, nothing moved: the long and the funds are as they were.
+    const h = long(10_000);
+    h.ok(orderCommand(2, 'buy', 10, 95_000));
+    const refused = h.order(1, 'sell', 10, 95_000);
+    assert.equal(refused.ok ? 'accepted' : refused.error.name, 'not_enough_funds');
+    assert.equal(h.venue.position(1, PERP)!.size, 10);
+    assert.equal(summary(h, 1).availableFunds, 0);
+  });
+
+  test('closing at or above the mark needs no funds', () => {
+    const h = long(10_000);
+    h.ok(orderCommand(2, 'buy', 10, 100_000));
+    assert.ok(h.order(1, 'sell', 10, 100_000).ok);
+    assert.equal(h.venue.position(1, PERP)!.size, 0);
+    assert.equal(summary(h, 1).availableFunds, 10_000);
+  });
+
+  test('a block trade at a price the mark has since left: refused for the party it would overdraw', () => {
+    const h = long(10_000);
+    const block = (price: number) =>
+      h.run({
+        type: 'block_trade',
+        takerAccountId: 1,
+        makerAccountId: 2,
+        legs: [{ instrumentName: PERP, side: 'sell', amount: 10, price }],
+      });
+    const refused = block(85_000);
+    assert.equal(refused.ok ? 'accepted' : refused.error.name, 'not_enough_funds');
+    assert.equal(!refused.ok && refused.error.data.field, 'takerAccountId');
+    assert.equal(h.venue.position(1, PERP)!.size, 10);
+    // 100 USD at 42,500 USD lose 35,294 sat against the mark; the lots free 10,000 (one unit kept).
+    h.ok({ type: 'deposit', accountId: 1, currency: 'BTC', amount: 25_295 });
+    assert.ok(block(85_000).ok);
+    assert.ok(summary(h, 1).availableFunds >= 0, `${summary(h, 1).availableFunds}`);
+  });
+});

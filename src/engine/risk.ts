@@ -18,8 +18,9 @@
  *   Resting orders claim the reducible lots oldest first; when the position changes, the reserves
  *   of the orders whose claim changed follow it (claim-queues.ts `reviewReserves`), and an order that
  *   would close lots older orders claimed is checked for what they then need (`closingExtra`).
- *   Lots that open a position at a loss against the mark reserve that loss (`markLoss`); every
- *   order also reserves its worst-case taker fee.
+ *   Lots that open a position at a loss against the mark reserve that loss (`markLoss`); lots
+ *   that close one reserve what their loss against the mark exceeds the margin they free
+ *   (`closingLoss`); every order also reserves its worst-case taker fee.
  * Equity = balance + unrealised futures PnL at mark + marked value of option positions (long
  * adds, short subtracts; at cost without a mark, long options at 0). Long options are no
  * collateral: margin balance = equity − their value, except the part that offsets the liability
@@ -237,7 +238,8 @@ export function futureReserve(
   const economics = instrument.economics;
   // A future's fee does not depend on the index (economics.ts `fee`).
   const fee = Math.max(0, economics.fee(lots, price, 'T', null));
-  if (exposed === 0) return fee;
+  const closing = closingLoss(state, instrument, side, lots - exposed, price);
+  if (exposed === 0) return fee + closing;
   // Once booked, the lots are margined at the mark (`valuePositions`): where that notional is the
   // larger (a linear future sold below its mark, an inverse one bought above it), the price's
   // would fall short of it by the margin on the mark loss.
@@ -245,7 +247,29 @@ export function futureReserve(
   const atPrice = economics.value(exposed, price);
   const notional = mark === null ? atPrice : Math.max(atPrice, economics.value(exposed, mark));
   const margin = ceilBps(notional, state.config.futureInitialMarginBps);
-  return margin + markLoss(instrument, side, exposed, price) + fee;
+  return margin + markLoss(instrument, side, exposed, price) + fee + closing;
+}
+
+/**
+ * What `reducing` lots that close part of a marked future's position at `price` lose against the
+ * mark beyond the initial margin they free (its lower bound: the position's margin is rounded up
+ * on its whole size). The band does not bound it: an inverse long sold at the band's low edge
+ * loses b/(1 − b) of its marked notional against the b it frees, and a Block RFQ quote's price
+ * is checked against the band when quoted, not when accepted after the mark moved.
+ */
+function closingLoss(
+  state: VenueState,
+  instrument: InstrumentState,
+  side: Side,
+  reducing: number,
+  price: number,
+): number {
+  if (instrument.markPrice === null || reducing <= 0) return 0;
+  const loss = markLoss(instrument, side, reducing, price);
+  if (loss === 0) return 0;
+  const notional = instrument.economics.value(reducing, instrument.markPrice);
+  const freed = Math.max(0, Math.floor((notional * state.config.futureInitialMarginBps) / 10_000) - 1);
+  return Math.max(0, loss - freed);
 }
 
 /**
@@ -280,8 +304,9 @@ export function carriedAtCost(instrument: InstrumentState): boolean {
  * What `lots` that close part of a future `position` at `price` realise at a loss against its cost
  * (the average price of the lots they close), 0 on a gain. Without a mark a position is carried at
  * its cost, so this loss is not in the available funds until the fill books it: the reducing lots
- * of an order reserve it then (`plainReserve`). With a mark, the position is valued there and the
- * price band bounds the loss against it, which the freed margin covers. Rounded up.
+ * of an order reserve it then (`plainReserve`). With a mark, the position is valued there, and
+ * what closing lots lose against the mark beyond the margin they free is reserved instead
+ * (`closingLoss`). Rounded up.
  */
 function costLoss(position: Position, side: Side, lots: number, price: number): number {
   const held = Math.abs(position.size);
