@@ -119,6 +119,49 @@ describe('a market order without a price band reserves for the levels it reaches
   });
 });
 
+describe('a market order with a price band reserves for the levels it reaches, not the band edge', () => {
+  const marketBuy = (h: Harness, lots: number) =>
+    h.order(1, 'buy', lots, null, { timeInForce: 'immediate_or_cancel' });
+
+  test('the ask at the mark: funded for the margin there, as a limit order at the ask would be', () => {
+    // 1,000 lots (10,000 USD) at the 50,000 USD mark: 5% of 0.2 BTC. At the band's edge (52,500
+    // USD) it would need 5% of 0.2 BTC again plus 0.0095 BTC lost against the mark.
+    const attempt = (funds: number) => {
+      const h = perpetualVenue(funds);
+      h.ok(orderCommand(2, 'sell', 1000, 100_000));
+      return { taken: marketBuy(h, 1000).ok, available: summary(h, 1).availableFunds };
+    };
+    assert.deepEqual(leastFundsTaken(attempt, 100_000_000), { funds: 1_000_000, available: 0 });
+  });
+
+  test('it trades no further than the band edge, and needs what the deepest level it reaches asks', () => {
+    const h = perpetualVenue(100_000_000);
+    h.ok(orderCommand(2, 'sell', 10, 100_000));
+    h.ok(orderCommand(2, 'sell', 10, 104_000));
+    h.ok({ type: 'update_prices', markPrices: [{ instrumentName: PERP, markPrice: 98_000 }] });
+    // The band now ends at 102,900: the level at 104,000 is out of reach.
+    const result = marketBuy(h, 20);
+    assert.ok(result.ok);
+    assert.deepEqual(
+      result.trades!.map((t) => [t.price, t.amount]),
+      [[100_000, 10]],
+    );
+    assert.equal(result.order!.price, 102_900);
+    assert.equal(h.venue.position(1, PERP)!.size, 10);
+  });
+
+  test('a fully margined long is closed at a bid near the mark, though the band edge would lose more than it frees', () => {
+    const h = perpetualVenue(10_000);
+    goLong(h, 10);
+    assert.equal(summary(h, 1).availableFunds, 0);
+    h.ok(orderCommand(2, 'buy', 10, 99_000));
+    const closed = h.order(1, 'sell', 10, null, { timeInForce: 'immediate_or_cancel' });
+    assert.ok(closed.ok, closed.ok ? '' : closed.error.message);
+    assert.equal(h.venue.position(1, PERP)!.size, 0);
+    assert.ok(summary(h, 1).availableFunds >= 0);
+  });
+});
+
 describe('the reducing-order exemption follows the position', () => {
   test('a resting sell that reduced a long reserves for opening once the long is closed another way', () => {
     const h = perpetualVenue();

@@ -299,12 +299,12 @@ export interface MarketTerms {
 }
 
 /**
- * A market order of `lots` (placed, or a market-type order going live, activation.ts): with a
- * price band it trades up to the band's edge and reserves as a limit order there. Without one (no
- * mark yet) it trades up to the deepest opposite level it needs and must have what the whole
- * amount would reserve at the touch or at that level, whichever is more: a reserve moves one way
- * with the price, so that bounds every fill in between. Before, it reserved at the touch and swept
- * the whole book, and nothing checked the funds after the fills.
+ * A market order of `lots` (placed, or a market-type order going live, activation.ts) trades up
+ * to the deepest opposite level it needs, and no further than the price band's edge when there
+ * is one (a mark), and must have what the whole amount would reserve at the touch or at that
+ * level, whichever is more: a reserve falls and then rises with the price, so that bounds every
+ * fill in between. It shows the band's edge as its limit (±∞ without one). Before, with a band it
+ * reserved at the band's edge, up to twice the margin its fills then needed.
  */
 export function marketTerms(
   state: VenueState,
@@ -314,29 +314,24 @@ export function marketTerms(
   lots: number,
 ): MarketTerms {
   const band = priceBand(state, instrument);
-  if (band !== null) {
-    const edge = side === 'buy' ? band.max : band.min;
-    return {
-      limit: edge,
-      shownLimit: edge,
-      reserve: orderReserve(state, instrument, account, side, lots, edge),
-      price: edge,
-    };
-  }
   const unbounded = side === 'buy' ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
-  const deepest = deepestNeeded(state, instrument, account, side, lots);
-  if (deepest === null) {
-    // Nothing to trade against: it is cancelled unfilled.
-    const reserve = orderReserve(state, instrument, account, side, lots, 0);
-    return { limit: unbounded, shownLimit: unbounded, reserve, price: 0 };
+  const edge = band === null ? unbounded : side === 'buy' ? band.max : band.min;
+  const needed = deepestNeeded(state, instrument, account, side, lots);
+  const touch = side === 'buy' ? instrument.book.bestAsk() : instrument.book.bestBid();
+  if (needed === null || touch === null || (side === 'buy' ? touch > edge : touch < edge)) {
+    // Nothing to trade against within the band: it is cancelled unfilled.
+    const price = band === null ? 0 : edge;
+    const reserve = orderReserve(state, instrument, account, side, lots, price);
+    return { limit: edge, shownLimit: edge, reserve, price };
   }
-  const touch = (side === 'buy' ? instrument.book.bestAsk() : instrument.book.bestBid())!;
+  // It trades no deeper than the band's edge, nor than the level it needs.
+  const deepest = side === 'buy' ? Math.min(needed, edge) : Math.max(needed, edge);
   const atDeepest = orderReserve(state, instrument, account, side, lots, deepest);
   const atTouch = touch === deepest ? atDeepest : orderReserve(state, instrument, account, side, lots, touch);
   const worse = atTouch.amount > atDeepest.amount;
   return {
     limit: deepest,
-    shownLimit: unbounded,
+    shownLimit: edge,
     reserve: worse ? atTouch : atDeepest,
     price: worse ? touch : deepest,
   };
