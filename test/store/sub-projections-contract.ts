@@ -428,7 +428,7 @@ export function subProjectionsContract(backend: string, newDatabase: NewDatabase
         );
       }));
 
-    test('RFQ retention counts from an RFQ’s last change, not its creation', async () => {
+    test('RFQ retention counts from an RFQ’s and its quote’s last change, not their creation', async () => {
       const d = CoreDriver.withMarket();
       const t = d.ts;
       const rfq = d.createRfq('late-cancel');
@@ -439,9 +439,14 @@ export function subProjectionsContract(backend: string, newDatabase: NewDatabase
       await withStore(
         async (store) => {
           await feed(store, d.committed);
-          // Cut-off t + 30 s: created before it, cancelled after it.
+          // Cut-off t + 30 s: created before it, cancelled after it (the quote with its RFQ).
           await store.prune(t + 120_000);
           assert.equal((await rfqById(store, rfq.blockRfqId))?.status, 'cancelled');
+          const quotes = (await deskQuotes(store, { desk: DESK, rfqId: rfq.blockRfqId })).quotes;
+          assert.deepEqual(
+            quotes.map((q) => q.status),
+            ['cancelled'],
+          );
         },
         { closedOrdersMs: null, tradesMs: null, rfqsMs: 90_000 },
       );
