@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { black76, black76Price } from './black76.ts';
+import { black76, black76Price, MS_PER_YEAR, yearsBetween } from './black76.ts';
 
 function close(actual: number, expected: number, tolerance: number, what: string): void {
   assert.ok(Math.abs(actual - expected) <= tolerance, `${what}: expected ${expected}, got ${actual}`);
@@ -46,6 +46,52 @@ describe('Black-76 reference values', () => {
     assert.equal(black76Price({ ...base, optionType: 'call', timeToExpiry: 0 }), 10);
     assert.equal(black76Price({ ...base, optionType: 'put', timeToExpiry: 0 }), 0);
     assert.equal(black76Price({ ...base, optionType: 'call', timeToExpiry: 1, volatility: 0 }), 10);
+    // At the money nothing is left, however it is priced (ln(F/K)/0 is no number).
+    const atTheMoney = { forward: 100, strike: 100, volatility: 0.5, timeToExpiry: 0 };
+    assert.equal(black76Price({ ...atTheMoney, optionType: 'call' }), 0);
+    assert.equal(black76Price({ ...atTheMoney, optionType: 'put', timeToExpiry: 1, volatility: 0 }), 0);
+  });
+
+  test('greeks at expiry: a step delta (the discount, signed, in the money; 0 at and out of it), nothing else', () => {
+    const expired = { timeToExpiry: 0, volatility: 0.5, discount: 0.9 };
+    const greeks = (optionType: 'call' | 'put', forward: number, strike: number) =>
+      black76({ ...expired, optionType, forward, strike });
+    assert.deepEqual(greeks('call', 100, 100), { price: 0, delta: 0, gamma: 0, vega: 0, theta: 0 });
+    assert.deepEqual(greeks('put', 90, 100), { price: 9, delta: -0.9, gamma: 0, vega: 0, theta: 0 });
+    assert.deepEqual(greeks('call', 110, 100), { price: 9, delta: 0.9, gamma: 0, vega: 0, theta: 0 });
+    assert.deepEqual(greeks('call', 90, 100), { price: 0, delta: 0, gamma: 0, vega: 0, theta: 0 });
+  });
+
+  test('years between two instants are never negative', () => {
+    assert.equal(yearsBetween(2_000, 1_000), 0);
+    assert.equal(yearsBetween(0, MS_PER_YEAR / 2), 0.5);
+  });
+});
+
+describe('theta with discounting', () => {
+  test('the time decay at a fixed rate: the price moves with T and the discount e^(−rT) together', () => {
+    const rate = 0.05;
+    const T = 1;
+    const priced = (t: number) =>
+      black76Price({
+        optionType: 'call',
+        forward: 100,
+        strike: 100,
+        timeToExpiry: t,
+        volatility: 0.2,
+        discount: Math.exp(-rate * t),
+      });
+    const dt = 1e-6;
+    const finite = (priced(T - dt) - priced(T + dt)) / (2 * dt);
+    const { theta } = black76({
+      optionType: 'call',
+      forward: 100,
+      strike: 100,
+      timeToExpiry: T,
+      volatility: 0.2,
+      discount: Math.exp(-rate * T),
+    });
+    close(theta, finite, 1e-6, 'theta');
   });
 });
 

@@ -5,7 +5,7 @@ import { yearsBetween } from './black76.ts';
 import { buildCatalogue, DEFAULT_CATALOGUE, rollCatalogue } from './catalogue.ts';
 import { comboLegs, comboName, createCombo, parseComboName } from './combos.ts';
 import { lastFridayOfMonth, listedExpiries } from './expiries.ts';
-import { strikeGrid } from './strikes.ts';
+import { niceStep, strikeGrid, strikeStep } from './strikes.ts';
 
 // Sunday 22 Nov 2026, 06:00 UTC.
 const NOW = Date.UTC(2026, 10, 22, 6);
@@ -56,6 +56,12 @@ describe('strike grids', () => {
       steps.every((step) => step >= 325),
       steps.join(','),
     );
+  });
+
+  test('a nice number exactly at the 0.5% floor is allowed', () => {
+    assert.equal(niceStep(100, 500), 500);
+    // Index 100,000 with an expiry hours away: the step is the floor itself, not the next one up.
+    assert.equal(strikeStep(100_000, 1 / 8760, 0.5), 500);
   });
 });
 

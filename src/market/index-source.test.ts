@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseIndexCsv, ReplayIndex, SimulatedIndex } from './index-source.ts';
-import { IndexHistory } from './settlement.ts';
+import { IndexHistory, SETTLEMENT_WINDOW_MS, settlementWindowFraction } from './settlement.ts';
 
 const T0 = Date.UTC(2026, 10, 22, 8);
 
@@ -129,6 +129,38 @@ describe('settlement index', () => {
 });
 
 describe('index history edge cases (mutation audit)', () => {
+  test('a sample older than the latest is ignored: the latest price and the averages stay', () => {
+    const history = new IndexHistory();
+    history.record('BTC', T0 + 2_000, 100);
+    history.record('BTC', T0 + 1_000, 200);
+    assert.equal(history.latest('BTC'), 100);
+    assert.equal(history.twap('BTC', T0, T0 + 3_000), 100);
+  });
+
+  test('a sample exactly at the retention horizon is the price there: the one before it goes', () => {
+    const history = new IndexHistory(1_000);
+    history.record('BTC', T0, 100);
+    history.record('BTC', T0 + 500, 150);
+    history.record('BTC', T0 + 1_500, 200);
+    assert.deepEqual(history.samples(), [
+      [
+        'BTC',
+        [
+          [T0 + 500, 150],
+          [T0 + 1_500, 200],
+        ],
+      ],
+    ]);
+  });
+
+  test('the settlement window fraction is 0 before the window, 1 from the expiry on', () => {
+    const expiry = T0;
+    assert.equal(settlementWindowFraction(expiry, expiry - SETTLEMENT_WINDOW_MS - 1), 0);
+    assert.equal(settlementWindowFraction(expiry, expiry - SETTLEMENT_WINDOW_MS / 2), 0.5);
+    assert.equal(settlementWindowFraction(expiry, expiry), 1);
+    assert.equal(settlementWindowFraction(expiry, expiry + 1), 1);
+  });
+
   test('recording twice at one timestamp keeps the later price', () => {
     const history = new IndexHistory();
     const at = T0 - 20 * 60_000;

@@ -13,6 +13,33 @@ describe('SSVI volatility surface', () => {
     }
   });
 
+  test('flat ATM vol before the first node and after the last', () => {
+    const surface = defaultSurface('BTC');
+    // Six hours out (inside an option's last day), and two years out.
+    assert.ok(Math.abs(surface.volatility(60_000, 60_000, 0.25 / 365) - 0.48) < 1e-12);
+    assert.ok(Math.abs(surface.volatility(60_000, 60_000, 2) - 0.6) < 1e-12);
+  });
+
+  test('the smile off the money is the SSVI formula, puts richer with a negative rho', () => {
+    const { rho, eta, gamma } = DEFAULT_SURFACES.BTC!;
+    const surface = defaultSurface('BTC');
+    const T = 30 / 365; // a node: θ = 0.53² T
+    const theta = 0.53 * 0.53 * T;
+    const phi = eta / (theta ** gamma * (1 + theta) ** (1 - gamma));
+    const ssvi = (k: number) =>
+      Math.sqrt(((theta / 2) * (1 + rho * phi * k + Math.sqrt((phi * k + rho) ** 2 + 1 - rho * rho))) / T);
+    for (const strike of [50_000, 80_000]) {
+      const vol = surface.volatility(strike, 65_000, T);
+      assert.ok(Math.abs(vol - ssvi(Math.log(strike / 65_000))) < 1e-12, `${strike}: ${vol}`);
+    }
+    // Equally far out in log-moneyness, the put wing is the richer one.
+    const k = 0.2;
+    assert.ok(
+      surface.volatility(65_000 * Math.exp(-k), 65_000, T) >
+        surface.volatility(65_000 * Math.exp(k), 65_000, T),
+    );
+  });
+
   test('interpolates linearly in total variance between nodes', () => {
     const surface = createSurface({
       term: [
