@@ -6,9 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { optionSpec } from '../../src/engine/testkit.ts';
+import { optionSpec, orderCommand } from '../../src/engine/testkit.ts';
 import type { RfqRecord } from '../../src/rfq/types.ts';
 import {
+  accept,
   CALL_70,
   CALL_75,
   DESK_A,
@@ -364,6 +365,41 @@ describe('future prices near the mark', () => {
       h.run({ ...h.quoteCommand(perp), quantity: perp.quantity, legs: legs(price) });
     assert.equal(refusal(perpQuote(20)).data.field, 'legs[0].price');
     quoteIdOf(perpQuote(130_500));
+  });
+});
+
+describe('a quote the mark has since left', () => {
+  test('an accept closing a long through it needs its loss against the mark: refused until funded, never overdrawn', () => {
+    const h = new RfqHarness();
+    const mark = (price: number) =>
+      h.core({
+        type: 'update_prices',
+        indexPrices: [{ currency: 'BTC', price: 60_000 }],
+        markPrices: [{ instrumentName: PERP, markPrice: price }],
+      });
+    mark(120_000);
+    h.core(orderCommand(MAKER_B, 'sell', 20_000, 120_000));
+    assert.ok(h.core(orderCommand(TAKER, 'buy', 20_000, 120_000)).ok);
+    const created = h.ok(h.createCommand({ legs: [{ instrumentName: PERP, side: 'buy', amount: 20_000 }] }));
+    assert.equal(created.kind, 'rfq');
+    if (created.kind !== 'rfq') return;
+    const rfq = created.rfq;
+    h.at(h.now + 5_000);
+    const legs = [{ instrumentName: PERP, side: 'buy' as const, ratio: 1, price: 120_000 }];
+    quoteIdOf(h.run({ ...h.quoteCommand(rfq), side: 'buy', quantity: rfq.quantity, legs }));
+    // The mark rises 12%: the bid of 120,000 now closes the long 10.7% under it.
+    mark(134_400);
+    const available = () => h.venue.accountSummary(TAKER, 'BTC')!.availableFunds;
+    h.core({ type: 'withdraw', accountId: TAKER, currency: 'BTC', amount: available() });
+    const sell = () => accept(h, rfq, 'sell', 120_000, { quantity: rfq.quantity });
+    const refused = sell();
+    assert.equal(refused.ok ? 'accepted' : refused.error.name, 'not_enough_funds');
+    assert.equal(h.size(TAKER, PERP), 20_000);
+    assert.equal(available(), 0);
+    h.core({ type: 'deposit', accountId: TAKER, currency: 'BTC', amount: 50_000_000 });
+    assert.ok(sell().ok);
+    assert.equal(h.size(TAKER, PERP), 0);
+    assert.ok(available() >= 0, `${available()}`);
   });
 });
 
