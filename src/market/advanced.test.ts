@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Instrument } from '../domain/instrument.ts';
-import { advancedOrderPrice, nearestTick, priceInToTicks } from './advanced.ts';
+import { advancedOrderPrice, IV_ORDER_CUTOFF_MS, nearestTick, priceInToTicks } from './advanced.ts';
 import { buildCatalogue } from './catalogue.ts';
+import { createCombo, parseComboName } from './combos.ts';
 import { quotePriceFromVolatility } from './conversions.ts';
 import { defaultMarketModel, priceMarket } from './market-state.ts';
 
@@ -59,11 +60,36 @@ describe('advanced order prices', () => {
       'invalid_args_for_instrument',
     );
     assert.equal(refusal(advancedOrderPrice(call, state, 'implv', -1)), 'invalid_price');
+    assert.equal(refusal(advancedOrderPrice(call, state, 'implv', 0)), 'invalid_price');
+    assert.equal(refusal(advancedOrderPrice(call, state, 'usd', 0)), 'invalid_price');
     const nearExpiry = priceMarket(Date.UTC(2026, 10, 22, 7, 50), INDEX, specs, defaultMarketModel());
     assert.equal(
       refusal(advancedOrderPrice(instrument('BTC-22NOV26-65000-C'), nearExpiry, 'implv', 50)),
       'outdated_instrument_for_iv_order',
     );
+  });
+
+  test('IV orders are taken until 15 minutes before expiry, not after', () => {
+    const daily = instrument('BTC-22NOV26-65000-C');
+    const at = (ms: number) => priceMarket(ms, INDEX, specs, defaultMarketModel());
+    const expiry = daily.spec.expiration!;
+    assert.ok(advancedOrderPrice(daily, at(expiry - IV_ORDER_CUTOFF_MS), 'implv', 50).ok);
+    const late = advancedOrderPrice(daily, at(expiry - IV_ORDER_CUTOFF_MS + 1), 'implv', 50);
+    assert.equal(late.ok ? null : late.error, 'outdated_instrument_for_iv_order');
+  });
+
+  test('priceIn on a future spread keeps a price at or below zero', () => {
+    const spread = createCombo(
+      parseComboName('BTC-FS-25DEC26_PERP')!,
+      (name) => specs.find((s) => s.name === name),
+      NOW,
+    );
+    assert.ok(spread.ok);
+    const combo = new Instrument(9, spread.spec);
+    const tick = Number(spread.spec.tickSize);
+    const negative = priceInToTicks(combo, state, 'USD', -4 * tick);
+    assert.deepEqual(negative, { ok: true, price: -4 });
+    assert.deepEqual(priceInToTicks(combo, state, 'USD', 0), { ok: true, price: 0 });
   });
 
   test('priceIn for algorithm legs', () => {

@@ -129,6 +129,23 @@ describe('settlement index', () => {
 });
 
 describe('index history edge cases (mutation audit)', () => {
+  test('with samples only after the window, the earliest of them settles it', () => {
+    const history = new IndexHistory();
+    history.record('BTC', T0 + 60_000, 100);
+    history.record('BTC', T0 + 120_000, 200);
+    assert.equal(history.settlementIndex('BTC', T0), 100);
+  });
+
+  test('samples after the expiry do not enter its settlement average', () => {
+    const history = new IndexHistory();
+    history.record('BTC', T0 - 20 * 60_000, 100);
+    history.record('BTC', T0 - 10 * 60_000, 200);
+    history.record('BTC', T0 + 10 * 60_000, 300);
+    // 20 min at 100 (10 back-filled), 10 min at 200; the 300 came after the window closed.
+    const settlement = history.settlementIndex('BTC', T0)!;
+    assert.ok(Math.abs(settlement - (20 * 100 + 10 * 200) / 30) < 1e-9, `${settlement}`);
+  });
+
   test('a sample older than the latest is ignored: the latest price and the averages stay', () => {
     const history = new IndexHistory();
     history.record('BTC', T0 + 2_000, 100);

@@ -105,6 +105,23 @@ describe('MarketState', () => {
     assert.equal(state.mark('BTC-FS-25DEC26_PERP')!.underlyingPrice, forward);
   });
 
+  test('a combo priced without one of its legs has no mark', () => {
+    const callSpread = createCombo(parseComboName('BTC-CS-25DEC26-70000_65000')!, lookup, NOW);
+    assert.ok(callSpread.ok);
+    assert.equal(priceMarket(NOW, INDEX, [callSpread.spec], model).mark(callSpread.spec.name), undefined);
+    const oneLeg = [callSpread.spec, lookup('BTC-25DEC26-70000-C')!];
+    assert.equal(priceMarket(NOW, INDEX, oneLeg, model).mark(callSpread.spec.name), undefined);
+  });
+
+  test('without a fixing source the elapsed part of the window counts as fixed at the carry forward', () => {
+    // Halfway through the settlement window: half the settlement is fixed, half still exposed.
+    const halfway = priceMarket(EXPIRY - SETTLEMENT_WINDOW_MS / 2, INDEX, allSpecs, model);
+    assert.equal(halfway.forwardExposure('BTC', EXPIRY), 0.5);
+    // The half left moves: σ · √((½)² · τ / 3) / √τ = σ / √12 (to the index-over-forward scale).
+    const ratio = halfway.mark('BTC-25DEC26-70000-C')!.markIv! / halfway.volatility('BTC', 70_000, EXPIRY);
+    assert.ok(Math.abs(ratio - Math.sqrt(1 / 12)) < 0.002, `${ratio}`);
+  });
+
   test('expired or unknown instruments have no mark', () => {
     const later = priceMarket(Date.UTC(2026, 10, 22, 8), INDEX, allSpecs, model);
     assert.equal(later.mark('BTC-22NOV26'), undefined);
@@ -217,6 +234,8 @@ describe('price updates and settlement', () => {
     assert.deepEqual(splitPriceUpdate(whole, 50), [whole]);
     const quiet = { ...whole, markPrices: [] };
     assert.deepEqual(splitPriceUpdate(quiet, 16), [quiet]);
+    // A size that would split forever is refused.
+    assert.throws(() => splitPriceUpdate(whole, 0), RangeError);
   });
 
   test('option marks carry delta per coin and vega in USD per vol point (MMP limits); others none', () => {
@@ -279,6 +298,12 @@ describe('ticker figures', () => {
     assert.ok(figures.greeks!.delta > 0 && figures.greeks!.delta < 1);
     assert.ok(Math.abs(figures.greeks!.vega - mark.greeks!.vega / 100) < 1e-12);
     assert.ok(figures.greeks!.theta < 0);
+    // A best bid at the mark (to the tick) has the mark's IV: solved on the forward, not the index.
+    const atMark = tickerFigures(instrument, state, {
+      bestBid: toTicks(instrument, mark.markPrice),
+      bestAsk: null,
+    })!;
+    assert.ok(Math.abs(atMark.bidIv! - figures.markIv!) < 0.3, `${atMark.bidIv} vs ${figures.markIv}`);
   });
 
   test('inverse options show the premium-adjusted delta (Black delta − mark in coin); linear the Black delta', () => {

@@ -85,6 +85,8 @@ export function splitPriceUpdate(
   command: Extract<UnstampedCommand, { type: 'update_prices' }>,
   maxMarks: number,
 ): UnstampedCommand[] {
+  if (!Number.isInteger(maxMarks) || maxMarks < 1)
+    throw new RangeError(`maxMarks must be a positive integer, got ${maxMarks}`);
   const marks = command.markPrices ?? [];
   if (marks.length <= maxMarks) return [command];
   const commands: UnstampedCommand[] = [];

@@ -4,7 +4,8 @@
  * Settlement index (Deribit convention): the time-weighted average of the index over the 30
  * minutes before expiry (08:00 UTC). The index is piecewise constant between recorded
  * samples, so the TWAP over [from, to] weights each sample by how long it held inside the
- * window. With no sample inside or before the window the latest known price is used.
+ * window. With no sample inside or before the window the earliest sample after it is used, the
+ * known price nearest the window (a driver restarted after an expiry without its samples).
  *
  * `IndexHistory` keeps samples for `retentionMs` (default 2 h) per currency; recording is
  * idempotent for equal timestamps (the later price wins).
