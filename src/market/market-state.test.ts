@@ -298,6 +298,7 @@ describe('ticker figures', () => {
     assert.ok(figures.greeks!.delta > 0 && figures.greeks!.delta < 1);
     assert.ok(Math.abs(figures.greeks!.vega - mark.greeks!.vega / 100) < 1e-12);
     assert.ok(figures.greeks!.theta < 0);
+    assert.ok(Math.abs(figures.greeks!.theta - mark.greeks!.theta / 365) < 1e-12, 'theta per calendar day');
     // A best bid at the mark (to the tick) has the mark's IV: solved on the forward, not the index.
     const atMark = tickerFigures(instrument, state, {
       bestBid: toTicks(instrument, mark.markPrice),
