@@ -50,6 +50,22 @@ describe('deriveStructure', () => {
     assert.equal(strategyPrice(s.legs, s.legTickUnits, [500, 300]), 2 * 500 - 3 * 300);
   });
 
+  test('the block minimum rounds up to whole RFQ lots', () => {
+    // Ratios 3:4 at 0.1 BTC: 25 BTC of the 3-ratio leg is 83.3 structures, so 84 RFQ lots (83 would
+    // book 24.9 BTC of it, under the minimum).
+    const result = deriveStructure(
+      [
+        { instrumentName: 'BTC-27DEC26-70000-C', side: 'buy', amount: 300 },
+        { instrumentName: 'BTC-27DEC26-75000-C', side: 'sell', amount: 400 },
+      ],
+      null,
+      market,
+      20,
+    );
+    assert.ok(result.ok);
+    assert.equal(result.structure.minTradeAmount, 84);
+  });
+
   test('future spread with the perpetual is named after its dated leg', () => {
     const result = deriveStructure(
       [
