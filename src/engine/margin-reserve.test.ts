@@ -483,8 +483,7 @@ describe('lots that close a marked future at a loss against the mark reserve wha
   /** Account 1 (`funds` sat) long 10 lots (100 USD) of the perpetual bought at its 50,000 USD mark. */
   function long(funds: number): Harness {
     const h = perpetualVenue(funds);
-    h.ok(orderCommand(2, 'sell', 10, 100_000));
-    assert.ok(h.order(1, 'buy', 10, 100_000).ok);
+    goLong(h, 10);
     return h;
   }
 
