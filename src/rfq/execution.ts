@@ -72,7 +72,10 @@ export function executeAccept(
   const dropped: QuoteRecord[] = [];
   const eligible =
     hedgeLimit === null ? quotes : quotes.filter((quote) => hedgeWithin(rfq, quote, takerSide, hedgeLimit));
-  for (;;) {
+  // Each round cancels at least one eligible quote; a round past that bound is a broken
+  // invariant, which must fail the command rather than spin the event loop forever.
+  for (let round = 0; ; round += 1) {
+    if (round > eligible.length) throw new Error(`accept re-planning did not end within ${round} rounds`);
     const plan = planFills(rankQuotes(eligible, takerSide, limit, stamp.ts), requested, rfq.minTradeAmount);
     if (plan.covered < requested) return { kind: 'unfilled', available: plan.covered, touched: dropped };
     const blocks = planBlocks(rfq, plan.fills, takerSide);
