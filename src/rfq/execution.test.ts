@@ -97,6 +97,38 @@ test('an accept the engine refuses for a maker cancels that maker and trades wit
   assert.equal(commands.length, 2);
 });
 
+test("each block names the RFQ's id as its maker desk sees it", () => {
+  const quotes = [sellQuote(1, 2), { ...sellQuote(2, 3), desk: 'e', quantity: 5 }];
+  const withMakerIds = {
+    ...rfq,
+    makerRecords: [
+      { desk: 'e', blockRfqId: '8' },
+      { desk: 'd', blockRfqId: '7' },
+    ],
+  };
+  const commands: CoreCommand[] = [];
+  const engine = {
+    execute(command: CoreCommand): CommandResult {
+      commands.push(command);
+      return { ok: true, events: [], trades: [] };
+    },
+  };
+  quotes[0]!.price = 101;
+  executeAccept(withMakerIds, quotes, 'buy', 101, 15, stamp, engine);
+  const block = commands[0] as BlockTrade;
+  assert.deepEqual(
+    [block, ...(block.batch ?? [])].map((terms) => [
+      terms.blockRfqQuoteId,
+      terms.blockRfqId,
+      terms.makerBlockRfqId,
+    ]),
+    [
+      ['2', '1', '8'],
+      ['1', '1', '7'],
+    ],
+  );
+});
+
 test('re-planning that cancels nothing fails the accept at once instead of looping forever', () => {
   const quotes = [sellQuote(1, 2), sellQuote(2, 3)];
   let calls = 0;
