@@ -267,6 +267,17 @@ describe('price updates and settlement', () => {
     assert.equal(toTicks(new Instrument(2, lookup('BTC-25DEC26-70000-C')!), -0.01), 0);
   });
 
+  test('combo ticks round halves away from zero on either side of it, and never to -0', () => {
+    const spread = createCombo(parseComboName('BTC-FS-25DEC26_PERP')!, lookup, NOW);
+    assert.ok(spread.ok, 'the future spread is created');
+    const instrument = new Instrument(1, spread.spec);
+    const tick = Number(instrument.spec.tickSize);
+    assert.equal(toTicks(instrument, 1.5 * tick), 2);
+    assert.equal(toTicks(instrument, -1.5 * tick), -2);
+    assert.equal(toTicks(instrument, -1.4 * tick), -1);
+    assert.ok(Object.is(toTicks(instrument, -0.4 * tick), 0), 'a net price just under 0 is 0 ticks, not -0');
+  });
+
   test('settlement values: futures at the index, options at intrinsic in their currency', () => {
     const future = lookup('BTC-25DEC26')!;
     assert.equal(settlementValue(future, 66_000), 66_000);

@@ -16,10 +16,15 @@ import type { MarkPriceUpdate, UnstampedCommand } from '../core/commands.ts';
 import type { Instrument, InstrumentSpec } from '../domain/instrument.ts';
 import type { MarketState } from './market-state.ts';
 
-/** A price (quote currency) in the instrument's finest ticks, rounded to nearest, ≥ 0. */
+/**
+ * A price (quote currency) in the instrument's finest ticks, rounded to nearest with halves away
+ * from zero. Combos (net prices) may be negative and round the same either side of zero; single
+ * instruments never are, so theirs is at least 0.
+ */
 export function toTicks(instrument: Instrument, price: number): number {
-  const tick = Number(instrument.spec.tickSize);
-  return Math.max(0, Math.round(price / tick));
+  const ticks = price / Number(instrument.spec.tickSize);
+  if (instrument.spec.legs === null) return Math.max(0, Math.round(ticks));
+  return Math.sign(ticks) * Math.round(Math.abs(ticks)) + 0;
 }
 
 /** Ticks of the instrument as a plain number in its quote currency. */
@@ -48,11 +53,7 @@ export function priceUpdateCommand(
     }
     const mark = state.mark(instrument.name);
     if (mark === undefined) continue;
-    // Combos (net prices) may be negative; single instruments never are.
-    const markPrice =
-      instrument.spec.legs === null
-        ? toTicks(instrument, mark.markPrice)
-        : Math.round(mark.markPrice / Number(instrument.spec.tickSize));
+    const markPrice = toTicks(instrument, mark.markPrice);
     if (lastSent !== undefined) {
       if (lastSent.get(instrument.name) === markPrice) continue;
       lastSent.set(instrument.name, markPrice);
@@ -162,10 +163,7 @@ export function settlementCommand(
   const index = settlementIndex.toFixed(2);
   const value = settlementValue(instrument.spec, Number(index), lookup, continuing);
   if (value === null) return null;
-  const tick = Number(instrument.spec.tickSize);
-  // Combos may settle negative (future spreads); single instruments never do.
-  const settlementPrice =
-    instrument.spec.legs === null ? toTicks(instrument, value) : Math.round(value / tick);
+  const settlementPrice = toTicks(instrument, value);
   return {
     type: 'settle_instrument',
     instrumentName: instrument.name,
