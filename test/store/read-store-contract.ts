@@ -1005,7 +1005,7 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
       }
     });
 
-    test('retention prunes closed orders and old trades, never open orders', async () => {
+    test('retention prunes closed (filled or rejected) orders and old trades, never open orders', async () => {
       const db = await makeDb();
       const store = await ReadStore.open({ db, retention: { closedOrdersMs: DAY, tradesMs: DAY } });
       try {
@@ -1026,6 +1026,9 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
                 lastUpdatedAt: NOW - 5 * DAY,
               }),
             ),
+            order(
+              orderView({ orderId: 'old-rejected', orderState: 'rejected', lastUpdatedAt: NOW - 5 * DAY }),
+            ),
           ],
         });
         store.push({
@@ -1035,9 +1038,10 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
         });
         store.push({ seq: 4, ts: 0, events: [{ type: 'trade', trade: tradeView('BTC-10', NOW, 1, 2) }] });
         await store.flush();
-        assert.deepEqual(await store.prune(NOW), { orders: 1, trades: 2 });
+        assert.deepEqual(await store.prune(NOW), { orders: 2, trades: 2 });
         assert.notEqual(await store.order('old-open'), null);
         assert.equal(await store.order('old-done'), null);
+        assert.equal(await store.order('old-rejected'), null, 'a rejected order is closed history too');
       } finally {
         await store.close();
       }

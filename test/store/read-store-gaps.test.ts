@@ -115,30 +115,6 @@ test('retention keeps trades by tradesMs and closed orders by closedOrdersMs, ea
   }
 });
 
-test('retention prunes a rejected order past closedOrdersMs, as filled and cancelled ones', async () => {
-  const store = await ReadStore.open({ db: newDb(), retention: { closedOrdersMs: DAY, tradesMs: null } });
-  try {
-    store.push({
-      seq: 1,
-      ts: 0,
-      events: [
-        order(orderView({ orderId: 'rejected', orderState: 'rejected', lastUpdatedAt: NOW - 5 * DAY })),
-        order(orderView({ orderId: 'open', orderState: 'open', lastUpdatedAt: NOW - 5 * DAY })),
-      ],
-    });
-    await store.flush();
-    assert.deepEqual(
-      await store.prune(NOW),
-      { orders: 1, trades: 0 },
-      'one order (the rejected one) is pruned',
-    );
-    assert.equal(await store.order('rejected'), null, 'a rejected order is closed history and goes');
-    assert.notEqual(await store.order('open'), null, 'the open order stays');
-  } finally {
-    await store.close();
-  }
-});
-
 /** A trade-news event of portfolio `id` (account 1, COMMON). */
 function portfolioEvent(
   id: number,
