@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { PortfolioMachine } from '../../src/algo/machine.ts';
+import { FINISHED_RETENTION_MS, type PortfolioMachine } from '../../src/algo/machine.ts';
 import type { RfqDesk } from '../../src/rfq/desk.ts';
 import { pageTrades, TRADES_LOOKBACK_MS } from '../../src/rfq/trades.ts';
 import type { RfqTradeRecord } from '../../src/rfq/types.ts';
@@ -15,6 +15,7 @@ import {
   portfolioHistory,
   portfolioLegFills,
   portfolioSummary,
+  prunedPortfolio,
 } from '../../src/store/read/portfolio-queries.ts';
 import { type CommittedEvents, RowBatch } from '../../src/store/read/projection.ts';
 import { ReadStore, type RetentionSettings } from '../../src/store/read/read-store.ts';
@@ -302,6 +303,23 @@ export function subProjectionsContract(backend: string, newDatabase: NewDatabase
           ),
           [active],
         );
+      }));
+
+    test("a portfolio the core prunes keeps its final record in the store, for info; its row's columns stay", () =>
+      withStore(async (store) => {
+        const { d, iceberg, active } = portfolioHistoryDriver();
+        const machine = d.machine.sub<PortfolioMachine>('portfolios');
+        const record = JSON.parse(JSON.stringify(machine.portfolio(iceberg)));
+        await feed(store, d.committed);
+        assert.equal(await prunedPortfolio(store, iceberg), null, 'not pruned yet: the core answers info');
+        const before = await portfolioSummary(store, iceberg);
+        const fed = d.committed.length;
+        d.at(d.ts + FINISHED_RETENTION_MS + 60_000);
+        assert.equal(machine.portfolio(iceberg), undefined, 'the core has pruned it');
+        await feed(store, d.committed.slice(fed));
+        assert.deepEqual(await prunedPortfolio(store, iceberg), record);
+        assert.deepEqual(await portfolioSummary(store, iceberg), before);
+        assert.equal(await prunedPortfolio(store, active), null, 'a working portfolio is never pruned');
       }));
 
     test('command-by-command writes and one batch give the same rows; a reopened store resumes', () =>
