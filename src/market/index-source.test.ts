@@ -47,6 +47,17 @@ describe('SimulatedIndex', () => {
     const annualised = Math.sqrt((squares / steps) * 365 * 24 * 60);
     assert.ok(Math.abs(annualised - 0.5) < 0.03, String(annualised));
   });
+
+  test('with no drift the price is a martingale: log returns carry the -σ²/2 correction', () => {
+    const sigma = 0.5;
+    const index = new SimulatedIndex({ ...config, jumpIntensity: 0, volatility: sigma, stepMs: 86_400_000 });
+    const steps = 100_000;
+    const logReturn = Math.log(index.priceAt(T0 + steps * 86_400_000) / config.initialPrice) / steps;
+    const expected = -(sigma * sigma) / 2 / 365;
+    const standardError = sigma / Math.sqrt(365) / Math.sqrt(steps);
+    // Without the correction the mean would be 0, four standard errors away.
+    assert.ok(Math.abs(logReturn - expected) < 2 * standardError, `mean daily log return ${logReturn}`);
+  });
 });
 
 describe('CSV replay', () => {
@@ -68,11 +79,28 @@ describe('CSV replay', () => {
     assert.equal(replay.priceAt(35), 2);
   });
 
+  test('a looping replay at exactly its last timestamp shows the last row, and wraps only past it', () => {
+    const rows = [
+      { timestamp: 0, price: 100 },
+      { timestamp: 1000, price: 200 },
+    ];
+    const replay = new ReplayIndex('BTC', rows);
+    const looping = new ReplayIndex('BTC', rows, true);
+    assert.equal(looping.priceAt(1000), 200);
+    assert.equal(looping.priceAt(1001), 100);
+    assert.equal(replay.priceAt(1001), 200, 'without the loop the last row holds');
+  });
+
   test('clear errors with line numbers', () => {
     assert.deepEqual(parseIndexCsv('1000,100\n900,101'), {
       ok: false,
       line: 2,
       message: 'timestamp 900 does not increase',
+    });
+    assert.deepEqual(parseIndexCsv('0,100\n0,200'), {
+      ok: false,
+      line: 2,
+      message: 'timestamp 0 does not increase',
     });
     const badPrice = parseIndexCsv('1000,-5');
     assert.ok(!badPrice.ok && badPrice.line === 1 && badPrice.message.includes('invalid price'));
