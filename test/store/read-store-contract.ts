@@ -666,6 +666,40 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
         await assertFiledUnder(store);
       }));
 
+    test('a batch that deletes a row and upserts it again stores the upsert alone, partial columns and all', async () => {
+      const db = await makeDb();
+      try {
+        const probe: TableSpec = {
+          name: 'batch_probe',
+          columns: [
+            { name: 'id', type: 'int', required: true },
+            { name: 'status', type: 'text', required: true },
+            { name: 'created_at', type: 'int', keepWhenNull: true },
+          ],
+          primaryKey: ['id'],
+        };
+        const tables = new Map([[probe.name, probe]]);
+        await db.init([createTableSql(probe, db.dialect), ...createIndexSql(probe)]);
+        const batch = new RowBatch(tables);
+        batch.upsert('batch_probe', { id: 1, status: 'new', created_at: 5 });
+        await db.commit(changeStatements(batch.drain(), tables, db.maxParams), 1);
+        batch.delete('batch_probe', { id: 1 });
+        batch.upsert('batch_probe', { id: 1, status: 'again', created_at: null });
+        await db.commit(changeStatements(batch.drain(), tables, db.maxParams), 2);
+        const rows = await db.query<{ status: string; created_at: unknown }>(
+          'SELECT status, created_at FROM batch_probe WHERE id = ?',
+          [1],
+        );
+        assert.deepEqual(
+          rows,
+          [{ status: 'again', created_at: null }],
+          'the deleted created_at does not come back',
+        );
+      } finally {
+        await db.close();
+      }
+    });
+
     test('tables an older build wrote (no quote_currency, no schema version) are brought up to date', async () => {
       const database = await newDatabase();
       const old = await database.open();

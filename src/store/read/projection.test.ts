@@ -31,8 +31,13 @@ test('RowBatch: an upsert after a delete does not resurrect old values', () => {
   batch.upsert('t', { id: 1, status: 'new', created_at: 5 });
   batch.delete('t', { id: 1 });
   batch.upsert('t', { id: 1, status: 'again', created_at: null });
+  batch.upsert('t', { id: 1, status: 'later', created_at: null });
+  batch.upsert('t', { id: 2, status: 'other', created_at: 1 });
+  // The database may still hold the row, so it is deleted before the upsert lands.
   assert.deepEqual(batch.drain(), [
-    { op: 'upsert', table: 't', row: { id: 1, status: 'again', created_at: null } },
+    { op: 'delete', table: 't', key: { id: 1 } },
+    { op: 'upsert', table: 't', row: { id: 1, status: 'later', created_at: null } },
+    { op: 'upsert', table: 't', row: { id: 2, status: 'other', created_at: 1 } },
   ]);
 });
 

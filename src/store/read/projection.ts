@@ -140,9 +140,18 @@ export type RowChange =
   | { readonly op: 'upsert'; readonly table: string; readonly row: Row }
   | { readonly op: 'delete'; readonly table: string; readonly key: Row };
 
-/** Collects row changes, last change per (table, primary key) wins, in first-seen key order. */
+/** A batch's change to one row: an upsert may stand for a delete of that row followed by it. */
+type PendingChange =
+  | { readonly op: 'upsert'; readonly table: string; readonly row: Row; readonly deleteFirst?: Row }
+  | { readonly op: 'delete'; readonly table: string; readonly key: Row };
+
+/**
+ * Collects row changes, last change per (table, primary key) wins, in first-seen key order. An
+ * upsert after a delete of its row in the same batch drains as that delete and then the upsert,
+ * so the database does not merge its keepWhenNull columns with the row the batch deleted.
+ */
 export class RowBatch implements RowSink {
-  private changes = new Map<string, RowChange>();
+  private changes = new Map<string, PendingChange>();
 
   constructor(private readonly tables: ReadonlyMap<string, TableSpec>) {}
 
@@ -162,8 +171,14 @@ export class RowBatch implements RowSink {
   upsert(table: string, row: Row): void {
     const key = this.keyOf(table, row);
     const previous = this.changes.get(key);
-    const merged = previous?.op === 'upsert' ? this.keepStored(table, previous.row, row) : row;
-    this.changes.set(key, { op: 'upsert', table, row: merged });
+    if (previous === undefined) {
+      this.changes.set(key, { op: 'upsert', table, row });
+    } else if (previous.op === 'delete') {
+      this.changes.set(key, { op: 'upsert', table, row, deleteFirst: previous.key });
+    } else {
+      const merged = this.keepStored(table, previous.row, row);
+      this.changes.set(key, { ...previous, row: merged });
+    }
   }
 
   /** `row` with its null keepWhenNull columns taken from `stored`. */
@@ -207,7 +222,15 @@ export class RowBatch implements RowSink {
   }
 
   drain(): RowChange[] {
-    const all = [...this.changes.values()];
+    const all: RowChange[] = [];
+    for (const change of this.changes.values()) {
+      if (change.op === 'upsert' && change.deleteFirst !== undefined) {
+        all.push({ op: 'delete', table: change.table, key: change.deleteFirst });
+        all.push({ op: 'upsert', table: change.table, row: change.row });
+      } else {
+        all.push(change);
+      }
+    }
     // A new Map rather than clear(): V8 links a cleared table, entries and all, to its successor,
     // so once one batch's table is old every later batch's rows would outlive scavenges.
     this.changes = new Map();

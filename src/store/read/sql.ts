@@ -179,7 +179,8 @@ export function changeStatements(
   maxParams: number,
 ): Statement[] {
   const statements: Statement[] = [];
-  // Changes have distinct keys (RowBatch), so their relative order does not matter.
+  // Deletes run before every upsert: RowBatch drains a row deleted and upserted again in one batch
+  // as a delete and then that upsert, and otherwise keys are distinct, so no other order matters.
   const upserts = new Map<string, Row[]>();
   for (const change of changes) {
     if (change.op === 'delete') {
