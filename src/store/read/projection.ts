@@ -177,7 +177,13 @@ export class RowBatch implements RowSink {
       this.changes.set(key, { op: 'upsert', table, row, deleteFirst: previous.key });
     } else {
       const merged = this.keepStored(table, previous.row, row);
-      this.changes.set(key, { ...previous, row: merged });
+      const deleteFirst = previous.deleteFirst;
+      this.changes.set(
+        key,
+        deleteFirst === undefined
+          ? { op: 'upsert', table, row: merged }
+          : { op: 'upsert', table, row: merged, deleteFirst },
+      );
     }
   }
 
