@@ -60,8 +60,25 @@ export type CancelReason =
   | 'risk_mitigation'
   | 'autoliquidation'
   | 'position_locked'
-  /** A triggered or released order found its account at the open-order limit (rejected). */
-  | 'max_open_orders';
+  /**
+   * Rejections of an order that fires (a trigger) or is released (a linked secondary), named as
+   * placing it then would have been refused: its account at the open-order limit, its instrument
+   * expired, a reduce-only order with nothing left to reduce, a post-only order that would take
+   * (or has no price inside the spread), its account short of funds, at its waiting trigger
+   * orders limit, a sell trailing stop that would start at or below zero, a market_limit with no
+   * opposite side or its best price outside the band.
+   */
+  | 'max_open_orders'
+  | 'instrument_expired'
+  | 'reduce_only_violation'
+  | 'post_only_reject'
+  | 'post_only_price_modification_not_possible'
+  | 'not_enough_funds'
+  | 'no_more_triggers'
+  | 'invalid_trigger_price'
+  | 'no_liquidity'
+  | 'price_too_high'
+  | 'price_too_low';
 
 /** Self-trade prevention: cancel the resting order (default) or refuse the incoming one. */
 export type SelfTradeMode = 'cancel_maker' | 'reject_taker';

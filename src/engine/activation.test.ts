@@ -196,6 +196,7 @@ describe('activation checks funds as placing does', () => {
       [119_000],
     );
     assert.equal(h.venue.getOrder(stop.orderId)!.orderState, 'rejected');
+    assert.equal(h.venue.getOrder(stop.orderId)!.cancelReason, 'not_enough_funds');
     assert.equal(h.venue.position(1, LINEAR)?.size ?? 0, 0);
     assert.ok(usdc(h, 1).availableFunds >= 0);
   });
@@ -255,6 +256,7 @@ describe('activation checks funds as placing does', () => {
     h.ok(orderCommand(4, 'buy', 1, 99_000));
     h.ok(orderCommand(2, 'sell', 1, 99_000, { timeInForce: 'immediate_or_cancel' }));
     assert.equal(h.venue.getOrder(stop.orderId)!.orderState, 'rejected');
+    assert.equal(h.venue.getOrder(stop.orderId)!.cancelReason, 'not_enough_funds');
     assert.equal(h.venue.position(1, PERP)!.size, -10);
     assert.ok(btc(h, 1).availableFunds >= 0);
   });
@@ -286,6 +288,7 @@ describe('activation checks funds as placing does', () => {
     h.ok(orderCommand(4, 'buy', 1, 99_500, { timeInForce: 'immediate_or_cancel' }));
     assert.equal(h.venue.getOrder(primary.orderId)!.orderState, 'filled');
     assert.equal(h.venue.getOrder(secondary)!.orderState, 'rejected');
+    assert.equal(h.venue.getOrder(secondary)!.cancelReason, 'not_enough_funds');
     assert.equal(h.venue.position(1, PERP)!.size, -11);
     assert.ok(btc(h, 1).availableFunds >= 0);
   });
@@ -433,6 +436,7 @@ describe('activation refuses and adjusts what placing does', () => {
     h.prices(null, 99_000);
     const fired = h.get(stop.orderId);
     assert.equal(fired.orderState, 'rejected', `stop state ${fired.orderState}`);
+    assert.equal(fired.cancelReason, 'max_open_orders');
     assert.equal(fired.cancelReason, 'max_open_orders', `stop reason ${fired.cancelReason}`);
   });
 

@@ -12,7 +12,9 @@
  *   placed under an earlier band, or none, and is not checked against the band until now. The
  *   order keeps and shows the clamped price.
  * - Funds and reduce-only are checked at this moment; failing them rejects the order
- *   (state `rejected`), as does an expired instrument. Its event is emitted last. The funds check
+ *   (state `rejected`), as does an expired instrument. Its event is emitted last, its cancelReason
+ *   naming the refusal placing it then would have met (`not_enough_funds`,
+ *   `reduce_only_violation`, `instrument_expired`, `post_only_reject`, …). The funds check
  *   is placing's (trading.ts): a market type trades and reserves by `marketTerms` (without a band,
  *   down to the deepest level it needs, affording the worse of that level and the touch), a limit
  *   type crossing with no band by `limitTerms` (the worse of its limit and the touch), and an
@@ -104,13 +106,13 @@ function enterMarket(state: VenueState, order: Order, trades: TradeView[]): void
     x.triggerOrderId = order.id;
   }
   order.lastUpdatedAt = state.now;
-  const reject = (reason: CancelReason | null = null) => {
+  const reject = (reason: CancelReason) => {
     closeOrder(state, order, 'reject', reason);
     state.events.push({ type: 'order', order: order.toView() });
   };
   // Settled, or its expiry instant has come (trading.ts `pastExpiry`).
   if (pastExpiry(state, instrument)) {
-    reject();
+    reject('instrument_expired');
     return;
   }
   const market = isMarketLike(order.orderType);
@@ -125,7 +127,7 @@ function enterMarket(state: VenueState, order: Order, trades: TradeView[]): void
     const pending = order.side === 'buy' ? position.reduceOnlyBuys : position.reduceOnlySells;
     const reducible = reducibleLots(position, order.side) - pending;
     if (reducible <= 0) {
-      reject();
+      reject('reduce_only_violation');
       return;
     }
     if (order.amount - order.filled > reducible) order.amount = order.filled + reducible;
@@ -138,13 +140,13 @@ function enterMarket(state: VenueState, order: Order, trades: TradeView[]): void
     const touch = buying ? instrument.book.bestAsk() : instrument.book.bestBid();
     if (touch !== null && (buying ? order.price >= touch : order.price <= touch)) {
       if (order.has(FLAG_REJECT_POST_ONLY)) {
-        reject();
+        reject('post_only_reject');
         return;
       }
       // One tick inside the touch, if that is a valid price (a combo's: one its legs can split).
       const repriced = postOnlyReprice(state, instrument, order.side, touch);
       if (repriced === null) {
-        reject();
+        reject('post_only_price_modification_not_possible');
         return;
       }
       order.price = repriced;
@@ -174,7 +176,7 @@ function enterMarket(state: VenueState, order: Order, trades: TradeView[]): void
     closingExtra(state, instrument, account, order.side, lots, terms?.price ?? order.price, reserve.amount) +
     (ahead ? entryExtra(state, instrument, account, order, lots) : 0);
   if (required > 0 && required > availableFunds(state, account, reserve.currency)) {
-    reject();
+    reject('not_enough_funds');
     return;
   }
   order.state = transition(order.state, 'trigger');

@@ -112,6 +112,7 @@ describe('linked orders: a released market_limit secondary', () => {
     h.ok(h.orderCommand(2, 'sell', 10, 100_000));
     const secondary = h.get(id);
     assert.equal(secondary.orderState, 'rejected');
+    assert.equal(secondary.cancelReason, 'no_liquidity');
     assert.equal(h.venue.book(PERP)!.bestAsk, null);
     // Nothing rests at 0: a later buy finds no ask to trade with.
     const later = h.ok(h.orderCommand(2, 'buy', 10, 100_000, { timeInForce: 'immediate_or_cancel' }));
@@ -136,6 +137,7 @@ describe('linked orders: a released market_limit secondary', () => {
     );
     h.ok(h.orderCommand(2, 'sell', 10, 110_000));
     assert.equal(h.get(primary.otoOrderIds![0]!).orderState, 'rejected');
+    assert.equal(h.get(primary.otoOrderIds![0]!).cancelReason, 'price_too_low');
     assert.equal(h.venue.position(1, PERP)!.size, 10);
     h.venue.validate();
   });
@@ -158,6 +160,7 @@ describe('linked orders: a released market_limit secondary', () => {
     h.ok(h.orderCommand(2, 'sell', 5, 100_000)); // fills the primary at 100_000: the stop is crossed
     const [tpId, slId] = h.get(primary.orderId).otoOrderIds!;
     assert.equal(h.get(tpId!).orderState, 'rejected');
+    assert.equal(h.get(tpId!).cancelReason, 'price_too_low');
     const sl = h.get(slId!);
     assert.deepEqual(
       [sl.orderState, sl.cancelReason, sl.triggered],
@@ -325,6 +328,7 @@ describe('linked orders: an OCO is refused whole when a secondary cannot be plac
     h.ok(h.orderCommand(1, 'sell', 1, null, stop));
     h.ok(h.orderCommand(2, 'sell', 5, 100_000));
     assert.equal(h.get(primary.otoOrderIds![0]!).orderState, 'rejected');
+    assert.equal(h.get(primary.otoOrderIds![0]!).cancelReason, 'no_more_triggers');
     const waiting = h.venue.openOrders({ accountId: 1 }).filter((o) => o.orderState === 'untriggered');
     assert.equal(waiting.length, 200);
     assert.equal(h.replayHash(), h.venue.stateHash());

@@ -411,6 +411,7 @@ describe('linked orders', () => {
     assert.equal(repriced.price, 104_001);
     assert.equal(repriced.filledAmount, 0);
     assert.equal(h.get(rejecting.otoOrderIds![0]!).orderState, 'rejected');
+    assert.equal(h.get(rejecting.otoOrderIds![0]!).cancelReason, 'post_only_reject');
     h.venue.validate();
   });
 

@@ -35,6 +35,7 @@
 import type { OtocoOrderConfig, PlaceOrder } from '../core/commands.ts';
 import type { CommandResult, CoreError, CoreEvent } from '../core/events.ts';
 import {
+  type CancelReason,
   formatMoney,
   LABEL_MAX_LENGTH,
   type LinkedOrderType,
@@ -846,7 +847,7 @@ function enter(state: VenueState, order: Order): void {
     // orders (direct ones may have filled it since the primary was placed), a sell trailing stop
     // that would start at or below zero.
     if (waitingTriggerOrders(state, order.accountId) >= MAX_TRIGGER_ORDERS_PER_ACCOUNT) {
-      reject(state, order);
+      reject(state, order, 'no_more_triggers');
       return;
     }
     if (order.orderType === 'trailing_stop') {
@@ -858,7 +859,7 @@ function enter(state: VenueState, order: Order): void {
       }
       const stop = trailingStart(order.side, reference, x.triggerOffset!);
       if (stop <= 0) {
-        reject(state, order);
+        reject(state, order, 'invalid_trigger_price');
         return;
       }
       x.triggerPrice = stop;
@@ -890,8 +891,12 @@ function marketLimitAtBest(state: VenueState, order: Order): Order | null {
   const buying = order.side === 'buy';
   const best = buying ? instrument.book.bestAsk() : instrument.book.bestBid();
   const band = priceBand(state, instrument);
-  if (best === null || (band !== null && (buying ? best > band.max : best < band.min))) {
-    reject(state, order);
+  if (best === null) {
+    reject(state, order, 'no_liquidity');
+    return null;
+  }
+  if (band !== null && (buying ? best > band.max : best < band.min)) {
+    reject(state, order, buying ? 'price_too_high' : 'price_too_low');
     return null;
   }
   const limit = new Order(
@@ -921,7 +926,7 @@ function marketLimitAtBest(state: VenueState, order: Order): Order | null {
 }
 
 /** A released order that cannot go out: closed rejected, its event emitted (never in a book). */
-function reject(state: VenueState, order: Order): void {
-  closeOrder(state, order, 'reject', null);
+function reject(state: VenueState, order: Order, reason: CancelReason): void {
+  closeOrder(state, order, 'reject', reason);
   state.events.push({ type: 'order', order: order.toView() });
 }

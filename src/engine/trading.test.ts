@@ -694,6 +694,7 @@ describe('at the expiry instant, before the settlement is booked', () => {
     // The mark falls through the stop's trigger: it fires, and is rejected, not traded.
     mark(23_940);
     assert.equal(h.venue.getOrder(waiting)!.orderState, 'rejected');
+    assert.equal(h.venue.getOrder(waiting)!.cancelReason, 'instrument_expired');
     assert.equal(h.venue.position(1, FUTURE), null);
     const block = h.run({
       type: 'block_trade',

@@ -425,6 +425,7 @@ describe('trigger orders', () => {
     const fired = h.get(ro.orderId);
     assert.equal(fired.triggered, true);
     assert.equal(fired.orderState, 'rejected', 'no position to reduce');
+    assert.equal(fired.cancelReason, 'reduce_only_violation');
     assert.equal(fired.filledAmount ?? 0, 0);
   });
 

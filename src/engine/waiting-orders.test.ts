@@ -146,6 +146,7 @@ describe('open-order limit on activation', () => {
     const tp = h.get(tpId!);
     assert.equal(tp.orderState, 'rejected');
     assert.equal(tp.cancelReason, 'max_open_orders');
+    assert.equal(tp.cancelReason, 'max_open_orders');
     assert.equal(tp.filledAmount, 0);
     // Its OCO partner follows (any member closing cancels the others).
     assert.equal(h.get(slId!).orderState, 'cancelled');
@@ -183,6 +184,7 @@ describe('open-order limit on activation', () => {
     h.print(100_500);
     const rejected = h.get(stopLimit.orderId);
     assert.equal(rejected.orderState, 'rejected');
+    assert.equal(rejected.cancelReason, 'max_open_orders');
     assert.equal(rejected.cancelReason, 'max_open_orders');
     assert.equal(rejected.filledAmount, 0);
     assert.equal(rejected.triggered, true);
