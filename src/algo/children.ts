@@ -156,6 +156,11 @@ export function restsPostOnly(portfolio: PortfolioState, legIndex: number): bool
   );
 }
 
+/**
+ * Places leg `legIndex`'s child: at market (`price` null) or a limit at `price`; `immediate`
+ * makes the limit a marketable one (immediate-or-cancel, never post-only or hidden), as a bounded
+ * hedge leg trades.
+ */
 export function placeChild(
   context: ChildContext,
   portfolio: PortfolioState,
@@ -163,19 +168,20 @@ export function placeChild(
   amount: number,
   price: number | null,
   display: number | null = null,
+  immediate = false,
 ): ChildOutcome {
   const leg = portfolio.spec.legs[legIndex]!;
   const market = price === null;
-  const timeInForce = childTimeInForce(portfolio, legIndex, market);
+  const timeInForce = immediate ? 'immediate_or_cancel' : childTimeInForce(portfolio, legIndex, market);
   const result = placeOrder(context, portfolio, {
     instrumentName: leg.instrumentName,
     side: leg.side,
     amount,
     price,
     timeInForce,
-    postOnly: leg.postOnly,
+    postOnly: leg.postOnly && !immediate,
     reduceOnly: leg.reduceOnly,
-    hidden: leg.hidden,
+    hidden: leg.hidden && !immediate,
     display,
   });
   if (!result.ok || result.order === undefined) return failure(result);

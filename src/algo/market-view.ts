@@ -46,6 +46,11 @@ export interface AlgoMarketView {
    * hidden ones included; null when it has none. A limit child is kept clear of these.
    */
   accountBest(accountId: number, instrumentName: string, side: 'buy' | 'sell'): number | null;
+  /**
+   * Prices (ticks) the engine takes an order at now: mark ± its band, null with no mark yet
+   * (the ticker's min/max price).
+   */
+  priceBand(instrumentName: string): { readonly min: number; readonly max: number } | null;
   /** Mark price in ticks, null before the first mark. */
   markPrice(instrumentName: string): number | null;
   /** USD per coin, null before the first index. */

@@ -31,6 +31,7 @@ function view(overrides: Partial<AlgoMarketView> = {}): AlgoMarketView {
     bestAsk: () => null,
     accountBest: () => null,
     engineTouch: () => null,
+    priceBand: () => null,
     markPrice: (name) => (name === option.name ? 500 : 120_000),
     indexPrice: () => 60_000,
     optionContext: (name) => (name === option.name ? context : null),

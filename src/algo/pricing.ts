@@ -29,7 +29,8 @@ import type { LegPricing } from './types.ts';
 
 export type ResolvedPrice =
   | { readonly kind: 'limit'; readonly price: number }
-  | { readonly kind: 'market' }
+  /** A marketable order: at market, or, with `bound` (ticks), an immediate-or-cancel limit there. */
+  | { readonly kind: 'market'; readonly bound?: number }
   | { readonly kind: 'unavailable'; readonly reason: string };
 
 /** Moves whole ticks onto the tick step that applies at that level, in the client's favour. */
@@ -314,6 +315,22 @@ export function resolvePrice(
       return _exhaustive;
     }
   }
+}
+
+/**
+ * A marketable leg's worst price: a LIMIT leg's price, or a DYNAMIC leg's given price (its worst
+ * acceptable one), as the bound of its immediate-or-cancel orders; plain market without one.
+ */
+export function marketableBound(
+  view: AlgoMarketView,
+  instrument: Instrument,
+  side: Side,
+  pricing: LegPricing,
+  now: number,
+): ResolvedPrice {
+  if (pricing.priceType === 'MARKET' || pricing.price === null) return { kind: 'market' };
+  const worst = priceLimit(view, instrument, side, pricing, pricing.price, now);
+  return worst.kind === 'limit' ? { kind: 'market', bound: worst.price } : worst;
 }
 
 /** The DYNAMIC reference (ticks) plus the leg's offset, rounded for the client. */

@@ -65,9 +65,15 @@ import {
   remaining,
   stillHeld,
 } from './portfolio-state.ts';
-import { clearOfOwnOrders, convertToQuote, type ResolvedPrice, resolvePrice } from './pricing.ts';
+import {
+  clearOfOwnOrders,
+  convertToQuote,
+  marketableBound,
+  type ResolvedPrice,
+  resolvePrice,
+} from './pricing.ts';
 import { DEFAULT_BALANCE_DYNAMIC_MS, legRepriceMs, PRICE_RETRY_MS, selfTradeHoldMs } from './timing.ts';
-import type { LegPricing } from './types.ts';
+import type { LegPricing, LegSpec } from './types.ts';
 
 export { DEFAULT_BALANCE_DYNAMIC_MS, PRICE_RETRY_MS };
 
@@ -580,15 +586,36 @@ function priceFor(
   i: number,
   child: ChildState | undefined,
 ): ResolvedPrice {
-  if (usesMarketForHedge(portfolio, i)) return { kind: 'market' };
   const leg = portfolio.spec.legs[i]!;
   const instrument = context.market.instrument(leg.instrumentName);
+  if (usesMarketForHedge(portfolio, i)) {
+    // A hedge follows with marketable orders, never past the leg's own worst price.
+    if (instrument === undefined) return { kind: 'market' };
+    const bound = marketableBound(context.market, instrument, leg.side, leg.pricing, context.stamp.ts);
+    return bound.kind === 'market' && bound.bound !== undefined
+      ? { kind: 'market', bound: withinBand(context, leg, bound.bound) }
+      : bound;
+  }
   if (instrument === undefined) return { kind: 'unavailable', reason: 'instrument gone' };
   const own = bookReferenceOwn(context, portfolio, leg.pricing);
   const resolved = resolvePrice(context.market, instrument, leg.side, leg.pricing, context.stamp.ts, own);
+  if (resolved.kind !== 'limit') return resolved;
+  const price = withinBand(context, leg, resolved.price);
   // A resting child's own price crosses nothing (the book is never crossed): no need to look.
-  if (resolved.kind !== 'limit' || resolved.price === child?.price) return resolved;
-  return clearOfOwnAccount(context, portfolio, i, instrument, resolved.price);
+  if (price === child?.price) return { kind: 'limit', price };
+  return clearOfOwnAccount(context, portfolio, i, instrument, price);
+}
+
+/**
+ * A leg's limit inside the engine's price band: a buy above the band's max at the max, a sell
+ * below its min at the min. The leg's price is its worst, and the engine refuses an order past
+ * the band, which would fail the portfolio after other legs traded; at the edge the child trades
+ * what the band allows and rests there, as a market child is bounded by the band.
+ */
+function withinBand(context: StepContext, leg: LegSpec, price: number): number {
+  const band = context.market.priceBand(leg.instrumentName);
+  if (band === null) return price;
+  return leg.side === 'buy' ? Math.min(price, band.max) : Math.max(price, band.min);
 }
 
 /**
@@ -634,9 +661,17 @@ function retriesUnfilledMarket(portfolio: PortfolioState): boolean {
   return type === 'ICEBERG' || type === 'BALANCE';
 }
 
-function noOppositeLiquidity(context: StepContext, instrumentName: string, side: 'buy' | 'sell'): boolean {
+/** True when the opposite side is empty, or holds nothing at or better than `bound` (ticks). */
+function noOppositeLiquidity(
+  context: StepContext,
+  instrumentName: string,
+  side: 'buy' | 'sell',
+  bound?: number,
+): boolean {
   const market = context.market;
-  return (side === 'buy' ? market.bestAsk(instrumentName) : market.bestBid(instrumentName)) === null;
+  const best = side === 'buy' ? market.bestAsk(instrumentName) : market.bestBid(instrumentName);
+  if (best === null) return true;
+  return bound !== undefined && (side === 'buy' ? best > bound : best < bound);
 }
 
 function retryAfterPriceWait(context: StepContext, portfolio: PortfolioState): void {
@@ -673,13 +708,16 @@ function reconcileLeg(context: StepContext, portfolio: PortfolioState, i: number
     if (child !== undefined) cancelChild(context, portfolio, child);
     if (legState.lastMarketSeq === context.stamp.seq && !legState.lastMarketFilled) return true;
     const retries = retriesUnfilledMarket(portfolio);
-    if (retries && noOppositeLiquidity(context, leg.instrumentName, leg.side)) {
+    if (retries && noOppositeLiquidity(context, leg.instrumentName, leg.side, price.bound)) {
       retryAfterPriceWait(context, portfolio);
       return true;
     }
     if (!withinBudget(context, portfolio)) return true;
     const filledBefore = legState.filled;
-    const outcome = placeChild(context, portfolio, i, want, null);
+    const outcome =
+      price.bound === undefined
+        ? placeChild(context, portfolio, i, want, null)
+        : placeChild(context, portfolio, i, want, price.bound, null, true);
     if (!outcome.ok) return refusedChild(context, portfolio, i, outcome);
     legState.lastMarketSeq = context.stamp.seq;
     legState.lastMarketFilled = legState.filled > filledBefore;

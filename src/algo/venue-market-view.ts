@@ -121,6 +121,7 @@ export function venueMarketView(
     engineTouch: (name, side) => venue.touch(name, side),
     accountBest: (accountId, name, side) => accountBest(venue, accountId, name, side),
     markPrice: (name) => venue.instrument(name)?.markPrice ?? null,
+    priceBand: (name) => venue.instrument(name)?.priceBand ?? null,
     indexPrice: (currency) => venue.indexPrice(currency),
     optionContext: (name, now): OptionPricingContext | null => {
       const info = venue.instrument(name);

@@ -103,14 +103,61 @@ describe('BALANCE', () => {
     const id = h.submit(
       balance([
         callLeg(),
-        leg({ side: 'sell', amount: 90, hedge: true, pricing: { ...leg().pricing, price: 70_000 } }),
+        leg({ side: 'sell', amount: 90, hedge: true, pricing: { ...leg().pricing, price: 50_000 } }),
       ]),
     );
     const p = h.machine.portfolio(id)!;
     assert.equal(p.legs[0]!.filled, 10);
-    assert.equal(p.legs[1]!.filled, 30, '90 × 10/30 by market order');
-    const hedgeChildren = p.children.filter((c) => c.leg === 1);
-    assert.ok(hedgeChildren.every((c) => c.market));
+    assert.equal(p.legs[1]!.filled, 30, '90 × 10/30 by a marketable order');
+    const hedgeChildren = p.children.filter((c) => c.leg === 1).map((c) => h.venue.getOrder(c.orderId)!);
+    assert.deepEqual(
+      hedgeChildren.map((o) => [o.orderType, o.timeInForce, o.orderState]),
+      [['limit', 'immediate_or_cancel', 'filled']],
+      'an immediate-or-cancel limit at the leg’s worst price, here within the band',
+    );
+    const band = h.venue.instrument(PERP)!.priceBand!;
+    assert.equal(hedgeChildren[0]!.price, band.min, 'a sell limit below the band goes out at its min');
+  });
+
+  test('a hedge leg never trades past its own limit: it waits for a price within it, placing nothing', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('buy', 1000, PERP_60K - 2);
+    h.maker('sell', 10, 500, OPTION);
+    const hedge = leg({
+      side: 'sell',
+      amount: 90,
+      hedge: true,
+      pricing: { ...leg().pricing, price: 60_500 },
+    });
+    const id = h.submit(balance([callLeg(), hedge], { parts: 1, eachLimitMs: 60_000 }));
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.legs[0]!.filled, 10, 'the main leg fills');
+    assert.equal(p.legs[1]!.filled, 0, 'the bid at 59,999 is below the hedge’s worst price of 60,500');
+    assert.deepEqual(
+      p.children.filter((c) => c.leg === 1),
+      [],
+      'no order that could not fill',
+    );
+    assert.equal(h.machine.nextWakeup(), T0 + PRICE_RETRY_MS, 'it looks again while the part lasts');
+    h.ts = T0 + 1_000;
+    h.maker('buy', 30, PERP_60K + 1_002); // 60,501
+    h.runUntil(T0 + 5_000);
+    assert.equal(p.legs[1]!.filled, 30, 'it takes the bid within its limit, and only that');
+    assert.equal(p.legs[1]!.notional / p.legs[1]!.filled, PERP_60K + 1_002);
+    assert.equal(h.replayed().machine.stateHash(), h.machine.stateHash(), 'replay decides alike');
+  });
+
+  test('a MARKET hedge leg still trades at market, bounded by the band only', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('buy', 1000, PERP_60K - 2);
+    h.maker('sell', 10, 500, OPTION);
+    const market = { ...leg().pricing, priceType: 'MARKET' as const, price: null, priceIn: null };
+    const id = h.submit(
+      balance([callLeg(), leg({ side: 'sell', amount: 90, hedge: true, pricing: market })]),
+    );
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.legs[1]!.filled, 30);
+    assert.ok(p.children.filter((c) => c.leg === 1).every((c) => c.market));
   });
 
   test('a part whose followers filled all the lead lets them ends at once, not at eachLimitMs', () => {
@@ -153,7 +200,7 @@ describe('BALANCE', () => {
       side: 'sell',
       amount: 90,
       hedge: true,
-      pricing: { ...leg().pricing, price: 70_000 },
+      pricing: { ...leg().pricing, price: 50_000 },
     });
     const id = h.submit(balance([callLeg(), hedge], { parts: 1, eachLimitMs: 60_000 }));
     const p = h.machine.portfolio(id)!;
@@ -164,7 +211,6 @@ describe('BALANCE', () => {
     h.maker('buy', 1000, PERP_60K - 2);
     h.runUntil(T0 + 59_999);
     assert.equal(p.legs[1]!.filled, 90, 'the hedge follows the main leg once a bid arrives');
-    assert.ok(p.children.filter((c) => c.leg === 1).every((c) => c.market));
     assert.equal(p.status, 'COMPLETED');
     assert.equal(p.endedAt, T0 + 2_000, 'at the first retry after the bid');
     assert.equal(h.replayed().machine.stateHash(), h.machine.stateHash(), 'replay retries alike');

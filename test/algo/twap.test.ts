@@ -6,6 +6,9 @@ import type { CommandResult } from '../../src/core/events.ts';
 import { orderCommand } from '../../src/engine/testkit.ts';
 import { AlgoHarness, leg, MAKER, OPTION, PERP, PERP_60K, portfolio, T0, TRADER } from './harness.ts';
 
+/** A LIMIT option price in BTC. */
+const optionAt = (price: number) => ({ ...leg().pricing, price, priceIn: 'BTC' });
+
 const twap = (overrides: Partial<Parameters<typeof portfolio>[0]> = {}) =>
   portfolio({
     portfolioType: 'TWAP',
@@ -126,6 +129,37 @@ describe('TWAP', () => {
       'PART_STARTED',
     ]);
     assert.equal(h.messages(id).at(-1), 'PORTFOLIO_EXPIRED');
+  });
+
+  test('a limit past the price band goes out at the band’s edge instead of failing the portfolio', () => {
+    const h = AlgoHarness.withMarket();
+    h.maker('buy', 100, PERP_60K - 2);
+    const band = h.venue.instrument(PERP)!.priceBand!;
+    // A sell with a worst price of 50,000 USD and a buy with one of 80,000: both past the band.
+    const id = h.submit(
+      twap({
+        legs: [
+          leg({ side: 'sell', amount: 20, pricing: { ...leg().pricing, price: 50_000 } }),
+          leg({
+            instrumentName: OPTION,
+            instrumentType: 'OPTION',
+            side: 'buy',
+            amount: 10,
+            pricing: optionAt(1),
+          }),
+        ],
+      }),
+    );
+    const p = h.machine.portfolio(id)!;
+    assert.equal(p.status, 'WORKING', String(p.endMessage));
+    assert.equal(p.legs[0]!.filled, 4, 'the first slice sells into the bid within the band');
+    const optionBand = h.venue.instrument(OPTION)!.priceBand!;
+    assert.deepEqual(
+      h.openChildren(id).map((o) => [o.instrumentName, o.side, o.price]),
+      [[OPTION, 'buy', optionBand.max]],
+      'the option buy rests at the band’s max, not at 1 BTC',
+    );
+    assert.ok(band.min > 100_000, 'the perpetual’s band min is above the 50,000 asked');
   });
 
   test('legs advance together: every leg slices at the same instants', () => {

@@ -346,9 +346,10 @@ function legArb(
 }
 
 /** The hedge flag validate.ts resolves: asked for, or a non-option leg of a mixed portfolio. */
-function resolvedHedges(legs: readonly Json[]): boolean[] {
+/** The hedge flags a body's legs resolve to: as sent, and a mixed BALANCE's non-option legs. */
+function resolvedHedges(legs: readonly Json[], type: PortfolioType): boolean[] {
   const options = legs.map((l) => instruments.get(l.instrument as string)!.isOption);
-  const mixed = options.includes(true) && options.includes(false);
+  const mixed = type === 'BALANCE' && options.includes(true) && options.includes(false);
   return legs.map((l, i) => l.hedge === true || (mixed && !options[i]));
 }
 
@@ -400,7 +401,7 @@ function validBodyArb(type: PortfolioType): fc.Arbitrary<ValidBody> {
     })
     .map((r) => {
       const legs = r.legs.map((x) => ({ ...x.leg }));
-      const hedges = resolvedHedges(legs);
+      const hedges = resolvedHedges(legs, type);
       for (const leg of legs) delete leg.priority;
       if (type === 'BALANCE' && r.priority !== null) {
         const candidates = legs.flatMap((_, i) => (hedges[i] ? [] : [i]));
@@ -815,7 +816,7 @@ function checkPreserved(valid: ValidBody, spec: PortfolioSpec): void {
   assert.equal(spec.customizedNote, body.customizedNote ?? null);
   assert.deepEqual(spec.mirrorAccountIds, body.sendToDummyAccountIds ?? []);
   assert.equal(spec.legs.length, body.legs.length);
-  const hedges = resolvedHedges(body.legs);
+  const hedges = resolvedHedges(body.legs, spec.portfolioType);
   spec.legs.forEach((leg, i) => {
     const sent = body.legs[i]!;
     const intent = valid.legs[i]!;

@@ -88,6 +88,14 @@ describe('portfolio body validation', () => {
     assert.equal(spec.legs[0]!.forCcy, 'BTC');
     assert.deepEqual(spec.twap, { startTimestamp: NOW + 1000, durationMs: 60_000, frequencyMs: 10_000 });
   });
+  test('a TWAP of option and perpetual legs marks no hedge (the default is false; only BALANCE marks one)', () => {
+    const option = optionLeg({ priceOptions: { priceType: 'LIMIT', price: 0.05, priceIn: 'BTC' } });
+    const spec = validatePortfolioBody(twapBody({ legs: [option, twapBody().legs[0]] }), context);
+    assert.deepEqual(
+      spec.legs.map((leg) => leg.hedge),
+      [false, false],
+    );
+  });
   test('reduceOnly on a spot leg is refused, as placing refuses it (the leg would fail at its first child)', () => {
     const spot = instruments.get(spotSpec().name)!;
     const leg = perpLeg({

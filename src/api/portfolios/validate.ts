@@ -509,8 +509,10 @@ export function validatePortfolioBody(raw: unknown, context: PortfolioValidation
 
   const hasOption = parsed.some((p) => p.instrument.isOption);
   const hasLinear = parsed.some((p) => !p.instrument.isOption);
+  // SEMANTICS marks the non-option legs of a mixed BALANCE as hedges; a TWAP's default is false.
+  const autoHedge = type === 'BALANCE' && hasOption && hasLinear;
   const legs: LegSpec[] = parsed.map((p) =>
-    hasOption && hasLinear && !p.instrument.isOption ? { ...p.spec, hedge: true } : p.spec,
+    autoHedge && !p.instrument.isOption ? { ...p.spec, hedge: true } : p.spec,
   );
   const priorities = legs.flatMap((l, i) => (l.priority ? [i] : []));
   if (priorities.length > 1)
