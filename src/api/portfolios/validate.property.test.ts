@@ -451,7 +451,18 @@ function validBodyArb(type: PortfolioType): fc.Arbitrary<ValidBody> {
           break;
       }
       return { type, body, legs: r.legs.map((x) => x.intent), iceberg };
-    });
+    })
+    .filter((valid) => !(valid.body.legs as Json[]).some(subTickBuy));
+}
+
+/** A buy leg priced in its quote currency below one tick: refused (validate.ts `buyableAt`). */
+function subTickBuy(leg: Json): boolean {
+  const instrument = instruments.get(leg.instrument as string)!;
+  const options = leg.priceOptions as Json;
+  if (leg.side !== 1 || options.priceType === 'MARKET' || options.price == null) return false;
+  const unit = (options.priceIn as string | null | undefined) ?? instrument.spec.quoteCurrency;
+  if (unit.toUpperCase() !== instrument.spec.quoteCurrency.toUpperCase()) return false;
+  return Number(options.price) < Number(instrument.spec.tickSize);
 }
 
 const anyValidBody = fc.oneof(...PORTFOLIO_TYPES.map(validBodyArb));

@@ -109,6 +109,24 @@ describe('portfolio body validation', () => {
       validatePortfolioBody(twapBody({ legs: [{ ...leg, reduceOnly: false }] }), context),
     );
   });
+  test('a buy priced in its quote currency below one tick is refused; a sell, or another unit, is not', () => {
+    const subTick = { priceType: 'LIMIT', price: 0.00005, priceIn: 'BTC' };
+    const buy = optionLeg({ side: 1, priceOptions: subTick });
+    expectRefusal(twapBody({ legs: [buy] }), 'invalid_params', 'legs[0].priceOptions.price');
+    const common = {
+      accountId: 7,
+      portfolioType: 'COMMON',
+      legs: [perpLeg({ priceOptions: { priceType: 'LIMIT', price: 0.2 } })],
+    };
+    expectRefusal(common, 'invalid_params', 'legs[0].priceOptions.price');
+    assert.ok(
+      validatePortfolioBody(twapBody({ legs: [optionLeg({ side: 2, priceOptions: subTick })] }), context),
+    );
+    const inUsd = { priceType: 'LIMIT', price: 1, priceIn: 'USD' };
+    assert.ok(
+      validatePortfolioBody(twapBody({ legs: [optionLeg({ side: 1, priceOptions: inUsd })] }), context),
+    );
+  });
   test('at least one leg', () => expectRefusal(balanceBody({ legs: [] }), 'invalid_portfolio', 'legs'));
   test('legs is required', () => expectRefusal(balanceBody({ legs: undefined }), 'value_required', 'legs'));
   test('at most 20 legs and 20 price snapshots per leg', () => {

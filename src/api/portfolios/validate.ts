@@ -294,6 +294,25 @@ function pricing(raw: unknown, field: string, type: PortfolioType, instrument: I
   };
 }
 
+/**
+ * A buy whose price is already in the instrument's quote currency and below its smallest tick
+ * can never be placed (the algorithm never raises a buy's price): refused naming the price
+ * rather than accepted to wait for good. A price in another unit converts at the market of each
+ * moment and may reach a tick later, so it waits (docs/decisions.md).
+ */
+function buyableAt(pricing: LegPricing, side: Side, instrument: Instrument, field: string): LegPricing {
+  const unit = pricing.priceIn ?? instrument.spec.quoteCurrency;
+  if (side !== 'buy' || pricing.priceType === 'MARKET' || pricing.price === null) return pricing;
+  if (unit.toUpperCase() !== instrument.spec.quoteCurrency.toUpperCase()) return pricing;
+  const tick = Number(instrument.spec.tickSize);
+  if (pricing.price >= tick) return pricing;
+  return fail(
+    'invalid_params',
+    `${field}.priceOptions.price`,
+    `${field}.priceOptions.price is below one tick (${instrument.spec.tickSize} ${instrument.spec.quoteCurrency}): a buy can never be placed there`,
+  );
+}
+
 /** A validated decimal (or null) as the client wrote it: a string stays a string, a number a number. */
 function asSent(value: unknown): string | number | null {
   return isMissing(value) ? null : typeof value === 'string' ? value : Number(value);
@@ -376,7 +395,12 @@ function leg(raw: unknown, i: number, type: PortfolioType, context: PortfolioVal
       instrumentType: declared,
       side,
       amount: lots(instrument, body.quantity, `${field}.quantity`),
-      pricing: pricing(body.priceOptions, `${field}.priceOptions`, type, instrument),
+      pricing: buyableAt(
+        pricing(body.priceOptions, `${field}.priceOptions`, type, instrument),
+        side,
+        instrument,
+        field,
+      ),
       timeInForce: enumCode(body.timeInForce, `${field}.timeInForce`, TIME_IN_FORCE),
       postOnly: bool(body.postOnly, `${field}.postOnly`),
       reduceOnly,
