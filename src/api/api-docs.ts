@@ -131,7 +131,7 @@ export function buildOpenApi(
                   succ: { type: 'boolean' },
                   code: { type: 'integer' },
                   message: { type: 'string' },
-                  value: {},
+                  value: route.value === undefined ? {} : plain2020(route.value),
                 },
               },
             },

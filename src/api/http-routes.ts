@@ -387,6 +387,8 @@ export interface FlatRouteDefinition<Body = unknown, Query = unknown> {
   readonly summary: string;
   readonly body?: TSchema;
   readonly query?: TSchema;
+  /** What a success answers in `value`, for the documents (answers are not checked against it). */
+  readonly value?: TSchema;
   /**
    * The handler validates its input itself (finer codes than a schema check); `body`/`query` then
    * only type and document the route and are not checked here.

@@ -24,12 +24,15 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Value } from '@sinclair/typebox/value';
 import fc from 'fast-check';
 import { commonComboCandidate } from '../../src/algo/combo.ts';
 import type { PortfolioMachine } from '../../src/algo/machine.ts';
 import { childCovers } from '../../src/algo/portfolio-state.ts';
 import type { PortfolioType, UnstampedAlgoCommand } from '../../src/algo/types.ts';
+import { PortfolioInfoValue } from '../../src/api/portfolios/answer-schemas.ts';
 import { validatePortfolioBody } from '../../src/api/portfolios/validate.ts';
+import { portfolioInfoToWire } from '../../src/api/portfolios/wire.ts';
 import { PORTFOLIOS, RFQ_DESK } from '../../src/app/core-factory.ts';
 import type { UnstampedCommand } from '../../src/core/commands.ts';
 import type { CoreMachine, MachineCommand } from '../../src/core/machine.ts';
@@ -1059,8 +1062,21 @@ function runSession(steps: readonly Step[], cut: number): Core {
     core.machine.venue.validate();
     checkPortfolios(core);
   }
+  checkInfoAnswers(core);
   checkRestoredAndReplayed(core, copy);
   return core;
+}
+
+/** Every portfolio's `info` answer is what the OpenAPI document says it is, no field left out. */
+function checkInfoAnswers(core: Core): void {
+  const lookup = (name: string) => core.machine.venue.instrument(name)?.instrument;
+  for (const accountId of USER_ACCOUNTS) {
+    for (const p of core.algos.portfoliosOf(accountId)) {
+      const info = portfolioInfoToWire(p, lookup);
+      const error = Value.Errors(PortfolioInfoValue, info).First();
+      assert.equal(error, undefined, `portfolio ${p.id} info: ${error?.path} ${error?.message}`);
+    }
+  }
 }
 
 test('property: random portfolio sessions never make the core throw; portfolios match the engine and restore', () => {

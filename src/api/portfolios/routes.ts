@@ -34,6 +34,12 @@ import type { FlatRouteDefinition } from '../http-routes.ts';
 import type { ComboPort } from '../ports.ts';
 import { isErrorName } from '../wire-errors.ts';
 import {
+  CancelAllPortfoliosValue,
+  CancelPortfolioValue,
+  PortfolioInfoValue,
+  SubmitPortfolioValue,
+} from './answer-schemas.ts';
+import {
   CancelAllPortfoliosBody,
   CancelPortfolioBody,
   PortfolioInfoQuery,
@@ -168,6 +174,7 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
   registrar.registerFlatRoute({
     method: 'POST',
     url: `${PORTFOLIO_BASE_PATH}/submit`,
+    value: SubmitPortfolioValue,
     body: SubmitPortfolioBody,
     handlerValidates: true,
     summary: 'Submit a BALANCE, TWAP, COMMON or ICEBERG portfolio (flat body of spec 2.1).',
@@ -189,6 +196,7 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
   registrar.registerFlatRoute({
     method: 'GET',
     url: `${PORTFOLIO_BASE_PATH}/info`,
+    value: PortfolioInfoValue,
     query: PortfolioInfoQuery,
     handlerValidates: true,
     summary: 'A portfolio: status, per-leg progress, slippage, parts and child orders.',
@@ -202,6 +210,7 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
   registrar.registerFlatRoute({
     method: 'POST',
     url: `${PORTFOLIO_BASE_PATH}/cancel`,
+    value: CancelPortfolioValue,
     body: CancelPortfolioBody,
     handlerValidates: true,
     summary: 'Cancel a portfolio: CANCELLING at once, then CANCELLED when every child order is gone.',
@@ -233,6 +242,7 @@ export function registerPortfolioRoutes(registrar: FlatRouteRegistrar, deps: Por
   registrar.registerFlatRoute({
     method: 'POST',
     url: `${PORTFOLIO_BASE_PATH}/cancel-all`,
+    value: CancelAllPortfoliosValue,
     body: CancelAllPortfoliosBody,
     handlerValidates: true,
     summary: 'Cancel every active portfolio of an account (optionally of one portfolioType).',

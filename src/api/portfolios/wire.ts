@@ -139,7 +139,7 @@ export function portfolioInfoToWire(portfolio: PortfolioState, lookup: Instrumen
             parts: spec.balance.parts,
             eachLimitMs: spec.balance.eachLimitMs,
             totalLimitMs: spec.balance.totalLimitMs,
-            totalEndAction: spec.balance.totalEndAction === 'CANCEL_REMAINING' ? 1 : 2,
+            totalEndAction: spec.balance.totalEndAction === 'CANCEL_REMAINING' ? (1 as const) : (2 as const),
             totalMs:
               portfolio.startedAt === null
                 ? 0
@@ -179,7 +179,7 @@ export function portfolioInfoToWire(portfolio: PortfolioState, lookup: Instrumen
         legIds: childLegs(child),
         instrument: name,
         part: child.part,
-        orderType: child.market ? 'market' : 'limit',
+        orderType: child.market ? ('market' as const) : ('limit' as const),
         quantity: lots(child.amount),
         filledQuantity: lots(child.filled),
         price: child.price === null || instrument === undefined ? null : instrument.formatPrice(child.price),

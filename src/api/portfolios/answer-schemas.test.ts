@@ -1,0 +1,26 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { CancelAllPortfoliosValue, PortfolioInfoValue, SubmitPortfolioValue } from './answer-schemas.ts';
+import type { PortfolioInfoWire } from './wire.ts';
+
+// The wire type fits the documented schema field by field (a renamed or retyped field fails to
+// compile); test/algo/chaos.property.test.ts checks real answers against it, closed objects and
+// all, so a field the schema leaves out fails there.
+// Arrays the core hands out are readonly; the schema's are not: compare both read-only.
+type Frozen<T> = T extends readonly (infer E)[]
+  ? readonly Frozen<E>[]
+  : T extends object
+    ? { readonly [K in keyof T]: Frozen<T[K]> }
+    : T;
+type Fits<A, B> = Frozen<A> extends Frozen<B> ? true : false;
+const infoFits: Fits<PortfolioInfoWire, Static<typeof PortfolioInfoValue>> = true;
+
+test('portfolio answers: the documented shapes take what the routes answer and nothing else', () => {
+  assert.equal(infoFits, true);
+  assert.ok(Value.Check(SubmitPortfolioValue, { portfolioId: 7 }));
+  assert.ok(!Value.Check(SubmitPortfolioValue, { portfolioId: 7, extra: 1 }));
+  assert.ok(Value.Check(CancelAllPortfoliosValue, { portfolioIds: [] }));
+  assert.ok(!Value.Check(PortfolioInfoValue, {}), 'info has required fields');
+});

@@ -1,0 +1,183 @@
+/**
+ * TypeBox schemas of what the flat portfolio routes answer in `value` (`{succ, code, message,
+ * value}`): the submit's new id, the cancel-all's ids and `info` (wire.ts `portfolioInfoToWire`).
+ * They document the answers in the generated OpenAPI document; answer-schemas.test.ts holds the
+ * wire type to them at compile time and real answers to them at run time (no field left out).
+ */
+import { type TSchema, Type } from '@sinclair/typebox';
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Literals = <const V extends string>(values: readonly V[], description?: string) =>
+  Type.Union(
+    values.map((value) => Type.Literal(value)),
+    description === undefined ? {} : { description },
+  );
+const Closed = { additionalProperties: false } as const;
+const Decimal = (description: string) => Type.String({ description });
+const Ms = (description: string) => Type.Integer({ description: `${description}, Unix epoch ms` });
+
+export const SubmitPortfolioValue = Type.Object(
+  { portfolioId: Type.Integer({ description: 'the new portfolio (its mirrors get the next ids)' }) },
+  Closed,
+);
+
+export const CancelAllPortfoliosValue = Type.Object(
+  { portfolioIds: Type.Array(Type.Integer(), { description: 'the portfolios set CANCELLING' }) },
+  Closed,
+);
+
+export const CancelPortfolioValue = Type.Null({ description: 'the portfolio is CANCELLING' });
+
+const PriceOptionsEcho = Type.Object(
+  {
+    priceType: Literals(['LIMIT', 'MARKET', 'DYNAMIC']),
+    price: Nullable(Type.Union([Type.String(), Type.Number()], { description: 'as sent' })),
+    priceIn: Nullable(Type.String()),
+    dynamicPriceStrategy: Nullable(Literals(['MID', 'MARK', 'MODEL', 'BID', 'ASK'])),
+    dynamicPriceOffset: Nullable(Type.Union([Type.String(), Type.Number()], { description: 'as sent' })),
+    dynamicMs: Nullable(Type.Integer()),
+  },
+  Closed,
+);
+
+const PriceSnapshotEcho = Type.Object(
+  { placePriceIn: Type.String(), placePrice: Type.Number(), price: Type.Number(), priceIn: Type.String() },
+  Closed,
+);
+
+const LegInfo = Type.Object(
+  {
+    legId: Type.Integer({ description: 'index of the leg in the submitted legs' }),
+    instrument: Type.String(),
+    instrumentType: Literals(['OPTION', 'PERPETUAL', 'DELIVERY_FUTURES', 'SPOT']),
+    side: Type.Union([Type.Literal(1), Type.Literal(2)], { description: '1 = BUY, 2 = SELL' }),
+    quantity: Decimal('the leg quantity, in the unit it was sent in'),
+    filledQuantity: Decimal('filled by its child orders'),
+    remainingQuantity: Decimal('quantity − filledQuantity'),
+    averagePrice: Nullable(Decimal('exact average of the fills; null before one')),
+    arrivalPrice: Nullable(
+      Decimal("the leg's mid at start (mark on a one-sided book), or its priceSnapshot"),
+    ),
+    slippageBps: Nullable(
+      Type.Number({ description: 'average against arrival, positive = worse, 2 decimals' }),
+    ),
+    priceOptions: PriceOptionsEcho,
+    priceSnapshot: Type.Array(PriceSnapshotEcho),
+    hedge: Type.Boolean(),
+    priority: Type.Boolean(),
+    hidden: Type.Boolean(),
+    postOnly: Type.Boolean(),
+    reduceOnly: Type.Boolean(),
+    timeInForce: Nullable(Type.Integer({ description: 'the code sent' })),
+    tradeMode: Nullable(Type.Integer({ description: 'the code sent' })),
+    positionSide: Nullable(Type.Integer({ description: 'the code sent' })),
+    forCcy: Nullable(Type.String()),
+    workingOrderId: Nullable(Type.String({ description: 'the limit child working the leg now' })),
+    childOrderIds: Type.Array(Type.String()),
+  },
+  Closed,
+);
+
+const PartInfo = Type.Object(
+  {
+    part: Type.Integer(),
+    startTimestamp: Ms('start'),
+    endTimestamp: Nullable(Ms('end')),
+    targetQuantities: Type.Array(Decimal('per leg, cumulative lots due by the end of the part')),
+    filledQuantities: Type.Array(Decimal('per leg, cumulative lots filled by its end (or now)')),
+  },
+  Closed,
+);
+
+const ChildOrderInfo = Type.Object(
+  {
+    orderId: Type.String(),
+    legId: Type.Integer(),
+    legIds: Type.Array(Type.Integer(), { description: 'every leg the child works (a combo child: several)' }),
+    instrument: Type.String(),
+    part: Type.Integer(),
+    orderType: Literals(['market', 'limit']),
+    quantity: Decimal('in the instrument’s unit'),
+    filledQuantity: Decimal('in the instrument’s unit'),
+    price: Nullable(Decimal('its limit; a market child’s the price it executed to')),
+    open: Type.Boolean(),
+    placedTimestamp: Ms('placed'),
+  },
+  Closed,
+);
+
+export const PortfolioInfoValue = Type.Object(
+  {
+    portfolioId: Type.Integer(),
+    accountId: Type.Integer(),
+    portfolioType: Literals(['BALANCE', 'TWAP', 'COMMON', 'ICEBERG']),
+    portfolioStatus: Literals([
+      'PENDING',
+      'WORKING',
+      'CANCELLING',
+      'COMPLETED',
+      'CANCELLED',
+      'EXPIRED',
+      'FAILED',
+    ]),
+    strategy: Nullable(Type.String()),
+    customizedNote: Nullable(Type.String()),
+    linkedPortfolioId: Nullable(Type.Integer({ description: 'a mirror’s original' })),
+    sendToDummyAccountIds: Type.Array(Type.Integer()),
+    mirrorPortfolioIds: Type.Array(Type.Integer()),
+    submitTimestamp: Ms('submitted'),
+    startTimestamp: Nullable(Ms('started working')),
+    plannedStartTimestamp: Ms('due to start'),
+    updateTimestamp: Ms('last change'),
+    endTimestamp: Nullable(Ms('ended')),
+    endReason: Nullable(
+      Literals([
+        'filled',
+        'duration_elapsed',
+        'parts_elapsed',
+        'total_limit',
+        'user_cancel',
+        'orders_closed',
+        'child_rejected',
+        'instrument_expired',
+      ]),
+    ),
+    endMessage: Nullable(Type.String({ description: 'what went wrong, for FAILED' })),
+    balanceTrade: Nullable(
+      Type.Object(
+        {
+          parts: Type.Integer(),
+          eachLimitMs: Type.Integer(),
+          totalLimitMs: Type.Integer(),
+          totalEndAction: Type.Union([Type.Literal(1), Type.Literal(2)]),
+          totalMs: Type.Integer({ description: 'ms worked so far (to the end once ended)' }),
+        },
+        Closed,
+      ),
+    ),
+    twapTrade: Nullable(
+      Type.Object(
+        {
+          startTimestamp: Ms('start'),
+          durationSec: Type.Number(),
+          frequencySec: Type.Number(),
+        },
+        Closed,
+      ),
+    ),
+    icebergTrade: Nullable(
+      Type.Object(
+        {
+          displayQuantity: Decimal('shown at a time'),
+          refreshQuantity: Nullable(Decimal('re-shown after a refill')),
+        },
+        Closed,
+      ),
+    ),
+    legs: Type.Array(LegInfo),
+    currentPart: Nullable(Type.Integer({ description: 'BALANCE part or TWAP slice being worked' })),
+    parts: Type.Array(PartInfo),
+    childOrders: Type.Array(ChildOrderInfo),
+  },
+  { ...Closed, description: 'spec 4.1 info: status, per-leg progress, slippage, parts and child orders' },
+);
