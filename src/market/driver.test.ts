@@ -21,8 +21,21 @@ describe('MarketDriver', () => {
     const commands = driver.start(START);
     assert.equal(byType(commands, 'list_instrument').length, driver.instruments().length);
     assert.ok(byType(commands, 'create_account').length >= 3);
-    const prices = byType(commands, 'update_prices')[0];
-    assert.ok(prices?.type === 'update_prices' && prices.markPrices!.length === driver.instruments().length);
+    // Every instrument's first mark, split as a tick splits them: no command carries over 256.
+    const updates = byType(commands, 'update_prices').map((c) =>
+      c.type === 'update_prices' ? c.markPrices! : [],
+    );
+    assert.equal(
+      updates.reduce((sum, marks) => sum + marks.length, 0),
+      driver.instruments().length,
+    );
+    assert.ok(driver.instruments().length > 256, `${driver.instruments().length} instruments`);
+    assert.ok(
+      updates.every((marks) => marks.length <= 256),
+      updates.map((marks) => marks.length).join(' '),
+    );
+    const names = new Set(updates.flat().map((mark) => mark.instrumentName));
+    assert.equal(names.size, driver.instruments().length, 'each instrument marked once');
   });
 
   test('at 08:00 expiring instruments settle at the 30-min TWAP and the next expiry lists', () => {

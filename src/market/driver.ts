@@ -113,7 +113,12 @@ export class MarketDriver {
     }
     commands.push(...this.simulator.setupCommands());
     this.state = priceMarket(now, levels, this.specs(), this.config.model, this.history);
-    commands.push(priceUpdateCommand(this.state, this.listed.values(), this.sentMarks));
+    commands.push(
+      ...splitPriceUpdate(
+        priceUpdateCommand(this.state, this.listed.values(), this.sentMarks),
+        MARKS_PER_UPDATE,
+      ),
+    );
     return commands;
   }
 
