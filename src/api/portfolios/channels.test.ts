@@ -6,12 +6,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Principal } from '../auth/authenticator.ts';
-import { topicFor } from '../channels.ts';
+import { ChannelRegistry, topicFor } from '../channels.ts';
 import type { CommittedBatch, ReadPort } from '../ports.ts';
 import {
   ORDER_CHANGE,
   orderChangeChannel,
   PORTFOLIO_SUB_MACHINE,
+  registerPortfolioChannels,
   TRADE_NEWS,
   tradeNewsChannel,
 } from './channels.ts';
@@ -123,4 +124,19 @@ test('order.change.any leaves out an order on an instrument the venue no longer 
     (_channel, _accountId, data) => pushed.push(data()),
   );
   assert.deepEqual(pushed, [], 'no push of null for it');
+});
+
+test("a command's order changes go out before its trade-news (PORTFOLIO_CANCELLED after the child's cancel)", () => {
+  const channels = new ChannelRegistry();
+  registerPortfolioChannels(channels, readsWithoutInstruments());
+  // The fanout publishes a batch family by family, in registration order.
+  const principalOf = principal([4]);
+  assert.deepEqual(
+    channels.list().map((family) => family.resolve(ORDER_CHANGE, principalOf) !== null),
+    [true, false],
+  );
+  assert.deepEqual(
+    channels.list().map((family) => family.resolve(TRADE_NEWS, principalOf) !== null),
+    [false, true],
+  );
 });

@@ -109,7 +109,13 @@ export function orderChangeChannel(reads: ReadPort): ChannelFamily {
   };
 }
 
+/**
+ * Order changes go out before trade-news within a command (families publish in registration
+ * order): a portfolio's news sums up what its child orders did, so a client told
+ * PORTFOLIO_CANCELLED or COMPLETED has already been told of the child cancels and fills behind it,
+ * as `user.orders` (registered earlier still) tells them first too.
+ */
 export function registerPortfolioChannels(channels: ChannelRegistry, reads: ReadPort): void {
-  channels.register(tradeNewsChannel(reads));
   channels.register(orderChangeChannel(reads));
+  channels.register(tradeNewsChannel(reads));
 }
