@@ -438,7 +438,9 @@ function validBodyArb(type: PortfolioType): fc.Arbitrary<ValidBody> {
         }
         case 'ICEBERG': {
           const instrument = instruments.get(legs[0]!.instrument as string)!;
-          const display = instrument.formatQuantity(r.iceberg.display);
+          // At most the leg's quantity (validate.ts refuses a display that hides nothing).
+          const legLots = instrument.parseQuantity(String(legs[0]!.quantity));
+          const display = instrument.formatQuantity(Math.min(r.iceberg.display, legLots));
           const refresh = r.iceberg.refresh === null ? null : instrument.formatQuantity(r.iceberg.refresh);
           iceberg = { display, refresh };
           body.icebergTrade = strip({

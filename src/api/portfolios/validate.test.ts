@@ -127,6 +127,32 @@ describe('portfolio body validation', () => {
       validatePortfolioBody(twapBody({ legs: [optionLeg({ side: 1, priceOptions: inUsd })] }), context),
     );
   });
+  test("another algorithm's block is refused naming it, not ignored", () => {
+    const twapTrade = { durationSec: 60, frequencySec: 10 };
+    expectRefusal(balanceBody({ twapTrade }), 'invalid_portfolio', 'twapTrade');
+    expectRefusal(twapBody({ icebergTrade: { displayQuantity: '10' } }), 'invalid_portfolio', 'icebergTrade');
+    const common = { accountId: 7, portfolioType: 'COMMON', legs: [perpLeg()] };
+    expectRefusal(
+      { ...common, balanceTrade: balanceBody().balanceTrade },
+      'invalid_portfolio',
+      'balanceTrade',
+    );
+    assert.ok(validatePortfolioBody({ ...common, twapTrade: null }, context), 'null is as good as absent');
+  });
+  test('an ICEBERG display larger than its leg is refused: nothing would stay hidden', () => {
+    const iceberg = (displayQuantity: string) => ({
+      accountId: 7,
+      portfolioType: 'ICEBERG',
+      icebergTrade: { displayQuantity },
+      legs: [perpLeg({ quantity: '100' })],
+    });
+    expectRefusal(iceberg('110'), 'invalid_portfolio', 'icebergTrade.displayQuantity');
+    assert.equal(
+      validatePortfolioBody(iceberg('100'), context).iceberg?.displayAmount,
+      10,
+      'the whole leg may show',
+    );
+  });
   test('at least one leg', () => expectRefusal(balanceBody({ legs: [] }), 'invalid_portfolio', 'legs'));
   test('legs is required', () => expectRefusal(balanceBody({ legs: undefined }), 'value_required', 'legs'));
   test('at most 20 legs and 20 price snapshots per leg', () => {

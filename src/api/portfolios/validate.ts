@@ -496,6 +496,13 @@ function twapBlock(raw: unknown, now: number): TwapSpec {
   return { startTimestamp, durationMs: durationSec * 1000, frequencyMs: frequencySec * 1000 };
 }
 
+/** Each algorithm's own block of the body. */
+const TRADE_BLOCKS: readonly (readonly [string, PortfolioType])[] = [
+  ['balanceTrade', 'BALANCE'],
+  ['twapTrade', 'TWAP'],
+  ['icebergTrade', 'ICEBERG'],
+];
+
 function icebergBlock(raw: unknown, instrument: Instrument): IcebergSpec {
   const body = object(raw, 'icebergTrade');
   const displayAmount = lots(instrument, body.displayQuantity, 'icebergTrade.displayQuantity');
@@ -554,6 +561,12 @@ export function validatePortfolioBody(raw: unknown, context: PortfolioValidation
       );
   }
 
+  // A block of another algorithm contradicts the type (e.g. a TWAP's schedule on a BALANCE): it
+  // would be ignored, so the client's intent is refused rather than guessed.
+  for (const [block, owner] of TRADE_BLOCKS) {
+    if (owner !== type && !isMissing(body[block]))
+      fail('invalid_portfolio', block, `${block} is for ${owner} portfolios, not ${type}`);
+  }
   let balance: BalanceSpec | null = null;
   let twap: TwapSpec | null = null;
   let iceberg: IcebergSpec | null = null;
@@ -584,6 +597,12 @@ export function validatePortfolioBody(raw: unknown, context: PortfolioValidation
       if (legs.length !== 1)
         fail('invalid_portfolio', 'legs', 'legs: an ICEBERG portfolio has exactly 1 leg');
       iceberg = icebergBlock(body.icebergTrade, parsed[0]!.instrument);
+      if (iceberg.displayAmount > legs[0]!.amount)
+        fail(
+          'invalid_portfolio',
+          'icebergTrade.displayQuantity',
+          'icebergTrade.displayQuantity is larger than the leg quantity: nothing would stay hidden',
+        );
       break;
     case 'COMMON':
       break;
