@@ -102,7 +102,13 @@ function id(value: unknown, field: string, required: boolean): number | null {
   }
   const n = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n <= 0) {
-    throw new VenueError('invalid_params', `${field} must be a positive integer`, { field });
+    throw new VenueError(
+      'invalid_params',
+      `${field} must be a positive integer of at most 16 digits (below 2^53)`,
+      {
+        field,
+      },
+    );
   }
   return n;
 }

@@ -91,7 +91,11 @@ function long(
 ): number {
   const n = typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isSafeInteger(n))
-    fail('invalid_params', field, `${field} must be an integer`);
+    fail(
+      'invalid_params',
+      field,
+      `${field} must be an integer of at most 16 digits (a safe integer, |n| < 2^53)`,
+    );
   if (n < min) fail('invalid_params', field, `${field} must be at least ${min}`);
   if (n > max) fail('invalid_params', field, `${field} must be at most ${max}`);
   return n;
