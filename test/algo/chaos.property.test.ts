@@ -29,10 +29,10 @@ import fc from 'fast-check';
 import { commonComboCandidate } from '../../src/algo/combo.ts';
 import type { PortfolioMachine } from '../../src/algo/machine.ts';
 import { childCovers } from '../../src/algo/portfolio-state.ts';
-import type { PortfolioType, UnstampedAlgoCommand } from '../../src/algo/types.ts';
-import { PortfolioInfoValue } from '../../src/api/portfolios/answer-schemas.ts';
+import type { PortfolioEvent, PortfolioType, UnstampedAlgoCommand } from '../../src/algo/types.ts';
+import { PortfolioInfoValue, TradeNewsMessage } from '../../src/api/portfolios/answer-schemas.ts';
 import { validatePortfolioBody } from '../../src/api/portfolios/validate.ts';
-import { portfolioInfoToWire } from '../../src/api/portfolios/wire.ts';
+import { portfolioInfoToWire, tradeNewsToWire } from '../../src/api/portfolios/wire.ts';
 import { PORTFOLIOS, RFQ_DESK } from '../../src/app/core-factory.ts';
 import type { UnstampedCommand } from '../../src/core/commands.ts';
 import type { CoreMachine, MachineCommand } from '../../src/core/machine.ts';
@@ -1028,6 +1028,7 @@ function execute(core: Core, copy: CoreMachine | null, c: MachineCommand, label:
     result = core.machine.execute(c);
   }, label);
   checkCopyAnswers(copy, c, result!, label);
+  checkTradeNews(core, result!, label);
   const value = result!.result;
   count(`${c.type}: ${value.ok ? 'ok' : value.error.name}`);
 }
@@ -1065,6 +1066,16 @@ function runSession(steps: readonly Step[], cut: number): Core {
   checkInfoAnswers(core);
   checkRestoredAndReplayed(core, copy);
   return core;
+}
+
+/** Every `trade-news` message is what the AsyncAPI document says it is, no field left out. */
+function checkTradeNews(core: Core, result: ReturnType<CoreMachine['execute']>, label: string): void {
+  const lookup = (name: string) => core.machine.venue.instrument(name)?.instrument;
+  for (const event of (result.subEvents.get(PORTFOLIOS) ?? []) as readonly PortfolioEvent[]) {
+    if (event.type !== 'portfolio') continue;
+    const error = Value.Errors(TradeNewsMessage, tradeNewsToWire(event, lookup)).First();
+    assert.equal(error, undefined, `${label}: ${event.messageType}: ${error?.path} ${error?.message}`);
+  }
 }
 
 /** Every portfolio's `info` answer is what the OpenAPI document says it is, no field left out. */

@@ -2,8 +2,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { CancelAllPortfoliosValue, PortfolioInfoValue, SubmitPortfolioValue } from './answer-schemas.ts';
-import type { PortfolioInfoWire } from './wire.ts';
+import {
+  CancelAllPortfoliosValue,
+  PortfolioInfoValue,
+  SubmitPortfolioValue,
+  type TradeNewsMessage,
+} from './answer-schemas.ts';
+import type { PortfolioInfoWire, tradeNewsToWire } from './wire.ts';
 
 // The wire type fits the documented schema field by field (a renamed or retyped field fails to
 // compile); test/algo/chaos.property.test.ts checks real answers against it, closed objects and
@@ -16,9 +21,11 @@ type Frozen<T> = T extends readonly (infer E)[]
     : T;
 type Fits<A, B> = Frozen<A> extends Frozen<B> ? true : false;
 const infoFits: Fits<PortfolioInfoWire, Static<typeof PortfolioInfoValue>> = true;
+const newsFits: Fits<ReturnType<typeof tradeNewsToWire>, Static<typeof TradeNewsMessage>> = true;
 
 test('portfolio answers: the documented shapes take what the routes answer and nothing else', () => {
   assert.equal(infoFits, true);
+  assert.equal(newsFits, true);
   assert.ok(Value.Check(SubmitPortfolioValue, { portfolioId: 7 }));
   assert.ok(!Value.Check(SubmitPortfolioValue, { portfolioId: 7, extra: 1 }));
   assert.ok(Value.Check(CancelAllPortfoliosValue, { portfolioIds: [] }));

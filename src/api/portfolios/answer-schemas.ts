@@ -1,8 +1,9 @@
 /**
- * TypeBox schemas of what the flat portfolio routes answer in `value` (`{succ, code, message,
- * value}`): the submit's new id, the cancel-all's ids and `info` (wire.ts `portfolioInfoToWire`).
- * They document the answers in the generated OpenAPI document; answer-schemas.test.ts holds the
- * wire type to them at compile time and real answers to them at run time (no field left out).
+ * TypeBox schemas of what the portfolio routes and channel send: the flat routes' `value`
+ * (`{succ, code, message, value}`: the submit's new id, the cancel-all's ids and `info`, wire.ts
+ * `portfolioInfoToWire`) and a `trade-news` message (`tradeNewsToWire`). They document them in the
+ * generated OpenAPI and AsyncAPI documents; answer-schemas.test.ts holds the wire types to them at
+ * compile time, and tests hold real answers to them at run time (no field left out).
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 
@@ -15,6 +16,17 @@ const Literals = <const V extends string>(values: readonly V[], description?: st
 const Closed = { additionalProperties: false } as const;
 const Decimal = (description: string) => Type.String({ description });
 const Ms = (description: string) => Type.Integer({ description: `${description}, Unix epoch ms` });
+
+const PORTFOLIO_TYPES = ['BALANCE', 'TWAP', 'COMMON', 'ICEBERG'] as const;
+const PORTFOLIO_STATUSES = [
+  'PENDING',
+  'WORKING',
+  'CANCELLING',
+  'COMPLETED',
+  'CANCELLED',
+  'EXPIRED',
+  'FAILED',
+] as const;
 
 export const SubmitPortfolioValue = Type.Object(
   { portfolioId: Type.Integer({ description: 'the new portfolio (its mirrors get the next ids)' }) },
@@ -180,4 +192,41 @@ export const PortfolioInfoValue = Type.Object(
     childOrders: Type.Array(ChildOrderInfo),
   },
   { ...Closed, description: 'spec 4.1 info: status, per-leg progress, slippage, parts and child orders' },
+);
+
+export const TradeNewsMessage = Type.Object(
+  {
+    type: Literals(
+      [
+        'PORTFOLIO_SUBMITTED',
+        'PORTFOLIO_WORKING',
+        'PART_STARTED',
+        'ORDER_PLACED',
+        'ORDER_FILLED',
+        'PORTFOLIO_CANCELLING',
+        'PORTFOLIO_CANCELLED',
+        'PORTFOLIO_COMPLETED',
+        'PORTFOLIO_EXPIRED',
+        'PORTFOLIO_FAILED',
+      ],
+      'what happened',
+    ),
+    portfolioId: Type.Integer(),
+    accountId: Type.Integer(),
+    portfolioType: Literals(PORTFOLIO_TYPES),
+    portfolioStatus: Literals(PORTFOLIO_STATUSES, 'the status after it'),
+    timestamp: Ms('when'),
+    legId: Type.Optional(Type.Integer({ description: 'ORDER_PLACED, ORDER_FILLED: the leg' })),
+    part: Type.Optional(Type.Integer({ description: 'PART_STARTED: the part or slice started' })),
+    orderId: Type.Optional(Type.String({ description: 'ORDER_PLACED, ORDER_FILLED: the child order' })),
+    instrument: Type.Optional(Type.String()),
+    quantity: Type.Optional(Decimal('ORDER_PLACED: the child’s quantity; ORDER_FILLED: the lots filled')),
+    price: Type.Optional(
+      Nullable(Decimal('ORDER_PLACED: the child’s limit (null at market); ORDER_FILLED: the fill’s average')),
+    ),
+    endReason: Type.Optional(Type.String({ description: 'the end messages: why it ended' })),
+    endMessage: Type.Optional(Type.String({ description: 'PORTFOLIO_FAILED: what went wrong' })),
+    linkedPortfolioId: Type.Optional(Type.Integer({ description: 'a mirror’s original' })),
+  },
+  { ...Closed, description: 'one portfolio lifecycle message' },
 );

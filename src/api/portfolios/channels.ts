@@ -6,6 +6,7 @@
  *   no portfolio owns); the first push is a snapshot of their open orders.
  * Sequence numbers per (connection, channel) come from the fan-out (src/api/channels.ts).
  */
+
 import { Type } from '@sinclair/typebox';
 import type { PortfolioEvent } from '../../algo/types.ts';
 import type { OrderView } from '../../core/events.ts';
@@ -15,6 +16,7 @@ import { type ChannelFamily, type ChannelRegistry, topicFor } from '../channels.
 import type { ReadPort } from '../ports.ts';
 import { OrderSchema } from '../schemas/objects.ts';
 import { orderToWire } from '../wire/orders.ts';
+import { TradeNewsMessage } from './answer-schemas.ts';
 import { tradeNewsToWire } from './wire.ts';
 
 export const TRADE_NEWS = 'trade-news';
@@ -50,14 +52,7 @@ export function tradeNewsChannel(reads: ReadPort): ChannelFamily {
     pattern: TRADE_NEWS,
     summary: 'Portfolio lifecycle messages (PORTFOLIO_SUBMITTED … PORTFOLIO_FAILED), each with portfolioId.',
     access: 'private',
-    payload: Type.Object({
-      type: Type.String(),
-      portfolioId: Type.Integer(),
-      accountId: Type.Integer(),
-      portfolioType: Type.String(),
-      portfolioStatus: Type.String(),
-      timestamp: Type.Integer(),
-    }),
+    payload: TradeNewsMessage,
     resolve(name, principal) {
       if (name !== TRADE_NEWS) return null;
       const user = requireUser(principal, name);
