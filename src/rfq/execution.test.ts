@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import type { BlockTrade, CoreCommand } from '../core/commands.ts';
 import type { CommandResult } from '../core/events.ts';
 import { executeAccept } from './execution.ts';
+import { quoteRecord } from './testkit.ts';
 import type { QuoteRecord, RfqRecord } from './types.ts';
 
 const rfq: RfqRecord = {
@@ -38,27 +39,9 @@ const rfq: RfqRecord = {
 
 function sellQuote(id: number, accountId: number): QuoteRecord {
   return {
-    quoteId: String(id),
-    number: id,
-    rfqId: '1',
-    makerRfqId: '2',
-    desk: 'd',
+    ...quoteRecord(id, 'sell', 100, 10),
     accountId,
-    side: 'sell',
-    quantity: 10,
-    filledQuantity: 0,
-    price: 100,
     legs: [{ instrumentName: 'BTC-PERPETUAL', side: 'buy', ratio: 1, price: 100 }],
-    hedgePrice: null,
-    executionInstruction: 'any_part_of',
-    expiresAt: null,
-    label: '',
-    status: 'open',
-    statusReason: null,
-    replaced: false,
-    createdAt: 0,
-    lastUpdatedAt: 0,
-    priority: id,
   };
 }
 

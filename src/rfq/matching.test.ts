@@ -1,33 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { crosses, planFills, rankQuotes } from './matching.ts';
-import type { QuoteRecord } from './types.ts';
-
-function quote(id: number, side: 'buy' | 'sell', price: number, quantity: number, aon = false): QuoteRecord {
-  return {
-    quoteId: String(id),
-    number: id,
-    rfqId: '1',
-    makerRfqId: '2',
-    desk: 'd',
-    accountId: 2,
-    side,
-    quantity,
-    filledQuantity: 0,
-    price,
-    legs: [],
-    hedgePrice: null,
-    executionInstruction: aon ? 'all_or_none' : 'any_part_of',
-    expiresAt: null,
-    label: '',
-    status: 'open',
-    statusReason: null,
-    replaced: false,
-    createdAt: 0,
-    lastUpdatedAt: 0,
-    priority: id,
-  };
-}
+import { quoteRecord as quote } from './testkit.ts';
 
 test('ranking: best price, then AON, then time; only crossing quotes of the other side', () => {
   const quotes = [

@@ -122,16 +122,8 @@ export const PortfolioInfoValue = Type.Object(
   {
     portfolioId: Type.Integer(),
     accountId: Type.Integer(),
-    portfolioType: Literals(['BALANCE', 'TWAP', 'COMMON', 'ICEBERG']),
-    portfolioStatus: Literals([
-      'PENDING',
-      'WORKING',
-      'CANCELLING',
-      'COMPLETED',
-      'CANCELLED',
-      'EXPIRED',
-      'FAILED',
-    ]),
+    portfolioType: Literals(PORTFOLIO_TYPES),
+    portfolioStatus: Literals(PORTFOLIO_STATUSES),
     strategy: Nullable(Type.String()),
     customizedNote: Nullable(Type.String()),
     linkedPortfolioId: Nullable(Type.Integer({ description: 'a mirror’s original' })),
