@@ -111,6 +111,28 @@ describe('advanced options orders (usd / implv)', () => {
     assert.equal(again.usd, 3_125);
   });
 
+  test('a refused post-only edit of an advanced order cancels it still advanced, not replaced', () => {
+    const h = withOption();
+    h.ok({ ...h.orderCommand(2, 'sell', 10, 600), instrumentName: OPTION });
+    const order = orderOf(h.ok(optionOrder(h, { advanced: 'usd', advancedValue: 2_500 })));
+    const result = orderOf(
+      h.ok({
+        type: 'edit_order',
+        accountId: 1,
+        orderId: order.orderId,
+        price: 600,
+        postOnly: true,
+        rejectPostOnly: true,
+      }),
+    );
+    assert.equal(result.cancelReason, 'edit_post_only_reject');
+    assert.equal(result.replaced, false);
+    assert.equal(result.price, 500);
+    assert.equal(result.advanced, 'usd');
+    assert.equal(result.usd, 2_500);
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
   test('an edit that makes an order advanced and post-only is refused like such a placement', () => {
     const h = withOption();
     const plain = orderOf(h.ok(optionOrder(h, { price: 300 })));

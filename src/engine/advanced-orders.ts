@@ -269,7 +269,8 @@ export function editSpecial(state: VenueState, command: EditOrder): CommandResul
     // A plain edit turns an advanced order into a plain one (Deribit: re-send `advanced`), once
     // the edit is accepted: a refused edit leaves the order as it was, still re-priced.
     const result = editResting(state, order, command) ?? editPlainOrder(state, command);
-    if (!result.ok) return result;
+    // Refused (a crossing post-only edit with rejectPostOnly only cancels it): still advanced.
+    if (!result.ok || order.cancelReason === 'edit_post_only_reject') return result;
     x.advanced = null;
     x.advancedValue = null;
     state.advanced.advancedValues.delete(order.id);
@@ -310,6 +311,13 @@ function editResting(state: VenueState, order: Order, command: EditOrder): Comma
       x.displayAmount = shown;
       x.refreshAmount = refresh;
       return result;
+    }
+    if (order.cancelReason === 'edit_post_only_reject') {
+      // Refused too, with the order cancelled as it stood: its display is the one it had.
+      order.flags |= FLAG_ICEBERG;
+      x.displayAmount = shown;
+      x.refreshAmount = refresh;
+      return refreshView(state, result, order);
     }
     if (order.state === 'open' && order.level !== null) makeIceberg(order, display);
     return refreshView(state, result, order);

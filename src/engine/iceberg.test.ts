@@ -98,6 +98,30 @@ describe('iceberg orders', () => {
     h.venue.validate();
   });
 
+  test('a refused post-only edit cancels an iceberg as it stood: display kept, not replaced', () => {
+    const h = new AdvancedHarness();
+    h.ok(h.orderCommand(2, 'buy', 50, 99_000));
+    const ice = orderOf(h.ok(h.orderCommand(1, 'sell', 1_000, 100_000, { displayAmount: 200 })));
+    const result = h.ok({
+      type: 'edit_order',
+      accountId: 1,
+      orderId: ice.orderId,
+      price: 99_000,
+      postOnly: true,
+      rejectPostOnly: true,
+    });
+    const after = orderOf(result);
+    assert.equal(after.orderState, 'cancelled');
+    assert.equal(after.cancelReason, 'edit_post_only_reject');
+    assert.equal(after.replaced, false);
+    assert.equal(after.price, 100_000);
+    assert.equal(after.displayAmount, 200);
+    assert.equal(after.refreshAmount, 200);
+    assert.deepEqual(h.venue.book(PERP)!.asks, []);
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
   test('a refused edit leaves an iceberg as it was: display and place in the queue', () => {
     const h = new AdvancedHarness();
     const ice = orderOf(h.ok(h.orderCommand(1, 'sell', 1_000, 100_000, { displayAmount: 200 })));

@@ -478,6 +478,30 @@ describe('edit', () => {
     const result = h.ok({ type: 'edit_order', accountId: 2, orderId: id, price: 100_000 });
     assert.equal(result.order!.orderState, 'cancelled');
     assert.equal(result.order!.cancelReason, 'edit_post_only_reject');
+    // The edit was refused: the order is cancelled as it stood, never edited.
+    assert.equal(result.order!.replaced, false);
+    assert.equal(result.order!.price, 99_000);
+  });
+
+  test('a refused post-only edit of an edited order leaves replaced true, price and size as they were', () => {
+    const h = venue();
+    h.order(1, 'sell', 1, 100_000);
+    const id = h.order(2, 'buy', 1, 98_000).order!.orderId;
+    h.ok({ type: 'edit_order', accountId: 2, orderId: id, amount: 2, price: 99_000 });
+    const result = h.ok({
+      type: 'edit_order',
+      accountId: 2,
+      orderId: id,
+      amount: 3,
+      price: 100_000,
+      postOnly: true,
+      rejectPostOnly: true,
+    });
+    assert.equal(result.order!.cancelReason, 'edit_post_only_reject');
+    assert.equal(result.order!.replaced, true);
+    assert.equal(result.order!.price, 99_000);
+    assert.equal(result.order!.amount, 2);
+    assert.equal(result.order!.postOnly, false);
   });
 });
 

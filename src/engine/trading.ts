@@ -816,7 +816,7 @@ export function editPlainOrder(state: VenueState, command: EditOrder): CommandRe
     const repriced = postOnlyPrice(state, instrument, order.side, price, rejectPostOnly);
     if (typeof repriced !== 'number') {
       if (repriced.name !== 'post_only_reject') return fail(state, 'edit_order', command.accountId, repriced);
-      order.set(FLAG_REPLACED, true);
+      // The edit is refused: the order is cancelled as it stood (not `replaced`, flags unchanged).
       cancelResting(state, instrument, order, 'edit_post_only_reject');
       return { ok: true, events: state.events, order: order.toView(), trades: [] };
     }

@@ -97,7 +97,9 @@ describe('edit rules over the real engine', () => {
     const after = await maker.call('private/get_order_state', { orderId: order.orderId });
     assert.equal(after.orderState, 'cancelled');
     assert.equal(after.cancelReason, 'edit_post_only_reject');
-    assert.equal(after.replaced, true);
+    // Refused: cancelled as it stood, never edited (spec 2.6 `replaced`: true if edited).
+    assert.equal(after.replaced, false);
+    assert.equal(after.price, '61500');
     assert.equal(after.filledQuantity, '0');
   });
 
