@@ -290,8 +290,13 @@ function editResting(state: VenueState, order: Order, command: EditOrder): Comma
   if (x !== null && x.displayAmount !== null && (order.flags & FLAG_ICEBERG) !== 0) {
     const display = command.displayAmount ?? x.refreshAmount!;
     const amount = command.amount ?? order.amount;
-    const error = validateIceberg(display, amount, 'limit', order.timeInForce, false);
+    // Shrunk below its display without a new displayAmount: the display is clamped to what is
+    // left (as a partly filled iceberg shows its remaining), not refused over a field the client
+    // did not send. A displayAmount the edit sends is checked as on placing.
+    const clamp = command.displayAmount == null && amount < display;
+    const error = clamp ? null : validateIceberg(display, amount, 'limit', order.timeInForce, false);
     if (error !== null) return fail(state, command.accountId, error, 'edit_order');
+    const filledBefore = order.filled;
     // Edited as a plain order, in its place (the level counts it whole meanwhile), then made an
     // iceberg again at the tail; put back as it was when the edit is refused.
     const level = order.level!;
@@ -319,7 +324,8 @@ function editResting(state: VenueState, order: Order, command: EditOrder): Comma
       x.refreshAmount = refresh;
       return refreshView(state, result, order);
     }
-    if (order.state === 'open' && order.level !== null) makeIceberg(order, display);
+    if (order.state === 'open' && order.level !== null)
+      makeIceberg(order, clamp ? Math.min(display, order.amount - filledBefore) : display);
     return refreshView(state, result, order);
   }
   if (command.displayAmount != null) {

@@ -98,6 +98,63 @@ describe('iceberg orders', () => {
     h.venue.validate();
   });
 
+  test('shrunk below its display without a displayAmount, an iceberg shows what is left', () => {
+    const h = new AdvancedHarness();
+    const ice = orderOf(h.ok(h.orderCommand(1, 'sell', 5_000, 100_000, { displayAmount: 1_000 })));
+    h.ok(h.orderCommand(2, 'buy', 300, 100_000));
+    // 4,700 left; cut to 500 in all: 200 remain, shown whole, and the refresh is clamped alike.
+    const edited = orderOf(h.ok({ type: 'edit_order', accountId: 1, orderId: ice.orderId, amount: 500 }));
+    assert.equal(edited.amount, 500);
+    assert.equal(edited.displayAmount, 200);
+    assert.equal(edited.refreshAmount, 200);
+    assert.deepEqual(h.venue.book(PERP)!.asks, [{ price: 100_000, amount: 200, orders: 1 }]);
+    // A fill comes out of that display; the last lots fill it.
+    h.ok(h.orderCommand(3, 'buy', 150, 100_000));
+    assert.equal(h.get(ice.orderId).displayAmount, 50);
+    assert.deepEqual(h.venue.book(PERP)!.asks, [{ price: 100_000, amount: 50, orders: 1 }]);
+    h.ok(h.orderCommand(3, 'buy', 50, 100_000));
+    assert.equal(h.get(ice.orderId).orderState, 'filled');
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('shrunk but still above its display, an iceberg keeps display and refresh; refreshes still work', () => {
+    const h = new AdvancedHarness();
+    const ice = orderOf(h.ok(h.orderCommand(1, 'sell', 5_000, 100_000, { displayAmount: 1_000 })));
+    const edited = orderOf(h.ok({ type: 'edit_order', accountId: 1, orderId: ice.orderId, amount: 1_500 }));
+    assert.equal(edited.displayAmount, 1_000);
+    assert.equal(edited.refreshAmount, 1_000);
+    h.ok(h.orderCommand(2, 'buy', 1_000, 100_000));
+    // The display used up refreshes to min(refresh, remaining) = 500.
+    assert.equal(h.get(ice.orderId).displayAmount, 500);
+    assert.deepEqual(h.venue.book(PERP)!.asks, [{ price: 100_000, amount: 500, orders: 1 }]);
+    h.venue.validate();
+    assert.equal(h.replayHash(), h.venue.stateHash());
+  });
+
+  test('an edit that sends a displayAmount above its new quantity is refused naming displayAmount', () => {
+    const h = new AdvancedHarness();
+    const ice = orderOf(h.ok(h.orderCommand(1, 'sell', 5_000, 100_000, { displayAmount: 1_000 })));
+    const hash = h.venue.stateHash();
+    const refused = h.run({
+      type: 'edit_order',
+      accountId: 1,
+      orderId: ice.orderId,
+      amount: 500,
+      displayAmount: 1_000,
+    });
+    assert.equal(errorOf(refused), 'invalid_max_show_amount');
+    assert.equal(refused.ok ? null : refused.error.data.field, 'displayAmount');
+    // Cut to or below what it filled: refused naming quantity, not the display.
+    h.ok(h.orderCommand(2, 'buy', 300, 100_000));
+    const below = h.run({ type: 'edit_order', accountId: 1, orderId: ice.orderId, amount: 300 });
+    assert.equal(errorOf(below), 'invalid_amount');
+    assert.equal(below.ok ? null : below.error.data.field, 'quantity');
+    assert.equal(h.get(ice.orderId).displayAmount, 700);
+    assert.notEqual(h.venue.stateHash(), hash);
+    h.venue.validate();
+  });
+
   test('a refused post-only edit cancels an iceberg as it stood: display kept, not replaced', () => {
     const h = new AdvancedHarness();
     h.ok(h.orderCommand(2, 'buy', 50, 99_000));

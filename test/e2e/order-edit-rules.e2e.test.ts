@@ -66,6 +66,37 @@ describe('edit rules over the real engine', () => {
     assert.equal(filled.displayAmount, '900');
   });
 
+  test('an iceberg cut below its display without displayAmount shows what is left; a sent one is checked', async () => {
+    const iceberg = harness.http(1);
+    const { order: ice } = await iceberg.call('private/sell', {
+      instrumentName: PERP,
+      quantity: '5000',
+      price: '63000',
+      displayAmount: '1000',
+    });
+    const { order: cut } = await iceberg.call('private/edit', { orderId: ice.orderId, quantity: '500' });
+    assert.equal(cut.quantity, '500');
+    assert.equal(cut.displayAmount, '500');
+    assert.equal(cut.refreshAmount, '500');
+    await rejects(
+      iceberg.call('private/edit', { orderId: ice.orderId, quantity: '400', displayAmount: '500' }),
+      10036,
+      'displayAmount',
+    );
+    await iceberg.call('private/cancel', { orderId: ice.orderId });
+    // Placing still refuses a display above the quantity.
+    await rejects(
+      iceberg.call('private/sell', {
+        instrumentName: PERP,
+        quantity: '500',
+        price: '63000',
+        displayAmount: '1000',
+      }),
+      10036,
+      'displayAmount',
+    );
+  });
+
   test('a crossing post-only edit with rejectPostOnly is refused and cancels the order, as on Deribit', async () => {
     const maker = harness.http(1);
     await harness.http(2).call('private/buy', { instrumentName: PERP, quantity: '100', price: '59000' });
