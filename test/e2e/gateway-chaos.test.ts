@@ -1053,8 +1053,9 @@ class Runner {
     const params: Record<string, unknown> = { instrumentName: grid.name, ...fields };
     if (type !== 'limit' || d.chance(20)) params.type = type;
     const priced = type === 'limit' || type === 'stop_limit' || type === 'take_limit';
-    if (priced || (type === 'market_limit' && d.chance(30)) || d.chance(3))
-      params.price = this.price(d, ref, side);
+    // A price only where the type takes one (spec 4.3); now and then a misplaced one, refused
+    // naming price (as the misplaced trigger fields below are).
+    if (priced || d.chance(3)) params.price = this.price(d, ref, side);
     if (type.startsWith('stop') || type.startsWith('take') || type === 'trailing_stop' || d.chance(3)) {
       params.trigger = d.pick(['mark_price', 'index_price', 'last_price']);
       const mark = ref.mark ?? 1;
@@ -1175,7 +1176,11 @@ class Runner {
     if (order.advanced !== null && d.chance(70)) {
       params.advanced = order.advanced;
       params.price = order.advanced === 'usd' ? String(d.int(10, 5_000)) : String(d.int(20, 120));
-    } else if (d.chance(80)) {
+    } else if (
+      d.chance(80) &&
+      (!['market', 'stop_market', 'take_market', 'trailing_stop'].includes(order.orderType) || d.chance(3))
+    ) {
+      // A price only for an order that takes one (now and then a misplaced one, refused).
       const base =
         order.price !== null
           ? toTicks(grid, Number(order.price))

@@ -167,4 +167,40 @@ describe('edit rules over the real engine', () => {
     assert.equal(unchanged.displayAmount, undefined);
     assert.equal(unchanged.replaced, false);
   });
+
+  test('price on a market type is refused naming price, on placing and on editing a stop_market', async () => {
+    const client = harness.http(0);
+    const trigger = { trigger: 'mark_price' as const };
+    for (const [type, more] of [
+      ['market', {}],
+      ['market_limit', {}],
+      ['stop_market', { ...trigger, triggerPrice: '58500' }],
+      ['take_market', { ...trigger, triggerPrice: '61500' }],
+      ['trailing_stop', { ...trigger, triggerOffset: '500' }],
+    ] as const)
+      await rejects(
+        client.call('private/sell', { instrumentName: PERP, quantity: '10', price: '60000', type, ...more }),
+        11047,
+        'price',
+      );
+    const { order } = await client.call('private/sell', {
+      instrumentName: PERP,
+      quantity: '10',
+      type: 'stop_market',
+      trigger: 'mark_price',
+      triggerPrice: '58500',
+    });
+    assert.equal(order.orderState, 'untriggered');
+    await rejects(
+      client.call('private/edit', { orderId: order.orderId, quantity: '20', price: '50000' }),
+      11047,
+      'price',
+    );
+    const unchanged = await client.call('private/get_order_state', { orderId: order.orderId });
+    assert.equal(unchanged.quantity, '10');
+    assert.equal(unchanged.price, 'market_price');
+    const { order: edited } = await client.call('private/edit', { orderId: order.orderId, quantity: '20' });
+    assert.equal(edited.quantity, '20');
+    await client.call('private/cancel', { orderId: order.orderId });
+  });
 });

@@ -37,8 +37,7 @@ describe('toPlaceOrder', () => {
 
   test('market orders carry no price; limit orders need one', () => {
     assert.equal(
-      toPlaceOrder({ instrumentName: perp.name, quantity: '10', type: 'market', price: '1' }, 'sell', 1, perp)
-        .price,
+      toPlaceOrder({ instrumentName: perp.name, quantity: '10', type: 'market' }, 'sell', 1, perp).price,
       null,
     );
     assert.deepEqual(
@@ -67,7 +66,7 @@ describe('toPlaceOrder', () => {
       'trigger',
     );
     assert.equal(
-      refusal(() => toPlaceOrder({ ...base, type: 'market', mmp: true }, 'buy', 1, perp)).field,
+      refusal(() => toPlaceOrder({ ...base, price: null, type: 'market', mmp: true }, 'buy', 1, perp)).field,
       'mmp',
     );
   });
@@ -161,7 +160,14 @@ describe('toPlaceOrder', () => {
       assert.deepEqual(
         refusal(() =>
           toPlaceOrder(
-            { ...base, type, mmp: true, trigger: 'last_price', triggerPrice: '61000' },
+            {
+              ...base,
+              price: type === 'market_limit' ? null : base.price,
+              type,
+              mmp: true,
+              trigger: 'last_price',
+              triggerPrice: '61000',
+            },
             'buy',
             1,
             perp,
@@ -205,7 +211,6 @@ describe('toPlaceOrder', () => {
           {
             instrumentName: perp.name,
             quantity: '10',
-            price: '60000',
             type: 'trailing_stop',
             trigger: 'last_price',
             triggerOffset: '100.3',
@@ -219,14 +224,52 @@ describe('toPlaceOrder', () => {
     );
   });
 
-  test('a market_limit order keeps the price it is given', () => {
-    const command = toPlaceOrder(
-      { instrumentName: perp.name, quantity: '10', price: '60000.5', type: 'market_limit' },
-      'buy',
-      1,
-      perp,
+  test('price on a market type is refused naming price (spec 4.3: for limit and stop_limit)', () => {
+    const trigger = { trigger: 'last_price' as const };
+    for (const [type, more] of [
+      ['market', {}],
+      ['market_limit', {}],
+      ['stop_market', { ...trigger, triggerPrice: '61000' }],
+      ['take_market', { ...trigger, triggerPrice: '59000' }],
+      ['trailing_stop', { ...trigger, triggerOffset: '100' }],
+    ] as const) {
+      const params = { instrumentName: perp.name, quantity: '10', type, ...more };
+      assert.deepEqual(
+        refusal(() => toPlaceOrder({ ...params, price: '60000.5' }, 'buy', 1, perp)),
+        { name: 'unsupported_arg_combination', field: 'price' },
+        type,
+      );
+      assert.equal(toPlaceOrder(params, 'buy', 1, perp).price, null, type);
+    }
+    // The same in an otocoConfig entry, named there.
+    const linked = {
+      instrumentName: perp.name,
+      quantity: '10',
+      price: '60000',
+      linkedOrderType: 'one_triggers_other' as const,
+    };
+    assert.deepEqual(
+      refusal(() =>
+        toPlaceOrder(
+          {
+            ...linked,
+            otocoConfig: [{ side: 'sell', type: 'stop_market', price: '1', trigger: 'last_price' }],
+          },
+          'buy',
+          1,
+          perp,
+        ),
+      ),
+      { name: 'unsupported_arg_combination', field: 'otocoConfig[0].price' },
     );
-    assert.equal(command.price, perp.parsePrice('60000.5'));
+    assert.ok(
+      toPlaceOrder(
+        { ...linked, otocoConfig: [{ side: 'sell', type: 'stop_limit', price: '59000' }] },
+        'buy',
+        1,
+        perp,
+      ),
+    );
   });
 
   test('contracts beyond the safe integer range are out of range, naming contracts', () => {
@@ -280,6 +323,20 @@ describe('toEditOrder', () => {
       toEditOrder({ orderId: 'x', quantity: '10', displayAmount: 1000 }, 1, perp).displayAmount,
       100,
     );
+  });
+
+  test('price in an edit of an order type that takes none is refused naming price', () => {
+    const params = { orderId: 'x', quantity: '10', price: '50000' };
+    for (const type of ['stop_market', 'take_market', 'trailing_stop', 'market'] as const)
+      assert.deepEqual(
+        refusal(() => toEditOrder(params, 1, perp, type)),
+        { name: 'unsupported_arg_combination', field: 'price' },
+        type,
+      );
+    for (const type of ['limit', 'stop_limit', 'take_limit'] as const)
+      assert.equal(toEditOrder(params, 1, perp, type).price, perp.parsePrice('50000'), type);
+    // Without a price the edit of a stop_market goes through (quantity, triggerPrice).
+    assert.equal(toEditOrder({ orderId: 'x', quantity: '10' }, 1, perp, 'stop_market').amount, 1);
   });
 });
 
@@ -360,7 +417,18 @@ describe('what a command must refuse or carry', () => {
     for (const type of ['stop_limit', 'stop_market', 'take_limit', 'take_market', 'trailing_stop'] as const)
       assert.deepEqual(
         refusal(() =>
-          toPlaceOrder({ ...base, type, triggerPrice: '61000', triggerOffset: '100' }, 'sell', 1, perp),
+          toPlaceOrder(
+            {
+              ...base,
+              price: type.endsWith('_limit') ? base.price : null,
+              type,
+              triggerPrice: '61000',
+              triggerOffset: '100',
+            },
+            'sell',
+            1,
+            perp,
+          ),
         ),
         { name: 'missing_params', field: 'trigger' },
         type,

@@ -5,7 +5,10 @@
  * Rules:
  * - Size: `quantity` or `contracts` is required; both given must denote the same lot count.
  * - `timeInforce` and `timeInForce` are both accepted; given both, they must agree.
- * - `price` is required for limit-style orders and ignored (null) for market ones.
+ * - `price` is required for limit-style orders (limit, stop_limit, take_limit) and refused
+ *   (`unsupported_arg_combination`) on the market types, on placing, in an `otocoConfig` entry
+ *   and in an edit of an order of such a type (spec 4.3: "for limit and stop_limit only").
+ *   With `advanced` (options) it is the order's USD or IV price instead.
  * - `rejectPostOnly` needs `postOnly`; `postOnly` needs good_til_cancelled (spec 4.3).
  * - `displayAmount`: at least 100 × the instrument minimum, and quantity/display below 100.
  */
@@ -18,6 +21,21 @@ import type { EditOrderParams, PlaceOrderParams } from '../schemas/methods.ts';
 type Unstamped<C> = Omit<C, 'seq' | 'ts'>;
 
 const PRICED_TYPES: ReadonlySet<OrderType> = new Set(['limit', 'stop_limit', 'take_limit']);
+/** Types that take no `price` (spec 4.3); market_limit takes the best opposite price. */
+const UNPRICED_TYPES: ReadonlySet<OrderType> = new Set([
+  'market',
+  'market_limit',
+  'stop_market',
+  'take_market',
+  'trailing_stop',
+]);
+
+function misplacedPrice(orderType: OrderType, field: string): VenueError {
+  return new VenueError('unsupported_arg_combination', `price does not apply to ${orderType} orders`, {
+    field,
+  });
+}
+
 const TRIGGER_TYPES: ReadonlySet<OrderType> = new Set([
   'stop_limit',
   'stop_market',
@@ -121,8 +139,8 @@ export function toPlaceOrder(
     if (params.price == null)
       throw new VenueError('missing_params', `price is required for ${orderType}`, { field: 'price' });
     price = instrument.parsePrice(params.price, 'price');
-  } else if (orderType === 'market_limit' && params.price != null) {
-    price = instrument.parsePrice(params.price, 'price');
+  } else if (params.price != null) {
+    throw misplacedPrice(orderType, 'price');
   }
   if (params.advanced != null && !instrument.isOption) {
     throw new VenueError('no_adv_for_futures', undefined, { field: 'advanced' });
@@ -184,6 +202,8 @@ function toOtoco(
   instrument: Instrument,
 ): OtocoOrderConfig {
   const at = (field: string) => `otocoConfig[${index}].${field}`;
+  if (entry.price != null && entry.type != null && UNPRICED_TYPES.has(entry.type))
+    throw misplacedPrice(entry.type, at('price'));
   return {
     side: entry.side,
     ...(entry.quantity != null ? { amount: instrument.parseQuantity(entry.quantity, at('quantity')) } : {}),
@@ -200,12 +220,25 @@ function toOtoco(
   };
 }
 
+/**
+ * `orderType`: the edited order's type where the caller knows it (the gateway reads it), so a
+ * `price` sent for an order that takes none (an untriggered stop_market, take_market or
+ * trailing_stop) is refused rather than ignored.
+ */
 export function toEditOrder(
   params: EditOrderParams,
   accountId: number,
   instrument: Instrument,
+  orderType?: OrderType,
 ): Unstamped<EditOrder> {
   const amount = resolveLots(instrument, params.quantity, params.contracts);
+  if (
+    params.price != null &&
+    params.advanced == null &&
+    orderType !== undefined &&
+    UNPRICED_TYPES.has(orderType)
+  )
+    throw misplacedPrice(orderType, 'price');
   if (params.rejectPostOnly && params.postOnly === false) {
     throw new VenueError('invalid_params', 'rejectPostOnly needs postOnly', { field: 'rejectPostOnly' });
   }

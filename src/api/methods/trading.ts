@@ -136,7 +136,14 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     handler: async (params, context) => {
       const order = ownedOrder(reads, context, params.orderId);
       const instrument = instrumentOf(reads, order.instrumentName);
-      const result = await submitOrThrow(commands, toEditOrder(params, order.accountId, instrument));
+      // The type as read: of an open or untriggered order it does not change before the engine
+      // runs the edit (a triggered stop is no longer open, and the engine refuses it as such).
+      const orderType =
+        order.orderState === 'open' || order.orderState === 'untriggered' ? order.orderType : undefined;
+      const result = await submitOrThrow(
+        commands,
+        toEditOrder(params, order.accountId, instrument, orderType),
+      );
       // A crossing post-only edit with rejectPostOnly cancels the order (journaled) and is refused,
       // as Deribit does: the caller must not read it as an edit that went through.
       if (result.order!.cancelReason === 'edit_post_only_reject') {
