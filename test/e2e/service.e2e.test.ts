@@ -107,8 +107,8 @@ describe('the assembled service', () => {
   });
 
   test('serves the Block RFQ methods and the portfolio routes on the same port', async () => {
-    // Without a kind, every kind (spec 4.10): a call spread, listed once its ticker was asked for,
-    // among them.
+    // Without a kind, every kind (spec 4.10) an RFQ takes as a leg: not a call spread, although
+    // listed once its ticker was asked for (create_rfq refuses combo legs).
     const calls = (await running.http(0).call('public/get_instruments', { currency: 'BTC', kind: 'option' }))
       .filter((i) => i.optionType === 'call' && i.instrumentName.startsWith('BTC-'))
       .sort((a, b) => a.expiration! - b.expiration! || Number(a.strike) - Number(b.strike));
@@ -117,13 +117,22 @@ describe('the assembled service', () => {
     await running.http(0).call('public/ticker', { instrumentName: spread });
     const instruments = await running.http(0).call('block/rfqs/get_instruments', { currency: 'BTC' });
     assert.ok(instruments.results.some((instrument) => instrument.instrumentName === PERPETUAL));
-    assert.ok(instruments.results.some((i) => i.instrumentName === spread && i.kind === 'option_combo'));
+    assert.ok(!instruments.results.some((i) => i.instrumentName === spread));
     assert.deepEqual([...new Set(instruments.results.map((i) => i.kind))].sort(), [
       'future',
       'option',
-      'option_combo',
       'spot',
     ]);
+    // A combo kind, which spec 4.10 lists, gives an empty list.
+    const combos = await running
+      .http(0)
+      .call('block/rfqs/get_instruments', { currency: 'BTC', kind: 'option_combo' });
+    assert.deepEqual(combos.results, []);
+    // The public list still has it.
+    const listed = await running
+      .http(0)
+      .call('public/get_instruments', { currency: 'BTC', kind: 'option_combo' });
+    assert.ok(listed.some((i) => i.instrumentName === spread));
     const info = await running
       .http(0)
       .flat('GET', '/tt/core-broker/openapi/portfolios/info?portfolioId=999999')

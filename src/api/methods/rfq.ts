@@ -574,7 +574,7 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
   registry.register({
     name: 'block/rfqs/get_instruments',
     summary:
-      'Instruments by kind (spec 4.10): every kind, the combos listed so far included, when kind is omitted. RFQ legs are single instruments.',
+      'Instruments available for RFQs by kind (spec 4.10): every kind when kind is omitted. RFQ legs are single instruments, so combos are never listed (a combo kind gives an empty list).',
     access: 'private',
     params: GetRfqInstrumentsParams,
     result: Type.Object({ results: Type.Array(RfqInstrumentSchema) }),
@@ -582,6 +582,8 @@ export function registerRfqMethods(registry: MethodRegistry, deps: RfqMethodDeps
       const currency = checkedCurrency(params.currency);
       const results = reads
         .instruments(params.expired ?? false)
+        // Only what create_rfq takes as a leg: single instruments, no combos (src/rfq/structure.ts).
+        .filter((i) => i.kind !== 'future_combo' && i.kind !== 'option_combo')
         .filter((i) => matchesInstrument(currency, i.spec))
         .filter((i) => params.kind == null || i.kind === params.kind)
         .map(rfqInstrumentToWire);
