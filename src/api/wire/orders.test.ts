@@ -205,6 +205,16 @@ test('rejectPostOnly appears only on post-only orders', () => {
   assert.equal(postOnly.rejectPostOnly, true);
 });
 
+test('autoReplaced appears only on advanced option orders (spec 2.6: options, advanced orders only)', () => {
+  const base = { ...restingPerpOrder(), instrumentName: option.name };
+  assert.equal('autoReplaced' in orderToWire(base, option), false);
+  assert.equal('autoReplaced' in orderToWire({ ...base, autoReplaced: true }, perp), false);
+  const usd = orderToWire({ ...base, advanced: 'usd', usd: 2_500, autoReplaced: true }, option);
+  assert.equal(usd.autoReplaced, true);
+  const implv = orderToWire({ ...base, advanced: 'implv', implv: 60 }, option);
+  assert.equal(implv.autoReplaced, false);
+});
+
 test('a trailing order shows its triggerOffset as a price decimal', () => {
   const wire = orderToWire({ ...restingPerpOrder(), trigger: 'last_price', triggerOffset: 201 }, perp);
   assert.equal(wire.triggerOffset, '100.5');

@@ -56,7 +56,8 @@ export function orderToWire(order: OrderView, instrument: Instrument): WireOrder
   if (order.originalOrderType !== null) wire.originalOrderType = order.originalOrderType;
   if (order.cancelReason !== null) wire.cancelReason = order.cancelReason;
   if (order.postOnly) wire.rejectPostOnly = order.rejectPostOnly;
-  if (instrument.isOption) wire.autoReplaced = order.autoReplaced;
+  // Spec 2.6: "options, advanced orders only" (a plain edit makes an advanced order plain).
+  if (instrument.isOption && order.advanced !== null) wire.autoReplaced = order.autoReplaced;
   if (order.mmpCancelled) wire.mmpCancelled = true;
   if (order.advanced !== null) wire.advanced = order.advanced;
   if (order.usd != null) wire.usd = String(order.usd);
