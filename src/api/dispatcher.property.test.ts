@@ -73,7 +73,8 @@ describe('envelope parsing: properties', () => {
               `${String(field)} for ${text}`,
             );
           } else {
-            assert.equal(field, undefined, text);
+            // No object at all: the whole body is at fault.
+            assert.equal(field, 'body', text);
           }
           return;
         }
@@ -158,6 +159,16 @@ describe('envelope parsing: boundaries', () => {
     assert.equal(refused({ rid: 1, method: 'm'.repeat(129) }), 'method');
     assert.equal(refused({ rid: 1, method: '' }), 'method');
     assert.equal(refused({ rid: 1, method: 'public/time', params: [] }), 'params');
+    // A body that is no object names the body (a WebSocket message names the message).
+    for (const body of [[], [{ rid: 1, method: 'public/time' }], 'x', 7, null, true])
+      assert.equal(refused(body), 'body', JSON.stringify(body));
+    try {
+      parseEnvelope([], 'message');
+      assert.fail('expected a refusal');
+    } catch (error) {
+      assert.ok(error instanceof VenueError);
+      assert.equal(error.data?.field, 'message');
+    }
     assert.equal(refused({ rid: 1, method: 'public/time', params: 'x' }), 'params');
     assert.deepEqual(parseEnvelope({ rid: 1, method: 'public/time', params: null }).params, {});
     assert.deepEqual(parseEnvelope({ rid: 1, method: 'public/time' }).params, {});

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Dispatcher } from './dispatcher.ts';
+import { VenueError } from '../domain/errors.ts';
+import { Dispatcher, spelledAsSent } from './dispatcher.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
 function setup() {
@@ -73,4 +74,62 @@ test('the request observer names an unregistered method "unknown", so clients ca
   await dispatcher.dispatch({ rid: 1, method: 'private/made_up_by_a_client', params: {} }, context);
   await dispatcher.dispatch({ rid: 2, method: 'public/buy', params: {} }, context);
   assert.deepEqual(observed, ['unknown', 'public/buy']);
+});
+
+test('a refusal names the time-in-force key the client sent, top level and in otocoConfig', () => {
+  const error = (field: string) => ({ code: 11029, message: 'm', data: { field } });
+  const field = (wire: ReturnType<typeof spelledAsSent>) => wire.data?.field;
+  assert.equal(field(spelledAsSent(error('timeInForce'), { timeInforce: 'good_til_day' })), 'timeInforce');
+  assert.equal(field(spelledAsSent(error('timeInForce'), { timeInForce: 'good_til_day' })), 'timeInForce');
+  assert.equal(field(spelledAsSent(error('timeInforce'), { timeInForce: 'good_til_day' })), 'timeInForce');
+  // Both sent (refused as disagreeing), or neither: as named.
+  assert.equal(
+    field(spelledAsSent(error('timeInForce'), { timeInforce: 'fill_or_kill', timeInForce: 'good_til_day' })),
+    'timeInForce',
+  );
+  assert.equal(field(spelledAsSent(error('timeInForce'), {})), 'timeInForce');
+  const linked = { otocoConfig: [{ side: 'buy' }, { side: 'sell', timeInforce: 'good_til_day' }] };
+  assert.equal(
+    field(spelledAsSent(error('otocoConfig[1].timeInForce'), linked)),
+    'otocoConfig[1].timeInforce',
+  );
+  assert.equal(
+    field(spelledAsSent(error('otocoConfig[0].timeInForce'), linked)),
+    'otocoConfig[0].timeInForce',
+  );
+  assert.equal(
+    field(spelledAsSent(error('otocoConfig[5].timeInForce'), linked)),
+    'otocoConfig[5].timeInForce',
+  );
+  // Other fields and the rest of data are untouched.
+  assert.equal(field(spelledAsSent(error('price'), { timeInforce: 'x' })), 'price');
+  const wire = spelledAsSent(
+    { code: 1, message: 'm', data: { field: 'timeInForce', limit: 3 } },
+    { timeInforce: 'x' },
+  );
+  assert.deepEqual(wire.data, { field: 'timeInforce', limit: 3 });
+});
+
+test('dispatch answers a refusal with the time-in-force spelling of the request', async () => {
+  const limiter = { take: () => {} } as unknown as RateLimiter;
+  const refusing = {
+    name: 'public/buy',
+    access: 'public',
+    validate: () => {},
+    handler: () => Promise.reject(new VenueError('invalid_arguments', 'no', { field: 'timeInForce' })),
+  };
+  const registry = { get: (name: string) => (name === 'public/buy' ? refusing : undefined) } as never;
+  const dispatcher = new Dispatcher(
+    registry,
+    limiter,
+    () => 0,
+    () => {},
+  );
+  const context = { principal: null, transport: 'http', session: null, anonymousKey: 'a' } as never;
+  const sent = await dispatcher.dispatch(
+    { rid: 1, method: 'public/buy', params: { timeInforce: 'good_til_day' } },
+    context,
+  );
+  assert.ok('error' in sent.answer);
+  assert.equal(sent.answer.error.data?.field, 'timeInforce');
 });

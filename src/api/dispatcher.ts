@@ -44,10 +44,13 @@ export interface DispatchContext {
 
 const ENVELOPE_KEYS = new Set(['rid', 'method', 'params', 'jsonrpc']);
 
-/** Checks the envelope's shape; anything else is `bad_request` (HTTP 400). */
-export function parseEnvelope(body: unknown): Envelope {
+/**
+ * Checks the envelope's shape; anything else is `bad_request` (HTTP 400). `field` names the whole
+ * request when it is no object at all: `body` over HTTP, `message` over WebSocket.
+ */
+export function parseEnvelope(body: unknown, field = 'body'): Envelope {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new VenueError('bad_request', 'the body must be an envelope {rid, method, params}');
+    throw new VenueError('bad_request', `the ${field} must be an envelope {rid, method, params}`, { field });
   }
   const record = body as Record<string, unknown>;
   for (const key of Object.keys(record)) {
@@ -169,8 +172,9 @@ export class Dispatcher {
     error: unknown,
   ): DispatchOutcome {
     const mapped = mapError(error, (unexpected) => this.onUnexpected(unexpected, envelope.method));
+    const wire = spelledAsSent(mapped.error, envelope.params);
     return this.observed(
-      { httpStatus: mapped.httpStatus, answer: { rid: envelope.rid, error: mapped.error } },
+      { httpStatus: mapped.httpStatus, answer: { rid: envelope.rid, error: wire } },
       envelope,
       context,
       method,
@@ -246,6 +250,37 @@ export class Dispatcher {
     };
     return method.handler(envelope.params as never, call);
   }
+}
+
+const TIME_IN_FORCE = /^(.*?)(timeInForce|timeInforce)$/;
+
+/** `params`' value at a field path (`otocoConfig[1]`, `a.b`), or undefined. */
+function valueAt(params: unknown, path: string): unknown {
+  let value = params;
+  for (const part of path.split(/\.|\[(\d+)\]/)) {
+    if (part === undefined || part === '') continue;
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+/**
+ * A refusal's `data.field` as the client spelled it: the time in force is taken under both
+ * spellings (SEMANTICS, Orders), and a refusal names the one the request used (`timeInforce`,
+ * spec 4.3's, or `timeInForce`, the examples'), also inside `otocoConfig[i]`. Only refusals pay.
+ */
+export function spelledAsSent(error: WireError, params: unknown): WireError {
+  const field = error.data?.field;
+  if (typeof field !== 'string') return error;
+  const match = TIME_IN_FORCE.exec(field);
+  if (match === null) return error;
+  const prefix = match[1]!;
+  const parent = valueAt(params, prefix.endsWith('.') ? prefix.slice(0, -1) : prefix);
+  if (typeof parent !== 'object' || parent === null || Object.hasOwn(parent, match[2]!)) return error;
+  const other = match[2] === 'timeInForce' ? 'timeInforce' : 'timeInForce';
+  if (!Object.hasOwn(parent, other)) return error;
+  return { ...error, data: { ...error.data, field: `${prefix}${other}` } };
 }
 
 /**

@@ -905,6 +905,18 @@ test('a binary frame is refused with bad_request and not run, even when it holds
   assert.deepEqual(g.unexpected, []);
 });
 
+test('a message that is no JSON object is refused with bad_request naming the message', async () => {
+  const g = holdingGateway();
+  const socket = g.connect();
+  socket.emit('message', Buffer.from(JSON.stringify([{ rid: 1, method: 'private/buy', params: {} }])), false);
+  await settle();
+  assert.deepEqual(g.dispatched, [], 'not dispatched');
+  const [answer] = g.messages(socket);
+  assert.equal(answer?.error?.code, ERROR_CATALOGUE.bad_request.code);
+  assert.equal(answer?.error?.data?.field, 'message');
+  assert.deepEqual(g.unexpected, []);
+});
+
 test('one subscribe names at most 100 channels, and a heartbeat interval is at least 10 s', async () => {
   const g = codGateway();
   const names = (count: number) =>

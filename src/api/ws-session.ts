@@ -497,7 +497,7 @@ export class Session implements SessionHandle, Subscriber {
       } catch {
         throw new VenueError('parse_error', 'the message is not JSON', { field: 'message' });
       }
-      const envelope = parseEnvelope(parsed);
+      const envelope = parseEnvelope(parsed, 'message');
       const principal = this.principal;
       if (
         principal !== null &&

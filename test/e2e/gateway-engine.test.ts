@@ -188,6 +188,30 @@ describe('gateway over the real engine', () => {
     assert.ok(Number(summary.balance) > 0, `balance ${summary.balance}`);
   });
 
+  test('a refusal names the time-in-force key as the client spelled it', async () => {
+    const taker = harness.http(TAKER);
+    const market = { instrumentName: PERP, quantity: '10', type: 'market' as const };
+    for (const key of ['timeInforce', 'timeInForce'] as const) {
+      await assert.rejects(
+        taker.call('private/sell', { ...market, [key]: 'good_til_day' }),
+        (error) => error instanceof ApiError && error.code === 11029 && error.data?.field === key,
+      );
+    }
+    // In an otocoConfig entry too.
+    for (const key of ['timeInforce', 'timeInForce'] as const) {
+      await assert.rejects(
+        taker.call('private/buy', {
+          instrumentName: PERP,
+          quantity: '10',
+          price: '50000',
+          linkedOrderType: 'one_triggers_other',
+          otocoConfig: [{ side: 'sell', type: 'market', [key]: 'good_til_day' }],
+        }),
+        (error) => error instanceof ApiError && error.data?.field === `otocoConfig[0].${key}`,
+      );
+    }
+  });
+
   test('an unknown currency or instrument is an error naming the field, not an empty answer', async () => {
     const taker = harness.http(TAKER);
     const namesField = (field: string) => (error: unknown) =>

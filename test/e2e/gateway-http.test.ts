@@ -358,7 +358,11 @@ describe('gateway over HTTP', () => {
     assert.equal(notJson.status, 400);
     const notJsonError = ((await notJson.json()) as { error: { code: number; data: unknown } }).error;
     assert.deepEqual([notJsonError.code, notJsonError.data], [-32700, { field: 'body' }]);
-    assert.equal((await post('/api/public/time', '[1]')).status, 400);
+    // A body that is no object at all: 400, naming the body (SEMANTICS: every refusal names its field).
+    const array = await post('/api/public/time', '[{"rid":1,"method":"public/time","params":{}}]');
+    assert.equal(array.status, 400);
+    const arrayError = ((await array.json()) as { error: { code: number; data: unknown } }).error;
+    assert.deepEqual([arrayError.code, arrayError.data], [11050, { field: 'body' }]);
     assert.equal(
       (await post('/api/public/time', JSON.stringify({ rid: 'x', method: 'public/time' }))).status,
       400,
