@@ -93,6 +93,111 @@ describe('quote ladders', () => {
       assert.ok(quote.price >= band.min + 1 && quote.price <= band.max - 1, `${quote.side} ${quote.price}`);
     assert.ok(Math.max(...bids.map((q) => q.price)) < Math.min(...asks.map((q) => q.price)));
   });
+
+  const prices = (ladder: { quotes: { side: string; price: number }[] }, side: 'buy' | 'sell') =>
+    ladder.quotes.filter((quote) => quote.side === side).map((quote) => quote.price);
+
+  test('a band edge brings the level-0 ask down to it and leaves deeper asks out', () => {
+    const perp = instrument('BTC-PERPETUAL');
+    const mark = market.mark(perp.name)!;
+    const free = quoteLadder(perp, mark, 0.6, 0, config);
+    const bid0 = prices(free, 'buy')[0]!;
+    const ask0 = prices(free, 'sell')[0]!;
+    const band = { min: bid0 - 100, max: ask0 + 2 };
+    const kept = quoteLadder(perp, mark, 0.6, 0, config, band);
+    // The usable top is a twentieth of the width inside the edge: ask0 + 2 − 7.
+    const highest = floorToTick(perp, band.max - Math.floor((band.max - band.min) / 20));
+    assert.equal(highest, ask0 - 5);
+    assert.deepEqual(prices(kept, 'sell'), [highest], 'one ask, at the usable top');
+    assert.deepEqual(prices(kept, 'buy'), prices(free, 'buy'), 'the bids are inside the band already');
+    assert.ok(Math.max(...prices(kept, 'buy')) < highest, 'uncrossed');
+  });
+
+  test('a bid lifted to the band bottom pushes the asks above it, one tick apart', () => {
+    const perp = instrument('BTC-PERPETUAL');
+    const mark = market.mark(perp.name)!;
+    const ask0 = prices(quoteLadder(perp, mark, 0.6, 0, config), 'sell')[0]!;
+    const band = { min: ask0 + 50, max: ask0 + 250 };
+    const kept = quoteLadder(perp, mark, 0.6, 0, config, band);
+    const lowest = ceilToTick(perp, band.min + Math.floor((band.max - band.min) / 20));
+    assert.equal(lowest, ask0 + 60);
+    assert.deepEqual(prices(kept, 'buy'), [lowest], 'deeper bids fall below the band');
+    assert.deepEqual(prices(kept, 'sell'), [lowest + 1, lowest + 2, lowest + 3]);
+  });
+
+  test('in the coarse-tick option region adjacent levels are pushed a whole coarse tick out', () => {
+    const option = instrument('BTC-25DEC26-70000-C');
+    const base = market.mark(option.name)!;
+    const mark = { ...base, markPrice: 0.0062, greeks: { ...base.greeks!, vega: 0 } };
+    const ladder = quoteLadder(option, mark, 0.6, 0, simulatorConfig({ optionHalfSpreadVolPoints: 0 }));
+    assert.deepEqual(prices(ladder, 'buy'), [60, 55, 50]);
+    assert.deepEqual(prices(ladder, 'sell'), [65, 70, 75]);
+  });
+
+  test('the volatility scale is clamped to [0.5, 3] of the reference', () => {
+    assert.ok(
+      width('BTC-PERPETUAL', 0.3) < width('BTC-PERPETUAL', 0.6),
+      'the perpetual is wide enough to tell',
+    );
+    assert.equal(width('BTC-PERPETUAL', 0.1), width('BTC-PERPETUAL', 0.3));
+    assert.ok(width('BTC-PERPETUAL', 1.8) > width('BTC-PERPETUAL', 1.2), 'still growing up to 3×');
+    assert.equal(width('BTC-PERPETUAL', 6), width('BTC-PERPETUAL', 1.8));
+  });
+
+  test('inventory is clamped to ±1 of the limit', () => {
+    const perp = instrument('BTC-PERPETUAL');
+    const mark = market.mark(perp.name)!;
+    // inventoryLimit 20 × level-0 size 5 = 100 lots.
+    const atLimit = quoteLadder(perp, mark, 0.6, 100, config);
+    assert.deepEqual(quoteLadder(perp, mark, 0.6, 10_000, config).quotes, atLimit.quotes);
+    assert.deepEqual(
+      quoteLadder(perp, mark, 0.6, -10_000, config).quotes,
+      quoteLadder(perp, mark, 0.6, -100, config).quotes,
+    );
+    assert.ok(
+      width('BTC-PERPETUAL', 0.6, 100) > width('BTC-PERPETUAL', 0.6, 50),
+      'below the limit it still widens',
+    );
+  });
+
+  test('the half-spread is never under minHalfSpreadTicks and the tolerance never under one tick', () => {
+    const perp = instrument('BTC-PERPETUAL');
+    const mark = { ...market.mark(perp.name)!, markPrice: 65_000 };
+    const floored = quoteLadder(
+      perp,
+      mark,
+      0.6,
+      0,
+      simulatorConfig({ futureHalfSpreadBps: 0, minHalfSpreadTicks: 3 }),
+    );
+    assert.deepEqual(prices(floored, 'buy'), [129_997, 129_995, 129_994]);
+    assert.deepEqual(prices(floored, 'sell'), [130_003, 130_005, 130_006]);
+    const tight = quoteLadder(
+      perp,
+      mark,
+      0.6,
+      0,
+      simulatorConfig({ futureHalfSpreadBps: 0, minHalfSpreadTicks: 1 }),
+    );
+    assert.equal(tight.toleranceTicks, 1, 'half a tick of refresh still tolerates one tick');
+  });
+
+  test('an option combo marked below zero gets the same spread as one marked above', () => {
+    const listed = createCombo(
+      parseComboName('BTC-CS-25DEC26-65000_70000')!,
+      (name) => specs.find((spec) => spec.name === name),
+      NOW,
+    );
+    assert.ok(listed.ok);
+    const combo = new Instrument(3, listed.spec);
+    const base = priceMarket(NOW, INDEX, [...specs, listed.spec], defaultMarketModel()).mark(combo.name)!;
+    const up = quoteLadder(combo, { ...base, markPrice: 0.01 }, 0.6, 0, config);
+    const down = quoteLadder(combo, { ...base, markPrice: -0.01 }, 0.6, 0, config);
+    assert.deepEqual(prices(up, 'buy'), [98, 97, 96]);
+    assert.deepEqual(prices(up, 'sell'), [102, 103, 104]);
+    assert.deepEqual(prices(down, 'buy'), [-102, -103, -104]);
+    assert.deepEqual(prices(down, 'sell'), [-98, -97, -96]);
+  });
 });
 
 describe('quote labels', () => {
@@ -159,5 +264,64 @@ describe('requote', () => {
       ],
       'the bid steps down first, then the ask',
     );
+  });
+
+  test('a resting quote the ladder no longer has is cancelled', () => {
+    const commands: UnstampedCommand[] = [];
+    // The bid's mark fell below a tick: the new ladder is an ask only.
+    const ladder = { quotes: [{ side: 'sell' as const, level: 0, price: 10, amount: 5 }], toleranceTicks: 1 };
+    requote(1, 'X', ladder, byLabel(resting('b0', 'buy', 8), resting('s0', 'sell', 10)), commands);
+    assert.deepEqual(commands, [{ type: 'cancel_order', accountId: 1, orderId: 'b0' }]);
+  });
+
+  test('a quote exactly toleranceTicks away stays; one tick more moves it', () => {
+    const ladder = { quotes: [{ side: 'buy' as const, level: 0, price: 100, amount: 5 }], toleranceTicks: 3 };
+    const within: UnstampedCommand[] = [];
+    requote(7, 'X', ladder, byLabel(resting('b0', 'buy', 97)), within);
+    assert.deepEqual(within, []);
+    const beyond: UnstampedCommand[] = [];
+    requote(7, 'X', ladder, byLabel(resting('b0', 'buy', 96)), beyond);
+    assert.deepEqual(beyond, [{ type: 'edit_order', accountId: 7, orderId: 'b0', price: 100, amount: 5 }]);
+  });
+
+  test('a quote is resized only once less than half its wanted size is left', () => {
+    const ladder = {
+      quotes: [{ side: 'buy' as const, level: 0, price: 100, amount: 10 }],
+      toleranceTicks: 1,
+    };
+    const order = (filledAmount: number): SimulatorOrder => ({
+      ...resting('b0', 'buy', 100, filledAmount),
+      amount: 10,
+    });
+    const sixLeft: UnstampedCommand[] = [];
+    requote(7, 'X', ladder, byLabel(order(4)), sixLeft);
+    assert.deepEqual(sixLeft, []);
+    const fourLeft: UnstampedCommand[] = [];
+    requote(7, 'X', ladder, byLabel(order(6)), fourLeft);
+    assert.deepEqual(fourLeft, [{ type: 'edit_order', accountId: 7, orderId: 'b0', price: 100, amount: 16 }]);
+  });
+
+  test('when every quote is forced to its price, one at its price but short by a lot is resized', () => {
+    const commands: UnstampedCommand[] = [];
+    const ladder = {
+      quotes: [
+        { side: 'buy' as const, level: 0, price: 99, amount: 5 },
+        { side: 'sell' as const, level: 0, price: 100, amount: 5 },
+        { side: 'buy' as const, level: 1, price: 98, amount: 10 },
+      ],
+      toleranceTicks: 1,
+    };
+    // 9 of 10 left at 98: left alone normally, resized once the crossing forces every quote.
+    const deep: SimulatorOrder = {
+      ...resting('b1', 'buy', 98, 1),
+      amount: 10,
+      label: quoteLabel('X', 'buy', 1),
+    };
+    requote(7, 'X', ladder, byLabel(resting('b0', 'buy', 100), resting('s0', 'sell', 105), deep), commands);
+    assert.deepEqual(commands, [
+      { type: 'edit_order', accountId: 7, orderId: 'b0', price: 99, amount: 5 },
+      { type: 'edit_order', accountId: 7, orderId: 's0', price: 100, amount: 5 },
+      { type: 'edit_order', accountId: 7, orderId: 'b1', price: 98, amount: 11 },
+    ]);
   });
 });
