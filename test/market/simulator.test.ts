@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { currencyDecimals } from '../../src/core/types.ts';
 import { Instrument } from '../../src/domain/instrument.ts';
 import { buildCatalogue } from '../../src/market/catalogue.ts';
+import { createCombo, parseComboName } from '../../src/market/combos.ts';
 import { defaultMarketModel, priceMarket } from '../../src/market/market-state.ts';
 import { simulatorConfig } from '../../src/market/simulator/config.ts';
+import { quoteLadder } from '../../src/market/simulator/quoting.ts';
 import { LiquiditySimulator } from '../../src/market/simulator/simulator.ts';
 import { FakeVenue } from './fake-venue.ts';
 
@@ -191,6 +194,102 @@ describe('liquidity simulator', () => {
     const created = commands.filter((command) => command.type === 'create_account').map((c) => c.accountId);
     assert.deepEqual(created, [900_001, 900_002, 900_003, 900_010]);
     assert.ok(commands.some((command) => command.type === 'deposit' && command.currency === 'BTC'));
+  });
+
+  test('set-up deposits each currency in its own integer units', () => {
+    const { simulator } = setup();
+    const deposits = simulator.setupCommands().filter((command) => command.type === 'deposit');
+    const of = (currency: string) =>
+      deposits.find((command) => command.accountId === 900_001 && command.currency === currency)?.amount;
+    assert.equal(of('USDC'), 1e9 * 10 ** currencyDecimals('USDC'));
+    assert.equal(of('BTC'), 1e4 * 10 ** currencyDecimals('BTC'));
+    assert.notEqual(currencyDecimals('USDC'), 8, 'the check tells the decimals apart');
+  });
+
+  test('option combos are quoted by the options makers, not the delta-one maker', () => {
+    const listed = createCombo(
+      parseComboName('BTC-CS-25DEC26-65000_70000')!,
+      (name) => specs.find((spec) => spec.name === name),
+      NOW,
+    );
+    assert.ok(listed.ok);
+    const combo = new Instrument(instruments.length + 1, listed.spec);
+    const simulator = new LiquiditySimulator(simulatorConfig({ takerAccountId: null }));
+    const venue = new FakeVenue([...instruments, combo]);
+    const market = priceMarket(NOW, INDEX, [...specs, listed.spec], model);
+    const makers = simulator
+      .step(NOW, market, venue)
+      .flatMap((command) =>
+        command.type === 'place_order' && command.instrumentName === combo.name ? [command.accountId] : [],
+      );
+    assert.ok(makers.length > 0, 'the combo is quoted');
+    const optionsMakers = simulator.config.makers
+      .filter((maker) => maker.products === 'options' && maker.currencies.includes('BTC'))
+      .map((maker) => maker.accountId);
+    assert.ok(!optionsMakers.includes(900_003));
+    assert.deepEqual([...new Set(makers)].sort(), optionsMakers.sort());
+  });
+
+  test('quotes are scaled by the option mark IV, and by the 30-day ATM vol for delta-one', () => {
+    const { simulator, venue } = setup({ takerAccountId: null });
+    const market = priceMarket(NOW, INDEX, specs, model);
+    const commands = simulator.step(NOW, market, venue);
+    const level0 = (name: string) =>
+      commands
+        .filter(
+          (command) =>
+            command.type === 'place_order' &&
+            command.accountId !== 900_002 &&
+            command.instrumentName === name &&
+            command.label.endsWith('|0'),
+        )
+        .map((command) => (command.type === 'place_order' ? command.price : null));
+    const expected = (name: string, volatility: number) => {
+      const ladder = quoteLadder(
+        instruments.find((instrument) => instrument.name === name)!,
+        market.mark(name)!,
+        volatility,
+        0,
+        simulator.config,
+      );
+      return ladder.quotes.filter((quote) => quote.level === 0).map((quote) => quote.price);
+    };
+    const atm = model.currencies.BTC!.surface.volatility(INDEX.BTC, INDEX.BTC, 30 / 365);
+    const option = 'BTC-25DEC26-45000-P';
+    const markIv = market.mark(option)!.markIv!;
+    assert.notDeepEqual(
+      expected(option, markIv),
+      expected(option, atm),
+      'the wing is priced off the ATM vol',
+    );
+    assert.deepEqual(level0(option), expected(option, markIv));
+    assert.notDeepEqual(
+      expected('BTC-PERPETUAL', atm),
+      expected('BTC-PERPETUAL', simulator.config.referenceVolatility),
+    );
+    assert.deepEqual(level0('BTC-PERPETUAL'), expected('BTC-PERPETUAL', atm));
+  });
+
+  test('takers: none on the first step, at most a minute of them after a gap, sizes 1 to takerMaxSizeMultiple', () => {
+    const market = priceMarket(NOW, INDEX, specs, model);
+    const books = setup({ takerAccountId: null });
+    books.venue.apply(books.simulator.step(NOW, market, books.venue));
+    const simulator = new LiquiditySimulator(simulatorConfig());
+    const takers = (now: number) =>
+      simulator
+        .step(now, market, books.venue)
+        .filter((command) => command.type === 'place_order' && command.label === 'sim-taker');
+    assert.deepEqual(takers(NOW), [], 'no takers before a previous step');
+    const afterHour = takers(NOW + 3_600_000).length;
+    assert.ok(
+      afterHour > 0 && afterHour < 80,
+      `${afterHour} takers after an hour: about 30 (one minute's worth)`,
+    );
+    const sizes = new Set<number>();
+    for (let i = 1; i <= 20; i++)
+      for (const command of takers(NOW + 3_600_000 + i * 60_000))
+        if (command.type === 'place_order') sizes.add(command.amount);
+    assert.deepEqual([...sizes].sort(), [1, 2, 3]);
   });
 
   test('snapshot/restore resumes the same sequence', () => {
