@@ -308,6 +308,7 @@ describe('ticker figures', () => {
     assert.equal(figures.indexPrice, 65_000);
     assert.ok(figures.greeks!.delta > 0 && figures.greeks!.delta < 1);
     assert.ok(Math.abs(figures.greeks!.vega - mark.greeks!.vega / 100) < 1e-12);
+    assert.equal(figures.greeks!.gamma, mark.greeks!.gamma, 'gamma as the model gives it');
     assert.ok(figures.greeks!.theta < 0);
     assert.ok(Math.abs(figures.greeks!.theta - mark.greeks!.theta / 365) < 1e-12, 'theta per calendar day');
     // A best bid at the mark (to the tick) has the mark's IV: solved on the forward, not the index.
@@ -329,6 +330,19 @@ describe('ticker figures', () => {
     assert.equal(tickerFigures(linear, state, book)!.greeks!.delta, state.mark(linear.name)!.greeks!.delta);
   });
 
+  test('a put bid at its mark has the mark IV: solved as a put, not a call', () => {
+    const instrument = new Instrument(7, lookup('BTC-25DEC26-65000-P')!);
+    const mark = state.mark(instrument.name)!;
+    const figures = tickerFigures(instrument, state, {
+      bestBid: toTicks(instrument, mark.markPrice),
+      bestAsk: null,
+    })!;
+    assert.ok(
+      Math.abs(figures.bidIv! - mark.markIv! * 100) < 0.3,
+      `${figures.bidIv} vs ${mark.markIv! * 100}`,
+    );
+  });
+
   test('futures: no IV or greeks; empty book sides are null', () => {
     const instrument = new Instrument(8, lookup('BTC-PERPETUAL')!);
     const figures = tickerFigures(instrument, state, { bestBid: null, bestAsk: 130_004 })!;
@@ -339,6 +353,17 @@ describe('ticker figures', () => {
 });
 
 describe('settlement of puts and combos (mutation audit)', () => {
+  test('a combo whose leg is not known does not settle', () => {
+    assert.equal(
+      settlementValue(spread.spec, 66_000, () => undefined),
+      null,
+    );
+    assert.equal(
+      settlementCommand(new Instrument(1, spread.spec), 66_000, () => undefined),
+      null,
+    );
+  });
+
   test('an out-of-the-money put settles at 0, alone and as a put-spread leg', () => {
     assert.equal(
       settlementValue(lookup('BTC-25DEC26-60000-P')!, 66_000),
