@@ -5,6 +5,7 @@ import { yearsBetween } from './black76.ts';
 import { buildCatalogue, DEFAULT_CATALOGUE, rollCatalogue } from './catalogue.ts';
 import { comboLegs, comboName, createCombo, parseComboName } from './combos.ts';
 import { lastFridayOfMonth, listedExpiries } from './expiries.ts';
+import { strikeText } from './products.ts';
 import { niceStep, strikeGrid, strikeStep } from './strikes.ts';
 
 // Sunday 22 Nov 2026, 06:00 UTC.
@@ -257,6 +258,142 @@ describe('catalogue configuration and grids (mutation audit)', () => {
     assert.ok(
       expiries.every((e) => e.expiration > now),
       'nothing listed expires at or before now',
+    );
+  });
+  test('one spec per family pinned field by field (ticks, fees, contract sizes, currencies)', () => {
+    const specs = buildCatalogue(NOW, INDEX);
+    const spec = (name: string) => specs.find((candidate) => candidate.name === name);
+    const DEC25 = Date.UTC(2026, 11, 25, 8);
+    assert.deepEqual(spec('BTC_USDC-25DEC26-65000-C'), {
+      name: 'BTC_USDC-25DEC26-65000-C',
+      kind: 'option',
+      baseCurrency: 'BTC',
+      quoteCurrency: 'USDC',
+      counterCurrency: 'BTC',
+      settlementCurrency: 'USDC',
+      marginKind: 'linear',
+      settlementPeriod: 'quarter',
+      optionType: 'call',
+      strike: '65000',
+      expiration: DEC25,
+      tickSize: '5',
+      tickSizeSteps: [],
+      minTradeAmount: '0.01',
+      contractSize: '1',
+      makerCommission: '0.0003',
+      takerCommission: '0.0003',
+      blockTradeMinTradeAmount: '25',
+      createdAt: NOW,
+      legs: null,
+    });
+    assert.deepEqual(spec('BTC-PERPETUAL'), {
+      name: 'BTC-PERPETUAL',
+      kind: 'future',
+      baseCurrency: 'BTC',
+      quoteCurrency: 'USD',
+      counterCurrency: 'USD',
+      settlementCurrency: 'BTC',
+      marginKind: 'inverse',
+      settlementPeriod: 'perpetual',
+      optionType: null,
+      strike: null,
+      expiration: null,
+      tickSize: '0.5',
+      tickSizeSteps: [],
+      minTradeAmount: '10',
+      contractSize: '10',
+      makerCommission: '0',
+      takerCommission: '0.0005',
+      blockTradeMinTradeAmount: '200000',
+      createdAt: NOW,
+      legs: null,
+    });
+    assert.deepEqual(spec('BTC-25DEC26'), {
+      name: 'BTC-25DEC26',
+      kind: 'future',
+      baseCurrency: 'BTC',
+      quoteCurrency: 'USD',
+      counterCurrency: 'USD',
+      settlementCurrency: 'BTC',
+      marginKind: 'inverse',
+      settlementPeriod: 'quarter',
+      optionType: null,
+      strike: null,
+      expiration: DEC25,
+      tickSize: '2.5',
+      tickSizeSteps: [],
+      minTradeAmount: '10',
+      contractSize: '10',
+      makerCommission: '0',
+      takerCommission: '0.0005',
+      blockTradeMinTradeAmount: '200000',
+      createdAt: NOW,
+      legs: null,
+    });
+    assert.deepEqual(spec('BTC_USDC-PERPETUAL'), {
+      name: 'BTC_USDC-PERPETUAL',
+      kind: 'future',
+      baseCurrency: 'BTC',
+      quoteCurrency: 'USDC',
+      counterCurrency: 'BTC',
+      settlementCurrency: 'USDC',
+      marginKind: 'linear',
+      settlementPeriod: 'perpetual',
+      optionType: null,
+      strike: null,
+      expiration: null,
+      tickSize: '1',
+      tickSizeSteps: [],
+      minTradeAmount: '0.001',
+      contractSize: '0.001',
+      makerCommission: '0',
+      takerCommission: '0.0005',
+      blockTradeMinTradeAmount: '5',
+      createdAt: NOW,
+      legs: null,
+    });
+    assert.deepEqual(spec('ETH_USDC'), {
+      name: 'ETH_USDC',
+      kind: 'spot',
+      baseCurrency: 'ETH',
+      quoteCurrency: 'USDC',
+      counterCurrency: 'ETH',
+      settlementCurrency: 'USDC',
+      marginKind: 'linear',
+      settlementPeriod: null,
+      optionType: null,
+      strike: null,
+      expiration: null,
+      tickSize: '0.05',
+      tickSizeSteps: [],
+      minTradeAmount: '0.001',
+      contractSize: '0.001',
+      makerCommission: '0',
+      takerCommission: '0',
+      blockTradeMinTradeAmount: '0.001',
+      createdAt: NOW,
+      legs: null,
+    });
+  });
+
+  test('a fractional strike keeps its decimals in the name', () => {
+    assert.equal(strikeText(1550.5), '1550.5');
+    assert.equal(strikeText(0.1 + 0.2), '0.3');
+  });
+
+  test('when the next 08:00 is a Friday it is the first weekly', () => {
+    const thursdayNoon = Date.UTC(2026, 11, 3, 12);
+    const weeklies = listedExpiries(thursdayNoon)
+      .filter((e) => e.period === 'week')
+      .map((e) => new Date(e.expiration).toISOString().slice(0, 10));
+    assert.deepEqual(weeklies, ['2026-12-04', '2026-12-11', '2026-12-18'], 'Dec 25 is the quarterly');
+  });
+
+  test('more monthlies than quarters: only the configured number of quarterlies', () => {
+    const expiries = listedExpiries(NOW, { daily: 0, weekly: 0, monthly: 12, quarterly: 1 });
+    assert.deepEqual(
+      expiries.filter((e) => e.period === 'quarter').map((e) => e.expiration),
+      [Date.UTC(2026, 11, 25, 8)],
     );
   });
 });
