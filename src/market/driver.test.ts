@@ -138,6 +138,48 @@ describe('MarketDriver', () => {
     assert.ok(options > 10 && between > 0);
   });
 
+  test('new strikes list at the once-a-minute listing check, not between checks', () => {
+    // The BTC index jumps 15% at 07:00:20: the strike grid moves, but only the next check lists it.
+    const config = defaultMarketDriverConfig(START);
+    const rows = [
+      { timestamp: START, price: 60_000 },
+      { timestamp: START + 20_000, price: 69_000 },
+    ];
+    const driver = new MarketDriver({
+      ...config,
+      sources: [new ReplayIndex('BTC', rows), config.sources[1]!],
+    });
+    driver.start(START);
+    const listed = (now: number) => byType(driver.tick(now), 'list_instrument').length;
+    assert.equal(listed(START + 1_000), 0, 'the first check finds the start catalogue');
+    assert.equal(listed(START + 30_000), 0, '29 s after the last check');
+    assert.equal(listed(START + 60_999), 0, 'a millisecond before the next check');
+    assert.ok(listed(START + 61_000) > 0, 'exactly a minute after the last check');
+  });
+
+  test('a tick that moves every mark sends them in update_prices of at most 256, the index in the first', () => {
+    const driver = new MarketDriver(defaultMarketDriverConfig(START));
+    driver.start(START);
+    const updates = byType(driver.tick(START + 1_800_000), 'update_prices').flatMap((command) =>
+      command.type === 'update_prices' ? [command] : [],
+    );
+    const sizes = updates.map((command) => command.markPrices?.length ?? 0);
+    assert.ok(updates.length > 1, sizes.join(' '));
+    assert.ok(
+      sizes.every((size) => size <= 256),
+      sizes.join(' '),
+    );
+    assert.ok(
+      sizes.slice(0, -1).every((size) => size === 256),
+      sizes.join(' '),
+    );
+    assert.ok((updates[0]!.indexPrices ?? []).length > 0, 'the first carries the index');
+    assert.ok(
+      updates.slice(1).every((command) => (command.indexPrices ?? []).length === 0),
+      'only the first carries the index',
+    );
+  });
+
   test('combos list on demand once', () => {
     const driver = new MarketDriver(defaultMarketDriverConfig(START));
     driver.start(START);
