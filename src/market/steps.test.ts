@@ -48,6 +48,14 @@ describe('steps', () => {
     assert.equal(harness.yields, 3);
   });
 
+  test('the first turn is timed from when the run starts, not from clock zero', async () => {
+    const harness = new Harness();
+    harness.time = 1_000;
+    await runInTurns(harness.work([1, 1, 1, 1, 1]), harness.options(3));
+    assert.deepEqual(harness.turns, [3, 2]);
+    assert.equal(harness.yields, 1);
+  });
+
   test('a turn lasts at most the budget plus one step', async () => {
     const harness = new Harness();
     await runInTurns(harness.work([2, 9, 30, 1, 1]), harness.options(10));

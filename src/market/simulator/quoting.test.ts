@@ -34,6 +34,13 @@ describe('quote ladders', () => {
     assert.equal(ceilToTick(option, 48.1), 49);
   });
 
+  test('a price a hair under a tick from float noise rounds onto that tick', () => {
+    const perp = instrument('BTC-PERPETUAL');
+    assert.equal(floorToTick(perp, 2.9999999999), 3);
+    assert.equal(floorToTick(perp, (0.3 / 0.1) * 1), 3);
+    assert.equal(ceilToTick(perp, 3.0000000001), 3);
+  });
+
   test('levels move outwards, sizes grow, every price is on its tick', () => {
     const option = instrument('BTC-25DEC26-70000-C');
     const ladder = quoteLadder(option, market.mark(option.name)!, 0.55, 0, config);
