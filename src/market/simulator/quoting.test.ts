@@ -331,4 +331,40 @@ describe('requote', () => {
       { type: 'edit_order', accountId: 7, orderId: 'b1', price: 98, amount: 11 },
     ]);
   });
+  test('moving a two-level ladder up past the old asks: each change is the first that clears the book as it stands', () => {
+    const order = (orderId: string, side: 'buy' | 'sell', level: number, price: number): SimulatorOrder => ({
+      ...resting(orderId, side, price),
+      label: quoteLabel('X', side, level),
+    });
+    const book = [
+      order('b0', 'buy', 0, 99),
+      order('b1', 'buy', 1, 98),
+      order('s0', 'sell', 0, 100),
+      order('s1', 'sell', 1, 101),
+    ];
+    const ladder = {
+      quotes: [
+        { side: 'sell' as const, level: 0, price: 102, amount: 5 },
+        { side: 'buy' as const, level: 1, price: 100, amount: 5 },
+        { side: 'sell' as const, level: 1, price: 103, amount: 5 },
+        { side: 'buy' as const, level: 0, price: 101, amount: 5 },
+      ],
+      toleranceTicks: 1,
+    };
+    const commands: UnstampedCommand[] = [];
+    requote(7, 'X', ladder, byLabel(...book), commands);
+    const moves = commands.map((command) =>
+      command.type === 'edit_order' ? `${command.orderId}→${command.price}` : command.type,
+    );
+    // After s0 leaves 100 the asks stand at 101 and 102, so the bid moving to 100 clears them.
+    assert.deepEqual(moves, ['s0→102', 'b1→100', 's1→103', 'b0→101']);
+    const prices = new Map(book.map((resting) => [resting.orderId, resting.price]));
+    for (const command of commands) {
+      if (command.type !== 'edit_order' || typeof command.price !== 'number') continue;
+      prices.set(command.orderId, command.price);
+      const bid = Math.max(prices.get('b0')!, prices.get('b1')!);
+      const ask = Math.min(prices.get('s0')!, prices.get('s1')!);
+      assert.ok(bid < ask, `crossed after ${command.orderId}: ${bid} ≥ ${ask}`);
+    }
+  });
 });
