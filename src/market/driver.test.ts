@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { UnstampedCommand } from '../core/commands.ts';
-import type { InstrumentSpec } from '../domain/instrument.ts';
+import { Instrument, type InstrumentSpec } from '../domain/instrument.ts';
 import { Harness } from '../engine/testkit.ts';
 import { Venue, type VenueSnapshot } from '../engine/venue.ts';
 import { decodeSnapshotState, encodeSnapshot } from '../store/record-format.ts';
 import { defaultMarketDriverConfig, MarketDriver } from './driver.ts';
 import { parseIndexCsv, ReplayIndex } from './index-source.ts';
+import { toTicks } from './price-updates.ts';
 
 const START = Date.UTC(2026, 10, 22, 7, 0);
 const EXPIRY = Date.UTC(2026, 10, 22, 8);
@@ -178,6 +179,38 @@ describe('MarketDriver', () => {
       updates.slice(1).every((command) => (command.indexPrices ?? []).length === 0),
       'only the first carries the index',
     );
+  });
+
+  test("a future spread settles its expiring leg at the settlement and its perpetual leg at the last tick's mark", () => {
+    const driver = new MarketDriver(defaultMarketDriverConfig(START));
+    driver.start(START);
+    const front = driver
+      .instruments()
+      .filter((instrument) => instrument.spec.kind === 'future' && instrument.spec.baseCurrency === 'BTC')
+      .map((instrument) => instrument.spec)
+      .filter((spec) => spec.expiration !== null)
+      .sort((a, b) => a.expiration! - b.expiration!)[0]!;
+    const name = `BTC-FS-${front.name.slice(4)}_PERP`;
+    const listed = driver.combo(name, START);
+    assert.ok(listed.ok, name);
+    const expiry = front.expiration!;
+    driver.tick(START + 1_000);
+    driver.tick(expiry - 1_000);
+    const perpetualMark = driver.market().mark('BTC-PERPETUAL')!.markPrice;
+    const settled = byType(driver.tick(expiry), 'settle_instrument');
+    const settle = (instrumentName: string) => {
+      const command = settled.find(
+        (c) => c.type === 'settle_instrument' && c.instrumentName === instrumentName,
+      );
+      assert.ok(command?.type === 'settle_instrument', `${instrumentName} settles`);
+      return command;
+    };
+    const frontSettle = settle(front.name);
+    const index = Number(frontSettle.settlementIndex);
+    const spread = new Instrument(0, listed.spec);
+    const expected = toTicks(spread, index - perpetualMark);
+    assert.notEqual(expected, toTicks(spread, 0), 'the perpetual is not marked at the index');
+    assert.equal(settle(name).settlementPrice, expected);
   });
 
   test('combos list on demand once', () => {
