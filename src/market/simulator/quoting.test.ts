@@ -132,6 +132,22 @@ describe('quote ladders', () => {
     assert.deepEqual(prices(kept, 'sell'), [lowest + 1, lowest + 2, lowest + 3]);
   });
 
+  test('a mark above the band brings the bids under the usable top, with the ask at it', () => {
+    const perp = instrument('BTC-PERPETUAL');
+    const mark = market.mark(perp.name)!;
+    const bid0 = prices(quoteLadder(perp, mark, 0.6, 0, config), 'buy')[0]!;
+    const band = { min: bid0 - 250, max: bid0 - 50 };
+    const kept = quoteLadder(perp, mark, 0.6, 0, config, band);
+    const highest = floorToTick(perp, band.max - Math.floor((band.max - band.min) / 20));
+    assert.equal(highest, bid0 - 60);
+    assert.deepEqual(prices(kept, 'sell'), [highest], 'deeper asks fall above the band');
+    assert.deepEqual(
+      prices(kept, 'buy'),
+      [highest - 1, highest - 2, highest - 3],
+      'every bid inside the band',
+    );
+  });
+
   test('in the coarse-tick option region adjacent levels are pushed a whole coarse tick out', () => {
     const option = instrument('BTC-25DEC26-70000-C');
     const base = market.mark(option.name)!;

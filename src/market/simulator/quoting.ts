@@ -117,6 +117,10 @@ export function quoteLadder(
     // A level that rounds onto the one inside it is pushed one valid tick further out.
     if (bid >= previousBid) bid = floorToTick(instrument, previousBid - 1);
     if (level === 0 && bid < lowest) bid = lowest;
+    // A mark above the band (the engine's band lags the model's mark by a tick): the level-0 bid
+    // comes down to just under the usable top, leaving the ask room at it, as a bid lifted to the
+    // bottom leaves the asks room above it; deeper bids follow below.
+    if (level === 0 && bid >= highest) bid = floorToTick(instrument, highest - 1);
     if (bid >= minPrice && bid >= lowest && bid < previousBid) {
       quotes.push({ side: 'buy', level, price: bid, amount });
       previousBid = bid;
