@@ -286,7 +286,7 @@ describe('catalogue configuration and grids (mutation audit)', () => {
       createdAt: NOW,
       legs: null,
     });
-    assert.deepEqual(spec('BTC-PERPETUAL'), {
+    const perpetual = {
       name: 'BTC-PERPETUAL',
       kind: 'future',
       baseCurrency: 'BTC',
@@ -307,28 +307,15 @@ describe('catalogue configuration and grids (mutation audit)', () => {
       blockTradeMinTradeAmount: '200000',
       createdAt: NOW,
       legs: null,
-    });
+    };
+    assert.deepEqual(spec('BTC-PERPETUAL'), perpetual);
+    // The dated future differs from the perpetual only in these.
     assert.deepEqual(spec('BTC-25DEC26'), {
+      ...perpetual,
       name: 'BTC-25DEC26',
-      kind: 'future',
-      baseCurrency: 'BTC',
-      quoteCurrency: 'USD',
-      counterCurrency: 'USD',
-      settlementCurrency: 'BTC',
-      marginKind: 'inverse',
       settlementPeriod: 'quarter',
-      optionType: null,
-      strike: null,
       expiration: DEC25,
       tickSize: '2.5',
-      tickSizeSteps: [],
-      minTradeAmount: '10',
-      contractSize: '10',
-      makerCommission: '0',
-      takerCommission: '0.0005',
-      blockTradeMinTradeAmount: '200000',
-      createdAt: NOW,
-      legs: null,
     });
     assert.deepEqual(spec('BTC_USDC-PERPETUAL'), {
       name: 'BTC_USDC-PERPETUAL',
