@@ -57,7 +57,7 @@ function best(venue: VenueReads, name: string, side: 'buy' | 'sell', own: OwnAcc
 /** The engine queries the view needs (Venue satisfies this structurally). */
 export type VenueReads = Pick<
   Venue,
-  'book' | 'instrument' | 'indexPrice' | 'openOrders' | 'settlementFixing' | 'touch'
+  'book' | 'instrument' | 'indexPrice' | 'openOrders' | 'priceBand' | 'settlementFixing' | 'touch'
 >;
 
 /** Best price of an account's resting orders on one side (trigger orders waiting are not on the book). */
@@ -121,7 +121,7 @@ export function venueMarketView(
     engineTouch: (name, side) => venue.touch(name, side),
     accountBest: (accountId, name, side) => accountBest(venue, accountId, name, side),
     markPrice: (name) => venue.instrument(name)?.markPrice ?? null,
-    priceBand: (name) => venue.instrument(name)?.priceBand ?? null,
+    priceBand: (name) => venue.priceBand(name),
     indexPrice: (currency) => venue.indexPrice(currency),
     optionContext: (name, now): OptionPricingContext | null => {
       const info = venue.instrument(name);

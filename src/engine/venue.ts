@@ -474,6 +474,12 @@ export class Venue {
     return this.state.indexPrice(currency);
   }
 
+  /** Prices (ticks) an order on the instrument may have now; null with no mark (or unknown). */
+  priceBand(instrumentName: string): PriceBand | null {
+    const instrument = this.state.instruments.get(instrumentName);
+    return instrument === undefined ? null : priceBand(this.state, instrument);
+  }
+
   private info(instrument: InstrumentState): InstrumentInfo {
     return {
       instrument: instrument.instrument,

@@ -6,13 +6,9 @@
  * compile time, and tests hold real answers to them at run time (no field left out).
  */
 import { type TSchema, Type } from '@sinclair/typebox';
+import { StringEnum } from '../validation.ts';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-const Literals = <const V extends string>(values: readonly V[], description?: string) =>
-  Type.Union(
-    values.map((value) => Type.Literal(value)),
-    description === undefined ? {} : { description },
-  );
 const Closed = { additionalProperties: false } as const;
 const Decimal = (description: string) => Type.String({ description });
 const Ms = (description: string) => Type.Integer({ description: `${description}, Unix epoch ms` });
@@ -42,10 +38,10 @@ export const CancelPortfolioValue = Type.Null({ description: 'the portfolio is C
 
 const PriceOptionsEcho = Type.Object(
   {
-    priceType: Literals(['LIMIT', 'MARKET', 'DYNAMIC']),
+    priceType: StringEnum(['LIMIT', 'MARKET', 'DYNAMIC']),
     price: Nullable(Type.Union([Type.String(), Type.Number()], { description: 'as sent' })),
     priceIn: Nullable(Type.String()),
-    dynamicPriceStrategy: Nullable(Literals(['MID', 'MARK', 'MODEL', 'BID', 'ASK'])),
+    dynamicPriceStrategy: Nullable(StringEnum(['MID', 'MARK', 'MODEL', 'BID', 'ASK'])),
     dynamicPriceOffset: Nullable(Type.Union([Type.String(), Type.Number()], { description: 'as sent' })),
     dynamicMs: Nullable(Type.Integer()),
   },
@@ -61,7 +57,7 @@ const LegInfo = Type.Object(
   {
     legId: Type.Integer({ description: 'index of the leg in the submitted legs' }),
     instrument: Type.String(),
-    instrumentType: Literals(['OPTION', 'PERPETUAL', 'DELIVERY_FUTURES', 'SPOT']),
+    instrumentType: StringEnum(['OPTION', 'PERPETUAL', 'DELIVERY_FUTURES', 'SPOT']),
     side: Type.Union([Type.Literal(1), Type.Literal(2)], { description: '1 = BUY, 2 = SELL' }),
     quantity: Decimal('the leg quantity, in the unit it was sent in'),
     filledQuantity: Decimal('filled by its child orders'),
@@ -108,7 +104,7 @@ const ChildOrderInfo = Type.Object(
     legIds: Type.Array(Type.Integer(), { description: 'every leg the child works (a combo child: several)' }),
     instrument: Type.String(),
     part: Type.Integer(),
-    orderType: Literals(['market', 'limit']),
+    orderType: StringEnum(['market', 'limit']),
     quantity: Decimal('in the instrument’s unit'),
     filledQuantity: Decimal('in the instrument’s unit'),
     price: Nullable(Decimal('its limit; a market child’s the price it executed to')),
@@ -122,8 +118,8 @@ export const PortfolioInfoValue = Type.Object(
   {
     portfolioId: Type.Integer(),
     accountId: Type.Integer(),
-    portfolioType: Literals(PORTFOLIO_TYPES),
-    portfolioStatus: Literals(PORTFOLIO_STATUSES),
+    portfolioType: StringEnum(PORTFOLIO_TYPES),
+    portfolioStatus: StringEnum(PORTFOLIO_STATUSES),
     strategy: Nullable(Type.String()),
     customizedNote: Nullable(Type.String()),
     linkedPortfolioId: Nullable(Type.Integer({ description: 'a mirror’s original' })),
@@ -135,7 +131,7 @@ export const PortfolioInfoValue = Type.Object(
     updateTimestamp: Ms('last change'),
     endTimestamp: Nullable(Ms('ended')),
     endReason: Nullable(
-      Literals([
+      StringEnum([
         'filled',
         'duration_elapsed',
         'parts_elapsed',
@@ -188,7 +184,7 @@ export const PortfolioInfoValue = Type.Object(
 
 export const TradeNewsMessage = Type.Object(
   {
-    type: Literals(
+    type: StringEnum(
       [
         'PORTFOLIO_SUBMITTED',
         'PORTFOLIO_WORKING',
@@ -201,12 +197,12 @@ export const TradeNewsMessage = Type.Object(
         'PORTFOLIO_EXPIRED',
         'PORTFOLIO_FAILED',
       ],
-      'what happened',
+      { description: 'what happened' },
     ),
     portfolioId: Type.Integer(),
     accountId: Type.Integer(),
-    portfolioType: Literals(PORTFOLIO_TYPES),
-    portfolioStatus: Literals(PORTFOLIO_STATUSES, 'the status after it'),
+    portfolioType: StringEnum(PORTFOLIO_TYPES),
+    portfolioStatus: StringEnum(PORTFOLIO_STATUSES, { description: 'the status after it' }),
     timestamp: Ms('when'),
     legId: Type.Optional(Type.Integer({ description: 'ORDER_PLACED, ORDER_FILLED: the leg' })),
     part: Type.Optional(Type.Integer({ description: 'PART_STARTED: the part or slice started' })),

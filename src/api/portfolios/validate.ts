@@ -305,9 +305,9 @@ function pricing(raw: unknown, field: string, type: PortfolioType, instrument: I
  * moment and may reach a tick later, so it waits (docs/decisions.md).
  */
 function buyableAt(pricing: LegPricing, side: Side, instrument: Instrument, field: string): LegPricing {
-  const unit = pricing.priceIn ?? instrument.spec.quoteCurrency;
   if (side !== 'buy' || pricing.priceType === 'MARKET' || pricing.price === null) return pricing;
-  if (unit.toUpperCase() !== instrument.spec.quoteCurrency.toUpperCase()) return pricing;
+  // priceIn is kept upper-case (priceUnit); without one the price is in the quote currency.
+  if ((pricing.priceIn ?? instrument.spec.quoteCurrency) !== instrument.spec.quoteCurrency) return pricing;
   const tick = Number(instrument.spec.tickSize);
   if (pricing.price >= tick) return pricing;
   return fail(
