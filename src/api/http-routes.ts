@@ -457,6 +457,10 @@ export function registerFlatRoute(
           } catch {
             throw new VenueError('parse_error', 'the body is not JSON', { field: 'body' });
           }
+          // As on the envelope route: JSON of the wrong shape is a bad request (400), not a refusal.
+          if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+            throw new VenueError('bad_request', 'the body must be a JSON object', { field: 'body' });
+          }
         }
         validateBody?.(parsed);
         const query = { ...(request.query as Record<string, unknown>) };

@@ -199,6 +199,20 @@ describe('portfolios through the API', () => {
       value: null,
       data: { field: 'body' },
     });
+    // JSON of the wrong shape is a bad request too, on every flat POST route, as on /api.
+    for (const route of ['submit', 'cancel', 'cancel-all']) {
+      for (const text of ['[]', '"x"', 'null', '7']) {
+        const answer = await http.send(http.sign('POST', `${PORTFOLIO_BASE_PATH}/${route}`, text));
+        assert.equal(answer.status, 400, `${route} ${text}`);
+        assert.deepEqual(answer.body, {
+          succ: false,
+          code: ERROR_CATALOGUE.bad_request.code,
+          message: 'the body must be a JSON object',
+          value: null,
+          data: { field: 'body' },
+        });
+      }
+    }
     const outside = await http.send(http.sign('GET', '/tt/core-broker/openapi/elsewhere', ''));
     assert.equal(outside.status, 404);
     assert.equal((outside.body as { error: { code: number } }).error.code, notFound, 'envelope elsewhere');
