@@ -27,6 +27,8 @@ export type Ticker = Static<typeof O.TickerSchema>;
 /** A trade on the public tape (`public/get_last_trades_by_instrument`, `trades.{instrument}`). */
 export type PublicTrade = Static<typeof O.PublicTradeSchema>;
 export type InstrumentInfo = Static<typeof O.InstrumentSchema>;
+/** One line of `public/get_book_summary_by_currency`. */
+export type BookSummary = Static<typeof O.BookSummarySchema>;
 export type OrderWithTrades = { order: Order; trades: Trade[] };
 /** A group of a detailed cancel_all* answer. */
 export type CancelReport = O.CancelReport;
@@ -62,6 +64,7 @@ export interface Methods {
   'public/get_instruments': Call<typeof P.InstrumentsParams, InstrumentInfo[]>;
   'public/get_order_book': Call<typeof P.OrderBookParams, OrderBook>;
   'public/ticker': Call<typeof P.TickerParams, Ticker>;
+  'public/get_book_summary_by_currency': Call<typeof P.BookSummaryParams, BookSummary[]>;
   'public/get_last_trades_by_instrument': Call<
     typeof P.LastTradesParams,
     { trades: PublicTrade[]; hasMore: boolean }
@@ -93,6 +96,8 @@ export interface Methods {
   'private/get_user_trades_by_currency': Call<typeof P.UserTradesParams, UserTradesPage>;
   'private/get_user_trades_by_instrument': Call<typeof P.UserTradesByInstrumentParams, UserTradesPage>;
   'private/get_positions': Call<typeof P.PositionsParams, Position[]>;
+  'private/get_position': Call<typeof P.PositionParams, Position>;
+  'private/close_position': Call<typeof P.ClosePositionParams, OrderWithTrades>;
   'private/get_account_summary': Call<typeof P.AccountSummaryParams, AccountSummary>;
   'private/enable_cancel_on_disconnect': Call<CancelOnDisconnectScope, 'ok'>;
   'private/disable_cancel_on_disconnect': Call<CancelOnDisconnectScope, 'ok'>;
@@ -136,6 +141,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'public/get_instruments',
   'public/get_order_book',
   'public/ticker',
+  'public/get_book_summary_by_currency',
   'public/get_last_trades_by_instrument',
   'public/auth',
   'public/set_heartbeat',
@@ -160,6 +166,8 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'private/get_user_trades_by_currency',
   'private/get_user_trades_by_instrument',
   'private/get_positions',
+  'private/get_position',
+  'private/close_position',
   'private/get_account_summary',
   'private/enable_cancel_on_disconnect',
   'private/disable_cancel_on_disconnect',

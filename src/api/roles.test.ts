@@ -26,6 +26,7 @@ const METHODS: Record<string, readonly string[] | null> = {
   'private/cancel_all_by_instrument': TRADE,
   'private/cancel_all_by_currency': TRADE,
   'private/cancel_by_label': TRADE,
+  'private/close_position': TRADE,
   'private/set_mmp_config': TRADE,
   'private/reset_mmp': TRADE,
   'private/enable_cancel_on_disconnect': TRADE,

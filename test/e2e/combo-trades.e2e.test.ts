@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { ApiError } from '../../sdk/errors.ts';
 import type { HttpClient } from '../../sdk/http-client.ts';
 import type { SubscriptionPush, Trade } from '../../sdk/types.ts';
 import { callSpread } from '../support/combo-picks.ts';
@@ -82,6 +83,21 @@ describe('combo trades: booked on the legs, listed and pushed as the combo trade
       );
     assert.deepEqual(await positions(taker), { [long]: '1', [short]: '-1' });
     assert.deepEqual(await positions(maker), { [long]: '-1', [short]: '1' });
+    assert.equal((await taker.call('private/get_position', { instrumentName: long })).size, '1');
+    const comboCalls = [
+      ['private/get_position', { instrumentName: combo }],
+      ['private/close_position', { instrumentName: combo, type: 'market' }],
+    ] as const;
+    for (const [method, params] of comboCalls) {
+      await assert.rejects(
+        taker.call(method, params as never),
+        (error: unknown) =>
+          error instanceof ApiError &&
+          error.errorName === 'invalid_instrument' &&
+          (error.data as { field?: string }).field === 'instrumentName',
+        `${method} of the combo`,
+      );
+    }
 
     // Margined as the spreads they are (docs/decisions.md, "Option spread offsets"): the bought
     // spread needs none; the sold one needs its width at the higher strike, in coin, not 15%.

@@ -1271,8 +1271,11 @@ class Runner {
       'private/get_user_trades_by_currency',
       'private/get_user_trades_by_instrument',
       'private/get_positions',
+      'private/get_position',
+      'private/close_position',
       'private/get_account_summary',
       'public/ticker',
+      'public/get_book_summary_by_currency',
       'public/get_order_book',
       'public/get_last_trades_by_instrument',
       'public/get_instruments',
@@ -1338,6 +1341,24 @@ class Runner {
         return;
       case 'private/get_account_summary':
         await this.call(step, which, { currency: d.pick(['BTC', 'ETH', 'USDC', 'USDT', 'btc']) });
+        return;
+      case 'private/get_position':
+        await this.call(step, which, { instrumentName: grid.name });
+        return;
+      case 'private/close_position': {
+        // A limit priced as an order's would be (near the mark, at the band's edges, off the
+        // grid), or a market close.
+        const limit = d.chance(50);
+        const price = limit ? this.price(d, await this.reference(step, grid), d.pick(['buy', 'sell'])) : null;
+        await this.call(step, which, {
+          instrumentName: grid.name,
+          type: limit ? 'limit' : 'market',
+          ...(price === null ? {} : { price }),
+        });
+        return;
+      }
+      case 'public/get_book_summary_by_currency':
+        await this.call(step, which, { currency: d.pick(['BTC', 'ETH', 'USDC', 'any']), ...kindFilter });
         return;
       case 'public/ticker':
         await this.call(step, which, { instrumentName: grid.name });

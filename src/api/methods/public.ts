@@ -5,6 +5,7 @@ import { VenueError } from '../../domain/errors.ts';
 import type { ReadPort } from '../ports.ts';
 import type { MethodRegistry } from '../registry.ts';
 import {
+  BookSummaryParams,
   InstrumentsParams,
   LastTradesParams,
   OrderBookParams,
@@ -12,8 +13,14 @@ import {
   TestParams,
   TickerParams,
 } from '../schemas/methods.ts';
-import { InstrumentSchema, OrderBookSchema, PublicTradeSchema, TickerSchema } from '../schemas/objects.ts';
-import { instrumentToWire, orderBookToWire, tickerToWire } from '../wire/market.ts';
+import {
+  BookSummarySchema,
+  InstrumentSchema,
+  OrderBookSchema,
+  PublicTradeSchema,
+  TickerSchema,
+} from '../schemas/objects.ts';
+import { bookSummaryToWire, instrumentToWire, orderBookToWire, tickerToWire } from '../wire/market.ts';
 import { publicTradeToWire } from '../wire/orders.ts';
 import { instrumentOf, instrumentOrCombo, kindMatches, type MethodDeps } from './context.ts';
 
@@ -61,6 +68,24 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
         .filter((instrument) => matchesInstrument(currency, instrument.spec))
         .filter((instrument) => kindMatches(params.kind, instrument.kind))
         .map((instrument) => instrumentToWire(instrument, !expired));
+    },
+  });
+
+  registry.register({
+    name: 'public/get_book_summary_by_currency',
+    summary:
+      "Every active instrument of a currency (as get_instruments files them), optionally of one kind: best bid and ask, mid, mark, last, the index, and an option's mark IV and underlying; with 24h volume, high, low and open interest.",
+    access: 'public',
+    params: BookSummaryParams,
+    result: Type.Array(BookSummarySchema),
+    handler: (params) => {
+      const currency = instrumentsCurrency(reads, params.currency);
+      return reads.instruments(false).flatMap((instrument) => {
+        if (!matchesInstrument(currency, instrument.spec) || !kindMatches(params.kind, instrument.kind))
+          return [];
+        const ticker = reads.ticker(instrument.name);
+        return ticker === undefined ? [] : [bookSummaryToWire(ticker, instrument)];
+      });
     },
   });
 

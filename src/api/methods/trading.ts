@@ -4,7 +4,7 @@
  * account summary. Writes go through the command port; reads through the read port.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import type { CommandSuccess, OrderView } from '../../core/events.ts';
+import type { CommandSuccess, OrderView, PositionView } from '../../core/events.ts';
 import { ORDER_TYPE_FILTERS, type OrderTypeFilter } from '../../core/order-type-filter.ts';
 import type { Side } from '../../core/types.ts';
 import { VenueError } from '../../domain/errors.ts';
@@ -16,6 +16,7 @@ import {
   CancelByCurrencyParams,
   CancelByInstrumentParams,
   CancelByLabelParams,
+  ClosePositionParams,
   EditOrderParams,
   OpenOrdersByCurrencyParams,
   OpenOrdersByInstrumentParams,
@@ -24,6 +25,7 @@ import {
   OrderHistoryParams,
   OrderIdParams,
   PlaceOrderParams,
+  PositionParams,
   PositionsParams,
   UserTradesByInstrumentParams,
   UserTradesParams,
@@ -470,6 +472,77 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
         if (instrument === undefined || !kindMatches(params.kind, instrument.kind)) return [];
         return [positionToWire(position, instrument)];
       });
+    },
+  });
+
+  /**
+   * The account's position in one instrument, flat when it holds none. A combo's trades are booked
+   * on its legs, so a combo holds no position of its own: it is refused naming the field.
+   */
+  const positionIn = (accountId: number, instrumentName: string): [PositionView, Instrument] => {
+    const instrument = instrumentOf(reads, instrumentName);
+    if (instrument.spec.legs !== null) {
+      throw new VenueError(
+        'invalid_instrument',
+        `${instrument.name} is a combo: its trades are booked on its legs, which hold the positions`,
+        { field: 'instrumentName' },
+      );
+    }
+    const held = reads.positions(accountId, {}).find((p) => p.instrumentName === instrument.name);
+    if (held !== undefined) return [held, instrument];
+    const mark = reads.ticker(instrument.name)?.markPrice ?? null;
+    const flat: PositionView = {
+      accountId,
+      instrumentName: instrument.name,
+      size: 0,
+      openCost: 0,
+      averagePrice: 0,
+      realisedPnl: 0,
+      settlementCurrency: instrument.spec.settlementCurrency,
+      markPrice: mark,
+      floatingPnl: mark === null ? null : 0,
+    };
+    return [flat, instrument];
+  };
+
+  registry.register({
+    name: 'private/get_position',
+    summary: "The key's account's position in one instrument; direction zero when it holds none.",
+    access: 'private',
+    params: PositionParams,
+    result: PositionSchema,
+    handler: (params, context) => positionToWire(...positionIn(accountOf(context), params.instrumentName)),
+  });
+
+  registry.register({
+    name: 'private/close_position',
+    summary:
+      'Closes the position in one instrument with a reduce-only order for its whole size, at market or at a limit price.',
+    access: 'private',
+    roles: ['trade'],
+    matching: true,
+    params: ClosePositionParams,
+    result: OrderWithTradesSchema,
+    handler: (params, context) => {
+      if (params.type === 'limit' && params.price == null)
+        throw new VenueError('value_required', 'price is required with type limit', { field: 'price' });
+      if (params.type === 'market' && params.price != null)
+        throw new VenueError('invalid_params', 'price is not allowed with type market', { field: 'price' });
+      const accountId = accountOf(context);
+      const [position, instrument] = positionIn(accountId, params.instrumentName);
+      if (position.size === 0)
+        throw new VenueError('not_found', `no open position in ${instrument.name}`, {
+          field: 'instrumentName',
+        });
+      // Reduce-only: should the position shrink before the order runs, it cannot turn it round.
+      const order = {
+        instrumentName: instrument.name,
+        quantity: instrument.formatQuantity(Math.abs(position.size)),
+        type: params.type,
+        reduceOnly: true,
+        ...(params.price == null ? {} : { price: params.price }),
+      };
+      return place(order, position.size > 0 ? 'sell' : 'buy', accountId, instrument, context.session);
     },
   });
 

@@ -180,6 +180,16 @@ export const UserTradesByInstrumentParams = Type.Object(
 
 export const PositionsParams = Type.Object({ currency: Opt(Currency), kind: Opt(StringEnum(KINDS)) }, Strict);
 export const AccountSummaryParams = Type.Object({ currency: Currency }, Strict);
+export const PositionParams = Type.Object({ instrumentName: InstrumentName }, Strict);
+export const ClosePositionParams = Type.Object(
+  {
+    instrumentName: InstrumentName,
+    type: StringEnum(['limit', 'market']),
+    price: Opt(DecimalString('the limit price; required with type limit, refused with market')),
+  },
+  Strict,
+);
+export const BookSummaryParams = Type.Object({ currency: Currency, kind: Opt(StringEnum(KINDS)) }, Strict);
 
 export const InstrumentsParams = Type.Object(
   { currency: Currency, kind: Opt(StringEnum(KINDS)), expired: Opt(Type.Boolean()) },

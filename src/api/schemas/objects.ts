@@ -293,6 +293,37 @@ export const TickerSchema = Type.Object(
   { $id: 'Ticker' },
 );
 
+export const BookSummarySchema = Type.Object(
+  {
+    instrumentName: S,
+    baseCurrency: S,
+    quoteCurrency: S,
+    creationTimestamp: Type.Integer({ description: 'when this summary was read, ms' }),
+    bidPrice: NullableDecimal,
+    askPrice: NullableDecimal,
+    midPrice: Type.Union([S, Type.Null()], {
+      description: 'halfway between the best bid and ask, exactly (may be half a tick); null without both',
+    }),
+    markPrice: NullableDecimal,
+    last: Type.Union([S, Type.Null()], { description: 'the last trade price; null before the first trade' }),
+    estimatedDeliveryPrice: Type.Union([S, Type.Null()], {
+      description: "the index price the instrument's currency pair settles against now",
+    }),
+    markIv: Type.Optional(NullableDecimal),
+    underlyingPrice: Type.Optional(NullableDecimal),
+    openInterest: Type.Optional(
+      Type.String({ description: 'sum of the open long positions, in amount units; not for spot' }),
+    ),
+    volume: Type.Optional(Type.String({ description: 'amount traded in the last 24 h' })),
+    high: Type.Optional(NullableDecimal),
+    low: Type.Optional(NullableDecimal),
+  },
+  {
+    $id: 'BookSummary',
+    description: 'one line per instrument of public/get_book_summary_by_currency',
+  },
+);
+
 export const InstrumentSchema = Type.Object(
   {
     instrumentName: S,

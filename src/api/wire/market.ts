@@ -1,8 +1,13 @@
 /** Domain → wire for positions, account summaries, order books, tickers and instruments. */
+import type { Static } from '@sinclair/typebox';
 import type { PositionView } from '../../core/events.ts';
 import { formatMoney } from '../../core/types.ts';
+import { formatScaled, parseDecimal } from '../../domain/decimal.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { AccountSummaryView, OrderBookView, PriceBandView, TickerView } from '../ports.ts';
+import type { BookSummarySchema } from '../schemas/objects.ts';
+
+type BookSummary = Static<typeof BookSummarySchema>;
 
 export function positionToWire(position: PositionView, instrument: Instrument) {
   const size = position.size;
@@ -161,6 +166,45 @@ export function tickerToWire(ticker: TickerView, instrument: Instrument) {
     minPrice: string | null;
     maxPrice: string | null;
   };
+}
+
+/** One line of public/get_book_summary_by_currency: the ticker's prices in Deribit's summary names. */
+export function bookSummaryToWire(ticker: TickerView, instrument: Instrument): BookSummary {
+  const price = (ticks: number | null | undefined) =>
+    ticks === null || ticks === undefined ? null : instrument.formatPrice(ticks);
+  const plain = (value: number | null | undefined) =>
+    value === null || value === undefined ? null : decimalText(value);
+  const bid = ticker.bestBidPrice;
+  const ask = ticker.bestAskPrice;
+  const wire: { -readonly [K in keyof BookSummary]: BookSummary[K] } = {
+    instrumentName: ticker.instrumentName,
+    baseCurrency: instrument.spec.baseCurrency,
+    quoteCurrency: instrument.spec.quoteCurrency,
+    creationTimestamp: ticker.timestamp,
+    bidPrice: price(bid),
+    askPrice: price(ask),
+    midPrice: bid === null || ask === null ? null : halfOf(instrument.formatPrice(bid + ask)),
+    markPrice: price(ticker.markPrice),
+    last: price(ticker.lastPrice),
+    estimatedDeliveryPrice: plain(ticker.indexPrice),
+  };
+  if (instrument.isOption) {
+    wire.markIv = plain(ticker.markIv);
+    wire.underlyingPrice = plain(ticker.underlyingPrice);
+  }
+  if (ticker.openInterest !== undefined) wire.openInterest = instrument.formatQuantity(ticker.openInterest);
+  if (ticker.volume24h !== undefined) {
+    wire.volume = instrument.formatQuantity(ticker.volume24h);
+    wire.high = price(ticker.high24h);
+    wire.low = price(ticker.low24h);
+  }
+  return wire;
+}
+
+/** Half of a decimal string, exactly: one more decimal place at most. */
+function halfOf(text: string): string {
+  const value = parseDecimal(text, 'price');
+  return formatScaled(value.units * 5n, value.scale + 1);
 }
 
 /** Spec 2.10's words (Deribit's instrument_type): an inverse instrument is `reversed`. */

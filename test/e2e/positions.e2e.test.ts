@@ -1,0 +1,173 @@
+/**
+ * One position (private/get_position), closing it (private/close_position) and the book summary of
+ * a currency (public/get_book_summary_by_currency), through the typed client over the real engine.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ApiError } from '../../sdk/errors.ts';
+import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+
+const PERP = 'BTC-PERPETUAL';
+const TAKER = 0;
+const MAKER = 1;
+
+async function refusal(
+  promise: Promise<unknown>,
+): Promise<{ name: string; field: unknown; message: string }> {
+  const error = await promise.then(
+    () => assert.fail('expected a refusal'),
+    (caught: unknown) => caught,
+  );
+  assert.ok(error instanceof ApiError, String(error));
+  return {
+    name: error.errorName ?? '',
+    field: (error.data as { field?: unknown }).field,
+    message: error.message,
+  };
+}
+
+describe('positions: get_position, close_position; the book summary', () => {
+  let harness: Harness;
+  let engine: EngineVenue;
+  before(async () => {
+    engine = await startEngineVenue();
+    harness = await startHarness({ venue: engine });
+  });
+  after(() => harness.close());
+
+  const rest = (side: 'buy' | 'sell', quantity: string, price: string) =>
+    harness.http(MAKER).call(`private/${side}`, { instrumentName: PERP, quantity, price, postOnly: true });
+
+  test('a position never held is flat, at the mark; a held one is the one get_positions lists', async () => {
+    const taker = harness.http(TAKER);
+    const flat = await taker.call('private/get_position', { instrumentName: PERP });
+    assert.deepEqual(
+      {
+        direction: flat.direction,
+        size: flat.size,
+        averagePrice: flat.averagePrice,
+        markPrice: flat.markPrice,
+      },
+      { direction: 'zero', size: '0', averagePrice: '0', markPrice: '60000' },
+    );
+    assert.equal(flat.floatingProfitLoss, '0');
+
+    await rest('sell', '100', '60000');
+    await taker.call('private/buy', { instrumentName: PERP, quantity: '100', type: 'market' });
+    const held = await taker.call('private/get_position', { instrumentName: PERP });
+    assert.equal(held.direction, 'buy');
+    assert.equal(held.size, '100');
+    const listed = (await taker.call('private/get_positions', {})).find((p) => p.instrumentName === PERP);
+    assert.deepEqual(held, listed);
+  });
+
+  test('close_position refuses what it cannot close, naming the field', async () => {
+    const taker = harness.http(TAKER);
+    assert.deepEqual(
+      await refusal(taker.call('private/close_position', { instrumentName: PERP, type: 'limit' })),
+      {
+        name: 'value_required',
+        field: 'price',
+        message: 'price is required with type limit',
+      },
+    );
+    const priced = await refusal(
+      taker.call('private/close_position', { instrumentName: PERP, type: 'market', price: '60000' }),
+    );
+    assert.deepEqual([priced.name, priced.field], ['invalid_params', 'price']);
+    const unknown = await refusal(
+      taker.call('private/close_position', { instrumentName: 'BTC-NOPE', type: 'market' }),
+    );
+    assert.deepEqual([unknown.name, unknown.field], ['invalid_instrument', 'instrumentName']);
+    const type = await refusal(
+      taker.call('private/close_position', { instrumentName: PERP, type: 'stop_market' } as never),
+    );
+    assert.equal(type.field, 'type');
+    // A maker with no ETH position has nothing to close there.
+    const none = await refusal(
+      harness.http(3).call('private/close_position', { instrumentName: 'ETH-PERPETUAL', type: 'market' }),
+    );
+    assert.deepEqual([none.name, none.field], ['not_found', 'instrumentName']);
+  });
+
+  test('a market close sells a long away with a reduce-only order; the position is flat after', async () => {
+    const taker = harness.http(TAKER);
+    const before = await taker.call('private/get_position', { instrumentName: PERP });
+    assert.equal(before.size, '100');
+    await rest('buy', '300', '59990');
+    const closed = await taker.call('private/close_position', { instrumentName: PERP, type: 'market' });
+    assert.equal(closed.order.side, 'sell');
+    assert.equal(closed.order.reduceOnly, true);
+    assert.equal(closed.order.orderType, 'market');
+    assert.equal(closed.order.quantity, '100');
+    assert.equal(closed.order.filledQuantity, '100');
+    assert.deepEqual(
+      closed.trades.map((t) => [t.side, t.price, t.quantity]),
+      [['sell', '59990', '100']],
+    );
+    const after = await taker.call('private/get_position', { instrumentName: PERP });
+    assert.equal(after.direction, 'zero');
+    assert.equal(after.size, '0');
+    const again = await refusal(
+      taker.call('private/close_position', { instrumentName: PERP, type: 'market' }),
+    );
+    assert.deepEqual([again.name, again.field], ['not_found', 'instrumentName']);
+  });
+
+  test('a limit close of a short buys it back at the price, resting until it fills', async () => {
+    const taker = harness.http(TAKER);
+    // The bid left resting above takes the taker short.
+    await taker.call('private/sell', { instrumentName: PERP, quantity: '50', type: 'market' });
+    assert.equal((await taker.call('private/get_position', { instrumentName: PERP })).size, '-50');
+    const closing = await taker.call('private/close_position', {
+      instrumentName: PERP,
+      type: 'limit',
+      price: '59980',
+    });
+    assert.deepEqual(
+      [closing.order.side, closing.order.orderState, closing.order.reduceOnly, closing.order.price],
+      ['buy', 'open', true, '59980'],
+    );
+    assert.equal((await taker.call('private/get_position', { instrumentName: PERP })).size, '-50');
+    // The maker's bids out of the way, its sell at the price fills the close.
+    await harness.http(MAKER).call('private/cancel_all', {});
+    await harness.http(MAKER).call('private/sell', { instrumentName: PERP, quantity: '50', price: '59980' });
+    assert.equal(
+      (await taker.call('private/get_order_state', { orderId: closing.order.orderId })).orderState,
+      'filled',
+    );
+    assert.equal((await taker.call('private/get_position', { instrumentName: PERP })).direction, 'zero');
+  });
+
+  test('the book summary lists every instrument of the currency, with the book’s best prices and an exact mid', async () => {
+    const client = harness.http(TAKER);
+    await harness.http(MAKER).call('private/cancel_all', {});
+    await rest('buy', '10', '59990');
+    await rest('sell', '10', '59990.5');
+    const lines = await client.call('public/get_book_summary_by_currency', { currency: 'BTC' });
+    const listed = await client.call('public/get_instruments', { currency: 'BTC' });
+    assert.deepEqual(lines.map((l) => l.instrumentName).sort(), listed.map((i) => i.instrumentName).sort());
+    const perp = lines.find((l) => l.instrumentName === PERP)!;
+    const book = await client.call('public/get_order_book', { instrumentName: PERP });
+    assert.deepEqual(
+      [perp.bidPrice, perp.askPrice, perp.midPrice, perp.markPrice],
+      [book.bestBidPrice, book.bestAskPrice, '59990.25', '60000'],
+    );
+    assert.equal(perp.baseCurrency, 'BTC');
+    assert.equal(perp.estimatedDeliveryPrice, '60000');
+    assert.equal(perp.last, '59980');
+    assert.equal(perp.markIv, undefined, 'a future has no IV');
+    const option = lines.find((l) => /-[CP]$/.test(l.instrumentName))!;
+    assert.ok('markIv' in option && 'underlyingPrice' in option, 'an option line has its IV and underlying');
+    assert.equal(option.midPrice, null, 'no bid and ask: no mid');
+
+    const futures = await client.call('public/get_book_summary_by_currency', {
+      currency: 'btc',
+      kind: 'future',
+    });
+    assert.ok(futures.length > 0 && futures.every((l) => !/-[CP]$/.test(l.instrumentName)));
+    const unknown = await refusal(client.call('public/get_book_summary_by_currency', { currency: 'XYZ' }));
+    assert.deepEqual([unknown.name, unknown.field], ['invalid_params', 'currency']);
+  });
+});
