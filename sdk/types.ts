@@ -93,6 +93,10 @@ export interface Methods {
     typeof P.OrderHistoryParams,
     Order[] | { orders: Order[]; continuation: string | null }
   >;
+  'private/get_order_history_by_instrument': Call<
+    typeof P.OrderHistoryByInstrumentParams,
+    Order[] | { orders: Order[]; continuation: string | null }
+  >;
   'private/get_user_trades_by_currency': Call<typeof P.UserTradesParams, UserTradesPage>;
   'private/get_user_trades_by_instrument': Call<typeof P.UserTradesByInstrumentParams, UserTradesPage>;
   'private/get_positions': Call<typeof P.PositionsParams, Position[]>;
@@ -163,6 +167,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'private/get_open_orders_by_instrument',
   'private/get_open_orders_by_label',
   'private/get_order_history_by_currency',
+  'private/get_order_history_by_instrument',
   'private/get_user_trades_by_currency',
   'private/get_user_trades_by_instrument',
   'private/get_positions',

@@ -123,6 +123,7 @@ export class MemoryHistory implements HistoryPort {
     if (!Number.isInteger(offset) || offset < 0) throw new RangeError('offset out of range');
     const candidates = [...this.orders.values()].filter(({ view: order }) => {
       if (order.accountId !== q.accountId || !filedUnder(q.currency, order)) return false;
+      if (q.instrumentName !== undefined && order.instrumentName !== q.instrumentName) return false;
       if (!kindMatches(q.kind, this.kindOf(order.instrumentName))) return false;
       const open = order.orderState === 'open' || order.orderState === 'untriggered';
       if (order.filledAmount === 0 && (open || !q.includeUnfilled)) return false;

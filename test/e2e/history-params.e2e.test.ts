@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { ApiError } from '../../sdk/errors.ts';
 import type { HttpClient } from '../../sdk/http-client.ts';
 import { callSpread } from '../support/combo-picks.ts';
 import { startTestService, type TestService } from '../support/service-harness.ts';
@@ -88,6 +89,57 @@ describe('history params through the API', () => {
     const options = await orderIds(client, { currency: 'BTC', kind: 'option' });
     assert.ok(options.includes(option), 'kind option: the option order');
     assert.ok(!options.includes(future), 'kind option: not the perpetual order');
+  });
+
+  test('order history by instrument: that instrument’s orders only, paged as by currency', async () => {
+    const client = running.http(3);
+    const perp: string[] = [];
+    for (let i = 0; i < 3; i++) perp.push(await cancelledBuy(client, 'BTC-PERPETUAL', String(41000 + i)));
+    // A linear product is filed under BTC and USDC; its rows come by its own name.
+    const linear = await cancelledBuy(client, 'BTC_USDC-PERPETUAL', '41000');
+    const other = await cancelledBuy(client, 'ETH-PERPETUAL', '1500');
+    const ids = async (instrumentName: string, extra: Record<string, unknown> = {}) => {
+      const orders = await client.call('private/get_order_history_by_instrument', {
+        instrumentName,
+        includeUnfilled: true,
+        ...extra,
+      });
+      assert.ok(Array.isArray(orders));
+      return orders.map((order) => order.orderId);
+    };
+    assert.deepEqual(await ids('BTC-PERPETUAL'), [...perp].reverse());
+    assert.deepEqual(await ids('BTC_USDC-PERPETUAL'), [linear]);
+    assert.deepEqual(await ids('ETH-PERPETUAL'), [other]);
+    assert.deepEqual(await ids('BTC-PERPETUAL', { count: 2, offset: 1 }), [perp[1], perp[0]]);
+    assert.deepEqual(await ids('BTC-PERPETUAL', { includeUnfilled: false }), [], 'nothing filled');
+    // Walking with continuation tokens sees each order once.
+    const first = await client.call('private/get_order_history_by_instrument', {
+      instrumentName: 'BTC-PERPETUAL',
+      includeUnfilled: true,
+      count: 2,
+      withContinuation: true,
+    });
+    assert.ok(!Array.isArray(first) && first.continuation !== null);
+    const second = await client.call('private/get_order_history_by_instrument', {
+      instrumentName: 'BTC-PERPETUAL',
+      includeUnfilled: true,
+      count: 2,
+      withContinuation: true,
+      continuation: first.continuation,
+    });
+    assert.ok(!Array.isArray(second));
+    assert.deepEqual(
+      [...first.orders, ...second.orders].map((o) => o.orderId),
+      [...perp].reverse(),
+    );
+    assert.equal(second.continuation, null);
+    await assert.rejects(
+      client.call('private/get_order_history_by_instrument', { instrumentName: 'BTC-NOPE' }),
+      (error: unknown) =>
+        error instanceof ApiError &&
+        error.errorName === 'invalid_instrument' &&
+        (error.data as { field?: string }).field === 'instrumentName',
+    );
   });
 
   test('user trades: endTimestamp leaves out the trades after it', async () => {

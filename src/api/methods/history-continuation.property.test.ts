@@ -139,6 +139,7 @@ const tokenArb = fc.oneof(
 
 const METHODS: readonly [string, Record<string, unknown>][] = [
   ['private/get_order_history_by_currency', { currency: 'BTC', withContinuation: true }],
+  ['private/get_order_history_by_instrument', { instrumentName: INSTRUMENT, withContinuation: true }],
   ['private/get_user_trades_by_currency', { currency: 'BTC' }],
   ['private/get_user_trades_by_instrument', { instrumentName: INSTRUMENT }],
 ];

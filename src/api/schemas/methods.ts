@@ -142,21 +142,25 @@ export const OpenOrdersByInstrumentParams = Type.Object(
   Strict,
 );
 
+/** The paging and window params both order-history methods take (spec 4.2). */
+const ORDER_HISTORY_PAGING = {
+  count: Opt(Type.Integer({ minimum: 1, maximum: 1000 })),
+  offset: Opt(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+  includeOld: Opt(Type.Boolean()),
+  includeUnfilled: Opt(Type.Boolean()),
+  withContinuation: Opt(Type.Boolean()),
+  continuation: Opt(HistoryToken),
+  historical: Opt(Type.Boolean()),
+};
 export const OrderHistoryParams = Type.Object(
-  {
-    currency: Currency,
-    kind: Opt(StringEnum(KINDS)),
-    count: Opt(Type.Integer({ minimum: 1, maximum: 1000 })),
-    offset: Opt(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
-    includeOld: Opt(Type.Boolean()),
-    includeUnfilled: Opt(Type.Boolean()),
-    withContinuation: Opt(Type.Boolean()),
-    continuation: Opt(HistoryToken),
-    historical: Opt(Type.Boolean()),
-  },
+  { currency: Currency, kind: Opt(StringEnum(KINDS)), ...ORDER_HISTORY_PAGING },
   Strict,
 );
 export type OrderHistoryParams = Static<typeof OrderHistoryParams>;
+export const OrderHistoryByInstrumentParams = Type.Object(
+  { instrumentName: InstrumentName, ...ORDER_HISTORY_PAGING },
+  Strict,
+);
 
 /** The paging and window params both user-trades methods take. */
 const USER_TRADES_PAGING = {

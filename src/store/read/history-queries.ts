@@ -52,6 +52,8 @@ export interface OrderHistoryQuery {
   readonly accountId: number;
   /** An upper-case currency the instruments are filed under (base or pair quote). */
   readonly currency: string;
+  /** One instrument's orders only (filed under `currency`). */
+  readonly instrumentName?: string;
   /** `any` or undefined: every kind. */
   readonly kind?: string;
   /** Default 20, at most 1000. */
@@ -163,6 +165,10 @@ export async function queryOrderHistory(
   if (!Number.isInteger(offset) || offset < 0) throw new RangeError('offset out of range');
   const where: string[] = [];
   const params: RowValue[] = [];
+  if (q.instrumentName !== undefined) {
+    where.push('instrument_name = ?');
+    params.push(q.instrumentName);
+  }
   if (q.kind !== undefined && q.kind !== 'any') {
     if (q.kind === 'combo') where.push("kind IN ('future_combo', 'option_combo')");
     else {
