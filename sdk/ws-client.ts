@@ -149,7 +149,8 @@ export class WsClient {
   /**
    * Called when the open connection closes other than by `close()` or `connect()`, with the close
    * code and reason as received (1008 "slow consumer": the service dropped pushes it could not
-   * deliver; 1006: no close frame), before any reconnect. A reconnect's resubscribe starts every
+   * deliver; 1006: no close frame, which is also what a client that stalled usually sees, its 1008
+   * frame stuck behind the data it did not read), before any reconnect. A reconnect's resubscribe starts every
    * channel at seq 1 with a fresh snapshot.
    */
   onDisconnected: ((close: { readonly code: number; readonly reason: string }) => void) | null = null;

@@ -24,7 +24,11 @@ import {
   WsGateway,
   type WsGatewayOptions,
 } from './ws-gateway.ts';
-import { SLOW_CONSUMER_GRACE_MS } from './ws-session.ts';
+import {
+  SLOW_CONSUMER_BURST_FACTOR,
+  SLOW_CONSUMER_GRACE_MS,
+  SLOW_CONSUMER_PATIENCE_MS,
+} from './ws-session.ts';
 
 /** A socket that records what the session sends, and how it is closed. */
 class RecordingSocket extends EventEmitter {
@@ -622,23 +626,94 @@ test('over a TCP stream the queue is judged when the turn is flushed: a burst th
   assert.equal(socket.bufferedAmount, 0);
   assert.deepEqual(g.slow, []);
   assert.deepEqual(socket.closes, []);
-  // Now the peer stops reading: what the kernel leaves past the limit makes it a slow consumer.
+  // Now the peer stops reading: what the kernel leaves past the limit is watched, and still
+  // there a patience later, unshrunk, it makes the connection a slow consumer.
   socket.left = 101;
   g.request(socket, 11);
   g.request(socket, 12);
+  g.request(socket, 13);
   await settle();
   g.answer(11);
   await settle();
+  assert.deepEqual(g.slow, [], 'one look past the limit is no verdict');
+  g.answer(12);
+  await settle();
+  assert.equal(g.messages(socket).length, 12, 'sent to while watched');
+  g.clock.advance(SLOW_CONSUMER_PATIENCE_MS - 1);
+  assert.deepEqual(g.slow, []);
+  g.clock.advance(1);
   assert.deepEqual(g.slow, [
     { connection: 1, address: '10.0.0.9', bufferedBytes: 101, reason: 'connection' },
   ]);
-  assert.deepEqual(socket.closes, [{ code: 1008, afterSent: 11 }]);
-  g.answer(12);
+  assert.deepEqual(socket.closes, [{ code: 1008, afterSent: 12 }]);
+  g.answer(13);
   await settle();
-  assert.equal(g.messages(socket).length, 11, 'nothing is sent once it is dropped');
+  assert.equal(g.messages(socket).length, 12, 'nothing is sent once it is dropped');
   g.clock.advance(SLOW_CONSUMER_GRACE_MS);
   assert.equal(socket.terminated, true);
   assert.equal(g.gateway.bufferedBytes, 0);
+});
+
+test('a burst past the limit that the peer drains is no offence; one that stops shrinking is', async () => {
+  const g = holdingGateway({ maxBufferedBytes: 100 });
+  const socket = new StreamSocket();
+  socket.peerAnswersClose = false;
+  g.gateway.accept(socket as unknown as WebSocket, '10.0.0.9');
+  for (let rid = 1; rid <= 3; rid++) g.request(socket, rid);
+  await settle();
+  // A mass cancel's pushes: the kernel leaves 1,000 bytes, ten times the limit.
+  socket.left = 1_000;
+  g.answer(1);
+  await settle();
+  // The peer reads: a patience later the queue has shrunk, though still past the limit...
+  socket.bufferedAmount = 600;
+  g.clock.advance(SLOW_CONSUMER_PATIENCE_MS);
+  assert.deepEqual(g.slow, []);
+  // ...and another patience later it is within it: the watch ends.
+  socket.bufferedAmount = 50;
+  g.clock.advance(SLOW_CONSUMER_PATIENCE_MS);
+  assert.deepEqual(g.slow, []);
+  g.clock.advance(10 * SLOW_CONSUMER_PATIENCE_MS);
+  assert.deepEqual(g.slow, [], 'no watch left behind');
+  assert.deepEqual(socket.closes, []);
+  // A burst that lands past the limit again and then stops shrinking is a slow consumer.
+  socket.left = 500;
+  g.answer(2);
+  await settle();
+  socket.bufferedAmount = 450;
+  g.clock.advance(SLOW_CONSUMER_PATIENCE_MS);
+  assert.deepEqual(g.slow, [], 'it shrank: watched again');
+  g.clock.advance(SLOW_CONSUMER_PATIENCE_MS);
+  assert.deepEqual(g.slow, [
+    { connection: 1, address: '10.0.0.9', bufferedBytes: 450, reason: 'connection' },
+  ]);
+  assert.deepEqual(socket.closes, [{ code: 1008, afterSent: 2 }]);
+});
+
+test('a queue past the burst bound is a slow consumer at once', async () => {
+  const g = holdingGateway({ maxBufferedBytes: 100 });
+  const socket = new StreamSocket();
+  socket.peerAnswersClose = false;
+  g.gateway.accept(socket as unknown as WebSocket, '10.0.0.9');
+  g.request(socket, 1);
+  g.request(socket, 2);
+  await settle();
+  socket.left = 100 * SLOW_CONSUMER_BURST_FACTOR;
+  g.answer(1);
+  await settle();
+  assert.deepEqual(g.slow, [], 'at the bound it is watched');
+  g.clock.advance(SLOW_CONSUMER_PATIENCE_MS - 1);
+  socket.left = 100 * SLOW_CONSUMER_BURST_FACTOR + 1;
+  g.answer(2);
+  await settle();
+  assert.deepEqual(g.slow, [
+    {
+      connection: 1,
+      address: '10.0.0.9',
+      bufferedBytes: 100 * SLOW_CONSUMER_BURST_FACTOR + 1,
+      reason: 'connection',
+    },
+  ]);
 });
 
 // ---- cancel-on-disconnect at the session level (killing tests from the ws-gateway mutation audit) ----

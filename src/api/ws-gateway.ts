@@ -35,7 +35,9 @@
  *   queued for a connection (written, not yet taken by the kernel: ws's `bufferedAmount`) is
  *   judged once a turn's messages have been offered to the kernel (when the corked TCP stream is
  *   released), so a burst the kernel takes at once is no offence; a socket with no TCP stream
- *   under it is judged before each message. Past `maxBufferedBytes` the connection is a slow consumer, sent
+ *   under it is judged before each message. A queue past `maxBufferedBytes` is watched: if it has
+ *   not shrunk `SLOW_CONSUMER_PATIENCE_MS` later (or is past `SLOW_CONSUMER_BURST_FACTOR` times the
+ *   limit at once), the connection is a slow consumer, sent
  *   nothing more, its session ends (as on a disconnect), a 1008 "slow consumer" close frame is
  *   queued behind the data, and it is cut `SLOW_CONSUMER_GRACE_MS` later unless it has read up and
  *   closed. The queues of all connections are summed too: past `maxBufferedBytesTotal` the

@@ -20,6 +20,14 @@ import type { SlowConsumerDrop, WsGatewayDeps } from './ws-gateway.ts';
  * to read what is queued and the 1008 close frame behind it before it is cut.
  */
 export const SLOW_CONSUMER_GRACE_MS = 1_000;
+/**
+ * How long a connection's queue may stay past its limit without shrinking (on the service clock)
+ * before it is judged slow: one command can push thousands of messages in a turn (a cancel_all
+ * of 1,000 orders on two order channels queues 2.4 MB), which a peer that reads drains within it.
+ */
+export const SLOW_CONSUMER_PATIENCE_MS = 1_000;
+/** Past this many times its limit a queue is judged slow at once: the connection's memory bound. */
+export const SLOW_CONSUMER_BURST_FACTOR = 16;
 /** The close of a slow consumer: 1008, policy violation. */
 const SLOW_CONSUMER = 1008;
 const SLOW_CONSUMER_REASON = 'slow consumer';
@@ -69,6 +77,10 @@ export class Session implements SessionHandle, Subscriber {
   private wentAway = false;
   /** Dropped as a slow consumer (reported once). */
   private slow = false;
+  /** Looks at a queue past its limit again after the patience; null when none is pending. */
+  private watchCancel: (() => void) | null = null;
+  /** The queue when the pending watch was armed: it must have shrunk by the time the watch looks. */
+  private watchedQueue = 0;
   /** Cuts a slow consumer once its grace is over; null when none is pending. */
   private cutCancel: (() => void) | null = null;
   /** Terminated by the gateway: its queue went with the TCP stream, whenever its close event comes. */
@@ -97,9 +109,28 @@ export class Session implements SessionHandle, Subscriber {
     // The turn's writes have been offered to the kernel: what it did not take stays queued, and
     // that (not a burst the kernel takes at once) is what the limits judge.
     const queued = this.socket.bufferedAmount;
-    if (queued > this.maxBufferedBytes && !this.closed && !this.wentAway) this.dropSlow('connection', queued);
+    if (queued > this.maxBufferedBytes && !this.closed && !this.wentAway) {
+      if (queued > this.maxBufferedBytes * SLOW_CONSUMER_BURST_FACTOR) this.dropSlow('connection', queued);
+      else if (this.watchCancel === null) this.watchQueue(queued);
+    }
     this.queueChanged(this);
   };
+
+  /**
+   * A queue past its limit is a slow consumer only if it has not shrunk when looked at again a
+   * patience later: a peer that reads drains a burst, one that stopped does not.
+   */
+  private watchQueue(queued: number): void {
+    this.watchedQueue = queued;
+    this.watchCancel = this.deps.clock.schedule(this.deps.clock.now() + SLOW_CONSUMER_PATIENCE_MS, () => {
+      this.watchCancel = null;
+      if (this.closed || this.wentAway || this.cut) return;
+      const now = this.socket.bufferedAmount;
+      if (now <= this.maxBufferedBytes) return;
+      if (now < this.watchedQueue) this.watchQueue(now);
+      else this.dropSlow('connection', now);
+    });
+  }
 
   constructor(
     readonly id: number,
@@ -626,6 +657,8 @@ export class Session implements SessionHandle, Subscriber {
   onClose(): void {
     if (this.closed) return;
     this.closed = true;
+    this.watchCancel?.();
+    this.watchCancel = null;
     this.heartbeatCancel?.();
     this.deps.fanout.unsubscribeAll(this);
     this.cancelPlaced();
