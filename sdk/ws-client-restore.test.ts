@@ -10,7 +10,11 @@ import { until } from '../test/support/until.ts';
 import { ApiError } from './errors.ts';
 import { type ReconnectError, WsClient } from './ws-client.ts';
 
-type Reply = { result: unknown } | { error: { code: number; message: string } } | 'drop' | 'hold';
+type Reply =
+  | { result: unknown }
+  | { error: { code: number; message: string; data?: Record<string, unknown> } }
+  | 'drop'
+  | 'hold';
 
 /**
  * A server scripted per connection (numbered from 1): `reply` answers each request, drops the
@@ -155,10 +159,91 @@ test("a client without credentials signed in through call('public/auth'): the re
       ['gave_up'],
       'the client says it cannot sign in again',
     );
-    assert.match(errors[0]!.message, /no credentials/, 'and why');
+    assert.match(errors[0]!.message, /credentials/, 'and why');
     assert.equal(reconnects, 0, 'it never reports a reconnect');
     assert.equal(server.connections(), 1, 'no connection was opened to carry on signed out');
     await assert.rejects(client.call('public/test', {}), /not connected/, 'calls are refused');
+  } finally {
+    await client.close();
+    await server.close();
+  }
+});
+
+test("signed in through call('public/auth') as another key: the first key's channels and listeners go, and a reconnect gives up", async () => {
+  const server = await scriptedServer(() => OK);
+  const client = new WsClient({ url: server.url, credentials, reconnectDelayMs: 1 });
+  const errors: ReconnectError[] = [];
+  client.onReconnectError = (error) => errors.push(error);
+  try {
+    await client.connect();
+    await client.auth();
+    await client.subscribe(['user.orders.any.any'], () => {});
+    await client.call('private/enable_cancel_on_disconnect', {});
+    await client.call('public/auth', {
+      apiKey: 'other',
+      timestamp: Date.now(),
+      nonce: 'n-3',
+      signature: 'x',
+    });
+    const inside = client as unknown as { subscribed: Set<string>; listeners: Map<string, unknown> };
+    assert.deepEqual([...inside.subscribed], [], 'the service dropped them with the first key’s session');
+    assert.equal(inside.listeners.size, 0);
+    client.dropConnection();
+    await until(() => errors.length > 0, 5_000);
+    assert.deepEqual(
+      errors.map((error) => error.kind),
+      ['gave_up'],
+    );
+    assert.equal(server.connections(), 1, 'it never signs in as the first key, another account');
+  } finally {
+    await client.close();
+    await server.close();
+  }
+});
+
+test('a channel the service refuses on a resubscribe is dropped and reported; the others are resubscribed', async () => {
+  let refused = false;
+  const server = await scriptedServer((connection, method) => {
+    if (connection !== 2 || method !== 'private/subscribe' || refused) return OK;
+    refused = true;
+    return { error: { code: 11042, message: 'permission denied', data: { field: 'channels[1]' } } };
+  });
+  const client = new WsClient({ url: server.url, credentials, reconnectDelayMs: 1 });
+  const errors: ReconnectError[] = [];
+  client.onReconnectError = (error) => errors.push(error);
+  try {
+    await client.connect();
+    await client.auth();
+    const held = ['ticker.BTC-PERPETUAL', 'block_rfq.maker.BTC', 'user.orders.any.any'];
+    await client.subscribe(held, () => {});
+    let reconnected = new Promise<void>((resolve) => {
+      client.onReconnected = resolve;
+    });
+    client.dropConnection();
+    await reconnected;
+    assert.deepEqual(
+      errors.map((error) => error.kind),
+      ['channels_refused'],
+    );
+    assert.deepEqual([...errors[0]!.refusedChannels.keys()], ['block_rfq.maker.BTC']);
+    assert.ok(errors[0]!.refusedChannels.get('block_rfq.maker.BTC')?.errorName === 'permission_denied');
+    assert.deepEqual(
+      server.log.filter((line) => line.startsWith('2 ')),
+      ['2 public/auth', '2 private/subscribe', '2 private/subscribe'],
+      'sent again without the refused channel',
+    );
+    // No longer held: the next reconnect has nothing to report.
+    errors.length = 0;
+    reconnected = new Promise<void>((resolve) => {
+      client.onReconnected = resolve;
+    });
+    client.dropConnection();
+    await reconnected;
+    assert.deepEqual(errors, []);
+    assert.deepEqual(
+      server.log.filter((line) => line.startsWith('3 ')),
+      ['3 public/auth', '3 private/subscribe'],
+    );
   } finally {
     await client.close();
     await server.close();

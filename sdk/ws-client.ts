@@ -16,9 +16,11 @@
  *   cancel-on-disconnect.)
  * - A reconnect that fails is reported (`onReconnectError`) and tried again with backoff, unless
  *   the server refused something trying again cannot change (the credentials): then the client
- *   stops, as if closed, and says so. A reconnect signs in with the client's `credentials`,
- *   whichever key signed in last (`auth()` or `call('public/auth')`); a client without any that
- *   was signed in through `call` gives up at once, rather than carry on signed out.
+ *   stops, as if closed, and says so. A reconnect signs in with the client's `credentials`; a
+ *   client signed in through `call('public/auth')` with another key (or given none) gives up at
+ *   once, rather than carry on signed out or as another account.
+ * - Signing in with another key ends the last key's session on the server (its channels, its
+ *   cancel-on-disconnect): the client forgets those channels and their listeners too.
  * - A session is one `connect()`: `close()` ends it, and the next `connect()` starts with nothing
  *   of the last (not authenticated, no channels, heartbeat and cancel-on-disconnect off).
  * - A channel's listeners last as long as its subscription: `unsubscribe()`, the end of the
@@ -137,6 +139,8 @@ export class WsClient {
    * not sign in again, so it gives up rather than carry on signed out.
    */
   private signedInWithoutSecret = false;
+  /** The key the connection is signed in with, as answered (null before a sign-in). */
+  private signedInKey: string | null = null;
   /** The session settings a reconnect restores (as last answered by the server). */
   private cancelOnDisconnect = false;
   private heartbeatInterval: number | null = null;
@@ -273,7 +277,7 @@ export class WsClient {
         this.giveUp(
           new ReconnectError(
             'gave_up',
-            "reconnect cannot sign in again: the connection signed in through call('public/auth'), and the client was given no credentials to sign with",
+            "reconnect cannot sign in again: the connection signed in through call('public/auth') with a key the client was not given the credentials of",
           ),
         );
         return;
@@ -390,11 +394,21 @@ export class WsClient {
    */
   private track(method: MethodName, params: unknown, result: unknown): void {
     switch (method) {
-      case 'public/auth':
-        // A reconnect signs in with the client's credentials, whatever key signed in last.
-        if (this.options.credentials === undefined) this.signedInWithoutSecret = true;
-        else this.authenticated = true;
+      case 'public/auth': {
+        // Another key ends the last key's session on the server: its channels go, and with them
+        // their listeners; its cancel-on-disconnect has run.
+        const apiKey = (params as { apiKey: string }).apiKey;
+        if (this.signedInKey !== null && this.signedInKey !== apiKey) {
+          this.forgetChannels([...this.subscribed]);
+          this.cancelOnDisconnect = false;
+        }
+        this.signedInKey = apiKey;
+        // A reconnect signs in with the client's credentials: a connection signed in as another
+        // key could only come back as the wrong account, so it gives up instead.
+        this.signedInWithoutSecret = this.options.credentials?.apiKey !== apiKey;
+        if (!this.signedInWithoutSecret) this.authenticated = true;
         return;
+      }
       case 'public/subscribe':
       case 'private/subscribe':
         for (const channel of result as string[]) this.subscribed.add(channel);
@@ -447,6 +461,7 @@ export class WsClient {
     this.forgetChannels([...this.subscribed]);
     this.authenticated = false;
     this.signedInWithoutSecret = false;
+    this.signedInKey = null;
     this.cancelOnDisconnect = false;
     this.heartbeatInterval = null;
   }

@@ -115,44 +115,6 @@ describe('the sdk WebSocket client against the service', () => {
     await ws.close();
   });
 
-  test('a channel the service now refuses is dropped and reported; the others are resubscribed', async () => {
-    // Subscribed while the connection was authenticated with a maker key: the reconnect
-    // re-authenticates with the client's own (taker) key, which may not read the maker channel.
-    // It is held between the others: those before it and those after it are resubscribed.
-    const ws = client(running.credentials[0]!);
-    await ws.connect();
-    await ws.auth();
-    await signedAuth(ws, running.credentials[1]!);
-    const pushes: SubscriptionPush[] = [];
-    const held = [`ticker.${PERP}`, 'block_rfq.maker.BTC', 'user.orders.any.any'];
-    assert.deepEqual(await ws.subscribe(held, (push) => pushes.push(push)), held);
-    await until(() => pushes.length === 2); // the ticker's and the orders' snapshots
-    pushes.length = 0;
-
-    const errors: ReconnectError[] = [];
-    let again = reconnected(ws, errors);
-    ws.dropConnection();
-    await again;
-    assert.deepEqual(
-      errors.map((error) => error.kind),
-      ['channels_refused'],
-    );
-    assert.deepEqual([...errors[0]!.refusedChannels.keys()], ['block_rfq.maker.BTC']);
-    const refusal = errors[0]!.refusedChannels.get('block_rfq.maker.BTC')!;
-    assert.ok(refusal instanceof ApiError && refusal.errorName === 'permission_denied', String(refusal));
-    await until(() => pushes.length === 2);
-    assert.deepEqual(pushes.map((push) => push.channel).sort(), [`ticker.${PERP}`, 'user.orders.any.any']);
-    assert.ok(pushes.every((push) => push.snapshot && push.seq === 1));
-
-    // No longer held: the next reconnect has nothing to report.
-    errors.length = 0;
-    again = reconnected(ws, errors);
-    ws.dropConnection();
-    await again;
-    assert.deepEqual(errors, []);
-    await ws.close();
-  });
-
   test('a failed reconnect attempt is reported and retried; cancel-on-disconnect is back once it succeeds', async () => {
     let skewMs = 0;
     const ws = client(running.credentials[0]!, { now: () => running.service.core.now() + skewMs });
@@ -211,6 +173,41 @@ describe('the sdk WebSocket client against the service', () => {
     await ws.connect();
     assert.deepEqual(await ws.subscribe([`ticker.${PERP}`]), [`ticker.${PERP}`]);
     await ws.close();
+  });
+
+  test('signing in as another key through call(): its channels and listeners go, and a reconnect gives up rather than sign in as the first key', async () => {
+    const ws = client();
+    await ws.connect();
+    await ws.auth();
+    const got: string[] = [];
+    await ws.subscribe([`ticker.${PERP}`], () => got.push('ticker'));
+    await until(() => got.length === 1);
+    // Signing in again with the client's own key through call() keeps everything.
+    await signedAuth(ws, running.credentials[0]!);
+    assert.equal(
+      (await ws.call('private/get_account_summary', { currency: 'BTC' })).accountId,
+      running.credentials[0]!.accountIds[0],
+    );
+    // Another key: the service ends the first key's session, and the client forgets its channels.
+    const other = running.credentials[3]!;
+    await signedAuth(ws, other);
+    const held = (ws as unknown as { subscribed: Set<string> }).subscribed;
+    assert.deepEqual([...held], []);
+    assert.deepEqual(await ws.unsubscribe([`ticker.${PERP}`]), [], 'the service holds it no more either');
+    assert.equal(
+      (await ws.call('private/get_account_summary', { currency: 'BTC' })).accountId,
+      other.accountIds[0],
+    );
+
+    const again = reconnected(ws);
+    ws.dropConnection();
+    const error = await again.then(
+      () => assert.fail('reconnected as the first key'),
+      (e: unknown) => e as ReconnectError,
+    );
+    assert.equal(error.kind, 'gave_up');
+    assert.match(error.message, /credentials/);
+    assert.equal(ws.connected, false);
   });
 
   test('close() then connect() starts clean: nothing of the closed session is sent or restored', async () => {
