@@ -40,7 +40,7 @@ export function apiSurface(): {
   registerBuiltinChannels(channels, {} as ReadPort);
   registerRfqMethods(methods, {} as RfqMethodDeps);
   registerMmpMethods(methods, {} as MmpDeps);
-  registerMmpChannels(channels);
+  registerMmpChannels(channels, {} as ReadPort);
   registerRfqChannels(channels, {} as ReadPort);
   const flatRoutes: FlatRouteDefinition[] = [];
   registerPortfolioRoutes(

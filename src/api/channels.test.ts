@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Type } from '@sinclair/typebox';
+import { VenueError } from '../domain/errors.ts';
 import { ChannelRegistry, type Emit, Fanout, type Subscriber, topicFor } from './channels.ts';
 import { registerMmpChannels } from './methods/mmp.ts';
-import type { CommittedBatch } from './ports.ts';
+import type { CommittedBatch, ReadPort } from './ports.ts';
 
 function recorder(): Subscriber & { pushes: Array<[string, number, unknown, boolean]> } {
   const pushes: Array<[string, number, unknown, boolean]> = [];
@@ -163,9 +164,32 @@ test('names with one canonical name are one subscription, held under the name fi
   assert.equal(fanout.topicCount, 0);
 });
 
+/** Reads listing one BTC instrument: btc_usd is the only index followed. */
+const BTC_ONLY = {
+  instruments: () => [{ spec: { baseCurrency: 'BTC' } }],
+} as unknown as Pick<ReadPort, 'instruments'>;
+
+test('user.mmp_trigger.{index}: an index no listed instrument follows is refused, naming channels', () => {
+  const channels = new ChannelRegistry();
+  registerMmpChannels(channels, BTC_ONLY);
+  const key = { defaultAccountId: 1 } as Parameters<ChannelRegistry['resolve']>[1];
+  assert.ok(channels.resolve('user.mmp_trigger.btc_usd', key));
+  for (const name of ['user.mmp_trigger.eth_usd', 'user.mmp_trigger.doge_usd', 'user.mmp_trigger.btcusd_x']) {
+    assert.throws(
+      () => channels.resolve(name, key),
+      (error: unknown) =>
+        error instanceof VenueError &&
+        error.errorName === 'invalid_params' &&
+        error.data?.field === 'channels' &&
+        error.message.includes(name),
+      name,
+    );
+  }
+});
+
 test("user.mmp_trigger.{index}: the trigger of the key's default account is pushed, another account's is not", () => {
   const channels = new ChannelRegistry();
-  registerMmpChannels(channels);
+  registerMmpChannels(channels, BTC_ONLY);
   const fanout = new Fanout(channels);
   const mine = recorder();
   const theirs = recorder();

@@ -823,7 +823,7 @@ function registerDesks(
     commands: core,
     mmpConfig: (accountId, indexName) => core.machine.venue.mmpConfig(accountId, indexName ?? undefined),
   });
-  registerMmpChannels(gateway.channels);
+  registerMmpChannels(gateway.channels, core);
 }
 
 /** What to do when the journal's tail was written by a build with other rules. */

@@ -12,9 +12,9 @@
  */
 import { Type } from '@sinclair/typebox';
 import { VenueError } from '../../domain/errors.ts';
-import type { MmpStatus } from '../../engine/mmp.ts';
+import { indexNameOf, type MmpStatus } from '../../engine/mmp.ts';
 import { type ChannelRegistry, topicFor } from '../channels.ts';
-import type { CommandPort } from '../ports.ts';
+import type { CommandPort, ReadPort } from '../ports.ts';
 import type { MethodRegistry } from '../registry.ts';
 import { Opt, Strict } from '../validation.ts';
 import { decimalText } from '../wire/market.ts';
@@ -156,9 +156,12 @@ const MMP_TRIGGER_CHANNEL = /^user\.mmp_trigger\.([a-z0-9_]+)$/;
 /**
  * `user.mmp_trigger.{index_name}` (Deribit's name): `{indexName, frozenUntil}` whenever market
  * maker protection fires for the key's default account on that index (`frozenUntil` 0 = until
- * `private/reset_mmp`).
+ * `private/reset_mmp`). An index no listed instrument follows is refused, as set_mmp_config refuses
+ * it: a maker's typo would otherwise wait for an alert that never comes.
  */
-export function registerMmpChannels(channels: ChannelRegistry): void {
+export function registerMmpChannels(channels: ChannelRegistry, reads: Pick<ReadPort, 'instruments'>): void {
+  const followed = (indexName: string) =>
+    reads.instruments(false).some((instrument) => indexNameOf(instrument.spec.baseCurrency) === indexName);
   channels.register({
     pattern: 'user.mmp_trigger.{index_name}',
     summary:
@@ -170,6 +173,11 @@ export function registerMmpChannels(channels: ChannelRegistry): void {
       if (match === null) return null;
       if (principal === null) {
         throw new VenueError('authorization_required', `${name} needs an authenticated connection`, {
+          field: 'channels',
+        });
+      }
+      if (!followed(match[1]!)) {
+        throw new VenueError('invalid_params', `no listed instrument follows the index in ${name}`, {
           field: 'channels',
         });
       }
