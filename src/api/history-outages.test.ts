@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { VenueError } from '../domain/errors.ts';
 import { ReadStoreBehindError } from '../store/read/read-store.ts';
-import { historyAnsweringOutages, isStorageOutage } from './history-outages.ts';
+import { archiveAnsweringOutages, historyAnsweringOutages, isStorageOutage } from './history-outages.ts';
 import type { HistoryPort } from './ports.ts';
 
 function failing(error: unknown): HistoryPort {
@@ -62,6 +62,29 @@ test('a history store still behind the caller after its wait is unavailable: his
       return true;
     });
   }
+});
+
+test('the portfolio archive behind the caller is unavailable too, not internal_error', async () => {
+  const behind = new ReadStoreBehindError(120, 100, 2_000, null);
+  const archive = archiveAnsweringOutages({ portfolio: () => Promise.reject(behind) });
+  await assert.rejects(archive.portfolio(7), (e: unknown) => {
+    assert.ok(e instanceof VenueError, `a VenueError, got ${String(e)}`);
+    assert.equal(e.errorName, 'unavailable');
+    assert.deepEqual(e.data, {
+      field: 'history',
+      reason: 'history_behind',
+      safeToRetry: true,
+      behindCommands: 20,
+    });
+    return true;
+  });
+  const down = archiveAnsweringOutages({
+    portfolio: () => Promise.reject(Object.assign(new Error('x'), { code: 'ECONNREFUSED' })),
+  });
+  await assert.rejects(
+    down.portfolio(7),
+    (e: unknown) => e instanceof VenueError && e.errorName === 'unavailable',
+  );
 });
 
 test('a store that caught up while the refusal was made still counts as at least one command behind', async () => {

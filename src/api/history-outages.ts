@@ -5,10 +5,12 @@
  * (a query past the read store's deadline, ReadDbTimeoutError). So is a store still behind the
  * caller's acknowledged commands once the query's wait ran out (`ReadStoreBehindError`): the
  * query is refused rather than answered without them (`data.reason: 'history_behind'`,
- * `safeToRetry: true`, `behindCommands`). Other errors pass as they are.
+ * `safeToRetry: true`, `behindCommands`). The portfolio archive (`info` of a pruned portfolio) is
+ * read from the same store and answered the same way. Other errors pass as they are.
  */
 import { VenueError } from '../domain/errors.ts';
 import { ReadStoreBehindError } from '../store/read/read-store.ts';
+import type { PortfolioArchive } from './portfolios/routes.ts';
 import type { HistoryPort } from './ports.ts';
 
 /** Node's socket errors and PostgreSQL's connection (08), resources (53) and operator-intervention (57) classes. */
@@ -41,7 +43,7 @@ function answered<T>(query: Promise<T>): Promise<T> {
     if (error instanceof ReadStoreBehindError) {
       throw new VenueError(
         'unavailable',
-        'the order history store is behind your latest acknowledged commands and is catching up; nothing was changed, it is safe to try again shortly',
+        'the history store (orders, trades, finished portfolios) is behind your latest acknowledged commands and is catching up; nothing was changed, it is safe to try again shortly',
         {
           field: 'history',
           reason: 'history_behind',
@@ -51,9 +53,13 @@ function answered<T>(query: Promise<T>): Promise<T> {
       );
     }
     if (isStorageOutage(error)) {
-      throw new VenueError('unavailable', 'the order history store is not answering; try again shortly', {
-        field: 'history',
-      });
+      throw new VenueError(
+        'unavailable',
+        'the history store (orders, trades, finished portfolios) is not answering; try again shortly',
+        {
+          field: 'history',
+        },
+      );
     }
     throw error;
   });
@@ -65,4 +71,9 @@ export function historyAnsweringOutages(history: HistoryPort): HistoryPort {
     orderHistory: (query) => answered(history.orderHistory(query)),
     userTrades: (query) => answered(history.userTrades(query)),
   };
+}
+
+/** The pruned portfolios' records (portfolio `info`) live in the same store, with the same outages. */
+export function archiveAnsweringOutages(archive: PortfolioArchive): PortfolioArchive {
+  return { portfolio: (portfolioId) => answered(archive.portfolio(portfolioId)) };
 }

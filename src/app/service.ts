@@ -27,6 +27,7 @@ import { loadAdminToken, provisionMissingAccounts, registerAdminRoutes } from '.
 import type { SqliteKeyStore } from '../api/auth/sqlite-key-store.ts';
 import { bootstrapDemo, type DemoCredential } from '../api/bootstrap.ts';
 import { createGateway, type Gateway } from '../api/gateway.ts';
+import { archiveAnsweringOutages } from '../api/history-outages.ts';
 import { registerMmpChannels, registerMmpMethods } from '../api/methods/mmp.ts';
 import { registerRfqChannels, registerRfqMethods } from '../api/methods/rfq.ts';
 import { registerPortfolioChannels } from '../api/portfolios/channels.ts';
@@ -816,7 +817,7 @@ function registerDesks(
     portfolios: () => portfolios,
     combos,
     // A finished portfolio pruned from the core answers `info` from its final record.
-    archive: portfolioArchive(readStore),
+    archive: archiveAnsweringOutages(portfolioArchive(readStore)),
   });
   registerPortfolioChannels(gateway.channels, core);
   registerMmpMethods(gateway.methods, {
