@@ -271,12 +271,25 @@ export function createGateway(deps: GatewayDeps): Gateway {
       closing = true;
       stopEvents();
       caps.cutRefused();
-      await Promise.all([fastify.close(), ws.close(config.http.shutdownGraceMs)]);
+      const wsClosed = ws.close(config.http.shutdownGraceMs);
+      // Node's close ends idle keep-alive connections at once, and a request a client has just
+      // written to one is cut with a reset, its fate unknown to the client. Until then every
+      // request is refused (503, unavailable, Connection: close), so the client knows it was not run.
+      await lingerWhile(() => caps.count - ws.connectionCount > 0, config.http.shutdownIdleLingerMs);
+      await Promise.all([fastify.close(), wsClosed]);
     },
   };
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Waits (real time, in 10 ms steps) while `open()` holds, for at most `ms`. */
+async function lingerWhile(open: () => boolean, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (open() && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(10, until - Date.now())));
+  }
+}
 
 /** `build()`'s value as JSON text, built at the first call and kept. */
 function memoizedJson(build: () => unknown): () => string {

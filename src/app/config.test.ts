@@ -39,6 +39,7 @@ describe('config', () => {
         maxConnectionsPerAddress: 1_000,
         requestTimeoutMs: 30_000,
         shutdownGraceMs: 5_000,
+        shutdownIdleLingerMs: 200,
       },
       auth: {
         clockSkewMs: 15_000,

@@ -141,6 +141,11 @@ export const ConfigSchema = Type.Object(
         requestTimeoutMs: Type.Integer({ minimum: 1 }),
         /** At most an hour: a timer past 2^31 − 1 ms would fire at once and cut every connection. */
         shutdownGraceMs: Type.Integer({ minimum: 0, maximum: 3_600_000 }),
+        /**
+         * How long a stop keeps idle HTTP keep-alive connections open, so that a request already on
+         * its way is refused (503, unavailable, Connection: close) rather than cut with a reset.
+         */
+        shutdownIdleLingerMs: Type.Integer({ minimum: 0, maximum: 10_000 }),
       },
       { additionalProperties: false },
     ),
@@ -209,6 +214,7 @@ export const DEFAULT_CONFIG: Config = {
     maxConnectionsPerAddress: 1_000,
     requestTimeoutMs: 30_000,
     shutdownGraceMs: 5_000,
+    shutdownIdleLingerMs: 200,
   },
   auth: {
     clockSkewMs: 15_000,
@@ -288,6 +294,7 @@ export const ENV_BINDINGS: ReadonlyArray<readonly [string, readonly string[], En
   ['MAX_CONNECTIONS_PER_ADDRESS', ['http', 'maxConnectionsPerAddress'], asInteger],
   ['REQUEST_TIMEOUT_MS', ['http', 'requestTimeoutMs'], asInteger],
   ['SHUTDOWN_GRACE_MS', ['http', 'shutdownGraceMs'], asInteger],
+  ['SHUTDOWN_IDLE_LINGER_MS', ['http', 'shutdownIdleLingerMs'], asInteger],
   ['REPLAY_MAX_ENTRIES', ['auth', 'replayMaxEntries'], asInteger],
   ['REPLAY_MAX_ANSWER_BYTES', ['auth', 'replayMaxAnswerBytes'], asInteger],
   ['REPLAY_MAX_ENTRIES_PER_KEY', ['auth', 'replayMaxEntriesPerKey'], asIntegerOrAuto],
