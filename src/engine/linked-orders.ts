@@ -507,6 +507,8 @@ export function placeLinked(state: VenueState, command: PlaceOrder, place: Place
       ? checkOcoSecondaries(state, command)
       : checkReleasedTriggerSlots(state, command);
   if (error !== null) return failed(state, command, error);
+  // `place` emits each order's events before its links are set here: `withLinks` adds them.
+  const from = state.events.length;
   const result = place(state, {
     ...command,
     linkedOrderType: null,
@@ -521,6 +523,7 @@ export function placeLinked(state: VenueState, command: PlaceOrder, place: Place
   x.linkedOrderType = type;
   if (type === 'one_cancels_other') {
     const group = newGroup(state, type, condition, null);
+    const linked = [primary];
     // Every member is placed in this command: what it traded when placed acts on the others.
     join(state, group, primary, 0);
     for (const c of configs) {
@@ -551,9 +554,10 @@ export function placeLinked(state: VenueState, command: PlaceOrder, place: Place
         // Checked before the primary, so only what the primary's trading changed gets here.
         // Trades stand; no member stays live without its partners.
         abandonGroup(state, group);
-        return withView(state, result, primary);
+        return withLinks(state, result, primary, from, linked);
       }
       const order = state.orders.get(placed.order.orderId)!;
+      linked.push(order);
       extrasOf(order).triggerFillCondition = condition;
       join(state, group, order, 0, order.amount + cut);
       for (const [id, due] of cuts) group.cut[`${id}>${order.id}`] = due;
@@ -567,7 +571,7 @@ export function placeLinked(state: VenueState, command: PlaceOrder, place: Place
       if (member.filled !== group.seenFilled[id] || isClosedState(member.state))
         reactMember(state, group, member);
     }
-    return withView(state, result, primary);
+    return withLinks(state, result, primary, from, linked);
   }
   const group = newGroup(state, type, condition, primary.id);
   x.otoOrderIds = [];
@@ -581,7 +585,7 @@ export function placeLinked(state: VenueState, command: PlaceOrder, place: Place
   }
   group.seenFilled[primary.id] = 0;
   state.advanced.linkOf.set(primary.id, group);
-  return withView(state, result, primary);
+  return withLinks(state, result, primary, from, [primary]);
 }
 
 /**
@@ -662,19 +666,40 @@ function abandonGroup(state: VenueState, group: LinkGroup): void {
   dropIfDone(state, group);
 }
 
-/** Refreshes the command's order view (and its event) after linking fields were set. */
-function withView(state: VenueState, result: CommandResult, order: Order): CommandResult {
+/**
+ * `place` emitted the events of the primary and of each OCO member (open, filled, cancelled…)
+ * before their links (`ocoRef`, `triggerFillCondition`, `otoOrderIds`, the OTOCO flag) were set.
+ * Views are snapshots, so each of those events since `from` gets the links the order has now:
+ * every push of the order carries them, and its last event equals its state after the command
+ * (links never change once set within the command). Returns the result with the primary's view.
+ */
+function withLinks(
+  state: VenueState,
+  result: CommandResult,
+  primary: Order,
+  from: number,
+  linked: readonly Order[],
+): CommandResult {
   if (!result.ok) return result;
-  const view = order.toView();
   const events = state.events;
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i]!;
-    if (e.type === 'order' && e.order.orderId === order.id) {
-      events[i] = { type: 'order', order: view };
-      break;
+  for (const order of linked) {
+    const view = order.toView();
+    for (let i = from; i < events.length; i++) {
+      const e = events[i]!;
+      if (e.type !== 'order' || e.order.orderId !== order.id) continue;
+      events[i] = {
+        type: 'order',
+        order: {
+          ...e.order,
+          triggerFillCondition: view.triggerFillCondition,
+          otoOrderIds: view.otoOrderIds === null ? null : [...view.otoOrderIds],
+          ocoRef: view.ocoRef,
+          isPrimaryOtoco: view.isPrimaryOtoco,
+        },
+      };
     }
   }
-  return { ...result, order: view };
+  return { ...result, order: primary.toView() };
 }
 
 function newTemplate(state: VenueState, primary: Order, command: PlaceOrder, c: OtocoOrderConfig): Order {

@@ -1,0 +1,57 @@
+/**
+ * What `user.orders` and `user.trades` push, through the sdk over the real engine (review of
+ * stop 43): a linked order's pushes carry its links; each command's trades are one array.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { SubscriptionPush } from '../../sdk/types.ts';
+import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { until } from '../support/until.ts';
+
+const PERP = 'BTC-PERPETUAL';
+const ORDERS = 'user.orders.any.BTC';
+
+describe('user pushes over the real engine', () => {
+  let harness: Harness;
+  let engine: EngineVenue;
+  before(async () => {
+    engine = await startEngineVenue();
+    harness = await startHarness({ venue: engine });
+  });
+  after(() => harness.close());
+
+  test('OCO: each member’s last push equals get_order_state, ocoRef and triggerFillCondition included', async () => {
+    const ws = harness.ws(0);
+    await ws.connect();
+    await ws.auth();
+    const pushes: SubscriptionPush[] = [];
+    await ws.subscribe([ORDERS], (push) => pushes.push(push));
+    const client = harness.http(0);
+    const placed = await client.call('private/sell', {
+      instrumentName: PERP,
+      quantity: '100',
+      price: '61000',
+      linkedOrderType: 'one_cancels_other',
+      otocoConfig: [
+        { side: 'sell', quantity: '100', type: 'stop_market', trigger: 'mark_price', triggerPrice: '59000' },
+      ],
+    });
+    const ocoRef = placed.order.ocoRef;
+    assert.ok(ocoRef);
+    const last = new Map<string, Record<string, unknown>>();
+    await until(() => {
+      for (const push of pushes.filter((p) => !p.snapshot))
+        last.set((push.data as { orderId: string }).orderId, push.data as Record<string, unknown>);
+      return last.size === 2;
+    });
+    for (const [orderId, pushed] of last) {
+      const state = await client.call('private/get_order_state', { orderId });
+      assert.deepEqual(pushed, state, `${orderId}: its push is its state`);
+      assert.equal(state.ocoRef, ocoRef);
+      assert.equal(state.triggerFillCondition, 'first_hit');
+    }
+    await client.call('private/cancel', { orderId: placed.order.orderId });
+    await ws.close();
+  });
+});
