@@ -228,13 +228,51 @@ test('a currency in another letter case is the same channel: one subscription, p
   assert.equal(m.subscribe(client.subscriber, 'user.trades.option.ANY', 1), true);
   assert.equal(m.subscribe(client.subscriber, 'user.trades.option.any', 1), false);
   m.publish(1_000, [{ type: 'trade', trade: comboTradeView({ tradeId: 'BTC-10', taker: 1, maker: 2 }) }]);
-  // The combo trade and its two leg trades, once each, under the names first subscribed.
-  const seqs = new Map<string, number[]>();
-  for (const push of client.pushes) seqs.set(push.channel, [...(seqs.get(push.channel) ?? []), push.seq]);
-  assert.deepEqual(Object.fromEntries(seqs), {
-    'user.trades.any.btc': [1, 2, 3],
-    'user.trades.option.ANY': [1, 2],
+  // The combo trade and its two leg trades, once each (one push: one command), under the names
+  // first subscribed.
+  const ids = new Map<string, [number, string[]][]>();
+  for (const push of client.pushes)
+    ids.set(push.channel, [
+      ...(ids.get(push.channel) ?? []),
+      [push.seq, (push.data as unknown as Array<{ tradeId: string }>).map((t) => t.tradeId)],
+    ]);
+  assert.deepEqual(Object.fromEntries(ids), {
+    'user.trades.any.btc': [[1, ['BTC-10', 'BTC-10-L1', 'BTC-10-L2']]],
+    'user.trades.option.ANY': [[1, ['BTC-10-L1', 'BTC-10-L2']]],
   });
+});
+
+test('user.trades: a sweep through three levels is one push of its three trades on each channel, in order', () => {
+  const m = comboMarket();
+  const taker = recorder();
+  const maker = recorder();
+  for (const channel of ['user.trades.option.BTC', 'user.trades.any.any'])
+    m.subscribe(taker.subscriber, channel, 1);
+  m.subscribe(maker.subscriber, 'user.trades.any.BTC', 2);
+  const fill = (n: number, price: number, makerAccount = 2): CoreEvent => {
+    const { comboId: _c, comboTradeId: _t, ...leg } = comboTradeView({ maker: makerAccount }).legs![0]!;
+    return { type: 'trade', trade: { ...leg, tradeId: `BTC-${n}`, tradeSeq: n, price } };
+  };
+  // One command: three makers' levels (two of account 2, one of account 3) and an order event.
+  m.publish(1_000, [fill(1, 300), fill(2, 310), fill(3, 320, 3), orderEvent()]);
+  m.publish(1_100, [orderEvent()]); // no trade: no push
+  m.publish(1_200, [fill(4, 330)]);
+  const shown = (pushes: typeof taker.pushes) =>
+    pushes.map((p) => [
+      p.channel,
+      p.seq,
+      (p.data as unknown as Array<{ tradeId: string }>).map((t) => t.tradeId),
+    ]);
+  assert.deepEqual(shown(taker.pushes), [
+    ['user.trades.option.BTC', 1, ['BTC-1', 'BTC-2', 'BTC-3']],
+    ['user.trades.any.any', 1, ['BTC-1', 'BTC-2', 'BTC-3']],
+    ['user.trades.option.BTC', 2, ['BTC-4']],
+    ['user.trades.any.any', 2, ['BTC-4']],
+  ]);
+  assert.deepEqual(shown(maker.pushes), [
+    ['user.trades.any.BTC', 1, ['BTC-1', 'BTC-2']],
+    ['user.trades.any.BTC', 2, ['BTC-4']],
+  ]);
 });
 
 test('the user channels name their canonical form: the currency upper case, or any', () => {

@@ -1,6 +1,7 @@
 /**
  * The gateway's own channel families: `user.orders.{kind}.{currency}`,
- * `user.trades.{kind}.{currency}` (the key's default account), `book.{instrument}`,
+ * `user.trades.{kind}.{currency}` (the key's default account; each committed command's trades a
+ * channel shows as one array, as `trades.{instrument}` does), `book.{instrument}`,
  * `ticker.{instrument}` and `trades.{instrument}` (public). Kind: future, option, spot, future_combo, option_combo, combo,
  * any; currency: one the venue files instruments under (any case; base or settlement currency,
  * so `USDC` carries the BTC_USDC products and `BTC` them too, src/domain/currency.ts), or any.
@@ -88,10 +89,14 @@ function userChannel(
       };
     },
     produce(batch, emit) {
+      // user.trades: the command's trades each channel shows, in order, pushed as one array.
+      const trades = new Map<string, { name: string; accountId: number; parts: (() => unknown[])[] }>();
       for (const event of batch.events) {
         if (prefix === 'user.orders' && event.type === 'order') emitOrder(event.order);
-        if (prefix === 'user.trades' && event.type === 'trade') emitTrade(event.trade);
+        if (prefix === 'user.trades' && event.type === 'trade') addTrade(event.trade);
       }
+      for (const { name, accountId, parts } of trades.values())
+        emit(name, accountId, () => parts.flatMap((part) => part()));
       function names(instrument: Instrument): string[] {
         const out: string[] = [];
         for (const kind of kindsOf(instrument)) {
@@ -114,18 +119,28 @@ function userChannel(
        * A trade on a combo's book goes to the combo's kind channels (with its legs), and each of
        * its leg trades to its leg's kind channels, as the read store files them.
        */
-      function emitTrade(trade: TradeView): void {
-        emitTradeOn(trade);
-        if (trade.legs !== undefined) for (const leg of trade.legs) emitTradeOn(leg);
+      function addTrade(trade: TradeView): void {
+        addTradeOn(trade);
+        if (trade.legs !== undefined) for (const leg of trade.legs) addTradeOn(leg);
       }
-      function emitTradeOn(trade: TradeView): void {
+      function addTradeOn(trade: TradeView): void {
         const instrument = reads.instrument(trade.instrumentName);
         if (instrument === undefined) return;
         for (const party of [trade.taker, trade.maker]) {
           if (partiesOf(trade, party.accountId)[0] !== party) continue;
-          const data = () =>
-            partiesOf(trade, party.accountId).map((own) => tradeToWire(trade, own, instrument, lookup));
-          for (const name of names(instrument)) emit(name, party.accountId, data);
+          let wire: unknown[] | undefined;
+          const data = () => {
+            wire ??= partiesOf(trade, party.accountId).map((own) =>
+              tradeToWire(trade, own, instrument, lookup),
+            );
+            return wire;
+          };
+          for (const name of names(instrument)) {
+            const key = topicFor(name, party.accountId);
+            const pending = trades.get(key);
+            if (pending === undefined) trades.set(key, { name, accountId: party.accountId, parts: [data] });
+            else pending.parts.push(data);
+          }
         }
       }
     },
@@ -278,7 +293,12 @@ export function registerBuiltinChannels(channels: ChannelRegistry, reads: ReadPo
     userChannel('user.orders', reads, "Changes of the key's orders (snapshot: open orders).", OrderSchema),
   );
   channels.register(
-    userChannel('user.trades', reads, "The key's trades, as arrays.", Type.Array(TradeSchema)),
+    userChannel(
+      'user.trades',
+      reads,
+      "The key's trades: each command's trades as one array.",
+      Type.Array(TradeSchema),
+    ),
   );
   channels.register(
     instrumentChannel('book', reads, 'Order book snapshots of one instrument.', OrderBookSchema),

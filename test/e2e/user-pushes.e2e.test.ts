@@ -54,4 +54,38 @@ describe('user pushes over the real engine', () => {
     await client.call('private/cancel', { orderId: placed.order.orderId });
     await ws.close();
   });
+
+  test('a market buy that sweeps three levels: one user.trades push of three trades, as the tape', async () => {
+    const ws = harness.ws(0);
+    await ws.connect();
+    await ws.auth();
+    const pushes: SubscriptionPush[] = [];
+    const channels = ['user.trades.future.BTC', 'user.trades.any.any', `trades.${PERP}`];
+    await ws.subscribe(channels, (push) => pushes.push(push));
+    const maker = harness.http(1);
+    for (const price of ['60500', '60510', '60520'])
+      await maker.call('private/sell', { instrumentName: PERP, quantity: '10', price, postOnly: true });
+    const taken = await harness.http(0).call('private/buy', {
+      instrumentName: PERP,
+      quantity: '30',
+      type: 'market',
+    });
+    const ids = taken.trades.map((t) => t.tradeId);
+    assert.equal(ids.length, 3);
+    await until(() => channels.every((channel) => pushes.some((p) => p.channel === channel)));
+    for (const channel of channels) {
+      const own = pushes.filter((p) => p.channel === channel);
+      assert.deepEqual(
+        own.map((p) => [p.seq, (p.data as Array<{ tradeId: string }>).map((t) => t.tradeId)]),
+        [[1, ids]],
+        channel,
+      );
+    }
+    assert.deepEqual(
+      pushes.find((p) => p.channel === 'user.trades.any.any')!.data,
+      taken.trades,
+      'the push is the answer’s trades',
+    );
+    await ws.close();
+  });
 });
