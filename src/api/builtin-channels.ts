@@ -1,7 +1,8 @@
 /**
  * The gateway's own channel families: `user.orders.{kind}.{currency}`,
  * `user.trades.{kind}.{currency}` (the key's default account; each committed command's trades a
- * channel shows as one array, as `trades.{instrument}` does), `book.{instrument}`,
+ * channel shows as one array, as `trades.{instrument}` does; a portfolio's child order, and its
+ * fills, with `portfolioId`), `book.{instrument}`,
  * `ticker.{instrument}` and `trades.{instrument}` (public). Kind: future, option, spot, future_combo, option_combo, combo,
  * any; currency: one the venue files instruments under (any case; base or settlement currency,
  * so `USDC` carries the BTC_USDC products and `BTC` them too, src/domain/currency.ts), or any.
@@ -30,7 +31,7 @@ import {
   TradeSchema,
 } from './schemas/objects.ts';
 import { orderBookToWire, tickerToWire } from './wire/market.ts';
-import { orderToWire, partiesOf, publicTradeToWire, tradeToWire } from './wire/orders.ts';
+import { orderToWire, partiesOf, portfolioIdOf, publicTradeToWire, tradeToWire } from './wire/orders.ts';
 
 const KINDS = new Set(['future', 'option', 'spot', 'future_combo', 'option_combo', 'combo', 'any']);
 const BOOK_DEPTH = 20;
@@ -39,6 +40,25 @@ function kindsOf(instrument: Instrument): string[] {
   const kinds = [instrument.kind, 'any'];
   if (instrument.kind.endsWith('_combo')) kinds.push('combo');
   return kinds;
+}
+
+const portfolioIdField = (description: string) =>
+  Type.Object({ portfolioId: Type.Optional(Type.Integer({ description })) });
+/** An order as `user.orders` pushes it: a portfolio's child order with its `portfolioId`. */
+const UserOrderSchema = Type.Composite([
+  OrderSchema,
+  portfolioIdField("the portfolio owning the order (a portfolio's child order only)"),
+]);
+/** A trade as `user.trades` pushes it: the fill of a portfolio's child order with its `portfolioId`. */
+const UserTradeSchema = Type.Composite([
+  TradeSchema,
+  portfolioIdField("the portfolio owning the trade's order (a fill of a portfolio's child order only)"),
+]);
+
+/** SEMANTICS, Portfolios: every push about a portfolio carries `portfolioId`; no field otherwise. */
+function withPortfolio<T extends object>(wire: T, owner: string | null): T {
+  const portfolioId = portfolioIdOf(owner);
+  return portfolioId === null ? wire : { ...wire, portfolioId };
 }
 
 function requirePrincipal(principal: Principal | null, name: string): Principal {
@@ -54,9 +74,9 @@ function userChannel(
   prefix: 'user.orders' | 'user.trades',
   reads: ReadPort,
   summary: string,
-  payload: ReturnType<typeof Type.Array> | typeof OrderSchema,
+  payload: ReturnType<typeof Type.Array> | typeof UserOrderSchema,
 ): ChannelFamily {
-  const snapshotPayload = prefix === 'user.orders' ? { snapshotPayload: Type.Array(OrderSchema) } : {};
+  const snapshotPayload = prefix === 'user.orders' ? { snapshotPayload: Type.Array(UserOrderSchema) } : {};
   const lookup = (name: string) => reads.instrument(name);
   const pattern = new RegExp(`^${prefix.replace('.', '\\.')}\\.([a-z_]+)\\.([A-Za-z0-9]+)$`);
   return {
@@ -84,7 +104,9 @@ function userChannel(
         snapshot: () =>
           reads.openOrders(accountId, currency === 'any' ? {} : { currency }).flatMap((order) => {
             const instrument = reads.instrument(order.instrumentName);
-            return instrument && kindsOf(instrument).includes(kind) ? [orderToWire(order, instrument)] : [];
+            return instrument && kindsOf(instrument).includes(kind)
+              ? [withPortfolio(orderToWire(order, instrument), order.owner)]
+              : [];
           }),
       };
     },
@@ -110,7 +132,7 @@ function userChannel(
         if (instrument === undefined) return;
         let wire: unknown;
         const data = () => {
-          wire ??= orderToWire(order, instrument);
+          wire ??= withPortfolio(orderToWire(order, instrument), order.owner);
           return wire;
         };
         for (const name of names(instrument)) emit(name, order.accountId, data);
@@ -131,7 +153,7 @@ function userChannel(
           let wire: unknown[] | undefined;
           const data = () => {
             wire ??= partiesOf(trade, party.accountId).map((own) =>
-              tradeToWire(trade, own, instrument, lookup),
+              withPortfolio(tradeToWire(trade, own, instrument, lookup), own.owner),
             );
             return wire;
           };
@@ -290,14 +312,19 @@ function tradesChannel(reads: ReadPort): ChannelFamily {
 
 export function registerBuiltinChannels(channels: ChannelRegistry, reads: ReadPort): void {
   channels.register(
-    userChannel('user.orders', reads, "Changes of the key's orders (snapshot: open orders).", OrderSchema),
+    userChannel(
+      'user.orders',
+      reads,
+      "Changes of the key's orders (snapshot: open orders); a portfolio's child order with its portfolioId.",
+      UserOrderSchema,
+    ),
   );
   channels.register(
     userChannel(
       'user.trades',
       reads,
-      "The key's trades: each command's trades as one array.",
-      Type.Array(TradeSchema),
+      "The key's trades: each command's trades as one array; a fill of a portfolio's child order carries portfolioId.",
+      Type.Array(UserTradeSchema),
     ),
   );
   channels.register(

@@ -15,7 +15,7 @@ import type { Instrument } from '../../domain/instrument.ts';
 import { type ChannelFamily, type ChannelRegistry, topicFor } from '../channels.ts';
 import type { ReadPort } from '../ports.ts';
 import { OrderSchema } from '../schemas/objects.ts';
-import { orderToWire } from '../wire/orders.ts';
+import { orderToWire, portfolioIdOf } from '../wire/orders.ts';
 import { TradeNewsMessage } from './answer-schemas.ts';
 import { tradeNewsToWire } from './wire.ts';
 
@@ -30,12 +30,8 @@ const OrderChangeSchema = Type.Composite([
   Type.Object({ portfolioId: Type.Union([Type.Integer(), Type.Null()]) }),
 ]);
 
-function portfolioIdOf(order: OrderView): number | null {
-  return order.owner !== null && /^\d+$/.test(order.owner) ? Number(order.owner) : null;
-}
-
 function orderChange(order: OrderView, instrument: Instrument): unknown {
-  return { ...orderToWire(order, instrument), portfolioId: portfolioIdOf(order) };
+  return { ...orderToWire(order, instrument), portfolioId: portfolioIdOf(order.owner) };
 }
 
 function requireUser(principal: Parameters<ChannelFamily['resolve']>[1], name: string) {

@@ -27,6 +27,14 @@ export function formatAveragePrice(instrument: Instrument, notionalTicks: number
   return formatScaled(units, grid.scale + extra);
 }
 
+/**
+ * The portfolio owning an order (its `owner` tag is the portfolio id, src/algo/children.ts), or
+ * null for an order no portfolio owns.
+ */
+export function portfolioIdOf(owner: string | null): number | null {
+  return owner !== null && /^\d+$/.test(owner) ? Number(owner) : null;
+}
+
 export function orderToWire(order: OrderView, instrument: Instrument): WireOrder {
   const wire: WireOrder = {
     orderId: order.orderId,
