@@ -8,6 +8,7 @@ import {
   SHORT_LEG,
 } from '../../test/support/combo-trade.ts';
 import type { CoreEvent } from '../core/events.ts';
+import { VenueError } from '../domain/errors.ts';
 import { Instrument } from '../domain/instrument.ts';
 import { DEFAULT_PRODUCTS, inverseFutureSpec } from '../market/products.ts';
 import type { Principal } from './auth/authenticator.ts';
@@ -58,7 +59,7 @@ function market() {
   };
   const subscribe = (subscriber: Subscriber, name: string) =>
     fanout.subscribe(subscriber, name, channels.resolve(name, null)!.resolved);
-  return { state, fanout, publish, subscribe };
+  return { state, fanout, publish, subscribe, channels };
 }
 
 function recorder() {
@@ -370,4 +371,28 @@ test('the ticker is compared with the prices at least once a second while every 
       [3, '65020'],
     ],
   );
+});
+
+test('a channel of an instrument not listed is refused naming channels; a combo id says how to list it', () => {
+  const { channels } = market();
+  for (const prefix of ['book', 'ticker', 'trades']) {
+    assert.throws(
+      () => channels.resolve(`${prefix}.BTC-NOPE`, null),
+      (error: unknown) =>
+        error instanceof VenueError &&
+        error.errorName === 'invalid_instrument' &&
+        error.data?.field === 'channels' &&
+        error.message === `unknown instrument in ${prefix}.BTC-NOPE`,
+    );
+    const combo = `${prefix}.BTC-FS-18DEC26_PERP`;
+    assert.throws(
+      () => channels.resolve(combo, null),
+      (error: unknown) =>
+        error instanceof VenueError &&
+        error.errorName === 'invalid_instrument' &&
+        error.data?.field === 'channels' &&
+        /combo BTC-FS-18DEC26_PERP .* is not listed yet: a signed request/.test(error.message),
+      combo,
+    );
+  }
 });

@@ -20,6 +20,7 @@ import { Type } from '@sinclair/typebox';
 import type { OrderView, TradeView } from '../core/events.ts';
 import { VenueError } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
+import { parseComboName } from '../market/combos.ts';
 import type { Principal } from './auth/authenticator.ts';
 import { type ChannelFamily, type ChannelRegistry, topicFor } from './channels.ts';
 import type { PriceBandView, ReadPort } from './ports.ts';
@@ -169,6 +170,19 @@ function userChannel(
   };
 }
 
+/**
+ * The refusal of a channel naming no listed instrument. A well-formed combo id is listed by a
+ * signed request (src/api/methods/context.ts, instrumentOrCombo), not by a subscribe, which
+ * resolves at once: the refusal says so, rather than that the combo does not exist.
+ */
+function unknownInstrument(channel: string, instrumentName: string): VenueError {
+  const message =
+    parseComboName(instrumentName) === null
+      ? `unknown instrument in ${channel}`
+      : `combo ${instrumentName} in ${channel} is not listed yet: a signed request (its book, its ticker or an order) lists it, then it can be subscribed to`;
+  return new VenueError('invalid_instrument', message, { field: 'channels' });
+}
+
 /** How often, at least, subscribed tickers are compared with the prices (ms of batch time). */
 const TICKER_PRICE_CHECK_MS = 1_000;
 
@@ -213,9 +227,7 @@ function instrumentChannel(
       if (!name.startsWith(`${prefix}.`)) return null;
       const instrumentName = name.slice(prefix.length + 1);
       const instrument = reads.instrument(instrumentName);
-      if (instrument === undefined) {
-        throw new VenueError('invalid_instrument', `unknown instrument in ${name}`, { field: 'channels' });
-      }
+      if (instrument === undefined) throw unknownInstrument(name, instrumentName);
       return {
         topics: [topicFor(name, null)],
         pushesCurrentState: true,
@@ -282,10 +294,9 @@ function tradesChannel(reads: ReadPort): ChannelFamily {
     payload: Type.Array(PublicTradeSchema),
     resolve(name) {
       if (!name.startsWith('trades.')) return null;
-      const instrument = reads.instrument(name.slice('trades.'.length));
-      if (instrument === undefined) {
-        throw new VenueError('invalid_instrument', `unknown instrument in ${name}`, { field: 'channels' });
-      }
+      const instrumentName = name.slice('trades.'.length);
+      const instrument = reads.instrument(instrumentName);
+      if (instrument === undefined) throw unknownInstrument(name, instrumentName);
       return { topics: [topicFor(name, null)] };
     },
     produce(batch, emit) {
