@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { WebSocketServer } from 'ws';
 import { ChannelsParams } from '../src/api/schemas/methods.ts';
+import { until } from '../test/support/until.ts';
 import { SUBSCRIBE_CHANNELS_PER_CALL, WsClient } from './ws-client.ts';
 
 /**
@@ -163,5 +164,47 @@ test('onDisconnected gets the code and reason of a close by the server, not of c
   } finally {
     await client.close();
     await new Promise<void>((resolve) => closing.close(() => resolve()));
+  }
+});
+
+test('a push that does not follow its channel’s last one is reported as a gap, before the listeners get it', async () => {
+  const pushing = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await new Promise<void>((resolve) => pushing.once('listening', () => resolve()));
+  const push = (socket: import('ws').WebSocket, channel: string, seq: number, snapshot = false) =>
+    socket.send(
+      JSON.stringify({
+        method: 'subscription',
+        params: snapshot ? { channel, seq, snapshot: true, data: [] } : { channel, seq, data: [] },
+      }),
+    );
+  pushing.on('connection', (socket) => {
+    socket.on('message', (data) => {
+      const { rid, params } = JSON.parse(data.toString()) as { rid: number; params: { channels: string[] } };
+      socket.send(JSON.stringify({ rid, result: params.channels }));
+      // Channel a: a snapshot, then 2, then 4 (3 went missing); channel b: 1, 2 (no gap).
+      push(socket, 'a', 1, true);
+      push(socket, 'b', 1);
+      push(socket, 'a', 2);
+      push(socket, 'b', 2);
+      push(socket, 'a', 4);
+      // A fresh snapshot starts the count again: no gap.
+      push(socket, 'a', 1, true);
+      push(socket, 'a', 2);
+    });
+  });
+  const client = new WsClient({
+    url: `ws://127.0.0.1:${(pushing.address() as AddressInfo).port}`,
+    reconnect: false,
+  });
+  const events: string[] = [];
+  client.onGap = (gap) => events.push(`gap ${gap.channel} expected ${gap.expectedSeq} got ${gap.seq}`);
+  try {
+    await client.connect();
+    await client.subscribe(['a', 'b'], (p) => events.push(`${p.channel} ${p.seq}`));
+    await until(() => events.length === 8);
+    assert.deepEqual(events, ['a 1', 'b 1', 'a 2', 'b 2', 'gap a expected 3 got 4', 'a 4', 'a 1', 'a 2']);
+  } finally {
+    await client.close();
+    await new Promise<void>((resolve) => pushing.close(() => resolve()));
   }
 });

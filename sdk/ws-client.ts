@@ -131,6 +131,8 @@ export class WsClient {
   private readonly listeners = new Map<string, Set<PushListener>>();
   private readonly anyListeners = new Set<PushListener>();
   private readonly subscribed = new Set<string>();
+  /** The seq of each channel's last push on this connection (see `checkSeq`). */
+  private readonly lastSeq = new Map<string, number>();
   /** By `close()`, or by a reconnect that gave up. */
   private closed = false;
   private authenticated = false;
@@ -158,6 +160,13 @@ export class WsClient {
    * channel at seq 1 with a fresh snapshot.
    */
   onDisconnected: ((close: { readonly code: number; readonly reason: string }) => void) | null = null;
+  /**
+   * Called when a channel's push does not follow its last one (`seq` not one more), before the
+   * listeners get it: pushes were missed. Resubscribing the channel starts it afresh.
+   */
+  onGap:
+    | ((gap: { readonly channel: string; readonly expectedSeq: number; readonly seq: number }) => void)
+    | null = null;
   readonly heartbeatsAnswered = { count: 0 };
 
   constructor(private readonly options: WsClientOptions) {}
@@ -211,6 +220,7 @@ export class WsClient {
     if (message.method === 'subscription' && message.params) {
       if (socket !== this.socket) return;
       const push = message.params as SubscriptionPush;
+      this.checkSeq(push);
       for (const listener of this.listeners.get(push.channel) ?? []) listener(push);
       for (const listener of this.anyListeners) listener(push);
       return;
@@ -337,6 +347,8 @@ export class WsClient {
    * Returns the channels the server refused, each with its error.
    */
   private async restore(socket: WebSocket): Promise<Map<string, ApiError>> {
+    // Every channel counts from 1 again on the new connection.
+    this.lastSeq.clear();
     const send: Send = (method, params) => this.request(socket, method, params);
     if (this.authenticated) await this.authenticate(send);
     if (this.heartbeatInterval !== null) {
@@ -470,7 +482,21 @@ export class WsClient {
     for (const channel of channels) {
       this.subscribed.delete(channel);
       this.listeners.delete(channel);
+      this.lastSeq.delete(channel);
     }
+  }
+
+  /**
+   * Each channel's pushes count 1, 2, 3… from its subscribe (a snapshot starts again at 1): a push
+   * that does not follow the last one means pushes were missed, reported to `onGap` before the
+   * listeners get it. A gap is a service fault: resubscribing gives a fresh start.
+   */
+  private checkSeq(push: SubscriptionPush): void {
+    const last = this.lastSeq.get(push.channel);
+    if (last !== undefined && !push.snapshot && push.seq !== last + 1) {
+      this.onGap?.({ channel: push.channel, expectedSeq: last + 1, seq: push.seq });
+    }
+    this.lastSeq.set(push.channel, push.seq);
   }
 
   /** Sends a raw text frame (tests). */
