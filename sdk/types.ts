@@ -65,6 +65,10 @@ export interface Methods {
   'public/get_order_book': Call<typeof P.OrderBookParams, OrderBook>;
   'public/ticker': Call<typeof P.TickerParams, Ticker>;
   'public/get_book_summary_by_currency': Call<typeof P.BookSummaryParams, BookSummary[]>;
+  'public/get_index_price': Call<
+    typeof P.IndexPriceParams,
+    { indexPrice: string; estimatedDeliveryPrice: string }
+  >;
   'public/get_last_trades_by_instrument': Call<
     typeof P.LastTradesParams,
     { trades: PublicTrade[]; hasMore: boolean }
@@ -146,6 +150,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'public/get_order_book',
   'public/ticker',
   'public/get_book_summary_by_currency',
+  'public/get_index_price',
   'public/get_last_trades_by_instrument',
   'public/auth',
   'public/set_heartbeat',

@@ -137,6 +137,8 @@ export interface ReadPort {
    * src/domain/currency.ts), sorted: the names `currency` filters take.
    */
   currencies(): readonly string[];
+  /** The index of a currency (USD per coin), null before its first price or for a currency without one. */
+  indexPrice(currency: string): number | null;
   /**
    * The account's cancel-on-disconnect default (`account` scope): WebSocket connections that
    * authenticate for it start with cancel-on-disconnect on. False for an unknown account.

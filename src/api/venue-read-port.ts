@@ -54,6 +54,8 @@ export interface VenueQueries {
   listedInstruments(expired: boolean): Instrument[];
   /** The currencies of every instrument ever listed, sorted. */
   currencies(): string[];
+  /** USD per coin, null before the currency's first index price. */
+  indexPrice(currency: string): number | null;
   /** Cancel-on-disconnect's `account` scope: on for the account's new connections. */
   accountCancelOnDisconnect(accountId: number): boolean;
   /** 24 h volume (lots), high and low (ticks) and open interest (lots; null for spot). */
@@ -161,6 +163,7 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
       };
     },
     currencies: () => venue.currencies(),
+    indexPrice: (currency) => venue.indexPrice(currency),
     accountCancelOnDisconnect: (accountId) => venue.accountCancelOnDisconnect(accountId),
   };
 }

@@ -184,6 +184,9 @@ export class CoreService implements CommandPort, ReadPort, EventPort {
   currencies(): readonly string[] {
     return this.reads.currencies();
   }
+  indexPrice(currency: string): number | null {
+    return this.reads.indexPrice(currency);
+  }
   accountCancelOnDisconnect(accountId: number): boolean {
     return this.reads.accountCancelOnDisconnect(accountId);
   }

@@ -1276,6 +1276,7 @@ class Runner {
       'private/get_account_summary',
       'public/ticker',
       'public/get_book_summary_by_currency',
+      'public/get_index_price',
       'public/get_order_book',
       'public/get_last_trades_by_instrument',
       'public/get_instruments',
@@ -1357,6 +1358,9 @@ class Runner {
         });
         return;
       }
+      case 'public/get_index_price':
+        await this.call(step, which, { indexName: d.pick(['btc_usd', 'eth_usd', 'usdc_usd', 'BTC_USD']) });
+        return;
       case 'public/get_book_summary_by_currency':
         await this.call(step, which, { currency: d.pick(['BTC', 'ETH', 'USDC', 'any']), ...kindFilter });
         return;

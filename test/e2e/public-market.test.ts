@@ -55,6 +55,21 @@ describe('public market data', () => {
     assert.match(error.message, /XYZ/);
   });
 
+  test('get_index_price answers a currency’s USD index; another name is refused naming indexName', async () => {
+    const client = harness.http(0);
+    assert.deepEqual(await client.call('public/get_index_price', { indexName: 'btc_usd' }), {
+      indexPrice: '60000',
+      estimatedDeliveryPrice: '60000',
+    });
+    assert.equal((await client.call('public/get_index_price', { indexName: 'ETH_USD' })).indexPrice, '3000');
+    for (const indexName of ['doge_usd', 'btc_eur']) {
+      const error = await refusal(client.call('public/get_index_price', { indexName }));
+      assert.equal(error.code, -32602);
+      assert.equal((error.data as { field?: string }).field, 'indexName');
+      assert.match(error.message, /btc_usd, eth_usd/);
+    }
+  });
+
   test('public/test names the value expectedResult takes', async () => {
     const error = await refusal(harness.http(0).call('public/test', { expectedResult: 'boom' } as never));
     assert.equal((error.data as { field?: string }).field, 'expectedResult');

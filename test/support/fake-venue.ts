@@ -268,6 +268,10 @@ export class FakeVenue implements CommandPort, ReadPort, EventPort {
   currencies(): readonly string[] {
     return ['BTC', 'ETH'];
   }
+  /** The fake prices no index. */
+  indexPrice(): number | null {
+    return null;
+  }
   /** Cancel-on-disconnect's `account` scope, as `set_account_cancel_on_disconnect` left it. */
   accountCancelOnDisconnect(accountId: number): boolean {
     return this.codAccounts.has(accountId);

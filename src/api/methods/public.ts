@@ -6,6 +6,7 @@ import type { ReadPort } from '../ports.ts';
 import type { MethodRegistry } from '../registry.ts';
 import {
   BookSummaryParams,
+  IndexPriceParams,
   InstrumentsParams,
   LastTradesParams,
   OrderBookParams,
@@ -20,7 +21,13 @@ import {
   PublicTradeSchema,
   TickerSchema,
 } from '../schemas/objects.ts';
-import { bookSummaryToWire, instrumentToWire, orderBookToWire, tickerToWire } from '../wire/market.ts';
+import {
+  bookSummaryToWire,
+  decimalText,
+  instrumentToWire,
+  orderBookToWire,
+  tickerToWire,
+} from '../wire/market.ts';
 import { publicTradeToWire } from '../wire/orders.ts';
 import { instrumentOf, instrumentOrCombo, kindMatches, type MethodDeps } from './context.ts';
 
@@ -90,6 +97,19 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
   });
 
   registry.register({
+    name: 'public/get_index_price',
+    summary:
+      "A currency's index, USD per coin (indexName btc_usd, eth_usd…): what marks, bands and settlements follow. estimatedDeliveryPrice is the same figure: the venue settles on the index itself.",
+    access: 'public',
+    params: IndexPriceParams,
+    result: Type.Object({ indexPrice: Type.String(), estimatedDeliveryPrice: Type.String() }),
+    handler: (params) => {
+      const price = indexOf(reads, params.indexName);
+      return { indexPrice: price, estimatedDeliveryPrice: price };
+    },
+  });
+
+  registry.register({
     name: 'public/get_order_book',
     summary: 'Aggregated price levels of one instrument (default depth 20).',
     access: 'public',
@@ -146,6 +166,26 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
       return tickerToWire(ticker, instrument);
     },
   });
+}
+
+/**
+ * The index price named `{currency}_usd` (any letter case), as a decimal string: the venue keeps one
+ * USD index per base currency. Another name, or an index not priced yet, is refused naming
+ * `indexName` with the names it has.
+ */
+function indexOf(reads: ReadPort, indexName: string): string {
+  const [currency = '', quote = ''] = indexName.toUpperCase().split('_');
+  const price = quote === 'USD' ? reads.indexPrice(currency) : null;
+  if (price === null) {
+    const known = reads
+      .currencies()
+      .filter((c) => reads.indexPrice(c) !== null)
+      .map((c) => `${c.toLowerCase()}_usd`);
+    throw new VenueError('invalid_params', `unknown index ${indexName}; the venue has ${known.join(', ')}`, {
+      field: 'indexName',
+    });
+  }
+  return decimalText(price);
 }
 
 /**

@@ -204,6 +204,10 @@ export const OrderBookParams = Type.Object(
   Strict,
 );
 export const TickerParams = Type.Object({ instrumentName: InstrumentName }, Strict);
+export const IndexPriceParams = Type.Object(
+  { indexName: Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9]+_[A-Za-z]+$' }) },
+  Strict,
+);
 /** The venue keeps an instrument's last 100 trades for the public tape. */
 export const PUBLIC_TRADES_KEPT = 100;
 export const LastTradesParams = Type.Object(
