@@ -404,6 +404,44 @@ describe('config', () => {
     }
   });
 
+  test('a setting whose size drives an allocation or a window has a maximum, refused naming the setting (stop 43)', () => {
+    assert.equal(
+      loadConfig({ env: {}, overrides: { auth: { clockSkewMs: 300_000 } } }).auth.clockSkewMs,
+      300_000,
+      'a clock skew window of 5 minutes is accepted',
+    );
+    assert.throws(
+      () => loadConfig({ env: {}, overrides: { auth: { clockSkewMs: 86_400_000_000 } } }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.message === 'invalid configuration: /auth/clockSkewMs must be <= 300000',
+      'a clock skew window of 1,000 days is refused naming auth.clockSkewMs (it ran the start out of memory)',
+    );
+    const dir = tempDir('config-max-');
+    const file = join(dir, 'config.json');
+    writeFileSync(file, JSON.stringify({ auth: { clockSkewMs: 86_400_000 } }));
+    assert.throws(
+      () => loadConfig({ env: {}, file }),
+      (error: unknown) =>
+        error instanceof ConfigError && error.message.includes('/auth/clockSkewMs must be <='),
+      'a day-long window from the config file is refused too',
+    );
+    for (const [name, pointer, top] of [
+      ['BODY_LIMIT_BYTES', '/http/bodyLimitBytes', 67_108_864],
+      ['WS_MAX_MESSAGE_BYTES', '/http/wsMaxMessageBytes', 67_108_864],
+      ['REQUEST_TIMEOUT_MS', '/http/requestTimeoutMs', 3_600_000],
+    ] as const) {
+      assert.doesNotThrow(() => loadConfig({ env: { [name]: String(top) } }), `${name}=${top} is accepted`);
+      assert.throws(
+        () => loadConfig({ env: { [name]: String(top + 1) } }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.message === `invalid configuration: ${pointer} must be <= ${top} (${name})`,
+        `${name}=${top + 1} is refused naming ${pointer} and ${name}`,
+      );
+    }
+  });
+
   test('a shutdown grace longer than an hour is refused (past 2^31 − 1 ms a timer fires at once)', () => {
     assert.equal(
       loadConfig({ env: { SHUTDOWN_GRACE_MS: '3600000' } }).http.shutdownGraceMs,

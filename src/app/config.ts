@@ -110,8 +110,10 @@ export const ConfigSchema = Type.Object(
     ),
     http: Type.Object(
       {
-        bodyLimitBytes: Type.Integer({ minimum: 1024 }),
-        wsMaxMessageBytes: Type.Integer({ minimum: 1024 }),
+        /** At most 64 MiB: a body is held whole in memory (and may be kept for a retry). */
+        bodyLimitBytes: Type.Integer({ minimum: 1024, maximum: 67_108_864 }),
+        /** At most 64 MiB: a message is held whole in memory before it is parsed. */
+        wsMaxMessageBytes: Type.Integer({ minimum: 1024, maximum: 67_108_864 }),
         /** WebSocket connections open at once, in all and from one client address. */
         wsMaxConnections: Type.Integer({ minimum: 1 }),
         wsMaxConnectionsPerAddress: Type.Integer({ minimum: 1 }),
@@ -138,7 +140,7 @@ export const ConfigSchema = Type.Object(
          * How long, in ms, a client has to send a whole HTTP request (headers and body); one that
          * has not is answered 408 and its connection closed. Also the limit for the headers.
          */
-        requestTimeoutMs: Type.Integer({ minimum: 1 }),
+        requestTimeoutMs: Type.Integer({ minimum: 1, maximum: 3_600_000 }),
         /** At most an hour: a timer past 2^31 − 1 ms would fire at once and cut every connection. */
         shutdownGraceMs: Type.Integer({ minimum: 0, maximum: 3_600_000 }),
         /**
@@ -151,8 +153,12 @@ export const ConfigSchema = Type.Object(
     ),
     auth: Type.Object(
       {
-        /** SEMANTICS: a timestamp more than 15 s from server time is refused. */
-        clockSkewMs: Type.Integer({ minimum: 1000 }),
+        /**
+         * SEMANTICS: a timestamp more than 15 s from server time is refused. At most 5 minutes: the
+         * replay memory keeps a time bucket per 100 ms of twice the window (a day's window ran the
+         * start out of memory) and remembers every nonce for as long.
+         */
+        clockSkewMs: Type.Integer({ minimum: 1000, maximum: 300_000 }),
         /** Nonces remembered inside the window (all keys); past it signed requests get 429. */
         replayMaxEntries: Type.Integer({ minimum: 1 }),
         /** Size of answers kept for byte-identical retries (bytes; characters for text answers); past it signed requests get 429. */
