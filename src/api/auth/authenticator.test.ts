@@ -324,7 +324,8 @@ test('a key over its share of the replay memory gets too_many_requests; another 
     refusal = error as VenueError;
   }
   assert.equal(refusal?.errorName, 'too_many_requests');
-  assert.deepEqual(refusal?.data, { field: 'Service-API-Nonce', retryAfterMs: 100 });
+  // The key's oldest nonce (signed now, kept the window past it) leaves at the end of its bucket.
+  assert.deepEqual(refusal?.data, { field: 'Service-API-Nonce', retryAfterMs: 15_100 });
   assert.deepEqual(shared.rememberedBy(key.record.apiKey), { entries: 4, answerBytes: 0 });
   const ts = clock.now();
   const ws = (apiKey: string, secret: string, nonce: string) => ({
@@ -482,4 +483,109 @@ test('at the global cap a key that holds no nonce yet is refused too', () => {
     'too_many_requests',
   );
   assert.equal(capped.rememberedNonces, 2, 'the memory stays at its cap');
+});
+
+test('the replay-memory 429 says when a retry can get in: when the oldest nonce holding it leaves (stop 43)', () => {
+  const { store, clock, request } = setup();
+  const shared = new Authenticator(store, clock.now, {
+    clockSkewMs: 15_000,
+    replay: { maxEntries: 8, maxAnswerBytes: 1_000_000, maxEntriesPerKey: 2 },
+  });
+  const start = clock.now();
+  for (const n of ['a', 'b', 'c', 'd']) {
+    assert.equal(shared.authenticateHttp(request({ nonce: uuid(n) })).kind, 'fresh');
+    clock.advance(1_000);
+  }
+  let tries = 0;
+  const retryAfter = (): number | null => {
+    tries += 1;
+    try {
+      shared.authenticateHttp(request({ nonce: uuid(`r${tries}`) }));
+      return null;
+    } catch (error) {
+      assert.equal((error as VenueError).errorName, 'too_many_requests');
+      return (error as VenueError).data?.retryAfterMs as number;
+    }
+  };
+  // Nonce 'a' was signed at start: kept until start + 15,001, forgotten at the end of that bucket.
+  const freedAt = start + 15_100;
+  assert.equal(retryAfter(), freedAt - clock.now(), 'the hint runs to when the oldest nonce leaves');
+  clock.advance(5_000);
+  assert.equal(retryAfter(), freedAt - clock.now(), 'the same moment, asked again later');
+  clock.advance(freedAt - clock.now() - 1);
+  assert.equal(retryAfter(), 1, 'a millisecond before it, still refused');
+  clock.advance(1);
+  assert.equal(retryAfter(), null, 'honouring the hint gets in');
+});
+
+test('the 429 of a full replay memory runs to when its oldest nonce leaves, whatever key holds it (stop 43)', () => {
+  const { store, key, clock, request } = setup();
+  const capped = new Authenticator(store, clock.now, {
+    clockSkewMs: 15_000,
+    replay: { maxEntries: 2, maxAnswerBytes: 1_000, maxEntriesPerKey: 2, maxAnswerBytesPerKey: 1_000 },
+  });
+  const start = clock.now();
+  capped.authenticateHttp(request({ nonce: uuid('a') }));
+  clock.advance(3_000);
+  capped.authenticateHttp(request({ nonce: uuid('b') }));
+  clock.advance(1_000);
+  const ts = clock.now();
+  const refusal = (() => {
+    try {
+      capped.authenticateWs({
+        apiKey: key.record.apiKey,
+        timestamp: ts,
+        nonce: uuid('w'),
+        signature: signWs(key.apiSecret, String(ts), uuid('w')),
+      });
+    } catch (error) {
+      return error as VenueError;
+    }
+    return null;
+  })();
+  assert.deepEqual(refusal?.data, { field: 'nonce', retryAfterMs: start + 15_100 - ts });
+});
+
+test('a key over its share while other keys press the memory is told when enough of its nonces leave (stop 43)', () => {
+  const { store, clock, request } = setup();
+  const user = store.createUser('other', 0);
+  store.createAccount(user.id, 'b', 0);
+  const other = store.createApiKey({ userId: user.id, roles: ['trade'] }, 0);
+  const shared = new Authenticator(store, clock.now, {
+    clockSkewMs: 15_000,
+    replay: { maxEntries: 8, maxAnswerBytes: 1_000_000, maxEntriesPerKey: 2 },
+  });
+  const start = clock.now();
+  for (const n of ['a', 'b', 'c', 'd']) {
+    assert.equal(shared.authenticateHttp(request({ nonce: uuid(n) })).kind, 'fresh');
+    clock.advance(1_000);
+  }
+  const ws = (nonce: string) => {
+    const ts = clock.now();
+    return {
+      apiKey: other.record.apiKey,
+      timestamp: ts,
+      nonce,
+      signature: signWs(other.apiSecret, String(ts), nonce),
+    };
+  };
+  shared.authenticateWs(ws(uuid('o1')));
+  shared.authenticateWs(ws(uuid('o2')));
+  // 6 of 8 nonces: pressed. The key holds 4 against a share of 2. After 'a' and 'b' leave it still
+  // holds its share of a memory half full; after 'c' the memory is below half.
+  let refusal: VenueError | null = null;
+  try {
+    shared.authenticateHttp(request({ nonce: uuid('e') }));
+  } catch (error) {
+    refusal = error as VenueError;
+  }
+  const freedAt = start + 2_000 + 15_100;
+  assert.deepEqual(refusal?.data, { field: 'Service-API-Nonce', retryAfterMs: freedAt - clock.now() });
+  clock.advance(freedAt - clock.now() - 1);
+  assert.equal(
+    errorName(() => shared.authenticateHttp(request({ nonce: uuid('f') }))),
+    'too_many_requests',
+  );
+  clock.advance(1);
+  assert.equal(shared.authenticateHttp(request({ nonce: uuid('g') })).kind, 'fresh');
 });

@@ -184,7 +184,7 @@ export class Authenticator {
         throw _exhaustive;
       }
     }
-    this.admit(apiKey, 'Service-API-Nonce');
+    this.admit(apiKey, 'Service-API-Nonce', now);
     const settle = this.memory.remember(apiKey, nonce, this.nonceExpiry(ts, now), signature, retention);
     return { kind: 'fresh', principal: key.principal, settle };
   }
@@ -205,7 +205,7 @@ export class Authenticator {
       });
     }
     this.refuseUncertain(ts, now, 'timestamp');
-    this.admit(params.apiKey, 'nonce');
+    this.admit(params.apiKey, 'nonce', now);
     this.memory.rememberSession(params.apiKey, params.nonce, this.nonceExpiry(ts, now));
     return key.principal;
   }
@@ -267,12 +267,16 @@ export class Authenticator {
    * Refuses rather than forgets: a forgotten nonce inside the window could run a request twice.
    * A key over its share is refused before the memory is full, so the others still get in.
    */
-  private admit(apiKey: string, field: string): void {
+  private admit(apiKey: string, field: string, now: number): void {
     if (!this.memory.fullFor(apiKey)) return;
     const message = this.memory.full
       ? 'too many signed requests inside the replay window'
       : 'too many signed requests by this key inside the replay window: it holds its share of the replay memory';
-    throw new VenueError('too_many_requests', message, { field, retryAfterMs: this.memory.bucketMs });
+    // When enough of the nonces holding the memory (the key's own, when over its share) have left
+    // it: a retry sooner is refused again.
+    const freedAt = this.memory.freedAt(apiKey, now);
+    const retryAfterMs = Number.isNaN(freedAt) ? this.memory.bucketMs : Math.max(1, freedAt - now);
+    throw new VenueError('too_many_requests', message, { field, retryAfterMs });
   }
 
   private refuseUncertain(ts: number, now: number, field: string): void {

@@ -90,6 +90,8 @@ const SESSION = -1;
 /** One key's remembered nonces (lower-cased), with the size of the answers it keeps. */
 class NonceTable extends Map<string, Remembered> {
   bytes = 0;
+  /** When a refused request of this key can get in, as last found by `freedAt`; NaN: not looked up. */
+  freedAt = Number.NaN;
 
   constructor(readonly apiKey: string) {
     super();
@@ -164,6 +166,59 @@ export class ReplayMemory {
     if (table === undefined) return false;
     const pressed = 2 * this.count >= this.limits.maxEntries || 2 * this.bytes >= this.limits.maxAnswerBytes;
     return pressed && (table.size >= this.maxEntriesPerKey || table.bytes >= this.maxAnswerBytesPerKey);
+  }
+
+  /**
+   * When a refused request of this key may be admitted again, for a 429's `retryAfterMs`: the
+   * first moment `fullFor(apiKey)` turns false as nonces leave, if no new one comes. Nonces leave
+   * in bucket order, so that is the end of a bucket found by walking the ring from the oldest: the
+   * one after which the memory is below its caps and either below half full or the key within its
+   * share. NaN when nothing in the memory would free it. The answer is remembered on the key until
+   * that moment, so a refused flood costs one walk per answer, not one per request.
+   */
+  freedAt(apiKey: string, now: number): number {
+    const table = this.tables.get(apiKey);
+    if (table !== undefined && table.freedAt > now) return table.freedAt;
+    const freedAt = this.walkToFree(table);
+    if (table !== undefined) table.freedAt = freedAt;
+    return freedAt;
+  }
+
+  private walkToFree(table: NonceTable | undefined): number {
+    let count = this.count;
+    let bytes = this.bytes;
+    let keyCount = table?.size ?? 0;
+    let keyBytes = table?.bytes ?? 0;
+    const { maxEntries, maxAnswerBytes } = this.limits;
+    const admitted = () =>
+      count < maxEntries &&
+      bytes < maxAnswerBytes &&
+      ((2 * count < maxEntries && 2 * bytes < maxAnswerBytes) ||
+        (keyCount < this.maxEntriesPerKey && keyBytes < this.maxAnswerBytesPerKey));
+    const leave = (owner: NonceTable, nonce: string) => {
+      const value = owner.get(nonce);
+      if (value === undefined) return;
+      const size = typeof value !== 'number' && value.body !== null ? value.body.length : 0;
+      count -= 1;
+      bytes -= size;
+      if (owner === table) {
+        keyCount -= 1;
+        keyBytes -= size;
+      }
+    };
+    if (!Number.isNaN(this.cursor)) {
+      for (let step = 0; step < this.ring.length; step += 1) {
+        const slot = this.ring[(this.cursor + step) % this.ring.length]!;
+        if (slot.length === 0) continue;
+        for (let i = 0; i < slot.length; i += 2) leave(slot[i] as NonceTable, slot[i + 1] as string);
+        if (admitted()) return (this.cursor + step + 1) * this.bucketMs;
+      }
+    }
+    for (const entry of [...this.later].sort((a, b) => a.bucket - b.bucket)) {
+      leave(entry.table, entry.key);
+      if (admitted()) return (entry.bucket + 1) * this.bucketMs;
+    }
+    return Number.NaN;
   }
 
   /** Nonces and kept answer bytes of one key. */
