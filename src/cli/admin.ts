@@ -21,7 +21,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ADMIN_TOKEN_HEADER } from '../api/admin.ts';
-import { DeskTakenError, ROLES, type Role } from '../api/auth/key-store.ts';
+import { DeskTakenError, nameProblem, ROLES, type Role } from '../api/auth/key-store.ts';
 import { KEYS_FILE, openKeyStore } from '../api/auth/open-key-store.ts';
 import { DEMO_DEPOSITS } from '../api/bootstrap.ts';
 import { loadConfig } from '../app/config.ts';
@@ -239,7 +239,9 @@ export async function runCli(
     switch (command) {
       case 'user:create': {
         const name = args[0];
-        if (!name) throw new UsageError('usage: user:create <name>');
+        if (name === undefined) throw new UsageError('usage: user:create <name>');
+        const problem = nameProblem(name);
+        if (problem !== null) throw new UsageError(`name ${problem}, got ${JSON.stringify(name)}`);
         if (store.listUsers().some((user) => user.name === name)) {
           throw new UsageError(`a user named '${name}' already exists`);
         }
@@ -257,7 +259,11 @@ export async function runCli(
         const userId = integer(args[0], 'userId');
         if (store.getUser(userId) === undefined) throw new UsageError(`user ${userId} does not exist`);
         const token = adminToken(config.dataDir);
-        const account = store.createAccount(userId, args[1] ?? 'account', now);
+        const label = args[1] ?? 'account';
+        const labelProblem = nameProblem(label);
+        if (labelProblem !== null)
+          throw new UsageError(`label ${labelProblem}, got ${JSON.stringify(label)}`);
+        const account = store.createAccount(userId, label, now);
         out(account);
         try {
           await admin(url, token, '/admin/accounts/provision', {
@@ -286,6 +292,12 @@ export async function runCli(
             throw new UsageError(`unknown role '${role}' in --roles (roles: ${ROLES.join(', ')})`);
           }
         }
+        const twice = roles.find((role, i) => roles.indexOf(role) !== i);
+        if (twice !== undefined) throw new UsageError(`role '${twice}' is listed twice in --roles`);
+        if (values.desk !== undefined) {
+          const problem = nameProblem(values.desk);
+          if (problem !== null) throw new UsageError(`--desk ${problem}, got ${JSON.stringify(values.desk)}`);
+        }
         const input = {
           userId,
           roles,
@@ -299,8 +311,12 @@ export async function runCli(
         } catch (error) {
           // A desk belongs to one user; that user's new keys may carry it (key rotation).
           if (error instanceof DeskTakenError) {
+            const spelled =
+              error.existing === error.deskName
+                ? ''
+                : ` (it is the desk ${error.existing} but for letter case)`;
             throw new UsageError(
-              `--desk ${error.deskName}: the desk belongs to user ${error.ownerUserId}; another user's key cannot carry it (to replace a key of user ${error.ownerUserId}, create the new key for that user with --desk ${error.deskName}, then key:disable the old one)`,
+              `--desk ${error.deskName}: the desk belongs to user ${error.ownerUserId}${spelled}; another user's key cannot carry it (to replace a key of user ${error.ownerUserId}, create the new key for that user with --desk ${error.existing}, then key:disable the old one)`,
             );
           }
           throw error;

@@ -183,6 +183,37 @@ test('cli mistakes: usage on --help, errors that name the argument, no store cre
       '--rate-matching',
       '0:0',
     );
+    // Desk and user names are held to the rules of labels, naming the field (stop 43).
+    await refused(
+      /^--desk must not contain control characters, got "EVIL\\nDESK\\u0001"$/,
+      'key:create',
+      '1',
+      '--roles',
+      'maker',
+      '--desk',
+      'EVIL\nDESK\u0001',
+    );
+    await refused(
+      /^--desk must not start or end with a space/,
+      'key:create',
+      '1',
+      '--roles',
+      'maker',
+      '--desk',
+      ' MAKER1',
+    );
+    await refused(
+      /^--desk must be at most 64 characters/,
+      'key:create',
+      '1',
+      '--roles',
+      'maker',
+      '--desk',
+      'A'.repeat(300),
+    );
+    await refused(/^role 'trade' is listed twice in --roles$/, 'key:create', '1', '--roles', 'trade,trade');
+    await refused(/^name must not contain control characters/, 'user:create', 'bad\u0001name\n');
+    await refused(/^name must not be empty, got ""$/, 'user:create', '');
     await refused(/no API key 'k_missing'/, 'key:disable', 'k_missing');
     await refused(/unknown currency XYZ; the venue holds .*BTC/, 'deposit', '1', 'XYZ', '1', ...at);
     const closedPort = await new Promise<number>((resolve) => {
@@ -316,6 +347,16 @@ test('cli deposits carry an id: a retry with --id credits once, across a restart
       'maker',
       '--desk',
       'MAKER1',
+    );
+    // A look-alike in another case is that desk too (stop 43).
+    await refused(
+      /^--desk maker1: the desk belongs to user \d+ \(it is the desk MAKER1 but for letter case\); another user's key cannot carry it/,
+      'key:create',
+      String(running.credentials[0]!.userId),
+      '--roles',
+      'maker',
+      '--desk',
+      'maker1',
     );
   } finally {
     restoreEnv();

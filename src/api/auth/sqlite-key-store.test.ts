@@ -50,6 +50,55 @@ test('key rules: maker needs a desk, a desk belongs to one user, default account
   assert.throws(() => store.createApiKey({ userId: bob.id, roles: ['admin' as never] }, 1), /unknown role/);
 });
 
+test("desk names, user names and account labels are held to the rules of labels; a desk differing from another user's only in case is refused (stop 43)", () => {
+  const store = new SqliteKeyStore(':memory:', box);
+  const bob = store.createUser('bob', 1);
+  const eve = store.createUser('eve', 1);
+  store.createAccount(bob.id, 'main', 1);
+  store.createAccount(eve.id, 'main', 1);
+  store.createApiKey({ userId: bob.id, roles: ['maker'], deskName: 'MAKER1' }, 1);
+  const desk = (deskName: string, userId = eve.id) =>
+    store.createApiKey({ userId, roles: ['trade', 'maker'], deskName }, 2);
+  for (const [name, problem] of [
+    ['EVIL\nDESK\u0001', /^Error: deskName must not contain control characters$/],
+    ['EVIL\u0000', /^Error: deskName must not contain control characters$/],
+    [' MAKER9', /^Error: deskName must not start or end with a space$/],
+    ['MAKER9 ', /^Error: deskName must not start or end with a space$/],
+    ['A'.repeat(65), /^Error: deskName must be at most 64 characters$/],
+  ] as const) {
+    assert.throws(() => desk(name), problem, JSON.stringify(name));
+  }
+  assert.equal(desk('A'.repeat(64)).record.deskName, 'A'.repeat(64), '64 characters are accepted');
+  for (const lookAlike of ['maker1', 'Maker1', 'ＭＡＫＥＲ１']) {
+    assert.throws(
+      () => desk(lookAlike),
+      (error: Error) => {
+        assert.ok(error instanceof DeskTakenError);
+        assert.equal(error.existing, 'MAKER1');
+        assert.equal(error.ownerUserId, bob.id);
+        assert.match(error.message, /is the desk 'MAKER1' of user \d+ \(bob\) but for letter case/);
+        return true;
+      },
+      `${lookAlike} is another user's MAKER1`,
+    );
+  }
+  assert.equal(desk('maker1', bob.id).record.deskName, 'maker1', "the desk's owner may spell it so");
+  assert.equal(store.listKeys(eve.id).length, 1, 'the refusals stored nothing');
+  assert.throws(
+    () => store.createApiKey({ userId: bob.id, roles: ['trade', 'trade'] }, 2),
+    /^Error: role 'trade' is listed twice$/,
+  );
+  assert.throws(
+    () => store.createUser('bad\u0001name\n', 1),
+    /^Error: name must not contain control characters$/,
+  );
+  assert.throws(() => store.createUser('', 1), /^Error: name must not be empty$/);
+  assert.throws(
+    () => store.createAccount(bob.id, ' x', 1),
+    /^Error: label must not start or end with a space$/,
+  );
+});
+
 test('secrets are encrypted at rest in the database file', () => {
   const dir = tempDir('keys-');
   const path = join(dir, 'keys.sqlite');

@@ -14,9 +14,11 @@ import {
   type ApiKeyRecord,
   checkNewKey,
   DeskTakenError,
+  deskFold,
   type KeyStore,
   type KeyWithSecret,
   type NewApiKey,
+  nameProblem,
   newApiKeyId,
   newApiSecret,
   type UserRecord,
@@ -227,12 +229,16 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   createUser(name: string, now: number): UserRecord {
+    const problem = nameProblem(name);
+    if (problem !== null) throw new Error(`name ${problem}`);
     const info = this.db.prepare('INSERT INTO users (name, created_at) VALUES (?, ?)').run(name, now);
     return { id: Number(info.lastInsertRowid), name, createdAt: now };
   }
 
   createAccount(userId: number, label: string, now: number): AccountRecord {
     if (!this.getUser(userId)) throw new Error(`user ${userId} does not exist`);
+    const problem = nameProblem(label);
+    if (problem !== null) throw new Error(`label ${problem}`);
     const info = this.db
       .prepare('INSERT INTO accounts (user_id, label, created_at) VALUES (?, ?, ?)')
       .run(userId, label, now);
@@ -250,9 +256,14 @@ export class SqliteKeyStore implements KeyStore {
   private insertApiKey(input: NewApiKey, now: number): KeyWithSecret {
     const defaultAccountId = checkNewKey(input, this.accountsOf(input.userId));
     if (input.deskName) {
-      const owner = this.deskOwner(input.deskName);
-      if (owner !== undefined && owner !== input.userId) {
-        throw new DeskTakenError(input.deskName, owner, this.getUser(owner)?.name ?? null);
+      const taken = this.deskOfAnother(input.deskName, input.userId);
+      if (taken !== undefined) {
+        throw new DeskTakenError(
+          input.deskName,
+          taken.userId,
+          this.getUser(taken.userId)?.name ?? null,
+          taken.deskName,
+        );
       }
     }
     const apiKey = newApiKeyId();
@@ -283,6 +294,23 @@ export class SqliteKeyStore implements KeyStore {
         now,
       );
     return { record, apiSecret };
+  }
+
+  /**
+   * Another user's desk that `deskName` equals ignoring letter case (disabled keys included): the
+   * exact name first. A scan of the desks, which only key creation runs.
+   */
+  private deskOfAnother(deskName: string, userId: number): { deskName: string; userId: number } | undefined {
+    const exact = this.deskOwner(deskName);
+    if (exact !== undefined && exact !== userId) return { deskName, userId: exact };
+    const folded = deskFold(deskName);
+    const rows = this.db
+      .prepare(
+        'SELECT DISTINCT desk_name, user_id FROM api_keys WHERE desk_name IS NOT NULL AND user_id <> ?',
+      )
+      .all(userId) as Array<{ desk_name: string; user_id: number }>;
+    const row = rows.find((r) => deskFold(r.desk_name) === folded);
+    return row === undefined ? undefined : { deskName: row.desk_name, userId: row.user_id };
   }
 
   /** The user whose keys carry `deskName` (disabled ones included), if any. */
