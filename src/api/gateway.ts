@@ -400,6 +400,7 @@ function refusal(reason: ConnectionRefusal, fromAddress: number): string {
       ? [
           '429 Too Many Requests',
           new VenueError('too_many_requests', 'too many connections from this address', {
+            field: 'connection',
             connectionsFromAddress: fromAddress,
           }),
         ]

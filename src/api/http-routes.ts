@@ -142,13 +142,17 @@ export function answerFrameworkError(error: Error, request: FastifyRequest, repl
  */
 export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, message] =
+  // The field at fault: the headers when they are too large, else the request as a whole.
+  const [status, message, field] =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'the request headers are too large']
+      ? [431, 'the request headers are too large', 'headers']
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'the request did not arrive in time']
-        : [400, 'the request is not valid HTTP'];
-  const body = JSON.stringify({ rid: null, error: { code: ERROR_CATALOGUE.bad_request.code, message } });
+        ? [408, 'the request did not arrive in time', 'request']
+        : [400, 'the request is not valid HTTP', 'request'];
+  const body = JSON.stringify({
+    rid: null,
+    error: { code: ERROR_CATALOGUE.bad_request.code, message, data: { field } },
+  });
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +

@@ -13,7 +13,11 @@ test('a bucket allows the burst, refuses with 429, and refills over time', () =>
   assert.throws(
     () => limiter.take('k', true),
     (error: unknown) =>
-      error instanceof VenueError && error.httpStatus === 429 && error.data?.retryAfterMs === 500,
+      error instanceof VenueError &&
+      error.httpStatus === 429 &&
+      JSON.stringify(error.data) ===
+        JSON.stringify({ field: 'method', bucket: 'matching', retryAfterMs: 500 }),
+    'the refusal names the field at fault, the method whose bucket is empty (stop 43)',
   );
   // The other bucket and other keys are independent.
   limiter.take('k', false);

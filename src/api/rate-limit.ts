@@ -65,7 +65,9 @@ export class RateLimiter {
     }
     if (bucket.credits < 1) {
       const retryAfterMs = Math.ceil(((1 - bucket.credits) * 1000) / limits.perSecond);
+      // The field at fault is the method: its bucket (`bucket`) is empty for now.
       throw new VenueError('too_many_requests', undefined, {
+        field: 'method',
         bucket: matching ? 'matching' : 'non_matching',
         retryAfterMs,
       });

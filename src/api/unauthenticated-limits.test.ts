@@ -201,7 +201,9 @@ describe('requests refused before a key bucket is charged', () => {
     assert.deepEqual(seen, [...times(BURST, '401:13004'), ...times(3, `429:${TOO_MANY}`)]);
     const refused = await call(attacker, 'private/get_open_orders', { signer: key(0), badSignature: true });
     assert.equal(refused.body.rid, 7);
-    assert.equal((refused.body.error as { data?: { bucket?: string } }).data?.bucket, 'non_matching');
+    const refusedData = (refused.body.error as { data?: { bucket?: string; field?: string } }).data;
+    assert.equal(refusedData?.bucket, 'non_matching');
+    assert.equal(refusedData?.field, 'method', 'the 429 names the field at fault (stop 43)');
     // The address's bucket is the one its unsigned public requests draw from.
     assert.equal((await call(attacker, 'public/time')).status, 429);
     // The key whose name the attacker used keeps its own credit, from anywhere.
@@ -307,7 +309,7 @@ describe('requests refused before a key bucket is charged', () => {
       succ: boolean;
       code: number;
       value: unknown;
-      data?: { bucket?: string };
+      data?: { bucket?: string; field?: string };
     };
     return { seen: `${response.statusCode}:${body.code}`, body };
   }
@@ -335,6 +337,7 @@ describe('requests refused before a key bucket is charged', () => {
     assert.equal(last!.body.succ, false);
     assert.equal(last!.body.value, null);
     assert.equal(last!.body.data?.bucket, 'non_matching');
+    assert.equal(last!.body.data?.field, 'method', 'the flat 429 names the field at fault (stop 43)');
     // A matching route draws from the key's matching bucket: untouched so far, then empty.
     const matching: string[] = [];
     for (let i = 0; i < 3; i++)

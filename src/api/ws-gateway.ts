@@ -326,6 +326,7 @@ export class WsGateway {
 function refuseUpgrade(socket: Duplex, fromAddress: number): void {
   const error = mapError(
     new VenueError('too_many_requests', 'too many WebSocket connections', {
+      field: 'connection',
       connectionsFromAddress: fromAddress,
     }),
   ).error;

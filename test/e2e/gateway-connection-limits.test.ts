@@ -131,7 +131,10 @@ async function refusedAnswer(port: number, localAddress?: string) {
   const body = text.slice(text.indexOf('\r\n\r\n') + 4);
   return {
     status: Number(text.split(' ')[1]),
-    envelope: JSON.parse(body) as { rid: null; error: { code: number; message: string } },
+    envelope: JSON.parse(body) as {
+      rid: null;
+      error: { code: number; message: string; data?: { field?: string } };
+    },
   };
 }
 
@@ -187,6 +190,7 @@ test('one address: connections over its cap are answered 429 and closed; a close
     assert.equal(over.envelope.rid, null);
     assert.equal(over.envelope.error.code, ERROR_CATALOGUE.too_many_requests.code);
     assert.match(over.envelope.error.message, /too many connections from this address/);
+    assert.equal(over.envelope.error.data?.field, 'connection');
     assert.deepEqual(s.refused, ['address']);
     // Another address has its own places.
     const elsewhere = await connect(s.port, '127.0.0.2');
@@ -288,6 +292,7 @@ test('a body that never finishes is cut with 408 at the request timeout, and fre
     const text = await answer;
     assert.match(text, /^HTTP\/1.1 408 /);
     assert.match(text, /the request did not arrive in time/);
+    assert.match(text, /"data":\{"field":"request"\}/);
     await until(() => s.gateway.connections() === 0);
   } finally {
     await s.close();

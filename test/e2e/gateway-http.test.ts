@@ -435,7 +435,7 @@ describe('gateway over HTTP', () => {
     assert.equal(conflicting.status, 400);
     assert.deepEqual(envelope(conflicting.body), {
       rid: null,
-      error: { code: 11050, message: 'the request is not valid HTTP' },
+      error: { code: 11050, message: 'the request is not valid HTTP', data: { field: 'request' } },
     });
     const garbage = await raw('\u0001\u0002 nonsense\r\n\r\n');
     assert.equal(garbage.status, 400);
@@ -450,7 +450,7 @@ describe('gateway over HTTP', () => {
     assert.equal(answer.status, 431);
     assert.deepEqual(JSON.parse(answer.body), {
       rid: null,
-      error: { code: 11050, message: 'the request headers are too large' },
+      error: { code: 11050, message: 'the request headers are too large', data: { field: 'headers' } },
     });
   });
 
