@@ -59,9 +59,24 @@ function header(headers: Headers, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/**
+ * Every Authorization header sent, joined with a comma: Node keeps only the first of a repeated
+ * Authorization (it joins repeated Service-API-* headers), so a second one would pass unseen; the
+ * joined value is refused as malformed, as a repeated Service-API-* header is.
+ */
+function authorization(request: FastifyRequest): string | undefined {
+  const raw = request.raw.rawHeaders;
+  if (raw === undefined) return header(request.headers, 'authorization');
+  const values: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() === 'authorization') values.push(raw[i + 1]!);
+  }
+  return values.length === 0 ? undefined : values.join(', ');
+}
+
 function authParts(request: FastifyRequest, body: string) {
   return {
-    authorization: header(request.headers, 'authorization'),
+    authorization: authorization(request),
     timestamp: header(request.headers, HEADER_TIMESTAMP),
     nonce: header(request.headers, HEADER_NONCE),
     signature: header(request.headers, HEADER_SIGNATURE),

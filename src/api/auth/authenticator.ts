@@ -361,12 +361,25 @@ export class Authenticator {
 
 const IGNORE_ANSWER = (_answer: StoredAnswer): void => {};
 
+/**
+ * The key of `Authorization: Bearer <API_KEY>`. Missing (or empty) is `authorization_required`;
+ * present but not that form (another scheme, more words, or the header sent twice, which reaches
+ * here joined with a comma as Node joins the Service-API-* headers) is `invalid_credentials`
+ * naming it, as a malformed Service-API-* header is.
+ */
 function bearerKey(header: string | undefined): string {
-  const match = header === undefined ? null : /^Bearer\s+(\S+)$/i.exec(header.trim());
-  if (match === null) {
+  if (header === undefined || header.trim() === '') {
     throw new VenueError('authorization_required', 'Authorization: Bearer <API_KEY> is required', {
       field: 'Authorization',
     });
+  }
+  const match = /^Bearer\s+([^\s,]+)$/i.exec(header.trim());
+  if (match === null) {
+    throw new VenueError(
+      'invalid_credentials',
+      'Authorization must be one header of the form Bearer <API_KEY>',
+      { field: 'Authorization' },
+    );
   }
   return match[1]!;
 }

@@ -227,7 +227,11 @@ export const TestParams = Type.Object({ expectedResult: Opt(StringEnum(['excepti
 export const AuthParams = Type.Object(
   {
     apiKey: Type.String({ minLength: 1, maxLength: 128 }),
-    timestamp: Type.Union([Timestamp, Type.String({ pattern: '^\\d{1,16}$' })]),
+    // Any number or string: the authenticator refuses one that is not epoch milliseconds as
+    // `invalid_credentials` naming `timestamp`, as it refuses a bad Service-API-Timestamp.
+    timestamp: Type.Union([Type.Number(), Type.String()], {
+      description: 'epoch milliseconds, a number or a string of up to 16 digits',
+    }),
     nonce: Type.String({ minLength: 1, maxLength: 128 }),
     signature: Type.String({ minLength: 1, maxLength: 256 }),
   },
