@@ -442,6 +442,28 @@ describe('config', () => {
     }
   });
 
+  test("a key's share of the replay memory larger than the memory is refused naming both (stop 43)", () => {
+    assert.throws(
+      () =>
+        loadConfig({ env: {}, overrides: { auth: { replayMaxEntries: 10, replayMaxEntriesPerKey: 100 } } }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.message ===
+          "invalid configuration: /auth/replayMaxEntriesPerKey (REPLAY_MAX_ENTRIES_PER_KEY) must be <= /auth/replayMaxEntries (REPLAY_MAX_ENTRIES) (10), a key's share of it",
+    );
+    assert.throws(
+      () => loadConfig({ env: { REPLAY_MAX_ANSWER_BYTES: '1000', REPLAY_MAX_ANSWER_BYTES_PER_KEY: '1001' } }),
+      (error: unknown) =>
+        error instanceof ConfigError && error.message.includes('REPLAY_MAX_ANSWER_BYTES_PER_KEY'),
+    );
+    assert.equal(
+      loadConfig({ env: { REPLAY_MAX_ENTRIES: '10', REPLAY_MAX_ENTRIES_PER_KEY: '10' } }).auth
+        .replayMaxEntriesPerKey,
+      10,
+      'a share of the whole memory is accepted',
+    );
+  });
+
   test('a shutdown grace longer than an hour is refused (past 2^31 − 1 ms a timer fires at once)', () => {
     assert.equal(
       loadConfig({ env: { SHUTDOWN_GRACE_MS: '3600000' } }).http.shutdownGraceMs,

@@ -416,6 +416,19 @@ function storeUrlProblems(config: Config): string[] {
 /** Settings valid one by one that do not go together. */
 function settingConflicts(config: Config): string[] {
   const problems: string[] = [];
+  // A key's share larger than the memory it is a share of is a mistake (of units, or of which
+  // setting), not a share: refused rather than silently capped by the whole memory.
+  for (const [share, whole] of [
+    ['replayMaxEntriesPerKey', 'replayMaxEntries'],
+    ['replayMaxAnswerBytesPerKey', 'replayMaxAnswerBytes'],
+  ] as const) {
+    const value = config.auth[share];
+    if (value !== null && value > config.auth[whole]) {
+      problems.push(
+        `${setting(`/auth/${share}`)} must be <= ${setting(`/auth/${whole}`)} (${config.auth[whole]}), a key's share of it`,
+      );
+    }
+  }
   const journalDays = config.journalRetentionDays;
   if (journalDays === null) return problems;
   const journal = setting('/journalRetentionDays');

@@ -277,9 +277,12 @@ export async function runCli(
               `account ${account.id} stored; the service will open it at its next start (${(error as Error).message})`,
             );
           }
-          print(
-            `account stored; the server will open it at its next start${values.fund ? ', unfunded: run deposit once it is up' : ''} (${error.message})`,
-          );
+          const stored = `account ${account.id} stored; the service will open it at its next start`;
+          // Asked to fund it and could not: a failure (exit 1), so a script does not go on as if funded.
+          if (values.fund) {
+            throw new Error(`${stored}, unfunded: run deposit once it is up (${error.message})`);
+          }
+          print(`${stored} (${error.message})`);
         }
         return;
       }
@@ -341,6 +344,9 @@ export async function runCli(
         const accountId = integer(args[0], 'accountId');
         if (!args[1] || !args[2])
           throw new UsageError('usage: deposit <accountId> <currency> <amount> [--id ID]');
+        if (!/^(\d+\.?\d*|\.\d+)$/.test(args[2]) || !/[1-9]/.test(args[2])) {
+          throw new UsageError(`amount must be positive (a decimal number), got '${args[2]}'`);
+        }
         const depositId = values.id ?? randomUUID();
         if (!new RegExp(DEPOSIT_ID_PATTERN).test(depositId)) {
           throw new UsageError(
@@ -379,7 +385,27 @@ function describeBackup(check: BackupCheck): string {
   return `journal seqs ${check.journal.firstSeq}–${check.journal.lastSeq}, a restore starts from ${start}`;
 }
 
+/** Marks a negative number so parseArgs takes it as a value, not as an unknown option `-1`. */
+const NEGATIVE = '\u0000';
+
+/**
+ * The arguments parsed. A negative number (`deposit 6 BTC -1`, `account:create -1`) would be an
+ * unknown option to parseArgs, refused with the usage; it is kept as a value instead, so the
+ * check of its argument refuses it by name (`amount must be …`, `userId must be …`).
+ */
 function parseCli(argv: readonly string[]) {
+  const parsed = parseWithOptions(argv.map((arg) => (/^-\d/.test(arg) ? `${NEGATIVE}${arg}` : arg)));
+  const restore = (text: string) => (text.startsWith(NEGATIVE) ? text.slice(1) : text);
+  const values = Object.fromEntries(
+    Object.entries(parsed.values).map(([name, value]) => [
+      name,
+      typeof value === 'string' ? restore(value) : value,
+    ]),
+  ) as typeof parsed.values;
+  return { values, positionals: parsed.positionals.map(restore) };
+}
+
+function parseWithOptions(argv: readonly string[]) {
   return parseArgs({
     args: [...argv],
     allowPositionals: true,

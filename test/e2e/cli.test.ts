@@ -251,10 +251,31 @@ test('cli mistakes: usage on --help, errors that name the argument, no store cre
     }
     await refused(/user 999 does not exist/, 'key:create', '999');
     const user = JSON.parse(await cli('user:create', 'offline-user')) as { id: number };
-    assert.match(
-      await cli('account:create', String(user.id), 'main', '--fund', ...unreachable),
-      /account stored; the server will open it at its next start, unfunded: run deposit once it is up \(cannot reach/,
+    // Asked to fund it and could not: a failure a script sees (stop 43); without --fund, stored is done.
+    await refused(
+      /^account \d+ stored; the service will open it at its next start, unfunded: run deposit once it is up \(cannot reach/,
+      'account:create',
+      String(user.id),
+      'main',
+      '--fund',
+      ...unreachable,
     );
+    assert.match(
+      await cli('account:create', String(user.id), 'second', ...unreachable),
+      /account \d+ stored; the service will open it at its next start \(cannot reach/,
+    );
+    // Negative numbers reach the checks that name the argument, not the option parser (stop 43).
+    await refused(/^userId must be a positive integer, got '-1'$/, 'account:create', '-1');
+    await refused(/^amount must be positive \(a decimal number\), got '-1'$/, 'deposit', '6', 'BTC', '-1');
+    await refused(
+      /^amount must be positive \(a decimal number\), got '-0.5'$/,
+      'deposit',
+      '6',
+      'BTC',
+      '-0.5',
+    );
+    await refused(/^amount must be positive \(a decimal number\), got '0'$/, 'deposit', '6', 'BTC', '0');
+    await refused(/^--account must be a positive integer, got '-2'$/, 'key:create', '1', '--account', '-2');
     // A DATA_DIR the service never used: refused, and nothing is created there.
     process.env.DATA_DIR = join(wrongDir, 'data');
     await refused(
