@@ -2,7 +2,8 @@
  * Operator endpoints for the CLI, on the same port: provision an account in the engine and
  * deposit test funds (a deposit may carry a `depositId`, so that a retry credits at most once).
  * Authenticated by the admin token in `DATA_DIR/admin.token` (created once, mode 0600), so only
- * someone who can read the data directory can use them. Answers use the flat
+ * someone who can read the data directory can use them. A wrong token costs the client address a
+ * non-matching credit, as failed API authentication does (429 once it has none). Answers use the flat
  * `{succ, code, message, value}` shape.
  *
  * Also here: `provisionMissingAccounts`, run at start, which opens in the engine every account the
@@ -102,7 +103,11 @@ export function registerAdminRoutes(gateway: Gateway, deps: AdminDeps): void {
       reply.header('content-type', 'application/json; charset=utf-8');
       try {
         if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
-          throw new VenueError('unauthorized', 'admin token required', { field: ADMIN_TOKEN_HEADER });
+          // Charged to the client address as failed API authentication is: 429 once it has no credit.
+          throw gateway.chargeAddressRefusal(
+            request,
+            new VenueError('unauthorized', 'admin token required', { field: ADMIN_TOKEN_HEADER }),
+          );
         }
         let body: unknown;
         try {

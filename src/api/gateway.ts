@@ -15,7 +15,7 @@
  */
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Clock } from '../app/clock.ts';
 import type { Config } from '../app/config.ts';
@@ -29,6 +29,7 @@ import { ConnectionCount } from './connection-count.ts';
 import { Dispatcher, type RequestObserver } from './dispatcher.ts';
 import { historyAnsweringOutages } from './history-outages.ts';
 import {
+  addressKey,
   answerClientError,
   answerFrameworkError,
   chargeAddress,
@@ -86,6 +87,12 @@ export interface Gateway {
   readonly authenticator: Authenticator;
   readonly fastify: FastifyInstance;
   registerFlatRoute<Body, Query>(route: FlatRouteDefinition<Body, Query>): void;
+  /**
+   * Charges a request refused before any bucket was (a wrong admin token) one non-matching credit
+   * of its client address, as failed API authentication is: answers the error to send, `refusal`
+   * or `too_many_requests` once the address has no credit left.
+   */
+  chargeAddressRefusal(request: FastifyRequest, refusal: unknown): unknown;
   openApi(): Record<string, unknown>;
   asyncApi(): Record<string, unknown>;
   /** Open WebSocket connections. */
@@ -256,6 +263,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       flatRoutes.push(route as FlatRouteDefinition);
       registerFlatRoute(fastify, routeDeps, route as FlatRouteDefinition);
     },
+    chargeAddressRefusal: (request, refusal) => dispatcher.chargeRefusal(refusal, null, addressKey(request)),
     openApi,
     asyncApi,
     wsConnections: () => ws.connectionCount,

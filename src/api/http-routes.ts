@@ -272,7 +272,7 @@ export function retentionOf(method: string): AnswerRetention {
  * The rate-limit identity of a request before authentication: its client address, shared by HTTP
  * and every WebSocket from it (ws-gateway.ts makes the same key).
  */
-function addressKey(request: FastifyRequest): string {
+export function addressKey(request: FastifyRequest): string {
   return `ip:${request.ip}`;
 }
 

@@ -100,3 +100,47 @@ test('admin tokens shorter than 16 characters are refused, by loadAdminToken and
     await harness.close();
   }
 });
+
+test('a wrong admin token costs the client address a credit, as failed API authentication does: 429 once it has none (stop 43)', async () => {
+  const venue = new FakeVenue();
+  const burst = 5;
+  const harness = await startHarness({
+    venue,
+    config: { rateLimits: { nonMatching: { perSecond: 0.001, burst } } },
+  });
+  try {
+    const token = readFileSync(join(harness.dataDir, 'admin.token'), 'utf8').trim();
+    const forged = token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A');
+    const post = async (presented: string) => {
+      const answer = await fetch(`${harness.baseUrl}/admin/deposit`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-admin-token': presented },
+        body: JSON.stringify({ accountId: 1, currency: 'BTC', amount: '1', depositId: 'd-1' }),
+      });
+      return { status: answer.status, body: (await answer.json()) as { code: number; data?: unknown } };
+    };
+    const statuses: number[] = [];
+    for (let i = 0; i < burst + 3; i++) statuses.push((await post(forged)).status);
+    assert.deepEqual(statuses, [...Array(burst).fill(401), 429, 429, 429]);
+    const limited = await post(forged);
+    assert.equal(limited.status, 429);
+    assert.deepEqual(
+      (limited.body.data as { field?: string; bucket?: string }).bucket,
+      'non_matching',
+      "the address's non-matching bucket",
+    );
+    // It is the bucket the address's public calls draw from.
+    const publicCall = await fetch(`${harness.baseUrl}/api/public/time`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rid: 1, method: 'public/time', params: {} }),
+    });
+    assert.equal(publicCall.status, 429);
+    // The right token is not charged: the operator's own calls are never refused for the flood.
+    const right = await post(token);
+    assert.notEqual(right.status, 429);
+    assert.notEqual(right.status, 401);
+  } finally {
+    await harness.close();
+  }
+});
