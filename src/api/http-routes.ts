@@ -69,7 +69,9 @@ function authorization(request: FastifyRequest): string | undefined {
   if (raw === undefined) return header(request.headers, 'authorization');
   const values: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() === 'authorization') values.push(raw[i + 1]!);
+    const name = raw[i]!;
+    // Length first: the hot path lower-cases no other header's name.
+    if (name.length === 13 && name.toLowerCase() === 'authorization') values.push(raw[i + 1]!);
   }
   return values.length === 0 ? undefined : values.join(', ');
 }
