@@ -4,15 +4,12 @@
  * Service-API-* header, naming it (stop 43).
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { createConnection } from 'node:net';
 import { after, before, test } from 'node:test';
-import WebSocket from 'ws';
-import { signWs } from '../../sdk/index.ts';
 import { ERROR_CATALOGUE } from '../../src/domain/errors.ts';
 import { FakeVenue } from '../support/fake-venue.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { until } from '../support/until.ts';
+import { rawWsAuth } from '../support/ws-auth.ts';
 
 let harness: Harness;
 let venue: FakeVenue;
@@ -59,30 +56,8 @@ function signedHeaders(path: string, body: string, timestamp?: string): string[]
   return headers;
 }
 
-async function wsAuth(timestamp: unknown): Promise<Refusal | undefined> {
-  const credential = harness.credentials[0]!;
-  const socket = new WebSocket(harness.wsUrl);
-  await new Promise((resolve) => socket.on('open', resolve));
-  let answer: { error?: Refusal } | null = null;
-  socket.on('message', (data) => {
-    answer = JSON.parse(data.toString());
-  });
-  const nonce = randomUUID();
-  socket.send(
-    JSON.stringify({
-      rid: 1,
-      method: 'public/auth',
-      params: {
-        apiKey: credential.apiKey,
-        timestamp,
-        nonce,
-        signature: signWs(credential.apiSecret, String(timestamp), nonce),
-      },
-    }),
-  );
-  await until(() => answer !== null);
-  socket.terminate();
-  return (answer as unknown as { error?: Refusal }).error;
+function wsAuth(timestamp: unknown): Promise<Refusal | undefined> {
+  return rawWsAuth(harness.wsUrl, harness.credentials[0]!, timestamp);
 }
 
 test('a malformed timestamp is invalid_credentials naming it, over HTTP and over the WebSocket alike', async () => {

@@ -6,11 +6,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { afterEach, test } from 'node:test';
-import WebSocket from 'ws';
-import { signWs } from '../../sdk/index.ts';
 import { FakeVenue } from '../support/fake-venue.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
-import { until } from '../support/until.ts';
+import { rawWsAuth } from '../support/ws-auth.ts';
 
 let harness: Harness | null = null;
 afterEach(async () => {
@@ -26,30 +24,7 @@ async function wsAuthError(
   venue: FakeVenue,
   index: number,
 ): Promise<{ code: number } | null> {
-  const credential = running.credentials[index]!;
-  const socket = new WebSocket(running.wsUrl);
-  await new Promise((resolve) => socket.on('open', resolve));
-  let answer: { result?: unknown; error?: { code: number } } | null = null;
-  socket.on('message', (data) => {
-    answer = JSON.parse(data.toString());
-  });
-  const timestamp = venue.now();
-  const nonce = randomUUID();
-  socket.send(
-    JSON.stringify({
-      rid: 1,
-      method: 'public/auth',
-      params: {
-        apiKey: credential.apiKey,
-        timestamp,
-        nonce,
-        signature: signWs(credential.apiSecret, String(timestamp), nonce),
-      },
-    }),
-  );
-  await until(() => answer !== null);
-  socket.terminate();
-  return (answer as unknown as { error?: { code: number } }).error ?? null;
+  return (await rawWsAuth(running.wsUrl, running.credentials[index]!, venue.now())) ?? null;
 }
 
 test('a key that fills its share of the replay memory gets 429; other keys still sign requests and authenticate', async () => {

@@ -35,6 +35,16 @@ export const API_VERSION = '1.0.0';
 
 export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps): void {
   const { commands, reads } = deps;
+  /** The active (or recently expired) instruments filed under a currency, of a kind if given. */
+  const filedUnder = (filter: { currency: string; kind?: string | null }, expired: boolean) => {
+    const currency = instrumentsCurrency(reads, filter.currency);
+    return reads
+      .instruments(expired)
+      .filter(
+        (instrument) =>
+          matchesInstrument(currency, instrument.spec) && kindMatches(filter.kind, instrument.kind),
+      );
+  };
 
   registry.register({
     name: 'public/time',
@@ -68,13 +78,8 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
     params: InstrumentsParams,
     result: Type.Array(InstrumentSchema),
     handler: (params) => {
-      const currency = instrumentsCurrency(reads, params.currency);
       const expired = params.expired ?? false;
-      return reads
-        .instruments(expired)
-        .filter((instrument) => matchesInstrument(currency, instrument.spec))
-        .filter((instrument) => kindMatches(params.kind, instrument.kind))
-        .map((instrument) => instrumentToWire(instrument, !expired));
+      return filedUnder(params, expired).map((instrument) => instrumentToWire(instrument, !expired));
     },
   });
 
@@ -85,15 +90,11 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
     access: 'public',
     params: BookSummaryParams,
     result: Type.Array(BookSummarySchema),
-    handler: (params) => {
-      const currency = instrumentsCurrency(reads, params.currency);
-      return reads.instruments(false).flatMap((instrument) => {
-        if (!matchesInstrument(currency, instrument.spec) || !kindMatches(params.kind, instrument.kind))
-          return [];
+    handler: (params) =>
+      filedUnder(params, false).flatMap((instrument) => {
         const ticker = reads.ticker(instrument.name);
         return ticker === undefined ? [] : [bookSummaryToWire(ticker, instrument)];
-      });
-    },
+      }),
   });
 
   registry.register({
