@@ -103,6 +103,7 @@ export interface Methods {
   >;
   'private/get_user_trades_by_currency': Call<typeof P.UserTradesParams, UserTradesPage>;
   'private/get_user_trades_by_instrument': Call<typeof P.UserTradesByInstrumentParams, UserTradesPage>;
+  'private/get_user_trades_by_order': Call<typeof P.UserTradesByOrderParams, Trade[]>;
   'private/get_positions': Call<typeof P.PositionsParams, Position[]>;
   'private/get_position': Call<typeof P.PositionParams, Position>;
   'private/close_position': Call<typeof P.ClosePositionParams, OrderWithTrades>;
@@ -175,6 +176,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'private/get_order_history_by_instrument',
   'private/get_user_trades_by_currency',
   'private/get_user_trades_by_instrument',
+  'private/get_user_trades_by_order',
   'private/get_positions',
   'private/get_position',
   'private/close_position',

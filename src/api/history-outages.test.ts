@@ -10,6 +10,7 @@ function failing(error: unknown): HistoryPort {
     order: () => Promise.reject(error),
     orderHistory: () => Promise.reject(error),
     userTrades: () => Promise.reject(error),
+    orderTrades: () => Promise.reject(error),
   };
 }
 

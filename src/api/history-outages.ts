@@ -70,6 +70,7 @@ export function historyAnsweringOutages(history: HistoryPort): HistoryPort {
     order: (orderId) => answered(history.order(orderId)),
     orderHistory: (query) => answered(history.orderHistory(query)),
     userTrades: (query) => answered(history.userTrades(query)),
+    orderTrades: (query) => answered(history.orderTrades(query)),
   };
 }
 

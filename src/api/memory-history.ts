@@ -25,6 +25,8 @@ import type {
   HistoryPort,
   OrderHistoryPage,
   OrderHistoryQuery,
+  OrderTradesQuery,
+  UserTrade,
   UserTradesPage,
   UserTradesQuery,
 } from './ports.ts';
@@ -147,6 +149,21 @@ export class MemoryHistory implements HistoryPort {
       orders: rows.map((row) => row.view),
       continuation: more && last ? historyToken(last.seq, last.view.orderId) : null,
     };
+  }
+
+  async orderTrades(q: OrderTradesQuery): Promise<UserTrade[]> {
+    const own: UserTrade[] = [];
+    for (const { trade } of this.trades) {
+      if (trade.instrumentName !== q.instrumentName || trade.timestamp < q.since) continue;
+      for (const [party, liquidity] of [
+        [trade.taker, 'T'],
+        [trade.maker, 'M'],
+      ] as const) {
+        if (party.accountId === q.accountId && party.orderId === q.orderId) own.push({ trade, liquidity });
+      }
+    }
+    // Newest first, as the read store walks them.
+    return own.reverse();
   }
 
   async userTrades(q: UserTradesQuery): Promise<UserTradesPage> {

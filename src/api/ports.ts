@@ -16,11 +16,20 @@ import type { Instrument } from '../domain/instrument.ts';
 import type {
   OrderHistoryPage,
   OrderHistoryQuery,
+  OrderTradesQuery,
+  UserTrade,
   UserTradesPage,
   UserTradesQuery,
 } from '../store/read/history-queries.ts';
 
-export type { OrderHistoryPage, OrderHistoryQuery, UserTradesPage, UserTradesQuery };
+export type {
+  OrderHistoryPage,
+  OrderHistoryQuery,
+  OrderTradesQuery,
+  UserTrade,
+  UserTradesPage,
+  UserTradesQuery,
+};
 
 /**
  * Lists combos on first use by their Deribit-style ids (`BTC-CS-27DEC26-70000_75000`): the market
@@ -156,6 +165,8 @@ export interface HistoryPort {
   order(orderId: string): Promise<OrderView | null>;
   orderHistory(query: OrderHistoryQuery): Promise<OrderHistoryPage>;
   userTrades(query: UserTradesQuery): Promise<UserTradesPage>;
+  /** One order's trades on the account, newest first (see `OrderTradesQuery`). */
+  orderTrades(query: OrderTradesQuery): Promise<UserTrade[]>;
 }
 
 export interface CommittedBatch {

@@ -1270,6 +1270,7 @@ class Runner {
       'private/get_order_history_by_currency',
       'private/get_user_trades_by_currency',
       'private/get_user_trades_by_instrument',
+      'private/get_user_trades_by_order',
       'private/get_positions',
       'private/get_position',
       'private/close_position',
@@ -1343,6 +1344,15 @@ class Runner {
       case 'private/get_account_summary':
         await this.call(step, which, { currency: d.pick(['BTC', 'ETH', 'USDC', 'USDT', 'btc']) });
         return;
+      case 'private/get_user_trades_by_order': {
+        const order = this.pickOrder(d, step.actor);
+        if (order !== undefined)
+          await this.call(step, which, {
+            orderId: order.orderId,
+            ...(d.chance(30) ? { sorting: d.pick(['asc', 'desc', 'default']) } : {}),
+          });
+        return;
+      }
       case 'private/get_position':
         await this.call(step, which, { instrumentName: grid.name });
         return;

@@ -142,6 +142,61 @@ describe('history params through the API', () => {
     );
   });
 
+  test('user trades by order: that order’s fills only, newest first (asc reverses); another user’s order is not found', async () => {
+    const taker = running.http(0);
+    const maker = running.http(1);
+    const instrumentName = 'ETH-PERPETUAL';
+    const price = String(Math.round(await markOf(taker, instrumentName)));
+    const resting = await maker.call('private/sell', {
+      instrumentName,
+      quantity: '30',
+      price,
+      postOnly: true,
+    });
+    const taken: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const bought = await taker.call('private/buy', {
+        instrumentName,
+        quantity: '10',
+        price,
+        timeInforce: 'immediate_or_cancel',
+      });
+      taken.push(...bought.trades.map((t) => t.tradeId));
+      // Another order of the maker trades between the fills: a bid the taker sells into.
+      const bid = String(Number(price) - 1);
+      await maker.call('private/buy', { instrumentName, quantity: '1', price: bid, postOnly: true });
+      await taker.call('private/sell', { instrumentName, quantity: '1', type: 'market' });
+    }
+    assert.equal(taken.length, 3);
+    const byOrder = await maker.call('private/get_user_trades_by_order', { orderId: resting.order.orderId });
+    assert.deepEqual(
+      byOrder.map((t) => [t.tradeId, t.orderId, t.liquidity]),
+      [...taken].reverse().map((id) => [id, resting.order.orderId, 'M']),
+    );
+    const ascending = await maker.call('private/get_user_trades_by_order', {
+      orderId: resting.order.orderId,
+      sorting: 'asc',
+    });
+    assert.deepEqual(
+      ascending.map((t) => t.tradeId),
+      taken,
+    );
+    const unfilled = await maker.call('private/sell', {
+      instrumentName,
+      quantity: '1',
+      price: String(Number(price) * 1.01),
+      postOnly: true,
+    });
+    assert.deepEqual(
+      await maker.call('private/get_user_trades_by_order', { orderId: unfilled.order.orderId }),
+      [],
+    );
+    await assert.rejects(
+      taker.call('private/get_user_trades_by_order', { orderId: resting.order.orderId }),
+      (error: unknown) => error instanceof ApiError && error.errorName === 'order_not_found',
+    );
+  });
+
   test('user trades: endTimestamp leaves out the trades after it', async () => {
     const taker = running.http(0);
     const maker = running.http(1);

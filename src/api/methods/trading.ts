@@ -9,6 +9,7 @@ import { ORDER_TYPE_FILTERS, type OrderTypeFilter } from '../../core/order-type-
 import type { Side } from '../../core/types.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
+import type { UserTrade } from '../ports.ts';
 import type { MethodRegistry, SessionHandle } from '../registry.ts';
 import {
   AccountSummaryParams,
@@ -29,6 +30,7 @@ import {
   PositionParams,
   PositionsParams,
   UserTradesByInstrumentParams,
+  UserTradesByOrderParams,
   UserTradesParams,
 } from '../schemas/methods.ts';
 import {
@@ -428,6 +430,14 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     },
   });
 
+  /** The account's side of each trade, on the wire (a trade of an instrument gone is left out). */
+  const wireUserTrades = (found: readonly UserTrade[]) =>
+    found.flatMap(({ trade, liquidity }) => {
+      const instrument = reads.instrument(trade.instrumentName);
+      const party = liquidity === 'T' ? trade.taker : trade.maker;
+      return instrument ? [tradeToWire(trade, party, instrument, instrumentNamed)] : [];
+    });
+
   const UserTradesResult = Type.Object({
     trades: Type.Array(TradeSchema),
     hasMore: Type.Boolean(),
@@ -454,12 +464,7 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
         now: commands.now(),
       }),
     );
-    const trades = page.trades.flatMap(({ trade, liquidity }) => {
-      const instrument = reads.instrument(trade.instrumentName);
-      const party = liquidity === 'T' ? trade.taker : trade.maker;
-      return instrument ? [tradeToWire(trade, party, instrument, instrumentNamed)] : [];
-    });
-    return { trades, hasMore: page.hasMore, continuation: page.continuation };
+    return { trades: wireUserTrades(page.trades), hasMore: page.hasMore, continuation: page.continuation };
   };
 
   registry.register({
@@ -487,6 +492,28 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
         { instrumentName: instrumentOf(reads, params.instrumentName).name },
         params,
       ),
+  });
+
+  registry.register({
+    name: 'private/get_user_trades_by_order',
+    summary: "One order's trades (the account's side of each), newest first unless sorting is asc.",
+    access: 'private',
+    params: UserTradesByOrderParams,
+    result: Type.Array(TradeSchema),
+    handler: async (params, context) => {
+      const order = await ownedOrderAnywhere(reads, history, context, params.orderId);
+      const found = await historyQuery(() =>
+        history.orderTrades({
+          accountId: order.accountId,
+          orderId: order.orderId,
+          instrumentName: order.instrumentName,
+          since: order.createdAt,
+          filled: order.filledAmount,
+        }),
+      );
+      if (params.sorting === 'asc') found.reverse();
+      return wireUserTrades(found);
+    },
   });
 
   registry.register({

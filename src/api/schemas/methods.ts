@@ -177,6 +177,10 @@ export const UserTradesParams = Type.Object(
   Strict,
 );
 export type UserTradesParams = Static<typeof UserTradesParams>;
+export const UserTradesByOrderParams = Type.Object(
+  { orderId: OrderId, sorting: Opt(StringEnum(['asc', 'desc', 'default'])) },
+  Strict,
+);
 export const UserTradesByInstrumentParams = Type.Object(
   { instrumentName: InstrumentName, ...USER_TRADES_PAGING },
   Strict,

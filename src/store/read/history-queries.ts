@@ -89,6 +89,20 @@ export interface UserTradesQuery {
   readonly now: number;
 }
 
+/**
+ * One order's trades on one account: the order's instrument, traded no earlier than the order was
+ * made, until `filled` lots are found (an order's fills add up to its filled amount).
+ */
+export interface OrderTradesQuery {
+  readonly accountId: number;
+  readonly orderId: string;
+  readonly instrumentName: string;
+  /** The order's creation time, ms: no trade of it is older. */
+  readonly since: number;
+  /** Lots the order has filled: the walk stops once its trades add up to them. */
+  readonly filled: number;
+}
+
 export interface UserTrade {
   readonly trade: TradeView;
   /** Which side of the trade the account was on. */
@@ -215,6 +229,53 @@ export async function queryOrderHistory(
     continuation:
       rows.length > count && last !== undefined ? historyToken(last.updated_seq, last.order_id) : null,
   };
+}
+
+/** Rows read per step of an order's trades walk. */
+const ORDER_TRADES_STEP = 500;
+
+/**
+ * An order's trades, newest first. Trades are not indexed by order (an index would cost two entries
+ * per trade on every write): the account's trades on the instrument are walked down its (account,
+ * instrument, seq) index from the newest, a step at a time, until the order's trades add up to its
+ * filled amount or the rows are older than the order. The walk costs the account's trades on that
+ * instrument during the order's life.
+ */
+export async function queryOrderTrades(db: ReadDb, q: OrderTradesQuery): Promise<UserTrade[]> {
+  const found: UserTrade[] = [];
+  let lots = 0;
+  let after: { seq: number; id: string } | null = null;
+  while (lots < q.filled) {
+    const where = ['account_id = ?', 'instrument_name = ?'];
+    const params: RowValue[] = [q.accountId, q.instrumentName];
+    if (after !== null) {
+      const past = afterPosition('seq', 'trade_id', after, false);
+      where.push(past.condition);
+      params.push(...past.params);
+    }
+    const rows = await db.query<{
+      view: string;
+      role: 'M' | 'T';
+      seq: number;
+      trade_id: string;
+      order_id: string;
+      timestamp: number;
+    }>(
+      `SELECT view, role, seq, trade_id, order_id, timestamp, ${idNumberSql('trade_id')} AS ${ID_NUMBER_COLUMN} FROM trades WHERE ${where.join(' AND ')} ORDER BY ${historyOrderBy('seq', 'trade_id', false)} LIMIT ?`,
+      [...params, ORDER_TRADES_STEP],
+    );
+    for (const row of rows) {
+      if (row.timestamp < q.since) return found;
+      if (row.order_id !== q.orderId) continue;
+      const trade = parseTradeView(row.view);
+      found.push({ trade, liquidity: row.role });
+      lots += trade.amount;
+    }
+    const last = rows[rows.length - 1];
+    if (rows.length < ORDER_TRADES_STEP || last === undefined) break;
+    after = { seq: last.seq, id: last.trade_id };
+  }
+  return found;
 }
 
 export async function queryUserTrades(

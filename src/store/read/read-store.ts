@@ -39,8 +39,11 @@ import {
   type HistoryWindows,
   type OrderHistoryPage,
   type OrderHistoryQuery,
+  type OrderTradesQuery,
   queryOrderHistory,
+  queryOrderTrades,
   queryUserTrades,
+  type UserTrade,
   type UserTradesPage,
   type UserTradesQuery,
 } from './history-queries.ts';
@@ -475,6 +478,11 @@ export class ReadStore {
   async userTrades(query: UserTradesQuery): Promise<UserTradesPage> {
     await this.caughtUp(query.accountId);
     return queryUserTrades(this.options.db, this.windows, query);
+  }
+
+  async orderTrades(query: OrderTradesQuery): Promise<UserTrade[]> {
+    await this.caughtUp(query.accountId);
+    return queryOrderTrades(this.options.db, query);
   }
 
   /** The latest view of any order ever projected (open or closed). */
