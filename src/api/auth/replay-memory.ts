@@ -161,11 +161,16 @@ export class ReplayMemory {
 
   /** Full for this key: the whole memory is, or it is half full and the key is over its share. */
   fullFor(apiKey: string): boolean {
-    if (this.full) return true;
     const table = this.tables.get(apiKey);
-    if (table === undefined) return false;
-    const pressed = 2 * this.count >= this.limits.maxEntries || 2 * this.bytes >= this.limits.maxAnswerBytes;
-    return pressed && (table.size >= this.maxEntriesPerKey || table.bytes >= this.maxAnswerBytesPerKey);
+    return this.fullWith(this.count, this.bytes, table?.size ?? 0, table?.bytes ?? 0);
+  }
+
+  /** `fullFor`'s rule on given counts: the memory's, and one key's. */
+  private fullWith(count: number, bytes: number, keyCount: number, keyBytes: number): boolean {
+    const { maxEntries, maxAnswerBytes } = this.limits;
+    if (count >= maxEntries || bytes >= maxAnswerBytes) return true;
+    const pressed = 2 * count >= maxEntries || 2 * bytes >= maxAnswerBytes;
+    return pressed && (keyCount >= this.maxEntriesPerKey || keyBytes >= this.maxAnswerBytesPerKey);
   }
 
   /**
@@ -189,12 +194,7 @@ export class ReplayMemory {
     let bytes = this.bytes;
     let keyCount = table?.size ?? 0;
     let keyBytes = table?.bytes ?? 0;
-    const { maxEntries, maxAnswerBytes } = this.limits;
-    const admitted = () =>
-      count < maxEntries &&
-      bytes < maxAnswerBytes &&
-      ((2 * count < maxEntries && 2 * bytes < maxAnswerBytes) ||
-        (keyCount < this.maxEntriesPerKey && keyBytes < this.maxAnswerBytesPerKey));
+    const admitted = () => !this.fullWith(count, bytes, keyCount, keyBytes);
     const leave = (owner: NonceTable, nonce: string) => {
       const value = owner.get(nonce);
       if (value === undefined) return;

@@ -545,7 +545,10 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
         { field: 'instrumentName' },
       );
     }
-    const held = reads.positions(accountId, {}).find((p) => p.instrumentName === instrument.name);
+    // Only the instrument's currency: every position read carries its mark and floating PnL.
+    const held = reads
+      .positions(accountId, { currency: instrument.spec.baseCurrency })
+      .find((p) => p.instrumentName === instrument.name);
     if (held !== undefined) return [held, instrument];
     const mark = reads.ticker(instrument.name)?.markPrice ?? null;
     const flat: PositionView = {

@@ -110,11 +110,18 @@ export function decimalText(value: number): string {
   return fixed === '-0' ? '0' : fixed;
 }
 
+/** Ticks as the instrument's price text; null when there is none. */
+function priceOrNull(instrument: Instrument, ticks: number | null | undefined): string | null {
+  return ticks === null || ticks === undefined ? null : instrument.formatPrice(ticks);
+}
+
+/** A plain number (an index, an IV) as decimal text; null when there is none. */
+function plain(value: number | null | undefined): string | null {
+  return value === null || value === undefined ? null : decimalText(value);
+}
+
 export function tickerToWire(ticker: TickerView, instrument: Instrument) {
-  const price = (ticks: number | null | undefined) =>
-    ticks === null || ticks === undefined ? null : instrument.formatPrice(ticks);
-  const plain = (value: number | null | undefined) =>
-    value === null || value === undefined ? null : decimalText(value);
+  const price = (ticks: number | null | undefined) => priceOrNull(instrument, ticks);
   const wire: Record<string, unknown> = {
     instrumentName: ticker.instrumentName,
     timestamp: ticker.timestamp,
@@ -170,10 +177,7 @@ export function tickerToWire(ticker: TickerView, instrument: Instrument) {
 
 /** One line of public/get_book_summary_by_currency: the ticker's prices in Deribit's summary names. */
 export function bookSummaryToWire(ticker: TickerView, instrument: Instrument): BookSummary {
-  const price = (ticks: number | null | undefined) =>
-    ticks === null || ticks === undefined ? null : instrument.formatPrice(ticks);
-  const plain = (value: number | null | undefined) =>
-    value === null || value === undefined ? null : decimalText(value);
+  const price = (ticks: number | null | undefined) => priceOrNull(instrument, ticks);
   const bid = ticker.bestBidPrice;
   const ask = ticker.bestAskPrice;
   const wire: { -readonly [K in keyof BookSummary]: BookSummary[K] } = {
