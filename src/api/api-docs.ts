@@ -5,7 +5,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { ERROR_CATALOGUE } from '../domain/errors.ts';
-import type { ChannelRegistry } from './channels.ts';
+import type { ChannelFamily, ChannelRegistry } from './channels.ts';
 import type { FlatRouteDefinition } from './http-routes.ts';
 import type { MethodRegistry } from './registry.ts';
 
@@ -174,6 +174,12 @@ function queryParameters(schema: TSchema): unknown[] {
   }));
 }
 
+function intervalsNote(family: ChannelFamily): string {
+  if (family.intervals === undefined) return '';
+  const spellings = family.intervals.map((interval) => `.${interval}`).join(', ');
+  return ` Also subscribable with Deribit's interval suffix ${spellings}: the same channel, every change pushed as it is committed.`;
+}
+
 export function buildAsyncApi(
   methods: MethodRegistry,
   channels: ChannelRegistry,
@@ -183,7 +189,7 @@ export function buildAsyncApi(
   for (const family of channels.list()) {
     const change = { name: 'change', payload: plain(family.payload) };
     channelDocs[family.pattern] = {
-      description: `${family.summary} (${family.access}). Push: {method:"subscription", params:{channel, seq, snapshot?, data}}; the message payload is its data.`,
+      description: `${family.summary} (${family.access}).${intervalsNote(family)} Push: {method:"subscription", params:{channel, seq, snapshot?, data}}; the message payload is its data.`,
       subscribe: {
         message:
           family.snapshotPayload === undefined

@@ -220,6 +220,61 @@ test('user.trades: a combo trade goes to the combo kinds with its legs, each leg
   ]);
 });
 
+test("user.trades.{instrument}: a combo trade on the combo's channel with its legs, each leg trade on its leg's, under Deribit's suffixes", () => {
+  const m = comboMarket();
+  const taker = recorder();
+  const maker = recorder();
+  const channels = [`user.trades.${COMBO}.raw`, `user.trades.${LONG_LEG}`, `user.trades.${SHORT_LEG}.100ms`];
+  for (const channel of channels) assert.equal(m.subscribe(taker.subscriber, channel, 1), true);
+  // Another spelling of a channel held is the same subscription.
+  assert.equal(m.subscribe(taker.subscriber, `user.trades.${LONG_LEG}.agg2`, 1), false);
+  m.subscribe(maker.subscriber, `user.trades.${SHORT_LEG}.raw`, 2);
+  m.publish(1_000, [{ type: 'trade', trade: comboTradeView({ tradeId: 'BTC-10', taker: 1, maker: 2 }) }]);
+  const shown = (pushes: typeof taker.pushes) =>
+    pushes.map((p) => [
+      p.channel,
+      p.seq,
+      (p.data as unknown as Array<{ tradeId: string; instrumentName: string; liquidity: string }>).map(
+        (t) => `${t.tradeId} ${t.instrumentName} ${t.liquidity}`,
+      ),
+    ]);
+  assert.deepEqual(
+    shown(taker.pushes).sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    [
+      [`user.trades.${COMBO}.raw`, 1, [`BTC-10 ${COMBO} T`]],
+      [`user.trades.${LONG_LEG}`, 1, [`BTC-10-L1 ${LONG_LEG} T`]],
+      [`user.trades.${SHORT_LEG}.100ms`, 1, [`BTC-10-L2 ${SHORT_LEG} T`]],
+    ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+  );
+  assert.deepEqual(shown(maker.pushes), [[`user.trades.${SHORT_LEG}.raw`, 1, [`BTC-10-L2 ${SHORT_LEG} M`]]]);
+});
+
+test("Deribit's interval suffixes: spellings of the channel where the family takes them, refused where its pushes have another shape", () => {
+  const { channels } = market();
+  const principal = { defaultAccountId: 1 } as Principal;
+  const canonical = (name: string) => channels.resolve(name, principal)?.resolved.channel;
+  assert.equal(canonical(`book.${PERP.name}.raw`), `book.${PERP.name}`);
+  assert.equal(canonical(`ticker.${PERP.name}.100ms`), `ticker.${PERP.name}`);
+  assert.equal(canonical(`trades.${PERP.name}.agg2`), `trades.${PERP.name}`);
+  assert.equal(canonical(`user.orders.${PERP.name}.raw`), `user.orders.${PERP.name}`);
+  assert.throws(
+    () => channels.resolve(`user.orders.${PERP.name}.100ms`, principal),
+    (error: unknown) =>
+      error instanceof VenueError &&
+      error.errorName === 'invalid_params' &&
+      error.data?.field === 'channels' &&
+      error.message.endsWith(`subscribe user.orders.${PERP.name}.raw`),
+  );
+  // One suffix only, and only an interval Deribit has.
+  assert.throws(() => channels.resolve(`book.${PERP.name}.raw.raw`, null), /unknown instrument/);
+  assert.throws(() => channels.resolve(`book.${PERP.name}.1s`, null), /unknown instrument/);
+  // The user channels need an authenticated connection under any spelling.
+  assert.throws(
+    () => channels.resolve(`user.orders.${PERP.name}.raw`, null),
+    (error: unknown) => error instanceof VenueError && error.errorName === 'authorization_required',
+  );
+});
+
 test('a currency in another letter case is the same channel: one subscription, pushed under the name first subscribed', () => {
   const m = comboMarket();
   const client = recorder();

@@ -1,6 +1,7 @@
 /**
  * The gateway's own channel families: `user.orders.{kind}.{currency}`,
- * `user.trades.{kind}.{currency}` (the key's default account; each committed command's trades a
+ * `user.trades.{kind}.{currency}` and one instrument's `user.orders.{instrument}` and
+ * `user.trades.{instrument}` (the key's default account; each committed command's trades a
  * channel shows as one array, as `trades.{instrument}` does; a portfolio's child order, and its
  * fills, with `portfolioId`), `book.{instrument}`,
  * `ticker.{instrument}` and `trades.{instrument}` (public). Kind: future, option, spot, future_combo, option_combo, combo,
@@ -14,7 +15,9 @@
  * index, mark, IVs and greeks move with `update_prices`, which has no events, so the subscribed
  * tickers are re-read after every batch without events and at least once a second; a book shows
  * the price band, which moves with the marks, so at the same moments a book whose band moved is
- * re-rendered.
+ * re-rendered. Deribit's interval suffixes name the same channels (src/api/channels.ts): every
+ * family takes `.raw`, and all but `user.orders` (one order a push, where Deribit's aggregated
+ * pushes are arrays) `.100ms` and `.agg2` too.
  */
 import { Type } from '@sinclair/typebox';
 import type { OrderView, TradeView } from '../core/events.ts';
@@ -22,8 +25,8 @@ import { VenueError } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { parseComboName } from '../market/combos.ts';
 import type { Principal } from './auth/authenticator.ts';
-import { type ChannelFamily, type ChannelRegistry, topicFor } from './channels.ts';
-import type { PriceBandView, ReadPort } from './ports.ts';
+import { type ChannelFamily, type ChannelRegistry, type Interval, topicFor } from './channels.ts';
+import type { OrderFilter, PriceBandView, ReadPort } from './ports.ts';
 import {
   OrderBookSchema,
   OrderSchema,
@@ -36,6 +39,8 @@ import { orderToWire, partiesOf, portfolioIdOf, publicTradeToWire, tradeToWire }
 
 const KINDS = new Set(['future', 'option', 'spot', 'future_combo', 'option_combo', 'combo', 'any']);
 const BOOK_DEPTH = 20;
+/** Full-state and array pushes read right under any of Deribit's intervals. */
+const ALL_INTERVALS: readonly Interval[] = ['raw', '100ms', 'agg2'];
 
 function kindsOf(instrument: Instrument): string[] {
   const kinds = [instrument.kind, 'any'];
@@ -71,21 +76,37 @@ function requirePrincipal(principal: Principal | null, name: string): Principal 
   return principal;
 }
 
-function userChannel(
+/**
+ * `{prefix}.{kind}.{currency}` and `{prefix}.{instrument}`: the first family's producer pushes to
+ * both (each order or trade also goes to its instrument's channel), so a command's trades on one
+ * instrument are one array on either, and the events are walked once.
+ */
+function userChannels(
   prefix: 'user.orders' | 'user.trades',
   reads: ReadPort,
   summary: string,
   payload: ReturnType<typeof Type.Array> | typeof UserOrderSchema,
-): ChannelFamily {
+): [byKind: ChannelFamily, byInstrument: ChannelFamily] {
   const snapshotPayload = prefix === 'user.orders' ? { snapshotPayload: Type.Array(UserOrderSchema) } : {};
+  // Deribit's aggregated intervals push arrays: user.trades pushes arrays, user.orders one order.
+  const intervals: readonly Interval[] = prefix === 'user.orders' ? ['raw'] : ALL_INTERVALS;
   const lookup = (name: string) => reads.instrument(name);
   const pattern = new RegExp(`^${prefix.replace('.', '\\.')}\\.([a-z_]+)\\.([A-Za-z0-9]+)$`);
-  return {
+  /** The open orders the channel shows, as `user.orders` pushes them. */
+  const openOrders = (accountId: number, filter: OrderFilter, shows: (instrument: Instrument) => boolean) =>
+    reads.openOrders(accountId, filter).flatMap((order) => {
+      const instrument = reads.instrument(order.instrumentName);
+      return instrument && shows(instrument)
+        ? [withPortfolio(orderToWire(order, instrument), order.owner)]
+        : [];
+    });
+  const byKind: ChannelFamily = {
     pattern: `${prefix}.{kind}.{currency}`,
     summary,
     access: 'private',
     payload,
     ...snapshotPayload,
+    intervals,
     resolve(name, principal) {
       const match = pattern.exec(name);
       if (match === null || !KINDS.has(match[1]!)) return null;
@@ -103,12 +124,9 @@ function userChannel(
         channel: canonical,
         topics: [topicFor(canonical, accountId)],
         snapshot: () =>
-          reads.openOrders(accountId, currency === 'any' ? {} : { currency }).flatMap((order) => {
-            const instrument = reads.instrument(order.instrumentName);
-            return instrument && kindsOf(instrument).includes(kind)
-              ? [withPortfolio(orderToWire(order, instrument), order.owner)]
-              : [];
-          }),
+          openOrders(accountId, currency === 'any' ? {} : { currency }, (instrument) =>
+            kindsOf(instrument).includes(kind),
+          ),
       };
     },
     produce(batch, emit) {
@@ -121,7 +139,7 @@ function userChannel(
       for (const { name, accountId, parts } of trades.values())
         emit(name, accountId, () => parts.flatMap((part) => part()));
       function names(instrument: Instrument): string[] {
-        const out: string[] = [];
+        const out = [`${prefix}.${instrument.name}`];
         for (const kind of kindsOf(instrument)) {
           for (const currency of instrument.currencies) out.push(`${prefix}.${kind}.${currency}`);
           out.push(`${prefix}.${kind}.any`);
@@ -168,6 +186,29 @@ function userChannel(
       }
     },
   };
+  const byInstrument: ChannelFamily = {
+    pattern: `${prefix}.{instrument}`,
+    summary: `${summary} One instrument's only.`,
+    access: 'private',
+    payload,
+    ...snapshotPayload,
+    intervals,
+    resolve(name, principal) {
+      if (!name.startsWith(`${prefix}.`)) return null;
+      const instrumentName = name.slice(prefix.length + 1);
+      if (instrumentName.includes('.')) return null;
+      const owner = requirePrincipal(principal, name);
+      const instrument = reads.instrument(instrumentName);
+      if (instrument === undefined) throw unknownInstrument(name, instrumentName);
+      const accountId = owner.defaultAccountId;
+      const topics = [topicFor(name, accountId)];
+      if (prefix === 'user.trades') return { topics };
+      return { topics, snapshot: () => openOrders(accountId, { instrumentName }, () => true) };
+    },
+    // Pushed by byKind's producer.
+    produce() {},
+  };
+  return [byKind, byInstrument];
 }
 
 /**
@@ -223,6 +264,7 @@ function instrumentChannel(
     access: 'public',
     payload,
     snapshotPayload: payload,
+    intervals: ALL_INTERVALS,
     resolve(name) {
       if (!name.startsWith(`${prefix}.`)) return null;
       const instrumentName = name.slice(prefix.length + 1);
@@ -292,6 +334,7 @@ function tradesChannel(reads: ReadPort): ChannelFamily {
     summary: 'Public trades of one instrument, as arrays (no snapshot).',
     access: 'public',
     payload: Type.Array(PublicTradeSchema),
+    intervals: ALL_INTERVALS,
     resolve(name) {
       if (!name.startsWith('trades.')) return null;
       const instrumentName = name.slice('trades.'.length);
@@ -322,25 +365,22 @@ function tradesChannel(reads: ReadPort): ChannelFamily {
 }
 
 export function registerBuiltinChannels(channels: ChannelRegistry, reads: ReadPort): void {
-  channels.register(
-    userChannel(
+  const families = [
+    ...userChannels(
       'user.orders',
       reads,
       "Changes of the key's orders (snapshot: open orders); a portfolio's child order with its portfolioId.",
       UserOrderSchema,
     ),
-  );
-  channels.register(
-    userChannel(
+    ...userChannels(
       'user.trades',
       reads,
       "The key's trades: each command's trades as one array; a fill of a portfolio's child order carries portfolioId.",
       Type.Array(UserTradeSchema),
     ),
-  );
-  channels.register(
     instrumentChannel('book', reads, 'Order book snapshots of one instrument.', OrderBookSchema),
-  );
-  channels.register(instrumentChannel('ticker', reads, 'Ticker of one instrument.', TickerSchema));
-  channels.register(tradesChannel(reads));
+    instrumentChannel('ticker', reads, 'Ticker of one instrument.', TickerSchema),
+    tradesChannel(reads),
+  ];
+  for (const family of families) channels.register(family);
 }

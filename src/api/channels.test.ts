@@ -215,3 +215,36 @@ test("user.mmp_trigger.{index}: the trigger of the key's default account is push
   ]);
   assert.deepEqual(theirs.pushes, [], "account 2's connection hears nothing of account 1's trigger");
 });
+
+test('an interval suffix is a spelling only for a family that lists it; another family sees the whole name', () => {
+  const channels = new ChannelRegistry();
+  const seen: string[] = [];
+  const family = (prefix: string, intervals?: ['raw']) => ({
+    pattern: `${prefix}.{x}`,
+    summary: prefix,
+    access: 'public' as const,
+    payload: Type.Unknown(),
+    ...(intervals === undefined ? {} : { intervals }),
+    resolve: (name: string) => {
+      seen.push(`${prefix}: ${name}`);
+      return name.startsWith(`${prefix}.`) ? { topics: [topicFor(name, null)] } : null;
+    },
+    produce: () => {},
+  });
+  channels.register(family('plain'));
+  channels.register(family('timed', ['raw']));
+  assert.equal(channels.resolve('timed.a.raw', null)?.resolved.channel, 'timed.a');
+  // The plain family is asked only for the whole name, which it takes as its own (the timed one
+  // is asked for the name without the suffix, which it does not take).
+  seen.length = 0;
+  assert.equal(channels.resolve('plain.a.raw', null)?.resolved.channel, undefined);
+  assert.deepEqual(seen, ['timed: plain.a', 'plain: plain.a.raw']);
+  assert.throws(
+    () => channels.resolve('timed.a.100ms', null),
+    (error: unknown) =>
+      error instanceof VenueError &&
+      error.data?.field === 'channels' &&
+      error.data?.channel === 'timed.a.100ms' &&
+      /subscribe timed\.a\.raw$/.test(error.message),
+  );
+});

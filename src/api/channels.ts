@@ -18,8 +18,14 @@
  *   (a currency in any letter case) gives its canonical name (`ResolvedChannel.channel`), and
  *   names with one canonical name are one subscription, held, and pushed, under the name it was
  *   first subscribed with (`heldName` tells it).
+ * - Deribit's interval suffixes (`.raw`, `.100ms`, `.agg2`) are spellings of a channel for the
+ *   families that list them (`ChannelFamily.intervals`): `book.BTC-PERPETUAL.raw` is the channel
+ *   `book.BTC-PERPETUAL`. Pushes go out as each command is published, whatever the suffix; a
+ *   family lists an aggregated interval only when its pushes have the shape Deribit's aggregated
+ *   pushes have (full state, or arrays), so a client reading them that way reads them right.
  */
 import type { TSchema } from '@sinclair/typebox';
+import { VenueError } from '../domain/errors.ts';
 import type { Principal } from './auth/authenticator.ts';
 import type { CommittedBatch } from './ports.ts';
 
@@ -46,6 +52,11 @@ export interface ResolvedChannel {
   readonly pushesCurrentState?: boolean;
 }
 
+/** Deribit's channel intervals: `raw` pushes each change, the others aggregate. */
+export type Interval = 'raw' | '100ms' | 'agg2';
+
+const INTERVAL_SUFFIX = /\.(raw|100ms|agg2)$/;
+
 export type Emit = (channel: string, accountId: number | null, data: () => unknown) => void;
 
 export interface ChannelFamily {
@@ -57,6 +68,8 @@ export interface ChannelFamily {
   readonly payload: TSchema;
   /** Payload schema of the snapshot (seq 1, `snapshot: true`), for families that send one. */
   readonly snapshotPayload?: TSchema;
+  /** The interval suffixes its names also take (as spellings of the same channel); none: no suffix. */
+  readonly intervals?: readonly Interval[];
   /** null when `name` is not of this family; throws a VenueError when refused. */
   resolve(name: string, principal: Principal | null): ResolvedChannel | null;
   /** Turns one committed batch into pushes. */
@@ -94,9 +107,37 @@ export class ChannelRegistry {
     name: string,
     principal: Principal | null,
   ): { family: ChannelFamily; resolved: ResolvedChannel } | null {
+    const suffix = INTERVAL_SUFFIX.exec(name);
+    if (suffix !== null) {
+      const found = this.resolveWithInterval(name.slice(0, suffix.index), suffix[1] as Interval, principal);
+      if (found !== null) return found;
+    }
     for (const family of this.families) {
       const resolved = family.resolve(name, principal);
       if (resolved !== null) return { family, resolved };
+    }
+    return null;
+  }
+
+  /** `base` with an interval suffix: the channel `base`, for a family that takes the interval. */
+  private resolveWithInterval(
+    base: string,
+    interval: Interval,
+    principal: Principal | null,
+  ): { family: ChannelFamily; resolved: ResolvedChannel } | null {
+    for (const family of this.families) {
+      if (family.intervals === undefined) continue;
+      const resolved = family.resolve(base, principal);
+      if (resolved === null) continue;
+      if (!family.intervals.includes(interval)) {
+        const taken = family.intervals.map((each) => `${base}.${each}`).join(' or ');
+        throw new VenueError(
+          'invalid_params',
+          `${base}.${interval}: ${family.pattern} pushes each change on its own as it is committed (Deribit's raw), not aggregated; subscribe ${taken}`,
+          { field: 'channels', channel: `${base}.${interval}`, intervals: family.intervals },
+        );
+      }
+      return { family, resolved: { ...resolved, channel: resolved.channel ?? base } };
     }
     return null;
   }

@@ -78,6 +78,8 @@ const STANDING_CHANNELS = [
   'ticker.BTC-PERPETUAL',
   'book.BTC-PERPETUAL',
   'trades.BTC-PERPETUAL',
+  'user.orders.BTC-PERPETUAL.raw',
+  'user.trades.BTC-PERPETUAL.100ms',
 ];
 const LABELS = ['', 'alpha', 'beta'];
 

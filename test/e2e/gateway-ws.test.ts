@@ -169,6 +169,74 @@ describe('gateway over WebSocket', () => {
     await http.call('private/cancel_all', {});
   });
 
+  test("Deribit's spellings: an instrument's own user channels, and interval suffixes naming the same channel", async () => {
+    const http = harness.http(2);
+    await http.call('private/cancel_all', {});
+    const buy = (instrumentName: string, price: string) =>
+      http.call('private/buy', { instrumentName, quantity: '10', price }).then((r) => r.order.orderId);
+    const resting = await buy(PERP, '40000');
+    const otherFuture = venue
+      .instruments(false)
+      .find((i) => i.kind === 'future' && i.name !== PERP && i.currencies.includes('BTC'))!.name;
+    const elsewhere = await buy(otherFuture, '40000');
+    const client = harness.ws(2);
+    await client.connect();
+    await client.auth();
+    const pushes: SubscriptionPush[] = [];
+    client.onAnyPush((push) => pushes.push(push));
+    const channels = [`user.orders.${PERP}.raw`, `user.trades.${PERP}.100ms`, 'user.orders.future.BTC.raw'];
+    assert.deepEqual(await client.subscribe(channels), channels);
+    // The kind channel in another spelling is the one already held.
+    assert.deepEqual(await client.subscribe(['user.orders.future.btc', `book.${PERP}.100ms`]), [
+      'user.orders.future.BTC.raw',
+      `book.${PERP}.100ms`,
+    ]);
+    await until(() => pushes.length === 3);
+    const ids = (push: SubscriptionPush | undefined) =>
+      ((push?.data ?? []) as Array<{ orderId: string }>).map((o) => o.orderId).sort();
+    assert.deepEqual(ids(pushes.find((p) => p.channel === `user.orders.${PERP}.raw`)), [resting]);
+    assert.deepEqual(
+      ids(pushes.find((p) => p.channel === 'user.orders.future.BTC.raw')),
+      [resting, elsewhere].sort(),
+    );
+    pushes.length = 0;
+    await http.call('private/cancel', { orderId: elsewhere });
+    await http.call('private/cancel', { orderId: resting });
+    // Another user's order on the instrument never arrives.
+    const other = await harness
+      .http(1)
+      .call('private/sell', { instrumentName: PERP, quantity: '10', price: '90000' });
+    await client.call('public/test', {});
+    await until(() => pushes.filter((p) => p.channel.startsWith('user.')).length === 3);
+    const shown = pushes
+      .filter((p) => p.channel.startsWith('user.'))
+      .map((p) => [p.channel, p.seq, (p.data as { orderId: string }).orderId]);
+    // The other future's cancel on the kind channel only; the instrument's on both.
+    assert.deepEqual(shown, [
+      ['user.orders.future.BTC.raw', 2, elsewhere],
+      [`user.orders.${PERP}.raw`, 2, resting],
+      ['user.orders.future.BTC.raw', 3, resting],
+    ]);
+    // Unsubscribed by the name without the suffix, answered under the name held.
+    assert.deepEqual(await client.unsubscribe([`user.orders.${PERP}`]), [`user.orders.${PERP}.raw`]);
+    // user.orders pushes one order each: an aggregated interval, whose pushes are arrays, is refused.
+    await assert.rejects(
+      client.subscribe([`book.${PERP}`, 'user.orders.any.any.100ms']),
+      (e) =>
+        e instanceof ApiError &&
+        e.code === -32602 &&
+        e.data?.field === 'channels[1]' &&
+        /subscribe user\.orders\.any\.any\.raw/.test(e.message),
+    );
+    await assert.rejects(
+      client.subscribe([`user.orders.${PERP}-NOPE.raw`]),
+      (e) => e instanceof ApiError && e.data?.field === 'channels[0]' && /unknown instrument/.test(e.message),
+    );
+    await client.close();
+    await http.call('private/cancel_all', {});
+    await harness.http(1).call('private/cancel', { orderId: other.order.orderId });
+  });
+
   test('book and ticker channels are public and push on changes', async () => {
     const client = harness.ws(0);
     await client.connect();
