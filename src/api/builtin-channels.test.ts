@@ -7,7 +7,7 @@ import {
   LONG_LEG,
   SHORT_LEG,
 } from '../../test/support/combo-trade.ts';
-import type { CoreEvent } from '../core/events.ts';
+import type { CoreEvent, PositionView } from '../core/events.ts';
 import { VenueError } from '../domain/errors.ts';
 import { Instrument } from '../domain/instrument.ts';
 import { DEFAULT_PRODUCTS, inverseFutureSpec } from '../market/products.ts';
@@ -161,6 +161,11 @@ function comboMarket() {
             indexPrice: 65_000,
           }
         : undefined,
+    valuedPosition: (position: PositionView): PositionView => ({
+      ...position,
+      markPrice: 300,
+      floatingPnl: 4,
+    }),
   } as unknown as ReadPort;
   const channels = new ChannelRegistry();
   registerBuiltinChannels(channels, reads);
@@ -247,6 +252,79 @@ test("user.trades.{instrument}: a combo trade on the combo's channel with its le
     ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
   );
   assert.deepEqual(shown(maker.pushes), [[`user.trades.${SHORT_LEG}.raw`, 1, [`BTC-10-L2 ${SHORT_LEG} M`]]]);
+});
+
+test("user.changes: a combo trade on the combo's channel with its legs; each leg's trade and position on the leg's", () => {
+  const m = comboMarket();
+  const taker = recorder();
+  const maker = recorder();
+  for (const channel of [`user.changes.${COMBO}`, `user.changes.${LONG_LEG}.raw`, 'user.changes.option.BTC'])
+    m.subscribe(taker.subscriber, channel, 1);
+  m.subscribe(maker.subscriber, 'user.changes.any.any', 2);
+  const position = (accountId: number, instrumentName: string, size: number): CoreEvent => ({
+    type: 'position',
+    position: {
+      accountId,
+      instrumentName,
+      size,
+      openCost: size * 300,
+      averagePrice: 30,
+      realisedPnl: 0,
+      settlementCurrency: 'BTC',
+    },
+  });
+  const trade = comboTradeView({ tradeId: 'BTC-10', taker: 1, maker: 2 });
+  m.publish(1_000, [
+    { type: 'trade', trade },
+    position(1, LONG_LEG, 5),
+    position(1, LONG_LEG, 10), // the last view of the command is the one shown
+    position(1, SHORT_LEG, -10),
+    position(2, LONG_LEG, -10),
+    position(2, SHORT_LEG, 10),
+  ]);
+  type Changes = {
+    instrumentName: string;
+    orders: unknown[];
+    trades: Array<{ tradeId: string }>;
+    positions: Array<{ size: string; markPrice: string; floatingProfitLoss: string }>;
+  };
+  const sorted = (rows: unknown[][]) =>
+    rows.sort((a, b) => `${a[0]} ${a[1]}`.localeCompare(`${b[0]} ${b[1]}`));
+  const shown = (pushes: typeof taker.pushes) =>
+    sorted(
+      pushes.map((p) => {
+        const data = p.data as unknown as Changes;
+        return [
+          p.channel,
+          data.instrumentName,
+          data.trades.map((t) => t.tradeId),
+          data.positions.map((pos) => pos.size),
+        ];
+      }),
+    );
+  // Sizes in the instrument's quantity: 10 lots of a BTC option are 1 BTC.
+  assert.deepEqual(
+    shown(taker.pushes),
+    sorted([
+      [`user.changes.${COMBO}`, COMBO, ['BTC-10'], []],
+      [`user.changes.${LONG_LEG}.raw`, LONG_LEG, ['BTC-10-L1'], ['1']],
+      ['user.changes.option.BTC', LONG_LEG, ['BTC-10-L1'], ['1']],
+      ['user.changes.option.BTC', SHORT_LEG, ['BTC-10-L2'], ['-1']],
+    ]),
+  );
+  assert.deepEqual(
+    shown(maker.pushes),
+    sorted([
+      ['user.changes.any.any', COMBO, ['BTC-10'], []],
+      ['user.changes.any.any', LONG_LEG, ['BTC-10-L1'], ['-1']],
+      ['user.changes.any.any', SHORT_LEG, ['BTC-10-L2'], ['1']],
+    ]),
+  );
+  // The position is valued at the mark when pushed (valuedPosition).
+  const long = taker.pushes.find((p) => p.channel === `user.changes.${LONG_LEG}.raw`)!
+    .data as unknown as Changes;
+  assert.equal(typeof long.positions[0]!.markPrice, 'string');
+  assert.notEqual(long.positions[0]!.floatingProfitLoss, null);
 });
 
 test("Deribit's interval suffixes: spellings of the channel where the family takes them, refused where its pushes have another shape", () => {

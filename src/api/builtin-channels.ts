@@ -1,14 +1,7 @@
 /**
- * The gateway's own channel families: `user.orders.{kind}.{currency}`,
- * `user.trades.{kind}.{currency}` and one instrument's `user.orders.{instrument}` and
- * `user.trades.{instrument}` (the key's default account; each committed command's trades a
- * channel shows as one array, as `trades.{instrument}` does; a portfolio's child order, and its
- * fills, with `portfolioId`), `book.{instrument}`,
- * `ticker.{instrument}` and `trades.{instrument}` (public). Kind: future, option, spot, future_combo, option_combo, combo,
- * any; currency: one the venue files instruments under (any case; base or settlement currency,
- * so `USDC` carries the BTC_USDC products and `BTC` them too, src/domain/currency.ts), or any.
- * The spellings of a currency are one channel, whose canonical name has it upper case (or
- * `any`); kinds and instrument names are matched exactly (instrument names are upper case).
+ * The gateway's own channel families: the key's `user.orders`, `user.trades` and `user.changes`
+ * (src/api/user-channels.ts), and the public `book.{instrument}`, `ticker.{instrument}` and
+ * `trades.{instrument}`. Instrument names are matched exactly.
  * Book and ticker pushes are full snapshots of the state when they are published (so none is
  * older than a subscription's snapshot), at most one per instrument per committed command, and
  * only when what they show changed (the timestamp aside). The ticker also follows the prices:
@@ -20,209 +13,22 @@
  * pushes are arrays) `.100ms` and `.agg2` too.
  */
 import { Type } from '@sinclair/typebox';
-import type { OrderView, TradeView } from '../core/events.ts';
-import { VenueError } from '../domain/errors.ts';
+import type { TradeView } from '../core/events.ts';
 import type { Instrument } from '../domain/instrument.ts';
-import { parseComboName } from '../market/combos.ts';
-import type { Principal } from './auth/authenticator.ts';
-import { type ChannelFamily, type ChannelRegistry, type Interval, topicFor } from './channels.ts';
-import type { OrderFilter, PriceBandView, ReadPort } from './ports.ts';
 import {
-  OrderBookSchema,
-  OrderSchema,
-  PublicTradeSchema,
-  TickerSchema,
-  TradeSchema,
-} from './schemas/objects.ts';
+  ALL_INTERVALS,
+  type ChannelFamily,
+  type ChannelRegistry,
+  topicFor,
+  unknownInstrument,
+} from './channels.ts';
+import type { PriceBandView, ReadPort } from './ports.ts';
+import { OrderBookSchema, PublicTradeSchema, TickerSchema } from './schemas/objects.ts';
+import { userChannels } from './user-channels.ts';
 import { orderBookToWire, tickerToWire } from './wire/market.ts';
-import { orderToWire, partiesOf, portfolioIdOf, publicTradeToWire, tradeToWire } from './wire/orders.ts';
+import { publicTradeToWire } from './wire/orders.ts';
 
-const KINDS = new Set(['future', 'option', 'spot', 'future_combo', 'option_combo', 'combo', 'any']);
 const BOOK_DEPTH = 20;
-/** Full-state and array pushes read right under any of Deribit's intervals. */
-const ALL_INTERVALS: readonly Interval[] = ['raw', '100ms', 'agg2'];
-
-function kindsOf(instrument: Instrument): string[] {
-  const kinds = [instrument.kind, 'any'];
-  if (instrument.kind.endsWith('_combo')) kinds.push('combo');
-  return kinds;
-}
-
-const portfolioIdField = (description: string) =>
-  Type.Object({ portfolioId: Type.Optional(Type.Integer({ description })) });
-/** An order as `user.orders` pushes it: a portfolio's child order with its `portfolioId`. */
-const UserOrderSchema = Type.Composite([
-  OrderSchema,
-  portfolioIdField("the portfolio owning the order (a portfolio's child order only)"),
-]);
-/** A trade as `user.trades` pushes it: the fill of a portfolio's child order with its `portfolioId`. */
-const UserTradeSchema = Type.Composite([
-  TradeSchema,
-  portfolioIdField("the portfolio owning the trade's order (a fill of a portfolio's child order only)"),
-]);
-
-/** SEMANTICS, Portfolios: every push about a portfolio carries `portfolioId`; no field otherwise. */
-function withPortfolio<T extends object>(wire: T, owner: string | null): T {
-  const portfolioId = portfolioIdOf(owner);
-  return portfolioId === null ? wire : { ...wire, portfolioId };
-}
-
-function requirePrincipal(principal: Principal | null, name: string): Principal {
-  if (principal === null) {
-    throw new VenueError('authorization_required', `${name} needs an authenticated connection`, {
-      field: 'channels',
-    });
-  }
-  return principal;
-}
-
-/**
- * `{prefix}.{kind}.{currency}` and `{prefix}.{instrument}`: the first family's producer pushes to
- * both (each order or trade also goes to its instrument's channel), so a command's trades on one
- * instrument are one array on either, and the events are walked once.
- */
-function userChannels(
-  prefix: 'user.orders' | 'user.trades',
-  reads: ReadPort,
-  summary: string,
-  payload: ReturnType<typeof Type.Array> | typeof UserOrderSchema,
-): [byKind: ChannelFamily, byInstrument: ChannelFamily] {
-  const snapshotPayload = prefix === 'user.orders' ? { snapshotPayload: Type.Array(UserOrderSchema) } : {};
-  // Deribit's aggregated intervals push arrays: user.trades pushes arrays, user.orders one order.
-  const intervals: readonly Interval[] = prefix === 'user.orders' ? ['raw'] : ALL_INTERVALS;
-  const lookup = (name: string) => reads.instrument(name);
-  const pattern = new RegExp(`^${prefix.replace('.', '\\.')}\\.([a-z_]+)\\.([A-Za-z0-9]+)$`);
-  /** The open orders the channel shows, as `user.orders` pushes them. */
-  const openOrders = (accountId: number, filter: OrderFilter, shows: (instrument: Instrument) => boolean) =>
-    reads.openOrders(accountId, filter).flatMap((order) => {
-      const instrument = reads.instrument(order.instrumentName);
-      return instrument && shows(instrument)
-        ? [withPortfolio(orderToWire(order, instrument), order.owner)]
-        : [];
-    });
-  const byKind: ChannelFamily = {
-    pattern: `${prefix}.{kind}.{currency}`,
-    summary,
-    access: 'private',
-    payload,
-    ...snapshotPayload,
-    intervals,
-    resolve(name, principal) {
-      const match = pattern.exec(name);
-      if (match === null || !KINDS.has(match[1]!)) return null;
-      const owner = requirePrincipal(principal, name);
-      const kind = match[1]!;
-      const currency = match[2]!.toUpperCase() === 'ANY' ? 'any' : match[2]!.toUpperCase();
-      // As the order and trade methods: a currency the venue lists nothing in is a typo that
-      // would stay silent forever, so the name is refused (unknown channel).
-      if (currency !== 'any' && !reads.currencies().includes(currency)) return null;
-      // Every spelling of the currency is one channel (one subscription per connection).
-      const canonical = `${prefix}.${kind}.${currency}`;
-      const accountId = owner.defaultAccountId;
-      if (prefix === 'user.trades') return { channel: canonical, topics: [topicFor(canonical, accountId)] };
-      return {
-        channel: canonical,
-        topics: [topicFor(canonical, accountId)],
-        snapshot: () =>
-          openOrders(accountId, currency === 'any' ? {} : { currency }, (instrument) =>
-            kindsOf(instrument).includes(kind),
-          ),
-      };
-    },
-    produce(batch, emit) {
-      // user.trades: the command's trades each channel shows, in order, pushed as one array.
-      const trades = new Map<string, { name: string; accountId: number; parts: (() => unknown[])[] }>();
-      for (const event of batch.events) {
-        if (prefix === 'user.orders' && event.type === 'order') emitOrder(event.order);
-        if (prefix === 'user.trades' && event.type === 'trade') addTrade(event.trade);
-      }
-      for (const { name, accountId, parts } of trades.values())
-        emit(name, accountId, () => parts.flatMap((part) => part()));
-      function names(instrument: Instrument): string[] {
-        const out = [`${prefix}.${instrument.name}`];
-        for (const kind of kindsOf(instrument)) {
-          for (const currency of instrument.currencies) out.push(`${prefix}.${kind}.${currency}`);
-          out.push(`${prefix}.${kind}.any`);
-        }
-        return out;
-      }
-      function emitOrder(order: OrderView): void {
-        const instrument = reads.instrument(order.instrumentName);
-        if (instrument === undefined) return;
-        let wire: unknown;
-        const data = () => {
-          wire ??= withPortfolio(orderToWire(order, instrument), order.owner);
-          return wire;
-        };
-        for (const name of names(instrument)) emit(name, order.accountId, data);
-      }
-      /**
-       * A trade on a combo's book goes to the combo's kind channels (with its legs), and each of
-       * its leg trades to its leg's kind channels, as the read store files them.
-       */
-      function addTrade(trade: TradeView): void {
-        addTradeOn(trade);
-        if (trade.legs !== undefined) for (const leg of trade.legs) addTradeOn(leg);
-      }
-      function addTradeOn(trade: TradeView): void {
-        const instrument = reads.instrument(trade.instrumentName);
-        if (instrument === undefined) return;
-        for (const party of [trade.taker, trade.maker]) {
-          if (partiesOf(trade, party.accountId)[0] !== party) continue;
-          let wire: unknown[] | undefined;
-          const data = () => {
-            wire ??= partiesOf(trade, party.accountId).map((own) =>
-              withPortfolio(tradeToWire(trade, own, instrument, lookup), own.owner),
-            );
-            return wire;
-          };
-          for (const name of names(instrument)) {
-            const key = topicFor(name, party.accountId);
-            const pending = trades.get(key);
-            if (pending === undefined) trades.set(key, { name, accountId: party.accountId, parts: [data] });
-            else pending.parts.push(data);
-          }
-        }
-      }
-    },
-  };
-  const byInstrument: ChannelFamily = {
-    pattern: `${prefix}.{instrument}`,
-    summary: `${summary} One instrument's only.`,
-    access: 'private',
-    payload,
-    ...snapshotPayload,
-    intervals,
-    resolve(name, principal) {
-      if (!name.startsWith(`${prefix}.`)) return null;
-      const instrumentName = name.slice(prefix.length + 1);
-      if (instrumentName.includes('.')) return null;
-      const owner = requirePrincipal(principal, name);
-      const instrument = reads.instrument(instrumentName);
-      if (instrument === undefined) throw unknownInstrument(name, instrumentName);
-      const accountId = owner.defaultAccountId;
-      const topics = [topicFor(name, accountId)];
-      if (prefix === 'user.trades') return { topics };
-      return { topics, snapshot: () => openOrders(accountId, { instrumentName }, () => true) };
-    },
-    // Pushed by byKind's producer.
-    produce() {},
-  };
-  return [byKind, byInstrument];
-}
-
-/**
- * The refusal of a channel naming no listed instrument. A well-formed combo id is listed by a
- * signed request (src/api/methods/context.ts, instrumentOrCombo), not by a subscribe, which
- * resolves at once: the refusal says so, rather than that the combo does not exist.
- */
-function unknownInstrument(channel: string, instrumentName: string): VenueError {
-  const message =
-    parseComboName(instrumentName) === null
-      ? `unknown instrument in ${channel}`
-      : `combo ${instrumentName} in ${channel} is not listed yet: a signed request (its book, its ticker or an order) lists it, then it can be subscribed to`;
-  return new VenueError('invalid_instrument', message, { field: 'channels' });
-}
 
 /** How often, at least, subscribed tickers are compared with the prices (ms of batch time). */
 const TICKER_PRICE_CHECK_MS = 1_000;
@@ -366,18 +172,7 @@ function tradesChannel(reads: ReadPort): ChannelFamily {
 
 export function registerBuiltinChannels(channels: ChannelRegistry, reads: ReadPort): void {
   const families = [
-    ...userChannels(
-      'user.orders',
-      reads,
-      "Changes of the key's orders (snapshot: open orders); a portfolio's child order with its portfolioId.",
-      UserOrderSchema,
-    ),
-    ...userChannels(
-      'user.trades',
-      reads,
-      "The key's trades: each command's trades as one array; a fill of a portfolio's child order carries portfolioId.",
-      Type.Array(UserTradeSchema),
-    ),
+    ...userChannels(reads),
     instrumentChannel('book', reads, 'Order book snapshots of one instrument.', OrderBookSchema),
     instrumentChannel('ticker', reads, 'Ticker of one instrument.', TickerSchema),
     tradesChannel(reads),

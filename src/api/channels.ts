@@ -26,6 +26,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { VenueError } from '../domain/errors.ts';
+import { parseComboName } from '../market/combos.ts';
 import type { Principal } from './auth/authenticator.ts';
 import type { CommittedBatch } from './ports.ts';
 
@@ -56,6 +57,22 @@ export interface ResolvedChannel {
 export type Interval = 'raw' | '100ms' | 'agg2';
 
 const INTERVAL_SUFFIX = /\.(raw|100ms|agg2)$/;
+
+/** For families whose pushes read right under any interval: full state, or arrays. */
+export const ALL_INTERVALS: readonly Interval[] = ['raw', '100ms', 'agg2'];
+
+/**
+ * The refusal of a channel naming no listed instrument. A well-formed combo id is listed by a
+ * signed request (src/api/methods/context.ts, instrumentOrCombo), not by a subscribe, which
+ * resolves at once: the refusal says so, rather than that the combo does not exist.
+ */
+export function unknownInstrument(channel: string, instrumentName: string): VenueError {
+  const message =
+    parseComboName(instrumentName) === null
+      ? `unknown instrument in ${channel}`
+      : `combo ${instrumentName} in ${channel} is not listed yet: a signed request (its book, its ticker or an order) lists it, then it can be subscribed to`;
+  return new VenueError('invalid_instrument', message, { field: 'channels' });
+}
 
 export type Emit = (channel: string, accountId: number | null, data: () => unknown) => void;
 

@@ -131,8 +131,18 @@ export interface ReadPort {
   instruments(expired: boolean): readonly Instrument[];
   order(orderId: string): OrderView | undefined;
   openOrders(accountId: number, filter: OrderFilter): readonly OrderView[];
-  /** Every order of the account in the filter (open and closed), newest first. */
+  /** The account's non-flat positions in the filter's currency and kind, with marks and floating PnL. */
   positions(accountId: number, filter: OrderFilter): readonly PositionView[];
+  /**
+   * The account's position in one instrument, flat ones too (size 0, with the PnL they realised),
+   * with its mark and floating PnL; undefined when the account never held one.
+   */
+  position(accountId: number, instrumentName: string): PositionView | undefined;
+  /**
+   * A position as a command left it (an event's view), with the instrument's mark now and the
+   * floating PnL at it (null without a mark, 0 when flat).
+   */
+  valuedPosition(position: PositionView): PositionView;
   accountSummary(accountId: number, currency: string): AccountSummaryView | undefined;
   orderBook(instrumentName: string, depth: number): OrderBookView | undefined;
   ticker(instrumentName: string): TickerView | undefined;

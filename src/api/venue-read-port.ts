@@ -30,6 +30,8 @@ export interface VenueQueries {
     kind?: string | null;
   }): OrderView[];
   positions(accountId: number, currency?: string | null, kind?: string | null): PositionView[];
+  position(accountId: number, instrumentName: string): PositionView | null;
+  valuedPosition(view: PositionView): PositionView;
   accountSummary(
     accountId: number,
     currency: string,
@@ -104,6 +106,11 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
       }),
     positions: (accountId, filter) =>
       venue.positions(accountId, filter.currency ?? null, filter.kind ?? null),
+    position: (accountId, instrumentName) => {
+      const position = venue.position(accountId, instrumentName);
+      return position === null ? undefined : venue.valuedPosition(position);
+    },
+    valuedPosition: (view) => venue.valuedPosition(view),
     accountSummary: (accountId, currency): AccountSummaryView | undefined => {
       const funds = venue.accountSummary(accountId, currency);
       if (funds === null) return undefined;

@@ -169,6 +169,12 @@ export class CoreService implements CommandPort, ReadPort, EventPort {
   positions(accountId: number, filter: OrderFilter): readonly PositionView[] {
     return this.reads.positions(accountId, filter);
   }
+  position(accountId: number, instrumentName: string): PositionView | undefined {
+    return this.reads.position(accountId, instrumentName);
+  }
+  valuedPosition(position: PositionView): PositionView {
+    return this.reads.valuedPosition(position);
+  }
   accountSummary(accountId: number, currency: string): AccountSummaryView | undefined {
     return this.reads.accountSummary(accountId, currency);
   }

@@ -68,6 +68,11 @@ describe('cash flows per instrument kind', () => {
       h.venue.positions(account).find((p) => p.instrumentName === OPTION)!.floatingPnl;
     assert.deepEqual([floating(2), floating(1)], [500_000, -500_000]);
     assert.equal(h.venue.positions(2)[0]!.markPrice, 150);
+    // An event's view of a position, valued at the mark now, is what the positions read shows.
+    const view = h.venue.position(2, OPTION)!;
+    assert.deepEqual(h.venue.valuedPosition(view), h.venue.positions(2)[0]);
+    assert.equal(h.venue.valuedPosition({ ...view, size: 0, openCost: 0 }).floatingPnl, 0);
+    assert.equal(h.venue.valuedPosition({ ...view, instrumentName: 'BTC-NOPE' }).markPrice, null);
     // Trades carry the forward of the expiry once the market publishes it with the mark.
     assert.equal(trade.underlyingPrice, null);
     h.ok({

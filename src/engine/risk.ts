@@ -666,7 +666,10 @@ function valuePositions(state: VenueState, account: Account, ledger: Ledger): vo
 }
 
 /** PnL of a position's open size at `mark`, in settlement minor units (as equity counts it). */
-export function floatingPnl(position: Position, mark: number): number {
+export function floatingPnl(
+  position: Pick<Position, 'economics' | 'size' | 'openCost'>,
+  mark: number,
+): number {
   const economics = position.economics;
   const sigma = position.size > 0 ? 1 : -1;
   return economics.direction * (sigma * economics.value(Math.abs(position.size), mark) - position.openCost);

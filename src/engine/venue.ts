@@ -340,6 +340,18 @@ export class Venue {
     return out.sort((a, b) => a.number - b.number).map((o) => o.toView());
   }
 
+  /**
+   * A position as a command left it (an event's view), valued at the instrument's mark now: its
+   * mark and floating PnL, null without a mark (0 when flat).
+   */
+  valuedPosition(view: PositionView): PositionView {
+    const instrument = this.state.instruments.get(view.instrumentName);
+    const mark = instrument?.markPrice ?? null;
+    if (instrument === undefined || mark === null) return { ...view, markPrice: null, floatingPnl: null };
+    const floating = view.size === 0 ? 0 : floatingPnl({ economics: instrument.economics, ...view }, mark);
+    return { ...view, markPrice: mark, floatingPnl: floating };
+  }
+
   position(accountId: number, instrumentName: string): PositionView | null {
     const instrument = this.state.instruments.get(instrumentName);
     if (instrument === undefined) return null;

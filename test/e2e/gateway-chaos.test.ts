@@ -80,6 +80,7 @@ const STANDING_CHANNELS = [
   'trades.BTC-PERPETUAL',
   'user.orders.BTC-PERPETUAL.raw',
   'user.trades.BTC-PERPETUAL.100ms',
+  'user.changes.any.any.raw',
 ];
 const LABELS = ['', 'alpha', 'beta'];
 

@@ -109,6 +109,10 @@ describe('positions: get_position, close_position; the book summary', () => {
     const after = await taker.call('private/get_position', { instrumentName: PERP });
     assert.equal(after.direction, 'zero');
     assert.equal(after.size, '0');
+    // A closed position keeps what it realised (bought at 60000, sold at 59990: a loss).
+    assert.equal(after.realizedProfitLoss, closed.trades[0]!.profitLoss);
+    assert.match(after.realizedProfitLoss, /^-0\.0000/);
+    assert.equal(after.floatingProfitLoss, '0');
     const again = await refusal(
       taker.call('private/close_position', { instrumentName: PERP, type: 'market' }),
     );

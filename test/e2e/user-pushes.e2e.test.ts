@@ -88,4 +88,71 @@ describe('user pushes over the real engine', () => {
     );
     await ws.close();
   });
+
+  test('user.changes: per command and instrument, the orders as it left them, its trades and the position', async () => {
+    const [takerWs, makerWs] = [harness.ws(2), harness.ws(3)];
+    const pushes: SubscriptionPush[] = [];
+    for (const ws of [takerWs, makerWs]) {
+      await ws.connect();
+      await ws.auth();
+    }
+    await takerWs.subscribe([`user.changes.${PERP}.100ms`], (push) => pushes.push(push));
+    await makerWs.subscribe(['user.changes.future.BTC.raw'], (push) => pushes.push(push));
+    const maker = harness.http(3);
+    const resting = [];
+    for (const price of ['60500', '60510'])
+      resting.push(
+        (await maker.call('private/sell', { instrumentName: PERP, quantity: '10', price, postOnly: true }))
+          .order,
+      );
+    const taker = harness.http(2);
+    const taken = await taker.call('private/buy', { instrumentName: PERP, quantity: '20', type: 'market' });
+    await until(() => pushes.filter((p) => p.channel === `user.changes.${PERP}.100ms`).length === 1);
+    await until(() => pushes.filter((p) => p.channel === 'user.changes.future.BTC.raw').length === 3);
+    type Changes = {
+      instrumentName: string;
+      orders: Array<{ orderId: string; orderState: string }>;
+      trades: Array<{ tradeId: string }>;
+      positions: Array<Record<string, unknown>>;
+    };
+    const [takers] = pushes
+      .filter((p) => p.channel === `user.changes.${PERP}.100ms`)
+      .map((p) => p.data as Changes);
+    assert.equal(takers!.instrumentName, PERP);
+    assert.deepEqual(takers!.orders, [taken.order], 'the order as the command left it: filled');
+    assert.deepEqual(takers!.trades, taken.trades);
+    // As get_positions lists it (which values the account's positions by another path).
+    const listed = async (client: typeof taker) =>
+      (await client.call('private/get_positions', {})).find((p) => p.instrumentName === PERP);
+    assert.deepEqual(takers!.positions, [await listed(taker)]);
+    // The maker: each resting order's own push, then the taker's command in one push with both
+    // orders filled, both trades and the position after them.
+    const makers = pushes
+      .filter((p) => p.channel === 'user.changes.future.BTC.raw')
+      .map((p) => p.data as Changes);
+    assert.deepEqual(
+      makers.map((c) => [
+        c.orders.map((o) => [o.orderId, o.orderState]),
+        c.trades.length,
+        c.positions.length,
+      ]),
+      [
+        [[[resting[0]!.orderId, 'open']], 0, 0],
+        [[[resting[1]!.orderId, 'open']], 0, 0],
+        [
+          [
+            [resting[0]!.orderId, 'filled'],
+            [resting[1]!.orderId, 'filled'],
+          ],
+          2,
+          1,
+        ],
+      ],
+    );
+    const makerPosition = makers[2]!.positions[0]!;
+    assert.deepEqual([makerPosition.direction, makerPosition.size], ['sell', '-20']);
+    assert.deepEqual(makerPosition, await listed(maker));
+    await takerWs.close();
+    await makerWs.close();
+  });
 });

@@ -7,7 +7,7 @@
 import { MemoryHistory } from '../../src/api/memory-history.ts';
 import type { CommandPort, CommittedBatch, EventPort, ReadPort } from '../../src/api/ports.ts';
 import type { UnstampedCommand } from '../../src/core/commands.ts';
-import type { CommandResult, CoreEvent, OrderView, TradeView } from '../../src/core/events.ts';
+import type { CommandResult, CoreEvent, OrderView, PositionView, TradeView } from '../../src/core/events.ts';
 import { Instrument } from '../../src/domain/instrument.ts';
 import { buildCatalogue } from '../../src/market/catalogue.ts';
 
@@ -217,6 +217,13 @@ export class FakeVenue implements CommandPort, ReadPort, EventPort {
   }
   positions(): readonly never[] {
     return [];
+  }
+  position(): undefined {
+    return undefined;
+  }
+  /** The fake publishes no marks. */
+  valuedPosition(position: PositionView): PositionView {
+    return { ...position, markPrice: null, floatingPnl: null };
   }
   accountSummary(accountId: number, currency: string) {
     if (!this.accounts.has(accountId)) return undefined;

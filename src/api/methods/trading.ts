@@ -545,10 +545,7 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
         { field: 'instrumentName' },
       );
     }
-    // Only the instrument's currency: every position read carries its mark and floating PnL.
-    const held = reads
-      .positions(accountId, { currency: instrument.spec.baseCurrency })
-      .find((p) => p.instrumentName === instrument.name);
+    const held = reads.position(accountId, instrument.name);
     if (held !== undefined) return [held, instrument];
     const mark = reads.ticker(instrument.name)?.markPrice ?? null;
     const flat: PositionView = {
