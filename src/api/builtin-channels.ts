@@ -1,6 +1,6 @@
 /**
  * The gateway's own channel families: the key's `user.orders`, `user.trades` and `user.changes`
- * (src/api/user-channels.ts), and the public `book.{instrument}`, `ticker.{instrument}` and
+ * (src/api/user-channels.ts) and `user.portfolio` (src/api/account-channel.ts), and the public `book.{instrument}`, `ticker.{instrument}` and
  * `trades.{instrument}`. Instrument names are matched exactly.
  * Book and ticker pushes are full snapshots of the state when they are published (so none is
  * older than a subscription's snapshot), at most one per instrument per committed command, and
@@ -15,6 +15,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TradeView } from '../core/events.ts';
 import type { Instrument } from '../domain/instrument.ts';
+import { accountChannel } from './account-channel.ts';
 import {
   ALL_INTERVALS,
   type ChannelFamily,
@@ -173,6 +174,7 @@ function tradesChannel(reads: ReadPort): ChannelFamily {
 export function registerBuiltinChannels(channels: ChannelRegistry, reads: ReadPort): void {
   const families = [
     ...userChannels(reads),
+    accountChannel(reads),
     instrumentChannel('book', reads, 'Order book snapshots of one instrument.', OrderBookSchema),
     instrumentChannel('ticker', reads, 'Ticker of one instrument.', TickerSchema),
     tradesChannel(reads),

@@ -81,6 +81,7 @@ const STANDING_CHANNELS = [
   'user.orders.BTC-PERPETUAL.raw',
   'user.trades.BTC-PERPETUAL.100ms',
   'user.changes.any.any.raw',
+  'user.portfolio.BTC',
 ];
 const LABELS = ['', 'alpha', 'beta'];
 

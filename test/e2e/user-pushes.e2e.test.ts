@@ -155,4 +155,30 @@ describe('user pushes over the real engine', () => {
     await takerWs.close();
     await makerWs.close();
   });
+
+  test('user.portfolio: the snapshot and each push are what get_account_summary answers then', async () => {
+    const ws = harness.ws(2);
+    await ws.connect();
+    await ws.auth();
+    const pushes: SubscriptionPush[] = [];
+    await ws.subscribe(['user.portfolio.btc'], (push) => pushes.push(push));
+    const http = harness.http(2);
+    const summary = () => http.call('private/get_account_summary', { currency: 'BTC' });
+    await until(() => pushes.length === 1);
+    assert.equal(pushes[0]!.snapshot, true);
+    assert.deepEqual(pushes[0]!.data, await summary());
+    // A resting order claims margin: one push, the summary after it.
+    const order = await http.call('private/buy', { instrumentName: PERP, quantity: '10', price: '50000' });
+    await until(() => pushes.length === 2);
+    assert.deepEqual(pushes[1]!.data, await summary());
+    assert.notDeepEqual(pushes[1]!.data, pushes[0]!.data);
+    await http.call('private/cancel', { orderId: order.order.orderId });
+    await until(() => pushes.length === 3);
+    assert.deepEqual(pushes[2]!.data, pushes[0]!.data, 'the order margin released');
+    // Another user's order changes nothing here.
+    await harness.http(1).call('private/buy', { instrumentName: PERP, quantity: '10', price: '50000' });
+    await ws.call('public/test', {});
+    assert.equal(pushes.length, 3);
+    await ws.close();
+  });
 });
