@@ -77,3 +77,10 @@ test('answers larger than the scratch buffer and nested calls from toJSON come o
   sameAsStringify(big);
   sameAsStringify({ inner: { toJSON: () => JSON.parse(jsonBytes({ x: [1, 'é'] }).toString()) }, after: 'z' });
 });
+
+test('integers around the split at 10^8 and at the ends of the safe range print as JSON.stringify prints them', () => {
+  const edges = [1, 9, 10, 99_999_999, 100_000_000, 100_000_001, 1_000_000_007, 1_764_415_200_123];
+  for (const n of [...edges, 2 ** 31 - 1, 2 ** 31, 10 ** 15, 10 ** 16 - 1, Number.MAX_SAFE_INTEGER]) {
+    for (const value of [n, -n]) sameAsStringify({ value, list: [value, 0, -0] });
+  }
+});

@@ -63,17 +63,45 @@ function writeNumber(value: number): void {
     ensure(1);
     out[pos++] = 48; // also -0, which JSON.stringify prints as 0
   } else {
-    let magnitude = value < 0 ? -value : value;
-    let digits = 1;
-    for (let rest = magnitude; rest >= 10; rest = Math.floor(rest / 10)) digits++;
-    ensure(digits + 1);
-    if (value < 0) out[pos++] = 45;
-    for (let i = pos + digits - 1; i >= pos; i--) {
-      out[i] = 48 + (magnitude % 10);
-      magnitude = Math.floor(magnitude / 10);
+    ensure(17); // a sign and at most 16 digits
+    let magnitude = value;
+    if (value < 0) {
+      out[pos++] = 45;
+      magnitude = -value;
     }
-    pos += digits;
+    if (magnitude < 1e8) {
+      pos = writeDigits(magnitude, pos);
+    } else {
+      // Split so both parts are small integers (the high one below 2^27 under 2^53): integer
+      // division by 10 where a millisecond timestamp took 26 floating-point divisions.
+      const high = Math.floor(magnitude / 1e8);
+      pos = writeDigits(high, pos);
+      pos = writeEightDigits(magnitude - high * 1e8, pos);
+    }
   }
+}
+
+/** The digits of 0 < n < 2^31 at `at`; returns the position after them (room is ensured). */
+function writeDigits(n: number, at: number): number {
+  let digits = 1;
+  for (let rest = n; rest >= 10; rest = (rest / 10) | 0) digits++;
+  const end = at + digits;
+  for (let i = end - 1; i >= at; i--) {
+    const next = (n / 10) | 0;
+    out[i] = 48 + n - next * 10;
+    n = next;
+  }
+  return end;
+}
+
+/** 0 <= n < 10^8 as exactly eight digits, zero-padded, at `at` (room is ensured). */
+function writeEightDigits(n: number, at: number): number {
+  for (let i = at + 7; i >= at; i--) {
+    const next = (n / 10) | 0;
+    out[i] = 48 + n - next * 10;
+    n = next;
+  }
+  return at + 8;
 }
 
 /** Writes `value` as `JSON.stringify` would under `key`; false (nothing written) when it omits it. */
