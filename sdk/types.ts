@@ -65,6 +65,9 @@ export interface Methods {
   'public/get_order_book': Call<typeof P.OrderBookParams, OrderBook>;
   'public/ticker': Call<typeof P.TickerParams, Ticker>;
   'public/get_book_summary_by_currency': Call<typeof P.BookSummaryParams, BookSummary[]>;
+  'public/get_book_summary_by_instrument': Call<typeof P.TickerParams, BookSummary[]>;
+  'public/get_instrument': Call<typeof P.TickerParams, InstrumentInfo>;
+  'public/get_index_price_names': Call<Empty, string[]>;
   'public/get_index_price': Call<
     typeof P.IndexPriceParams,
     { indexPrice: string; estimatedDeliveryPrice: string }
@@ -151,6 +154,9 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'public/get_order_book',
   'public/ticker',
   'public/get_book_summary_by_currency',
+  'public/get_book_summary_by_instrument',
+  'public/get_instrument',
+  'public/get_index_price_names',
   'public/get_index_price',
   'public/get_last_trades_by_instrument',
   'public/auth',

@@ -1281,6 +1281,9 @@ class Runner {
       'private/get_account_summary',
       'public/ticker',
       'public/get_book_summary_by_currency',
+      'public/get_book_summary_by_instrument',
+      'public/get_instrument',
+      'public/get_index_price_names',
       'public/get_index_price',
       'public/get_order_book',
       'public/get_last_trades_by_instrument',
@@ -1379,7 +1382,12 @@ class Runner {
         await this.call(step, which, { currency: d.pick(['BTC', 'ETH', 'USDC', 'any']), ...kindFilter });
         return;
       case 'public/ticker':
+      case 'public/get_book_summary_by_instrument':
+      case 'public/get_instrument':
         await this.call(step, which, { instrumentName: grid.name });
+        return;
+      case 'public/get_index_price_names':
+        await this.call(step, which, {});
         return;
       case 'public/get_order_book':
         await this.call(step, which, {

@@ -174,4 +174,31 @@ describe('positions: get_position, close_position; the book summary', () => {
     const unknown = await refusal(client.call('public/get_book_summary_by_currency', { currency: 'XYZ' }));
     assert.deepEqual([unknown.name, unknown.field], ['invalid_params', 'currency']);
   });
+
+  test('one instrument: its book summary line and its get_instruments entry; the index names', async () => {
+    const client = harness.http(TAKER);
+    const [line] = await client.call('public/get_book_summary_by_instrument', { instrumentName: PERP });
+    const lines = await client.call('public/get_book_summary_by_currency', { currency: 'BTC' });
+    assert.deepEqual(
+      line,
+      lines.find((l) => l.instrumentName === PERP),
+    );
+    const instrument = await client.call('public/get_instrument', { instrumentName: PERP });
+    const listed = await client.call('public/get_instruments', { currency: 'any' });
+    assert.deepEqual(
+      instrument,
+      listed.find((i) => i.instrumentName === PERP),
+    );
+    assert.equal(instrument.isActive, true);
+    for (const method of ['public/get_instrument', 'public/get_book_summary_by_instrument'] as const) {
+      const unknownInstrument = await refusal(client.call(method, { instrumentName: 'BTC-NOPE' }));
+      assert.deepEqual(
+        [unknownInstrument.name, unknownInstrument.field],
+        ['invalid_instrument', 'instrumentName'],
+      );
+    }
+    const names = await client.call('public/get_index_price_names', {});
+    assert.ok(names.includes('btc_usd'), names.join());
+    for (const indexName of names) await client.call('public/get_index_price', { indexName });
+  });
 });

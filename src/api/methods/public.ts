@@ -98,6 +98,43 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
   });
 
   registry.register({
+    name: 'public/get_book_summary_by_instrument',
+    summary: "One instrument's line of get_book_summary_by_currency, as a list of one (as Deribit answers).",
+    access: 'public',
+    params: TickerParams,
+    result: Type.Array(BookSummarySchema),
+    handler: async (params, context) => {
+      const instrument = await instrumentOrCombo(deps, params.instrumentName, context);
+      const ticker = reads.ticker(instrument.name);
+      if (ticker === undefined)
+        throw new VenueError('invalid_instrument', undefined, { field: 'instrumentName' });
+      return [bookSummaryToWire(ticker, instrument)];
+    },
+  });
+
+  registry.register({
+    name: 'public/get_instrument',
+    summary:
+      'One instrument as get_instruments lists it; a recently expired one too (isActive false), and a combo, listed by a signed call as for its ticker.',
+    access: 'public',
+    params: TickerParams,
+    result: InstrumentSchema,
+    handler: async (params, context) => {
+      const instrument = await instrumentOrCombo(deps, params.instrumentName, context);
+      return instrumentToWire(instrument, reads.ticker(instrument.name)?.state === 'open');
+    },
+  });
+
+  registry.register({
+    name: 'public/get_index_price_names',
+    summary: 'The names get_index_price takes: one USD index per currency that has a price ({currency}_usd).',
+    access: 'public',
+    params: Type.Object({}, { additionalProperties: false }),
+    result: Type.Array(Type.String()),
+    handler: () => indexNames(reads),
+  });
+
+  registry.register({
     name: 'public/get_index_price',
     summary:
       "A currency's index, USD per coin (indexName btc_usd, eth_usd…): what marks, bands and settlements follow. estimatedDeliveryPrice is the same figure: the venue settles on the index itself.",
@@ -178,15 +215,20 @@ function indexOf(reads: ReadPort, indexName: string): string {
   const [currency = '', quote = ''] = indexName.toUpperCase().split('_');
   const price = quote === 'USD' ? reads.indexPrice(currency) : null;
   if (price === null) {
-    const known = reads
-      .currencies()
-      .filter((c) => reads.indexPrice(c) !== null)
-      .map((c) => `${c.toLowerCase()}_usd`);
+    const known = indexNames(reads);
     throw new VenueError('invalid_params', `unknown index ${indexName}; the venue has ${known.join(', ')}`, {
       field: 'indexName',
     });
   }
   return decimalText(price);
+}
+
+/** `{currency}_usd` of each currency with an index price. */
+function indexNames(reads: ReadPort): string[] {
+  return reads
+    .currencies()
+    .filter((currency) => reads.indexPrice(currency) !== null)
+    .map((currency) => `${currency.toLowerCase()}_usd`);
 }
 
 /**
