@@ -109,6 +109,7 @@ export interface Methods {
   'private/get_user_trades_by_order': Call<typeof P.UserTradesByOrderParams, Trade[]>;
   'private/get_positions': Call<typeof P.PositionsParams, Position[]>;
   'private/get_position': Call<typeof P.PositionParams, Position>;
+  'private/get_margins': Call<typeof P.MarginsParams, Static<typeof O.MarginsSchema>>;
   'private/close_position': Call<typeof P.ClosePositionParams, OrderWithTrades>;
   'private/get_account_summary': Call<typeof P.AccountSummaryParams, AccountSummary>;
   'private/enable_cancel_on_disconnect': Call<CancelOnDisconnectScope, 'ok'>;
@@ -185,6 +186,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'private/get_user_trades_by_order',
   'private/get_positions',
   'private/get_position',
+  'private/get_margins',
   'private/close_position',
   'private/get_account_summary',
   'private/enable_cancel_on_disconnect',

@@ -71,6 +71,19 @@ export interface AccountSummaryView {
   readonly maintenanceMargin: number;
 }
 
+/** What an order reserves: minor units of the currency it draws on. */
+export interface OrderReserveView {
+  readonly currency: string;
+  readonly amount: number;
+}
+
+export interface OrderMarginsView {
+  readonly buy: OrderReserveView;
+  readonly sell: OrderReserveView;
+  /** Ticks; null before the instrument's first mark, or once expired. */
+  readonly priceBand: PriceBandView | null;
+}
+
 /** A price level: [price ticks, amount lots]. */
 export type BookLevel = readonly [number, number];
 
@@ -138,6 +151,17 @@ export interface ReadPort {
    * with its mark and floating PnL; undefined when the account never held one.
    */
   position(accountId: number, instrumentName: string): PositionView | undefined;
+  /**
+   * What an order of `lots` at `price` on the instrument would reserve now on each side, against
+   * the account's positions and open orders, and the band its price must keep to; undefined for
+   * an unknown account or instrument.
+   */
+  orderMargins(
+    accountId: number,
+    instrumentName: string,
+    lots: number,
+    price: number,
+  ): OrderMarginsView | undefined;
   /**
    * A position as a command left it (an event's view), with the instrument's mark now and the
    * floating PnL at it (null without a mark, 0 when flat).

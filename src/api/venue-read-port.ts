@@ -15,6 +15,7 @@ import type {
   AccountSummaryView,
   OrderBookView,
   OrderFilter,
+  OrderReserveView,
   PriceBandView,
   ReadPort,
   TickerView,
@@ -32,6 +33,12 @@ export interface VenueQueries {
   positions(accountId: number, currency?: string | null, kind?: string | null): PositionView[];
   position(accountId: number, instrumentName: string): PositionView | null;
   valuedPosition(view: PositionView): PositionView;
+  orderMargins(
+    accountId: number,
+    instrumentName: string,
+    lots: number,
+    price: number,
+  ): { buy: OrderReserveView; sell: OrderReserveView } | null;
   accountSummary(
     accountId: number,
     currency: string,
@@ -111,6 +118,11 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
       return position === null ? undefined : venue.valuedPosition(position);
     },
     valuedPosition: (view) => venue.valuedPosition(view),
+    orderMargins: (accountId, instrumentName, lots, price) => {
+      const margins = venue.orderMargins(accountId, instrumentName, lots, price);
+      if (margins === null) return undefined;
+      return { ...margins, priceBand: liveBand(info(instrumentName)) };
+    },
     accountSummary: (accountId, currency): AccountSummaryView | undefined => {
       const funds = venue.accountSummary(accountId, currency);
       if (funds === null) return undefined;

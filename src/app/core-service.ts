@@ -172,6 +172,9 @@ export class CoreService implements CommandPort, ReadPort, EventPort {
   position(accountId: number, instrumentName: string): PositionView | undefined {
     return this.reads.position(accountId, instrumentName);
   }
+  orderMargins(accountId: number, instrumentName: string, lots: number, price: number) {
+    return this.reads.orderMargins(accountId, instrumentName, lots, price);
+  }
   valuedPosition(position: PositionView): PositionView {
     return this.reads.valuedPosition(position);
   }

@@ -210,6 +210,42 @@ describe('margin with a mark price', () => {
   });
 });
 
+test('orderMargins: what an order would reserve on each side, as placing it reserves, read without changing state', () => {
+  const h = new Harness();
+  h.list(perpetualSpec());
+  h.list(optionSpec());
+  h.account(1);
+  h.account(2, { BTC: 100_000_000 });
+  h.markPerpetual();
+  h.ok({ type: 'update_prices', markPrices: [{ instrumentName: OPTION, markPrice: 150 }] });
+  h.order(1, 'sell', 100, 100_000);
+  assert.ok(h.order(2, 'buy', 100, 100_000).ok); // account 2 long 1,000 USD
+  const cases: Array<[string, 'buy' | 'sell', number, number]> = [
+    ['BTC-PERPETUAL', 'buy', 100, 101_000], // opens more, above the mark
+    ['BTC-PERPETUAL', 'sell', 100, 99_000], // closes the long: the fee and the loss against the mark
+    ['BTC-PERPETUAL', 'sell', 300, 100_000], // closes it and opens a short
+    [OPTION, 'buy', 10, 150],
+    [OPTION, 'sell', 10, 150], // naked short
+  ];
+  for (const [instrumentName, side, lots, price] of cases) {
+    const hash = h.venue.stateHash();
+    const margins = h.venue.orderMargins(2, instrumentName, lots, price)!;
+    assert.equal(h.venue.stateHash(), hash, 'a read');
+    const before = h.venue.accountSummary(2, 'BTC')!.orderMargin;
+    const placed = h.order(2, side, lots, price, { instrumentName, postOnly: false });
+    assert.ok(placed.ok, `${instrumentName} ${side}`);
+    const reserved = h.venue.accountSummary(2, 'BTC')!.orderMargin - before;
+    assert.deepEqual(
+      margins[side],
+      { currency: 'BTC', amount: reserved },
+      `${instrumentName} ${side} ${lots}@${price}`,
+    );
+    h.ok({ type: 'cancel_order', accountId: 2, orderId: placed.order!.orderId });
+  }
+  assert.equal(h.venue.orderMargins(2, 'BTC-NOPE', 1, 1), null);
+  assert.equal(h.venue.orderMargins(99, 'BTC-PERPETUAL', 1, 1), null);
+});
+
 describe('settlement', () => {
   test('cancels open orders, closes positions at the settlement price and expires the instrument', () => {
     const h = new Harness();

@@ -39,7 +39,7 @@ import {
 import { clipReduceOnly } from './matching.ts';
 import { type MmpStatus, mmpStatus, resetMmp, setMmpConfig } from './mmp.ts';
 import type { Order } from './order.ts';
-import { type FundsView, floatingPnl, funds, type PriceBand, priceBand } from './risk.ts';
+import { type FundsView, floatingPnl, funds, orderReserve, type PriceBand, priceBand } from './risk.ts';
 import { restoreState, takeSnapshot, type VenueSnapshot } from './snapshot.ts';
 import { type InstrumentState, VenueState } from './state.ts';
 import {
@@ -487,6 +487,26 @@ export class Venue {
   }
 
   /** Prices (ticks) an order on the instrument may have now; null with no mark (or unknown). */
+  /**
+   * What an order of `lots` at `price` would reserve now on each side, as placing it reserves
+   * (margin, worst-case fee and losses, in the currency it draws on), against the account's
+   * positions and open orders; null for an unknown account or instrument. A read: no state changes.
+   */
+  orderMargins(
+    accountId: number,
+    instrumentName: string,
+    lots: number,
+    price: number,
+  ): { buy: { currency: string; amount: number }; sell: { currency: string; amount: number } } | null {
+    const account = this.state.accounts.get(accountId);
+    const instrument = this.state.instruments.get(instrumentName);
+    if (account === undefined || instrument === undefined) return null;
+    return {
+      buy: orderReserve(this.state, instrument, account, 'buy', lots, price),
+      sell: orderReserve(this.state, instrument, account, 'sell', lots, price),
+    };
+  }
+
   priceBand(instrumentName: string): PriceBand | null {
     const instrument = this.state.instruments.get(instrumentName);
     return instrument === undefined ? null : priceBand(this.state, instrument);

@@ -1277,6 +1277,7 @@ class Runner {
       'private/get_user_trades_by_order',
       'private/get_positions',
       'private/get_position',
+      'private/get_margins',
       'private/close_position',
       'private/get_account_summary',
       'public/ticker',
@@ -1363,6 +1364,11 @@ class Runner {
       case 'private/get_position':
         await this.call(step, which, { instrumentName: grid.name });
         return;
+      case 'private/get_margins': {
+        const price = this.price(d, await this.reference(step, grid), d.pick(['buy', 'sell']));
+        await this.call(step, which, { instrumentName: grid.name, ...this.size(d, grid).fields, price });
+        return;
+      }
       case 'private/close_position': {
         // A limit priced as an order's would be (near the mark, at the band's edges, off the
         // grid), or a market close.

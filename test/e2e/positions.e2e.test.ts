@@ -175,6 +175,48 @@ describe('positions: get_position, close_position; the book summary', () => {
     assert.deepEqual([unknown.name, unknown.field], ['invalid_params', 'currency']);
   });
 
+  test('get_margins: what each side would reserve, which placing the order then takes; the band', async () => {
+    const client = harness.http(2);
+    await client.call('private/cancel_all', {});
+    const margins = await client.call('private/get_margins', {
+      instrumentName: PERP,
+      quantity: '1000',
+      price: '59500',
+    });
+    assert.deepEqual([margins.buyCurrency, margins.sellCurrency], ['BTC', 'BTC']);
+    assert.ok(Number(margins.buy) > 0 && Number(margins.sell) > 0);
+    assert.ok(
+      Number(margins.minPrice) < 59_500 && Number(margins.maxPrice) > 60_000,
+      JSON.stringify(margins),
+    );
+    const summary = () => client.call('private/get_account_summary', { currency: 'BTC' });
+    const before = await summary();
+    const placed = await client.call('private/buy', {
+      instrumentName: PERP,
+      quantity: '1000',
+      price: '59500',
+    });
+    const after = await summary();
+    const reserved = (Number(after.initialMargin) * 1e8 - Number(before.initialMargin) * 1e8).toFixed(0);
+    assert.equal(reserved, (Number(margins.buy) * 1e8).toFixed(0));
+    await client.call('private/cancel', { orderId: placed.order.orderId });
+    // The size in contracts is the same order; a size off the grid, or a missing price, is refused.
+    const inContracts = await client.call('private/get_margins', {
+      instrumentName: PERP,
+      contracts: '100',
+      price: '59500',
+    });
+    assert.deepEqual(inContracts, margins);
+    const offGrid = await refusal(
+      client.call('private/get_margins', { instrumentName: PERP, quantity: '15', price: '59500' }),
+    );
+    assert.equal(offGrid.field, 'quantity');
+    const noPrice = await refusal(
+      client.call('private/get_margins', { instrumentName: PERP, quantity: '10' } as never),
+    );
+    assert.equal(noPrice.field, 'price');
+  });
+
   test('one instrument: its book summary line and its get_instruments entry; the index names', async () => {
     const client = harness.http(TAKER);
     const [line] = await client.call('public/get_book_summary_by_instrument', { instrumentName: PERP });

@@ -221,6 +221,12 @@ export class FakeVenue implements CommandPort, ReadPort, EventPort {
   position(): undefined {
     return undefined;
   }
+  /** The fake reserves nothing. */
+  orderMargins(accountId: number, instrumentName: string) {
+    if (!this.accounts.has(accountId) || !this.instrumentsByName.has(instrumentName)) return undefined;
+    const currency = this.instrumentsByName.get(instrumentName)!.spec.settlementCurrency;
+    return { buy: { currency, amount: 0 }, sell: { currency, amount: 0 }, priceBand: null };
+  }
   /** The fake publishes no marks. */
   valuedPosition(position: PositionView): PositionView {
     return { ...position, markPrice: null, floatingPnl: null };

@@ -6,7 +6,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { CommandSuccess, OrderView, PositionView } from '../../core/events.ts';
 import { ORDER_TYPE_FILTERS, type OrderTypeFilter } from '../../core/order-type-filter.ts';
-import type { Side } from '../../core/types.ts';
+import { formatMoney, type Side } from '../../core/types.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { UserTrade } from '../ports.ts';
@@ -19,6 +19,7 @@ import {
   CancelByLabelParams,
   ClosePositionParams,
   EditOrderParams,
+  MarginsParams,
   OpenOrdersByCurrencyParams,
   OpenOrdersByInstrumentParams,
   OpenOrdersByLabelParams,
@@ -37,6 +38,7 @@ import {
   AccountSummarySchema,
   type CancelReport,
   CancelReportSchema,
+  MarginsSchema,
   OrderSchema,
   OrderWithTradesSchema,
   PositionSchema,
@@ -56,7 +58,7 @@ import {
   principalOf,
   submitOrThrow,
 } from './context.ts';
-import { toEditOrder, toPlaceOrder } from './order-params.ts';
+import { resolveLots, toEditOrder, toPlaceOrder } from './order-params.ts';
 
 /** The read store signals a bad count, offset or continuation token with a RangeError. */
 export async function historyQuery<T>(query: () => Promise<T>): Promise<T> {
@@ -569,6 +571,32 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     params: PositionParams,
     result: PositionSchema,
     handler: (params, context) => positionToWire(...positionIn(accountOf(context), params.instrumentName)),
+  });
+
+  registry.register({
+    name: 'private/get_margins',
+    summary:
+      "What a limit order would reserve now on each side, against the key's account's positions and open orders (an order that reduces a position reserves less), and the price band.",
+    access: 'private',
+    params: MarginsParams,
+    result: MarginsSchema,
+    handler: async (params, context) => {
+      const instrument = await instrumentOrCombo(deps, params.instrumentName, context);
+      const lots = resolveLots(instrument, params.quantity, params.contracts);
+      const price = instrument.parsePrice(params.price, 'price');
+      const margins = reads.orderMargins(accountOf(context), instrument.name, lots, price);
+      if (margins === undefined)
+        throw new VenueError('invalid_instrument', undefined, { field: 'instrumentName' });
+      const band = margins.priceBand;
+      return {
+        buy: formatMoney(margins.buy.amount, margins.buy.currency),
+        buyCurrency: margins.buy.currency,
+        sell: formatMoney(margins.sell.amount, margins.sell.currency),
+        sellCurrency: margins.sell.currency,
+        minPrice: band === null ? null : instrument.formatPrice(band.min),
+        maxPrice: band === null ? null : instrument.formatPrice(band.max),
+      };
+    },
   });
 
   registry.register({

@@ -189,6 +189,15 @@ export const UserTradesByInstrumentParams = Type.Object(
 export const PositionsParams = Type.Object({ currency: Opt(Currency), kind: Opt(StringEnum(KINDS)) }, Strict);
 export const AccountSummaryParams = Type.Object({ currency: Currency }, Strict);
 export const PositionParams = Type.Object({ instrumentName: InstrumentName }, Strict);
+export const MarginsParams = Type.Object(
+  {
+    instrumentName: InstrumentName,
+    quantity: Opt(DecimalString('the order size (spec 2.6 units); this or contracts')),
+    contracts: Opt(DecimalString('the order size in contracts; must match quantity when both are given')),
+    price: DecimalString('the limit price'),
+  },
+  Strict,
+);
 export const ClosePositionParams = Type.Object(
   {
     instrumentName: InstrumentName,

@@ -201,6 +201,28 @@ export const PositionSchema = Type.Object(
   { $id: 'Position' },
 );
 
+export const MarginsSchema = Type.Object(
+  {
+    buy: Type.String({
+      description: 'what a buy order would reserve now: margin, worst-case taker fee and losses',
+    }),
+    buyCurrency: Type.String({
+      description: 'the currency a buy draws on (the settlement currency; spot: the quote)',
+    }),
+    sell: Type.String({ description: 'what a sell order would reserve now' }),
+    sellCurrency: Type.String({
+      description: 'the currency a sell draws on (the settlement currency; spot: the base)',
+    }),
+    minPrice: Type.Union([S, Type.Null()], {
+      description: "the band's low edge: no sell below it; null before a mark",
+    }),
+    maxPrice: Type.Union([S, Type.Null()], {
+      description: "the band's high edge: no buy above it; null before a mark",
+    }),
+  },
+  { $id: 'Margins' },
+);
+
 export const AccountSummarySchema = Type.Object(
   {
     accountId: I,
