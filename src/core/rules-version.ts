@@ -5,7 +5,7 @@
  * core's, and recovery refuses to replay commands journaled under another version: a build must
  * not rewrite what an older build acknowledged. 0 stands for the builds before versions.
  */
-export const RULES_VERSION = 8;
+export const RULES_VERSION = 9;
 
 /** The core command that records the rules the commands after it are journaled under. */
 export interface RulesVersionCommand {

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import { parseDecimal } from '../domain/decimal.ts';
 import { Instrument } from '../domain/instrument.ts';
-import { divRound, Economics, mulDivRound } from './economics.ts';
-import { linearPerpetualSpec, optionSpec, perpetualSpec, spotSpec } from './testkit.ts';
+import { DEFAULT_PRODUCTS, linearOptionSpec } from '../market/products.ts';
+import { ceilTimesPrice, divRound, Economics, mulDivRound } from './economics.ts';
+import { linearPerpetualSpec, optionSpec, perpetualSpec, propertySeed, spotSpec, T0 } from './testkit.ts';
 
 const economics = (spec: ReturnType<typeof perpetualSpec>) => new Economics(new Instrument(0, spec));
 
@@ -60,6 +62,46 @@ describe('fees', () => {
     assert.equal(e.fee(10, 1000, 'T', 50_000), 30_000);
     // cheap option: premium 0.0001 BTC × 1 = 10,000 sat → cap 1,250 sat
     assert.equal(e.fee(10, 1, 'T', 50_000), 1_250);
+  });
+});
+
+describe('underlying notional of a USDC-settled option', () => {
+  // BTC_USDC options: lot 0.01 BTC (10^6 sat), settled in µUSDC. amount × index, rounded up once.
+  const usdcOption = new Economics(
+    new Instrument(0, linearOptionSpec(DEFAULT_PRODUCTS.BTC!, T0 + 86_400_000, 'day', 70_000, 'call', 0)),
+  );
+  /** ceil(lots × 0.01 BTC × index) in µUSDC, exactly, for an index of `cents` hundredths. */
+  const exact = (lots: number, cents: number) => {
+    const micro = BigInt(lots) * 10n ** 6n * BigInt(cents); // sat × cents = 10^-10 µUSDC units
+    return Number((micro + 9_999n) / 10_000n);
+  };
+  test('is exact where floating point lands just past a whole unit', () => {
+    // 2.23 BTC × 74,571.82 = 166,295.1586 USDC exactly; base × index × 0.01 in doubles gives
+    // 166,295,158,600.00003 and rounded up one µUSDC too many.
+    assert.equal(usdcOption.underlyingNotional(223, 74_571.82), 166_295_158_600);
+  });
+  test('equals amount × index rounded up once, for indexes in cents (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.integer({ min: 100_000, max: 20_000_000 }),
+        (lots, cents) => {
+          assert.equal(usdcOption.underlyingNotional(lots, cents / 100), exact(lots, cents));
+        },
+      ),
+      { seed: propertySeed(), numRuns: 2_000 },
+    );
+  });
+  test('a price printed with an exponent is read as that decimal', () => {
+    assert.equal(ceilTimesPrice(10, 1.5e-7, 8), 150);
+    assert.equal(ceilTimesPrice(3, 1e21, -20), 30);
+    assert.equal(ceilTimesPrice(7, 0.1, 0), 1); // 0.7 up
+  });
+  test('the option fee follows it: 0.03% of an exact notional is not rounded up past it', () => {
+    // 1 BTC × 69,999.99 = 69,999.99 USDC; × 0.0003 = 20.999997 USDC exactly. The doubles gave a
+    // notional one µUSDC above it, and a fee one µUSDC above the schedule.
+    assert.equal(usdcOption.underlyingNotional(100, 69_999.99), 69_999_990_000);
+    assert.equal(usdcOption.fee(100, 2_000, 'T', 69_999.99), 20_999_997);
   });
 });
 

@@ -88,6 +88,40 @@ function divDirected(numerator: bigint, denominator: bigint, rounding: Rounding)
   return Number(quotient);
 }
 
+/** Largest double product taken as is: below 2^52 a double still resolves halves. */
+const FAST_PRODUCT_LIMIT = 2 ** 52;
+/** Relative error the double product `base × price × 10^shift` can carry (four roundings), with room. */
+const PRODUCT_TOLERANCE = 1e-15;
+
+/**
+ * ceil(base × price × 10^shift), `price` taken as the decimal it prints as (the index a trade
+ * shows), exactly. The double product is used when it is clearly inside a unit; near a whole unit
+ * (an index in cents times whole satoshi lands on one exactly) its rounding errors decide the
+ * ceiling, so there the product is taken in integers.
+ */
+export function ceilTimesPrice(base: number, price: number, shift: number): number {
+  const approx = base * price * 10 ** shift;
+  if (approx >= 0 && approx < FAST_PRODUCT_LIMIT) {
+    const ceiling = Math.ceil(approx);
+    const tolerance = approx * PRODUCT_TOLERANCE;
+    if (ceiling - approx > tolerance && approx - (ceiling - 1) > tolerance) return ceiling;
+  }
+  const decimal = decimalOfNumber(price);
+  const exponent = shift - decimal.scale;
+  const numerator = BigInt(base) * decimal.units * (exponent > 0 ? 10n ** BigInt(exponent) : 1n);
+  return divDirected(numerator, exponent < 0 ? 10n ** BigInt(-exponent) : 1n, 'ceil');
+}
+
+/** A finite number as the exact decimal its shortest printed form (`String`) names. */
+function decimalOfNumber(value: number): ScaledDecimal {
+  const [mantissa, exponentText] = String(value).split('e');
+  const parsed = parseDecimal(mantissa!, 'price');
+  const exponent = exponentText === undefined ? 0 : Number(exponentText);
+  return exponent <= parsed.scale
+    ? { units: parsed.units, scale: parsed.scale - exponent }
+    : { units: parsed.units * 10n ** BigInt(exponent - parsed.scale), scale: 0 };
+}
+
 interface Rational {
   readonly numerator: number;
   readonly denominator: number;
@@ -223,8 +257,11 @@ export class Economics {
     const base = this.baseAmount(lots);
     if (this.settlementCurrency === this.baseCurrency) return base;
     if (indexPrice === null) return null;
-    const scale = 10 ** (currencyDecimals(this.settlementCurrency) - currencyDecimals(this.baseCurrency));
-    return Math.ceil(base * indexPrice * scale);
+    return ceilTimesPrice(
+      base,
+      indexPrice,
+      currencyDecimals(this.settlementCurrency) - currencyDecimals(this.baseCurrency),
+    );
   }
 
   /**
