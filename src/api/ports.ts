@@ -115,6 +115,12 @@ export interface TickerView {
   readonly markPrice: number | null;
   /** USD per coin (a plain number). */
   readonly indexPrice: number | null;
+  /**
+   * USD per coin the instrument is expected to settle at: inside its expiry's settlement window
+   * the part of the 30-minute average already fixed, weighted with the index for the rest; the
+   * index otherwise (absent: the index).
+   */
+  readonly estimatedDeliveryPrice?: number | null;
   /** The price band orders must keep to now, in ticks (null before the first mark, or expired). */
   readonly priceBand?: PriceBandView | null;
   /** Implied volatilities in percent, options only, when a pricing model is wired. */
@@ -182,6 +188,12 @@ export interface ReadPort {
   currencies(): readonly string[];
   /** The index of a currency (USD per coin), null before its first price or for a currency without one. */
   indexPrice(currency: string): number | null;
+  /**
+   * The currency's next settlement as now expected (USD per coin): inside the settlement window
+   * of its nearest open expiry, the fixed part of the average weighted with the index for the rest;
+   * the index otherwise. Absent: the index.
+   */
+  estimatedDeliveryPrice?(currency: string): number | null;
   /**
    * The account's cancel-on-disconnect default (`account` scope): WebSocket connections that
    * authenticate for it start with cancel-on-disconnect on. False for an unknown account.

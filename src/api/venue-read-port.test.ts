@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Harness, optionSpec } from '../engine/testkit.ts';
 import { createVenueReadPort } from './venue-read-port.ts';
-import { tickerToWire } from './wire/market.ts';
+import { bookSummaryToWire, tickerToWire } from './wire/market.ts';
 
 const OPTION = 'BTC-27DEC26-70000-C';
 
@@ -50,4 +50,25 @@ test('get_instruments reads: open ones apart, expired ones only while recently e
   assert.deepEqual(names(true), []);
   assert.equal(reads.instrument(OPTION)!.name, OPTION);
   assert.deepEqual(reads.currencies(), ['BTC']);
+});
+
+test('inside the settlement window the estimated delivery price is the settlement average to come', () => {
+  // The expiry settles at the index averaged over its last 30 minutes (docs/decisions.md,
+  // "Settlement index"). 15 minutes in, the first half averaged 60,000 and the index is 62,000:
+  // the best estimate is 0.5 × 60,000 + 0.5 × 62,000, not the index.
+  const h = new Harness();
+  h.list(optionSpec());
+  const reads = createVenueReadPort(h.venue);
+  const instrument = reads.instrument(OPTION)!;
+  const expiration = instrument.spec.expiration!;
+  h.ts = expiration - 40 * 60_000;
+  h.ok({ type: 'update_prices', indexPrices: [{ currency: 'BTC', price: 60_000 }] });
+  // Before the window it is the index itself.
+  assert.equal(bookSummaryToWire(reads.ticker(OPTION)!, instrument).estimatedDeliveryPrice, '60000');
+  assert.equal(reads.estimatedDeliveryPrice!('BTC'), 60_000);
+  h.ts = expiration - 15 * 60_000;
+  h.ok({ type: 'update_prices', indexPrices: [{ currency: 'BTC', price: 62_000 }] });
+  assert.equal(bookSummaryToWire(reads.ticker(OPTION)!, instrument).estimatedDeliveryPrice, '61000');
+  assert.equal(reads.estimatedDeliveryPrice!('BTC'), 61_000);
+  assert.equal(reads.indexPrice('BTC'), 62_000);
 });

@@ -65,6 +65,15 @@ export interface VenueQueries {
   currencies(): string[];
   /** USD per coin, null before the currency's first index price. */
   indexPrice(currency: string): number | null;
+  /**
+   * The part of an expiry's settlement average already fixed at `now` (share of the window past,
+   * average so far); null outside its window.
+   */
+  settlementFixing?(
+    currency: string,
+    expiration: number,
+    now: number,
+  ): { readonly average: number; readonly fixedFraction: number } | null;
   /** Cancel-on-disconnect's `account` scope: on for the account's new connections. */
   accountCancelOnDisconnect(accountId: number): boolean;
   /** 24 h volume (lots), high and low (ticks) and open interest (lots; null for spot). */
@@ -95,8 +104,19 @@ export interface VenueReadPortOptions {
   readonly tickerExtras?: (instrumentName: string) => Partial<TickerView> | undefined;
 }
 
+/** The settlement window (docs/decisions.md, "Settlement index"): the last 30 minutes before expiry. */
+const SETTLEMENT_WINDOW_MS = 30 * 60 * 1000;
+
 export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortOptions = {}): ReadPort {
   const info = (name: string) => venue.instrument(name) ?? undefined;
+  /** f × (average so far) + (1 − f) × index inside the expiry's window; the index otherwise. */
+  const deliveryEstimate = (currency: string, expiration: number | null, index: number | null) => {
+    if (index === null || expiration === null) return index;
+    const fixing = venue.settlementFixing?.(currency, expiration, venue.now) ?? null;
+    return fixing === null
+      ? index
+      : fixing.fixedFraction * fixing.average + (1 - fixing.fixedFraction) * index;
+  };
   // An expired instrument takes no orders: no band.
   const liveBand = (entry: VenueInstrumentInfo | undefined) =>
     entry === undefined || entry.status === 'expired' ? null : (entry.priceBand ?? null);
@@ -169,6 +189,15 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
         // An expired instrument is worth its settlement price; its last mark is stale.
         markPrice: entry.status === 'expired' ? (entry.settlementPrice ?? entry.markPrice) : entry.markPrice,
         indexPrice: entry.indexPrice,
+        ...(entry.status === 'open'
+          ? {
+              estimatedDeliveryPrice: deliveryEstimate(
+                entry.instrument.currency,
+                entry.instrument.spec.expiration,
+                entry.indexPrice,
+              ),
+            }
+          : {}),
         priceBand: liveBand(entry),
         ...(stats === null
           ? {}
@@ -183,6 +212,23 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
     },
     currencies: () => venue.currencies(),
     indexPrice: (currency) => venue.indexPrice(currency),
+    estimatedDeliveryPrice: (currency) => {
+      // The nearest open expiry of the currency whose window is open (every catalogue expiry is
+      // at 08:00 UTC, so they share it).
+      const now = venue.now;
+      let next: number | null = null;
+      for (const instrument of venue.listedInstruments(false)) {
+        const expiration = instrument.spec.expiration;
+        if (instrument.currency !== currency || expiration === null) continue;
+        if (
+          expiration > now &&
+          expiration - now < SETTLEMENT_WINDOW_MS &&
+          (next === null || expiration < next)
+        )
+          next = expiration;
+      }
+      return deliveryEstimate(currency, next, venue.indexPrice(currency));
+    },
     accountCancelOnDisconnect: (accountId) => venue.accountCancelOnDisconnect(accountId),
   };
 }

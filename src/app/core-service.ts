@@ -193,6 +193,9 @@ export class CoreService implements CommandPort, ReadPort, EventPort {
   currencies(): readonly string[] {
     return this.reads.currencies();
   }
+  estimatedDeliveryPrice(currency: string): number | null {
+    return this.reads.estimatedDeliveryPrice?.(currency) ?? this.reads.indexPrice(currency);
+  }
   indexPrice(currency: string): number | null {
     return this.reads.indexPrice(currency);
   }

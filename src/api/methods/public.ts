@@ -137,13 +137,15 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
   registry.register({
     name: 'public/get_index_price',
     summary:
-      "A currency's index, USD per coin (indexName btc_usd, eth_usd…): what marks, bands and settlements follow. estimatedDeliveryPrice is the same figure: the venue settles on the index itself.",
+      "A currency's index, USD per coin (indexName btc_usd, eth_usd…): what marks, bands and settlements follow. estimatedDeliveryPrice is the settlement expected now: the index, except inside the last 30 minutes before an expiry, whose settlement averages the index over them (the part averaged so far weighted with the index for the rest).",
     access: 'public',
     params: IndexPriceParams,
     result: Type.Object({ indexPrice: Type.String(), estimatedDeliveryPrice: Type.String() }),
     handler: (params) => {
       const price = indexOf(reads, params.indexName);
-      return { indexPrice: price, estimatedDeliveryPrice: price };
+      const currency = params.indexName.toUpperCase().split('_')[0]!;
+      const estimate = reads.estimatedDeliveryPrice?.(currency) ?? null;
+      return { indexPrice: price, estimatedDeliveryPrice: estimate === null ? price : decimalText(estimate) };
     },
   });
 

@@ -329,7 +329,8 @@ export const BookSummarySchema = Type.Object(
     markPrice: NullableDecimal,
     last: Type.Union([S, Type.Null()], { description: 'the last trade price; null before the first trade' }),
     estimatedDeliveryPrice: Type.Union([S, Type.Null()], {
-      description: "the index price the instrument's currency pair settles against now",
+      description:
+        "the price the instrument's currency pair is expected to settle at now: the index, or inside the last 30 minutes before the instrument's expiry the part of its settlement average already fixed weighted with the index for the rest",
     }),
     markIv: Type.Optional(NullableDecimal),
     underlyingPrice: Type.Optional(NullableDecimal),

@@ -190,7 +190,7 @@ export function bookSummaryToWire(ticker: TickerView, instrument: Instrument): B
     midPrice: bid === null || ask === null ? null : halfOf(instrument.formatPrice(bid + ask)),
     markPrice: price(ticker.markPrice),
     last: price(ticker.lastPrice),
-    estimatedDeliveryPrice: plain(ticker.indexPrice),
+    estimatedDeliveryPrice: plain(ticker.estimatedDeliveryPrice ?? ticker.indexPrice),
   };
   if (instrument.isOption) {
     wire.markIv = plain(ticker.markIv);
