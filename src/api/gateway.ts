@@ -176,7 +176,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   installRawJsonParser(fastify, config.http.bodyLimitBytes);
   installErrorHandlers(fastify, onUnexpected, config.http.bodyLimitBytes);
-  installShutdownRefusal(fastify, () => closing);
+  installShutdownRefusal(fastify, () => closing, now);
   registerEnvelopeRoute(fastify, routeDeps);
 
   // Built once, at the first request (every method, route and channel is registered by then):

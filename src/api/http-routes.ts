@@ -240,13 +240,22 @@ export function installErrorHandlers(
  * While the service shuts down, a request that reaches routing (one more on a keep-alive
  * connection) is refused with `unavailable` in the shape of its path, HTTP 503, and the
  * connection closes after it: it was not run, so the client may send it again once the service
- * is back. Requests already being handled finish as usual.
+ * is back. Requests already being handled finish as usual. `GET /health` keeps the shape it has
+ * while running (`{status: 'unavailable', reason, time}`), so a balancer reading it sees why.
  */
-export function installShutdownRefusal(app: FastifyInstance, closing: () => boolean): void {
+export function installShutdownRefusal(
+  app: FastifyInstance,
+  closing: () => boolean,
+  now: () => number = Date.now,
+): void {
   app.addHook('onRequest', (request, reply, done) => {
     if (!closing()) return done();
     const { code } = ERROR_CATALOGUE.unavailable;
     reply.header('connection', 'close');
+    if (request.method === 'GET' && request.url.split('?', 1)[0] === '/health') {
+      reply.code(503).send({ status: 'unavailable', reason: 'the service is shutting down', time: now() });
+      return;
+    }
     sendUnrouted(app, request.url, reply, 503, {
       code,
       message:

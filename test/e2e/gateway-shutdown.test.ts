@@ -2,6 +2,7 @@
  * A request that reaches the gateway while it shuts down is refused with an error envelope
  * (`unavailable`, HTTP 503), which every client of the envelope reads, not Fastify's own 503 body;
  * so is one written to an idle keep-alive connection as the stop begins (not cut with a reset).
+ * `GET /health` keeps its own shape (`{status: 'unavailable', reason, time}`), as while running.
  */
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
@@ -25,6 +26,23 @@ test('a request arriving during shutdown gets an unavailable envelope, not a bar
     assert.equal(body.rid, null);
     assert.equal(body.error.code, ERROR_CATALOGUE.unavailable.code);
     assert.match(body.error.message, /shutting down/);
+  } finally {
+    await closing;
+    await harness.close().catch(() => undefined);
+  }
+});
+
+test('GET /health during shutdown answers 503 in its own shape, naming the reason, as a balancer reads it', async () => {
+  const harness = await startHarness();
+  const closing = harness.gateway.close();
+  try {
+    const answer = await harness.gateway.fastify.inject({ method: 'GET', url: '/health' });
+    assert.equal(answer.statusCode, 503);
+    assert.equal(answer.headers.connection, 'close');
+    const body = JSON.parse(answer.body) as { status: string; reason: string; time: number };
+    assert.equal(body.status, 'unavailable');
+    assert.match(body.reason, /shutting down/);
+    assert.equal(typeof body.time, 'number');
   } finally {
     await closing;
     await harness.close().catch(() => undefined);
