@@ -12,6 +12,7 @@
  *   back) and the read store is not written: `failure` is the last error, and `caughtUp` waits
  *   for the new replica to re-feed the store from its last write (a query bounds its wait with its
  *   signal and is then refused as behind: it never answers from what was written).
+ * - `restartNow` cuts a waiting delay short when the store is known to be back.
  */
 import type { MachineCommand } from '../core/machine.ts';
 import type { Journal } from '../store/journal.ts';
@@ -155,6 +156,20 @@ export class ReplicaSupervisor implements RemoteReadWriter {
       signal?.addEventListener('abort', aborted, { once: true });
       this.runningWaiters.push(waiter);
     });
+  }
+
+  /**
+   * Starts the replica waiting out its restart delay at once (nothing when one runs, none waits,
+   * or it is stopping): for when the store it failed on is known to be back (the database's lock
+   * was taken again), so history does not wait up to `maxDelayMs` after an outage. The delays go
+   * on doubling if it fails again.
+   */
+  restartNow(): void {
+    if (this.cancelRestart === null || this.stopping) return;
+    this.cancelRestart();
+    this.cancelRestart = null;
+    this.start();
+    this.hooks.onRestarted?.();
   }
 
   /** Stops the running replica (see `SnapshotReplica.stop`) and starts no other. */

@@ -176,6 +176,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     // With the journal on NATS, the database's lock is on a connection of its own: taken again
     // (on the service clock) when that connection drops, and the service stops when it cannot be.
     const lockLost: { error: Error | null } = { error: null };
+    // What runs when the lock is held again: the database answers again, so a snapshot replica
+    // waiting out its restart delay (it failed on that database) starts now (set by launch).
+    const lockRetaken: { listener: (() => void) | null } = { listener: null };
     const fenceWatch: FenceWatch = {
       schedule: (ms, run) => clock.schedule(clock.now() + ms, run),
       onDropped: (error) =>
@@ -183,7 +186,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           { err: error },
           'the connection holding the PostgreSQL database lock dropped: taking the lock again',
         ),
-      onRetaken: (tries) => log.info({ tries }, 'the PostgreSQL database lock is held again'),
+      onRetaken: (tries) => {
+        log.info({ tries }, 'the PostgreSQL database lock is held again');
+        lockRetaken.listener?.();
+      },
       onLost: (error) => {
         lockLost.error = error;
         log.fatal(
@@ -197,7 +203,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     aborted();
     return await launch(
       options,
-      { ...settings, clock, log, keyStore, adminToken, dataDirLock, lockLost, aborted },
+      { ...settings, clock, log, keyStore, adminToken, dataDirLock, lockLost, lockRetaken, aborted },
       recoveredStores,
       undo,
     );
@@ -210,6 +216,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 interface LaunchContext extends OpenSettings {
   /** Set when the database's lock was lost for good (the service is then stopping). */
   readonly lockLost: { readonly error: Error | null };
+  /** Called when the database's lock is held again after its connection dropped. */
+  readonly lockRetaken: { listener: (() => void) | null };
   readonly clock: Clock;
   readonly log: Logger;
   readonly keyStore: SqliteKeyStore;
@@ -232,6 +240,7 @@ async function launch(
     adminToken,
     dataDirLock,
     lockLost,
+    lockRetaken,
     aborted,
   }: LaunchContext,
   { storage, report, recovered, readAppliedAtOpen }: RecoveredStores,
@@ -330,6 +339,7 @@ async function launch(
         },
       })
     : null;
+  if (replica !== null) lockRetaken.listener = () => replica.restartNow();
   undo.push('snapshots', async () => {
     await replica?.stop(false);
     await snapshotter.idle();

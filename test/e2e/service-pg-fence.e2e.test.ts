@@ -3,7 +3,10 @@
  * the database's lock is ended (its backend terminated from another session):
  * - nobody took the lock meanwhile: the service takes it again (on its clock) and runs on;
  * - another session took it first: the service reports it fatal (`onFatal`, a fatal log line) and
- *   its close saves no final snapshot to a database that may be another service's.
+ *   its close saves no final snapshot to a database that may be another service's;
+ * - the database refused connections a while (the replica failed writing the read store): once the
+ *   lock is held again the replica starts at once, not after its restart delay (up to 60 s, here
+ *   10 minutes so that only the fix can start it within the test's bound), and history catches up.
  */
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -12,6 +15,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { VirtualClock } from '../../src/app/clock.ts';
 import { loadConfig } from '../../src/app/config.ts';
+import type { RestartPolicy } from '../../src/app/replica-supervisor.ts';
 import { type RunningService, startService } from '../../src/app/service.ts';
 import { DATABASE_LOCK_KEY, DatabaseLockLostError } from '../../src/store/postgres/pg-fence.ts';
 import { SERVICE_T0 } from '../support/service-harness.ts';
@@ -66,7 +70,10 @@ interface Started {
   readonly logs: Array<Record<string, unknown>>;
 }
 
-async function start(name: string): Promise<Started & { databaseUrl: string }> {
+async function start(
+  name: string,
+  extra: { replicaRestart?: RestartPolicy } = {},
+): Promise<Started & { databaseUrl: string }> {
   const databaseUrl = await postgres!.createDatabase(`${name}_${process.pid}`);
   const clock = new VirtualClock(SERVICE_T0);
   const fatal: Error[] = [];
@@ -95,6 +102,7 @@ async function start(name: string): Promise<Started & { databaseUrl: string }> {
     clock,
     logger: pino({ level: 'info' }, sink),
     onFatal: (error) => fatal.push(error),
+    ...extra,
   });
   return { service, clock, fatal, logs, databaseUrl };
 }
@@ -150,5 +158,52 @@ test('the lock connection ended and another session took the lock: fatal, and no
   } finally {
     await service.close();
     await other.end();
+  }
+});
+
+/** `until` with the step named in its failure. */
+const waitFor = (what: string, predicate: () => boolean) =>
+  until(predicate, 10_000).catch(() => assert.fail(`${what}: not within 10 s`));
+
+test('the database refused connections and the replica failed: once the lock is held again, the replica restarts at once', {
+  skip,
+}, async () => {
+  const tenMinutes = { firstDelayMs: 600_000, maxDelayMs: 600_000, healthyAfterMs: 600_000 };
+  const { service, clock, fatal, logs, databaseUrl } = await start('fence_replica', {
+    replicaRestart: tenMinutes,
+  });
+  const name = nameOf(databaseUrl);
+  const supervisor = service.snapshotReplica!;
+  try {
+    await supervisor.caughtUp();
+    // The database refuses connections: the lock's and the replica's are ended, new ones refused.
+    await query(postgres!.url, `ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+    await query(postgres!.url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [
+      name,
+    ]);
+    await waitFor('the lock dropped', () =>
+      logs.some((line) => /lock dropped: taking the lock again/.test(String(line.msg))),
+    );
+    clock.advance(0); // the first try, refused
+    // A command for the replica to write: its write fails, and it waits out its restart delay.
+    await service.core.submit({ type: 'deposit', accountId: 1, currency: 'BTC', amount: 1 });
+    await waitFor('the replica failed', () => supervisor.current === null);
+    assert.ok(logs.some((line) => /snapshot replica stopped/.test(String(line.msg))));
+    // The database is back; the lock is taken again at its next try (1 s on the service clock).
+    await query(postgres!.url, `ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+    clock.advance(1_000);
+    await waitFor('the lock held again', () =>
+      logs.some((line) => line.msg === 'the PostgreSQL database lock is held again'),
+    );
+    await waitFor('the replica restarted', () => supervisor.current !== null);
+    await service.core.drain();
+    const durable = supervisor.handedSeq;
+    await supervisor.caughtUp(durable);
+    assert.ok(supervisor.lastAppliedSeq >= durable, 'the read store caught up');
+    assert.deepEqual(fatal, []);
+    assert.equal(service.core.failed, null);
+  } finally {
+    await query(postgres!.url, `ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+    await service.close();
   }
 });
