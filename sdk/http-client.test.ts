@@ -182,6 +182,38 @@ describe('HttpClient resends and re-signing on the flat routes', () => {
     );
   });
 
+  test('the last sending waits out answerDeadlineMs: an answer held by a stalled journal still arrives', async () => {
+    const held: ServerResponse[] = [];
+    let first = 0;
+    await withServer(
+      (request, response) => {
+        request.resume();
+        held.push(response);
+        // The service answers once its journal is back, 500 ms after the first sending.
+        if (held.length === 1) {
+          first = Date.now();
+          setTimeout(() => {
+            for (const each of held)
+              each.writeHead(200).end('{"succ":true,"code":0,"message":"","value":{"portfolioId":4}}');
+          }, 500);
+        }
+      },
+      async (baseUrl) => {
+        // Attempts of 100 ms: the resend at about 200 ms would time out at 300 without the deadline.
+        const client = new HttpClient({
+          baseUrl,
+          credentials,
+          retries: 1,
+          timeoutMs: 100,
+          answerDeadlineMs: 2_000,
+        });
+        assert.deepEqual(await client.portfolioInfo(4), { portfolioId: 4 });
+        assert.equal(held.length, 2, 'sent twice, the same bytes');
+        assert.ok(Date.now() - first >= 450);
+      },
+    );
+  });
+
   test('no resend once 12 s have passed since the first sending: the timestamp would be stale', async () => {
     let requests = 0;
     const realNow = Date.now;

@@ -8,7 +8,10 @@
  * A call whose answer is lost (the connection drops, or no answer within `timeoutMs`) is sent
  * again, the very same signed bytes, up to `retries` times while the signature's timestamp is
  * fresh. The service answers a byte-identical retry with the original answer and never runs it
- * twice, so an order whose answer was lost is neither lost nor placed twice.
+ * twice, so an order whose answer was lost is neither lost nor placed twice. The last sending
+ * waits until `answerDeadlineMs` after the first: the service holds a command up to 30 s while
+ * its journal is stalled (NATS or PostgreSQL failing over) and answers it then, so a client that
+ * gave up sooner would take an order that was placed for one that may not have been.
  *
  * After a crash the service refuses requests signed up to a time it names (`signedNotAfter`: it
  * cannot tell them from retries of requests it may have executed). A call refused so on its first
@@ -47,6 +50,11 @@ export interface HttpClientOptions {
   readonly retries?: number;
   /** How long one attempt waits for its answer, ms (default 10,000). */
   readonly timeoutMs?: number;
+  /**
+   * How long a call waits for its answer in all, ms, its last sending waiting out what is left
+   * (default 35,000: past the service's 30 s journal deadline).
+   */
+  readonly answerDeadlineMs?: number;
 }
 
 /**
@@ -54,6 +62,8 @@ export interface HttpClientOptions {
  * from its clock (SEMANTICS), and the same bytes carry the same timestamp.
  */
 const RESEND_WINDOW_MS = 12_000;
+const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
+const DEFAULT_ANSWER_DEADLINE_MS = 35_000;
 
 export interface RawAnswer {
   readonly status: number;
@@ -106,11 +116,14 @@ export class HttpClient {
   }
 
   /** One attempt: rejects when no answer comes (connection lost, refused, timed out). */
-  async send(request: SignedRequest): Promise<RawAnswer> {
+  async send(
+    request: SignedRequest,
+    timeoutMs = this.options.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS,
+  ): Promise<RawAnswer> {
     const response = await fetch(`${this.options.baseUrl}${request.path}`, {
       method: request.method,
       headers: request.headers,
-      signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+      signal: AbortSignal.timeout(timeoutMs),
       ...(request.method === 'POST' ? { body: request.body } : {}),
     });
     const text = await response.text();
@@ -138,10 +151,16 @@ export class HttpClient {
   /** Sends, and sends the same bytes again while no answer came (see the header). */
   private async sendUntilAnswered(request: SignedRequest): Promise<{ answer: RawAnswer; resent: boolean }> {
     const retries = this.options.retries ?? 2;
+    const attemptTimeout = this.options.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
     const started = Date.now();
+    const deadline = started + (this.options.answerDeadlineMs ?? DEFAULT_ANSWER_DEADLINE_MS);
     for (let attempt = 0; ; attempt++) {
+      // A sending that cannot be followed by another, should it time out, waits out the deadline.
+      const now = Date.now();
+      const last = attempt >= retries || now + attemptTimeout - started >= RESEND_WINDOW_MS;
+      const timeout = last ? Math.max(attemptTimeout, deadline - now) : attemptTimeout;
       try {
-        return { answer: await this.send(request), resent: attempt > 0 };
+        return { answer: await this.send(request, timeout), resent: attempt > 0 };
       } catch (error) {
         if (attempt >= retries || Date.now() - started >= RESEND_WINDOW_MS) throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 1_000)));

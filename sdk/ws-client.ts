@@ -41,8 +41,8 @@ export interface WsClientOptions {
   readonly reconnectDelayMs?: number;
   readonly now?: () => number;
   /**
-   * How long a call waits for its answer before it rejects (default 30 s). The request may still
-   * have run: check the state before sending it again.
+   * How long a call waits for its answer before it rejects (default 35 s, past the service's 30 s
+   * journal deadline). The request may still have run: check the state before sending it again.
    */
   readonly timeoutMs?: number;
 }
@@ -80,7 +80,8 @@ export class ReconnectError extends Error {
   }
 }
 
-const DEFAULT_CALL_TIMEOUT_MS = 30_000;
+/** Past the service's 30 s journal deadline, within which it answers a command held by a stalled journal. */
+const DEFAULT_CALL_TIMEOUT_MS = 35_000;
 
 /** The methods whose effect on the connection a reconnect restores (see `track`). */
 const TRACKED_METHODS: ReadonlySet<MethodName> = new Set<MethodName>([
