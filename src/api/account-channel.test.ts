@@ -96,20 +96,23 @@ test('user.portfolio: a snapshot, then the summary each time a command touching 
   ]);
 });
 
-test('user.portfolio follows the marks: re-read after batches without events and at least once a second', () => {
+test('user.portfolio follows the marks once a second of batch time', () => {
   const v = venue();
   const one = recorder();
   v.subscribe(one.subscriber, 'user.portfolio.BTC', 1);
   v.publish([], 100); // the first batch compares every summary: unchanged, nothing pushed
-  v.equity.set(1, 1_200);
+  v.equity.set(1, 1_200); // the marks moved
+  const reads = v.readCount();
   v.publish([balance(2, 'BTC')], 100); // another account's command: account 1 is not re-read
+  v.publish([], 400); // a price tick within the second: not re-read either
+  assert.equal(v.readCount(), reads);
   assert.equal(one.pushes.length, 1);
-  v.publish([], 100); // prices moved (no events)
-  assert.equal(one.pushes.length, 2);
+  v.publish([], 500); // a second on
+  assert.deepEqual(one.pushes.at(-1), ['user.portfolio.BTC', 2, '0.000012', false]);
   v.equity.set(1, 1_300);
-  v.publish([balance(2, 'BTC')], 500); // within the second of the last full check
+  v.publish([balance(2, 'BTC')], 999);
   assert.equal(one.pushes.length, 2);
-  v.publish([balance(2, 'BTC')], 600); // a second on
+  v.publish([balance(2, 'BTC')], 1); // a second since the last full check
   assert.deepEqual(one.pushes.at(-1), ['user.portfolio.BTC', 3, '0.000013', false]);
 });
 
@@ -122,7 +125,7 @@ test('user.portfolio: a summary nobody holds is no longer read; a currency not l
   v.publish([]); // read once more, finds no subscriber
   const reads = v.readCount();
   v.equity.set(1, 1_200);
-  v.publish([]);
+  v.publish([], 1_000);
   v.publish([balance(1, 'BTC')]);
   assert.equal(v.readCount(), reads);
   assert.equal(one.pushes.length, 1);

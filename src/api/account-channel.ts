@@ -5,8 +5,9 @@
  * the snapshot). A summary is re-read when a committed command touches the account in the
  * currency (a balance, a position settled in it, an order on an instrument filed under it, the
  * account's settings), and, as equity and margins move with the marks (`update_prices` has no
- * events), after every batch without events and at least once a second of batch time; it is
- * pushed only when it differs from the one last pushed.
+ * events), once a second of batch time; it is pushed only when it differs from the one last
+ * pushed. Marks alone so push a summary at most once a second, and a price tick does not re-read
+ * every subscribed account's summary.
  */
 import type { CoreEvent } from '../core/events.ts';
 import { VenueError } from '../domain/errors.ts';
@@ -16,7 +17,7 @@ import type { ReadPort } from './ports.ts';
 import { AccountSummarySchema } from './schemas/objects.ts';
 import { accountSummaryToWire } from './wire/market.ts';
 
-/** How often, at least, the watched summaries are compared with the prices (ms of batch time). */
+/** How often the watched summaries are compared with the prices (ms of batch time). */
 const PRICE_CHECK_MS = 1_000;
 const PREFIX = 'user.portfolio.';
 
@@ -86,7 +87,7 @@ export function accountChannel(reads: ReadPort): ChannelFamily {
       const touched = new Set<string>();
       const settingsOf = new Set<number>();
       for (const event of batch.events) touches(event, touched, settingsOf);
-      const everyone = batch.events.length === 0 || batch.ts >= lastPriceCheck + PRICE_CHECK_MS;
+      const everyone = batch.ts >= lastPriceCheck + PRICE_CHECK_MS;
       if (everyone) lastPriceCheck = batch.ts;
       for (const [key, entry] of watched) {
         if (!everyone && !touched.has(key) && !settingsOf.has(entry.accountId)) continue;

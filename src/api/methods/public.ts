@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { matchesInstrument, RFQ_CURRENCIES } from '../../domain/currency.ts';
 import { VenueError } from '../../domain/errors.ts';
+import type { Instrument } from '../../domain/instrument.ts';
 import type { ReadPort } from '../ports.ts';
 import type { MethodRegistry } from '../registry.ts';
 import {
@@ -44,6 +45,13 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
         (instrument) =>
           matchesInstrument(currency, instrument.spec) && kindMatches(filter.kind, instrument.kind),
       );
+  };
+
+  const tickerOf = (instrument: Instrument) => {
+    const ticker = reads.ticker(instrument.name);
+    if (ticker === undefined)
+      throw new VenueError('invalid_instrument', undefined, { field: 'instrumentName' });
+    return ticker;
   };
 
   registry.register({
@@ -105,10 +113,7 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
     result: Type.Array(BookSummarySchema),
     handler: async (params, context) => {
       const instrument = await instrumentOrCombo(deps, params.instrumentName, context);
-      const ticker = reads.ticker(instrument.name);
-      if (ticker === undefined)
-        throw new VenueError('invalid_instrument', undefined, { field: 'instrumentName' });
-      return [bookSummaryToWire(ticker, instrument)];
+      return [bookSummaryToWire(tickerOf(instrument), instrument)];
     },
   });
 
@@ -200,10 +205,7 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
     result: TickerSchema,
     handler: async (params, context) => {
       const instrument = await instrumentOrCombo(deps, params.instrumentName, context);
-      const ticker = reads.ticker(instrument.name);
-      if (ticker === undefined)
-        throw new VenueError('invalid_instrument', undefined, { field: 'instrumentName' });
-      return tickerToWire(ticker, instrument);
+      return tickerToWire(tickerOf(instrument), instrument);
     },
   });
 }
