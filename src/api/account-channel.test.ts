@@ -30,6 +30,9 @@ function venue() {
       availableFunds: value,
       initialMargin: 0,
       maintenanceMargin: 0,
+      futuresPl: 0,
+      optionsPl: 0,
+      optionsValue: 0,
     };
   };
   const port = {

@@ -69,6 +69,12 @@ export interface AccountSummaryView {
   readonly availableFunds: number;
   readonly initialMargin: number;
   readonly maintenanceMargin: number;
+  /** Floating PnL at the marks of the futures and perpetuals settled in the currency. */
+  readonly futuresPl: number;
+  /** Floating PnL at the marks of the options settled in the currency. */
+  readonly optionsPl: number;
+  /** The options' value at their marks, long positive, short negative (what equity counts). */
+  readonly optionsValue: number;
 }
 
 /** What an order reserves: minor units of the currency it draws on. */

@@ -146,7 +146,22 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
     accountSummary: (accountId, currency): AccountSummaryView | undefined => {
       const funds = venue.accountSummary(accountId, currency);
       if (funds === null) return undefined;
+      // Equity's parts: a position without a mark counts 0, as equity counts it.
+      let futuresPl = 0;
+      let optionsPl = 0;
+      let optionsValue = 0;
+      for (const position of venue.positions(accountId)) {
+        const floating = position.floatingPnl ?? null;
+        if (position.settlementCurrency !== currency || floating === null) continue;
+        if (info(position.instrumentName)?.instrument.kind === 'option') {
+          optionsPl += floating;
+          optionsValue += floating + position.openCost;
+        } else futuresPl += floating;
+      }
       return {
+        futuresPl,
+        optionsPl,
+        optionsValue,
         accountId,
         currency,
         selfTradeMode: funds.selfTradeMode,

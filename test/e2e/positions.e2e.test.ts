@@ -175,6 +175,59 @@ describe('positions: get_position, close_position; the book summary', () => {
     assert.deepEqual([unknown.name, unknown.field], ['invalid_params', 'currency']);
   });
 
+  test("the account summary's parts: equity = balance + futuresPl + optionsValue, each side of an option trade", async () => {
+    const option = engine.venue
+      .listedInstruments(false)
+      .find((i) => i.kind === 'option' && i.spec.settlementCurrency === 'BTC')!;
+    const maker = harness.http(MAKER);
+    await maker.call('private/sell', {
+      instrumentName: option.name,
+      quantity: '1',
+      price: '0.05',
+      postOnly: true,
+    });
+    await harness
+      .http(TAKER)
+      .call('private/buy', { instrumentName: option.name, quantity: '1', type: 'market' });
+    const mark = option.parsePrice('0.07');
+    assert.ok(
+      (
+        await engine.submit({
+          type: 'update_prices',
+          markPrices: [{ instrumentName: option.name, markPrice: mark }],
+        })
+      ).ok,
+    );
+    // Exact decimal sums: scaled to integers of the finest place any field shows.
+    const scaled = (text: string) =>
+      BigInt(text.replace('.', '').replace(/^(-?)0+(?=\d)/, '$1')) *
+      10n ** BigInt(12 - (text.split('.')[1]?.length ?? 0));
+    for (const [who, client] of [
+      ['taker', harness.http(TAKER)],
+      ['maker', maker],
+    ] as const) {
+      const summary = await client.call('private/get_account_summary', { currency: 'BTC' });
+      assert.equal(
+        scaled(summary.equity),
+        scaled(summary.balance) + scaled(summary.futuresPl) + scaled(summary.optionsValue),
+        `${who}: ${JSON.stringify(summary)}`,
+      );
+      assert.equal(scaled(summary.totalPl), scaled(summary.futuresPl) + scaled(summary.optionsPl));
+      const positions = await client.call('private/get_positions', { currency: 'BTC' });
+      const sum = (kind: 'option' | 'future') =>
+        positions
+          .filter((p) => p.kind === kind)
+          .reduce((total, p) => total + scaled(p.floatingProfitLoss ?? '0'), 0n);
+      assert.equal(scaled(summary.optionsPl), sum('option'), who);
+      assert.equal(scaled(summary.futuresPl), sum('future'), who);
+    }
+    // 1 BTC of the option at 0.07: the long holds 0.07 BTC of it, up 0.02; the short owes it.
+    const taker = await harness.http(TAKER).call('private/get_account_summary', { currency: 'BTC' });
+    assert.deepEqual([taker.optionsValue, taker.optionsPl], ['0.07', '0.02']);
+    const short = await maker.call('private/get_account_summary', { currency: 'BTC' });
+    assert.deepEqual([short.optionsValue, short.optionsPl], ['-0.07', '-0.02']);
+  });
+
   test('get_margins: what each side would reserve, which placing the order then takes; the band', async () => {
     const client = harness.http(2);
     await client.call('private/cancel_all', {});

@@ -243,6 +243,9 @@ export class FakeVenue implements CommandPort, ReadPort, EventPort {
       availableFunds: balance,
       initialMargin: 0,
       maintenanceMargin: 0,
+      futuresPl: 0,
+      optionsPl: 0,
+      optionsValue: 0,
       selfTradeMode: 'cancel_maker' as const,
     };
   }

@@ -235,6 +235,17 @@ export const AccountSummarySchema = Type.Object(
     availableFunds: Type.String({ description: 'marginBalance − initialMargin' }),
     initialMargin: S,
     maintenanceMargin: S,
+    futuresPl: Type.String({
+      description: 'floating PnL at the marks of the futures and perpetuals settled in the currency',
+    }),
+    optionsPl: Type.String({
+      description: 'floating PnL at the marks of the options settled in the currency',
+    }),
+    optionsValue: Type.String({
+      description:
+        "the options' value at their marks, longs positive, shorts negative: equity = balance + futuresPl + optionsValue",
+    }),
+    totalPl: Type.String({ description: 'futuresPl + optionsPl' }),
     selfTradingRejectMode: Type.Union([Type.Literal('reject_taker'), Type.Literal('cancel_maker')], {
       description:
         "the account's self-trade prevention mode (private/set_self_trading_config); cancel_maker, every account's default, until set",

@@ -139,6 +139,9 @@ test('account summary: each money field is its own value', () => {
     availableFunds: 400,
     initialMargin: 500,
     maintenanceMargin: 600,
+    futuresPl: 700,
+    optionsPl: -800,
+    optionsValue: 900,
   } as Parameters<typeof accountSummaryToWire>[0]);
   assert.deepEqual(
     [
@@ -148,7 +151,22 @@ test('account summary: each money field is its own value', () => {
       wire.availableFunds,
       wire.initialMargin,
       wire.maintenanceMargin,
+      wire.futuresPl,
+      wire.optionsPl,
+      wire.optionsValue,
+      wire.totalPl,
     ],
-    ['0.000001', '0.000002', '0.000003', '0.000004', '0.000005', '0.000006'],
+    [
+      '0.000001',
+      '0.000002',
+      '0.000003',
+      '0.000004',
+      '0.000005',
+      '0.000006',
+      '0.000007',
+      '-0.000008',
+      '0.000009',
+      '-0.000001',
+    ],
   );
 });

@@ -60,6 +60,10 @@ export function accountSummaryToWire(summary: AccountSummaryView) {
     availableFunds: money(summary.availableFunds),
     initialMargin: money(summary.initialMargin),
     maintenanceMargin: money(summary.maintenanceMargin),
+    futuresPl: money(summary.futuresPl),
+    optionsPl: money(summary.optionsPl),
+    optionsValue: money(summary.optionsValue),
+    totalPl: money(summary.futuresPl + summary.optionsPl),
     selfTradingRejectMode: summary.selfTradeMode,
     // Self-trade prevention is per account: set_self_trading_config refuses true.
     selfTradingExtendedToSubaccounts: false,
