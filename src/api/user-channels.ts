@@ -82,7 +82,7 @@ interface UserFamily {
     shows: (instrument: Instrument) => boolean,
   ) => unknown;
   /** One committed batch's pushes, to the channels `names` gives an instrument. */
-  produce(batch: CommittedBatch, emit: Emit, names: (instrument: Instrument) => string[]): void;
+  produce(batch: CommittedBatch, emit: Emit, names: (instrument: Instrument) => readonly string[]): void;
 }
 
 /**
@@ -96,11 +96,18 @@ function userFamilies(
 ): [byKind: ChannelFamily, byInstrument: ChannelFamily] {
   const { prefix, snapshot } = family;
   const pattern = new RegExp(`^${prefix.replace('.', '\\.')}\\.([a-z_]+)\\.([A-Za-z0-9]+)$`);
-  const names = (instrument: Instrument): string[] => {
-    const out = [`${prefix}.${instrument.name}`];
-    for (const kind of kindsOf(instrument)) {
-      for (const currency of instrument.currencies) out.push(`${prefix}.${kind}.${currency}`);
-      out.push(`${prefix}.${kind}.any`);
+  // Every event names its instrument's channels: built once per instrument.
+  const namesOf = new Map<string, readonly string[]>();
+  const names = (instrument: Instrument): readonly string[] => {
+    let out = namesOf.get(instrument.name);
+    if (out === undefined) {
+      const built = [`${prefix}.${instrument.name}`];
+      for (const kind of kindsOf(instrument)) {
+        for (const currency of instrument.currencies) built.push(`${prefix}.${kind}.${currency}`);
+        built.push(`${prefix}.${kind}.any`);
+      }
+      out = built;
+      namesOf.set(instrument.name, out);
     }
     return out;
   };
