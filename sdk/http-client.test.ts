@@ -210,6 +210,15 @@ describe('HttpClient resends and re-signing on the flat routes', () => {
         assert.deepEqual(await client.portfolioInfo(4), { portfolioId: 4 });
         assert.equal(held.length, 2, 'sent twice, the same bytes');
         assert.ok(Date.now() - first >= 450);
+        // A timeoutMs of its own, without a deadline, bounds every sending as it says.
+        const bounded = new HttpClient({ baseUrl, credentials, retries: 0, timeoutMs: 100 });
+        held.length = 0;
+        const startedAt = Date.now();
+        await assert.rejects(
+          bounded.portfolioInfo(4),
+          (error: unknown) => error instanceof Error && error.name === 'TimeoutError',
+        );
+        assert.ok(Date.now() - startedAt < 400, 'not held to the 35 s deadline');
       },
     );
   });

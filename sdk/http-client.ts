@@ -51,8 +51,9 @@ export interface HttpClientOptions {
   /** How long one attempt waits for its answer, ms (default 10,000). */
   readonly timeoutMs?: number;
   /**
-   * How long a call waits for its answer in all, ms, its last sending waiting out what is left
-   * (default 35,000: past the service's 30 s journal deadline).
+   * How long a call waits for its answer in all, ms, its last sending waiting out what is left.
+   * Default: 35,000 (past the service's 30 s journal deadline), or, when `timeoutMs` is given,
+   * none (each sending waits `timeoutMs`).
    */
   readonly answerDeadlineMs?: number;
 }
@@ -153,7 +154,10 @@ export class HttpClient {
     const retries = this.options.retries ?? 2;
     const attemptTimeout = this.options.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
     const started = Date.now();
-    const deadline = started + (this.options.answerDeadlineMs ?? DEFAULT_ANSWER_DEADLINE_MS);
+    const deadline =
+      started +
+      (this.options.answerDeadlineMs ??
+        (this.options.timeoutMs === undefined ? DEFAULT_ANSWER_DEADLINE_MS : 0));
     for (let attempt = 0; ; attempt++) {
       // A sending that cannot be followed by another, should it time out, waits out the deadline.
       const now = Date.now();

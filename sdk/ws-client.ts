@@ -80,6 +80,14 @@ export class ReconnectError extends Error {
   }
 }
 
+/**
+ * What the service's other spellings of a channel share: letter case aside, and without Deribit's
+ * interval suffix (`.raw`, `.100ms`, `.agg2`).
+ */
+function spellingKey(channel: string): string {
+  return channel.replace(/\.(raw|100ms|agg2)$/, '').toLowerCase();
+}
+
 /** Past the service's 30 s journal deadline, within which it answers a command held by a stalled journal. */
 const DEFAULT_CALL_TIMEOUT_MS = 35_000;
 
@@ -550,12 +558,12 @@ export class WsClient {
       if (generation === this.generation) for (const channel of added) this.off(channel, listener!);
       throw error;
     }
-    // A channel already held under another spelling (a currency's letter case) is answered, and
-    // pushed, under the held name: the listener goes there.
+    // A channel already held under another spelling (a currency's letter case, an interval
+    // suffix) is answered, and pushed, under the held name: the listener goes there.
     if (generation === this.generation) {
       for (const channel of added) {
         if (held.includes(channel)) continue;
-        const name = held.find((h) => h.toLowerCase() === channel.toLowerCase());
+        const name = held.find((h) => spellingKey(h) === spellingKey(channel));
         if (name === undefined) continue;
         this.off(channel, listener!);
         this.addListener(name, listener!);

@@ -82,7 +82,7 @@ export function accountChannel(reads: ReadPort): ChannelFamily {
         },
       };
     },
-    produce(batch, emit) {
+    produce(batch, emit, held) {
       if (watched.size === 0) return;
       const touched = new Set<string>();
       const settingsOf = new Set<number>();
@@ -91,16 +91,16 @@ export function accountChannel(reads: ReadPort): ChannelFamily {
       if (everyone) lastPriceCheck = batch.ts;
       for (const [key, entry] of watched) {
         if (!everyone && !touched.has(key) && !settingsOf.has(entry.accountId)) continue;
+        const channel = `${PREFIX}${entry.currency}`;
+        if (!held(channel, entry.accountId)) {
+          watched.delete(key);
+          continue;
+        }
         const data = render(entry.accountId, entry.currency);
         const shown = JSON.stringify(data);
         if (entry.shown === shown) continue;
-        let subscribed = false;
-        emit(`${PREFIX}${entry.currency}`, entry.accountId, () => {
-          subscribed = true;
-          return data;
-        });
-        if (subscribed) entry.shown = shown;
-        else watched.delete(key);
+        entry.shown = shown;
+        emit(channel, entry.accountId, () => data);
       }
     },
   };

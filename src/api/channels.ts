@@ -74,6 +74,8 @@ export function unknownInstrument(channel: string, instrumentName: string): Venu
   return new VenueError('invalid_instrument', message, { field: 'channels' });
 }
 
+export type Held = (channel: string, accountId: number | null) => boolean;
+
 export type Emit = (channel: string, accountId: number | null, data: () => unknown) => void;
 
 export interface ChannelFamily {
@@ -89,8 +91,8 @@ export interface ChannelFamily {
   readonly intervals?: readonly Interval[];
   /** null when `name` is not of this family; throws a VenueError when refused. */
   resolve(name: string, principal: Principal | null): ResolvedChannel | null;
-  /** Turns one committed batch into pushes. */
-  produce(batch: CommittedBatch, emit: Emit): void;
+  /** Turns one committed batch into pushes; `held` tells whether anyone holds a channel now. */
+  produce(batch: CommittedBatch, emit: Emit, held: Held): void;
 }
 
 export interface Subscriber {
@@ -280,7 +282,8 @@ export class Fanout {
         sub.subscriber.push(sub.channel, ++sub.seq, payload, false);
       }
     };
-    for (const family of this.channels.list()) family.produce(batch, emit);
+    const held: Held = (channel, accountId) => this.byTopic.has(topicFor(channel, accountId));
+    for (const family of this.channels.list()) family.produce(batch, emit, held);
   }
 
   get topicCount(): number {

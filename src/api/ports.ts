@@ -165,15 +165,11 @@ export interface ReadPort {
   position(accountId: number, instrumentName: string): PositionView | undefined;
   /**
    * What an order of `lots` at `price` on the instrument would reserve now on each side, against
-   * the account's positions and open orders, and the band its price must keep to; undefined for
-   * an unknown account or instrument.
+   * the account's positions and open orders, and the band its price must keep to. Throws the
+   * VenueError placing any order there would get (an unknown or expired instrument, a price off
+   * the grid or not positive).
    */
-  orderMargins(
-    accountId: number,
-    instrumentName: string,
-    lots: number,
-    price: number,
-  ): OrderMarginsView | undefined;
+  orderMargins(accountId: number, instrumentName: string, lots: number, price: number): OrderMarginsView;
   /**
    * A position as a command left it (an event's view), with the instrument's mark now and the
    * floating PnL at it (null without a mark, 0 when flat).

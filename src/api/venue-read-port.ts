@@ -10,6 +10,7 @@
  */
 import type { OrderView, PositionView, TradeView } from '../core/events.ts';
 import type { SelfTradeMode } from '../core/types.ts';
+import { type ErrorData, type ErrorName, VenueError } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import type {
   AccountSummaryView,
@@ -38,7 +39,9 @@ export interface VenueQueries {
     instrumentName: string,
     lots: number,
     price: number,
-  ): { buy: OrderReserveView; sell: OrderReserveView } | null;
+  ):
+    | { ok: true; buy: OrderReserveView; sell: OrderReserveView }
+    | { ok: false; error: { name: ErrorName; message: string; data: ErrorData } };
   accountSummary(
     accountId: number,
     currency: string,
@@ -140,8 +143,8 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
     valuedPosition: (view) => venue.valuedPosition(view),
     orderMargins: (accountId, instrumentName, lots, price) => {
       const margins = venue.orderMargins(accountId, instrumentName, lots, price);
-      if (margins === null) return undefined;
-      return { ...margins, priceBand: liveBand(info(instrumentName)) };
+      if (!margins.ok) throw new VenueError(margins.error.name, margins.error.message, margins.error.data);
+      return { buy: margins.buy, sell: margins.sell, priceBand: liveBand(info(instrumentName)) };
     },
     accountSummary: (accountId, currency): AccountSummaryView | undefined => {
       const funds = venue.accountSummary(accountId, currency);

@@ -229,8 +229,9 @@ test('orderMargins: what an order would reserve on each side, as placing it rese
   ];
   for (const [instrumentName, side, lots, price] of cases) {
     const hash = h.venue.stateHash();
-    const margins = h.venue.orderMargins(2, instrumentName, lots, price)!;
+    const margins = h.venue.orderMargins(2, instrumentName, lots, price);
     assert.equal(h.venue.stateHash(), hash, 'a read');
+    assert.ok(margins.ok);
     const before = h.venue.accountSummary(2, 'BTC')!.orderMargin;
     const placed = h.order(2, side, lots, price, { instrumentName, postOnly: false });
     assert.ok(placed.ok, `${instrumentName} ${side}`);
@@ -242,8 +243,17 @@ test('orderMargins: what an order would reserve on each side, as placing it rese
     );
     h.ok({ type: 'cancel_order', accountId: 2, orderId: placed.order!.orderId });
   }
-  assert.equal(h.venue.orderMargins(2, 'BTC-NOPE', 1, 1), null);
-  assert.equal(h.venue.orderMargins(99, 'BTC-PERPETUAL', 1, 1), null);
+  // What refuses any order there refuses the read: as placing names it.
+  const refusedFor = (accountId: number, instrumentName: string, price: number) => {
+    const margins = h.venue.orderMargins(accountId, instrumentName, 10, price);
+    return margins.ok ? null : [margins.error.name, margins.error.data.field];
+  };
+  assert.deepEqual(refusedFor(2, 'BTC-NOPE', 100), ['invalid_instrument', 'instrumentName']);
+  assert.deepEqual(refusedFor(99, 'BTC-PERPETUAL', 100_000), ['account_not_found', 'accountId']);
+  assert.deepEqual(refusedFor(2, 'BTC-PERPETUAL', 0), ['invalid_price', 'price']);
+  assert.deepEqual(refusedFor(2, 'BTC-PERPETUAL', -100_000), ['invalid_price', 'price']);
+  h.ok({ type: 'settle_instrument', instrumentName: OPTION, settlementPrice: 300 });
+  assert.deepEqual(refusedFor(2, OPTION, 150), ['instrument_expired', 'instrumentName']);
 });
 
 describe('settlement', () => {

@@ -102,7 +102,8 @@ export function pastExpiry(state: VenueState, instrument: InstrumentState): bool
   return expiration !== null && state.now >= expiration;
 }
 
-function lookup(
+/** The account and a tradeable instrument an order names, or what refuses it. */
+export function lookup(
   state: VenueState,
   accountId: number,
   instrumentName: string,
@@ -211,6 +212,15 @@ function checkPrice(
   side: Side,
   price: number,
 ): CoreError | null {
+  return priceProblem(state, instrument, price) ?? bandProblem(state, instrument, side, price);
+}
+
+/** What refuses a limit at `price` on either side (its sign, the grid, a combo's range); the band aside. */
+export function priceProblem(
+  state: VenueState,
+  instrument: InstrumentState,
+  price: number,
+): CoreError | null {
   if (!Number.isSafeInteger(price))
     return refusal('invalid_price', 'price must be an integer tick count', { field: 'price' });
   if (
@@ -228,7 +238,7 @@ function checkPrice(
       tickSize: instrument.instrument.formatPrice(instrument.instrument.tickAt(price)),
     });
   }
-  return bandProblem(state, instrument, side, price);
+  return null;
 }
 
 /**

@@ -11,7 +11,14 @@
  */
 import { createHash } from 'node:crypto';
 import type { CoreCommand } from '../core/commands.ts';
-import type { CommandResult, CommandSuccess, OrderView, PositionView, TradeView } from '../core/events.ts';
+import type {
+  CommandResult,
+  CommandSuccess,
+  CoreError,
+  OrderView,
+  PositionView,
+  TradeView,
+} from '../core/events.ts';
 import type { SelfTradeMode } from '../core/types.ts';
 import { instrumentCurrencies } from '../domain/currency.ts';
 import type { Instrument, InstrumentKind } from '../domain/instrument.ts';
@@ -49,7 +56,7 @@ import {
   tradeStatsExpiry,
   tradeStatsView,
 } from './trade-stats.ts';
-import { cancelAll, cancelOrder, editOrder, placeOrder } from './trading.ts';
+import { cancelAll, cancelOrder, editOrder, lookup, placeOrder, priceProblem } from './trading.ts';
 
 export interface OpenOrderFilter {
   readonly accountId: number;
@@ -486,27 +493,34 @@ export class Venue {
     return this.state.indexPrice(currency);
   }
 
-  /** Prices (ticks) an order on the instrument may have now; null with no mark (or unknown). */
   /**
    * What an order of `lots` at `price` would reserve now on each side, as placing it reserves
    * (margin, worst-case fee and losses, in the currency it draws on), against the account's
-   * positions and open orders; null for an unknown account or instrument. A read: no state changes.
+   * positions and open orders; or what refuses any order there (an unknown account or
+   * instrument, an expired one, a price off the grid or not positive). The band is per side and
+   * not checked here. A read: no state changes.
    */
   orderMargins(
     accountId: number,
     instrumentName: string,
     lots: number,
     price: number,
-  ): { buy: { currency: string; amount: number }; sell: { currency: string; amount: number } } | null {
-    const account = this.state.accounts.get(accountId);
-    const instrument = this.state.instruments.get(instrumentName);
-    if (account === undefined || instrument === undefined) return null;
+  ):
+    | { ok: true; buy: { currency: string; amount: number }; sell: { currency: string; amount: number } }
+    | { ok: false; error: CoreError } {
+    const found = lookup(this.state, accountId, instrumentName);
+    if ('name' in found) return { ok: false, error: found };
+    const problem = priceProblem(this.state, found.instrument, price);
+    if (problem !== null) return { ok: false, error: problem };
+    const { account, instrument } = found;
     return {
+      ok: true,
       buy: orderReserve(this.state, instrument, account, 'buy', lots, price),
       sell: orderReserve(this.state, instrument, account, 'sell', lots, price),
     };
   }
 
+  /** Prices (ticks) an order on the instrument may have now; null with no mark (or unknown). */
   priceBand(instrumentName: string): PriceBand | null {
     const instrument = this.state.instruments.get(instrumentName);
     return instrument === undefined ? null : priceBand(this.state, instrument);

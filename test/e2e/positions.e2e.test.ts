@@ -268,6 +268,16 @@ describe('positions: get_position, close_position; the book summary', () => {
       client.call('private/get_margins', { instrumentName: PERP, quantity: '10' } as never),
     );
     assert.equal(noPrice.field, 'price');
+    // A price no order could have is refused as placing refuses it.
+    for (const price of ['0', '-60000', '59500.3']) {
+      const refused = await refusal(
+        client.call('private/get_margins', { instrumentName: PERP, quantity: '10', price }),
+      );
+      const placed = await refusal(
+        client.call('private/buy', { instrumentName: PERP, quantity: '10', price }),
+      );
+      assert.deepEqual([refused.name, refused.field], [placed.name, 'price'], price);
+    }
   });
 
   test('one instrument: its book summary line and its get_instruments entry; the index names', async () => {

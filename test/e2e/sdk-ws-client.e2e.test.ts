@@ -370,6 +370,14 @@ describe('the sdk WebSocket client against the service', () => {
     await until(() => second.length === 1);
     assert.equal(second[0]!.channel, 'user.orders.future.btc');
     assert.equal(first.length, 2);
+    // Deribit's interval suffix is another spelling too.
+    const third: SubscriptionPush[] = [];
+    assert.deepEqual(await ws.subscribe(['user.orders.future.BTC.raw'], (push) => third.push(push)), [
+      'user.orders.future.btc',
+    ]);
+    await running.http(0).call('private/buy', { instrumentName: PERP, quantity: '10', price: '30001' });
+    await until(() => third.length === 1);
+    assert.equal(third[0]!.channel, 'user.orders.future.btc');
     await ws.close();
   });
 });

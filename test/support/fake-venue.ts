@@ -8,6 +8,7 @@ import { MemoryHistory } from '../../src/api/memory-history.ts';
 import type { CommandPort, CommittedBatch, EventPort, ReadPort } from '../../src/api/ports.ts';
 import type { UnstampedCommand } from '../../src/core/commands.ts';
 import type { CommandResult, CoreEvent, OrderView, PositionView, TradeView } from '../../src/core/events.ts';
+import { VenueError } from '../../src/domain/errors.ts';
 import { Instrument } from '../../src/domain/instrument.ts';
 import { buildCatalogue } from '../../src/market/catalogue.ts';
 
@@ -223,7 +224,8 @@ export class FakeVenue implements CommandPort, ReadPort, EventPort {
   }
   /** The fake reserves nothing. */
   orderMargins(accountId: number, instrumentName: string) {
-    if (!this.accounts.has(accountId) || !this.instrumentsByName.has(instrumentName)) return undefined;
+    if (!this.accounts.has(accountId) || !this.instrumentsByName.has(instrumentName))
+      throw new VenueError('invalid_instrument', undefined, { field: 'instrumentName' });
     const currency = this.instrumentsByName.get(instrumentName)!.spec.settlementCurrency;
     return { buy: { currency, amount: 0 }, sell: { currency, amount: 0 }, priceBand: null };
   }

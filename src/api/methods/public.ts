@@ -120,7 +120,7 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
   registry.register({
     name: 'public/get_instrument',
     summary:
-      'One instrument as get_instruments lists it; a recently expired one too (isActive false), and a combo, listed by a signed call as for its ticker.',
+      'One instrument as get_instruments lists it; an expired one too (isActive false), and a combo, listed by a signed call as for its ticker.',
     access: 'public',
     params: TickerParams,
     result: InstrumentSchema,

@@ -585,8 +585,6 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
       const lots = resolveLots(instrument, params.quantity, params.contracts);
       const price = instrument.parsePrice(params.price, 'price');
       const margins = reads.orderMargins(accountOf(context), instrument.name, lots, price);
-      if (margins === undefined)
-        throw new VenueError('invalid_instrument', undefined, { field: 'instrumentName' });
       const band = margins.priceBand;
       return {
         buy: formatMoney(margins.buy.amount, margins.buy.currency),

@@ -94,7 +94,11 @@ describe('trade-news routing', () => {
       subEvents: new Map([[PORTFOLIO_SUB_MACHINE, [pruned, portfolio]]]),
     } as unknown as CommittedBatch;
     const pushed: { channel: string; accountId: number | null; data: unknown }[] = [];
-    family.produce(batch, (channel, accountId, data) => pushed.push({ channel, accountId, data: data() }));
+    family.produce(
+      batch,
+      (channel, accountId, data) => pushed.push({ channel, accountId, data: data() }),
+      () => true,
+    );
     assert.deepEqual(
       pushed.map((p) => [p.channel, p.accountId, (p.data as { portfolioId: number }).portfolioId]),
       [[TRADE_NEWS, 4, 31]],
@@ -122,6 +126,7 @@ test('order.change.any leaves out an order on an instrument the venue no longer 
   family.produce(
     { seq: 1, ts: 1, events: [{ type: 'order', order: gone }] } as unknown as CommittedBatch,
     (_channel, _accountId, data) => pushed.push(data()),
+    () => true,
   );
   assert.deepEqual(pushed, [], 'no push of null for it');
 });
