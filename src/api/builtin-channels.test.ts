@@ -529,3 +529,62 @@ test('a channel of an instrument not listed is refused naming channels; a combo 
     );
   }
 });
+
+test("Deribit's grouped book: book.{instrument}.none.{depth} shows that many levels and pushes when they change", () => {
+  const levels = { bids: [100, 99, 98], asks: [101, 102, 103] };
+  const reads = {
+    instrument: (name: string) => (name === PERP.name ? PERP : undefined),
+    orderBook: (name: string, depth: number) =>
+      name === PERP.name
+        ? {
+            instrumentName: name,
+            timestamp: 0,
+            bids: levels.bids.slice(0, depth).map((price) => [price * 1_000, 5] as const),
+            asks: levels.asks.slice(0, depth).map((price) => [price * 1_000, 5] as const),
+          }
+        : undefined,
+  } as unknown as ReadPort;
+  const channels = new ChannelRegistry();
+  registerBuiltinChannels(channels, reads);
+  const fanout = new Fanout(channels);
+  const client = recorder();
+  const subscribe = (name: string) =>
+    fanout.subscribe(client.subscriber, name, channels.resolve(name, null)!.resolved);
+  subscribe(`book.${PERP.name}.none.1.100ms`);
+  subscribe(`book.${PERP.name}`);
+  const sides = (push: (typeof client.pushes)[number]) => {
+    const data = push.data as unknown as { bids: unknown[]; asks: unknown[] };
+    return [push.channel, push.seq, data.bids.length, data.asks.length];
+  };
+  let seq = 0;
+  const touch = () =>
+    fanout.publish({
+      seq: ++seq,
+      ts: 1,
+      events: [{ type: 'order', order: { instrumentName: PERP.name } } as CoreEvent],
+    });
+  levels.bids[2] = 97; // below the first level: the full book only
+  touch();
+  levels.bids[0] = 100.5; // the best bid: both
+  touch();
+  assert.deepEqual(client.pushes.map(sides), [
+    [`book.${PERP.name}.none.1.100ms`, 1, 1, 1],
+    [`book.${PERP.name}`, 1, 3, 3],
+    [`book.${PERP.name}`, 2, 3, 3],
+    [`book.${PERP.name}.none.1.100ms`, 2, 1, 1],
+    [`book.${PERP.name}`, 3, 3, 3],
+  ]);
+  const refused = (name: string) => {
+    try {
+      channels.resolve(name, null);
+      return null;
+    } catch (error) {
+      return error instanceof VenueError ? [error.errorName, error.data?.field] : String(error);
+    }
+  };
+  assert.deepEqual(refused(`book.${PERP.name}.none.5`), ['invalid_params', 'channels']);
+  assert.deepEqual(refused(`book.${PERP.name}.0.1.10`), ['invalid_instrument', 'channels']);
+  assert.deepEqual(refused(`book.${PERP.name}.1.10`), ['invalid_params', 'channels']);
+  assert.deepEqual(refused(`ticker.${PERP.name}.none.10`), ['invalid_instrument', 'channels']);
+  assert.equal(refused(`book.${PERP.name}.none.20.agg2`), null);
+});

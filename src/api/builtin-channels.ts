@@ -14,6 +14,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { TradeView } from '../core/events.ts';
+import { VenueError } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
 import { accountChannel } from './account-channel.ts';
 import {
@@ -40,21 +41,21 @@ function instrumentChannel(
   summary: string,
   payload: typeof OrderBookSchema | typeof TickerSchema,
 ): ChannelFamily {
-  const render = (instrument: Instrument): unknown => {
+  const render = (watch: Watch): unknown => {
+    const instrument = watch.instrument;
     if (prefix === 'book') {
-      const book = reads.orderBook(instrument.name, BOOK_DEPTH);
+      const book = reads.orderBook(instrument.name, watch.depth);
       lastBand.set(instrument.name, bandKey(book?.priceBand));
       return book && orderBookToWire(book, instrument);
     }
     const ticker = reads.ticker(instrument.name);
     return ticker && tickerToWire(ticker, instrument);
   };
-  // Instruments of this family someone may be subscribed to (added by the first snapshot,
-  // dropped when a push finds no subscriber), and what every subscriber of each was last shown.
-  // A snapshot that differs from that leaves the subscribers disagreeing, so it clears the
-  // entry: the next render, whatever it shows, is pushed to all.
-  const watched = new Map<string, Instrument>();
-  const lastShown = new Map<string, string>();
+  // Channels of this family someone may be subscribed to (added by the first snapshot, dropped
+  // when a push finds no subscriber), each with what its every subscriber was last shown. A
+  // snapshot that differs from that leaves the subscribers disagreeing, so it clears it: the next
+  // render, whatever it shows, is pushed to all.
+  const watched = new Map<string, Watch>();
   let lastPriceCheck = Number.NEGATIVE_INFINITY;
   // A book shows the price band, which moves with the marks (commands without events): its
   // channel re-renders a book when the band differs from the one last rendered, not every book
@@ -74,19 +75,24 @@ function instrumentChannel(
     intervals: ALL_INTERVALS,
     resolve(name) {
       if (!name.startsWith(`${prefix}.`)) return null;
-      const instrumentName = name.slice(prefix.length + 1);
+      const rest = name.slice(prefix.length + 1);
+      const [instrumentName = '', ...grouping] = rest.split('.');
+      if (grouping.length !== 0 && !(prefix === 'book' && grouping.length === 2))
+        throw unknownInstrument(name, rest);
+      const depth = grouping.length === 2 ? groupedDepth(name, grouping) : BOOK_DEPTH;
       const instrument = reads.instrument(instrumentName);
       if (instrument === undefined) throw unknownInstrument(name, instrumentName);
       return {
         topics: [topicFor(name, null)],
         pushesCurrentState: true,
         snapshot: () => {
-          const data = render(instrument);
+          let watch = watched.get(name);
+          const data = render(watch ?? { channel: name, instrument, depth, shown: undefined });
           const shown = shownForm(data);
-          if (!watched.has(instrumentName)) {
-            watched.set(instrumentName, instrument);
-            lastShown.set(instrumentName, shown);
-          } else if (lastShown.get(instrumentName) !== shown) lastShown.delete(instrumentName);
+          if (watch === undefined) {
+            watch = { channel: name, instrument, depth, shown };
+            watched.set(name, watch);
+          } else if (watch.shown !== shown) watch.shown = undefined;
           return data;
         },
       };
@@ -104,30 +110,63 @@ function instrumentChannel(
       }
       if (batch.events.length === 0 || batch.ts >= lastPriceCheck + TICKER_PRICE_CHECK_MS) {
         lastPriceCheck = batch.ts;
-        for (const instrumentName of watched.keys()) {
-          if (prefix === 'ticker' || bandMoved(instrumentName)) touched.add(instrumentName);
+        for (const watch of watched.values()) {
+          const instrumentName = watch.instrument.name;
+          if (!touched.has(instrumentName) && (prefix === 'ticker' || bandMoved(instrumentName)))
+            touched.add(instrumentName);
         }
       }
-      for (const instrumentName of touched) {
-        const instrument = watched.get(instrumentName);
-        if (instrument === undefined) continue;
-        const data = render(instrument);
+      if (touched.size === 0) return;
+      for (const watch of watched.values()) {
+        if (!touched.has(watch.instrument.name)) continue;
+        const data = render(watch);
         const shown = shownForm(data);
-        if (lastShown.get(instrumentName) === shown) continue;
+        if (watch.shown === shown) continue;
         let subscribed = false;
-        emit(`${prefix}.${instrumentName}`, null, () => {
+        emit(watch.channel, null, () => {
           subscribed = true;
           return data;
         });
-        if (subscribed) lastShown.set(instrumentName, shown);
+        if (subscribed) watch.shown = shown;
         else {
-          watched.delete(instrumentName);
-          lastShown.delete(instrumentName);
-          lastBand.delete(instrumentName);
+          watched.delete(watch.channel);
+          lastBand.delete(watch.instrument.name);
         }
       }
     },
   };
+}
+
+/** A channel of `instrumentChannel` someone may hold: its book depth, what it last pushed. */
+interface Watch {
+  readonly channel: string;
+  readonly instrument: Instrument;
+  /** Levels per side a book shows (the ticker's: unused). */
+  readonly depth: number;
+  shown: string | undefined;
+}
+
+/** Deribit's grouped book, `book.{instrument}.{group}.{depth}`: no grouping, depth 1, 10 or 20. */
+const GROUPED_DEPTHS = new Set(['1', '10', '20']);
+
+function groupedDepth(name: string, [group, depth]: string[]): number {
+  if (group !== 'none') {
+    throw new VenueError(
+      'invalid_params',
+      `${name}: price grouping is not offered; group none shows every level`,
+      {
+        field: 'channels',
+        channel: name,
+      },
+    );
+  }
+  if (!GROUPED_DEPTHS.has(depth!)) {
+    throw new VenueError('invalid_params', `${name}: depth is 1, 10 or 20`, {
+      field: 'channels',
+      channel: name,
+    });
+  }
+  return Number(depth);
 }
 
 /**
@@ -175,7 +214,12 @@ export function registerBuiltinChannels(channels: ChannelRegistry, reads: ReadPo
   const families = [
     ...userChannels(reads),
     accountChannel(reads),
-    instrumentChannel('book', reads, 'Order book snapshots of one instrument.', OrderBookSchema),
+    instrumentChannel(
+      'book',
+      reads,
+      "Order book snapshots of one instrument, 20 levels a side; Deribit's grouped form book.{instrument}.none.{1|10|20} shows that many.",
+      OrderBookSchema,
+    ),
     instrumentChannel('ticker', reads, 'Ticker of one instrument.', TickerSchema),
     tradesChannel(reads),
   ];

@@ -82,6 +82,7 @@ const STANDING_CHANNELS = [
   'user.trades.BTC-PERPETUAL.100ms',
   'user.changes.any.any.raw',
   'user.portfolio.BTC',
+  'book.BTC-PERPETUAL.none.10.100ms',
 ];
 const LABELS = ['', 'alpha', 'beta'];
 
