@@ -146,7 +146,7 @@ export class ChannelRegistry {
   ): { family: ChannelFamily; resolved: ResolvedChannel } | null {
     for (const family of this.families) {
       if (family.intervals === undefined) continue;
-      const resolved = family.resolve(base, principal);
+      const resolved = resolveSpelling(family, base, `${base}.${interval}`, principal);
       if (resolved === null) continue;
       if (!family.intervals.includes(interval)) {
         const taken = family.intervals.map((each) => `${base}.${each}`).join(' or ');
@@ -159,6 +159,27 @@ export class ChannelRegistry {
       return { family, resolved: { ...resolved, channel: resolved.channel ?? base } };
     }
     return null;
+  }
+}
+
+/**
+ * `family.resolve(base)` for the name `spelled` (base with a suffix): a refusal names the channel
+ * as the client spelled it.
+ */
+function resolveSpelling(
+  family: ChannelFamily,
+  base: string,
+  spelled: string,
+  principal: Principal | null,
+): ResolvedChannel | null {
+  try {
+    return family.resolve(base, principal);
+  } catch (error) {
+    if (!(error instanceof VenueError) || error.data?.field !== 'channels') throw error;
+    throw new VenueError(error.errorName, error.message.replaceAll(base, spelled), {
+      ...error.data,
+      channel: spelled,
+    });
   }
 }
 

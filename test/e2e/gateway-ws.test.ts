@@ -230,7 +230,11 @@ describe('gateway over WebSocket', () => {
     );
     await assert.rejects(
       client.subscribe([`user.orders.${PERP}-NOPE.raw`]),
-      (e) => e instanceof ApiError && e.data?.field === 'channels[0]' && /unknown instrument/.test(e.message),
+      (e) =>
+        e instanceof ApiError &&
+        e.data?.field === 'channels[0]' &&
+        e.data?.channel === `user.orders.${PERP}-NOPE.raw` &&
+        e.message === `unknown instrument in user.orders.${PERP}-NOPE.raw`,
     );
     await client.close();
     await http.call('private/cancel_all', {});
