@@ -10,9 +10,7 @@
  * every subscribed account's summary.
  */
 import type { CoreEvent } from '../core/events.ts';
-import { VenueError } from '../domain/errors.ts';
-import type { Principal } from './auth/authenticator.ts';
-import { ALL_INTERVALS, type ChannelFamily, topicFor } from './channels.ts';
+import { ALL_INTERVALS, type ChannelFamily, requirePrincipal, topicFor } from './channels.ts';
 import type { ReadPort } from './ports.ts';
 import { AccountSummarySchema } from './schemas/objects.ts';
 import { accountSummaryToWire } from './wire/market.ts';
@@ -56,16 +54,11 @@ export function accountChannel(reads: ReadPort): ChannelFamily {
     payload: AccountSummarySchema,
     snapshotPayload: AccountSummarySchema,
     intervals: ALL_INTERVALS,
-    resolve(name, principal: Principal | null) {
+    resolve(name, principal) {
       if (!name.startsWith(PREFIX)) return null;
       const currency = name.slice(PREFIX.length).toUpperCase();
       if (!reads.currencies().includes(currency)) return null;
-      if (principal === null) {
-        throw new VenueError('authorization_required', `${name} needs an authenticated connection`, {
-          field: 'channels',
-        });
-      }
-      const accountId = principal.defaultAccountId;
+      const accountId = requirePrincipal(principal, name).defaultAccountId;
       const canonical = `${PREFIX}${currency}`;
       return {
         channel: canonical,

@@ -74,6 +74,16 @@ export function unknownInstrument(channel: string, instrumentName: string): Venu
   return new VenueError('invalid_instrument', message, { field: 'channels' });
 }
 
+/** A private channel's subscriber: refused, naming `channels`, on a connection not signed in. */
+export function requirePrincipal(principal: Principal | null, name: string): Principal {
+  if (principal === null) {
+    throw new VenueError('authorization_required', `${name} needs an authenticated connection`, {
+      field: 'channels',
+    });
+  }
+  return principal;
+}
+
 export type Held = (channel: string, accountId: number | null) => boolean;
 
 export type Emit = (channel: string, accountId: number | null, data: () => unknown) => void;

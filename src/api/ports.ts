@@ -69,11 +69,9 @@ export interface AccountSummaryView {
   readonly availableFunds: number;
   readonly initialMargin: number;
   readonly maintenanceMargin: number;
-  /** Floating PnL at the marks of the futures and perpetuals settled in the currency. */
+  /** Equity's parts, as the engine values the positions settled in the currency (risk.ts `funds`): equity = balance + futuresPl + optionsValue. */
   readonly futuresPl: number;
-  /** Floating PnL at the marks of the options settled in the currency. */
   readonly optionsPl: number;
-  /** The options' value at their marks, long positive, short negative (what equity counts). */
   readonly optionsValue: number;
 }
 

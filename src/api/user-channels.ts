@@ -16,14 +16,13 @@
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { OrderView, PositionView, TradeParty, TradeView } from '../core/events.ts';
-import { VenueError } from '../domain/errors.ts';
 import type { Instrument } from '../domain/instrument.ts';
-import type { Principal } from './auth/authenticator.ts';
 import {
   ALL_INTERVALS,
   type ChannelFamily,
   type Emit,
   type Interval,
+  requirePrincipal,
   topicFor,
   unknownInstrument,
 } from './channels.ts';
@@ -59,13 +58,20 @@ function withPortfolio<T extends object>(wire: T, owner: string | null): T {
   return portfolioId === null ? wire : { ...wire, portfolioId };
 }
 
-function requirePrincipal(principal: Principal | null, name: string): Principal {
-  if (principal === null) {
-    throw new VenueError('authorization_required', `${name} needs an authenticated connection`, {
-      field: 'channels',
-    });
-  }
-  return principal;
+/** An order as the user channels push it. */
+function userOrder(order: OrderView, instrument: Instrument): unknown {
+  return withPortfolio(orderToWire(order, instrument), order.owner);
+}
+
+/** The account's sides of a trade (both of a self-trade), as the user channels push them. */
+function userTrades(
+  trade: TradeView,
+  own: readonly TradeParty[],
+  instrument: Instrument,
+  reads: ReadPort,
+): unknown[] {
+  const lookup = (name: string) => reads.instrument(name);
+  return own.map((side) => withPortfolio(tradeToWire(trade, side, instrument, lookup), side.owner));
 }
 
 /** What a family of `{prefix}.{kind}.{currency}` and `{prefix}.{instrument}` channels varies in. */
@@ -182,8 +188,6 @@ function forEachSide(
 }
 
 function ordersFamily(reads: ReadPort): UserFamily {
-  const wire = (order: OrderView, instrument: Instrument) =>
-    withPortfolio(orderToWire(order, instrument), order.owner);
   return {
     prefix: 'user.orders',
     summary:
@@ -195,7 +199,7 @@ function ordersFamily(reads: ReadPort): UserFamily {
     snapshot: (accountId, filter, shows) =>
       reads.openOrders(accountId, filter).flatMap((order) => {
         const instrument = reads.instrument(order.instrumentName);
-        return instrument && shows(instrument) ? [wire(order, instrument)] : [];
+        return instrument && shows(instrument) ? [userOrder(order, instrument)] : [];
       }),
     produce(batch, emit, names) {
       for (const event of batch.events) {
@@ -205,7 +209,7 @@ function ordersFamily(reads: ReadPort): UserFamily {
         if (instrument === undefined) continue;
         let built: unknown;
         const data = () => {
-          built ??= wire(order, instrument);
+          built ??= userOrder(order, instrument);
           return built;
         };
         for (const name of names(instrument)) emit(name, order.accountId, data);
@@ -215,7 +219,6 @@ function ordersFamily(reads: ReadPort): UserFamily {
 }
 
 function tradesFamily(reads: ReadPort): UserFamily {
-  const lookup = (name: string) => reads.instrument(name);
   return {
     prefix: 'user.trades',
     summary:
@@ -232,9 +235,7 @@ function tradesFamily(reads: ReadPort): UserFamily {
           if (instrument === undefined) return;
           let wire: unknown[] | undefined;
           const data = () => {
-            wire ??= own.map((side) =>
-              withPortfolio(tradeToWire(trade, side, instrument, lookup), side.owner),
-            );
+            wire ??= userTrades(trade, own, instrument, reads);
             return wire;
           };
           for (const name of names(instrument)) {
@@ -271,13 +272,10 @@ interface Changes {
 }
 
 function changesFamily(reads: ReadPort): UserFamily {
-  const lookup = (name: string) => reads.instrument(name);
   const render = ({ instrument, orders, trades, position }: Changes) => ({
     instrumentName: instrument.name,
-    orders: [...orders.values()].map((order) => withPortfolio(orderToWire(order, instrument), order.owner)),
-    trades: trades.flatMap(({ trade, own }) =>
-      own.map((side) => withPortfolio(tradeToWire(trade, side, instrument, lookup), side.owner)),
-    ),
+    orders: [...orders.values()].map((order) => userOrder(order, instrument)),
+    trades: trades.flatMap(({ trade, own }) => userTrades(trade, own, instrument, reads)),
     positions: position === null ? [] : [positionToWire(reads.valuedPosition(position), instrument)],
   });
   return {

@@ -53,6 +53,9 @@ export interface VenueQueries {
     readonly positionMargin: number;
     readonly orderMargin: number;
     readonly availableFunds: number;
+    readonly futuresPl: number;
+    readonly optionsValue: number;
+    readonly optionsPl: number;
   } | null;
   book(
     instrumentName: string,
@@ -149,22 +152,7 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
     accountSummary: (accountId, currency): AccountSummaryView | undefined => {
       const funds = venue.accountSummary(accountId, currency);
       if (funds === null) return undefined;
-      // Equity's parts: a position without a mark counts 0, as equity counts it.
-      let futuresPl = 0;
-      let optionsPl = 0;
-      let optionsValue = 0;
-      for (const position of venue.positions(accountId)) {
-        const floating = position.floatingPnl ?? null;
-        if (position.settlementCurrency !== currency || floating === null) continue;
-        if (info(position.instrumentName)?.instrument.kind === 'option') {
-          optionsPl += floating;
-          optionsValue += floating + position.openCost;
-        } else futuresPl += floating;
-      }
       return {
-        futuresPl,
-        optionsPl,
-        optionsValue,
         accountId,
         currency,
         selfTradeMode: funds.selfTradeMode,
@@ -174,6 +162,9 @@ export function createVenueReadPort(venue: VenueQueries, options: VenueReadPortO
         availableFunds: funds.availableFunds,
         initialMargin: funds.positionMargin + funds.orderMargin,
         maintenanceMargin: funds.positionMargin,
+        futuresPl: funds.futuresPl,
+        optionsPl: funds.optionsPl,
+        optionsValue: funds.optionsValue,
       };
     },
     orderBook: (instrumentName, depth): OrderBookView | undefined => {

@@ -26,6 +26,9 @@ export class Ledger {
   cachedPositionMargin = 0;
   /** Long options' marked value that is no collateral (risk.ts). */
   cachedUncollateralised = 0;
+  /** Of the position value, the options' (shorts negative), and their signed cost basis. */
+  cachedOptionsValue = 0;
+  cachedOptionsCost = 0;
   constructor(readonly currency: string) {}
 }
 

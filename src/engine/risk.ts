@@ -644,11 +644,13 @@ function valuePositions(state: VenueState, account: Account, ledger: Ledger): vo
   let value = 0;
   let margin = 0;
   let options = false;
+  let optionsCost = 0;
   for (const position of account.positions.values()) {
     const economics = position.economics;
     if (position.size === 0 || economics.isSpot || economics.settlementCurrency !== ledger.currency) continue;
     if (economics.isOption) {
       options = true;
+      optionsCost += position.openCost;
       continue;
     }
     const mark = state.instrumentList[position.instrumentId]!.markPrice;
@@ -660,6 +662,8 @@ function valuePositions(state: VenueState, account: Account, ledger: Ledger): vo
   }
   const book = options ? optionBook(state, account, ledger.currency) : NO_OPTIONS;
   ledger.cachedPositionValue = value + book.value;
+  ledger.cachedOptionsValue = book.value;
+  ledger.cachedOptionsCost = optionsCost;
   ledger.cachedPositionMargin = margin + book.margin;
   ledger.cachedUncollateralised = book.longValue - book.offset;
   ledger.cachedEpoch = state.priceEpoch;
@@ -679,6 +683,12 @@ export interface FundsView {
   readonly balance: number;
   /** Unrealised futures PnL plus marked option value. */
   readonly positionValue: number;
+  /** Of it: the futures' and perpetuals' unrealised PnL (those without a mark count 0). */
+  readonly futuresPl: number;
+  /** Of it: the options' value (shorts negative; without a mark a long counts 0, a short its cost). */
+  readonly optionsValue: number;
+  /** The options' value less their cost basis. */
+  readonly optionsPl: number;
   readonly equity: number;
   /** Equity less the long options' value, bar what offsets covered shorts' liability. */
   readonly marginBalance: number;
@@ -696,6 +706,9 @@ export function funds(state: VenueState, account: Account, currency: string): Fu
   return {
     balance: ledger.balance,
     positionValue: ledger.cachedPositionValue,
+    futuresPl: ledger.cachedPositionValue - ledger.cachedOptionsValue,
+    optionsValue: ledger.cachedOptionsValue,
+    optionsPl: ledger.cachedOptionsValue - ledger.cachedOptionsCost,
     equity,
     marginBalance,
     positionMargin: ledger.cachedPositionMargin,

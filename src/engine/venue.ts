@@ -375,12 +375,7 @@ export class Venue {
       if (position.size === 0) continue;
       if (currency != null && !instrument.filedUnder(currency)) continue;
       if (kind != null && kind !== 'any' && !kindMatches(instrument.kind, kind)) continue;
-      const mark = this.state.instrumentList[position.instrumentId]!.markPrice;
-      out.push({
-        ...position.toView(),
-        markPrice: mark,
-        floatingPnl: mark === null ? null : floatingPnl(position, mark),
-      });
+      out.push(this.valuedPosition(position.toView()));
     }
     return out;
   }

@@ -13,7 +13,7 @@
 import { Type } from '@sinclair/typebox';
 import { VenueError } from '../../domain/errors.ts';
 import { indexNameOf, type MmpStatus } from '../../engine/mmp.ts';
-import { type ChannelRegistry, topicFor } from '../channels.ts';
+import { type ChannelRegistry, requirePrincipal, topicFor } from '../channels.ts';
 import type { CommandPort, ReadPort } from '../ports.ts';
 import type { MethodRegistry } from '../registry.ts';
 import { Opt, Strict } from '../validation.ts';
@@ -171,17 +171,13 @@ export function registerMmpChannels(channels: ChannelRegistry, reads: Pick<ReadP
     resolve(name, principal) {
       const match = MMP_TRIGGER_CHANNEL.exec(name);
       if (match === null) return null;
-      if (principal === null) {
-        throw new VenueError('authorization_required', `${name} needs an authenticated connection`, {
-          field: 'channels',
-        });
-      }
+      const owner = requirePrincipal(principal, name);
       if (!followed(match[1]!)) {
         throw new VenueError('invalid_params', `no listed instrument follows the index in ${name}`, {
           field: 'channels',
         });
       }
-      return { topics: [topicFor(name, principal.defaultAccountId)] };
+      return { topics: [topicFor(name, owner.defaultAccountId)] };
     },
     produce(batch, emit) {
       for (const event of batch.events) {

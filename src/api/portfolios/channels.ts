@@ -10,9 +10,8 @@
 import { Type } from '@sinclair/typebox';
 import type { PortfolioEvent } from '../../algo/types.ts';
 import type { OrderView } from '../../core/events.ts';
-import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
-import { type ChannelFamily, type ChannelRegistry, topicFor } from '../channels.ts';
+import { type ChannelFamily, type ChannelRegistry, requirePrincipal, topicFor } from '../channels.ts';
 import type { ReadPort } from '../ports.ts';
 import { OrderSchema } from '../schemas/objects.ts';
 import { orderToWire, portfolioIdOf } from '../wire/orders.ts';
@@ -34,15 +33,6 @@ function orderChange(order: OrderView, instrument: Instrument): unknown {
   return { ...orderToWire(order, instrument), portfolioId: portfolioIdOf(order.owner) };
 }
 
-function requireUser(principal: Parameters<ChannelFamily['resolve']>[1], name: string) {
-  if (principal === null) {
-    throw new VenueError('authorization_required', `${name} needs an authenticated connection`, {
-      field: 'channels',
-    });
-  }
-  return principal;
-}
-
 export function tradeNewsChannel(reads: ReadPort): ChannelFamily {
   return {
     pattern: TRADE_NEWS,
@@ -51,7 +41,7 @@ export function tradeNewsChannel(reads: ReadPort): ChannelFamily {
     payload: TradeNewsMessage,
     resolve(name, principal) {
       if (name !== TRADE_NEWS) return null;
-      const user = requireUser(principal, name);
+      const user = requirePrincipal(principal, name);
       return { topics: [...user.accountIds].map((accountId) => topicFor(TRADE_NEWS, accountId)) };
     },
     produce(batch, emit) {
@@ -73,7 +63,7 @@ export function orderChangeChannel(reads: ReadPort): ChannelFamily {
     snapshotPayload: Type.Object({ openOrders: Type.Array(OrderChangeSchema) }),
     resolve(name, principal) {
       if (name !== ORDER_CHANGE) return null;
-      const user = requireUser(principal, name);
+      const user = requirePrincipal(principal, name);
       const accounts = [...user.accountIds].sort((a, b) => a - b);
       return {
         topics: accounts.map((accountId) => topicFor(ORDER_CHANGE, accountId)),
