@@ -27,6 +27,8 @@ export type Ticker = Static<typeof O.TickerSchema>;
 /** A trade on the public tape (`public/get_last_trades_by_instrument`, `trades.{instrument}`). */
 export type PublicTrade = Static<typeof O.PublicTradeSchema>;
 export type InstrumentInfo = Static<typeof O.InstrumentSchema>;
+/** A combo's details (`private/create_combo`, `public/get_combo_details`, `public/get_combos`). */
+export type Combo = Static<typeof O.ComboSchema>;
 /** One line of `public/get_book_summary_by_currency`. */
 export type BookSummary = Static<typeof O.BookSummarySchema>;
 export type OrderWithTrades = { order: Order; trades: Trade[] };
@@ -68,6 +70,10 @@ export interface Methods {
   'public/get_book_summary_by_instrument': Call<typeof P.TickerParams, BookSummary[]>;
   'public/get_instrument': Call<typeof P.TickerParams, InstrumentInfo>;
   'public/get_index_price_names': Call<Empty, string[]>;
+  'public/get_combo_ids': Call<typeof P.ComboIdsParams, string[]>;
+  'public/get_combos': Call<typeof P.CombosParams, Combo[]>;
+  'public/get_combo_details': Call<typeof P.ComboIdParams, Combo>;
+  'private/create_combo': Call<typeof P.CreateComboParams, Combo>;
   'public/get_index_price': Call<
     typeof P.IndexPriceParams,
     { indexPrice: string; estimatedDeliveryPrice: string }
@@ -158,6 +164,10 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'public/get_book_summary_by_instrument',
   'public/get_instrument',
   'public/get_index_price_names',
+  'public/get_combo_ids',
+  'public/get_combos',
+  'public/get_combo_details',
+  'private/create_combo',
   'public/get_index_price',
   'public/get_last_trades_by_instrument',
   'public/auth',

@@ -10,6 +10,7 @@ import type { Authenticator } from './auth/authenticator.ts';
 import { registerBuiltinChannels } from './builtin-channels.ts';
 import { ChannelRegistry } from './channels.ts';
 import { registerAccountSettingsMethods } from './methods/account-settings.ts';
+import { registerComboMethods } from './methods/combos.ts';
 import type { MethodDeps } from './methods/context.ts';
 import { API_VERSION, registerPublicMethods } from './methods/public.ts';
 import { registerSessionMethods } from './methods/session.ts';
@@ -36,6 +37,7 @@ export function apiSurface(): {
   registerPublicMethods(methods, unused);
   registerTradingMethods(methods, unused);
   registerAccountSettingsMethods(methods, unused);
+  registerComboMethods(methods, unused);
   registerSessionMethods(methods, {} as Authenticator, { ...unused, channels });
   registerBuiltinChannels(channels, {} as ReadPort);
   registerRfqMethods(methods, {} as RfqMethodDeps);

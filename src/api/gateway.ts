@@ -42,6 +42,7 @@ import {
   registerFlatRoute,
 } from './http-routes.ts';
 import { registerAccountSettingsMethods } from './methods/account-settings.ts';
+import { registerComboMethods } from './methods/combos.ts';
 import { API_VERSION, registerPublicMethods } from './methods/public.ts';
 import { registerSessionMethods } from './methods/session.ts';
 import { registerTradingMethods } from './methods/trading.ts';
@@ -171,6 +172,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   registerPublicMethods(methods, methodDeps);
   registerTradingMethods(methods, methodDeps);
   registerAccountSettingsMethods(methods, methodDeps);
+  registerComboMethods(methods, methodDeps);
   registerSessionMethods(methods, authenticator, { ...methodDeps, channels });
   registerBuiltinChannels(channels, reads);
 

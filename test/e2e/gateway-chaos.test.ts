@@ -1294,6 +1294,10 @@ class Runner {
       'public/get_order_book',
       'public/get_last_trades_by_instrument',
       'public/get_instruments',
+      'public/get_combo_ids',
+      'public/get_combos',
+      'public/get_combo_details',
+      'private/create_combo',
     ] as const);
     const openType = d.chance(30)
       ? {
@@ -1417,6 +1421,38 @@ class Runner {
       case 'public/get_instruments':
         await this.call(step, which, { currency, ...kindFilter, ...(d.chance(20) ? { expired: true } : {}) });
         return;
+      case 'public/get_combo_ids':
+        await this.call(step, which, {
+          currency,
+          ...(d.chance(40) ? { state: d.pick(['active', 'inactive']) } : {}),
+        });
+        return;
+      case 'public/get_combos':
+        await this.call(step, which, { currency });
+        return;
+      case 'public/get_combo_details':
+        await this.call(step, which, {
+          comboId:
+            d.chance(80) && this.world.universe.combos.length > 0
+              ? d.pick(this.world.universe.combos)
+              : grid.name,
+        });
+        return;
+      case 'private/create_combo': {
+        // A combo's own legs (sometimes all flipped, or in the other order), or any two instruments.
+        const flip = d.chance(30);
+        const legs = grid.legs ?? [
+          { name: grid.name, ratio: 1 },
+          { name: this.pickInstrument(d).name, ratio: -1 },
+        ];
+        const trades = legs.map((leg) => ({
+          instrumentName: leg.name,
+          direction: leg.ratio > 0 !== flip ? ('buy' as const) : ('sell' as const),
+          ...(d.chance(30) ? { amount: d.pick(['1', '1.0', '2', '0.5']) } : {}),
+        }));
+        await this.call(step, which, { trades: d.chance(50) ? trades.reverse() : trades });
+        return;
+      }
     }
   }
 

@@ -242,7 +242,7 @@ function indexNames(reads: ReadPort): string[] {
  * currency it is quoted and settled in (Deribit lists the USDC-margined products under USDC).
  * Another name is refused rather than answered with an empty list a typo would hide.
  */
-function instrumentsCurrency(reads: ReadPort, text: string): string {
+export function instrumentsCurrency(reads: ReadPort, text: string): string {
   const currency = text.toUpperCase();
   const known = [...new Set([...reads.currencies(), ...RFQ_CURRENCIES])];
   if (currency !== 'ANY' && !known.includes(currency)) {

@@ -217,6 +217,28 @@ export const OrderBookParams = Type.Object(
   Strict,
 );
 export const TickerParams = Type.Object({ instrumentName: InstrumentName }, Strict);
+export const CreateComboParams = Type.Object(
+  {
+    trades: Type.Array(
+      Type.Object(
+        {
+          instrumentName: InstrumentName,
+          direction: StringEnum(['buy', 'sell']),
+          amount: Opt(DecimalString("the leg's size; when given on both legs, equal (ratio 1:1)")),
+        },
+        Strict,
+      ),
+      { minItems: 1, maxItems: 8 },
+    ),
+  },
+  Strict,
+);
+export const ComboIdParams = Type.Object({ comboId: InstrumentName }, Strict);
+export const CombosParams = Type.Object({ currency: Currency }, Strict);
+export const ComboIdsParams = Type.Object(
+  { currency: Currency, state: Opt(StringEnum(['active', 'inactive'])) },
+  Strict,
+);
 export const IndexPriceParams = Type.Object(
   { indexName: Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9]+_[A-Za-z]+$' }) },
   Strict,

@@ -396,3 +396,23 @@ export const InstrumentSchema = Type.Object(
   },
   { $id: 'Instrument' },
 );
+
+export const ComboSchema = Type.Object(
+  {
+    id: S,
+    state: Type.Union([Type.Literal('active'), Type.Literal('inactive')], {
+      description: 'active: listed and trading; inactive: expired (the earliest leg has expired)',
+    }),
+    stateTimestamp: I,
+    creationTimestamp: I,
+    legs: Type.Array(
+      Type.Object({
+        instrumentName: S,
+        amount: Type.Integer({
+          description: 'legs traded per combo unit; negative: the opposite direction of the combo trade',
+        }),
+      }),
+    ),
+  },
+  { $id: 'Combo', description: "a combo's details, as Deribit's combo books give them" },
+);

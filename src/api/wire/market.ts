@@ -251,3 +251,15 @@ export function instrumentToWire(instrument: Instrument, isActive: boolean) {
       : { legs: spec.legs.map((leg) => ({ instrumentName: leg.instrumentName, ratio: leg.ratio })) }),
   };
 }
+
+/** A combo as Deribit's combo books describe it; `active` as the ticker's state says. */
+export function comboToWire(instrument: Instrument, active: boolean) {
+  const spec = instrument.spec;
+  return {
+    id: spec.name,
+    state: active ? ('active' as const) : ('inactive' as const),
+    stateTimestamp: active ? spec.createdAt : (spec.expiration ?? spec.createdAt),
+    creationTimestamp: spec.createdAt,
+    legs: (spec.legs ?? []).map((leg) => ({ instrumentName: leg.instrumentName, amount: leg.ratio })),
+  };
+}
