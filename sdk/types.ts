@@ -91,6 +91,7 @@ export interface Methods {
   'private/buy': Call<typeof P.PlaceOrderParams, OrderWithTrades>;
   'private/sell': Call<typeof P.PlaceOrderParams, OrderWithTrades>;
   'private/edit': Call<typeof P.EditOrderParams, OrderWithTrades>;
+  'private/edit_by_label': Call<typeof P.EditByLabelParams, OrderWithTrades>;
   'private/cancel': Call<typeof P.OrderIdParams, Order>;
   /** The count, or with `detailed: true` the cancelled orders in groups. */
   'private/cancel_all': Call<typeof P.CancelAllParams, number | CancelReport[]>;
@@ -179,6 +180,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'private/buy',
   'private/sell',
   'private/edit',
+  'private/edit_by_label',
   'private/cancel',
   'private/cancel_all',
   'private/cancel_all_by_instrument',

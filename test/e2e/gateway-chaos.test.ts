@@ -270,6 +270,7 @@ const WRITES = new Set([
   'private/buy',
   'private/sell',
   'private/edit',
+  'private/edit_by_label',
   'private/cancel',
   'private/cancel_all',
   'private/cancel_all_by_instrument',
@@ -1210,8 +1211,17 @@ class Runner {
     if (order.orderType === 'trailing_stop' && d.chance(60))
       params.triggerOffset = priceText(grid, d.int(1, 100));
     if (d.chance(5)) params.displayAmount = d.chance(50) ? lotsText(grid, 100) : 100 * Number(grid.min);
-    const answer = await this.call(step, 'private/edit', params);
-    if (answer.ok) {
+    // Now and then by label (refused unless exactly one open order there carries it).
+    const byLabel = d.chance(10);
+    const { orderId: _, ...fieldsOnly } = params;
+    const answer = byLabel
+      ? await this.call(step, 'private/edit_by_label', {
+          ...fieldsOnly,
+          label: d.pick(LABELS),
+          instrumentName: grid.name,
+        })
+      : await this.call(step, 'private/edit', params);
+    if (answer.ok && !byLabel) {
       const edited = (answer.value as { order: { price: string } }).order;
       order.price = edited.price === 'market_price' ? null : edited.price;
     }

@@ -18,6 +18,7 @@ import {
   CancelByInstrumentParams,
   CancelByLabelParams,
   ClosePositionParams,
+  EditByLabelParams,
   EditOrderParams,
   MarginsParams,
   OpenOrdersByCurrencyParams,
@@ -140,37 +141,68 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     matching: true,
     params: EditOrderParams,
     result: OrderWithTradesSchema,
-    handler: async (params, context) => {
-      const order = ownedOrder(reads, context, params.orderId);
-      const instrument = instrumentOf(reads, order.instrumentName);
-      // The type as read: of an open or untriggered order it does not change before the engine
-      // runs the edit (a triggered stop is no longer open, and the engine refuses it as such).
-      const orderType =
-        order.orderState === 'open' || order.orderState === 'untriggered' ? order.orderType : undefined;
-      const result = await submitOrThrow(
-        commands,
-        toEditOrder(params, order.accountId, instrument, orderType),
-      );
-      // A crossing post-only edit with rejectPostOnly cancels the order (journaled) and is refused,
-      // as Deribit does: the caller must not read it as an edit that went through.
-      if (result.order!.cancelReason === 'edit_post_only_reject') {
+    handler: (params, context) => editOrder(ownedOrder(reads, context, params.orderId), params),
+  });
+
+  registry.register({
+    name: 'private/edit_by_label',
+    summary:
+      "Edits the one open order of the key's account on the instrument that carries the label, as private/edit does; none is order_not_found, several non_unique_order_label (edit those by orderId).",
+    access: 'private',
+    roles: ['trade'],
+    matching: true,
+    params: EditByLabelParams,
+    result: OrderWithTradesSchema,
+    handler: (params, context) => {
+      const { label, instrumentName, ...fields } = params;
+      instrumentOf(reads, instrumentName);
+      const labelled = reads
+        .openOrders(accountOf(context), { instrumentName })
+        .filter((order) => order.label === label);
+      if (labelled.length === 0) {
+        throw new VenueError('order_not_found', `no open order on ${instrumentName} carries label ${label}`, {
+          field: 'label',
+          label,
+        });
+      }
+      if (labelled.length > 1) {
         throw new VenueError(
-          'post_only_reject',
-          'the post-only edit would take liquidity: the order is cancelled',
-          {
-            field: 'price',
-            orderId: result.order!.orderId,
-            orderState: result.order!.orderState,
-            cancelReason: 'edit_post_only_reject',
-          },
+          'non_unique_order_label',
+          `${labelled.length} open orders on ${instrumentName} carry label ${label}: edit one by orderId`,
+          { field: 'label', label, orderIds: labelled.map((order) => order.orderId) },
         );
       }
-      return {
-        order: orderToWire(result.order!, instrument),
-        trades: tradesToWire(result.trades ?? [], order.accountId, instrumentNamed),
-      };
+      const order = labelled[0]!;
+      return editOrder(order, { ...fields, orderId: order.orderId });
     },
   });
+
+  async function editOrder(order: OrderView, params: EditOrderParams) {
+    const instrument = instrumentOf(reads, order.instrumentName);
+    // The type as read: of an open or untriggered order it does not change before the engine
+    // runs the edit (a triggered stop is no longer open, and the engine refuses it as such).
+    const orderType =
+      order.orderState === 'open' || order.orderState === 'untriggered' ? order.orderType : undefined;
+    const result = await submitOrThrow(commands, toEditOrder(params, order.accountId, instrument, orderType));
+    // A crossing post-only edit with rejectPostOnly cancels the order (journaled) and is refused,
+    // as Deribit does: the caller must not read it as an edit that went through.
+    if (result.order!.cancelReason === 'edit_post_only_reject') {
+      throw new VenueError(
+        'post_only_reject',
+        'the post-only edit would take liquidity: the order is cancelled',
+        {
+          field: 'price',
+          orderId: result.order!.orderId,
+          orderState: result.order!.orderState,
+          cancelReason: 'edit_post_only_reject',
+        },
+      );
+    }
+    return {
+      order: orderToWire(result.order!, instrument),
+      trades: tradesToWire(result.trades ?? [], order.accountId, instrumentNamed),
+    };
+  }
 
   registry.register({
     name: 'private/cancel',

@@ -83,25 +83,27 @@ export const PlaceOrderParams = Type.Object(
 );
 export type PlaceOrderParams = Static<typeof PlaceOrderParams>;
 
-export const EditOrderParams = Type.Object(
-  {
-    orderId: OrderId,
-    quantity: Opt(DecimalString()),
-    contracts: Opt(DecimalString()),
-    price: Opt(DecimalString()),
-    postOnly: Opt(Type.Boolean()),
-    rejectPostOnly: Opt(Type.Boolean()),
-    reduceOnly: Opt(Type.Boolean()),
-    triggerPrice: Opt(DecimalString()),
-    triggerOffset: Opt(DecimalString()),
-    advanced: Opt(StringEnum(['usd', 'implv'])),
-    mmp: Opt(Type.Boolean()),
-    validUntil: Opt(Timestamp),
-    displayAmount: Opt(Type.Union([DecimalString(), Type.Number({ minimum: 0 })])),
-  },
+/** What an edit may change (`private/edit` names the order by id, `edit_by_label` by label). */
+const editFields = {
+  quantity: Opt(DecimalString()),
+  contracts: Opt(DecimalString()),
+  price: Opt(DecimalString()),
+  postOnly: Opt(Type.Boolean()),
+  rejectPostOnly: Opt(Type.Boolean()),
+  reduceOnly: Opt(Type.Boolean()),
+  triggerPrice: Opt(DecimalString()),
+  triggerOffset: Opt(DecimalString()),
+  advanced: Opt(StringEnum(['usd', 'implv'])),
+  mmp: Opt(Type.Boolean()),
+  validUntil: Opt(Timestamp),
+  displayAmount: Opt(Type.Union([DecimalString(), Type.Number({ minimum: 0 })])),
+};
+export const EditOrderParams = Type.Object({ orderId: OrderId, ...editFields }, Strict);
+export type EditOrderParams = Static<typeof EditOrderParams>;
+export const EditByLabelParams = Type.Object(
+  { label: SelectingLabel, instrumentName: InstrumentName, ...editFields },
   Strict,
 );
-export type EditOrderParams = Static<typeof EditOrderParams>;
 
 export const OrderIdParams = Type.Object({ orderId: OrderId }, Strict);
 export const EmptyParams = Type.Object({}, Strict);
