@@ -82,6 +82,10 @@ export interface Methods {
     typeof P.LastTradesParams,
     { trades: PublicTrade[]; hasMore: boolean }
   >;
+  'public/get_last_trades_by_currency': Call<
+    typeof P.LastTradesByCurrencyParams,
+    { trades: PublicTrade[]; hasMore: boolean }
+  >;
   'public/auth': Call<typeof P.AuthParams, AuthResult>;
   'public/set_heartbeat': Call<typeof P.HeartbeatParams, 'ok'>;
   'public/disable_heartbeat': Call<Empty, 'ok'>;
@@ -171,6 +175,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'private/create_combo',
   'public/get_index_price',
   'public/get_last_trades_by_instrument',
+  'public/get_last_trades_by_currency',
   'public/auth',
   'public/set_heartbeat',
   'public/disable_heartbeat',

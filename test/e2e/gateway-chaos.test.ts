@@ -1303,6 +1303,7 @@ class Runner {
       'public/get_index_price',
       'public/get_order_book',
       'public/get_last_trades_by_instrument',
+      'public/get_last_trades_by_currency',
       'public/get_instruments',
       'public/get_combo_ids',
       'public/get_combos',
@@ -1421,8 +1422,11 @@ class Runner {
         });
         return;
       case 'public/get_last_trades_by_instrument':
+      case 'public/get_last_trades_by_currency':
         await this.call(step, which, {
-          instrumentName: grid.name,
+          ...(which === 'public/get_last_trades_by_currency'
+            ? { currency, ...kindFilter }
+            : { instrumentName: grid.name }),
           ...(d.chance(50) ? { count: d.int(1, 100) } : {}),
           ...(d.chance(30) ? { sorting: d.pick(['asc', 'desc', 'default']) } : {}),
           ...(d.chance(20) ? { startTimestamp: now - 600_000, endTimestamp: now } : {}),

@@ -1,5 +1,6 @@
 /** Public methods: time, test, instruments, order book, ticker, the trade tape. No key needed. */
 import { Type } from '@sinclair/typebox';
+import type { TradeView } from '../../core/events.ts';
 import { matchesInstrument, RFQ_CURRENCIES } from '../../domain/currency.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
@@ -9,6 +10,7 @@ import {
   BookSummaryParams,
   IndexPriceParams,
   InstrumentsParams,
+  LastTradesByCurrencyParams,
   LastTradesParams,
   OrderBookParams,
   PUBLIC_TRADES_KEPT,
@@ -184,16 +186,34 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
           (trade) =>
             (params.startSeq == null || trade.tradeSeq >= params.startSeq) &&
             (params.endSeq == null || trade.tradeSeq <= params.endSeq) &&
-            (params.startTimestamp == null || trade.timestamp >= params.startTimestamp) &&
-            (params.endTimestamp == null || trade.timestamp <= params.endTimestamp),
+            inWindow(trade, params),
         );
+      return tapePage(matching, params, () => instrument);
+    },
+  });
+
+  registry.register({
+    name: 'public/get_last_trades_by_currency',
+    summary: `The recent trades of every active instrument of a currency (as get_instruments files them; of each instrument's last ${PUBLIC_TRADES_KEPT}), optionally of one kind, in time order: newest first unless sorting is asc.`,
+    access: 'public',
+    params: LastTradesByCurrencyParams,
+    result: Type.Object({ trades: Type.Array(PublicTradeSchema), hasMore: Type.Boolean() }),
+    handler: (params) => {
+      const instruments = new Map(
+        filedUnder(params, false).map((instrument) => [instrument.name, instrument]),
+      );
       const count = params.count ?? 10;
-      // With asc, the oldest `count` of the range; otherwise the newest, newest first.
-      const page = params.sorting === 'asc' ? matching.slice(0, count) : matching.slice(-count).reverse();
-      return {
-        trades: page.map((trade) => publicTradeToWire(trade, instrument)),
-        hasMore: matching.length > count,
-      };
+      // Only each instrument's `count` trades at the page's end can be on it: the rest are counted.
+      let matching = 0;
+      const candidates: TradeView[] = [];
+      for (const name of instruments.keys()) {
+        const inRange = reads
+          .recentTrades(name, PUBLIC_TRADES_KEPT)
+          .filter((trade) => inWindow(trade, params));
+        matching += inRange.length;
+        candidates.push(...(params.sorting === 'asc' ? inRange.slice(0, count) : inRange.slice(-count)));
+      }
+      return tapePage(candidates.sort(byTime), params, (name) => instruments.get(name)!, matching);
     },
   });
 
@@ -233,6 +253,42 @@ function indexNames(reads: ReadPort): string[] {
     .currencies()
     .filter((currency) => reads.indexPrice(currency) !== null)
     .map((currency) => `${currency.toLowerCase()}_usd`);
+}
+
+type TapeWindow = { startTimestamp?: number | null; endTimestamp?: number | null };
+
+function inWindow(trade: TradeView, window: TapeWindow): boolean {
+  return (
+    (window.startTimestamp == null || trade.timestamp >= window.startTimestamp) &&
+    (window.endTimestamp == null || trade.timestamp <= window.endTimestamp)
+  );
+}
+
+/** Oldest first: by time, then in the order the venue numbered them (one counter per currency). */
+function byTime(a: TradeView, b: TradeView): number {
+  return a.timestamp - b.timestamp || tradeNumber(a.tradeId) - tradeNumber(b.tradeId);
+}
+
+function tradeNumber(tradeId: string): number {
+  return Number(tradeId.slice(tradeId.lastIndexOf('T') + 1));
+}
+
+/**
+ * A page of trades in time order: with asc the oldest `count`, otherwise the newest, newest first;
+ * more when `total` (the trades in range, by default all of `matching`) exceeds the page.
+ */
+function tapePage(
+  matching: readonly TradeView[],
+  params: { count?: number | null; sorting?: string | null },
+  instrumentNamed: (name: string) => Instrument,
+  total = matching.length,
+) {
+  const count = params.count ?? 10;
+  const page = params.sorting === 'asc' ? matching.slice(0, count) : matching.slice(-count).reverse();
+  return {
+    trades: page.map((trade) => publicTradeToWire(trade, instrumentNamed(trade.instrumentName))),
+    hasMore: total > count,
+  };
 }
 
 /**

@@ -247,16 +247,26 @@ export const IndexPriceParams = Type.Object(
 );
 /** The venue keeps an instrument's last 100 trades for the public tape. */
 export const PUBLIC_TRADES_KEPT = 100;
+const tapeWindow = {
+  count: Opt(Type.Integer({ minimum: 1, maximum: PUBLIC_TRADES_KEPT })),
+  startTimestamp: Opt(Timestamp),
+  endTimestamp: Opt(Timestamp),
+  sorting: Opt(StringEnum(['asc', 'desc', 'default'])),
+};
 export const LastTradesParams = Type.Object(
   {
     instrumentName: InstrumentName,
-    count: Opt(Type.Integer({ minimum: 1, maximum: PUBLIC_TRADES_KEPT })),
+    count: tapeWindow.count,
     startSeq: Opt(Type.Integer({ minimum: 0 })),
     endSeq: Opt(Type.Integer({ minimum: 0 })),
-    startTimestamp: Opt(Timestamp),
-    endTimestamp: Opt(Timestamp),
-    sorting: Opt(StringEnum(['asc', 'desc', 'default'])),
+    startTimestamp: tapeWindow.startTimestamp,
+    endTimestamp: tapeWindow.endTimestamp,
+    sorting: tapeWindow.sorting,
   },
+  Strict,
+);
+export const LastTradesByCurrencyParams = Type.Object(
+  { currency: Currency, kind: Opt(StringEnum(KINDS)), ...tapeWindow },
   Strict,
 );
 export const TestParams = Type.Object({ expectedResult: Opt(StringEnum(['exception'])) }, Strict);
