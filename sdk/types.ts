@@ -123,6 +123,7 @@ export interface Methods {
   'private/get_margins': Call<typeof P.MarginsParams, Static<typeof O.MarginsSchema>>;
   'private/close_position': Call<typeof P.ClosePositionParams, OrderWithTrades>;
   'private/get_account_summary': Call<typeof P.AccountSummaryParams, AccountSummary>;
+  'private/get_account_summaries': Call<Empty, { accountId: number; summaries: AccountSummary[] }>;
   'private/enable_cancel_on_disconnect': Call<CancelOnDisconnectScope, 'ok'>;
   'private/disable_cancel_on_disconnect': Call<CancelOnDisconnectScope, 'ok'>;
   /** `scope` answers the one asked (`connection` by default, or `account`). */
@@ -206,6 +207,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'private/get_margins',
   'private/close_position',
   'private/get_account_summary',
+  'private/get_account_summaries',
   'private/enable_cancel_on_disconnect',
   'private/disable_cancel_on_disconnect',
   'private/get_cancel_on_disconnect',

@@ -27,7 +27,7 @@ async function refusal(
   };
 }
 
-describe('positions: get_position, close_position; the book summary', () => {
+describe('positions: get_position, close_position; the book summary; account summaries', () => {
   let harness: Harness;
   let engine: EngineVenue;
   before(async () => {
@@ -305,5 +305,24 @@ describe('positions: get_position, close_position; the book summary', () => {
     const names = await client.call('public/get_index_price_names', {});
     assert.ok(names.includes('btc_usd'), names.join());
     for (const indexName of names) await client.call('public/get_index_price', { indexName });
+  });
+
+  test('get_account_summaries: the account in every currency, each as get_account_summary answers', async () => {
+    const client = harness.http(TAKER);
+    const all = await client.call('private/get_account_summaries', {});
+    const currencies = all.summaries.map((summary) => summary.currency);
+    assert.ok(
+      ['BTC', 'ETH', 'USDC'].every((currency) => currencies.includes(currency)),
+      currencies.join(),
+    );
+    for (const summary of all.summaries) {
+      assert.equal(summary.accountId, all.accountId);
+      assert.deepEqual(
+        summary,
+        await client.call('private/get_account_summary', { currency: summary.currency }),
+      );
+    }
+    const other = await harness.http(MAKER).call('private/get_account_summaries', {});
+    assert.notEqual(other.accountId, all.accountId, "each key reads its own user's account");
   });
 });

@@ -20,6 +20,7 @@ import {
   ClosePositionParams,
   EditByLabelParams,
   EditOrderParams,
+  EmptyParams,
   MarginsParams,
   OpenOrdersByCurrencyParams,
   OpenOrdersByInstrumentParams,
@@ -685,6 +686,25 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
         );
       }
       return accountSummaryToWire(summary);
+    },
+  });
+
+  registry.register({
+    name: 'private/get_account_summaries',
+    summary:
+      "The key's account in every currency the venue holds funds in, each as get_account_summary answers it (Deribit's get_account_summaries).",
+    access: 'private',
+    params: EmptyParams,
+    result: Type.Object({ accountId: Type.Integer(), summaries: Type.Array(AccountSummarySchema) }),
+    handler: (_params, context) => {
+      const accountId = principalOf(context).defaultAccountId;
+      return {
+        accountId,
+        summaries: reads.currencies().flatMap((currency) => {
+          const summary = reads.accountSummary(accountId, currency);
+          return summary === undefined ? [] : [accountSummaryToWire(summary)];
+        }),
+      };
     },
   });
 }
