@@ -1295,6 +1295,7 @@ class Runner {
       'private/get_margins',
       'private/close_position',
       'private/get_account_summary',
+      'private/get_account_summaries',
       'public/ticker',
       'public/get_book_summary_by_currency',
       'public/get_book_summary_by_instrument',
@@ -1371,6 +1372,9 @@ class Runner {
         return;
       case 'private/get_account_summary':
         await this.call(step, which, { currency: d.pick(['BTC', 'ETH', 'USDC', 'USDT', 'btc']) });
+        return;
+      case 'private/get_account_summaries':
+        await this.call(step, which, {});
         return;
       case 'private/get_user_trades_by_order': {
         const order = this.pickOrder(d, step.actor);
