@@ -11,7 +11,10 @@
  *   asked for, re-subscribes every channel it held (at most `SUBSCRIBE_CHANNELS_PER_CALL` a call;
  *   a channel the server now refuses is dropped and reported, the others subscribed), and last
  *   turns cancel-on-disconnect back on if this client had it on, before it calls `onReconnected`.
- *   Per-channel `seq` restarts with the snapshot. (A connection's session settings die with it on
+ *   Per-channel `seq` restarts at 1, with a snapshot on the channels that have one (user.orders,
+ *   order.change.any, book, ticker, user.portfolio); the others (user.trades, user.changes, trades,
+ *   trade-news, block_rfq) do not replay what happened while disconnected: `onDisconnected` and
+ *   `onReconnected` mark the span to read from the history methods. (A connection's session settings die with it on
  *   the server: without this, a market maker's orders after a reconnect would silently lose their
  *   cancel-on-disconnect.)
  * - A reconnect that fails is reported (`onReconnectError`) and tried again with backoff, unless
@@ -166,7 +169,7 @@ export class WsClient {
    * code and reason as received (1008 "slow consumer": the service dropped pushes it could not
    * deliver; 1006: no close frame, which is also what a client that stalled usually sees, its 1008
    * frame stuck behind the data it did not read), before any reconnect. A reconnect's resubscribe starts every
-   * channel at seq 1 with a fresh snapshot.
+   * channel at seq 1, with a fresh snapshot where the channel has one (see the header).
    */
   onDisconnected: ((close: { readonly code: number; readonly reason: string }) => void) | null = null;
   /**
