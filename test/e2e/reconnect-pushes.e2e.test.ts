@@ -86,6 +86,13 @@ describe('pushes across a reconnect of the sdk client', () => {
       connection = 2;
       // While away: a new order, the first one cancelled, a fill.
       const placed = await http.call('private/buy', { instrumentName: PERP, quantity: '10', price: '59100' });
+      const stop = await http.call('private/sell', {
+        instrumentName: PERP,
+        quantity: '10',
+        type: 'stop_market',
+        trigger: 'mark_price',
+        triggerPrice: '58000',
+      });
       await http.call('private/cancel', { orderId: before.order.orderId });
       const away = await http.call('private/buy', { instrumentName: PERP, quantity: '10', type: 'market' });
       assert.equal(away.trades.length, 1);
@@ -103,7 +110,7 @@ describe('pushes across a reconnect of the sdk client', () => {
       );
       assert.deepEqual(
         (orders!.data as Array<{ orderId: string }>).map((o) => o.orderId),
-        [placed.order.orderId],
+        [placed.order.orderId, stop.order.orderId],
       );
       const [book] = on(`book.${PERP}`, 2);
       assert.deepEqual([book?.seq, book?.snapshot], [1, true]);

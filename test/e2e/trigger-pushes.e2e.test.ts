@@ -600,4 +600,42 @@ describe('trigger and linked orders on the user channels', () => {
       entry.trades.map((t) => t.tradeId),
     );
   });
+
+  test('edits of a waiting stop and of an OTOCO primary, then cancel_all: each pushed as get_order_state has it', async () => {
+    const stop = await taker.http.call('private/sell', {
+      instrumentName: PERP,
+      quantity: '10',
+      type: 'stop_limit',
+      price: '58000',
+      trigger: 'index_price',
+      triggerPrice: '58100',
+    });
+    const edited = await taker.http.call('private/edit', {
+      orderId: stop.order.orderId,
+      quantity: '20',
+      price: '58500',
+      triggerPrice: '58600',
+    });
+    assert.deepEqual([edited.order.orderState, edited.order.triggerPrice], ['untriggered', '58600']);
+    const entry = await taker.http.call('private/buy', {
+      instrumentName: PERP,
+      quantity: '100',
+      price: '59000',
+      linkedOrderType: 'one_triggers_one_cancels_other',
+      otocoConfig: [
+        { side: 'sell', quantity: '100', price: '61000' },
+        { side: 'sell', quantity: '100', type: 'stop_market', trigger: 'mark_price', triggerPrice: '58000' },
+      ],
+    });
+    const [tp, sl] = entry.order.otoOrderIds!;
+    // A waiting secondary changes with its primary only (refused); the primary is edited.
+    await taker.http.call('private/edit', { orderId: entry.order.orderId, quantity: '100', price: '59010' });
+    const ids = [stop.order.orderId, entry.order.orderId, tp!, sl!];
+    await taker.check(ids, []);
+    const cancelled = await taker.http.call('private/cancel_all', {});
+    assert.equal(cancelled, 4);
+    await taker.check(ids, []);
+    for (const id of ids)
+      assert.equal(taker.lastOrder('user.orders.any.BTC', id)!.orderState, 'cancelled', id);
+  });
 });
