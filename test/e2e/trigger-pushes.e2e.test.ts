@@ -638,4 +638,36 @@ describe('trigger and linked orders on the user channels', () => {
     for (const id of ids)
       assert.equal(taker.lastOrder('user.orders.any.BTC', id)!.orderState, 'cancelled', id);
   });
+
+  test('OTO complete_fill: a part fill releases nothing; the primary cancelled then cancels the waiting secondary', async () => {
+    const entry = await taker.http.call('private/buy', {
+      instrumentName: PERP,
+      quantity: '100',
+      price: '59950',
+      linkedOrderType: 'one_triggers_other',
+      triggerFillCondition: 'complete_fill',
+      otocoConfig: [
+        { side: 'sell', quantity: '100', type: 'stop_market', trigger: 'mark_price', triggerPrice: '59000' },
+      ],
+    });
+    const primary = entry.order.orderId;
+    const [secondary] = entry.order.otoOrderIds!;
+    const part = await maker.call('private/sell', { instrumentName: PERP, quantity: '40', type: 'market' });
+    await taker.settle();
+    assert.equal(
+      (await taker.http.call('private/get_order_state', { orderId: secondary! })).orderState,
+      'untriggered',
+    );
+    await taker.http.call('private/cancel', { orderId: primary });
+    const state = await taker.http.call('private/get_order_state', { orderId: secondary! });
+    assert.deepEqual([state.orderState, state.cancelReason], ['cancelled', 'oto_primary_closed']);
+    for (const channel of CHANNELS.filter((c) => !c.startsWith('user.trades'))) {
+      assert.deepEqual(taker.states(channel, primary), ['open', 'open', 'cancelled'], channel);
+      assert.deepEqual(taker.states(channel, secondary!), ['untriggered', 'cancelled'], channel);
+    }
+    await taker.check(
+      [primary, secondary!],
+      part.trades.map((t) => t.tradeId),
+    );
+  });
 });
