@@ -5,26 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ApiError } from '../../sdk/errors.ts';
 import { HttpClient } from '../../sdk/http-client.ts';
 import type { Combo } from '../../sdk/types.ts';
 import { callSpread } from '../support/combo-picks.ts';
+import { refusalParts as refusal } from '../support/refusal.ts';
 import { startTestService, type TestService } from '../support/service-harness.ts';
-
-async function refusal(
-  promise: Promise<unknown>,
-): Promise<{ name: string; field: unknown; message: string }> {
-  const error = await promise.then(
-    () => assert.fail('expected a refusal'),
-    (caught: unknown) => caught,
-  );
-  assert.ok(error instanceof ApiError, String(error));
-  return {
-    name: error.errorName ?? '',
-    field: (error.data as { field?: unknown }).field,
-    message: error.message,
-  };
-}
 
 const legsOf = (combo: Combo) => combo.legs.map((leg) => [leg.instrumentName, leg.amount]);
 

@@ -5,22 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ApiError } from '../../sdk/errors.ts';
 import { ERROR_CATALOGUE } from '../../src/domain/errors.ts';
 import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { refusal } from '../support/refusal.ts';
 
 const PERP = 'BTC-PERPETUAL';
 const FUTURE_OF_ANOTHER_CURRENCY = 'ETH-PERPETUAL';
-
-async function refusal(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(
-    () => assert.fail('expected a refusal'),
-    (caught: unknown) => caught,
-  );
-  assert.ok(error instanceof ApiError, String(error));
-  return error;
-}
 
 describe('private/edit_by_label over the real engine', () => {
   let harness: Harness;

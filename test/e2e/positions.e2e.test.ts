@@ -4,28 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ApiError } from '../../sdk/errors.ts';
 import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { refusalParts as refusal } from '../support/refusal.ts';
 
 const PERP = 'BTC-PERPETUAL';
 const TAKER = 0;
 const MAKER = 1;
-
-async function refusal(
-  promise: Promise<unknown>,
-): Promise<{ name: string; field: unknown; message: string }> {
-  const error = await promise.then(
-    () => assert.fail('expected a refusal'),
-    (caught: unknown) => caught,
-  );
-  assert.ok(error instanceof ApiError, String(error));
-  return {
-    name: error.errorName ?? '',
-    field: (error.data as { field?: unknown }).field,
-    message: error.message,
-  };
-}
 
 describe('positions: get_position, close_position; the book summary; account summaries', () => {
   let harness: Harness;

@@ -1,18 +1,9 @@
 /** The public market-data methods over the real engine, as a client without a key sees them. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ApiError } from '../../sdk/errors.ts';
 import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
-
-async function refusal(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(
-    () => assert.fail('expected a refusal'),
-    (caught: unknown) => caught,
-  );
-  assert.ok(error instanceof ApiError, String(error));
-  return error;
-}
+import { refusal } from '../support/refusal.ts';
 
 describe('public market data', () => {
   let harness: Harness;
