@@ -116,7 +116,12 @@ export interface Methods {
     Order[] | { orders: Order[]; continuation: string | null }
   >;
   'private/get_user_trades_by_currency': Call<typeof P.UserTradesParams, UserTradesPage>;
+  'private/get_user_trades_by_currency_and_time': Call<typeof P.UserTradesAndTimeParams, UserTradesPage>;
   'private/get_user_trades_by_instrument': Call<typeof P.UserTradesByInstrumentParams, UserTradesPage>;
+  'private/get_user_trades_by_instrument_and_time': Call<
+    typeof P.UserTradesByInstrumentAndTimeParams,
+    UserTradesPage
+  >;
   'private/get_user_trades_by_order': Call<typeof P.UserTradesByOrderParams, Trade[]>;
   'private/get_positions': Call<typeof P.PositionsParams, Position[]>;
   'private/get_position': Call<typeof P.PositionParams, Position>;
@@ -200,7 +205,9 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'private/get_order_history_by_currency',
   'private/get_order_history_by_instrument',
   'private/get_user_trades_by_currency',
+  'private/get_user_trades_by_currency_and_time',
   'private/get_user_trades_by_instrument',
+  'private/get_user_trades_by_instrument_and_time',
   'private/get_user_trades_by_order',
   'private/get_positions',
   'private/get_position',

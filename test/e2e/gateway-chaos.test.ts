@@ -1359,9 +1359,14 @@ class Runner {
         if (d.chance(20)) params.endTimestamp = now - d.int(0, 60_000);
         if (d.chance(15)) params.historical = true;
         if (d.chance(15)) params.includeOld = true;
-        const first = await this.call(step, which, params);
+        // Now and then under Deribit's *_and_time name, which requires both ends of the window.
+        const method =
+          d.chance(15) && params.startTimestamp !== undefined && params.endTimestamp !== undefined
+            ? (`${which}_and_time` as const)
+            : which;
+        const first = await this.call(step, method, params);
         const token = first.ok ? (first.value as { continuation?: string | null }).continuation : null;
-        if (token) await this.call(step, which, { ...params, continuation: token });
+        if (token) await this.call(step, method, { ...params, continuation: token });
         return;
       }
       case 'private/get_positions':

@@ -10,7 +10,7 @@ import { formatMoney, type Side } from '../../core/types.ts';
 import { VenueError } from '../../domain/errors.ts';
 import type { Instrument } from '../../domain/instrument.ts';
 import type { UserTrade } from '../ports.ts';
-import type { MethodRegistry, SessionHandle } from '../registry.ts';
+import type { CallContext, MethodRegistry, SessionHandle } from '../registry.ts';
 import {
   AccountSummaryParams,
   CancelAllParams,
@@ -32,6 +32,8 @@ import {
   PlaceOrderParams,
   PositionParams,
   PositionsParams,
+  UserTradesAndTimeParams,
+  UserTradesByInstrumentAndTimeParams,
   UserTradesByInstrumentParams,
   UserTradesByOrderParams,
   UserTradesParams,
@@ -502,18 +504,33 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     return { trades: wireUserTrades(page.trades), hasMore: page.hasMore, continuation: page.continuation };
   };
 
+  const ofCurrency = (params: UserTradesParams, context: CallContext) =>
+    userTrades(
+      accountOf(context),
+      { currency: currencyOf(reads, params.currency), kind: params.kind },
+      params,
+    );
+  const ofInstrument = (params: Static<typeof UserTradesByInstrumentParams>, context: CallContext) =>
+    userTrades(
+      accountOf(context),
+      { instrumentName: instrumentOf(reads, params.instrumentName).name },
+      params,
+    );
   registry.register({
     name: 'private/get_user_trades_by_currency',
     summary: "The account's trades in one currency: {trades, hasMore, continuation}.",
     access: 'private',
     params: UserTradesParams,
     result: UserTradesResult,
-    handler: (params, context) =>
-      userTrades(
-        accountOf(context),
-        { currency: currencyOf(reads, params.currency), kind: params.kind },
-        params,
-      ),
+    handler: ofCurrency,
+  });
+  registry.register({
+    name: 'private/get_user_trades_by_currency_and_time',
+    summary: 'get_user_trades_by_currency with startTimestamp and endTimestamp required (Deribit’s name).',
+    access: 'private',
+    params: UserTradesAndTimeParams,
+    result: UserTradesResult,
+    handler: ofCurrency,
   });
   registry.register({
     name: 'private/get_user_trades_by_instrument',
@@ -521,12 +538,15 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     access: 'private',
     params: UserTradesByInstrumentParams,
     result: UserTradesResult,
-    handler: (params, context) =>
-      userTrades(
-        accountOf(context),
-        { instrumentName: instrumentOf(reads, params.instrumentName).name },
-        params,
-      ),
+    handler: ofInstrument,
+  });
+  registry.register({
+    name: 'private/get_user_trades_by_instrument_and_time',
+    summary: 'get_user_trades_by_instrument with startTimestamp and endTimestamp required (Deribit’s name).',
+    access: 'private',
+    params: UserTradesByInstrumentAndTimeParams,
+    result: UserTradesResult,
+    handler: ofInstrument,
   });
 
   registry.register({

@@ -187,6 +187,16 @@ export const UserTradesByInstrumentParams = Type.Object(
   { instrumentName: InstrumentName, ...USER_TRADES_PAGING },
   Strict,
 );
+/** Deribit's `*_and_time` variants: the same methods with the time window required. */
+const TIME_WINDOW = { ...USER_TRADES_PAGING, startTimestamp: Timestamp, endTimestamp: Timestamp };
+export const UserTradesAndTimeParams = Type.Object(
+  { currency: Currency, kind: Opt(StringEnum(KINDS)), ...TIME_WINDOW },
+  Strict,
+);
+export const UserTradesByInstrumentAndTimeParams = Type.Object(
+  { instrumentName: InstrumentName, ...TIME_WINDOW },
+  Strict,
+);
 
 export const PositionsParams = Type.Object({ currency: Opt(Currency), kind: Opt(StringEnum(KINDS)) }, Strict);
 export const AccountSummaryParams = Type.Object({ currency: Currency }, Strict);

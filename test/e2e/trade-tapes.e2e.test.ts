@@ -1,13 +1,14 @@
 /**
- * public/get_last_trades_by_currency through the sdk over the real engine: the trades of every
- * instrument filed under the currency, in time order, with the by-instrument tape's window,
- * count, sorting and hasMore.
+ * Trade reads over a window through the sdk over the real engine: public/get_last_trades_by_currency
+ * (the trades of every instrument filed under the currency, in time order, with the by-instrument
+ * tape's window, count, sorting and hasMore) and Deribit's `*_and_time` user-trade methods.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ApiError } from '../../sdk/errors.ts';
 import { type EngineVenue, startEngineVenue } from '../support/engine-venue.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { refusal } from '../support/refusal.ts';
 
 const TAKER = 0;
 const MAKER = 1;
@@ -90,5 +91,40 @@ describe('public/get_last_trades_by_currency over the real engine', () => {
       client.call('public/get_last_trades_by_currency', { currency: 'XYZ' }),
       (error: unknown) => error instanceof ApiError && error.data?.field === 'currency',
     );
+  });
+
+  test('the _and_time user-trade methods are the user-trade reads with the window required', async () => {
+    const client = harness.http(TAKER);
+    const window = { startTimestamp: made[2]![1], endTimestamp: made[7]![1], sorting: 'asc' as const };
+    const byTime = await client.call('private/get_user_trades_by_currency_and_time', {
+      currency: 'BTC',
+      ...window,
+    });
+    assert.deepEqual(
+      byTime,
+      await client.call('private/get_user_trades_by_currency', { currency: 'BTC', ...window }),
+    );
+    assert.deepEqual(
+      byTime.trades.map((trade) => [trade.instrumentName, trade.timestamp]),
+      made.slice(2, 8).filter(([name]) => name.startsWith('BTC-')),
+    );
+    const perp = await client.call('private/get_user_trades_by_instrument_and_time', {
+      instrumentName: 'ETH-PERPETUAL',
+      ...window,
+    });
+    assert.deepEqual(
+      perp.trades.map((trade) => trade.timestamp),
+      made
+        .slice(2, 8)
+        .filter(([name]) => name === 'ETH-PERPETUAL')
+        .map(([, at]) => at),
+    );
+    const missing = await refusal(
+      client.call('private/get_user_trades_by_currency_and_time', {
+        currency: 'BTC',
+        startTimestamp: 0,
+      } as never),
+    );
+    assert.equal(missing.data?.field, 'endTimestamp', missing.message);
   });
 });
