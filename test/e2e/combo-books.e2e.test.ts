@@ -154,6 +154,10 @@ describe('combo books: create_combo, get_combo_ids, get_combos, get_combo_detail
     const straddle = `BTC-STRD-${short.split('-')[1]}-${short.split('-')[2]}`;
     const unlisted = await refusal(unsigned.call('public/get_combo_details', { comboId: straddle }));
     assert.equal(unlisted.name, 'invalid_instrument', 'an anonymous read lists no combo');
+    const noLegs = await refusal(
+      client.call('public/get_combo_details', { comboId: `BTC-STRD-${short.split('-')[1]}-1` }),
+    );
+    assert.deepEqual([noLegs.name, noLegs.field], ['invalid_instrument', 'comboId'], noLegs.message);
     const bad = await refusal(client.call('public/get_combo_ids', { currency: 'XYZ' }));
     assert.deepEqual([bad.name, bad.field], ['invalid_params', 'currency']);
   });
@@ -182,5 +186,19 @@ describe('combo books: create_combo, get_combo_ids, get_combos, get_combo_detail
       (await client.call('public/get_combos', { currency: 'BTC' })).some((c) => c.id === combo),
       false,
     );
+    // Its legs have expired: there is no combo of them to create, listed or not.
+    const legs = expired.legs.map((leg) => ({
+      instrumentName: leg.instrumentName,
+      direction: leg.amount > 0 ? ('buy' as const) : ('sell' as const),
+    }));
+    const put = legs[0]!.instrumentName.replace(/-C$/, '-P');
+    for (const trades of [legs, [legs[0]!, { instrumentName: put, direction: 'buy' as const }]]) {
+      const refused = await refusal(client.call('private/create_combo', { trades }));
+      assert.deepEqual(
+        [refused.name, refused.field],
+        ['instrument_expired', 'trades[0].instrumentName'],
+        refused.message,
+      );
+    }
   });
 });

@@ -48,6 +48,15 @@ export function registerComboMethods(registry: MethodRegistry, deps: MethodDeps)
     handler: (params, context) => {
       const found = comboForLegs(params.trades, (name) => reads.instrument(name));
       if (!found.ok) throw new VenueError('invalid_params', found.message, { field: found.field });
+      // An expired leg's combo is expired too (listed or not): nothing to create.
+      for (const [index, trade] of params.trades.entries()) {
+        if (!isActive(reads.instrument(trade.instrumentName)!)) {
+          throw new VenueError('instrument_expired', `${trade.instrumentName} has expired`, {
+            field: `trades[${index}].instrumentName`,
+            instrumentName: trade.instrumentName,
+          });
+        }
+      }
       return comboNamed(found.name, context, 'trades');
     },
   });

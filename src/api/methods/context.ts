@@ -58,7 +58,19 @@ export async function instrumentOrCombo(
         { field, instrumentName: name },
       );
     }
-    await deps.combos.list(name);
+    try {
+      await deps.combos.list(name);
+    } catch (error) {
+      // The listing names the combo as `instrumentName`; the caller's request may call it otherwise.
+      if (
+        error instanceof VenueError &&
+        error.errorName === 'invalid_instrument' &&
+        field !== 'instrumentName'
+      ) {
+        throw new VenueError(error.errorName, error.message, { ...error.data, field });
+      }
+      throw error;
+    }
   }
   return instrumentOf(deps.reads, name, field);
 }
