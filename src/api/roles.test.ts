@@ -21,6 +21,7 @@ const METHODS: Record<string, readonly string[] | null> = {
   'private/buy': TRADE,
   'private/sell': TRADE,
   'private/edit': TRADE,
+  'private/edit_by_label': TRADE,
   'private/cancel': TRADE,
   'private/cancel_all': TRADE,
   'private/cancel_all_by_instrument': TRADE,
@@ -42,6 +43,8 @@ const METHODS: Record<string, readonly string[] | null> = {
   'block/rfqs/cancel_all_quotes': MAKER,
   'block/rfqs/get_quotes': MAKER,
   'block/rfqs/get_rfqs': ['taker', 'maker'],
+  // It trades nothing: it lists a combo, as any key's signed read of the combo's book does.
+  'private/create_combo': ANY,
   // Each channel checks its own role on subscribing (the Block RFQ channels).
   'private/subscribe': ANY,
   'private/unsubscribe': ANY,
