@@ -41,6 +41,9 @@ export type BlockRfqInstrument = Static<typeof R.RfqInstrumentSchema>;
 export type MmpConfig = ReturnType<typeof M.mmpToWire>;
 export type Page<T> = { continuation: string | null; results: T[] };
 export type UserTradesPage = { trades: Trade[]; hasMore: boolean; continuation: string | null };
+/** One entry of the settlement history: a position an expiry closed, with the cash it booked. */
+export type Settlement = Static<typeof O.SettlementSchema>;
+export type SettlementPage = { settlements: Settlement[]; continuation: string | null };
 
 /** Body of `submitPortfolio` (spec 2.1): one shape per `portfolioType`, with its own block. */
 export type SubmitPortfolioBody = PF.SubmitPortfolioBody;
@@ -123,6 +126,11 @@ export interface Methods {
     UserTradesPage
   >;
   'private/get_user_trades_by_order': Call<typeof P.UserTradesByOrderParams, Trade[]>;
+  'private/get_settlement_history_by_currency': Call<typeof P.SettlementHistoryParams, SettlementPage>;
+  'private/get_settlement_history_by_instrument': Call<
+    typeof P.SettlementHistoryByInstrumentParams,
+    SettlementPage
+  >;
   'private/get_positions': Call<typeof P.PositionsParams, Position[]>;
   'private/get_position': Call<typeof P.PositionParams, Position>;
   'private/get_margins': Call<typeof P.MarginsParams, Static<typeof O.MarginsSchema>>;
@@ -209,6 +217,8 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'private/get_user_trades_by_instrument',
   'private/get_user_trades_by_instrument_and_time',
   'private/get_user_trades_by_order',
+  'private/get_settlement_history_by_currency',
+  'private/get_settlement_history_by_instrument',
   'private/get_positions',
   'private/get_position',
   'private/get_margins',

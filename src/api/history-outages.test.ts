@@ -11,6 +11,7 @@ function failing(error: unknown): HistoryPort {
     orderHistory: () => Promise.reject(error),
     userTrades: () => Promise.reject(error),
     orderTrades: () => Promise.reject(error),
+    settlements: () => Promise.reject(error),
   };
 }
 

@@ -71,6 +71,7 @@ export function historyAnsweringOutages(history: HistoryPort): HistoryPort {
     orderHistory: (query) => answered(history.orderHistory(query)),
     userTrades: (query) => answered(history.userTrades(query)),
     orderTrades: (query) => answered(history.orderTrades(query)),
+    settlements: (query) => answered(history.settlements(query)),
   };
 }
 

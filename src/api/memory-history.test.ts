@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { tradeView } from '../../test/store/read-store-contract.ts';
+import { assertSettlementHistory, settlementBatches } from '../../test/store/settlement-history-contract.ts';
 import {
   COMBO,
   comboInstruments,
@@ -288,4 +289,10 @@ test('userTrades: endTimestamp is inclusive, and a page holding exactly the rest
   assert.equal(exact.trades.length, 3);
   assert.equal(exact.hasMore, false);
   assert.equal(exact.continuation, null);
+});
+
+test('settlement history: as the read store answers it (test/store/settlement-history-contract.ts)', async () => {
+  const history = new MemoryHistory(() => 'option');
+  for (const batch of settlementBatches()) history.record(batch);
+  await assertSettlementHistory((q) => history.settlements(q));
 });

@@ -16,16 +16,24 @@
  *   follows. `sorting: 'asc'` (trades) pages oldest first the same way: the token names the last
  *   record returned and the next page holds the ones after it in that order. A bad token or
  *   count is a RangeError.
+ * - Settlements (src/store/read/settlement-queries.ts): one entry per position a settlement's
+ *   `balance` event names, newest first by (seq, instrument name), token `<seq>:<instrumentName>`,
+ *   `searchStartTimestamp` keeps those no newer; every entry is a `delivery`.
  */
 import type { OrderView, TradeView } from '../core/events.ts';
 import { pairQuoteCurrency } from '../domain/currency.ts';
+import { parseInstrumentName } from '../domain/instrument.ts';
 import { historyToken, idNumber, parseHistoryToken } from '../store/read/history-keyset.ts';
+import { settlementCount } from '../store/read/settlement-queries.ts';
 import type {
   CommittedBatch,
   HistoryPort,
   OrderHistoryPage,
   OrderHistoryQuery,
   OrderTradesQuery,
+  SettlementHistoryPage,
+  SettlementHistoryQuery,
+  SettlementRecord,
   UserTrade,
   UserTradesPage,
   UserTradesQuery,
@@ -47,6 +55,11 @@ function kindMatches(filter: string | undefined, kind: string | undefined): bool
 /** As the read store files rows: under the base coin and a linear or spot pair's quote. */
 function filedUnder(currency: string, view: { instrumentName: string; currency: string }): boolean {
   return view.currency === currency || pairQuoteCurrency(view.instrumentName) === currency;
+}
+
+/** The base coin a settled instrument is filed under (its record's currency is the settlement one). */
+function baseOf(record: SettlementRecord): string {
+  return parseInstrumentName(record.instrumentName)?.baseCurrency ?? record.currency;
 }
 
 function inWindow(
@@ -100,6 +113,7 @@ function page<T>(items: T[], key: (item: T) => PageKey, token: string | null | u
 export class MemoryHistory implements HistoryPort {
   private readonly orders = new Map<string, { view: OrderView; seq: number }>();
   private readonly trades: { trade: TradeView; seq: number }[] = [];
+  private readonly settled: { record: SettlementRecord; seq: number }[] = [];
 
   constructor(private readonly kindOf: KindOf) {}
 
@@ -110,6 +124,24 @@ export class MemoryHistory implements HistoryPort {
         // As the read store: a combo trade (with its legs) and each leg trade are entries.
         this.trades.push({ trade: event.trade, seq: batch.seq });
         for (const leg of event.trade.legs ?? []) this.trades.push({ trade: leg, seq: batch.seq });
+      } else if (event.type === 'balance' && event.settlement !== undefined) {
+        const detail = event.settlement;
+        this.settled.push({
+          seq: batch.seq,
+          record: {
+            accountId: event.accountId,
+            type: 'delivery',
+            timestamp: batch.ts,
+            instrumentName: detail.instrumentName,
+            size: detail.size,
+            settlementPrice: detail.settlementPrice,
+            settlementIndex: detail.settlementIndex,
+            profitLoss: detail.profitLoss,
+            cashflow: event.change,
+            currency: event.currency,
+            balance: event.balance,
+          },
+        });
       }
     }
   }
@@ -148,6 +180,28 @@ export class MemoryHistory implements HistoryPort {
     return {
       orders: rows.map((row) => row.view),
       continuation: more && last ? historyToken(last.seq, last.view.orderId) : null,
+    };
+  }
+
+  async settlements(q: SettlementHistoryQuery): Promise<SettlementHistoryPage> {
+    const n = settlementCount(q.count);
+    const after = parseHistoryToken(q.continuation);
+    const found = this.settled
+      .filter(({ record, seq }) => {
+        if (record.accountId !== q.accountId) return false;
+        if (q.currency !== undefined && !filedUnder(q.currency, { ...record, currency: baseOf(record) }))
+          return false;
+        if (q.instrumentName !== undefined && record.instrumentName !== q.instrumentName) return false;
+        if (q.type !== undefined && record.type !== q.type) return false;
+        if (q.searchStartTimestamp !== undefined && record.timestamp > q.searchStartTimestamp) return false;
+        return after === null || seq < after.seq || (seq === after.seq && record.instrumentName < after.id);
+      })
+      .sort((a, b) => b.seq - a.seq || (a.record.instrumentName < b.record.instrumentName ? 1 : -1));
+    const rows = found.slice(0, n);
+    const last = rows[rows.length - 1];
+    return {
+      settlements: rows.map((row) => row.record),
+      continuation: found.length > n && last ? historyToken(last.seq, last.record.instrumentName) : null,
     };
   }
 

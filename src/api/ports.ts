@@ -21,11 +21,19 @@ import type {
   UserTradesPage,
   UserTradesQuery,
 } from '../store/read/history-queries.ts';
+import type {
+  SettlementHistoryPage,
+  SettlementHistoryQuery,
+  SettlementRecord,
+} from '../store/read/settlement-queries.ts';
 
 export type {
   OrderHistoryPage,
   OrderHistoryQuery,
   OrderTradesQuery,
+  SettlementHistoryPage,
+  SettlementHistoryQuery,
+  SettlementRecord,
   UserTrade,
   UserTradesPage,
   UserTradesQuery,
@@ -213,6 +221,8 @@ export interface HistoryPort {
   userTrades(query: UserTradesQuery): Promise<UserTradesPage>;
   /** One order's trades on the account, newest first (see `OrderTradesQuery`). */
   orderTrades(query: OrderTradesQuery): Promise<UserTrade[]>;
+  /** The account's settled positions, newest first (src/store/read/settlement-queries.ts). */
+  settlements(query: SettlementHistoryQuery): Promise<SettlementHistoryPage>;
 }
 
 export interface CommittedBatch {

@@ -200,6 +200,24 @@ export interface BalanceEvent {
   /** Signed change, minor units. */
   readonly change: number;
   readonly reason: BalanceReason;
+  /** Reason `settlement`: the position that settled and how (the settlement history's entry). */
+  readonly settlement?: SettlementDetail;
+}
+
+/** What a settlement booked for one holder of the settled instrument (reason `settlement`). */
+export interface SettlementDetail {
+  readonly instrumentName: string;
+  /** Signed lots held when it settled: positive long, negative short. */
+  readonly size: number;
+  /** The settlement price, ticks (the command's `settlementPrice`). */
+  readonly settlementPrice: number;
+  /**
+   * The settlement index (USD, exact decimal) the position was closed against, or null when it
+   * settled at `settlementPrice` (a command without an index).
+   */
+  readonly settlementIndex: string | null;
+  /** Realised PnL of the settlement (exit value − cost of the open size), settlement minor units. */
+  readonly profitLoss: number;
 }
 export interface AccountEvent {
   readonly type: 'account';

@@ -276,6 +276,34 @@ describe('settlement', () => {
     assert.equal(h.venue.position(2, OPTION), null);
     assert.equal(h.venue.accountSummary(2, 'BTC')!.balance - balances[1]!, 3_000_000); // payoff received
     assert.equal(h.venue.accountSummary(1, 'BTC')!.balance - balances[0]!, -3_000_000);
+    // Each settlement's balance event names the position it closed (the settlement history's entry).
+    const settlements = result.events.flatMap((e) =>
+      e.type === 'balance' && e.reason === 'settlement' ? [[e.accountId, e.change, e.settlement]] : [],
+    );
+    assert.deepEqual(settlements, [
+      [
+        1,
+        -3_000_000,
+        {
+          instrumentName: OPTION,
+          size: -10,
+          settlementPrice: 300,
+          settlementIndex: null,
+          profitLoss: -2_000_000,
+        },
+      ],
+      [
+        2,
+        3_000_000,
+        {
+          instrumentName: OPTION,
+          size: 10,
+          settlementPrice: 300,
+          settlementIndex: null,
+          profitLoss: 2_000_000,
+        },
+      ],
+    ]);
     assert.equal(result.events.at(-1)!.type, 'instrument');
     assert.equal(h.venue.instrument(OPTION)!.status, 'expired');
     const late = h.order(1, 'sell', 1, 100, { instrumentName: OPTION });

@@ -437,7 +437,8 @@ export function settleInstrument(state: VenueState, command: SettleInstrument): 
     const position = instrument.positions.get(accountId)!;
     if (position.size === 0) continue;
     const account = state.accounts.get(accountId)!;
-    const lots = Math.abs(position.size);
+    const size = position.size;
+    const lots = Math.abs(size);
     const sigma: 1 | -1 = position.size > 0 ? 1 : -1;
     // Each position's value rounds once, against its holder: the holder's cash from it,
     // dir × σ × value, rounds down, so over all positions the venue keeps under one minor unit
@@ -462,6 +463,14 @@ export function settleInstrument(state: VenueState, command: SettleInstrument): 
       balance: ledger.balance,
       change: cash,
       reason: 'settlement',
+      settlement: {
+        instrumentName: instrument.instrument.name,
+        size,
+        settlementPrice: price,
+        settlementIndex:
+          index !== null && (economics.isOption || economics.isFuture) ? command.settlementIndex! : null,
+        profitLoss: pnl,
+      },
     });
   }
   dropSettled(state, instrument, combos);

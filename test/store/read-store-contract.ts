@@ -20,6 +20,7 @@ import { prepareTables, tableVersion } from '../../src/store/read/schema.ts';
 import { changeStatements, createIndexSql, createTableSql } from '../../src/store/read/sql.ts';
 import { subMachineProjections } from '../../src/store/read/sub-projections.ts';
 import { COMBO, comboTradeView, LONG_LEG, SHORT_LEG } from '../support/combo-trade.ts';
+import { assertSettlementHistory, settlementBatches } from './settlement-history-contract.ts';
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
@@ -657,6 +658,16 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
           [-3],
         );
         assert.deepEqual(await store.positions(1, 'ETH'), []);
+      }));
+
+    test('settlement history: one entry per settled position, filed by currency, newest first, paged', () =>
+      withStore(async (store, reopen) => {
+        for (const batch of settlementBatches()) store.push(batch);
+        await store.flush();
+        await assertSettlementHistory((q) => store.settlements(q));
+        // Kept across a restart.
+        const reopened = await reopen();
+        await assertSettlementHistory((q) => reopened.settlements(q));
       }));
 
     test('a currency finds the base coin and the pair quote: USDC the linear products, BTC them too', () =>

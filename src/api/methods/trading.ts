@@ -32,6 +32,8 @@ import {
   PlaceOrderParams,
   PositionParams,
   PositionsParams,
+  SettlementHistoryByInstrumentParams,
+  SettlementHistoryParams,
   UserTradesAndTimeParams,
   UserTradesByInstrumentAndTimeParams,
   UserTradesByInstrumentParams,
@@ -46,9 +48,10 @@ import {
   OrderSchema,
   OrderWithTradesSchema,
   PositionSchema,
+  SettlementPageSchema,
   TradeSchema,
 } from '../schemas/objects.ts';
-import { accountSummaryToWire, positionToWire } from '../wire/market.ts';
+import { accountSummaryToWire, positionToWire, settlementToWire } from '../wire/market.ts';
 import { cancelReports, orderToWire, tradesToWire, tradeToWire } from '../wire/orders.ts';
 import {
   accountOf,
@@ -547,6 +550,57 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
     params: UserTradesByInstrumentAndTimeParams,
     result: UserTradesResult,
     handler: ofInstrument,
+  });
+
+  /**
+   * The account's settled positions (src/store/read/settlement-queries.ts), each with the cash
+   * the settlement booked: what explains a balance change at an expiry.
+   */
+  const settlementHistory = async (
+    accountId: number,
+    filter: { currency?: string; instrumentName?: string },
+    params: Omit<SettlementHistoryParams, 'currency'>,
+  ) => {
+    const page = await historyQuery(() =>
+      history.settlements({
+        accountId,
+        ...filter,
+        ...(params.type != null ? { type: params.type } : {}),
+        ...(params.count != null ? { count: params.count } : {}),
+        ...(params.searchStartTimestamp != null ? { searchStartTimestamp: params.searchStartTimestamp } : {}),
+        continuation: params.continuation ?? null,
+      }),
+    );
+    return {
+      settlements: page.settlements.flatMap((record) => {
+        const instrument = reads.instrument(record.instrumentName);
+        return instrument ? [settlementToWire(record, instrument)] : [];
+      }),
+      continuation: page.continuation,
+    };
+  };
+  registry.register({
+    name: 'private/get_settlement_history_by_currency',
+    summary:
+      "The account's settled positions in one currency, newest first, each with the cash its expiry booked: {settlements, continuation}.",
+    access: 'private',
+    params: SettlementHistoryParams,
+    result: SettlementPageSchema,
+    handler: (params, context) =>
+      settlementHistory(accountOf(context), { currency: currencyOf(reads, params.currency) }, params),
+  });
+  registry.register({
+    name: 'private/get_settlement_history_by_instrument',
+    summary: "The account's settlement of one instrument (an expired one too): {settlements, continuation}.",
+    access: 'private',
+    params: SettlementHistoryByInstrumentParams,
+    result: SettlementPageSchema,
+    handler: (params, context) =>
+      settlementHistory(
+        accountOf(context),
+        { instrumentName: instrumentOf(reads, params.instrumentName).name },
+        params,
+      ),
   });
 
   registry.register({

@@ -198,6 +198,31 @@ export const UserTradesByInstrumentAndTimeParams = Type.Object(
   Strict,
 );
 
+/** The paging and filters both settlement-history methods take (Deribit's). */
+const SETTLEMENT_PAGING = {
+  type: Opt(
+    StringEnum(['settlement', 'delivery', 'bankruptcy'], {
+      description:
+        'only entries of this type; every entry here is a delivery (an expiry): the venue has no daily settlement and no bankruptcies',
+    }),
+  ),
+  count: Opt(Type.Integer({ minimum: 1, maximum: 1000, description: 'entries per page (default 20)' })),
+  continuation: Opt(HistoryToken),
+  searchStartTimestamp: Opt(
+    Type.Integer({
+      minimum: 0,
+      maximum: 8_640_000_000_000_000,
+      description: 'the latest time to return entries from: only those no newer (ms)',
+    }),
+  ),
+};
+export const SettlementHistoryParams = Type.Object({ currency: Currency, ...SETTLEMENT_PAGING }, Strict);
+export type SettlementHistoryParams = Static<typeof SettlementHistoryParams>;
+export const SettlementHistoryByInstrumentParams = Type.Object(
+  { instrumentName: InstrumentName, ...SETTLEMENT_PAGING },
+  Strict,
+);
+
 export const PositionsParams = Type.Object({ currency: Opt(Currency), kind: Opt(StringEnum(KINDS)) }, Strict);
 export const AccountSummaryParams = Type.Object({ currency: Currency }, Strict);
 export const PositionParams = Type.Object({ instrumentName: InstrumentName }, Strict);

@@ -201,6 +201,47 @@ export const PositionSchema = Type.Object(
   { $id: 'Position' },
 );
 
+/**
+ * One entry of the settlement history (Deribit's private/get_settlement_history_by_*): a position
+ * an expiry closed, with the cash it booked. Deribit's session, funding and bankruptcy fields are
+ * left out: the venue computes none of them (docs/decisions.md, "Settlement history").
+ */
+export const SettlementSchema = Type.Object(
+  {
+    type: Type.Union([Type.Literal('settlement'), Type.Literal('delivery'), Type.Literal('bankruptcy')], {
+      description: 'always delivery: a position closed at its expiry',
+    }),
+    timestamp: Type.Integer({ description: 'when it settled (ms)' }),
+    instrumentName: S,
+    position: Type.String({
+      description: 'the signed quantity held when it settled: positive long, negative short',
+    }),
+    markPrice: Type.String({ description: "the settlement price, on the instrument's tick grid" }),
+    indexPrice: Type.Union([S, Type.Null()], {
+      description:
+        'the settlement index (the 30-minute average, USD per coin) the position was closed against exactly; null when it settled at markPrice alone',
+    }),
+    profitLoss: Type.String({
+      description:
+        'realised profit/loss of the settlement: exit value less the cost of the position, in currency',
+    }),
+    cashflow: Type.String({
+      description:
+        "what the settlement added to the balance (negative: took), in currency: a future's profitLoss, an option's payoff (long receives, short pays)",
+    }),
+    currency: Type.String({ description: 'the settlement currency: the balance the cash went to' }),
+  },
+  { $id: 'Settlement' },
+);
+export type WireSettlement = Static<typeof SettlementSchema>;
+
+export const SettlementPageSchema = Type.Object({
+  settlements: Type.Array(SettlementSchema),
+  continuation: Type.Union([S, Type.Null()], {
+    description: "the next page's token; null when nothing follows",
+  }),
+});
+
 export const MarginsSchema = Type.Object(
   {
     buy: Type.String({

@@ -4,8 +4,14 @@ import type { PositionView } from '../../core/events.ts';
 import { formatMoney } from '../../core/types.ts';
 import { formatScaled, parseDecimal } from '../../domain/decimal.ts';
 import type { Instrument } from '../../domain/instrument.ts';
-import type { AccountSummaryView, OrderBookView, PriceBandView, TickerView } from '../ports.ts';
-import type { BookSummarySchema } from '../schemas/objects.ts';
+import type {
+  AccountSummaryView,
+  OrderBookView,
+  PriceBandView,
+  SettlementRecord,
+  TickerView,
+} from '../ports.ts';
+import type { BookSummarySchema, WireSettlement } from '../schemas/objects.ts';
 
 type BookSummary = Static<typeof BookSummarySchema>;
 
@@ -22,6 +28,22 @@ export function positionToWire(position: PositionView, instrument: Instrument) {
     realizedProfitLoss: formatMoney(position.realisedPnl, position.settlementCurrency),
     ...floatingToWire(position, instrument),
     settlementCurrency: position.settlementCurrency,
+  };
+}
+
+/** A settlement history entry (domain units) on the wire. */
+export function settlementToWire(record: SettlementRecord, instrument: Instrument): WireSettlement {
+  const magnitude = instrument.formatQuantity(Math.abs(record.size));
+  return {
+    type: record.type,
+    timestamp: record.timestamp,
+    instrumentName: record.instrumentName,
+    position: record.size < 0 ? `-${magnitude}` : magnitude,
+    markPrice: instrument.formatPrice(record.settlementPrice),
+    indexPrice: record.settlementIndex,
+    profitLoss: formatMoney(record.profitLoss, record.currency),
+    cashflow: formatMoney(record.cashflow, record.currency),
+    currency: record.currency,
   };
 }
 

@@ -1,5 +1,6 @@
 /**
- * Projections of the engine's events into the `orders`, `trades` and `positions` read tables.
+ * Projections of the engine's events into the `orders`, `trades`, `positions` and `settlements`
+ * read tables.
  *
  * Invariants:
  * - `orders`: one row per order, its latest view (the last `order` event wins).
@@ -16,7 +17,7 @@
  *   classification of src/domain/currency.ts read from the instrument name. Version 2 of the
  *   three tables added `quote_currency`; rows of older builds get it by a backfill (schema.ts).
  */
-import type { CoreEvent, OrderView, PositionView, TradeView } from '../../core/events.ts';
+import type { BalanceEvent, CoreEvent, OrderView, PositionView, TradeView } from '../../core/events.ts';
 import { pairQuoteCurrency } from '../../domain/currency.ts';
 import { comboKindOfName, parseInstrumentName } from '../../domain/instrument.ts';
 import { orderViewText, tradeViewText } from './packed-views.ts';
@@ -179,6 +180,89 @@ export const POSITIONS_TABLE: TableSpec = {
   backfills: [QUOTE_CURRENCY_BACKFILL, COMBO_KIND_BACKFILL],
 };
 
+/**
+ * One row per settlement of a position (account, instrument: an instrument settles once), from
+ * the settlement's `balance` event, which names the position it settled (`SettlementDetail`).
+ * Kept for good: one row per holder per expiry, few next to the trades (no retention sweep).
+ * New in this build: a store an older build wrote starts it empty; settlements it projected
+ * before are not in it.
+ */
+export const SETTLEMENTS_TABLE: TableSpec = {
+  name: 'settlements',
+  columns: [
+    { name: 'account_id', type: 'int', required: true },
+    { name: 'instrument_name', type: 'text', required: true },
+    { name: 'currency', type: 'text' },
+    { name: 'quote_currency', type: 'text' },
+    { name: 'kind', type: 'text' },
+    { name: 'settlement_type', type: 'text', required: true },
+    { name: 'timestamp', type: 'int', required: true },
+    { name: 'seq', type: 'int', required: true },
+    { name: 'view', type: 'text', required: true },
+  ],
+  primaryKey: ['account_id', 'instrument_name'],
+  indexes: [
+    ['account_id', 'currency', 'seq DESC'],
+    quoteCurrencyIndex('seq DESC'),
+    ['account_id', 'seq DESC'],
+  ],
+};
+
+/**
+ * A settlement history entry in domain units (ticks, lots, minor units), as the `settlements`
+ * table stores it. `type` is always `delivery`: an expiry (the venue has no daily settlement and
+ * no bankruptcies).
+ */
+export interface SettlementRecord {
+  readonly accountId: number;
+  readonly type: 'delivery';
+  readonly timestamp: number;
+  readonly instrumentName: string;
+  /** Signed lots held when it settled. */
+  readonly size: number;
+  /** Ticks. */
+  readonly settlementPrice: number;
+  /** Exact decimal (USD per coin), or null when settled at the price alone. */
+  readonly settlementIndex: string | null;
+  /** Realised PnL of the settlement, minor units of `currency`. */
+  readonly profitLoss: number;
+  /** What the settlement added to the balance (negative: took), minor units of `currency`. */
+  readonly cashflow: number;
+  /** The settlement currency: the balance the cash went to. */
+  readonly currency: string;
+  /** That balance right after, minor units. */
+  readonly balance: number;
+}
+
+function projectSettlement(event: BalanceEvent, ts: number, seq: number, kindOf: KindOf, out: RowSink): void {
+  const detail = event.settlement;
+  if (detail === undefined) return;
+  const record: SettlementRecord = {
+    accountId: event.accountId,
+    type: 'delivery',
+    timestamp: ts,
+    instrumentName: detail.instrumentName,
+    size: detail.size,
+    settlementPrice: detail.settlementPrice,
+    settlementIndex: detail.settlementIndex,
+    profitLoss: detail.profitLoss,
+    cashflow: event.change,
+    currency: event.currency,
+    balance: event.balance,
+  };
+  out.upsert('settlements', {
+    account_id: event.accountId,
+    instrument_name: detail.instrumentName,
+    currency: parseInstrumentName(detail.instrumentName)?.baseCurrency ?? null,
+    quote_currency: quoteOf(detail.instrumentName),
+    kind: kindOf(detail.instrumentName),
+    settlement_type: record.type,
+    timestamp: ts,
+    seq,
+    view: new JsonText(record),
+  });
+}
+
 function projectOrder(order: OrderView, seq: number, kindOf: KindOf, out: RowSink): void {
   out.upsert('orders', {
     order_id: order.orderId,
@@ -265,6 +349,10 @@ export function recordAccountSeqs(
       case 'position':
         seqs.set(event.position.accountId, seq);
         break;
+      case 'balance':
+        // A settlement's row (its position event names the account too).
+        if (event.settlement !== undefined) seqs.set(event.accountId, seq);
+        break;
       default:
         break;
     }
@@ -275,7 +363,7 @@ export function recordAccountSeqs(
 export function coreProjection(kindOf: KindOf = defaultKindOf): Projection<CoreEvent> {
   return {
     name: 'core',
-    tables: [ORDERS_TABLE, TRADES_TABLE, POSITIONS_TABLE],
+    tables: [ORDERS_TABLE, TRADES_TABLE, POSITIONS_TABLE, SETTLEMENTS_TABLE],
     project(committed: CommittedEvents<CoreEvent>, out: RowSink): void {
       for (const event of committed.events) {
         switch (event.type) {
@@ -289,6 +377,8 @@ export function coreProjection(kindOf: KindOf = defaultKindOf): Projection<CoreE
             projectPosition(event.position, committed.seq, kindOf, out);
             break;
           case 'balance':
+            projectSettlement(event, committed.ts, committed.seq, kindOf, out);
+            break;
           case 'account':
           case 'instrument':
           case 'mmp_trigger':

@@ -53,6 +53,11 @@ import { RowBatch } from './projection.ts';
 import type { ReadDb } from './read-db.ts';
 import { retainsForever, retentionDeletes } from './retention.ts';
 import { prepareTables } from './schema.ts';
+import {
+  querySettlements,
+  type SettlementHistoryPage,
+  type SettlementHistoryQuery,
+} from './settlement-queries.ts';
 import { changeStatements, type Statement } from './sql.ts';
 
 /**
@@ -483,6 +488,12 @@ export class ReadStore {
   async orderTrades(query: OrderTradesQuery): Promise<UserTrade[]> {
     await this.caughtUp(query.accountId);
     return queryOrderTrades(this.options.db, query);
+  }
+
+  /** The account's settled positions, newest first (settlement-queries.ts). */
+  async settlements(query: SettlementHistoryQuery): Promise<SettlementHistoryPage> {
+    await this.caughtUp(query.accountId);
+    return querySettlements(this.options.db, query);
   }
 
   /** The latest view of any order ever projected (open or closed). */
