@@ -44,6 +44,9 @@ export type UserTradesPage = { trades: Trade[]; hasMore: boolean; continuation: 
 /** One entry of the settlement history: a position an expiry closed, with the cash it booked. */
 export type Settlement = Static<typeof O.SettlementSchema>;
 export type SettlementPage = { settlements: Settlement[]; continuation: string | null };
+/** One entry of the transaction log: a balance change, its cause and the balance after it. */
+export type Transaction = Static<typeof O.TransactionSchema>;
+export type TransactionLog = { logs: Transaction[]; continuation: string | null };
 
 /** Body of `submitPortfolio` (spec 2.1): one shape per `portfolioType`, with its own block. */
 export type SubmitPortfolioBody = PF.SubmitPortfolioBody;
@@ -127,6 +130,7 @@ export interface Methods {
   >;
   'private/get_user_trades_by_order': Call<typeof P.UserTradesByOrderParams, Trade[]>;
   'private/get_settlement_history_by_currency': Call<typeof P.SettlementHistoryParams, SettlementPage>;
+  'private/get_transaction_log': Call<typeof P.TransactionLogParams, TransactionLog>;
   'private/get_settlement_history_by_instrument': Call<
     typeof P.SettlementHistoryByInstrumentParams,
     SettlementPage
@@ -219,6 +223,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   'private/get_user_trades_by_order',
   'private/get_settlement_history_by_currency',
   'private/get_settlement_history_by_instrument',
+  'private/get_transaction_log',
   'private/get_positions',
   'private/get_position',
   'private/get_margins',

@@ -12,6 +12,7 @@ function failing(error: unknown): HistoryPort {
     userTrades: () => Promise.reject(error),
     orderTrades: () => Promise.reject(error),
     settlements: () => Promise.reject(error),
+    transactions: () => Promise.reject(error),
   };
 }
 

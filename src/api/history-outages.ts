@@ -72,6 +72,7 @@ export function historyAnsweringOutages(history: HistoryPort): HistoryPort {
     userTrades: (query) => answered(history.userTrades(query)),
     orderTrades: (query) => answered(history.orderTrades(query)),
     settlements: (query) => answered(history.settlements(query)),
+    transactions: (query) => answered(history.transactions(query)),
   };
 }
 

@@ -3,6 +3,7 @@ import { after, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { tradeView } from '../../test/store/read-store-contract.ts';
 import { assertSettlementHistory, settlementBatches } from '../../test/store/settlement-history-contract.ts';
+import { assertTransactionLog, transactionBatches } from '../../test/store/transaction-log-contract.ts';
 import {
   COMBO,
   comboInstruments,
@@ -295,4 +296,15 @@ test('settlement history: as the read store answers it (test/store/settlement-hi
   const history = new MemoryHistory(() => 'option');
   for (const batch of settlementBatches()) history.record(batch);
   await assertSettlementHistory((q) => history.settlements(q));
+});
+
+test('transaction log: as the read store answers it (test/store/transaction-log-contract.ts)', async () => {
+  const kinds: Record<string, string> = {
+    'BTC-PERPETUAL': 'future',
+    BTC_USDC: 'spot',
+    'BTC-27DEC24-60000-C': 'option',
+  };
+  const history = new MemoryHistory((name) => kinds[name]);
+  for (const batch of transactionBatches()) history.record(batch);
+  await assertTransactionLog((q) => history.transactions(q));
 });

@@ -19,12 +19,21 @@
  * - Settlements (src/store/read/settlement-queries.ts): one entry per position a settlement's
  *   `balance` event names, newest first by (seq, instrument name), token `<seq>:<instrumentName>`,
  *   `searchStartTimestamp` keeps those no newer; every entry is a `delivery`.
+ * - Transactions (src/store/read/transaction-queries.ts): one entry per `balance` event, in the
+ *   balance's currency, newest first by (seq, place in the command), token `<seq>:<place>`, the
+ *   query's words all among the entry's (`transactionOf`, the read store's own projection).
  */
 import type { OrderView, TradeView } from '../core/events.ts';
 import { pairQuoteCurrency } from '../domain/currency.ts';
 import { parseInstrumentName } from '../domain/instrument.ts';
+import { transactionOf } from '../store/read/core-projections.ts';
 import { historyToken, idNumber, parseHistoryToken } from '../store/read/history-keyset.ts';
 import { settlementCount } from '../store/read/settlement-queries.ts';
+import {
+  transactionCount,
+  transactionQueryWords,
+  transactionToken,
+} from '../store/read/transaction-queries.ts';
 import type {
   CommittedBatch,
   HistoryPort,
@@ -34,6 +43,9 @@ import type {
   SettlementHistoryPage,
   SettlementHistoryQuery,
   SettlementRecord,
+  TransactionLogPage,
+  TransactionLogQuery,
+  TransactionRecord,
   UserTrade,
   UserTradesPage,
   UserTradesQuery,
@@ -114,11 +126,22 @@ export class MemoryHistory implements HistoryPort {
   private readonly orders = new Map<string, { view: OrderView; seq: number }>();
   private readonly trades: { trade: TradeView; seq: number }[] = [];
   private readonly settled: { record: SettlementRecord; seq: number }[] = [];
+  private readonly transactionLog: { record: TransactionRecord; tags: string; seq: number; index: number }[] =
+    [];
 
   constructor(private readonly kindOf: KindOf) {}
 
   record(batch: CommittedBatch): void {
-    for (const event of batch.events) {
+    const trades = new Map<string, TradeView>();
+    for (const [index, event] of batch.events.entries()) {
+      if (event.type === 'trade') {
+        trades.set(event.trade.tradeId, event.trade);
+        for (const leg of event.trade.legs ?? []) trades.set(leg.tradeId, leg);
+      } else if (event.type === 'balance') {
+        const kindOf = (name: string) => this.kindOf(name) ?? null;
+        const { record, tags } = transactionOf(event, batch.seq, index, batch.ts, trades, kindOf);
+        this.transactionLog.push({ record, tags, seq: batch.seq, index });
+      }
       if (event.type === 'order') this.orders.set(event.order.orderId, { view: event.order, seq: batch.seq });
       else if (event.type === 'trade') {
         // As the read store: a combo trade (with its legs) and each leg trade are entries.
@@ -202,6 +225,26 @@ export class MemoryHistory implements HistoryPort {
     return {
       settlements: rows.map((row) => row.record),
       continuation: found.length > n && last ? historyToken(last.seq, last.record.instrumentName) : null,
+    };
+  }
+
+  async transactions(q: TransactionLogQuery): Promise<TransactionLogPage> {
+    const n = transactionCount(q.count);
+    const words = transactionQueryWords(q.query);
+    const after = transactionToken(q.continuation);
+    const found = this.transactionLog
+      .filter(({ record, tags, seq, index }) => {
+        if (record.accountId !== q.accountId || record.currency !== q.currency) return false;
+        if (record.timestamp < q.startTimestamp || record.timestamp > q.endTimestamp) return false;
+        if (!words.every((word) => tags.includes(` ${word} `))) return false;
+        return after === null || seq < after.seq || (seq === after.seq && index < after.index);
+      })
+      .reverse();
+    const rows = found.slice(0, n);
+    const last = rows[rows.length - 1];
+    return {
+      logs: rows.map((row) => row.record),
+      continuation: found.length > n && last ? historyToken(last.seq, String(last.index)) : null,
     };
   }
 

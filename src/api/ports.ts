@@ -26,6 +26,11 @@ import type {
   SettlementHistoryQuery,
   SettlementRecord,
 } from '../store/read/settlement-queries.ts';
+import type {
+  TransactionLogPage,
+  TransactionLogQuery,
+  TransactionRecord,
+} from '../store/read/transaction-queries.ts';
 
 export type {
   OrderHistoryPage,
@@ -34,6 +39,9 @@ export type {
   SettlementHistoryPage,
   SettlementHistoryQuery,
   SettlementRecord,
+  TransactionLogPage,
+  TransactionLogQuery,
+  TransactionRecord,
   UserTrade,
   UserTradesPage,
   UserTradesQuery,
@@ -223,6 +231,8 @@ export interface HistoryPort {
   orderTrades(query: OrderTradesQuery): Promise<UserTrade[]>;
   /** The account's settled positions, newest first (src/store/read/settlement-queries.ts). */
   settlements(query: SettlementHistoryQuery): Promise<SettlementHistoryPage>;
+  /** The account's balance changes in one currency, newest first (src/store/read/transaction-queries.ts). */
+  transactions(query: TransactionLogQuery): Promise<TransactionLogPage>;
 }
 
 export interface CommittedBatch {

@@ -202,6 +202,13 @@ export interface BalanceEvent {
   readonly reason: BalanceReason;
   /** Reason `settlement`: the position that settled and how (the settlement history's entry). */
   readonly settlement?: SettlementDetail;
+  /**
+   * Reason `trade`: the trade that booked it (a combo's leg trade), whose event comes earlier in
+   * the same command: the transaction log's cause.
+   */
+  readonly tradeId?: string;
+  /** Reason `deposit`: the deposit's id, when it was given one. */
+  readonly depositId?: string;
 }
 
 /** What a settlement booked for one holder of the settled instrument (reason `settlement`). */

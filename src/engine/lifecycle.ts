@@ -189,6 +189,7 @@ export function moveFunds(state: VenueState, command: Deposit | Withdraw): Comma
     balance: ledger.balance,
     change,
     reason: command.type,
+    ...(depositId !== undefined ? { depositId } : {}),
   });
   return ok(state);
 }

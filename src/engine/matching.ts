@@ -656,6 +656,7 @@ function bookCashOf(state: VenueState, instrument: InstrumentState, booked: Book
     trade.price,
     booked.takerFee,
     booked.takerPnl,
+    trade.tradeId,
   );
   bookCash(
     state,
@@ -666,6 +667,7 @@ function bookCashOf(state: VenueState, instrument: InstrumentState, booked: Book
     trade.price,
     booked.makerFee,
     booked.makerPnl,
+    trade.tradeId,
   );
 }
 
@@ -679,6 +681,7 @@ function bookCash(
   price: number,
   fee: number,
   pnl: number,
+  tradeId: string,
 ): void {
   const economics = instrument.economics;
   const currency = economics.settlementCurrency;
@@ -691,17 +694,25 @@ function bookCash(
     const delivered = sign * economics.baseAmount(lots) + 0;
     base.balance += delivered;
     base.cachedEpoch = -1;
-    state.events.push(balanceEvent(account.id, base.currency, base.balance, delivered));
+    state.events.push(balanceEvent(account.id, base.currency, base.balance, delivered, tradeId));
   } else {
     cash = economics.isOption ? -sign * economics.value(lots, price) : pnl;
   }
   const change = cash - fee + 0;
   ledger.balance += change;
-  state.events.push(balanceEvent(account.id, currency, ledger.balance, change));
+  state.events.push(balanceEvent(account.id, currency, ledger.balance, change, tradeId));
 }
 
-function balanceEvent(accountId: number, currency: string, balance: number, change: number) {
-  return { type: 'balance' as const, accountId, currency, balance, change, reason: 'trade' as const };
+function balanceEvent(accountId: number, currency: string, balance: number, change: number, tradeId: string) {
+  return {
+    type: 'balance' as const,
+    accountId,
+    currency,
+    balance,
+    change,
+    reason: 'trade' as const,
+    tradeId,
+  };
 }
 
 function party(

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { HttpClient } from '../../sdk/http-client.ts';
-import type { InstrumentInfo } from '../../sdk/types.ts';
+import type { InstrumentInfo, Transaction, TransactionLog } from '../../sdk/types.ts';
 import { startTestService, type TestService } from '../support/service-harness.ts';
 
 /** Satoshi (BTC minor units) of a decimal string, exactly; refuses finer decimals. */
@@ -56,7 +56,7 @@ async function advanceTo(running: TestService, to: number): Promise<void> {
   }
 }
 
-describe('settlement history: what an expiry booked, through the typed client', () => {
+describe('settlement history and transaction log: what an expiry booked, through the typed client', () => {
   let running: TestService;
   before(async () => {
     running = await startTestService({ config: { simulator: false } });
@@ -152,6 +152,79 @@ describe('settlement history: what an expiry booked, through the typed client', 
       .http(2)
       .call('private/get_settlement_history_by_currency', { currency: 'BTC' });
     assert.deepEqual(third.settlements, []);
+
+    // The transaction log explains every change of each BTC balance: walked oldest first, each
+    // balance is the one before plus the change, from the first deposit to the balance now.
+    const now = running.service.core.now();
+    for (const [who, client, sign] of [
+      ['taker', taker, 1n],
+      ['maker', maker, -1n],
+    ] as const) {
+      const logs: Transaction[] = [];
+      let continuation: string | null = null;
+      for (let pages = 0; pages < 100; pages++) {
+        const page: TransactionLog = await client.call('private/get_transaction_log', {
+          currency: 'BTC',
+          startTimestamp: 0,
+          endTimestamp: now,
+          count: 2,
+          continuation,
+        });
+        logs.push(...page.logs);
+        continuation = page.continuation;
+        if (continuation === null) break;
+      }
+      logs.reverse();
+      assert.equal(logs[0]!.type, 'deposit', `${who}: the account starts with its deposit`);
+      let balance = 0n;
+      for (const log of logs) {
+        balance += sat(log.change);
+        assert.equal(sat(log.balance), balance, `${who}: ${JSON.stringify(log)}`);
+        assert.equal(
+          sat(log.change),
+          sat(log.cashflow) - sat(log.commission),
+          `${who}: change = cashflow − fee`,
+        );
+      }
+      assert.equal(balance, await btcBalance(client), `${who}: the log ends at the balance`);
+
+      // The option's trade: the premium paid (received) less the fee the trade shows.
+      const traded = logs.filter((log) => log.type === 'trade' && log.instrumentName === name);
+      assert.equal(traded.length, 1, who);
+      const tradeLog = traded[0]!;
+      const ownTrade = (
+        await client.call('private/get_user_trades_by_instrument', { instrumentName: name, historical: true })
+      ).trades[0]!;
+      assert.equal(tradeLog.tradeId, ownTrade.tradeId);
+      assert.equal(tradeLog.orderId, ownTrade.orderId);
+      assert.equal(tradeLog.side, sign > 0n ? 'buy' : 'sell');
+      assert.equal(sat(tradeLog.commission), sat(ownTrade.fee));
+      assert.equal(sat(tradeLog.cashflow), -sign * premium);
+      // The delivery: the settlement history's cashflow, the last change.
+      const delivery = logs.at(-1)!;
+      assert.equal(delivery.type, 'delivery');
+      const [settled] = (
+        await client.call('private/get_settlement_history_by_instrument', { instrumentName: name })
+      ).settlements;
+      assert.deepEqual(
+        [
+          delivery.instrumentName,
+          delivery.change,
+          delivery.position,
+          delivery.indexPrice,
+          delivery.profitLoss,
+        ],
+        [name, settled!.cashflow, settled!.position, settled!.indexPrice, settled!.profitLoss],
+      );
+      assert.equal(sat(delivery.commission), 0n);
+      const only = await client.call('private/get_transaction_log', {
+        currency: 'BTC',
+        startTimestamp: 0,
+        endTimestamp: now,
+        query: 'delivery option',
+      });
+      assert.deepEqual(only.logs, [delivery]);
+    }
   });
 
   test('bad paging is refused as invalid_params naming the field', async () => {
@@ -167,6 +240,16 @@ describe('settlement history: what an expiry booked, through the typed client', 
       client.call('private/get_settlement_history_by_currency', { currency: 'BTC', count: 1001 }),
       (error: unknown) => error instanceof Error && /count/.test(error.message),
     );
+    const log = { currency: 'BTC', startTimestamp: 0, endTimestamp: 1 };
+    for (const [params, field] of [
+      [{ ...log, query: 'funding' }, 'query'],
+      [{ ...log, continuation: '1:x' }, 'continuation'],
+    ] as const) {
+      await assert.rejects(client.call('private/get_transaction_log', params), (error: unknown) => {
+        const data = (error as { data?: { field?: unknown } }).data;
+        return (error as { errorName?: string }).errorName === 'invalid_params' && data?.field === field;
+      });
+    }
     await assert.rejects(
       client.call('private/get_settlement_history_by_instrument', { instrumentName: 'BTC-NOPE' }),
       (error: unknown) => error instanceof Error && /unknown instrument/.test(error.message),

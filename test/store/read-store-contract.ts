@@ -21,6 +21,7 @@ import { changeStatements, createIndexSql, createTableSql } from '../../src/stor
 import { subMachineProjections } from '../../src/store/read/sub-projections.ts';
 import { COMBO, comboTradeView, LONG_LEG, SHORT_LEG } from '../support/combo-trade.ts';
 import { assertSettlementHistory, settlementBatches } from './settlement-history-contract.ts';
+import { assertTransactionLog, transactionBatches } from './transaction-log-contract.ts';
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
@@ -670,6 +671,13 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
         await assertSettlementHistory((q) => reopened.settlements(q));
       }));
 
+    test('transaction log: one entry per balance change with its cause, chained, filtered, paged', () =>
+      withStore(async (store) => {
+        for (const batch of transactionBatches()) store.push(batch);
+        await store.flush();
+        await assertTransactionLog((q) => store.transactions(q));
+      }));
+
     test('a currency finds the base coin and the pair quote: USDC the linear products, BTC them too', () =>
       withStore(async (store) => {
         store.push({ seq: 1, ts: NOW, events: filedEvents() });
@@ -1087,6 +1095,38 @@ export function readStoreContract(backend: string, newDatabase: NewDatabase): vo
         assert.notEqual(await store.order('old-open'), null);
         assert.equal(await store.order('old-done'), null);
         assert.equal(await store.order('old-rejected'), null, 'a rejected order is closed history too');
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('the transaction log goes with the trades retention; settlements stay', async () => {
+      const db = await makeDb();
+      const store = await ReadStore.open({ db, retention: { closedOrdersMs: null, tradesMs: DAY } });
+      try {
+        for (const batch of transactionBatches()) store.push(batch);
+        for (const batch of settlementBatches()) store.push({ ...batch, seq: batch.seq + 100 });
+        await store.flush();
+        const count = async (table: string) =>
+          Number((await store.query<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`, []))[0]!.n);
+        // The store's own sweep already took the settlement batches' changes of two days ago.
+        assert.equal(await count('transactions'), 17, 'a row per balance event within the day');
+        assert.equal(await count('settlements'), 5);
+        // The transaction batches run a minute apart from NOW; a day past the fifth, all but the
+        // sixth (the withdrawal) are past the horizon, as are the settlement batches' changes.
+        await store.prune(NOW + 4 * MIN + DAY + 1);
+        const left = await store.transactions({
+          accountId: 1,
+          currency: 'BTC',
+          startTimestamp: 0,
+          endTimestamp: NOW + DAY,
+        });
+        assert.deepEqual(
+          left.logs.map((l) => l.type),
+          ['withdrawal'],
+        );
+        assert.equal(await count('transactions'), 3, 'the withdrawal and the combo legs');
+        assert.equal(await count('settlements'), 5, 'settlements are kept');
       } finally {
         await store.close();
       }

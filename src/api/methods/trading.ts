@@ -34,6 +34,7 @@ import {
   PositionsParams,
   SettlementHistoryByInstrumentParams,
   SettlementHistoryParams,
+  TransactionLogParams,
   UserTradesAndTimeParams,
   UserTradesByInstrumentAndTimeParams,
   UserTradesByInstrumentParams,
@@ -50,8 +51,9 @@ import {
   PositionSchema,
   SettlementPageSchema,
   TradeSchema,
+  TransactionLogSchema,
 } from '../schemas/objects.ts';
-import { accountSummaryToWire, positionToWire, settlementToWire } from '../wire/market.ts';
+import { accountSummaryToWire, positionToWire, settlementToWire, transactionToWire } from '../wire/market.ts';
 import { cancelReports, orderToWire, tradesToWire, tradeToWire } from '../wire/orders.ts';
 import {
   accountOf,
@@ -73,7 +75,7 @@ export async function historyQuery<T>(query: () => Promise<T>): Promise<T> {
     return await query();
   } catch (error) {
     if (error instanceof RangeError) {
-      const field = /^(count|offset)\b/.exec(error.message)?.[1] ?? 'continuation';
+      const field = /^(count|offset|query)\b/.exec(error.message)?.[1] ?? 'continuation';
       throw new VenueError('invalid_params', error.message, { field });
     }
     throw error;
@@ -601,6 +603,35 @@ export function registerTradingMethods(registry: MethodRegistry, deps: MethodDep
         { instrumentName: instrumentOf(reads, params.instrumentName).name },
         params,
       ),
+  });
+
+  registry.register({
+    name: 'private/get_transaction_log',
+    summary:
+      "The account's balance changes in one currency between two times, newest first, each with its cause and the balance after it: {logs, continuation}.",
+    access: 'private',
+    params: TransactionLogParams,
+    result: TransactionLogSchema,
+    handler: async (params, context) => {
+      const page = await historyQuery(() =>
+        history.transactions({
+          accountId: accountOf(context),
+          currency: currencyOf(reads, params.currency),
+          startTimestamp: params.startTimestamp,
+          endTimestamp: params.endTimestamp,
+          ...(params.query != null ? { query: params.query } : {}),
+          ...(params.count != null ? { count: params.count } : {}),
+          continuation: params.continuation ?? null,
+        }),
+      );
+      return {
+        logs: page.logs.map((record) => {
+          const name = record.trade?.instrumentName ?? record.settlement?.instrumentName;
+          return transactionToWire(record, name === undefined ? undefined : reads.instrument(name));
+        }),
+        continuation: page.continuation,
+      };
+    },
   });
 
   registry.register({

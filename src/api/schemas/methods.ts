@@ -223,6 +223,34 @@ export const SettlementHistoryByInstrumentParams = Type.Object(
   Strict,
 );
 
+export const TransactionLogParams = Type.Object(
+  {
+    currency: Currency,
+    startTimestamp: Type.Integer({
+      minimum: 0,
+      maximum: 8_640_000_000_000_000,
+      description: 'the earliest time of an entry (ms, inclusive)',
+    }),
+    endTimestamp: Type.Integer({
+      minimum: 0,
+      maximum: 8_640_000_000_000_000,
+      description: 'the latest time of an entry (ms, inclusive)',
+    }),
+    query: Opt(
+      Type.String({
+        maxLength: 256,
+        pattern: PLAIN_TEXT,
+        description:
+          'words an entry must all have, separated by spaces or commas: trade, deposit, withdrawal, delivery, buy, sell, maker, taker, block_trade, future, option, spot, future_combo, option_combo',
+      }),
+    ),
+    count: Opt(Type.Integer({ minimum: 1, maximum: 1000, description: 'entries per page (default 100)' })),
+    continuation: Opt(HistoryToken),
+  },
+  Strict,
+);
+export type TransactionLogParams = Static<typeof TransactionLogParams>;
+
 export const PositionsParams = Type.Object({ currency: Opt(Currency), kind: Opt(StringEnum(KINDS)) }, Strict);
 export const AccountSummaryParams = Type.Object({ currency: Currency }, Strict);
 export const PositionParams = Type.Object({ instrumentName: InstrumentName }, Strict);

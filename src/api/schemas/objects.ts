@@ -242,6 +242,63 @@ export const SettlementPageSchema = Type.Object({
   }),
 });
 
+/**
+ * One entry of the transaction log (Deribit's private/get_transaction_log): a change of the
+ * balance, its cause, and the balance after it. Walked oldest first, each `balance` is the one
+ * before plus `change`, exactly (docs/decisions.md, "Transaction log").
+ */
+export const TransactionSchema = Type.Object(
+  {
+    id: Type.String({ description: "the entry's place in the log, `<seq>:<n>`; the log is ordered by it" }),
+    timestamp: I,
+    type: Type.Union(
+      [Type.Literal('trade'), Type.Literal('deposit'), Type.Literal('withdrawal'), Type.Literal('delivery')],
+      {
+        description:
+          "what changed the balance: a trade's side, a deposit, a withdrawal, an expiry's settlement",
+      },
+    ),
+    currency: Type.String({ description: "the balance's currency" }),
+    change: Type.String({ description: 'the signed change of the balance: cashflow less commission' }),
+    balance: Type.String({ description: 'the balance right after the change' }),
+    cashflow: Type.String({
+      description:
+        "the cash the cause moved before fees: a trade's option premium, futures realised PnL or spot amount; a delivery's payoff or PnL; the amount deposited or withdrawn",
+    }),
+    commission: Type.String({ description: 'the fee this change paid (negative: a rebate); 0 without one' }),
+    instrumentName: Os,
+    tradeId: Os,
+    orderId: Os,
+    side: Type.Optional(Type.Union([Type.Literal('buy'), Type.Literal('sell')])),
+    liquidity: Type.Optional(Type.Union([Type.Literal('M'), Type.Literal('T')])),
+    price: Type.Optional(
+      Type.String({ description: "a trade's price; a delivery's settlement price, on the tick grid" }),
+    ),
+    amount: Type.Optional(Type.String({ description: "a trade's quantity" })),
+    position: Type.Optional(
+      Type.String({ description: 'a delivery: the signed quantity held when it settled' }),
+    ),
+    indexPrice: Type.Optional(
+      Type.Union([S, Type.Null()], {
+        description: 'a delivery: the settlement index it was closed against; null when at the price alone',
+      }),
+    ),
+    profitLoss: Type.Optional(Type.String({ description: 'a delivery: its realised profit/loss' })),
+    blockTradeId: Os,
+    comboId: Type.Optional(Type.String({ description: "a combo's leg trade: the combo" })),
+    depositId: Os,
+  },
+  { $id: 'Transaction' },
+);
+export type WireTransaction = Static<typeof TransactionSchema>;
+
+export const TransactionLogSchema = Type.Object({
+  logs: Type.Array(TransactionSchema),
+  continuation: Type.Union([S, Type.Null()], {
+    description: "the next page's token; null when nothing follows",
+  }),
+});
+
 export const MarginsSchema = Type.Object(
   {
     buy: Type.String({

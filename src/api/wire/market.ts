@@ -10,8 +10,9 @@ import type {
   PriceBandView,
   SettlementRecord,
   TickerView,
+  TransactionRecord,
 } from '../ports.ts';
-import type { BookSummarySchema, WireSettlement } from '../schemas/objects.ts';
+import type { BookSummarySchema, WireSettlement, WireTransaction } from '../schemas/objects.ts';
 
 type BookSummary = Static<typeof BookSummarySchema>;
 
@@ -45,6 +46,55 @@ export function settlementToWire(record: SettlementRecord, instrument: Instrumen
     cashflow: formatMoney(record.cashflow, record.currency),
     currency: record.currency,
   };
+}
+
+/**
+ * A transaction log entry (domain units) on the wire; `instrument` formats its trade's or
+ * delivery's price and quantity (absent: those fields are left out, never the entry).
+ */
+export function transactionToWire(
+  record: TransactionRecord,
+  instrument: Instrument | undefined,
+): WireTransaction {
+  const money = (units: number) => formatMoney(units, record.currency);
+  const fee = record.trade?.fee ?? 0;
+  const wire: WireTransaction = {
+    id: record.id,
+    timestamp: record.timestamp,
+    type: record.type,
+    currency: record.currency,
+    change: money(record.change),
+    balance: money(record.balance),
+    cashflow: money(record.change + fee),
+    commission: money(fee),
+  };
+  const trade = record.trade;
+  if (trade !== undefined) {
+    wire.instrumentName = trade.instrumentName;
+    wire.tradeId = trade.tradeId;
+    wire.orderId = trade.orderId;
+    wire.side = trade.side;
+    wire.liquidity = trade.liquidity;
+    if (instrument !== undefined) {
+      wire.price = instrument.formatPrice(trade.price);
+      wire.amount = instrument.formatQuantity(trade.amount);
+    }
+    if (trade.blockTradeId !== null) wire.blockTradeId = trade.blockTradeId;
+    if (trade.comboId !== undefined) wire.comboId = trade.comboId;
+  }
+  const settled = record.settlement;
+  if (settled !== undefined) {
+    wire.instrumentName = settled.instrumentName;
+    if (instrument !== undefined) {
+      const magnitude = instrument.formatQuantity(Math.abs(settled.size));
+      wire.position = settled.size < 0 ? `-${magnitude}` : magnitude;
+      wire.price = instrument.formatPrice(settled.settlementPrice);
+    }
+    wire.indexPrice = settled.settlementIndex;
+    wire.profitLoss = money(settled.profitLoss);
+  }
+  if (record.depositId !== undefined) wire.depositId = record.depositId;
+  return wire;
 }
 
 /** Deribit's mark_price, floating_profit_loss and total_profit_loss; null without a mark. */

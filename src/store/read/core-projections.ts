@@ -17,7 +17,14 @@
  *   classification of src/domain/currency.ts read from the instrument name. Version 2 of the
  *   three tables added `quote_currency`; rows of older builds get it by a backfill (schema.ts).
  */
-import type { BalanceEvent, CoreEvent, OrderView, PositionView, TradeView } from '../../core/events.ts';
+import type {
+  BalanceEvent,
+  CoreEvent,
+  OrderView,
+  PositionView,
+  SettlementDetail,
+  TradeView,
+} from '../../core/events.ts';
 import { pairQuoteCurrency } from '../../domain/currency.ts';
 import { comboKindOfName, parseInstrumentName } from '../../domain/instrument.ts';
 import { orderViewText, tradeViewText } from './packed-views.ts';
@@ -263,6 +270,136 @@ function projectSettlement(event: BalanceEvent, ts: number, seq: number, kindOf:
   });
 }
 
+/**
+ * The transaction log: one row per balance change (every `balance` event), its cause named, with
+ * the change and the balance after it, so an account's rows in one currency chain exactly (each
+ * balance is the one before plus the change). Keyed by (account, currency, seq, the event's
+ * place in the command): the log's order. `tags` holds the words a `query` filter matches
+ * (transaction-queries.ts). Trades' rows go with the trades' retention.
+ */
+export const TRANSACTIONS_TABLE: TableSpec = {
+  name: 'transactions',
+  columns: [
+    { name: 'account_id', type: 'int', required: true },
+    { name: 'currency', type: 'text', required: true },
+    { name: 'seq', type: 'int', required: true },
+    { name: 'idx', type: 'int', required: true },
+    { name: 'timestamp', type: 'int', required: true },
+    { name: 'tags', type: 'text', required: true },
+    { name: 'view', type: 'text', required: true },
+  ],
+  primaryKey: ['account_id', 'currency', 'seq', 'idx'],
+  indexes: [['timestamp']],
+};
+
+export type TransactionType = 'trade' | 'deposit' | 'withdrawal' | 'delivery';
+
+/** The trade behind a balance change, as the changed account took part in it. */
+export interface TransactionTrade {
+  readonly tradeId: string;
+  readonly instrumentName: string;
+  readonly orderId: string;
+  readonly side: 'buy' | 'sell';
+  readonly liquidity: 'M' | 'T';
+  /** Ticks. */
+  readonly price: number;
+  /** Lots. */
+  readonly amount: number;
+  /** The fee this change paid, minor units of the log's currency (0 where the fee went elsewhere: a spot trade's base). */
+  readonly fee: number;
+  readonly blockTradeId: string | null;
+  /** A combo's leg trade: the combo. */
+  readonly comboId?: string;
+}
+
+/** A transaction log entry in domain units (minor units, ticks, lots), as the table stores it. */
+export interface TransactionRecord {
+  /** `<seq>:<place in the command>`: unique, and the log's order. */
+  readonly id: string;
+  readonly accountId: number;
+  readonly timestamp: number;
+  readonly type: TransactionType;
+  readonly currency: string;
+  /** Signed change of the balance, minor units. */
+  readonly change: number;
+  /** The balance right after, minor units. */
+  readonly balance: number;
+  readonly trade?: TransactionTrade;
+  readonly settlement?: SettlementDetail;
+  readonly depositId?: string;
+}
+
+/** The trades of one command by id (leg trades too), for the balance changes that name them. */
+function tradesOf(events: readonly CoreEvent[]): Map<string, TradeView> {
+  const trades = new Map<string, TradeView>();
+  for (const event of events) {
+    if (event.type !== 'trade') continue;
+    trades.set(event.trade.tradeId, event.trade);
+    for (const leg of event.trade.legs ?? []) trades.set(leg.tradeId, leg);
+  }
+  return trades;
+}
+
+const TYPE_OF_REASON: Readonly<Record<BalanceEvent['reason'], TransactionType>> = {
+  trade: 'trade',
+  deposit: 'deposit',
+  withdraw: 'withdrawal',
+  settlement: 'delivery',
+};
+
+/**
+ * The transaction log entry of a balance event (the `index`th event of command `seq`), with the
+ * words a query matches; `trades` are the command's (`tradesOf`).
+ */
+export function transactionOf(
+  event: BalanceEvent,
+  seq: number,
+  index: number,
+  ts: number,
+  trades: ReadonlyMap<string, TradeView>,
+  kindOf: KindOf,
+): { record: TransactionRecord; tags: string } {
+  const type = TYPE_OF_REASON[event.reason];
+  const tags: string[] = [type];
+  let trade: TransactionTrade | undefined;
+  const view = event.tradeId === undefined ? undefined : trades.get(event.tradeId);
+  if (view !== undefined) {
+    const party = view.taker.accountId === event.accountId ? view.taker : view.maker;
+    trade = {
+      tradeId: view.tradeId,
+      instrumentName: view.instrumentName,
+      orderId: party.orderId,
+      side: party.side,
+      liquidity: party.liquidity,
+      price: view.price,
+      amount: view.amount,
+      fee: party.feeCurrency === event.currency ? party.fee : 0,
+      blockTradeId: view.blockTradeId,
+      ...(view.comboId !== undefined ? { comboId: view.comboId } : {}),
+    };
+    tags.push(party.side, party.liquidity === 'M' ? 'maker' : 'taker');
+    if (view.blockTradeId !== null) tags.push('block_trade');
+  }
+  const instrumentName = trade?.instrumentName ?? event.settlement?.instrumentName;
+  if (instrumentName !== undefined) {
+    const kind = kindOf(instrumentName);
+    if (kind !== null) tags.push(kind);
+  }
+  const record: TransactionRecord = {
+    id: `${seq}:${index}`,
+    accountId: event.accountId,
+    timestamp: ts,
+    type,
+    currency: event.currency,
+    change: event.change,
+    balance: event.balance,
+    ...(trade !== undefined ? { trade } : {}),
+    ...(event.settlement !== undefined ? { settlement: event.settlement } : {}),
+    ...(event.depositId !== undefined ? { depositId: event.depositId } : {}),
+  };
+  return { record, tags: ` ${tags.join(' ')} ` };
+}
+
 function projectOrder(order: OrderView, seq: number, kindOf: KindOf, out: RowSink): void {
   out.upsert('orders', {
     order_id: order.orderId,
@@ -350,8 +487,8 @@ export function recordAccountSeqs(
         seqs.set(event.position.accountId, seq);
         break;
       case 'balance':
-        // A settlement's row (its position event names the account too).
-        if (event.settlement !== undefined) seqs.set(event.accountId, seq);
+        // Its transaction log row (and a settlement's row).
+        seqs.set(event.accountId, seq);
         break;
       default:
         break;
@@ -359,13 +496,18 @@ export function recordAccountSeqs(
   }
 }
 
-/** Orders, trades and positions from the engine's CoreEvents. */
+const NO_TRADES: ReadonlyMap<string, TradeView> = new Map();
+
+/** Orders, trades, positions, settlements and the transaction log from the engine's CoreEvents. */
 export function coreProjection(kindOf: KindOf = defaultKindOf): Projection<CoreEvent> {
   return {
     name: 'core',
-    tables: [ORDERS_TABLE, TRADES_TABLE, POSITIONS_TABLE, SETTLEMENTS_TABLE],
+    tables: [ORDERS_TABLE, TRADES_TABLE, POSITIONS_TABLE, SETTLEMENTS_TABLE, TRANSACTIONS_TABLE],
     project(committed: CommittedEvents<CoreEvent>, out: RowSink): void {
-      for (const event of committed.events) {
+      let trades: Map<string, TradeView> | null = null;
+      const events = committed.events;
+      for (let index = 0; index < events.length; index++) {
+        const event = events[index]!;
         switch (event.type) {
           case 'order':
             projectOrder(event.order, committed.seq, kindOf, out);
@@ -376,9 +518,28 @@ export function coreProjection(kindOf: KindOf = defaultKindOf): Projection<CoreE
           case 'position':
             projectPosition(event.position, committed.seq, kindOf, out);
             break;
-          case 'balance':
+          case 'balance': {
             projectSettlement(event, committed.ts, committed.seq, kindOf, out);
+            if (event.tradeId !== undefined) trades ??= tradesOf(events);
+            const { record, tags } = transactionOf(
+              event,
+              committed.seq,
+              index,
+              committed.ts,
+              trades ?? NO_TRADES,
+              kindOf,
+            );
+            out.upsert('transactions', {
+              account_id: event.accountId,
+              currency: event.currency,
+              seq: committed.seq,
+              idx: index,
+              timestamp: committed.ts,
+              tags,
+              view: new JsonText(record),
+            });
             break;
+          }
           case 'account':
           case 'instrument':
           case 'mmp_trigger':

@@ -59,6 +59,11 @@ import {
   type SettlementHistoryQuery,
 } from './settlement-queries.ts';
 import { changeStatements, type Statement } from './sql.ts';
+import {
+  queryTransactions,
+  type TransactionLogPage,
+  type TransactionLogQuery,
+} from './transaction-queries.ts';
 
 /**
  * How often the store's writes sweep history past its retention (command time), and how many rows
@@ -494,6 +499,12 @@ export class ReadStore {
   async settlements(query: SettlementHistoryQuery): Promise<SettlementHistoryPage> {
     await this.caughtUp(query.accountId);
     return querySettlements(this.options.db, query);
+  }
+
+  /** The account's balance changes in one currency, newest first (transaction-queries.ts). */
+  async transactions(query: TransactionLogQuery): Promise<TransactionLogPage> {
+    await this.caughtUp(query.accountId);
+    return queryTransactions(this.options.db, query);
   }
 
   /** The latest view of any order ever projected (open or closed). */

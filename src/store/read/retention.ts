@@ -31,6 +31,8 @@ const RULES: readonly RetentionRule[] = [
     where: `last_updated_at < ? AND ${CLOSED_ORDER_SQL}`,
   },
   { table: 'trades', keepMs: (s) => s.tradesMs, where: 'timestamp < ?' },
+  // The transaction log goes with the trades its rows mostly are.
+  { table: 'transactions', keepMs: (s) => s.tradesMs, where: 'timestamp < ?' },
   { table: 'rfq_trades', keepMs: (s) => s.rfqsMs, where: 'timestamp < ?' },
   { table: 'rfq_quotes', keepMs: (s) => s.rfqsMs, where: "last_updated_at < ? AND status <> 'open'" },
   {
