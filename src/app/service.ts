@@ -45,6 +45,7 @@ import { JournalTrimmer } from '../store/journal-trimmer.ts';
 import { redactedServers } from '../store/nats/nats-journal.ts';
 import { openStores, redactedUrl, SQLITE_FILES } from '../store/open-stores.ts';
 import type { FenceWatch } from '../store/postgres/pg-fence.ts';
+import type { PgWriterWatch } from '../store/postgres/pg-journal.ts';
 import { recordAccountSeqs } from '../store/read/core-projections.ts';
 import { portfolioArchive } from '../store/read/portfolio-queries.ts';
 import type { ReadStore, RetentionSettings } from '../store/read/read-store.ts';
@@ -199,7 +200,31 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         options.onFatal?.(error);
       },
     };
-    const recoveredStores = await openAndRecover(config, { ...settings, fenceWatch }, log, undo, aborted);
+    // With the journal in PostgreSQL, its writer connection (which holds the lock) is connected
+    // again when lost, on the service clock, within the journal's deadline; commands wait.
+    const journalWatch: PgWriterWatch = {
+      clock: { now: () => clock.now(), schedule: (ms, run) => clock.schedule(clock.now() + ms, run) },
+      onDropped: (error) =>
+        log.warn(
+          { err: error },
+          "the PostgreSQL journal's connection was lost: connecting again and taking the database lock again; commands wait meanwhile (up to the journal's deadline)",
+        ),
+      onReconnected: ({ tries, batchCommitted }) => {
+        log.info(
+          { tries, batchCommitted },
+          'the PostgreSQL journal is connected again and holds the database lock',
+        );
+        // The database answers again: a replica waiting out its restart delay starts now.
+        lockRetaken.listener?.();
+      },
+    };
+    const recoveredStores = await openAndRecover(
+      config,
+      { ...settings, fenceWatch, journalWatch },
+      log,
+      undo,
+      aborted,
+    );
     aborted();
     return await launch(
       options,
@@ -577,6 +602,8 @@ interface OpenSettings {
   readonly natsJournal: { servers: string; stream: string; replicas: number } | null;
   /** The database lock's connection (journal on NATS): taken again, or reported lost. */
   readonly fenceWatch?: FenceWatch;
+  /** The journal's writer connection (journal in PostgreSQL): connected again when lost. */
+  readonly journalWatch?: PgWriterWatch;
   readonly retention: RetentionSettings | undefined;
   /** The snapshot replica writes the read store: recovery does not feed it. */
   readonly replicaWritesReads: boolean;
@@ -593,7 +620,7 @@ interface RecoveredStores {
 /** Opens the stores (closed again by `undo` when the start fails) and recovers the core from them. */
 async function openAndRecover(
   config: Readonly<Config>,
-  { natsJournal, retention, replicaWritesReads, fenceWatch }: OpenSettings,
+  { natsJournal, retention, replicaWritesReads, fenceWatch, journalWatch }: OpenSettings,
   log: Logger,
   undo: StartUndo,
   aborted: () => void,
@@ -603,6 +630,7 @@ async function openAndRecover(
     databaseUrl: config.databaseUrl,
     natsJournal,
     ...(fenceWatch === undefined ? {} : { fenceWatch }),
+    ...(journalWatch === undefined ? {} : { journalWatch }),
     projections: subMachineProjections(),
     ...(retention === undefined ? {} : { retention }),
     onReadStoreError: (error) =>

@@ -160,6 +160,13 @@ export interface BatchLimits {
 
 export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxEntries: 4096 };
 
+/**
+ * How long a journal on a server (NATS, PostgreSQL) waits out its server for one batch, tries
+ * and reconnections included, before it fails: long enough for a cluster to elect leaders or a
+ * database to restart or fail over. Commands wait meanwhile.
+ */
+export const JOURNAL_WRITE_DEADLINE_MS = 30_000;
+
 /** A record before the tail failed its checksum, or seqs are not consecutive: never replay it. */
 export class JournalCorruptError extends Error {
   constructor(

@@ -43,7 +43,7 @@ import {
   PgDatabaseFence,
   recordJournalIdentityAt,
 } from './postgres/pg-fence.ts';
-import { PgJournal, readPgJournal } from './postgres/pg-journal.ts';
+import { PgJournal, type PgWriterWatch, readPgJournal } from './postgres/pg-journal.ts';
 import { PgSnapshotStore } from './postgres/pg-snapshots.ts';
 import type { KindOf } from './read/core-projections.ts';
 import type { HistoryWindows } from './read/history-queries.ts';
@@ -79,10 +79,14 @@ export interface StoreSettings {
   /**
    * With the journal on NATS and a database URL: what happens when the connection holding the
    * database's lock drops (./postgres/pg-fence.ts; `onLost`: it could not be taken again, and the
-   * service must stop). With the journal in PostgreSQL its writer holds the lock, and losing that
-   * connection fails the journal instead.
+   * service must stop). With the journal in PostgreSQL its writer holds the lock: `journalWatch`.
    */
   readonly fenceWatch?: FenceWatch;
+  /**
+   * With the journal in PostgreSQL: the clock of its reconnections, and what happens when its
+   * writer connection is lost and connected again (./postgres/pg-journal.ts).
+   */
+  readonly journalWatch?: PgWriterWatch;
 }
 
 export interface Stores<C> {
@@ -178,6 +182,7 @@ export async function openStores<C = unknown>(settings: StoreSettings): Promise<
             PgJournal.open<C>({
               connectionString,
               ...limits,
+              ...(settings.journalWatch === undefined ? {} : { watch: settings.journalWatch }),
               onLocked: (writer) => checkJournalIdentity(writer, identity),
             }),
           ),

@@ -67,6 +67,7 @@ import {
   type BatchLimits,
   DEFAULT_BATCH_LIMITS,
   type HashCheckpoint,
+  JOURNAL_WRITE_DEADLINE_MS,
   JournalCorruptError,
   type JournalEntry,
   type OpenReport,
@@ -123,7 +124,7 @@ const NO_SUITABLE_PEERS = 10005;
 const PUBLISH_TRY_MS = 2_000;
 const PUBLISH_RETRY_PAUSE_MS = 250;
 const OPEN_RETRY_PAUSE_MS = 500;
-const DEFAULT_ACK_TIMEOUT_MS = 30_000;
+const DEFAULT_ACK_TIMEOUT_MS = JOURNAL_WRITE_DEADLINE_MS;
 /** A lost server is dialled again this often (nats.js adds up to 100 ms of jitter). */
 const DEFAULT_RECONNECT_WAIT_MS = 500;
 const WRONG_LAST_SEQUENCE = 10071;

@@ -11,6 +11,14 @@
  *   (./pg-fence.ts), and a second `open` (another service on the same DATABASE_URL, whatever its
  *   journal) is refused with `StoreOpenError` before it reads. `onLocked` runs on it next, before
  *   the journal is read or written (openStores checks the database's journal identity there).
+ * - A lost writer connection (a server restart, a failover, a terminated session) is connected
+ *   again within the batch's deadline (`writeTimeoutMs`, the NATS journal's publish deadline),
+ *   on `watch.clock`, while later appends wait (./pg-writer.ts). The lock is taken again first
+ *   (held by another session: the journal fails, never two writers) and `onLocked` runs again;
+ *   then the journal's last record tells whether the batch in flight committed before the
+ *   connection went: it is that batch (same first seq, count and checksum: acknowledged, not
+ *   written again) or the one before it (written again); anything else means another writer
+ *   wrote meanwhile, and the journal fails. Past the deadline the journal fails, as before.
  * - While a batch is in flight, appends accumulate for the next one (pipelined group commit).
  * - Seqs and timestamps are BIGINT, read back as float8 (exact below 2^53).
  * - A trim is ONE statement on the writer connection: the connection runs its queries in the
@@ -26,6 +34,7 @@ import {
   type BatchLimits,
   DEFAULT_BATCH_LIMITS,
   type HashCheckpoint,
+  JOURNAL_WRITE_DEADLINE_MS,
   type JournalEntry,
   type OpenReport,
   type TrimResult,
@@ -34,6 +43,15 @@ import { type FrameRow, readFramePages, readVerifiedFrames, toFrame } from '../r
 import { frameChecksumValid, type StoredFrame } from '../record-format.ts';
 import { lockDatabase, unlockDatabase } from './pg-fence.ts';
 import { timedQuery } from './pg-transaction.ts';
+import {
+  connectWriter,
+  isConnectionLost,
+  realWriterClock,
+  retakeWriter,
+  type WriterClock,
+  WriterFencedError,
+  type WriterSession,
+} from './pg-writer.ts';
 
 export const PG_JOURNAL_SCHEMA = `
 CREATE TABLE IF NOT EXISTS journal (
@@ -81,26 +99,51 @@ export interface PgJournalOptions {
   readonly limits?: BatchLimits;
   readonly readPageFrames?: number;
   /**
-   * How long one batch's write may take before the journal counts as failed (default 30 s, as a
-   * NATS publish): a server that stops answering (stopped, its disk hung) fails the service
-   * instead of stalling it while commands pile up in memory, applied but never acknowledged.
+   * How long one batch's write may take, reconnections included, before the journal counts as
+   * failed (default: the NATS journal's publish deadline, 30 s): a server that stops answering
+   * (stopped, its disk hung) or stays away fails the service instead of stalling it while
+   * commands pile up in memory, applied but never acknowledged.
    */
   readonly writeTimeoutMs?: number;
-  /** Runs on the writer connection once it holds the lock, before the journal is read. */
+  /**
+   * Runs on the writer connection once it holds the lock, before the journal is read; again on
+   * each reconnection (a `StoreOpenError` then fails the journal).
+   */
   readonly onLocked?: (writer: pg.ClientBase) => Promise<void>;
+  /** The writer connection lost and connected again (see the module's docstring). */
+  readonly watch?: PgWriterWatch;
 }
 
-const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
+export interface PgWriterWatch {
+  /** Times the reconnection's backoff and deadline (default: real time). */
+  readonly clock?: WriterClock;
+  /** The writer connection was lost: it is being connected again. */
+  readonly onDropped?: (error: Error) => void;
+  /**
+   * Connected again, holding the lock, after `tries`; `batchCommitted`: whether the batch in
+   * flight had committed before the connection went (null: it held no entries).
+   */
+  readonly onReconnected?: (report: { tries: number; batchCommitted: boolean | null }) => void;
+}
+
+const DEFAULT_WRITE_TIMEOUT_MS = JOURNAL_WRITE_DEADLINE_MS;
 /** How long a failed open waits for its writer's session to end (and its lock with it). */
 const SESSION_END_WAIT_MS = 2_000;
 
 export class PgJournal<C = unknown> extends CommittedJournal<C> {
   static async open<C = unknown>(options: PgJournalOptions): Promise<PgJournal<C>> {
-    const pool = new pg.Pool({ connectionString: options.connectionString, max: 4 });
+    // Reads; the writer has a connection of its own (four in all, as before it had).
+    const pool = new pg.Pool({ connectionString: options.connectionString, max: 3 });
     // An idle connection dropped by the server must not crash the process; the next query fails.
     pool.on('error', () => undefined);
-    const writer = await pool.connect();
-    writer.on('error', () => undefined); // the next write then fails and poisons the journal
+    let session: WriterSession;
+    try {
+      session = await connectWriter(options.connectionString);
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+    const writer = session.client;
     let locked = false;
     try {
       const sync = await writer.query('SHOW synchronous_commit');
@@ -116,21 +159,12 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
       const last = await lastDurable<C>(writer);
       // Checkpoints of commands applied but never made durable describe a lost future.
       await writer.query('DELETE FROM hash_checkpoints WHERE seq > $1', [last.seq]);
-      return new PgJournal<C>(pool, writer, openReport, last, options);
+      return new PgJournal<C>(pool, session, openReport, last, options);
     } catch (error) {
-      // The lock is released first, as `close` does. A connection that cannot release it is
-      // dropped, not returned to the pool (a query may still be waiting on it): the lock goes with
-      // its session, whose end is awaited (briefly).
-      if (locked && (await unlockDatabase(writer, SESSION_END_WAIT_MS))) {
-        writer.release();
-      } else {
-        const ended = new Promise<void>((resolve) => {
-          writer.once('end', () => resolve());
-          setTimeout(resolve, SESSION_END_WAIT_MS).unref();
-        });
-        writer.release(true);
-        await ended;
-      }
+      // The lock is released first, as `close` does; a connection that cannot release it is
+      // ended all the same: the lock goes with its session, whose end is awaited (briefly).
+      if (locked) await unlockDatabase(writer, SESSION_END_WAIT_MS);
+      await endWithin(writer, SESSION_END_WAIT_MS);
       await pool.end();
       throw error;
     }
@@ -139,10 +173,17 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
   protected readonly committer: GroupCommitter;
   private readonly pageFrames: number;
   private readonly writeTimeoutMs: number;
+  private readonly connectionString: string;
+  private readonly onLocked: PgJournalOptions['onLocked'];
+  private readonly watch: PgWriterWatch;
+  private readonly clock: WriterClock;
+  /** True from a lost writer connection until the new one knows the batch in flight's fate. */
+  private reconnecting = false;
 
   private constructor(
     private readonly pool: pg.Pool,
-    private readonly writer: pg.PoolClient,
+    /** The writer connection holding the lock: replaced when it is lost and connected again. */
+    private session: WriterSession,
     readonly openReport: OpenReport,
     last: { seq: number; ts: number },
     options: PgJournalOptions,
@@ -150,6 +191,10 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
     super();
     this.pageFrames = options.readPageFrames ?? 64;
     this.writeTimeoutMs = options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS;
+    this.connectionString = options.connectionString;
+    this.onLocked = options.onLocked;
+    this.watch = options.watch ?? {};
+    this.clock = this.watch.clock ?? realWriterClock;
     this.committer = new GroupCommitter(
       { write: (frame, checkpoints) => this.writeBatch(frame, checkpoints) },
       options.limits ?? DEFAULT_BATCH_LIMITS,
@@ -157,23 +202,58 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
     );
   }
 
+  /**
+   * One batch in one statement, by its deadline; a lost connection is connected again and the
+   * batch written again only when it had not committed (see the module's docstring).
+   */
   private async writeBatch(frame: StoredFrame | null, checkpoints: readonly HashCheckpoint[]): Promise<void> {
-    const frameInsert =
-      'INSERT INTO journal (first_seq, count, version, payload, checksum) VALUES ($1, $2, $3, $4, $5)';
-    const frameParams =
-      frame === null ? [] : [frame.firstSeq, frame.count, frame.version, frame.payload, frame.checksum];
-    const write = (text: string, values: unknown[]) =>
-      this.writer.query(timedQuery(text, values, this.writeTimeoutMs));
-    if (checkpoints.length === 0) {
-      if (frame !== null) await write(frameInsert, frameParams);
-      return;
+    const statement = batchStatement(frame, checkpoints);
+    if (statement === null) return;
+    const lastBefore = frame === null ? this.committer.lastDurable.seq : frame.firstSeq - 1;
+    const deadline = this.clock.now() + this.writeTimeoutMs;
+    const left = () => Math.max(1, deadline - this.clock.now());
+    // Set once connected again: the tries it took, until the batch's fate is known.
+    let reconnected: number | null = null;
+    for (;;) {
+      const client = this.session.client;
+      try {
+        if (reconnected !== null) {
+          const committed = await batchCommitted(client, frame, lastBefore, left());
+          this.reconnecting = false;
+          this.watch.onReconnected?.({
+            tries: reconnected,
+            batchCommitted: frame === null ? null : committed,
+          });
+          reconnected = null;
+          if (committed) return;
+        }
+        await client.query(timedQuery(statement.text, statement.values, left()));
+        return;
+      } catch (error) {
+        if (!isConnectionLost(error)) throw error;
+        reconnected = await this.reconnect(error as Error, deadline);
+      }
     }
-    const n = frameParams.length;
-    const checkpointInsert = `INSERT INTO hash_checkpoints (seq, state_hash)
-      SELECT * FROM unnest($${n + 1}::bigint[], $${n + 2}::text[])
-      ON CONFLICT (seq) DO UPDATE SET state_hash = EXCLUDED.state_hash`;
-    const sql = frame === null ? checkpointInsert : `WITH f AS (${frameInsert}) ${checkpointInsert}`;
-    await write(sql, [...frameParams, checkpoints.map((c) => c.seq), checkpoints.map((c) => c.stateHash)]);
+  }
+
+  /**
+   * A new writer connection holding the lock, by `deadline` (else the error that stopped it);
+   * resolves with the tries it took.
+   */
+  private async reconnect(error: Error, deadline: number): Promise<number> {
+    this.reconnecting = true;
+    this.watch.onDropped?.(error);
+    const previous = this.session;
+    previous.client.end().catch(() => undefined);
+    const { session, tries } = await retakeWriter({
+      connectionString: this.connectionString,
+      previous,
+      deadline,
+      clock: this.clock,
+      ...(this.onLocked === undefined ? {} : { onLocked: this.onLocked }),
+    });
+    this.session = session;
+    return tries;
   }
 
   readBatches(fromSeq: number): AsyncIterable<readonly JournalEntry<C>[]> {
@@ -201,7 +281,8 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
   protected async trimRecords(seq: number, maxRecords: number): Promise<TrimResult> {
     // With the writes' deadline: a trim stuck on a server that stopped answering would hold a
     // shutdown (the trimmer waits for its step) forever.
-    const result = await this.writer.query(timedQuery(TRIM, [seq, maxRecords], this.writeTimeoutMs));
+    if (this.reconnecting) throw new Error('the journal is connecting to PostgreSQL again');
+    const result = await this.session.client.query(timedQuery(TRIM, [seq, maxRecords], this.writeTimeoutMs));
     const row = result.rows[0] as { records: number; entries: number; done: boolean };
     return { records: row.records, entries: row.entries, done: row.done };
   }
@@ -214,18 +295,89 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
     // The lock is released before the connection goes: the server ends a closed session a moment
     // later, and a service (or test) opening the database right after must find it free.
     // A broken connection is dropped, and its session's end releases the lock.
-    if (await unlockDatabase(this.writer, SESSION_END_WAIT_MS)) this.writer.release();
-    else this.writer.release(true);
+    const writer = this.session.client;
+    if (await unlockDatabase(writer, SESSION_END_WAIT_MS)) await endWithin(writer, SESSION_END_WAIT_MS);
+    else writer.end().catch(() => undefined);
     await this.pool.end();
   }
 }
 
-async function lastFrame(client: pg.PoolClient): Promise<FrameRow | undefined> {
+/** Ends a connection, waiting for its session's end (and its lock's) at most `ms`. */
+async function endWithin(client: pg.Client, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  await Promise.race([client.end().catch(() => undefined), late]);
+  clearTimeout(timer);
+}
+
+/** The one statement of a batch (its frame, its checkpoints, or both), or null when empty. */
+function batchStatement(
+  frame: StoredFrame | null,
+  checkpoints: readonly HashCheckpoint[],
+): { text: string; values: unknown[] } | null {
+  const frameInsert =
+    'INSERT INTO journal (first_seq, count, version, payload, checksum) VALUES ($1, $2, $3, $4, $5)';
+  const frameParams =
+    frame === null ? [] : [frame.firstSeq, frame.count, frame.version, frame.payload, frame.checksum];
+  if (checkpoints.length === 0) return frame === null ? null : { text: frameInsert, values: frameParams };
+  const n = frameParams.length;
+  const checkpointInsert = `INSERT INTO hash_checkpoints (seq, state_hash)
+    SELECT * FROM unnest($${n + 1}::bigint[], $${n + 2}::text[])
+    ON CONFLICT (seq) DO UPDATE SET state_hash = EXCLUDED.state_hash`;
+  const text = frame === null ? checkpointInsert : `WITH f AS (${frameInsert}) ${checkpointInsert}`;
+  return {
+    text,
+    values: [...frameParams, checkpoints.map((c) => c.seq), checkpoints.map((c) => c.stateHash)],
+  };
+}
+
+/**
+ * After a reconnection (the lock held again, so the lost session has ended and its statement
+ * committed or not): true when the journal's last record is `frame` (same first seq, count and
+ * checksum), false when it ends at `lastBefore` (the batch is to be written again; a batch of
+ * checkpoints alone is always written again, its upsert being idempotent). Anything else:
+ * another writer appended meanwhile, `WriterFencedError`. Never deleted by a trim (the newest
+ * record never is), the last record answers for the batch whatever trims ran.
+ */
+async function batchCommitted(
+  client: pg.Client,
+  frame: StoredFrame | null,
+  lastBefore: number,
+  timeoutMs: number,
+): Promise<boolean> {
+  const result = await client.query(
+    timedQuery(
+      'SELECT first_seq::float8 AS first_seq, count, checksum FROM journal ORDER BY first_seq DESC LIMIT 1',
+      [],
+      timeoutMs,
+    ),
+  );
+  const row = result.rows[0] as { first_seq: number; count: number; checksum: number } | undefined;
+  const lastSeq = row === undefined ? 0 : row.first_seq + row.count - 1;
+  if (
+    frame !== null &&
+    row !== undefined &&
+    row.first_seq === frame.firstSeq &&
+    row.count === frame.count &&
+    row.checksum === frame.checksum
+  ) {
+    return true;
+  }
+  if (lastSeq === lastBefore) return false;
+  throw new WriterFencedError(
+    `the PostgreSQL journal reconnected, but its last record (through seq ${lastSeq}) is not what this writer left (through seq ${lastBefore}${frame === null ? '' : `, or its batch in flight at ${frame.firstSeq}`}): another writer used the database meanwhile`,
+  );
+}
+
+async function lastFrame(client: pg.ClientBase): Promise<FrameRow | undefined> {
   const result = await client.query(`SELECT ${FRAME_COLUMNS} FROM journal ORDER BY first_seq DESC LIMIT 1`);
   return result.rows[0] as FrameRow | undefined;
 }
 
-async function dropTornTail(client: pg.PoolClient): Promise<OpenReport> {
+async function dropTornTail(client: pg.ClientBase): Promise<OpenReport> {
   const row = await lastFrame(client);
   if (row === undefined || frameChecksumValid(toFrame(row)))
     return { droppedTailRecords: 0, droppedTailEntries: 0 };
@@ -236,7 +388,7 @@ async function dropTornTail(client: pg.PoolClient): Promise<OpenReport> {
   return { droppedTailRecords: 1, droppedTailEntries: row.count };
 }
 
-async function lastDurable<C>(client: pg.PoolClient): Promise<{ seq: number; ts: number }> {
+async function lastDurable<C>(client: pg.ClientBase): Promise<{ seq: number; ts: number }> {
   const row = await lastFrame(client);
   if (row === undefined) return { seq: 0, ts: 0 };
   const entries = readVerifiedFrames<C>([toFrame(row)], row.first_seq, null);
