@@ -3,6 +3,8 @@
  * connection, which holds the database's lock, is lost:
  * - its session terminated (pg_terminate_backend) while orders flow: the journal connects again,
  *   every acknowledged order is in the journal once, and the service goes on taking orders;
+ * - the server crashes (a backend killed with SIGKILL: PostgreSQL ends every session and
+ *   recovers, in about a second) while orders flow: the same;
  * - another session takes the lock while the server is out of reach: the service stops as before
  *   (the core fails, the order in flight is answered `unavailable` with `outcome: unknown`);
  * - the server stays out of reach past the journal's deadline (30 s on the service's virtual
@@ -157,6 +159,52 @@ test("the journal's session is terminated while orders flow: it connects again, 
   }
 });
 
+test('PostgreSQL crashes (a backend killed: the server ends every session and recovers) while orders flow: the journal connects again', {
+  skip,
+}, async () => {
+  const s = await start('pgj_crash');
+  const stopTicking = s.tick();
+  try {
+    const acknowledged: string[] = [];
+    let flowing = true;
+    const worker = async (w: number) => {
+      for (let i = 0; flowing; i++) {
+        const label = `crash-${w}-${i}`;
+        // Refusals are possible while the read store's connections are lost too; none is lost.
+        if (
+          await restingBuy(s.running, String(1000 + i), label).then(
+            () => true,
+            () => false,
+          )
+        )
+          acknowledged.push(label);
+      }
+    };
+    const workers = [0, 1].map(worker);
+    await until(() => acknowledged.length >= 20, 10_000);
+    const [holder] = await query(
+      s.url,
+      "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+    );
+    process.kill(holder!.pid as number, 'SIGKILL');
+    const before = acknowledged.length;
+    await until(() => logged(s.logs, /PostgreSQL journal is connected again/), 10_000);
+    await until(() => acknowledged.length >= before + 20, 10_000);
+    flowing = false;
+    await Promise.all(workers);
+    assert.equal(s.running.service.core.failed, null);
+    await s.running.service.core.drain();
+    const commands = await journaledCommands(s.url);
+    for (const label of acknowledged) {
+      const times = commands.filter((c) => c.includes(`"${label}"`)).length;
+      assert.equal(times, 1, `${label} journaled ${times} times`);
+    }
+  } finally {
+    stopTicking();
+    await s.dispose();
+  }
+});
+
 /** Places an order while the server is out of reach; resolves with its outcome. */
 function orderDuringOutage(s: Started): Promise<unknown> {
   return restingBuy(s.running, '1000', 'during').then(
@@ -177,7 +225,7 @@ test('another session takes the lock while the server is out of reach: the servi
   const s = await start('pgj_fenced');
   const other = new pg.Client({ connectionString: s.url });
   await other.connect();
-  let stopTicking = () => undefined as void;
+  let stopTicking: () => void = () => undefined;
   try {
     await restingBuy(s.running, '1000', 'before');
     s.proxy.refuse = true;
@@ -203,7 +251,7 @@ test("the server stays out of reach past the journal's deadline: the service sto
   skip,
 }, async () => {
   const s = await start('pgj_deadline');
-  let stopTicking = () => undefined as void;
+  let stopTicking: () => void = () => undefined;
   try {
     await restingBuy(s.running, '1000', 'before');
     s.proxy.refuse = true;
