@@ -153,3 +153,33 @@ describe('group commit: batch listeners', () => {
     assert.deepEqual(committer.lastDurable, { seq: 2, ts: 1002 });
   });
 });
+
+describe('group commit: wake', () => {
+  test('wake with nothing queued hands the writer one empty batch; after a failed one flush still resolves', async () => {
+    const writes: Array<[StoredFrame | null, number]> = [];
+    let fail = false;
+    const committer = new GroupCommitter(
+      {
+        write(frame, checkpoints) {
+          writes.push([frame, checkpoints.length]);
+          if (fail) throw new Error('the writer failed');
+        },
+      },
+      { maxEntries: 10 },
+      { seq: 0, ts: 0 },
+    );
+    committer.wake();
+    await committer.flush();
+    assert.deepEqual(writes, [[null, 0]]);
+    // A batch that fails with a wake-up pending: flush resolves all the same.
+    const appended = committer.append(entry(1));
+    committer.wake();
+    fail = true;
+    await assert.rejects(appended);
+    await committer.flush();
+    assert.ok(committer.failed instanceof JournalWriteError);
+    committer.wake();
+    await committer.flush();
+    assert.equal(writes.length, 2, 'a failed committer is not woken');
+  });
+});

@@ -12,6 +12,8 @@
  * - Promises resolve in seq order, only after the writer reported the batch durable (a frame's
  *   entries share one promise; its callbacks run in the order they were added).
  * - A writer failure rejects that batch and everything queued or appended later.
+ * - `wake` asks for a batch even with nothing queued (the writer gets an empty one): a backend
+ *   that must act between batches (the PostgreSQL journal connecting again) does it in order.
  * - A batch listener that throws is a bug elsewhere: its error goes to `onListenerError` (by
  *   default thrown on a later turn, an uncaught exception), and the batch, durable already, still
  *   resolves and reaches the other listeners; left to unwind `drain`, it would have left every
@@ -65,6 +67,7 @@ export class GroupCommitter {
   private frames: OpenFrame[] = [];
   private queuedCheckpoints: HashCheckpoint[] = [];
   private scheduled = false;
+  private woken = false;
   private writing = false;
   private failure: Error | null = null;
   private closed = false;
@@ -126,9 +129,16 @@ export class GroupCommitter {
     this.schedule();
   }
 
+  /** Runs a batch soon even when nothing is queued (see the module's docstring). */
+  wake(): void {
+    if (this.failure !== null || this.closed) return;
+    this.woken = true;
+    this.schedule();
+  }
+
   /** Resolves when nothing is queued or being written. */
   flush(): Promise<void> {
-    if (!this.writing && !this.scheduled && this.frames.length === 0) return Promise.resolve();
+    if (!this.writing && !this.scheduled && this.frames.length === 0 && !this.woken) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -152,7 +162,11 @@ export class GroupCommitter {
 
   private async drain(): Promise<void> {
     this.writing = true;
-    while (this.failure === null && (this.frames.length > 0 || this.queuedCheckpoints.length > 0)) {
+    while (
+      this.failure === null &&
+      (this.frames.length > 0 || this.queuedCheckpoints.length > 0 || this.woken)
+    ) {
+      this.woken = false;
       const next = this.frames.shift();
       const checkpoints = this.queuedCheckpoints;
       this.queuedCheckpoints = [];
@@ -181,6 +195,8 @@ export class GroupCommitter {
       next?.resolve();
     }
     this.writing = false;
+    // A wake-up that came with the failure has nothing left to do.
+    this.woken = false;
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();

@@ -7,6 +7,7 @@
  * - The statement never reached the server: written once on the new connection.
  * - Another session took the lock meanwhile, or another writer appended and left: the journal
  *   fails (never two writers).
+ * - The connection ends while the journal is idle: connected again at once, the lock held again.
  * - The server stays away past the deadline: the journal fails then, not before.
  */
 import assert from 'node:assert/strict';
@@ -100,6 +101,20 @@ async function stored(url: string): Promise<Array<{ first_seq: number; count: nu
     return (
       await client.query('SELECT first_seq::float8 AS first_seq, count FROM journal ORDER BY first_seq')
     ).rows as Array<{ first_seq: number; count: number }>;
+  } finally {
+    await client.end();
+  }
+}
+
+async function query(
+  url: string,
+  sql: string,
+  values: unknown[] = [],
+): Promise<Array<Record<string, unknown>>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql, values)).rows;
   } finally {
     await client.end();
   }
@@ -235,6 +250,40 @@ test('another writer appended and left while the writer was away: the journal fa
       { first_seq: 1, count: 1 },
       { first_seq: 2, count: 1 },
     ]);
+  } finally {
+    await o.dispose();
+  }
+});
+
+test('the connection ends while the journal is idle: connected again at once, holding the lock, with no append', {
+  skip,
+}, async () => {
+  const o = await open();
+  try {
+    await o.journal.append(entry(1));
+    const holders = async () =>
+      (
+        await query(
+          o.url,
+          "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        )
+      ).map((row) => row.pid as number);
+    const [before] = await holders();
+    await query(o.url, 'SELECT pg_terminate_backend($1)', [before]);
+    const result = await settle(
+      (async () => {
+        while (o.reconnected.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      })(),
+      o.clock,
+    );
+    assert.equal(result.status, 'fulfilled');
+    assert.deepEqual(o.reconnected, [{ tries: o.reconnected[0]!.tries, batchCommitted: null }]);
+    const after = await holders();
+    assert.equal(after.length, 1);
+    assert.notEqual(after[0], before);
+    await o.journal.append(entry(2));
+    assert.deepEqual(await seqsOf(o.journal), [1, 2]);
+    assert.equal(o.dropped.length, 1);
   } finally {
     await o.dispose();
   }

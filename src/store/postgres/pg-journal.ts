@@ -19,6 +19,8 @@
  *   connection went: it is that batch (same first seq, count and checksum: acknowledged, not
  *   written again) or the one before it (written again); anything else means another writer
  *   wrote meanwhile, and the journal fails. Past the deadline the journal fails, as before.
+ *   A connection that ends between batches (its `end` event) is connected again at once, by an
+ *   empty batch (`GroupCommitter.wake`), so an idle journal holds the lock again too.
  * - While a batch is in flight, appends accumulate for the next one (pipelined group commit).
  * - Seqs and timestamps are BIGINT, read back as float8 (exact below 2^53).
  * - A trim is ONE statement on the writer connection: the connection runs its queries in the
@@ -179,6 +181,8 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
   private readonly clock: WriterClock;
   /** True from a lost writer connection until the new one knows the batch in flight's fate. */
   private reconnecting = false;
+  /** The writer connection ended between batches: the next batch connects again first. */
+  private endedBetween: Error | null = null;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -200,6 +204,16 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
       options.limits ?? DEFAULT_BATCH_LIMITS,
       last,
     );
+    this.watchSession(session);
+  }
+
+  /** The session's connection ending outside a reconnection: connected again by an empty batch. */
+  private watchSession(session: WriterSession): void {
+    session.client.once('end', () => {
+      if (this.closed || this.reconnecting || this.session !== session) return;
+      this.endedBetween = new Error('the writer connection ended');
+      this.committer.wake();
+    });
   }
 
   /**
@@ -208,13 +222,16 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
    */
   private async writeBatch(frame: StoredFrame | null, checkpoints: readonly HashCheckpoint[]): Promise<void> {
     const statement = batchStatement(frame, checkpoints);
-    if (statement === null) return;
+    if (statement === null && this.endedBetween === null) return;
     const lastBefore = frame === null ? this.committer.lastDurable.seq : frame.firstSeq - 1;
     const deadline = this.clock.now() + this.writeTimeoutMs;
     const left = () => Math.max(1, deadline - this.clock.now());
-    // Set once connected again: the tries it took, until the batch's fate is known.
-    let reconnected: number | null = null;
+    let lost = this.endedBetween;
+    this.endedBetween = null;
     for (;;) {
+      // Connected again: the tries it took, until the batch's fate is known.
+      const reconnected = lost === null ? null : await this.reconnect(lost, deadline);
+      lost = null;
       const client = this.session.client;
       try {
         if (reconnected !== null) {
@@ -224,14 +241,14 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
             tries: reconnected,
             batchCommitted: frame === null ? null : committed,
           });
-          reconnected = null;
           if (committed) return;
         }
+        if (statement === null) return;
         await client.query(timedQuery(statement.text, statement.values, left()));
         return;
       } catch (error) {
         if (!isConnectionLost(error)) throw error;
-        reconnected = await this.reconnect(error as Error, deadline);
+        lost = error as Error;
       }
     }
   }
@@ -242,6 +259,8 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
    */
   private async reconnect(error: Error, deadline: number): Promise<number> {
     this.reconnecting = true;
+    // The loss this handles (a write that failed with it also saw its connection's `end`).
+    this.endedBetween = null;
     this.watch.onDropped?.(error);
     const previous = this.session;
     previous.client.end().catch(() => undefined);
@@ -253,6 +272,7 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
       ...(this.onLocked === undefined ? {} : { onLocked: this.onLocked }),
     });
     this.session = session;
+    this.watchSession(session);
     return tries;
   }
 
