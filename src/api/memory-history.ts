@@ -26,7 +26,7 @@
 import type { OrderView, TradeView } from '../core/events.ts';
 import { pairQuoteCurrency } from '../domain/currency.ts';
 import { parseInstrumentName } from '../domain/instrument.ts';
-import { transactionOf } from '../store/read/core-projections.ts';
+import { settlementRecordOf, transactionOf } from '../store/read/core-projections.ts';
 import { historyToken, idNumber, parseHistoryToken } from '../store/read/history-keyset.ts';
 import { settlementCount } from '../store/read/settlement-queries.ts';
 import {
@@ -147,24 +147,9 @@ export class MemoryHistory implements HistoryPort {
         // As the read store: a combo trade (with its legs) and each leg trade are entries.
         this.trades.push({ trade: event.trade, seq: batch.seq });
         for (const leg of event.trade.legs ?? []) this.trades.push({ trade: leg, seq: batch.seq });
-      } else if (event.type === 'balance' && event.settlement !== undefined) {
-        const detail = event.settlement;
-        this.settled.push({
-          seq: batch.seq,
-          record: {
-            accountId: event.accountId,
-            type: 'delivery',
-            timestamp: batch.ts,
-            instrumentName: detail.instrumentName,
-            size: detail.size,
-            settlementPrice: detail.settlementPrice,
-            settlementIndex: detail.settlementIndex,
-            profitLoss: detail.profitLoss,
-            cashflow: event.change,
-            currency: event.currency,
-            balance: event.balance,
-          },
-        });
+      } else if (event.type === 'balance') {
+        const record = settlementRecordOf(event, batch.ts);
+        if (record !== undefined) this.settled.push({ seq: batch.seq, record });
       }
     }
   }

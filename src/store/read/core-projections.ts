@@ -241,10 +241,11 @@ export interface SettlementRecord {
   readonly balance: number;
 }
 
-function projectSettlement(event: BalanceEvent, ts: number, seq: number, kindOf: KindOf, out: RowSink): void {
+/** The settlement history entry of a settlement's balance event (undefined for any other). */
+export function settlementRecordOf(event: BalanceEvent, ts: number): SettlementRecord | undefined {
   const detail = event.settlement;
-  if (detail === undefined) return;
-  const record: SettlementRecord = {
+  if (detail === undefined) return undefined;
+  return {
     accountId: event.accountId,
     type: 'delivery',
     timestamp: ts,
@@ -257,12 +258,18 @@ function projectSettlement(event: BalanceEvent, ts: number, seq: number, kindOf:
     currency: event.currency,
     balance: event.balance,
   };
+}
+
+function projectSettlement(event: BalanceEvent, ts: number, seq: number, kindOf: KindOf, out: RowSink): void {
+  const record = settlementRecordOf(event, ts);
+  if (record === undefined) return;
+  const name = record.instrumentName;
   out.upsert('settlements', {
     account_id: event.accountId,
-    instrument_name: detail.instrumentName,
-    currency: parseInstrumentName(detail.instrumentName)?.baseCurrency ?? null,
-    quote_currency: quoteOf(detail.instrumentName),
-    kind: kindOf(detail.instrumentName),
+    instrument_name: name,
+    currency: parseInstrumentName(name)?.baseCurrency ?? null,
+    quote_currency: quoteOf(name),
+    kind: kindOf(name),
     settlement_type: record.type,
     timestamp: ts,
     seq,
