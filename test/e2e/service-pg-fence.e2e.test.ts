@@ -18,6 +18,7 @@ import { loadConfig } from '../../src/app/config.ts';
 import type { RestartPolicy } from '../../src/app/replica-supervisor.ts';
 import { type RunningService, startService } from '../../src/app/service.ts';
 import { DATABASE_LOCK_KEY, DatabaseLockLostError } from '../../src/store/postgres/pg-fence.ts';
+import { queryOnce as query } from '../support/postgres.ts';
 import { SERVICE_T0 } from '../support/service-harness.ts';
 import { startStoreServers } from '../support/store-servers.ts';
 import { tempDir } from '../support/temp-dir.ts';
@@ -27,20 +28,6 @@ const servers = await startStoreServers();
 after(() => servers.stop());
 const { postgres, nats } = servers;
 const skip = (postgres === null || nats === null) && 'PostgreSQL or nats-server is not installed';
-
-async function query(
-  url: string,
-  sql: string,
-  values: unknown[] = [],
-): Promise<Array<Record<string, unknown>>> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 const nameOf = (url: string) => new URL(url).pathname.slice(1);
 

@@ -21,27 +21,13 @@ import { ApiError } from '../../sdk/errors.ts';
 import { DATABASE_LOCK_KEY } from '../../src/store/postgres/pg-fence.ts';
 import { readPgJournal } from '../../src/store/postgres/pg-journal.ts';
 import { type CuttingProxy, startCuttingProxy } from '../support/cutting-proxy.ts';
-import { startPostgres } from '../support/postgres.ts';
+import { queryOnce as query, startPostgres } from '../support/postgres.ts';
 import { restingBuy, startTestService, type TestService } from '../support/service-harness.ts';
 import { until } from '../support/until.ts';
 
 const postgres = await startPostgres();
 after(() => postgres?.stop());
 const skip = postgres === null && 'PostgreSQL is not installed';
-
-async function query(
-  url: string,
-  sql: string,
-  values: unknown[] = [],
-): Promise<Array<Record<string, unknown>>> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 /** Ends the session holding the database's lock: the journal's writer. */
 async function terminateWriter(url: string): Promise<void> {

@@ -19,7 +19,7 @@ import { DATABASE_LOCK_KEY } from '../../src/store/postgres/pg-fence.ts';
 import { PgJournal, type PgWriterWatch } from '../../src/store/postgres/pg-journal.ts';
 import { WriterFencedError } from '../../src/store/postgres/pg-writer.ts';
 import { type CuttingProxy, startCuttingProxy } from '../support/cutting-proxy.ts';
-import { startPostgres } from '../support/postgres.ts';
+import { queryOnce as query, startPostgres } from '../support/postgres.ts';
 
 const server = await startPostgres();
 after(() => server?.stop());
@@ -101,20 +101,6 @@ async function stored(url: string): Promise<Array<{ first_seq: number; count: nu
     return (
       await client.query('SELECT first_seq::float8 AS first_seq, count FROM journal ORDER BY first_seq')
     ).rows as Array<{ first_seq: number; count: number }>;
-  } finally {
-    await client.end();
-  }
-}
-
-async function query(
-  url: string,
-  sql: string,
-  values: unknown[] = [],
-): Promise<Array<Record<string, unknown>>> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql, values)).rows;
   } finally {
     await client.end();
   }

@@ -20,6 +20,7 @@ import {
   DatabaseLockLostError,
   type FenceWatch,
 } from '../../src/store/postgres/pg-fence.ts';
+import { queryOnce as query } from '../support/postgres.ts';
 import { startStoreServers } from '../support/store-servers.ts';
 import { until } from '../support/until.ts';
 
@@ -59,16 +60,6 @@ const otherJournal = (error: unknown) =>
   error instanceof StoreOpenError &&
   /DATABASE_URL holds the snapshots and history of the journal/.test(error.message) &&
   /JOURNAL_URL and JOURNAL_STREAM/.test(error.message);
-
-async function query(url: string, sql: string): Promise<unknown[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 const nameOf = (url: string) => new URL(url).pathname.slice(1);
 

@@ -184,3 +184,18 @@ async function launchPostgres(
     },
   };
 }
+
+/** One query on a connection of its own (opened and closed around it): the rows. */
+export async function queryOnce(
+  url: string,
+  sql: string,
+  values: unknown[] = [],
+): Promise<Array<Record<string, unknown>>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
