@@ -12,6 +12,7 @@ import { ChannelRegistry } from './channels.ts';
 import { registerAccountSettingsMethods } from './methods/account-settings.ts';
 import { registerComboMethods } from './methods/combos.ts';
 import type { MethodDeps } from './methods/context.ts';
+import { registerHistoryMethods } from './methods/history.ts';
 import { API_VERSION, registerPublicMethods } from './methods/public.ts';
 import { registerSessionMethods } from './methods/session.ts';
 import { registerTradingMethods } from './methods/trading.ts';
@@ -36,6 +37,7 @@ export function apiSurface(): {
   const unused = {} as MethodDeps;
   registerPublicMethods(methods, unused);
   registerTradingMethods(methods, unused);
+  registerHistoryMethods(methods, unused);
   registerAccountSettingsMethods(methods, unused);
   registerComboMethods(methods, unused);
   registerSessionMethods(methods, {} as Authenticator, { ...unused, channels });

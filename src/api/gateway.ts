@@ -43,6 +43,7 @@ import {
 } from './http-routes.ts';
 import { registerAccountSettingsMethods } from './methods/account-settings.ts';
 import { registerComboMethods } from './methods/combos.ts';
+import { registerHistoryMethods } from './methods/history.ts';
 import { API_VERSION, registerPublicMethods } from './methods/public.ts';
 import { registerSessionMethods } from './methods/session.ts';
 import { registerTradingMethods } from './methods/trading.ts';
@@ -171,6 +172,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   };
   registerPublicMethods(methods, methodDeps);
   registerTradingMethods(methods, methodDeps);
+  registerHistoryMethods(methods, methodDeps);
   registerAccountSettingsMethods(methods, methodDeps);
   registerComboMethods(methods, methodDeps);
   registerSessionMethods(methods, authenticator, { ...methodDeps, channels });

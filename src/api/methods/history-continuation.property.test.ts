@@ -25,7 +25,7 @@ import type { Principal } from '../auth/authenticator.ts';
 import { MemoryHistory } from '../memory-history.ts';
 import type { CommandPort, HistoryPort, ReadPort } from '../ports.ts';
 import { type CallContext, MethodRegistry } from '../registry.ts';
-import { registerTradingMethods } from './trading.ts';
+import { registerHistoryMethods } from './history.ts';
 
 const RUNS = Number(process.env.HISTORY_TOKEN_RUNS ?? 150);
 const SEED = process.env.HISTORY_TOKEN_SEED ? Number(process.env.HISTORY_TOKEN_SEED) : undefined;
@@ -54,7 +54,7 @@ const context: CallContext = {
 
 function registryOver(history: HistoryPort): MethodRegistry {
   const registry = new MethodRegistry();
-  registerTradingMethods(registry, {
+  registerHistoryMethods(registry, {
     commands: { now: () => NOW } as unknown as CommandPort,
     reads: {
       currencies: () => ['BTC', 'ETH', 'USDC'],

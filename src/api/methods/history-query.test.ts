@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { VenueError } from '../../domain/errors.ts';
-import { historyQuery } from './trading.ts';
+import { historyQuery } from './history.ts';
 
 test("a read store's RangeError becomes invalid_params naming the field it is about", async () => {
   const field = async (message: string) =>
