@@ -303,6 +303,9 @@ test('transaction log: as the read store answers it (test/store/transaction-log-
     'BTC-PERPETUAL': 'future',
     BTC_USDC: 'spot',
     'BTC-27DEC24-60000-C': 'option',
+    [LONG_LEG]: 'option',
+    [SHORT_LEG]: 'option',
+    [COMBO]: 'option_combo',
   };
   const history = new MemoryHistory((name) => kinds[name]);
   for (const batch of transactionBatches()) history.record(batch);

@@ -249,6 +249,10 @@ export async function assertTransactionLog(transactions: Transactions): Promise<
   assert.deepEqual(await ids({ query: 'maker' }), []);
   assert.deepEqual(await ids({ accountId: 2, query: 'maker buy' }), ['4:2 trade', '3:3 trade', '2:2 trade']);
   assert.deepEqual(await ids({ query: 'withdrawal' }), ['6:0 withdrawal']);
+  // A combo's leg entries are the combo's trade too: its kind finds them, as their own kind does.
+  assert.deepEqual(await ids({ accountId: 5, query: 'option_combo' }), ['7:2 trade', '7:1 trade']);
+  assert.deepEqual(await ids({ accountId: 5, query: 'option taker' }), ['7:2 trade', '7:1 trade']);
+  assert.deepEqual(await ids({ accountId: 5, query: 'future_combo' }), []);
   await assert.rejects(transactions({ ...all, query: 'trade funding' }), (e: unknown) => {
     return e instanceof RangeError && /^query word 'funding'/.test(e.message);
   });

@@ -392,6 +392,12 @@ export function transactionOf(
     const kind = kindOf(instrumentName);
     if (kind !== null) tags.push(kind);
   }
+  // A combo's leg entry is also the combo's trade: its kind (`option_combo`, `future_combo`)
+  // finds it, as the leg's own does (a combo trade moves cash only through its legs).
+  if (trade?.comboId !== undefined) {
+    const comboKind = kindOf(trade.comboId);
+    if (comboKind !== null && !tags.includes(comboKind)) tags.push(comboKind);
+  }
   const record: TransactionRecord = {
     id: `${seq}:${index}`,
     accountId: event.accountId,
