@@ -121,6 +121,18 @@ test('refusals name the field: count, unknown leg, a combo as leg, unequal or no
     'equal amounts',
   );
   assert.equal(field([spread[0]!, { ...spread[1]!, direction: 'buy' }]), 'trades', 'two calls bought');
+  // One instrument bought and sold is no combo, whatever its kind (a dated future named one).
+  const future = instruments.find((i) => i.kind === 'future' && i.spec.expiration !== null)!;
+  for (const name of [future.name, low!.name]) {
+    assert.equal(
+      field([
+        { instrumentName: name, direction: 'buy' },
+        { instrumentName: name, direction: 'sell' },
+      ]),
+      'trades[1].instrumentName',
+      name,
+    );
+  }
   const withCombo = new Map(byName);
   const combo = new Instrument(10_000, { ...low!.spec, name: 'BTC-CS-X', legs: [] });
   withCombo.set(combo.name, combo);

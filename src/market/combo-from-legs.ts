@@ -36,6 +36,10 @@ export function comboForLegs(
     if (instrument.spec.legs !== null) return refuse(field, `${trade.instrumentName} is a combo, not a leg`);
     instruments.push(instrument);
   }
+  // One instrument bought and sold is no combo (a dated future's would name `…-FS-X_X`).
+  if (trades[0]!.instrumentName === trades[1]!.instrumentName) {
+    return refuse('trades[1].instrumentName', `${KINDS}; both legs are ${trades[1]!.instrumentName}`);
+  }
   const amounts = unequalAmounts(trades);
   if (amounts !== null) return amounts;
   const legs = trades.map((trade) => ({ side: trade.direction, ratio: 1 }));
