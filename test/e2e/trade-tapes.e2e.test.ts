@@ -53,6 +53,15 @@ describe('public/get_last_trades_by_currency over the real engine', () => {
     const page = await client.call('public/get_last_trades_by_currency', { currency: 'BTC' });
     assert.deepEqual(page.trades, all.trades.slice(0, 10));
     assert.equal(page.hasMore, true);
+    // hasMore is exact at the edge: 12 BTC trades, 6 on each instrument.
+    for (const [count, hasMore] of [
+      [11, true],
+      [12, false],
+      [1000, false],
+    ] as const) {
+      const edge = await client.call('public/get_last_trades_by_currency', { currency: 'BTC', count });
+      assert.deepEqual([edge.trades.length, edge.hasMore], [Math.min(count, 12), hasMore], String(count));
+    }
     const any = await client.call('public/get_last_trades_by_currency', { currency: 'any', count: 100 });
     assert.deepEqual(
       any.trades.map((trade) => [trade.instrumentName, trade.timestamp]),

@@ -203,13 +203,18 @@ export function registerPublicMethods(registry: MethodRegistry, deps: MethodDeps
         filedUnder(params, false).map((instrument) => [instrument.name, instrument]),
       );
       const count = params.count ?? 10;
+      const windowed = params.startTimestamp != null || params.endTimestamp != null;
+      // Newest first without a window, each instrument's newest count + 1 trades decide the page
+      // and whether more match (the capped sum exceeds count exactly when the full one does), so
+      // a read of every tape copies a few trades of each, not all it keeps.
+      const depth = params.sorting !== 'asc' && !windowed ? count + 1 : PUBLIC_TRADES_KEPT;
       // Only each instrument's `count` trades at the page's end can be on it: the rest are counted.
       let matching = 0;
       const candidates: TradeView[] = [];
       for (const name of instruments.keys()) {
-        const inRange = reads
-          .recentTrades(name, PUBLIC_TRADES_KEPT)
-          .filter((trade) => inWindow(trade, params));
+        const kept = reads.recentTrades(name, depth);
+        if (kept.length === 0) continue;
+        const inRange = windowed ? kept.filter((trade) => inWindow(trade, params)) : kept;
         matching += inRange.length;
         candidates.push(...(params.sorting === 'asc' ? inRange.slice(0, count) : inRange.slice(-count)));
       }

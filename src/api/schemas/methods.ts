@@ -329,7 +329,13 @@ export const LastTradesParams = Type.Object(
   Strict,
 );
 export const LastTradesByCurrencyParams = Type.Object(
-  { currency: Currency, kind: Opt(StringEnum(KINDS)), ...tapeWindow },
+  {
+    currency: Currency,
+    kind: Opt(StringEnum(KINDS)),
+    ...tapeWindow,
+    // Many instruments' tapes: up to Deribit's 1000 (each instrument still keeps its last 100).
+    count: Opt(Type.Integer({ minimum: 1, maximum: 1000 })),
+  },
   Strict,
 );
 export const TestParams = Type.Object({ expectedResult: Opt(StringEnum(['exception'])) }, Strict);
