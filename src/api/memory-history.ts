@@ -26,7 +26,7 @@
 import type { OrderView, TradeView } from '../core/events.ts';
 import { pairQuoteCurrency } from '../domain/currency.ts';
 import { parseInstrumentName } from '../domain/instrument.ts';
-import { settlementRecordOf, transactionOf } from '../store/read/core-projections.ts';
+import { settlementRecordOf, tradesOf, transactionOf } from '../store/read/core-projections.ts';
 import { historyToken, idNumber, parseHistoryToken } from '../store/read/history-keyset.ts';
 import { settlementCount } from '../store/read/settlement-queries.ts';
 import {
@@ -132,24 +132,19 @@ export class MemoryHistory implements HistoryPort {
   constructor(private readonly kindOf: KindOf) {}
 
   record(batch: CommittedBatch): void {
-    const trades = new Map<string, TradeView>();
+    const trades = tradesOf(batch.events);
+    const kindOf = (name: string) => this.kindOf(name) ?? null;
     for (const [index, event] of batch.events.entries()) {
-      if (event.type === 'trade') {
-        trades.set(event.trade.tradeId, event.trade);
-        for (const leg of event.trade.legs ?? []) trades.set(leg.tradeId, leg);
-      } else if (event.type === 'balance') {
-        const kindOf = (name: string) => this.kindOf(name) ?? null;
-        const { record, tags } = transactionOf(event, batch.seq, index, batch.ts, trades, kindOf);
-        this.transactionLog.push({ record, tags, seq: batch.seq, index });
-      }
       if (event.type === 'order') this.orders.set(event.order.orderId, { view: event.order, seq: batch.seq });
       else if (event.type === 'trade') {
         // As the read store: a combo trade (with its legs) and each leg trade are entries.
         this.trades.push({ trade: event.trade, seq: batch.seq });
         for (const leg of event.trade.legs ?? []) this.trades.push({ trade: leg, seq: batch.seq });
       } else if (event.type === 'balance') {
-        const record = settlementRecordOf(event, batch.ts);
-        if (record !== undefined) this.settled.push({ seq: batch.seq, record });
+        const { record, tags } = transactionOf(event, batch.seq, index, batch.ts, trades, kindOf);
+        this.transactionLog.push({ record, tags, seq: batch.seq, index });
+        const settled = settlementRecordOf(event, batch.ts);
+        if (settled !== undefined) this.settled.push({ seq: batch.seq, record: settled });
       }
     }
   }

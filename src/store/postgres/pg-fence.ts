@@ -177,12 +177,12 @@ function dropConnection(client: pg.Client): void {
 
 /**
  * Ends a connection, and with it its session and any lock it holds, waiting for the server to
- * close it (so a start right after finds the lock free), but at most CLOSE_TIMEOUT_MS.
+ * close it (so a start right after finds the lock free), but at most `ms`.
  */
-async function endConnection(client: pg.Client): Promise<void> {
+export async function endConnection(client: pg.Client, ms = CLOSE_TIMEOUT_MS): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, CLOSE_TIMEOUT_MS);
+    timer = setTimeout(resolve, ms);
     timer.unref();
   });
   await Promise.race([client.end().catch(() => undefined), late]);

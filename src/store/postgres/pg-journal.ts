@@ -43,7 +43,7 @@ import {
 } from '../journal.ts';
 import { type FrameRow, readFramePages, readVerifiedFrames, toFrame } from '../read-frames.ts';
 import { frameChecksumValid, type StoredFrame } from '../record-format.ts';
-import { lockDatabase, unlockDatabase } from './pg-fence.ts';
+import { endConnection, lockDatabase, unlockDatabase } from './pg-fence.ts';
 import { timedQuery } from './pg-transaction.ts';
 import {
   connectWriter,
@@ -166,7 +166,7 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
       // The lock is released first, as `close` does; a connection that cannot release it is
       // ended all the same: the lock goes with its session, whose end is awaited (briefly).
       if (locked) await unlockDatabase(writer, SESSION_END_WAIT_MS);
-      await endWithin(writer, SESSION_END_WAIT_MS);
+      await endConnection(writer, SESSION_END_WAIT_MS);
       await pool.end();
       throw error;
     }
@@ -316,21 +316,10 @@ export class PgJournal<C = unknown> extends CommittedJournal<C> {
     // later, and a service (or test) opening the database right after must find it free.
     // A broken connection is dropped, and its session's end releases the lock.
     const writer = this.session.client;
-    if (await unlockDatabase(writer, SESSION_END_WAIT_MS)) await endWithin(writer, SESSION_END_WAIT_MS);
+    if (await unlockDatabase(writer, SESSION_END_WAIT_MS)) await endConnection(writer, SESSION_END_WAIT_MS);
     else writer.end().catch(() => undefined);
     await this.pool.end();
   }
-}
-
-/** Ends a connection, waiting for its session's end (and its lock's) at most `ms`. */
-async function endWithin(client: pg.Client, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-    timer.unref();
-  });
-  await Promise.race([client.end().catch(() => undefined), late]);
-  clearTimeout(timer);
 }
 
 /** The one statement of a batch (its frame, its checkpoints, or both), or null when empty. */

@@ -337,7 +337,7 @@ export interface TransactionRecord {
 }
 
 /** The trades of one command by id (leg trades too), for the balance changes that name them. */
-function tradesOf(events: readonly CoreEvent[]): Map<string, TradeView> {
+export function tradesOf(events: readonly CoreEvent[]): Map<string, TradeView> {
   const trades = new Map<string, TradeView>();
   for (const event of events) {
     if (event.type !== 'trade') continue;
